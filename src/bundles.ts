@@ -1,0 +1,28 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { validateBundle } from '../brain/bundle.js';
+import type { ConfigBundle, Problem } from '../brain/types.js';
+
+/** A bundle directory holds one file, bundle.json, with a whole ConfigBundle. */
+export const BUNDLE_FILE = 'bundle.json';
+
+export type BundleLoad = { ok: true; bundle: ConfigBundle } | { ok: false; problems: Problem[] };
+
+export async function loadBundleDir(dir: string): Promise<BundleLoad> {
+  const file = join(dir, BUNDLE_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { ok: false, problems: [{ path: '', message: code === 'ENOENT' ? `${file} does not exist` : `cannot read ${file}: ${code}` }] };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problems: [{ path: '', message: `${file} is not valid JSON: ${(err as Error).message}` }] };
+  }
+  const check = validateBundle(value);
+  return check.ok ? check : { ok: false, problems: check.problems };
+}

@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+
+/** An expected failure of a command: printed as one line, no stack. */
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export type RegisterCommand = (program: Command) => void;
+
+/** Parses "host:port" (or ":port", or "[::1]:port"); a bad value is a CliError naming the flag. */
+export function parseAddr(value: string, flag: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new CliError(`${flag} must look like HOST:PORT (for example 127.0.0.1:8088), got "${value}"`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+export function parseInteger(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new CliError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (sig: NodeJS.Signals): void => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(sig);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}

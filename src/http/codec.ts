@@ -1,0 +1,97 @@
+import { decode as msgpackDecode, encode as msgpackEncode } from '@msgpack/msgpack';
+import { HttpError } from './errors.js';
+
+export type Encoding = 'json' | 'msgpack';
+
+export const JSON_TYPE = 'application/json';
+export const MSGPACK_TYPE = 'application/msgpack';
+
+/** Maps a Content-Type header to an encoding; parameters such as charset are ignored. */
+export function encodingOf(contentType: string | undefined): Encoding | null {
+  if (!contentType) return null;
+  const semi = contentType.indexOf(';');
+  const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  if (type === JSON_TYPE || (type.startsWith('application/') && type.endsWith('+json'))) return 'json';
+  if (type === MSGPACK_TYPE || type === 'application/x-msgpack' || type === 'application/vnd.msgpack') return 'msgpack';
+  return null;
+}
+
+/** Keys that must never become own properties of parsed input (prototype pollution). */
+function rejectPoisonKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__' || key === 'constructor' || key === 'prototype') return undefined;
+  return value;
+}
+
+/** Deepest nesting a request body may have; deeper input is refused before it is walked. */
+export const MAX_DEPTH = 32;
+
+function depthOk(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > MAX_DEPTH) return false;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return true;
+}
+
+export function parseJson(body: Buffer | string): unknown {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (text.length === 0) throw new HttpError('bad_request', 'The request body is empty; a JSON value was expected.');
+  if (!depthOk(text)) throw new HttpError('bad_request', `The request body is nested deeper than ${MAX_DEPTH} levels.`);
+  try {
+    // The reviver costs a call per key; only pay it when a poisoned key can be present.
+    return text.includes('__proto__') || text.includes('constructor') || text.includes('prototype')
+      ? JSON.parse(text, rejectPoisonKeys)
+      : JSON.parse(text);
+  } catch {
+    throw new HttpError('bad_request', 'The request body is not valid JSON.');
+  }
+}
+
+function msgpackDepthOk(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (depth > MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!msgpackDepthOk(item, depth + 1)) return false;
+    return true;
+  }
+  for (const key in value as Record<string, unknown>) {
+    if (!msgpackDepthOk((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+export function parseMsgpack(body: Buffer): unknown {
+  if (body.length === 0) throw new HttpError('bad_request', 'The request body is empty; a MessagePack value was expected.');
+  let value: unknown;
+  try {
+    value = msgpackDecode(body);
+  } catch {
+    throw new HttpError('bad_request', 'The request body is not valid MessagePack.');
+  }
+  if (!msgpackDepthOk(value, 0)) throw new HttpError('bad_request', `The request body is nested deeper than ${MAX_DEPTH} levels.`);
+  return value;
+}
+
+/** Decodes a body by its Content-Type; anything but JSON or MessagePack is a 415. */
+export function decodeBody(body: Buffer, contentType: string | undefined, allowMsgpack = true): { value: unknown; encoding: Encoding } {
+  const encoding = encodingOf(contentType);
+  if (encoding === 'json') return { value: parseJson(body), encoding };
+  if (encoding === 'msgpack' && allowMsgpack) return { value: parseMsgpack(body), encoding };
+  throw new HttpError(
+    'unsupported_media_type',
+    allowMsgpack ? 'Content-Type must be application/json or application/msgpack.' : 'Content-Type must be application/json.',
+  );
+}
+
+export function encodeBody(value: unknown, encoding: Encoding): { body: string | Uint8Array; contentType: string } {
+  if (encoding === 'msgpack') return { body: msgpackEncode(value), contentType: MSGPACK_TYPE };
+  return { body: JSON.stringify(value), contentType: JSON_TYPE };
+}

@@ -1,0 +1,73 @@
+/**
+ * The one error catalogue: every non-2xx answer of every service is built from an entry
+ * here, so a code always means the same status and the README's table can be checked
+ * against it (test/http/errors.test.ts).
+ */
+export const ERRORS = {
+  bad_request: { status: 400, message: 'The request is malformed.' },
+  unauthorized: { status: 401, message: 'Authentication is missing or invalid.' },
+  forbidden: { status: 403, message: 'The credential may not do this.' },
+  plan_required: { status: 403, message: 'This needs a higher plan.' },
+  tenant_suspended: { status: 403, message: 'The tenant is suspended.' },
+  not_found: { status: 404, message: 'Not found.' },
+  config_not_found: { status: 404, message: 'No server with that id.' },
+  method_not_allowed: { status: 405, message: 'Method not allowed on this path.' },
+  version_conflict: { status: 409, message: 'The configuration moved to a newer version than the one edited.' },
+  conflict: { status: 409, message: 'The request conflicts with the current state.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, message: 'Unsupported content type.' },
+  range_not_satisfiable: { status: 416, message: 'The requested range is not satisfiable.' },
+  validation_failed: { status: 422, message: 'The request failed validation.' },
+  rate_limited: { status: 429, message: 'Too many requests.' },
+  internal: { status: 500, message: 'Internal server error.' },
+  unavailable: { status: 503, message: 'The service is unavailable.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+}
+
+export class HttpError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string = ERRORS[code].message,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+
+  toBody(): ErrorBody {
+    const error: ErrorBody['error'] = { code: this.code, message: this.message };
+    if (this.details) error.details = this.details;
+    return { error };
+  }
+}
+
+export function httpError(
+  code: ErrorCode,
+  message?: string,
+  options?: { details?: ErrorDetail[]; headers?: Record<string, string> },
+): HttpError {
+  return new HttpError(code, message, options);
+}
+
+export function validationFailed(details: ErrorDetail[], message = 'The request failed validation.'): HttpError {
+  return new HttpError('validation_failed', message, { details });
+}

@@ -1,0 +1,349 @@
+import { Readable } from 'node:stream';
+import uWS from 'uWebSockets.js';
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { HttpError } from './errors.js';
+import type { Reply } from './reply.js';
+import { writeReply, writeError } from './write.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+
+/** Everything a handler may read of a request, copied out of uWS before the handler runs. */
+export interface Request {
+  readonly method: Method;
+  /** Path without the query string, as sent. */
+  readonly path: string;
+  /** Raw query string without the '?', '' when absent. */
+  readonly query: string;
+  /** The request target as sent: path plus '?query' when there is one (what request signatures cover). */
+  readonly target: string;
+  /** Path parameters by name, from ':name' segments of the route pattern. */
+  readonly params: Readonly<Record<string, string>>;
+  /** Header names lower-cased. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly remoteAddress: string;
+  /** The whole body for routes with body 'buffer' (empty Buffer when none was sent). */
+  readonly body: Buffer;
+  /** The body as a stream for routes with body 'stream'; null otherwise. */
+  readonly stream: Readable | null;
+  /** Set when the client went away; handlers doing long work may check it. */
+  readonly aborted: boolean;
+  /** Parsed query, built on first use. */
+  searchParams(): URLSearchParams;
+}
+
+export type Handler = (req: Request) => Reply | Promise<Reply>;
+
+export interface RouteOptions {
+  /** How the body is delivered: whole ('buffer', the default for POST/PUT/PATCH), as a stream, or not read. */
+  body?: 'buffer' | 'stream' | 'none';
+  /** Largest body accepted, in bytes; more is a 413. Default 1 MiB. */
+  maxBody?: number;
+  /**
+   * Header names (lower-case) to copy. By default all headers are copied; a hot route lists
+   * the few it reads, which saves a walk over every header.
+   */
+  headers?: readonly string[];
+}
+
+export interface ServerOptions {
+  logger?: Logger;
+  tls?: { certFile: string; keyFile: string; passphrase?: string };
+  /** Headers added to every response (for example a Server header). */
+  defaultHeaders?: Record<string, string>;
+}
+
+const DEFAULT_MAX_BODY = 1024 * 1024;
+
+/** Per-request state; kept off the uWS handle, which must not carry our fields. */
+class RequestState implements Request {
+  method: Method;
+  path: string;
+  query: string;
+  target: string;
+  params: Record<string, string>;
+  headers: Record<string, string>;
+  remoteAddress: string;
+  body: Buffer = EMPTY;
+  stream: Readable | null = null;
+  aborted = false;
+  private parsedQuery: URLSearchParams | null = null;
+
+  constructor(method: Method, path: string, query: string, params: Record<string, string>, headers: Record<string, string>, remoteAddress: string) {
+    this.method = method;
+    this.path = path;
+    this.query = query;
+    this.target = query ? `${path}?${query}` : path;
+    this.params = params;
+    this.headers = headers;
+    this.remoteAddress = remoteAddress;
+  }
+
+  searchParams(): URLSearchParams {
+    return (this.parsedQuery ??= new URLSearchParams(this.query));
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function paramNames(pattern: string): string[] {
+  return pattern.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+}
+
+/**
+ * A small router over uWebSockets.js. Handlers get a plain Request and return a Reply (or a
+ * promise of one); the server owns abort handling, corking, body limits, error shapes and
+ * graceful shutdown, so that no service touches a uWS handle directly.
+ */
+export class HttpServer {
+  readonly app: TemplatedApp;
+  private readonly logger: Logger;
+  private readonly defaultHeaders: Record<string, string>;
+  private listenSocket: us_listen_socket | null = null;
+  private inFlight = 0;
+  private drained: (() => void) | null = null;
+  private closing = false;
+  private readonly patterns = new Map<string, Set<Method>>();
+  private fallbackInstalled = false;
+
+  constructor(options: ServerOptions = {}) {
+    this.logger = options.logger ?? silentLogger;
+    this.defaultHeaders = options.defaultHeaders ?? {};
+    this.app = options.tls
+      ? uWS.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile, passphrase: options.tls.passphrase ?? '' })
+      : uWS.App();
+  }
+
+  get(pattern: string, handler: Handler, options?: RouteOptions): this {
+    return this.route('GET', pattern, handler, options);
+  }
+  post(pattern: string, handler: Handler, options?: RouteOptions): this {
+    return this.route('POST', pattern, handler, options);
+  }
+  put(pattern: string, handler: Handler, options?: RouteOptions): this {
+    return this.route('PUT', pattern, handler, options);
+  }
+  patch(pattern: string, handler: Handler, options?: RouteOptions): this {
+    return this.route('PATCH', pattern, handler, options);
+  }
+  delete(pattern: string, handler: Handler, options?: RouteOptions): this {
+    return this.route('DELETE', pattern, handler, options);
+  }
+
+  route(method: Method, pattern: string, handler: Handler, options: RouteOptions = {}): this {
+    if (this.fallbackInstalled) throw new Error(`route ${method} ${pattern} added after listen(); add every route first`);
+    const names = paramNames(pattern);
+    const bodyMode = options.body ?? (method === 'POST' || method === 'PUT' || method === 'PATCH' ? 'buffer' : 'none');
+    const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
+    const wanted = options.headers;
+    let methods = this.patterns.get(pattern);
+    if (!methods) this.patterns.set(pattern, (methods = new Set()));
+    methods.add(method);
+
+    const uwsHandler = (res: UwsResponse, req: UwsRequest): void => {
+      // req is only valid inside this callback: everything needed later is copied out here.
+      const headers: Record<string, string> = {};
+      if (wanted) {
+        for (const name of wanted) {
+          const value = req.getHeader(name);
+          if (value) headers[name] = value;
+        }
+      } else {
+        req.forEach((k, v) => {
+          headers[k] = v;
+        });
+      }
+      const params: Record<string, string> = {};
+      for (let i = 0; i < names.length; i++) params[names[i]!] = decodeURIComponent(req.getParameter(i) ?? '');
+      const state = new RequestState(method, req.getUrl(), req.getQuery() ?? '', params, headers, '');
+      res.onAborted(() => {
+        state.aborted = true;
+        if (state.stream) state.stream.destroy(new Error('client aborted'));
+      });
+      state.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+      this.begin();
+      if (this.closing) {
+        writeError(res, state, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
+        this.end();
+        return;
+      }
+      if (bodyMode === 'buffer') this.readWhole(res, state, maxBody, handler);
+      else if (bodyMode === 'stream') {
+        state.stream = this.streamBody(res, state, maxBody);
+        this.dispatch(res, state, handler);
+      } else this.dispatch(res, state, handler);
+    };
+
+    const register = {
+      GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del', HEAD: 'head', OPTIONS: 'options',
+    } as const;
+    this.app[register[method]](pattern, uwsHandler);
+    return this;
+  }
+
+  private begin(): void {
+    this.inFlight++;
+  }
+
+  private end(): void {
+    if (--this.inFlight === 0 && this.drained) this.drained();
+  }
+
+  private readWhole(res: UwsResponse, state: RequestState, maxBody: number, handler: Handler): void {
+    const declared = Number(state.headers['content-length'] ?? NaN);
+    if (declared > maxBody) {
+      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: true });
+      this.end();
+      return;
+    }
+    // Chunks are collected into a list and joined once; the ArrayBuffer uWS hands over is
+    // neutered when the callback returns, so each chunk is copied before it is kept.
+    let chunks: Buffer[] | null = null;
+    let size = 0;
+    let done = false;
+    res.onData((ab, isLast) => {
+      if (done) return;
+      size += ab.byteLength;
+      if (size > maxBody) {
+        done = true;
+        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: true });
+        this.end();
+        return;
+      }
+      if (isLast && chunks === null) {
+        state.body = ab.byteLength === 0 ? EMPTY : Buffer.from(ab.slice(0));
+      } else {
+        (chunks ??= []).push(Buffer.from(ab.slice(0)));
+        if (!isLast) return;
+        state.body = Buffer.concat(chunks, size);
+      }
+      done = true;
+      this.dispatch(res, state, handler);
+    });
+  }
+
+  private streamBody(res: UwsResponse, state: RequestState, maxBody: number): Readable {
+    let size = 0;
+    const stream = new Readable({
+      read() {
+        res.resume();
+      },
+    });
+    res.onData((ab, isLast) => {
+      if (stream.destroyed) return;
+      size += ab.byteLength;
+      if (size > maxBody) {
+        stream.destroy(new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`));
+        return;
+      }
+      if (ab.byteLength > 0 && !stream.push(Buffer.from(ab.slice(0)))) res.pause();
+      if (isLast) stream.push(null);
+    });
+    return stream;
+  }
+
+  private dispatch(res: UwsResponse, state: RequestState, handler: Handler): void {
+    let result: Reply | Promise<Reply>;
+    try {
+      result = handler(state);
+    } catch (err) {
+      this.fail(res, state, err);
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (reply) => {
+          if (!state.aborted) res.cork(() => writeReply(res, state, reply, this.defaultHeaders, this.logger, () => this.end()));
+          else this.end();
+        },
+        (err) => {
+          if (!state.aborted) res.cork(() => this.fail(res, state, err));
+          else this.end();
+        },
+      );
+    } else {
+      writeReply(res, state, result, this.defaultHeaders, this.logger, () => this.end());
+    }
+  }
+
+  private fail(res: UwsResponse, state: RequestState, err: unknown): void {
+    if (!(err instanceof HttpError)) {
+      this.logger.error('request failed', { method: state.method, path: state.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+    }
+    const httpErr = err instanceof HttpError ? err : new HttpError('internal');
+    if (state.stream && !state.stream.readableEnded) state.stream.destroy();
+    writeError(res, state, httpErr, this.defaultHeaders, { close: state.stream !== null && !state.stream.readableEnded });
+    this.end();
+  }
+
+  /** Answers 404 or 405 in the error shape for anything no route matched. */
+  private installFallback(): void {
+    if (this.fallbackInstalled) return;
+    this.fallbackInstalled = true;
+    const patterns = [...this.patterns.entries()].map(([p, methods]) => ({ re: patternRegExp(p), methods }));
+    this.app.any('/*', (res, req) => {
+      const path = req.getUrl();
+      const method = req.getMethod().toUpperCase();
+      const match = patterns.find((p) => p.re.test(path));
+      const state = new RequestState(method as Method, path, '', {}, {}, '');
+      res.onAborted(() => {
+        state.aborted = true;
+      });
+      if (match && method === 'OPTIONS') {
+        writeReply(res, state, { status: 204, headers: { allow: [...match.methods].join(', ') } }, this.defaultHeaders, this.logger, () => {});
+        return;
+      }
+      const err = match
+        ? new HttpError('method_not_allowed', `${method} is not allowed on ${path}.`, { headers: { allow: [...match.methods].join(', ') } })
+        : new HttpError('not_found', `No route for ${method} ${path}.`);
+      writeError(res, state, err, this.defaultHeaders, {});
+    });
+  }
+
+  /** Starts listening; resolves with the bound port (useful with port 0). */
+  listen(host: string, port: number): Promise<number> {
+    this.installFallback();
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (socket) => {
+        if (!socket) {
+          reject(new Error(`cannot listen on ${host}:${port} (address in use or not permitted)`));
+          return;
+        }
+        this.listenSocket = socket;
+        resolve(uWS.us_socket_local_port(socket as never));
+      });
+    });
+  }
+
+  /**
+   * Stops accepting connections, lets in-flight requests finish (up to graceMs), then closes
+   * every remaining connection.
+   */
+  async close(graceMs = 5000): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.listenSocket) {
+      uWS.us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    (this.app as TemplatedApp & { close(): void }).close();
+  }
+}
+
+function patternRegExp(pattern: string): RegExp {
+  const body = pattern
+    .split('/')
+    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${body}/?$`);
+}

@@ -1,0 +1,131 @@
+import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
+import type { HttpError } from './errors.js';
+import type { Reply } from './reply.js';
+import type { Logger } from '../log.js';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 206: '206 Partial Content',
+  301: '301 Moved Permanently', 302: '302 Found', 304: '304 Not Modified',
+  400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
+  405: '405 Method Not Allowed', 409: '409 Conflict', 410: '410 Gone', 413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type', 416: '416 Range Not Satisfiable', 422: '422 Unprocessable Entity',
+  429: '429 Too Many Requests', 500: '500 Internal Server Error', 502: '502 Bad Gateway',
+  503: '503 Service Unavailable', 504: '504 Gateway Timeout',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? String(status);
+}
+
+interface Aborted {
+  readonly aborted: boolean;
+}
+
+function writeHeaders(res: UwsResponse, status: number, headers: Record<string, string> | undefined, defaults: Record<string, string>): void {
+  res.writeStatus(statusLine(status));
+  for (const key in defaults) res.writeHeader(key, defaults[key]!);
+  if (headers) for (const key in headers) res.writeHeader(key, headers[key]!);
+}
+
+/** Writes a reply; must run inside the uWS callback or a cork. Calls done once the response is finished. */
+export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defaults: Record<string, string>, logger: Logger, done: () => void): void {
+  if (state.aborted) {
+    done();
+    return;
+  }
+  if ('stream' in reply) {
+    writeStream(res, state, reply, defaults, logger, done);
+    return;
+  }
+  writeHeaders(res, reply.status, reply.headers, defaults);
+  if (reply.status === 304 || reply.status === 204) res.endWithoutBody(0);
+  else res.end(reply.body ?? '');
+  done();
+}
+
+export function writeError(res: UwsResponse, state: Aborted, err: HttpError, defaults: Record<string, string>, options: { close?: boolean }): void {
+  if (state.aborted) return;
+  writeHeaders(res, err.status, { 'content-type': 'application/json', ...err.headers }, defaults);
+  res.end(JSON.stringify(err.toBody()), options.close ?? false);
+}
+
+/**
+ * Streams a body with uWS back-pressure: with a known length through tryEnd (so uWS sends
+ * Content-Length), otherwise chunked through write.
+ */
+function writeStream(
+  res: UwsResponse,
+  state: Aborted,
+  reply: Extract<Reply, { stream: unknown }>,
+  defaults: Record<string, string>,
+  logger: Logger,
+  done: () => void,
+): void {
+  const { stream, length } = reply;
+  let finished = false;
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    stream.destroy();
+    done();
+  };
+  writeHeaders(res, reply.status, reply.headers, defaults);
+  if (length === 0) {
+    res.end();
+    finish();
+    return;
+  }
+  stream.on('error', (err) => {
+    logger.error('response stream failed', { error: err.message });
+    if (!state.aborted && !finished) res.cork(() => res.close());
+    finish();
+  });
+  stream.on('close', () => {
+    if (state.aborted) finish();
+  });
+  if (length === undefined) {
+    stream.on('data', (chunk: Buffer) => {
+      if (state.aborted) return finish();
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(chunk);
+      });
+      if (!ok) {
+        stream.pause();
+        res.onWritable(() => {
+          stream.resume();
+          return true;
+        });
+      }
+    });
+    stream.on('end', () => {
+      if (!state.aborted) res.cork(() => res.end());
+      finish();
+    });
+    return;
+  }
+  stream.on('data', (chunk: Buffer) => {
+    if (state.aborted) return finish();
+    const offsetBefore = res.getWriteOffset();
+    let ok = false;
+    let complete = false;
+    res.cork(() => {
+      [ok, complete] = res.tryEnd(chunk, length);
+    });
+    if (complete) return finish();
+    if (!ok) {
+      stream.pause();
+      res.onWritable((offset) => {
+        const [retryOk, retryDone] = res.tryEnd(chunk.subarray(offset - offsetBefore), length);
+        if (retryDone) finish();
+        else if (retryOk) stream.resume();
+        return retryOk;
+      });
+    }
+  });
+  stream.on('end', () => {
+    // A stream shorter than its declared length cannot be answered honestly: drop the connection.
+    if (!finished && !state.aborted) res.cork(() => res.close());
+    finish();
+  });
+}
