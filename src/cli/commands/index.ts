@@ -1,5 +1,7 @@
 import type { RegisterCommand } from '../util.js';
 import { registerBundle } from './bundle.js';
+import { registerServe } from './serve.js';
+import { registerAdmin } from './admin.js';
 
 /** Every CLI command, in the order --help lists them. */
-export const commands: RegisterCommand[] = [registerBundle];
+export const commands: RegisterCommand[] = [registerServe, registerAdmin, registerBundle];

@@ -1,0 +1,74 @@
+import type { Command } from 'commander';
+import { openDatabase } from '../../store/sqlite.js';
+import { SqliteIdentityStore } from '../../identity/store.js';
+import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
+import { PLANS, type Plan, type TenantId } from '../../identity/types.js';
+import { CliError, parseInteger, printJson } from '../util.js';
+
+/**
+ * Offline bootstrap on a DB file: the same records the admin routes make, without a running
+ * server. Each prints JSON (secrets are shown once, here).
+ */
+export function registerAdmin(program: Command): void {
+  const admin = program
+    .command('admin')
+    .description('offline bootstrap on a database file (prints JSON)')
+    .option('--db <file>', 'SQLite database file', './brainstem.db');
+
+  const withStore = async <T>(cmd: Command, fn: (store: SqliteIdentityStore) => Promise<T>): Promise<void> => {
+    const db = openDatabase((cmd.optsWithGlobals() as { db: string }).db);
+    try {
+      printJson(await fn(new SqliteIdentityStore(db)));
+    } finally {
+      db.close();
+    }
+  };
+
+  const tenantOf = async (store: SqliteIdentityStore, raw: string) => {
+    const tenant = await store.getTenant(parseInteger(raw, '--tenant', 1, Number.MAX_SAFE_INTEGER) as TenantId);
+    if (!tenant) throw new CliError(`no tenant with id ${raw}`);
+    return tenant;
+  };
+
+  admin
+    .command('create-tenant')
+    .description('create a tenant')
+    .requiredOption('--name <name>', 'tenant name')
+    .option('--plan <plan>', `one of ${PLANS.join(', ')}`, 'trial')
+    .action(async (opts: { name: string; plan: string }, cmd: Command) => {
+      if (!PLANS.includes(opts.plan as Plan)) throw new CliError(`--plan must be one of ${PLANS.join(', ')}, got "${opts.plan}"`);
+      if (!opts.name.trim()) throw new CliError('--name must not be empty');
+      await withStore(cmd, (store) => store.createTenant(opts.name, opts.plan as Plan));
+    });
+
+  admin
+    .command('create-user')
+    .description('create a user of a tenant')
+    .requiredOption('--tenant <id>', 'tenant id')
+    .requiredOption('--email <email>', 'login e-mail')
+    .requiredOption('--password <password>', 'password (at least 8 characters)')
+    .action(async (opts: { tenant: string; email: string; password: string }, cmd: Command) => {
+      if (opts.password.length < 8) throw new CliError('--password must be at least 8 characters');
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(opts.email)) throw new CliError(`--email must be an e-mail address, got "${opts.email}"`);
+      await withStore(cmd, async (store) => {
+        const tenant = await tenantOf(store, opts.tenant);
+        const user = await store.createUser(tenant.id, opts.email, await hashPassword(opts.password));
+        if (user === 'email_taken') throw new CliError(`a user with e-mail ${opts.email} already exists`);
+        return user;
+      });
+    });
+
+  admin
+    .command('create-api-key')
+    .description('issue a property-video API key for a tenant (shown once)')
+    .requiredOption('--tenant <id>', 'tenant id')
+    .option('--name <name>', 'key name', 'default')
+    .action(async (opts: { tenant: string; name: string }, cmd: Command) => {
+      await withStore(cmd, async (store) => {
+        const tenant = await tenantOf(store, opts.tenant);
+        const key = newToken('apiKey');
+        const record = await store.createApiKey(tenant.id, opts.name, hashToken(key), key.slice(0, 8));
+        return { id: record.id, name: record.name, key, createdAt: record.createdAt };
+      });
+    });
+}

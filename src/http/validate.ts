@@ -1,0 +1,106 @@
+import type { Request } from './server.js';
+import { decodeBody } from './codec.js';
+import { HttpError, validationFailed, type ErrorDetail } from './errors.js';
+
+/** Reads a JSON request body that must be an object; 415/400 otherwise. */
+export function readJsonObject(req: Request): Record<string, unknown> {
+  const { value } = decodeBody(req.body, req.headers['content-type'], false);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new HttpError('bad_request', 'The request body must be a JSON object.');
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Collects every field problem of a body before answering, so a client sees all of them in
+ * one 422 with `details`.
+ */
+export class Fields {
+  readonly details: ErrorDetail[] = [];
+
+  constructor(private readonly body: Record<string, unknown>, private readonly prefix = '') {}
+
+  private path(key: string): string {
+    return this.prefix ? `${this.prefix}.${key}` : key;
+  }
+
+  problem(key: string, message: string): void {
+    this.details.push({ path: this.path(key), message });
+  }
+
+  string(key: string, opts: { required?: boolean; max?: number; min?: number; pattern?: RegExp; patternHint?: string } = {}): string | undefined {
+    const v = this.body[key];
+    if (v === undefined || v === null) {
+      if (opts.required) this.problem(key, 'is required');
+      return undefined;
+    }
+    if (typeof v !== 'string') return void this.problem(key, `must be a string, got ${typeOf(v)}`);
+    const min = opts.min ?? (opts.required ? 1 : 0);
+    if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
+    if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);
+    if (opts.pattern && !opts.pattern.test(v)) return void this.problem(key, opts.patternHint ?? 'has an invalid format');
+    return v;
+  }
+
+  number(key: string, opts: { required?: boolean; min?: number; max?: number; integer?: boolean } = {}): number | undefined {
+    const v = this.body[key];
+    if (v === undefined || v === null) {
+      if (opts.required) this.problem(key, 'is required');
+      return undefined;
+    }
+    if (typeof v !== 'number' || !Number.isFinite(v)) return void this.problem(key, `must be a finite number, got ${typeOf(v)}`);
+    if (opts.integer && !Number.isInteger(v)) return void this.problem(key, `must be an integer, got ${v}`);
+    if (opts.min !== undefined && v < opts.min) return void this.problem(key, `must be at least ${opts.min}, got ${v}`);
+    if (opts.max !== undefined && v > opts.max) return void this.problem(key, `must be at most ${opts.max}, got ${v}`);
+    return v;
+  }
+
+  boolean(key: string, opts: { required?: boolean } = {}): boolean | undefined {
+    const v = this.body[key];
+    if (v === undefined || v === null) {
+      if (opts.required) this.problem(key, 'is required');
+      return undefined;
+    }
+    if (typeof v !== 'boolean') return void this.problem(key, `must be a boolean, got ${typeOf(v)}`);
+    return v;
+  }
+
+  oneOf<T extends string>(key: string, allowed: readonly T[], opts: { required?: boolean } = {}): T | undefined {
+    const v = this.body[key];
+    if (v === undefined || v === null) {
+      if (opts.required) this.problem(key, 'is required');
+      return undefined;
+    }
+    if (typeof v !== 'string' || !allowed.includes(v as T)) {
+      return void this.problem(key, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+    }
+    return v as T;
+  }
+
+  /** Throws a 422 with every collected problem, if any. */
+  done(): void {
+    if (this.details.length > 0) throw validationFailed(this.details);
+  }
+}
+
+export function typeOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+/** Parses a positive integer path parameter; anything else is a 404 (no such resource). */
+export function idParam(value: string | undefined, what = 'resource'): number {
+  const n = Number(value);
+  if (!value || !/^\d{1,15}$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new HttpError('not_found', `No ${what} with id ${JSON.stringify(value ?? '')}.`);
+  return n;
+}
+
+/** Parses ?limit= within [1, max] (default when absent); a bad value is a 400. */
+export function limitParam(req: Request, def: number, max: number): number {
+  const raw = req.searchParams().get('limit');
+  if (raw === null || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new HttpError('bad_request', `limit must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}.`);
+  return n;
+}

@@ -1,0 +1,158 @@
+import type { HttpServer } from '../http/server.js';
+import { HttpError } from '../http/errors.js';
+import { empty, json } from '../http/reply.js';
+import { Fields, idParam, readJsonObject } from '../http/validate.js';
+import type { Authenticator } from './auth.js';
+import type { IdentityStore } from './store.js';
+import { hashPassword, hashToken, newToken, verifyPassword } from './tokens.js';
+import { PLANS, planAtLeast, type Plan, type TenantId, type TenantRecord } from './types.js';
+
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * What other services know about a tenant (servers, spend): the control plane provides it
+ * when it is wired in; without it a tenant has no servers.
+ */
+export interface TenantInsights {
+  stats(tenantId: TenantId): Promise<{ serverCount: number; monthlySpendUsd: number }>;
+  servers(tenantId: TenantId): Promise<unknown[]>;
+}
+
+const NO_INSIGHTS: TenantInsights = {
+  stats: async () => ({ serverCount: 0, monthlySpendUsd: 0 }),
+  servers: async () => [],
+};
+
+export interface IdentityRoutesOptions {
+  store: IdentityStore;
+  auth: Authenticator;
+  insights?: TenantInsights;
+  now?: () => number;
+}
+
+export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesOptions): void {
+  const { store, auth } = options;
+  const now = options.now ?? Date.now;
+  const insights = (): TenantInsights => options.insights ?? NO_INSIGHTS;
+
+  const tenantView = async (t: TenantRecord) => {
+    const stats = await insights().stats(t.id);
+    return { id: t.id, name: t.name, plan: t.plan, serverCount: stats.serverCount, monthlySpendUsd: stats.monthlySpendUsd, status: t.status, createdAt: t.createdAt };
+  };
+
+  const tenantOr404 = async (id: string | undefined): Promise<TenantRecord> => {
+    const tenant = await store.getTenant(idParam(id, 'tenant') as TenantId);
+    if (!tenant) throw new HttpError('not_found', `No tenant with id ${id}.`);
+    return tenant;
+  };
+
+  server.post('/v1/admin/tenants', async (req) => {
+    await auth.admin(req);
+    const f = new Fields(readJsonObject(req));
+    const name = f.string('name', { required: true, max: 200 });
+    const plan = f.oneOf('plan', PLANS, { required: true });
+    f.done();
+    return json(201, await tenantView(await store.createTenant(name!, plan!)));
+  });
+
+  server.get('/v1/admin/tenants', async (req) => {
+    await auth.admin(req);
+    return json(200, await Promise.all((await store.listTenants()).map(tenantView)));
+  });
+
+  server.get('/v1/admin/tenants/:id', async (req) => {
+    await auth.admin(req);
+    const tenant = await tenantOr404(req.params.id);
+    return json(200, { ...(await tenantView(tenant)), servers: await insights().servers(tenant.id) });
+  });
+
+  server.patch('/v1/admin/tenants/:id', async (req) => {
+    await auth.admin(req);
+    const tenant = await tenantOr404(req.params.id);
+    const f = new Fields(readJsonObject(req));
+    const plan = f.oneOf('plan', PLANS);
+    f.done();
+    const updated = plan ? await store.setTenantPlan(tenant.id, plan) : tenant;
+    return json(200, await tenantView(updated!));
+  });
+
+  for (const [action, status] of [['suspend', 'suspended'], ['resume', 'active']] as const) {
+    server.post(`/v1/admin/tenants/:id/${action}`, async (req) => {
+      await auth.admin(req);
+      const tenant = await tenantOr404(req.params.id);
+      const updated = await store.setTenantStatus(tenant.id, status);
+      return json(200, { ok: true, tenant: await tenantView(updated!) });
+    }, { body: 'none' });
+  }
+
+  server.post('/v1/admin/tenants/:id/users', async (req) => {
+    await auth.admin(req);
+    const tenant = await tenantOr404(req.params.id);
+    const f = new Fields(readJsonObject(req));
+    const email = f.string('email', { required: true, max: 254, pattern: EMAIL, patternHint: 'must be an e-mail address' });
+    const password = f.string('password', { required: true, min: 8, max: 1024 });
+    f.done();
+    const user = await store.createUser(tenant.id, email!, await hashPassword(password!));
+    if (user === 'email_taken') throw new HttpError('conflict', `A user with e-mail ${email} already exists.`);
+    return json(201, user);
+  });
+
+  server.post('/v1/auth/login', async (req) => {
+    const f = new Fields(readJsonObject(req));
+    const email = f.string('email', { required: true, max: 254 });
+    const password = f.string('password', { required: true, max: 1024 });
+    f.done();
+    const user = await store.findUserByEmail(email!);
+    // Verify against a dummy hash when the user is unknown, so timing does not reveal which e-mails exist.
+    const ok = await verifyPassword(password!, user?.passwordHash ?? DUMMY_HASH);
+    if (!user || !ok) throw new HttpError('unauthorized', 'Wrong e-mail or password.');
+    const tenant = await store.getTenant(user.tenantId);
+    if (!tenant) throw new HttpError('unauthorized', 'Wrong e-mail or password.');
+    if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this user is suspended.');
+    const token = newToken('session');
+    const expiresAt = now() + SESSION_TTL_MS;
+    await store.createSession(hashToken(token), user.id, user.tenantId, expiresAt);
+    return json(200, { token, expiresAt: new Date(expiresAt).toISOString() });
+  });
+
+  server.post('/v1/auth/logout', async (req) => {
+    const session = await auth.session(req);
+    await store.deleteSession(session.tokenHash);
+    return empty(204);
+  }, { body: 'none' });
+
+  server.get('/v1/auth/me', async (req) => {
+    const session = await auth.session(req);
+    return json(200, { userId: session.userId, tenant: await tenantView(session.tenant) });
+  });
+
+  server.post('/v1/api-keys', async (req) => {
+    const session = await auth.session(req);
+    requirePlan(session.tenant.plan, 'agency');
+    const f = new Fields(readJsonObject(req));
+    const name = f.string('name', { required: true, max: 200 });
+    f.done();
+    const key = newToken('apiKey');
+    const record = await store.createApiKey(session.tenant.id, name!, hashToken(key), key.slice(0, 8));
+    return json(201, { id: record.id, name: record.name, key, createdAt: record.createdAt });
+  });
+
+  server.get('/v1/api-keys', async (req) => {
+    const session = await auth.session(req);
+    return json(200, await store.listApiKeys(session.tenant.id));
+  });
+
+  server.delete('/v1/api-keys/:id', async (req) => {
+    const session = await auth.session(req);
+    const id = idParam(req.params.id, 'API key');
+    if (!(await store.revokeApiKey(session.tenant.id, id))) throw new HttpError('not_found', `No API key with id ${id}.`);
+    return empty(204);
+  });
+}
+
+export function requirePlan(plan: Plan, needed: Plan): void {
+  if (!planAtLeast(plan, needed)) throw new HttpError('plan_required', `This needs the ${needed} plan or higher; the tenant is on ${plan}.`);
+}
+
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';

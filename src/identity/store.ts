@@ -1,0 +1,189 @@
+import type { Db } from '../store/sqlite.js';
+import { migrate } from '../store/sqlite.js';
+import type { ApiKeyRecord, Plan, TenantId, TenantRecord, TenantStatus, UserId, UserRecord } from './types.js';
+
+/**
+ * Tenants, users, sessions and API keys. Methods return promises so that a store on a
+ * network database can stand in for SQLite without touching the services.
+ */
+export interface IdentityStore {
+  createTenant(name: string, plan: Plan): Promise<TenantRecord>;
+  getTenant(id: TenantId): Promise<TenantRecord | null>;
+  listTenants(): Promise<TenantRecord[]>;
+  setTenantStatus(id: TenantId, status: TenantStatus): Promise<TenantRecord | null>;
+  setTenantPlan(id: TenantId, plan: Plan): Promise<TenantRecord | null>;
+  createUser(tenantId: TenantId, email: string, passwordHash: string): Promise<UserRecord | 'email_taken'>;
+  findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | null>;
+  createSession(tokenHash: string, userId: UserId, tenantId: TenantId, expiresAt: number): Promise<void>;
+  /** The session's user and tenant when it exists and has not expired at `now`. */
+  findSession(tokenHash: string, now: number): Promise<{ userId: UserId; tenant: TenantRecord; expiresAt: number } | null>;
+  deleteSession(tokenHash: string): Promise<void>;
+  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string): Promise<ApiKeyRecord>;
+  listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]>;
+  revokeApiKey(tenantId: TenantId, id: number): Promise<boolean>;
+  findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null>;
+}
+
+const MIGRATIONS = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE tenants (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active',
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE users (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE sessions (
+        token_hash TEXT PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id),
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        expires_at INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX sessions_expiry ON sessions(expires_at);
+      CREATE TABLE api_keys (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        name TEXT NOT NULL,
+        token_hash TEXT NOT NULL UNIQUE,
+        preview TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+    `,
+  },
+];
+
+interface TenantRow {
+  id: number;
+  name: string;
+  plan: string;
+  status: string;
+  created_at: string;
+}
+
+function tenantOf(row: TenantRow): TenantRecord {
+  return { id: row.id as TenantId, name: row.name, plan: row.plan as Plan, status: row.status as TenantStatus, createdAt: row.created_at };
+}
+
+interface ApiKeyRow {
+  id: number;
+  tenant_id: number;
+  name: string;
+  preview: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+function apiKeyOf(row: ApiKeyRow): ApiKeyRecord {
+  return { id: row.id, tenantId: row.tenant_id as TenantId, name: row.name, preview: row.preview, createdAt: row.created_at, revokedAt: row.revoked_at };
+}
+
+export class SqliteIdentityStore implements IdentityStore {
+  private readonly q;
+
+  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
+    migrate(db, 'identity', MIGRATIONS);
+    this.q = {
+      insertTenant: db.prepare('INSERT INTO tenants (name, plan, created_at) VALUES (?, ?, ?) RETURNING *'),
+      tenant: db.prepare('SELECT * FROM tenants WHERE id = ?'),
+      tenants: db.prepare('SELECT * FROM tenants ORDER BY id'),
+      setStatus: db.prepare('UPDATE tenants SET status = ? WHERE id = ? RETURNING *'),
+      setPlan: db.prepare('UPDATE tenants SET plan = ? WHERE id = ? RETURNING *'),
+      insertUser: db.prepare('INSERT INTO users (tenant_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id, tenant_id, email, created_at'),
+      userByEmail: db.prepare('SELECT * FROM users WHERE email = ?'),
+      insertSession: db.prepare('INSERT INTO sessions (token_hash, user_id, tenant_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?)'),
+      session: db.prepare(
+        'SELECT s.user_id, s.expires_at, t.* FROM sessions s JOIN tenants t ON t.id = s.tenant_id WHERE s.token_hash = ? AND s.expires_at > ?',
+      ),
+      deleteSession: db.prepare('DELETE FROM sessions WHERE token_hash = ?'),
+      purgeSessions: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
+      insertKey: db.prepare('INSERT INTO api_keys (tenant_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *'),
+      keys: db.prepare('SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id'),
+      revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL'),
+      keyByHash: db.prepare('SELECT k.id AS key_id, t.* FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.token_hash = ? AND k.revoked_at IS NULL'),
+    };
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  async createTenant(name: string, plan: Plan): Promise<TenantRecord> {
+    return tenantOf(this.q.insertTenant.get(name, plan, this.iso()) as TenantRow);
+  }
+
+  async getTenant(id: TenantId): Promise<TenantRecord | null> {
+    const row = this.q.tenant.get(id) as TenantRow | undefined;
+    return row ? tenantOf(row) : null;
+  }
+
+  async listTenants(): Promise<TenantRecord[]> {
+    return (this.q.tenants.all() as TenantRow[]).map(tenantOf);
+  }
+
+  async setTenantStatus(id: TenantId, status: TenantStatus): Promise<TenantRecord | null> {
+    const row = this.q.setStatus.get(status, id) as TenantRow | undefined;
+    return row ? tenantOf(row) : null;
+  }
+
+  async setTenantPlan(id: TenantId, plan: Plan): Promise<TenantRecord | null> {
+    const row = this.q.setPlan.get(plan, id) as TenantRow | undefined;
+    return row ? tenantOf(row) : null;
+  }
+
+  async createUser(tenantId: TenantId, email: string, passwordHash: string): Promise<UserRecord | 'email_taken'> {
+    try {
+      const row = this.q.insertUser.get(tenantId, email, passwordHash, this.iso()) as { id: number; tenant_id: number; email: string; created_at: string };
+      return { id: row.id as UserId, tenantId: row.tenant_id as TenantId, email: row.email, createdAt: row.created_at };
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return 'email_taken';
+      throw err;
+    }
+  }
+
+  async findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | null> {
+    const row = this.q.userByEmail.get(email) as { id: number; tenant_id: number; email: string; password_hash: string; created_at: string } | undefined;
+    return row ? { id: row.id as UserId, tenantId: row.tenant_id as TenantId, email: row.email, createdAt: row.created_at, passwordHash: row.password_hash } : null;
+  }
+
+  async createSession(tokenHash: string, userId: UserId, tenantId: TenantId, expiresAt: number): Promise<void> {
+    this.q.purgeSessions.run(this.now());
+    this.q.insertSession.run(tokenHash, userId, tenantId, expiresAt, this.iso());
+  }
+
+  async findSession(tokenHash: string, now: number): Promise<{ userId: UserId; tenant: TenantRecord; expiresAt: number } | null> {
+    const row = this.q.session.get(tokenHash, now) as (TenantRow & { user_id: number; expires_at: number }) | undefined;
+    return row ? { userId: row.user_id as UserId, expiresAt: row.expires_at, tenant: tenantOf(row) } : null;
+  }
+
+  async deleteSession(tokenHash: string): Promise<void> {
+    this.q.deleteSession.run(tokenHash);
+  }
+
+  async createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string): Promise<ApiKeyRecord> {
+    return apiKeyOf(this.q.insertKey.get(tenantId, name, tokenHash, preview, this.iso()) as ApiKeyRow);
+  }
+
+  async listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]> {
+    return (this.q.keys.all(tenantId) as ApiKeyRow[]).map(apiKeyOf);
+  }
+
+  async revokeApiKey(tenantId: TenantId, id: number): Promise<boolean> {
+    return this.q.revokeKey.run(this.iso(), tenantId, id).changes > 0;
+  }
+
+  async findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null> {
+    const row = this.q.keyByHash.get(tokenHash) as (TenantRow & { key_id: number }) | undefined;
+    return row ? { keyId: row.key_id, tenant: tenantOf(row) } : null;
+  }
+}

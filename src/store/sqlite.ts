@@ -1,0 +1,55 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type Db = Database.Database;
+
+/**
+ * Opens the one SQLite file every embedded service shares. WAL lets readers run beside the
+ * writer; synchronous=NORMAL keeps every committed transaction through a process crash
+ * (only an OS crash or power loss can drop the last few), which is the durability the
+ * services promise; busy_timeout covers a second process (`brainstem admin`) on the file.
+ */
+export function openDatabase(file: string): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  return db;
+}
+
+export interface Migration {
+  /** Versions of one component start at 1 and only grow; an applied migration is never edited. */
+  version: number;
+  sql: string;
+}
+
+/**
+ * Applies a component's pending migrations in order, each in its own transaction. Components
+ * (identity, controlplane, video, webhooks) version their schemas independently in one table.
+ */
+export function migrate(db: Db, component: string, migrations: readonly Migration[]): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    component TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    applied_at TEXT NOT NULL,
+    PRIMARY KEY (component, version)
+  )`);
+  const applied = new Set(
+    (db.prepare('SELECT version FROM schema_migrations WHERE component = ?').all(component) as { version: number }[]).map((r) => r.version),
+  );
+  const record = db.prepare('INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)');
+  const sorted = [...migrations].sort((a, b) => a.version - b.version);
+  sorted.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`${component} migrations must be numbered 1..n without gaps; found ${m.version} at position ${i + 1}`);
+  });
+  for (const m of sorted) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      record.run(component, m.version, new Date().toISOString());
+    })();
+  }
+}
