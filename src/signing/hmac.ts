@@ -1,0 +1,17 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Lowercase hex SHA-256 of a body (the empty string for no body). */
+export function sha256Hex(body: string | Uint8Array): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+/** Lowercase hex HMAC-SHA256. */
+export function hmacHex(key: string | Uint8Array, message: string | Uint8Array): string {
+  return createHmac('sha256', key).update(message).digest('hex');
+}
+
+/** Compares two hex digests in constant time; false for malformed input of any length. */
+export function hexEqual(expected: string, actual: string): boolean {
+  if (expected.length !== actual.length || !/^[0-9a-f]*$/i.test(actual)) return false;
+  return timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(actual.toLowerCase(), 'hex'));
+}
