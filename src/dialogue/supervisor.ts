@@ -336,7 +336,9 @@ export class PluginSupervisor {
   }
 }
 
+/** The line of a crash's stderr that says what went wrong: the first "…Error: …" line, else the last one. */
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return (lines[lines.length - 1] ?? '').slice(0, 300);
+  const lines = text.trim().split('\n').filter((l) => l.trim() !== '' && !l.startsWith('Node.js v'));
+  const error = lines.find((l) => /^\w*Error\b.*:/.test(l.trim()));
+  return (error ?? lines[lines.length - 1] ?? '').trim().slice(0, 300);
 }
