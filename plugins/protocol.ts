@@ -289,3 +289,74 @@ export function runPlugin(name: string, build: (ctx: PluginContext) => Handlers)
   });
   write({ type: 'hello', plugin: name, protocol: PROTOCOL_VERSION, methods: Object.keys(handlers) as MethodName[], pid: process.pid });
 }
+
+// ---- back-off for plugins that call a remote model server ----
+
+function retryAfterFromHeaders(headers: unknown, nowMs: number): number | null {
+  if (!headers || typeof (headers as Headers).get !== 'function') return null;
+  const h = headers as Headers;
+  const ms = Number.parseFloat(h.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = h.get('retry-after');
+  if (!raw) return null;
+  const seconds = Number.parseFloat(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(raw);
+  return Number.isFinite(at) ? Math.max(0, at - nowMs) : null;
+}
+
+/**
+ * Remembers that a backend is throttling or down, so a plugin answers `unavailable` at once
+ * instead of hammering it. 429 and 5xx honour Retry-After (capped), else back off
+ * exponentially; a misconfiguration (401, 403, 404) waits the maximum, since asking again
+ * soon cannot help.
+ */
+export class Backoff {
+  private blockedUntil = 0;
+  private failures = 0;
+
+  constructor(
+    private readonly label: string,
+    private readonly options: { baseMs?: number; maxMs?: number; now?: () => number } = {},
+  ) {}
+
+  private get now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** Throws `unavailable` while backing off. */
+  check(): void {
+    const left = this.blockedUntil - this.now;
+    if (left > 0) throw new PluginError('unavailable', `${this.label} is backing off`, Math.ceil(left));
+  }
+
+  succeeded(): void {
+    this.failures = 0;
+    this.blockedUntil = 0;
+  }
+
+  /**
+   * Turns an error from the backend into the PluginError to answer with, starting a back-off
+   * when the error means the backend cannot serve now.
+   */
+  failed(err: unknown): PluginError {
+    const e = err as { status?: unknown; headers?: unknown; message?: unknown };
+    const status = typeof e?.status === 'number' ? e.status : null;
+    const message = typeof e?.message === 'string' ? e.message : String(err);
+    const maxMs = this.options.maxMs ?? 60_000;
+    if (status === 400 || status === 413 || status === 415 || status === 422) {
+      return new PluginError('bad_request', `${this.label} refused the request (${status}): ${message}`);
+    }
+    let delay: number;
+    if (status === 401 || status === 403 || status === 404) delay = maxMs;
+    else {
+      this.failures++;
+      const hinted = status === 429 || (status !== null && status >= 500) ? retryAfterFromHeaders(e.headers, Date.now()) : null;
+      delay = hinted ?? Math.min(maxMs, (this.options.baseMs ?? 1000) * 2 ** (this.failures - 1));
+      delay = Math.min(delay, 10 * maxMs);
+    }
+    this.blockedUntil = this.now + delay;
+    const why = status === null ? `unreachable (${message})` : `answered ${status}`;
+    return new PluginError('unavailable', `${this.label} ${why}; backing off ${Math.round(delay)} ms`, Math.round(delay));
+  }
+}
