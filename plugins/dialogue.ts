@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { Backoff, PluginError, runPlugin, type HealthResult, type LineParams, type LineResult } from './protocol.js';
+import { Backoff, PluginError, describeError, runPlugin, type HealthResult, type LineParams, type LineResult } from './protocol.js';
 
 const DEFAULT_FRAMING = {
   name: 'Survival',
@@ -169,7 +169,7 @@ runPlugin('dialogue', (ctx) => {
         } catch (err) {
           const status = (err as { status?: unknown }).status;
           if (status === 401 || status === 403) problems.push(`the model server at ${config.baseURL} rejected the key (${status}); check SERVICE_LLM_KEY`);
-          else if (typeof status !== 'number') problems.push(`the model server at ${config.baseURL} is unreachable: ${err instanceof Error ? err.message : String(err)}`);
+          else if (typeof status !== 'number') problems.push(`the model server at ${config.baseURL} is unreachable: ${describeError(err)}`);
           else info.models_status = status;
         }
       }

@@ -360,3 +360,18 @@ export class Backoff {
     return new PluginError('unavailable', `${this.label} ${why}; backing off ${Math.round(delay)} ms`, Math.round(delay));
   }
 }
+
+/** An error's message with the root network cause when there is one ("Connection error. (ECONNREFUSED)"). */
+export function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  let detail = '';
+  let cause = (err as { cause?: unknown }).cause;
+  for (let depth = 0; depth < 4 && cause && typeof cause === 'object'; depth++) {
+    const c = cause as { code?: unknown; message?: unknown; cause?: unknown };
+    // The deepest cause is the most specific: ECONNREFUSED rather than "fetch failed".
+    if (typeof c.code === 'string') detail = c.code;
+    else if (typeof c.message === 'string') detail = c.message;
+    cause = c.cause;
+  }
+  return detail && !err.message.includes(detail) ? `${err.message} (${detail})` : err.message;
+}

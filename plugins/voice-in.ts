@@ -6,7 +6,7 @@
  */
 import { readFile, unlink } from 'node:fs/promises';
 import OpenAI, { toFile } from 'openai';
-import { Backoff, PluginError, runPlugin, type HealthResult, type TranscribeParams, type TranscribeResult } from './protocol.js';
+import { Backoff, PluginError, describeError, runPlugin, type HealthResult, type TranscribeParams, type TranscribeResult } from './protocol.js';
 
 const EXT: Record<string, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/webm': 'webm' };
 
@@ -33,7 +33,7 @@ runPlugin('voice-in', (ctx) => {
       } catch (err) {
         const status = (err as { status?: unknown }).status;
         if (status === 401 || status === 403) return { ok: false, problems: [`the transcription server at ${base} rejected the key (${status}); check SERVICE_STT_KEY`], info };
-        if (typeof status !== 'number') return { ok: false, problems: [`the transcription server at ${base} is unreachable: ${err instanceof Error ? err.message : String(err)}`], info };
+        if (typeof status !== 'number') return { ok: false, problems: [`the transcription server at ${base} is unreachable: ${describeError(err)}`], info };
       }
       return { ok: true, problems: [], info };
     },

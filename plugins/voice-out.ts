@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import OpenAI from 'openai';
-import { Backoff, PluginError, runPlugin, type HealthResult, type SynthesizeParams, type SynthesizeResult, type VoiceParam } from './protocol.js';
+import { Backoff, PluginError, describeError, runPlugin, type HealthResult, type SynthesizeParams, type SynthesizeResult, type VoiceParam } from './protocol.js';
 
 const ENGINES = ['openai', 'espeak', 'espeak-wasm'] as const;
 type Engine = (typeof ENGINES)[number];
@@ -191,7 +191,7 @@ runPlugin('voice-out', (ctx) => {
         } catch (err) {
           const status = (err as { status?: unknown }).status;
           if (status === 401 || status === 403) return { ok: false, problems: [`the speech server at ${ttsBase} rejected the key (${status}); check SERVICE_TTS_KEY`], info };
-          if (typeof status !== 'number') return { ok: false, problems: [`the speech server at ${ttsBase} is unreachable: ${err instanceof Error ? err.message : String(err)}`], info };
+          if (typeof status !== 'number') return { ok: false, problems: [`the speech server at ${ttsBase} is unreachable: ${describeError(err)}`], info };
         }
         return { ok: true, problems: [], info };
       }
