@@ -38,7 +38,8 @@ export function createDialogueTier(options: CreateDialogueTierOptions): Dialogue
     supervisors.push(s);
     return s;
   };
-  const dialogue = wanted.dialogue ? start('dialogue') : null;
+  const concurrency = Number(env.SERVICE_LLM_CONCURRENCY ?? 8);
+  const dialogue = wanted.dialogue ? start('dialogue', Number.isInteger(concurrency) && concurrency > 0 ? { concurrency, maxQueue: Math.max(32, concurrency * 8) } : {}) : null;
   // Synthesis and transcription are slower than a chat line; they get longer timeouts.
   const voiceOut = wanted['voice-out'] && options.audioDir ? start('voice-out', { requestTimeoutMs: 30_000, concurrency: 2 }) : null;
   const voiceIn = wanted['voice-in'] && options.audioDir ? start('voice-in', { requestTimeoutMs: 45_000, concurrency: 2 }) : null;

@@ -206,7 +206,8 @@ export class DialogueTier {
     if (!st) this.agents.set(agentId, (st = new AgentSpeech()));
     this.takeHeard(st, timeS, ctx.heard);
     if (!this.enabled) {
-      st.owed.length = 0;
+      // Setting an array's length is a runtime call in V8: only when there is something to clear.
+      if (st.owed.length > 0) st.owed.length = 0;
       st.ready = null;
       return null;
     }
@@ -315,7 +316,8 @@ export class DialogueTier {
         this.counters.llmErrors++;
         const e = err instanceof PluginRequestError ? err : null;
         if (e?.code === 'bad_request') return;
-        const wait = e?.retryAfterMs ?? this.unavailableMs;
+        // A full queue is our own congestion, not the model's: a short pause is enough.
+        const wait = e?.retryAfterMs ?? (e?.code === 'queue_full' ? 1000 : this.unavailableMs);
         this.unavailableUntil = Math.max(this.unavailableUntil, this.now() + Math.max(wait, 100));
         this.logger.warn('dialogue model unavailable; characters stay silent until it recovers', { code: e?.code ?? 'internal', message: err instanceof Error ? err.message : String(err), retryInMs: wait });
       },
