@@ -66,6 +66,24 @@ test('a crashed plugin fails its in-flight request and is restarted after back-o
   }
 });
 
+test('restart back-off doubles with each crash in a row', async () => {
+  let now = 0;
+  const s = supervisor({ now: () => now });
+  try {
+    await s.request('line', scripted('crash')).catch(() => {});
+    assert.equal(s.status.backoffUntil, 50);
+    await until(() => s.status.state === 'ready');
+    await s.request('line', scripted('crash')).catch(() => {});
+    assert.equal(s.status.backoffUntil, 100);
+    await until(() => s.status.state === 'ready');
+    now = 60_000;
+    await s.request('line', scripted('crash')).catch(() => {});
+    assert.equal(s.status.backoffUntil, 60_050, 'a child that stayed up 30 s starts the back-off over');
+  } finally {
+    await s.close();
+  }
+});
+
 test('SIGKILL of the child mid-request rejects it and the plugin comes back', async () => {
   const s = supervisor();
   try {
