@@ -241,6 +241,8 @@ export function runPlugin(name: string, build: (ctx: PluginContext) => Handlers)
     process.stdout.write(encodeMessage(m));
   };
   const ctx: PluginContext = { log: (level, message, fields) => write({ type: 'log', level, message, ...(fields ? { fields } : {}) }) };
+  // stdout carries the protocol: a stray console.log from a dependency must not land in it.
+  console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args);
   const handlers = build(ctx);
   let inFlight = 0;
   let stopping = false;

@@ -298,7 +298,7 @@ export class DialogueTier {
     const params = this.params(ctx, kind, heard);
     const names = playerNames(ctx.players, heard);
     this.counters.llmRequests++;
-    this.lines!.line(params).then(
+    attempt(() => this.lines!.line(params)).then(
       (result) => {
         this.counters.llmPromptTokens += result.usage.prompt_tokens;
         this.counters.llmCompletionTokens += result.usage.completion_tokens;
@@ -344,7 +344,8 @@ export class DialogueTier {
     if (!this.voiceOn()) return ready(this.say(text));
     const plain = this.say(text);
     const file = `${plain.line_id}.wav`;
-    this.voiceOut!.synthesize({ text, file, dir: this.audioDir!, voice: voiceFor(who.name, who.traits) }).then(
+    const voice = voiceFor(who.name, who.traits);
+    attempt(() => this.voiceOut!.synthesize({ text, file, dir: this.audioDir!, voice })).then(
       (r) => {
         this.counters.ttsCharacters += r.characters;
         this.counters.spendUsd += (r.characters * this.ttsUsdPerMChar) / 1e6;
@@ -447,6 +448,15 @@ export class DialogueTier {
 
   async close(): Promise<void> {
     await this.onClose?.();
+  }
+}
+
+/** A call's promise, with a synchronous throw turned into a rejection so the agent's slot is always freed. */
+function attempt<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return call();
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 
