@@ -112,3 +112,18 @@ test('signatures bucket emotion; name stripping matches whole words in any case'
   assert.equal(stripNames('ALEX! Alexander, alex.', ['Alex']), 'friend! Alexander, friend.');
   assert.equal(stripNames('Hi Zoë (Zoë)', ['Zoë', 'x']), 'Hi friend (friend)');
 });
+
+test('the economy sets how strongly the cache is preferred: Frugal reuses more than Chatty', async () => {
+  const hits: Record<string, number> = {};
+  for (const economy of ['Frugal', 'Chatty'] as const) {
+    let n = 0;
+    const b = bundle({ max_reuse: 1000, variety_target: 1000 });
+    b.speech.limits.economy = economy;
+    const tier = new DialogueTier({ bundle: b, lines: model(() => `greeting ${++n}`) });
+    for (let agent = 1; agent <= 200; agent++) await greet(tier, agent, 'Alex');
+    const c = tier.drainCounters();
+    assert.equal(c.spoke, 200);
+    hits[economy] = c.cacheHits;
+  }
+  assert.ok(hits.Frugal! > hits.Chatty! * 2, JSON.stringify(hits));
+});

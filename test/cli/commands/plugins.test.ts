@@ -47,19 +47,19 @@ test('plugins doctor: every plugin healthy against a working server → exit 0',
   }
 });
 
-test('plugins doctor names what is wrong: missing env, unreachable server, unusable engine → exit 1', async () => {
+test('plugins doctor names what is wrong: unreachable server, unusable engine → exit 1', async () => {
   const port = await closedPort();
-  const r = await doctor(['--json'], { SERVICE_LLM_MODEL: 'm', SERVICE_STT_BASE_URL: `http://127.0.0.1:${port}/v1`, SERVICE_TTS_ENGINE: 'espeak', SERVICE_ESPEAK_PATH: '/nonexistent/espeak-ng' });
+  const r = await doctor(['--json'], { SERVICE_LLM_BASE_URL: `http://127.0.0.1:${port}/v1`, SERVICE_LLM_MODEL: 'm', SERVICE_STT_MODEL: 'whisper-1', SERVICE_TTS_ENGINE: 'espeak', SERVICE_ESPEAK_PATH: '/nonexistent/espeak-ng' });
   assert.equal(r.code, 1);
   const report = JSON.parse(r.stdout) as Report;
   assert.equal(report.ok, false);
   const [dialogue, voiceOut, voiceIn] = report.plugins;
-  assert.match(dialogue!.problems.join('\n'), /SERVICE_LLM_BASE_URL is not set/);
+  assert.match(dialogue!.problems.join('\n'), /model server at .* is unreachable: .*ECONNREFUSED/);
   assert.match(voiceOut!.problems.join('\n'), /espeak-ng binary .* does not run/);
-  assert.match(voiceIn!.problems.join('\n'), /unreachable: .*ECONNREFUSED/);
+  assert.match(voiceIn!.problems.join('\n'), /transcription server at .* is unreachable: .*ECONNREFUSED/, 'voice-in falls back to SERVICE_LLM_BASE_URL');
 });
 
-test('plugins doctor: unconfigured plugins are off (exit 0) unless named; the table is readable', async () => {
+test('plugins doctor: unconfigured plugins are off (exit 0) unless named, then the missing env is named', async () => {
   const r = await doctor([], { SERVICE_TTS_ENGINE: 'off' });
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /^dialogue\s+off\s+set SERVICE_LLM_BASE_URL/m);
