@@ -4,7 +4,7 @@ import type { LineSource, Synthesizer, Transcriber } from './context.js';
 import { PluginSupervisor, type PluginName, type SupervisorOptions } from './supervisor.js';
 import { DialogueTier, type DialogueBundle, type DialogueTierOptions } from './tier.js';
 
-/** Which plugins the environment asks for (the same rules `plugins doctor` reports on). */
+/** Which plugins the environment turns on. (`plugins doctor` also checks half-configured ones, to name what is missing.) */
 export function configuredPlugins(env: NodeJS.ProcessEnv): Record<PluginName, boolean> {
   const set = (k: string): boolean => (env[k] ?? '').trim() !== '';
   return {
@@ -17,7 +17,7 @@ export function configuredPlugins(env: NodeJS.ProcessEnv): Record<PluginName, bo
 export interface CreateDialogueTierOptions extends Omit<DialogueTierOptions, 'lines' | 'voiceOut' | 'voiceIn' | 'onClose' | 'bundle' | 'ttsUsdPerMChar'> {
   bundle: DialogueBundle;
   env?: NodeJS.ProcessEnv;
-  /** Passed to each PluginSupervisor (timeouts, back-off, queue bound). */
+  /** Passed to each PluginSupervisor (timeouts, back-off, queue bound); overrides the per-plugin defaults. */
   supervisor?: Omit<SupervisorOptions, 'name' | 'env' | 'logger' | 'now'>;
   /** Script per plugin, for tests; default dist/plugins/<name>.js. */
   scripts?: Partial<Record<PluginName, string>>;
@@ -34,7 +34,7 @@ export function createDialogueTier(options: CreateDialogueTierOptions): Dialogue
   const wanted = configuredPlugins(env);
   const supervisors: PluginSupervisor[] = [];
   const start = (name: PluginName, extra: Partial<SupervisorOptions> = {}): PluginSupervisor => {
-    const s = new PluginSupervisor({ ...options.supervisor, ...extra, name, env, logger, ...(options.now ? { now: options.now } : {}), ...(options.scripts?.[name] ? { script: options.scripts[name] } : {}) });
+    const s = new PluginSupervisor({ ...extra, ...options.supervisor, name, env, logger, ...(options.now ? { now: options.now } : {}), ...(options.scripts?.[name] ? { script: options.scripts[name] } : {}) });
     supervisors.push(s);
     return s;
   };

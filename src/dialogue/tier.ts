@@ -148,6 +148,11 @@ export class DialogueTier {
     this.random = options.random ?? mulberry32(options.bundle.flavor.seed ^ 0x5eed);
     this.logger = options.logger ?? silentLogger;
     this.onClose = options.onClose;
+    const positive = { rangeM: this.rangeM, maxChars: this.maxChars, lineTtlS: this.lineTtlS, greetAgainS: this.greetAgainS, unavailableMs: this.unavailableMs, maxAudioFiles: this.maxAudioFiles };
+    for (const [key, value] of Object.entries(positive)) {
+      if (!(Number.isFinite(value) && value > 0)) throw new Error(`DialogueTier option ${key} must be a positive number, got ${value}`);
+    }
+    if (!(this.ttsUsdPerMChar >= 0)) throw new Error(`DialogueTier option ttsUsdPerMChar must be 0 or more, got ${this.ttsUsdPerMChar}`);
     this.limiter = new SpeechLimiter(options.bundle.speech.limits);
     this.cache = new PhraseCache(options.bundle.speech.phrase_cache, this.random);
     this.idPrefix = Math.floor(this.random() * 36 ** 4).toString(36).padStart(4, '0');
