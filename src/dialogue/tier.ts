@@ -243,7 +243,8 @@ export class DialogueTier {
       if (!(h.at_s > since)) continue;
       if (h.at_s > st.heardAt) st.heardAt = h.at_s;
       this.counters.heard++;
-      this.owe(st, h);
+      // Copied: the caller may reuse its heard objects on the next tick.
+      this.owe(st, h.name === undefined ? { from: h.from, text: h.text, at_s: h.at_s } : { from: h.from, name: h.name, text: h.text, at_s: h.at_s });
     }
     if (st.voice.length > 0) {
       for (const text of st.voice) {
