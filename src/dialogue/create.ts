@@ -1,0 +1,62 @@
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import type { LineSource, Synthesizer, Transcriber } from './context.js';
+import { PluginSupervisor, type PluginName, type SupervisorOptions } from './supervisor.js';
+import { DialogueTier, type DialogueBundle, type DialogueTierOptions } from './tier.js';
+
+/** Which plugins the environment turns on. (`plugins doctor` also checks half-configured ones, to name what is missing.) */
+export function configuredPlugins(env: NodeJS.ProcessEnv): Record<PluginName, boolean> {
+  const set = (k: string): boolean => (env[k] ?? '').trim() !== '';
+  return {
+    dialogue: set('SERVICE_LLM_BASE_URL') && set('SERVICE_LLM_MODEL'),
+    'voice-out': (env.SERVICE_TTS_ENGINE ?? '').trim() !== 'off',
+    'voice-in': set('SERVICE_STT_BASE_URL') || set('SERVICE_STT_MODEL'),
+  };
+}
+
+export interface CreateDialogueTierOptions extends Omit<DialogueTierOptions, 'lines' | 'voiceOut' | 'voiceIn' | 'onClose' | 'bundle' | 'ttsUsdPerMChar'> {
+  bundle: DialogueBundle;
+  env?: NodeJS.ProcessEnv;
+  /** Passed to each PluginSupervisor (timeouts, back-off, queue bound); overrides the per-plugin defaults. */
+  supervisor?: Omit<SupervisorOptions, 'name' | 'env' | 'logger' | 'now'>;
+  /** Script per plugin, for tests; default dist/plugins/<name>.js. */
+  scripts?: Partial<Record<PluginName, string>>;
+  logger?: Logger;
+}
+
+/**
+ * The dialogue tier as the sidecar runs it: a supervisor per configured plugin (started on
+ * first use), wired to a DialogueTier. With no SERVICE_LLM_* the tier is built but silent.
+ */
+export function createDialogueTier(options: CreateDialogueTierOptions): DialogueTier {
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? silentLogger;
+  const wanted = configuredPlugins(env);
+  const supervisors: PluginSupervisor[] = [];
+  const start = (name: PluginName, extra: Partial<SupervisorOptions> = {}): PluginSupervisor => {
+    const s = new PluginSupervisor({ ...extra, ...options.supervisor, name, env, logger, ...(options.now ? { now: options.now } : {}), ...(options.scripts?.[name] ? { script: options.scripts[name] } : {}) });
+    supervisors.push(s);
+    return s;
+  };
+  const concurrency = Number(env.SERVICE_LLM_CONCURRENCY ?? 8);
+  const dialogue = wanted.dialogue ? start('dialogue', Number.isInteger(concurrency) && concurrency > 0 ? { concurrency, maxQueue: Math.max(32, concurrency * 8) } : {}) : null;
+  // Synthesis and transcription are slower than a chat line; they get longer timeouts.
+  const voiceOut = wanted['voice-out'] && options.audioDir ? start('voice-out', { requestTimeoutMs: 30_000, concurrency: 2 }) : null;
+  const voiceIn = wanted['voice-in'] && options.audioDir ? start('voice-in', { requestTimeoutMs: 45_000, concurrency: 2 }) : null;
+  const lines: LineSource | null = dialogue ? { line: (p) => dialogue.request('line', p) } : null;
+  const synth: Synthesizer | null = voiceOut ? { synthesize: (p) => voiceOut.request('synthesize', p) } : null;
+  const stt: Transcriber | null = voiceIn ? { transcribe: (p) => voiceIn.request('transcribe', p) } : null;
+  const price = Number(env.SERVICE_TTS_PRICE_PER_MCHAR ?? 0);
+  const { env: _env, supervisor: _sup, scripts: _scripts, ...tierOptions } = options;
+  return new DialogueTier({
+    ...tierOptions,
+    logger,
+    lines,
+    voiceOut: synth,
+    voiceIn: stt,
+    ttsUsdPerMChar: Number.isFinite(price) && price > 0 ? price : 0,
+    onClose: async () => {
+      await Promise.all(supervisors.map((s) => s.close()));
+    },
+  });
+}
