@@ -6,6 +6,8 @@ import { json, text, encoded } from '../../src/http/reply.js';
 import { decodeBody } from '../../src/http/codec.js';
 import { HttpError } from '../../src/http/errors.js';
 
+let slowStarted: () => void = () => {};
+
 async function start(): Promise<{ base: string; server: HttpServer }> {
   const server = new HttpServer();
   server.get('/health', () => text(200, 'ok'));
@@ -24,6 +26,7 @@ async function start(): Promise<{ base: string; server: HttpServer }> {
     throw new HttpError('forbidden', 'no tea for you');
   });
   server.get('/slow', async () => {
+    slowStarted();
     await new Promise((r) => setTimeout(r, 200));
     return text(200, 'finished');
   });
@@ -109,8 +112,9 @@ test('prototype-pollution keys never reach the parsed value', async () => {
 
 test('close lets an in-flight request finish', async () => {
   const { base, server } = await start();
+  const started = new Promise<void>((resolve) => (slowStarted = resolve));
   const pending = fetch(`${base}/slow`).then((r) => r.text());
-  await new Promise((r) => setTimeout(r, 50));
+  await started;
   await server.close();
   assert.equal(await pending, 'finished');
 });
