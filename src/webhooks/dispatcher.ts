@@ -1,0 +1,277 @@
+import { randomInt } from 'node:crypto';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
+import { DISABLE_AFTER_MS, parseRetryAfter, retryDelay, RETRY_DELAYS_MS, seededRandom } from './schedule.js';
+import type { Send, SendOutcome } from './sender.js';
+import { USER_AGENT } from './sender.js';
+import { guardUrl, type Resolve } from './ssrf.js';
+import type { AttemptResult, WebhookStore } from './store.js';
+import type { DueDelivery, EndpointId } from './types.js';
+
+export interface DispatcherOptions {
+  store: WebhookStore;
+  send: Send;
+  allowPrivate: boolean;
+  resolve?: Resolve;
+  now?: () => number;
+  /** Jitter source; seeded from crypto by default, fixed in tests. */
+  random?: () => number;
+  logger?: Logger;
+  /** A 2xx must arrive within this long (default 10 s). */
+  timeoutMs?: number;
+  /** Deliveries in flight at once, over all endpoints (default 64). */
+  concurrency?: number;
+  /** Deliveries in flight at once to one endpoint (default 4), so one slow receiver cannot take every slot. */
+  perEndpoint?: number;
+  /** How often the background loop looks for retries that fell due (default 1 s of real time). */
+  pollMs?: number;
+  retryDelays?: readonly number[];
+  disableAfterMs?: number;
+}
+
+/**
+ * Moves deliveries from the outbox to receivers, at least once. Claims are written (in flight)
+ * before a send and results after it, both in batched transactions; whatever a crash leaves in
+ * flight is due again on the next start. Tests drive it with runDue() and an injected clock;
+ * in a server start() runs the same pump from a timer and from notify().
+ */
+export class Dispatcher {
+  private readonly store: WebhookStore;
+  private readonly send: Send;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly logger: Logger;
+  private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  private readonly perEndpoint: number;
+  private readonly pollMs: number;
+  private readonly retryDelays: readonly number[];
+  private readonly disableAfterMs: number;
+  private readonly guard: { allowPrivate: boolean; resolve?: Resolve };
+
+  private inFlight = 0;
+  private readonly inFlightByEndpoint = new Map<string, number>();
+  private readonly sends = new Set<Promise<void>>();
+  private results: AttemptResult[] = [];
+  private flushing: Promise<void> | null = null;
+  private pumping: Promise<number> | null = null;
+  private pumpAgain = false;
+  private running = false;
+  private timer: NodeJS.Timeout | null = null;
+  private wakeScheduled = false;
+  /** Endpoints disabled by results since the last call to takeDisabled(), for logs and tests. */
+  private disabled: EndpointId[] = [];
+
+  constructor(options: DispatcherOptions) {
+    this.store = options.store;
+    this.send = options.send;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? seededRandom(randomInt(2 ** 31));
+    this.logger = options.logger ?? silentLogger;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.concurrency = options.concurrency ?? 64;
+    this.perEndpoint = options.perEndpoint ?? 4;
+    this.pollMs = options.pollMs ?? 1000;
+    this.retryDelays = options.retryDelays ?? RETRY_DELAYS_MS;
+    this.disableAfterMs = options.disableAfterMs ?? DISABLE_AFTER_MS;
+    this.guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
+    for (const [name, value] of [['timeoutMs', this.timeoutMs], ['concurrency', this.concurrency], ['perEndpoint', this.perEndpoint], ['pollMs', this.pollMs]] as const) {
+      if (!Number.isInteger(value) || value < 1) throw new Error(`Dispatcher option ${name} must be a positive integer, got ${value}`);
+    }
+  }
+
+  /** Requeues what a previous process left in flight, then delivers in the background until stop(). */
+  async start(): Promise<void> {
+    const requeued = await this.store.requeueInflight();
+    if (requeued > 0) this.logger.warn('webhooks: requeued deliveries left in flight by a previous run', { count: requeued });
+    this.running = true;
+    this.timer = setInterval(() => this.wake(), this.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Stops claiming, waits for the sends in flight (each bounded by the timeout) and records them. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (this.pumping) await this.pumping;
+    await Promise.all([...this.sends]);
+    await this.flush();
+  }
+
+  /** Something was enqueued: look for due work now rather than at the next poll. */
+  notify(): void {
+    if (this.running) this.wake();
+  }
+
+  /**
+   * Delivers everything due at now() (repeatedly, within the concurrency limits) and resolves
+   * once nothing due is left and every result is recorded. Returns the attempts made.
+   */
+  async runDue(): Promise<number> {
+    let attempts = 0;
+    for (;;) {
+      const claimed = await this.pump();
+      attempts += claimed;
+      if (this.sends.size > 0) await Promise.race([...this.sends]);
+      else {
+        await this.flush();
+        if (claimed === 0) break;
+      }
+    }
+    await this.flush();
+    return attempts;
+  }
+
+  /** Endpoints disabled since the last call. */
+  takeDisabled(): EndpointId[] {
+    const out = this.disabled;
+    this.disabled = [];
+    return out;
+  }
+
+  get stats(): { inFlight: number } {
+    return { inFlight: this.inFlight };
+  }
+
+  private wake(): void {
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      if (this.running) this.pump().catch((err) => this.logger.error('webhooks: pump failed', { error: String(err) }));
+    });
+  }
+
+  /** One claim round; a second call while one runs is folded into it. */
+  private pump(): Promise<number> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return this.pumping.then(() => 0);
+    }
+    this.pumping = (async () => {
+      let total = 0;
+      do {
+        this.pumpAgain = false;
+        const room = this.concurrency - this.inFlight;
+        if (room <= 0) break;
+        const batch = await this.store.claimDue(room, (ep) => this.perEndpoint - (this.inFlightByEndpoint.get(ep) ?? 0));
+        for (const d of batch) this.begin(d);
+        total += batch.length;
+      } while (this.pumpAgain);
+      return total;
+    })().finally(() => {
+      this.pumping = null;
+    });
+    return this.pumping;
+  }
+
+  private begin(d: DueDelivery): void {
+    this.inFlight++;
+    this.inFlightByEndpoint.set(d.endpointId, (this.inFlightByEndpoint.get(d.endpointId) ?? 0) + 1);
+    const p: Promise<void> = this.attempt(d)
+      .then((result) => {
+        this.results.push(result);
+      })
+      .catch((err) => this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) }))
+      .finally(() => {
+        this.sends.delete(p);
+        this.inFlight--;
+        const left = (this.inFlightByEndpoint.get(d.endpointId) ?? 1) - 1;
+        if (left === 0) this.inFlightByEndpoint.delete(d.endpointId);
+        else this.inFlightByEndpoint.set(d.endpointId, left);
+        this.scheduleFlush();
+        if (this.running) this.wake();
+      });
+    this.sends.add(p);
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flushNow());
+  }
+
+  private async flush(): Promise<void> {
+    while (this.flushing || this.results.length > 0) {
+      if (this.flushing) await this.flushing;
+      else await this.flushNow();
+    }
+  }
+
+  private async flushNow(): Promise<void> {
+    const batch = this.results;
+    this.results = [];
+    try {
+      if (batch.length > 0) {
+        const { disabled } = await this.store.recordResults(batch, this.disableAfterMs);
+        for (const ep of disabled) this.logger.warn('webhooks: endpoint disabled', { endpoint: ep });
+        this.disabled.push(...disabled);
+      }
+    } catch (err) {
+      // Unrecorded results stay in flight in the store, so a restart retries them (at-least-once).
+      this.logger.error('webhooks: recording results failed', { error: String(err), count: batch.length });
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private async attempt(d: DueDelivery): Promise<AttemptResult> {
+    const startedAt = this.now();
+    const number = d.attempts + 1;
+    const guarded = await guardUrl(d.url, this.guard);
+    let outcome: SendOutcome;
+    if (!guarded.ok) outcome = { kind: 'error', error: `refused by the SSRF guard: URL ${guarded.reason}`, durationMs: 0 };
+    else {
+      const ts = Math.floor(startedAt / 1000);
+      const signatures = [standardSignature(d.id, ts, d.body, standardKey(d.secret))];
+      if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
+        signatures.push(standardSignature(d.id, ts, d.body, standardKey(d.previousSecret)));
+      }
+      outcome = await this.send({
+        url: guarded.url,
+        address: guarded.addresses[0]!,
+        body: d.body,
+        timeoutMs: this.timeoutMs,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'x-service-signature': serviceSignature(d.body, d.secret),
+          'x-service-delivery': d.id,
+          'x-service-timestamp': String(ts),
+          'x-service-event': d.event,
+          'webhook-id': d.id,
+          'webhook-timestamp': String(ts),
+          'webhook-signature': signatures.join(' '),
+        },
+      });
+    }
+    const base = { deliveryId: d.id, endpointId: d.endpointId };
+    if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
+      return {
+        ...base,
+        attempt: { startedAt, durationMs: outcome.durationMs, statusCode: outcome.status, responseExcerpt: outcome.excerpt, error: null, outcome: 'succeeded' },
+        next: { status: 'succeeded' },
+        endpoint: 'success',
+      };
+    }
+    const status = outcome.kind === 'response' ? outcome.status : null;
+    const error = outcome.kind === 'error' ? outcome.error : status !== null && status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+    const attempt = {
+      startedAt,
+      durationMs: outcome.durationMs,
+      statusCode: status,
+      responseExcerpt: outcome.kind === 'response' ? outcome.excerpt : null,
+      error,
+      outcome: 'failed' as const,
+    };
+    if (status === 410) return { ...base, attempt, next: { status: 'failed' }, endpoint: 'gone' };
+    let delay = retryDelay(number, this.random, this.retryDelays);
+    if (delay !== null && outcome.kind === 'response' && (status === 429 || status === 503)) {
+      const asked = parseRetryAfter(outcome.retryAfter, this.now());
+      if (asked !== null) delay = Math.max(delay, asked);
+    }
+    return { ...base, attempt, next: delay === null ? { status: 'failed' } : { status: 'pending', at: this.now() + delay }, endpoint: 'failure' };
+  }
+}
