@@ -115,8 +115,10 @@ export class Dispatcher {
     for (;;) {
       const claimed = await this.pump();
       attempts += claimed;
-      if (this.sends.size > 0) await Promise.race([...this.sends]);
-      else {
+      if (this.sends.size > 0) {
+        await Promise.race([...this.sends]);
+        await this.flush();
+      } else {
         await this.flush();
         if (claimed === 0) break;
       }
@@ -182,8 +184,8 @@ export class Dispatcher {
         const left = (this.inFlightByEndpoint.get(d.endpointId) ?? 1) - 1;
         if (left === 0) this.inFlightByEndpoint.delete(d.endpointId);
         else this.inFlightByEndpoint.set(d.endpointId, left);
+        // The next claim waits for this result to be recorded, so a 410 or a disable is seen first.
         this.scheduleFlush();
-        if (this.running) this.wake();
       });
     this.sends.add(p);
   }
@@ -214,6 +216,7 @@ export class Dispatcher {
       this.logger.error('webhooks: recording results failed', { error: String(err), count: batch.length });
     } finally {
       this.flushing = null;
+      if (this.running) this.wake();
     }
   }
 
