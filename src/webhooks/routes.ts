@@ -199,7 +199,7 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const f = new Fields(body);
     refuseUnknown(body, ['url', 'secret', 'events', 'enabled'], f);
     const url = await checkUrl(f, body, true);
-    let secret = f.string('secret', { max: Number.MAX_SAFE_INTEGER });
+    let secret = f.string('secret', { min: 1, max: Number.MAX_SAFE_INTEGER });
     if (secret !== undefined && length(secret) > SECRET_MAX) {
       f.problem('secret', `must be at most ${SECRET_MAX} characters, got ${length(secret)}`);
       secret = undefined;
