@@ -12,7 +12,7 @@ export type Responder = (r: Received, index: number) => { status: number; body?:
 /** A real HTTP receiver on 127.0.0.1:0 that records every request and answers with `respond`. */
 export async function startReceiver(respond: Responder = () => ({ status: 200, body: 'ok' })) {
   const received: Received[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
+  const waiters: { ready: () => boolean; resolve: () => void }[] = [];
   const hanging = new Set<http.ServerResponse>();
   let responder = respond;
   const server = http.createServer((req, res) => {
@@ -22,7 +22,7 @@ export async function startReceiver(respond: Responder = () => ({ status: 200, b
       const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/' };
       const index = received.length;
       received.push(r);
-      for (const w of [...waiters]) if (received.length >= w.n) {
+      for (const w of [...waiters]) if (w.ready()) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve();
       }
@@ -50,8 +50,12 @@ export async function startReceiver(respond: Responder = () => ({ status: 200, b
     },
     /** Resolves once at least n requests have arrived. */
     waitFor(n: number): Promise<void> {
-      if (received.length >= n) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ n, resolve }));
+      return this.waitUntil(() => received.length >= n);
+    },
+    /** Resolves once the predicate holds, checked on every arriving request. */
+    waitUntil(ready: () => boolean): Promise<void> {
+      if (ready()) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ ready, resolve }));
     },
     releaseHanging(status = 200) {
       for (const res of hanging) {
