@@ -60,6 +60,9 @@ export class Dispatcher {
   private running = false;
   private timer: NodeJS.Timeout | null = null;
   private wakeScheduled = false;
+  /** Real time (performance.now) of the last claim that reached past saturated endpoints, and what it cost. */
+  private lastReach = -Infinity;
+  private reachCostMs = 0;
   /** Endpoints disabled by results since the last call to takeDisabled(), for logs and tests. */
   private disabled: EndpointId[] = [];
 
@@ -159,7 +162,15 @@ export class Dispatcher {
         this.pumpAgain = false;
         const room = this.concurrency - this.inFlight;
         if (room <= 0) break;
-        const batch = await this.store.claimDue(room, (ep) => this.perEndpoint - (this.inFlightByEndpoint.get(ep) ?? 0));
+        // Reaching past a saturated endpoint's backlog walks that backlog; doing it at most every
+        // 25 ms (or ten times its own cost) bounds the work while others wait at most that long.
+        const t = performance.now();
+        const reachPast = t - this.lastReach >= Math.max(25, this.reachCostMs * 10);
+        const batch = await this.store.claimDue(room, (ep) => this.perEndpoint - (this.inFlightByEndpoint.get(ep) ?? 0), { reachPast });
+        if (reachPast) {
+          this.lastReach = t;
+          this.reachCostMs = performance.now() - t;
+        }
         for (const d of batch) this.begin(d);
         total += batch.length;
       } while (this.pumpAgain);

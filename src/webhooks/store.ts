@@ -73,8 +73,13 @@ export interface WebhookStore {
 
   /** Stores the event and one pending delivery per enabled endpoint subscribed to it, in one transaction. */
   enqueue(widgetId: WidgetId, event: EventType, body: string): Promise<{ eventId: EventId; deliveries: DeliveryId[] }>;
-  /** Marks up to `limit` due deliveries in flight and returns them, at most `perEndpoint(endpoint)` per endpoint. */
-  claimDue(limit: number, perEndpoint: (endpointId: EndpointId) => number): Promise<DueDelivery[]>;
+  /**
+   * Marks up to `limit` due deliveries in flight and returns them, oldest first, at most
+   * `perEndpoint(endpoint)` per endpoint. With `reachPast`, endpoints already at their limit are
+   * skipped so deliveries queued behind one endpoint's backlog are found too; that walks the
+   * backlog, so the caller decides how often.
+   */
+  claimDue(limit: number, perEndpoint: (endpointId: EndpointId) => number, options?: { reachPast?: boolean }): Promise<DueDelivery[]>;
   /** Applies a batch of attempt results in one transaction. */
   recordResults(results: AttemptResult[], disableAfterMs: number): Promise<{ disabled: EndpointId[] }>;
   /** After a crash: every delivery left in flight becomes due now. */
@@ -147,7 +152,7 @@ const MIGRATIONS = [
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL
       );
-      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at, endpoint_id) WHERE status = 'pending';
       CREATE INDEX webhook_deliveries_inflight ON webhook_deliveries(status) WHERE status = 'inflight';
       CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries(endpoint_id, seq);
       CREATE TABLE webhook_attempts (
@@ -254,10 +259,14 @@ export class SqliteWebhookStore implements WebhookStore {
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       ),
       due: db.prepare(
+        `SELECT seq, endpoint_id FROM webhook_deliveries INDEXED BY webhook_deliveries_due
+         WHERE status = 'pending' AND next_attempt_at <= ? AND endpoint_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY next_attempt_at, seq LIMIT ?`,
+      ),
+      dueRow: db.prepare(
         `SELECT d.seq, d.id, d.endpoint_id, d.event, d.attempts, d.created_at, e.body, p.url, p.secret, p.previous_secret, p.previous_secret_expires_at
          FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq JOIN webhook_endpoints p ON p.id = d.endpoint_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
+         WHERE d.seq = ?`,
       ),
       markInflight: db.prepare(`UPDATE webhook_deliveries SET status = 'inflight', updated_at = ? WHERE seq = ? AND status = 'pending'`),
       insertAttempt: db.prepare(
@@ -388,18 +397,16 @@ export class SqliteWebhookStore implements WebhookStore {
     })();
   }
 
-  async claimDue(limit: number, perEndpoint: (endpointId: EndpointId) => number) {
+  async claimDue(limit: number, perEndpoint: (endpointId: EndpointId) => number, options: { reachPast?: boolean } = {}) {
     return this.db.transaction(() => {
       const at = this.now();
       const out: DueDelivery[] = [];
       const taken = new Map<string, number>();
       const saturated: string[] = [];
-      // A few rounds: each round skips endpoints already at their limit, so one endpoint with
-      // a deep backlog cannot fill the whole batch and starve the others.
-      for (let round = 0; round < 4 && out.length < limit; round++) {
-        const want = (limit - out.length) * 2;
-        const rows = this.q.due.all(at, JSON.stringify(saturated), want) as DueRow[];
-        if (rows.length === 0) break;
+      const rounds = options.reachPast ? 2 : 1;
+      for (let round = 0; round < rounds && out.length < limit; round++) {
+        const want = limit - out.length + 8;
+        const rows = this.q.due.all(at, JSON.stringify(saturated), want) as { seq: number; endpoint_id: string }[];
         for (const r of rows) {
           if (out.length >= limit) break;
           const room = perEndpoint(r.endpoint_id as EndpointId) - (taken.get(r.endpoint_id) ?? 0);
@@ -409,20 +416,21 @@ export class SqliteWebhookStore implements WebhookStore {
           }
           taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
           this.q.markInflight.run(at, r.seq);
+          const d = this.q.dueRow.get(r.seq) as DueRow;
           out.push({
-            id: r.id as DeliveryId,
-            endpointId: r.endpoint_id as EndpointId,
-            event: r.event as EventType,
-            attempts: r.attempts,
-            createdAt: r.created_at,
-            body: r.body,
-            url: r.url,
-            secret: r.secret,
-            previousSecret: r.previous_secret,
-            previousSecretExpiresAt: r.previous_secret_expires_at,
+            id: d.id as DeliveryId,
+            endpointId: d.endpoint_id as EndpointId,
+            event: d.event as EventType,
+            attempts: d.attempts,
+            createdAt: d.created_at,
+            body: d.body,
+            url: d.url,
+            secret: d.secret,
+            previousSecret: d.previous_secret,
+            previousSecretExpiresAt: d.previous_secret_expires_at,
           });
         }
-        if (rows.length < want) break;
+        if (rows.length < want || saturated.length === 0) break;
       }
       return out;
     })();
