@@ -58,6 +58,12 @@ export class Dispatcher {
   private pumping: Promise<number> | null = null;
   private pumpAgain = false;
   private running = false;
+  /**
+   * Sends of one start()…stop() span share a generation; stop() aborts those it stopped waiting
+   * for and moves to the next generation, so their late results are dropped (the store keeps
+   * them in flight for the next start) and they no longer count against the limits.
+   */
+  private generation = { abort: new AbortController() };
   private timer: NodeJS.Timeout | null = null;
   private wakeScheduled = false;
   /** Real time (performance.now) of the last claim that reached past saturated endpoints, and what it cost. */
@@ -94,14 +100,25 @@ export class Dispatcher {
     this.wake();
   }
 
-  /** Stops claiming, waits for the sends in flight (each bounded by the timeout) and records them. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming and waits up to graceMs for the sends in flight, recording their results.
+   * Sends still running after that are abandoned: they stay in flight in the store and are
+   * retried, under the same delivery id, by the next start().
+   */
+  async stop(graceMs = 5000): Promise<void> {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     if (this.pumping) await this.pumping;
-    await Promise.all([...this.sends]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([...this.sends]), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
     await this.flush();
+    this.generation.abort.abort();
+    this.generation = { abort: new AbortController() };
+    this.sends.clear();
+    this.inFlight = 0;
+    this.inFlightByEndpoint.clear();
   }
 
   /** Something was enqueued: look for due work now rather than at the next poll. */
@@ -182,14 +199,16 @@ export class Dispatcher {
   }
 
   private begin(d: DueDelivery): void {
+    const generation = this.generation;
     this.inFlight++;
     this.inFlightByEndpoint.set(d.endpointId, (this.inFlightByEndpoint.get(d.endpointId) ?? 0) + 1);
-    const p: Promise<void> = this.attempt(d)
+    const p: Promise<void> = this.attempt(d, generation.abort.signal)
       .then((result) => {
-        this.results.push(result);
+        if (generation === this.generation) this.results.push(result);
       })
       .catch((err) => this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) }))
       .finally(() => {
+        if (generation !== this.generation) return;
         this.sends.delete(p);
         this.inFlight--;
         const left = (this.inFlightByEndpoint.get(d.endpointId) ?? 1) - 1;
@@ -231,7 +250,7 @@ export class Dispatcher {
     }
   }
 
-  private async attempt(d: DueDelivery): Promise<AttemptResult> {
+  private async attempt(d: DueDelivery, signal: AbortSignal): Promise<AttemptResult> {
     const startedAt = this.now();
     const number = d.attempts + 1;
     const guarded = await guardUrl(d.url, this.guard);
@@ -248,6 +267,7 @@ export class Dispatcher {
         address: guarded.addresses[0]!,
         body: d.body,
         timeoutMs: this.timeoutMs,
+        signal,
         headers: {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,

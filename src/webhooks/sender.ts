@@ -13,6 +13,8 @@ export interface SendRequest {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** Aborts the exchange (the dispatcher stopping); the outcome is then an error. */
+  signal?: AbortSignal;
 }
 
 export type SendOutcome =
@@ -68,6 +70,7 @@ export function createSender(options: { maxSockets?: number } = {}): { send: Sen
           method: 'POST',
           agent: isHttps ? httpsAgent : httpAgent,
           lookup: pinned,
+          ...(req.signal ? { signal: req.signal } : {}),
           headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
         },
         (res) => {

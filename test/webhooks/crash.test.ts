@@ -82,3 +82,28 @@ test('kill -9 with deliveries in flight and pending, then a restart on the same 
     dir.dispose();
   }
 });
+
+test('stop() abandons sends past its grace period; they stay in flight and the next start() delivers them again', async () => {
+  const rx = await startReceiver(() => ({ status: 200, hang: true }));
+  const { webhookServer, LEAD } = await import('./setup.js');
+  const { s, widgetId, addEndpoint } = await webhookServer();
+  try {
+    const ep = await addEndpoint({ url: rx.url, events: ['lead.captured'] });
+    await s.webhooks.service.emit(widgetId, 'lead.captured', LEAD);
+    await rx.waitFor(1);
+    await s.webhooks.dispatcher.stop(20);
+    const [held] = (await s.webhooks.service.store.listDeliveries(ep.id as never, { limit: 1, before: null })).data;
+    assert.equal(held!.status, 'inflight');
+    rx.setResponder(() => ({ status: 200 }));
+    await s.webhooks.dispatcher.start();
+    await rx.waitFor(2);
+    await s.webhooks.dispatcher.runDue();
+    const [done] = (await s.webhooks.service.store.listDeliveries(ep.id as never, { limit: 1, before: null })).data;
+    assert.equal(done!.status, 'succeeded');
+    assert.equal(rx.received[1]!.headers['x-service-delivery'], held!.id);
+  } finally {
+    rx.releaseHanging();
+    await s.stop();
+    await rx.close();
+  }
+});
