@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
@@ -63,7 +64,14 @@ export class Dispatcher {
    * for and moves to the next generation, so their late results are dropped (the store keeps
    * them in flight for the next start) and they no longer count against the limits.
    */
-  private generation = { abort: new AbortController() };
+  private generation = Dispatcher.newGeneration();
+
+  /** Every send of a generation listens on one signal, so the listener warning is off for it. */
+  private static newGeneration(): { abort: AbortController } {
+    const abort = new AbortController();
+    setMaxListeners(0, abort.signal);
+    return { abort };
+  }
   private timer: NodeJS.Timeout | null = null;
   private wakeScheduled = false;
   /** Real time (performance.now) of the last claim that reached past saturated endpoints, and what it cost. */
@@ -115,7 +123,7 @@ export class Dispatcher {
     clearTimeout(timer);
     await this.flush();
     this.generation.abort.abort();
-    this.generation = { abort: new AbortController() };
+    this.generation = Dispatcher.newGeneration();
     this.sends.clear();
     this.inFlight = 0;
     this.inFlightByEndpoint.clear();
@@ -264,7 +272,7 @@ export class Dispatcher {
       }
       outcome = await this.send({
         url: guarded.url,
-        address: guarded.addresses[0]!,
+        addresses: guarded.addresses,
         body: d.body,
         timeoutMs: this.timeoutMs,
         signal,

@@ -8,8 +8,8 @@ export type Send = (request: SendRequest) => Promise<SendOutcome>;
 
 export interface SendRequest {
   url: URL;
-  /** The address the SSRF guard approved; the connection goes there and nowhere else. */
-  address: { address: string; family: 4 | 6 };
+  /** The addresses the SSRF guard approved (at least one); the connection goes to these and nowhere else. */
+  addresses: { address: string; family: 4 | 6 }[];
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
@@ -59,8 +59,8 @@ export function createSender(options: { maxSockets?: number } = {}): { send: Sen
         resolve(outcome);
       };
       const pinned: LookupFunction = (_host, opts, cb) => {
-        const { address, family } = req.address;
-        if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+        const { address, family } = req.addresses[0]!;
+        if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, req.addresses);
         else cb(null, address, family);
       };
       const isHttps = req.url.protocol === 'https:';
