@@ -8,7 +8,7 @@ import type { Send, SendOutcome } from './sender.js';
 import { USER_AGENT } from './sender.js';
 import { guardUrl, type Resolve } from './ssrf.js';
 import type { AttemptResult, WebhookStore } from './store.js';
-import type { DueDelivery, EndpointId } from './types.js';
+import type { DueDelivery } from './types.js';
 
 export interface DispatcherOptions {
   store: WebhookStore;
@@ -77,8 +77,6 @@ export class Dispatcher {
   /** Real time (performance.now) of the last claim that reached past saturated endpoints, and what it cost. */
   private lastReach = -Infinity;
   private reachCostMs = 0;
-  /** Endpoints disabled by results since the last call to takeDisabled(), for logs and tests. */
-  private disabled: EndpointId[] = [];
 
   constructor(options: DispatcherOptions) {
     this.store = options.store;
@@ -153,13 +151,6 @@ export class Dispatcher {
     }
     await this.flush();
     return attempts;
-  }
-
-  /** Endpoints disabled since the last call. */
-  takeDisabled(): EndpointId[] {
-    const out = this.disabled;
-    this.disabled = [];
-    return out;
   }
 
   get stats(): { inFlight: number } {
@@ -247,7 +238,6 @@ export class Dispatcher {
       if (batch.length > 0) {
         const { disabled } = await this.store.recordResults(batch, this.disableAfterMs);
         for (const ep of disabled) this.logger.warn('webhooks: endpoint disabled', { endpoint: ep });
-        this.disabled.push(...disabled);
       }
     } catch (err) {
       // Unrecorded results stay in flight in the store, so a restart retries them (at-least-once).
