@@ -77,6 +77,7 @@ export class Dispatcher {
   /** Real time (performance.now) of the last claim that reached past saturated endpoints, and what it cost. */
   private lastReach = -Infinity;
   private reachCostMs = 0;
+  private reachTimer: NodeJS.Timeout | null = null;
 
   constructor(options: DispatcherOptions) {
     this.store = options.store;
@@ -115,6 +116,8 @@ export class Dispatcher {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.reachTimer) clearTimeout(this.reachTimer);
+    this.reachTimer = null;
     if (this.pumping) await this.pumping;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all([...this.sends]), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
@@ -186,7 +189,7 @@ export class Dispatcher {
         if (reachPast) {
           this.lastReach = t;
           this.reachCostMs = performance.now() - t;
-        }
+        } else if (batch.length < room && this.anySaturated()) this.reachLater(this.lastReach + Math.max(25, this.reachCostMs * 10) - t);
         for (const d of batch) this.begin(d);
         total += batch.length;
       } while (this.pumpAgain);
@@ -195,6 +198,21 @@ export class Dispatcher {
       this.pumping = null;
     });
     return this.pumping;
+  }
+
+  private anySaturated(): boolean {
+    for (const n of this.inFlightByEndpoint.values()) if (n >= this.perEndpoint) return true;
+    return false;
+  }
+
+  /** Work may sit behind a saturated endpoint: come back when the next reach-past claim is allowed. */
+  private reachLater(ms: number): void {
+    if (!this.running || this.reachTimer) return;
+    this.reachTimer = setTimeout(() => {
+      this.reachTimer = null;
+      this.wake();
+    }, Math.max(1, Math.ceil(ms)));
+    this.reachTimer.unref();
   }
 
   private begin(d: DueDelivery): void {
