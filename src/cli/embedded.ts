@@ -18,7 +18,7 @@ export interface EmbeddedOptions {
   /** `--allow-private-webhooks`: webhook URLs may be plain http:// and resolve to private addresses. */
   allowPrivateWebhooks?: boolean;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
-  webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send'>;
+  webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
 }
 
 export interface Embedded {

@@ -22,6 +22,8 @@ export interface WebhooksOptions {
   resolve?: Resolve;
   /** Replaces the HTTP transport (benchmarks of the outbox alone). */
   send?: Send;
+  /** How long finished deliveries, their attempts and events are kept (default 30 days). */
+  retentionMs?: number;
   /** Dispatcher tuning: concurrency, perEndpoint, timeoutMs, pollMs, random, retryDelays, disableAfterMs. */
   dispatcher?: Partial<Omit<DispatcherOptions, 'store' | 'send' | 'allowPrivate' | 'now' | 'logger' | 'resolve'>>;
 }
@@ -33,7 +35,12 @@ export interface Webhooks {
   start(): Promise<void>;
   /** Stops delivering, waits for sends in flight, closes idle connections. */
   stop(): Promise<void>;
+  /** Applies the retention now (also run hourly while started). */
+  prune(): Promise<{ deliveries: number; events: number }>;
 }
+
+export const RETENTION_MS = 30 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
 
 /** Builds the webhook emitter on the shared DB and server: store, dispatcher, routes and the widget-key probe. */
 export function createWebhooks(options: WebhooksOptions): Webhooks {
@@ -58,11 +65,23 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     now,
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });
+  const retention = options.retentionMs ?? RETENTION_MS;
+  const prune = () => store.prune(now() - retention);
+  let pruner: NodeJS.Timeout | null = null;
   return {
     service,
     dispatcher,
-    start: () => dispatcher.start(),
+    prune,
+    async start() {
+      await dispatcher.start();
+      pruner = setInterval(() => {
+        prune().catch((err) => options.logger?.error('webhooks: pruning failed', { error: String(err) }));
+      }, PRUNE_EVERY_MS);
+      pruner.unref();
+    },
     async stop() {
+      if (pruner) clearInterval(pruner);
+      pruner = null;
       await dispatcher.stop();
       sender?.close();
     },

@@ -91,6 +91,8 @@ export interface WebhookStore {
   getDelivery(endpointId: EndpointId, id: string): Promise<(DeliveryRecord & { attemptLog: AttemptRecord[] }) | null>;
   retryDelivery(endpointId: EndpointId, id: DeliveryId): Promise<DeliveryRecord | 'inflight' | null>;
   recoverFailed(endpointId: EndpointId, since: number): Promise<number>;
+  /** Deletes finished (succeeded or failed) deliveries last touched before `before`, their attempts, and events left without deliveries. */
+  prune(before: number): Promise<{ deliveries: number; events: number }>;
 }
 
 const MIGRATIONS = [
@@ -155,6 +157,7 @@ const MIGRATIONS = [
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at, endpoint_id) WHERE status = 'pending';
       CREATE INDEX webhook_deliveries_inflight ON webhook_deliveries(status) WHERE status = 'inflight';
       CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries(endpoint_id, seq);
+      CREATE INDEX webhook_deliveries_event ON webhook_deliveries(event_seq);
       CREATE TABLE webhook_attempts (
         seq INTEGER PRIMARY KEY,
         delivery_seq INTEGER NOT NULL REFERENCES webhook_deliveries(seq) ON DELETE CASCADE,
@@ -290,6 +293,13 @@ export class SqliteWebhookStore implements WebhookStore {
       attempts: db.prepare('SELECT * FROM webhook_attempts WHERE delivery_seq = ? ORDER BY seq'),
       retry: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND id = ? AND status IN ('failed', 'succeeded', 'pending')`,
+      ),
+      pruneDeliveries: db.prepare(
+        `DELETE FROM webhook_deliveries WHERE seq IN (
+           SELECT seq FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND updated_at < ? LIMIT 2000)`,
+      ),
+      pruneEvents: db.prepare(
+        `DELETE FROM webhook_events WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = webhook_events.seq)`,
       ),
       recover: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'failed' AND created_at >= ?`,
@@ -505,6 +515,17 @@ export class SqliteWebhookStore implements WebhookStore {
       this.q.retry.run(at, at, endpointId, id);
       return deliveryOf(this.q.delivery.get(endpointId, id) as DeliveryRow);
     })();
+  }
+
+  async prune(before: number) {
+    let deliveries = 0;
+    // In slices, so the writer lock is never held for long.
+    for (;;) {
+      const n = this.q.pruneDeliveries.run(before).changes;
+      deliveries += n;
+      if (n < 2000) break;
+    }
+    return { deliveries, events: this.q.pruneEvents.run(before).changes };
   }
 
   async recoverFailed(endpointId: EndpointId, since: number) {

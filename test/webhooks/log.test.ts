@@ -89,3 +89,24 @@ test('one slow receiver holds at most 4 deliveries in flight and does not starve
     await fast.close();
   }
 });
+
+test('retention: finished deliveries, their attempts and events older than 30 days are pruned; pending ones stay', async () => {
+  const rx = await startReceiver();
+  const clock = testClock();
+  const { s, widgetId, addEndpoint } = await webhookServer({ now: clock.now });
+  try {
+    const ok = await addEndpoint({ url: rx.url, events: ['conversation.started'] });
+    const down = await addEndpoint({ url: 'http://127.0.0.1:9/closed', events: ['conversation.started'] });
+    await s.webhooks.service.emit(widgetId, 'conversation.started', { conversation_id: 'ses_old' });
+    await s.webhooks.dispatcher.runDue();
+    clock.advance(30 * 86_400_000 + 1);
+    const pruned = await s.webhooks.prune();
+    assert.deepEqual(pruned, { deliveries: 1, events: 0 }, 'the pending retry to the closed port keeps its event');
+    assert.equal((await s.webhooks.service.store.listDeliveries(ok.id as never, { limit: 10, before: null })).data.length, 0);
+    assert.equal((await s.webhooks.service.store.listDeliveries(down.id as never, { limit: 10, before: null })).data.length, 1);
+    assert.equal((s.db.prepare('SELECT COUNT(*) AS n FROM webhook_attempts').get() as { n: number }).n, 1);
+  } finally {
+    await s.stop();
+    await rx.close();
+  }
+});
