@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { LookupFunction } from 'node:net';
 
@@ -41,10 +42,10 @@ export const USER_AGENT = `brainstem-webhooks/${packageVersion()}`;
  * receiver) with the host's DNS lookup replaced by the pinned address. Redirects are never
  * followed: node:http does not follow them, and a 3xx counts as a failure.
  */
-export function createSender(options: { maxSockets?: number } = {}): { send: Send; close(): void } {
+export function createSender(options: { maxSockets?: number; /** Extra trusted CA certificates (PEM), added to Node's defaults. */ ca?: string[] } = {}): { send: Send; close(): void } {
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? Infinity, maxFreeSockets: 256, scheduling: 'lifo' as const };
   const httpAgent = new http.Agent(agentOptions);
-  const httpsAgent = new https.Agent(agentOptions);
+  const httpsAgent = new https.Agent({ ...agentOptions, ...(options.ca ? { ca: [...tls.rootCertificates, ...options.ca] } : {}) });
 
   const send: Send = (req) =>
     new Promise((resolve) => {
