@@ -5,6 +5,7 @@ import { openDatabase, type Db } from '../store/sqlite.js';
 import { Authenticator } from '../identity/auth.js';
 import { SqliteIdentityStore } from '../identity/store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
+import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
 
 export interface EmbeddedOptions {
   host?: string;
@@ -14,12 +15,17 @@ export interface EmbeddedOptions {
   logger?: Logger;
   now?: () => number;
   tls?: { certFile: string; keyFile: string };
+  /** `--allow-private-webhooks`: webhook URLs may be plain http:// and resolve to private addresses. */
+  allowPrivateWebhooks?: boolean;
+  /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
+  webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
 }
 
 export interface Embedded {
   port: number;
   url: string;
   db: Db;
+  webhooks: Webhooks;
   close(): Promise<void>;
 }
 
@@ -36,16 +42,29 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const identity = new SqliteIdentityStore(db, now);
   const auth = new Authenticator(identity, { adminToken: options.adminToken, now });
   mountIdentityRoutes(server, { store: identity, auth, now });
+  const webhooks = createWebhooks({
+    db,
+    server,
+    auth,
+    getTenant: (id) => identity.getTenant(id),
+    allowPrivate: options.allowPrivateWebhooks ?? false,
+    now,
+    logger,
+    ...options.webhooks,
+  });
 
   const host = options.host ?? '127.0.0.1';
   const port = await server.listen(host, options.port ?? 8080);
+  await webhooks.start();
   const scheme = options.tls ? 'https' : 'http';
   return {
     port,
     url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     db,
+    webhooks,
     async close() {
       await server.close();
+      await webhooks.stop();
       db.close();
     },
   };

@@ -3,6 +3,7 @@ import { registerBundle } from './bundle.js';
 import { registerServe } from './serve.js';
 import { registerAdmin } from './admin.js';
 import { registerPlugins } from './plugins.js';
+import { registerWebhooks } from './webhooks.js';
 
 /** Every CLI command, in the order --help lists them. */
-export const commands: RegisterCommand[] = [registerServe, registerAdmin, registerBundle, registerPlugins];
+export const commands: RegisterCommand[] = [registerServe, registerAdmin, registerBundle, registerWebhooks, registerPlugins];

@@ -8,6 +8,7 @@ interface ServeFlags {
   db: string;
   tlsCert?: string;
   tlsKey?: string;
+  allowPrivateWebhooks?: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -18,6 +19,7 @@ export function registerServe(program: Command): void {
     .option('--db <file>', 'SQLite database file', './brainstem.db')
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
+    .option('--allow-private-webhooks', 'let webhook URLs use plain http:// and private/loopback addresses (development and tests only)')
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
@@ -30,8 +32,10 @@ export function registerServe(program: Command): void {
         db: flags.db,
         adminToken,
         logger,
+        allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
+      if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook URLs may reach private and loopback addresses over plain http');
       process.stdout.write(`brainstem serve listening on ${server.url} (db ${flags.db})\n`);
       await untilSignal();
       await server.close();

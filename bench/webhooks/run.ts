@@ -1,0 +1,227 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { openDatabase } from '../../src/store/sqlite.js';
+import { SqliteWebhookStore } from '../../src/webhooks/store.js';
+import { Dispatcher } from '../../src/webhooks/dispatcher.js';
+import { createSender } from '../../src/webhooks/sender.js';
+import { deliveryBody, validateEvent } from '../../src/webhooks/events.js';
+import { WebhookService } from '../../src/webhooks/service.js';
+import { serviceSignature } from '../../src/signing/webhook.js';
+import type { TenantId } from '../../src/identity/types.js';
+import { SqliteIdentityStore } from '../../src/identity/store.js';
+import { hashToken, newToken } from '../../src/identity/tokens.js';
+import { startEmbedded } from '../../src/cli/embedded.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+
+export interface BenchOptions {
+  /** Deliveries per scenario. */
+  deliveries: number;
+  /** Events for the enqueue measurement. */
+  events: number;
+}
+
+export interface ScenarioResult {
+  scenario: string;
+  endpoints: number;
+  perEndpoint: number;
+  concurrency: number;
+  deliveries: number;
+  seconds: number;
+  deliveriesPerSec: number;
+}
+
+export interface BenchResult {
+  cpus: number;
+  node: string;
+  baseline: { requests: number; concurrency: number; seconds: number; requestsPerSec: number };
+  enqueue: { events: number; endpoints: number; seconds: number; eventsPerSec: number; p50Ms: number; p99Ms: number };
+  /** POST /v1/widgets/{id}/events over HTTP with a widget key, while the dispatcher delivers the events. */
+  enqueueHttp: { events: number; measured: number; concurrency: number; seconds: number; eventsPerSec: number; p50Ms: number; p99Ms: number; delivered: number };
+  scenarios: ScenarioResult[];
+}
+
+async function startReceiver(): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(new URL('./receiver.js', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
+  return { child, url: `http://127.0.0.1:${String(first.value).trim()}/hook` };
+}
+
+const BODY = deliveryBody('conversation.started', 'wid_bench', { conversation_id: 'ses_bench', visitor_id: 'vis_bench' });
+
+/** Raw POSTs from the same sender (keep-alive agent, same headers and body size) with no outbox: the ceiling. */
+async function baseline(url: string, requests: number, concurrency: number) {
+  const sender = createSender();
+  const target = new URL(url);
+  const headers = { 'content-type': 'application/json', 'x-service-signature': serviceSignature(BODY, 'whsec_x') };
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests) {
+        next++;
+        const r = await sender.send({ url: target, addresses: [{ address: '127.0.0.1', family: 4 }], headers, body: BODY, timeoutMs: 10_000 });
+        if (r.kind !== 'response' || r.status >= 300) throw new Error(`baseline request failed: ${JSON.stringify(r)}`);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  sender.close();
+  return { requests, concurrency, seconds, requestsPerSec: Math.round(requests / seconds) };
+}
+
+function fresh() {
+  const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-'));
+  const db = openDatabase(join(dir, 'bench.db'));
+  const store = new SqliteWebhookStore(db);
+  return { dir, db, store, dispose: () => { db.close(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+/** Events accepted per second through emit() (validation + one committed transaction each), one endpoint subscribed. */
+async function enqueue(url: string, events: number) {
+  const { store, dispose } = fresh();
+  try {
+    const sender = createSender();
+    const dispatcher = new Dispatcher({ store, send: sender.send, allowPrivate: true });
+    const service = new WebhookService({ store, dispatcher, getTenant: async () => null });
+    const { widget } = await store.createWidget(1 as TenantId, 'bench', { hash: 'h-enqueue', preview: 'bwk_' });
+    await store.createEndpoint(widget.id, { url, secret: 'whsec_YmVuY2g=', events: ['conversation.started'], enabled: true });
+    const lat: number[] = [];
+    const started = performance.now();
+    for (let i = 0; i < events; i++) {
+      const t = performance.now();
+      await service.emitFor(widget, 'conversation.started', { conversation_id: `ses_${i}`, visitor_id: 'vis_1' });
+      lat.push(performance.now() - t);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    sender.close();
+    return { events, endpoints: 1, seconds, eventsPerSec: Math.round(events / seconds), ...percentiles(lat) };
+  } finally {
+    dispose();
+  }
+}
+
+function percentiles(lat: number[]) {
+  lat.sort((a, b) => a - b);
+  const pct = (p: number) => Math.round(lat[Math.min(lat.length - 1, Math.floor(lat.length * p))]! * 1000) / 1000;
+  return { p50Ms: pct(0.5), p99Ms: pct(0.99) };
+}
+
+/** The whole accept path: HTTP, widget-key auth, validation, commit, 202; the client runs in the same process. */
+async function enqueueHttp(url: string, events: number, concurrency: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-'));
+  const server = await startEmbedded({ port: 0, db: join(dir, 'bench.db'), allowPrivateWebhooks: true });
+  try {
+    const tenant = await new SqliteIdentityStore(server.db).createTenant('bench', 'pro');
+    const key = newToken('widgetKey');
+    const store = server.webhooks.service.store;
+    const { widget } = await store.createWidget(tenant.id, 'bench', { hash: hashToken(key), preview: key.slice(0, 8) });
+    const ep = await store.createEndpoint(widget.id, { url, secret: 'whsec_YmVuY2g=', events: ['conversation.started'], enabled: true });
+    const path = `/v1/widgets/${widget.id}/events`;
+    // node:http with a keep-alive agent: in one process it loads the event loop far less than fetch.
+    const agent = new http.Agent({ keepAlive: true });
+    const post = (i: number) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({ event: 'conversation.started', data: { conversation_id: `ses_${i}` } });
+        const r = http.request(
+          { host: '127.0.0.1', port: server.port, path, method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        r.on('error', reject);
+        r.end(body);
+      });
+    const run = async (count: number, lat: number[] | null) => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < count) {
+            const i = next++;
+            const t = performance.now();
+            const status = await post(i);
+            if (status !== 202) throw new Error(`enqueue over HTTP: ${status}`);
+            lat?.push(performance.now() - t);
+          }
+        }),
+      );
+    };
+    await run(Math.min(1000, events), null);
+    const lat: number[] = [];
+    const started = performance.now();
+    await run(events, lat);
+    const seconds = (performance.now() - started) / 1000;
+    await server.webhooks.dispatcher.runDue();
+    agent.destroy();
+    const delivered = (server.db.prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'succeeded'`).get(ep.id) as { n: number }).n;
+    return { events: events + Math.min(1000, events), measured: events, concurrency, seconds, eventsPerSec: Math.round(events / seconds), ...percentiles(lat), delivered };
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function deliver(url: string, s: Scenario, deliveries: number): Promise<ScenarioResult> {
+  const { store, dispose } = fresh();
+  const sender = createSender();
+  try {
+    const { widget } = await store.createWidget(1 as TenantId, 'bench', { hash: `h-${s.name}`, preview: 'bwk_' });
+    for (let i = 0; i < s.endpoints; i++) {
+      await store.createEndpoint(widget.id, { url, secret: 'whsec_YmVuY2g=', events: ['conversation.started'], enabled: true });
+    }
+    const events = Math.ceil(deliveries / s.endpoints);
+    const checked = validateEvent('conversation.started', { conversation_id: 'ses_1' });
+    if (!checked.ok) throw new Error('bench event invalid');
+    const body = deliveryBody('conversation.started', widget.id, checked.data);
+    for (let i = 0; i < events; i++) await store.enqueue(widget.id, 'conversation.started', body);
+    const dispatcher = new Dispatcher({ store, send: sender.send, allowPrivate: true, perEndpoint: s.perEndpoint, concurrency: s.concurrency });
+    const started = performance.now();
+    const attempts = await dispatcher.runDue();
+    const seconds = (performance.now() - started) / 1000;
+    const total = events * s.endpoints;
+    if (attempts !== total) throw new Error(`${s.name}: expected ${total} attempts, made ${attempts}`);
+    return { scenario: s.name, endpoints: s.endpoints, perEndpoint: s.perEndpoint, concurrency: s.concurrency, deliveries: total, seconds, deliveriesPerSec: Math.round(total / seconds) };
+  } finally {
+    sender.close();
+    dispose();
+  }
+}
+
+export async function runWebhooksBench(options: BenchOptions, scenarios: Scenario[] = SCENARIOS): Promise<BenchResult> {
+  const rx = await startReceiver();
+  try {
+    // Warm the receiver and the JIT once, then measure.
+    await baseline(rx.url, 2000, 64);
+    const base = await baseline(rx.url, options.deliveries, 64);
+    const enq = await enqueue(rx.url, options.events);
+    const enqHttp = await enqueueHttp(rx.url, options.events, 16);
+    const results: ScenarioResult[] = [];
+    for (const s of scenarios) results.push(await deliver(rx.url, s, options.deliveries));
+    // Measured again after the scenarios (receiver fully warm); the better run is the baseline.
+    const again = await baseline(rx.url, options.deliveries, 64);
+    const best = again.requestsPerSec > base.requestsPerSec ? again : base;
+    return { cpus: (await import('node:os')).availableParallelism(), node: process.version, baseline: best, enqueue: enq, enqueueHttp: enqHttp, scenarios: results };
+  } finally {
+    rx.child.kill();
+  }
+}
+
+export function formatTable(r: BenchResult): string {
+  const rows: string[][] = [['scenario', 'endpoints', 'in flight (per endpoint / total)', 'deliveries', 'seconds', 'deliveries/s', 'vs baseline']];
+  rows.push(['baseline: raw POSTs, same sender', '1', `- / ${r.baseline.concurrency}`, String(r.baseline.requests), r.baseline.seconds.toFixed(2), String(r.baseline.requestsPerSec), '100%']);
+  for (const s of r.scenarios) {
+    rows.push([s.scenario, String(s.endpoints), `${s.perEndpoint} / ${s.concurrency}`, String(s.deliveries), s.seconds.toFixed(2), String(s.deliveriesPerSec), `${Math.round((100 * s.deliveriesPerSec) / r.baseline.requestsPerSec)}%`]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const out = [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)];
+  out.push('', `enqueue (emit → committed, 1 endpoint): ${r.enqueue.eventsPerSec} events/s, p50 ${r.enqueue.p50Ms} ms, p99 ${r.enqueue.p99Ms} ms over ${r.enqueue.events} events`);
+  const h = r.enqueueHttp;
+  out.push(`enqueue over HTTP (POST …/events, widget key, ${h.concurrency} concurrent, same process, dispatcher delivering): ${h.eventsPerSec} events/s, p50 ${h.p50Ms} ms, p99 ${h.p99Ms} ms; ${h.delivered}/${h.events} delivered (warm-up included)`);
+  out.push(`node ${r.node}, ${r.cpus} CPUs`);
+  return out.join('\n');
+}

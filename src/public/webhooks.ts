@@ -1,0 +1,4 @@
+/** What a Node receiver of brainstem webhooks imports: verification and the signing primitives. */
+export { verifyWebhook, type VerifyOptions, type VerifyResult, type HeaderBag } from '../webhooks/verify.js';
+export { serviceSignature, standardSignature, standardKey, verifyServiceSignature, verifyStandardSignature } from '../signing/webhook.js';
+export { EVENT_TYPES, type EventType } from '../webhooks/types.js';

@@ -1,0 +1,62 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hexEqual, hmacHex } from './hmac.js';
+
+/**
+ * Webhook signatures, two schemes on every delivery:
+ *
+ * - `X-Service-Signature: v1=<hex>` (spec 002 §5): lowercase hex HMAC-SHA256 of the raw body,
+ *   keyed with the endpoint secret exactly as shown to the user (its UTF-8 bytes, a `whsec_`
+ *   prefix included).
+ * - Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`):
+ *   base64 HMAC-SHA256 of `${id}.${timestamp}.${body}`, keyed with the base64-decoded part of a
+ *   `whsec_` secret, or with the secret's raw UTF-8 bytes when it is not a `whsec_` secret.
+ */
+
+export const WHSEC_PREFIX = 'whsec_';
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$/;
+
+/** A fresh secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
+export function generateSecret(bytes: (n: number) => Buffer = randomBytes): string {
+  return WHSEC_PREFIX + bytes(32).toString('base64');
+}
+
+/** True when the secret is `whsec_` followed by valid, non-empty base64. */
+export function isWhsecSecret(secret: string): boolean {
+  return secret.startsWith(WHSEC_PREFIX) && BASE64.test(secret.slice(WHSEC_PREFIX.length));
+}
+
+/** The Standard Webhooks HMAC key for a secret (see the module comment for the rule). */
+export function standardKey(secret: string): Buffer {
+  return isWhsecSecret(secret) ? Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+}
+
+/** The value of `X-Service-Signature` for a body. */
+export function serviceSignature(body: string | Uint8Array, secret: string): string {
+  return `v1=${hmacHex(secret, body)}`;
+}
+
+/** One `v1,<base64>` Standard Webhooks signature; `key` from standardKey(). */
+export function standardSignature(id: string, timestamp: number, body: string | Uint8Array, key: Uint8Array): string {
+  const mac = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+  return `v1,${mac}`;
+}
+
+/** Constant-time check of an `X-Service-Signature` header value. */
+export function verifyServiceSignature(body: string | Uint8Array, header: string | undefined, secret: string): boolean {
+  if (!header) return false;
+  const m = /^\s*v1=([0-9a-fA-F]{64})\s*$/.exec(header);
+  if (!m) return false;
+  return hexEqual(hmacHex(secret, body), m[1]!);
+}
+
+/** Constant-time check that one of the space-separated `v1,` signatures matches. */
+export function verifyStandardSignature(id: string, timestamp: number, body: string | Uint8Array, header: string, secret: string): boolean {
+  const expected = Buffer.from(standardSignature(id, timestamp, body, standardKey(secret)));
+  let ok = false;
+  for (const part of header.split(' ')) {
+    const candidate = Buffer.from(part.trim());
+    // Every candidate is compared, so timing does not reveal which position matched.
+    if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) ok = true;
+  }
+  return ok;
+}

@@ -1,0 +1,327 @@
+import { randomInt } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
+import { DISABLE_AFTER_MS, parseRetryAfter, retryDelay, RETRY_DELAYS_MS, seededRandom } from './schedule.js';
+import type { Send, SendOutcome } from './sender.js';
+import { USER_AGENT } from './sender.js';
+import { guardUrl, type Resolve } from './ssrf.js';
+import type { AttemptResult, WebhookStore } from './store.js';
+import type { DueDelivery } from './types.js';
+
+export interface DispatcherOptions {
+  store: WebhookStore;
+  send: Send;
+  allowPrivate: boolean;
+  resolve?: Resolve;
+  now?: () => number;
+  /** Jitter source; seeded from crypto by default, fixed in tests. */
+  random?: () => number;
+  logger?: Logger;
+  /** A 2xx must arrive within this long (default 10 s). */
+  timeoutMs?: number;
+  /** Deliveries in flight at once, over all endpoints (default 64). */
+  concurrency?: number;
+  /** Deliveries in flight at once to one endpoint (default 4), so one slow receiver cannot take every slot. */
+  perEndpoint?: number;
+  /** How often the background loop looks for retries that fell due (default 1 s of real time). */
+  pollMs?: number;
+  retryDelays?: readonly number[];
+  disableAfterMs?: number;
+}
+
+/**
+ * Moves deliveries from the outbox to receivers, at least once. Claims are written (in flight)
+ * before a send and results after it, both in batched transactions; whatever a crash leaves in
+ * flight is due again on the next start. Tests drive it with runDue() and an injected clock;
+ * in a server start() runs the same pump from a timer and from notify().
+ */
+export class Dispatcher {
+  private readonly store: WebhookStore;
+  private readonly send: Send;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly logger: Logger;
+  private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  private readonly perEndpoint: number;
+  private readonly pollMs: number;
+  private readonly retryDelays: readonly number[];
+  private readonly disableAfterMs: number;
+  private readonly guard: { allowPrivate: boolean; resolve?: Resolve };
+
+  private inFlight = 0;
+  private readonly inFlightByEndpoint = new Map<string, number>();
+  private readonly sends = new Set<Promise<void>>();
+  private results: AttemptResult[] = [];
+  private flushing: Promise<void> | null = null;
+  private pumping: Promise<number> | null = null;
+  private pumpAgain = false;
+  private running = false;
+  /**
+   * Sends of one start()…stop() span share a generation; stop() aborts those it stopped waiting
+   * for and moves to the next generation, so their late results are dropped (the store keeps
+   * them in flight for the next start) and they no longer count against the limits.
+   */
+  private generation = Dispatcher.newGeneration();
+
+  /** Every send of a generation listens on one signal, so the listener warning is off for it. */
+  private static newGeneration(): { abort: AbortController } {
+    const abort = new AbortController();
+    setMaxListeners(0, abort.signal);
+    return { abort };
+  }
+  private timer: NodeJS.Timeout | null = null;
+  private wakeScheduled = false;
+  /** Real time (performance.now) of the last claim that reached past saturated endpoints, and what it cost. */
+  private lastReach = -Infinity;
+  private reachCostMs = 0;
+  private reachTimer: NodeJS.Timeout | null = null;
+
+  constructor(options: DispatcherOptions) {
+    this.store = options.store;
+    this.send = options.send;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? seededRandom(randomInt(2 ** 31));
+    this.logger = options.logger ?? silentLogger;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.concurrency = options.concurrency ?? 64;
+    this.perEndpoint = options.perEndpoint ?? 4;
+    this.pollMs = options.pollMs ?? 1000;
+    this.retryDelays = options.retryDelays ?? RETRY_DELAYS_MS;
+    this.disableAfterMs = options.disableAfterMs ?? DISABLE_AFTER_MS;
+    this.guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
+    for (const [name, value] of [['timeoutMs', this.timeoutMs], ['concurrency', this.concurrency], ['perEndpoint', this.perEndpoint], ['pollMs', this.pollMs]] as const) {
+      if (!Number.isInteger(value) || value < 1) throw new Error(`Dispatcher option ${name} must be a positive integer, got ${value}`);
+    }
+  }
+
+  /** Requeues what a previous process left in flight, then delivers in the background until stop(). */
+  async start(): Promise<void> {
+    const requeued = await this.store.requeueInflight();
+    if (requeued > 0) this.logger.warn('webhooks: requeued deliveries left in flight by a previous run', { count: requeued });
+    this.running = true;
+    this.timer = setInterval(() => this.wake(), this.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /**
+   * Stops claiming and waits up to graceMs for the sends in flight, recording their results.
+   * Sends still running after that are abandoned: they stay in flight in the store and are
+   * retried, under the same delivery id, by the next start().
+   */
+  async stop(graceMs = 5000): Promise<void> {
+    this.running = false;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (this.reachTimer) clearTimeout(this.reachTimer);
+    this.reachTimer = null;
+    if (this.pumping) await this.pumping;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([...this.sends]), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    await this.flush();
+    this.generation.abort.abort();
+    this.generation = Dispatcher.newGeneration();
+    this.sends.clear();
+    this.inFlight = 0;
+    this.inFlightByEndpoint.clear();
+  }
+
+  /** Something was enqueued: look for due work now rather than at the next poll. */
+  notify(): void {
+    if (this.running) this.wake();
+  }
+
+  /**
+   * Delivers everything due at now() (repeatedly, within the concurrency limits) and resolves
+   * once nothing due is left and every result is recorded. Returns the attempts made.
+   */
+  async runDue(): Promise<number> {
+    let attempts = 0;
+    for (;;) {
+      const claimed = await this.pump();
+      attempts += claimed;
+      if (this.sends.size > 0) {
+        await Promise.race([...this.sends]);
+        await this.flush();
+      } else {
+        await this.flush();
+        if (claimed === 0) break;
+      }
+    }
+    await this.flush();
+    return attempts;
+  }
+
+  get stats(): { inFlight: number } {
+    return { inFlight: this.inFlight };
+  }
+
+  private wake(): void {
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      if (this.running) this.pump().catch((err) => this.logger.error('webhooks: pump failed', { error: String(err) }));
+    });
+  }
+
+  /** One claim round; a second call while one runs is folded into it. */
+  private pump(): Promise<number> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return this.pumping.then(() => 0);
+    }
+    this.pumping = (async () => {
+      let total = 0;
+      do {
+        this.pumpAgain = false;
+        const room = this.concurrency - this.inFlight;
+        if (room <= 0) break;
+        // Reaching past a saturated endpoint's backlog walks that backlog; doing it at most every
+        // 25 ms (or ten times its own cost) bounds the work while others wait at most that long.
+        const t = performance.now();
+        const reachPast = t - this.lastReach >= Math.max(25, this.reachCostMs * 10);
+        const batch = await this.store.claimDue(room, (ep) => this.perEndpoint - (this.inFlightByEndpoint.get(ep) ?? 0), { reachPast });
+        if (reachPast) {
+          this.lastReach = t;
+          this.reachCostMs = performance.now() - t;
+        } else if (batch.length < room && this.anySaturated()) this.reachLater(this.lastReach + Math.max(25, this.reachCostMs * 10) - t);
+        for (const d of batch) this.begin(d);
+        total += batch.length;
+      } while (this.pumpAgain);
+      return total;
+    })().finally(() => {
+      this.pumping = null;
+    });
+    return this.pumping;
+  }
+
+  private anySaturated(): boolean {
+    for (const n of this.inFlightByEndpoint.values()) if (n >= this.perEndpoint) return true;
+    return false;
+  }
+
+  /** Work may sit behind a saturated endpoint: come back when the next reach-past claim is allowed. */
+  private reachLater(ms: number): void {
+    if (!this.running || this.reachTimer) return;
+    this.reachTimer = setTimeout(() => {
+      this.reachTimer = null;
+      this.wake();
+    }, Math.max(1, Math.ceil(ms)));
+    this.reachTimer.unref();
+  }
+
+  private begin(d: DueDelivery): void {
+    const generation = this.generation;
+    this.inFlight++;
+    this.inFlightByEndpoint.set(d.endpointId, (this.inFlightByEndpoint.get(d.endpointId) ?? 0) + 1);
+    const p: Promise<void> = this.attempt(d, generation.abort.signal)
+      .then((result) => {
+        if (generation === this.generation) this.results.push(result);
+      })
+      .catch((err) => this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) }))
+      .finally(() => {
+        if (generation !== this.generation) return;
+        this.sends.delete(p);
+        this.inFlight--;
+        const left = (this.inFlightByEndpoint.get(d.endpointId) ?? 1) - 1;
+        if (left === 0) this.inFlightByEndpoint.delete(d.endpointId);
+        else this.inFlightByEndpoint.set(d.endpointId, left);
+        // The next claim waits for this result to be recorded, so a 410 or a disable is seen first.
+        this.scheduleFlush();
+      });
+    this.sends.add(p);
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flushNow());
+  }
+
+  private async flush(): Promise<void> {
+    while (this.flushing || this.results.length > 0) {
+      if (this.flushing) await this.flushing;
+      else await this.flushNow();
+    }
+  }
+
+  private async flushNow(): Promise<void> {
+    const batch = this.results;
+    this.results = [];
+    try {
+      if (batch.length > 0) {
+        const { disabled } = await this.store.recordResults(batch, this.disableAfterMs);
+        for (const ep of disabled) this.logger.warn('webhooks: endpoint disabled', { endpoint: ep });
+      }
+    } catch (err) {
+      // Unrecorded results stay in flight in the store, so a restart retries them (at-least-once).
+      this.logger.error('webhooks: recording results failed', { error: String(err), count: batch.length });
+    } finally {
+      this.flushing = null;
+      if (this.running) this.wake();
+    }
+  }
+
+  private async attempt(d: DueDelivery, signal: AbortSignal): Promise<AttemptResult> {
+    const startedAt = this.now();
+    const number = d.attempts + 1;
+    const guarded = await guardUrl(d.url, this.guard);
+    let outcome: SendOutcome;
+    if (!guarded.ok) outcome = { kind: 'error', error: `refused by the SSRF guard: URL ${guarded.reason}`, durationMs: 0 };
+    else {
+      const ts = Math.floor(startedAt / 1000);
+      const signatures = [standardSignature(d.id, ts, d.body, standardKey(d.secret))];
+      if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
+        signatures.push(standardSignature(d.id, ts, d.body, standardKey(d.previousSecret)));
+      }
+      outcome = await this.send({
+        url: guarded.url,
+        addresses: guarded.addresses,
+        body: d.body,
+        timeoutMs: this.timeoutMs,
+        signal,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'x-service-signature': serviceSignature(d.body, d.secret),
+          'x-service-delivery': d.id,
+          'x-service-timestamp': String(ts),
+          'x-service-event': d.event,
+          'webhook-id': d.id,
+          'webhook-timestamp': String(ts),
+          'webhook-signature': signatures.join(' '),
+        },
+      });
+    }
+    const base = { deliveryId: d.id, endpointId: d.endpointId };
+    if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
+      return {
+        ...base,
+        attempt: { startedAt, durationMs: outcome.durationMs, statusCode: outcome.status, responseExcerpt: outcome.excerpt, error: null, outcome: 'succeeded' },
+        next: { status: 'succeeded' },
+        endpoint: 'success',
+      };
+    }
+    const status = outcome.kind === 'response' ? outcome.status : null;
+    const error = outcome.kind === 'error' ? outcome.error : status !== null && status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+    const attempt = {
+      startedAt,
+      durationMs: outcome.durationMs,
+      statusCode: status,
+      responseExcerpt: outcome.kind === 'response' ? outcome.excerpt : null,
+      error,
+      outcome: 'failed' as const,
+    };
+    if (status === 410) return { ...base, attempt, next: { status: 'failed' }, endpoint: 'gone' };
+    let delay = retryDelay(number, this.random, this.retryDelays);
+    if (delay !== null && outcome.kind === 'response' && (status === 429 || status === 503)) {
+      const asked = parseRetryAfter(outcome.retryAfter, this.now());
+      if (asked !== null) delay = Math.max(delay, asked);
+    }
+    return { ...base, attempt, next: delay === null ? { status: 'failed' } : { status: 'pending', at: this.now() + delay }, endpoint: 'failure' };
+  }
+}

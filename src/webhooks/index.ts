@@ -1,0 +1,89 @@
+import type { HttpServer } from '../http/server.js';
+import type { Authenticator } from '../identity/auth.js';
+import type { TenantId, TenantRecord } from '../identity/types.js';
+import type { Logger } from '../log.js';
+import type { Db } from '../store/sqlite.js';
+import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
+import { mountWebhookRoutes } from './routes.js';
+import { createSender, type Send } from './sender.js';
+import { WebhookService } from './service.js';
+import type { Resolve } from './ssrf.js';
+import { SqliteWebhookStore } from './store.js';
+
+export interface WebhooksOptions {
+  db: Db;
+  server: HttpServer;
+  auth: Authenticator;
+  getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+  /** `--allow-private-webhooks`: private addresses and plain http:// admitted (development and tests only). */
+  allowPrivate: boolean;
+  now?: () => number;
+  logger?: Logger;
+  resolve?: Resolve;
+  /** Replaces the HTTP transport (benchmarks of the outbox alone). */
+  send?: Send;
+  /** How long finished deliveries, their attempts and events are kept (default 30 days). */
+  retentionMs?: number;
+  /** Dispatcher tuning: concurrency, perEndpoint, timeoutMs, pollMs, random, retryDelays, disableAfterMs. */
+  dispatcher?: Partial<Omit<DispatcherOptions, 'store' | 'send' | 'allowPrivate' | 'now' | 'logger' | 'resolve'>>;
+}
+
+export interface Webhooks {
+  service: WebhookService;
+  dispatcher: Dispatcher;
+  /** Requeues what a crash left in flight and starts delivering. */
+  start(): Promise<void>;
+  /** Stops delivering, waits for sends in flight, closes idle connections. */
+  stop(): Promise<void>;
+  /** Applies the retention now (also run hourly while started). */
+  prune(): Promise<{ deliveries: number; events: number }>;
+}
+
+export const RETENTION_MS = 30 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** Builds the webhook emitter on the shared DB and server: store, dispatcher, routes and the widget-key probe. */
+export function createWebhooks(options: WebhooksOptions): Webhooks {
+  const now = options.now ?? Date.now;
+  const store = new SqliteWebhookStore(options.db, now);
+  const sender = options.send ? null : createSender();
+  const dispatcher = new Dispatcher({
+    ...options.dispatcher,
+    store,
+    send: options.send ?? sender!.send,
+    allowPrivate: options.allowPrivate,
+    now,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  });
+  const service = new WebhookService({ store, dispatcher, getTenant: options.getTenant });
+  options.auth.addProbe(service.probe);
+  mountWebhookRoutes(options.server, {
+    service,
+    auth: options.auth,
+    allowPrivate: options.allowPrivate,
+    now,
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  });
+  const retention = options.retentionMs ?? RETENTION_MS;
+  const prune = () => store.prune(now() - retention);
+  let pruner: NodeJS.Timeout | null = null;
+  return {
+    service,
+    dispatcher,
+    prune,
+    async start() {
+      await dispatcher.start();
+      pruner = setInterval(() => {
+        prune().catch((err) => options.logger?.error('webhooks: pruning failed', { error: String(err) }));
+      }, PRUNE_EVERY_MS);
+      pruner.unref();
+    },
+    async stop() {
+      if (pruner) clearInterval(pruner);
+      pruner = null;
+      await dispatcher.stop();
+      sender?.close();
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * When to try again. After the first attempt fails the delivery is retried after each delay in
+ * turn (8 attempts over about 28 hours, as Svix does), each delay spread by ±10% so that
+ * receivers coming back from an outage are not hit by every retry at the same instant.
+ */
+export const RETRY_DELAYS_MS: readonly number[] = [
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  10 * 3_600_000,
+];
+
+export const JITTER = 0.1;
+/** The longest wait a receiver's Retry-After can impose. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+/** An endpoint whose attempts have all failed for this long is disabled. */
+export const DISABLE_AFTER_MS = 5 * 86_400_000;
+
+/** The delay before the next attempt after `attempts` failed ones, or null when retries are exhausted. */
+export function retryDelay(attempts: number, random: () => number, delays: readonly number[] = RETRY_DELAYS_MS): number | null {
+  const base = delays[attempts - 1];
+  if (base === undefined) return null;
+  return Math.round(base * (1 + (random() * 2 - 1) * JITTER));
+}
+
+/** Retry-After as milliseconds (delta-seconds or an HTTP date), bounded to [0, MAX_RETRY_AFTER_MS]; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
+  else {
+    const at = Date.parse(trimmed);
+    if (Number.isNaN(at)) return null;
+    ms = at - now;
+  }
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+}
+
+/** A small seeded PRNG (mulberry32) for the jitter, so tests can fix it. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,118 @@
+import http from 'node:http';
+import https from 'node:https';
+import tls from 'node:tls';
+import { readFileSync } from 'node:fs';
+import type { LookupFunction } from 'node:net';
+
+/** The one HTTP exchange of a delivery attempt. Injectable so the dispatcher can be tested or benchmarked without it. */
+export type Send = (request: SendRequest) => Promise<SendOutcome>;
+
+export interface SendRequest {
+  url: URL;
+  /** The addresses the SSRF guard approved (at least one); the connection goes to these and nowhere else. */
+  addresses: { address: string; family: 4 | 6 }[];
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  /** Aborts the exchange (the dispatcher stopping); the outcome is then an error. */
+  signal?: AbortSignal;
+}
+
+export type SendOutcome =
+  | { kind: 'response'; status: number; retryAfter: string | null; excerpt: string; durationMs: number }
+  | { kind: 'error'; error: string; durationMs: number };
+
+export const EXCERPT_BYTES = 1024;
+/** More response body than this and the connection is dropped instead of drained for reuse. */
+const DRAIN_LIMIT = 64 * 1024;
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export const USER_AGENT = `brainstem-webhooks/${packageVersion()}`;
+
+/**
+ * Sends over keep-alive agents (one TCP/TLS connection serves many deliveries to the same
+ * receiver) with the host's DNS lookup replaced by the pinned address. Redirects are never
+ * followed: node:http does not follow them, and a 3xx counts as a failure.
+ */
+export function createSender(options: { maxSockets?: number; /** Extra trusted CA certificates (PEM), added to Node's defaults. */ ca?: string[] } = {}): { send: Send; close(): void } {
+  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? Infinity, maxFreeSockets: 256, scheduling: 'lifo' as const };
+  const httpAgent = new http.Agent(agentOptions);
+  const httpsAgent = new https.Agent({ ...agentOptions, ...(options.ca ? { ca: [...tls.rootCertificates, ...options.ca] } : {}) });
+
+  const send: Send = (req) =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      let settled = false;
+      let timedOut = false;
+      const finish = (outcome: SendOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+      const pinned: LookupFunction = (_host, opts, cb) => {
+        const { address, family } = req.addresses[0]!;
+        if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, req.addresses);
+        else cb(null, address, family);
+      };
+      const isHttps = req.url.protocol === 'https:';
+      const r = (isHttps ? https : http).request(
+        req.url,
+        {
+          method: 'POST',
+          agent: isHttps ? httpsAgent : httpAgent,
+          lookup: pinned,
+          ...(req.signal ? { signal: req.signal } : {}),
+          headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let kept = 0;
+          let total = 0;
+          res.on('data', (chunk: Buffer) => {
+            total += chunk.length;
+            if (kept < EXCERPT_BYTES) {
+              const part = chunk.subarray(0, EXCERPT_BYTES - kept);
+              chunks.push(part);
+              kept += part.length;
+            }
+            if (total > DRAIN_LIMIT) res.destroy();
+          });
+          const done = () =>
+            finish(timedOut ? { kind: 'error', error: `timed out after ${req.timeoutMs} ms`, durationMs: elapsed() } : {
+              kind: 'response',
+              status: res.statusCode ?? 0,
+              retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
+              excerpt: Buffer.concat(chunks, kept).toString('utf8'),
+              durationMs: elapsed(),
+            });
+          res.on('end', done);
+          res.on('close', done);
+          res.on('error', done);
+        },
+      );
+      const timer = setTimeout(() => {
+        timedOut = true;
+        r.destroy(new Error(`timed out after ${req.timeoutMs} ms`));
+      }, req.timeoutMs);
+      r.on('error', (err: NodeJS.ErrnoException) => finish({ kind: 'error', error: err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message, durationMs: elapsed() }));
+      r.end(req.body);
+    });
+
+  return {
+    send,
+    close() {
+      httpAgent.destroy();
+      httpsAgent.destroy();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { HttpError, validationFailed } from '../http/errors.js';
+import type { CredentialProbe } from '../identity/auth.js';
+import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
+import type { TenantId, TenantRecord } from '../identity/types.js';
+import type { Dispatcher } from './dispatcher.js';
+import { deliveryBody, validateEvent } from './events.js';
+import type { WebhookStore } from './store.js';
+import type { EventId, WidgetId, WidgetRecord } from './types.js';
+
+export interface WebhookServiceOptions {
+  store: WebhookStore;
+  dispatcher: Dispatcher;
+  /** The identity store's tenant lookup: widget keys speak for a tenant, whose suspension they must honour. */
+  getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+}
+
+/** The in-process face of the webhook emitter: emit(), and the widget-key credential. */
+export class WebhookService {
+  readonly store: WebhookStore;
+  readonly dispatcher: Dispatcher;
+  private readonly getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+
+  constructor(options: WebhookServiceOptions) {
+    this.store = options.store;
+    this.dispatcher = options.dispatcher;
+    this.getTenant = options.getTenant;
+  }
+
+  /**
+   * Validates an event and commits it with one delivery per enabled, subscribed endpoint before
+   * returning; a 422 HttpError (details name the fields) when the data is refused.
+   */
+  async emit(widgetId: string, event: unknown, data: unknown): Promise<{ id: EventId; deliveries: number }> {
+    const widget = await this.store.findWidget(widgetId);
+    if (!widget) throw new HttpError('not_found', `No widget with id ${JSON.stringify(widgetId)}.`);
+    return this.emitFor(widget, event, data);
+  }
+
+  async emitFor(widget: WidgetRecord, event: unknown, data: unknown): Promise<{ id: EventId; deliveries: number }> {
+    const checked = validateEvent(event, data);
+    if (!checked.ok) throw validationFailed(checked.details);
+    const { eventId, deliveries } = await this.store.enqueue(widget.id, checked.event, deliveryBody(checked.event, widget.id, checked.data));
+    if (deliveries.length > 0) this.dispatcher.notify();
+    return { id: eventId, deliveries: deliveries.length };
+  }
+
+  /** Resolves a `bwk_` token to its widget; 401 when unknown or revoked, 403 when the tenant is suspended. */
+  async widgetKey(token: string): Promise<{ widgetId: WidgetId; tenant: TenantRecord }> {
+    const found = await this.store.findWidgetKey(hashToken(token));
+    const tenant = found ? await this.getTenant(found.tenantId) : null;
+    if (!found || !tenant) throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
+    if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this credential is suspended.');
+    return { widgetId: found.widgetId, tenant };
+  }
+
+  /** Teaches the authenticator that a widget key is a valid credential (403 on other routes, not 401). */
+  readonly probe: CredentialProbe = async (token) => {
+    if (!token.startsWith(TOKEN_PREFIX.widgetKey)) return null;
+    const found = await this.store.findWidgetKey(hashToken(token));
+    const tenant = found ? await this.getTenant(found.tenantId) : null;
+    return tenant ? { tenant } : null;
+  };
+}

@@ -1,0 +1,172 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+
+/**
+ * The SSRF guard: an endpoint URL must be HTTPS and every address its host resolves to must be
+ * public. It runs at registration and again before every delivery; the delivery then connects
+ * to the address checked here (see sender.ts), so a DNS answer that changes between the check
+ * and the connect (rebinding) cannot reach an internal host.
+ */
+
+export type AddressClass =
+  | 'public'
+  | 'loopback'
+  | 'private'
+  | 'link_local'
+  | 'cgnat'
+  | 'unique_local'
+  | 'unspecified'
+  | 'multicast'
+  | 'broadcast'
+  | 'reserved';
+
+export type Resolve = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
+
+export const defaultResolve: Resolve = async (host) =>
+  (await dnsLookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+
+export type GuardResult =
+  | { ok: true; url: URL; addresses: { address: string; family: 4 | 6 }[] }
+  | { ok: false; reason: string };
+
+export interface GuardOptions {
+  /** `--allow-private-webhooks`: admits private addresses and plain http:// (development, tests). */
+  allowPrivate: boolean;
+  resolve?: Resolve;
+}
+
+/** Checks a URL's scheme and every address its host resolves to. */
+export async function guardUrl(raw: string, options: GuardOptions): Promise<GuardResult> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, reason: 'is not a valid absolute URL' };
+  }
+  if (url.protocol !== 'https:' && !(options.allowPrivate && url.protocol === 'http:')) {
+    return { ok: false, reason: options.allowPrivate ? 'must use http or https' : 'must use https' };
+  }
+  if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  let addresses: { address: string; family: 4 | 6 }[];
+  const literal = isIP(host);
+  if (literal) addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
+  else {
+    try {
+      addresses = await (options.resolve ?? defaultResolve)(host);
+    } catch (err) {
+      return { ok: false, reason: `host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+    }
+    if (addresses.length === 0) return { ok: false, reason: `host ${host} does not resolve` };
+  }
+  if (!options.allowPrivate) {
+    for (const a of addresses) {
+      const cls = classifyAddress(a.address);
+      if (cls !== 'public') return { ok: false, reason: `resolves to a ${cls.replace('_', '-')} address (${a.address}); only public addresses are allowed` };
+    }
+  }
+  return { ok: true, url, addresses };
+}
+
+/** Classifies an IPv4 or IPv6 address (IPv4-mapped and other IPv4-embedding IPv6 forms by their IPv4 part). */
+export function classifyAddress(address: string): AddressClass {
+  const v4 = parseIPv4(address);
+  if (v4) return classifyV4(v4);
+  const v6 = parseIPv6(address);
+  if (!v6) return 'reserved';
+  return classifyV6(v6);
+}
+
+function classifyV4(b: number[]): AddressClass {
+  const [a, c] = [b[0]!, b[1]!];
+  if (a === 0) return b.every((x) => x === 0) ? 'unspecified' : 'reserved';
+  if (a === 127) return 'loopback';
+  if (a === 10) return 'private';
+  if (a === 172 && c >= 16 && c <= 31) return 'private';
+  if (a === 192 && c === 168) return 'private';
+  if (a === 169 && c === 254) return 'link_local';
+  if (a === 100 && c >= 64 && c <= 127) return 'cgnat';
+  if (a >= 224 && a <= 239) return 'multicast';
+  if (b.every((x) => x === 255)) return 'broadcast';
+  if (a >= 240) return 'reserved';
+  // IETF protocol assignments, TEST-NETs and the benchmarking range are never a real receiver.
+  if (a === 192 && c === 0 && (b[2] === 0 || b[2] === 2)) return 'reserved';
+  if (a === 198 && (c === 18 || c === 19)) return 'reserved';
+  if (a === 198 && c === 51 && b[2] === 100) return 'reserved';
+  if (a === 203 && c === 0 && b[2] === 113) return 'reserved';
+  return 'public';
+}
+
+function classifyV6(b: number[]): AddressClass {
+  const zeroUpTo = (n: number) => b.slice(0, n).every((x) => x === 0);
+  if (zeroUpTo(16)) return 'unspecified';
+  if (zeroUpTo(15) && b[15] === 1) return 'loopback';
+  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), 64:ff9b::a.b.c.d (NAT64): judge the IPv4 inside.
+  if (zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) return classifyV4(b.slice(12));
+  if (zeroUpTo(12)) return classifyV4(b.slice(12));
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) return classifyV4(b.slice(12));
+  // 6to4 (2002::/16) carries an IPv4 address in bytes 2–5.
+  if (b[0] === 0x20 && b[1] === 0x02) {
+    const inner = classifyV4(b.slice(2, 6));
+    if (inner !== 'public') return inner;
+  }
+  if (b[0] === 0xff) return 'multicast';
+  if (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) return 'link_local';
+  if (b[0] === 0xfe && (b[1]! & 0xc0) === 0xc0) return 'private'; // deprecated site-local fec0::/10
+  if ((b[0]! & 0xfe) === 0xfc) return 'unique_local';
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x0d && b[3] === 0xb8) return 'reserved'; // documentation
+  if (b[0] === 0x01 && b[1] === 0x00 && b.slice(2, 8).every((x) => x === 0)) return 'reserved'; // discard-only
+  return 'public';
+}
+
+/** Dotted-quad only: the URL parser has already normalised other IPv4 notations (0x7f.1, 2130706433). */
+export function parseIPv4(s: string): number[] | null {
+  const parts = s.split('.');
+  if (parts.length !== 4) return null;
+  const out: number[] = [];
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p)) return null;
+    const n = Number(p);
+    if (n > 255) return null;
+    out.push(n);
+  }
+  return out;
+}
+
+/** 16 bytes of an IPv6 address (zone id dropped, embedded dotted IPv4 allowed); null if malformed. */
+export function parseIPv6(input: string): number[] | null {
+  let s = input.replace(/^\[|\]$/g, '');
+  const zone = s.indexOf('%');
+  if (zone >= 0) s = s.slice(0, zone);
+  if (!s.includes(':')) return null;
+  let tail: number[] = [];
+  const lastColon = s.lastIndexOf(':');
+  const last = s.slice(lastColon + 1);
+  if (last.includes('.')) {
+    const v4 = parseIPv4(last);
+    if (!v4) return null;
+    tail = v4;
+    s = s.slice(0, lastColon + 1) + '0:0';
+  }
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const groups = (part: string): number[] | null => {
+    if (part === '') return [];
+    const out: number[] = [];
+    for (const g of part.split(':')) {
+      if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
+      out.push(parseInt(g, 16));
+    }
+    return out;
+  };
+  const head = groups(halves[0]!);
+  const rest = halves.length === 2 ? groups(halves[1]!) : [];
+  if (!head || !rest) return null;
+  const missing = 8 - head.length - rest.length;
+  if ((halves.length === 1 && missing !== 0) || missing < 0) return null;
+  const words = [...head, ...new Array<number>(halves.length === 2 ? missing : 0).fill(0), ...rest];
+  const bytes: number[] = [];
+  for (const w of words) bytes.push(w >> 8, w & 0xff);
+  if (tail.length) bytes.splice(12, 4, ...tail);
+  return bytes;
+}

@@ -1,0 +1,69 @@
+import { verifyServiceSignature, verifyStandardSignature } from '../signing/webhook.js';
+
+export type HeaderBag = Record<string, string | string[] | undefined> | Headers;
+
+export interface VerifyOptions {
+  /** Seconds a webhook-timestamp may differ from now (default 300). */
+  toleranceSec?: number;
+  /** Refuse deliveries without the Standard Webhooks headers, i.e. without replay protection (default false). */
+  requireTimestamp?: boolean;
+  now?: () => number;
+}
+
+export type VerifyResult =
+  | { ok: true; scheme: 'standard-webhooks' | 'x-service-signature'; id: string | null; timestamp: number | null; event: string | null; payload: unknown }
+  | { ok: false; code: 'missing_signature' | 'bad_signature' | 'timestamp_out_of_range' | 'bad_timestamp' | 'bad_body'; message: string };
+
+function header(headers: HeaderBag, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const bag = headers as Record<string, string | string[] | undefined>;
+  for (const key of Object.keys(bag)) {
+    if (key.toLowerCase() === name) {
+      const v = bag[key];
+      return Array.isArray(v) ? v.join(', ') : v;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Verifies a brainstem webhook delivery for a Node receiver. Pass the raw body bytes exactly as
+ * received (not re-serialised JSON) and the endpoint's secret.
+ *
+ * When the Standard Webhooks headers are present they decide: the timestamp must be within the
+ * tolerance and one of the `v1,` signatures must match, which also covers a secret rotation
+ * (for 24 h the header carries the old secret's signature too, while X-Service-Signature
+ * carries only the new one's). Without them, X-Service-Signature decides; it binds no
+ * timestamp, so set `requireTimestamp` to refuse such replayable deliveries.
+ */
+export function verifyWebhook(rawBody: string | Uint8Array, headers: HeaderBag, secret: string, options: VerifyOptions = {}): VerifyResult {
+  const now = options.now ?? Date.now;
+  const tolerance = options.toleranceSec ?? 300;
+  const id = header(headers, 'webhook-id');
+  const ts = header(headers, 'webhook-timestamp');
+  const sig = header(headers, 'webhook-signature');
+  const event = header(headers, 'x-service-event') ?? null;
+  let result: VerifyResult;
+  if (id && ts && sig) {
+    if (!/^\d{1,12}$/.test(ts.trim())) return { ok: false, code: 'bad_timestamp', message: 'webhook-timestamp is not unix seconds' };
+    const timestamp = Number(ts.trim());
+    if (Math.abs(Math.floor(now() / 1000) - timestamp) > tolerance) {
+      return { ok: false, code: 'timestamp_out_of_range', message: `webhook-timestamp is more than ${tolerance} s from now` };
+    }
+    if (!verifyStandardSignature(id, timestamp, rawBody, sig, secret)) return { ok: false, code: 'bad_signature', message: 'no webhook-signature matches the secret' };
+    result = { ok: true, scheme: 'standard-webhooks', id, timestamp, event, payload: null };
+  } else {
+    if (options.requireTimestamp) return { ok: false, code: 'missing_signature', message: 'the webhook-id, webhook-timestamp and webhook-signature headers are required' };
+    const xs = header(headers, 'x-service-signature');
+    if (!xs) return { ok: false, code: 'missing_signature', message: 'no X-Service-Signature header' };
+    if (!verifyServiceSignature(rawBody, xs, secret)) return { ok: false, code: 'bad_signature', message: 'X-Service-Signature does not match the secret' };
+    const xts = header(headers, 'x-service-timestamp');
+    result = { ok: true, scheme: 'x-service-signature', id: header(headers, 'x-service-delivery') ?? null, timestamp: xts && /^\d+$/.test(xts) ? Number(xts) : null, event, payload: null };
+  }
+  try {
+    result.payload = JSON.parse(typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8'));
+  } catch {
+    return { ok: false, code: 'bad_body', message: 'the body is not JSON' };
+  }
+  return result;
+}

@@ -1,0 +1,34 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { fixtures } from '../helpers/paths.js';
+import { createSender } from '../../src/webhooks/sender.js';
+
+test('HTTPS deliveries connect to the pinned address and still verify the certificate against the host name', async () => {
+  const cert = readFileSync(join(fixtures, 'webhooks', 'receiver-cert.pem'), 'utf8');
+  const key = readFileSync(join(fixtures, 'webhooks', 'receiver-key.pem'), 'utf8');
+  const server = https.createServer({ cert, key }, (req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200).end(`host=${req.headers.host}`));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const sender = createSender({ ca: [cert] });
+  const pinned = [{ address: '127.0.0.1', family: 4 as const }];
+  try {
+    const ok = await sender.send({ url: new URL(`https://receiver.test:${port}/in`), addresses: pinned, headers: {}, body: '{}', timeoutMs: 5000 });
+    assert.equal(ok.kind, 'response');
+    assert.equal(ok.kind === 'response' && ok.status, 200);
+    assert.equal(ok.kind === 'response' && ok.excerpt, `host=receiver.test:${port}`);
+    const wrong = await sender.send({ url: new URL(`https://elsewhere.test:${port}/in`), addresses: pinned, headers: {}, body: '{}', timeoutMs: 5000 });
+    assert.equal(wrong.kind, 'error');
+    assert.match(wrong.kind === 'error' ? wrong.error : '', /ERR_TLS_CERT_ALTNAME_INVALID/);
+  } finally {
+    sender.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot, tempDir } from '../helpers/paths.js';
+import { startReceiver } from './receiver.js';
+import { LEAD, webhookServer } from './setup.js';
+
+const hasPython = spawnSync('python3', ['--version']).status === 0;
+
+test('the Python verification snippet in docs/webhooks.md accepts real deliveries and refuses the wrong secret', { skip: !hasPython && 'python3 not installed' }, async () => {
+  const doc = readFileSync(join(repoRoot, 'docs', 'webhooks.md'), 'utf8');
+  const snippet = /```python\n([\s\S]*?)```/.exec(doc)?.[1];
+  assert.ok(snippet, 'docs/webhooks.md has a python block');
+  const rx = await startReceiver();
+  const { s, addEndpoint, post } = await webhookServer();
+  const dir = tempDir();
+  try {
+    const generated = await addEndpoint({ url: rx.url, events: ['lead.captured'] });
+    const own = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: 'plain shared secret' });
+    await post('lead.captured', LEAD);
+    await rx.waitFor(2);
+    const file = join(dir.path, 'deliveries.json');
+    writeFileSync(file, JSON.stringify({ deliveries: rx.received.map((r) => ({ body: r.body, headers: r.headers })), secrets: [generated.secret, own.secret] }));
+    const check = `${snippet}
+import json, sys
+d = json.load(open(sys.argv[1]))
+out = []
+for dl in d["deliveries"]:
+    body = dl["body"].encode()
+    out.append([verify(body, dl["headers"], s) for s in d["secrets"]])
+    out.append([verify(body, {"X-Service-Signature": dl["headers"]["x-service-signature"]}, s) for s in d["secrets"]])
+print(json.dumps(out))
+`;
+    const run = spawnSync('python3', ['-c', check, file], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    const results = JSON.parse(run.stdout) as boolean[][];
+    // Each delivery verifies with exactly one of the two secrets, by either scheme.
+    for (const pair of results) assert.equal(pair.filter(Boolean).length, 1, JSON.stringify(results));
+  } finally {
+    await s.stop();
+    await rx.close();
+    dir.dispose();
+  }
+});
