@@ -5,6 +5,8 @@ import { openDatabase, type Db } from '../store/sqlite.js';
 import { Authenticator } from '../identity/auth.js';
 import { SqliteIdentityStore } from '../identity/store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
+import { mountVideo, type VideoServiceOptions } from '../video/index.js';
+import { dirname, join } from 'node:path';
 
 export interface EmbeddedOptions {
   host?: string;
@@ -14,6 +16,16 @@ export interface EmbeddedOptions {
   logger?: Logger;
   now?: () => number;
   tls?: { certFile: string; keyFile: string };
+  /** Where the property-video API keeps photos and rendered assets; default `data/` beside the DB file. */
+  dataDir?: string;
+  /** ffmpeg for renders; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
+  ffmpegPath?: string;
+  /** Video renders at once; default 1. */
+  renderConcurrency?: number;
+  /** Admit webhook/callback URLs on private addresses and plain http (local development, tests). */
+  allowPrivateWebhooks?: boolean;
+  /** Tuning of the property-video API for tests and benchmarks (render timings, preset, rate limit). */
+  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile'>;
 }
 
 export interface Embedded {
@@ -36,9 +48,27 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const identity = new SqliteIdentityStore(db, now);
   const auth = new Authenticator(identity, { adminToken: options.adminToken, now });
   mountIdentityRoutes(server, { store: identity, auth, now });
+  const video = await mountVideo(server, {
+    db,
+    auth,
+    dataDir: options.dataDir ?? join(dirname(options.db), 'data'),
+    ffmpegPath: options.ffmpegPath,
+    renderConcurrency: options.renderConcurrency,
+    allowPrivateCallbacks: options.allowPrivateWebhooks,
+    now,
+    logger,
+    ...options.video,
+  });
 
   const host = options.host ?? '127.0.0.1';
-  const port = await server.listen(host, options.port ?? 8080);
+  let port: number;
+  try {
+    port = await server.listen(host, options.port ?? 8080);
+  } catch (err) {
+    await video.close();
+    db.close();
+    throw err;
+  }
   const scheme = options.tls ? 'https' : 'http';
   return {
     port,
@@ -46,6 +76,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     db,
     async close() {
       await server.close();
+      await video.close();
       db.close();
     },
   };

@@ -1,13 +1,17 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startEmbedded } from '../embedded.js';
-import { CliError, parseAddr, untilSignal } from '../util.js';
+import { CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
 
 interface ServeFlags {
   addr: string;
   db: string;
   tlsCert?: string;
   tlsKey?: string;
+  data: string;
+  ffmpeg?: string;
+  renderConcurrency: string;
+  allowPrivateWebhooks?: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -18,6 +22,10 @@ export function registerServe(program: Command): void {
     .option('--db <file>', 'SQLite database file', './brainstem.db')
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
+    .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
+    .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
+    .option('--render-concurrency <n>', 'video renders at once', '1')
+    .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
@@ -30,9 +38,13 @@ export function registerServe(program: Command): void {
         db: flags.db,
         adminToken,
         logger,
+        dataDir: flags.data,
+        renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64),
+        ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
+        ...(flags.allowPrivateWebhooks ? { allowPrivateWebhooks: true } : {}),
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
-      process.stdout.write(`brainstem serve listening on ${server.url} (db ${flags.db})\n`);
+      process.stdout.write(`brainstem serve listening on ${server.url} (db ${flags.db}, data ${flags.data})\n`);
       await untilSignal();
       await server.close();
     });
