@@ -99,9 +99,10 @@ function nonePresent(): HttpError {
  * a reset connection; then every temp file is removed and the error thrown.
  */
 export async function receiveMultipart(stream: Readable, contentType: string, tmpDir: string, limits: UploadLimits): Promise<StagedPhoto[]> {
+  // busboy reports the limit on reaching fileSize bytes, so one more than the largest allowed.
   let bb: busboy.Busboy;
   try {
-    bb = busboy({ headers: { 'content-type': contentType }, limits: { fileSize: limits.maxPhotoBytes, files: limits.maxPhotos, fields: 50, parts: limits.maxPhotos + 50 } });
+    bb = busboy({ headers: { 'content-type': contentType }, limits: { fileSize: limits.maxPhotoBytes + 1, files: limits.maxPhotos, fields: 50, parts: limits.maxPhotos + 50 } });
   } catch {
     throw new HttpError('bad_request', 'The multipart/form-data Content-Type needs a boundary.');
   }
