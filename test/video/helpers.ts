@@ -8,8 +8,8 @@ import type { EmbeddedOptions } from '../../src/cli/embedded.js';
 export function startVideoServer(options: Partial<EmbeddedOptions> = {}): Promise<TestServer> {
   return startTestServer({
     allowPrivateWebhooks: true,
-    video: { timings: { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 25 }, callbackPollMs: 50, ...options.video },
     ...options,
+    video: { timings: { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 25 }, callbackPollMs: 50, ...options.video },
   });
 }
 
