@@ -202,8 +202,10 @@ test('videos: validation 422, unknown or foreign property 404, property without 
     assert.equal((await s.call('GET', '/v1/videos/x', { token: key })).status, 404);
     // Without ffmpeg the render fails with the reason rather than staying queued.
     let got;
-    do got = await s.call('GET', `/v1/videos/${v.body.id}`, { token: key });
-    while (got.body.status === 'queued' || got.body.status === 'rendering');
+    do {
+      await new Promise((r) => setTimeout(r, 20));
+      got = await s.call('GET', `/v1/videos/${v.body.id}`, { token: key });
+    } while (got.body.status === 'queued' || got.body.status === 'rendering');
     assert.equal(got.body.status, 'failed');
     assert.match(got.body.error, /ffmpeg/);
     assert.ok(got.body.completed_at);
