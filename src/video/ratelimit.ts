@@ -17,7 +17,7 @@ export interface RateLimiterOptions {
 
 /**
  * A sliding-window log: each key keeps the times of its admitted requests within the last
- * window in a ring of `limit` slots, so no window of `windowMs` ever admits more than `limit`
+ * window in a ring of at most `limit` slots, so no window of `windowMs` ever admits more than `limit`
  * (a fixed window admits up to twice that across a boundary; a token bucket smooths but is
  * not exact per minute). Refused requests are not counted, so a client that backs off as
  * told by Retry-After is admitted then.
@@ -26,7 +26,7 @@ export class SlidingWindowLimiter {
   private readonly limit: number;
   private readonly windowMs: number;
   private readonly now: () => number;
-  private readonly logs = new Map<string, { times: Float64Array; head: number; size: number }>();
+  private readonly logs = new Map<string, Log>();
   private lastSweep = 0;
 
   constructor(options: RateLimiterOptions) {
@@ -41,17 +41,18 @@ export class SlidingWindowLimiter {
     const now = this.now();
     this.sweep(now);
     let log = this.logs.get(key);
-    if (!log) this.logs.set(key, (log = { times: new Float64Array(this.limit), head: 0, size: 0 }));
+    if (!log) this.logs.set(key, (log = { times: new Float64Array(Math.min(this.limit, 16)), head: 0, size: 0 }));
     // Drop the requests that have left the window (the ring's oldest entries come first).
     while (log.size > 0 && log.times[log.head]! <= now - this.windowMs) {
-      log.head = (log.head + 1) % this.limit;
+      log.head = (log.head + 1) % log.times.length;
       log.size--;
     }
     if (log.size >= this.limit) {
       const resetAt = log.times[log.head]! + this.windowMs;
       return { allowed: false, limit: this.limit, remaining: 0, resetAt, retryAfterMs: resetAt - now };
     }
-    log.times[(log.head + log.size) % this.limit] = now;
+    if (log.size === log.times.length) grow(log, this.limit);
+    log.times[(log.head + log.size) % log.times.length] = now;
     log.size++;
     return { allowed: true, limit: this.limit, remaining: this.limit - log.size, resetAt: log.times[log.head]! + this.windowMs, retryAfterMs: 0 };
   }
@@ -61,10 +62,20 @@ export class SlidingWindowLimiter {
     if (now - this.lastSweep < this.windowMs) return;
     this.lastSweep = now;
     for (const [key, log] of this.logs) {
-      const newest = log.times[(log.head + log.size - 1 + this.limit) % this.limit]!;
+      const newest = log.times[(log.head + log.size - 1 + log.times.length) % log.times.length]!;
       if (log.size === 0 || newest <= now - this.windowMs) this.logs.delete(key);
     }
   }
+}
+
+type Log = { times: Float64Array; head: number; size: number };
+
+/** Doubles a full ring (up to the limit), oldest entry first, so a high limit costs memory only when used. */
+function grow(log: Log, limit: number): void {
+  const times = new Float64Array(Math.min(limit, log.times.length * 2));
+  for (let i = 0; i < log.size; i++) times[i] = log.times[(log.head + i) % log.times.length]!;
+  log.times = times;
+  log.head = 0;
 }
 
 /** The headers every rate-limited response carries. Reset is in epoch seconds, Retry-After in whole seconds. */
