@@ -200,6 +200,7 @@ export class SqliteVideoStore implements VideoStore {
       insertPhoto: db.prepare(`INSERT INTO video_photos (property_id, filename, content_type, size_bytes, width, height, storage_key, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
       photo: db.prepare('SELECT * FROM video_photos WHERE id = ?'),
+      photosOf: db.prepare('SELECT * FROM video_photos WHERE property_id IN (SELECT value FROM json_each(?)) ORDER BY id'),
       insertVideo: db.prepare(`INSERT INTO video_videos (tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at)
         VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?) RETURNING *`),
       video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
@@ -248,9 +249,8 @@ export class SqliteVideoStore implements VideoStore {
   async photosOf(propertyIds: readonly PropertyId[]): Promise<Map<PropertyId, PhotoRecord[]>> {
     const out = new Map<PropertyId, PhotoRecord[]>(propertyIds.map((id) => [id, []]));
     if (propertyIds.length === 0) return out;
-    const rows = this.db
-      .prepare(`SELECT * FROM video_photos WHERE property_id IN (${propertyIds.map(() => '?').join(',')}) ORDER BY id`)
-      .all(...propertyIds) as PhotoRow[];
+    // One prepared statement for any number of ids (a list page asks for up to 100).
+    const rows = this.q.photosOf.all(JSON.stringify(propertyIds)) as PhotoRow[];
     for (const r of rows) out.get(r.property_id as PropertyId)!.push(photoOf(r));
     return out;
   }
