@@ -20,7 +20,7 @@ export interface EmbeddedOptions {
   dataDir?: string;
   /** ffmpeg for renders; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
-  /** Video renders at once; default 1. */
+  /** Video renders at once; default half the CPU cores, at least 1. */
   renderConcurrency?: number;
   /** Admit webhook/callback URLs on private addresses and plain http (local development, tests). */
   allowPrivateWebhooks?: boolean;

@@ -93,13 +93,17 @@ export function runFfmpeg(bin: string, args: readonly string[], options: RunOpti
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (code === 0) resolve();
-      else reject(new FfmpegError(signal ? `ffmpeg was stopped by ${signal}` : `ffmpeg exited with code ${code}: ${lastLines(stderr)}`, signal));
+      else {
+        const summary = signal ? `ffmpeg was stopped by ${signal}` : `ffmpeg exited with code ${code}`;
+        reject(new FfmpegError(`${summary}: ${lastLines(stderr)}`, summary, signal));
+      }
     });
   });
 }
 
 export class FfmpegError extends Error {
-  constructor(message: string, readonly signal: NodeJS.Signals | null) {
+  /** `publicMessage` leaves out ffmpeg's output, which names server paths. */
+  constructor(message: string, readonly publicMessage: string, readonly signal: NodeJS.Signals | null) {
     super(message);
     this.name = 'FfmpegError';
   }

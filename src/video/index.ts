@@ -1,5 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import type { HttpServer } from '../http/server.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { Db } from '../store/sqlite.js';
@@ -24,7 +25,7 @@ export interface VideoServiceOptions {
   dataDir: string;
   /** ffmpeg binary; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string | undefined;
-  /** Renders at once; default 1 (one ffmpeg already uses every core). */
+  /** Renders at once; default half the cores, at least 1 (one ffmpeg already uses several cores). */
   renderConcurrency?: number | undefined;
   now?: () => number;
   logger?: Logger;
@@ -94,7 +95,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     ffmpeg,
     ...(ffmpegProblem ? { ffmpegProblem } : {}),
     fontFile,
-    concurrency: options.renderConcurrency ?? 1,
+    concurrency: options.renderConcurrency ?? Math.max(1, Math.floor(availableParallelism() / 2)),
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
     preset: options.preset ?? 'ultrafast',
     logger,

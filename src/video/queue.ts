@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { CallbackFor, VideoStore } from './store.js';
 import type { FfmpegBinary } from './ffmpeg.js';
-import { runFfmpeg } from './ffmpeg.js';
+import { FfmpegError, runFfmpeg } from './ffmpeg.js';
 import { planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
 import { titleLines, renderTitleImage } from './titlecard.js';
 import type { PropertyRecord, VideoId, VideoRecord } from './types.js';
@@ -99,12 +99,12 @@ export class RenderQueue {
     const work = join(this.o.dataDir, 'work', String(video.id));
     try {
       const ffmpeg = this.o.ffmpeg;
-      if (!ffmpeg) throw new Error(this.o.ffmpegProblem ?? 'ffmpeg not found');
+      if (!ffmpeg) throw new RenderError('video rendering is unavailable on this server (ffmpeg not found)', this.o.ffmpegProblem ?? 'ffmpeg not found');
       await rm(work, { recursive: true, force: true });
       await mkdir(work, { recursive: true });
       const property = await this.o.store.getProperty(video.tenantId, video.propertyId);
       const photos = await this.o.store.photosByIds(video.photoIds);
-      if (!property || photos.length !== video.photoIds.length || photos.length === 0) throw new Error('the property or some of its photos no longer exist');
+      if (!property || photos.length !== video.photoIds.length || photos.length === 0) throw new RenderError('the property or some of its photos no longer exist');
       const title = await this.titleCard(property, work, video, ffmpeg);
       const output = join(work, 'video.mp4');
       const plan = planTour({
@@ -154,9 +154,11 @@ export class RenderQueue {
     } catch (err) {
       // A render killed by close() stays 'rendering' and is resumed by the next start().
       if (this.stopping) return;
-      const message = err instanceof Error ? err.message : String(err);
-      this.o.logger.error('render failed', { videoId: video.id, error: message });
-      const failed = await this.o.store.failVideo(video.id, `render failed: ${message}`, this.o.callbackFor);
+      const detail = err instanceof RenderError ? err.detail : err instanceof Error ? err.message : String(err);
+      this.o.logger.error('render failed', { videoId: video.id, error: detail });
+      // Clients see a short reason; ffmpeg's output (server paths included) goes only to the log.
+      const reason = err instanceof RenderError ? err.message : err instanceof FfmpegError ? err.publicMessage : 'internal render error';
+      const failed = await this.o.store.failVideo(video.id, `render failed: ${reason}`, this.o.callbackFor);
       this.o.onFinished?.(failed);
     } finally {
       await rm(work, { recursive: true, force: true }).catch(() => {});
@@ -178,6 +180,14 @@ export class RenderQueue {
     const path = join(work, 'title.ppm');
     await writeFile(path, renderTitleImage(lines, video.format));
     return { kind: 'image', path };
+  }
+}
+
+/** A render failure whose message is fit for the client; `detail` is for the log. */
+class RenderError extends Error {
+  constructor(message: string, readonly detail: string = message) {
+    super(message);
+    this.name = 'RenderError';
   }
 }
 

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { ADMIN_TOKEN, tenantSession } from '../helpers/embedded.js';
+import { hmacHex } from '../../src/signing/hmac.js';
 import { apiKey, createProperty, startVideoServer, testImage } from './helpers.js';
 
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
@@ -229,5 +231,55 @@ test('assets: empty list, bad filters 400, unknown asset 404', async () => {
     assert.notEqual(rotated.body.secret, secret.body.secret);
   } finally {
     await s.stop();
+  }
+});
+
+test('a failed render posts a signed video.failed callback; callback URLs to private addresses are refused by default', async () => {
+  const received: { body: string; signature: string | undefined; event: string | undefined }[] = [];
+  let arrived: () => void = () => {};
+  const done = new Promise<void>((r) => (arrived = r));
+  const hook = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ body: Buffer.concat(chunks).toString(), signature: req.headers['x-service-signature'] as string, event: req.headers['x-service-event'] as string });
+      res.end();
+      arrived();
+    });
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg' });
+  const strict = await startVideoServer({ allowPrivateWebhooks: false });
+  try {
+    const { key } = await apiKey(s);
+    const pid = await createProperty(s, key);
+    await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ data_base64: testImage('jpg').toString('base64') }] } });
+    const url = `http://127.0.0.1:${(hook.address() as { port: number }).port}/cb`;
+    const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '1:1', callback_url: url } });
+    assert.equal(v.status, 202);
+    assert.equal(v.body.callback_url, url);
+    await done;
+    const secret = (await s.call('GET', '/v1/callback-secret', { token: key })).body.secret;
+    const [got] = received;
+    assert.equal(got!.event, 'video.failed');
+    assert.equal(got!.signature, `v1=${hmacHex(secret, got!.body)}`);
+    const payload = JSON.parse(got!.body);
+    assert.equal(payload.event, 'video.failed');
+    assert.equal(payload.video.status, 'failed');
+    assert.match(payload.video.error, /ffmpeg not found/);
+    assert.doesNotMatch(payload.video.error, /nonexistent/);
+
+    const k2 = await apiKey(strict);
+    const p2 = await createProperty(strict, k2.key);
+    await strict.call('POST', `/v1/properties/${p2}/photos`, { token: k2.key, body: { photos: [{ data_base64: testImage('jpg').toString('base64') }] } });
+    for (const bad of [url, 'https://127.0.0.1/cb', 'https://localhost/cb', 'https://10.1.2.3/cb', 'https://[::1]/cb', 'https://169.254.169.254/latest', 'ftp://example.com/x']) {
+      const r = await strict.call('POST', '/v1/videos', { token: k2.key, body: { property_id: p2, template: 'tour', format: '1:1', callback_url: bad } });
+      assert.equal(r.status, 422, bad);
+      assert.deepEqual(r.body.error.details.map((d: { path: string }) => d.path), ['callback_url']);
+    }
+  } finally {
+    await s.stop();
+    await strict.stop();
+    await new Promise((r) => hook.close(r));
   }
 });

@@ -10,7 +10,7 @@ interface ServeFlags {
   tlsKey?: string;
   data: string;
   ffmpeg?: string;
-  renderConcurrency: string;
+  renderConcurrency?: string;
   allowPrivateWebhooks?: boolean;
 }
 
@@ -24,7 +24,7 @@ export function registerServe(program: Command): void {
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
     .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
-    .option('--render-concurrency <n>', 'video renders at once', '1')
+    .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
@@ -39,7 +39,7 @@ export function registerServe(program: Command): void {
         adminToken,
         logger,
         dataDir: flags.data,
-        renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64),
+        ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         ...(flags.allowPrivateWebhooks ? { allowPrivateWebhooks: true } : {}),
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
