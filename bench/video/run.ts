@@ -22,7 +22,7 @@ export interface VideoBenchOptions {
 export interface VideoBenchResult {
   ffmpeg: string;
   render: { photos: number; format: Format; width: number; height: number; renderS: number; videoS: number; ratio: number; preset: string };
-  api: { tool: string; connections: number; seconds: number; propertiesRps: number; baselineRps: number; share: number };
+  api: { tool: string; connections: number; seconds: number; propertiesRps: number; propertyRps: number; baselineRps: number; share: number };
 }
 
 const ADMIN = 'bsa_bench_admin';
@@ -123,20 +123,23 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
 
     // A realistic list page: 20 properties with two photos each (the page size by default).
     const small = photos[0]!.toString('base64');
+    let oneId = 0;
     for (let i = 0; i < 40; i++) {
       const id = (await call(e, 'POST', '/v1/properties', key, { title: `Listing ${i}`, address: `${i} Bench St`, price: 100000 + i, currency: 'USD', bedrooms: i % 5 })).id;
       await call(e, 'POST', `/v1/properties/${id}/photos`, key, { photos: [{ data_base64: small }, { data_base64: small }] });
+      oneId = id;
     }
     const tool = o.load === 'wrk' && existsSync(WRK) ? 'wrk' : 'inproc';
     const measure = tool === 'wrk' ? wrk : inproc;
     o.log(`GET /v1/properties vs baseline, ${tool}, ${o.connections} connections, ${o.seconds} s each`);
     const baselineRps = await measure(`http://127.0.0.1:${baselinePort}/hello`, null, o.seconds, o.connections);
     const propertiesRps = await measure(`${e.url}/v1/properties`, key, o.seconds, o.connections);
+    const propertyRps = await measure(`${e.url}/v1/properties/${oneId}`, key, o.seconds, o.connections);
     const { width, height } = FORMATS[o.format];
     return {
       ffmpeg: `${ffmpeg.path} (${ffmpeg.source})`,
       render: { photos: o.photos, format: o.format, width, height, renderS: round(renderS), videoS, ratio: round(renderS / videoS), preset },
-      api: { tool, connections: o.connections, seconds: o.seconds, propertiesRps: Math.round(propertiesRps), baselineRps: Math.round(baselineRps), share: round(propertiesRps / baselineRps) },
+      api: { tool, connections: o.connections, seconds: o.seconds, propertiesRps: Math.round(propertiesRps), propertyRps: Math.round(propertyRps), baselineRps: Math.round(baselineRps), share: round(propertiesRps / baselineRps) },
     };
   } finally {
     await baseline.close();
@@ -155,8 +158,9 @@ export function table(r: VideoBenchResult): string {
     ['video duration', `${r.render.videoS} s`],
     ['render time / video duration', `${r.render.ratio} (${r.render.ratio < 1 ? 'faster' : 'slower'} than real time)`],
     [`GET /v1/properties (20 per page, ${r.api.tool}, ${r.api.connections} conns)`, `${r.api.propertiesRps} req/s`],
+    ['GET /v1/properties/:id (one property, two photos)', `${r.api.propertyRps} req/s`],
     ['baseline: bare HttpServer GET /hello', `${r.api.baselineRps} req/s`],
-    ['properties / baseline', String(r.api.share)],
+    ['list / baseline', String(r.api.share)],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n');
