@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { CallbackFor, VideoStore } from './store.js';
 import type { FfmpegBinary } from './ffmpeg.js';
@@ -46,6 +45,9 @@ export class RenderQueue {
 
   constructor(options: RenderQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
+    const t = options.timings;
+    if (!(t.fadeS > 0 && t.titleS > t.fadeS && t.photoS > t.fadeS)) throw new Error(`timings need titleS and photoS longer than fadeS > 0, got ${JSON.stringify(t)}`);
+    if (!Number.isInteger(t.fps) || t.fps < 1 || t.fps > 60) throw new Error(`timings.fps must be an integer from 1 to 60, got ${t.fps}`);
     this.o = options;
   }
 

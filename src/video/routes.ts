@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
@@ -17,7 +17,6 @@ import { callbackUrlProblem } from './callbacks.js';
 import { etagMatches, parseRange } from './range.js';
 import { assetView, photoView, propertyView, videoView } from './views.js';
 import { FORMAT_NAMES, TEMPLATES, type AssetId, type PhotoId, type PropertyId, type PropertyInput, type VideoId } from './types.js';
-import { unlink } from 'node:fs/promises';
 
 export interface VideoRoutesOptions {
   store: VideoStore;
@@ -140,11 +139,11 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     if (type.startsWith('multipart/form-data')) staged = await receiveMultipart(req.stream!, req.headers['content-type']!, tmpDir, o.uploads);
     else if (/^application\/json\s*(;|$)/.test(type)) staged = await receiveJson(req.stream!, tmpDir, o.uploads);
     else throw new HttpError('unsupported_media_type', 'Upload photos as multipart/form-data or as application/json {photos: [{filename, data_base64}]}.');
-    let committed: { paths: string[] } = { paths: [] };
+    let moved: string[] = [];
     try {
-      const c = await commitPhotos(staged, photosDir);
-      committed = c;
-      const added = await store.addPhotos(property.id, c.photos, o.maxPhotosPerProperty);
+      const committed = await commitPhotos(staged, photosDir);
+      moved = committed.paths;
+      const added = await store.addPhotos(property.id, committed.photos, o.maxPhotosPerProperty);
       if (added === 'too_many') {
         throw new HttpError('validation_failed', `A property may have at most ${o.maxPhotosPerProperty} photos; it has ${property.photoCount}. Nothing was stored.`, {
           details: [{ path: 'photos', message: `at most ${o.maxPhotosPerProperty - property.photoCount} more photos fit` }],
@@ -153,7 +152,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       return json(201, { data: added.map(photoView) });
     } catch (err) {
       await discardStaged(staged);
-      await Promise.all(committed.paths.map((p) => unlink(p).catch(() => {})));
+      await Promise.all(moved.map((p) => unlink(p).catch(() => {})));
       throw err;
     }
   }), { body: 'stream', maxBody: o.uploads.maxPhotos * o.uploads.maxPhotoBytes + 1024 * 1024 });

@@ -59,22 +59,23 @@ export function planTour(input: TourInput): TourPlan {
   const args: string[] = [];
   const graph: string[] = [];
 
-  if (input.title.kind === 'drawtext') {
+  const title = input.title;
+  if (title.kind === 'drawtext') {
     args.push('-f', 'lavfi', '-i', `color=c=${BACKGROUND}:s=${W}x${H}:r=${fps}:d=${titleS}`);
     const base = Math.min(W, H);
-    const lines = input.title.lines;
+    const lines = title.lines;
     const sizes = lines.map((l) => Math.round(base * l.scale));
     const gap = Math.round(base * 0.03);
     const total = sizes.reduce((a, b) => a + b, 0) + gap * (lines.length - 1);
     let y = Math.round((H - total) / 2);
     const draws = lines.map((l, i) => {
-      const d = `drawtext=fontfile=${filterValue(input.title.kind === 'drawtext' ? input.title.fontFile : '')}:textfile=${filterValue(l.textFile)}:fontcolor=white:fontsize=${sizes[i]}:x=(w-text_w)/2:y=${y}`;
+      const d = `drawtext=fontfile=${filterValue(title.fontFile)}:textfile=${filterValue(l.textFile)}:fontcolor=white:fontsize=${sizes[i]}:x=(w-text_w)/2:y=${y}`;
       y += sizes[i]! + gap;
       return d;
     });
     graph.push(`[0:v]${[...draws, 'format=yuv420p', 'setsar=1', 'settb=AVTB'].join(',')}[v0]`);
   } else {
-    args.push('-loop', '1', '-framerate', String(fps), '-t', String(titleS), '-i', input.title.path);
+    args.push('-loop', '1', '-framerate', String(fps), '-t', String(titleS), '-i', title.path);
     graph.push(`[0:v]scale=${W}:${H},format=yuv420p,setsar=1,settb=AVTB[v0]`);
   }
 
