@@ -13,9 +13,9 @@ export function startVideoServer(options: Partial<EmbeddedOptions> = {}): Promis
   });
 }
 
-/** A tenant on `plan` with a property-video API key. */
-export async function apiKey(s: TestServer, plan = 'agency'): Promise<{ key: string; tenantId: number; session: string }> {
-  const { token, tenantId } = await tenantSession(s, plan === 'agency' || plan === 'enterprise' ? plan : 'agency');
+/** A tenant on `plan` (one that may hold API keys) with a property-video API key. */
+export async function apiKey(s: TestServer, plan: 'agency' | 'enterprise' = 'agency'): Promise<{ key: string; tenantId: number; session: string }> {
+  const { token, tenantId } = await tenantSession(s, plan);
   const r = await s.call('POST', '/v1/api-keys', { token, body: { name: 'test' } });
   if (r.status !== 201) throw new Error(`api key: ${r.status} ${JSON.stringify(r.body)}`);
   return { key: r.body.key, tenantId, session: token };
