@@ -12,7 +12,10 @@ export interface TourTimings {
 
 export const DEFAULT_TIMINGS: TourTimings = { titleS: 3, photoS: 3, fadeS: 0.5, fps: 25 };
 
-/** The title card: either text drawn by ffmpeg with a font file, or a ready-made image of it. */
+/**
+ * The title card: either text drawn by ffmpeg with a font file (text taken literally:
+ * `expansion=none`, so a `%` in a title is not a drawtext function), or a ready-made image.
+ */
 export type TitleCard =
   | { kind: 'drawtext'; fontFile: string; lines: { textFile: string; scale: number }[] }
   | { kind: 'image'; path: string };
@@ -69,7 +72,7 @@ export function planTour(input: TourInput): TourPlan {
     const total = sizes.reduce((a, b) => a + b, 0) + gap * (lines.length - 1);
     let y = Math.round((H - total) / 2);
     const draws = lines.map((l, i) => {
-      const d = `drawtext=fontfile=${filterValue(title.fontFile)}:textfile=${filterValue(l.textFile)}:fontcolor=white:fontsize=${sizes[i]}:x=(w-text_w)/2:y=${y}`;
+      const d = `drawtext=fontfile=${filterValue(title.fontFile)}:textfile=${filterValue(l.textFile)}:expansion=none:fontcolor=white:fontsize=${sizes[i]}:x=(w-text_w)/2:y=${y}`;
       y += sizes[i]! + gap;
       return d;
     });

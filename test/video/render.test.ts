@@ -53,7 +53,7 @@ test('renders a tour from three photos in each format: H.264 + AAC MP4 at the fo
   try {
     const { key } = await apiKey(s);
     const other = await apiKey(s);
-    const pid = await createProperty(s, key, { title: 'Maison Étoile', address: '5 Avenue Foch', price: 1250000, currency: 'EUR', bedrooms: 4 });
+    const pid = await createProperty(s, key, { title: 'Maison Étoile, 100% {renovated}', address: '5 Avenue Foch', price: 1250000, currency: 'EUR', bedrooms: 4 });
     const up = await uploadMultipart(s, `/v1/properties/${pid}/photos`, key, [
       { name: 'a.jpg', data: testImage('jpg', '640x480') },
       { name: 'b.png', data: testImage('png', '480x640') },
