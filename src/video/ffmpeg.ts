@@ -51,10 +51,17 @@ export function resolveFfmpeg(explicit?: string): FfmpegBinary {
     }
   }
   if (!found) throw new Error('ffmpeg not found: set FFMPEG_PATH, install ffmpeg on PATH, or install @ffmpeg-installer/ffmpeg');
+  const cached = probed.get(found.path);
+  if (cached) return { ...cached, source: found.source };
   const probe = spawnSync(found.path, ['-hide_banner', '-filters'], { encoding: 'utf8', timeout: 10_000 });
   if (probe.status !== 0) throw new Error(`ffmpeg at ${found.path} (from ${found.source}) does not run: ${probe.error?.message ?? probe.stderr.slice(0, 200)}`);
-  return { ...found, xfade: /\sxfade\s/.test(probe.stdout), drawtext: /\sdrawtext\s/.test(probe.stdout) };
+  const bin = { ...found, xfade: /\sxfade\s/.test(probe.stdout), drawtext: /\sdrawtext\s/.test(probe.stdout) };
+  probed.set(found.path, bin);
+  return bin;
 }
+
+/** Capabilities by binary path: probing spawns ffmpeg, and a process (a test run) may start many servers. */
+const probed = new Map<string, FfmpegBinary>();
 
 export interface RunOptions {
   /** Expected output duration in seconds, for progress. */

@@ -22,6 +22,14 @@ const KNOWN_FONTS = [
  */
 export function findFont(explicit?: string): string | null {
   if (explicit) return existsSync(explicit) ? explicit : null;
+  if (systemFont === undefined) systemFont = lookupSystemFont();
+  return systemFont;
+}
+
+/** Looked up once per process: fc-match is a child process and fonts do not come and go. */
+let systemFont: string | null | undefined;
+
+function lookupSystemFont(): string | null {
   const fc = spawnSync('fc-match', ['-f', '%{file}', 'sans:bold'], { encoding: 'utf8', timeout: 5000 });
   if (fc.status === 0 && fc.stdout && /\.(ttf|otf|ttc)$/i.test(fc.stdout) && existsSync(fc.stdout)) return fc.stdout;
   return KNOWN_FONTS.find((f) => existsSync(f)) ?? null;
