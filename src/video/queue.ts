@@ -143,6 +143,8 @@ export class RenderQueue {
       const [videoSize, videoTag, posterSize, posterTag] = [(await stat(output)).size, await etagOf(output), (await stat(poster)).size, await etagOf(poster)];
       await rename(output, join(assetsDir, videoKey));
       await rename(poster, join(assetsDir, posterKey));
+      // Scratch goes before the video shows as finished, so a finished video leaves nothing behind.
+      await rm(work, { recursive: true, force: true });
       const done = await this.o.store.completeVideo(
         video.id,
         {
@@ -159,6 +161,7 @@ export class RenderQueue {
       const detail = err instanceof RenderError ? err.detail : err instanceof Error ? err.message : String(err);
       this.o.logger.error('render failed', { videoId: video.id, error: detail });
       // Clients see a short reason; ffmpeg's output (server paths included) goes only to the log.
+      await rm(work, { recursive: true, force: true }).catch(() => {});
       const reason = err instanceof RenderError ? err.message : err instanceof FfmpegError ? err.publicMessage : 'internal render error';
       const failed = await this.o.store.failVideo(video.id, `render failed: ${reason}`, this.o.callbackFor);
       this.o.onFinished?.(failed);
