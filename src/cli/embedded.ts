@@ -6,6 +6,8 @@ import { Authenticator } from '../identity/auth.js';
 import { SqliteIdentityStore } from '../identity/store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
+import { mountVideo, type VideoServiceOptions } from '../video/index.js';
+import { dirname, join } from 'node:path';
 
 export interface EmbeddedOptions {
   host?: string;
@@ -17,6 +19,14 @@ export interface EmbeddedOptions {
   tls?: { certFile: string; keyFile: string };
   /** `--allow-private-webhooks`: webhook URLs may be plain http:// and resolve to private addresses. */
   allowPrivateWebhooks?: boolean;
+  /** Where the property-video API keeps photos and rendered assets; default `data/` beside the DB file. */
+  dataDir?: string;
+  /** ffmpeg for renders; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
+  ffmpegPath?: string;
+  /** Video renders at once; default half the CPU cores, at least 1. */
+  renderConcurrency?: number;
+  /** Tuning of the property-video API for tests and benchmarks (render timings, preset, rate limit). */
+  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile'>;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
 }
@@ -53,8 +63,27 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     ...options.webhooks,
   });
 
+  const video = await mountVideo(server, {
+    db,
+    auth,
+    dataDir: options.dataDir ?? join(dirname(options.db), 'data'),
+    ffmpegPath: options.ffmpegPath,
+    renderConcurrency: options.renderConcurrency,
+    allowPrivateCallbacks: options.allowPrivateWebhooks,
+    now,
+    logger,
+    ...options.video,
+  });
+
   const host = options.host ?? '127.0.0.1';
-  const port = await server.listen(host, options.port ?? 8080);
+  let port: number;
+  try {
+    port = await server.listen(host, options.port ?? 8080);
+  } catch (err) {
+    await video.close();
+    db.close();
+    throw err;
+  }
   await webhooks.start();
   const scheme = options.tls ? 'https' : 'http';
   return {
@@ -64,6 +93,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     webhooks,
     async close() {
       await server.close();
+      await video.close();
       await webhooks.stop();
       db.close();
     },

@@ -225,9 +225,15 @@ export class HttpServer {
 
   private streamBody(res: UwsResponse, state: RequestState, maxBody: number): Readable {
     let size = 0;
+    let paused = false;
     const stream = new Readable({
       read() {
-        res.resume();
+        // Resume only what was paused: uWS's resume() on a socket that is not paused (as when
+        // the first read() comes before any data) breaks the next request on the connection.
+        if (paused && !state.aborted) {
+          paused = false;
+          res.resume();
+        }
       },
     });
     res.onData((ab, isLast) => {
@@ -237,7 +243,11 @@ export class HttpServer {
         stream.destroy(new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`));
         return;
       }
-      if (ab.byteLength > 0 && !stream.push(Buffer.from(ab.slice(0)))) res.pause();
+      // Never pause on the last chunk: nothing would resume the socket for the next request.
+      if (ab.byteLength > 0 && !stream.push(Buffer.from(ab.slice(0))) && !isLast) {
+        paused = true;
+        res.pause();
+      }
       if (isLast) stream.push(null);
     });
     return stream;

@@ -1,13 +1,16 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startEmbedded } from '../embedded.js';
-import { CliError, parseAddr, untilSignal } from '../util.js';
+import { CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
 
 interface ServeFlags {
   addr: string;
   db: string;
   tlsCert?: string;
   tlsKey?: string;
+  data: string;
+  ffmpeg?: string;
+  renderConcurrency?: string;
   allowPrivateWebhooks?: boolean;
 }
 
@@ -19,7 +22,10 @@ export function registerServe(program: Command): void {
     .option('--db <file>', 'SQLite database file', './brainstem.db')
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
-    .option('--allow-private-webhooks', 'let webhook URLs use plain http:// and private/loopback addresses (development and tests only)')
+    .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
+    .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
+    .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
+    .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
@@ -32,11 +38,14 @@ export function registerServe(program: Command): void {
         db: flags.db,
         adminToken,
         logger,
+        dataDir: flags.data,
+        ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
+        ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
-      if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook URLs may reach private and loopback addresses over plain http');
-      process.stdout.write(`brainstem serve listening on ${server.url} (db ${flags.db})\n`);
+      if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
+      process.stdout.write(`brainstem serve listening on ${server.url} (db ${flags.db}, data ${flags.data})\n`);
       await untilSignal();
       await server.close();
     });

@@ -1,0 +1,49 @@
+import type { Command } from 'commander';
+import { runVideoBench, table } from '../../../bench/video/run.js';
+import { FORMAT_NAMES, type Format } from '../../video/types.js';
+import { tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { CliError, parseInteger, printJson } from '../util.js';
+
+interface Flags {
+  photos: string;
+  format: string;
+  seconds: string;
+  connections: string;
+  load: string;
+  json?: boolean;
+}
+
+/** `brainstem bench video`: render time of a tour against its duration, and API request rate against a baseline. */
+export function registerBenchVideo(bench: Command): void {
+  bench
+    .command('video')
+    .description('render a 1080p property tour (time vs. its duration) and measure GET /v1/properties req/s against a bare-server baseline')
+    .option('--photos <n>', 'photos in the tour', '10')
+    .option('--format <ratio>', `video format (${FORMAT_NAMES.join(', ')})`, '16:9')
+    .option('--seconds <n>', 'seconds per request-rate measurement', '5')
+    .option('--connections <n>', 'concurrent connections', '32')
+    .option('--load <tool>', 'load generator: wrk (/usr/bin/wrk, falls back to inproc when absent) or inproc', 'wrk')
+    .option('--json', 'print only JSON')
+    .action(async (flags: Flags) => {
+      if (!FORMAT_NAMES.includes(flags.format as Format)) throw new CliError(`--format must be one of ${FORMAT_NAMES.join(', ')}, got "${flags.format}"`);
+      if (flags.load !== 'wrk' && flags.load !== 'inproc') throw new CliError(`--load must be wrk or inproc, got "${flags.load}"`);
+      const workDir = mkdtempSync(join(tmpdir(), 'brainstem-bench-video-'));
+      try {
+        const result = await runVideoBench({
+          photos: parseInteger(flags.photos, '--photos', 1, 100),
+          format: flags.format as Format,
+          seconds: parseInteger(flags.seconds, '--seconds', 1, 600),
+          connections: parseInteger(flags.connections, '--connections', 1, 1000),
+          load: flags.load,
+          workDir,
+          log: flags.json ? () => {} : (line) => process.stderr.write(`${line}\n`),
+        });
+        if (!flags.json) process.stdout.write(`${table(result)}\n\n`);
+        printJson(result);
+      } finally {
+        rmSync(workDir, { recursive: true, force: true });
+      }
+    });
+}

@@ -1,0 +1,126 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
+import type { HttpServer } from '../http/server.js';
+import type { Authenticator } from '../identity/auth.js';
+import type { Db } from '../store/sqlite.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { SqliteVideoStore, type CallbackFor } from './store.js';
+import { SlidingWindowLimiter } from './ratelimit.js';
+import { mountVideoRoutes } from './routes.js';
+import { RenderQueue } from './queue.js';
+import { CallbackDispatcher } from './callbacks.js';
+import { resolveFfmpeg, type FfmpegBinary } from './ffmpeg.js';
+import { findFont } from './font.js';
+import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
+import { videoView } from './views.js';
+import { newToken } from '../identity/tokens.js';
+import type { TenantId } from '../identity/types.js';
+
+export interface VideoServiceOptions {
+  db: Db;
+  auth: Authenticator;
+  /** Photos, rendered assets and scratch files live here (`--data`, default ./data). */
+  dataDir: string;
+  /** ffmpeg binary; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
+  ffmpegPath?: string | undefined;
+  /** Renders at once; default half the cores, at least 1 (one ffmpeg already uses several cores). */
+  renderConcurrency?: number | undefined;
+  now?: () => number;
+  logger?: Logger;
+  /** Admits callback URLs on loopback/private addresses and plain http (local development, tests). */
+  allowPrivateCallbacks?: boolean | undefined;
+  /** Requests per minute per API key; default 100 (spec 000 §8). */
+  rateLimit?: { limit: number; windowMs: number } | undefined;
+  timings?: Partial<TourTimings> | undefined;
+  /** x264 preset; default ultrafast, so a 1080p tour renders faster than real time on 2 cores. */
+  preset?: string | undefined;
+  /** Font for the title card; default a system sans found with fontconfig or at known paths. */
+  fontFile?: string | undefined;
+  /** Real milliseconds between looks for due callback retries; default 1000. */
+  callbackPollMs?: number | undefined;
+}
+
+export interface VideoService {
+  ffmpeg: FfmpegBinary | null;
+  fontFile: string | null;
+  /** Stops rendering (interrupted renders resume on the next start) and callback delivery. */
+  close(): Promise<void>;
+}
+
+export const UPLOAD_LIMITS = { maxPhotoBytes: 15 * 1024 * 1024, maxPhotos: 20, maxJsonBytes: 64 * 1024 * 1024 } as const;
+export const MAX_PHOTOS_PER_PROPERTY = 100;
+
+/** The property-video API (spec 000): routes, render queue and completion callbacks. */
+export async function mountVideo(server: HttpServer, options: VideoServiceOptions): Promise<VideoService> {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  let ffmpeg: FfmpegBinary | null = null;
+  let ffmpegProblem: string | undefined;
+  try {
+    ffmpeg = resolveFfmpeg(options.ffmpegPath);
+  } catch (err) {
+    // The API still serves properties and photos; renders fail with this reason until ffmpeg is installed.
+    ffmpegProblem = (err as Error).message;
+    logger.error('video rendering unavailable', { error: ffmpegProblem });
+  }
+  const fontFile = findFont(options.fontFile);
+  if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font' });
+  for (const sub of ['photos', 'assets', 'work']) await mkdir(join(options.dataDir, sub), { recursive: true });
+  // Staged uploads of a process that stopped mid-request are never committed: start clean.
+  await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
+  await mkdir(join(options.dataDir, 'tmp'), { recursive: true });
+
+  const store = new SqliteVideoStore(options.db, now);
+  const callbackFor: CallbackFor = (video) =>
+    video.callbackUrl
+      ? {
+          url: video.callbackUrl,
+          event: video.status === 'completed' ? 'video.completed' : 'video.failed',
+          body: JSON.stringify({ event: video.status === 'completed' ? 'video.completed' : 'video.failed', video: videoView(video) }),
+        }
+      : null;
+  const callbacks = new CallbackDispatcher({
+    store,
+    secretFor: (tenantId: TenantId) => store.callbackSecret(tenantId, () => newToken('webhookSecret')),
+    allowPrivate: options.allowPrivateCallbacks ?? false,
+    now,
+    logger,
+    ...(options.callbackPollMs ? { pollMs: options.callbackPollMs } : {}),
+  });
+  const queue = new RenderQueue({
+    store,
+    dataDir: options.dataDir,
+    ffmpeg,
+    ...(ffmpegProblem ? { ffmpegProblem } : {}),
+    fontFile,
+    concurrency: options.renderConcurrency ?? Math.max(1, Math.floor(availableParallelism() / 2)),
+    timings: { ...DEFAULT_TIMINGS, ...options.timings },
+    preset: options.preset ?? 'ultrafast',
+    logger,
+    callbackFor,
+    onFinished: () => callbacks.kick(),
+  });
+  mountVideoRoutes(server, {
+    store,
+    auth: options.auth,
+    limiter: new SlidingWindowLimiter({ limit: options.rateLimit?.limit ?? 100, windowMs: options.rateLimit?.windowMs ?? 60_000, now }),
+    dataDir: options.dataDir,
+    uploads: UPLOAD_LIMITS,
+    maxPhotosPerProperty: MAX_PHOTOS_PER_PROPERTY,
+    allowPrivateCallbacks: options.allowPrivateCallbacks ?? false,
+    logger,
+    onQueued: () => queue.kick(),
+  });
+  await queue.start();
+  callbacks.start();
+  return {
+    ffmpeg,
+    fontFile,
+    async close() {
+      await queue.close();
+      await callbacks.close();
+    },
+  };
+}

@@ -1,0 +1,203 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import type { Logger } from '../log.js';
+import type { CallbackFor, VideoStore } from './store.js';
+import type { FfmpegBinary } from './ffmpeg.js';
+import { FfmpegError, runFfmpeg } from './ffmpeg.js';
+import { planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
+import { titleLines, renderTitleImage } from './titlecard.js';
+import type { PropertyRecord, VideoId, VideoRecord } from './types.js';
+
+export interface RenderQueueOptions {
+  store: VideoStore;
+  /** Holds photos/, assets/ and work/ (per-render scratch). */
+  dataDir: string;
+  /** Null when no ffmpeg was found: every render then fails with the reason. */
+  ffmpeg: FfmpegBinary | null;
+  ffmpegProblem?: string;
+  /** A font for the title card; null draws it with the built-in bitmap font. */
+  fontFile: string | null;
+  concurrency: number;
+  timings: TourTimings;
+  preset: string;
+  logger: Logger;
+  /** The callback to enqueue with a finished video (in the same transaction). */
+  callbackFor: CallbackFor;
+  /** Told after a video completes or fails, so callbacks go out without waiting for a poll. */
+  onFinished?: (video: VideoRecord) => void;
+}
+
+/**
+ * Renders queued videos, `concurrency` at a time. The queue is the videos table itself: a
+ * video is claimed by moving it from queued to rendering in one statement, and a process
+ * that stops mid-render leaves it 'rendering', which start() puts back in the queue, so a
+ * job is never lost or stuck.
+ */
+export class RenderQueue {
+  private readonly o: RenderQueueOptions;
+  private running = new Map<VideoId, { child: ChildProcess | null; done: Promise<void> }>();
+  private stopping = false;
+  private pumping = false;
+  private pumpAgain = false;
+
+  constructor(options: RenderQueueOptions) {
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
+    const t = options.timings;
+    if (!(t.fadeS > 0 && t.titleS > t.fadeS && t.photoS > t.fadeS)) throw new Error(`timings need titleS and photoS longer than fadeS > 0, got ${JSON.stringify(t)}`);
+    if (!Number.isInteger(t.fps) || t.fps < 1 || t.fps > 60) throw new Error(`timings.fps must be an integer from 1 to 60, got ${t.fps}`);
+    this.o = options;
+  }
+
+  async start(): Promise<void> {
+    const requeued = await this.o.store.requeueInterrupted();
+    if (requeued > 0) this.o.logger.info('requeued interrupted renders', { count: requeued });
+    this.kick();
+  }
+
+  /** Starts queued renders while there is room; safe to call at any time. */
+  kick(): void {
+    if (this.stopping) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    void this.pump().finally(() => {
+      this.pumping = false;
+      if (this.pumpAgain) {
+        this.pumpAgain = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.stopping && this.running.size < this.o.concurrency) {
+      const video = await this.o.store.claimNextQueued();
+      if (!video) return;
+      const slot: { child: ChildProcess | null; done: Promise<void> } = { child: null, done: Promise.resolve() };
+      slot.done = this.render(video, slot).finally(() => {
+        this.running.delete(video.id);
+        this.kick();
+      });
+      this.running.set(video.id, slot);
+    }
+  }
+
+  /**
+   * Stops rendering: kills the ffmpeg processes and leaves their videos 'rendering', so the
+   * next start() resumes them from the beginning.
+   */
+  async close(): Promise<void> {
+    this.stopping = true;
+    for (const slot of this.running.values()) slot.child?.kill('SIGKILL');
+    await Promise.allSettled([...this.running.values()].map((s) => s.done));
+  }
+
+  private async render(video: VideoRecord, slot: { child: ChildProcess | null }): Promise<void> {
+    const work = join(this.o.dataDir, 'work', String(video.id));
+    try {
+      const ffmpeg = this.o.ffmpeg;
+      if (!ffmpeg) throw new RenderError('video rendering is unavailable on this server (ffmpeg not found)', this.o.ffmpegProblem ?? 'ffmpeg not found');
+      await rm(work, { recursive: true, force: true });
+      await mkdir(work, { recursive: true });
+      const property = await this.o.store.getProperty(video.tenantId, video.propertyId);
+      const photos = await this.o.store.photosByIds(video.photoIds);
+      if (!property || photos.length !== video.photoIds.length || photos.length === 0) throw new RenderError('the property or some of its photos no longer exist');
+      const title = await this.titleCard(property, work, video, ffmpeg);
+      const output = join(work, 'video.mp4');
+      const plan = planTour({
+        photos: photos.map((p) => join(this.o.dataDir, 'photos', p.storageKey)),
+        format: video.format,
+        title,
+        output,
+        timings: this.o.timings,
+        xfade: ffmpeg.xfade,
+        preset: this.o.preset,
+      });
+      let reported = 0;
+      await runFfmpeg(ffmpeg.path, plan.args, {
+        durationS: plan.durationS,
+        onSpawn: (child) => {
+          slot.child = child;
+        },
+        onProgress: (f) => {
+          // 1 is kept for the finished video; small steps are not worth a write.
+          const p = Math.min(0.99, Math.floor(f * 100) / 100);
+          if (p >= reported + 0.02) {
+            reported = p;
+            void this.o.store.setProgress(video.id, p);
+          }
+        },
+      });
+      if (this.stopping) return;
+      const poster = join(work, 'poster.jpg');
+      await runFfmpeg(ffmpeg.path, posterArgs(output, plan.posterAtS, poster), { durationS: 0, onSpawn: (child) => (slot.child = child) });
+      if (this.stopping) return;
+      const assetsDir = join(this.o.dataDir, 'assets');
+      const videoKey = `${randomUUID()}.mp4`;
+      const posterKey = `${randomUUID()}.jpg`;
+      const [videoSize, videoTag, posterSize, posterTag] = [(await stat(output)).size, await etagOf(output), (await stat(poster)).size, await etagOf(poster)];
+      await rename(output, join(assetsDir, videoKey));
+      await rename(poster, join(assetsDir, posterKey));
+      // Scratch goes before the video shows as finished, so a finished video leaves nothing behind.
+      await rm(work, { recursive: true, force: true });
+      const done = await this.o.store.completeVideo(
+        video.id,
+        {
+          video: { kind: 'video', contentType: 'video/mp4', sizeBytes: videoSize, width: plan.width, height: plan.height, durationS: plan.durationS, etag: videoTag, storageKey: videoKey },
+          poster: { kind: 'poster', contentType: 'image/jpeg', sizeBytes: posterSize, width: plan.width, height: plan.height, durationS: null, etag: posterTag, storageKey: posterKey },
+        },
+        this.o.callbackFor,
+      );
+      this.o.logger.info('video rendered', { videoId: video.id, durationS: plan.durationS });
+      this.o.onFinished?.(done);
+    } catch (err) {
+      // A render killed by close() stays 'rendering' and is resumed by the next start().
+      if (this.stopping) return;
+      const detail = err instanceof RenderError ? err.detail : err instanceof Error ? err.message : String(err);
+      this.o.logger.error('render failed', { videoId: video.id, error: detail });
+      // Clients see a short reason; ffmpeg's output (server paths included) goes only to the log.
+      await rm(work, { recursive: true, force: true }).catch(() => {});
+      const reason = err instanceof RenderError ? err.message : err instanceof FfmpegError ? err.publicMessage : 'internal render error';
+      const failed = await this.o.store.failVideo(video.id, `render failed: ${reason}`, this.o.callbackFor);
+      this.o.onFinished?.(failed);
+    } finally {
+      await rm(work, { recursive: true, force: true }).catch(() => {});
+    }
+  }
+
+  private async titleCard(property: PropertyRecord, work: string, video: VideoRecord, ffmpeg: FfmpegBinary): Promise<TitleCard> {
+    const lines = titleLines(property, video.format);
+    if (this.o.fontFile && ffmpeg.drawtext) {
+      const files = await Promise.all(
+        lines.map(async (l, i) => {
+          const textFile = join(work, `title-${i}.txt`);
+          await writeFile(textFile, l.text);
+          return { textFile, scale: l.scale };
+        }),
+      );
+      return { kind: 'drawtext', fontFile: this.o.fontFile, lines: files };
+    }
+    const path = join(work, 'title.ppm');
+    await writeFile(path, renderTitleImage(lines, video.format));
+    return { kind: 'image', path };
+  }
+}
+
+/** A render failure whose message is fit for the client; `detail` is for the log. */
+class RenderError extends Error {
+  constructor(message: string, readonly detail: string = message) {
+    super(message);
+    this.name = 'RenderError';
+  }
+}
+
+async function etagOf(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return `"${hash.digest('hex').slice(0, 32)}"`;
+}

@@ -1,0 +1,235 @@
+import { createReadStream } from 'node:fs';
+import { stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { HttpServer, Request } from '../http/server.js';
+import { HttpError } from '../http/errors.js';
+import { json, empty, type Reply } from '../http/reply.js';
+import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
+import type { Authenticator } from '../identity/auth.js';
+import { requirePlan } from '../identity/routes.js';
+import type { TenantRecord } from '../identity/types.js';
+import { newToken } from '../identity/tokens.js';
+import type { Logger } from '../log.js';
+import type { VideoStore } from './store.js';
+import { SlidingWindowLimiter, rateHeaders } from './ratelimit.js';
+import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto, type UploadLimits } from './uploads.js';
+import { callbackUrlProblem } from './callbacks.js';
+import { etagMatches, parseRange } from './range.js';
+import { assetView, photoView, propertyView, videoView } from './views.js';
+import { FORMAT_NAMES, TEMPLATES, type AssetId, type PhotoId, type PropertyId, type PropertyInput, type VideoId } from './types.js';
+
+export interface VideoRoutesOptions {
+  store: VideoStore;
+  auth: Authenticator;
+  limiter: SlidingWindowLimiter;
+  dataDir: string;
+  uploads: UploadLimits;
+  /** Most photos one property may have. */
+  maxPhotosPerProperty: number;
+  allowPrivateCallbacks: boolean;
+  logger: Logger;
+  /** Told when a video is queued, so rendering starts at once. */
+  onQueued: () => void;
+}
+
+type Handler = (req: Request, tenant: TenantRecord) => Promise<Reply>;
+
+const PROPERTY_FIELDS = new Set(['title', 'address', 'city', 'price', 'currency', 'bedrooms', 'bathrooms', 'area', 'description']);
+const VIDEO_FIELDS = new Set(['property_id', 'template', 'format', 'callback_url']);
+
+function withHeaders(reply: Reply, headers: Record<string, string>): Reply {
+  return { ...reply, headers: { ...reply.headers, ...headers } };
+}
+
+/** Cursors are opaque to clients: the id the previous page ended on, versioned so the format can change. */
+function encodeCursor(after: number | null): string | null {
+  return after === null ? null : Buffer.from(`v1:${after}`).toString('base64url');
+}
+
+function decodeCursor(req: Request): number | null {
+  const raw = req.searchParams().get('cursor');
+  if (raw === null || raw === '') return null;
+  const m = /^v1:(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
+  if (!m) throw new HttpError('bad_request', 'cursor is not one this API issued; pass next_cursor from the previous page.');
+  return Number(m[1]);
+}
+
+function optionalId(req: Request, name: string): number | undefined {
+  const raw = req.searchParams().get(name);
+  if (raw === null || raw === '') return undefined;
+  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw new HttpError('bad_request', `${name} must be a positive integer, got ${JSON.stringify(raw)}.`);
+  return Number(raw);
+}
+
+function unknownFields(f: Fields, body: Record<string, unknown>, known: Set<string>): void {
+  for (const key of Object.keys(body)) if (!known.has(key)) f.problem(key, `is not a known field (known: ${[...known].join(', ')})`);
+}
+
+export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): void {
+  const { store } = o;
+
+  /**
+   * Every route: an API key, then the rate limit (counted per key), then the plan. From the
+   * rate limit on, every answer (errors too) carries the X-RateLimit-* headers.
+   */
+  const api = (h: Handler) => async (req: Request): Promise<Reply> => {
+    const principal = await o.auth.apiKey(req);
+    const decision = o.limiter.take(`key:${principal.keyId}`);
+    const headers = rateHeaders(decision);
+    if (!decision.allowed) {
+      throw new HttpError('rate_limited', `The limit is ${decision.limit} requests per minute per API key; retry after ${headers['retry-after']} s.`, { headers });
+    }
+    try {
+      requirePlan(principal.tenant.plan, 'agency');
+      return withHeaders(await h(req, principal.tenant), headers);
+    } catch (err) {
+      if (err instanceof HttpError) throw new HttpError(err.code, err.message, { ...(err.details ? { details: err.details } : {}), headers: { ...err.headers, ...headers } });
+      o.logger.error('video API request failed', { path: req.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+      throw new HttpError('internal', undefined, { headers });
+    }
+  };
+
+  const propertyOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
+    const id = idParam(raw, 'property') as PropertyId;
+    const p = await store.getProperty(tenant.id, id);
+    if (!p) throw new HttpError('not_found', `No property with id ${id}.`);
+    return p;
+  };
+
+  server.post('/v1/properties', api(async (req, tenant) => {
+    const body = readJsonObject(req);
+    const f = new Fields(body);
+    unknownFields(f, body, PROPERTY_FIELDS);
+    const input: Partial<PropertyInput> = {
+      title: f.string('title', { required: true, max: 200 }),
+      address: f.string('address', { required: true, max: 500 }),
+      city: f.string('city', { max: 200 }) ?? null,
+      price: f.number('price', { required: true, min: 0, max: 1e13 }),
+      currency: f.string('currency', { required: true, pattern: /^[A-Z]{3}$/, patternHint: 'must be an ISO 4217 code: three upper-case letters, e.g. EUR' }),
+      bedrooms: f.number('bedrooms', { integer: true, min: 0, max: 1000 }) ?? null,
+      bathrooms: f.number('bathrooms', { min: 0, max: 1000 }) ?? null,
+      area: f.number('area', { min: 0, max: 1e7 }) ?? null,
+      description: f.string('description', { max: 10_000 }) ?? null,
+    };
+    if (input.bathrooms != null && !Number.isInteger(input.bathrooms * 2)) f.problem('bathrooms', 'must be a whole or half number (e.g. 1.5)');
+    f.done();
+    const p = await store.createProperty(tenant.id, input as PropertyInput);
+    return json(201, propertyView(p, []), { location: `/v1/properties/${p.id}` });
+  }));
+
+  server.get('/v1/properties', api(async (req, tenant) => {
+    const limit = limitParam(req, 20, 100);
+    const page = await store.listProperties(tenant.id, limit, decodeCursor(req));
+    const photos = await store.photosOf(page.items.map((p) => p.id));
+    return json(200, { data: page.items.map((p) => propertyView(p, photos.get(p.id) ?? [])), next_cursor: encodeCursor(page.nextAfter) });
+  }));
+
+  server.get('/v1/properties/:id', api(async (req, tenant) => {
+    const p = await propertyOr404(tenant, req.params.id);
+    const photos = await store.photosOf([p.id]);
+    return json(200, propertyView(p, photos.get(p.id) ?? []));
+  }));
+
+  const tmpDir = join(o.dataDir, 'tmp');
+  const photosDir = join(o.dataDir, 'photos');
+  server.post('/v1/properties/:id/photos', api(async (req, tenant) => {
+    const property = await propertyOr404(tenant, req.params.id);
+    const type = (req.headers['content-type'] ?? '').toLowerCase();
+    let staged: StagedPhoto[];
+    if (type.startsWith('multipart/form-data')) staged = await receiveMultipart(req.stream!, req.headers['content-type']!, tmpDir, o.uploads);
+    else if (/^application\/json\s*(;|$)/.test(type)) staged = await receiveJson(req.stream!, tmpDir, o.uploads);
+    else throw new HttpError('unsupported_media_type', 'Upload photos as multipart/form-data or as application/json {photos: [{filename, data_base64}]}.');
+    let moved: string[] = [];
+    try {
+      const committed = await commitPhotos(staged, photosDir);
+      moved = committed.paths;
+      const added = await store.addPhotos(property.id, committed.photos, o.maxPhotosPerProperty);
+      if (added === 'too_many') {
+        throw new HttpError('validation_failed', `A property may have at most ${o.maxPhotosPerProperty} photos; it has ${property.photoCount}. Nothing was stored.`, {
+          details: [{ path: 'photos', message: `at most ${o.maxPhotosPerProperty - property.photoCount} more photos fit` }],
+        });
+      }
+      return json(201, { data: added.map(photoView) });
+    } catch (err) {
+      await discardStaged(staged);
+      await Promise.all(moved.map((p) => unlink(p).catch(() => {})));
+      throw err;
+    }
+  }), { body: 'stream', maxBody: o.uploads.maxPhotos * o.uploads.maxPhotoBytes + 1024 * 1024 });
+
+  server.post('/v1/videos', api(async (req, tenant) => {
+    const body = readJsonObject(req);
+    const f = new Fields(body);
+    unknownFields(f, body, VIDEO_FIELDS);
+    const propertyId = f.number('property_id', { required: true, integer: true, min: 1 }) as PropertyId | undefined;
+    const template = f.oneOf('template', TEMPLATES, { required: true });
+    const format = f.oneOf('format', FORMAT_NAMES, { required: true });
+    const callbackUrl = f.string('callback_url', { max: 2048 });
+    if (callbackUrl !== undefined) {
+      const problem = callbackUrlProblem(callbackUrl, o.allowPrivateCallbacks);
+      if (problem) f.problem('callback_url', problem);
+    }
+    f.done();
+    const property = await store.getProperty(tenant.id, propertyId!);
+    if (!property) throw new HttpError('not_found', `No property with id ${propertyId}.`);
+    const photos = (await store.photosOf([property.id])).get(property.id) ?? [];
+    if (photos.length === 0) {
+      throw new HttpError('validation_failed', 'The property has no photos; upload some first.', {
+        details: [{ path: 'property_id', message: 'the property has no photos' }],
+      });
+    }
+    const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) });
+    o.onQueued();
+    return json(202, videoView(video), { location: `/v1/videos/${video.id}` });
+  }));
+
+  server.get('/v1/videos/:id', api(async (req, tenant) => {
+    const id = idParam(req.params.id, 'video') as VideoId;
+    const v = await store.getVideo(tenant.id, id);
+    if (!v) throw new HttpError('not_found', `No video with id ${id}.`);
+    return json(200, videoView(v));
+  }));
+
+  server.get('/v1/assets', api(async (req, tenant) => {
+    const limit = limitParam(req, 20, 100);
+    const propertyId = optionalId(req, 'property_id') as PropertyId | undefined;
+    const videoId = optionalId(req, 'video_id') as VideoId | undefined;
+    const page = await store.listAssets(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(videoId ? { videoId } : {}) }, limit, decodeCursor(req));
+    return json(200, { data: page.items.map(assetView), next_cursor: encodeCursor(page.nextAfter) });
+  }));
+
+  const assetOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
+    const id = idParam(raw, 'asset') as AssetId;
+    const a = await store.getAsset(tenant.id, id);
+    if (!a) throw new HttpError('not_found', `No asset with id ${id}.`);
+    return a;
+  };
+
+  server.get('/v1/assets/:id', api(async (req, tenant) => json(200, assetView(await assetOr404(tenant, req.params.id)))));
+
+  server.get('/v1/assets/:id/file', api(async (req, tenant) => {
+    const asset = await assetOr404(tenant, req.params.id);
+    const path = join(o.dataDir, 'assets', asset.storageKey);
+    const size = await stat(path).then((s) => s.size, () => null);
+    if (size === null) throw new HttpError('not_found', `The file of asset ${asset.id} is missing.`);
+    const base = { 'content-type': asset.contentType, 'accept-ranges': 'bytes', etag: asset.etag, 'cache-control': 'private, max-age=0, must-revalidate' };
+    if (etagMatches(req.headers['if-none-match'], asset.etag)) return empty(304, base);
+    // If-Range with another validator asks for the whole (changed) file.
+    const ifRange = req.headers['if-range'];
+    const range = ifRange && ifRange !== asset.etag ? { kind: 'whole' as const } : parseRange(req.headers.range, size);
+    if (range.kind === 'unsatisfiable') throw new HttpError('range_not_satisfiable', `The file has ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
+    if (range.kind === 'partial') {
+      const length = range.end - range.start + 1;
+      return { status: 206, headers: { ...base, 'content-range': `bytes ${range.start}-${range.end}/${size}` }, stream: createReadStream(path, { start: range.start, end: range.end }), length };
+    }
+    return { status: 200, headers: base, stream: createReadStream(path), length: size };
+  }));
+
+  server.get('/v1/callback-secret', api(async (_req, tenant) => json(200, { secret: await store.callbackSecret(tenant.id, () => newToken('webhookSecret')) })));
+
+  server.post('/v1/callback-secret/rotate', api(async (_req, tenant) => {
+    const secret = newToken('webhookSecret');
+    await store.rotateCallbackSecret(tenant.id, secret);
+    return json(200, { secret });
+  }), { body: 'none' });
+}

@@ -1,0 +1,224 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
+import { parseJson } from '../http/codec.js';
+import { typeOf } from '../http/validate.js';
+import { HEAD_BYTES, TAIL_BYTES, inspectImage } from './image.js';
+import type { ImageType, NewPhoto } from './types.js';
+
+export interface UploadLimits {
+  /** Largest photo, in bytes (15 MiB). */
+  maxPhotoBytes: number;
+  /** Most photos in one request. */
+  maxPhotos: number;
+  /** Largest JSON body, in bytes: base64 photos are read whole to be parsed. */
+  maxJsonBytes: number;
+}
+
+/** A photo received into a temp file and checked, not yet under its final name. */
+export interface StagedPhoto {
+  tmpPath: string;
+  filename: string;
+  contentType: ImageType;
+  width: number;
+  height: number;
+  sizeBytes: number;
+}
+
+const EXT: Record<ImageType, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
+
+function cleanName(name: string | undefined, index: number): string {
+  const base = basename((name ?? '').replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return (base || `photo-${index + 1}`).slice(0, 255);
+}
+
+async function removeAll(paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map((p) => unlink(p).catch(() => {})));
+}
+
+/** Keeps the first HEAD_BYTES and the last TAIL_BYTES of a stream without holding the rest. */
+class Sampler {
+  private headChunks: Buffer[] = [];
+  private headSize = 0;
+  private tailBuf = Buffer.alloc(0);
+  size = 0;
+
+  add(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.headSize < HEAD_BYTES) {
+      const take = chunk.subarray(0, HEAD_BYTES - this.headSize);
+      this.headChunks.push(take);
+      this.headSize += take.length;
+    }
+    this.tailBuf = chunk.length >= TAIL_BYTES
+      ? Buffer.from(chunk.subarray(chunk.length - TAIL_BYTES))
+      : Buffer.concat([this.tailBuf, chunk]).subarray(-TAIL_BYTES);
+  }
+
+  head(): Buffer {
+    return Buffer.concat(this.headChunks, this.headSize);
+  }
+
+  tail(): Buffer {
+    return this.tailBuf;
+  }
+}
+
+function check(files: { sampler: Sampler; filename: string; tmpPath: string }[]): StagedPhoto[] {
+  const details: ErrorDetail[] = [];
+  const staged: StagedPhoto[] = [];
+  files.forEach((f, i) => {
+    const info = inspectImage(f.sampler.head(), f.sampler.tail(), f.sampler.size);
+    if (!info.ok) details.push({ path: `photos[${i}]`, message: `${f.filename} ${info.reason}` });
+    else staged.push({ tmpPath: f.tmpPath, filename: f.filename, contentType: info.contentType, width: info.width, height: info.height, sizeBytes: f.sampler.size });
+  });
+  if (details.length > 0) throw validationFailed(details, 'Every upload must be a complete JPEG, PNG or WebP image; nothing was stored.');
+  return staged;
+}
+
+function tooLarge(filename: string, limits: UploadLimits): HttpError {
+  return new HttpError('payload_too_large', `${filename} is larger than ${limits.maxPhotoBytes} bytes (the per-photo limit); nothing was stored.`);
+}
+
+function tooMany(limits: UploadLimits): HttpError {
+  return validationFailed([{ path: 'photos', message: `at most ${limits.maxPhotos} photos per request` }], 'Too many photos in one request; nothing was stored.');
+}
+
+function nonePresent(): HttpError {
+  return validationFailed([{ path: 'photos', message: 'at least one image file is required' }]);
+}
+
+/**
+ * Streams every file part of a multipart body into its own temp file. On the first problem
+ * the rest of the body is still read (and dropped) so the client gets its answer rather than
+ * a reset connection; then every temp file is removed and the error thrown.
+ */
+export async function receiveMultipart(stream: Readable, contentType: string, tmpDir: string, limits: UploadLimits): Promise<StagedPhoto[]> {
+  // busboy reports the limit on reaching fileSize bytes, so one more than the largest allowed.
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({ headers: { 'content-type': contentType }, limits: { fileSize: limits.maxPhotoBytes + 1, files: limits.maxPhotos, fields: 50, parts: limits.maxPhotos + 50 } });
+  } catch {
+    throw new HttpError('bad_request', 'The multipart/form-data Content-Type needs a boundary.');
+  }
+  const files: { sampler: Sampler; filename: string; tmpPath: string }[] = [];
+  const writes: Promise<void>[] = [];
+  let problem: HttpError | null = null;
+  const fail = (err: HttpError): void => {
+    problem ??= err;
+  };
+
+  bb.on('file', (_field, file, info) => {
+    if (problem) {
+      file.resume();
+      return;
+    }
+    const filename = cleanName(info.filename, files.length);
+    const tmpPath = join(tmpDir, `${randomUUID()}.part`);
+    const sampler = new Sampler();
+    files.push({ sampler, filename, tmpPath });
+    file.on('data', (chunk: Buffer) => sampler.add(chunk));
+    file.on('limit', () => fail(tooLarge(filename, limits)));
+    writes.push(
+      pipeline(file, createWriteStream(tmpPath)).catch(() => fail(new HttpError('bad_request', `The upload of ${filename} ended early; nothing was stored.`))),
+    );
+  });
+  bb.on('filesLimit', () => fail(tooMany(limits)));
+
+  try {
+    await pipeline(stream, bb);
+  } catch (err) {
+    await Promise.allSettled(writes);
+    await removeAll(files.map((f) => f.tmpPath));
+    if (err instanceof HttpError) throw err;
+    throw new HttpError('bad_request', 'The multipart body is malformed or ended early; nothing was stored.');
+  }
+  await Promise.all(writes);
+  const paths = files.map((f) => f.tmpPath);
+  try {
+    if (problem) throw problem;
+    if (files.length === 0) throw nonePresent();
+    return check(files);
+  } catch (err) {
+    await removeAll(paths);
+    throw err;
+  }
+}
+
+const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
+
+/** Reads a JSON body `{photos: [{filename, data_base64}]}` (at most maxJsonBytes) into temp files. */
+export async function receiveJson(stream: Readable, tmpDir: string, limits: UploadLimits): Promise<StagedPhoto[]> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limits.maxJsonBytes) {
+      stream.resume();
+      throw new HttpError('payload_too_large', `A JSON photo upload may be at most ${limits.maxJsonBytes} bytes; use multipart/form-data for more.`);
+    }
+    chunks.push(chunk);
+  }
+  const body = parseJson(Buffer.concat(chunks, size));
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError('bad_request', 'The request body must be a JSON object.');
+  const list = (body as Record<string, unknown>).photos;
+  if (!Array.isArray(list)) throw validationFailed([{ path: 'photos', message: list === undefined ? 'is required' : `must be an array, got ${typeOf(list)}` }]);
+  if (list.length === 0) throw nonePresent();
+  if (list.length > limits.maxPhotos) throw tooMany(limits);
+  const details: ErrorDetail[] = [];
+  const decoded: { filename: string; data: Buffer }[] = [];
+  list.forEach((item, i) => {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return void details.push({ path: `photos[${i}]`, message: `must be an object, got ${typeOf(item)}` });
+    const { filename, data_base64: data } = item as Record<string, unknown>;
+    if (filename !== undefined && typeof filename !== 'string') details.push({ path: `photos[${i}].filename`, message: `must be a string, got ${typeOf(filename)}` });
+    if (typeof data !== 'string' || data.length === 0) return void details.push({ path: `photos[${i}].data_base64`, message: data === undefined ? 'is required' : 'must be a non-empty base64 string' });
+    if (!BASE64.test(data)) return void details.push({ path: `photos[${i}].data_base64`, message: 'is not valid base64' });
+    decoded.push({ filename: cleanName(filename as string | undefined, i), data: Buffer.from(data, 'base64') });
+  });
+  if (details.length > 0) throw validationFailed(details);
+  for (const d of decoded) if (d.data.length > limits.maxPhotoBytes) throw tooLarge(d.filename, limits);
+  const files = decoded.map((d) => {
+    const sampler = new Sampler();
+    sampler.add(d.data);
+    return { sampler, filename: d.filename, tmpPath: join(tmpDir, `${randomUUID()}.part`), data: d.data };
+  });
+  const staged = check(files);
+  try {
+    await Promise.all(files.map((f) => writeFile(f.tmpPath, f.data)));
+  } catch (err) {
+    await removeAll(files.map((f) => f.tmpPath));
+    throw err;
+  }
+  return staged;
+}
+
+/**
+ * Moves staged photos under their final names in photosDir. Renames within one file system
+ * are atomic, so a photo file is either absent or whole; on failure every move is undone.
+ */
+export async function commitPhotos(staged: readonly StagedPhoto[], photosDir: string): Promise<{ photos: NewPhoto[]; paths: string[] }> {
+  const photos: NewPhoto[] = [];
+  const paths: string[] = [];
+  try {
+    for (const s of staged) {
+      const storageKey = `${randomUUID()}.${EXT[s.contentType]}`;
+      const path = join(photosDir, storageKey);
+      await rename(s.tmpPath, path);
+      paths.push(path);
+      photos.push({ filename: s.filename, contentType: s.contentType, sizeBytes: s.sizeBytes, width: s.width, height: s.height, storageKey });
+    }
+  } catch (err) {
+    await removeAll([...paths, ...staged.map((s) => s.tmpPath)]);
+    throw err;
+  }
+  return { photos, paths };
+}
+
+export async function discardStaged(staged: readonly StagedPhoto[]): Promise<void> {
+  await removeAll(staged.map((s) => s.tmpPath));
+}
