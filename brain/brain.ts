@@ -281,7 +281,7 @@ export class Brain {
   /** Heads back toward a squad that has drifted away; counts as a `regroup` goal when goals are on. */
   private regroup(a: AgentState, sq: Squad, out: Intent[], time: number, x: number, z: number): Speed | null {
     const c = this.squads.centroid(sq, a);
-    if (!this.squads.strayed(x, z, sociability(a.traits))) return null;
+    if (!this.squads.strayed(x, z, sociability(a.traits), a.mode === 'regrouping')) return null;
     if (this.sw.goals && a.goal !== 'regroup') {
       a.goal = 'regroup';
       a.goalT = time;

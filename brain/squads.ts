@@ -143,9 +143,13 @@ export class Squads {
     return c;
   }
 
-  /** Whether the agent has strayed: loners get a longer leash than social characters. */
-  strayed(x: number, z: number, sociability: number): boolean {
+  /**
+   * Whether the agent has strayed: loners get a longer leash than social characters. One who
+   * is already regrouping keeps going to half the leash, so it does not flicker at the edge.
+   */
+  strayed(x: number, z: number, sociability: number, regrouping: boolean): boolean {
     const c = this.centre;
-    return c.n > 0 && distH(x, z, c.x, c.z) > COHESION_M + 30 * (1 - sociability);
+    const leash = (COHESION_M + 30 * (1 - sociability)) * (regrouping ? 0.5 : 1);
+    return c.n > 0 && distH(x, z, c.x, c.z) > leash;
   }
 }

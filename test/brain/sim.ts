@@ -61,6 +61,8 @@ export class Lcg {
   }
 }
 
+const FIELD_M = 500;
+
 interface SimAgent {
   id: number;
   pos: Vec3;
@@ -75,7 +77,7 @@ interface SimAgent {
  */
 export class World {
   readonly agents: SimAgent[] = [];
-  private hostiles: Array<{ id: number; pos: Vec3 }> = [];
+  private hostiles: Array<{ id: number; pos: Vec3; hp: number }> = [];
   private readonly rnd: Lcg;
   time = 0;
 
@@ -84,13 +86,13 @@ export class World {
     for (let i = 0; i < agents; i++) {
       this.agents.push({
         id: i + 1,
-        pos: { x: this.rnd.next() * 200, y: 8, z: this.rnd.next() * 200 },
+        pos: { x: this.rnd.next() * FIELD_M, y: 8, z: this.rnd.next() * FIELD_M },
         health: 100,
         ...(opts.squads ? { squad: `s${i % 3}` } : {}),
         profile: i % 5 === 0 ? { role: 'guard' } : {},
       });
     }
-    for (let h = 0; h < (opts.hostiles ?? 3); h++) this.hostiles.push({ id: 1000 + h, pos: { x: this.rnd.next() * 200, y: 8, z: this.rnd.next() * 200 } });
+    for (let h = 0; h < (opts.hostiles ?? 3); h++) this.hostiles.push({ id: 1000 + h, hp: 100, pos: { x: this.rnd.next() * FIELD_M, y: 8, z: this.rnd.next() * FIELD_M } });
   }
 
   request(a: SimAgent): TickRequest {
@@ -124,13 +126,20 @@ export class World {
     for (const a of this.agents) {
       const r = brain.tick(this.request(a));
       onReply?.(r);
+      const shot = find(r, 'Engage');
+      const h = shot?.fire ? this.hostiles.find((x) => x.id === shot.target) : undefined;
+      if (h !== undefined && (h.hp -= 10) <= 0) {
+        // Killed: another one turns up somewhere else.
+        h.hp = 100;
+        h.pos = { x: this.rnd.next() * FIELD_M, y: 8, z: this.rnd.next() * FIELD_M };
+      }
       a.pos = follow(a.pos, r, dt);
       const near = this.hostiles.some((h) => Math.hypot(h.pos.x - a.pos.x, h.pos.z - a.pos.z) < 20);
       if (near && this.rnd.next() < 0.2) a.health = Math.max(1, a.health - 10);
       else if (a.health < 100 && this.rnd.next() < 0.05) a.health = Math.min(100, a.health + 5);
     }
     for (const h of this.hostiles) {
-      h.pos = { x: Math.min(200, Math.max(0, h.pos.x + (this.rnd.next() - 0.5) * 6 * dt)), y: 8, z: Math.min(200, Math.max(0, h.pos.z + (this.rnd.next() - 0.5) * 6 * dt)) };
+      h.pos = { x: Math.min(FIELD_M, Math.max(0, h.pos.x + (this.rnd.next() - 0.5) * 6 * dt)), y: 8, z: Math.min(FIELD_M, Math.max(0, h.pos.z + (this.rnd.next() - 0.5) * 6 * dt)) };
     }
     this.time += dt;
   }
