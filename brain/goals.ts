@@ -80,14 +80,14 @@ export function plan(a: AgentState, s: Snapshot, time: number, f: Framing, knowl
   sc[0] = 1.1 * needScore(st.thirst) * f.needs;
   sc[1] = needScore(st.hunger) * f.needs;
   sc[2] = (st.health < 70 ? 1.4 * (1 - st.health / 100) + (st.blood < 3000 ? 0.4 : 0) : 0) * f.needs;
-  sc[3] = (0.3 + 0.3 * t.openness + 0.2 * (1 - careful) - 0.3 * tired) * f.loot;
-  sc[4] = (a.role === 'guard' ? 0.9 : 0.1 + 0.3 * careful) * f.guard;
-  sc[5] = (0.25 + 0.3 * t.openness - 0.2 * tired) * f.roam;
+  sc[3] = (0.2 + 0.35 * t.openness + 0.2 * (1 - careful) - 0.3 * tired) * f.loot;
+  sc[4] = (a.role === 'guard' ? 0.9 : 0.15 + 0.4 * careful) * f.guard;
+  sc[5] = (0.25 + 0.35 * t.openness - 0.2 * tired) * f.roam;
   let best: Goal = 'roam';
   let bestScore = -Infinity;
   for (let i = 0; i < CHOICES.length; i++) {
     const g = CHOICES[i]!;
-    const v = sc[i]! + 0.15 * rand(a) + (g === a.goal ? 0.15 : 0);
+    const v = sc[i]! + 0.25 * rand(a) + (g === a.goal ? 0.15 : 0);
     if (v > bestScore) {
       bestScore = v;
       best = g;
