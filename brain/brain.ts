@@ -146,7 +146,7 @@ export class Brain {
     a.sawHostile = threat !== null;
 
     if (sw.memory) {
-      const heard = observe(a, s, sw.allowNames);
+      const heard = observe(a, s, threat, sw.allowNames);
       if (heard > 0) this.counters.bump('heard', heard);
       if (p.damage > 0) remember(a, 'damaged', time, p.damage);
     } else if (a.mem !== null) a.mem = null;

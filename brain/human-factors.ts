@@ -1,4 +1,4 @@
-import { chance, randRange } from './prng.js';
+import { rand, randRange } from './prng.js';
 import type { AgentState } from './state.js';
 import type { Speed } from './types.js';
 
@@ -35,15 +35,23 @@ export function endAway(a: AgentState): void {
   a.afkUntil = 0;
 }
 
-/** Maybe starts an AFK spell or a break (only ever called when nothing is going on). */
+/**
+ * Maybe starts an AFK spell or a break (only ever called when nothing is going on). One draw
+ * per tick decides both: with rate × dt at most a few percent, P = rate × dt is the Poisson
+ * probability to well under one percent, without an exp() per tick.
+ */
 export function maybeGoAway(a: AgentState, time: number, dt: number): boolean {
+  if (dt <= 0) return false;
   const d = dt > MAX_DT_S ? MAX_DT_S : dt;
-  if (chance(a, a.traits.afk_proneness * AFK_RATE_PER_S, d)) {
+  const pAfk = a.traits.afk_proneness * AFK_RATE_PER_S * d;
+  const pBreak = a.traits.break_proneness * BREAK_RATE_PER_S * d;
+  const u = rand(a);
+  if (u < pAfk) {
     a.afkReason = 'afk';
     a.afkUntil = time + randRange(a, AFK_S[0], AFK_S[1]);
     return true;
   }
-  if (chance(a, a.traits.break_proneness * BREAK_RATE_PER_S, d)) {
+  if (u < pAfk + pBreak) {
     a.afkReason = 'break';
     a.afkUntil = time + randRange(a, BREAK_S[0], BREAK_S[1]);
     return true;

@@ -1,15 +1,15 @@
 import { MEMORY_CAPS, type AgentState, type Memory } from './state.js';
-import type { Snapshot } from './types.js';
+import type { Snapshot, Target, TargetKind } from './types.js';
 
 /**
- * Bounded per-agent memory: contacts, players met, speech heard, recent events. Every list is
+ * Bounded per-agent memory: contacts (the threat of each sample), players met, speech heard, recent events. Every list is
  * a ring that grows to its cap once and is then overwritten in place, so memory costs a fixed
  * few kilobytes per agent (10,000 agents stay well under 150 MB) and a steady-state tick
  * allocates only when it stores a new string.
  */
 
 export function newMemory(): Memory {
-  return { contacts: [], contactsNext: 0, players: [], heard: [], heardNext: 0, heardLast_s: -1e9, events: [], eventsNext: 0 };
+  return { observedT: -1e9, contacts: [], contactsNext: 0, players: [], heard: [], heardNext: 0, heardLast_s: -1e9, events: [], eventsNext: 0 };
 }
 
 function clip(text: string, max: number): string {
@@ -18,6 +18,8 @@ function clip(text: string, max: number): string {
 
 /** Minimum gap between two sightings of a player for them to count as a new meeting. */
 const MEETING_GAP_S = 60;
+/** Targets are written to memory at most this often (game seconds). */
+export const OBSERVE_EVERY_S = 2;
 
 export function remember(a: AgentState, kind: string, t: number, ref: number): void {
   const m = a.mem;
@@ -33,17 +35,23 @@ export function remember(a: AgentState, kind: string, t: number, ref: number): v
   m.eventsNext = (m.eventsNext + 1) % MEMORY_CAPS.events;
 }
 
-/** Records what this snapshot shows; returns how many new lines were heard. */
-export function observe(a: AgentState, s: Snapshot, allowNames: boolean): number {
+/**
+ * Records what this snapshot shows; returns how many new lines were heard. Contacts are the
+ * threats perception picked (`threat`), so the targets are not scanned twice for hostiles.
+ */
+export function observe(a: AgentState, s: Snapshot, threat: Target | null, allowNames: boolean): number {
   let m = a.mem;
   if (m === null) m = a.mem = newMemory();
   const time = s.time_s;
   const targets = s.targets;
-  for (let i = 0; i < targets.length; i++) {
+  // Who was around is sampled once per game second: memory is about meetings, not frames,
+  // and a 10 Hz mod would otherwise pay ten times for the same picture.
+  const sample = time - m.observedT >= OBSERVE_EVERY_S || time < m.observedT;
+  if (sample) m.observedT = time;
+  if (sample && threat !== null) rememberContact(m, threat.id, internKind(threat.kind), threat.pos.x, threat.pos.y, threat.pos.z, time);
+  for (let i = 0; sample && i < targets.length; i++) {
     const t = targets[i]!;
-    if (!t.visible) continue;
-    if (t.hostile) rememberContact(m, t.id, t.kind, t.pos.x, t.pos.y, t.pos.z, time);
-    if (t.kind === 'player') rememberPlayer(m, t.id, allowNames && t.name !== undefined ? t.name : '', time);
+    if (t.visible && t.kind === 'player') rememberPlayer(m, t.id, allowNames && t.name !== undefined ? t.name : '', time);
   }
   let heard = 0;
   const lines = s.heard;
@@ -67,6 +75,25 @@ export function observe(a: AgentState, s: Snapshot, allowNames: boolean): number
     m.heardLast_s = newest;
   }
   return heard;
+}
+
+/**
+ * The module's own copy of a target kind. A string decoded from a request is a fresh young
+ * object; keeping it in long-lived memory would make every scavenge copy and promote it.
+ */
+function internKind(kind: TargetKind): TargetKind {
+  switch (kind) {
+    case 'player':
+      return 'player';
+    case 'ai':
+      return 'ai';
+    case 'zombie':
+      return 'zombie';
+    case 'animal':
+      return 'animal';
+    default:
+      return 'ai';
+  }
 }
 
 function rememberContact(m: Memory, id: number, kind: string, x: number, y: number, z: number, t: number): void {

@@ -37,6 +37,8 @@ export const COHESION_M = 20;
 
 export class Squads {
   private readonly byId = new Map<string, Squad>();
+  /** Each member's squad by agent id: a number lookup per tick instead of hashing the request's fresh squad string. */
+  private readonly ofAgent = new Map<number, Squad>();
   /** Output of centroid(): reused, valid until the next call. */
   readonly centre: Centre = { x: 0, y: 0, z: 0, n: 0 };
 
@@ -46,6 +48,8 @@ export class Squads {
 
   /** Puts the agent in `squadId` ('' = none), leaving its previous squad. */
   join(a: AgentState, squadId: string, fresh: boolean): Squad | null {
+    const cur = this.ofAgent.get(a.id);
+    if (cur !== undefined && cur.id === squadId && cur.members.get(a.id) === a) return cur;
     if (a.squad !== squadId) this.leave(a);
     if (squadId === '') return null;
     let sq = this.byId.get(squadId);
@@ -58,7 +62,8 @@ export class Squads {
       // A new member does not mourn losses from before it joined; a restored one keeps its count.
       if (fresh || a.lossSeq > sq.lossSeq) a.lossSeq = sq.lossSeq;
     }
-    a.squad = squadId;
+    a.squad = sq.id;
+    this.ofAgent.set(a.id, sq);
     return sq;
   }
 
@@ -67,6 +72,7 @@ export class Squads {
     const sq = this.byId.get(a.squad);
     if (sq !== undefined && sq.members.get(a.id) === a) {
       sq.members.delete(a.id);
+      this.ofAgent.delete(a.id);
       if (sq.members.size === 0) this.byId.delete(sq.id);
     }
   }
@@ -83,6 +89,7 @@ export class Squads {
 
   clear(): void {
     this.byId.clear();
+    this.ofAgent.clear();
   }
 
   report(sq: Squad, a: AgentState, t: Target, time: number): void {

@@ -64,6 +64,7 @@ export interface EventMemory {
 
 /** Bounded rings: arrays grow to their cap once, then the oldest slot is overwritten in place. */
 export interface Memory {
+  observedT: number;
   contacts: ContactMemory[];
   contactsNext: number;
   players: PlayerMemory[];
@@ -215,6 +216,7 @@ const TRAITS_SCHEMA: Schema = {
 };
 
 const MEMORY_SCHEMA: Schema = {
+  observedT: 'num',
   contacts: {
     arr: { obj: { target: 'int', kind: 'str', x: 'num', y: 'num', z: 'num', t: 'num', hostile: 'bool' } },
     max: MEMORY_CAPS.contacts,
