@@ -7,7 +7,7 @@ import { vec } from './geometry.js';
 import { framingOf, goalSpeed, modeForGoal, plan, pushGoal, urgent, type Framing } from './goals.js';
 import { endAway, isAway, maybeGoAway, sessionOver, tiredSpeed, updateFatigue } from './human-factors.js';
 import { observe, remember, summarize, type MemorySummary } from './memory.js';
-import { applyProfileTraits, isCowardByTraits, sampleSessionS, sampleTraits, sociability } from './population.js';
+import { applyProfileTraits, cowardly, sampleSessionS, sampleTraits, temper } from './population.js';
 import { seedFor } from './prng.js';
 import { combatPosture, pushEngage, pushFlee } from './reactive/combat.js';
 import { CONTACT_MEMORY_S, hasRecentContact, pushInvestigate, recordContact } from './reactive/investigate.js';
@@ -131,7 +131,7 @@ export class Brain {
     const dt = first || time < a.lastT ? 0 : time - a.lastT;
     if (prof.role !== undefined) a.role = prof.role;
     if (prof.name !== undefined && prof.name !== a.name) a.name = prof.name;
-    applyProfileTraits(a.traits, prof);
+    if (applyProfileTraits(a.traits, prof)) temper(a);
 
     const p = this.p;
     perceive(s, a.health, first, p);
@@ -202,7 +202,7 @@ export class Brain {
       mode = a.afkReason === 'break' ? 'on_break' : 'afk';
     } else if (threat !== null) {
       if (sw.human) endAway(a);
-      const coward = prof.coward === true || isCowardByTraits(a.traits);
+      const coward = prof.coward === true || cowardly(a);
       let flee = !p.armed || coward || fleeMargin(a, p, st.health, sw.emotions, sw.human) > 0;
       // A squad does not all run at once: someone who could fight holds while half are running.
       if (flee && p.armed && prof.coward !== true && sq !== null && sq.members.size > 1) {
@@ -225,7 +225,7 @@ export class Brain {
       }
     } else if (
       hasRecentContact(a, pos, time) &&
-      (p.wounded || (a.contactShared && prof.coward !== true && !isCowardByTraits(a.traits)))
+      (p.wounded || (a.contactShared && prof.coward !== true && !cowardly(a)))
     ) {
       pushInvestigate(out, a);
       posture = 'crouched';
@@ -258,7 +258,7 @@ export class Brain {
     }
 
     if (sw.emotes && mode !== 'dead' && mode !== 'logged_off' && !away) {
-      const emote = pickEmote(a, p, time, mode === 'fleeing', mode === 'engaging', sw.emotions, sociability(a.traits));
+      const emote = pickEmote(a, p, time, mode === 'fleeing', mode === 'engaging', sw.emotions, a.social);
       if (emote !== null) {
         out.push({ kind: 'Emote', name: emote });
         this.counters.bump('emote');
@@ -281,7 +281,7 @@ export class Brain {
   /** Heads back toward a squad that has drifted away; counts as a `regroup` goal when goals are on. */
   private regroup(a: AgentState, sq: Squad, out: Intent[], time: number, x: number, z: number): Speed | null {
     const c = this.squads.centroid(sq, a);
-    if (!this.squads.strayed(x, z, sociability(a.traits), a.mode === 'regrouping')) return null;
+    if (!this.squads.strayed(x, z, a.social, a.mode === 'regrouping')) return null;
     if (this.sw.goals && a.goal !== 'regroup') {
       a.goal = 'regroup';
       a.goalT = time;
@@ -302,6 +302,7 @@ export class Brain {
     const holder = { rng: seedFor(b.flavor.seed, id) };
     const traits = sampleTraits(b.population, holder);
     const a = createAgent(id, holder.rng, time, traits);
+    temper(a);
     a.sessionS = sampleSessionS(b.population, a);
     a.name = drawName(a);
     a.themes = drawThemes(b.flavor, a);
@@ -367,6 +368,7 @@ export class Brain {
     this.squads.clear();
     agents.sort((x, y) => x.lastT - y.lastT || x.id - y.id);
     for (const a of agents) {
+      temper(a);
       this.agents.set(a);
       this.agents.touched(a.lastT);
     }

@@ -18,11 +18,11 @@ function clamp01(v: number): number {
  * reactions, 0 = fresh, 1 = exhausted (fatigue, when human_factors is on).
  */
 export function updateEmotions(a: AgentState, p: Perception, dt: number, lostSquadmate: boolean, blunt: number): void {
-  const n = a.traits.neuroticism;
+  const n = a.nrv;
   const k = Math.pow(0.5, dt / HALF_LIFE_S);
   // Baselines: nervous characters never quite relax.
   const bf = 0.15 * n;
-  const ba = 0.1 * (1 - a.traits.agreeableness);
+  const ba = 0.1 * (1 - a.agr);
   const bc = 0.7 - 0.4 * n;
   let fear = bf + (a.fear - bf) * k;
   let anger = ba + (a.anger - ba) * k;
@@ -30,7 +30,7 @@ export function updateEmotions(a: AgentState, p: Perception, dt: number, lostSqu
   const gain = 1 - 0.5 * blunt;
   if (p.damage > 0) {
     fear += (p.damage / 80) * (0.5 + n) * gain;
-    anger += (p.damage / 100) * (1.5 - a.traits.agreeableness) * gain;
+    anger += (p.damage / 100) * (1.5 - a.agr) * gain;
     calm -= (p.damage / 80) * gain;
   }
   if (lostSquadmate) {

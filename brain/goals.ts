@@ -1,5 +1,4 @@
 import { distH, vec } from './geometry.js';
-import { carefulness } from './population.js';
 import { rand, randRange } from './prng.js';
 import { VISITED_CAP, type AgentState, type Goal } from './state.js';
 import type { GameFraming, Intent, PointOfInterest, Snapshot, Speed, Vec3 } from './types.js';
@@ -75,7 +74,7 @@ export function plan(a: AgentState, s: Snapshot, time: number, f: Framing, knowl
   if (a.goal !== 'none' && time - a.goalT < REPLAN_S) return false;
   const st = s.self_state;
   const t = a.traits;
-  const careful = carefulness(t);
+  const careful = a.careful;
   const sc = SCORES;
   sc[0] = 1.1 * needScore(st.thirst) * f.needs;
   sc[1] = needScore(st.hunger) * f.needs;
@@ -155,7 +154,7 @@ function markVisited(a: AgentState, id: string): void {
 
 /** Careful characters walk to their goals, reckless ones jog; urgency always jogs. */
 export function goalSpeed(a: AgentState, isUrgent: boolean): Speed {
-  return isUrgent || carefulness(a.traits) < 0.5 ? 'jog' : 'walk';
+  return isUrgent || a.careful < 0.5 ? 'jog' : 'walk';
 }
 
 /**

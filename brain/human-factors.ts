@@ -43,8 +43,8 @@ export function endAway(a: AgentState): void {
 export function maybeGoAway(a: AgentState, time: number, dt: number): boolean {
   if (dt <= 0) return false;
   const d = dt > MAX_DT_S ? MAX_DT_S : dt;
-  const pAfk = a.traits.afk_proneness * AFK_RATE_PER_S * d;
-  const pBreak = a.traits.break_proneness * BREAK_RATE_PER_S * d;
+  const pAfk = a.afkP * AFK_RATE_PER_S * d;
+  const pBreak = a.brkP * BREAK_RATE_PER_S * d;
   const u = rand(a);
   if (u < pAfk) {
     a.afkReason = 'afk';
@@ -77,7 +77,7 @@ function effort(speed: Speed | null, away: boolean): number {
 export function updateFatigue(a: AgentState, speed: Speed | null, away: boolean, dt: number): void {
   const d = dt > MAX_DT_S ? MAX_DT_S : dt;
   const e = effort(speed, away);
-  const rate = e > 0 ? e * (0.5 + a.traits.fatigue_rate) : e;
+  const rate = e > 0 ? e * (0.5 + a.fatR) : e;
   const f = a.fatigue + rate * d;
   a.fatigue = f < 0 ? 0 : f > 1 ? 1 : f;
 }

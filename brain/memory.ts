@@ -9,7 +9,7 @@ import type { Snapshot, Target, TargetKind } from './types.js';
  */
 
 export function newMemory(): Memory {
-  return { observedT: -1e9, contacts: [], contactsNext: 0, players: [], heard: [], heardNext: 0, heardLast_s: -1e9, events: [], eventsNext: 0 };
+  return { contacts: [], contactsNext: 0, players: [], heard: [], heardNext: 0, heardLast_s: -1e9, events: [], eventsNext: 0 };
 }
 
 function clip(text: string, max: number): string {
@@ -40,21 +40,23 @@ export function remember(a: AgentState, kind: string, t: number, ref: number): v
  * threats perception picked (`threat`), so the targets are not scanned twice for hostiles.
  */
 export function observe(a: AgentState, s: Snapshot, threat: Target | null, allowNames: boolean): number {
+  const time = s.time_s;
+  // Who was around is sampled once per OBSERVE_EVERY_S of game time: memory is about
+  // meetings, not frames, and a 10 Hz mod would otherwise pay ten times for the same
+  // picture. The clock lives on the agent so a tick with nothing to note never touches memory.
+  const sample = time - a.memT >= OBSERVE_EVERY_S || time < a.memT;
+  const lines = s.heard;
+  if (!sample && (lines === undefined || lines.length === 0)) return 0;
   let m = a.mem;
   if (m === null) m = a.mem = newMemory();
-  const time = s.time_s;
+  if (sample) a.memT = time;
   const targets = s.targets;
-  // Who was around is sampled once per game second: memory is about meetings, not frames,
-  // and a 10 Hz mod would otherwise pay ten times for the same picture.
-  const sample = time - m.observedT >= OBSERVE_EVERY_S || time < m.observedT;
-  if (sample) m.observedT = time;
   if (sample && threat !== null) rememberContact(m, threat.id, internKind(threat.kind), threat.pos.x, threat.pos.y, threat.pos.z, time);
   for (let i = 0; sample && i < targets.length; i++) {
     const t = targets[i]!;
     if (t.visible && t.kind === 'player') rememberPlayer(m, t.id, allowNames && t.name !== undefined ? t.name : '', time);
   }
   let heard = 0;
-  const lines = s.heard;
   if (lines !== undefined) {
     let newest = m.heardLast_s;
     for (let i = 0; i < lines.length; i++) {

@@ -1,4 +1,5 @@
 import { rand, type RngHolder } from './prng.js';
+import type { AgentState } from './state.js';
 import { TRAIT_NAMES, type Population, type Profile, type Traits } from './types.js';
 
 /**
@@ -25,14 +26,36 @@ export function sampleTraits(pop: Population, rng: RngHolder): Traits {
   return t;
 }
 
-/** Applies profile.traits over the sampled ones; called every tick so a changed profile takes effect. */
-export function applyProfileTraits(traits: Traits, profile: Profile): void {
+/**
+ * Applies profile.traits over the sampled ones; called every tick so a changed profile takes
+ * effect. Returns whether the profile gave any (the caller then re-tempers the agent).
+ */
+export function applyProfileTraits(traits: Traits, profile: Profile): boolean {
   const p = profile.traits;
-  if (p === undefined) return;
+  if (p === undefined) return false;
   for (const name of TRAIT_NAMES) {
     const v = p[name];
     if (v !== undefined && v >= 0 && v <= 1) traits[name] = v;
   }
+  return true;
+}
+
+/** Refreshes the agent's derived temperament from its traits. */
+export function temper(a: AgentState): void {
+  const t = a.traits;
+  a.nrv = t.neuroticism;
+  a.agr = t.agreeableness;
+  a.brave = bravery(t);
+  a.social = sociability(t);
+  a.careful = carefulness(t);
+  a.afkP = t.afk_proneness;
+  a.brkP = t.break_proneness;
+  a.fatR = t.fatigue_rate;
+}
+
+/** isCowardByTraits on the tempered fields. */
+export function cowardly(a: AgentState): boolean {
+  return a.nrv >= COWARD_NEUROTICISM && a.agr <= COWARD_AGREEABLENESS;
 }
 
 /** Session length in game seconds, uniform in the bundle's [min, max] minutes. */

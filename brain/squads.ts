@@ -104,11 +104,13 @@ export class Squads {
 
   /**
    * Takes over a squadmate's sighting as this agent's lost contact when it is newer than what
-   * the agent knows. Returns true when it did (the `squad` counter).
+   * the agent knows. Returns true when that is a new contact for the agent (the `squad` counter).
    */
   adoptContact(sq: Squad, a: AgentState, time: number, maxAgeS: number): boolean {
     if (!sq.contact || sq.reporter === a.id || time - sq.contactT > maxAgeS) return false;
     if (a.contact && a.contactT >= sq.contactT) return false;
+    // A fresher position of the contact the agent already follows is an update, not news.
+    const news = !a.contact || a.contactId !== sq.contactId;
     a.contact = true;
     a.contactId = sq.contactId;
     a.contactX = sq.contactX;
@@ -116,7 +118,7 @@ export class Squads {
     a.contactZ = sq.contactZ;
     a.contactT = sq.contactT;
     a.contactShared = true;
-    return true;
+    return news;
   }
 
   /** Other members fleeing as of their last (recent) tick. */

@@ -64,7 +64,6 @@ export interface EventMemory {
 
 /** Bounded rings: arrays grow to their cap once, then the oldest slot is overwritten in place. */
 export interface Memory {
-  observedT: number;
   contacts: ContactMemory[];
   contactsNext: number;
   players: PlayerMemory[];
@@ -83,6 +82,18 @@ export interface AgentState {
   name: string;
   role: Role;
   traits: Traits;
+  /**
+   * Derived from traits by temper() whenever traits change, and read by the per-tick code
+   * instead of `traits`: one object fewer to pull into cache on every tick.
+   */
+  nrv: number;
+  agr: number;
+  brave: number;
+  social: number;
+  careful: number;
+  afkP: number;
+  brkP: number;
+  fatR: number;
   themes: string[];
   firstT: number;
   lastT: number;
@@ -128,6 +139,8 @@ export interface AgentState {
   calm: number;
   lastEmoteT: number;
   engagedPlayerT: number;
+  /** Game time memory last sampled the targets. */
+  memT: number;
   mem: Memory | null;
 }
 
@@ -140,6 +153,14 @@ export function createAgent(id: number, rng: number, time: number, traits: Trait
     name: '',
     role: 'survivor',
     traits,
+    nrv: 0,
+    agr: 0,
+    brave: 0,
+    social: 0,
+    careful: 0,
+    afkP: 0,
+    brkP: 0,
+    fatR: 0,
     themes: [],
     firstT: time,
     lastT: time,
@@ -184,6 +205,7 @@ export function createAgent(id: number, rng: number, time: number, traits: Trait
     calm: 0.5,
     lastEmoteT: -1e9,
     engagedPlayerT: -1e9,
+    memT: -1e9,
     mem: null,
   };
 }
@@ -216,7 +238,6 @@ const TRAITS_SCHEMA: Schema = {
 };
 
 const MEMORY_SCHEMA: Schema = {
-  observedT: 'num',
   contacts: {
     arr: { obj: { target: 'int', kind: 'str', x: 'num', y: 'num', z: 'num', t: 'num', hostile: 'bool' } },
     max: MEMORY_CAPS.contacts,
@@ -239,6 +260,14 @@ export const STATE_SCHEMA: Schema = {
   name: 'str',
   role: { oneOf: ROLES },
   traits: { obj: TRAITS_SCHEMA },
+  nrv: unit,
+  agr: unit,
+  brave: unit,
+  social: unit,
+  careful: unit,
+  afkP: unit,
+  brkP: unit,
+  fatR: unit,
   themes: { arr: 'str', max: 256 },
   firstT: 'num',
   lastT: 'num',
@@ -283,5 +312,6 @@ export const STATE_SCHEMA: Schema = {
   calm: unit,
   lastEmoteT: 'num',
   engagedPlayerT: 'num',
+  memT: 'num',
   mem: { nullable: { obj: MEMORY_SCHEMA } },
 };

@@ -1,4 +1,3 @@
-import { bravery } from './population.js';
 import type { AgentState } from './state.js';
 import type { Perception } from './reactive/perception.js';
 
@@ -12,7 +11,7 @@ export function fleeMargin(a: AgentState, p: Perception, health: number, emotion
   const fear = emotions ? a.fear : 0;
   const anger = emotions ? a.anger : 0;
   const tired = fatigue ? a.fatigue : 0;
-  const brave = bravery(a.traits);
+  const brave = a.brave;
   const h = health < 0 ? 0 : health > 100 ? 1 : health / 100;
   const engage = 0.5 + 0.5 * brave + 0.3 * h + 0.35 * anger - 0.15 * tired;
   const flee = 0.3 * (1 - brave) + 0.25 * (p.hostiles - 1) + 0.6 * fear + 0.5 * (1 - h);
