@@ -271,6 +271,7 @@ export class Brain {
     a.ticks++;
     a.health = st.health;
     a.blood = st.blood;
+    if (a.squad !== '') this.squads.moved(a, pos.x, pos.y, pos.z);
     a.x = pos.x;
     a.y = pos.y;
     a.z = pos.z;

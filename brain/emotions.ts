@@ -8,6 +8,7 @@ import type { AgentState } from './state.js';
  */
 
 const HALF_LIFE_S = 30;
+const DECAY_PER_S = -Math.LN2 / HALF_LIFE_S;
 
 function clamp01(v: number): number {
   return v < 0 ? 0 : v > 1 ? 1 : v;
@@ -19,7 +20,7 @@ function clamp01(v: number): number {
  */
 export function updateEmotions(a: AgentState, p: Perception, dt: number, lostSquadmate: boolean, blunt: number): void {
   const n = a.nrv;
-  const k = Math.pow(0.5, dt / HALF_LIFE_S);
+  const k = dt === 0 ? 1 : Math.exp(dt * DECAY_PER_S);
   // Baselines: nervous characters never quite relax.
   const bf = 0.15 * n;
   const ba = 0.1 * (1 - a.agr);
