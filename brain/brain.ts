@@ -78,6 +78,12 @@ function switchesOf(b: ConfigBundle): Switches {
 
 const NO_PROFILE: Profile = {};
 
+/** Taking damage brings a character back from AFK or a break. Always true, for use in a condition. */
+function endAfterHit(a: AgentState): boolean {
+  endAway(a);
+  return true;
+}
+
 /**
  * The decision engine for one bundle: perception in, intents out. Pure and deterministic:
  * time comes only from the snapshot, randomness only from a PRNG seeded by the bundle and
@@ -196,12 +202,11 @@ export class Brain {
       }
       out.push({ kind: 'Logoff' });
       mode = 'logged_off';
-    } else if (sw.human && isAway(a, time) && p.damage === 0) {
+    } else if (sw.human && isAway(a, time) && !(p.damage > 0 && endAfterHit(a))) {
       out.push({ kind: 'Idle', reason: a.afkReason });
       away = true;
       mode = a.afkReason === 'break' ? 'on_break' : 'afk';
     } else if (threat !== null) {
-      if (sw.human) endAway(a);
       const coward = prof.coward === true || cowardly(a);
       let flee = !p.armed || coward || fleeMargin(a, p, st.health, sw.emotions, sw.human) > 0;
       // A squad does not all run at once: someone who could fight holds while half are running.

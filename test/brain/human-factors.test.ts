@@ -96,3 +96,19 @@ test('fatigue grows with activity and turns a jog into a walk; rest brings it ba
   for (let t = 600; t < 1200; t += 1) brain.tick(req(1, t, self(pos), {}, reckless));
   assert.ok(brain.persona(1)!.fatigue < tired, 'rested');
 });
+
+test('an AFK character ignores a hostile in sight but comes back when hit', () => {
+  const b = bundle({ emotional_events: false }, (x) => {
+    x.population.session_min = [600, 600];
+  });
+  const brain = new Brain(b);
+  let t = 0;
+  let away = false;
+  for (; t < 20_000 && !away; t += 1) away = find(brain.tick(req(1, t, self(), {}, afkProne)), 'Idle')?.reason === 'afk';
+  assert.ok(away, 'went AFK');
+  const enemy = { targets: [{ id: 9, kind: 'player' as const, pos: { x: 30, y: 8, z: 0 }, hostile: true, visible: true }] };
+  assert.equal(find(brain.tick(req(1, t, self(), enemy, afkProne)), 'Idle')?.reason, 'afk');
+  const hit = brain.tick(req(1, t + 1, self(undefined, { health: 80 }), enemy, afkProne));
+  assert.deepEqual(hit.intents.map((i) => i.kind), ['Face', 'Engage']);
+  assert.equal(find(brain.tick(req(1, t + 2, self(undefined, { health: 80 }), enemy, afkProne)), 'Engage')?.target, 9);
+});
