@@ -15,7 +15,7 @@ import { pushPatrol } from './reactive/patrol.js';
 import { newPerception, perceive } from './reactive/perception.js';
 import { alignmentOf, survivorOf, type Alignment } from './roster.js';
 import { Squads, type Squad } from './squads.js';
-import { createAgent, type AgentState, type Goal, type Mode } from './state.js';
+import { AgentState, type Goal, type Mode } from './state.js';
 import { exportAgents, parseState, type BrainState } from './state-io.js';
 import type { ConfigBundle, Intent, Posture, Profile, Speed, Survivor, TickRequest, TickResponse, Traits } from './types.js';
 import { fleeMargin } from './utility.js';
@@ -307,7 +307,7 @@ export class Brain {
     const b = this.bundle;
     const holder = { rng: seedFor(b.flavor.seed, id) };
     const traits = sampleTraits(b.population, holder);
-    const a = createAgent(id, holder.rng, time, traits);
+    const a = new AgentState(id, holder.rng, time, traits);
     temper(a);
     a.sessionS = sampleSessionS(b.population, a);
     a.name = drawName(a);

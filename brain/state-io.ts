@@ -1,4 +1,4 @@
-import { STATE_SCHEMA, type AgentState, type Field, type Schema } from './state.js';
+import { STATE_SCHEMA, fromPlain, toPlain, type AgentState, type Field, type PlainAgent, type Schema } from './state.js';
 import type { Problem } from './types.js';
 
 /**
@@ -16,7 +16,7 @@ const MAX_AGENTS_IN_STATE = 1_000_000;
 export interface BrainState {
   format: typeof STATE_FORMAT;
   version: typeof STATE_VERSION;
-  agents: AgentState[];
+  agents: PlainAgent[];
 }
 
 export class BrainStateError extends Error {
@@ -29,7 +29,7 @@ export class BrainStateError extends Error {
 
 /** A deep copy of the agents, ordered by id so two exports of equal state are equal text. */
 export function exportAgents(agents: Iterable<AgentState>): BrainState {
-  const list = [...agents].sort((a, b) => a.id - b.id).map((a) => structuredClone(a));
+  const list = [...agents].sort((a, b) => a.id - b.id).map(toPlain);
   return { format: STATE_FORMAT, version: STATE_VERSION, agents: list };
 }
 
@@ -103,5 +103,5 @@ export function parseState(value: unknown): AgentState[] {
     });
   }
   if (problems.length > 0) throw new BrainStateError(problems);
-  return (agents as AgentState[]).map((a) => structuredClone(a));
+  return (agents as PlainAgent[]).map(fromPlain);
 }
