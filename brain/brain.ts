@@ -159,7 +159,8 @@ export class Brain {
 
     let sq: Squad | null = null;
     let lostMate = false;
-    if (sw.squads) {
+    // Most characters are in no squad: skip the lookup when there is none to join or leave.
+    if (sw.squads && (s.squad !== undefined || a.squad !== '')) {
       sq = this.squads.join(a, s.squad ?? '', first);
       if (sq !== null) {
         if (a.lossSeq < sq.lossSeq) {
@@ -173,7 +174,7 @@ export class Brain {
           remember(a, 'squad_contact', time, a.contactId);
         }
       }
-    } else if (a.squad !== '') {
+    } else if (!sw.squads && a.squad !== '') {
       this.squads.leave(a);
       a.squad = '';
     }
