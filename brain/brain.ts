@@ -17,7 +17,7 @@ import { alignmentOf, survivorOf, type Alignment } from './roster.js';
 import { Squads, type Squad } from './squads.js';
 import { AgentState, type Goal, type Mode } from './state.js';
 import { exportAgents, parseState, type BrainState } from './state-io.js';
-import type { ConfigBundle, Intent, Posture, Profile, Speed, Survivor, TickRequest, TickResponse, Traits } from './types.js';
+import type { ConfigBundle, Intent, Posture, Profile, Role, Speed, Survivor, TickRequest, TickResponse, Traits } from './types.js';
 import { fleeMargin } from './utility.js';
 
 export interface BrainOptions {
@@ -78,6 +78,20 @@ function switchesOf(b: ConfigBundle): Switches {
 
 const NO_PROFILE: Profile = {};
 
+/** The module's own copy of a role: a string from the request is young and must not be kept. */
+function ownRole(role: Role): Role {
+  switch (role) {
+    case 'bandit':
+      return 'bandit';
+    case 'guard':
+      return 'guard';
+    case 'trader':
+      return 'trader';
+    default:
+      return 'survivor';
+  }
+}
+
 /** Taking damage brings a character back from AFK or a break. Always true, for use in a condition. */
 function endAfterHit(a: AgentState): boolean {
   endAway(a);
@@ -135,7 +149,7 @@ export class Brain {
     const first = a === undefined;
     if (a === undefined) a = this.spawn(id, time, prof, pos.x, pos.y, pos.z);
     const dt = first || time < a.lastT ? 0 : time - a.lastT;
-    if (prof.role !== undefined) a.role = prof.role;
+    if (prof.role !== undefined && prof.role !== a.role) a.role = ownRole(prof.role);
     if (prof.name !== undefined && prof.name !== a.name) a.name = prof.name;
     if (applyProfileTraits(a.traits, prof)) temper(a);
 
@@ -160,7 +174,7 @@ export class Brain {
     let sq: Squad | null = null;
     let lostMate = false;
     // Most characters are in no squad: skip the lookup when there is none to join or leave.
-    if (sw.squads && (s.squad !== undefined || a.squad !== '')) {
+    if (sw.squads && st.health > 0 && (s.squad !== undefined || a.squad !== '')) {
       sq = this.squads.join(a, s.squad ?? '', first);
       if (sq !== null) {
         if (a.lossSeq < sq.lossSeq) {
@@ -189,7 +203,8 @@ export class Brain {
     const wasMode = a.mode;
 
     if (st.health <= 0) {
-      if (sq !== null) this.squads.mourn(a);
+      // Mourned once, on dying; the dead do not rejoin (see the squads block above).
+      if (a.squad !== '') this.squads.mourn(a);
       out.push({ kind: 'Idle', reason: 'dead' });
       posture = 'prone';
       mode = 'dead';

@@ -7,10 +7,6 @@ export function distH(ax: number, az: number, bx: number, bz: number): number {
   return Math.sqrt(dx * dx + dz * dz);
 }
 
-export function distHV(a: Vec3, b: Vec3): number {
-  return distH(a.x, a.z, b.x, b.z);
-}
-
 /** Compass yaw from a to b: 0 = +z (north), clockwise, in [0, 360). */
 export function yawTo(ax: number, az: number, bx: number, bz: number): number {
   const deg = (Math.atan2(bx - ax, bz - az) * 180) / Math.PI;

@@ -53,7 +53,7 @@ export function temper(a: AgentState): void {
   a.fatR = t.fatigue_rate;
 }
 
-/** isCowardByTraits on the tempered fields. */
+/** BRAIN.md's coward by traits (the profile can also say so): high neuroticism with low agreeableness. */
 export function cowardly(a: AgentState): boolean {
   return a.nrv >= COWARD_NEUROTICISM && a.agr <= COWARD_AGREEABLENESS;
 }
@@ -66,11 +66,6 @@ export function sampleSessionS(pop: Population, rng: RngHolder): number {
 
 export const COWARD_NEUROTICISM = 0.7;
 export const COWARD_AGREEABLENESS = 0.3;
-
-/** BRAIN.md's coward: said so by the profile, or high neuroticism with low agreeableness. */
-export function isCowardByTraits(t: Traits): boolean {
-  return t.neuroticism >= COWARD_NEUROTICISM && t.agreeableness <= COWARD_AGREEABLENESS;
-}
 
 /** Brave (1) vs timid (0): calm nerves and an outgoing temper stand their ground. */
 export function bravery(t: Traits): number {

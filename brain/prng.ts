@@ -41,9 +41,3 @@ export function rand(h: RngHolder): number {
 export function randRange(h: RngHolder, lo: number, hi: number): number {
   return lo + (hi - lo) * rand(h);
 }
-
-/** Whether an event with a constant rate per second happens within dt seconds. */
-export function chance(h: RngHolder, ratePerS: number, dt: number): boolean {
-  if (ratePerS <= 0 || dt <= 0) return false;
-  return rand(h) < 1 - Math.exp(-ratePerS * dt);
-}

@@ -90,10 +90,11 @@ export class Squads {
   /** A member died: the others will notice on their next tick. */
   mourn(a: AgentState): void {
     const sq = this.byId.get(a.squad);
-    if (sq === undefined) return;
-    sq.lossSeq++;
-    a.lossSeq = sq.lossSeq;
-    this.leave(a);
+    if (sq !== undefined) {
+      sq.lossSeq++;
+      a.lossSeq = sq.lossSeq;
+      this.leave(a);
+    }
     a.squad = '';
   }
 

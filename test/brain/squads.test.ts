@@ -67,5 +67,10 @@ test('a dead squadmate frightens the others', () => {
   assert.deepEqual(dead.intents, [{ kind: 'Idle', reason: 'dead' }]);
   brain.tick(req(2, 1, self({ x: 3, y: 8, z: 0 }), { squad: 'alpha' }));
   assert.ok(brain.persona(2)!.emotion.fear > before + 0.1);
-  assert.ok(brain.persona(2)!.memory.recent_events.some((e) => e.kind === 'lost_squadmate'));
+  // The dead keep being reported for a while: mourned once, not on every tick.
+  for (let t = 2; t < 6; t++) {
+    brain.tick(req(1, t, self({ x: 0, y: 8, z: 0 }, { health: 0 }), { squad: 'alpha' }));
+    brain.tick(req(2, t, self({ x: 3, y: 8, z: 0 }), { squad: 'alpha' }));
+  }
+  assert.equal(brain.persona(2)!.memory.recent_events.filter((e) => e.kind === 'lost_squadmate').length, 1);
 });
