@@ -27,6 +27,8 @@ export interface BrainOptions {
   staleAfterS?: number;
 }
 
+const OPTION_KEYS: ReadonlyArray<keyof BrainOptions> = ['maxAgents', 'staleAfterS'];
+
 /** What the future dialogue tier knows about a character. A copy: safe to keep and serialise. */
 export interface Persona {
   agent: number;
@@ -113,6 +115,12 @@ export class Brain {
   private readonly p = newPerception();
 
   constructor(bundle: ConfigBundle, options: BrainOptions = {}) {
+    for (const key of Object.keys(options)) {
+      if (!OPTION_KEYS.includes(key as keyof BrainOptions)) {
+        const near = OPTION_KEYS.find((k) => k.toLowerCase() === key.toLowerCase() || k.toLowerCase().startsWith(key.toLowerCase().slice(0, 6)));
+        throw new RangeError(`unknown Brain option "${key}"${near ? ` (did you mean "${near}"?)` : ''}; known: ${OPTION_KEYS.join(', ')}`);
+      }
+    }
     const maxAgents = options.maxAgents ?? DEFAULT_MAX_AGENTS;
     const staleAfterS = options.staleAfterS ?? DEFAULT_STALE_AFTER_S;
     if (!Number.isSafeInteger(maxAgents) || maxAgents < 1) throw new RangeError(`maxAgents must be a positive integer, got ${maxAgents}`);

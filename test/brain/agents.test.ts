@@ -38,4 +38,5 @@ test('squad state follows eviction: an evicted member no longer pulls the squad'
 test('options are validated with messages that name the fix', () => {
   assert.throws(() => new Brain(bundle(), { maxAgents: 0 }), /maxAgents must be a positive integer/);
   assert.throws(() => new Brain(bundle(), { staleAfterS: -1 }), /staleAfterS must be a positive/);
+  assert.throws(() => new Brain(bundle(), { maxagents: 5 } as never), /unknown Brain option "maxagents" \(did you mean "maxAgents"\?\)/);
 });
