@@ -40,3 +40,23 @@ test('options are validated with messages that name the fix', () => {
   assert.throws(() => new Brain(bundle(), { staleAfterS: -1 }), /staleAfterS must be a positive/);
   assert.throws(() => new Brain(bundle(), { maxagents: 5 } as never), /unknown Brain option "maxagents" \(did you mean "maxAgents"\?\)/);
 });
+
+test('importing more agents than maxAgents keeps the most recently ticked', () => {
+  const big = new Brain(bundle());
+  for (const [agent, t] of [[1, 50], [2, 10], [3, 30], [4, 40]] as const) big.tick(req(agent, t, self()));
+  const small = new Brain(bundle(), { maxAgents: 2 });
+  small.importState(JSON.parse(JSON.stringify(big.exportState())));
+  assert.deepEqual(small.roster().map((r) => r.agent), [1, 4]);
+});
+
+test('persona and roster are copies: changing them changes nothing inside', () => {
+  const brain = new Brain(bundle());
+  brain.tick(req(1, 0, self()));
+  const p = brain.persona(1)!;
+  p.traits.neuroticism = 1;
+  p.themes.push('x');
+  brain.roster()[0]!.name = 'changed';
+  assert.notEqual(brain.persona(1)!.traits.neuroticism, 1);
+  assert.ok(!brain.persona(1)!.themes.includes('x'));
+  assert.notEqual(brain.roster()[0]!.name, 'changed');
+});
