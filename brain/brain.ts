@@ -1,44 +1,410 @@
-import type { ConfigBundle, Survivor, TickRequest, TickResponse } from './types.js';
+import { AgentStore, DEFAULT_MAX_AGENTS, DEFAULT_STALE_AFTER_S } from './agents.js';
+import { policyOn } from './bundle.js';
+import { Counters } from './counters.js';
+import { mood, pickEmote, updateEmotions } from './emotions.js';
+import { drawName, drawThemes } from './flavor.js';
+import { vec } from './geometry.js';
+import { framingOf, goalSpeed, modeForGoal, plan, pushGoal, urgent, type Framing } from './goals.js';
+import { endAway, isAway, maybeGoAway, sessionOver, tiredSpeed, updateFatigue } from './human-factors.js';
+import { observe, remember, summarize, type MemorySummary } from './memory.js';
+import { applyProfileTraits, cowardly, sampleSessionS, sampleTraits, temper } from './population.js';
+import { seedFor } from './prng.js';
+import { combatPosture, pushEngage, pushFlee } from './reactive/combat.js';
+import { CONTACT_MEMORY_S, hasRecentContact, pushInvestigate, recordContact } from './reactive/investigate.js';
+import { pushPatrol } from './reactive/patrol.js';
+import { newPerception, perceive } from './reactive/perception.js';
+import { alignmentOf, survivorOf, type Alignment } from './roster.js';
+import { Squads, type Squad } from './squads.js';
+import { AgentState, type Goal, type Mode } from './state.js';
+import { exportAgents, parseState, type BrainState } from './state-io.js';
+import type { ConfigBundle, Intent, Posture, Profile, Role, Speed, Survivor, TickRequest, TickResponse, Traits } from './types.js';
+import { fleeMargin } from './utility.js';
 
 export interface BrainOptions {
-  /** Most agents whose state is kept; the least recently seen are evicted beyond it. */
+  /** Most agents whose state is kept; the least recently seen are evicted beyond it. Default 10,000. */
   maxAgents?: number;
+  /** Agents not ticked for this many game seconds (behind the newest tick seen) are dropped. Default 3600. */
+  staleAfterS?: number;
+}
+
+const OPTION_KEYS: ReadonlyArray<keyof BrainOptions> = ['maxAgents', 'staleAfterS'];
+
+/** What the future dialogue tier knows about a character. A copy: safe to keep and serialise. */
+export interface Persona {
+  agent: number;
+  name: string;
+  role: string;
+  alignment: Alignment;
+  traits: Traits;
+  /** Empty when the flavor policy or flavor.enabled is off. */
+  themes: string[];
+  /** flavor.global, or null when flavor is off. */
+  global: string | null;
+  goal: Goal;
+  state: Mode;
+  emotion: { fear: number; anger: number; calm: number; mood: string };
+  fatigue: number;
+  /** Empty when the memory policy is off. */
+  memory: MemorySummary;
+}
+
+/** Policy keys read once per bundle so the tick tests booleans, not object lookups. */
+interface Switches {
+  human: boolean;
+  goals: boolean;
+  knowledge: boolean;
+  squads: boolean;
+  memory: boolean;
+  emotions: boolean;
+  emotes: boolean;
+  flavor: boolean;
+  allowNames: boolean;
+  framing: Framing;
+}
+
+function switchesOf(b: ConfigBundle): Switches {
+  const knowledge = policyOn(b, 'game_knowledge');
+  return {
+    human: policyOn(b, 'human_factors'),
+    goals: policyOn(b, 'global_goals'),
+    knowledge,
+    squads: policyOn(b, 'squads'),
+    memory: policyOn(b, 'memory'),
+    emotions: policyOn(b, 'emotional_events'),
+    emotes: policyOn(b, 'emotes'),
+    flavor: policyOn(b, 'flavor') && b.flavor.enabled,
+    allowNames: b.speech.phrase_cache.allow_player_names,
+    framing: knowledge ? framingOf(b.game) : framingOf(null),
+  };
+}
+
+const NO_PROFILE: Profile = {};
+
+/** The module's own copy of a role: a string from the request is young and must not be kept. */
+function ownRole(role: Role): Role {
+  switch (role) {
+    case 'bandit':
+      return 'bandit';
+    case 'guard':
+      return 'guard';
+    case 'trader':
+      return 'trader';
+    default:
+      return 'survivor';
+  }
+}
+
+/** Taking damage brings a character back from AFK or a break. Always true, for use in a condition. */
+function endAfterHit(a: AgentState): boolean {
+  endAway(a);
+  return true;
 }
 
 /**
  * The decision engine for one bundle: perception in, intents out. Pure and deterministic:
  * time comes only from the snapshot, randomness only from a PRNG seeded by the bundle and
- * the agent.
+ * the agent. Agents interact only through squads, in the order their ticks arrive.
  */
 export class Brain {
   private bundle: ConfigBundle;
+  private sw: Switches;
+  private readonly agents: AgentStore;
+  private readonly squads = new Squads();
+  private readonly counters = new Counters();
+  /** Reused by every tick: tick is synchronous and nothing keeps a reference past it. */
+  private readonly p = newPerception();
 
-  constructor(bundle: ConfigBundle, _options: BrainOptions = {}) {
+  constructor(bundle: ConfigBundle, options: BrainOptions = {}) {
+    for (const key of Object.keys(options)) {
+      if (!OPTION_KEYS.includes(key as keyof BrainOptions)) {
+        const near = OPTION_KEYS.find((k) => k.toLowerCase() === key.toLowerCase() || k.toLowerCase().startsWith(key.toLowerCase().slice(0, 6)));
+        throw new RangeError(`unknown Brain option "${key}"${near ? ` (did you mean "${near}"?)` : ''}; known: ${OPTION_KEYS.join(', ')}`);
+      }
+    }
+    const maxAgents = options.maxAgents ?? DEFAULT_MAX_AGENTS;
+    const staleAfterS = options.staleAfterS ?? DEFAULT_STALE_AFTER_S;
+    if (!Number.isSafeInteger(maxAgents) || maxAgents < 1) throw new RangeError(`maxAgents must be a positive integer, got ${maxAgents}`);
+    if (!(staleAfterS > 0)) throw new RangeError(`staleAfterS must be a positive number of game seconds, got ${staleAfterS}`);
     this.bundle = bundle;
+    this.sw = switchesOf(bundle);
+    this.agents = new AgentStore(maxAgents, staleAfterS, (a) => this.squads.leave(a));
   }
 
   get version(): number {
     return this.bundle.version;
   }
 
+  /** Swaps the bundle; agents keep who they are (traits, themes, session), policies apply from the next tick. */
   setBundle(bundle: ConfigBundle): void {
     this.bundle = bundle;
-  }
-
-  tick(request: TickRequest): TickResponse {
-    return { agent: request.snapshot.agent, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] };
-  }
-
-  /** Telemetry counters by kind since the last drain (spoke, snap, squad, heard, plan, afk, spawn, logoff, block, ...). */
-  drainEvents(): Record<string, number> {
-    return {};
-  }
-
-  roster(): Survivor[] {
-    return [];
+    this.sw = switchesOf(bundle);
   }
 
   get agentCount(): number {
-    return 0;
+    return this.agents.size;
+  }
+
+  tick(request: TickRequest): TickResponse {
+    const s = request.snapshot;
+    const prof = request.profile ?? NO_PROFILE;
+    const sw = this.sw;
+    const time = s.time_s;
+    const st = s.self_state;
+    const pos = st.pos;
+    const id = s.agent as number;
+
+    let a = this.agents.get(id);
+    const first = a === undefined;
+    if (a === undefined) a = this.spawn(id, time, prof, pos.x, pos.y, pos.z);
+    const dt = first || time < a.lastT ? 0 : time - a.lastT;
+    if (prof.role !== undefined && prof.role !== a.role) a.role = ownRole(prof.role);
+    if (prof.name !== undefined && prof.name !== a.name) a.name = prof.name;
+    if (applyProfileTraits(a.traits, prof)) temper(a);
+
+    const p = this.p;
+    perceive(s, a.health, first, p);
+    const threat = p.threat;
+    if (threat !== null) {
+      if (!a.sawHostile) {
+        this.counters.bump('snap');
+        remember(a, 'spotted', time, threat.id);
+      }
+      recordContact(a, threat, time);
+    }
+    a.sawHostile = threat !== null;
+
+    if (sw.memory) {
+      const heard = observe(a, s, threat, sw.allowNames);
+      if (heard > 0) this.counters.bump('heard', heard);
+      if (p.damage > 0) remember(a, 'damaged', time, p.damage);
+    } else if (a.mem !== null) a.mem = null;
+
+    let sq: Squad | null = null;
+    let lostMate = false;
+    // Most characters are in no squad: skip the lookup when there is none to join or leave.
+    if (sw.squads && st.health > 0 && (s.squad !== undefined || a.squad !== '')) {
+      sq = this.squads.join(a, s.squad ?? '', first);
+      if (sq !== null) {
+        if (a.lossSeq < sq.lossSeq) {
+          lostMate = true;
+          a.lossSeq = sq.lossSeq;
+          remember(a, 'lost_squadmate', time, 0);
+        }
+        if (threat !== null) this.squads.report(sq, a, threat, time);
+        else if (this.squads.adoptContact(sq, a, time, CONTACT_MEMORY_S)) {
+          this.counters.bump('squad');
+          remember(a, 'squad_contact', time, a.contactId);
+        }
+      }
+    } else if (!sw.squads && a.squad !== '') {
+      this.squads.leave(a);
+      a.squad = '';
+    }
+
+    if (sw.emotions) updateEmotions(a, p, dt, lostMate, sw.human ? a.fatigue : 0);
+
+    const out: Intent[] = [];
+    let posture: Posture = 'standing';
+    let speed: Speed | null = null;
+    let away = false;
+    let mode: Mode;
+    const wasMode = a.mode;
+
+    if (st.health <= 0) {
+      // Mourned once, on dying; the dead do not rejoin (see the squads block above).
+      if (a.squad !== '') this.squads.mourn(a);
+      out.push({ kind: 'Idle', reason: 'dead' });
+      posture = 'prone';
+      mode = 'dead';
+    } else if (sw.human && (a.loggedOff || (threat === null && sessionOver(a, time)))) {
+      if (!a.loggedOff) {
+        a.loggedOff = true;
+        this.counters.bump('logoff');
+        remember(a, 'logoff', time, 0);
+        this.squads.leave(a);
+        a.squad = '';
+      }
+      out.push({ kind: 'Logoff' });
+      mode = 'logged_off';
+    } else if (sw.human && isAway(a, time) && !(p.damage > 0 && endAfterHit(a))) {
+      out.push({ kind: 'Idle', reason: a.afkReason });
+      away = true;
+      mode = a.afkReason === 'break' ? 'on_break' : 'afk';
+    } else if (threat !== null) {
+      const coward = prof.coward === true || cowardly(a);
+      let flee = !p.armed || coward || fleeMargin(a, p, st.health, sw.emotions, sw.human) > 0;
+      // A squad does not all run at once: someone who could fight holds while half are running.
+      if (flee && p.armed && prof.coward !== true && sq !== null && sq.members.size > 1) {
+        if (this.squads.fleeingOthers(sq, a, time) >= Math.max(1, Math.floor(sq.members.size / 2))) {
+          flee = false;
+          if (wasMode !== 'engaging') this.counters.bump('block');
+        }
+      }
+      if (flee) {
+        pushFlee(out, st, threat);
+        speed = 'sprint';
+        mode = 'fleeing';
+        if (wasMode !== 'fleeing') remember(a, 'fled', time, threat.id);
+      } else {
+        pushEngage(out, st, threat, p.threatDist);
+        posture = combatPosture(p.threatDist);
+        mode = 'engaging';
+        if (threat.kind === 'player') a.engagedPlayerT = time;
+        if (wasMode !== 'engaging') remember(a, 'engaged', time, threat.id);
+      }
+    } else if (
+      hasRecentContact(a, pos, time) &&
+      (p.wounded || (a.contactShared && prof.coward !== true && !cowardly(a)))
+    ) {
+      pushInvestigate(out, a);
+      posture = 'crouched';
+      speed = 'walk';
+      mode = 'investigating';
+    } else if (sw.human && maybeGoAway(a, time, dt)) {
+      this.counters.bump('afk');
+      remember(a, a.afkReason, time, 0);
+      out.push({ kind: 'Idle', reason: a.afkReason });
+      away = true;
+      mode = a.afkReason === 'break' ? 'on_break' : 'afk';
+    } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && urgent(a, s))) {
+      pushPatrol(out, a, pos, s.route);
+      speed = 'walk';
+      mode = 'patrolling';
+    } else if (sq !== null && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
+      mode = 'regrouping';
+    } else if (sw.goals) {
+      if (a.goal === 'regroup') a.goalT = -1e9;
+      if (plan(a, s, time, sw.framing, sw.knowledge, sw.human ? a.fatigue : 0)) {
+        this.counters.bump('plan');
+        remember(a, 'plan', time, 0);
+      }
+      const want = goalSpeed(a, urgent(a, s));
+      speed = pushGoal(out, a, pos, sw.human ? tiredSpeed(a, want) : want);
+      mode = speed === null ? (a.goal === 'guard' ? 'guarding' : 'idle') : modeForGoal(a.goal);
+    } else {
+      out.push({ kind: 'Idle', reason: 'none' });
+      mode = 'idle';
+    }
+
+    if (sw.emotes && mode !== 'dead' && mode !== 'logged_off' && !away) {
+      const emote = pickEmote(a, p, time, mode === 'fleeing', mode === 'engaging', sw.emotions, a.social);
+      if (emote !== null) {
+        out.push({ kind: 'Emote', name: emote });
+        this.counters.bump('emote');
+      }
+    }
+    if (sw.human) updateFatigue(a, speed, away, dt);
+
+    a.mode = mode;
+    a.lastT = time;
+    a.ticks++;
+    a.health = st.health;
+    a.blood = st.blood;
+    if (a.squad !== '') this.squads.moved(a, pos.x, pos.y, pos.z);
+    a.x = pos.x;
+    a.y = pos.y;
+    a.z = pos.z;
+    this.agents.touched(time);
+    return { agent: id, posture, intents: out };
+  }
+
+  /** Heads back toward a squad that has drifted away; counts as a `regroup` goal when goals are on. */
+  private regroup(a: AgentState, sq: Squad, out: Intent[], time: number, x: number, z: number): Speed | null {
+    const c = this.squads.centroid(sq, a);
+    if (!this.squads.strayed(x, z, a.social, a.mode === 'regrouping')) return null;
+    if (this.sw.goals && a.goal !== 'regroup') {
+      a.goal = 'regroup';
+      a.goalT = time;
+      this.counters.bump('plan');
+      remember(a, 'plan', time, 0);
+    }
+    const speed = this.sw.human ? tiredSpeed(a, 'jog') : 'jog';
+    out.push({ kind: 'MoveTo', to: vec(c.x, c.y, c.z), speed });
+    return speed;
+  }
+
+  /**
+   * First tick of an agent. Draws happen in a fixed order whatever the policies (traits,
+   * session, name, themes), so switching a subsystem off never reshuffles the others' draws.
+   */
+  private spawn(id: number, time: number, prof: Profile, x: number, y: number, z: number): AgentState {
+    const b = this.bundle;
+    const holder = { rng: seedFor(b.flavor.seed, id) };
+    const traits = sampleTraits(b.population, holder);
+    const a = new AgentState(id, holder.rng, time, traits);
+    temper(a);
+    a.sessionS = sampleSessionS(b.population, a);
+    a.name = drawName(a);
+    a.themes = drawThemes(b.flavor, a);
+    a.anchor = true;
+    a.anchorX = x;
+    a.anchorY = y;
+    a.anchorZ = z;
+    a.x = x;
+    a.y = y;
+    a.z = z;
+    if (prof.name !== undefined) a.name = prof.name;
+    if (this.sw.human) this.counters.bump('spawn');
+    this.agents.set(a);
+    return a;
+  }
+
+  /** Telemetry counters by kind since the last drain: spawn, snap, squad, heard, plan, afk, logoff, block, emote. */
+  drainEvents(): Record<string, number> {
+    return this.counters.drain();
+  }
+
+  /** One row per known agent, ordered by agent id. */
+  roster(): Survivor[] {
+    const rows: Survivor[] = [];
+    for (const a of this.agents.values()) rows.push(survivorOf(a));
+    return rows.sort((x, y) => x.agent - y.agent);
+  }
+
+  /** Who a character is, for the dialogue tier; null for an agent this brain has not seen (or has evicted). */
+  persona(agentId: number): Persona | null {
+    const a = this.agents.peek(agentId);
+    if (a === undefined) return null;
+    const flavor = this.sw.flavor;
+    return {
+      agent: a.id,
+      name: a.name,
+      role: a.role,
+      alignment: alignmentOf(a),
+      traits: { ...a.traits },
+      themes: flavor ? [...a.themes] : [],
+      global: flavor ? this.bundle.flavor.global : null,
+      goal: a.goal,
+      state: a.mode,
+      emotion: { fear: a.fear, anger: a.anger, calm: a.calm, mood: mood(a) },
+      fatigue: a.fatigue,
+      memory: summarize(this.sw.memory ? a.mem : null),
+    };
+  }
+
+  /** Every agent's state as a versioned JSON-serialisable document (see state-io.ts). */
+  exportState(): BrainState {
+    return exportAgents(this.agents.values());
+  }
+
+  /**
+   * Replaces all agent state with a document from exportState. Validated whole first: an
+   * invalid document throws BrainStateError and leaves the current state untouched. Agents
+   * beyond maxAgents are dropped, least recently ticked first.
+   */
+  importState(state: unknown): void {
+    const agents = parseState(state);
+    this.agents.clear();
+    this.squads.clear();
+    agents.sort((x, y) => x.lastT - y.lastT || x.id - y.id);
+    for (const a of agents) {
+      temper(a);
+      this.agents.set(a);
+      this.agents.touched(a.lastT);
+    }
+    for (const a of this.agents.values()) {
+      const squad = a.squad;
+      if (squad !== '' && !a.loggedOff) this.squads.join(a, squad, false);
+    }
   }
 }

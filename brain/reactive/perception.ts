@@ -1,0 +1,83 @@
+import { distH } from '../geometry.js';
+import type { Snapshot, Target, TargetKind } from '../types.js';
+
+/**
+ * What one tick perceives, reduced to the few facts decisions need. One instance per Brain is
+ * reused for every tick (tick is synchronous), so perceiving allocates nothing. It holds
+ * references into the current request only: they are valid until the tick returns.
+ */
+export interface Perception {
+  /** The most threatening visible hostile, or null. */
+  threat: Target | null;
+  threatDist: number;
+  /** Visible hostiles, the threat included. */
+  hostiles: number;
+  /** Nearest visible non-hostile player within FRIENDLY_RANGE_M, or null. */
+  friendly: Target | null;
+  /** Health lost since the previous tick (0 on the first tick or when healing). */
+  damage: number;
+  wounded: boolean;
+  armed: boolean;
+}
+
+export function newPerception(): Perception {
+  return { threat: null, threatDist: 0, hostiles: 0, friendly: null, damage: 0, wounded: false, armed: false };
+}
+
+export const FRIENDLY_RANGE_M = 15;
+
+/** How much a kind of hostile matters at equal distance: armed people first, animals last. */
+function kindWeight(kind: TargetKind): number {
+  switch (kind) {
+    case 'player':
+      return 1;
+    case 'ai':
+      return 0.9;
+    case 'zombie':
+      return 0.7;
+    case 'animal':
+      return 0.5;
+    default:
+      return 0.8;
+  }
+}
+
+/**
+ * Fills `p` from the snapshot. The threat is the visible hostile with the highest
+ * weight / (distance + 5): nearest wins among equals, a player a little farther than a zombie
+ * still wins, and ties go to the lower id so the choice never depends on list order.
+ */
+export function perceive(s: Snapshot, prevHealth: number, first: boolean, p: Perception): void {
+  const self = s.self_state;
+  const targets = s.targets;
+  let best: Target | null = null;
+  let bestScore = -1;
+  let bestDist = 0;
+  let hostiles = 0;
+  let friendly: Target | null = null;
+  let friendlyDist = FRIENDLY_RANGE_M;
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    if (!t.visible) continue;
+    const d = distH(self.pos.x, self.pos.z, t.pos.x, t.pos.z);
+    if (t.hostile) {
+      hostiles++;
+      const score = kindWeight(t.kind) / (d + 5);
+      if (score > bestScore || (score === bestScore && best !== null && t.id < best.id)) {
+        best = t;
+        bestScore = score;
+        bestDist = d;
+      }
+    } else if (t.kind === 'player' && d <= friendlyDist) {
+      friendly = t;
+      friendlyDist = d;
+    }
+  }
+  p.threat = best;
+  p.threatDist = bestDist;
+  p.hostiles = hostiles;
+  p.friendly = friendly;
+  p.damage = first || self.health >= prevHealth ? 0 : prevHealth - self.health;
+  p.wounded = self.health < 60 || self.blood < 3000;
+  p.armed = self.has_weapon && self.ammo > 0;
+}

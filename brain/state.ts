@@ -1,0 +1,618 @@
+import type { Role, Traits } from './types.js';
+
+/** Per-agent state and the shape it is persisted in. */
+
+/** What the roster shows a character doing. */
+export const MODES = [
+  'idle',
+  'patrolling',
+  'engaging',
+  'fleeing',
+  'investigating',
+  'traveling',
+  'roaming',
+  'guarding',
+  'regrouping',
+  'afk',
+  'on_break',
+  'logged_off',
+  'dead',
+] as const;
+export type Mode = (typeof MODES)[number];
+
+export const GOALS = ['none', 'find_water', 'find_food', 'find_medical', 'loot', 'guard', 'roam', 'regroup'] as const;
+export type Goal = (typeof GOALS)[number];
+
+export const ROLES = ['survivor', 'bandit', 'guard', 'trader'] as const;
+
+export interface ContactMemory {
+  target: number;
+  kind: string;
+  x: number;
+  y: number;
+  z: number;
+  t: number;
+  hostile: boolean;
+}
+
+export interface PlayerMemory {
+  id: number;
+  /** Empty unless the bundle allows player names in speech (phrase_cache.allow_player_names). */
+  name: string;
+  first_s: number;
+  last_s: number;
+  meetings: number;
+}
+
+export interface HeardMemory {
+  from: number;
+  text: string;
+  at_s: number;
+}
+
+export interface EventMemory {
+  kind: string;
+  t: number;
+  ref: number;
+}
+
+/** Bounded rings: arrays grow to their cap once, then the oldest slot is overwritten in place. */
+export interface Memory {
+  contacts: ContactMemory[];
+  contactsNext: number;
+  players: PlayerMemory[];
+  heard: HeardMemory[];
+  heardNext: number;
+  heardLast_s: number;
+  events: EventMemory[];
+  eventsNext: number;
+}
+
+export const MEMORY_CAPS = { contacts: 8, players: 12, heard: 6, events: 12, textChars: 120, nameChars: 32 } as const;
+
+/**
+ * The numeric fields, in the order of `AgentState.num`. They live in one Float64Array rather
+ * than as object fields because V8 (with pointer compression) boxes every double-valued field
+ * in its own heap number: a tick reading twenty of them chased twenty pointers across the
+ * heap. Here they share a few cache lines; the accessors keep call sites reading `a.fear`.
+ */
+export const NUM_FIELDS = [
+  'rng',
+  'firstT',
+  'lastT',
+  'sessionS',
+  'health',
+  'blood',
+  'x',
+  'y',
+  'z',
+  'contactX',
+  'contactY',
+  'contactZ',
+  'contactT',
+  'fatigue',
+  'afkUntil',
+  'goalX',
+  'goalY',
+  'goalZ',
+  'goalT',
+  'anchorX',
+  'anchorY',
+  'anchorZ',
+  'fear',
+  'anger',
+  'calm',
+  'lastEmoteT',
+  'engagedPlayerT',
+  'memT',
+  'nrv',
+  'agr',
+  'brave',
+  'social',
+  'careful',
+  'afkP',
+  'brkP',
+  'fatR',
+] as const;
+export type NumField = (typeof NUM_FIELDS)[number];
+
+export const VISITED_CAP = 4;
+
+/**
+ * One character's state. Nothing in it refers to another agent or to the Brain (squads refer
+ * to agents, never the reverse). Optional positions are flag + three numbers rather than
+ * objects so that a tick updates them without allocating. `nrv` … `fatR` are derived from
+ * traits by temper() whenever traits change, and read by the per-tick code instead of the
+ * traits object. toPlain()/fromPlain() convert to and from the JSON form that exportState
+ * writes and STATE_SCHEMA checks.
+ */
+export class AgentState {
+  readonly num = new Float64Array(NUM_FIELDS.length);
+  name = '';
+  role: Role = 'survivor';
+  themes: string[] = [];
+  ticks = 0;
+  /** Last hostile actually seen (own sighting or a squadmate's), for Investigate. */
+  contact = false;
+  contactId = 0;
+  contactShared = false;
+  sawHostile = false;
+  waypoint = 0;
+  mode: Mode = 'idle';
+  afkReason: '' | 'afk' | 'break' = '';
+  loggedOff = false;
+  goal: Goal = 'none';
+  goalPoi = '';
+  goalHas = false;
+  visited: string[] = [];
+  visitedNext = 0;
+  anchor = false;
+  squad = '';
+  lossSeq = 0;
+  mem: Memory | null = null;
+
+  constructor(
+    readonly id: number,
+    rng: number,
+    time: number,
+    public traits: Traits,
+  ) {
+    this.rng = rng;
+    this.firstT = time;
+    this.lastT = time;
+    this.health = 100;
+    this.blood = 5000;
+    this.calm = 0.5;
+    this.lastEmoteT = -1e9;
+    this.engagedPlayerT = -1e9;
+    this.memT = -1e9;
+  }
+
+  /** PRNG state word (a uint32; kept as a double so it never boxes). */
+
+  get rng(): number {
+    return this.num[0]!;
+  }
+  set rng(v: number) {
+    this.num[0] = v;
+  }
+
+  get firstT(): number {
+    return this.num[1]!;
+  }
+  set firstT(v: number) {
+    this.num[1] = v;
+  }
+
+  get lastT(): number {
+    return this.num[2]!;
+  }
+  set lastT(v: number) {
+    this.num[2] = v;
+  }
+
+  get sessionS(): number {
+    return this.num[3]!;
+  }
+  set sessionS(v: number) {
+    this.num[3] = v;
+  }
+
+  get health(): number {
+    return this.num[4]!;
+  }
+  set health(v: number) {
+    this.num[4] = v;
+  }
+
+  get blood(): number {
+    return this.num[5]!;
+  }
+  set blood(v: number) {
+    this.num[5] = v;
+  }
+
+  get x(): number {
+    return this.num[6]!;
+  }
+  set x(v: number) {
+    this.num[6] = v;
+  }
+
+  get y(): number {
+    return this.num[7]!;
+  }
+  set y(v: number) {
+    this.num[7] = v;
+  }
+
+  get z(): number {
+    return this.num[8]!;
+  }
+  set z(v: number) {
+    this.num[8] = v;
+  }
+
+  get contactX(): number {
+    return this.num[9]!;
+  }
+  set contactX(v: number) {
+    this.num[9] = v;
+  }
+
+  get contactY(): number {
+    return this.num[10]!;
+  }
+  set contactY(v: number) {
+    this.num[10] = v;
+  }
+
+  get contactZ(): number {
+    return this.num[11]!;
+  }
+  set contactZ(v: number) {
+    this.num[11] = v;
+  }
+
+  get contactT(): number {
+    return this.num[12]!;
+  }
+  set contactT(v: number) {
+    this.num[12] = v;
+  }
+
+  get fatigue(): number {
+    return this.num[13]!;
+  }
+  set fatigue(v: number) {
+    this.num[13] = v;
+  }
+
+  get afkUntil(): number {
+    return this.num[14]!;
+  }
+  set afkUntil(v: number) {
+    this.num[14] = v;
+  }
+
+  get goalX(): number {
+    return this.num[15]!;
+  }
+  set goalX(v: number) {
+    this.num[15] = v;
+  }
+
+  get goalY(): number {
+    return this.num[16]!;
+  }
+  set goalY(v: number) {
+    this.num[16] = v;
+  }
+
+  get goalZ(): number {
+    return this.num[17]!;
+  }
+  set goalZ(v: number) {
+    this.num[17] = v;
+  }
+
+  get goalT(): number {
+    return this.num[18]!;
+  }
+  set goalT(v: number) {
+    this.num[18] = v;
+  }
+
+  get anchorX(): number {
+    return this.num[19]!;
+  }
+  set anchorX(v: number) {
+    this.num[19] = v;
+  }
+
+  get anchorY(): number {
+    return this.num[20]!;
+  }
+  set anchorY(v: number) {
+    this.num[20] = v;
+  }
+
+  get anchorZ(): number {
+    return this.num[21]!;
+  }
+  set anchorZ(v: number) {
+    this.num[21] = v;
+  }
+
+  get fear(): number {
+    return this.num[22]!;
+  }
+  set fear(v: number) {
+    this.num[22] = v;
+  }
+
+  get anger(): number {
+    return this.num[23]!;
+  }
+  set anger(v: number) {
+    this.num[23] = v;
+  }
+
+  get calm(): number {
+    return this.num[24]!;
+  }
+  set calm(v: number) {
+    this.num[24] = v;
+  }
+
+  get lastEmoteT(): number {
+    return this.num[25]!;
+  }
+  set lastEmoteT(v: number) {
+    this.num[25] = v;
+  }
+
+  get engagedPlayerT(): number {
+    return this.num[26]!;
+  }
+  set engagedPlayerT(v: number) {
+    this.num[26] = v;
+  }
+
+  /** Game time memory last sampled the targets. */
+
+  get memT(): number {
+    return this.num[27]!;
+  }
+  set memT(v: number) {
+    this.num[27] = v;
+  }
+
+  get nrv(): number {
+    return this.num[28]!;
+  }
+  set nrv(v: number) {
+    this.num[28] = v;
+  }
+
+  get agr(): number {
+    return this.num[29]!;
+  }
+  set agr(v: number) {
+    this.num[29] = v;
+  }
+
+  get brave(): number {
+    return this.num[30]!;
+  }
+  set brave(v: number) {
+    this.num[30] = v;
+  }
+
+  get social(): number {
+    return this.num[31]!;
+  }
+  set social(v: number) {
+    this.num[31] = v;
+  }
+
+  get careful(): number {
+    return this.num[32]!;
+  }
+  set careful(v: number) {
+    this.num[32] = v;
+  }
+
+  get afkP(): number {
+    return this.num[33]!;
+  }
+  set afkP(v: number) {
+    this.num[33] = v;
+  }
+
+  get brkP(): number {
+    return this.num[34]!;
+  }
+  set brkP(v: number) {
+    this.num[34] = v;
+  }
+
+  get fatR(): number {
+    return this.num[35]!;
+  }
+  set fatR(v: number) {
+    this.num[35] = v;
+  }
+}
+
+/** The JSON form of an agent: every field by name, numbers included. */
+export type PlainAgent = { [K in NumField]: number } & {
+  id: number;
+  traits: Traits;
+  name: string;
+  role: Role;
+  themes: string[];
+  ticks: number;
+  contact: boolean;
+  contactId: number;
+  contactShared: boolean;
+  sawHostile: boolean;
+  waypoint: number;
+  mode: Mode;
+  afkReason: '' | 'afk' | 'break';
+  loggedOff: boolean;
+  goal: Goal;
+  goalPoi: string;
+  goalHas: boolean;
+  visited: string[];
+  visitedNext: number;
+  anchor: boolean;
+  squad: string;
+  lossSeq: number;
+  mem: Memory | null;
+};
+
+/** A deep copy as plain JSON data. */
+export function toPlain(a: AgentState): PlainAgent {
+  const out = {
+    id: a.id,
+    traits: { ...a.traits },
+    name: a.name,
+    role: a.role,
+    themes: [...a.themes],
+    ticks: a.ticks,
+    contact: a.contact,
+    contactId: a.contactId,
+    contactShared: a.contactShared,
+    sawHostile: a.sawHostile,
+    waypoint: a.waypoint,
+    mode: a.mode,
+    afkReason: a.afkReason,
+    loggedOff: a.loggedOff,
+    goal: a.goal,
+    goalPoi: a.goalPoi,
+    goalHas: a.goalHas,
+    visited: [...a.visited],
+    visitedNext: a.visitedNext,
+    anchor: a.anchor,
+    squad: a.squad,
+    lossSeq: a.lossSeq,
+    mem: a.mem === null ? null : structuredClone(a.mem),
+  } as PlainAgent;
+  for (let i = 0; i < NUM_FIELDS.length; i++) out[NUM_FIELDS[i]!] = a.num[i]!;
+  return out;
+}
+
+/** Builds an agent from checked plain data (see STATE_SCHEMA), copying everything. */
+export function fromPlain(p: PlainAgent): AgentState {
+  const a = new AgentState(p.id, p.rng, p.firstT, { ...p.traits });
+  for (let i = 0; i < NUM_FIELDS.length; i++) a.num[i] = p[NUM_FIELDS[i]!];
+  a.name = p.name;
+  a.role = p.role;
+  a.themes = [...p.themes];
+  a.ticks = p.ticks;
+  a.contact = p.contact;
+  a.contactId = p.contactId;
+  a.contactShared = p.contactShared;
+  a.sawHostile = p.sawHostile;
+  a.waypoint = p.waypoint;
+  a.mode = p.mode;
+  a.afkReason = p.afkReason;
+  a.loggedOff = p.loggedOff;
+  a.goal = p.goal;
+  a.goalPoi = p.goalPoi;
+  a.goalHas = p.goalHas;
+  a.visited = [...p.visited];
+  a.visitedNext = p.visitedNext;
+  a.anchor = p.anchor;
+  a.squad = p.squad;
+  a.lossSeq = p.lossSeq;
+  a.mem = p.mem === null ? null : structuredClone(p.mem);
+  return a;
+}
+
+// ---- the shape importState accepts ----
+
+export type Field =
+  | 'num'
+  | 'int'
+  | 'str'
+  | 'bool'
+  | { unit: true }
+  | { oneOf: readonly string[] }
+  | { arr: Field; max: number }
+  | { obj: Schema }
+  | { nullable: Field };
+export type Schema = Readonly<Record<string, Field>>;
+
+const unit = { unit: true } as const;
+
+const TRAITS_SCHEMA: Schema = {
+  openness: unit,
+  conscientiousness: unit,
+  extraversion: unit,
+  agreeableness: unit,
+  neuroticism: unit,
+  afk_proneness: unit,
+  break_proneness: unit,
+  fatigue_rate: unit,
+};
+
+const MEMORY_SCHEMA: Schema = {
+  contacts: {
+    arr: { obj: { target: 'int', kind: 'str', x: 'num', y: 'num', z: 'num', t: 'num', hostile: 'bool' } },
+    max: MEMORY_CAPS.contacts,
+  },
+  contactsNext: 'int',
+  players: {
+    arr: { obj: { id: 'int', name: 'str', first_s: 'num', last_s: 'num', meetings: 'int' } },
+    max: MEMORY_CAPS.players,
+  },
+  heard: { arr: { obj: { from: 'int', text: 'str', at_s: 'num' } }, max: MEMORY_CAPS.heard },
+  heardNext: 'int',
+  heardLast_s: 'num',
+  events: { arr: { obj: { kind: 'str', t: 'num', ref: 'num' } }, max: MEMORY_CAPS.events },
+  eventsNext: 'int',
+};
+
+export const STATE_SCHEMA: Schema = {
+  id: 'int',
+  rng: 'int',
+  name: 'str',
+  role: { oneOf: ROLES },
+  traits: { obj: TRAITS_SCHEMA },
+  nrv: unit,
+  agr: unit,
+  brave: unit,
+  social: unit,
+  careful: unit,
+  afkP: unit,
+  brkP: unit,
+  fatR: unit,
+  themes: { arr: 'str', max: 256 },
+  firstT: 'num',
+  lastT: 'num',
+  ticks: 'int',
+  sessionS: 'num',
+  health: 'num',
+  blood: 'num',
+  x: 'num',
+  y: 'num',
+  z: 'num',
+  contact: 'bool',
+  contactId: 'int',
+  contactX: 'num',
+  contactY: 'num',
+  contactZ: 'num',
+  contactT: 'num',
+  contactShared: 'bool',
+  sawHostile: 'bool',
+  waypoint: 'int',
+  mode: { oneOf: MODES },
+  fatigue: unit,
+  afkUntil: 'num',
+  afkReason: { oneOf: ['', 'afk', 'break'] },
+  loggedOff: 'bool',
+  goal: { oneOf: GOALS },
+  goalPoi: 'str',
+  goalHas: 'bool',
+  goalX: 'num',
+  goalY: 'num',
+  goalZ: 'num',
+  goalT: 'num',
+  visited: { arr: 'str', max: VISITED_CAP },
+  visitedNext: 'int',
+  anchor: 'bool',
+  anchorX: 'num',
+  anchorY: 'num',
+  anchorZ: 'num',
+  squad: 'str',
+  lossSeq: 'int',
+  fear: unit,
+  anger: unit,
+  calm: unit,
+  lastEmoteT: 'num',
+  engagedPlayerT: 'num',
+  memT: 'num',
+  mem: { nullable: { obj: MEMORY_SCHEMA } },
+};
