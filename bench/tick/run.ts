@@ -1,0 +1,223 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { encode } from '@msgpack/msgpack';
+import { generateTicks } from './scenarios.js';
+import type { ServerKind } from './server.js';
+
+export interface TickBenchOptions {
+  /** Seconds per measured run. */
+  duration: number;
+  /** Seconds of unmeasured warm-up before each run. */
+  warmup: number;
+  connections: number;
+  /** Distinct agents in the replayed corpus (one tick each, replayed in turn). */
+  agents: number;
+  /** Offered rate of the fixed-rate runs, ticks per second. */
+  rate: number;
+  serverCpu: string;
+  clientCpu: string;
+  wrk: string;
+}
+
+type Encoding = 'json' | 'msgpack';
+
+export interface RunResult {
+  server: string;
+  encoding: Encoding;
+  mode: 'max' | 'fixed-rate';
+  connections: number;
+  ticks_per_s: number;
+  p50_us: number;
+  p99_us: number;
+  p999_us: number;
+  max_us: number;
+  errors: number;
+  rss_mb: number;
+}
+
+export interface TickBenchReport {
+  options: TickBenchOptions;
+  machine: { cpus: number; node: string };
+  runs: RunResult[];
+  ratios: { json_vs_bare_uws: number; json_vs_node_http: number };
+  targets: { ratio_vs_bare_uws: boolean; ratio_vs_node_http: boolean; p99_under_1ms_at_rate: boolean; rss_under_150mb: boolean };
+}
+
+const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
+const LUA = fileURLToPath(new URL('../../../bench/tick/tick.lua', import.meta.url));
+
+interface ServerSpec {
+  label: string;
+  kind: ServerKind;
+  workers: number;
+}
+
+const SERVERS: ServerSpec[] = [
+  { label: 'bare uWS (constant reply)', kind: 'uws-bare', workers: 0 },
+  { label: 'node:http + tick handler', kind: 'node-http', workers: 0 },
+  { label: 'sidecar inline', kind: 'sidecar', workers: 0 },
+  { label: 'sidecar 1 worker', kind: 'sidecar', workers: 1 },
+  { label: 'sidecar 2 workers', kind: 'sidecar', workers: 2 },
+];
+
+function writeCorpus(dir: string, agents: number): Record<Encoding, { bodies: string; index: string }> {
+  const ticks = generateTicks({ agents, count: agents, seed: 7 });
+  const out = {} as Record<Encoding, { bodies: string; index: string }>;
+  for (const encoding of ['json', 'msgpack'] as const) {
+    const parts = ticks.map((t) => (encoding === 'json' ? Buffer.from(JSON.stringify(t)) : Buffer.from(encode(t))));
+    const bodies = join(dir, `${encoding}.bin`);
+    const index = join(dir, `${encoding}.idx`);
+    writeFileSync(bodies, Buffer.concat(parts));
+    writeFileSync(index, `${parts.map((p) => p.length).join('\n')}\n`);
+    out[encoding] = { bodies, index };
+  }
+  return out;
+}
+
+async function startServer(spec: ServerSpec, cpu: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn('taskset', ['-c', cpu, process.execPath, SERVER, spec.kind, String(spec.workers)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BRAINSTEM_LOG: 'silent' },
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${spec.label} exited with ${code} before listening`)));
+    lines.once('line', (line) => resolve((JSON.parse(line) as { port: number }).port));
+  });
+  return { child, port };
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+interface WrkResult {
+  requests: number;
+  duration_us: number;
+  errors: number;
+  non2xx: number;
+  p50_us: number;
+  p99_us: number;
+  p999_us: number;
+  max_us: number;
+}
+
+function wrk(opts: TickBenchOptions, port: number, corpus: { bodies: string; index: string }, encoding: Encoding, seconds: number, connections: number, delayMs?: number): WrkResult {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TICK_BODIES: corpus.bodies,
+    TICK_INDEX: corpus.index,
+    TICK_TYPE: encoding === 'json' ? 'application/json' : 'application/msgpack',
+  };
+  if (delayMs !== undefined) env.TICK_DELAY_MS = String(delayMs);
+  const args = ['-c', opts.clientCpu, opts.wrk, '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', LUA, `http://127.0.0.1:${port}/tick`];
+  const r = spawnSync('taskset', args, { env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`wrk failed (${r.status}): ${r.stderr || r.stdout}`);
+  const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+  if (!line) throw new Error(`wrk printed no RESULT line:\n${r.stdout}`);
+  return JSON.parse(line.slice('RESULT '.length)) as WrkResult;
+}
+
+function toRun(spec: ServerSpec, encoding: Encoding, mode: RunResult['mode'], connections: number, w: WrkResult, rss: number): RunResult {
+  return {
+    server: spec.label,
+    encoding,
+    mode,
+    connections,
+    ticks_per_s: Math.round(w.requests / (w.duration_us / 1e6)),
+    p50_us: w.p50_us,
+    p99_us: w.p99_us,
+    p999_us: w.p999_us,
+    max_us: w.max_us,
+    errors: w.errors,
+    rss_mb: rss,
+  };
+}
+
+export async function runTickBench(opts: TickBenchOptions, progress: (line: string) => void): Promise<TickBenchReport> {
+  if (spawnSync(opts.wrk, ['-v']).error) throw new Error(`wrk not found at ${opts.wrk} (Debian: apt-get install wrk)`);
+  const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-tick-'));
+  const runs: RunResult[] = [];
+  try {
+    const corpus = writeCorpus(dir, opts.agents);
+    for (const spec of SERVERS) {
+      for (const encoding of ['json', 'msgpack'] as const) {
+        const { child, port } = await startServer(spec, opts.serverCpu);
+        try {
+          if (opts.warmup > 0) wrk(opts, port, corpus[encoding], encoding, opts.warmup, opts.connections);
+          const w = wrk(opts, port, corpus[encoding], encoding, opts.duration, opts.connections);
+          const run = toRun(spec, encoding, 'max', opts.connections, w, rssMb(child.pid!));
+          runs.push(run);
+          progress(`${spec.label} ${encoding}: ${run.ticks_per_s} ticks/s, p99 ${run.p99_us} µs, rss ${run.rss_mb} MB`);
+          if (spec.kind === 'sidecar' && encoding === 'json') {
+            // wrk's delay() is whole milliseconds per connection: 2 ms pauses over enough
+            // connections offer about the target rate; the achieved rate is what is reported.
+            const delayMs = 2;
+            const conns = Math.max(1, Math.round((opts.rate * delayMs) / 1000));
+            const f = wrk(opts, port, corpus[encoding], encoding, opts.duration, conns, delayMs);
+            const fixed = toRun(spec, encoding, 'fixed-rate', conns, f, rssMb(child.pid!));
+            runs.push(fixed);
+            progress(`${spec.label} ${encoding} at ~${opts.rate}/s: ${fixed.ticks_per_s} ticks/s, p99 ${fixed.p99_us} µs`);
+          }
+        } finally {
+          await stopServer(child);
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const max = (label: string): number => runs.find((r) => r.server === label && r.encoding === 'json' && r.mode === 'max')?.ticks_per_s ?? 0;
+  const inline = max('sidecar inline');
+  const ratios = {
+    json_vs_bare_uws: Math.round((inline / max('bare uWS (constant reply)')) * 100) / 100,
+    json_vs_node_http: Math.round((inline / max('node:http + tick handler')) * 100) / 100,
+  };
+  const fixedInline = runs.find((r) => r.server === 'sidecar inline' && r.mode === 'fixed-rate');
+  const sidecarRss = runs.filter((r) => r.server.startsWith('sidecar')).map((r) => r.rss_mb);
+  return {
+    options: opts,
+    machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+    runs,
+    ratios,
+    targets: {
+      ratio_vs_bare_uws: ratios.json_vs_bare_uws >= 0.6,
+      ratio_vs_node_http: ratios.json_vs_node_http >= 1.8,
+      p99_under_1ms_at_rate: fixedInline !== undefined && fixedInline.p99_us < 1000,
+      rss_under_150mb: sidecarRss.every((mb) => mb < 150),
+    },
+  };
+}
+
+export function formatTable(report: TickBenchReport): string {
+  const head = '| server | encoding | load | ticks/s | p50 µs | p99 µs | p99.9 µs | errors | RSS MB |';
+  const rule = '|---|---|---|--:|--:|--:|--:|--:|--:|';
+  const rows = report.runs.map(
+    (r) =>
+      `| ${r.server} | ${r.encoding} | ${r.mode === 'max' ? `max, ${r.connections} conns` : `~${report.options.rate}/s offered, ${r.connections} conns`} | ${r.ticks_per_s} | ${r.p50_us} | ${r.p99_us} | ${r.p999_us} | ${r.errors} | ${r.rss_mb} |`,
+  );
+  const t = report.targets;
+  return [
+    head,
+    rule,
+    ...rows,
+    '',
+    `sidecar inline JSON vs bare uWS: ${report.ratios.json_vs_bare_uws} (target ≥ 0.6: ${t.ratio_vs_bare_uws ? 'met' : 'missed'})`,
+    `sidecar inline JSON vs node:http: ${report.ratios.json_vs_node_http}× (target ≥ 1.8: ${t.ratio_vs_node_http ? 'met' : 'missed'})`,
+    `p99 < 1 ms at ~${report.options.rate}/s (inline): ${t.p99_under_1ms_at_rate ? 'met' : 'missed'}`,
+    `RSS < 150 MB with ${report.options.agents} agents (every sidecar run): ${t.rss_under_150mb ? 'met' : 'missed'}`,
+  ].join('\n');
+}
