@@ -4,6 +4,7 @@ import { CliError, parseInteger, printJson } from '../../src/cli/util.js';
 interface TickBenchFlags {
   duration: string;
   warmup: string;
+  rounds: string;
   connections: string;
   agents: string;
   rate: string;
@@ -20,6 +21,7 @@ export function registerTickBench(bench: Command): void {
     .description('drive POST /tick with wrk (JSON and MessagePack; inline, 1 and 2 workers) against a bare uWS and a node:http baseline')
     .option('--duration <s>', 'seconds per measured run', '5')
     .option('--warmup <s>', 'seconds of warm-up before each run', '1')
+    .option('--rounds <n>', 'repeat the whole sequence and report each row\'s median run', '3')
     .option('--connections <n>', 'wrk connections for the maximum-throughput runs', '50')
     .option('--agents <n>', 'distinct agents in the replayed corpus', '10000')
     .option('--rate <n>', 'offered ticks/s of the fixed-rate run', '5000')
@@ -32,6 +34,7 @@ export function registerTickBench(bench: Command): void {
       const options = {
         duration: parseInteger(flags.duration, '--duration', 1, 3600),
         warmup: parseInteger(flags.warmup, '--warmup', 0, 600),
+        rounds: parseInteger(flags.rounds, '--rounds', 1, 50),
         connections: parseInteger(flags.connections, '--connections', 1, 10000),
         agents: parseInteger(flags.agents, '--agents', 1, 1_000_000),
         rate: parseInteger(flags.rate, '--rate', 1, 1_000_000),
