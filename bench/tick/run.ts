@@ -39,13 +39,16 @@ export interface RunResult {
   max_us: number;
   errors: number;
   rss_mb: number;
+  /** Server CPU time (all its threads) per tick: robust to a noisy machine, unlike ticks/s. */
+  cpu_us_per_tick: number;
 }
 
 export interface TickBenchReport {
   options: TickBenchOptions;
   machine: { cpus: number; node: string };
   runs: RunResult[];
-  ratios: { json_vs_bare_uws: number; json_vs_node_http: number };
+  /** Throughput ratios (what the targets name) and the same ratios from CPU cost per tick (less sensitive to other load). */
+  ratios: { json_vs_bare_uws: number; json_vs_node_http: number; cpu_json_vs_bare_uws: number; cpu_json_vs_node_http: number };
   targets: { ratio_vs_bare_uws: boolean; ratio_vs_node_http: boolean; p99_under_1ms_at_rate: boolean; rss_under_150mb: boolean };
 }
 
@@ -100,6 +103,17 @@ async function stopServer(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** utime + stime of a process and all its threads, in microseconds (Linux /proc). */
+function cpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of stat(5), counted after the ")" that ends the command name.
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1e6) / CLOCK_TICKS;
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -133,7 +147,13 @@ function wrk(opts: TickBenchOptions, port: number, corpus: { bodies: string; ind
   return JSON.parse(line.slice('RESULT '.length)) as WrkResult;
 }
 
-function toRun(spec: ServerSpec, encoding: Encoding, mode: RunResult['mode'], connections: number, w: WrkResult, rss: number): RunResult {
+function measured(pid: number, run: () => WrkResult): { w: WrkResult; cpu: number } {
+  const before = cpuUs(pid);
+  const w = run();
+  return { w, cpu: cpuUs(pid) - before };
+}
+
+function toRun(spec: ServerSpec, encoding: Encoding, mode: RunResult['mode'], connections: number, { w, cpu }: { w: WrkResult; cpu: number }, rss: number): RunResult {
   return {
     server: spec.label,
     encoding,
@@ -146,6 +166,7 @@ function toRun(spec: ServerSpec, encoding: Encoding, mode: RunResult['mode'], co
     max_us: w.max_us,
     errors: w.errors,
     rss_mb: rss,
+    cpu_us_per_tick: w.requests > 0 ? Math.round((cpu / w.requests) * 10) / 10 : 0,
   };
 }
 
@@ -165,17 +186,17 @@ export async function runTickBench(opts: TickBenchOptions, progress: (line: stri
           const { child, port } = await startServer(spec, opts.serverCpu);
           try {
             if (opts.warmup > 0) wrk(opts, port, corpus[encoding], encoding, opts.warmup, opts.connections);
-            const w = wrk(opts, port, corpus[encoding], encoding, opts.duration, opts.connections);
+            const w = measured(child.pid!, () => wrk(opts, port, corpus[encoding], encoding, opts.duration, opts.connections));
             const run = toRun(spec, encoding, 'max', opts.connections, w, rssMb(child.pid!));
             keep(run);
-            progress(`round ${round}: ${spec.label} ${encoding}: ${run.ticks_per_s} ticks/s, p99 ${run.p99_us} µs, rss ${run.rss_mb} MB`);
+            progress(`round ${round}: ${spec.label} ${encoding}: ${run.ticks_per_s} ticks/s, p99 ${run.p99_us} µs, ${run.cpu_us_per_tick} µs CPU/tick, rss ${run.rss_mb} MB`);
             if (spec.kind === 'sidecar' && encoding === 'json') {
               // wrk's delay() is whole milliseconds per connection: a 2 ms pause plus about half a
               // millisecond of round trip and timer slack per request, over enough connections,
               // offers about the target rate; the achieved rate is what is reported.
               const delayMs = 2;
               const conns = Math.max(1, Math.round((opts.rate * (delayMs + 0.5)) / 1000));
-              const f = wrk(opts, port, corpus[encoding], encoding, opts.duration, conns, delayMs);
+              const f = measured(child.pid!, () => wrk(opts, port, corpus[encoding], encoding, opts.duration, conns, delayMs));
               const fixed = toRun(spec, encoding, 'fixed-rate', conns, f, rssMb(child.pid!));
               keep(fixed);
               progress(`round ${round}: ${spec.label} ${encoding} at ~${opts.rate}/s: ${fixed.ticks_per_s} ticks/s, p99 ${fixed.p99_us} µs`);
@@ -196,10 +217,14 @@ export async function runTickBench(opts: TickBenchOptions, progress: (line: stri
     return { ...median, rss_mb: Math.max(...list.map((r) => r.rss_mb)) };
   });
   const max = (label: string): number => runs.find((r) => r.server === label && r.encoding === 'json' && r.mode === 'max')?.ticks_per_s ?? 0;
+  const cpu = (label: string): number => runs.find((r) => r.server === label && r.encoding === 'json' && r.mode === 'max')?.cpu_us_per_tick ?? 0;
   const inline = max('sidecar inline');
+  const round2 = (x: number): number => Math.round(x * 100) / 100;
   const ratios = {
-    json_vs_bare_uws: Math.round((inline / max('bare uWS (constant reply)')) * 100) / 100,
-    json_vs_node_http: Math.round((inline / max('node:http + tick handler')) * 100) / 100,
+    json_vs_bare_uws: round2(inline / max('bare uWS (constant reply)')),
+    json_vs_node_http: round2(inline / max('node:http + tick handler')),
+    cpu_json_vs_bare_uws: round2(cpu('bare uWS (constant reply)') / cpu('sidecar inline')),
+    cpu_json_vs_node_http: round2(cpu('node:http + tick handler') / cpu('sidecar inline')),
   };
   const fixedInline = runs.find((r) => r.server === 'sidecar inline' && r.mode === 'fixed-rate');
   const sidecarRss = runs.filter((r) => r.server.startsWith('sidecar')).map((r) => r.rss_mb);
@@ -218,11 +243,11 @@ export async function runTickBench(opts: TickBenchOptions, progress: (line: stri
 }
 
 export function formatTable(report: TickBenchReport): string {
-  const head = '| server | encoding | load | ticks/s | p50 µs | p99 µs | p99.9 µs | errors | RSS MB |';
-  const rule = '|---|---|---|--:|--:|--:|--:|--:|--:|';
+  const head = '| server | encoding | load | ticks/s | p50 µs | p99 µs | p99.9 µs | CPU µs/tick | errors | RSS MB |';
+  const rule = '|---|---|---|--:|--:|--:|--:|--:|--:|--:|';
   const rows = report.runs.map(
     (r) =>
-      `| ${r.server} | ${r.encoding} | ${r.mode === 'max' ? `max, ${r.connections} conns` : `~${report.options.rate}/s offered, ${r.connections} conns`} | ${r.ticks_per_s} | ${r.p50_us} | ${r.p99_us} | ${r.p999_us} | ${r.errors} | ${r.rss_mb} |`,
+      `| ${r.server} | ${r.encoding} | ${r.mode === 'max' ? `max, ${r.connections} conns` : `~${report.options.rate}/s offered, ${r.connections} conns`} | ${r.ticks_per_s} | ${r.p50_us} | ${r.p99_us} | ${r.p999_us} | ${r.cpu_us_per_tick} | ${r.errors} | ${r.rss_mb} |`,
   );
   const t = report.targets;
   return [
@@ -232,6 +257,7 @@ export function formatTable(report: TickBenchReport): string {
     '',
     `sidecar inline JSON vs bare uWS: ${report.ratios.json_vs_bare_uws} (target ≥ 0.6: ${t.ratio_vs_bare_uws ? 'met' : 'missed'})`,
     `sidecar inline JSON vs node:http: ${report.ratios.json_vs_node_http}× (target ≥ 1.8: ${t.ratio_vs_node_http ? 'met' : 'missed'})`,
+    `same ratios from server CPU per tick: ${report.ratios.cpu_json_vs_bare_uws} of bare uWS, ${report.ratios.cpu_json_vs_node_http}× node:http`,
     `p99 < 1 ms at ~${report.options.rate}/s (inline): ${t.p99_under_1ms_at_rate ? 'met' : 'missed'}`,
     `RSS < 150 MB with ${report.options.agents} agents (every sidecar run): ${t.rss_under_150mb ? 'met' : 'missed'}`,
   ].join('\n');
