@@ -21,14 +21,11 @@ export type WorkerReply =
   | { type: 'bundle'; version: number }
   /** A tick that threw leaves null in responses and its message in failures; the rest of the batch stands. */
   | { type: 'tick'; responses: (TickResponse | null)[]; failures: { index: number; message: string }[] }
-  | { type: 'drain'; telemetry: WorkerTelemetry };
+  | { type: 'drain'; telemetry: WorkerTelemetry }
+  /** This thread has no bundle yet: piscina replaced a thread that died. The sender resends the bundle, then the task. */
+  | { type: 'no_bundle' };
 
 let brain: Brain | null = null;
-
-function ready(): Brain {
-  if (!brain) throw new Error('the worker got a task before its first bundle');
-  return brain;
-}
 
 export default function run(task: WorkerTask): WorkerReply {
   switch (task.type) {
@@ -37,7 +34,8 @@ export default function run(task: WorkerTask): WorkerReply {
       else brain = new Brain(task.bundle, task.maxAgents === undefined ? {} : { maxAgents: task.maxAgents });
       return { type: 'bundle', version: brain.version };
     case 'tick': {
-      const b = ready();
+      const b = brain;
+      if (!b) return { type: 'no_bundle' };
       const responses: (TickResponse | null)[] = new Array(task.requests.length);
       const failures: { index: number; message: string }[] = [];
       for (let i = 0; i < task.requests.length; i++) {
@@ -51,7 +49,8 @@ export default function run(task: WorkerTask): WorkerReply {
       return { type: 'tick', responses, failures };
     }
     case 'drain': {
-      const b = ready();
+      const b = brain;
+      if (!b) return { type: 'no_bundle' };
       return { type: 'drain', telemetry: { events: b.drainEvents(), roster: b.roster(), agents: b.agentCount } };
     }
   }

@@ -19,8 +19,12 @@ class Shard {
   private readonly pool: Piscina<WorkerTask, WorkerReply>;
   private batch: Pending[] = [];
   private scheduled = false;
+  private bundle: ConfigBundle;
+  private readonly maxAgents: number | undefined;
 
   constructor(bundle: ConfigBundle, options: EvaluatorOptions) {
+    this.bundle = bundle;
+    this.maxAgents = options.maxAgents;
     this.pool = new Piscina<WorkerTask, WorkerReply>({
       filename: WORKER_FILE,
       minThreads: 1,
@@ -29,7 +33,11 @@ class Shard {
       concurrentTasksPerWorker: 1,
     });
     // Queued first, so it runs before any tick.
-    void this.send({ type: 'bundle', bundle, ...(options.maxAgents === undefined ? {} : { maxAgents: options.maxAgents }) });
+    void this.send(this.bundleTask());
+  }
+
+  private bundleTask(): WorkerTask {
+    return { type: 'bundle', bundle: this.bundle, ...(this.maxAgents === undefined ? {} : { maxAgents: this.maxAgents }) };
   }
 
   tick(request: TickRequest): Promise<TickResponse> {
@@ -49,7 +57,7 @@ class Shard {
     if (batch.length === 0) return;
     this.batch = [];
     const requests = batch.map((p) => p.request);
-    this.pool.run({ type: 'tick', requests }).then(
+    this.send({ type: 'tick', requests }).then(
       (reply) => {
         if (reply.type !== 'tick') throw new Error(`worker answered ${reply.type} to a tick task`);
         const failed = new Map(reply.failures.map((f) => [f.index, f.message]));
@@ -69,13 +77,21 @@ class Shard {
     });
   }
 
-  send(task: WorkerTask): Promise<WorkerReply> {
+  /**
+   * Runs a task; a thread that piscina started to replace a dead one has no bundle (and its
+   * agents' state is gone), so it gets the current bundle and the task once more.
+   */
+  async send(task: WorkerTask): Promise<WorkerReply> {
+    const reply = await this.pool.run(task);
+    if (reply.type !== 'no_bundle') return reply;
+    await this.pool.run(this.bundleTask());
     return this.pool.run(task);
   }
 
   async setBundle(bundle: ConfigBundle): Promise<void> {
     this.flush();
-    await this.send({ type: 'bundle', bundle });
+    this.bundle = bundle;
+    await this.send(this.bundleTask());
   }
 
   async drain(): Promise<BrainTelemetry> {
