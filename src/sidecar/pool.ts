@@ -107,7 +107,13 @@ class Shard {
   }
 }
 
-/** Agents sharded over fixed single-thread worker pools: agent id modulo the shard count. */
+/**
+ * Agents sharded over fixed single-thread worker pools. Agents interact only through squads,
+ * so a squad's members share a shard (chosen by a hash of the squad id) and see one another's
+ * ticks in arrival order, as they would inline; an agent without a squad goes by its id. The
+ * rule is stateless, so it is the same after a restart. An agent that changes squad moves to
+ * another shard and starts there from a fresh state.
+ */
 export class PoolEvaluator implements Evaluator {
   readonly mode = 'workers';
   readonly workers: number;
@@ -119,13 +125,15 @@ export class PoolEvaluator implements Evaluator {
     this.shards = Array.from({ length: workers }, () => new Shard(bundle, options));
   }
 
-  private shardOf(agent: number): Shard {
+  private shardOf(request: TickRequest): Shard {
     const n = this.shards.length;
-    return this.shards[((agent % n) + n) % n]!;
+    const squad = request.snapshot.squad;
+    const key = squad ? fnv1a(squad) : request.snapshot.agent;
+    return this.shards[((key % n) + n) % n]!;
   }
 
   tick(request: TickRequest): Promise<TickResponse> {
-    return this.shardOf(request.snapshot.agent).tick(request);
+    return this.shardOf(request).tick(request);
   }
 
   async setBundle(bundle: ConfigBundle): Promise<void> {
@@ -146,6 +154,16 @@ export class PoolEvaluator implements Evaluator {
   async close(): Promise<void> {
     await Promise.all(this.shards.map((s) => s.close()));
   }
+}
+
+/** 32-bit FNV-1a of a string's UTF-16 units: cheap, stable across processes. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
 }
 
 export function createEvaluator(bundle: ConfigBundle, workers: number, options: EvaluatorOptions = {}): Evaluator {

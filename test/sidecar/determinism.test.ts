@@ -7,7 +7,14 @@ import { generateTicks } from '../../bench/tick/scenarios.js';
 import { cli } from '../helpers/paths.js';
 import { post, startTest, type Enc } from './helpers.js';
 
-const TICKS = generateTicks({ agents: 12, count: 120, seed: 42 });
+// Squads spanning agents: their members must see one another's ticks in the same order
+// whether evaluated inline or on worker shards.
+const TICKS = generateTicks({ agents: 12, count: 120, seed: 42 }).map((t) => {
+  const snapshot = t.snapshot as { agent: number; squad?: string };
+  if (snapshot.agent % 4 !== 0) snapshot.squad = `squad_${snapshot.agent % 3}`;
+  else delete snapshot.squad;
+  return t;
+});
 
 /** Sends the sequence in order and returns every reply's bytes as hex. */
 async function replay(url: string, enc: Enc): Promise<string[]> {
