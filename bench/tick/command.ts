@@ -12,6 +12,7 @@ interface TickBenchFlags {
   clientCpu: string;
   wrk: string;
   json?: boolean;
+  micro?: boolean;
 }
 
 /** `brainstem bench tick`: /tick over loopback with wrk, against bare uWS and node:http baselines. */
@@ -29,7 +30,15 @@ export function registerTickBench(bench: Command): void {
     .option('--client-cpu <list>', 'taskset CPU list for wrk', '1')
     .option('--wrk <path>', 'wrk binary', '/usr/bin/wrk')
     .option('--json', 'print the report as JSON instead of a table')
+    .option('--micro', 'instead: micro-benchmark the hot functions (decode, validate, encode) against the generic codec')
     .action(async (flags: TickBenchFlags) => {
+      if (flags.micro) {
+        const { runTickMicro, formatMicro } = await import('./micro.js');
+        const rows = runTickMicro();
+        if (flags.json) printJson(rows);
+        else process.stdout.write(`${formatMicro(rows)}\n`);
+        return;
+      }
       const { runTickBench, formatTable } = await import('./run.js');
       const options = {
         duration: parseInteger(flags.duration, '--duration', 1, 3600),
