@@ -5,3 +5,5 @@ export { Brain, type BrainOptions, type Persona } from './brain.js';
 export { BrainStateError, STATE_FORMAT, STATE_VERSION, type BrainState } from './state-io.js';
 export { COUNTER_KINDS, type CounterKind } from './counters.js';
 export type { MemorySummary } from './memory.js';
+export { parseTickRequest, TICK_LIMITS, type TickParse } from './tick-request.js';
+export type { WorkerTask, WorkerReply, WorkerTelemetry } from './worker.js';

@@ -1,9 +1,11 @@
 import type { RegisterCommand } from '../util.js';
+import { registerBench } from './bench.js';
 import { registerBundle } from './bundle.js';
 import { registerServe } from './serve.js';
 import { registerAdmin } from './admin.js';
 import { registerPlugins } from './plugins.js';
 import { registerWebhooks } from './webhooks.js';
+import { registerSidecar } from './sidecar.js';
 
 /** Every CLI command, in the order --help lists them. */
-export const commands: RegisterCommand[] = [registerServe, registerAdmin, registerBundle, registerWebhooks, registerPlugins];
+export const commands: RegisterCommand[] = [registerSidecar, registerServe, registerAdmin, registerBundle, registerWebhooks, registerPlugins, registerBench];

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { CliError, parseInteger, printJson } from '../../src/cli/util.js';
+
+interface TickBenchFlags {
+  duration: string;
+  warmup: string;
+  rounds: string;
+  connections: string;
+  agents: string;
+  rate: string;
+  serverCpu: string;
+  clientCpu: string;
+  wrk: string;
+  json?: boolean;
+  micro?: boolean;
+}
+
+/** `brainstem bench tick`: /tick over loopback with wrk, against bare uWS and node:http baselines. */
+export function registerTickBench(bench: Command): void {
+  bench
+    .command('tick')
+    .description('drive POST /tick with wrk (JSON and MessagePack; inline, 1 and 2 workers) against a bare uWS and a node:http baseline')
+    .option('--duration <s>', 'seconds per measured run', '5')
+    .option('--warmup <s>', 'seconds of warm-up before each run', '1')
+    .option('--rounds <n>', 'repeat the whole sequence and report each row\'s median run', '3')
+    .option('--connections <n>', 'wrk connections for the maximum-throughput runs', '50')
+    .option('--agents <n>', 'distinct agents in the replayed corpus', '10000')
+    .option('--rate <n>', 'offered ticks/s of the fixed-rate run', '5000')
+    .option('--server-cpu <list>', 'taskset CPU list for the server under test', '0')
+    .option('--client-cpu <list>', 'taskset CPU list for wrk', '1')
+    .option('--wrk <path>', 'wrk binary', '/usr/bin/wrk')
+    .option('--json', 'print the report as JSON instead of a table')
+    .option('--micro', 'instead: micro-benchmark the hot functions (decode, validate, encode) against the generic codec')
+    .action(async (flags: TickBenchFlags) => {
+      if (flags.micro) {
+        const { runTickMicro, formatMicro } = await import('./micro.js');
+        const rows = runTickMicro();
+        if (flags.json) printJson(rows);
+        else process.stdout.write(`${formatMicro(rows)}\n`);
+        return;
+      }
+      const { runTickBench, formatTable } = await import('./run.js');
+      const options = {
+        duration: parseInteger(flags.duration, '--duration', 1, 3600),
+        warmup: parseInteger(flags.warmup, '--warmup', 0, 600),
+        rounds: parseInteger(flags.rounds, '--rounds', 1, 50),
+        connections: parseInteger(flags.connections, '--connections', 1, 10000),
+        agents: parseInteger(flags.agents, '--agents', 1, 1_000_000),
+        rate: parseInteger(flags.rate, '--rate', 1, 1_000_000),
+        serverCpu: flags.serverCpu,
+        clientCpu: flags.clientCpu,
+        wrk: flags.wrk,
+      };
+      try {
+        const report = await runTickBench(options, (line) => process.stderr.write(`${line}\n`));
+        if (flags.json) printJson(report);
+        else process.stdout.write(`${formatTable(report)}\n`);
+      } catch (err) {
+        throw new CliError(err instanceof Error ? err.message : String(err));
+      }
+    });
+}

@@ -1,0 +1,119 @@
+/**
+ * A server under test, run as its own process so the benchmark can pin it to one core:
+ *   node dist/bench/tick/server.js <kind> [workers]
+ * kinds: sidecar (the real service), node-http (the same tick handler on node:http),
+ * uws-bare (uWebSockets.js reading the body and answering a constant). Prints one JSON line
+ * {"port": N} once listening; stops on SIGTERM.
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import uWS from 'uWebSockets.js';
+import { DEFAULT_BUNDLE } from '../../brain/index.js';
+import { HttpError } from '../../src/http/errors.js';
+import type { Request } from '../../src/http/server.js';
+import { DefaultsSource } from '../../src/sidecar/defaults-source.js';
+import { createEvaluator } from '../../src/sidecar/pool.js';
+import { startSidecar } from '../../src/sidecar/service.js';
+import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick.js';
+
+export type ServerKind = 'sidecar' | 'node-http' | 'uws-bare';
+
+const CONSTANT_JSON = JSON.stringify({ agent: 1, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] });
+
+function ready(port: number): void {
+  process.stdout.write(`${JSON.stringify({ port })}\n`);
+}
+
+async function bareUws(): Promise<() => Promise<void>> {
+  const app = uWS.App();
+  app.post('/tick', (res, req) => {
+    let aborted = false;
+    const chunks: Buffer[] = [];
+    res.onAborted(() => {
+      aborted = true;
+    });
+    res.onData((ab, isLast) => {
+      chunks.push(Buffer.from(ab.slice(0)));
+      if (!isLast || aborted) return;
+      Buffer.concat(chunks);
+      res.cork(() => {
+        res.writeHeader('content-type', 'application/json').end(CONSTANT_JSON);
+      });
+    });
+  });
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
+    app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))),
+  );
+  ready(uWS.us_socket_local_port(socket as never));
+  return async () => uWS.us_listen_socket_close(socket);
+}
+
+function requestOf(msg: IncomingMessage, body: Buffer): Request {
+  const headers: Record<string, string> = {};
+  for (const name of ['content-type', 'content-length', 'authorization']) {
+    const v = msg.headers[name];
+    if (typeof v === 'string') headers[name] = v;
+  }
+  const path = msg.url ?? '/';
+  return {
+    method: 'POST', path, query: '', target: path, params: {}, headers, remoteAddress: '', body, stream: null, aborted: false,
+    searchParams: () => new URLSearchParams(),
+  };
+}
+
+async function nodeHttp(workers: number): Promise<() => Promise<void>> {
+  const evaluator = createEvaluator(DEFAULT_BUNDLE, workers);
+  const ticks = new TickHandler(evaluator);
+  const server = createServer((msg, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    msg.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= TICK_MAX_BODY) chunks.push(c);
+    });
+    msg.on('end', () => {
+      const fail = (err: unknown): void => {
+        const e = err instanceof HttpError ? err : new HttpError('internal');
+        res.writeHead(e.status, { 'content-type': 'application/json' }).end(JSON.stringify(e.toBody()));
+      };
+      if (msg.method !== 'POST' || msg.url !== '/tick') return fail(new HttpError('not_found'));
+      if (size > TICK_MAX_BODY) return fail(new HttpError('payload_too_large'));
+      try {
+        const out = ticks.handle(requestOf(msg, Buffer.concat(chunks, size)));
+        const send = (reply: Awaited<typeof out>): void => {
+          if ('stream' in reply) throw new Error('unexpected stream reply');
+          res.writeHead(reply.status, reply.headers).end(reply.body);
+        };
+        if (out instanceof Promise) out.then(send, fail);
+        else send(out);
+      } catch (err) {
+        fail(err);
+      }
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  ready(typeof addr === 'object' && addr ? addr.port : 0);
+  return async () => {
+    server.closeAllConnections();
+    server.close();
+    await evaluator.close();
+  };
+}
+
+async function sidecar(workers: number): Promise<() => Promise<void>> {
+  const s = await startSidecar({ host: '127.0.0.1', port: 0, source: new DefaultsSource(), workers });
+  ready(s.port);
+  return () => s.close();
+}
+
+const kind = process.argv[2] as ServerKind;
+const workers = Number(process.argv[3] ?? 0);
+const stop = kind === 'uws-bare' ? await bareUws() : kind === 'node-http' ? await nodeHttp(workers) : kind === 'sidecar' ? await sidecar(workers) : null;
+if (!stop) {
+  process.stderr.write(`unknown server kind ${kind}\n`);
+  process.exit(2);
+}
+process.once('SIGTERM', () => {
+  void stop().then(() => process.exit(0));
+});

@@ -1,0 +1,17 @@
+import type { Command } from 'commander';
+import { registerTickBench } from '../../../bench/tick/command.js';
+import { registerBenchBrain } from './bench-brain.js';
+import { registerBenchDialogue } from './bench-dialogue.js';
+import { registerBenchVideo } from './bench-video.js';
+import { registerBenchWebhooks } from './bench-webhooks.js';
+
+/** Adds one benchmark as a subcommand of `brainstem bench`. */
+export type RegisterBenchmark = (bench: Command) => void;
+
+/** Every benchmark; another one adds its registrar here. */
+export const benchmarks: RegisterBenchmark[] = [registerTickBench, registerBenchBrain, registerBenchVideo, registerBenchWebhooks, registerBenchDialogue];
+
+export function registerBench(program: Command): void {
+  const bench = program.command('bench').description('benchmarks, each measured against a baseline in the same run');
+  for (const register of benchmarks) register(bench);
+}

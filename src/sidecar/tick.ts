@@ -1,0 +1,121 @@
+import { performance } from 'node:perf_hooks';
+import { parseTickRequest } from '../../brain/index.js';
+import type { TickResponse } from '../../brain/index.js';
+import { Decoder, Encoder } from '@msgpack/msgpack';
+import { encodingOf, JSON_TYPE, MSGPACK_TYPE, type Encoding } from '../http/codec.js';
+import { HttpError } from '../http/errors.js';
+import type { Reply } from '../http/reply.js';
+import type { Request } from '../http/server.js';
+import type { BearerGate } from './auth.js';
+import type { Evaluator } from './evaluator.js';
+import { LatencyHistogram } from './histogram.js';
+
+/** The only request headers /tick reads; the router copies just these. */
+export const TICK_HEADERS = ['content-type', 'content-length', 'authorization'] as const;
+
+/** Default body limit of /tick: a full snapshot at every list cap fits well below it. */
+export const TICK_MAX_BODY = 64 * 1024;
+
+export interface TickCounters {
+  /** Ticks answered 200. */
+  ok: number;
+  /** Ticks refused with a 4xx (auth, media type, malformed or invalid body). */
+  rejected: number;
+  /** Ticks the brain failed on (answered 500). */
+  failed: number;
+}
+
+export interface TickHandlerOptions {
+  gate?: BearerGate | null;
+  /** Monotonic clock in milliseconds, for tick latency. */
+  now?: () => number;
+}
+
+// One encoder and decoder for the process: building them per call costs more than the work.
+// Both are used synchronously, so sharing them is safe.
+const msgpackDecoder = new Decoder();
+const msgpackEncoder = new Encoder();
+
+/**
+ * Decodes a /tick body. Unlike the generic codec it does not pre-scan the text for depth or
+ * poisoned keys: V8's JSON.parse and the msgpack decoder are iterative (no stack overflow at
+ * any depth within the body limit), the msgpack decoder refuses `__proto__`, and
+ * parseTickRequest copies only known fields into a fresh object, so a `__proto__` or
+ * `constructor` key in the input is simply never read. The scans cost about 40% of a tick.
+ */
+export function decodeTick(body: Buffer, contentType: string | undefined): { value: unknown; encoding: Encoding } {
+  const encoding = encodingOf(contentType);
+  if (encoding === null) throw new HttpError('unsupported_media_type', 'Content-Type must be application/json or application/msgpack.');
+  if (body.length === 0) throw new HttpError('bad_request', `The request body is empty; a ${encoding === 'json' ? 'JSON' : 'MessagePack'} object was expected.`);
+  try {
+    return { value: encoding === 'json' ? JSON.parse(body.toString('utf8')) : msgpackDecoder.decode(body), encoding };
+  } catch {
+    throw new HttpError('bad_request', `The request body is not valid ${encoding === 'json' ? 'JSON' : 'MessagePack'}.`);
+  }
+}
+
+export function encodeTick(response: TickResponse, encoding: Encoding): Reply {
+  return encoding === 'json'
+    ? { status: 200, headers: JSON_HEADERS, body: JSON.stringify(response) }
+    : { status: 200, headers: MSGPACK_HEADERS, body: msgpackEncoder.encode(response) };
+}
+
+const JSON_HEADERS = { 'content-type': JSON_TYPE };
+const MSGPACK_HEADERS = { 'content-type': MSGPACK_TYPE };
+
+/**
+ * POST /tick, independent of the transport: it takes a Request and returns a Reply, so the
+ * same handler runs under the uWS router and (for the benchmark baseline) under node:http.
+ * Latency is measured from the handler's entry to the reply being encoded.
+ */
+export class TickHandler {
+  readonly latency = new LatencyHistogram();
+  readonly counters: TickCounters = { ok: 0, rejected: 0, failed: 0 };
+  private readonly evaluator: Evaluator;
+  private readonly gate: BearerGate | null;
+  private readonly now: () => number;
+
+  constructor(evaluator: Evaluator, options: TickHandlerOptions = {}) {
+    this.evaluator = evaluator;
+    this.gate = options.gate ?? null;
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  readonly handle = (req: Request): Reply | Promise<Reply> => {
+    const started = this.now();
+    let encoding: Encoding;
+    let result: TickResponse | Promise<TickResponse>;
+    try {
+      this.gate?.check(req.headers.authorization);
+      const decoded = decodeTick(req.body, req.headers['content-type']);
+      encoding = decoded.encoding;
+      const parsed = parseTickRequest(decoded.value);
+      if (!parsed.ok) {
+        const first = parsed.problems[0]!;
+        throw new HttpError('bad_request', `Invalid tick: ${first.path || '(body)'} ${first.message}.`, { details: parsed.problems });
+      }
+      result = this.evaluator.tick(parsed.request);
+    } catch (err) {
+      if (err instanceof HttpError) this.counters.rejected++;
+      else this.counters.failed++;
+      throw err;
+    }
+    if (result instanceof Promise) {
+      return result.then(
+        (response) => this.reply(response, encoding, started),
+        (err: unknown) => {
+          this.counters.failed++;
+          throw err;
+        },
+      );
+    }
+    return this.reply(result, encoding, started);
+  };
+
+  private reply(response: TickResponse, encoding: Encoding, started: number): Reply {
+    const reply = encodeTick(response, encoding);
+    this.counters.ok++;
+    this.latency.record((this.now() - started) * 1000);
+    return reply;
+  }
+}
