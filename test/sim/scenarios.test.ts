@@ -21,7 +21,7 @@ test('a recorded 5-minute, 50-agent session replays exactly on a fresh sidecar',
   try {
     const record = join(tmp.path, 'crowd.jsonl');
     const result = await runScenario(loadScenario(join(dir, 'crowd-50.json')), { recordFile: record });
-    assert.ok(result.ticks >= 50 * 300, `only ${result.ticks} ticks`);
+    assert.ok(result.ticks >= 20_000, `only ${result.ticks} ticks`);
     const again = await replay(record);
     assert.equal(again.ticks, result.ticks);
     assert.deepEqual(again.mismatches, []);
