@@ -6,6 +6,16 @@ import { registerAdmin } from './admin.js';
 import { registerPlugins } from './plugins.js';
 import { registerWebhooks } from './webhooks.js';
 import { registerSidecar } from './sidecar.js';
+import { registerSim } from './sim.js';
 
 /** Every CLI command, in the order --help lists them. */
-export const commands: RegisterCommand[] = [registerSidecar, registerServe, registerAdmin, registerBundle, registerWebhooks, registerPlugins, registerBench];
+export const commands: RegisterCommand[] = [
+  registerSidecar,
+  registerServe,
+  registerAdmin,
+  registerBundle,
+  registerWebhooks,
+  registerPlugins,
+  registerSim,
+  registerBench,
+];

@@ -1,0 +1,69 @@
+import type { Vec3 } from '../../brain/types.js';
+import type { CharacterSpec, Scenario } from './scenario.js';
+
+/** A small LCG: the crowd must be the same on every machine and every run. */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/**
+ * A busy session: `agents` characters in squads of five with patrol routes, needs and mixed
+ * temperaments, a few players roaming through on scripted paths, walls and points of
+ * interest. Used to record and replay long sessions.
+ */
+export function crowdScenario(agents = 50, durationS = 300, tickHz = 2, seed = 7): Scenario {
+  const rnd = lcg(seed);
+  const at = (spread: number): Vec3 => ({ x: Math.round((rnd() - 0.5) * spread), y: 0, z: Math.round((rnd() - 0.5) * spread) });
+  const characters: CharacterSpec[] = [];
+  for (let i = 0; i < agents; i++) {
+    const home = at(400);
+    characters.push({
+      id: i + 1,
+      brain: true,
+      pos: home,
+      health: 60 + Math.round(rnd() * 40),
+      hunger: Math.round(rnd() * 80),
+      thirst: Math.round(rnd() * 80),
+      has_weapon: rnd() > 0.15,
+      ammo: Math.round(rnd() * 30),
+      squad: `s${Math.floor(i / 5)}`,
+      route: [home, { x: home.x + Math.round((rnd() - 0.5) * 80), y: 0, z: home.z + Math.round((rnd() - 0.5) * 80) }],
+      profile: { name: `Bot${i + 1}`, role: (['survivor', 'bandit', 'guard', 'trader'] as const)[i % 4]!, coward: rnd() < 0.15 },
+    });
+  }
+  for (let p = 0; p < 6; p++) {
+    const path = [];
+    for (let k = 0; k <= 10; k++) path.push({ at_s: (durationS * k) / 10, pos: at(500) });
+    characters.push({ id: 1000 + p, brain: false, kind: p % 3 === 2 ? 'zombie' : 'player', name: `Player${p}`, pos: path[0]!.pos, path });
+  }
+  const script = [];
+  for (let k = 0; k < 20; k++) {
+    script.push({ at_s: Math.round(rnd() * durationS), do: 'damage' as const, target: 1 + Math.floor(rnd() * agents), amount: 10 + Math.round(rnd() * 20) });
+    script.push({ at_s: Math.round(rnd() * durationS), do: 'say' as const, from: 1000 + Math.floor(rnd() * 6), text: 'anyone there?' });
+  }
+  return {
+    name: `crowd-${agents}`,
+    description: `${agents} agents in squads of five for ${durationS} s at ${tickHz} Hz with roaming players, damage and speech.`,
+    duration_s: durationS,
+    tick_hz: tickHz,
+    world: {
+      obstacles: [
+        { min: { x: -50, z: -5 }, max: { x: 50, z: 5 } },
+        { min: { x: 100, z: -100 }, max: { x: 110, z: 100 } },
+      ],
+      poi: [
+        { id: 'well', kind: 'water', pos: { x: 0, y: 0, z: 80 } },
+        { id: 'store', kind: 'food', pos: { x: -120, y: 0, z: 40 } },
+        { id: 'crates', kind: 'loot', pos: { x: 150, y: 0, z: -60 } },
+      ],
+      hunger_per_s: 0.05,
+      thirst_per_s: 0.08,
+    },
+    characters,
+    script,
+  };
+}

@@ -1,0 +1,183 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, createWriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request as httpRequest } from 'node:http';
+import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
+import type { ConfigBundle } from '../../brain/types.js';
+import { checkScenario, type Scenario } from './scenario.js';
+import { Simulation, type RecordLine, type SimResult, type TickTransport } from './engine.js';
+
+const repoRoot = new URL('../../../', import.meta.url).pathname;
+
+export function loadScenario(file: string): Scenario {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read scenario ${file}: ${(err as Error).message}`);
+  }
+  const issues = checkScenario(value);
+  if (issues.length) throw new Error(`scenario ${file} is invalid: ${issues.join('; ')}`);
+  return value as Scenario;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
+  return out;
+}
+
+/** The scenario's bundle: its partial overrides merged over the documented default. */
+export function scenarioBundle(scenario: Scenario): ConfigBundle {
+  return deepMerge(structuredClone(DEFAULT_BUNDLE), scenario.bundle ?? {}) as ConfigBundle;
+}
+
+/** A keep-alive HTTP transport to a sidecar's /tick. */
+export function httpTransport(baseUrl: string, token?: string): TickTransport & { close(): void } {
+  const url = new URL('/tick', baseUrl);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const send = (body: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  return Object.assign(send, { close: () => agent.destroy() });
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+export interface SidecarProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `brainstem sidecar` as a child process on a bundle and waits until /health answers. */
+export async function spawnSidecar(bundle: ConfigBundle, extraArgs: string[] = []): Promise<SidecarProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'brainstem-sim-'));
+  mkdirSync(join(dir, 'bundle'));
+  writeFileSync(join(dir, 'bundle', 'bundle.json'), JSON.stringify(bundle));
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'brainstem'), 'sidecar', '--bundle', join(dir, 'bundle'), '--addr', `127.0.0.1:${port}`, ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SERVICE_BRAIN_TOKEN: '', BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'error' },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout!.resume();
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`sidecar exited with ${child.exitCode}: ${stderr.trim()}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`sidecar did not answer /health within 15 s: ${stderr.trim()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    child,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RunOptions {
+  /** An already running sidecar; without it one is spawned on the scenario's bundle. */
+  sidecarUrl?: string;
+  token?: string;
+  /** Writes every tick and reply as JSON lines (first line: the scenario and its bundle). */
+  recordFile?: string;
+  workers?: number;
+}
+
+export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<SimResult> {
+  const bundle = scenarioBundle(scenario);
+  const sidecar = options.sidecarUrl ? null : await spawnSidecar(bundle, options.workers === undefined ? [] : ['--workers', String(options.workers)]);
+  const transport = httpTransport(options.sidecarUrl ?? sidecar!.url, options.token);
+  const out = options.recordFile ? createWriteStream(options.recordFile) : null;
+  out?.write(`${JSON.stringify({ scenario: scenario.name, bundle })}\n`);
+  try {
+    const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined);
+    return await sim.run();
+  } finally {
+    transport.close();
+    if (out) {
+      out.end();
+      await once(out, 'close');
+    }
+    await sidecar?.stop();
+  }
+}
+
+export interface ReplayResult {
+  ticks: number;
+  mismatches: { line: number; t: number; expected: string; actual: string }[];
+}
+
+/** Re-sends every recorded tick, in order, to a fresh sidecar on the recorded bundle and compares replies byte for byte. */
+export async function replay(recordFile: string, options: { sidecarUrl?: string; workers?: number; maxMismatches?: number } = {}): Promise<ReplayResult> {
+  const lines = readFileSync(recordFile, 'utf8').split('\n').filter(Boolean);
+  if (lines.length === 0) throw new Error(`${recordFile} is empty`);
+  const header = JSON.parse(lines[0]!) as { scenario?: string; bundle?: ConfigBundle };
+  if (!header.bundle) throw new Error(`${recordFile} has no header line with the bundle; was it written by brainstem sim --record?`);
+  const sidecar = options.sidecarUrl ? null : await spawnSidecar(header.bundle, options.workers === undefined ? [] : ['--workers', String(options.workers)]);
+  const transport = httpTransport(options.sidecarUrl ?? sidecar!.url);
+  const mismatches: ReplayResult['mismatches'] = [];
+  try {
+    for (let i = 1; i < lines.length; i++) {
+      const rec = JSON.parse(lines[i]!) as RecordLine;
+      const res = await transport(rec.request);
+      if (res.body !== rec.reply || res.status !== rec.status) {
+        mismatches.push({ line: i + 1, t: rec.t, expected: rec.reply, actual: res.body });
+        if (mismatches.length >= (options.maxMismatches ?? 20)) break;
+      }
+    }
+  } finally {
+    transport.close();
+    await sidecar?.stop();
+  }
+  return { ticks: lines.length - 1, mismatches };
+}

@@ -1,0 +1,67 @@
+import type { Command } from 'commander';
+import { CliError, parseInteger, printJson } from '../util.js';
+
+interface SimFlags {
+  sidecar?: string;
+  token?: string;
+  record?: string;
+  json?: boolean;
+  workers?: string;
+  quiet?: boolean;
+}
+
+/** `brainstem sim` and `brainstem replay`: the scenario simulator in bench/sim, driven over real HTTP. */
+export function registerSim(program: Command): void {
+  program
+    .command('sim')
+    .description('run a simulator scenario against a real sidecar and print its timeline and expectations (exit 1 when one fails)')
+    .argument('<scenario>', 'scenario JSON file (see bench/sim/scenarios/)')
+    .option('--sidecar <url>', 'use this running sidecar instead of spawning one on the scenario bundle')
+    .option('--token <token>', 'bearer token for --sidecar')
+    .option('--workers <n>', 'worker threads for the spawned sidecar')
+    .option('--record <file>', 'write every tick and reply as JSON lines, for brainstem replay')
+    .option('--quiet', 'print only the expectation results')
+    .option('--json', 'print the result as JSON')
+    .action(async (file: string, flags: SimFlags) => {
+      const { loadScenario, runScenario } = await import('../../../bench/sim/run.js');
+      const scenario = loadScenario(file);
+      const result = await runScenario(scenario, {
+        ...(flags.sidecar ? { sidecarUrl: flags.sidecar } : {}),
+        ...(flags.token ? { token: flags.token } : {}),
+        ...(flags.record ? { recordFile: flags.record } : {}),
+        ...(flags.workers !== undefined ? { workers: parseInteger(flags.workers, '--workers', 0, 64) } : {}),
+      });
+      if (flags.json) printJson(result);
+      else {
+        if (!flags.quiet) {
+          for (const e of result.timeline) process.stdout.write(`${e.t.toFixed(2).padStart(8)}s  agent ${String(e.agent).padEnd(5)} ${e.posture.padEnd(9)} ${e.intents}\n`);
+        }
+        for (const r of result.results) process.stdout.write(`${r.pass ? 'PASS' : 'FAIL'}  ${JSON.stringify(r.expectation)}  (${r.detail})\n`);
+        process.stdout.write(`${result.scenario}: ${result.ticks} ticks, ${result.results.filter((r) => r.pass).length}/${result.results.length} expectations met\n`);
+      }
+      if (!result.pass) process.exitCode = 1;
+    });
+
+  program
+    .command('replay')
+    .description('re-send a recorded session to a fresh sidecar and check every reply is reproduced exactly (exit 1 on any difference)')
+    .argument('<file>', 'a file written by brainstem sim --record')
+    .option('--sidecar <url>', 'use this running sidecar instead of spawning one on the recorded bundle')
+    .option('--workers <n>', 'worker threads for the spawned sidecar')
+    .option('--json', 'print the result as JSON')
+    .action(async (file: string, flags: SimFlags) => {
+      const { replay } = await import('../../../bench/sim/run.js');
+      const result = await replay(file, {
+        ...(flags.sidecar ? { sidecarUrl: flags.sidecar } : {}),
+        ...(flags.workers !== undefined ? { workers: parseInteger(flags.workers, '--workers', 0, 64) } : {}),
+      }).catch((err: Error) => {
+        throw new CliError(err.message);
+      });
+      if (flags.json) printJson(result);
+      else {
+        for (const m of result.mismatches) process.stdout.write(`line ${m.line} (t=${m.t}s): expected ${m.expected}\n  got ${m.actual}\n`);
+        process.stdout.write(`${file}: ${result.ticks} ticks, ${result.mismatches.length === 0 ? 'every reply reproduced' : `${result.mismatches.length} differ`}\n`);
+      }
+      if (result.mismatches.length > 0) process.exitCode = 1;
+    });
+}

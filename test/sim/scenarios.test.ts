@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot, tempDir } from '../helpers/paths.js';
+import { loadScenario, replay, runScenario } from '../../bench/sim/run.js';
+
+const dir = join(repoRoot, 'bench', 'sim', 'scenarios');
+const behaviourFiles = readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('crowd'));
+
+for (const file of behaviourFiles) {
+  test(`scenario ${file} meets its expectations against a real sidecar`, async () => {
+    const result = await runScenario(loadScenario(join(dir, file)));
+    const failed = result.results.filter((r) => !r.pass).map((r) => `${JSON.stringify(r.expectation)}: ${r.detail}`);
+    assert.deepEqual(failed, [], `timeline:\n${result.timeline.map((e) => `${e.t}s ${e.agent} ${e.posture} ${e.intents}`).join('\n')}`);
+  });
+}
+
+test('a recorded 5-minute, 50-agent session replays exactly on a fresh sidecar', async () => {
+  const tmp = tempDir();
+  try {
+    const record = join(tmp.path, 'crowd.jsonl');
+    const result = await runScenario(loadScenario(join(dir, 'crowd-50.json')), { recordFile: record });
+    assert.ok(result.ticks >= 20_000, `only ${result.ticks} ticks`);
+    const again = await replay(record);
+    assert.equal(again.ticks, result.ticks);
+    assert.deepEqual(again.mismatches, []);
+  } finally {
+    tmp.dispose();
+  }
+});
