@@ -4,6 +4,8 @@ import type { Profile, Vec3 } from '../../brain/types.js';
 export interface Obstacle {
   min: { x: number; z: number };
   max: { x: number; z: number };
+  /** Blocks sight but not movement (a hedge, tall grass, smoke). */
+  passable?: boolean;
 }
 
 export interface CharacterSpec {

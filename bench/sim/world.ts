@@ -39,22 +39,64 @@ function inside(p: Vec3, box: Obstacle): boolean {
   return p.x >= box.min.x && p.x <= box.max.x && p.z >= box.min.z && p.z <= box.max.z;
 }
 
+const CORNER_MARGIN_M = 0.5;
+
+function clear(a: Vec3, b: Vec3, solid: readonly Obstacle[]): boolean {
+  for (const o of solid) if (segmentHitsBox(a, b, o)) return false;
+  return true;
+}
+
 /**
- * Moves from `from` toward `to` by at most `step` metres. A move that would end inside an
- * obstacle slides along one axis if it can, else stays: characters walk around walls only
- * as well as their brain steers them.
+ * The first waypoint of the shortest way from `from` to `to` around solid boxes, by
+ * Dijkstra over the boxes' corners (pushed out by a margin): what a game's own navigation
+ * would do for a character told to move somewhere behind a wall.
+ */
+function firstWaypoint(from: Vec3, to: Vec3, solid: readonly Obstacle[]): Vec3 | null {
+  const nodes: Vec3[] = [from, to];
+  for (const o of solid) {
+    for (const x of [o.min.x - CORNER_MARGIN_M, o.max.x + CORNER_MARGIN_M]) {
+      for (const z of [o.min.z - CORNER_MARGIN_M, o.max.z + CORNER_MARGIN_M]) {
+        const corner = { x, y: from.y, z };
+        if (!solid.some((b) => inside(corner, b))) nodes.push(corner);
+      }
+    }
+  }
+  const dist = nodes.map(() => Infinity);
+  const prev = nodes.map(() => -1);
+  const done = nodes.map(() => false);
+  dist[0] = 0;
+  for (;;) {
+    let u = -1;
+    for (let i = 0; i < nodes.length; i++) if (!done[i] && dist[i]! < Infinity && (u < 0 || dist[i]! < dist[u]!)) u = i;
+    if (u < 0) return null;
+    if (u === 1) break;
+    done[u] = true;
+    for (let v = 0; v < nodes.length; v++) {
+      if (done[v] || v === u) continue;
+      const d = dist[u]! + flatDistance(nodes[u]!, nodes[v]!);
+      if (d < dist[v]! && clear(nodes[u]!, nodes[v]!, solid)) {
+        dist[v] = d;
+        prev[v] = u;
+      }
+    }
+  }
+  let node = 1;
+  while (prev[node] !== 0) node = prev[node]!;
+  return nodes[node]!;
+}
+
+/**
+ * Moves from `from` toward `to` by at most `step` metres, around solid obstacles (never
+ * through them) and straight through passable ones.
  */
 export function stepToward(from: Vec3, to: Vec3, step: number, obstacles: readonly Obstacle[]): Vec3 {
-  const dist = flatDistance(from, to);
+  const solid = obstacles.filter((o) => !o.passable);
+  const goal = solid.length === 0 || clear(from, to, solid) ? to : firstWaypoint(from, to, solid);
+  if (!goal) return from;
+  const dist = flatDistance(from, goal);
   if (dist < 1e-9) return from;
   const k = Math.min(1, step / dist);
-  const next = { x: from.x + (to.x - from.x) * k, y: to.y ?? from.y, z: from.z + (to.z - from.z) * k };
-  if (!obstacles.some((o) => inside(next, o))) return next;
-  const slideX = { x: next.x, y: from.y, z: from.z };
-  if (!obstacles.some((o) => inside(slideX, o))) return slideX;
-  const slideZ = { x: from.x, y: from.y, z: next.z };
-  if (!obstacles.some((o) => inside(slideZ, o))) return slideZ;
-  return from;
+  return { x: from.x + (goal.x - from.x) * k, y: goal === to ? to.y : from.y, z: from.z + (goal.z - from.z) * k };
 }
 
 /** Yaw in degrees, 0 = +z (north), clockwise, in [0, 360). */

@@ -12,10 +12,17 @@ test('a wall blocks line of sight across it, not beside it', () => {
   assert.equal(lineOfSight(p(0, 0), p(9, 0), [wall]), true);
 });
 
-test('movement stops short of walls and never passes through', () => {
+test('movement goes around solid walls, never through them, and through passable ones', () => {
   let pos = p(0, 0);
-  for (let i = 0; i < 100; i++) pos = stepToward(pos, p(20, 0), 1, [wall]);
-  assert.ok(pos.x < 10, `ended at ${pos.x}`);
+  let crossed = false;
+  for (let i = 0; i < 200; i++) {
+    const next = stepToward(pos, p(20, 0), 1, [wall]);
+    if (segmentHitsBox(pos, next, wall)) crossed = true;
+    pos = next;
+  }
+  assert.equal(crossed, false);
+  assert.ok(Math.hypot(pos.x - 20, pos.z) < 1, `ended at ${pos.x},${pos.z}`);
+  assert.deepEqual(stepToward(p(9, 0), p(13, 0), 4, [{ ...wall, passable: true }]), p(13, 0));
   assert.deepEqual(stepToward(p(0, 0), p(3, 4), 10, []), p(3, 4));
   assert.deepEqual(stepToward(p(0, 0), p(30, 40), 5, []), p(3, 4));
 });
