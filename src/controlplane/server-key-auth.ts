@@ -1,0 +1,142 @@
+import { LRUCache } from 'lru-cache';
+import type { Request } from '../http/server.js';
+import { HttpError } from '../http/errors.js';
+import { bearerToken, type Authenticator } from '../identity/auth.js';
+import { TOKEN_PREFIX, hashToken } from '../identity/tokens.js';
+import type { TenantId, TenantRecord, TenantStatus } from '../identity/types.js';
+import { SIGNATURE_HEADER, SIGNATURE_WINDOW_S, TIMESTAMP_HEADER, verifyRequest } from '../signing/request.js';
+import type { ControlPlaneStore } from './store.js';
+import type { KeyOwner } from './types.js';
+
+/** How the control plane reads tenants (the identity store satisfies it). */
+export interface TenantLookup {
+  getTenant(id: TenantId): Promise<TenantRecord | null>;
+}
+
+export interface ServerKeyAuthOptions {
+  now: () => number;
+  /** Signatures remembered for replay detection (default 1,000,000). */
+  replayEntries?: number;
+  /** Live keys kept resolved in memory (default 10,000). */
+  keyEntries?: number;
+  windowS?: number;
+}
+
+/**
+ * Authenticates signed sidecar requests (spec 001 §5) with no storage read once a key has been
+ * seen: keys and tenant status are cached in memory and dropped the moment a key is revoked
+ * or a tenant changes, so revocation and suspension take effect on the next request.
+ */
+export class ServerKeyAuth {
+  private readonly keys: LRUCache<string, KeyOwner>;
+  private readonly tenantStatus = new Map<TenantId, TenantStatus>();
+  /**
+   * Signatures seen inside the window, keyed by their first 52 bits (a number key keeps the
+   * cache small; a false match needs a 2^-52 coincidence). The value is the unix second after
+   * which the timestamp check alone rejects the signature. Bounded: when full, the oldest
+   * entries go first, so at extreme rates a replay older than the last `replayEntries` signed
+   * requests could slip through; the timestamp window still bounds it to 300 s.
+   */
+  private readonly seen: LRUCache<number, number>;
+  private readonly now: () => number;
+  private readonly windowS: number;
+
+  constructor(
+    private readonly store: ControlPlaneStore,
+    private readonly tenants: TenantLookup,
+    private readonly auth: Authenticator,
+    options: ServerKeyAuthOptions,
+  ) {
+    this.now = options.now;
+    this.windowS = options.windowS ?? SIGNATURE_WINDOW_S;
+    this.keys = new LRUCache({ max: options.keyEntries ?? 10_000 });
+    this.seen = new LRUCache({ max: options.replayEntries ?? 1_000_000 });
+  }
+
+  /** For `auth.addProbe`: a live server key anywhere else is a 403 (or tenant_suspended). */
+  readonly probe = async (token: string): Promise<{ tenant: TenantRecord } | null> => {
+    if (!token.startsWith(TOKEN_PREFIX.serverKey)) return null;
+    const owner = await this.lookup(hashToken(token));
+    if (!owner) return null;
+    const tenant = await this.tenants.getTenant(owner.tenantId);
+    return tenant ? { tenant } : null;
+  };
+
+  keyRevoked(tokenHash: string): void {
+    this.keys.delete(tokenHash);
+  }
+
+  tenantChanged(id: TenantId): void {
+    this.tenantStatus.delete(id);
+  }
+
+  /**
+   * The key's owner when the request is authentic; synchronous when the key and its tenant
+   * are cached (the hot path), a promise otherwise. Throws 401/403 HttpErrors.
+   */
+  check(req: Request): KeyOwner | Promise<KeyOwner> {
+    const token = bearerToken(req);
+    if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
+    if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.wrongKind(req);
+    const hash = hashToken(token);
+    const owner = this.keys.get(hash);
+    if (owner) {
+      const status = this.tenantStatus.get(owner.tenantId);
+      if (status) return this.finish(req, token, owner, status);
+    }
+    return this.slow(req, token, hash);
+  }
+
+  private async slow(req: Request, token: string, hash: string): Promise<KeyOwner> {
+    const owner = await this.lookup(hash);
+    if (!owner) throw new HttpError('unauthorized', 'The server key is invalid or revoked.');
+    let status = this.tenantStatus.get(owner.tenantId);
+    if (!status) {
+      const tenant = await this.tenants.getTenant(owner.tenantId);
+      if (!tenant) throw new HttpError('unauthorized', 'The server key is invalid or revoked.');
+      status = tenant.status;
+      this.tenantStatus.set(owner.tenantId, status);
+    }
+    return this.finish(req, token, owner, status);
+  }
+
+  private async lookup(hash: string): Promise<KeyOwner | null> {
+    const cached = this.keys.get(hash);
+    if (cached) return cached;
+    const owner = await this.store.findServerKey(hash);
+    if (owner) this.keys.set(hash, owner);
+    return owner;
+  }
+
+  private finish(req: Request, token: string, owner: KeyOwner, status: TenantStatus): KeyOwner {
+    const now = this.now();
+    const result = verifyRequest(
+      token,
+      { method: req.method, target: req.target, body: req.body, timestamp: req.headers[TIMESTAMP_HEADER], signature: req.headers[SIGNATURE_HEADER] },
+      now,
+      this.windowS,
+    );
+    if (!result.ok) throw new HttpError('unauthorized', REASONS[result.reason]);
+    const signature = req.headers[SIGNATURE_HEADER]!;
+    const slot = parseInt(signature.slice(0, 13), 16);
+    const nowS = Math.floor(now / 1000);
+    const until = this.seen.get(slot);
+    if (until !== undefined && until >= nowS) throw new HttpError('unauthorized', 'This signature was already used (replay).');
+    this.seen.set(slot, result.timestamp + this.windowS);
+    if (status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this server key is suspended.');
+    return owner;
+  }
+
+  /** Another credential kind on a sidecar route: 401 when it is not valid, else 403. */
+  private async wrongKind(req: Request): Promise<never> {
+    await this.auth.session(req);
+    throw new HttpError('forbidden', 'This route needs a server key.');
+  }
+}
+
+const REASONS = {
+  missing_headers: 'Signed requests need X-Service-Timestamp and X-Service-Signature.',
+  bad_timestamp: 'X-Service-Timestamp must be unix seconds.',
+  stale_timestamp: 'X-Service-Timestamp is outside the 300 second window.',
+  bad_signature: 'X-Service-Signature does not match the request.',
+} as const;
