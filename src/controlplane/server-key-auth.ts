@@ -4,7 +4,7 @@ import { HttpError } from '../http/errors.js';
 import { bearerToken, type Authenticator } from '../identity/auth.js';
 import { TOKEN_PREFIX, hashToken } from '../identity/tokens.js';
 import type { TenantId, TenantRecord, TenantStatus } from '../identity/types.js';
-import { SIGNATURE_HEADER, SIGNATURE_WINDOW_S, TIMESTAMP_HEADER, verifyRequest } from '../signing/request.js';
+import { SIGNATURE_HEADER, SIGNATURE_WINDOW_S, TIMESTAMP_HEADER, keySigner, verifyRequest, type SignedParts } from '../signing/request.js';
 import type { ControlPlaneStore } from './store.js';
 import type { KeyOwner } from './types.js';
 
@@ -28,7 +28,17 @@ export interface ServerKeyAuthOptions {
  * or a tenant changes, so revocation and suspension take effect on the next request.
  */
 export class ServerKeyAuth {
+  /** Live keys by token hash (what the store knows). */
   private readonly keys: LRUCache<string, KeyOwner>;
+  /**
+   * The hot path's view: the presented token itself to its owner and signer, so a cached key
+   * costs neither a SHA-256 of the token nor HMAC key set-up. Entries are dropped with the
+   * hash entry they came from (revocation).
+   */
+  private readonly tokens: LRUCache<string, { owner: KeyOwner; hash: string; sign: (parts: SignedParts) => string }>;
+  private readonly tokenOfHash = new Map<string, string>();
+  /** Counts revocations, so a lookup that raced one does not cache what it read before it. */
+  private revocations = 0;
   private readonly tenantStatus = new Map<TenantId, TenantStatus>();
   /**
    * Signatures seen inside the window, keyed by their first 52 bits (a number key keeps the
@@ -50,6 +60,7 @@ export class ServerKeyAuth {
     this.now = options.now;
     this.windowS = options.windowS ?? SIGNATURE_WINDOW_S;
     this.keys = new LRUCache({ max: options.keyEntries ?? 10_000 });
+    this.tokens = new LRUCache({ max: options.keyEntries ?? 10_000, dispose: (v) => this.tokenOfHash.delete(v.hash) });
     this.seen = new LRUCache({ max: options.replayEntries ?? 1_000_000 });
   }
 
@@ -63,7 +74,10 @@ export class ServerKeyAuth {
   };
 
   keyRevoked(tokenHash: string): void {
+    this.revocations++;
     this.keys.delete(tokenHash);
+    const token = this.tokenOfHash.get(tokenHash);
+    if (token !== undefined) this.tokens.delete(token);
   }
 
   tenantChanged(id: TenantId): void {
@@ -78,18 +92,26 @@ export class ServerKeyAuth {
     const token = bearerToken(req);
     if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
     if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.wrongKind(req);
-    const hash = hashToken(token);
-    const owner = this.keys.get(hash);
-    if (owner) {
-      const status = this.tenantStatus.get(owner.tenantId);
-      if (status) return this.finish(req, token, owner, status);
+    const known = this.tokens.get(token);
+    if (known) {
+      const status = this.tenantStatus.get(known.owner.tenantId);
+      if (status) return this.finish(req, known.sign, known.owner, status);
     }
-    return this.slow(req, token, hash);
+    return this.slow(req, token);
   }
 
-  private async slow(req: Request, token: string, hash: string): Promise<KeyOwner> {
+  private async slow(req: Request, token: string): Promise<KeyOwner> {
+    const hash = hashToken(token);
     const owner = await this.lookup(hash);
     if (!owner) throw new HttpError('unauthorized', 'The server key is invalid or revoked.');
+    // Only a key that still resolves after the await is remembered, so a revocation that
+    // landed meanwhile is not undone.
+    let known = this.tokens.get(token);
+    if (!known && this.keys.get(hash)) {
+      known = { owner, hash, sign: keySigner(token) };
+      this.tokens.set(token, known);
+      this.tokenOfHash.set(hash, token);
+    }
     let status = this.tenantStatus.get(owner.tenantId);
     if (!status) {
       const tenant = await this.tenants.getTenant(owner.tenantId);
@@ -97,21 +119,22 @@ export class ServerKeyAuth {
       status = tenant.status;
       this.tenantStatus.set(owner.tenantId, status);
     }
-    return this.finish(req, token, owner, status);
+    return this.finish(req, known?.sign ?? keySigner(token), owner, status);
   }
 
   private async lookup(hash: string): Promise<KeyOwner | null> {
     const cached = this.keys.get(hash);
     if (cached) return cached;
+    const before = this.revocations;
     const owner = await this.store.findServerKey(hash);
-    if (owner) this.keys.set(hash, owner);
+    if (owner && before === this.revocations) this.keys.set(hash, owner);
     return owner;
   }
 
-  private finish(req: Request, token: string, owner: KeyOwner, status: TenantStatus): KeyOwner {
+  private finish(req: Request, sign: (parts: SignedParts) => string, owner: KeyOwner, status: TenantStatus): KeyOwner {
     const now = this.now();
     const result = verifyRequest(
-      token,
+      sign,
       { method: req.method, target: req.target, body: req.body, timestamp: req.headers[TIMESTAMP_HEADER], signature: req.headers[SIGNATURE_HEADER] },
       now,
       this.windowS,

@@ -69,19 +69,13 @@ const MIGRATIONS = [
         latency_p50 REAL,
         latency_p99 REAL,
         tts_usd REAL NOT NULL,
-        llm_usd REAL NOT NULL
+        llm_usd REAL NOT NULL,
+        -- The report's events [{kind, count}] as JSON: the activity feed reads them back from
+        -- the newest reports, which keeps ingest at one row per report.
+        events TEXT NOT NULL
       );
       CREATE UNIQUE INDEX cp_reports_dedupe ON cp_reports(server_id, report_id) WHERE report_id IS NOT NULL;
       CREATE INDEX cp_reports_server ON cp_reports(server_id, id);
-      CREATE TABLE cp_activity (
-        id INTEGER PRIMARY KEY,
-        server_id INTEGER NOT NULL REFERENCES cp_servers(id),
-        report INTEGER NOT NULL REFERENCES cp_reports(id),
-        ts TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        count INTEGER NOT NULL
-      );
-      CREATE INDEX cp_activity_server ON cp_activity(server_id, id);
       CREATE TABLE cp_roster (
         server_id INTEGER PRIMARY KEY REFERENCES cp_servers(id),
         received_at INTEGER NOT NULL,
@@ -153,6 +147,9 @@ const checkoutOf = (r: CheckoutRow): CheckoutRecord => ({
   completedAt: r.completed_at,
 });
 
+/** Activity event ids are report row id × stride + the event's index in its report (at most 1000 events per report). */
+const ACTIVITY_ID_STRIDE = 1000;
+
 const SUMS = `COALESCE(SUM(reports),0) AS reports, COALESCE(SUM(lines_spoken),0) AS lines_spoken, COALESCE(SUM(llm_tokens),0) AS llm_tokens,
   COALESCE(SUM(tts_characters),0) AS tts_characters, COALESCE(SUM(spend_usd),0) AS spend_usd, COALESCE(SUM(cache_hits),0) AS cache_hits,
   COALESCE(SUM(tts_usd),0) AS tts_usd, COALESCE(SUM(llm_usd),0) AS llm_usd`;
@@ -181,25 +178,24 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       versions: db.prepare('SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = ? ORDER BY version DESC'),
       insertReport: db.prepare(
         `INSERT OR IGNORE INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
-           llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      insertActivity: db.prepare('INSERT INTO cp_activity (server_id, report, ts, kind, count) VALUES (?, ?, ?, ?, ?)'),
       upsertRoster: db.prepare(
         `INSERT INTO cp_roster (server_id, received_at, roster) VALUES (?, ?, ?)
          ON CONFLICT (server_id) DO UPDATE SET received_at = excluded.received_at, roster = excluded.roster WHERE excluded.received_at >= cp_roster.received_at`,
       ),
       upsertUsage: db.prepare(
         `INSERT INTO cp_usage_daily (server_id, day, reports, lines_spoken, llm_tokens, tts_characters, spend_usd, cache_hits, tts_usd, llm_usd)
-         VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (server_id, day) DO UPDATE SET reports = reports + 1, lines_spoken = lines_spoken + excluded.lines_spoken,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (server_id, day) DO UPDATE SET reports = reports + excluded.reports, lines_spoken = lines_spoken + excluded.lines_spoken,
            llm_tokens = llm_tokens + excluded.llm_tokens, tts_characters = tts_characters + excluded.tts_characters,
            spend_usd = spend_usd + excluded.spend_usd, cache_hits = cache_hits + excluded.cache_hits,
            tts_usd = tts_usd + excluded.tts_usd, llm_usd = llm_usd + excluded.llm_usd`,
       ),
       latest: db.prepare('SELECT * FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT 1'),
       roster: db.prepare('SELECT roster FROM cp_roster WHERE server_id = ?'),
-      activity: db.prepare('SELECT id, server_id, kind, count, ts FROM cp_activity WHERE server_id = ? ORDER BY id DESC LIMIT ?'),
+      activity: db.prepare("SELECT id, ts, events FROM cp_reports WHERE server_id = ? AND events <> '[]' ORDER BY id DESC LIMIT ?"),
       daily: db.prepare('SELECT * FROM cp_usage_daily WHERE server_id = ? AND day >= ? AND day <= ? ORDER BY day'),
       tenantUsage: db.prepare(`SELECT ${SUMS} FROM cp_usage_daily u JOIN cp_servers s ON s.id = u.server_id WHERE s.tenant_id = ? AND day >= ? AND day <= ?`),
       countReports: db.prepare('SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = ?'),
@@ -227,30 +223,52 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       return { ok: true, published: { bundle: published, entry: { version, publishedAt, publishedBy: by, note } } };
     });
 
-    this.ingestTx = db.transaction((records: readonly TelemetryRecord[]): IngestOutcome[] => records.map((r) => this.ingestOne(r)));
+    this.ingestTx = db.transaction((records: readonly TelemetryRecord[]): IngestOutcome[] => this.ingestBatch(records));
   }
 
   private iso(): string {
     return new Date(this.now()).toISOString();
   }
 
-  private ingestOne({ serverId, receivedAt, report }: TelemetryRecord): IngestOutcome {
-    const llmTokens = report.llmTokens ?? 0;
-    const ttsCharacters = report.ttsCharacters ?? 0;
-    const cacheHits = report.cacheHits ?? 0;
-    const ttsUsd = report.economy?.ttsUsd ?? 0;
-    const llmUsd = report.economy?.llmUsd ?? 0;
-    const info = this.q.insertReport.run(
-      serverId, report.reportId ?? null, report.ts, receivedAt, report.botCount, report.playersOnline, report.linesSpoken, report.spendUsd,
-      llmTokens, ttsCharacters, cacheHits, report.latency?.p50 ?? null, report.latency?.p99 ?? null, ttsUsd, llmUsd,
-    );
-    if (info.changes === 0) return { accepted: false, received: 0 };
-    const rowId = info.lastInsertRowid;
-    for (const e of report.events) this.q.insertActivity.run(serverId, rowId, report.ts, e.kind, e.count);
-    if (report.roster) this.q.upsertRoster.run(serverId, receivedAt, JSON.stringify(report.roster));
-    const day = new Date(receivedAt).toISOString().slice(0, 10);
-    this.q.upsertUsage.run(serverId, day, report.linesSpoken, llmTokens, ttsCharacters, report.spendUsd, cacheHits, ttsUsd, llmUsd);
-    return { accepted: true, received: report.events.length };
+  /**
+   * One row per report; the day's usage and the roster are folded per batch, so a batch of
+   * many reports costs one upsert per server and day rather than one per report.
+   */
+  private ingestBatch(records: readonly TelemetryRecord[]): IngestOutcome[] {
+    const usage = new Map<string, [ServerId, string, UsageTotals]>();
+    const rosters = new Map<ServerId, [number, string]>();
+    const outcomes = records.map(({ serverId, receivedAt, report }): IngestOutcome => {
+      const llmTokens = report.llmTokens ?? 0;
+      const ttsCharacters = report.ttsCharacters ?? 0;
+      const cacheHits = report.cacheHits ?? 0;
+      const ttsUsd = report.economy?.ttsUsd ?? 0;
+      const llmUsd = report.economy?.llmUsd ?? 0;
+      const info = this.q.insertReport.run(
+        serverId, report.reportId ?? null, report.ts, receivedAt, report.botCount, report.playersOnline, report.linesSpoken, report.spendUsd,
+        llmTokens, ttsCharacters, cacheHits, report.latency?.p50 ?? null, report.latency?.p99 ?? null, ttsUsd, llmUsd, JSON.stringify(report.events),
+      );
+      if (info.changes === 0) return { accepted: false, received: 0 };
+      if (report.roster) rosters.set(serverId, [receivedAt, JSON.stringify(report.roster)]);
+      const day = new Date(receivedAt).toISOString().slice(0, 10);
+      const slot = `${serverId}/${day}`;
+      let entry = usage.get(slot);
+      if (!entry) usage.set(slot, (entry = [serverId, day, { ...EMPTY_TOTALS }]));
+      const t = entry[2];
+      t.reports += 1;
+      t.linesSpoken += report.linesSpoken;
+      t.llmTokens += llmTokens;
+      t.ttsCharacters += ttsCharacters;
+      t.spendUsd += report.spendUsd;
+      t.cacheHits += cacheHits;
+      t.ttsUsd += ttsUsd;
+      t.llmUsd += llmUsd;
+      return { accepted: true, received: report.events.length };
+    });
+    for (const [serverId, day, t] of usage.values()) {
+      this.q.upsertUsage.run(serverId, day, t.reports, t.linesSpoken, t.llmTokens, t.ttsCharacters, t.spendUsd, t.cacheHits, t.ttsUsd, t.llmUsd);
+    }
+    for (const [serverId, [receivedAt, roster]] of rosters) this.q.upsertRoster.run(serverId, receivedAt, roster);
+    return outcomes;
   }
 
   async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord> {
@@ -330,13 +348,17 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   }
 
   async activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]> {
-    return (this.q.activity.all(serverId, limit) as { id: number; server_id: number; kind: string; count: number; ts: string }[]).map((r) => ({
-      id: r.id,
-      serverId: String(r.server_id),
-      kind: r.kind,
-      count: r.count,
-      ts: r.ts,
-    }));
+    // Each report holds at least one event, so `limit` reports are always enough.
+    const rows = this.q.activity.all(serverId, limit) as { id: number; ts: string; events: string }[];
+    const out: ActivityEvent[] = [];
+    for (const row of rows) {
+      const events = JSON.parse(row.events) as { kind: string; count: number }[];
+      for (let i = events.length - 1; i >= 0 && out.length < limit; i--) {
+        out.push({ id: row.id * ACTIVITY_ID_STRIDE + i, serverId: String(serverId), kind: events[i]!.kind, count: events[i]!.count, ts: row.ts });
+      }
+      if (out.length >= limit) break;
+    }
+    return out;
   }
 
   async dailyUsage(serverId: ServerId, fromDay: string, toDay: string): Promise<DailyUsage[]> {
