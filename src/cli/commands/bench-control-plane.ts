@@ -9,6 +9,7 @@ interface Flags {
   serverCpu: string;
   loadCpu: string;
   poolRate: string;
+  rounds: string;
   json?: boolean;
 }
 
@@ -17,12 +18,13 @@ export function registerBenchControlPlane(bench: Command): void {
   bench
     .command('control-plane')
     .description('signed config pulls (304) and telemetry ingest against `brainstem serve`, beside a bare uWS hello-world (needs wrk and taskset)')
-    .option('--duration <s>', 'seconds per scenario', '10')
+    .option('--duration <s>', 'seconds per scenario and round', '5')
     .option('--connections <n>', 'wrk connections', '64')
     .option('--threads <n>', 'wrk threads', '1')
     .option('--server-cpu <list>', 'taskset CPU list for the servers ("" = unpinned)', '0')
     .option('--load-cpu <list>', 'taskset CPU list for wrk ("" = unpinned)', '1')
     .option('--pool-rate <n>', 'signed requests precomputed per second of run (upper bound of the rate)', '150000')
+    .option('--rounds <n>', 'rounds of baseline + scenarios; medians are reported', '3')
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {
       const result = await runControlPlaneBench({
@@ -32,6 +34,7 @@ export function registerBenchControlPlane(bench: Command): void {
         serverCpu: flags.serverCpu || undefined,
         loadCpu: flags.loadCpu || undefined,
         poolRate: parseInteger(flags.poolRate, '--pool-rate', 1000, 5_000_000),
+        rounds: parseInteger(flags.rounds, '--rounds', 1, 20),
         log: (line) => {
           if (!flags.json) process.stderr.write(`bench control-plane: ${line}\n`);
         },
