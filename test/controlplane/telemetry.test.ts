@@ -145,3 +145,19 @@ test('burst: many reports at once are all stored (group commit) and counted once
     await s.stop();
   }
 });
+
+test('§8 activity limit defaults to 20', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const events = Array.from({ length: 25 }, (_, i) => ({ kind: `k${i}`, count: i }));
+    assert.deepEqual((await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { events }) })).body, { accepted: true, received: 25 });
+    const feed = (await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body;
+    assert.equal(feed.length, 20);
+    assert.equal(feed[0].kind, 'k24');
+    assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/activity?limit=100`, { token })).body.length, 25);
+  } finally {
+    await s.stop();
+  }
+});
