@@ -28,7 +28,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   // The hot path: once the key, its tenant and the head are cached, a pull is answered
   // synchronously with no storage read and no promise.
   const pull = (req: Request, owner: KeyOwner): Reply | Promise<Reply> => {
-    const raw = req.searchParams().get('server');
+    const raw = serverParam(req.query);
     if (raw === null || raw === '') throw new HttpError('bad_request', 'The query parameter server (the server id) is required.');
     const id = (/^\d{1,15}$/.test(raw) ? Number(raw) : -1) as ServerId;
     if (id <= 0) throw new HttpError('config_not_found', `No server with id ${JSON.stringify(raw)}.`);
@@ -65,4 +65,24 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     },
     { headers: PUSH_HEADERS, maxBody: TELEMETRY_LIMITS.maxBody },
   );
+}
+
+/** The `server` query parameter; a hand-rolled scan, since this runs on every pull. */
+function serverParam(query: string): string | null {
+  let start = 0;
+  while (start <= query.length) {
+    let end = query.indexOf('&', start);
+    if (end < 0) end = query.length;
+    if (query.startsWith('server=', start)) {
+      const raw = query.slice(start + 7, end);
+      try {
+        return decodeURIComponent(raw);
+      } catch {
+        return raw;
+      }
+    }
+    if (end - start === 6 && query.startsWith('server', start)) return '';
+    start = end + 1;
+  }
+  return null;
 }

@@ -7,6 +7,7 @@ import type { TenantId, TenantRecord, TenantStatus } from '../identity/types.js'
 import { SIGNATURE_HEADER, SIGNATURE_WINDOW_S, TIMESTAMP_HEADER, keySigner, verifyRequest, type SignedParts } from '../signing/request.js';
 import type { ControlPlaneStore } from './store.js';
 import type { KeyOwner } from './types.js';
+import { ReplayGuard } from './replay.js';
 
 /** How the control plane reads tenants (the identity store satisfies it). */
 export interface TenantLookup {
@@ -40,14 +41,7 @@ export class ServerKeyAuth {
   /** Counts revocations, so a lookup that raced one does not cache what it read before it. */
   private revocations = 0;
   private readonly tenantStatus = new Map<TenantId, TenantStatus>();
-  /**
-   * Signatures seen inside the window, keyed by their first 52 bits (a number key keeps the
-   * cache small; a false match needs a 2^-52 coincidence). The value is the unix second after
-   * which the timestamp check alone rejects the signature. Bounded: when full, the oldest
-   * entries go first, so at extreme rates a replay older than the last `replayEntries` signed
-   * requests could slip through; the timestamp window still bounds it to 300 s.
-   */
-  private readonly seen: LRUCache<number, number>;
+  private readonly seen: ReplayGuard;
   private readonly now: () => number;
   private readonly windowS: number;
 
@@ -61,7 +55,7 @@ export class ServerKeyAuth {
     this.windowS = options.windowS ?? SIGNATURE_WINDOW_S;
     this.keys = new LRUCache({ max: options.keyEntries ?? 10_000 });
     this.tokens = new LRUCache({ max: options.keyEntries ?? 10_000, dispose: (v) => this.tokenOfHash.delete(v.hash) });
-    this.seen = new LRUCache({ max: options.replayEntries ?? 1_000_000 });
+    this.seen = new ReplayGuard(this.windowS, options.replayEntries ?? 1_000_000);
   }
 
   /** For `auth.addProbe`: a live server key anywhere else is a 403 (or tenant_suspended). */
@@ -140,12 +134,8 @@ export class ServerKeyAuth {
       this.windowS,
     );
     if (!result.ok) throw new HttpError('unauthorized', REASONS[result.reason]);
-    const signature = req.headers[SIGNATURE_HEADER]!;
-    const slot = parseInt(signature.slice(0, 13), 16);
-    const nowS = Math.floor(now / 1000);
-    const until = this.seen.get(slot);
-    if (until !== undefined && until >= nowS) throw new HttpError('unauthorized', 'This signature was already used (replay).');
-    this.seen.set(slot, result.timestamp + this.windowS);
+    const slot = parseInt(req.headers[SIGNATURE_HEADER]!.slice(0, 13), 16);
+    if (!this.seen.remember(result.timestamp, slot, Math.floor(now / 1000))) throw new HttpError('unauthorized', 'This signature was already used (replay).');
     if (status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this server key is suspended.');
     return owner;
   }

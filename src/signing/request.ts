@@ -38,7 +38,7 @@ export function signature(key: string, parts: SignedParts): string {
   return createHmac('sha256', key).update(canonicalString(parts)).digest('hex');
 }
 
-type OneShotHash = (algorithm: string, data: Buffer, encoding: 'buffer' | 'hex') => Buffer | string;
+type OneShotHash = (algorithm: string, data: Buffer | string, encoding: 'buffer' | 'hex') => Buffer | string;
 const oneShot = (crypto as unknown as { hash?: OneShotHash }).hash;
 
 /**
@@ -52,14 +52,20 @@ export function keySigner(key: string): (parts: SignedParts) => string {
   let k = Buffer.from(key);
   if (k.length > 64) k = createHash('sha256').update(k).digest();
   const ipad = Buffer.alloc(64, 0x36);
-  const opad = Buffer.alloc(64, 0x5c);
+  // The outer message is opad followed by the 32-byte inner digest, assembled in place.
+  const outer = Buffer.alloc(96, 0x5c);
   for (let i = 0; i < k.length; i++) {
     ipad[i]! ^= k[i]!;
-    opad[i]! ^= k[i]!;
+    outer[i]! ^= k[i]!;
   }
+  // An ASCII key makes an ASCII inner pad, which can lead the message as a string with no
+  // byte copying (one-shot hashing encodes strings as UTF-8, which is identity on ASCII).
+  const asciiPad = ipad.every((b) => b < 0x80) ? ipad.toString('latin1') : null;
   return (parts) => {
-    const inner = hash('sha256', Buffer.concat([ipad, Buffer.from(canonicalString(parts))]), 'buffer') as Buffer;
-    return hash('sha256', Buffer.concat([opad, inner]), 'hex') as string;
+    const canonical = canonicalString(parts);
+    const inner = (asciiPad !== null ? hash('sha256', asciiPad + canonical, 'buffer') : hash('sha256', Buffer.concat([ipad, Buffer.from(canonical)]), 'buffer')) as Buffer;
+    inner.copy(outer, 64);
+    return hash('sha256', outer, 'hex') as string;
   };
 }
 
