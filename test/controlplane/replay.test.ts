@@ -23,3 +23,14 @@ test('ReplayGuard: past its bound it forgets the oldest second first', () => {
   assert.equal(g.remember(10, 1, 10), true, 'second 10 was forgotten');
   assert.equal(g.remember(12, 1, 10), false);
 });
+
+test('ReplayGuard: many signatures in one second (the table grows) are each remembered exactly once', () => {
+  const g = new ReplayGuard(300, 1_000_000);
+  const slots = Array.from({ length: 5000 }, (_, i) => (i * 2654435761) % 2 ** 52);
+  assert.ok(slots.every((s) => g.remember(7, s, 7)));
+  assert.ok(slots.every((s) => !g.remember(7, s, 7)));
+  assert.equal(g.remembered, 5000);
+  assert.equal(slots[0], 0, 'slot 0 is a value like any other');
+  assert.equal(g.remember(7, 2 ** 52 - 1, 7), true, 'the largest slot fits');
+  assert.equal(g.remember(7, 2 ** 52 - 1, 7), false);
+});
