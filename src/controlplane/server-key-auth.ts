@@ -36,10 +36,13 @@ export class ServerKeyAuth {
    * costs neither a SHA-256 of the token nor HMAC key set-up. Entries are dropped with the
    * hash entry they came from (revocation).
    */
-  private readonly tokens: LRUCache<string, { owner: KeyOwner; hash: string; sign: (parts: SignedParts) => string }>;
+  private readonly tokens = new Map<string, { owner: KeyOwner; hash: string; sign: (parts: SignedParts) => string }>();
+  private readonly maxTokens: number;
   private readonly tokenOfHash = new Map<string, string>();
   /** Counts revocations, so a lookup that raced one does not cache what it read before it. */
   private revocations = 0;
+  /** Likewise for tenant status changes. */
+  private tenantChanges = 0;
   private readonly tenantStatus = new Map<TenantId, TenantStatus>();
   private readonly seen: ReplayGuard;
   private readonly now: () => number;
@@ -54,7 +57,7 @@ export class ServerKeyAuth {
     this.now = options.now;
     this.windowS = options.windowS ?? SIGNATURE_WINDOW_S;
     this.keys = new LRUCache({ max: options.keyEntries ?? 10_000 });
-    this.tokens = new LRUCache({ max: options.keyEntries ?? 10_000, dispose: (v) => this.tokenOfHash.delete(v.hash) });
+    this.maxTokens = options.keyEntries ?? 10_000;
     this.seen = new ReplayGuard(this.windowS, options.replayEntries ?? 1_000_000);
   }
 
@@ -72,9 +75,11 @@ export class ServerKeyAuth {
     this.keys.delete(tokenHash);
     const token = this.tokenOfHash.get(tokenHash);
     if (token !== undefined) this.tokens.delete(token);
+    this.tokenOfHash.delete(tokenHash);
   }
 
   tenantChanged(id: TenantId): void {
+    this.tenantChanges++;
     this.tenantStatus.delete(id);
   }
 
@@ -83,7 +88,9 @@ export class ServerKeyAuth {
    * are cached (the hot path), a promise otherwise. Throws 401/403 HttpErrors.
    */
   check(req: Request): KeyOwner | Promise<KeyOwner> {
-    const token = bearerToken(req);
+    const header = req.headers.authorization;
+    // The common form is parsed without a regular expression; anything else goes the long way.
+    const token = header !== undefined && header.startsWith('Bearer bsk_') && header.indexOf(' ', 7) < 0 ? header.slice(7) : bearerToken(req);
     if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
     if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.wrongKind(req);
     const known = this.tokens.get(token);
@@ -103,15 +110,22 @@ export class ServerKeyAuth {
     let known = this.tokens.get(token);
     if (!known && this.keys.get(hash)) {
       known = { owner, hash, sign: keySigner(token) };
+      // A plain Map (cheaper per lookup than an LRU); past its bound the oldest entry goes.
+      if (this.tokens.size >= this.maxTokens) {
+        const [oldest, entry] = this.tokens.entries().next().value as [string, { hash: string }];
+        this.tokens.delete(oldest);
+        this.tokenOfHash.delete(entry.hash);
+      }
       this.tokens.set(token, known);
       this.tokenOfHash.set(hash, token);
     }
     let status = this.tenantStatus.get(owner.tenantId);
     if (!status) {
+      const before = this.tenantChanges;
       const tenant = await this.tenants.getTenant(owner.tenantId);
       if (!tenant) throw new HttpError('unauthorized', 'The server key is invalid or revoked.');
       status = tenant.status;
-      this.tenantStatus.set(owner.tenantId, status);
+      if (before === this.tenantChanges) this.tenantStatus.set(owner.tenantId, status);
     }
     return this.finish(req, known?.sign ?? keySigner(token), owner, status);
   }
