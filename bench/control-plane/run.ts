@@ -30,7 +30,7 @@ export interface ControlPlaneBenchResult {
   settings: { durationS: number; connections: number; threads: number; rounds: number };
   /** Each scenario's round with the median rate. */
   helloWorld: WrkResult;
-  signed304: WrkResult & { shareOfHelloWorld: number };
+  signed304: WrkResult & { shareOfHelloWorld: number; bestShareOfHelloWorld: number };
   /** acknowledged and stored are totals over every round. */
   telemetry: WrkResult & { acknowledged: number; stored: number; lost: number };
   rounds: { hello: WrkResult; signed: WrkResult; telemetry: WrkResult }[];
@@ -179,7 +179,13 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
       machine: { cpus: (await import('node:os')).cpus().length, node: process.version, serverCpu: o.serverCpu ?? null, loadCpu: o.loadCpu ?? null },
       settings: { durationS: o.durationS, connections: o.connections, threads: o.threads, rounds: o.rounds },
       helloWorld,
-      signed304: { ...signed, shareOfHelloWorld: Math.round(ratios[Math.floor(ratios.length / 2)]! * 1000) / 1000 },
+      signed304: {
+        ...signed,
+        shareOfHelloWorld: Math.round(ratios[Math.floor(ratios.length / 2)]! * 1000) / 1000,
+        // Noise from other work only ever lowers a rate, so the best round of each is the
+        // least disturbed estimate; reported beside the median.
+        bestShareOfHelloWorld: Math.round((Math.max(...rounds.map((r) => r.signed.rps)) / Math.max(...rounds.map((r) => r.hello.rps))) * 1000) / 1000,
+      },
       // wrk stops with requests in flight: the server may have stored a few reports whose 202
       // wrk never counted, so stored may exceed acknowledged; lost counts the opposite.
       telemetry: { ...telemetry, acknowledged, stored, lost: Math.max(0, acknowledged - stored) },
@@ -198,7 +204,7 @@ export function resultTable(r: ControlPlaneBenchResult): string {
     '| scenario | req/s | p50 ms | p99 ms | non-2xx/3xx | notes |',
     '|---|---:|---:|---:|---:|---|',
     row('uWS hello-world (baseline)', r.helloWorld, 'same wrk script'),
-    row('signed config pull → 304', r.signed304, `${(r.signed304.shareOfHelloWorld * 100).toFixed(1)}% of hello-world, median of per-round ratios (target ≥ 50%)`),
+    row('signed config pull → 304', r.signed304, `${(r.signed304.shareOfHelloWorld * 100).toFixed(1)}% of hello-world (median of per-round ratios), best round vs best round ${(r.signed304.bestShareOfHelloWorld * 100).toFixed(1)}% (target ≥ 50%)`),
     row('telemetry ingest → 202', r.telemetry, `all rounds: ${r.telemetry.stored.toLocaleString('en-US')} stored / ${r.telemetry.acknowledged.toLocaleString('en-US')} acknowledged, lost ${r.telemetry.lost} (target ≥ 10,000/s)`),
   ].join('\n');
 }

@@ -1,6 +1,7 @@
 import type { ControlPlaneStore } from './store.js';
 import type { PublishedBundle, ServerId } from './types.js';
 import type { TenantId } from '../identity/types.js';
+import type { Reply } from '../http/reply.js';
 
 /** What a config pull needs, prepared once per publish so that a pull touches no storage. */
 export interface Head {
@@ -10,6 +11,9 @@ export interface Head {
   etag: string;
   /** The bundle as sent on a 200. */
   body: string;
+  /** The replies themselves, built once per publish (a pull allocates none). */
+  full: Reply;
+  notModified: Reply;
 }
 
 export function etagOf(version: number): string {
@@ -55,7 +59,17 @@ export class HeadCache {
     const current = this.heads.get(serverId);
     // A slower load must not replace a newer publish that landed meanwhile.
     if (current && current.version > published.bundle.version) return current;
-    const head: Head = { serverId, tenantId, version: published.bundle.version, etag: etagOf(published.bundle.version), body: JSON.stringify(published.bundle) };
+    const etag = etagOf(published.bundle.version);
+    const body = JSON.stringify(published.bundle);
+    const head: Head = {
+      serverId,
+      tenantId,
+      version: published.bundle.version,
+      etag,
+      body,
+      full: { status: 200, headers: { 'content-type': 'application/json', etag, 'cache-control': 'no-cache' }, body },
+      notModified: { status: 304, headers: { etag } },
+    };
     this.heads.set(serverId, head);
     return head;
   }

@@ -16,8 +16,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   const queue = new IngestQueue(ctx.store);
 
   const answer = (req: Request, head: Head): Reply => {
-    if (matchesEtag(req.headers['if-none-match'], head.etag)) return { status: 304, headers: { etag: head.etag } };
-    return { status: 200, headers: { 'content-type': 'application/json', etag: head.etag, 'cache-control': 'no-cache' }, body: head.body };
+    return matchesEtag(req.headers['if-none-match'], head.etag) ? head.notModified : head.full;
   };
 
   const otherServer = async (id: ServerId): Promise<never> => {
