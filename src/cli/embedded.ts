@@ -3,11 +3,14 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { openDatabase, type Db } from '../store/sqlite.js';
 import { Authenticator } from '../identity/auth.js';
-import { SqliteIdentityStore } from '../identity/store.js';
+import { SqliteIdentityStore, type IdentityStore } from '../identity/store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
 import { mountVideo, type VideoServiceOptions } from '../video/index.js';
 import { dirname, join } from 'node:path';
+import type { TenantId } from '../identity/types.js';
+import { mountControlPlane, SqliteControlPlaneStore } from '../controlplane/index.js';
+import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/provider.js';
 
 export interface EmbeddedOptions {
   host?: string;
@@ -29,6 +32,10 @@ export interface EmbeddedOptions {
   video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile'>;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
+  /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
+  payments?: PaymentProvider;
+  /** Public origin used in billing links (SERVICE_PUBLIC_URL); default from the request's Host header. */
+  publicUrl?: string;
 }
 
 export interface Embedded {
@@ -51,7 +58,17 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
 
   const identity = new SqliteIdentityStore(db, now);
   const auth = new Authenticator(identity, { adminToken: options.adminToken, now });
-  mountIdentityRoutes(server, { store: identity, auth, now });
+  const controlPlane = mountControlPlane(server, {
+    store: new SqliteControlPlaneStore(db, now),
+    auth,
+    identity,
+    now,
+    payments: options.payments ?? providerFromEnv(),
+    publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
+    tls: Boolean(options.tls),
+  });
+  const watched = onTenantChange(identity, (id) => controlPlane.tenantChanged(id));
+  mountIdentityRoutes(server, { store: watched, auth, now, insights: controlPlane.insights });
   const webhooks = createWebhooks({
     db,
     server,
@@ -98,4 +115,21 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       db.close();
     },
   };
+}
+
+/** The identity store, telling `changed` after every tenant status or plan change (caches of other services drop it). */
+function onTenantChange(store: IdentityStore, changed: (id: TenantId) => void): IdentityStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'setTenantStatus' || prop === 'setTenantPlan') {
+        return async (id: TenantId, value: never) => {
+          const result = await target[prop](id, value);
+          changed(id);
+          return result;
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

@@ -64,20 +64,39 @@ class RequestState implements Request {
   target: string;
   params: Record<string, string>;
   headers: Record<string, string>;
-  remoteAddress: string;
   body: Buffer = EMPTY;
   stream: Readable | null = null;
   aborted = false;
+  /** Set once the handler has produced its reply: the uWS response may be gone after that. */
+  settled = false;
   private parsedQuery: URLSearchParams | null = null;
+  private remote: string | null = null;
 
-  constructor(method: Method, path: string, query: string, params: Record<string, string>, headers: Record<string, string>, remoteAddress: string) {
+  constructor(
+    method: Method,
+    path: string,
+    query: string,
+    params: Record<string, string>,
+    headers: Record<string, string>,
+    private readonly res: UwsResponse | null,
+  ) {
     this.method = method;
     this.path = path;
     this.query = query;
     this.target = query ? `${path}?${query}` : path;
     this.params = params;
     this.headers = headers;
-    this.remoteAddress = remoteAddress;
+  }
+
+  /**
+   * Read on demand: converting the address costs more than a whole small reply, and most
+   * handlers never ask. It is readable while the handler runs; '' once aborted or answered.
+   */
+  get remoteAddress(): string {
+    if (this.remote === null) {
+      this.remote = this.res && !this.aborted && !this.settled ? Buffer.from(this.res.getRemoteAddressAsText()).toString() : '';
+    }
+    return this.remote;
   }
 
   searchParams(): URLSearchParams {
@@ -156,12 +175,11 @@ export class HttpServer {
       }
       const params: Record<string, string> = {};
       for (let i = 0; i < names.length; i++) params[names[i]!] = decodeURIComponent(req.getParameter(i) ?? '');
-      const state = new RequestState(method, req.getUrl(), req.getQuery() ?? '', params, headers, '');
+      const state = new RequestState(method, req.getUrl(), req.getQuery() ?? '', params, headers, res);
       res.onAborted(() => {
         state.aborted = true;
         if (state.stream) state.stream.destroy(new Error('client aborted'));
       });
-      state.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
       this.begin();
       if (this.closing) {
         writeError(res, state, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
@@ -264,20 +282,24 @@ export class HttpServer {
     if (result instanceof Promise) {
       result.then(
         (reply) => {
+          state.settled = true;
           if (!state.aborted) res.cork(() => writeReply(res, state, reply, this.defaultHeaders, this.logger, () => this.end()));
           else this.end();
         },
         (err) => {
+          state.settled = true;
           if (!state.aborted) res.cork(() => this.fail(res, state, err));
           else this.end();
         },
       );
     } else {
+      state.settled = true;
       writeReply(res, state, result, this.defaultHeaders, this.logger, () => this.end());
     }
   }
 
   private fail(res: UwsResponse, state: RequestState, err: unknown): void {
+    state.settled = true;
     if (!(err instanceof HttpError)) {
       this.logger.error('request failed', { method: state.method, path: state.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
     }
@@ -296,7 +318,7 @@ export class HttpServer {
       const path = req.getUrl();
       const method = req.getMethod().toUpperCase();
       const match = patterns.find((p) => p.re.test(path));
-      const state = new RequestState(method as Method, path, '', {}, {}, '');
+      const state = new RequestState(method as Method, path, '', {}, {}, null);
       res.onAborted(() => {
         state.aborted = true;
       });

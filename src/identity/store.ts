@@ -14,6 +14,7 @@ export interface IdentityStore {
   setTenantPlan(id: TenantId, plan: Plan): Promise<TenantRecord | null>;
   createUser(tenantId: TenantId, email: string, passwordHash: string): Promise<UserRecord | 'email_taken'>;
   findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | null>;
+  getUser(id: UserId): Promise<UserRecord | null>;
   createSession(tokenHash: string, userId: UserId, tenantId: TenantId, expiresAt: number): Promise<void>;
   /** The session's user and tenant when it exists and has not expired at `now`. */
   findSession(tokenHash: string, now: number): Promise<{ userId: UserId; tenant: TenantRecord; expiresAt: number } | null>;
@@ -101,6 +102,7 @@ export class SqliteIdentityStore implements IdentityStore {
       setPlan: db.prepare('UPDATE tenants SET plan = ? WHERE id = ? RETURNING *'),
       insertUser: db.prepare('INSERT INTO users (tenant_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id, tenant_id, email, created_at'),
       userByEmail: db.prepare('SELECT * FROM users WHERE email = ?'),
+      user: db.prepare('SELECT id, tenant_id, email, created_at FROM users WHERE id = ?'),
       insertSession: db.prepare('INSERT INTO sessions (token_hash, user_id, tenant_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?)'),
       session: db.prepare(
         'SELECT s.user_id, s.expires_at, t.* FROM sessions s JOIN tenants t ON t.id = s.tenant_id WHERE s.token_hash = ? AND s.expires_at > ?',
@@ -154,6 +156,11 @@ export class SqliteIdentityStore implements IdentityStore {
   async findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | null> {
     const row = this.q.userByEmail.get(email) as { id: number; tenant_id: number; email: string; password_hash: string; created_at: string } | undefined;
     return row ? { id: row.id as UserId, tenantId: row.tenant_id as TenantId, email: row.email, createdAt: row.created_at, passwordHash: row.password_hash } : null;
+  }
+
+  async getUser(id: UserId): Promise<UserRecord | null> {
+    const row = this.q.user.get(id) as { id: number; tenant_id: number; email: string; created_at: string } | undefined;
+    return row ? { id: row.id as UserId, tenantId: row.tenant_id as TenantId, email: row.email, createdAt: row.created_at } : null;
   }
 
   async createSession(tokenHash: string, userId: UserId, tenantId: TenantId, expiresAt: number): Promise<void> {

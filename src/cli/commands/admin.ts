@@ -4,6 +4,9 @@ import { SqliteIdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, type Plan, type TenantId } from '../../identity/types.js';
 import { CliError, parseInteger, printJson } from '../util.js';
+import { DEFAULT_BUNDLE } from '../../../brain/index.js';
+import { SqliteControlPlaneStore } from '../../controlplane/sqlite-store.js';
+import type { ServerId } from '../../controlplane/types.js';
 
 /**
  * Offline bootstrap on a DB file: the same records the admin routes make, without a running
@@ -15,10 +18,11 @@ export function registerAdmin(program: Command): void {
     .description('offline bootstrap on a database file (prints JSON)')
     .option('--db <file>', 'SQLite database file', './brainstem.db');
 
-  const withStore = async <T>(cmd: Command, fn: (store: SqliteIdentityStore) => Promise<T>): Promise<void> => {
+  const withStore = async <T>(cmd: Command, fn: (store: SqliteIdentityStore, controlPlane: () => SqliteControlPlaneStore) => Promise<T>): Promise<void> => {
     const db = openDatabase((cmd.optsWithGlobals() as { db: string }).db);
     try {
-      printJson(await fn(new SqliteIdentityStore(db)));
+      const identity = new SqliteIdentityStore(db);
+      printJson(await fn(identity, () => new SqliteControlPlaneStore(db)));
     } finally {
       db.close();
     }
@@ -71,4 +75,40 @@ export function registerAdmin(program: Command): void {
         return { id: record.id, name: record.name, key, createdAt: record.createdAt };
       });
     });
+
+  registerControlPlaneAdmin(admin, withStore, tenantOf);
 }
+
+/** Control-plane records (servers and server keys), same as the dashboard routes make. */
+function registerControlPlaneAdmin(admin: Command, withStore: WithStore, tenantOf: (store: SqliteIdentityStore, raw: string) => Promise<{ id: TenantId }>): void {
+  admin
+    .command('create-server')
+    .description('create a game server for a tenant, with the default bundle published as version 1')
+    .requiredOption('--tenant <id>', 'tenant id')
+    .requiredOption('--name <name>', 'server name')
+    .action(async (opts: { tenant: string; name: string }, cmd: Command) => {
+      if (!opts.name.trim() || opts.name.length > 200) throw new CliError('--name must be 1 to 200 characters');
+      await withStore(cmd, async (store, controlPlane) => {
+        const tenant = await tenantOf(store, opts.tenant);
+        const server = await controlPlane().createServer(tenant.id, opts.name, DEFAULT_BUNDLE, 'system');
+        return { ...server, configVersion: 1 };
+      });
+    });
+
+  admin
+    .command('create-server-key')
+    .description('issue a server key for a sidecar (shown once)')
+    .requiredOption('--server <id>', 'server id')
+    .action(async (opts: { server: string }, cmd: Command) => {
+      await withStore(cmd, async (_store, controlPlane) => {
+        const cp = controlPlane();
+        const server = await cp.getServer(parseInteger(opts.server, '--server', 1, Number.MAX_SAFE_INTEGER) as ServerId);
+        if (!server) throw new CliError(`no server with id ${opts.server}`);
+        const key = newToken('serverKey');
+        const record = await cp.createServerKey(server.id, hashToken(key), key.slice(0, 8));
+        return { id: record.id, key, serverId: server.id, preview: record.preview, createdAt: record.createdAt };
+      });
+    });
+}
+
+type WithStore = <T>(cmd: Command, fn: (store: SqliteIdentityStore, controlPlane: () => SqliteControlPlaneStore) => Promise<T>) => Promise<void>;

@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { runControlPlaneBench, resultTable } from '../../../bench/control-plane/run.js';
+import { CliError, parseInteger, printJson } from '../util.js';
+
+interface Flags {
+  duration: string;
+  connections: string;
+  threads: string;
+  serverCpu: string;
+  loadCpu: string;
+  poolRate: string;
+  rounds: string;
+  json?: boolean;
+}
+
+/** `brainstem bench control-plane`: the lead attaches it to the `bench` command. */
+export function registerBenchControlPlane(bench: Command): void {
+  bench
+    .command('control-plane')
+    .description('signed config pulls (304) and telemetry ingest against `brainstem serve`, beside a bare uWS hello-world (needs wrk and taskset)')
+    .option('--duration <s>', 'seconds per scenario and round', '5')
+    .option('--connections <n>', 'wrk connections', '64')
+    .option('--threads <n>', 'wrk threads', '1')
+    .option('--server-cpu <list>', 'taskset CPU list for the servers ("" = unpinned)', '0')
+    .option('--load-cpu <list>', 'taskset CPU list for wrk ("" = unpinned)', '1')
+    .option('--pool-rate <n>', 'signed requests precomputed per second of run (upper bound of the rate)', '150000')
+    .option('--rounds <n>', 'rounds of baseline + scenarios; medians are reported', '3')
+    .option('--json', 'print only the JSON result')
+    .action(async (flags: Flags) => {
+      const result = await runControlPlaneBench({
+        durationS: parseInteger(flags.duration, '--duration', 1, 600),
+        connections: parseInteger(flags.connections, '--connections', 1, 10_000),
+        threads: parseInteger(flags.threads, '--threads', 1, 64),
+        serverCpu: flags.serverCpu || undefined,
+        loadCpu: flags.loadCpu || undefined,
+        poolRate: parseInteger(flags.poolRate, '--pool-rate', 1000, 5_000_000),
+        rounds: parseInteger(flags.rounds, '--rounds', 1, 20),
+        log: (line) => {
+          if (!flags.json) process.stderr.write(`bench control-plane: ${line}\n`);
+        },
+      }).catch((err: Error) => {
+        throw new CliError(`bench control-plane failed: ${err.message}`);
+      });
+      printJson(result);
+      if (!flags.json) process.stdout.write(`\n${resultTable(result)}\n`);
+    });
+}

@@ -1,0 +1,73 @@
+import { validateBundle } from '../../brain/index.js';
+import type { HttpServer, Request } from '../http/server.js';
+import { HttpError, validationFailed } from '../http/errors.js';
+import { json } from '../http/reply.js';
+import { Fields, readJsonObject } from '../http/validate.js';
+import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
+import { etagOf } from './heads.js';
+import type { PublishedBundle } from './types.js';
+
+export const NOTE_HEADER = 'x-config-note';
+const MAX_NOTE = 500;
+
+function noteOf(req: Request): string {
+  const note = (req.headers[NOTE_HEADER] ?? '').trim();
+  if (note.length > MAX_NOTE) throw validationFailed([{ path: 'X-Config-Note', message: `must be at most ${MAX_NOTE} characters, got ${note.length}` }]);
+  return note;
+}
+
+/** Spec 001 §3 and §4.3: versioned configuration with optimistic concurrency and rollback. */
+export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
+  const { store, heads } = ctx;
+
+  const published = (p: PublishedBundle) => json(200, p.bundle, { etag: etagOf(p.bundle.version) });
+
+  server.get('/v1/servers/:id/config', async (req) => {
+    const { server: record } = await ownedServer(ctx, req);
+    const head = await heads.get(record.id);
+    if (!head) throw new HttpError('config_not_found', `No configuration for server ${record.id}.`);
+    return { status: 200, headers: { 'content-type': 'application/json', etag: head.etag }, body: head.body };
+  });
+
+  server.put('/v1/servers/:id/config', async (req) => {
+    const { session, server: record } = await ownedServer(ctx, req);
+    const note = noteOf(req);
+    const check = validateBundle(readJsonObject(req));
+    if (!check.ok) throw validationFailed(check.problems.map((p) => ({ path: p.path, message: p.message })), 'The configuration bundle failed validation.');
+    const result = await store.publish(record.id, check.bundle.version, check.bundle, await publisher(ctx, session), note);
+    if (!result.ok) {
+      if (result.reason === 'version_conflict') {
+        throw new HttpError('version_conflict', `The configuration is at version ${result.head}; the edit was based on version ${check.bundle.version}. Reload version ${result.head} and apply the edit again.`);
+      }
+      throw new HttpError('config_not_found', `No configuration for server ${record.id}.`);
+    }
+    heads.set(record.id, record.tenantId, result.published);
+    return published(result.published);
+  });
+
+  server.get('/v1/servers/:id/config/versions', async (req) => {
+    const { server: record } = await ownedServer(ctx, req);
+    return json(200, await store.listVersions(record.id));
+  });
+
+  server.get('/v1/servers/:id/config/versions/:version', async (req) => {
+    const { server: record } = await ownedServer(ctx, req);
+    const raw = req.params.version ?? '';
+    const version = /^\d{1,15}$/.test(raw) ? Number(raw) : -1;
+    const found = version > 0 ? await store.getVersion(record.id, version) : null;
+    if (!found) throw new HttpError('not_found', `Server ${record.id} has no configuration version ${JSON.stringify(raw)}.`);
+    return json(200, { ...found.entry, bundle: found.bundle });
+  });
+
+  server.post('/v1/servers/:id/config/rollback', async (req) => {
+    const { session, server: record } = await ownedServer(ctx, req);
+    const f = new Fields(readJsonObject(req));
+    const version = f.number('version', { required: true, integer: true, min: 1 });
+    f.done();
+    const note = noteOf(req) || `rollback to version ${version}`;
+    const result = await store.rollback(record.id, version!, await publisher(ctx, session), note);
+    if (!result.ok) throw new HttpError('not_found', `Server ${record.id} has no configuration version ${version}.`);
+    heads.set(record.id, record.tenantId, result.published);
+    return published(result.published);
+  });
+}

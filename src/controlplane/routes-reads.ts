@@ -1,0 +1,38 @@
+import type { HttpServer } from '../http/server.js';
+import { json } from '../http/reply.js';
+import { limitParam } from '../http/validate.js';
+import { ownedServer, type ControlPlaneContext } from './context.js';
+import { economy, overview, usageSummary } from './read-models.js';
+
+export const ACTIVITY_LIMIT = { default: 20, max: 100 } as const;
+
+/** Spec 001 §4.3 read models over the stored telemetry. */
+export function mountReadRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
+  const { store } = ctx;
+
+  server.get('/v1/servers/:id/overview', async (req) => {
+    const { server: s } = await ownedServer(ctx, req);
+    return json(200, await overview(store, s.id, ctx.now()));
+  });
+
+  server.get('/v1/servers/:id/roster', async (req) => {
+    const { server: s } = await ownedServer(ctx, req);
+    return json(200, await store.roster(s.id));
+  });
+
+  server.get('/v1/servers/:id/activity', async (req) => {
+    const { server: s } = await ownedServer(ctx, req);
+    const limit = limitParam(req, ACTIVITY_LIMIT.default, ACTIVITY_LIMIT.max);
+    return json(200, await store.activity(s.id, limit));
+  });
+
+  server.get('/v1/servers/:id/economy', async (req) => {
+    const { server: s } = await ownedServer(ctx, req);
+    return json(200, await economy(store, s.id, ctx.now()));
+  });
+
+  server.get('/v1/servers/:id/usage', async (req) => {
+    const { server: s } = await ownedServer(ctx, req);
+    return json(200, await usageSummary(store, s.id, ctx.now()));
+  });
+}

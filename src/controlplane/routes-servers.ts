@@ -1,0 +1,55 @@
+import { DEFAULT_BUNDLE } from '../../brain/index.js';
+import type { HttpServer } from '../http/server.js';
+import { HttpError } from '../http/errors.js';
+import { empty, json } from '../http/reply.js';
+import { Fields, idParam, readJsonObject } from '../http/validate.js';
+import { hashToken, newToken } from '../identity/tokens.js';
+import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
+import { serverSummary } from './summary.js';
+import type { ServerKeyId } from './types.js';
+
+/** Servers and their keys (DESIGN.md "Auth and identities"). */
+export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
+  const { store, auth } = ctx;
+
+  server.post('/v1/servers', async (req) => {
+    const session = await auth.session(req);
+    const f = new Fields(readJsonObject(req));
+    const name = f.string('name', { required: true, max: 200 });
+    f.done();
+    const record = await store.createServer(session.tenant.id, name!.trim() || name!, DEFAULT_BUNDLE, await publisher(ctx, session));
+    return json(201, await serverSummary(ctx, record));
+  });
+
+  server.get('/v1/servers', async (req) => {
+    const session = await auth.session(req);
+    const servers = await store.listServers(session.tenant.id);
+    return json(200, await Promise.all(servers.map((s) => serverSummary(ctx, s))));
+  });
+
+  server.get('/v1/servers/:id', async (req) => {
+    const { server: record } = await ownedServer(ctx, req);
+    return json(200, await serverSummary(ctx, record));
+  });
+
+  server.post('/v1/servers/:id/keys', async (req) => {
+    const { server: record } = await ownedServer(ctx, req);
+    const key = newToken('serverKey');
+    const created = await store.createServerKey(record.id, hashToken(key), key.slice(0, 8));
+    return json(201, { id: created.id, key, serverId: record.id, preview: created.preview, createdAt: created.createdAt });
+  }, { body: 'none' });
+
+  server.get('/v1/servers/:id/keys', async (req) => {
+    const { server: record } = await ownedServer(ctx, req);
+    return json(200, await store.listServerKeys(record.id));
+  });
+
+  server.delete('/v1/servers/:id/keys/:keyId', async (req) => {
+    const { server: record } = await ownedServer(ctx, req);
+    const keyId = idParam(req.params.keyId, 'server key') as ServerKeyId;
+    const revoked = await store.revokeServerKey(record.id, keyId);
+    if (!revoked) throw new HttpError('not_found', `No live server key with id ${keyId} on server ${record.id}.`);
+    ctx.keyAuth.keyRevoked(revoked.tokenHash);
+    return empty(204);
+  });
+}

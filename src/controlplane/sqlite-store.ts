@@ -1,0 +1,397 @@
+import type { ConfigBundle, Survivor } from '../../brain/index.js';
+import type { TenantId } from '../identity/types.js';
+import { migrate, type Db } from '../store/sqlite.js';
+import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
+import type {
+  ActivityEvent,
+  CheckoutId,
+  CheckoutRecord,
+  CheckoutStatus,
+  ConfigVersion,
+  DailyUsage,
+  IngestOutcome,
+  KeyOwner,
+  LatestReport,
+  PublishedBundle,
+  PublishResult,
+  RollbackResult,
+  ServerId,
+  ServerKeyId,
+  ServerKeyRecord,
+  ServerRecord,
+  TelemetryRecord,
+  UsageTotals,
+} from './types.js';
+
+const MIGRATIONS = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE cp_servers (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        name TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX cp_servers_tenant ON cp_servers(tenant_id, id);
+      CREATE TABLE cp_server_keys (
+        id INTEGER PRIMARY KEY,
+        server_id INTEGER NOT NULL REFERENCES cp_servers(id),
+        token_hash TEXT NOT NULL UNIQUE,
+        preview TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+      CREATE INDEX cp_server_keys_server ON cp_server_keys(server_id, id);
+      -- Append-only: rows are only ever inserted.
+      CREATE TABLE cp_config_versions (
+        server_id INTEGER NOT NULL REFERENCES cp_servers(id),
+        version INTEGER NOT NULL,
+        bundle TEXT NOT NULL,
+        published_at TEXT NOT NULL,
+        published_by TEXT NOT NULL,
+        note TEXT NOT NULL,
+        PRIMARY KEY (server_id, version)
+      ) WITHOUT ROWID;
+      CREATE TABLE cp_reports (
+        id INTEGER PRIMARY KEY,
+        server_id INTEGER NOT NULL REFERENCES cp_servers(id),
+        report_id TEXT,
+        ts TEXT NOT NULL,
+        received_at INTEGER NOT NULL,
+        bot_count INTEGER NOT NULL,
+        players_online INTEGER NOT NULL,
+        lines_spoken INTEGER NOT NULL,
+        spend_usd REAL NOT NULL,
+        llm_tokens INTEGER NOT NULL,
+        tts_characters INTEGER NOT NULL,
+        cache_hits INTEGER NOT NULL,
+        latency_p50 REAL,
+        latency_p99 REAL,
+        tts_usd REAL NOT NULL,
+        llm_usd REAL NOT NULL,
+        -- The report's events [{kind, count}] as JSON: the activity feed reads them back from
+        -- the newest reports, which keeps ingest at one row per report.
+        events TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX cp_reports_dedupe ON cp_reports(server_id, report_id) WHERE report_id IS NOT NULL;
+      CREATE INDEX cp_reports_server ON cp_reports(server_id, id);
+      CREATE TABLE cp_roster (
+        server_id INTEGER PRIMARY KEY REFERENCES cp_servers(id),
+        received_at INTEGER NOT NULL,
+        roster TEXT NOT NULL
+      );
+      CREATE TABLE cp_usage_daily (
+        server_id INTEGER NOT NULL REFERENCES cp_servers(id),
+        day TEXT NOT NULL,
+        reports INTEGER NOT NULL,
+        lines_spoken INTEGER NOT NULL,
+        llm_tokens INTEGER NOT NULL,
+        tts_characters INTEGER NOT NULL,
+        spend_usd REAL NOT NULL,
+        cache_hits INTEGER NOT NULL,
+        tts_usd REAL NOT NULL,
+        llm_usd REAL NOT NULL,
+        PRIMARY KEY (server_id, day)
+      ) WITHOUT ROWID;
+      CREATE TABLE cp_checkouts (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        provider TEXT NOT NULL,
+        provider_ref TEXT NOT NULL,
+        status TEXT NOT NULL,
+        url TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        tier TEXT,
+        amount_usd REAL NOT NULL,
+        interval TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        completed_at TEXT
+      );
+      CREATE UNIQUE INDEX cp_checkouts_ref ON cp_checkouts(provider, provider_ref);
+    `,
+  },
+];
+
+interface ServerRow { id: number; tenant_id: number; name: string; created_at: string }
+interface KeyRow { id: number; server_id: number; preview: string; created_at: string; revoked_at: string | null }
+interface VersionRow { version: number; bundle?: string; published_at: string; published_by: string; note: string }
+interface UsageRow { day?: string; reports: number; lines_spoken: number; llm_tokens: number; tts_characters: number; spend_usd: number; cache_hits: number; tts_usd: number; llm_usd: number }
+interface CheckoutRow { id: number; tenant_id: number; provider: string; provider_ref: string; status: string; url: string; plan: string; tier: string | null; amount_usd: number; interval: string; created_at: string; completed_at: string | null }
+
+const serverOf = (r: ServerRow): ServerRecord => ({ id: r.id as ServerId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });
+const keyOf = (r: KeyRow): ServerKeyRecord => ({ id: r.id as ServerKeyId, serverId: r.server_id as ServerId, preview: r.preview, createdAt: r.created_at, revokedAt: r.revoked_at });
+const entryOf = (r: VersionRow): ConfigVersion => ({ version: r.version, publishedAt: r.published_at, publishedBy: r.published_by, note: r.note });
+const totalsOf = (r: UsageRow): UsageTotals => ({
+  reports: r.reports ?? 0,
+  linesSpoken: r.lines_spoken ?? 0,
+  llmTokens: r.llm_tokens ?? 0,
+  ttsCharacters: r.tts_characters ?? 0,
+  spendUsd: r.spend_usd ?? 0,
+  cacheHits: r.cache_hits ?? 0,
+  ttsUsd: r.tts_usd ?? 0,
+  llmUsd: r.llm_usd ?? 0,
+});
+const checkoutOf = (r: CheckoutRow): CheckoutRecord => ({
+  id: r.id as CheckoutId,
+  tenantId: r.tenant_id as TenantId,
+  provider: r.provider,
+  providerRef: r.provider_ref,
+  status: r.status as CheckoutStatus,
+  url: r.url,
+  plan: r.plan,
+  tier: r.tier,
+  amountUsd: r.amount_usd,
+  interval: r.interval,
+  createdAt: r.created_at,
+  completedAt: r.completed_at,
+});
+
+/** Activity event ids are report row id × stride + the event's index in its report (at most 1000 events per report). */
+const ACTIVITY_ID_STRIDE = 1000;
+
+const SUMS = `COALESCE(SUM(reports),0) AS reports, COALESCE(SUM(lines_spoken),0) AS lines_spoken, COALESCE(SUM(llm_tokens),0) AS llm_tokens,
+  COALESCE(SUM(tts_characters),0) AS tts_characters, COALESCE(SUM(spend_usd),0) AS spend_usd, COALESCE(SUM(cache_hits),0) AS cache_hits,
+  COALESCE(SUM(tts_usd),0) AS tts_usd, COALESCE(SUM(llm_usd),0) AS llm_usd`;
+
+export class SqliteControlPlaneStore implements ControlPlaneStore {
+  private readonly q;
+  private readonly publishTx;
+  private readonly ingestTx;
+
+  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
+    migrate(db, 'controlplane', MIGRATIONS);
+    this.q = {
+      insertServer: db.prepare('INSERT INTO cp_servers (tenant_id, name, created_at) VALUES (?, ?, ?) RETURNING *'),
+      server: db.prepare('SELECT * FROM cp_servers WHERE id = ?'),
+      servers: db.prepare('SELECT * FROM cp_servers WHERE tenant_id = ? ORDER BY id'),
+      insertKey: db.prepare('INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
+      keys: db.prepare('SELECT * FROM cp_server_keys WHERE server_id = ? ORDER BY id'),
+      revokeKey: db.prepare('UPDATE cp_server_keys SET revoked_at = ? WHERE server_id = ? AND id = ? AND revoked_at IS NULL RETURNING token_hash'),
+      keyByHash: db.prepare(
+        'SELECT k.id AS key_id, k.server_id, s.tenant_id FROM cp_server_keys k JOIN cp_servers s ON s.id = k.server_id WHERE k.token_hash = ? AND k.revoked_at IS NULL',
+      ),
+      insertVersion: db.prepare('INSERT INTO cp_config_versions (server_id, version, bundle, published_at, published_by, note) VALUES (?, ?, ?, ?, ?, ?)'),
+      headVersion: db.prepare('SELECT MAX(version) AS v FROM cp_config_versions WHERE server_id = ?'),
+      head: db.prepare('SELECT * FROM cp_config_versions WHERE server_id = ? ORDER BY version DESC LIMIT 1'),
+      version: db.prepare('SELECT * FROM cp_config_versions WHERE server_id = ? AND version = ?'),
+      versions: db.prepare('SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = ? ORDER BY version DESC'),
+      insertReport: db.prepare(
+        `INSERT OR IGNORE INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
+           llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      upsertRoster: db.prepare(
+        `INSERT INTO cp_roster (server_id, received_at, roster) VALUES (?, ?, ?)
+         ON CONFLICT (server_id) DO UPDATE SET received_at = excluded.received_at, roster = excluded.roster WHERE excluded.received_at >= cp_roster.received_at`,
+      ),
+      upsertUsage: db.prepare(
+        `INSERT INTO cp_usage_daily (server_id, day, reports, lines_spoken, llm_tokens, tts_characters, spend_usd, cache_hits, tts_usd, llm_usd)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (server_id, day) DO UPDATE SET reports = reports + excluded.reports, lines_spoken = lines_spoken + excluded.lines_spoken,
+           llm_tokens = llm_tokens + excluded.llm_tokens, tts_characters = tts_characters + excluded.tts_characters,
+           spend_usd = spend_usd + excluded.spend_usd, cache_hits = cache_hits + excluded.cache_hits,
+           tts_usd = tts_usd + excluded.tts_usd, llm_usd = llm_usd + excluded.llm_usd`,
+      ),
+      latest: db.prepare('SELECT * FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT 1'),
+      roster: db.prepare('SELECT roster FROM cp_roster WHERE server_id = ?'),
+      activity: db.prepare("SELECT id, ts, events FROM cp_reports WHERE server_id = ? AND events <> '[]' ORDER BY id DESC LIMIT ?"),
+      daily: db.prepare('SELECT * FROM cp_usage_daily WHERE server_id = ? AND day >= ? AND day <= ? ORDER BY day'),
+      tenantUsage: db.prepare(`SELECT ${SUMS} FROM cp_usage_daily u JOIN cp_servers s ON s.id = u.server_id WHERE s.tenant_id = ? AND day >= ? AND day <= ?`),
+      countReports: db.prepare('SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = ?'),
+      insertCheckout: db.prepare(
+        `INSERT INTO cp_checkouts (tenant_id, provider, provider_ref, status, url, plan, tier, amount_usd, interval, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      ),
+      checkout: db.prepare('SELECT * FROM cp_checkouts WHERE id = ?'),
+      checkoutByRef: db.prepare('SELECT * FROM cp_checkouts WHERE provider = ? AND provider_ref = ?'),
+      setCheckout: db.prepare(
+        `UPDATE cp_checkouts SET status = ?, completed_at = CASE WHEN ? = 'complete' THEN COALESCE(completed_at, ?) ELSE completed_at END WHERE id = ? RETURNING *`,
+      ),
+    };
+
+    // IMMEDIATE takes the write lock before reading the head, so another process cannot
+    // publish between the check and the insert.
+    this.publishTx = db.transaction((serverId: ServerId, baseVersion: number | null, bundle: ConfigBundle, by: string, note: string): PublishResult => {
+      const head = (this.q.headVersion.get(serverId) as { v: number | null }).v;
+      if (head === null) return { ok: false, reason: 'no_server' };
+      if (baseVersion !== null && baseVersion !== head) return { ok: false, reason: 'version_conflict', head };
+      const version = head + 1;
+      const published = { ...bundle, version };
+      const publishedAt = this.iso();
+      this.q.insertVersion.run(serverId, version, JSON.stringify(published), publishedAt, by, note);
+      return { ok: true, published: { bundle: published, entry: { version, publishedAt, publishedBy: by, note } } };
+    });
+
+    this.ingestTx = db.transaction((records: readonly TelemetryRecord[]): IngestOutcome[] => this.ingestBatch(records));
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  /**
+   * One row per report; the day's usage and the roster are folded per batch, so a batch of
+   * many reports costs one upsert per server and day rather than one per report.
+   */
+  private ingestBatch(records: readonly TelemetryRecord[]): IngestOutcome[] {
+    const usage = new Map<string, [ServerId, string, UsageTotals]>();
+    const rosters = new Map<ServerId, [number, string]>();
+    const outcomes = records.map(({ serverId, receivedAt, report }): IngestOutcome => {
+      const llmTokens = report.llmTokens ?? 0;
+      const ttsCharacters = report.ttsCharacters ?? 0;
+      const cacheHits = report.cacheHits ?? 0;
+      const ttsUsd = report.economy?.ttsUsd ?? 0;
+      const llmUsd = report.economy?.llmUsd ?? 0;
+      const info = this.q.insertReport.run(
+        serverId, report.reportId ?? null, report.ts, receivedAt, report.botCount, report.playersOnline, report.linesSpoken, report.spendUsd,
+        llmTokens, ttsCharacters, cacheHits, report.latency?.p50 ?? null, report.latency?.p99 ?? null, ttsUsd, llmUsd, JSON.stringify(report.events),
+      );
+      if (info.changes === 0) return { accepted: false, received: 0 };
+      if (report.roster) rosters.set(serverId, [receivedAt, JSON.stringify(report.roster)]);
+      const day = new Date(receivedAt).toISOString().slice(0, 10);
+      const slot = `${serverId}/${day}`;
+      let entry = usage.get(slot);
+      if (!entry) usage.set(slot, (entry = [serverId, day, { ...EMPTY_TOTALS }]));
+      const t = entry[2];
+      t.reports += 1;
+      t.linesSpoken += report.linesSpoken;
+      t.llmTokens += llmTokens;
+      t.ttsCharacters += ttsCharacters;
+      t.spendUsd += report.spendUsd;
+      t.cacheHits += cacheHits;
+      t.ttsUsd += ttsUsd;
+      t.llmUsd += llmUsd;
+      return { accepted: true, received: report.events.length };
+    });
+    for (const [serverId, day, t] of usage.values()) {
+      this.q.upsertUsage.run(serverId, day, t.reports, t.linesSpoken, t.llmTokens, t.ttsCharacters, t.spendUsd, t.cacheHits, t.ttsUsd, t.llmUsd);
+    }
+    for (const [serverId, [receivedAt, roster]] of rosters) this.q.upsertRoster.run(serverId, receivedAt, roster);
+    return outcomes;
+  }
+
+  async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord> {
+    return this.db.transaction(() => {
+      const server = serverOf(this.q.insertServer.get(tenantId, name, this.iso()) as ServerRow);
+      this.q.insertVersion.run(server.id, 1, JSON.stringify({ ...bundle, version: 1 }), server.createdAt, publishedBy, 'initial default bundle');
+      return server;
+    })();
+  }
+
+  async getServer(id: ServerId): Promise<ServerRecord | null> {
+    const row = this.q.server.get(id) as ServerRow | undefined;
+    return row ? serverOf(row) : null;
+  }
+
+  async listServers(tenantId: TenantId): Promise<ServerRecord[]> {
+    return (this.q.servers.all(tenantId) as ServerRow[]).map(serverOf);
+  }
+
+  async createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord> {
+    return keyOf(this.q.insertKey.get(serverId, tokenHash, preview, this.iso()) as KeyRow);
+  }
+
+  async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {
+    return (this.q.keys.all(serverId) as KeyRow[]).map(keyOf);
+  }
+
+  async revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null> {
+    const row = this.q.revokeKey.get(this.iso(), serverId, keyId) as { token_hash: string } | undefined;
+    return row ? { tokenHash: row.token_hash } : null;
+  }
+
+  async findServerKey(tokenHash: string): Promise<KeyOwner | null> {
+    const row = this.q.keyByHash.get(tokenHash) as { key_id: number; server_id: number; tenant_id: number } | undefined;
+    return row ? { keyId: row.key_id as ServerKeyId, serverId: row.server_id as ServerId, tenantId: row.tenant_id as TenantId } : null;
+  }
+
+  async head(serverId: ServerId): Promise<PublishedBundle | null> {
+    const row = this.q.head.get(serverId) as VersionRow | undefined;
+    return row ? { bundle: JSON.parse(row.bundle!) as ConfigBundle, entry: entryOf(row) } : null;
+  }
+
+  async publish(serverId: ServerId, baseVersion: number, bundle: ConfigBundle, publishedBy: string, note: string): Promise<PublishResult> {
+    return this.publishTx.immediate(serverId, baseVersion, bundle, publishedBy, note);
+  }
+
+  async rollback(serverId: ServerId, version: number, publishedBy: string, note: string): Promise<RollbackResult> {
+    const target = this.q.version.get(serverId, version) as VersionRow | undefined;
+    if (!target) return { ok: false, reason: (await this.getServer(serverId)) ? 'no_version' : 'no_server' };
+    const result = this.publishTx.immediate(serverId, null, JSON.parse(target.bundle!) as ConfigBundle, publishedBy, note);
+    return result.ok ? result : { ok: false, reason: 'no_server' };
+  }
+
+  async listVersions(serverId: ServerId): Promise<ConfigVersion[]> {
+    return (this.q.versions.all(serverId) as VersionRow[]).map(entryOf);
+  }
+
+  async getVersion(serverId: ServerId, version: number): Promise<PublishedBundle | null> {
+    const row = this.q.version.get(serverId, version) as VersionRow | undefined;
+    return row ? { bundle: JSON.parse(row.bundle!) as ConfigBundle, entry: entryOf(row) } : null;
+  }
+
+  async ingest(records: readonly TelemetryRecord[]): Promise<IngestOutcome[]> {
+    return this.ingestTx(records);
+  }
+
+  async latestReport(serverId: ServerId): Promise<LatestReport | null> {
+    const r = this.q.latest.get(serverId) as
+      | { received_at: number; ts: string; bot_count: number; players_online: number; latency_p50: number | null; latency_p99: number | null }
+      | undefined;
+    return r ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 } : null;
+  }
+
+  async roster(serverId: ServerId): Promise<Survivor[]> {
+    const row = this.q.roster.get(serverId) as { roster: string } | undefined;
+    return row ? (JSON.parse(row.roster) as Survivor[]) : [];
+  }
+
+  async activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]> {
+    // Each report holds at least one event, so `limit` reports are always enough.
+    const rows = this.q.activity.all(serverId, limit) as { id: number; ts: string; events: string }[];
+    const out: ActivityEvent[] = [];
+    for (const row of rows) {
+      const events = JSON.parse(row.events) as { kind: string; count: number }[];
+      for (let i = events.length - 1; i >= 0 && out.length < limit; i--) {
+        out.push({ id: row.id * ACTIVITY_ID_STRIDE + i, serverId: String(serverId), kind: events[i]!.kind, count: events[i]!.count, ts: row.ts });
+      }
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async dailyUsage(serverId: ServerId, fromDay: string, toDay: string): Promise<DailyUsage[]> {
+    return (this.q.daily.all(serverId, fromDay, toDay) as UsageRow[]).map((r) => ({ day: r.day!, ...totalsOf(r) }));
+  }
+
+  async tenantUsage(tenantId: TenantId, fromDay: string, toDay: string): Promise<UsageTotals> {
+    const row = this.q.tenantUsage.get(tenantId, fromDay, toDay) as UsageRow | undefined;
+    return row ? totalsOf(row) : { ...EMPTY_TOTALS };
+  }
+
+  async countReports(serverId: ServerId): Promise<number> {
+    return (this.q.countReports.get(serverId) as { n: number }).n;
+  }
+
+  async createCheckout(r: Omit<CheckoutRecord, 'id' | 'createdAt' | 'completedAt'>): Promise<CheckoutRecord> {
+    return checkoutOf(
+      this.q.insertCheckout.get(r.tenantId, r.provider, r.providerRef, r.status, r.url, r.plan, r.tier, r.amountUsd, r.interval, this.iso()) as CheckoutRow,
+    );
+  }
+
+  async getCheckout(id: CheckoutId): Promise<CheckoutRecord | null> {
+    const row = this.q.checkout.get(id) as CheckoutRow | undefined;
+    return row ? checkoutOf(row) : null;
+  }
+
+  async findCheckout(provider: string, providerRef: string): Promise<CheckoutRecord | null> {
+    const row = this.q.checkoutByRef.get(provider, providerRef) as CheckoutRow | undefined;
+    return row ? checkoutOf(row) : null;
+  }
+
+  async setCheckoutStatus(id: CheckoutId, status: CheckoutStatus): Promise<CheckoutRecord | null> {
+    const row = this.q.setCheckout.get(status, status, this.iso(), id) as CheckoutRow | undefined;
+    return row ? checkoutOf(row) : null;
+  }
+}

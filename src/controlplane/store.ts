@@ -1,0 +1,71 @@
+import type { ConfigBundle, Survivor } from '../../brain/index.js';
+import type { TenantId } from '../identity/types.js';
+import type {
+  ActivityEvent,
+  CheckoutId,
+  CheckoutRecord,
+  CheckoutStatus,
+  ConfigVersion,
+  DailyUsage,
+  IngestOutcome,
+  KeyOwner,
+  LatestReport,
+  PublishedBundle,
+  PublishResult,
+  RollbackResult,
+  ServerId,
+  ServerKeyId,
+  ServerKeyRecord,
+  ServerRecord,
+  TelemetryRecord,
+  UsageTotals,
+} from './types.js';
+
+/**
+ * Everything the control plane keeps. Methods return promises so that a store on a network
+ * database can stand in for SQLite; writes that belong together are one transaction.
+ */
+export interface ControlPlaneStore {
+  /** Creates a server with `bundle` published as version 1, in one transaction. */
+  createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord>;
+  getServer(id: ServerId): Promise<ServerRecord | null>;
+  listServers(tenantId: TenantId): Promise<ServerRecord[]>;
+
+  createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
+  listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]>;
+  /** Revokes a live key; returns its token hash (so caches can drop it) or null when there was none. */
+  revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null>;
+  /** The owner of a live (unrevoked) key. */
+  findServerKey(tokenHash: string): Promise<KeyOwner | null>;
+
+  /** The current head of a server's configuration. */
+  head(serverId: ServerId): Promise<PublishedBundle | null>;
+  /**
+   * Publishes `bundle` as the next version when `baseVersion` is the head; the check and the
+   * insert are one transaction, so of two publishes on one base exactly one wins.
+   */
+  publish(serverId: ServerId, baseVersion: number, bundle: ConfigBundle, publishedBy: string, note: string): Promise<PublishResult>;
+  /** Publishes the content of an old version as a fresh head. */
+  rollback(serverId: ServerId, version: number, publishedBy: string, note: string): Promise<RollbackResult>;
+  /** History, newest first. */
+  listVersions(serverId: ServerId): Promise<ConfigVersion[]>;
+  getVersion(serverId: ServerId, version: number): Promise<PublishedBundle | null>;
+
+  /** Stores reports in one transaction; outcomes in input order. */
+  ingest(records: readonly TelemetryRecord[]): Promise<IngestOutcome[]>;
+  latestReport(serverId: ServerId): Promise<LatestReport | null>;
+  roster(serverId: ServerId): Promise<Survivor[]>;
+  activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]>;
+  /** Per-day aggregates for days in [fromDay, toDay] (YYYY-MM-DD, inclusive), oldest first. */
+  dailyUsage(serverId: ServerId, fromDay: string, toDay: string): Promise<DailyUsage[]>;
+  /** Aggregates summed over every server of a tenant for days in [fromDay, toDay]. */
+  tenantUsage(tenantId: TenantId, fromDay: string, toDay: string): Promise<UsageTotals>;
+  countReports(serverId: ServerId): Promise<number>;
+
+  createCheckout(record: Omit<CheckoutRecord, 'id' | 'createdAt' | 'completedAt'>): Promise<CheckoutRecord>;
+  getCheckout(id: CheckoutId): Promise<CheckoutRecord | null>;
+  findCheckout(provider: string, providerRef: string): Promise<CheckoutRecord | null>;
+  setCheckoutStatus(id: CheckoutId, status: CheckoutStatus): Promise<CheckoutRecord | null>;
+}
+
+export const EMPTY_TOTALS: UsageTotals = { reports: 0, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, cacheHits: 0, ttsUsd: 0, llmUsd: 0 };

@@ -1,0 +1,165 @@
+import type { Survivor } from '../../brain/index.js';
+import { validationFailed, type ErrorDetail } from '../http/errors.js';
+import { typeOf } from '../http/validate.js';
+import type { ControlPlaneStore } from './store.js';
+import type { IngestOutcome, TelemetryRecord, TelemetryReport } from './types.js';
+
+export const TELEMETRY_LIMITS = { maxEvents: 1000, maxRoster: 1000, maxKind: 64, maxText: 200, maxReportId: 128, maxBody: 256 * 1024 } as const;
+
+const TOP = ['serverId', 'ts', 'botCount', 'playersOnline', 'linesSpoken', 'spendUsd', 'events', 'reportId', 'llmTokens', 'ttsCharacters', 'cacheHits', 'latency', 'roster', 'economy'];
+const ROSTER_KEYS = ['agent', 'name', 'alignment', 'goal', 'state'];
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+const MAX_COUNT = 1e12;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Collects every problem of a report, then answers one 422 with all of them. */
+class Check {
+  readonly details: ErrorDetail[] = [];
+  add(path: string, message: string): void {
+    this.details.push({ path, message });
+  }
+  known(o: Obj, keys: readonly string[], prefix: string): void {
+    for (const k of Object.keys(o)) if (!keys.includes(k)) this.add(prefix + k, 'is not a known field');
+  }
+  int(o: Obj, key: string, path: string, required: boolean, max = MAX_COUNT): number | undefined {
+    const v = o[key];
+    if (v === undefined) return void (required && this.add(path, 'is required'));
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) return void this.add(path, `must be a non-negative integer, got ${show(v)}`);
+    return v;
+  }
+  num(o: Obj, key: string, path: string, required: boolean): number | undefined {
+    const v = o[key];
+    if (v === undefined) return void (required && this.add(path, 'is required'));
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_COUNT) return void this.add(path, `must be a non-negative number, got ${show(v)}`);
+    return v;
+  }
+  str(o: Obj, key: string, path: string, required: boolean, max: number): string | undefined {
+    const v = o[key];
+    if (v === undefined) return void (required && this.add(path, 'is required'));
+    if (typeof v !== 'string') return void this.add(path, `must be a string, got ${typeOf(v)}`);
+    if (v.length === 0 || v.length > max) return void this.add(path, `must be 1 to ${max} characters, got ${v.length}`);
+    return v;
+  }
+}
+
+function show(v: unknown): string {
+  return typeof v === 'number' ? String(v) : typeOf(v);
+}
+
+/** Validates a telemetry body (spec 001 §2.2 plus the optional fields of docs/control-plane.md). */
+export function parseReport(value: unknown): TelemetryReport {
+  const c = new Check();
+  if (!isObj(value)) throw validationFailed([{ path: '', message: `must be an object, got ${typeOf(value)}` }]);
+  c.known(value, TOP, '');
+  const serverId = c.str(value, 'serverId', 'serverId', true, 32);
+  const ts = c.str(value, 'ts', 'ts', true, 64);
+  if (ts !== undefined && (!RFC3339.test(ts) || Number.isNaN(Date.parse(ts)))) c.add('ts', 'must be an RFC 3339 timestamp such as 2026-01-01T12:00:00Z');
+  const report: TelemetryReport = {
+    serverId: serverId!,
+    ts: ts!,
+    botCount: c.int(value, 'botCount', 'botCount', true)!,
+    playersOnline: c.int(value, 'playersOnline', 'playersOnline', true)!,
+    linesSpoken: c.int(value, 'linesSpoken', 'linesSpoken', true)!,
+    spendUsd: c.num(value, 'spendUsd', 'spendUsd', true)!,
+    events: [],
+  };
+  const events = value.events;
+  if (events === undefined) c.add('events', 'is required');
+  else if (!Array.isArray(events)) c.add('events', `must be an array, got ${typeOf(events)}`);
+  else if (events.length > TELEMETRY_LIMITS.maxEvents) c.add('events', `must have at most ${TELEMETRY_LIMITS.maxEvents} entries, got ${events.length}`);
+  else
+    events.forEach((e, i) => {
+      const p = `events[${i}]`;
+      if (!isObj(e)) return c.add(p, `must be an object, got ${typeOf(e)}`);
+      c.known(e, ['kind', 'count'], `${p}.`);
+      const kind = c.str(e, 'kind', `${p}.kind`, true, TELEMETRY_LIMITS.maxKind);
+      const count = c.int(e, 'count', `${p}.count`, true);
+      if (kind !== undefined && count !== undefined) report.events.push({ kind, count });
+    });
+
+  const reportId = c.str(value, 'reportId', 'reportId', false, TELEMETRY_LIMITS.maxReportId);
+  if (reportId !== undefined) report.reportId = reportId;
+  for (const key of ['llmTokens', 'ttsCharacters', 'cacheHits'] as const) {
+    const v = c.int(value, key, key, false);
+    if (v !== undefined) report[key] = v;
+  }
+  if (report.cacheHits !== undefined && report.linesSpoken !== undefined && report.cacheHits > report.linesSpoken) {
+    c.add('cacheHits', `must not exceed linesSpoken (${report.linesSpoken}): cache hits are spoken lines served from the phrase cache`);
+  }
+  if (value.latency !== undefined) {
+    if (!isObj(value.latency)) c.add('latency', `must be an object {p50, p99}, got ${typeOf(value.latency)}`);
+    else {
+      c.known(value.latency, ['p50', 'p99'], 'latency.');
+      const p50 = c.num(value.latency, 'p50', 'latency.p50', true);
+      const p99 = c.num(value.latency, 'p99', 'latency.p99', true);
+      if (p50 !== undefined && p99 !== undefined) report.latency = { p50, p99 };
+    }
+  }
+  if (value.economy !== undefined) {
+    if (!isObj(value.economy)) c.add('economy', `must be an object {ttsUsd, llmUsd}, got ${typeOf(value.economy)}`);
+    else {
+      c.known(value.economy, ['ttsUsd', 'llmUsd'], 'economy.');
+      const ttsUsd = c.num(value.economy, 'ttsUsd', 'economy.ttsUsd', true);
+      const llmUsd = c.num(value.economy, 'llmUsd', 'economy.llmUsd', true);
+      if (ttsUsd !== undefined && llmUsd !== undefined) report.economy = { ttsUsd, llmUsd };
+    }
+  }
+  if (value.roster !== undefined) {
+    const roster = value.roster;
+    if (!Array.isArray(roster)) c.add('roster', `must be an array, got ${typeOf(roster)}`);
+    else if (roster.length > TELEMETRY_LIMITS.maxRoster) c.add('roster', `must have at most ${TELEMETRY_LIMITS.maxRoster} entries, got ${roster.length}`);
+    else {
+      const list: Survivor[] = [];
+      roster.forEach((s, i) => {
+        const p = `roster[${i}]`;
+        if (!isObj(s)) return c.add(p, `must be an object, got ${typeOf(s)}`);
+        c.known(s, ROSTER_KEYS, `${p}.`);
+        const agent = c.int(s, 'agent', `${p}.agent`, true, Number.MAX_SAFE_INTEGER);
+        const name = c.str(s, 'name', `${p}.name`, true, TELEMETRY_LIMITS.maxText);
+        const alignment = c.str(s, 'alignment', `${p}.alignment`, true, TELEMETRY_LIMITS.maxText);
+        const goal = c.str(s, 'goal', `${p}.goal`, true, TELEMETRY_LIMITS.maxText);
+        const state = c.str(s, 'state', `${p}.state`, true, TELEMETRY_LIMITS.maxText);
+        if (agent !== undefined && name && alignment && goal && state) list.push({ agent, name, alignment, goal, state });
+      });
+      report.roster = list;
+    }
+  }
+  if (c.details.length > 0) throw validationFailed(c.details, 'The telemetry report failed validation.');
+  return report;
+}
+
+/**
+ * Group commit: reports that arrive in the same turn of the event loop are stored in one
+ * transaction, and each request is answered only after its report is committed, so a 202
+ * always means stored while ingest keeps pace with many small reports.
+ */
+export class IngestQueue {
+  private pending: { record: TelemetryRecord; resolve(o: IngestOutcome): void; reject(e: unknown): void }[] = [];
+  private scheduled = false;
+
+  constructor(private readonly store: ControlPlaneStore) {}
+
+  push(record: TelemetryRecord): Promise<IngestOutcome> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    this.scheduled = false;
+    try {
+      const outcomes = await this.store.ingest(batch.map((b) => b.record));
+      batch.forEach((b, i) => b.resolve(outcomes[i]!));
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
+  }
+}

@@ -1,0 +1,163 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, tenantSession } from '../helpers/embedded.js';
+import { report, serverWithKey, signed } from './helpers.js';
+
+const roster = [
+  { agent: 1, name: 'Mara', alignment: 'friendly', goal: 'find water', state: 'patrol' },
+  { agent: 2, name: 'Ivo', alignment: 'hostile', goal: 'raid the farm', state: 'engage' },
+];
+
+test('§4.2 POST /v1/telemetry is 202 {accepted, received}; a repeated reportId is accepted:false and not counted twice', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const r = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { reportId: 'r-1' }) });
+    assert.equal(r.status, 202);
+    assert.deepEqual(r.body, { accepted: true, received: 2 });
+    const dup = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { reportId: 'r-1', botCount: 99 }) });
+    assert.equal(dup.status, 202);
+    assert.deepEqual(dup.body, { accepted: false, received: 0 });
+    const plain = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { events: [] }) });
+    assert.deepEqual(plain.body, { accepted: true, received: 0 });
+    const usage = await s.call('GET', `/v1/servers/${a.serverId}/usage`, { token });
+    assert.equal(usage.body.linesSpoken, 80);
+    assert.equal((await s.call('GET', `/v1/servers/${a.serverId}`, { token })).body.botCount, 12);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('telemetry validation: 422 validation_failed with every problem; another server\'s serverId is 403; not JSON is 415', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const b = await serverWithKey(s, token, 'b');
+    const bad = await signed(s, a.key, 'POST', '/v1/telemetry', {
+      body: report(a.serverId, { botCount: -1, ts: 'yesterday', events: [{ kind: '', count: 1.5 }], latency: { p50: 3 }, extra: true, roster: [{ agent: 1 }] }),
+    });
+    assert.equal(bad.status, 422);
+    assert.equal(bad.body.error.code, 'validation_failed');
+    const paths = bad.body.error.details.map((d: { path: string }) => d.path).sort();
+    for (const p of ['botCount', 'ts', 'events[0].kind', 'events[0].count', 'latency.p99', 'extra', 'roster[0].name']) assert.ok(paths.includes(p), `${p} in ${paths}`);
+    const numericId = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { serverId: a.serverId }) });
+    assert.equal(numericId.status, 422, 'serverId is a string (spec 001 §2.2)');
+    const other = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(b.serverId) });
+    assert.equal(other.status, 403);
+    assert.equal(other.body.error.code, 'forbidden');
+    const form = await signed(s, a.key, 'POST', '/v1/telemetry', { body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.equal(form.status, 415);
+    const broken = await signed(s, a.key, 'POST', '/v1/telemetry', { body: '{"serverId":' });
+    assert.equal(broken.status, 400);
+    assert.equal(broken.body.error.code, 'bad_request');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('read models: overview, roster, activity (newest first, limit), economy and usage for the month (injected clock)', async () => {
+  let now = Date.parse('2026-03-31T23:00:00Z');
+  const s = await startTestServer({ now: () => now });
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const empty = await s.call('GET', `/v1/servers/${a.serverId}/overview`, { token });
+    assert.equal(empty.status, 200);
+    assert.equal(empty.body.survivors, 0);
+    assert.equal(empty.body.p50, null);
+    assert.deepEqual((await s.call('GET', `/v1/servers/${a.serverId}/roster`, { token })).body, []);
+    assert.deepEqual((await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body, []);
+
+    const push = (body: Record<string, unknown>) => signed(s, a.key, 'POST', '/v1/telemetry', { body, at: now });
+    // March: counted in March only.
+    assert.equal((await push(report(a.serverId, { linesSpoken: 100, spendUsd: 1, llmTokens: 500 }))).status, 202);
+    now = Date.parse('2026-04-01T10:00:00Z');
+    assert.equal(
+      (await push(report(a.serverId, { linesSpoken: 10, spendUsd: 0.5, llmTokens: 1000, ttsCharacters: 400, cacheHits: 4, latency: { p50: 2.5, p99: 9 }, economy: { ttsUsd: 0.2, llmUsd: 0.2 }, roster, events: [{ kind: 'spoke', count: 10 }, { kind: 'snap', count: 1 }] })))
+        .status,
+      202,
+    );
+    now += 1000;
+    assert.equal((await push(report(a.serverId, { linesSpoken: 10, spendUsd: 0.5, cacheHits: 6, botCount: 14, events: [{ kind: 'squad', count: 3 }] }))).status, 202);
+
+    const usage = await s.call('GET', `/v1/servers/${a.serverId}/usage`, { token });
+    assert.deepEqual(usage.body, {
+      serverId: String(a.serverId),
+      periodStart: '2026-04-01T00:00:00.000Z',
+      periodEnd: '2026-05-01T00:00:00.000Z',
+      linesSpoken: 20,
+      llmTokens: 1000,
+      ttsCharacters: 400,
+      spendUsd: 1,
+    });
+
+    const o = (await s.call('GET', `/v1/servers/${a.serverId}/overview`, { token })).body;
+    assert.equal(o.survivors, 14);
+    assert.equal(o.players, 30);
+    assert.equal(o.lines, 20);
+    assert.equal(o.spend, 1);
+    assert.equal(o.cache, 0.5);
+    assert.equal(o.p50, null, 'p50 is from the latest report, which had no latency');
+    assert.equal(o.period.reports, 2);
+    assert.equal(o.series.length, 7);
+    assert.equal(o.series[6].day, '2026-04-01');
+    assert.equal(o.series[6].lines, 20);
+    assert.equal(o.series[5].lines, 100, 'the series crosses the month boundary');
+
+    assert.deepEqual((await s.call('GET', `/v1/servers/${a.serverId}/roster`, { token })).body, roster);
+
+    const feed = (await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body;
+    assert.deepEqual(feed.map((e: { kind: string }) => e.kind), ['squad', 'snap', 'spoke', 'spawn', 'spoke']);
+    assert.deepEqual(Object.keys(feed[0]).sort(), ['count', 'id', 'kind', 'serverId', 'ts']);
+    assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/activity?limit=2`, { token })).body.length, 2);
+    for (const limit of ['0', '101', 'x', '2.5']) {
+      const r = await s.call('GET', `/v1/servers/${a.serverId}/activity?limit=${limit}`, { token });
+      assert.equal(r.status, 400, limit);
+      assert.equal(r.body.error.code, 'bad_request');
+    }
+    assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/activity?limit=100`, { token })).status, 200);
+
+    const e = (await s.call('GET', `/v1/servers/${a.serverId}/economy`, { token })).body;
+    assert.equal(e.totalUsd, 1);
+    assert.deepEqual(e.tts, { characters: 400, usd: 0.2, share: 0.2 });
+    assert.deepEqual(e.llm, { tokens: 1000, usd: 0.2, share: 0.2 });
+    assert.deepEqual(e.other, { usd: 0.6, share: 0.6 });
+    assert.deepEqual(e.cache, { hits: 10, lines: 20, share: 0.5 });
+  } finally {
+    await s.stop();
+  }
+});
+
+test('burst: many reports at once are all stored (group commit) and counted once each', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { reportId: `b-${i % 150}`, botCount: i, linesSpoken: 1, events: [] }) })),
+    );
+    assert.ok(results.every((r) => r.status === 202));
+    assert.equal(results.filter((r) => r.body.accepted).length, 150);
+    assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/usage`, { token })).body.linesSpoken, 150);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('§8 activity limit defaults to 20', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const events = Array.from({ length: 25 }, (_, i) => ({ kind: `k${i}`, count: i }));
+    assert.deepEqual((await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { events }) })).body, { accepted: true, received: 25 });
+    const feed = (await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body;
+    assert.equal(feed.length, 20);
+    assert.equal(feed[0].kind, 'k24');
+    assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/activity?limit=100`, { token })).body.length, 25);
+  } finally {
+    await s.stop();
+  }
+});
