@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerTickBench } from '../../../bench/tick/command.js';
 import { registerBenchBrain } from './bench-brain.js';
+import { registerBenchControlPlane } from './bench-control-plane.js';
 import { registerBenchDialogue } from './bench-dialogue.js';
 import { registerBenchVideo } from './bench-video.js';
 import { registerBenchWebhooks } from './bench-webhooks.js';
@@ -9,7 +10,7 @@ import { registerBenchWebhooks } from './bench-webhooks.js';
 export type RegisterBenchmark = (bench: Command) => void;
 
 /** Every benchmark; another one adds its registrar here. */
-export const benchmarks: RegisterBenchmark[] = [registerTickBench, registerBenchBrain, registerBenchVideo, registerBenchWebhooks, registerBenchDialogue];
+export const benchmarks: RegisterBenchmark[] = [registerTickBench, registerBenchBrain, registerBenchControlPlane, registerBenchVideo, registerBenchWebhooks, registerBenchDialogue];
 
 export function registerBench(program: Command): void {
   const bench = program.command('bench').description('benchmarks, each measured against a baseline in the same run');
