@@ -15,9 +15,10 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
   server.post('/v1/servers', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
-    const name = f.string('name', { required: true, max: 200 });
+    const name = f.string('name', { required: true, max: 200 })?.trim();
+    if (name === '') f.problem('name', 'must not be blank');
     f.done();
-    const record = await store.createServer(session.tenant.id, name!.trim() || name!, DEFAULT_BUNDLE, await publisher(ctx, session));
+    const record = await store.createServer(session.tenant.id, name!, DEFAULT_BUNDLE, await publisher(ctx, session));
     return json(201, await serverSummary(ctx, record));
   });
 

@@ -21,9 +21,12 @@ test('POST /v1/servers makes a ServerSummary with the default bundle at version 
     const config = await s.call('GET', `/v1/servers/${created.body.id}/config`, { token });
     assert.equal(config.body.version, 1);
     assert.equal(config.body.speech.limits.economy, 'Normal');
-    const bad = await s.call('POST', '/v1/servers', { token, body: { name: '' } });
-    assert.equal(bad.status, 422);
-    assert.equal(bad.body.error.details[0].path, 'name');
+    for (const name of ['', '   ', 7]) {
+      const bad = await s.call('POST', '/v1/servers', { token, body: { name } });
+      assert.equal(bad.status, 422, JSON.stringify(name));
+      assert.equal(bad.body.error.details[0].path, 'name');
+    }
+    assert.equal((await s.call('POST', '/v1/servers', { token, body: { name: '  padded  ' } })).body.name, 'padded');
   } finally {
     await s.stop();
   }

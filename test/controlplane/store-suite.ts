@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DEFAULT_BUNDLE } from '../../brain/index.js';
+import type { ControlPlaneStore } from '../../src/controlplane/store.js';
+import type { ServerId, ServerKeyId, TelemetryReport } from '../../src/controlplane/types.js';
+import type { TenantId } from '../../src/identity/types.js';
+
+/**
+ * The behaviour every ControlPlaneStore must have. `open` gives a store (and a tenant id it
+ * may own servers for); `second` opens another handle on the same storage, when there is one.
+ */
+export function runControlPlaneStoreSuite(
+  name: string,
+  open: () => Promise<{ store: ControlPlaneStore; tenantId: TenantId; second?: () => ControlPlaneStore; close(): void }>,
+): void {
+  const report = (extra: Partial<TelemetryReport> = {}): TelemetryReport => ({
+    serverId: '1', ts: '2026-05-02T10:00:00Z', botCount: 2, playersOnline: 3, linesSpoken: 4, spendUsd: 0.5, events: [{ kind: 'spoke', count: 4 }], ...extra,
+  });
+
+  test(`${name}: a server starts at version 1; publish needs the head as base; rollback appends`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const server = await store.createServer(tenantId, 's', DEFAULT_BUNDLE, 'system');
+      assert.equal((await store.head(server.id))!.bundle.version, 1);
+      const p = await store.publish(server.id, 1, { ...DEFAULT_BUNDLE, game: { name: 'a', premise: 'b', goal: 'c' } }, 'a@b.c', 'n');
+      assert.ok(p.ok && p.published.bundle.version === 2);
+      assert.deepEqual(await store.publish(server.id, 1, DEFAULT_BUNDLE, 'a@b.c', ''), { ok: false, reason: 'version_conflict', head: 2 });
+      const r = await store.rollback(server.id, 1, 'a@b.c', 'back');
+      assert.ok(r.ok && r.published.bundle.version === 3 && r.published.bundle.game === null);
+      assert.deepEqual(await store.rollback(server.id, 9, 'a@b.c', ''), { ok: false, reason: 'no_version' });
+      assert.deepEqual((await store.listVersions(server.id)).map((v) => [v.version, v.publishedBy, v.note]), [[3, 'a@b.c', 'back'], [2, 'a@b.c', 'n'], [1, 'system', 'initial default bundle']]);
+      assert.equal((await store.getVersion(server.id, 2))!.bundle.game!.name, 'a');
+      assert.equal(await store.getVersion(server.id, 4), null);
+    } finally {
+      close();
+    }
+  });
+
+  test(`${name}: keys resolve until revoked; revoking twice finds nothing`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const server = await store.createServer(tenantId, 's', DEFAULT_BUNDLE, 'system');
+      const key = await store.createServerKey(server.id, 'h1', 'bsk_abcd');
+      assert.deepEqual(await store.findServerKey('h1'), { keyId: key.id, serverId: server.id, tenantId });
+      assert.deepEqual(await store.revokeServerKey(server.id, key.id), { tokenHash: 'h1' });
+      assert.equal(await store.revokeServerKey(server.id, key.id), null);
+      assert.equal(await store.findServerKey('h1'), null);
+      assert.equal(await store.revokeServerKey(server.id, 999 as ServerKeyId), null);
+    } finally {
+      close();
+    }
+  });
+
+  test(`${name}: ingest dedupes by reportId per server, keeps order, folds usage by day`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const a = await store.createServer(tenantId, 'a', DEFAULT_BUNDLE, 'system');
+      const b = await store.createServer(tenantId, 'b', DEFAULT_BUNDLE, 'system');
+      const at = Date.parse('2026-05-02T10:00:00Z');
+      const out = await store.ingest([
+        { serverId: a.id, receivedAt: at, report: report({ reportId: 'x' }) },
+        { serverId: a.id, receivedAt: at, report: report({ reportId: 'x' }) },
+        { serverId: b.id, receivedAt: at, report: report({ reportId: 'x', roster: [{ agent: 1, name: 'n', alignment: 'a', goal: 'g', state: 's' }] }) },
+        { serverId: a.id, receivedAt: at + 86_400_000, report: report({ events: [{ kind: 'a', count: 1 }, { kind: 'b', count: 2 }] }) },
+      ]);
+      assert.deepEqual(out, [{ accepted: true, received: 1 }, { accepted: false, received: 0 }, { accepted: true, received: 1 }, { accepted: true, received: 2 }]);
+      assert.equal(await store.countReports(a.id), 2);
+      assert.deepEqual((await store.activity(a.id, 10)).map((e) => e.kind), ['b', 'a', 'spoke']);
+      assert.deepEqual((await store.dailyUsage(a.id, '2026-05-01', '2026-05-31')).map((d) => [d.day, d.reports, d.linesSpoken]), [['2026-05-02', 1, 4], ['2026-05-03', 1, 4]]);
+      assert.equal((await store.tenantUsage(tenantId, '2026-05-01', '2026-05-31')).spendUsd, 1.5);
+      assert.equal((await store.roster(b.id))[0]!.name, 'n');
+      assert.deepEqual(await store.roster(a.id), []);
+      assert.equal((await store.latestReport(a.id))!.receivedAt, at + 86_400_000);
+    } finally {
+      close();
+    }
+  });
+
+  test(`${name}: two handles on the same storage publishing on one base: one wins`, async () => {
+    const { store, tenantId, second, close } = await open();
+    try {
+      if (!second) return;
+      const other = second();
+      const server = await store.createServer(tenantId, 's', DEFAULT_BUNDLE, 'system');
+      const results = await Promise.all([store.publish(server.id, 1, DEFAULT_BUNDLE, 'a', ''), other.publish(server.id, 1, DEFAULT_BUNDLE, 'b', '')]);
+      assert.deepEqual(results.map((r) => r.ok).sort(), [false, true]);
+      assert.equal((await other.head(server.id as ServerId))!.bundle.version, 2);
+    } finally {
+      close();
+    }
+  });
+}
