@@ -148,7 +148,10 @@ export class ServerKeyAuth {
       this.windowS,
     );
     if (!result.ok) throw new HttpError('unauthorized', REASONS[result.reason]);
-    const slot = parseInt(req.headers[SIGNATURE_HEADER]!.slice(0, 13), 16);
+    // A conditional pull is a different request from the plain pull it follows, though both
+    // carry the same signature when sent within one second: the If-None-Match value is part
+    // of what a replay must repeat, so a sidecar's 200-then-304 is never taken for a replay.
+    const slot = mixValidator(parseInt(req.headers[SIGNATURE_HEADER]!.slice(0, 13), 16), req.headers['if-none-match']);
     if (!this.seen.remember(result.timestamp, slot, Math.floor(now / 1000))) throw new HttpError('unauthorized', 'This signature was already used (replay).');
     if (status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this server key is suspended.');
     return owner;
@@ -167,3 +170,11 @@ const REASONS = {
   stale_timestamp: 'X-Service-Timestamp is outside the 300 second window.',
   bad_signature: 'X-Service-Signature does not match the request.',
 } as const;
+
+/** Folds an If-None-Match value into a 52-bit replay slot (FNV-1a of the value). */
+function mixValidator(slot: number, validator: string | undefined): number {
+  if (!validator) return slot;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < validator.length; i++) h = Math.imul(h ^ validator.charCodeAt(i), 0x01000193) >>> 0;
+  return (slot + (h + 1) * 4096) % 2 ** 52;
+}

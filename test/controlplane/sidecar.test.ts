@@ -212,3 +212,23 @@ test('the 304 path reads no storage: once warm it is answered with the database 
     await s.stop();
   }
 });
+
+test('a pull and its conditional re-pull signed in the same second are not a replay', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const target = `/v1/config?server=${a.serverId}`;
+    const at = Date.now();
+    const first = await signed(s, a.key, 'GET', target, { at });
+    assert.equal(first.status, 200);
+    const etag = first.headers.get('etag')!;
+    const again = await signed(s, a.key, 'GET', target, { at, headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal(again.text, '');
+    const replayed = await signed(s, a.key, 'GET', target, { at, headers: { 'if-none-match': etag } });
+    assert.equal(replayed.status, 401);
+  } finally {
+    await s.stop();
+  }
+});
