@@ -34,7 +34,8 @@ export function Chart({ label, x, series, height = 220 }: { label: string; x: nu
           ...(s.bars ? { fill: `${s.color}55`, paths: uPlot.paths.bars!({ size: [0.6, 40] }) } : {}),
         })),
       ],
-      axes: [{}, { scale: 'y' }, ...(hasRight ? [{ scale: 'right', side: 1 as const, grid: { show: false } }] : [])],
+      // One tick per day, labelled MM-DD (UTC), instead of uPlot's hour ticks.
+      axes: [{ splits: () => x, values: (_u: uPlot, ticks: number[]) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) }, { scale: 'y' }, ...(hasRight ? [{ scale: 'right', side: 1 as const, grid: { show: false } }] : [])],
       scales: { x: { time: true } },
       legend: { live: false },
     };

@@ -13,14 +13,15 @@ interface ConfigVersion {
 }
 
 const idOf = (path: string) => `cfg-${path.replace(/[.[\]]+/g, '-').replace(/-$/, '')}`;
-const label = (key: string) => key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+const label = (key: string) => key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()).replace(/^Llm/, 'LLM').replace(/^Afk/, 'AFK');
 
 interface Conflict {
   message: string;
   newer: ConfigVersion[];
 }
 
-export function ConfigTab({ id }: { id: string }) {
+/** `onHead` tells the page around the editor that the head moved (its version badge). */
+export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
   const [head, setHead] = useState<ConfigBundle | null>(null);
   const [draft, setDraft] = useState<ConfigBundle | null>(null);
   const [note, setNote] = useState('');
@@ -40,6 +41,7 @@ export function ConfigTab({ id }: { id: string }) {
       setDraft(structuredClone(b));
       setServerErrors({});
       setConflict(null);
+      onHead?.();
     } catch (err) {
       setError(messageOf(err));
     }
@@ -83,6 +85,7 @@ export function ConfigTab({ id }: { id: string }) {
       setConflict(null);
       setTried(false);
       setDone(`Published version ${b.version}.`);
+      onHead?.();
     } catch (caught) {
       if (caught instanceof ApiError && caught.status === 422) {
         setServerErrors(byPath(caught.details));
@@ -230,7 +233,7 @@ export function ConfigTab({ id }: { id: string }) {
       </div>
     </form>
 
-    <${History} id=${id} head=${head} versions=${versions.data ?? []} error=${versions.error} onRolledBack=${(b: ConfigBundle) => { setHead(b); setDraft(structuredClone(b)); setDone(`Rolled back: version ${b.version} is now the head.`); }} />
+    <${History} id=${id} head=${head} versions=${versions.data ?? []} error=${versions.error} onRolledBack=${(b: ConfigBundle) => { setHead(b); setDraft(structuredClone(b)); setDone(`Rolled back: version ${b.version} is now the head.`); onHead?.(); }} />
   </div>`;
 }
 

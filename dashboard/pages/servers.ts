@@ -83,7 +83,7 @@ export function ServerPage({ id, tab }: { id: string; tab: string }) {
       case 'usage':
         return html`<${UsageTab} id=${id} />`;
       case 'config':
-        return html`<${ConfigTab} id=${id} />`;
+        return html`<${ConfigTab} id=${id} onHead=${() => void server.reload()} />`;
       case 'keys':
         return html`<${KeysTab} id=${id} />`;
       default:
