@@ -118,6 +118,8 @@ export async function call<T = unknown>(method: string, path: string, options: C
     res = await raw(method, path, options);
   }
   if (res.status === 401 && (auth === 'session' || (auth === 'apiKey' && !getSession()))) sessionExpired();
+  // A wrong or rotated admin token: forget it so that the admin pages ask again.
+  if (res.status === 401 && auth === 'admin') setAdminToken(null);
   if (!res.ok) throw await errorOf(res);
   if (res.status === 204) return undefined as T;
   const type = res.headers.get('content-type') ?? '';
