@@ -93,7 +93,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     ...options.video,
   });
   // Last, so that no API route is shadowed by the page's static routes.
-  mountDashboard(server);
+  mountDashboard(server, { logger });
 
   const host = options.host ?? '127.0.0.1';
   let port: number;

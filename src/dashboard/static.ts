@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HttpServer, Request } from '../http/server.js';
 import type { Reply } from '../http/reply.js';
 import { HttpError } from '../http/errors.js';
+import type { Logger } from '../log.js';
 
 /** The repository root, from this file compiled at dist/src/dashboard/static.js. */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -33,6 +34,7 @@ const TYPES: Record<string, string> = {
 export interface DashboardOptions {
   /** Repository root holding `dashboard/` (index.html, style.css) and `dist/dashboard/` (compiled JS); default the one this module was built in. */
   root?: string;
+  logger?: Logger;
 }
 
 interface Asset {
@@ -55,6 +57,9 @@ export function mountDashboard(server: HttpServer, options: DashboardOptions = {
   const vendor = new Map<string, Asset>(Object.entries(VENDOR).map(([name, path]) => [name, asset(join(root, path))]));
   const index = asset(join(source, 'index.html'));
   const app = new Map<string, Asset>();
+  if (!existsSync(join(compiled, 'main.js'))) {
+    options.logger?.warn('dashboard: dist/dashboard/main.js is missing, the page at / will not start; run `npm run build` (tsc -p dashboard)');
+  }
 
   const appAsset = (name: string): Asset | undefined => {
     let found = app.get(name);
