@@ -289,6 +289,13 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
       const v = (globalThis as any).document.querySelector('video[data-asset]') as { readyState: number; duration: number } | null;
       return v !== null && v.readyState >= 1 && v.duration > 0;
     });
+    // Seeking works (the file is played from a Blob URL).
+    const seeked = await a.evaluate(() => new Promise<number>((resolve) => {
+      const v = (globalThis as any).document.querySelector('video[data-asset]') as { currentTime: number; addEventListener(e: string, f: () => void): void };
+      v.addEventListener('seeked', () => resolve(v.currentTime));
+      v.currentTime = 2;
+    }));
+    assert.ok(Math.abs(seeked - 2) < 0.5, `seeked to ${seeked}`);
     await shot(a, 'property');
     await a.goto(`${s.url}/#/properties`);
     await a.getByRole('link', { name: 'Harbour loft' }).waitFor();
