@@ -129,7 +129,7 @@ export function PropertyPage({ id }: { id: string }) {
     <ul class="assets">
       ${(assets.data?.data ?? []).map((a) => html`<li class="card">
         <p><strong>${a.kind}</strong> #${a.id} · ${a.width}×${a.height} · ${(a.size_bytes / 1024).toFixed(0)} KiB${a.duration_s ? ` · ${a.duration_s.toFixed(1)} s` : ''} · video ${a.video_id} · ${fmtTime(a.created_at)}</p>
-        ${a.kind === 'video' ? html`<${AssetVideo} id=${a.id} />` : html`<${AssetImage} id=${a.id} />`}
+        ${a.kind === 'video' ? html`<${AssetVideo} id=${a.id} posterId=${assets.data?.data.find((x) => x.kind === 'poster' && x.video_id === a.video_id)?.id ?? null} />` : html`<${AssetImage} id=${a.id} />`}
       </li>`)}
     </ul>
   </section>`;
@@ -235,10 +235,11 @@ function VideoStatus({ id, onDone }: { id: number; onDone: () => void }) {
  * file is fetched once as a Blob and played from an object URL; the browser then seeks within
  * the blob, no Range requests needed.
  */
-function useAssetUrl(id: number): { url: string | null; error: string | null } {
+function useAssetUrl(id: number | null): { url: string | null; error: string | null } {
   const [url, setUrl] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
+    if (id === null) return undefined;
     let revoked = false;
     let made: string | null = null;
     (async () => {
@@ -261,11 +262,12 @@ function useAssetUrl(id: number): { url: string | null; error: string | null } {
   return { url, error };
 }
 
-function AssetVideo({ id }: { id: number }) {
+function AssetVideo({ id, posterId }: { id: number; posterId: number | null }) {
   const { url, error } = useAssetUrl(id);
+  const poster = useAssetUrl(posterId);
   return html`<div>
     <${ErrorBox} error=${error} />
-    ${url ? html`<video src=${url} controls preload="metadata" playsinline data-asset=${id} aria-label=${`Tour video, asset ${id}`}></video>` : error ? null : html`<p>Loading video…</p>`}
+    ${url ? html`<video src=${url} poster=${poster.url ?? undefined} controls preload="metadata" playsinline data-asset=${id} aria-label=${`Tour video, asset ${id}`}></video>` : error ? null : html`<p>Loading video…</p>`}
   </div>`;
 }
 
