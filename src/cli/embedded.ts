@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import type { TenantId } from '../identity/types.js';
 import { mountControlPlane, SqliteControlPlaneStore } from '../controlplane/index.js';
 import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/provider.js';
+import { mountDashboard } from '../dashboard/static.js';
 
 export interface EmbeddedOptions {
   host?: string;
@@ -91,6 +92,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     logger,
     ...options.video,
   });
+  // Last, so that no API route is shadowed by the page's static routes.
+  mountDashboard(server, { logger });
 
   const host = options.host ?? '127.0.0.1';
   let port: number;

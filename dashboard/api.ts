@@ -1,0 +1,188 @@
+/**
+ * The one way the page talks to the server. Credentials live in sessionStorage (gone with the
+ * tab): the user session, the property-video API key the page issued for itself, and the
+ * admin token when the operator entered one.
+ */
+
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Problem[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export type Credential = 'session' | 'apiKey' | 'admin' | 'none';
+
+const KEYS = { session: 'brainstem.session', apiKey: 'brainstem.apiKey', admin: 'brainstem.admin', flash: 'brainstem.flash' } as const;
+
+export interface Session {
+  token: string;
+  email: string;
+}
+
+export function getSession(): Session | null {
+  const raw = sessionStorage.getItem(KEYS.session);
+  return raw ? (JSON.parse(raw) as Session) : null;
+}
+
+export function setSession(s: Session | null): void {
+  if (s) sessionStorage.setItem(KEYS.session, JSON.stringify(s));
+  else {
+    sessionStorage.removeItem(KEYS.session);
+    sessionStorage.removeItem(KEYS.apiKey);
+  }
+}
+
+export function getAdminToken(): string | null {
+  return sessionStorage.getItem(KEYS.admin);
+}
+
+export function setAdminToken(token: string | null): void {
+  if (token) sessionStorage.setItem(KEYS.admin, token);
+  else sessionStorage.removeItem(KEYS.admin);
+}
+
+/** A one-shot message for the login page ("session expired"). */
+export function takeFlash(): string | null {
+  const v = sessionStorage.getItem(KEYS.flash);
+  sessionStorage.removeItem(KEYS.flash);
+  return v;
+}
+
+/** Any 401 on a session call ends the session: back to the login page with a reason. */
+function sessionExpired(): void {
+  setSession(null);
+  sessionStorage.setItem(KEYS.flash, 'Your session expired. Please log in again.');
+  location.hash = '#/login';
+}
+
+export interface CallOptions {
+  body?: unknown;
+  headers?: Record<string, string>;
+  auth?: Credential;
+}
+
+async function bearer(auth: Credential): Promise<string | null> {
+  switch (auth) {
+    case 'session':
+      return getSession()?.token ?? null;
+    case 'apiKey':
+      return apiKey();
+    case 'admin':
+      return getAdminToken();
+    case 'none':
+      return null;
+  }
+}
+
+export async function raw(method: string, path: string, options: CallOptions = {}): Promise<Response> {
+  const auth = options.auth ?? 'session';
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  const token = await bearer(auth);
+  if (token) headers.authorization = `Bearer ${token}`;
+  let body: BodyInit | undefined;
+  if (options.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.body);
+  }
+  return fetch(path, { method, headers, body });
+}
+
+export async function errorOf(res: Response): Promise<ApiError> {
+  let parsed: { error?: { code?: string; message?: string; details?: Problem[] } } = {};
+  try {
+    parsed = (await res.json()) as typeof parsed;
+  } catch {
+    // A body that is not the error shape (a proxy's page): fall back to the status line.
+  }
+  const e = parsed.error ?? {};
+  return new ApiError(res.status, e.code ?? 'error', e.message ?? `${res.status} ${res.statusText}`, e.details ?? []);
+}
+
+/** A JSON call; throws ApiError for any non-2xx. */
+export async function call<T = unknown>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  const auth = options.auth ?? 'session';
+  let res = await raw(method, path, options);
+  if (res.status === 401 && auth === 'apiKey') {
+    // The key was revoked or belongs to an old session: issue a fresh one once.
+    sessionStorage.removeItem(KEYS.apiKey);
+    res = await raw(method, path, options);
+  }
+  if (res.status === 401 && (auth === 'session' || (auth === 'apiKey' && !getSession()))) sessionExpired();
+  // A wrong or rotated admin token: forget it so that the admin pages ask again.
+  if (res.status === 401 && auth === 'admin') setAdminToken(null);
+  if (!res.ok) throw await errorOf(res);
+  if (res.status === 204) return undefined as T;
+  const type = res.headers.get('content-type') ?? '';
+  return (type.includes('json') ? await res.json() : await res.text()) as T;
+}
+
+let issuing: Promise<string> | null = null;
+
+/**
+ * The property-video API takes only API keys (`bpk_…`). The page issues one for itself with the
+ * session (agency plan and up) and keeps it for the tab's life, so it never leaves the browser.
+ */
+export async function apiKey(): Promise<string> {
+  const have = sessionStorage.getItem(KEYS.apiKey);
+  if (have) return have;
+  issuing ??= call<{ key: string }>('POST', '/v1/api-keys', { body: { name: `dashboard ${new Date().toISOString()}` } })
+    .then((r) => {
+      sessionStorage.setItem(KEYS.apiKey, r.key);
+      return r.key;
+    })
+    .finally(() => {
+      issuing = null;
+    });
+  return issuing;
+}
+
+/** Upload with progress (fetch has no upload progress): multipart through XMLHttpRequest. */
+export async function upload<T>(path: string, form: FormData, onProgress: (fraction: number) => void): Promise<T> {
+  const token = await apiKey();
+  return new Promise<T>((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', path);
+    xhr.setRequestHeader('authorization', `Bearer ${token}`);
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable) onProgress(e.loaded / e.total);
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'network', 'The upload failed: network error.'));
+    xhr.onload = () => {
+      let body: any = null;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        body = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) {
+        onProgress(1);
+        resolve(body as T);
+      } else {
+        const e = body?.error ?? {};
+        reject(new ApiError(xhr.status, e.code ?? 'error', e.message ?? `HTTP ${xhr.status}`, e.details ?? []));
+      }
+    };
+    xhr.send(form);
+  });
+}
+
+/** The problems of a 422 keyed by path, for showing at the matching fields. */
+export function byPath(problems: Problem[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of problems) out[p.path] = out[p.path] ? `${out[p.path]}; ${p.message}` : p.message;
+  return out;
+}
+
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

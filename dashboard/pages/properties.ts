@@ -1,0 +1,277 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { ApiError, apiKey, byPath, call, errorOf, messageOf, upload } from '../api.js';
+import { ErrorBox, Field, NumberField, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
+
+interface Photo {
+  id: number;
+  filename: string;
+  width: number;
+  height: number;
+  size_bytes: number;
+}
+
+interface Property {
+  id: number;
+  title: string;
+  address: string;
+  city: string | null;
+  price: number;
+  currency: string;
+  bedrooms: number | null;
+  photo_count: number;
+  photos: Photo[];
+  created_at: string;
+}
+
+interface Video {
+  id: number;
+  format: string;
+  status: 'queued' | 'rendering' | 'completed' | 'failed';
+  progress: number;
+  error: string | null;
+  video_asset_id: number | null;
+  poster_asset_id: number | null;
+  created_at: string;
+}
+
+interface Asset {
+  id: number;
+  kind: 'video' | 'poster';
+  content_type: string;
+  size_bytes: number;
+  width: number;
+  height: number;
+  duration_s: number | null;
+  video_id: number;
+  created_at: string;
+}
+
+const FORMATS = ['16:9', '9:16', '1:1', '4:5'] as const;
+
+export function PropertiesPage() {
+  const list = useLoad(() => call<{ data: Property[] }>('GET', '/v1/properties?limit=100', { auth: 'apiKey' }), []);
+  const [form, setForm] = useState({ title: '', address: '', city: '', price: NaN, currency: 'EUR', bedrooms: NaN });
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const set = (k: keyof typeof form) => (v: string | number) => setForm({ ...form, [k]: v });
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    const local: Record<string, string> = {};
+    if (!form.title.trim()) local.title = 'Enter a title.';
+    if (!form.address.trim()) local.address = 'Enter an address.';
+    if (!Number.isFinite(form.price) || form.price < 0) local.price = 'Enter a price of 0 or more.';
+    if (!/^[A-Z]{3}$/.test(form.currency)) local.currency = 'Three upper-case letters (ISO 4217), e.g. EUR.';
+    if (Number.isFinite(form.bedrooms) && (!Number.isInteger(form.bedrooms) || form.bedrooms < 0)) local.bedrooms = 'A whole number of 0 or more.';
+    setFields(local);
+    if (Object.keys(local).length) return;
+    const body: Record<string, unknown> = { title: form.title, address: form.address, price: form.price, currency: form.currency };
+    if (form.city) body.city = form.city;
+    if (Number.isFinite(form.bedrooms)) body.bedrooms = form.bedrooms;
+    try {
+      const p = await call<Property>('POST', '/v1/properties', { auth: 'apiKey', body });
+      location.hash = `#/properties/${p.id}`;
+    } catch (err) {
+      if (err instanceof ApiError) setFields(byPath(err.details));
+      setError(messageOf(err));
+    }
+  };
+
+  return html`<section>
+    <h1>Properties and videos</h1>
+    <p class="hint">These calls use a property-video API key that this page issued for itself with your session (agency plan and up); it is kept only in this tab.</p>
+    <form class="card" onSubmit=${create} novalidate aria-labelledby="new-property-title">
+      <h2 id="new-property-title" class="h3">New property</h2>
+      <${ErrorBox} error=${error} />
+      <div class="row">
+        <${TextField} id="prop-title" label="Title" value=${form.title} onValue=${set('title')} maxLength=${200} error=${fields.title} />
+        <${TextField} id="prop-address" label="Address" value=${form.address} onValue=${set('address')} maxLength=${500} error=${fields.address} />
+        <${TextField} id="prop-city" label="City (optional)" value=${form.city} onValue=${set('city')} maxLength=${200} error=${fields.city} />
+      </div>
+      <div class="row">
+        <${NumberField} id="prop-price" label="Price" value=${form.price} onValue=${set('price')} min=${0} step="any" error=${fields.price} />
+        <${TextField} id="prop-currency" label="Currency" value=${form.currency} onValue=${(v: string) => set('currency')(v.toUpperCase())} maxLength=${3} error=${fields.currency} />
+        <${NumberField} id="prop-bedrooms" label="Bedrooms (optional)" value=${form.bedrooms} onValue=${set('bedrooms')} min=${0} error=${fields.bedrooms} />
+      </div>
+      <button type="submit">Create property</button>
+    </form>
+    <${ErrorBox} error=${list.error} />
+    ${list.data?.data.length === 0 ? html`<p class="empty">No properties yet.</p>` : null}
+    ${list.data && list.data.data.length > 0
+      ? html`<div class="table-wrap"><table>
+          <caption class="sr-only">Properties</caption>
+          <thead><tr><th scope="col">Title</th><th scope="col">Address</th><th scope="col">Price</th><th scope="col">Photos</th><th scope="col">Created</th></tr></thead>
+          <tbody>${list.data.data.map((p) => html`<tr><th scope="row"><a href=${`#/properties/${p.id}`}>${p.title}</a></th><td>${p.address}${p.city ? `, ${p.city}` : ''}</td>
+            <td>${p.price.toLocaleString()} ${p.currency}</td><td>${p.photo_count}</td><td>${fmtTime(p.created_at)}</td></tr>`)}</tbody>
+        </table></div>`
+      : null}
+  </section>`;
+}
+
+export function PropertyPage({ id }: { id: string }) {
+  const property = useLoad(() => call<Property>('GET', `/v1/properties/${encodeURIComponent(id)}`, { auth: 'apiKey' }), [id]);
+  const assets = useLoad(() => call<{ data: Asset[] }>('GET', `/v1/assets?property_id=${encodeURIComponent(id)}&limit=100`, { auth: 'apiKey' }), [id]);
+  const [videoIds, setVideoIds] = useState<number[]>([]);
+  const p = property.data;
+  return html`<section>
+    <p class="crumbs"><a href="#/properties">Properties</a> ›</p>
+    <h1>${p?.title ?? `Property ${id}`}</h1>
+    <${ErrorBox} error=${property.error} />
+    ${p ? html`<p>${p.address}${p.city ? `, ${p.city}` : ''} · ${p.price.toLocaleString()} ${p.currency}${p.bedrooms !== null ? ` · ${p.bedrooms} bedrooms` : ''}</p>` : null}
+    <${Photos} id=${id} photos=${p?.photos ?? []} onUploaded=${() => property.reload()} />
+    <${RequestVideo} id=${id} hasPhotos=${(p?.photo_count ?? 0) > 0} onRequested=${(v: number) => setVideoIds([v, ...videoIds])} />
+    ${videoIds.map((v) => html`<${VideoStatus} key=${v} id=${v} onDone=${() => assets.reload()} />`)}
+    <h2>Assets</h2>
+    <${ErrorBox} error=${assets.error} />
+    ${assets.data?.data.length === 0 ? html`<p class="empty">No rendered assets yet.</p>` : null}
+    <ul class="assets">
+      ${(assets.data?.data ?? []).map((a) => html`<li class="card">
+        <p><strong>${a.kind}</strong> #${a.id} · ${a.width}×${a.height} · ${(a.size_bytes / 1024).toFixed(0)} KiB${a.duration_s ? ` · ${a.duration_s.toFixed(1)} s` : ''} · video ${a.video_id} · ${fmtTime(a.created_at)}</p>
+        ${a.kind === 'video' ? html`<${AssetVideo} id=${a.id} posterId=${assets.data?.data.find((x) => x.kind === 'poster' && x.video_id === a.video_id)?.id ?? null} />` : html`<${AssetImage} id=${a.id} />`}
+      </li>`)}
+    </ul>
+  </section>`;
+}
+
+function Photos({ id, photos, onUploaded }: { id: string; photos: Photo[]; onUploaded: () => void }) {
+  const [progress, setProgress] = useState<number | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [over, setOver] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+
+  const send = async (files: File[]) => {
+    if (files.length === 0) return;
+    setError(null);
+    const form = new FormData();
+    for (const f of files) form.append('photo', f, f.name);
+    setProgress(0);
+    try {
+      await upload(`/v1/properties/${encodeURIComponent(id)}/photos`, form, setProgress);
+      onUploaded();
+    } catch (err) {
+      const details = err instanceof ApiError && err.details.length ? ` (${err.details.map((d) => `${files[Number(/\[(\d+)\]/.exec(d.path)?.[1])]?.name ?? d.path}: ${d.message}`).join('; ')})` : '';
+      setError(messageOf(err) + details);
+    } finally {
+      setProgress(null);
+      if (input.current) input.current.value = '';
+    }
+  };
+
+  return html`<div class="photos">
+    <h2>Photos (${photos.length})</h2>
+    <div class=${`dropzone${over ? ' over' : ''}`}
+      onDragOver=${(e: DragEvent) => { e.preventDefault(); setOver(true); }}
+      onDragLeave=${() => setOver(false)}
+      onDrop=${(e: DragEvent) => { e.preventDefault(); setOver(false); void send([...(e.dataTransfer?.files ?? [])]); }}>
+      <p>Drop JPEG, PNG or WebP photos here (up to 20 at once, 15 MiB each), or</p>
+      <label for="photo-input" class="button">Choose photos</label>
+      <input id="photo-input" ref=${input} class="visually-hidden-file" type="file" accept="image/jpeg,image/png,image/webp" multiple
+        onChange=${(e: Event) => void send([...((e.currentTarget as HTMLInputElement).files ?? [])])} />
+    </div>
+    ${progress !== null ? html`<${Field} id="upload-progress" label="Uploading"><progress id="upload-progress" max="1" value=${progress}>${Math.round(progress * 100)} %</progress><//>` : null}
+    <${ErrorBox} error=${error} />
+    <ol class="photo-list">${photos.map((ph) => html`<li>${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB</li>`)}</ol>
+  </div>`;
+}
+
+function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: boolean; onRequested: (videoId: number) => void }) {
+  const [format, setFormat] = useState<(typeof FORMATS)[number]>('16:9');
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const v = await call<Video>('POST', '/v1/videos', { auth: 'apiKey', body: { property_id: Number(id), template: 'tour', format } });
+      onRequested(v.id);
+    } catch (err) {
+      setError(messageOf(err) + (err instanceof ApiError && err.details.length ? `: ${err.details.map((d) => d.message).join('; ')}` : ''));
+    }
+  };
+  return html`<form class="card" onSubmit=${submit} aria-labelledby="video-title">
+    <h2 id="video-title" class="h3">Request a tour video</h2>
+    <fieldset>
+      <legend>Format</legend>
+      <div class="row">${FORMATS.map((f) => html`<div class="check"><input type="radio" name="video-format" id=${`fmt-${f.replace(':', 'x')}`} value=${f} checked=${format === f} onChange=${() => setFormat(f)} />
+        <label for=${`fmt-${f.replace(':', 'x')}`}>${f}</label></div>`)}</div>
+    </fieldset>
+    <${ErrorBox} error=${error} />
+    <button type="submit" disabled=${!hasPhotos}>Request video</button>
+    ${hasPhotos ? null : html`<p class="hint">Upload at least one photo first.</p>`}
+  </form>`;
+}
+
+function VideoStatus({ id, onDone }: { id: number; onDone: () => void }) {
+  const [video, setVideo] = useState<Video | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const finished = video?.status === 'completed' || video?.status === 'failed';
+  const poll = async () => {
+    try {
+      const v = await call<Video>('GET', `/v1/videos/${id}`, { auth: 'apiKey' });
+      setVideo(v);
+      if (v.status === 'completed' || v.status === 'failed') onDone();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  useEffect(() => void poll(), [id]);
+  // The API allows 100 requests a minute per key: a 2 s poll leaves room for the rest of the page.
+  useInterval(() => void poll(), finished ? null : 2000);
+  return html`<div class="card video-status" data-video=${id} data-status=${video?.status ?? 'loading'}>
+    <h3 class="h4">Video #${id} ${video ? html`<span class="badge">${video.format}</span>` : null}</h3>
+    <${ErrorBox} error=${error} />
+    ${video
+      ? html`<${Field} id=${`video-progress-${id}`} label=${`${video.status}${video.status === 'rendering' ? ` ${Math.round(video.progress * 100)} %` : ''}`}>
+          <progress id=${`video-progress-${id}`} max="1" value=${video.progress}>${Math.round(video.progress * 100)} %</progress>
+        <//>
+        ${video.error ? html`<p class="error-box" role="alert">${video.error}</p>` : null}`
+      : html`<p>Loading…</p>`}
+  </div>`;
+}
+
+/**
+ * The asset file route needs the API key in a header, which a <video src> cannot send, so the
+ * file is fetched once as a Blob and played from an object URL; the browser then seeks within
+ * the blob, no Range requests needed.
+ */
+function useAssetUrl(id: number | null): { url: string | null; error: string | null } {
+  const [url, setUrl] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    if (id === null) return undefined;
+    let revoked = false;
+    let made: string | null = null;
+    (async () => {
+      try {
+        const res = await fetch(`/v1/assets/${id}/file`, { headers: { authorization: `Bearer ${await apiKey()}` } });
+        if (!res.ok) throw await errorOf(res);
+        const blob = await res.blob();
+        if (revoked) return;
+        made = URL.createObjectURL(blob);
+        setUrl(made);
+      } catch (err) {
+        setError(messageOf(err));
+      }
+    })();
+    return () => {
+      revoked = true;
+      if (made) URL.revokeObjectURL(made);
+    };
+  }, [id]);
+  return { url, error };
+}
+
+function AssetVideo({ id, posterId }: { id: number; posterId: number | null }) {
+  const { url, error } = useAssetUrl(id);
+  const poster = useAssetUrl(posterId);
+  return html`<div>
+    <${ErrorBox} error=${error} />
+    ${url ? html`<video src=${url} poster=${poster.url ?? undefined} controls preload="metadata" playsinline data-asset=${id} aria-label=${`Tour video, asset ${id}`}></video>` : error ? null : html`<p>Loading video…</p>`}
+  </div>`;
+}
+
+function AssetImage({ id }: { id: number }) {
+  const { url, error } = useAssetUrl(id);
+  return html`<div><${ErrorBox} error=${error} />${url ? html`<img src=${url} alt=${`Poster frame, asset ${id}`} class="poster" />` : null}</div>`;
+}

@@ -1,0 +1,328 @@
+import { useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { ApiError, byPath, call, messageOf } from '../api.js';
+import { Checkbox, ErrorBox, Notice, ShownOnce, Tabs, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
+
+interface Widget {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+const EVENTS = ['conversation.started', 'conversation.ended', 'escalation.triggered', 'lead.captured'] as const;
+type EventType = (typeof EVENTS)[number];
+
+export function WidgetsPage() {
+  const widgets = useLoad(() => call<Widget[]>('GET', '/v1/widgets'), []);
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<{ id: string; key: string } | null>(null);
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setFields({});
+    if (!name.trim()) return setFields({ name: 'Enter a name (1–200 characters).' });
+    try {
+      const w = await call<{ id: string; key: string }>('POST', '/v1/widgets', { body: { name } });
+      setCreated(w);
+      setName('');
+      await widgets.reload();
+    } catch (err) {
+      if (err instanceof ApiError) setFields(byPath(err.details));
+      setError(messageOf(err));
+    }
+    return undefined;
+  };
+
+  return html`<section>
+    <h1>Widgets</h1>
+    <form class="card inline" onSubmit=${create} aria-label="Create a widget">
+      <${TextField} id="widget-name" label="New widget name" value=${name} onValue=${setName} maxLength=${200} error=${fields.name} />
+      <button type="submit">Create widget</button>
+    </form>
+    ${created ? html`<${ShownOnce} label="Widget key" value=${created.key} />` : null}
+    <${ErrorBox} error=${error ?? widgets.error} />
+    ${widgets.data?.length === 0 ? html`<p class="empty">No widgets yet.</p>` : null}
+    <ul class="cards">
+      ${(widgets.data ?? []).map((w) => html`<li class="card">
+        <h2 class="h3">${w.name}</h2>
+        <p class="hint"><code>${w.id}</code> · created ${fmtTime(w.created_at)}</p>
+        <p><a href=${`#/widgets/${w.id}/settings`}>Settings</a> · <a href=${`#/widgets/${w.id}/settings/analytics/webhooks`}>Webhooks</a></p>
+      </li>`)}
+    </ul>
+  </section>`;
+}
+
+export function WidgetSettingsPage({ id, path }: { id: string; path: string[] }) {
+  const widget = useLoad(() => call<Widget>('GET', `/v1/widgets/${encodeURIComponent(id)}`), [id]);
+  const area = path[1] === 'analytics' ? 'analytics' : 'general';
+  const base = `#/widgets/${id}/settings`;
+  return html`<section>
+    <p class="crumbs"><a href="#/widgets">Widgets</a> › ${widget.data?.name ?? id} › Settings${area === 'analytics' ? ' › Analytics › Webhooks' : ''}</p>
+    <h1>${widget.data?.name ?? 'Widget'} settings</h1>
+    <${ErrorBox} error=${widget.error} />
+    <${Tabs} label="Widget settings" items=${[
+      { href: base, label: 'General', current: area === 'general' },
+      { href: `${base}/analytics/webhooks`, label: 'Analytics', current: area === 'analytics' },
+    ]} />
+    ${area === 'analytics'
+      ? html`<div class="tab-body">
+          <${Tabs} label="Analytics" items=${[{ href: `${base}/analytics/webhooks`, label: 'Webhooks', current: true }]} />
+          <${WebhooksPage} widgetId=${id} />
+        </div>`
+      : html`<div class="tab-body"><${WidgetKeys} widgetId=${id} /></div>`}
+  </section>`;
+}
+
+interface WidgetKey {
+  id: string;
+  preview: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+function WidgetKeys({ widgetId }: { widgetId: string }) {
+  const keys = useLoad(() => call<WidgetKey[]>('GET', `/v1/widgets/${widgetId}/keys`), [widgetId]);
+  const [fresh, setFresh] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const act = async (fn: () => Promise<void>) => {
+    setError(null);
+    try {
+      await fn();
+      await keys.reload();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  return html`<div>
+    <h2>Widget keys</h2>
+    <p class="hint">A widget key (<code>bwk_…</code>) lets the widget's backend post events for this widget only.</p>
+    <button type="button" onClick=${() => act(async () => setFresh((await call<{ key: string }>('POST', `/v1/widgets/${widgetId}/keys`)).key))}>Issue a widget key</button>
+    ${fresh ? html`<${ShownOnce} label="New widget key" value=${fresh} />` : null}
+    <${ErrorBox} error=${error ?? keys.error} />
+    <ul class="plain">${(keys.data ?? []).map((k) => html`<li><code>${k.preview}…</code> ${fmtTime(k.created_at)} ${k.revoked_at
+      ? html`<span class="badge muted">revoked</span>`
+      : html`<button type="button" class="danger small" aria-label=${`Revoke widget key ${k.preview}`} onClick=${() => act(() => call('DELETE', `/v1/widgets/${widgetId}/keys/${k.id}`))}>Revoke</button>`}</li>`)}</ul>
+  </div>`;
+}
+
+interface Endpoint {
+  id: string;
+  url: string;
+  events: EventType[];
+  enabled: boolean;
+  disabled_reason: string | null;
+  failing_since: string | null;
+  created_at: string;
+}
+
+export function WebhooksPage({ widgetId }: { widgetId: string }) {
+  const endpoints = useLoad(() => call<Endpoint[]>('GET', `/v1/widgets/${widgetId}/webhooks`), [widgetId]);
+  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+
+  const act = async (fn: () => Promise<void>) => {
+    setError(null);
+    setNote(null);
+    try {
+      await fn();
+      await endpoints.reload();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+
+  return html`<div class="webhooks">
+    <h2>Webhooks</h2>
+    <p class="hint">Signed HTTP POSTs to your endpoints when conversations start or end, an escalation triggers or a lead is captured.</p>
+    ${secret ? html`<${ShownOnce} label=${secret.label} value=${secret.value} />` : null}
+    ${note ? html`<${Notice}>${note}<//>` : null}
+    <${ErrorBox} error=${error ?? endpoints.error} />
+    ${endpoints.data && endpoints.data.length === 0
+      ? html`<p class="empty" data-empty-endpoints>No webhook endpoints yet. Add one below to start receiving events.</p>`
+      : null}
+    <ul class="endpoints">
+      ${(endpoints.data ?? []).map((ep) => html`<${EndpointItem} key=${ep.id} widgetId=${widgetId} ep=${ep}
+        onToggle=${() => act(async () => { await call('PATCH', `/v1/widgets/${widgetId}/webhooks/${ep.id}`, { body: { enabled: !ep.enabled } }); })}
+        onRotate=${() => act(async () => {
+          if (!confirm('Rotate the signing secret? The old one keeps verifying (Standard Webhooks header) for 24 hours.')) return;
+          const r = await call<{ secret: string }>('POST', `/v1/widgets/${widgetId}/webhooks/${ep.id}/rotate-secret`);
+          setSecret({ label: `New signing secret for ${ep.url}`, value: r.secret });
+        })}
+        onDelete=${() => act(async () => {
+          if (!confirm(`Delete the endpoint ${ep.url} and its delivery log?`)) return;
+          await call('DELETE', `/v1/widgets/${widgetId}/webhooks/${ep.id}`);
+        })} />`)}
+    </ul>
+    <${AddEndpoint} widgetId=${widgetId} onAdded=${async (ep: Endpoint & { secret: string }) => {
+      setSecret({ label: `Signing secret for ${ep.url}`, value: ep.secret });
+      await endpoints.reload();
+    }} />
+    ${endpoints.data && endpoints.data.length > 0 ? html`<${TestEvent} widgetId=${widgetId} onSent=${(n: number) => setNote(`Test event accepted: ${n} deliver${n === 1 ? 'y' : 'ies'} queued.`)} onError=${setError} />` : null}
+  </div>`;
+}
+
+function AddEndpoint({ widgetId, onAdded }: { widgetId: string; onAdded: (ep: Endpoint & { secret: string }) => Promise<void> }) {
+  const [url, setUrl] = useState('');
+  const [secret, setSecret] = useState('');
+  const [events, setEvents] = useState<EventType[]>([...EVENTS]);
+  const [enabled, setEnabled] = useState(true);
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    const local: Record<string, string> = {};
+    if (!url.trim()) local.url = 'Enter the endpoint URL.';
+    else if (url.length > 512) local.url = `At most 512 characters (now ${url.length}).`;
+    if (secret.length > 4096) local.secret = `At most 4096 characters (now ${secret.length}).`;
+    if (events.length === 0) local.events = 'Choose at least one event.';
+    setFields(local);
+    if (Object.keys(local).length) return;
+    try {
+      const body: Record<string, unknown> = { url: url.trim(), events, enabled };
+      if (secret) body.secret = secret;
+      const ep = await call<Endpoint & { secret: string }>('POST', `/v1/widgets/${widgetId}/webhooks`, { body });
+      setUrl('');
+      setSecret('');
+      await onAdded(ep);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 422) {
+        const by = byPath(err.details);
+        // events[1] and the like belong to the events group.
+        for (const [k, v] of Object.entries(by)) if (k.startsWith('events[')) by.events = by.events ? `${by.events}; ${v}` : v;
+        setFields(by);
+      }
+      setError(messageOf(err));
+    }
+  };
+
+  const toggle = (ev: EventType, on: boolean) => setEvents(on ? EVENTS.filter((x) => x === ev || events.includes(x)) : events.filter((x) => x !== ev));
+
+  return html`<form class="card" onSubmit=${submit} novalidate aria-labelledby="add-endpoint-title">
+    <h3 id="add-endpoint-title">Add an endpoint</h3>
+    <${ErrorBox} error=${error} />
+    <${TextField} id="ep-url" label="Endpoint URL" type="url" value=${url} onValue=${setUrl} maxLength=${512} error=${fields.url} hint="https:// and publicly reachable; at most 512 characters." />
+    <${TextField} id="ep-secret" label="Signing secret (optional)" value=${secret} onValue=${setSecret} maxLength=${4096} error=${fields.secret} hint="Leave empty to have one generated (whsec_…)." />
+    <fieldset class=${fields.events ? 'invalid' : ''} aria-describedby=${fields.events ? 'ep-events-error' : undefined}>
+      <legend>Events</legend>
+      ${EVENTS.map((ev) => html`<${Checkbox} id=${`ep-ev-${ev.replace('.', '-')}`} label=${ev} checked=${events.includes(ev)} onValue=${(v: boolean) => toggle(ev, v)} />`)}
+      ${fields.events ? html`<p class="field-error" id="ep-events-error" data-error-for="ep-events">${fields.events}</p>` : null}
+    </fieldset>
+    <${Checkbox} id="ep-enabled" label="Enabled" checked=${enabled} onValue=${setEnabled} error=${fields.enabled} />
+    <button type="submit">Add endpoint</button>
+  </form>`;
+}
+
+interface Delivery {
+  id: string;
+  event: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+}
+
+interface Attempt {
+  started_at: string;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  outcome: string;
+}
+
+function EndpointItem({ widgetId, ep, onToggle, onRotate, onDelete }: { widgetId: string; ep: Endpoint; onToggle: () => void; onRotate: () => void; onDelete: () => void }) {
+  const base = `/v1/widgets/${widgetId}/webhooks/${ep.id}`;
+  const deliveries = useLoad(() => call<{ data: Delivery[] }>('GET', `${base}/deliveries?limit=20`), [base]);
+  useInterval(() => void deliveries.reload(), 3000);
+  const [open, setOpen] = useState<{ id: string; attempts: Attempt[] } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const retry = async (d: Delivery) => {
+    setError(null);
+    try {
+      await call('POST', `${base}/deliveries/${d.id}/retry`);
+      await deliveries.reload();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  const attempts = async (d: Delivery) => {
+    if (open?.id === d.id) return setOpen(null);
+    try {
+      const r = await call<{ attempt_log: Attempt[] }>('GET', `${base}/deliveries/${d.id}`);
+      setOpen({ id: d.id, attempts: r.attempt_log });
+    } catch (err) {
+      setError(messageOf(err));
+    }
+    return undefined;
+  };
+
+  return html`<li class="card endpoint" data-endpoint=${ep.id}>
+    <div class="row spread">
+      <h3 class="h4 url">${ep.url}</h3>
+      <span class=${`badge ${ep.enabled ? 'ok' : 'muted'}`}>${ep.enabled ? 'enabled' : `disabled${ep.disabled_reason ? ` (${ep.disabled_reason})` : ''}`}</span>
+    </div>
+    <p class="hint">${ep.events.join(', ')}${ep.failing_since ? html` · <span class="warn">failing since ${fmtTime(ep.failing_since)}</span>` : null}</p>
+    <div class="row">
+      <button type="button" class="secondary" onClick=${onToggle}>${ep.enabled ? 'Disable' : 'Enable'}</button>
+      <button type="button" class="secondary" onClick=${onRotate}>Rotate secret</button>
+      <button type="button" class="danger" onClick=${onDelete}>Delete</button>
+    </div>
+    <${ErrorBox} error=${error ?? deliveries.error} />
+    <h4>Delivery log</h4>
+    ${deliveries.data?.data.length === 0 ? html`<p class="empty">No deliveries yet.</p>` : null}
+    ${deliveries.data && deliveries.data.data.length > 0
+      ? html`<div class="table-wrap"><table class="deliveries">
+          <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last result</th><th scope="col">Created</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+          <tbody>${deliveries.data.data.map((d) => html`<tr data-delivery=${d.id}>
+            <th scope="row">${d.event}</th>
+            <td><span class=${`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'muted'}`}>${d.status}</span></td>
+            <td>${d.attempts}</td>
+            <td>${d.last_status_code ?? ''} ${d.last_error ?? ''}</td>
+            <td>${fmtTime(d.created_at)}</td>
+            <td class="actions">
+              <button type="button" class="secondary small" aria-expanded=${open?.id === d.id} onClick=${() => attempts(d)}>Attempts</button>
+              <button type="button" class="secondary small" disabled=${d.status === 'inflight' || !ep.enabled} onClick=${() => retry(d)} aria-label=${`Retry delivery ${d.id}`}>Retry</button>
+            </td>
+          </tr>
+          ${open?.id === d.id
+            ? html`<tr><td colspan="6"><ol class="attempts">${open.attempts.map((a) => html`<li>${fmtTime(a.started_at)} · ${a.outcome} · ${a.status_code ?? '—'} · ${a.duration_ms} ms${a.error ? ` · ${a.error}` : ''}</li>`)}</ol></td></tr>`
+            : null}`)}</tbody>
+        </table></div>`
+      : null}
+  </li>`;
+}
+
+function TestEvent({ widgetId, onSent, onError }: { widgetId: string; onSent: (n: number) => void; onError: (m: string) => void }) {
+  const [event, setEvent] = useState<EventType>('conversation.started');
+  const send = async (e: Event) => {
+    e.preventDefault();
+    const conversation_id = `ses_test${Date.now().toString(36)}`;
+    const data: Record<string, Record<string, unknown>> = {
+      'conversation.started': { conversation_id, visitor_id: 'vis_test' },
+      'conversation.ended': { conversation_id, ended_reason: 'visitor_left', message_count: 3, duration_seconds: 60 },
+      'escalation.triggered': { conversation_id, reason: 'test escalation from the dashboard' },
+      'lead.captured': { conversation_id, visitor_id: 'vis_test', has_email: true, has_phone: false },
+    };
+    try {
+      const r = await call<{ deliveries: number }>('POST', `/v1/widgets/${widgetId}/events`, { body: { event, data: data[event] } });
+      onSent(r.deliveries);
+    } catch (err) {
+      onError(messageOf(err));
+    }
+  };
+  return html`<form class="card inline" onSubmit=${send} aria-label="Send a test event">
+    <div class="field"><label for="test-event">Test event</label>
+      <select id="test-event" value=${event} onChange=${(e: Event) => setEvent((e.currentTarget as HTMLSelectElement).value as EventType)}>
+        ${EVENTS.map((x) => html`<option value=${x}>${x}</option>`)}
+      </select></div>
+    <button type="submit">Send test event</button>
+  </form>`;
+}

@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HttpServer, Request } from '../http/server.js';
+import type { Reply } from '../http/reply.js';
+import { HttpError } from '../http/errors.js';
+import type { Logger } from '../log.js';
+
+/** The repository root, from this file compiled at dist/src/dashboard/static.js. */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Vendor files the page may load, by the name the import map uses. An explicit list rather than
+ * a window onto node_modules, so nothing else of the install is reachable over HTTP.
+ */
+const VENDOR: Record<string, string> = {
+  'preact.mjs': 'node_modules/preact/dist/preact.mjs',
+  'preact-hooks.mjs': 'node_modules/preact/hooks/dist/hooks.mjs',
+  'htm.mjs': 'node_modules/htm/dist/htm.mjs',
+  'uplot.mjs': 'node_modules/uplot/dist/uPlot.esm.js',
+  'uplot.css': 'node_modules/uplot/dist/uPlot.min.css',
+};
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json',
+  '.svg': 'image/svg+xml',
+};
+
+export interface DashboardOptions {
+  /** Repository root holding `dashboard/` (index.html, style.css) and `dist/dashboard/` (compiled JS); default the one this module was built in. */
+  root?: string;
+  logger?: Logger;
+}
+
+interface Asset {
+  file: string;
+  type: string;
+  /** Loaded on first request and reloaded when the file's mtime or size changes (a rebuild). */
+  cached?: { mtimeMs: number; size: number; body: Buffer; etag: string };
+}
+
+/**
+ * Serves the operator dashboard: `GET /` (index.html), `GET /app/*` (the compiled page code
+ * and its stylesheet), `GET /vendor/*` (the allowlisted vendor modules). Only files known when
+ * the route is asked for are served: a path is looked up in a table built from the directory
+ * listing, never joined onto a directory, so `..` and encoded variants cannot escape.
+ */
+export function mountDashboard(server: HttpServer, options: DashboardOptions = {}): void {
+  const root = options.root ?? ROOT;
+  const source = join(root, 'dashboard');
+  const compiled = join(root, 'dist', 'dashboard');
+  const vendor = new Map<string, Asset>(Object.entries(VENDOR).map(([name, path]) => [name, asset(join(root, path))]));
+  const index = asset(join(source, 'index.html'));
+  const app = new Map<string, Asset>();
+  if (!existsSync(join(compiled, 'main.js'))) {
+    options.logger?.warn('dashboard: dist/dashboard/main.js is missing, the page at / will not start; run `npm run build` (tsc -p dashboard)');
+  }
+
+  const appAsset = (name: string): Asset | undefined => {
+    let found = app.get(name);
+    if (!found) {
+      // The compiled tree can change under a running server (tsc --watch); list it again on a miss.
+      const files = new Map<string, string>([['style.css', join(source, 'style.css')]]);
+      for (const file of listFiles(compiled)) files.set(relative(compiled, file).split(sep).join('/'), file);
+      const file = files.get(name);
+      if (file && typeFor(file)) app.set(name, (found = asset(file)));
+    }
+    return found;
+  };
+
+  server.get('/', (req) => serve(req, index, 'no-cache'), { body: 'none' });
+  // The compiled code changes with every build and has no hash in its name: revalidate each time (cheap with the ETag).
+  server.get('/app/*', (req) => serve(req, appAsset(req.path.slice('/app/'.length)), 'no-cache'), { body: 'none' });
+  server.get('/vendor/*', (req) => serve(req, vendor.get(req.path.slice('/vendor/'.length)), 'public, max-age=3600'), { body: 'none' });
+}
+
+function asset(file: string): Asset {
+  return { file, type: typeFor(file) ?? 'application/octet-stream' };
+}
+
+function typeFor(file: string): string | undefined {
+  const dot = file.lastIndexOf('.');
+  return dot < 0 ? undefined : TYPES[file.slice(dot)];
+}
+
+function listFiles(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? listFiles(path) : [path];
+  });
+}
+
+function serve(req: Request, found: Asset | undefined, cacheControl: string): Reply {
+  if (!found) throw new HttpError('not_found', `No such file: ${req.path}`);
+  let stat;
+  try {
+    stat = statSync(found.file);
+  } catch {
+    throw new HttpError('not_found', `No such file: ${req.path}`);
+  }
+  let cached = found.cached;
+  if (!cached || cached.mtimeMs !== stat.mtimeMs || cached.size !== stat.size) {
+    const body = readFileSync(found.file);
+    cached = found.cached = { mtimeMs: stat.mtimeMs, size: stat.size, body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
+  }
+  const headers = {
+    'content-type': found.type,
+    etag: cached.etag,
+    'cache-control': cacheControl,
+    'x-content-type-options': 'nosniff',
+  };
+  const inm = req.headers['if-none-match'];
+  if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === cached.etag || t.trim() === '*')) {
+    return { status: 304, headers };
+  }
+  return { status: 200, headers, body: cached.body };
+}
