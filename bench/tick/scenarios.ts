@@ -1,3 +1,5 @@
+import { seededRandom } from '../../src/random.js';
+
 /**
  * Realistic /tick bodies as data: a seeded mix of the situations of BRAIN.md (patrol, contact,
  * coward, wounded after a lost contact, a crowd of zombies and animals, speech heard), 0–8
@@ -13,24 +15,13 @@ export interface TickScenarioOptions {
   seed?: number;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SITUATIONS = ['patrol', 'contact', 'coward', 'wounded', 'crowd', 'chatter'] as const;
 type Situation = (typeof SITUATIONS)[number];
 const NAMES = ['Mira', 'Alex', 'Jonas', 'Vera', 'Tomas', 'Lena', 'Oskar', 'Ida'];
 const ROLES = ['survivor', 'bandit', 'guard', 'trader'] as const;
 
 export function generateTicks(options: TickScenarioOptions): Record<string, unknown>[] {
-  const rand = mulberry32(options.seed ?? 1);
+  const rand = seededRandom(options.seed ?? 1);
   const r = (min: number, max: number): number => Math.round((min + rand() * (max - min)) * 100) / 100;
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const homes = Array.from({ length: options.agents }, () => ({ x: r(0, 15000), y: r(0, 40), z: r(0, 15000) }));

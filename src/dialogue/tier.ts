@@ -22,6 +22,7 @@ import { SpeechLimiter } from './limits.js';
 import { PhraseCache, situationSignature } from './phrase-cache.js';
 import { PluginRequestError } from './supervisor.js';
 import { voiceFor } from './voice.js';
+import { seededRandom } from '../random.js';
 
 /** The parts of a bundle the dialogue tier reads. */
 export type DialogueBundle = Pick<ConfigBundle, 'policy' | 'game' | 'flavor' | 'speech'>;
@@ -80,16 +81,6 @@ const MAX_OWED = 3;
 const MAX_VOICE_QUEUE = 8;
 const MAX_NAMED_PLAYERS = 4;
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const AUDIO_EXT: Record<string, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/webm': 'webm' };
 
@@ -145,7 +136,7 @@ export class DialogueTier {
     this.unavailableMs = options.unavailableMs ?? 5000;
     this.ttsUsdPerMChar = options.ttsUsdPerMChar ?? 0;
     this.now = options.now ?? Date.now;
-    this.random = options.random ?? mulberry32(options.bundle.flavor.seed ^ 0x5eed);
+    this.random = options.random ?? seededRandom(options.bundle.flavor.seed ^ 0x5eed);
     this.logger = options.logger ?? silentLogger;
     this.onClose = options.onClose;
     const positive = { rangeM: this.rangeM, maxChars: this.maxChars, lineTtlS: this.lineTtlS, greetAgainS: this.greetAgainS, unavailableMs: this.unavailableMs, maxAudioFiles: this.maxAudioFiles };

@@ -40,14 +40,4 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
   return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
 }
 
-/** A small seeded PRNG (mulberry32) for the jitter, so tests can fix it. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../random.js';
