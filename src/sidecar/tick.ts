@@ -1,12 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { parseTickRequest } from '../../brain/index.js';
-import type { TickResponse } from '../../brain/index.js';
+import type { TickRequest, TickResponse } from '../../brain/index.js';
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import { encodingOf, JSON_TYPE, MSGPACK_TYPE, type Encoding } from '../http/codec.js';
 import { HttpError } from '../http/errors.js';
 import type { Reply } from '../http/reply.js';
 import type { Request } from '../http/server.js';
 import type { BearerGate } from './auth.js';
+import { wantsPersona, type DialogueWiring } from './dialogue.js';
 import type { Evaluator } from './evaluator.js';
 import { LatencyHistogram } from './histogram.js';
 
@@ -27,6 +28,8 @@ export interface TickCounters {
 
 export interface TickHandlerOptions {
   gate?: BearerGate | null;
+  /** The dialogue tier's wiring: its Say, when one is ready, is appended after the brain's intents. */
+  dialogue?: DialogueWiring | null;
   /** Monotonic clock in milliseconds, for tick latency. */
   now?: () => number;
 }
@@ -73,11 +76,16 @@ export class TickHandler {
   readonly counters: TickCounters = { ok: 0, rejected: 0, failed: 0 };
   private readonly evaluator: Evaluator;
   private readonly gate: BearerGate | null;
+  private readonly dialogue: DialogueWiring | null;
+  /** Workers must be told which ticks the dialogue tier may want a persona for. */
+  private readonly flagPersonas: boolean;
   private readonly now: () => number;
 
   constructor(evaluator: Evaluator, options: TickHandlerOptions = {}) {
     this.evaluator = evaluator;
     this.gate = options.gate ?? null;
+    this.dialogue = options.dialogue ?? null;
+    this.flagPersonas = this.dialogue !== null && evaluator.mode === 'workers';
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -85,6 +93,7 @@ export class TickHandler {
     const started = this.now();
     let encoding: Encoding;
     let result: TickResponse | Promise<TickResponse>;
+    let request: TickRequest;
     try {
       this.gate?.check(req.headers.authorization);
       const decoded = decodeTick(req.body, req.headers['content-type']);
@@ -94,7 +103,8 @@ export class TickHandler {
         const first = parsed.problems[0]!;
         throw new HttpError('bad_request', `Invalid tick: ${first.path || '(body)'} ${first.message}.`, { details: parsed.problems });
       }
-      result = this.evaluator.tick(parsed.request);
+      request = parsed.request;
+      result = this.flagPersonas ? this.evaluator.tick(request, wantsPersona(request)) : this.evaluator.tick(request);
     } catch (err) {
       if (err instanceof HttpError) this.counters.rejected++;
       else this.counters.failed++;
@@ -102,17 +112,18 @@ export class TickHandler {
     }
     if (result instanceof Promise) {
       return result.then(
-        (response) => this.reply(response, encoding, started),
+        (response) => this.reply(request, response, encoding, started),
         (err: unknown) => {
           this.counters.failed++;
           throw err;
         },
       );
     }
-    return this.reply(result, encoding, started);
+    return this.reply(request, result, encoding, started);
   };
 
-  private reply(response: TickResponse, encoding: Encoding, started: number): Reply {
+  private reply(request: TickRequest, response: TickResponse, encoding: Encoding, started: number): Reply {
+    this.dialogue?.apply(request, response);
     const reply = encodeTick(response, encoding);
     this.counters.ok++;
     this.latency.record((this.now() - started) * 1000);
