@@ -13,7 +13,7 @@ import { mergeEvents, type Evaluator } from './evaluator.js';
 import type { LatencySummary } from './histogram.js';
 import { createEvaluator } from './pool.js';
 import { StateKeeper } from './state-file.js';
-import { TICK_HEADERS, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
+import { mountTick, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
 
 export interface SidecarOptions {
   host: string;
@@ -87,7 +87,7 @@ export interface Sidecar {
 /** Registers /health and /tick on a server (kept apart so the routes can join another server). */
 export function sidecarRoutes(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): HttpServer {
   server.get('/health', () => text(200, 'ok'), { headers: [] });
-  server.post('/tick', ticks.handle, { maxBody, headers: TICK_HEADERS });
+  mountTick(server, ticks, maxBody);
   return server;
 }
 
