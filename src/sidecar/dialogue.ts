@@ -18,6 +18,13 @@ import type { DialogueTier } from '../dialogue/tier.js';
 /** Players within this distance make a tick worth a persona from a worker (the tier's default range). */
 export const PERSONA_RANGE_M = 20;
 
+/**
+ * A persona is reused for this many game seconds: the tier may read it on every tick while a
+ * line is owed and the model is busy, and who a character is changes far slower than that.
+ */
+export const PERSONA_TTL_S = 5;
+const MAX_CACHED_PERSONAS = 10_000;
+
 const GOAL_WORDS: Record<string, string> = {
   none: '',
   find_water: 'find clean water',
@@ -156,9 +163,20 @@ export class DialogueWiring {
   /** Agents whose last reply was a fight or a flight: entering one is a notable event. */
   private readonly inCombat = new Set<number>();
 
+  private readonly personas = new Map<number, { at: number; value: DialoguePersona }>();
+
   constructor(tier: DialogueTier, lookup: PersonaLookup) {
     this.tier = tier;
-    this.ctx = new TickContext(lookup);
+    this.ctx = new TickContext((agent, time) => {
+      const hit = this.personas.get(agent);
+      if (hit !== undefined && time >= hit.at && time - hit.at < PERSONA_TTL_S) return hit.value;
+      const value = lookup(agent, time);
+      if (value === null) return null;
+      this.personas.delete(agent);
+      this.personas.set(agent, { at: time, value });
+      if (this.personas.size > MAX_CACHED_PERSONAS) this.personas.delete(this.personas.keys().next().value!);
+      return value;
+    });
   }
 
   /** Runs the tier for one answered tick and appends its Say, if any, to the reply. */
@@ -172,6 +190,7 @@ export class DialogueWiring {
       if (k === 'Logoff') {
         this.tier.forget(agent);
         this.inCombat.delete(agent);
+        this.personas.delete(agent);
         return;
       }
       if (k === 'Flee') combat = EVENT_FLEEING;
