@@ -13,6 +13,8 @@ import { mergeEvents, type Evaluator } from './evaluator.js';
 import type { LatencySummary } from './histogram.js';
 import { createEvaluator } from './pool.js';
 import { StateKeeper } from './state-file.js';
+import { PlayerTracker } from './players.js';
+import { mountStatus } from './status-route.js';
 import { mountTick, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
 
 export interface SidecarOptions {
@@ -37,6 +39,12 @@ export interface SidecarOptions {
   stateFile?: string | null;
   /** Default 30,000 ms. */
   stateEveryMs?: number;
+  /** Window of telemetry's playersOnline (PlayerTracker), default 2 min. */
+  playersWindowMs?: number;
+  /** More top-level fields for GET /status (the control-plane client's state). */
+  statusExtras?: () => Record<string, unknown>;
+  /** Runs on close once no tick is in flight and before the brains stop (a final telemetry report). */
+  beforeStop?: () => Promise<void>;
   logger?: Logger;
 }
 
@@ -50,6 +58,8 @@ export interface SidecarTelemetry {
   roster: Survivor[];
   /** Agents the brains hold now. */
   agents: number;
+  /** Distinct players seen in snapshots lately (see PlayerTracker); a current value, not drained. */
+  playersOnline: number;
   linesSpoken: number;
   llmTokens: number;
   ttsCharacters: number;
@@ -64,6 +74,8 @@ export interface SidecarStatus {
   evaluator: { mode: Evaluator['mode']; workers: number };
   ticks: TickCounters;
   latency: LatencySummary;
+  /** Agents the brains held at the last drainTelemetry (null before the first). */
+  agents: number | null;
 }
 
 export interface Sidecar {
@@ -106,8 +118,18 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const ev = (evaluator = createEvaluator(first, options.workers, options.maxAgents === undefined ? {} : { maxAgents: options.maxAgents }));
   if (options.dialogue) tier = createDialogueTier({ ...options.dialogue, bundle: first, logger });
   const wiring = tier ? new DialogueWiring(tier, (agent, time) => ev.persona(agent, time)) : null;
-  const ticks = new TickHandler(ev, { gate, dialogue: wiring });
+  const players = new PlayerTracker(options.playersWindowMs);
+  const ticks = new TickHandler(ev, { gate, dialogue: wiring, observe: (r) => players.observe(r) });
   const server = sidecarRoutes(new HttpServer({ logger }), ticks, options.maxBody);
+  let agents: number | null = null;
+  const status = (): SidecarStatus => ({
+    config: options.source.status(),
+    evaluator: { mode: ev.mode, workers: ev.workers },
+    ticks: { ...ticks.counters },
+    latency: ticks.latency.summary(),
+    agents,
+  });
+  mountStatus(server, gate, status, options.statusExtras ?? (() => ({})));
   if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.check(req.headers.authorization), logger });
   const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;
@@ -121,6 +143,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     throw err;
   }
   keeper?.start(options.stateEveryMs ?? 30_000);
+  players.start();
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | null = null;
   return {
@@ -132,6 +155,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     stateFile: options.stateFile ?? null,
     drainTelemetry: async () => {
       const brains = await ev.drain();
+      agents = brains.agents;
       const d = tier?.drainCounters() ?? null;
       const events = mergeEvents({}, brains.events);
       if (d) {
@@ -142,6 +166,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
         events,
         roster: brains.roster,
         agents: brains.agents,
+        playersOnline: players.count(),
         linesSpoken: d?.spoke ?? 0,
         llmTokens: d?.llmTokens ?? 0,
         ttsCharacters: d?.ttsCharacters ?? 0,
@@ -151,15 +176,12 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       };
     },
     saveState: () => keeper?.save() ?? Promise.resolve(),
-    status: () => ({
-      config: options.source.status(),
-      evaluator: { mode: ev.mode, workers: ev.workers },
-      ticks: { ...ticks.counters },
-      latency: ticks.latency.summary(),
-    }),
+    status,
     close: () =>
       (closing ??= (async () => {
         await server.close();
+        await options.beforeStop?.().catch((err: unknown) => logger.error('shutdown hook failed', { error: String(err) }));
+        players.stop();
         await options.source.stop();
         await keeper?.close();
         await tier?.close();

@@ -34,6 +34,8 @@ export interface TickHandlerOptions {
   dialogue?: DialogueWiring | null;
   /** Monotonic clock in milliseconds, for tick latency. */
   now?: () => number;
+  /** Sees every valid tick before it is evaluated (telemetry's player tracking); must be cheap and not throw. */
+  observe?: ((request: TickRequest) => void) | null;
 }
 
 // One encoder and decoder for the process: building them per call costs more than the work.
@@ -86,6 +88,7 @@ export class TickHandler {
   /** Workers must be told which ticks the dialogue tier may want a persona for. */
   private readonly flagPersonas: boolean;
   private readonly now: () => number;
+  private readonly observe: ((request: TickRequest) => void) | null;
 
   constructor(evaluator: Evaluator, options: TickHandlerOptions = {}) {
     this.evaluator = evaluator;
@@ -93,6 +96,7 @@ export class TickHandler {
     this.dialogue = options.dialogue ?? null;
     this.flagPersonas = this.dialogue !== null && evaluator.mode === 'workers';
     this.now = options.now ?? (() => performance.now());
+    this.observe = options.observe ?? null;
   }
 
   /** The route handler for the generic router and the node:http baseline. */
@@ -119,6 +123,7 @@ export class TickHandler {
         throw new HttpError('bad_request', `Invalid tick: ${first.path || '(body)'} ${first.message}.`, { details: parsed.problems });
       }
       request = parsed.request;
+      this.observe?.(request);
       result = this.flagPersonas ? this.evaluator.tick(request, wantsPersona(request)) : this.evaluator.tick(request);
     } catch (err) {
       if (err instanceof HttpError) this.counters.rejected++;
