@@ -84,13 +84,17 @@ export class ControlPlaneClient {
     const signed = signRequest(this.key, { method, target, body: options.body ?? '' }, this.now() + this.offsetMs);
     const headers: Record<string, string> = { ...options.headers, ...signed };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await this.fetch(this.url + target, {
-      method,
-      headers,
-      body: options.body,
-      signal: AbortSignal.timeout(options.timeoutMs),
-    });
-    return { status: res.status, headers: res.headers, text: await res.text() };
+    // A ref'd timer, unlike AbortSignal.timeout's: fetch can lose its socket without settling
+    // (seen when a peer accepts and drops the connection at once), and nothing else may keep
+    // the process alive during the start-up pull.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new DOMException('the control plane did not answer in time', 'TimeoutError')), options.timeoutMs);
+    try {
+      const res = await this.fetch(this.url + target, { method, headers, body: options.body, signal: abort.signal });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
