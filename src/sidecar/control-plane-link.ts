@@ -79,7 +79,7 @@ export async function startLinkedSidecar(
     client,
     buffer,
     collect: () => sidecar.drainTelemetry(),
-    latency: () => sidecar.ticks.latency.summary(),
+    latency: sidecar.ticks.latency,
     logger,
     now,
     random,

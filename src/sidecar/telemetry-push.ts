@@ -3,7 +3,7 @@ import type { Survivor } from '../../brain/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import { errorText, failureText, type ControlPlaneClient } from './control-plane-client.js';
 import type { Exchange, ExchangeOutcome } from './control-plane-source.js';
-import type { LatencySummary } from './histogram.js';
+import type { HistogramMark, LatencyHistogram } from './histogram.js';
 import type { SidecarTelemetry } from './service.js';
 import type { BufferedReport, TelemetryBuffer } from './telemetry-buffer.js';
 
@@ -26,8 +26,8 @@ export interface TelemetryPusherOptions {
   buffer: TelemetryBuffer;
   /** Counters since the last call (Sidecar.drainTelemetry). */
   collect: () => Promise<SidecarTelemetry>;
-  /** Tick latency (the sidecar's histogram, since start). */
-  latency: () => LatencySummary;
+  /** The sidecar's tick latency histogram; each report carries the percentiles of its own interval. */
+  latency: LatencyHistogram;
   /** Default 60 s. */
   intervalMs?: number;
   requestTimeoutMs?: number;
@@ -58,6 +58,7 @@ export class TelemetryPusher {
   private errors = 0;
   private notBefore = 0;
   private rejected = 0;
+  private mark: HistogramMark;
 
   constructor(options: TelemetryPusherOptions) {
     this.o = {
@@ -71,6 +72,7 @@ export class TelemetryPusher {
       ...options,
       logger: options.logger ?? silentLogger,
     };
+    this.mark = options.latency.mark();
   }
 
   /** Sends what a previous run left, then reports every interval. */
@@ -122,7 +124,10 @@ export class TelemetryPusher {
   }
 
   build(t: SidecarTelemetry): BufferedReport {
-    const l = this.o.latency();
+    const h = this.o.latency;
+    const since = this.mark;
+    this.mark = h.mark();
+    const ticks = this.mark.total - since.total;
     const events = Object.entries(t.events)
       .filter(([kind, count]) => kind.length > 0 && kind.length <= LIMITS.kind && Number.isInteger(count) && count > 0)
       .slice(0, LIMITS.events)
@@ -141,7 +146,7 @@ export class TelemetryPusher {
       cacheHits: Math.min(t.cacheHits, t.linesSpoken),
       roster: t.roster.slice(0, LIMITS.roster).flatMap(rosterEntry),
     };
-    if (l.count > 0) report.latency = { p50: l.p50_us / 1000, p99: l.p99_us / 1000 };
+    if (ticks > 0) report.latency = { p50: h.percentileSince(since, 0.5) / 1000, p99: h.percentileSince(since, 0.99) / 1000 };
     return report;
   }
 

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_BUNDLE, type ConfigBundle } from '../../brain/index.js';
 import { ControlPlaneClient } from '../../src/sidecar/control-plane-client.js';
 import { ControlPlaneSource } from '../../src/sidecar/control-plane-source.js';
+import { LatencyHistogram } from '../../src/sidecar/histogram.js';
 import { TelemetryBuffer } from '../../src/sidecar/telemetry-buffer.js';
 import { TelemetryPusher } from '../../src/sidecar/telemetry-push.js';
 import type { SidecarTelemetry } from '../../src/sidecar/service.js';
@@ -100,7 +101,7 @@ test('a report whose 202 is lost is resent with the same reportId and counted on
     client,
     buffer,
     collect: async () => batches.shift() ?? counts({}),
-    latency: () => ({ count: 0, p50_us: 0, p90_us: 0, p99_us: 0, p999_us: 0, max_us: 0 }),
+    latency: new LatencyHistogram(),
     intervalMs: 3_600_000,
     minBackoffMs: 10,
     maxBackoffMs: 10,
