@@ -77,7 +77,9 @@ export class TelemetryPusher {
 
   /** Sends what a previous run left, then reports every interval. */
   start(): void {
-    this.timer = setInterval(() => void this.report(), this.o.intervalMs);
+    this.timer = setInterval(() => {
+      this.report().catch((err: unknown) => this.o.logger.error('telemetry report could not be built', { error: err instanceof Error ? err.message : String(err) }));
+    }, this.o.intervalMs);
     this.timer.unref();
     void this.flush();
   }
