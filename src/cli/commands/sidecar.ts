@@ -122,7 +122,7 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const workers = opts.workers === undefined ? DEFAULT_WORKERS : parseInteger(opts.workers, '--workers', 0, 64);
   const token = opts.token ?? env.SERVICE_BRAIN_TOKEN ?? '';
   const link = controlPlaneFrom(opts, env);
-  const stateFile = stateFileFrom(opts);
+  const stateFile = link && opts.state === undefined ? join(link.stateDir, STATE_FILE) : stateFileFrom(opts);
   const stateEveryMs = opts.stateEvery === undefined ? 30_000 : parseInteger(opts.stateEvery, '--state-every', 1, 86_400) * 1000;
   const dialogue = dialogueFrom(opts, env);
   let sidecar: Sidecar;
@@ -150,7 +150,7 @@ export function registerSidecar(program: Command): void {
     .option('--addr <host:port>', `bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
     .option('--token <token>', 'bearer token required on /tick (env SERVICE_BRAIN_TOKEN)')
     .option('--workers <n>', `worker threads evaluating ticks, agents sharded over them; 0 = on the main thread (default ${DEFAULT_WORKERS})`)
-    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default with --bundle: DIR/${STATE_FILE}; '' = none)`)
+    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default with --bundle: DIR/${STATE_FILE}, with --control-plane: in --state-dir; '' = none)`)
     .option('--state-every <s>', 'seconds between brain memory saves (default 30)')
     .option('--audio-dir <dir>', 'directory for synthesised lines and voice clips (env SERVICE_AUDIO_DIR)')
     .option('--control-plane <url>', 'pull config from and push telemetry to this control plane (env SERVICE_CONTROL_PLANE_URL); needs --server-id and --server-key')
