@@ -27,6 +27,11 @@ export type WorkerReply =
 
 let brain: Brain | null = null;
 
+/** This thread's Brain, once it has a bundle: for a wrapping worker entry that adds tasks. */
+export function currentBrain(): Brain | null {
+  return brain;
+}
+
 export default function run(task: WorkerTask): WorkerReply {
   switch (task.type) {
     case 'bundle':

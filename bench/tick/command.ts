@@ -13,6 +13,8 @@ interface TickBenchFlags {
   wrk: string;
   json?: boolean;
   micro?: boolean;
+  dialogue?: boolean;
+  latencyMs: string;
 }
 
 /** `brainstem bench tick`: /tick over loopback with wrk, against bare uWS and node:http baselines. */
@@ -31,6 +33,8 @@ export function registerTickBench(bench: Command): void {
     .option('--wrk <path>', 'wrk binary', '/usr/bin/wrk')
     .option('--json', 'print the report as JSON instead of a table')
     .option('--micro', 'instead: micro-benchmark the hot functions (decode, validate, encode) against the generic codec')
+    .option('--dialogue', 'instead: the sidecar inline with and without the dialogue tier (JSON), its model a scripted server answering in --latency-ms')
+    .option('--latency-ms <ms>', 'model latency of the --dialogue run', '2000')
     .action(async (flags: TickBenchFlags) => {
       if (flags.micro) {
         const { runTickMicro, formatMicro } = await import('./micro.js');
@@ -51,6 +55,17 @@ export function registerTickBench(bench: Command): void {
         clientCpu: flags.clientCpu,
         wrk: flags.wrk,
       };
+      if (flags.dialogue) {
+        const { runDialogueBench, formatDialogueTable } = await import('./dialogue.js');
+        try {
+          const report = await runDialogueBench(options, parseInteger(flags.latencyMs, '--latency-ms', 0, 600_000), (line) => process.stderr.write(`${line}\n`));
+          if (flags.json) printJson(report);
+          else process.stdout.write(`${formatDialogueTable(report)}\n`);
+        } catch (err) {
+          throw new CliError(err instanceof Error ? err.message : String(err));
+        }
+        return;
+      }
       try {
         const report = await runTickBench(options, (line) => process.stderr.write(`${line}\n`));
         if (flags.json) printJson(report);

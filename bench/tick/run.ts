@@ -55,7 +55,7 @@ export interface TickBenchReport {
 const SERVER = fileURLToPath(new URL('./server.js', import.meta.url));
 const LUA = fileURLToPath(new URL('../../../bench/tick/tick.lua', import.meta.url));
 
-interface ServerSpec {
+export interface ServerSpec {
   label: string;
   kind: ServerKind;
   workers: number;
@@ -69,7 +69,7 @@ const SERVERS: ServerSpec[] = [
   { label: 'sidecar 2 workers', kind: 'sidecar', workers: 2 },
 ];
 
-function writeCorpus(dir: string, agents: number): Record<Encoding, { bodies: string; index: string }> {
+export function writeCorpus(dir: string, agents: number): Record<Encoding, { bodies: string; index: string }> {
   const ticks = generateTicks({ agents, count: agents, seed: 7 });
   const out = {} as Record<Encoding, { bodies: string; index: string }>;
   for (const encoding of ['json', 'msgpack'] as const) {
@@ -83,20 +83,20 @@ function writeCorpus(dir: string, agents: number): Record<Encoding, { bodies: st
   return out;
 }
 
-async function startServer(spec: ServerSpec, cpu: string): Promise<{ child: ChildProcess; port: number }> {
+export async function startServer(spec: ServerSpec, cpu: string, env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number; lines: ReturnType<typeof createInterface> }> {
   const child = spawn('taskset', ['-c', cpu, process.execPath, SERVER, spec.kind, String(spec.workers)], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BRAINSTEM_LOG: 'silent' },
+    env: { ...process.env, BRAINSTEM_LOG: 'silent', ...env },
   });
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${spec.label} exited with ${code} before listening`)));
     lines.once('line', (line) => resolve((JSON.parse(line) as { port: number }).port));
   });
-  return { child, port };
+  return { child, port, lines };
 }
 
-async function stopServer(child: ChildProcess): Promise<void> {
+export async function stopServer(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
@@ -114,7 +114,7 @@ function cpuUs(pid: number): number {
 
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-function rssMb(pid: number): number {
+export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return Math.round((kb / 1024) * 10) / 10;
@@ -131,7 +131,7 @@ interface WrkResult {
   max_us: number;
 }
 
-function wrk(opts: TickBenchOptions, port: number, corpus: { bodies: string; index: string }, encoding: Encoding, seconds: number, connections: number, delayMs?: number): WrkResult {
+export function wrk(opts: TickBenchOptions, port: number, corpus: { bodies: string; index: string }, encoding: Encoding, seconds: number, connections: number, delayMs?: number): WrkResult {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     TICK_BODIES: corpus.bodies,
@@ -147,13 +147,13 @@ function wrk(opts: TickBenchOptions, port: number, corpus: { bodies: string; ind
   return JSON.parse(line.slice('RESULT '.length)) as WrkResult;
 }
 
-function measured(pid: number, run: () => WrkResult): { w: WrkResult; cpu: number } {
+export function measured(pid: number, run: () => WrkResult): { w: WrkResult; cpu: number } {
   const before = cpuUs(pid);
   const w = run();
   return { w, cpu: cpuUs(pid) - before };
 }
 
-function toRun(spec: ServerSpec, encoding: Encoding, mode: RunResult['mode'], connections: number, { w, cpu }: { w: WrkResult; cpu: number }, rss: number): RunResult {
+export function toRun(spec: ServerSpec, encoding: Encoding, mode: RunResult['mode'], connections: number, { w, cpu }: { w: WrkResult; cpu: number }, rss: number): RunResult {
   return {
     server: spec.label,
     encoding,

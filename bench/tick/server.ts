@@ -2,8 +2,9 @@
  * A server under test, run as its own process so the benchmark can pin it to one core:
  *   node dist/bench/tick/server.js <kind> [workers]
  * kinds: sidecar (the real service), node-http (the same tick handler on node:http),
- * uws-bare (uWebSockets.js reading the body and answering a constant). Prints one JSON line
- * {"port": N} once listening; stops on SIGTERM.
+ * uws-bare (uWebSockets.js reading the body and answering a constant), sidecar-dialogue (the
+ * sidecar with the dialogue tier on, its model at BENCH_LLM_BASE_URL). Prints one JSON line
+ * {"port": N} once listening; on SIGTERM prints {"telemetry": ...} (sidecar kinds) and stops.
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import uWS from 'uWebSockets.js';
@@ -15,7 +16,7 @@ import { createEvaluator } from '../../src/sidecar/pool.js';
 import { startSidecar } from '../../src/sidecar/service.js';
 import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick.js';
 
-export type ServerKind = 'sidecar' | 'node-http' | 'uws-bare';
+export type ServerKind = 'sidecar' | 'sidecar-dialogue' | 'node-http' | 'uws-bare';
 
 const CONSTANT_JSON = JSON.stringify({ agent: 1, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] });
 
@@ -101,15 +102,24 @@ async function nodeHttp(workers: number): Promise<() => Promise<void>> {
   };
 }
 
-async function sidecar(workers: number): Promise<() => Promise<void>> {
-  const s = await startSidecar({ host: '127.0.0.1', port: 0, source: new DefaultsSource(), workers });
+async function sidecar(workers: number, dialogue: boolean): Promise<() => Promise<void>> {
+  const env = { ...process.env, SERVICE_LLM_BASE_URL: process.env.BENCH_LLM_BASE_URL ?? '', SERVICE_LLM_MODEL: 'fake-model', SERVICE_LLM_KEY: 'sk-bench', SERVICE_TTS_ENGINE: 'off' };
+  const s = await startSidecar({ host: '127.0.0.1', port: 0, source: new DefaultsSource(), workers, dialogue: dialogue ? { env } : null });
   ready(s.port);
-  return () => s.close();
+  return async () => {
+    const telemetry = await s.drainTelemetry();
+    process.stdout.write(`${JSON.stringify({ telemetry: { ...telemetry, roster: telemetry.roster.length } })}\n`);
+    await s.close();
+  };
 }
 
 const kind = process.argv[2] as ServerKind;
 const workers = Number(process.argv[3] ?? 0);
-const stop = kind === 'uws-bare' ? await bareUws() : kind === 'node-http' ? await nodeHttp(workers) : kind === 'sidecar' ? await sidecar(workers) : null;
+const stop =
+  kind === 'uws-bare' ? await bareUws()
+  : kind === 'node-http' ? await nodeHttp(workers)
+  : kind === 'sidecar' || kind === 'sidecar-dialogue' ? await sidecar(workers, kind === 'sidecar-dialogue')
+  : null;
 if (!stop) {
   process.stderr.write(`unknown server kind ${kind}\n`);
   process.exit(2);

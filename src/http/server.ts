@@ -56,6 +56,20 @@ export interface ServerOptions {
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 
+/** What a raw route gets besides the uWS handles (see HttpServer.raw). */
+export interface RawControl {
+  readonly logger: Logger;
+  readonly defaultHeaders: Readonly<Record<string, string>>;
+  /** Must be called exactly once, when the response is finished or the client went away. */
+  done(): void;
+}
+
+export type RawHandler = (res: UwsResponse, req: UwsRequest, control: RawControl) => void;
+
+const REGISTER = {
+  GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del', HEAD: 'head', OPTIONS: 'options',
+} as const;
+
 /** Per-request state; kept off the uWS handle, which must not carry our fields. */
 class RequestState implements Request {
   method: Method;
@@ -193,10 +207,30 @@ export class HttpServer {
       } else this.dispatch(res, state, handler);
     };
 
-    const register = {
-      GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del', HEAD: 'head', OPTIONS: 'options',
-    } as const;
-    this.app[register[method]](pattern, uwsHandler);
+    this.app[REGISTER[method]](pattern, uwsHandler);
+    return this;
+  }
+
+  /**
+   * A route whose handler works on the uWS handles itself, for a hot path that cannot afford
+   * the generic layers (header copies, request object, body copy). The server still answers
+   * 503 while closing, counts the request in flight until control.done(), and lists the
+   * pattern for 404/405. The handler owns onAborted, the body and the error shape.
+   */
+  raw(method: Method, pattern: string, handler: RawHandler): this {
+    if (this.fallbackInstalled) throw new Error(`route ${method} ${pattern} added after listen(); add every route first`);
+    let methods = this.patterns.get(pattern);
+    if (!methods) this.patterns.set(pattern, (methods = new Set()));
+    methods.add(method);
+    const control: RawControl = { logger: this.logger, defaultHeaders: this.defaultHeaders, done: () => this.end() };
+    this.app[REGISTER[method]](pattern, (res: UwsResponse, req: UwsRequest) => {
+      if (this.closing) {
+        writeError(res, { aborted: false }, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
+        return;
+      }
+      this.begin();
+      handler(res, req, control);
+    });
     return this;
   }
 

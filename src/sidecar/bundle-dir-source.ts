@@ -84,7 +84,7 @@ export class BundleDirSource implements ConfigSource {
   }
 
   status(): ConfigStatus {
-    return { version: this.current?.version ?? 0, source: `dir:${this.dir}`, lastError: this.lastError };
+    return { version: this.current?.version ?? 0, source: 'bundle-dir', location: this.dir, lastError: this.lastError };
   }
 
   /** Reads the directory now and applies its bundle when valid and of a new version. */

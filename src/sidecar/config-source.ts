@@ -1,10 +1,18 @@
 import type { ConfigBundle } from '../../brain/index.js';
 
+/**
+ * Where the applied bundle came from: a self-hosted directory, a control-plane pull, the
+ * control-plane source's on-disk copy of its last good pull (control plane unreachable at
+ * start), or the built-in defaults.
+ */
+export type ConfigOrigin = 'bundle-dir' | 'control-plane' | 'disk-cache' | 'defaults';
+
 /** What a config source reports: the version it last applied and where it came from. */
 export interface ConfigStatus {
   version: number;
-  /** 'defaults', 'dir:/path/to/bundle', or (later) the control-plane URL. */
-  source: string;
+  source: ConfigOrigin;
+  /** The bundle directory or the control-plane URL; null for the defaults. */
+  location: string | null;
   /** Why the newest candidate bundle was refused, when it was; cleared by the next applied one. */
   lastError: string | null;
 }

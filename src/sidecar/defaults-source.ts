@@ -10,6 +10,6 @@ export class DefaultsSource implements ConfigSource {
   async stop(): Promise<void> {}
 
   status(): ConfigStatus {
-    return { version: DEFAULT_BUNDLE.version, source: 'defaults', lastError: null };
+    return { version: DEFAULT_BUNDLE.version, source: 'defaults', location: null, lastError: null };
   }
 }

@@ -1,5 +1,6 @@
 import { Brain } from '../../brain/index.js';
-import type { ConfigBundle, Survivor, TickRequest, TickResponse } from '../../brain/index.js';
+import type { BrainState, ConfigBundle, Survivor, TickRequest, TickResponse } from '../../brain/index.js';
+import { dialoguePersona, type DialoguePersona } from './dialogue.js';
 
 /** What the sidecar reports of its brains for telemetry: counters since the last drain, roster, agents held. */
 export interface BrainTelemetry {
@@ -15,8 +16,18 @@ export interface BrainTelemetry {
 export interface Evaluator {
   readonly mode: 'inline' | 'workers';
   readonly workers: number;
-  /** Inline evaluation answers synchronously, which spares the handler a promise per tick. */
-  tick(request: TickRequest): TickResponse | Promise<TickResponse>;
+  /**
+   * Inline evaluation answers synchronously, which spares the handler a promise per tick.
+   * `wantPersona`: the dialogue tier may read this agent's persona after the tick (workers
+   * then send it back with the reply; inline ignores it).
+   */
+  tick(request: TickRequest, wantPersona?: boolean): TickResponse | Promise<TickResponse>;
+  /** The agent's persona for the dialogue tier: from the Brain inline, else the last one a worker sent. */
+  persona(agent: number, time: number): DialoguePersona | null;
+  /** Every agent's state, merged across shards (Brain.exportState). */
+  exportState(): Promise<BrainState>;
+  /** Replaces all agent state (Brain.importState); an invalid document throws and changes nothing. Resolves with the agents held. */
+  importState(state: unknown): Promise<number>;
   /** Resolves once every brain uses the bundle; ticks queued before the call still see the old one. */
   setBundle(bundle: ConfigBundle): Promise<void>;
   drain(): Promise<BrainTelemetry>;
@@ -39,6 +50,20 @@ export class InlineEvaluator implements Evaluator {
 
   tick(request: TickRequest): TickResponse {
     return this.brain.tick(request);
+  }
+
+  persona(agent: number, time: number): DialoguePersona | null {
+    const p = this.brain.persona(agent);
+    return p === null ? null : dialoguePersona(p, time);
+  }
+
+  async exportState(): Promise<BrainState> {
+    return this.brain.exportState();
+  }
+
+  async importState(state: unknown): Promise<number> {
+    this.brain.importState(state);
+    return this.brain.agentCount;
   }
 
   async setBundle(bundle: ConfigBundle): Promise<void> {

@@ -35,6 +35,11 @@ export interface LatencySummary {
   max_us: number;
 }
 
+export interface HistogramMark {
+  readonly counts: Float64Array;
+  readonly total: number;
+}
+
 export class LatencyHistogram {
   private readonly counts = new Float64Array(BUCKETS);
   private total = 0;
@@ -71,6 +76,24 @@ export class LatencyHistogram {
       p999_us: this.percentile(0.999),
       max_us: Math.ceil(this.max),
     };
+  }
+
+  /** A copy of the counts now, for percentiles of an interval later (percentileSince). */
+  mark(): HistogramMark {
+    return { counts: this.counts.slice(), total: this.total };
+  }
+
+  /** The upper bucket edge of quantile q over the values recorded since `mark`; 0 when none. */
+  percentileSince(mark: HistogramMark, q: number): number {
+    const total = this.total - mark.total;
+    if (total <= 0) return 0;
+    const rank = Math.max(1, Math.ceil(q * total));
+    let seen = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      seen += this.counts[i]! - mark.counts[i]!;
+      if (seen >= rank) return Math.min(upperEdge(i), Math.ceil(this.max));
+    }
+    return Math.ceil(this.max);
   }
 
   reset(): void {

@@ -1,11 +1,17 @@
 import { Piscina } from 'piscina';
-import type { ConfigBundle, TickRequest, TickResponse, WorkerReply, WorkerTask } from '../../brain/index.js';
+import { Brain, STATE_FORMAT, STATE_VERSION, type BrainState, type ConfigBundle, type TickRequest, type TickResponse } from '../../brain/index.js';
+import type { DialoguePersona } from './dialogue.js';
 import { InlineEvaluator, mergeEvents, type BrainTelemetry, type Evaluator, type EvaluatorOptions } from './evaluator.js';
+import type { ShardReply as WorkerReply, ShardTask as WorkerTask } from './worker.js';
 
-const WORKER_FILE = new URL('../../brain/worker.js', import.meta.url).href;
+const WORKER_FILE = new URL('./worker.js', import.meta.url).href;
+
+/** Personas kept from workers for the dialogue tier, at most (oldest first out). */
+const MAX_PERSONAS = 10_000;
 
 interface Pending {
   request: TickRequest;
+  wantPersona: boolean;
   resolve(response: TickResponse): void;
   reject(err: Error): void;
 }
@@ -22,7 +28,10 @@ class Shard {
   private bundle: ConfigBundle;
   private readonly maxAgents: number | undefined;
 
-  constructor(bundle: ConfigBundle, options: EvaluatorOptions) {
+  private readonly onPersona: (agent: number, persona: DialoguePersona) => void;
+
+  constructor(bundle: ConfigBundle, options: EvaluatorOptions, onPersona: (agent: number, persona: DialoguePersona) => void) {
+    this.onPersona = onPersona;
     this.bundle = bundle;
     this.maxAgents = options.maxAgents;
     this.pool = new Piscina<WorkerTask, WorkerReply>({
@@ -40,9 +49,9 @@ class Shard {
     return { type: 'bundle', bundle: this.bundle, ...(this.maxAgents === undefined ? {} : { maxAgents: this.maxAgents }) };
   }
 
-  tick(request: TickRequest): Promise<TickResponse> {
+  tick(request: TickRequest, wantPersona: boolean): Promise<TickResponse> {
     return new Promise((resolve, reject) => {
-      this.batch.push({ request, resolve, reject });
+      this.batch.push({ request, wantPersona, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -57,9 +66,12 @@ class Shard {
     if (batch.length === 0) return;
     this.batch = [];
     const requests = batch.map((p) => p.request);
-    this.send({ type: 'tick', requests }).then(
+    let personas: number[] | undefined;
+    for (let i = 0; i < batch.length; i++) if (batch[i]!.wantPersona) (personas ??= []).push(i);
+    this.send(personas ? { type: 'tick', requests, personas } : { type: 'tick', requests }).then(
       (reply) => {
         if (reply.type !== 'tick') throw new Error(`worker answered ${reply.type} to a tick task`);
+        if (reply.personas) for (const [agent, persona] of reply.personas) this.onPersona(agent, persona);
         const failed = new Map(reply.failures.map((f) => [f.index, f.message]));
         for (let i = 0; i < batch.length; i++) {
           const response = reply.responses[i];
@@ -94,6 +106,20 @@ class Shard {
     await this.send(this.bundleTask());
   }
 
+  async exportState(): Promise<BrainState> {
+    this.flush();
+    const reply = await this.send({ type: 'export' });
+    if (reply.type !== 'export') throw new Error(`worker answered ${reply.type} to an export task`);
+    return reply.state;
+  }
+
+  async importState(state: BrainState): Promise<number> {
+    this.flush();
+    const reply = await this.send({ type: 'import', state });
+    if (reply.type !== 'import') throw new Error(`worker answered ${reply.type} to an import task`);
+    return reply.agents;
+  }
+
   async drain(): Promise<BrainTelemetry> {
     this.flush();
     const reply = await this.send({ type: 'drain' });
@@ -118,22 +144,52 @@ export class PoolEvaluator implements Evaluator {
   readonly mode = 'workers';
   readonly workers: number;
   private readonly shards: Shard[];
+  private readonly personas = new Map<number, DialoguePersona>();
+  private readonly bundle: ConfigBundle;
 
   constructor(bundle: ConfigBundle, workers: number, options: EvaluatorOptions = {}) {
     if (!Number.isInteger(workers) || workers < 1) throw new Error(`workers must be a positive integer, got ${workers}`);
     this.workers = workers;
-    this.shards = Array.from({ length: workers }, () => new Shard(bundle, options));
+    this.bundle = bundle;
+    const keep = (agent: number, persona: DialoguePersona): void => {
+      this.personas.delete(agent);
+      this.personas.set(agent, persona);
+      if (this.personas.size > MAX_PERSONAS) this.personas.delete(this.personas.keys().next().value!);
+    };
+    this.shards = Array.from({ length: workers }, () => new Shard(bundle, options, keep));
   }
 
-  private shardOf(request: TickRequest): Shard {
+  private shardIndex(squad: string | undefined, agent: number): number {
     const n = this.shards.length;
-    const squad = request.snapshot.squad;
-    const key = squad ? fnv1a(squad) : request.snapshot.agent;
-    return this.shards[((key % n) + n) % n]!;
+    const key = squad ? fnv1a(squad) : agent;
+    return ((key % n) + n) % n;
   }
 
-  tick(request: TickRequest): Promise<TickResponse> {
-    return this.shardOf(request).tick(request);
+  tick(request: TickRequest, wantPersona = false): Promise<TickResponse> {
+    return this.shards[this.shardIndex(request.snapshot.squad, request.snapshot.agent as number)]!.tick(request, wantPersona);
+  }
+
+  persona(agent: number): DialoguePersona | null {
+    return this.personas.get(agent) ?? null;
+  }
+
+  async exportState(): Promise<BrainState> {
+    const parts = await Promise.all(this.shards.map((s) => s.exportState()));
+    const agents = parts.flatMap((p) => p.agents).sort((a, b) => a.id - b.id);
+    return { format: STATE_FORMAT, version: STATE_VERSION, agents };
+  }
+
+  /**
+   * Checks the whole document on this thread first (a throwaway Brain), so a bad file changes
+   * no shard, then gives each shard the agents the tick rule sends it.
+   */
+  async importState(state: unknown): Promise<number> {
+    new Brain(this.bundle, { maxAgents: 1_000_000 }).importState(state);
+    const doc = state as BrainState;
+    const parts: BrainState[] = this.shards.map(() => ({ format: STATE_FORMAT, version: STATE_VERSION, agents: [] }));
+    for (const a of doc.agents) parts[this.shardIndex(a.squad, a.id)]!.agents.push(a);
+    const counts = await Promise.all(this.shards.map((s, i) => s.importState(parts[i]!)));
+    return counts.reduce((x, y) => x + y, 0);
   }
 
   async setBundle(bundle: ConfigBundle): Promise<void> {

@@ -1,12 +1,21 @@
+import type { Survivor } from '../../brain/index.js';
+import type { DialogueCounters } from '../dialogue/context.js';
+import { createDialogueTier, type CreateDialogueTierOptions } from '../dialogue/create.js';
+import type { DialogueTier } from '../dialogue/tier.js';
+import { mountVoiceRoutes } from '../dialogue/voice-routes.js';
 import { HttpServer } from '../http/server.js';
 import { text } from '../http/reply.js';
 import { silentLogger, type Logger } from '../log.js';
 import { BearerGate } from './auth.js';
 import type { ConfigSource, ConfigStatus } from './config-source.js';
-import type { Evaluator } from './evaluator.js';
+import { DialogueWiring } from './dialogue.js';
+import { mergeEvents, type Evaluator } from './evaluator.js';
 import type { LatencySummary } from './histogram.js';
 import { createEvaluator } from './pool.js';
-import { TICK_HEADERS, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
+import { StateKeeper } from './state-file.js';
+import { PlayerTracker } from './players.js';
+import { mountStatus } from './status-route.js';
+import { mountTick, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
 
 export interface SidecarOptions {
   host: string;
@@ -21,7 +30,43 @@ export interface SidecarOptions {
   maxBody?: number;
   /** Most agents each Brain keeps. */
   maxAgents?: number;
+  /**
+   * Turns the dialogue tier on (createDialogueTier options but the bundle, which comes from
+   * the source). The caller decides from the environment (SERVICE_LLM_*); null or absent: no tier.
+   */
+  dialogue?: Omit<CreateDialogueTierOptions, 'bundle' | 'logger'> | null;
+  /** Brain state file: restored at start, saved every stateEveryMs and on close. Null: memory is not kept. */
+  stateFile?: string | null;
+  /** Default 30,000 ms. */
+  stateEveryMs?: number;
+  /** Window of telemetry's playersOnline (PlayerTracker), default 2 min. */
+  playersWindowMs?: number;
+  /** More top-level fields for GET /status (the control-plane client's state). */
+  statusExtras?: () => Record<string, unknown>;
+  /** Runs on close once no tick is in flight and before the brains stop (a final telemetry report). */
+  beforeStop?: () => Promise<void>;
   logger?: Logger;
+}
+
+/**
+ * What the sidecar counted since the last drain, for the telemetry push (spec 001 §2.2, §2.4,
+ * §6). `events` are the brain's counters (every worker's merged) plus `spoke`; with a
+ * dialogue tier its `heard` (snapshot and voice-in lines) replaces the brain's.
+ */
+export interface SidecarTelemetry {
+  events: Record<string, number>;
+  roster: Survivor[];
+  /** Agents the brains hold now. */
+  agents: number;
+  /** Distinct players seen in snapshots lately (see PlayerTracker); a current value, not drained. */
+  playersOnline: number;
+  linesSpoken: number;
+  llmTokens: number;
+  ttsCharacters: number;
+  spendUsd: number;
+  cacheHits: number;
+  /** The tier's full counters (see docs/dialogue.md), null without a tier. */
+  dialogue: DialogueCounters | null;
 }
 
 export interface SidecarStatus {
@@ -29,6 +74,8 @@ export interface SidecarStatus {
   evaluator: { mode: Evaluator['mode']; workers: number };
   ticks: TickCounters;
   latency: LatencySummary;
+  /** Agents the brains held at the last drainTelemetry (null before the first). */
+  agents: number | null;
 }
 
 export interface Sidecar {
@@ -36,7 +83,15 @@ export interface Sidecar {
   readonly port: number;
   readonly evaluator: Evaluator;
   readonly ticks: TickHandler;
+  /** The dialogue tier, when one was configured. */
+  readonly dialogue: DialogueTier | null;
+  /** The brain state file in use, if any. */
+  readonly stateFile: string | null;
   status(): SidecarStatus;
+  /** Counters since the last call (then zeroed), brains and dialogue merged. */
+  drainTelemetry(): Promise<SidecarTelemetry>;
+  /** Writes the state file now (no-op without one). */
+  saveState(): Promise<void>;
   /** Stops accepting, lets in-flight ticks finish, then stops the config source and the workers. */
   close(): Promise<void>;
 }
@@ -44,7 +99,7 @@ export interface Sidecar {
 /** Registers /health and /tick on a server (kept apart so the routes can join another server). */
 export function sidecarRoutes(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): HttpServer {
   server.get('/health', () => text(200, 'ok'), { headers: [] });
-  server.post('/tick', ticks.handle, { maxBody, headers: TICK_HEADERS });
+  mountTick(server, ticks, maxBody);
   return server;
 }
 
@@ -52,23 +107,43 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const logger = options.logger ?? silentLogger;
   const gate = options.token ? new BearerGate(options.token) : null;
   let evaluator: Evaluator | null = null;
+  let tier: DialogueTier | null = null;
   const first = await options.source.start((bundle) => {
+    tier?.setBundle(bundle);
     evaluator?.setBundle(bundle).then(
       () => logger.info('bundle reached every brain', { version: bundle.version }),
       (err: unknown) => logger.error('bundle could not be applied', { version: bundle.version, error: String(err) }),
     );
   });
   const ev = (evaluator = createEvaluator(first, options.workers, options.maxAgents === undefined ? {} : { maxAgents: options.maxAgents }));
-  const ticks = new TickHandler(ev, { gate });
+  if (options.dialogue) tier = createDialogueTier({ ...options.dialogue, bundle: first, logger });
+  const wiring = tier ? new DialogueWiring(tier, (agent, time) => ev.persona(agent, time)) : null;
+  const players = new PlayerTracker(options.playersWindowMs);
+  const ticks = new TickHandler(ev, { gate, dialogue: wiring, observe: (r) => players.observe(r) });
   const server = sidecarRoutes(new HttpServer({ logger }), ticks, options.maxBody);
+  let agents: number | null = null;
+  const status = (): SidecarStatus => ({
+    config: options.source.status(),
+    evaluator: { mode: ev.mode, workers: ev.workers },
+    ticks: { ...ticks.counters },
+    latency: ticks.latency.summary(),
+    agents,
+  });
+  mountStatus(server, gate, status, options.statusExtras ?? (() => ({})));
+  if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.check(req.headers.authorization), logger });
+  const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;
   try {
+    await keeper?.restore();
     port = await server.listen(options.host, options.port);
   } catch (err) {
     await options.source.stop();
+    await tier?.close();
     await ev.close();
     throw err;
   }
+  keeper?.start(options.stateEveryMs ?? 30_000);
+  players.start();
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | null = null;
   return {
@@ -76,16 +151,40 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     port,
     evaluator: ev,
     ticks,
-    status: () => ({
-      config: options.source.status(),
-      evaluator: { mode: ev.mode, workers: ev.workers },
-      ticks: { ...ticks.counters },
-      latency: ticks.latency.summary(),
-    }),
+    dialogue: tier,
+    stateFile: options.stateFile ?? null,
+    drainTelemetry: async () => {
+      const brains = await ev.drain();
+      agents = brains.agents;
+      const d = tier?.drainCounters() ?? null;
+      const events = mergeEvents({}, brains.events);
+      if (d) {
+        events.spoke = d.spoke;
+        events.heard = d.heard;
+      }
+      return {
+        events,
+        roster: brains.roster,
+        agents: brains.agents,
+        playersOnline: players.count(),
+        linesSpoken: d?.spoke ?? 0,
+        llmTokens: d?.llmTokens ?? 0,
+        ttsCharacters: d?.ttsCharacters ?? 0,
+        spendUsd: d?.spendUsd ?? 0,
+        cacheHits: d?.cacheHits ?? 0,
+        dialogue: d,
+      };
+    },
+    saveState: () => keeper?.save() ?? Promise.resolve(),
+    status,
     close: () =>
       (closing ??= (async () => {
         await server.close();
+        await options.beforeStop?.().catch((err: unknown) => logger.error('shutdown hook failed', { error: String(err) }));
+        players.stop();
         await options.source.stop();
+        await keeper?.close();
+        await tier?.close();
         await ev.close();
       })()),
   };

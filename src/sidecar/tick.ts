@@ -1,12 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import { parseTickRequest } from '../../brain/index.js';
-import type { TickResponse } from '../../brain/index.js';
+import type { TickRequest, TickResponse } from '../../brain/index.js';
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import { encodingOf, JSON_TYPE, MSGPACK_TYPE, type Encoding } from '../http/codec.js';
 import { HttpError } from '../http/errors.js';
 import type { Reply } from '../http/reply.js';
-import type { Request } from '../http/server.js';
+import type { HttpServer, RawControl, Request } from '../http/server.js';
+import { statusLine, writeError } from '../http/write.js';
+import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { BearerGate } from './auth.js';
+import { wantsPersona, type DialogueWiring } from './dialogue.js';
 import type { Evaluator } from './evaluator.js';
 import { LatencyHistogram } from './histogram.js';
 
@@ -27,8 +30,12 @@ export interface TickCounters {
 
 export interface TickHandlerOptions {
   gate?: BearerGate | null;
+  /** The dialogue tier's wiring: its Say, when one is ready, is appended after the brain's intents. */
+  dialogue?: DialogueWiring | null;
   /** Monotonic clock in milliseconds, for tick latency. */
   now?: () => number;
+  /** Sees every valid tick before it is evaluated (telemetry's player tracking); must be cheap and not throw. */
+  observe?: ((request: TickRequest) => void) | null;
 }
 
 // One encoder and decoder for the process: building them per call costs more than the work.
@@ -43,15 +50,19 @@ const msgpackEncoder = new Encoder();
  * parseTickRequest copies only known fields into a fresh object, so a `__proto__` or
  * `constructor` key in the input is simply never read. The scans cost about 40% of a tick.
  */
-export function decodeTick(body: Buffer, contentType: string | undefined): { value: unknown; encoding: Encoding } {
+export function decodeTick(body: Uint8Array, contentType: string | undefined): { value: unknown; encoding: Encoding } {
   const encoding = encodingOf(contentType);
   if (encoding === null) throw new HttpError('unsupported_media_type', 'Content-Type must be application/json or application/msgpack.');
   if (body.length === 0) throw new HttpError('bad_request', `The request body is empty; a ${encoding === 'json' ? 'JSON' : 'MessagePack'} object was expected.`);
   try {
-    return { value: encoding === 'json' ? JSON.parse(body.toString('utf8')) : msgpackDecoder.decode(body), encoding };
+    return { value: encoding === 'json' ? JSON.parse(utf8(body)) : msgpackDecoder.decode(body), encoding };
   } catch {
     throw new HttpError('bad_request', `The request body is not valid ${encoding === 'json' ? 'JSON' : 'MessagePack'}.`);
   }
+}
+
+function utf8(body: Uint8Array): string {
+  return (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)).toString('utf8');
 }
 
 export function encodeTick(response: TickResponse, encoding: Encoding): Reply {
@@ -73,28 +84,47 @@ export class TickHandler {
   readonly counters: TickCounters = { ok: 0, rejected: 0, failed: 0 };
   private readonly evaluator: Evaluator;
   private readonly gate: BearerGate | null;
+  private readonly dialogue: DialogueWiring | null;
+  /** Workers must be told which ticks the dialogue tier may want a persona for. */
+  private readonly flagPersonas: boolean;
   private readonly now: () => number;
+  private readonly observe: ((request: TickRequest) => void) | null;
 
   constructor(evaluator: Evaluator, options: TickHandlerOptions = {}) {
     this.evaluator = evaluator;
     this.gate = options.gate ?? null;
+    this.dialogue = options.dialogue ?? null;
+    this.flagPersonas = this.dialogue !== null && evaluator.mode === 'workers';
     this.now = options.now ?? (() => performance.now());
+    this.observe = options.observe ?? null;
   }
 
-  readonly handle = (req: Request): Reply | Promise<Reply> => {
+  /** The route handler for the generic router and the node:http baseline. */
+  readonly handle = (req: Request): Reply | Promise<Reply> => this.run(req.body, req.headers['content-type'], req.headers.authorization);
+
+  /**
+   * One tick from its body and the two headers it reads. 4xx problems throw an HttpError
+   * synchronously; a brain failure throws (inline) or rejects (workers) a plain Error.
+   * The body may be a view over memory that is reused after this call returns: it is only
+   * read synchronously.
+   */
+  run(body: Uint8Array, contentType: string | undefined, authorization: string | undefined): Reply | Promise<Reply> {
     const started = this.now();
     let encoding: Encoding;
     let result: TickResponse | Promise<TickResponse>;
+    let request: TickRequest;
     try {
-      this.gate?.check(req.headers.authorization);
-      const decoded = decodeTick(req.body, req.headers['content-type']);
+      this.gate?.check(authorization);
+      const decoded = decodeTick(body, contentType);
       encoding = decoded.encoding;
       const parsed = parseTickRequest(decoded.value);
       if (!parsed.ok) {
         const first = parsed.problems[0]!;
         throw new HttpError('bad_request', `Invalid tick: ${first.path || '(body)'} ${first.message}.`, { details: parsed.problems });
       }
-      result = this.evaluator.tick(parsed.request);
+      request = parsed.request;
+      this.observe?.(request);
+      result = this.flagPersonas ? this.evaluator.tick(request, wantsPersona(request)) : this.evaluator.tick(request);
     } catch (err) {
       if (err instanceof HttpError) this.counters.rejected++;
       else this.counters.failed++;
@@ -102,20 +132,103 @@ export class TickHandler {
     }
     if (result instanceof Promise) {
       return result.then(
-        (response) => this.reply(response, encoding, started),
+        (response) => this.reply(request, response, encoding, started),
         (err: unknown) => {
           this.counters.failed++;
           throw err;
         },
       );
     }
-    return this.reply(result, encoding, started);
-  };
+    return this.reply(request, result, encoding, started);
+  }
 
-  private reply(response: TickResponse, encoding: Encoding, started: number): Reply {
+  private reply(request: TickRequest, response: TickResponse, encoding: Encoding, started: number): Reply {
+    this.dialogue?.apply(request, response);
     const reply = encodeTick(response, encoding);
     this.counters.ok++;
     this.latency.record((this.now() - started) * 1000);
     return reply;
   }
+}
+
+/**
+ * Mounts POST /tick as a raw uWS route: the two headers it reads are taken straight from uWS,
+ * a body that arrives in one chunk (nearly all ticks) is decoded in place without a copy,
+ * and the reply is written without the generic router's request object and header maps.
+ * Status codes, error shapes and their order are those of the generic route: 413 on a
+ * declared or actual body over the limit, then 401, 415, 400 (see docs/sidecar.md).
+ */
+export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
+  server.raw('POST', '/tick', (res, req, control) => {
+    const contentType = req.getHeader('content-type');
+    const authorization = req.getHeader('authorization');
+    const declared = req.getHeader('content-length');
+    const state = { aborted: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    if (declared !== '' && Number(declared) > maxBody) {
+      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: true });
+      control.done();
+      return;
+    }
+    let chunks: Buffer[] | null = null;
+    let size = 0;
+    let finished = false;
+    res.onData((ab, isLast) => {
+      if (finished) return;
+      size += ab.byteLength;
+      if (size > maxBody) {
+        finished = true;
+        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: true });
+        control.done();
+        return;
+      }
+      if (!isLast) {
+        // uWS reuses the chunk's memory after this callback: keep a copy.
+        (chunks ??= []).push(Buffer.from(ab.slice(0)));
+        return;
+      }
+      finished = true;
+      const body = chunks === null ? new Uint8Array(ab) : Buffer.concat([...chunks, Buffer.from(ab)], size);
+      let out: Reply | Promise<Reply>;
+      try {
+        out = ticks.run(body, contentType || undefined, authorization || undefined);
+      } catch (err) {
+        failTick(res, state, err, control);
+        return;
+      }
+      if (out instanceof Promise) {
+        out.then(
+          (reply) => {
+            if (!state.aborted) res.cork(() => writeTick(res, reply, control.defaultHeaders));
+            control.done();
+          },
+          (err: unknown) => {
+            if (!state.aborted) res.cork(() => failTick(res, state, err, control));
+            else control.done();
+          },
+        );
+      } else {
+        writeTick(res, out, control.defaultHeaders);
+        control.done();
+      }
+    });
+  });
+}
+
+function writeTick(res: UwsResponse, reply: Reply, defaults: Readonly<Record<string, string>>): void {
+  if ('stream' in reply) throw new Error('a tick reply is never a stream');
+  if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
+  for (const key in defaults) res.writeHeader(key, defaults[key]!);
+  if (reply.headers) for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
+  res.end(reply.body ?? '');
+}
+
+function failTick(res: UwsResponse, state: { aborted: boolean }, err: unknown, control: RawControl): void {
+  if (!(err instanceof HttpError)) {
+    control.logger.error('request failed', { method: 'POST', path: '/tick', error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  }
+  writeError(res, state, err instanceof HttpError ? err : new HttpError('internal'), control.defaultHeaders, {});
+  control.done();
 }

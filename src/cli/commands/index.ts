@@ -7,11 +7,13 @@ import { registerPlugins } from './plugins.js';
 import { registerWebhooks } from './webhooks.js';
 import { registerSidecar } from './sidecar.js';
 import { registerSim } from './sim.js';
+import { registerUp } from './up.js';
 
 /** Every CLI command, in the order --help lists them. */
 export const commands: RegisterCommand[] = [
   registerSidecar,
   registerServe,
+  registerUp,
   registerAdmin,
   registerBundle,
   registerWebhooks,

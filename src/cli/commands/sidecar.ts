@@ -1,9 +1,15 @@
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { configuredPlugins } from '../../dialogue/create.js';
 import { createLogger, type Logger } from '../../log.js';
 import { BundleDirSource } from '../../sidecar/bundle-dir-source.js';
 import type { ConfigSource } from '../../sidecar/config-source.js';
 import { DefaultsSource } from '../../sidecar/defaults-source.js';
-import { startSidecar } from '../../sidecar/service.js';
+import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/control-plane-link.js';
+import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
+import { defaultStateDir } from '../../sidecar/state-dir.js';
+import { STATE_FILE } from '../../sidecar/state-file.js';
 import { CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
@@ -21,6 +27,87 @@ export interface SidecarCliOptions {
   addr?: string;
   token?: string;
   workers?: string;
+  /** Brain state file; default `<bundle dir>/.brainstem-state.json` with --bundle, none otherwise. */
+  state?: string;
+  /** Seconds between state saves. */
+  stateEvery?: string;
+  /** Where synthesised lines and voice clips go (voice out / voice in). */
+  audioDir?: string;
+  /** Control-plane source (env SERVICE_CONTROL_PLANE_URL, SERVICE_SERVER_ID, SERVICE_SERVER_KEY). */
+  controlPlane?: string;
+  serverId?: string;
+  serverKey?: string;
+  /** Seconds, fractions allowed. */
+  pollInterval?: string;
+  telemetryInterval?: string;
+  maxBackoff?: string;
+  /** Control-plane state directory (last good bundle, telemetry buffer). */
+  stateDir?: string;
+}
+
+/** A positive number of seconds (fractions allowed), as milliseconds. */
+function parseSeconds(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new CliError(`${flag} must be a number of seconds from ${min} to ${max}, got "${value}"`);
+  return Math.round(n * 1000);
+}
+
+/**
+ * The control-plane link from flags, else env: null when none of URL, server id and key is
+ * given; a CliError when only some are, or with --bundle too.
+ */
+export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv, cwd = process.cwd()): ControlPlaneLinkOptions | null {
+  const pick = (flag: string | undefined, name: string): string | undefined => {
+    const v = flag ?? env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  const url = pick(opts.controlPlane, 'SERVICE_CONTROL_PLANE_URL');
+  const serverId = pick(opts.serverId, 'SERVICE_SERVER_ID');
+  const serverKey = pick(opts.serverKey, 'SERVICE_SERVER_KEY');
+  if (!url && !serverId && !serverKey) {
+    for (const [flag, v] of [['--poll-interval', opts.pollInterval], ['--telemetry-interval', opts.telemetryInterval], ['--state-dir', opts.stateDir], ['--max-backoff', opts.maxBackoff]] as const) {
+      if (v !== undefined) throw new CliError(`${flag} needs a control plane (--control-plane, --server-id, --server-key)`);
+    }
+    return null;
+  }
+  const missing = [!url && '--control-plane (SERVICE_CONTROL_PLANE_URL)', !serverId && '--server-id (SERVICE_SERVER_ID)', !serverKey && '--server-key (SERVICE_SERVER_KEY)'].filter(Boolean);
+  if (missing.length > 0) throw new CliError(`the control-plane source also needs ${missing.join(' and ')}`);
+  if (opts.bundle) throw new CliError('--bundle and --control-plane are two config sources; give one');
+  if (!/^https?:\/\/[^\s]+$/.test(url!)) throw new CliError(`--control-plane must be an http:// or https:// URL, got "${url}"`);
+  if (!/^[1-9]\d{0,14}$/.test(serverId!)) throw new CliError(`--server-id must be a positive integer, got "${serverId}"`);
+  return {
+    url: url!,
+    serverId: serverId!,
+    serverKey: serverKey!,
+    stateDir: opts.stateDir ? resolve(cwd, opts.stateDir) : defaultStateDir(serverId!, cwd),
+    ...(opts.pollInterval !== undefined ? { pollMs: parseSeconds(opts.pollInterval, '--poll-interval', 0.05, 86_400) } : {}),
+    ...(opts.telemetryInterval !== undefined ? { telemetryMs: parseSeconds(opts.telemetryInterval, '--telemetry-interval', 0.05, 86_400) } : {}),
+    ...(opts.maxBackoff !== undefined ? { maxBackoffMs: parseSeconds(opts.maxBackoff, '--max-backoff', 0.05, 86_400) } : {}),
+  };
+}
+
+/** Where the brains' memory is kept: --state, else beside a self-hosted bundle, else nowhere. */
+export function stateFileFrom(opts: SidecarCliOptions): string | null {
+  if (opts.state !== undefined) return opts.state === '' ? null : resolve(opts.state);
+  return opts.bundle ? join(resolve(opts.bundle), STATE_FILE) : null;
+}
+
+/**
+ * The dialogue tier's options from the environment: null unless SERVICE_LLM_BASE_URL and
+ * SERVICE_LLM_MODEL are set. Voice out runs only when speech is configured
+ * (SERVICE_TTS_ENGINE other than off, or SERVICE_TTS_BASE_URL), voice in when
+ * SERVICE_STT_* is; both need an audio directory (--audio-dir, SERVICE_AUDIO_DIR, else a
+ * directory under the system temp dir).
+ */
+export function dialogueFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv): SidecarOptions['dialogue'] {
+  const plugins = configuredPlugins(env);
+  if (!plugins.dialogue) return null;
+  const set = (k: string): boolean => (env[k] ?? '').trim() !== '';
+  const tts = (set('SERVICE_TTS_ENGINE') && env.SERVICE_TTS_ENGINE!.trim() !== 'off') || set('SERVICE_TTS_BASE_URL');
+  const voice = tts || plugins['voice-in'];
+  const audioDir = opts.audioDir ?? (set('SERVICE_AUDIO_DIR') ? env.SERVICE_AUDIO_DIR : undefined) ?? (voice ? join(tmpdir(), `brainstem-audio-${process.pid}`) : undefined);
+  const tierEnv = tts ? env : { ...env, SERVICE_TTS_ENGINE: 'off' };
+  return audioDir ? { env: tierEnv, audioDir: resolve(audioDir) } : { env: tierEnv };
 }
 
 /** Picks the config source from the options: a bundle directory, else the built-in defaults. */
@@ -34,17 +121,21 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const { host, port } = parseAddr(opts.addr ?? env.SERVICE_BRAIN_ADDR ?? DEFAULT_SIDECAR_ADDR, opts.addr ? '--addr' : 'SERVICE_BRAIN_ADDR');
   const workers = opts.workers === undefined ? DEFAULT_WORKERS : parseInteger(opts.workers, '--workers', 0, 64);
   const token = opts.token ?? env.SERVICE_BRAIN_TOKEN ?? '';
-  const source = configSourceFrom(opts, logger);
-  let sidecar;
+  const link = controlPlaneFrom(opts, env);
+  const stateFile = link && opts.state === undefined ? join(link.stateDir, STATE_FILE) : stateFileFrom(opts);
+  const stateEveryMs = opts.stateEvery === undefined ? 30_000 : parseInteger(opts.stateEvery, '--state-every', 1, 86_400) * 1000;
+  const dialogue = dialogueFrom(opts, env);
+  let sidecar: Sidecar;
   try {
-    sidecar = await startSidecar({ host, port, source, workers, token: token || null, logger });
+    const common = { host, port, workers, token: token || null, logger, dialogue, stateFile, stateEveryMs };
+    sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: configSourceFrom(opts, logger) });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
-  const config = source.status();
+  const config = sidecar.status().config;
   const mode = workers === 0 ? 'inline' : `${workers} worker${workers === 1 ? '' : 's'}`;
   process.stdout.write(
-    `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${config.source}, ${mode}${token ? ', bearer token required' : ''})\n`,
+    `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${config.source}${config.location ? ` ${config.location}` : ''}, ${mode}${token ? ', bearer token required' : ''}${dialogue ? ', dialogue on' : ''}${stateFile ? `, state ${stateFile}` : ''})\n`,
   );
   const signal = await untilSignal();
   logger.info('shutting down', { signal });
@@ -59,5 +150,15 @@ export function registerSidecar(program: Command): void {
     .option('--addr <host:port>', `bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
     .option('--token <token>', 'bearer token required on /tick (env SERVICE_BRAIN_TOKEN)')
     .option('--workers <n>', `worker threads evaluating ticks, agents sharded over them; 0 = on the main thread (default ${DEFAULT_WORKERS})`)
+    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default with --bundle: DIR/${STATE_FILE}, with --control-plane: in --state-dir; '' = none)`)
+    .option('--state-every <s>', 'seconds between brain memory saves (default 30)')
+    .option('--audio-dir <dir>', 'directory for synthesised lines and voice clips (env SERVICE_AUDIO_DIR)')
+    .option('--control-plane <url>', 'pull config from and push telemetry to this control plane (env SERVICE_CONTROL_PLANE_URL); needs --server-id and --server-key')
+    .option('--server-id <id>', 'this game server\'s id on the control plane (env SERVICE_SERVER_ID)')
+    .option('--server-key <key>', 'server key bsk_… issued for that server (env SERVICE_SERVER_KEY)')
+    .option('--poll-interval <s>', 'seconds between config pulls, jittered ±10% (default 15)')
+    .option('--telemetry-interval <s>', 'seconds between telemetry reports (default 60)')
+    .option('--max-backoff <s>', 'cap of the retry back-off after control-plane errors (default 300)')
+    .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default ./.brainstem/sidecar-<server id>/)')
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));
 }

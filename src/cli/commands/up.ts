@@ -1,0 +1,96 @@
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { createLogger } from '../../log.js';
+import { startLinkedSidecar } from '../../sidecar/control-plane-link.js';
+import { defaultStateDir } from '../../sidecar/state-dir.js';
+import { STATE_FILE } from '../../sidecar/state-file.js';
+import { startEmbedded } from '../embedded.js';
+import { ensureLocalStack } from '../local-stack.js';
+import { CliError, parseAddr, untilSignal } from '../util.js';
+import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
+
+interface UpFlags {
+  addr: string;
+  sidecarAddr: string;
+  db: string;
+  data: string;
+}
+
+/** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
+export const SAMPLE_TICK = {
+  snapshot: {
+    agent: 1,
+    time_s: 10,
+    self_state: { pos: { x: 0, y: 0, z: 0 }, heading_deg: 0, health: 100, blood: 5000, hunger: 20, thirst: 20, has_weapon: true, ammo: 30 },
+    targets: [{ id: 42, kind: 'player', pos: { x: 12, y: 0, z: 5 }, hostile: false, visible: true, name: 'Alex' }],
+    route: [{ x: 0, y: 0, z: 0 }, { x: 40, y: 0, z: 0 }],
+  },
+  profile: { name: 'Mira', role: 'survivor' },
+};
+
+/**
+ * `brainstem up`: the embedded server and a sidecar bound to it, in one process. The first
+ * run on a DB file creates a tenant, a user, a server and a server key (see local-stack.ts);
+ * later runs reuse them.
+ */
+export function registerUp(program: Command): void {
+  program
+    .command('up')
+    .description('the whole local stack in one command: embedded server plus a sidecar on its control plane; prints URLs and a login')
+    .option('--addr <host:port>', 'embedded server bind address', '127.0.0.1:8080')
+    .option('--sidecar-addr <host:port>', 'sidecar bind address', DEFAULT_SIDECAR_ADDR)
+    .option('--db <file>', 'SQLite database file', './brainstem.db')
+    .option('--data <dir>', 'property-video data directory', './data')
+    .action(async (flags: UpFlags) => {
+      const api = parseAddr(flags.addr, '--addr');
+      const side = parseAddr(flags.sidecarAddr, '--sidecar-addr');
+      const logger = createLogger();
+      const db = resolve(flags.db);
+      let local;
+      try {
+        local = await ensureLocalStack(db, { adminToken: process.env.SERVICE_ADMIN_TOKEN });
+      } catch (err) {
+        throw new CliError(`cannot prepare ${db}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const { stack } = local;
+      let embedded;
+      try {
+        embedded = await startEmbedded({ host: api.host, port: api.port, db, adminToken: stack.adminToken, logger, dataDir: resolve(flags.data) });
+      } catch (err) {
+        throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const stateDir = defaultStateDir(String(stack.serverId));
+      const token = process.env.SERVICE_BRAIN_TOKEN ?? '';
+      let linked;
+      try {
+        linked = await startLinkedSidecar(
+          { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir },
+          { host: side.host, port: side.port, workers: 0, token: token || null, logger, dialogue: dialogueFrom({}, process.env), stateFile: join(stateDir, STATE_FILE) },
+        );
+      } catch (err) {
+        await embedded.close();
+        throw new CliError(`sidecar: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const { sidecar } = linked;
+      const config = sidecar.status().config;
+      const auth = token ? ` -H 'authorization: Bearer ${token}'` : '';
+      process.stdout.write(
+        [
+          `brainstem up: local stack running (${local.created ? 'created' : 'reused'} in ${db})`,
+          `  dashboard    ${embedded.url}/`,
+          `  API          ${embedded.url}/v1`,
+          `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
+          `  login        ${stack.email}  /  ${stack.password}`,
+          `  admin token  ${stack.adminToken}`,
+          `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json'${auth} -d '${JSON.stringify(SAMPLE_TICK)}'`,
+          'Ctrl-C stops both.',
+          '',
+        ].join('\n'),
+      );
+      const signal = await untilSignal();
+      logger.info('shutting down', { signal });
+      // The sidecar first: its final telemetry report goes to the server still running.
+      await sidecar.close();
+      await embedded.close();
+    });
+}

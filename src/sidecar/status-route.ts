@@ -1,0 +1,34 @@
+import { json } from '../http/reply.js';
+import type { HttpServer } from '../http/server.js';
+import type { BearerGate } from './auth.js';
+import type { SidecarStatus } from './service.js';
+
+const ms = (us: number): number => Math.round(us) / 1000;
+
+/**
+ * GET /status: the applied bundle (version, source), tick counters and latency, and whatever
+ * the caller adds (the control-plane client's pull, push and buffer state). Behind the bearer
+ * gate when one is set, like /tick.
+ */
+export function mountStatus(server: HttpServer, gate: BearerGate | null, status: () => SidecarStatus, extras: () => Record<string, unknown>): void {
+  server.get(
+    '/status',
+    (req) => {
+      gate?.check(req.headers.authorization);
+      const s = status();
+      const l = s.latency;
+      return json(200, {
+        version: s.config.version,
+        source: s.config.source,
+        location: s.config.location,
+        lastError: s.config.lastError,
+        ...extras(),
+        agents: s.agents,
+        evaluator: s.evaluator,
+        ticks: s.ticks,
+        latency: { count: l.count, p50_ms: ms(l.p50_us), p90_ms: ms(l.p90_us), p99_ms: ms(l.p99_us), p999_ms: ms(l.p999_us), max_ms: ms(l.max_us) },
+      });
+    },
+    { headers: ['authorization'] },
+  );
+}

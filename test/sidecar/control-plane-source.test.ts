@@ -1,0 +1,127 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { DEFAULT_BUNDLE, type ConfigBundle } from '../../brain/index.js';
+import { ControlPlaneClient } from '../../src/sidecar/control-plane-client.js';
+import { ControlPlaneSource } from '../../src/sidecar/control-plane-source.js';
+import { LatencyHistogram } from '../../src/sidecar/histogram.js';
+import { TelemetryBuffer } from '../../src/sidecar/telemetry-buffer.js';
+import { TelemetryPusher } from '../../src/sidecar/telemetry-push.js';
+import type { SidecarTelemetry } from '../../src/sidecar/service.js';
+import { startTestServer, tenantSession } from '../helpers/embedded.js';
+import { tempDir } from '../helpers/paths.js';
+import { serverWithKey } from '../controlplane/helpers.js';
+import { runConfigSourceSuite } from './config-source.case.js';
+
+const cp = await startTestServer();
+const session = await tenantSession(cp);
+after(() => cp.stop());
+
+const shared = await serverWithKey(cp, session.token, 'suite');
+runConfigSourceSuite('ControlPlaneSource', () => {
+  const dir = tempDir();
+  const client = new ControlPlaneClient({ url: cp.url, serverId: String(shared.serverId), key: shared.key });
+  return { source: new ControlPlaneSource({ client, stateDir: dir.path }), dispose: dir.dispose };
+});
+
+test('a bundle that fails validation is refused once, the last good one stays, and the next valid one is applied', async () => {
+  const good: ConfigBundle = { ...DEFAULT_BUNDLE, version: 2 };
+  const invalid = { ...DEFAULT_BUNDLE, version: 3, flavor: { ...DEFAULT_BUNDLE.flavor, themes_per_bot: 99 } };
+  const fixed: ConfigBundle = { ...DEFAULT_BUNDLE, version: 4 };
+  const answers: unknown[] = [good, invalid, invalid, fixed];
+  const seen: (string | undefined)[] = [];
+  const fake = createServer((req, res) => {
+    seen.push(req.headers['if-none-match']);
+    const next = answers.shift() ?? fixed;
+    res.writeHead(200, { 'content-type': 'application/json', etag: `"v${(next as ConfigBundle).version}"` });
+    res.end(JSON.stringify(next));
+  }).listen(0, '127.0.0.1');
+  await once(fake, 'listening');
+  const dir = tempDir();
+  const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+  const source = new ControlPlaneSource({ client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_x' }), stateDir: dir.path, pollMs: 3_600_000 });
+  try {
+    const applied: number[] = [];
+    const first = await source.start((b) => applied.push(b.version));
+    assert.equal(first.version, 2);
+    await source.pollNow();
+    assert.equal(source.status().version, 2);
+    assert.match(source.status().lastError ?? '', /themes_per_bot/);
+    assert.match(source.pullStatus().lastPull?.outcome ?? '', /^error: invalid bundle/);
+    await source.pollNow();
+    await source.pollNow();
+    assert.deepEqual(applied, [4]);
+    assert.deepEqual(source.status(), { version: 4, source: 'control-plane', location: url, lastError: null });
+    assert.deepEqual(seen, [undefined, '"v2"', '"v2"', '"v2"']);
+  } finally {
+    await source.stop();
+    fake.close();
+    dir.dispose();
+  }
+});
+
+test('an unreachable control plane at start: built-in defaults (no disk copy) within the startup timeout', async () => {
+  const dir = tempDir();
+  const client = new ControlPlaneClient({ url: 'http://127.0.0.1:1', serverId: '1', key: 'bsk_x' });
+  const source = new ControlPlaneSource({ client, stateDir: dir.path, startupTimeoutMs: 500, pollMs: 3_600_000 });
+  try {
+    const bundle = await source.start(() => {});
+    assert.equal(bundle, DEFAULT_BUNDLE);
+    assert.equal(source.status().source, 'defaults');
+    assert.match(source.pullStatus().lastPull?.outcome ?? '', /^error: unreachable/);
+  } finally {
+    await source.stop();
+    dir.dispose();
+  }
+});
+
+function counts(events: Record<string, number>): SidecarTelemetry {
+  return { events, roster: [], agents: 2, playersOnline: 1, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, cacheHits: 0, dialogue: null };
+}
+
+test('a report whose 202 is lost is resent with the same reportId and counted once', async () => {
+  const sc = await serverWithKey(cp, session.token, 'lost-202');
+  let lose = 1;
+  const flaky: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    if (init?.method === 'POST' && lose-- > 0) {
+      await res.text();
+      throw new TypeError('fetch failed: connection reset after the request was sent');
+    }
+    return res;
+  };
+  const dir = tempDir();
+  const buffer = new TelemetryBuffer(dir.path);
+  await buffer.load();
+  const client = new ControlPlaneClient({ url: cp.url, serverId: String(sc.serverId), key: sc.key, fetch: flaky });
+  const batches = [counts({ spawn: 3, snap: 5 }), counts({ snap: 1 })];
+  const pusher = new TelemetryPusher({
+    client,
+    buffer,
+    collect: async () => batches.shift() ?? counts({}),
+    latency: new LatencyHistogram(),
+    intervalMs: 3_600_000,
+    minBackoffMs: 10,
+    maxBackoffMs: 10,
+  });
+  try {
+    await pusher.report();
+    await pusher.flush();
+    assert.equal(buffer.size, 1);
+    assert.match(pusher.status().lastPush?.outcome ?? '', /^error: unreachable/);
+    await pusher.report(); // the second report waits behind the first
+    await new Promise((r) => setTimeout(r, 50));
+    await pusher.flush();
+    assert.equal(buffer.size, 0);
+    assert.equal(pusher.status().lastPush?.outcome, 'ok');
+    const activity = await cp.call('GET', `/v1/servers/${sc.serverId}/activity?limit=50`, { token: session.token });
+    const total = (kind: string) => (activity.body as { kind: string; count: number }[]).filter((e) => e.kind === kind).reduce((n, e) => n + e.count, 0);
+    assert.equal(total('spawn'), 3);
+    assert.equal(total('snap'), 6);
+  } finally {
+    await pusher.close(100);
+    dir.dispose();
+  }
+});

@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../helpers/paths.js';
+import { call, spawnCli, stop } from './helpers.js';
+
+interface Printed {
+  api: string;
+  sidecar: string;
+  email: string;
+  password: string;
+  adminToken: string;
+  curlUrl: string;
+  curlBody: string;
+  created: boolean;
+}
+
+function parse(lines: string[]): Printed {
+  const text = lines.join('\n');
+  const field = (re: RegExp): string => {
+    const m = re.exec(text);
+    assert.ok(m, `${re} not in:\n${text}`);
+    return m[1]!;
+  };
+  return {
+    api: field(/API\s+(http:\/\/\S+)\/v1/),
+    sidecar: field(/sidecar\s+(http:\/\/\S+)/),
+    email: field(/login\s+(\S+@\S+)\s+\/\s+\S+/),
+    password: field(/login\s+\S+\s+\/\s+(\S+)/),
+    adminToken: field(/admin token\s+(bsa_\S+)/),
+    curlUrl: field(/curl -s -X POST (\S+)/),
+    curlBody: field(/-d '([^']+)'/),
+    created: /\(created in /.test(text),
+  };
+}
+
+test('brainstem up brings the stack up from an empty directory, the printed curl answers 200, and a second run reuses the login', async () => {
+  const cwd = tempDir('brainstem-up-');
+  try {
+    const args = ['up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0'];
+    const env = { SERVICE_ADMIN_TOKEN: '' };
+    const first = await spawnCli(args, /^Ctrl-C stops both\.$/, { cwd: cwd.path, env });
+    const one = parse(first.lines);
+    try {
+      assert.equal(one.created, true);
+      const res = await fetch(one.curlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: one.curlBody });
+      assert.equal(res.status, 200);
+      const reply = (await res.json()) as { agent: number; intents: unknown[] };
+      assert.equal(reply.agent, 1);
+      const login = await call(one.api, 'POST', '/v1/auth/login', { body: { email: one.email, password: one.password } });
+      assert.equal(login.status, 200);
+      const servers = await call(one.api, 'GET', '/v1/servers', { token: login.body.token });
+      assert.equal(servers.body.length, 1);
+      const tenants = await call(one.api, 'GET', '/v1/admin/tenants', { token: one.adminToken });
+      assert.equal(tenants.status, 200);
+      assert.equal(tenants.body[0].plan, 'agency');
+      const status = await call(one.sidecar, 'GET', '/status');
+      assert.equal(status.body.source, 'control-plane');
+      assert.equal(status.body.version, 1);
+    } finally {
+      assert.equal(await stop(first.child, 'SIGINT'), 0);
+    }
+    assert.ok(existsSync(join(cwd.path, 'brainstem.db')));
+    assert.ok(existsSync(join(cwd.path, '.brainstem', 'sidecar-1', 'bundle.json')));
+
+    const second = await spawnCli(args, /^Ctrl-C stops both\.$/, { cwd: cwd.path, env });
+    try {
+      const two = parse(second.lines);
+      assert.equal(two.created, false);
+      assert.equal(two.email, one.email);
+      assert.equal(two.password, one.password);
+      assert.equal(two.adminToken, one.adminToken);
+      const res = await fetch(two.curlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: two.curlBody });
+      assert.equal(res.status, 200);
+    } finally {
+      assert.equal(await stop(second.child), 0);
+    }
+  } finally {
+    cwd.dispose();
+  }
+});
