@@ -200,6 +200,8 @@ export class DialogueWiring {
     ctx.reset(agent, s.time_s);
     ctx.event = null;
     if (combat !== null) {
+      // Bounded: characters that vanish mid-fight are never seen to leave it.
+      if (this.inCombat.size >= MAX_CACHED_PERSONAS * 2) this.inCombat.clear();
       if (!this.inCombat.has(agent)) {
         this.inCombat.add(agent);
         ctx.event = combat;
