@@ -13,7 +13,7 @@ import { wantsPersona, type DialogueWiring } from './dialogue.js';
 import type { Evaluator } from './evaluator.js';
 import { LatencyHistogram } from './histogram.js';
 
-/** The only request headers /tick reads; the router copies just these. */
+/** The only request headers /tick reads (for a /tick mounted on the generic router). */
 export const TICK_HEADERS = ['content-type', 'content-length', 'authorization'] as const;
 
 /** Default body limit of /tick: a full snapshot at every list cap fits well below it. */
