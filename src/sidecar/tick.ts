@@ -9,7 +9,7 @@ import type { HttpServer, RawControl, Request } from '../http/server.js';
 import { statusLine, writeError } from '../http/write.js';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { BearerGate } from './auth.js';
-import { wantsPersona, type DialogueWiring } from './dialogue.js';
+import type { DialogueWiring } from './dialogue.js';
 import type { Evaluator } from './evaluator.js';
 import { LatencyHistogram } from './histogram.js';
 
@@ -119,7 +119,7 @@ export class TickHandler {
         throw new HttpError('bad_request', `Invalid tick: ${first.path || '(body)'} ${first.message}.`, { details: parsed.problems });
       }
       request = parsed.request;
-      result = this.flagPersonas ? this.evaluator.tick(request, wantsPersona(request)) : this.evaluator.tick(request);
+      result = this.flagPersonas ? this.evaluator.tick(request, this.dialogue!.needsPersona(request)) : this.evaluator.tick(request);
     } catch (err) {
       if (err instanceof HttpError) this.counters.rejected++;
       else this.counters.failed++;
