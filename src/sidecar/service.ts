@@ -64,6 +64,10 @@ export interface SidecarStatus {
   evaluator: { mode: Evaluator['mode']; workers: number };
   ticks: TickCounters;
   latency: LatencySummary;
+  /** The dialogue tier's state (DialogueTier.status()), null without a tier. */
+  dialogue: ReturnType<DialogueTier['status']> | null;
+  /** The brain state file, null when memory is not kept. */
+  stateFile: string | null;
 }
 
 export interface Sidecar {
@@ -156,6 +160,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       evaluator: { mode: ev.mode, workers: ev.workers },
       ticks: { ...ticks.counters },
       latency: ticks.latency.summary(),
+      dialogue: tier?.status() ?? null,
+      stateFile: options.stateFile ?? null,
     }),
     close: () =>
       (closing ??= (async () => {
