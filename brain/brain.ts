@@ -15,7 +15,7 @@ import { pushPatrol } from './reactive/patrol.js';
 import { newPerception, perceive } from './reactive/perception.js';
 import { alignmentOf, survivorOf, type Alignment } from './roster.js';
 import { Squads, type Squad } from './squads.js';
-import { AgentState, type Goal, type Mode } from './state.js';
+import { AgentState, toPlain, type Goal, type Mode, type PlainAgent } from './state.js';
 import { exportAgents, parseState, type BrainState } from './state-io.js';
 import type { ConfigBundle, Intent, Posture, Profile, Role, Speed, Survivor, TickRequest, TickResponse, Traits } from './types.js';
 import { fleeMargin } from './utility.js';
@@ -385,6 +385,16 @@ export class Brain {
   /** Every agent's state as a versioned JSON-serialisable document (see state-io.ts). */
   exportState(): BrainState {
     return exportAgents(this.agents.values());
+  }
+
+  /**
+   * The agents of exportState in batches of `size`, each agent copied when its batch is
+   * taken, so a caller can yield to other work between batches (a whole export of 10,000
+   * agents takes a few hundred milliseconds). Who is exported is fixed at the first batch.
+   */
+  *exportBatches(size = 500): Generator<PlainAgent[]> {
+    const all = [...this.agents.values()];
+    for (let i = 0; i < all.length; i += size) yield all.slice(i, i + size).map(toPlain);
   }
 
   /**

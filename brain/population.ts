@@ -28,16 +28,48 @@ export function sampleTraits(pop: Population, rng: RngHolder): Traits {
 
 /**
  * Applies profile.traits over the sampled ones; called every tick so a changed profile takes
- * effect. Returns whether the profile gave any (the caller then re-tempers the agent).
+ * effect. Returns whether a trait changed (the caller then re-tempers the agent). Written out
+ * per trait: a store by a variable name (`traits[name] = v`) is megamorphic, and this runs on
+ * every tick that carries a profile.
  */
 export function applyProfileTraits(traits: Traits, profile: Profile): boolean {
   const p = profile.traits;
   if (p === undefined) return false;
-  for (const name of TRAIT_NAMES) {
-    const v = p[name];
-    if (v !== undefined && v >= 0 && v <= 1) traits[name] = v;
+  let changed = false;
+  let v: number | undefined;
+  if ((v = p.openness) !== undefined && v >= 0 && v <= 1 && v !== traits.openness) {
+    traits.openness = v;
+    changed = true;
   }
-  return true;
+  if ((v = p.conscientiousness) !== undefined && v >= 0 && v <= 1 && v !== traits.conscientiousness) {
+    traits.conscientiousness = v;
+    changed = true;
+  }
+  if ((v = p.extraversion) !== undefined && v >= 0 && v <= 1 && v !== traits.extraversion) {
+    traits.extraversion = v;
+    changed = true;
+  }
+  if ((v = p.agreeableness) !== undefined && v >= 0 && v <= 1 && v !== traits.agreeableness) {
+    traits.agreeableness = v;
+    changed = true;
+  }
+  if ((v = p.neuroticism) !== undefined && v >= 0 && v <= 1 && v !== traits.neuroticism) {
+    traits.neuroticism = v;
+    changed = true;
+  }
+  if ((v = p.afk_proneness) !== undefined && v >= 0 && v <= 1 && v !== traits.afk_proneness) {
+    traits.afk_proneness = v;
+    changed = true;
+  }
+  if ((v = p.break_proneness) !== undefined && v >= 0 && v <= 1 && v !== traits.break_proneness) {
+    traits.break_proneness = v;
+    changed = true;
+  }
+  if ((v = p.fatigue_rate) !== undefined && v >= 0 && v <= 1 && v !== traits.fatigue_rate) {
+    traits.fatigue_rate = v;
+    changed = true;
+  }
+  return changed;
 }
 
 /** Refreshes the agent's derived temperament from its traits. */

@@ -86,28 +86,27 @@ function integerIssue(v: unknown, min: number, max: number): string | null {
 
 const SAFE = Number.MAX_SAFE_INTEGER;
 
-function num(o: Obj, key: string, base: string, min: number, max: number, p: Problems): number {
-  const v = o[key];
+// The checkers take the value already loaded by the caller with a literal property name:
+// loading o[key] here, for objects of many shapes, made every load megamorphic (slow) on the
+// hot path.
+function num(v: unknown, key: string, base: string, min: number, max: number, p: Problems): number {
   const issue = numberIssue(v, min, max);
   if (issue) p.add(join(base, key), v === undefined ? 'is required' : issue);
   return v as number;
 }
 
-function int(o: Obj, key: string, base: string, min: number, max: number, p: Problems): number {
-  const v = o[key];
+function int(v: unknown, key: string, base: string, min: number, max: number, p: Problems): number {
   const issue = integerIssue(v, min, max);
   if (issue) p.add(join(base, key), v === undefined ? 'is required' : issue);
   return v as number;
 }
 
-function bool(o: Obj, key: string, base: string, p: Problems): boolean {
-  const v = o[key];
+function bool(v: unknown, key: string, base: string, p: Problems): boolean {
   if (typeof v !== 'boolean') p.add(join(base, key), v === undefined ? 'is required' : `must be a boolean, got ${typeName(v)}`);
   return v as boolean;
 }
 
-function str(o: Obj, key: string, base: string, maxLength: number, p: Problems): string {
-  const v = o[key];
+function str(v: unknown, key: string, base: string, maxLength: number, p: Problems): string {
   if (typeof v !== 'string') p.add(join(base, key), v === undefined ? 'is required' : `must be a string, got ${typeName(v)}`);
   else if (v.length > maxLength) p.add(join(base, key), `must be at most ${maxLength} characters, got ${v.length}`);
   return v as string;
@@ -123,9 +122,9 @@ function vec3(v: unknown, path: () => string, p: Problems): Vec3 {
   const z = v.z;
   if (typeof x !== 'number' || typeof y !== 'number' || typeof z !== 'number' || !Number.isFinite(x + y + z)) {
     const base = path();
-    num(v, 'x', base, -Infinity, Infinity, p);
-    num(v, 'y', base, -Infinity, Infinity, p);
-    num(v, 'z', base, -Infinity, Infinity, p);
+    num(v.x, 'x', base, -Infinity, Infinity, p);
+    num(v.y, 'y', base, -Infinity, Infinity, p);
+    num(v.z, 'z', base, -Infinity, Infinity, p);
   }
   return { x: x as number, y: y as number, z: z as number };
 }
@@ -151,13 +150,13 @@ function selfState(v: unknown, p: Problems): SelfState {
   }
   return {
     pos: vec3(v.pos, () => `${base}.pos`, p),
-    heading_deg: num(v, 'heading_deg', base, -Infinity, Infinity, p),
-    health: num(v, 'health', base, 0, 100, p),
-    blood: num(v, 'blood', base, 0, 5000, p),
-    hunger: num(v, 'hunger', base, 0, 100, p),
-    thirst: num(v, 'thirst', base, 0, 100, p),
-    has_weapon: bool(v, 'has_weapon', base, p),
-    ammo: int(v, 'ammo', base, 0, SAFE, p),
+    heading_deg: num(v.heading_deg, 'heading_deg', base, -Infinity, Infinity, p),
+    health: num(v.health, 'health', base, 0, 100, p),
+    blood: num(v.blood, 'blood', base, 0, 5000, p),
+    hunger: num(v.hunger, 'hunger', base, 0, 100, p),
+    thirst: num(v.thirst, 'thirst', base, 0, 100, p),
+    has_weapon: bool(v.has_weapon, 'has_weapon', base, p),
+    ammo: int(v.ammo, 'ammo', base, 0, SAFE, p),
   };
 }
 
@@ -167,7 +166,7 @@ function target(v: unknown, i: number, p: Problems): Target {
     return v as unknown as Target;
   }
   const base = item('snapshot.targets', i);
-  const id = int(v, 'id', base, -SAFE, SAFE, p);
+  const id = int(v.id, 'id', base, -SAFE, SAFE, p);
   const kind = v.kind;
   if (typeof kind !== 'string' || !TARGET_KINDS.includes(kind as TargetKind)) {
     p.add(`${base}.kind`, kind === undefined ? 'is required' : `must be one of ${TARGET_KINDS.join(', ')}`);
@@ -176,11 +175,11 @@ function target(v: unknown, i: number, p: Problems): Target {
     id,
     kind: kind as TargetKind,
     pos: vec3(v.pos, () => `${base}.pos`, p),
-    hostile: bool(v, 'hostile', base, p),
-    visible: bool(v, 'visible', base, p),
+    hostile: bool(v.hostile, 'hostile', base, p),
+    visible: bool(v.visible, 'visible', base, p),
   };
-  if (v.name !== undefined) t.name = str(v, 'name', base, TICK_LIMITS.maxName, p);
-  if (v.health !== undefined) t.health = num(v, 'health', base, 0, 100, p);
+  if (v.name !== undefined) t.name = str(v.name, 'name', base, TICK_LIMITS.maxName, p);
+  if (v.health !== undefined) t.health = num(v.health, 'health', base, 0, 100, p);
   return t;
 }
 
@@ -191,8 +190,8 @@ function poi(v: unknown, i: number, p: Problems): PointOfInterest {
     return v as unknown as PointOfInterest;
   }
   return {
-    id: str(v, 'id', base, TICK_LIMITS.maxPoiField, p),
-    kind: str(v, 'kind', base, TICK_LIMITS.maxPoiField, p),
+    id: str(v.id, 'id', base, TICK_LIMITS.maxPoiField, p),
+    kind: str(v.kind, 'kind', base, TICK_LIMITS.maxPoiField, p),
     pos: vec3(v.pos, () => `${base}.pos`, p),
   };
 }
@@ -204,9 +203,9 @@ function heard(v: unknown, i: number, p: Problems): HeardSpeech {
     return v as unknown as HeardSpeech;
   }
   return {
-    from: int(v, 'from', base, -SAFE, SAFE, p),
-    text: str(v, 'text', base, TICK_LIMITS.maxHeardText, p),
-    at_s: num(v, 'at_s', base, -Infinity, Infinity, p),
+    from: int(v.from, 'from', base, -SAFE, SAFE, p),
+    text: str(v.text, 'text', base, TICK_LIMITS.maxHeardText, p),
+    at_s: num(v.at_s, 'at_s', base, -Infinity, Infinity, p),
   };
 }
 
@@ -216,8 +215,8 @@ function snapshot(v: unknown, p: Problems): Snapshot {
     return v as unknown as Snapshot;
   }
   const base = 'snapshot';
-  const agent = int(v, 'agent', base, -SAFE, SAFE, p) as AgentId;
-  const time_s = num(v, 'time_s', base, 0, Infinity, p);
+  const agent = int(v.agent, 'agent', base, -SAFE, SAFE, p) as AgentId;
+  const time_s = num(v.time_s, 'time_s', base, 0, Infinity, p);
   const self_state = selfState(v.self_state, p);
   const targets: Target[] = [];
   const rawTargets = list(v.targets, 'snapshot.targets', TICK_LIMITS.maxTargets, p);
@@ -247,7 +246,7 @@ function snapshot(v: unknown, p: Problems): Snapshot {
       s.heard = out;
     }
   }
-  if (v.squad !== undefined) s.squad = str(v, 'squad', base, TICK_LIMITS.maxSquad, p);
+  if (v.squad !== undefined) s.squad = str(v.squad, 'squad', base, TICK_LIMITS.maxSquad, p);
   return s;
 }
 
@@ -258,7 +257,7 @@ function traits(v: unknown, p: Problems): Partial<Traits> {
   }
   const out: Partial<Traits> = {};
   for (const name of TRAIT_NAMES) {
-    if (v[name] !== undefined) out[name] = num(v, name, 'profile.traits', 0, 1, p);
+    if (v[name] !== undefined) out[name] = num(v[name], name, 'profile.traits', 0, 1, p);
   }
   return out;
 }
@@ -271,12 +270,12 @@ function profile(v: unknown, p: Problems): Profile {
     return {};
   }
   const out: Profile = {};
-  if (v.name !== undefined) out.name = str(v, 'name', 'profile', TICK_LIMITS.maxName, p);
+  if (v.name !== undefined) out.name = str(v.name, 'name', 'profile', TICK_LIMITS.maxName, p);
   if (v.role !== undefined) {
     if (typeof v.role !== 'string' || !ROLES.includes(v.role as Role)) p.add('profile.role', `must be one of ${ROLES.join(', ')}`);
     out.role = v.role as Role;
   }
-  if (v.coward !== undefined) out.coward = bool(v, 'coward', 'profile', p);
+  if (v.coward !== undefined) out.coward = bool(v.coward, 'coward', 'profile', p);
   if (v.traits !== undefined) out.traits = traits(v.traits, p);
   return out;
 }

@@ -179,6 +179,17 @@ export class DialogueWiring {
     });
   }
 
+  /**
+   * Whether a worker should send this agent's persona back with this tick: the tier may start
+   * a line (wantsPersona) and the persona kept here is missing or older than PERSONA_TTL_S.
+   */
+  needsPersona(request: TickRequest): boolean {
+    if (!wantsPersona(request)) return false;
+    const hit = this.personas.get(request.snapshot.agent as number);
+    const time = request.snapshot.time_s;
+    return hit === undefined || time < hit.at || time - hit.at >= PERSONA_TTL_S;
+  }
+
   /** Runs the tier for one answered tick and appends its Say, if any, to the reply. */
   apply(request: TickRequest, response: TickResponse): void {
     const s = request.snapshot;
@@ -200,6 +211,8 @@ export class DialogueWiring {
     ctx.reset(agent, s.time_s);
     ctx.event = null;
     if (combat !== null) {
+      // Bounded: characters that vanish mid-fight are never seen to leave it.
+      if (this.inCombat.size >= MAX_CACHED_PERSONAS * 2) this.inCombat.clear();
       if (!this.inCombat.has(agent)) {
         this.inCombat.add(agent);
         ctx.event = combat;

@@ -1,5 +1,5 @@
 import { Brain } from '../../brain/index.js';
-import type { BrainState, ConfigBundle, Survivor, TickRequest, TickResponse } from '../../brain/index.js';
+import type { ConfigBundle, Survivor, TickRequest, TickResponse } from '../../brain/index.js';
 import { dialoguePersona, type DialoguePersona } from './dialogue.js';
 
 /** What the sidecar reports of its brains for telemetry: counters since the last drain, roster, agents held. */
@@ -24,8 +24,13 @@ export interface Evaluator {
   tick(request: TickRequest, wantPersona?: boolean): TickResponse | Promise<TickResponse>;
   /** The agent's persona for the dialogue tier: from the Brain inline, else the last one a worker sent. */
   persona(agent: number, time: number): DialoguePersona | null;
-  /** Every agent's state, merged across shards (Brain.exportState). */
-  exportState(): Promise<BrainState>;
+  /**
+   * Every agent's state (Brain.exportState's `agents`) as JSON text in pieces: each piece is
+   * one or more agent objects joined by commas. Inline, pieces are made a few hundred agents
+   * at a time with a turn of the event loop between them, so ticks are not held up for the
+   * whole export; workers make theirs on their own threads.
+   */
+  exportAgents(): AsyncGenerator<string>;
   /** Replaces all agent state (Brain.importState); an invalid document throws and changes nothing. Resolves with the agents held. */
   importState(state: unknown): Promise<number>;
   /** Resolves once every brain uses the bundle; ticks queued before the call still see the old one. */
@@ -33,6 +38,9 @@ export interface Evaluator {
   drain(): Promise<BrainTelemetry>;
   close(): Promise<void>;
 }
+
+/** Agents exported per turn of the event loop: about 10 ms of work. */
+const EXPORT_BATCH = 250;
 
 export interface EvaluatorOptions {
   /** Most agents kept per Brain (the engine evicts the least recently seen beyond it). */
@@ -57,8 +65,11 @@ export class InlineEvaluator implements Evaluator {
     return p === null ? null : dialoguePersona(p, time);
   }
 
-  async exportState(): Promise<BrainState> {
-    return this.brain.exportState();
+  async *exportAgents(): AsyncGenerator<string> {
+    for (const batch of this.brain.exportBatches(EXPORT_BATCH)) {
+      yield batch.map((a) => JSON.stringify(a)).join(',');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   async importState(state: unknown): Promise<number> {

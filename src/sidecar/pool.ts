@@ -106,11 +106,11 @@ class Shard {
     await this.send(this.bundleTask());
   }
 
-  async exportState(): Promise<BrainState> {
+  async exportText(): Promise<string> {
     this.flush();
     const reply = await this.send({ type: 'export' });
     if (reply.type !== 'export') throw new Error(`worker answered ${reply.type} to an export task`);
-    return reply.state;
+    return reply.text;
   }
 
   async importState(state: BrainState): Promise<number> {
@@ -173,10 +173,11 @@ export class PoolEvaluator implements Evaluator {
     return this.personas.get(agent) ?? null;
   }
 
-  async exportState(): Promise<BrainState> {
-    const parts = await Promise.all(this.shards.map((s) => s.exportState()));
-    const agents = parts.flatMap((p) => p.agents).sort((a, b) => a.id - b.id);
-    return { format: STATE_FORMAT, version: STATE_VERSION, agents };
+  async *exportAgents(): AsyncGenerator<string> {
+    for (const shard of this.shards) {
+      const text = await shard.exportText();
+      if (text !== '') yield text;
+    }
   }
 
   /**

@@ -76,6 +76,10 @@ export interface SidecarStatus {
   latency: LatencySummary;
   /** Agents the brains held at the last drainTelemetry (null before the first). */
   agents: number | null;
+  /** The dialogue tier's state (DialogueTier.status()), null without a tier. */
+  dialogue: ReturnType<DialogueTier['status']> | null;
+  /** The brain state file, null when memory is not kept. */
+  stateFile: string | null;
 }
 
 export interface Sidecar {
@@ -128,6 +132,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     ticks: { ...ticks.counters },
     latency: ticks.latency.summary(),
     agents,
+    dialogue: tier?.status() ?? null,
+    stateFile: options.stateFile ?? null,
   });
   mountStatus(server, gate, status, options.statusExtras ?? (() => ({})));
   if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.check(req.headers.authorization), logger });

@@ -1,6 +1,6 @@
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { BrainState } from '../../brain/index.js';
+import { STATE_FORMAT, STATE_VERSION } from '../../brain/index.js';
 import type { Logger } from '../log.js';
 import type { Evaluator } from './evaluator.js';
 
@@ -20,13 +20,26 @@ export async function readStateFile(path: string): Promise<unknown | null> {
 }
 
 /**
- * Writes the state atomically: a temp file in the same directory, then a rename over the old
- * one, so a crash mid-write leaves the previous file whole.
+ * Writes a brain state document ({format, version, agents}) from the agents' JSON pieces,
+ * atomically: a temp file in the same directory, then a rename over the old one, so a crash
+ * mid-write leaves the previous file whole.
  */
-export async function writeStateFile(path: string, state: BrainState): Promise<void> {
+export async function writeStateFile(path: string, agents: AsyncIterable<string>): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   try {
-    await writeFile(temp, JSON.stringify(state));
+    const file = await open(temp, 'w');
+    try {
+      await file.write(`{"format":${JSON.stringify(STATE_FORMAT)},"version":${STATE_VERSION},"agents":[`);
+      let first = true;
+      for await (const piece of agents) {
+        await file.write(first ? piece : `,${piece}`);
+        first = false;
+      }
+      await file.write(']}');
+      await file.sync();
+    } finally {
+      await file.close();
+    }
     await rename(temp, path);
   } catch (err) {
     await unlink(temp).catch(() => {});
@@ -79,7 +92,7 @@ export class StateKeeper {
     return (this.saving ??= (async () => {
       const at = this.progress();
       try {
-        await writeStateFile(this.path, await this.evaluator.exportState());
+        await writeStateFile(this.path, this.evaluator.exportAgents());
         this.savedAt = at;
       } catch (err) {
         this.logger.error('brain state not saved', { file: this.path, error: err instanceof Error ? err.message : String(err) });

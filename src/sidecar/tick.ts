@@ -9,11 +9,11 @@ import type { HttpServer, RawControl, Request } from '../http/server.js';
 import { statusLine, writeError } from '../http/write.js';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { BearerGate } from './auth.js';
-import { wantsPersona, type DialogueWiring } from './dialogue.js';
+import type { DialogueWiring } from './dialogue.js';
 import type { Evaluator } from './evaluator.js';
 import { LatencyHistogram } from './histogram.js';
 
-/** The only request headers /tick reads; the router copies just these. */
+/** The only request headers /tick reads (for a /tick mounted on the generic router). */
 export const TICK_HEADERS = ['content-type', 'content-length', 'authorization'] as const;
 
 /** Default body limit of /tick: a full snapshot at every list cap fits well below it. */
@@ -124,7 +124,7 @@ export class TickHandler {
       }
       request = parsed.request;
       this.observe?.(request);
-      result = this.flagPersonas ? this.evaluator.tick(request, wantsPersona(request)) : this.evaluator.tick(request);
+      result = this.flagPersonas ? this.evaluator.tick(request, this.dialogue!.needsPersona(request)) : this.evaluator.tick(request);
     } catch (err) {
       if (err instanceof HttpError) this.counters.rejected++;
       else this.counters.failed++;

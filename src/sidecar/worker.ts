@@ -18,14 +18,15 @@ export type ShardTask =
 export type ShardReply =
   | Exclude<WorkerReply, { type: 'tick' }>
   | (Extract<WorkerReply, { type: 'tick' }> & { personas?: Array<[agent: number, persona: DialoguePersona]> })
-  | { type: 'export'; state: BrainState }
+  /** The shard's agents as JSON objects joined by commas ('' when none): a string crosses threads cheaply. */
+  | { type: 'export'; text: string }
   | { type: 'import'; agents: number };
 
 export default function shardRun(task: ShardTask): ShardReply {
   switch (task.type) {
     case 'export': {
       const b = currentBrain();
-      return b ? { type: 'export', state: b.exportState() } : { type: 'no_bundle' };
+      return b ? { type: 'export', text: b.exportState().agents.map((a) => JSON.stringify(a)).join(',') } : { type: 'no_bundle' };
     }
     case 'import': {
       const b = currentBrain();

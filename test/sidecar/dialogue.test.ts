@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { DEFAULT_BUNDLE, type ConfigBundle } from '../../brain/index.js';
 import type { ConfigSource } from '../../src/sidecar/config-source.js';
 import type { Sidecar } from '../../src/sidecar/service.js';
+import { dialogueFrom, stateFileFrom } from '../../src/cli/commands/sidecar.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
+import { tempDir } from '../helpers/paths.js';
 import { post, startTest } from './helpers.js';
 
 interface Intent {
@@ -194,3 +196,39 @@ test('voice routes sit behind the same bearer gate as /tick', () =>
       await s.close();
     }
   }));
+
+test('voice out configured: the Say carries audio_url, served by the sidecar as audio/wav', () =>
+  withFake(async (fake) => {
+    const audio = tempDir('brainstem-audio-');
+    const voiceEnv = { ...env(fake), SERVICE_TTS_ENGINE: 'openai', SERVICE_TTS_BASE_URL: fake.baseUrl };
+    const s = await startTest({ dialogue: { env: voiceEnv, audioDir: audio.path } });
+    try {
+      const { reply } = await tickUntilSay(s, 7, 100, true);
+      const say = reply.intents.at(-1)!;
+      assert.match(String(say.audio_url), /^\/audio\/l_[a-z0-9]+\.wav$/);
+      assert.equal(fake.speeches.length, 1);
+      const res = await fetch(`${s.url}${String(say.audio_url)}`);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'audio/wav');
+      assert.equal(Buffer.from(await res.arrayBuffer()).subarray(0, 4).toString('latin1'), 'RIFF');
+      assert.equal((await s.drainTelemetry()).ttsCharacters, String(say.text).length);
+    } finally {
+      await s.close();
+      audio.dispose();
+    }
+  }));
+
+test('the CLI reads the dialogue tier from SERVICE_LLM_*; voice out only when speech is configured', () => {
+  const base = { SERVICE_LLM_BASE_URL: 'http://127.0.0.1:9/v1', SERVICE_LLM_MODEL: 'm' };
+  assert.equal(dialogueFrom({}, {}), null);
+  assert.equal(dialogueFrom({}, { SERVICE_LLM_BASE_URL: 'http://x/v1' }), null);
+  const plain = dialogueFrom({}, base)!;
+  assert.equal(plain.env?.SERVICE_TTS_ENGINE, 'off');
+  assert.equal(plain.audioDir, undefined);
+  const voiced = dialogueFrom({ audioDir: '/tmp/a' }, { ...base, SERVICE_TTS_ENGINE: 'espeak' })!;
+  assert.equal(voiced.env?.SERVICE_TTS_ENGINE, 'espeak');
+  assert.equal(voiced.audioDir, '/tmp/a');
+  assert.equal(stateFileFrom({ bundle: '/srv/b' }), '/srv/b/.brainstem-state.json');
+  assert.equal(stateFileFrom({ bundle: '/srv/b', state: '' }), null);
+  assert.equal(stateFileFrom({}), null);
+});

@@ -64,7 +64,7 @@ for (const workers of ['0', '2']) {
       const file = join(dir, '.brainstem-state.json');
       assert.ok(existsSync(file), 'the state is written on shutdown');
       assert.deepEqual(
-        (JSON.parse(readFileSync(file, 'utf8')) as { agents: { id: number }[] }).agents.map((a) => a.id),
+        (JSON.parse(readFileSync(file, 'utf8')) as { agents: { id: number }[] }).agents.map((a) => a.id).sort(),
         [5, 6],
       );
       ({ child, url } = await start(dir, workers));
