@@ -16,6 +16,8 @@ export interface BrainTelemetry {
 export interface Evaluator {
   readonly mode: 'inline' | 'workers';
   readonly workers: number;
+  /** Agents held right now when that is known without a round trip (inline); null with workers. */
+  readonly liveAgents: number | null;
   /**
    * Inline evaluation answers synchronously, which spares the handler a promise per tick.
    * `wantPersona`: the dialogue tier may read this agent's persona after the tick (workers
@@ -48,6 +50,10 @@ export interface EvaluatorOptions {
 }
 
 export class InlineEvaluator implements Evaluator {
+  get liveAgents(): number {
+    return this.brain.agentCount;
+  }
+
   readonly mode = 'inline';
   readonly workers = 0;
   private readonly brain: Brain;

@@ -141,6 +141,8 @@ class Shard {
  * another shard and starts there from a fresh state.
  */
 export class PoolEvaluator implements Evaluator {
+  readonly liveAgents = null;
+
   readonly mode = 'workers';
   readonly workers: number;
   private readonly shards: Shard[];

@@ -74,7 +74,7 @@ export interface SidecarStatus {
   evaluator: { mode: Evaluator['mode']; workers: number };
   ticks: TickCounters;
   latency: LatencySummary;
-  /** Agents the brains held at the last drainTelemetry (null before the first). */
+  /** Agents the brains hold: live inline; with workers, as of the last drainTelemetry (null before the first). */
   agents: number | null;
   /** The dialogue tier's state (DialogueTier.status()), null without a tier. */
   dialogue: ReturnType<DialogueTier['status']> | null;
@@ -131,7 +131,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     evaluator: { mode: ev.mode, workers: ev.workers },
     ticks: { ...ticks.counters },
     latency: ticks.latency.summary(),
-    agents,
+    agents: ev.liveAgents ?? agents,
     dialogue: tier?.status() ?? null,
     stateFile: options.stateFile ?? null,
   });

@@ -22,10 +22,8 @@ test('GET /status is behind the bearer gate and reports the defaults source, tic
     assert.equal(body.controlPlane, undefined);
     assert.deepEqual(body.ticks, { ok: 1, rejected: 0, failed: 0 });
     assert.equal(body.latency.count, 1);
-    assert.equal(body.agents, null);
-    await s.drainTelemetry();
-    const after = (await (await fetch(`${s.url}/status`, { headers: { authorization: 'Bearer sekret' } })).json()) as Record<string, any>;
-    assert.equal(after.agents, 1);
+    // Inline, the agents tracked are known at once (with workers, as of the last telemetry drain).
+    assert.equal(body.agents, 1);
   } finally {
     await s.close();
   }
