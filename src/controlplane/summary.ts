@@ -1,7 +1,7 @@
 import type { ControlPlaneContext } from './context.js';
 import type { ServerRecord } from './types.js';
 
-/** ServerSummary: what the dashboard lists per server (fields in docs/control-plane.md). */
+/** ServerSummary: what the dashboard lists per server (fields in the README (Control plane)). */
 export interface ServerSummary {
   id: number;
   name: string;

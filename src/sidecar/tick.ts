@@ -156,7 +156,7 @@ export class TickHandler {
  * a body that arrives in one chunk (nearly all ticks) is decoded in place without a copy,
  * and the reply is written without the generic router's request object and header maps.
  * Status codes, error shapes and their order are those of the generic route: 413 on a
- * declared or actual body over the limit, then 401, 415, 400 (see docs/sidecar.md).
+ * declared or actual body over the limit, then 401, 415, 400 (see the README (Brain sidecar)).
  */
 export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
   server.raw('POST', '/tick', (res, req, control) => {

@@ -16,7 +16,7 @@ export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
 
 /**
  * Inline evaluation measured faster than worker shards on the 2-core reference machine for
- * the reactive brain (bench/results/sidecar.md); workers pay only when a tick's own work is
+ * the reactive brain (bench/RESULTS.md); workers pay only when a tick's own work is
  * well above the cost of a worker round trip.
  */
 export const DEFAULT_WORKERS = 0;
