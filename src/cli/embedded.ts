@@ -3,12 +3,11 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { openDatabase, type Db } from '../store/sqlite.js';
 import { Authenticator } from '../identity/auth.js';
-import { SqliteIdentityStore, type IdentityStore } from '../identity/store.js';
+import { SqliteIdentityStore } from '../identity/store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
 import { mountVideo, type VideoServiceOptions } from '../video/index.js';
 import { dirname, join } from 'node:path';
-import type { TenantId } from '../identity/types.js';
 import { mountControlPlane, SqliteControlPlaneStore } from '../controlplane/index.js';
 import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/provider.js';
 import { mountDashboard } from '../dashboard/static.js';
@@ -68,8 +67,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
     tls: Boolean(options.tls),
   });
-  const watched = onTenantChange(identity, (id) => controlPlane.tenantChanged(id));
-  mountIdentityRoutes(server, { store: watched, auth, now, insights: controlPlane.insights });
+  mountIdentityRoutes(server, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
   const webhooks = createWebhooks({
     db,
     server,
@@ -118,21 +116,4 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       db.close();
     },
   };
-}
-
-/** The identity store, telling `changed` after every tenant status or plan change (caches of other services drop it). */
-function onTenantChange(store: IdentityStore, changed: (id: TenantId) => void): IdentityStore {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === 'setTenantStatus' || prop === 'setTenantPlan') {
-        return async (id: TenantId, value: never) => {
-          const result = await target[prop](id, value);
-          changed(id);
-          return result;
-        };
-      }
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
 }
