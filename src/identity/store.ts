@@ -92,7 +92,7 @@ function apiKeyOf(row: ApiKeyRow): ApiKeyRecord {
 export class SqliteIdentityStore implements IdentityStore {
   private readonly q;
 
-  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
+  constructor(db: Db, private readonly now: () => number = Date.now) {
     migrate(db, 'identity', MIGRATIONS);
     this.q = {
       insertTenant: db.prepare('INSERT INTO tenants (name, plan, created_at) VALUES (?, ?, ?) RETURNING *'),
