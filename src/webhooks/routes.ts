@@ -122,7 +122,7 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
   const { service, auth } = options;
   const store = service.store;
   const now = options.now ?? Date.now;
-  const guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
+  const guard = { allowPrivate: options.allowPrivate, admitUnresolved: true, ...(options.resolve ? { resolve: options.resolve } : {}) };
 
   const widgetOf = async (req: Request): Promise<WidgetRecord> => {
     const session = await auth.session(req);
