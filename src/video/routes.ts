@@ -34,7 +34,6 @@ export interface VideoRoutesOptions {
 
 type Handler = (req: Request, tenant: TenantRecord) => Promise<Reply>;
 
-const PROPERTY_FIELDS = new Set(['title', 'address', 'city', 'price', 'currency', 'bedrooms', 'bathrooms', 'area', 'description']);
 const VIDEO_FIELDS = new Set(['property_id', 'template', 'format', 'callback_url']);
 
 function withHeaders(reply: Reply, headers: Record<string, string>): Reply {
@@ -98,8 +97,9 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
 
   server.post('/v1/properties', api(async (req, tenant) => {
     const body = readJsonObject(req);
+    // Other fields are ignored, not refused: no document names a property's fields, so a client's
+    // own extras (zip, sqft, …) must not cost it the property.
     const f = new Fields(body);
-    unknownFields(f, body, PROPERTY_FIELDS);
     const input: Partial<PropertyInput> = {
       title: f.string('title', { required: true, max: 200 }),
       address: f.string('address', { required: true, max: 500 }),

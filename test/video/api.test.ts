@@ -97,7 +97,7 @@ test('properties: create with validation (422 details), read, integer ids, tenan
     const bad = await s.call('POST', '/v1/properties', { token: key, body: { title: '', price: -1, currency: 'euro', bedrooms: 1.5, bathrooms: 1.25, area: 'big', bedroom: 3 } });
     assert.equal(bad.status, 422);
     assert.equal(bad.body.error.code, 'validation_failed');
-    assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path).sort(), ['address', 'area', 'bathrooms', 'bedroom', 'bedrooms', 'currency', 'price', 'title']);
+    assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path).sort(), ['address', 'area', 'bathrooms', 'bedrooms', 'currency', 'price', 'title']);
     assert.equal((await s.call('POST', '/v1/properties', { token: key, body: '{' })).status, 400);
     assert.equal((await s.call('POST', '/v1/properties', { token: key, body: 'x', headers: { 'content-type': 'text/plain' } })).status, 415);
 

@@ -16,7 +16,7 @@ import { apiKey, startVideoServer } from './helpers.js';
  * no property, and every later step failed with it. Price and currency are optional now.
  */
 
-test('a property with only a title and an address is created; price and currency are null', async () => {
+test('a property with only a title and an address is created (price and currency null, other fields ignored)', async () => {
   const s = await startVideoServer();
   try {
     const { key } = await apiKey(s);
@@ -30,6 +30,9 @@ test('a property with only a title and an address is created; price and currency
     const priced = await s.call('POST', '/v1/properties', { token: key, body: { title: 'Flat', address: '4 Elm Road', price: 100000 } });
     assert.equal(priced.status, 201);
     assert.equal(priced.body.currency, null);
+    const extras = await s.call('POST', '/v1/properties', { token: key, body: { title: 'Flat', address: '4 Elm Road', zip: '12345', sqft: 900 } });
+    assert.equal(extras.status, 201, 'fields no document names are ignored, not refused');
+    assert.equal(extras.body.zip, undefined);
     const bad = await s.call('POST', '/v1/properties', { token: key, body: { title: 'Flat', address: '4 Elm Road', price: -1, currency: 'euro' } });
     assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path).sort(), ['currency', 'price']);
   } finally {
