@@ -89,9 +89,9 @@ function decodeCursor(raw: string | null): number | null {
   return Number(m[1]);
 }
 
-function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[], f: Fields, hint: Record<string, string> = {}): void {
+function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[], f: Fields): void {
   for (const key of Object.keys(body)) {
-    if (!allowed.includes(key)) f.problem(key, hint[key] ?? `is not a known field; expected ${allowed.join(', ')}`);
+    if (!allowed.includes(key)) f.problem(key, `is not a known field; expected ${allowed.join(', ')}`);
   }
 }
 
