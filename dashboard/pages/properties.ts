@@ -16,8 +16,8 @@ interface Property {
   title: string;
   address: string;
   city: string | null;
-  price: number;
-  currency: string;
+  price: number | null;
+  currency: string | null;
   bedrooms: number | null;
   photo_count: number;
   photos: Photo[];
@@ -104,7 +104,7 @@ export function PropertiesPage() {
           <caption class="sr-only">Properties</caption>
           <thead><tr><th scope="col">Title</th><th scope="col">Address</th><th scope="col">Price</th><th scope="col">Photos</th><th scope="col">Created</th></tr></thead>
           <tbody>${list.data.data.map((p) => html`<tr><th scope="row"><a href=${`#/properties/${p.id}`}>${p.title}</a></th><td>${p.address}${p.city ? `, ${p.city}` : ''}</td>
-            <td>${p.price.toLocaleString()} ${p.currency}</td><td>${p.photo_count}</td><td>${fmtTime(p.created_at)}</td></tr>`)}</tbody>
+            <td>${priceText(p)}</td><td>${p.photo_count}</td><td>${fmtTime(p.created_at)}</td></tr>`)}</tbody>
         </table></div>`
       : null}
   </section>`;
@@ -119,7 +119,7 @@ export function PropertyPage({ id }: { id: string }) {
     <p class="crumbs"><a href="#/properties">Properties</a> ›</p>
     <h1>${p?.title ?? `Property ${id}`}</h1>
     <${ErrorBox} error=${property.error} />
-    ${p ? html`<p>${p.address}${p.city ? `, ${p.city}` : ''} · ${p.price.toLocaleString()} ${p.currency}${p.bedrooms !== null ? ` · ${p.bedrooms} bedrooms` : ''}</p>` : null}
+    ${p ? html`<p>${p.address}${p.city ? `, ${p.city}` : ''} · ${priceText(p)}${p.bedrooms !== null ? ` · ${p.bedrooms} bedrooms` : ''}</p>` : null}
     <${Photos} id=${id} photos=${p?.photos ?? []} onUploaded=${() => property.reload()} />
     <${RequestVideo} id=${id} hasPhotos=${(p?.photo_count ?? 0) > 0} onRequested=${(v: number) => setVideoIds([v, ...videoIds])} />
     ${videoIds.map((v) => html`<${VideoStatus} key=${v} id=${v} onDone=${() => assets.reload()} />`)}
@@ -274,4 +274,9 @@ function AssetVideo({ id, posterId }: { id: number; posterId: number | null }) {
 function AssetImage({ id }: { id: number }) {
   const { url, error } = useAssetUrl(id);
   return html`<div><${ErrorBox} error=${error} />${url ? html`<img src=${url} alt=${`Poster frame, asset ${id}`} class="poster" />` : null}</div>`;
+}
+
+/** Price and currency are optional on a property created through the API. */
+function priceText(p: Property): string {
+  return p.price === null ? '—' : `${p.price.toLocaleString()}${p.currency ? ` ${p.currency}` : ''}`;
 }

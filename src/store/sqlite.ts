@@ -24,6 +24,11 @@ export interface Migration {
   /** Versions of one component start at 1 and only grow; an applied migration is never edited. */
   version: number;
   sql: string;
+  /**
+   * Runs with foreign keys off (they cannot be switched inside a transaction), as SQLite's
+   * table-rebuild procedure needs; every key is checked before the commit.
+   */
+  rebuildsTable?: boolean;
 }
 
 /**
@@ -47,9 +52,15 @@ export function migrate(db: Db, component: string, migrations: readonly Migratio
   });
   for (const m of sorted) {
     if (applied.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      record.run(component, m.version, new Date().toISOString());
-    })();
+    if (m.rebuildsTable) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        db.exec(m.sql);
+        if (m.rebuildsTable && (db.pragma('foreign_key_check') as unknown[]).length > 0) throw new Error(`${component} migration ${m.version} broke a foreign key`);
+        record.run(component, m.version, new Date().toISOString());
+      })();
+    } finally {
+      if (m.rebuildsTable) db.pragma('foreign_keys = ON');
+    }
   }
 }

@@ -34,7 +34,6 @@ export interface VideoRoutesOptions {
 
 type Handler = (req: Request, tenant: TenantRecord) => Promise<Reply>;
 
-const PROPERTY_FIELDS = new Set(['title', 'address', 'city', 'price', 'currency', 'bedrooms', 'bathrooms', 'area', 'description']);
 const VIDEO_FIELDS = new Set(['property_id', 'template', 'format', 'callback_url']);
 
 function withHeaders(reply: Reply, headers: Record<string, string>): Reply {
@@ -98,14 +97,15 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
 
   server.post('/v1/properties', api(async (req, tenant) => {
     const body = readJsonObject(req);
+    // Other fields are ignored, not refused: no document names a property's fields, so a client's
+    // own extras (zip, sqft, …) must not cost it the property.
     const f = new Fields(body);
-    unknownFields(f, body, PROPERTY_FIELDS);
     const input: Partial<PropertyInput> = {
       title: f.string('title', { required: true, max: 200 }),
       address: f.string('address', { required: true, max: 500 }),
       city: f.string('city', { max: 200 }) ?? null,
-      price: f.number('price', { required: true, min: 0, max: 1e13 }),
-      currency: f.string('currency', { required: true, pattern: /^[A-Z]{3}$/, patternHint: 'must be an ISO 4217 code: three upper-case letters, e.g. EUR' }),
+      price: f.number('price', { min: 0, max: 1e13 }) ?? null,
+      currency: f.string('currency', { pattern: /^[A-Z]{3}$/, patternHint: 'must be an ISO 4217 code: three upper-case letters, e.g. EUR' }) ?? null,
       bedrooms: f.number('bedrooms', { integer: true, min: 0, max: 1000 }) ?? null,
       bathrooms: f.number('bathrooms', { min: 0, max: 1000 }) ?? null,
       area: f.number('area', { min: 0, max: 1e7 }) ?? null,
@@ -173,11 +173,6 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     const property = await store.getProperty(tenant.id, propertyId!);
     if (!property) throw new HttpError('not_found', `No property with id ${propertyId}.`);
     const photos = (await store.photosOf([property.id])).get(property.id) ?? [];
-    if (photos.length === 0) {
-      throw new HttpError('validation_failed', 'The property has no photos; upload some first.', {
-        details: [{ path: 'property_id', message: 'the property has no photos' }],
-      });
-    }
     const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) });
     o.onQueued();
     return json(202, videoView(video), { location: `/v1/videos/${video.id}` });

@@ -46,7 +46,7 @@ export interface VideoStore {
   callbacksOf(videoId: VideoId): Promise<CallbackRecord[]>;
 }
 
-const MIGRATIONS = [
+export const VIDEO_MIGRATIONS = [
   {
     version: 1,
     sql: `
@@ -132,10 +132,37 @@ const MIGRATIONS = [
       CREATE INDEX video_callbacks_due ON video_callbacks(status, next_attempt_at);
     `,
   },
+  {
+    // price and currency become optional. SQLite cannot drop NOT NULL in place, so the table is
+    // rebuilt (SQLite's documented procedure, foreign keys off): same ids, so photos, videos and
+    // assets keep pointing at their property.
+    version: 2,
+    rebuildsTable: true,
+    sql: `
+      CREATE TABLE video_properties_v2 (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        title TEXT NOT NULL,
+        address TEXT NOT NULL,
+        city TEXT,
+        price REAL,
+        currency TEXT,
+        bedrooms INTEGER,
+        bathrooms REAL,
+        area REAL,
+        description TEXT,
+        created_at TEXT NOT NULL
+      );
+      INSERT INTO video_properties_v2 SELECT id, tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at FROM video_properties;
+      DROP TABLE video_properties;
+      ALTER TABLE video_properties_v2 RENAME TO video_properties;
+      CREATE INDEX video_properties_tenant ON video_properties(tenant_id, id);
+    `,
+  },
 ];
 
 interface PropertyRow {
-  id: number; tenant_id: number; title: string; address: string; city: string | null; price: number; currency: string;
+  id: number; tenant_id: number; title: string; address: string; city: string | null; price: number | null; currency: string | null;
   bedrooms: number | null; bathrooms: number | null; area: number | null; description: string | null; created_at: string; photo_count: number;
 }
 interface PhotoRow {
@@ -190,7 +217,7 @@ export class SqliteVideoStore implements VideoStore {
   private readonly q;
 
   constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
-    migrate(db, 'video', MIGRATIONS);
+    migrate(db, 'video', VIDEO_MIGRATIONS);
     this.q = {
       insertProperty: db.prepare(`INSERT INTO video_properties (tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
         VALUES (@tenantId, @title, @address, @city, @price, @currency, @bedrooms, @bathrooms, @area, @description, @createdAt) RETURNING id`),

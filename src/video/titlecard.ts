@@ -11,15 +11,17 @@ const GLYPH_WIDTH = 0.6;
 
 /**
  * The title card's text: the title, the address with its city, and the price with the
- * bedrooms. Lines that would not fit the frame are cut with an ellipsis (drawtext does not wrap).
+ * bedrooms (when known). Lines that would not fit the frame are cut with an ellipsis (drawtext does not wrap).
  */
 export function titleLines(p: PropertyRecord, format: Format): TitleLine[] {
-  const price = `${p.currency} ${new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(p.price)}`;
-  const beds = p.bedrooms === null ? '' : ` · ${p.bedrooms} ${p.bedrooms === 1 ? 'bedroom' : 'bedrooms'}`;
+  const amount = p.price === null ? null : new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 }).format(p.price);
+  const price = amount === null ? null : p.currency ? `${p.currency} ${amount}` : amount;
+  const beds = p.bedrooms === null ? null : `${p.bedrooms} ${p.bedrooms === 1 ? 'bedroom' : 'bedrooms'}`;
+  const facts = [price, beds].filter((x) => x !== null).join(' · ');
   const lines: TitleLine[] = [
     { text: p.title, scale: 0.07 },
     { text: p.city ? `${p.address}, ${p.city}` : p.address, scale: 0.045 },
-    { text: price + beds, scale: 0.05 },
+    ...(facts ? [{ text: facts, scale: 0.05 }] : []),
   ];
   const { width, height } = FORMATS[format];
   const base = Math.min(width, height);

@@ -27,8 +27,8 @@ export interface PropertyInput {
   title: string;
   address: string;
   city: string | null;
-  price: number;
-  currency: string;
+  price: number | null;
+  currency: string | null;
   bedrooms: number | null;
   bathrooms: number | null;
   area: number | null;

@@ -151,6 +151,7 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
 }
 
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
+const DATA_URL_HEADER = /^data:[\w.+-]+\/[\w.+-]+;base64,/i;
 
 /** Reads a JSON body `{photos: [{filename, data_base64}]}` (at most maxJsonBytes) into temp files. */
 export async function receiveJson(stream: Readable, tmpDir: string, limits: UploadLimits): Promise<StagedPhoto[]> {
@@ -174,7 +175,9 @@ export async function receiveJson(stream: Readable, tmpDir: string, limits: Uplo
   const decoded: { filename: string; data: Buffer }[] = [];
   list.forEach((item, i) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return void details.push({ path: `photos[${i}]`, message: `must be an object, got ${typeOf(item)}` });
-    const { filename, data_base64: data } = item as Record<string, unknown>;
+    const { filename, data_base64: raw } = item as Record<string, unknown>;
+    // A data URL (what a browser's FileReader gives) carries the same base64 after its header.
+    const data = typeof raw === 'string' ? raw.replace(DATA_URL_HEADER, '') : raw;
     if (filename !== undefined && typeof filename !== 'string') details.push({ path: `photos[${i}].filename`, message: `must be a string, got ${typeOf(filename)}` });
     if (typeof data !== 'string' || data.length === 0) return void details.push({ path: `photos[${i}].data_base64`, message: data === undefined ? 'is required' : 'must be a non-empty base64 string' });
     if (!BASE64.test(data)) return void details.push({ path: `photos[${i}].data_base64`, message: 'is not valid base64' });

@@ -3,8 +3,8 @@ import { typeOf } from '../http/validate.js';
 import { EVENT_TYPES, type EventType } from './types.js';
 
 /**
- * Event data rules. Each type has an allow-list of fields; anything else is refused, and
- * every string anywhere in the data is scanned for e-mail addresses and phone numbers first,
+ * Event data rules. Each type's known fields are checked; lead.captured allows nothing else.
+ * Every string anywhere in the data is scanned for e-mail addresses and phone numbers first,
  * so personal data is refused with a 422 and never reaches the outbox.
  */
 
@@ -90,8 +90,11 @@ export function validateEvent(event: unknown, data: unknown): EventInput {
   if (details.length > 0) return { ok: false, details };
   const rules = EVENT_FIELDS[event as EventType];
   const obj = data as Record<string, unknown>;
+  // lead.captured carries exactly its four fields (the spec's privacy rule). The other types'
+  // data is not specified, so fields beyond the known ones pass through, PII-scanned above.
+  const exact = event === 'lead.captured';
   for (const key of Object.keys(obj)) {
-    if (!(key in rules)) details.push({ path: `data.${key}`, message: `is not allowed for ${event}; allowed: ${Object.keys(rules).join(', ')}` });
+    if (exact && !(key in rules)) details.push({ path: `data.${key}`, message: `is not allowed for ${event}; allowed: ${Object.keys(rules).join(', ')}` });
   }
   for (const [key, rule] of Object.entries(rules)) {
     const v = obj[key];
@@ -121,6 +124,7 @@ export function validateEvent(event: unknown, data: unknown): EventInput {
   if (details.length > 0) return { ok: false, details };
   const clean: Record<string, unknown> = {};
   for (const key of Object.keys(rules)) if (obj[key] !== undefined && obj[key] !== null) clean[key] = obj[key];
+  if (!exact) for (const [key, v] of Object.entries(obj)) if (!(key in rules)) clean[key] = v;
   return { ok: true, event: event as EventType, data: clean };
 }
 

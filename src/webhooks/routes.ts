@@ -89,9 +89,9 @@ function decodeCursor(raw: string | null): number | null {
   return Number(m[1]);
 }
 
-function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[], f: Fields, hint: Record<string, string> = {}): void {
+function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[], f: Fields): void {
   for (const key of Object.keys(body)) {
-    if (!allowed.includes(key)) f.problem(key, hint[key] ?? `is not a known field; expected ${allowed.join(', ')}`);
+    if (!allowed.includes(key)) f.problem(key, `is not a known field; expected ${allowed.join(', ')}`);
   }
 }
 
@@ -122,7 +122,7 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
   const { service, auth } = options;
   const store = service.store;
   const now = options.now ?? Date.now;
-  const guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
+  const guard = { allowPrivate: options.allowPrivate, admitUnresolved: true, ...(options.resolve ? { resolve: options.resolve } : {}) };
 
   const widgetOf = async (req: Request): Promise<WidgetRecord> => {
     const session = await auth.session(req);
@@ -149,6 +149,17 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const verdict = await guardUrl(url, guard);
     if (!verdict.ok) return void f.problem('url', verdict.reason);
     return url;
+  };
+
+  const secretField = (f: Fields): string | undefined => {
+    const secret = f.string('secret', { min: 1, max: Number.MAX_SAFE_INTEGER });
+    if (secret !== undefined && length(secret) > SECRET_MAX) {
+      return void f.problem('secret', `must be at most ${SECRET_MAX} characters, got ${length(secret)}`);
+    }
+    if (secret !== undefined && secret.startsWith(WHSEC_PREFIX) && !isWhsecSecret(secret)) {
+      return void f.problem('secret', 'starts with whsec_ but the rest is not valid base64 (Standard Webhooks secrets are whsec_ + base64)');
+    }
+    return secret;
   };
 
   server.post('/v1/widgets', async (req) => {
@@ -199,13 +210,7 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const f = new Fields(body);
     refuseUnknown(body, ['url', 'secret', 'events', 'enabled'], f);
     const url = await checkUrl(f, body, true);
-    let secret = f.string('secret', { min: 1, max: Number.MAX_SAFE_INTEGER });
-    if (secret !== undefined && length(secret) > SECRET_MAX) {
-      f.problem('secret', `must be at most ${SECRET_MAX} characters, got ${length(secret)}`);
-      secret = undefined;
-    } else if (secret !== undefined && secret.startsWith(WHSEC_PREFIX) && !isWhsecSecret(secret)) {
-      f.problem('secret', 'starts with whsec_ but the rest is not valid base64 (Standard Webhooks secrets are whsec_ + base64)');
-    }
+    const secret = secretField(f);
     const events = eventsField(body, f, true);
     const enabled = f.boolean('enabled');
     f.done();
@@ -220,8 +225,9 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const endpoint = await endpointOf(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
-    refuseUnknown(body, ['url', 'events', 'enabled'], f, { secret: 'cannot be changed here; use POST …/rotate-secret' });
+    refuseUnknown(body, ['url', 'secret', 'events', 'enabled'], f);
     const url = await checkUrl(f, body, false);
+    const secret = secretField(f);
     const events = eventsField(body, f, false);
     const enabled = f.boolean('enabled');
     f.done();
@@ -229,7 +235,10 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     if (url !== undefined) patch.url = url;
     if (events !== undefined) patch.events = events;
     if (enabled !== undefined) patch.enabled = enabled;
-    const updated = await store.updateEndpoint(endpoint.widgetId, endpoint.id, patch);
+    let updated = await store.updateEndpoint(endpoint.widgetId, endpoint.id, patch);
+    // A secret set by PATCH is a rotation to the caller's value: the old one keeps signing
+    // webhook-signature for the overlap, so receivers can switch without losing deliveries.
+    if (updated && secret !== undefined) updated = await store.rotateSecret(endpoint.widgetId, endpoint.id, secret, now() + ROTATION_OVERLAP_MS);
     if (!updated) throw new HttpError('not_found', 'No webhook endpoint with that id.');
     return json(200, endpointView(updated));
   });

@@ -33,6 +33,12 @@ export interface GuardOptions {
   /** `--allow-private-webhooks`: admits private addresses and plain http:// (development, tests). */
   allowPrivate: boolean;
   resolve?: Resolve;
+  /**
+   * Admit a host that does not resolve (yet), with no addresses. Registration sets it: DNS may
+   * be down or the record not yet published, and a name with no address cannot reach an
+   * internal host; every delivery resolves and checks again, without this option.
+   */
+  admitUnresolved?: boolean;
 }
 
 /** Checks a URL's scheme and every address its host resolves to. */
@@ -55,9 +61,10 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
     try {
       addresses = await (options.resolve ?? defaultResolve)(host);
     } catch (err) {
+      if (options.admitUnresolved) return { ok: true, url, addresses: [] };
       return { ok: false, reason: `host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
     }
-    if (addresses.length === 0) return { ok: false, reason: `host ${host} does not resolve` };
+    if (addresses.length === 0) return options.admitUnresolved ? { ok: true, url, addresses } : { ok: false, reason: `host ${host} does not resolve` };
   }
   if (!options.allowPrivate) {
     for (const a of addresses) {

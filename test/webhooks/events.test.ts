@@ -28,7 +28,7 @@ test('lead.captured carries exactly its four fields; anything else is refused', 
   assert.deepEqual(badIds.ok ? [] : badIds.details.map((d) => d.path), ['data.conversation_id', 'data.visitor_id', 'data.has_email']);
 });
 
-test('the other three types: conversation_id required, documented extras only, free text scanned', () => {
+test('the other three types: conversation_id required, documented fields checked, free text scanned', () => {
   assert.equal(validateEvent('conversation.ended', { conversation_id: 'ses_1', visitor_id: 'vis_2', ended_reason: 'inactivity', message_count: 12, duration_seconds: 340 }).ok, true);
   assert.equal(validateEvent('conversation.ended', { conversation_id: 'ses_1', ended_reason: 'bored' }).ok, false);
   assert.equal(validateEvent('conversation.ended', { conversation_id: 'ses_1', message_count: -1 }).ok, false);

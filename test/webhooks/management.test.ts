@@ -90,7 +90,7 @@ test('endpoint fields: url ≤ 512, secret ≤ 4096, events a non-empty subset w
     assert.equal(patched.status, 200);
     assert.deepEqual(patched.body.events, ['conversation.ended']);
     assert.equal(patched.body.disabled_reason, 'user');
-    assert.deepEqual(paths(await s.call('PATCH', `${base}/${id}`, { token, body: { secret: 'x' } })), ['secret']);
+    assert.deepEqual(paths(await s.call('PATCH', `${base}/${id}`, { token, body: { secret: 'x'.repeat(4097) } })), ['secret']);
     assert.deepEqual(paths(await s.call('PATCH', `${base}/${id}`, { token, body: { url: url512 + 'b' } })), ['url']);
     assert.equal((await s.call('GET', base, { token })).body.length, 3);
     assert.equal((await s.call('DELETE', `${base}/${id}`, { token })).status, 204);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { openDatabase } from '../../store/sqlite.js';
 import { SqliteIdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
-import { PLANS, type Plan, type TenantId } from '../../identity/types.js';
+import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { SqliteControlPlaneStore } from '../../controlplane/sqlite-store.js';
@@ -70,6 +70,8 @@ export function registerAdmin(program: Command): void {
     .action(async (opts: { tenant: string; name: string }, cmd: Command) => {
       await withStore(cmd, async (store) => {
         const tenant = await tenantOf(store, opts.tenant);
+        // Same rule as POST /v1/api-keys: a key below agency would only ever answer 403.
+        if (!planAtLeast(tenant.plan, 'agency')) throw new CliError(`API keys need the agency plan or higher; tenant ${tenant.id} is on ${tenant.plan}`);
         const key = newToken('apiKey');
         const record = await store.createApiKey(tenant.id, opts.name, hashToken(key), key.slice(0, 8));
         return { id: record.id, name: record.name, key, createdAt: record.createdAt };
