@@ -173,6 +173,11 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     const property = await store.getProperty(tenant.id, propertyId!);
     if (!property) throw new HttpError('not_found', `No property with id ${propertyId}.`);
     const photos = (await store.photosOf([property.id])).get(property.id) ?? [];
+    if (photos.length === 0) {
+      throw new HttpError('validation_failed', 'The property has no photos; upload some first.', {
+        details: [{ path: 'property_id', message: 'the property has no photos' }],
+      });
+    }
     const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) });
     o.onQueued();
     return json(202, videoView(video), { location: `/v1/videos/${video.id}` });

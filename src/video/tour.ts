@@ -34,7 +34,7 @@ export interface TourInput {
 export interface TourPlan {
   args: string[];
   durationS: number;
-  /** A moment inside the first photo (or the title card when there is none), for the poster frame. */
+  /** A moment inside the first photo, for the poster frame. */
   posterAtS: number;
   width: number;
   height: number;
@@ -56,8 +56,8 @@ const BACKGROUND = '0x1f2933';
 export function planTour(input: TourInput): TourPlan {
   const { width: W, height: H } = FORMATS[input.format];
   const { titleS, photoS, fadeS, fps } = input.timings;
-  // A property without photos still gets a video: its title card alone.
   const n = input.photos.length;
+  if (n === 0) throw new Error('a tour needs at least one photo');
   const frames = Math.round(photoS * fps);
   const args: string[] = [];
   const graph: string[] = [];
@@ -104,7 +104,6 @@ export function planTour(input: TourInput): TourPlan {
       prev = out;
       offset += photoS - fadeS;
     }
-    if (n === 0) graph.push('[v0]null[vout]');
     durationS = titleS + n * (photoS - fadeS);
   } else {
     const faded = [0, ...input.photos.map((_, i) => i + 1)].map((i) => {
@@ -125,7 +124,7 @@ export function planTour(input: TourInput): TourPlan {
     '-movflags', '+faststart',
     '-y', input.output,
   );
-  const posterAtS = round(n === 0 ? titleS / 2 : input.xfade ? titleS + (photoS - fadeS) / 2 : titleS + photoS / 2);
+  const posterAtS = round(input.xfade ? titleS + (photoS - fadeS) / 2 : titleS + photoS / 2);
   return { args, durationS, posterAtS, width: W, height: H };
 }
 

@@ -165,7 +165,7 @@ test('pagination: limit 1-100 (default 20), opaque cursor, newest first, no over
   }
 });
 
-test('videos: validation 422, unknown or foreign property 404, property without photos accepted, 202 queued', async () => {
+test('videos: validation 422, unknown or foreign property 404, property without photos 422, 202 queued', async () => {
   const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg' });
   try {
     const { key } = await apiKey(s);
@@ -187,8 +187,8 @@ test('videos: validation 422, unknown or foreign property 404, property without 
     assert.equal((await s.call('POST', '/v1/videos', { token: key, body: { property_id: 999, template: 'tour', format: '16:9' } })).status, 404);
     assert.equal((await s.call('POST', '/v1/videos', { token: other.key, body: { property_id: pid, template: 'tour', format: '16:9' } })).status, 404);
     const empty = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '16:9' } });
-    assert.equal(empty.status, 202);
-    assert.deepEqual(empty.body.photo_ids, []);
+    assert.equal(empty.status, 422);
+    assert.deepEqual(empty.body.error.details.map((d: { path: string }) => d.path), ['property_id']);
 
     const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ filename: 'a.png', data_base64: testImage('png').toString('base64') }] } });
     assert.equal(up.status, 201);
