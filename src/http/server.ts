@@ -173,8 +173,10 @@ export class HttpServer {
     let methods = this.patterns.get(pattern);
     if (!methods) this.patterns.set(pattern, (methods = new Set()));
     methods.add(method);
+    // HTTP requires HEAD wherever GET is served: same handler, the body is left off on write.
+    if (method === 'GET') methods.add('HEAD');
 
-    const uwsHandler = (res: UwsResponse, req: UwsRequest): void => {
+    const uwsHandler = (as: Method) => (res: UwsResponse, req: UwsRequest): void => {
       // req is only valid inside this callback: everything needed later is copied out here.
       const headers: Record<string, string> = {};
       if (wanted) {
@@ -189,7 +191,7 @@ export class HttpServer {
       }
       const params: Record<string, string> = {};
       for (let i = 0; i < names.length; i++) params[names[i]!] = decodeURIComponent(req.getParameter(i) ?? '');
-      const state = new RequestState(method, req.getUrl(), req.getQuery() ?? '', params, headers, res);
+      const state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res);
       res.onAborted(() => {
         state.aborted = true;
         if (state.stream) state.stream.destroy(new Error('client aborted'));
@@ -207,7 +209,8 @@ export class HttpServer {
       } else this.dispatch(res, state, handler);
     };
 
-    this.app[REGISTER[method]](pattern, uwsHandler);
+    this.app[REGISTER[method]](pattern, uwsHandler(method));
+    if (method === 'GET') this.app.head(pattern, uwsHandler('HEAD'));
     return this;
   }
 
@@ -411,5 +414,7 @@ function patternRegExp(pattern: string): RegExp {
     .split('/')
     .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/');
-  return new RegExp(`^${body}/?$`);
+  // Exact: uWS does not route a trailing-slash variant, so matching it here would answer 405
+  // for a method the route does serve; such a path is a plain 404.
+  return new RegExp(`^${body}$`);
 }
