@@ -247,8 +247,10 @@ export class HttpServer {
 
   private readWhole(res: UwsResponse, state: RequestState, maxBody: number, handler: Handler): void {
     const declared = Number(state.headers['content-length'] ?? NaN);
+    // A 413 keeps the connection: uWS discards the rest of the body, and a client still
+    // sending it (fetch, most HTTP libraries) then reads the answer instead of failing with EPIPE.
     if (declared > maxBody) {
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: true });
+      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
       this.end();
       return;
     }
@@ -262,7 +264,7 @@ export class HttpServer {
       size += ab.byteLength;
       if (size > maxBody) {
         done = true;
-        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: true });
+        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
         this.end();
         return;
       }
