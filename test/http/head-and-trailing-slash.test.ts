@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { Readable } from 'node:stream';
 import { HttpServer } from '../../src/http/server.js';
 import { json, text } from '../../src/http/reply.js';
 
@@ -9,6 +10,7 @@ async function start(): Promise<{ port: number; server: HttpServer }> {
   server.get('/health', () => text(200, 'ok'));
   server.get('/items/:id', (req) => json(200, { id: req.params.id }, { etag: '"v1"' }));
   server.post('/tick', () => json(200, {}));
+  server.get('/file', () => ({ status: 200, headers: { 'content-type': 'video/mp4' }, stream: Readable.from([Buffer.from('abcdef')]), length: 6 }));
   return { port: await server.listen('127.0.0.1', 0), server };
 }
 
@@ -38,6 +40,11 @@ test('HEAD on a GET route answers the GET status and headers with no body', asyn
     assert.equal(item.status, 200);
     assert.equal(item.headers.etag, '"v1"');
     assert.equal(item.body, '');
+    const file = await raw(port, 'HEAD', '/file');
+    assert.equal(file.status, 200);
+    assert.equal(file.headers['content-length'], '6');
+    assert.equal(file.body, '');
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/file`)).text(), 'abcdef');
     // The connection stays usable: a GET right after still gets its body.
     const res = await fetch(`http://127.0.0.1:${port}/health`);
     assert.equal(await res.text(), 'ok');
