@@ -80,6 +80,8 @@ class RequestState implements Request {
   headers: Record<string, string>;
   body: Buffer = EMPTY;
   stream: Readable | null = null;
+  /** Un-pauses the socket of a streamed body that will not be read, so uWS can discard the rest. */
+  releaseBody: (() => void) | null = null;
   aborted = false;
   /** Set once the handler has produced its reply: the uWS response may be gone after that. */
   settled = false;
@@ -293,6 +295,12 @@ export class HttpServer {
         }
       },
     });
+    state.releaseBody = () => {
+      if (paused && !state.aborted) {
+        paused = false;
+        res.resume();
+      }
+    };
     res.onData((ab, isLast) => {
       if (stream.destroyed) return;
       size += ab.byteLength;
@@ -343,8 +351,11 @@ export class HttpServer {
       this.logger.error('request failed', { method: state.method, path: state.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
     }
     const httpErr = err instanceof HttpError ? err : new HttpError('internal');
+    // An unread streamed body is discarded rather than the connection dropped: a client still
+    // sending it (fetch) would otherwise fail with EPIPE before it reads this answer.
     if (state.stream && !state.stream.readableEnded) state.stream.destroy();
-    writeError(res, state, httpErr, this.defaultHeaders, { close: state.stream !== null && !state.stream.readableEnded });
+    state.releaseBody?.();
+    writeError(res, state, httpErr, this.defaultHeaders, {});
     this.end();
   }
 
