@@ -4,7 +4,7 @@ import { HttpError, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
-import { etagOf } from './heads.js';
+import { etagOf, matchesEtag } from './heads.js';
 import type { PublishedBundle } from './types.js';
 
 export const NOTE_HEADER = 'x-config-note';
@@ -26,6 +26,8 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     const { server: record } = await ownedServer(ctx, req);
     const head = await heads.get(record.id);
     if (!head) throw new HttpError('config_not_found', `No configuration for server ${record.id}.`);
+    // The ETag sent here is honoured like the sidecar's: a dashboard revalidating gets a 304.
+    if (matchesEtag(req.headers['if-none-match'], head.etag)) return head.notModified;
     return { status: 200, headers: { 'content-type': 'application/json', etag: head.etag }, body: head.body };
   });
 

@@ -159,7 +159,13 @@ export class ServerKeyAuth {
 
   /** Another credential kind on a sidecar route: 401 when it is not valid, else 403. */
   private async wrongKind(req: Request): Promise<never> {
-    await this.auth.session(req);
+    try {
+      await this.auth.session(req);
+    } catch (err) {
+      // A valid credential of another kind (the admin token, an API key) is told what this
+      // route needs, not what the session check wanted.
+      if (!(err instanceof HttpError) || err.code !== 'forbidden') throw err;
+    }
     throw new HttpError('forbidden', 'This route needs a server key.');
   }
 }

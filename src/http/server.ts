@@ -80,6 +80,8 @@ class RequestState implements Request {
   headers: Record<string, string>;
   body: Buffer = EMPTY;
   stream: Readable | null = null;
+  /** Un-pauses the socket of a streamed body that will not be read, so uWS can discard the rest. */
+  releaseBody: (() => void) | null = null;
   aborted = false;
   /** Set once the handler has produced its reply: the uWS response may be gone after that. */
   settled = false;
@@ -173,8 +175,10 @@ export class HttpServer {
     let methods = this.patterns.get(pattern);
     if (!methods) this.patterns.set(pattern, (methods = new Set()));
     methods.add(method);
+    // HTTP requires HEAD wherever GET is served: same handler, the body is left off on write.
+    if (method === 'GET') methods.add('HEAD');
 
-    const uwsHandler = (res: UwsResponse, req: UwsRequest): void => {
+    const uwsHandler = (as: Method) => (res: UwsResponse, req: UwsRequest): void => {
       // req is only valid inside this callback: everything needed later is copied out here.
       const headers: Record<string, string> = {};
       if (wanted) {
@@ -189,7 +193,7 @@ export class HttpServer {
       }
       const params: Record<string, string> = {};
       for (let i = 0; i < names.length; i++) params[names[i]!] = decodeURIComponent(req.getParameter(i) ?? '');
-      const state = new RequestState(method, req.getUrl(), req.getQuery() ?? '', params, headers, res);
+      const state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res);
       res.onAborted(() => {
         state.aborted = true;
         if (state.stream) state.stream.destroy(new Error('client aborted'));
@@ -207,7 +211,8 @@ export class HttpServer {
       } else this.dispatch(res, state, handler);
     };
 
-    this.app[REGISTER[method]](pattern, uwsHandler);
+    this.app[REGISTER[method]](pattern, uwsHandler(method));
+    if (method === 'GET') this.app.head(pattern, uwsHandler('HEAD'));
     return this;
   }
 
@@ -244,8 +249,10 @@ export class HttpServer {
 
   private readWhole(res: UwsResponse, state: RequestState, maxBody: number, handler: Handler): void {
     const declared = Number(state.headers['content-length'] ?? NaN);
+    // A 413 keeps the connection: uWS discards the rest of the body, and a client still
+    // sending it (fetch, most HTTP libraries) then reads the answer instead of failing with EPIPE.
     if (declared > maxBody) {
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: true });
+      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
       this.end();
       return;
     }
@@ -259,7 +266,7 @@ export class HttpServer {
       size += ab.byteLength;
       if (size > maxBody) {
         done = true;
-        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: true });
+        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
         this.end();
         return;
       }
@@ -288,6 +295,12 @@ export class HttpServer {
         }
       },
     });
+    state.releaseBody = () => {
+      if (paused && !state.aborted) {
+        paused = false;
+        res.resume();
+      }
+    };
     res.onData((ab, isLast) => {
       if (stream.destroyed) return;
       size += ab.byteLength;
@@ -338,8 +351,11 @@ export class HttpServer {
       this.logger.error('request failed', { method: state.method, path: state.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
     }
     const httpErr = err instanceof HttpError ? err : new HttpError('internal');
+    // An unread streamed body is discarded rather than the connection dropped: a client still
+    // sending it (fetch) would otherwise fail with EPIPE before it reads this answer.
     if (state.stream && !state.stream.readableEnded) state.stream.destroy();
-    writeError(res, state, httpErr, this.defaultHeaders, { close: state.stream !== null && !state.stream.readableEnded });
+    state.releaseBody?.();
+    writeError(res, state, httpErr, this.defaultHeaders, {});
     this.end();
   }
 
@@ -411,5 +427,7 @@ function patternRegExp(pattern: string): RegExp {
     .split('/')
     .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/');
-  return new RegExp(`^${body}/?$`);
+  // Exact: uWS does not route a trailing-slash variant, so matching it here would answer 405
+  // for a method the route does serve; such a path is a plain 404.
+  return new RegExp(`^${body}$`);
 }

@@ -19,6 +19,8 @@ export function statusLine(status: number): string {
 
 interface Aborted {
   readonly aborted: boolean;
+  /** A HEAD request gets the status and headers of the GET, never a body. */
+  readonly method?: string;
 }
 
 function writeHeaders(res: UwsResponse, status: number, headers: Record<string, string> | undefined, defaults: Record<string, string>): void {
@@ -30,6 +32,16 @@ function writeHeaders(res: UwsResponse, status: number, headers: Record<string, 
 /** Writes a reply; must run inside the uWS callback or a cork. Calls done once the response is finished. */
 export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defaults: Record<string, string>, logger: Logger, done: () => void): void {
   if (state.aborted) {
+    done();
+    return;
+  }
+  if (state.method === 'HEAD') {
+    writeHeaders(res, reply.status, reply.headers, defaults);
+    if ('stream' in reply) {
+      reply.stream.destroy();
+      if (reply.length === undefined) res.endWithoutBody();
+      else res.endWithoutBody(reply.length);
+    } else res.endWithoutBody(reply.status === 304 || reply.status === 204 ? 0 : Buffer.byteLength(reply.body ?? ''));
     done();
     return;
   }
@@ -46,7 +58,9 @@ export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defau
 export function writeError(res: UwsResponse, state: Aborted, err: HttpError, defaults: Record<string, string>, options: { close?: boolean }): void {
   if (state.aborted) return;
   writeHeaders(res, err.status, { 'content-type': 'application/json', ...err.headers }, defaults);
-  res.end(JSON.stringify(err.toBody()), options.close ?? false);
+  const body = JSON.stringify(err.toBody());
+  if (state.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(body), options.close ?? false);
+  else res.end(body, options.close ?? false);
 }
 
 /**

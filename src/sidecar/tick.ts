@@ -167,8 +167,10 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
     res.onAborted(() => {
       state.aborted = true;
     });
+    // The connection is kept on a 413 (uWS discards the rest of the body), so a client still
+    // writing it reads the answer rather than failing with EPIPE.
     if (declared !== '' && Number(declared) > maxBody) {
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: true });
+      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
       control.done();
       return;
     }
@@ -180,7 +182,7 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
       size += ab.byteLength;
       if (size > maxBody) {
         finished = true;
-        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: true });
+        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
         control.done();
         return;
       }

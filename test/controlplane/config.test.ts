@@ -139,3 +139,20 @@ test('a note longer than 500 characters is 422; other tenants see 404 on every c
     await s.stop();
   }
 });
+
+test('dashboard GET config honours its own ETag: If-None-Match of the head is 304 with an empty body, a stale one 200', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    const same = await s.call('GET', `/v1/servers/${serverId}/config`, { token, headers: { 'if-none-match': '"v1"' } });
+    assert.equal(same.status, 304);
+    assert.equal(same.body, '');
+    assert.equal(same.headers.get('etag'), '"v1"');
+    const stale = await s.call('GET', `/v1/servers/${serverId}/config`, { token, headers: { 'if-none-match': '"v0"' } });
+    assert.equal(stale.status, 200);
+    assert.equal(stale.body.version, 1);
+  } finally {
+    await s.stop();
+  }
+});

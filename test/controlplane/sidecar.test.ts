@@ -145,6 +145,8 @@ test('§5.2 scope: a server key on a dashboard route is 403; a session on a side
     assert.equal(bySession.body.error.code, 'forbidden');
     const byAdmin = await signed(s, ADMIN_TOKEN, 'GET', `/v1/config?server=${a.serverId}`);
     assert.equal(byAdmin.status, 403);
+    // Every wrong kind is told what the route needs (the admin token was told "a user session").
+    for (const r of [bySession, byAdmin]) assert.equal(r.body.error.message, 'This route needs a server key.');
   } finally {
     await s.stop();
   }

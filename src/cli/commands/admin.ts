@@ -42,7 +42,12 @@ export function registerAdmin(program: Command): void {
     .action(async (opts: { name: string; plan: string }, cmd: Command) => {
       if (!PLANS.includes(opts.plan as Plan)) throw new CliError(`--plan must be one of ${PLANS.join(', ')}, got "${opts.plan}"`);
       if (!opts.name.trim()) throw new CliError('--name must not be empty');
-      await withStore(cmd, (store) => store.createTenant(opts.name, opts.plan as Plan));
+      // Printed as the spec's Tenant (§2.5), like POST /v1/admin/tenants: a new tenant has no
+      // servers and no spend yet.
+      await withStore(cmd, async (store) => {
+        const t = await store.createTenant(opts.name, opts.plan as Plan);
+        return { id: t.id, name: t.name, plan: t.plan, serverCount: 0, monthlySpendUsd: 0, status: t.status, createdAt: t.createdAt };
+      });
     });
 
   admin

@@ -11,9 +11,10 @@ import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
 
 interface UpFlags {
   addr: string;
-  sidecarAddr: string;
+  sidecarAddr?: string;
   db: string;
   data: string;
+  json?: boolean;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -38,12 +39,15 @@ export function registerUp(program: Command): void {
     .command('up')
     .description('the whole local stack in one command: embedded server plus a sidecar on its control plane; prints URLs and a login')
     .option('--addr <host:port>', 'embedded server bind address', '127.0.0.1:8080')
-    .option('--sidecar-addr <host:port>', 'sidecar bind address', DEFAULT_SIDECAR_ADDR)
+    .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
     .option('--db <file>', 'SQLite database file', './brainstem.db')
     .option('--data <dir>', 'property-video data directory', './data')
+    .option('--json', 'print the URLs and credentials as one JSON line')
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
-      const side = parseAddr(flags.sidecarAddr, '--sidecar-addr');
+      // The sidecar's bind address env (spec 001 §4.1) holds here too, as SERVICE_BRAIN_TOKEN does.
+      const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
+      const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
       const logger = createLogger();
       const db = resolve(flags.db);
       let local;
@@ -74,7 +78,22 @@ export function registerUp(program: Command): void {
       const { sidecar } = linked;
       const config = sidecar.status().config;
       const auth = token ? ` -H 'authorization: Bearer ${token}'` : '';
-      process.stdout.write(
+      if (flags.json) {
+        process.stdout.write(
+          `${JSON.stringify({
+            created: local.created,
+            db,
+            dashboard: `${embedded.url}/`,
+            api: `${embedded.url}/v1`,
+            sidecar: sidecar.url,
+            serverId: stack.serverId,
+            bundleVersion: config.version,
+            email: stack.email,
+            password: stack.password,
+            adminToken: stack.adminToken,
+          })}\n`,
+        );
+      } else process.stdout.write(
         [
           `brainstem up: local stack running (${local.created ? 'created' : 'reused'} in ${db})`,
           `  dashboard    ${embedded.url}/`,
