@@ -55,6 +55,8 @@ export interface ServerOptions {
 }
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
+/** Bytes of an over-limit body read and thrown away to keep its connection; beyond it the connection is closed. */
+const DISCARD_LIMIT = 64 * 1024 * 1024;
 
 /** What a raw route gets besides the uWS handles (see HttpServer.raw). */
 export interface RawControl {
@@ -252,7 +254,8 @@ export class HttpServer {
     // A 413 keeps the connection: uWS discards the rest of the body, and a client still
     // sending it (fetch, most HTTP libraries) then reads the answer instead of failing with EPIPE.
     if (declared > maxBody) {
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
+      // Past DISCARD_LIMIT the rest is not worth reading just to keep the connection.
+      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: declared - maxBody > DISCARD_LIMIT });
       this.end();
       return;
     }
@@ -262,8 +265,15 @@ export class HttpServer {
     let size = 0;
     let done = false;
     res.onData((ab, isLast) => {
-      if (done) return;
       size += ab.byteLength;
+      if (done) {
+        // The answer is out; what still arrives is discarded, up to a bound, then the connection goes.
+        if (size - maxBody > DISCARD_LIMIT && !state.aborted) {
+          state.aborted = true;
+          res.close();
+        }
+        return;
+      }
       if (size > maxBody) {
         done = true;
         writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
