@@ -15,9 +15,17 @@ interface Bucket {
   lines: CachedLine[];
 }
 
+const BUCKETS = ['low', 'mid', 'high'] as const;
+
+/** The intensity bucket of an emotion: 0 low, 1 mid, 2 high; -1 for none. */
+export function emotionLevel(e: Emotion | null): number {
+  if (!e) return -1;
+  return e.intensity < 0.34 ? 0 : e.intensity < 0.67 ? 1 : 2;
+}
+
 function emotionBucket(e: Emotion | null): string {
   if (!e) return 'none';
-  return `${e.name}:${e.intensity < 0.34 ? 'low' : e.intensity < 0.67 ? 'mid' : 'high'}`;
+  return `${e.name}:${BUCKETS[emotionLevel(e)]}`;
 }
 
 /**
@@ -51,6 +59,11 @@ export function stripNames(text: string, names: readonly string[]): string {
 export class PhraseCache {
   private cache: LRUCache<string, Bucket> | null;
   private size = 0;
+  /**
+   * Bumped on every change of what the cache could serve, so a caller that found nothing
+   * usable for a signature can skip asking again until something changed.
+   */
+  changes = 0;
 
   constructor(private config: PhraseCacheConfig, private readonly random: () => number) {
     this.cache = this.build();
@@ -58,11 +71,13 @@ export class PhraseCache {
 
   private build(): LRUCache<string, Bucket> | null {
     this.size = 0;
+    this.changes++;
     if (this.config.variety_target < 1) return null;
     return new LRUCache<string, Bucket>({
       maxSize: this.config.variety_target,
       sizeCalculation: (b) => Math.max(1, b.lines.length),
       dispose: (b) => {
+        this.changes++;
         this.size -= b.lines.length;
       },
     });
@@ -71,6 +86,7 @@ export class PhraseCache {
   configure(config: PhraseCacheConfig): void {
     const same = config.variety_target === this.config.variety_target && config.max_reuse === this.config.max_reuse && config.allow_player_names === this.config.allow_player_names;
     this.config = config;
+    this.changes++;
     if (!same) this.cache = this.build();
   }
 
@@ -109,6 +125,7 @@ export class PhraseCache {
       if (best === null || (best.text === avoid && l.text !== avoid) || (l.uses < best.uses && !(l.text === avoid && best.text !== avoid))) best = l;
     }
     if (!best) return null;
+    this.changes++;
     best.uses++;
     if (best.uses >= this.config.max_reuse) {
       b.lines.splice(b.lines.indexOf(best), 1);
@@ -131,6 +148,7 @@ export class PhraseCache {
     // One signature may hold the whole target but no more (a bigger entry would not be stored): the oldest line yields.
     if (b.lines.length >= this.config.variety_target) b.lines.shift();
     b.lines.push({ text: line, uses: 0 });
+    this.changes++;
     this.size += b.lines.length;
     cache.set(signature, b);
   }

@@ -19,7 +19,7 @@ import {
 } from './context.js';
 import { ECONOMY_PROFILES, type EconomyProfile } from './economy.js';
 import { SpeechLimiter } from './limits.js';
-import { PhraseCache, situationSignature } from './phrase-cache.js';
+import { emotionLevel, PhraseCache, situationSignature } from './phrase-cache.js';
 import { PluginRequestError } from './supervisor.js';
 import { voiceFor } from './voice.js';
 import { seededRandom } from '../random.js';
@@ -75,6 +75,20 @@ class AgentSpeech {
   lastText = '';
   /** Player id → last game time in range, for greetings. */
   seen = new Map<number, number>();
+  /** The last situation signature and what it was built from, reused while they stay the same. */
+  sig = '';
+  sigRole = '';
+  sigGoal = '';
+  sigKind = '';
+  sigEvent = '';
+  sigEmotion = '';
+  sigLevel = -2;
+  /**
+   * While the model is down: the signature last found with no usable cached line, and the
+   * cache's change count then. Until either differs, asking the cache again cannot succeed.
+   */
+  unusableSig = '';
+  unusableAt = -1;
 }
 
 const MAX_OWED = 3;
@@ -274,14 +288,27 @@ export class DialogueTier {
     return newcomer ? 'greet' : 'idle';
   }
 
+  /**
+   * The tick path while the model is backing off (a full queue, an outage) is the common case
+   * under load: every character owed a line lands here on every tick. Only the phrase cache
+   * can answer then, so these checks come first and cost no allocation: an empty cache, or
+   * the same signature already found unusable with the cache unchanged since, ends it.
+   */
   private begin(agentId: number, st: AgentSpeech, timeS: number, ctx: DialogueContext, kind: SituationKind): SayIntent | null {
-    const persona = ctx.persona;
-    const signature = situationSignature(persona.role, persona.goal, kind, ctx.event?.kind ?? '', persona.emotion);
     const modelUp = this.modelAvailable();
+    const cacheOn = this.on('phrase_cache');
+    if (!modelUp && (!cacheOn || this.cache.lines === 0)) return null;
+    const persona = ctx.persona;
+    const signature = this.signature(st, persona, kind, ctx.event?.kind ?? '');
+    if (!modelUp && st.unusableAt === this.cache.changes && st.unusableSig === signature) return null;
     const preference = this.profile.cachePreference * (kind === 'reply' ? 0.5 : 1);
     let cached: string | null = null;
-    if (this.on('phrase_cache') && this.cache.prefers(signature, preference, modelUp)) cached = this.cache.take(signature, st.lastText);
-    if (cached === null && !modelUp) return null;
+    if (cacheOn && this.cache.prefers(signature, preference, modelUp)) cached = this.cache.take(signature, st.lastText);
+    if (cached === null && !modelUp) {
+      st.unusableSig = signature;
+      st.unusableAt = this.cache.changes;
+      return null;
+    }
     const heard = kind === 'reply' ? st.owed.splice(0) : [];
     if (kind === 'greet' || kind === 'idle') st.lastVolunteerAt = timeS;
     if (cached !== null) {
@@ -320,6 +347,23 @@ export class DialogueTier {
       },
     );
     return null;
+  }
+
+  /** situationSignature, rebuilt only when one of its parts changed since this agent's last one. */
+  private signature(st: AgentSpeech, p: Persona, kind: SituationKind, eventKind: string): string {
+    const e = p.emotion;
+    const level = emotionLevel(e);
+    const emotion = e ? e.name : '';
+    if (st.sigLevel !== level || st.sigKind !== kind || st.sigRole !== p.role || st.sigGoal !== p.goal || st.sigEvent !== eventKind || st.sigEmotion !== emotion) {
+      st.sig = situationSignature(p.role, p.goal, kind, eventKind, e);
+      st.sigLevel = level;
+      st.sigKind = kind;
+      st.sigRole = p.role;
+      st.sigGoal = p.goal;
+      st.sigEvent = eventKind;
+      st.sigEmotion = emotion;
+    }
+    return st.sig;
   }
 
   private voiceOn(): boolean {

@@ -164,6 +164,7 @@ export class DialogueWiring {
   private readonly inCombat = new Set<number>();
 
   private readonly personas = new Map<number, { at: number; value: DialoguePersona }>();
+  private readonly players = new PlayerList();
 
   constructor(tier: DialogueTier, lookup: PersonaLookup) {
     this.tier = tier;
@@ -219,7 +220,7 @@ export class DialogueWiring {
       }
     } else if (this.inCombat.size > 0) this.inCombat.delete(agent);
     ctx.heard = s.heard ?? NO_HEARD;
-    ctx.players = playersOf(request);
+    ctx.players = this.players.of(request);
     ctx.fallbackName = request.profile?.name ?? '';
     ctx.fallbackRole = request.profile?.role ?? 'survivor';
     const say = this.tier.onTick(agent, s.time_s, ctx);
@@ -227,18 +228,39 @@ export class DialogueWiring {
   }
 }
 
-function playersOf(request: TickRequest): readonly NearbyPlayer[] {
-  const s = request.snapshot;
-  const targets = s.targets;
-  let out: NearbyPlayer[] | null = null;
-  const pos = s.self_state.pos;
-  for (let i = 0; i < targets.length; i++) {
-    const t = targets[i]!;
-    if (t.kind !== 'player' || !t.visible) continue;
-    const dx = t.pos.x - pos.x;
-    const dy = t.pos.y - pos.y;
-    const dz = t.pos.z - pos.z;
-    (out ??= []).push({ id: t.id as number, name: t.name ?? 'stranger', distance_m: Math.round(Math.sqrt(dx * dx + dy * dy + dz * dz) * 10) / 10 });
+/**
+ * The visible players of a tick, in one array and objects reused from tick to tick: the
+ * context contract lets the caller reuse them (the tier copies what it keeps), and most
+ * ticks of a busy server reach here only to find the character cannot speak right now.
+ */
+class PlayerList {
+  private readonly pool: NearbyPlayer[] = [];
+  private readonly list: NearbyPlayer[] = [];
+
+  of(request: TickRequest): readonly NearbyPlayer[] {
+    const s = request.snapshot;
+    const targets = s.targets;
+    const pos = s.self_state.pos;
+    const list = this.list;
+    let n = 0;
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[i]!;
+      if (t.kind !== 'player' || !t.visible) continue;
+      const dx = t.pos.x - pos.x;
+      const dy = t.pos.y - pos.y;
+      const dz = t.pos.z - pos.z;
+      let p = this.pool[n];
+      if (p === undefined) this.pool.push((p = { id: 0, name: '', distance_m: 0 }));
+      p.id = t.id as number;
+      p.name = t.name ?? 'stranger';
+      p.distance_m = Math.round(Math.sqrt(dx * dx + dy * dy + dz * dz) * 10) / 10;
+      if (n < list.length) list[n] = p;
+      else list.push(p);
+      n++;
+    }
+    if (n === 0) return NO_PLAYERS;
+    // Setting an array's length is a runtime call in V8: only when it shrinks.
+    if (list.length > n) list.length = n;
+    return list;
   }
-  return out ?? NO_PLAYERS;
 }
