@@ -2,8 +2,8 @@ import type { Role, Traits } from '../../brain/types.js';
 import type { LineParams, LineResult, SynthesizeParams, SynthesizeResult, TranscribeParams, TranscribeResult } from '../../plugins/protocol.js';
 
 /**
- * What the tick handler tells the dialogue tier about one character on one tick. The lead
- * maps the brain's per-agent data onto it; every field is read during onTick only and copied
+ * What the tick handler tells the dialogue tier about one character on one tick.
+ * src/sidecar/dialogue.ts maps the brain's per-agent data onto it; every field is read during onTick only and copied
  * when a line is requested, so the caller may reuse these objects between ticks.
  */
 export interface DialogueContext {

@@ -13,7 +13,7 @@ interface Flags {
   json?: boolean;
 }
 
-/** `brainstem bench control-plane`: the lead attaches it to the `bench` command. */
+/** `brainstem bench control-plane`: signed 304 pulls and telemetry ingest beside a bare uWS hello-world. */
 export function registerBenchControlPlane(bench: Command): void {
   bench
     .command('control-plane')
