@@ -13,6 +13,7 @@ import type { DialogueWiring } from './dialogue.js';
 import type { Evaluator } from './evaluator.js';
 import { LatencyHistogram } from './histogram.js';
 import { readTickJson, writeTickJson } from './tick-json.js';
+import { readTickMsgpack, writeTickMsgpack } from './tick-msgpack.js';
 
 /** The only request headers /tick reads (for a /tick mounted on the generic router). */
 export const TICK_HEADERS = ['content-type', 'content-length', 'authorization'] as const;
@@ -45,7 +46,7 @@ const msgpackDecoder = new Decoder();
 const msgpackEncoder = new Encoder();
 
 /**
- * Decodes a /tick body for the exact path (readTickJson is the fast one). Unlike the generic codec it does not pre-scan the text for depth or
+ * Decodes a /tick body for the exact path (readTickJson and readTickMsgpack are the fast ones). Unlike the generic codec it does not pre-scan the text for depth or
  * poisoned keys: V8's JSON.parse and the msgpack decoder are iterative (no stack overflow at
  * any depth within the body limit), the msgpack decoder refuses `__proto__`, and
  * parseTickRequest copies only known fields into a fresh object, so a `__proto__` or
@@ -78,7 +79,7 @@ function utf8(body: Uint8Array): string {
 export function encodeTick(response: TickResponse, encoding: Encoding): Reply {
   return encoding === 'json'
     ? { status: 200, headers: JSON_HEADERS, body: writeTickJson(response) }
-    : { status: 200, headers: MSGPACK_HEADERS, body: msgpackEncoder.encode(response) };
+    : { status: 200, headers: MSGPACK_HEADERS, body: writeTickMsgpack(response) ?? msgpackEncoder.encode(response) };
 }
 
 const JSON_HEADERS = { 'content-type': JSON_TYPE };
@@ -134,7 +135,7 @@ export class TickHandler {
     try {
       this.gate?.check(authorization);
       encoding = tickEncoding(body, contentType);
-      request = (encoding === 'json' ? readTickJson(body) : null) ?? exactTick(body, encoding);
+      request = (encoding === 'json' ? readTickJson(body) : readTickMsgpack(body)) ?? exactTick(body, encoding);
       this.observe?.(request);
       result = this.flagPersonas ? this.evaluator.tick(request, this.dialogue!.needsPersona(request)) : this.evaluator.tick(request);
     } catch (err) {
