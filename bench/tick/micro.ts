@@ -1,12 +1,14 @@
 /**
  * Micro-benchmark of the /tick hot functions, old and new side by side on the same corpus:
- * the generic codec's decode (depth and poisoned-key pre-scans) against decodeTick, then
- * validation and reply encoding. Times are per call, best of several rounds.
+ * the generic codec's decode (depth and poisoned-key pre-scans) against decodeTick, the exact
+ * decode-and-validate path against the fast JSON reader, and reply encoding. Times are per call, best of several rounds.
  */
 import { encode } from '@msgpack/msgpack';
 import { parseTickRequest, type TickResponse } from '../../brain/index.js';
 import { decodeBody, encodeBody } from '../../src/http/codec.js';
 import { decodeTick, encodeTick } from '../../src/sidecar/tick.js';
+import { readTickJson } from '../../src/sidecar/tick-json.js';
+import { readTickMsgpack } from '../../src/sidecar/tick-msgpack.js';
 import { generateTicks } from './scenarios.js';
 
 export interface MicroRow {
@@ -48,8 +50,13 @@ export function runTickMicro(calls = 50_000, rounds = 5): MicroRow[] {
     { name: 'decode msgpack: generic codec (baseline)', ns_per_call: time(calls, rounds, (i) => decodeBody(msgpack[i % n]!, 'application/msgpack')) },
     { name: 'decode msgpack: decodeTick', ns_per_call: time(calls, rounds, (i) => decodeTick(msgpack[i % n]!, 'application/msgpack')) },
     { name: 'parseTickRequest', ns_per_call: time(calls, rounds, (i) => parseTickRequest(values[i % n])) },
+    { name: 'decode + validate JSON: exact path, decodeTick + parseTickRequest (baseline)', ns_per_call: time(calls, rounds, (i) => parseTickRequest(decodeTick(json[i % n]!, 'application/json').value)) },
+    { name: 'decode + validate JSON: readTickJson (fast path)', ns_per_call: time(calls, rounds, (i) => readTickJson(json[i % n]!)) },
+    { name: 'decode + validate msgpack: exact path, decodeTick + parseTickRequest (baseline)', ns_per_call: time(calls, rounds, (i) => parseTickRequest(decodeTick(msgpack[i % n]!, 'application/msgpack').value)) },
+    { name: 'decode + validate msgpack: readTickMsgpack (fast path)', ns_per_call: time(calls, rounds, (i) => readTickMsgpack(msgpack[i % n]!)) },
     { name: 'encode msgpack reply: generic codec (baseline)', ns_per_call: time(calls, rounds, () => encodeBody(reply, 'msgpack')) },
     { name: 'encode msgpack reply: encodeTick', ns_per_call: time(calls, rounds, () => encodeTick(reply, 'msgpack')) },
+    { name: 'encode JSON reply: JSON.stringify (baseline)', ns_per_call: time(calls, rounds, () => JSON.stringify(reply)) },
     { name: 'encode JSON reply: encodeTick', ns_per_call: time(calls, rounds, () => encodeTick(reply, 'json')) },
   ];
 }

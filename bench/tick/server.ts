@@ -2,7 +2,8 @@
  * A server under test, run as its own process so the benchmark can pin it to one core:
  *   node dist/bench/tick/server.js <kind> [workers]
  * kinds: sidecar (the real service), node-http (the same tick handler on node:http),
- * uws-bare (uWebSockets.js reading the body and answering a constant), sidecar-dialogue (the
+ * uws-bare (uWebSockets.js reading the body and answering a constant), uws-parse (the same, after
+ * JSON.parse of the body: what decoding a tick alone costs), sidecar-dialogue (the
  * sidecar with the dialogue tier on, its model at BENCH_LLM_BASE_URL). Prints one JSON line
  * {"port": N} once listening; on SIGTERM prints {"telemetry": ...} (sidecar kinds) and stops.
  */
@@ -16,7 +17,7 @@ import { createEvaluator } from '../../src/sidecar/pool.js';
 import { startSidecar } from '../../src/sidecar/service.js';
 import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick.js';
 
-export type ServerKind = 'sidecar' | 'sidecar-dialogue' | 'node-http' | 'uws-bare';
+export type ServerKind = 'sidecar' | 'sidecar-dialogue' | 'node-http' | 'uws-bare' | 'uws-parse';
 
 const CONSTANT_JSON = JSON.stringify({ agent: 1, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] });
 
@@ -24,7 +25,7 @@ function ready(port: number): void {
   process.stdout.write(`${JSON.stringify({ port })}\n`);
 }
 
-async function bareUws(): Promise<() => Promise<void>> {
+async function bareUws(parse: boolean): Promise<() => Promise<void>> {
   const app = uWS.App();
   app.post('/tick', (res, req) => {
     let aborted = false;
@@ -35,7 +36,8 @@ async function bareUws(): Promise<() => Promise<void>> {
     res.onData((ab, isLast) => {
       chunks.push(Buffer.from(ab.slice(0)));
       if (!isLast || aborted) return;
-      Buffer.concat(chunks);
+      const body = Buffer.concat(chunks);
+      if (parse) JSON.parse(body.toString('utf8'));
       res.cork(() => {
         res.writeHeader('content-type', 'application/json').end(CONSTANT_JSON);
       });
@@ -116,7 +118,7 @@ async function sidecar(workers: number, dialogue: boolean): Promise<() => Promis
 const kind = process.argv[2] as ServerKind;
 const workers = Number(process.argv[3] ?? 0);
 const stop =
-  kind === 'uws-bare' ? await bareUws()
+  kind === 'uws-bare' || kind === 'uws-parse' ? await bareUws(kind === 'uws-parse')
   : kind === 'node-http' ? await nodeHttp(workers)
   : kind === 'sidecar' || kind === 'sidecar-dialogue' ? await sidecar(workers, kind === 'sidecar-dialogue')
   : null;

@@ -1,0 +1,355 @@
+import type { Intent, TickRequest, TickResponse, Vec3 } from '../../brain/index.js';
+import { BAIL, bail, MAX_SKIP_DEPTH, TickReader } from './tick-reader.js';
+
+/** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
+export function readTickJson(body: Uint8Array): TickRequest | null {
+  const reader = new JsonTickReader(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  try {
+    return reader.read();
+  } catch (err) {
+    if (err === BAIL) return null;
+    throw err;
+  }
+}
+
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+
+function isHex(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46));
+}
+
+class JsonTickReader extends TickReader {
+  private i = 0;
+  private readonly n: number;
+
+  constructor(b: Buffer) {
+    super(b);
+    this.n = b.length;
+  }
+
+  protected openObject(): number {
+    this.ws();
+    if (this.b[this.i] !== 0x7b) bail();
+    this.i++;
+    this.ws();
+    if (this.b[this.i] === 0x7d) {
+      this.i++;
+      return 0;
+    }
+    return 1;
+  }
+
+  protected afterMember(): number {
+    return this.after(0x7d);
+  }
+
+  protected openList(): number {
+    this.ws();
+    if (this.b[this.i] !== 0x5b) bail();
+    this.i++;
+    this.ws();
+    if (this.b[this.i] === 0x5d) {
+      this.i++;
+      return 0;
+    }
+    return 1;
+  }
+
+  protected afterItem(): number {
+    return this.after(0x5d);
+  }
+
+  /** After a member or item: 1 when another follows (`,` consumed), 0 at the closing `close`. */
+  private after(close: number): number {
+    this.ws();
+    const c = this.b[this.i++];
+    if (c === 0x2c) {
+      this.ws();
+      return 1;
+    }
+    if (c === close) return 0;
+    return bail();
+  }
+
+  protected end(): void {
+    this.ws();
+    if (this.i !== this.n) bail();
+  }
+
+  private ws(): void {
+    while (this.i < this.n) {
+      const c = this.b[this.i]!;
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) this.i++;
+      else return;
+    }
+  }
+
+  /** Reads a member's key and its colon; the key's index in `keys`, or -1 for a key the tick does not know. */
+  protected key(keys: readonly Buffer[], expected: number): number {
+    const b = this.b;
+    if (b[this.i] !== 0x22) bail();
+    const start = this.i + 1;
+    // A mod writes its fields in one order, so the key after the last one matched is tried
+    // first, straight against the bytes, without scanning the key on its own.
+    const count = keys.length;
+    for (let tried = 0; tried < count; tried++) {
+      const k = (expected + tried) % count;
+      const name = keys[k]!;
+      const len = name.length;
+      if (b[start + len] !== 0x22) continue;
+      let j = 0;
+      while (j < len && name[j] === b[start + j]) j++;
+      if (j !== len) continue;
+      this.i = start + len + 1;
+      this.colon();
+      return k;
+    }
+    this.i = start;
+    for (;;) {
+      if (this.i >= this.n) bail();
+      const c = b[this.i]!;
+      if (c === 0x22) break;
+      // An escaped key may spell a known one: only JSON.parse may say which.
+      if (c === 0x5c || c < 0x20) bail();
+      this.i++;
+    }
+    this.i++;
+    this.colon();
+    return -1;
+  }
+
+  private colon(): void {
+    this.ws();
+    if (this.b[this.i] !== 0x3a) bail();
+    this.i++;
+    this.ws();
+  }
+
+  /**
+   * A JSON number, to the same double JSON.parse gives: up to 15 significant digits and 22
+   * decimals, the integer mantissa divided by an exact power of ten is correctly rounded (both
+   * operands are exact doubles); anything longer or with an exponent goes through Number(),
+   * which rounds correctly too.
+   */
+  protected number(): number {
+    const b = this.b;
+    const n = this.n;
+    let i = this.i;
+    const start = i;
+    let c = i < n ? b[i]! : 0;
+    const negative = c === 0x2d;
+    if (negative) c = ++i < n ? b[i]! : 0;
+    let mantissa = 0;
+    let digits = 0;
+    if (c === 0x30) c = ++i < n ? b[i]! : 0;
+    else if (c >= 0x31 && c <= 0x39) {
+      do {
+        mantissa = mantissa * 10 + (c - 0x30);
+        digits++;
+        c = ++i < n ? b[i]! : 0;
+      } while (c >= 0x30 && c <= 0x39);
+    } else bail();
+    let scale = 0;
+    if (c === 0x2e) {
+      c = ++i < n ? b[i]! : 0;
+      if (!(c >= 0x30 && c <= 0x39)) bail();
+      do {
+        mantissa = mantissa * 10 + (c - 0x30);
+        digits++;
+        scale++;
+        c = ++i < n ? b[i]! : 0;
+      } while (c >= 0x30 && c <= 0x39);
+    }
+    let exact = digits <= 15 && scale <= 22;
+    if (c === 0x65 || c === 0x45) {
+      c = ++i < n ? b[i]! : 0;
+      if (c === 0x2b || c === 0x2d) c = ++i < n ? b[i]! : 0;
+      if (!(c >= 0x30 && c <= 0x39)) bail();
+      do c = ++i < n ? b[i]! : 0;
+      while (c >= 0x30 && c <= 0x39);
+      exact = false;
+    } else if (c >= 0x30 && c <= 0x39) bail();
+    this.i = i;
+    if (!exact) {
+      const v = Number(b.toString('latin1', start, i));
+      if (!Number.isFinite(v)) bail();
+      return v;
+    }
+    const v = scale === 0 ? mantissa : mantissa / POW10[scale]!;
+    return negative ? -v : v;
+  }
+
+  protected boolean(): boolean {
+    this.ws();
+    const c = this.b[this.i];
+    if (c === 0x74 && this.b[this.i + 1] === 0x72 && this.b[this.i + 2] === 0x75 && this.b[this.i + 3] === 0x65) {
+      this.i += 4;
+      return true;
+    }
+    if (c === 0x66 && this.b[this.i + 1] === 0x61 && this.b[this.i + 2] === 0x6c && this.b[this.i + 3] === 0x73 && this.b[this.i + 4] === 0x65) {
+      this.i += 5;
+      return false;
+    }
+    return bail();
+  }
+
+  /**
+   * Scans a string's body from after its opening quote to its closing quote (not consumed),
+   * rejecting what JSON.parse rejects (control characters, unknown escapes). Returns 0 for
+   * plain ASCII, 1 with non-ASCII bytes, 2 with escapes.
+   */
+  private scanString(): number {
+    let kind = 0;
+    for (;;) {
+      if (this.i >= this.n) bail();
+      const c = this.b[this.i]!;
+      if (c === 0x22) return kind;
+      if (c < 0x20) bail();
+      if (c === 0x5c) {
+        kind = 2;
+        const e = this.b[this.i + 1];
+        if (e === 0x75) {
+          if (!isHex(this.b[this.i + 2]) || !isHex(this.b[this.i + 3]) || !isHex(this.b[this.i + 4]) || !isHex(this.b[this.i + 5])) bail();
+          this.i += 6;
+        } else if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) this.i += 2;
+        else bail();
+        continue;
+      }
+      if (c >= 0x80 && kind === 0) kind = 1;
+      this.i++;
+    }
+  }
+
+  protected string(maxLength: number): string {
+    this.ws();
+    if (this.b[this.i] !== 0x22) bail();
+    const start = ++this.i;
+    const kind = this.scanString();
+    const end = this.i++;
+    let s: string;
+    if (kind === 0) {
+      if (end - start > maxLength) bail();
+      if (end - start <= 12) {
+        s = '';
+        for (let k = start; k < end; k++) s += String.fromCharCode(this.b[k]!);
+      } else s = this.b.toString('latin1', start, end);
+      return s;
+    }
+    if (kind === 1) s = this.b.toString('utf8', start, end);
+    else {
+      try {
+        s = JSON.parse(this.b.toString('utf8', start - 1, end + 1)) as string;
+      } catch {
+        return bail();
+      }
+    }
+    // A replacement character may stand for bytes that were not UTF-8: the exact path decides.
+    if (s.length > maxLength || s.includes('\ufffd')) bail();
+    return s;
+  }
+
+  /** One of `choices`, returned as the constant string rather than a fresh copy. */
+  protected oneOf<T extends string>(bytes: readonly Buffer[], choices: readonly T[]): T {
+    this.ws();
+    if (this.b[this.i] !== 0x22) bail();
+    const start = ++this.i;
+    if (this.scanString() !== 0) bail();
+    const len = this.i - start;
+    this.i++;
+    for (let k = 0; k < bytes.length; k++) {
+      const name = bytes[k]!;
+      if (name.length !== len) continue;
+      let j = 0;
+      while (j < len && name[j] === this.b[start + j]) j++;
+      if (j === len) return choices[k]!;
+    }
+    return bail();
+  }
+
+  /** Any JSON value, checked for syntax only. */
+  protected skip(depth: number): void {
+    this.ws();
+    const c = this.b[this.i];
+    if (c === 0x22) {
+      this.i++;
+      this.scanString();
+      this.i++;
+    } else if (c === 0x7b) {
+      if (depth >= MAX_SKIP_DEPTH) bail();
+      this.i++;
+      this.ws();
+      if (this.b[this.i] === 0x7d) {
+        this.i++;
+        return;
+      }
+      do {
+        if (this.b[this.i] !== 0x22) bail();
+        this.i++;
+        this.scanString();
+        this.i++;
+        this.ws();
+        if (this.b[this.i] !== 0x3a) bail();
+        this.i++;
+        this.skip(depth + 1);
+      } while (this.after(0x7d) > 0);
+    } else if (c === 0x5b) {
+      if (depth >= MAX_SKIP_DEPTH) bail();
+      this.i++;
+      this.ws();
+      if (this.b[this.i] === 0x5d) {
+        this.i++;
+        return;
+      }
+      do this.skip(depth + 1);
+      while (this.after(0x5d) > 0);
+    } else if (c === 0x74 || c === 0x66) this.boolean();
+    else if (c === 0x6e && this.b[this.i + 1] === 0x75 && this.b[this.i + 2] === 0x6c && this.b[this.i + 3] === 0x6c) this.i += 4;
+    else this.number();
+  }
+}
+
+/**
+ * The JSON text of a reply, byte for byte what JSON.stringify gives for it (the tests hold it
+ * to that), at a fifth of the cost: the shapes are known, so only numbers and free text need
+ * converting. An intent kind this does not know is stringified whole.
+ */
+export function writeTickJson(response: TickResponse): string {
+  let s = '{"agent":' + num(response.agent) + ',"posture":' + JSON.stringify(response.posture) + ',"intents":[';
+  const intents = response.intents;
+  for (let k = 0; k < intents.length; k++) {
+    if (k > 0) s += ',';
+    s += intent(intents[k]!);
+  }
+  return s + ']}';
+}
+
+function num(v: number): string {
+  return Number.isFinite(v) ? '' + v : 'null';
+}
+
+function vec(v: Vec3): string {
+  return '{"x":' + num(v.x) + ',"y":' + num(v.y) + ',"z":' + num(v.z) + '}';
+}
+
+function intent(it: Intent): string {
+  switch (it.kind) {
+    case 'MoveTo':
+      return '{"kind":"MoveTo","to":' + vec(it.to) + ',"speed":' + JSON.stringify(it.speed) + '}';
+    case 'Engage':
+      return '{"kind":"Engage","target":' + num(it.target) + ',"fire":' + (it.fire ? 'true' : 'false') + '}';
+    case 'Face':
+      return '{"kind":"Face","yaw_deg":' + num(it.yaw_deg) + '}';
+    case 'Flee':
+      return '{"kind":"Flee","from":' + num(it.from) + '}';
+    case 'Investigate':
+      return '{"kind":"Investigate","at":' + vec(it.at) + '}';
+    case 'Idle':
+      return '{"kind":"Idle","reason":' + JSON.stringify(it.reason) + '}';
+    case 'Emote':
+      return '{"kind":"Emote","name":' + JSON.stringify(it.name) + '}';
+    case 'Logoff':
+      return '{"kind":"Logoff"}';
+    default:
+      return JSON.stringify(it);
+  }
+}
