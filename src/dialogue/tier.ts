@@ -11,6 +11,7 @@ import {
   type HeardLine,
   type LineSource,
   type NearbyPlayer,
+  type NotableEvent,
   type Persona,
   type SayIntent,
   type SituationKind,
@@ -18,7 +19,7 @@ import {
   type Transcriber,
 } from './context.js';
 import { ECONOMY_PROFILES, type EconomyProfile } from './economy.js';
-import { SpeechLimiter } from './limits.js';
+import { SpeechLimiter, SpeechWindows } from './limits.js';
 import { emotionLevel, PhraseCache, situationSignature } from './phrase-cache.js';
 import { PluginRequestError } from './supervisor.js';
 import { voiceFor } from './voice.js';
@@ -60,21 +61,31 @@ export interface DialogueTierOptions {
   onClose?: () => Promise<void>;
 }
 
-/** Speech state of one character. Lives as long as the tier or until forget(). */
+/**
+ * Speech state of one character. Lives as long as the tier or until forget(). Every tick of
+ * the character reads this one object and nothing else of the tier's per-character state:
+ * the fields a quiet tick tests come first, and what only some characters ever need (heard
+ * lines owed an answer, queued voice-in text, players met, spoken-line windows) is allocated
+ * on first use and dropped again when empty.
+ */
 class AgentSpeech {
   pending = false;
+  /** Whether the previous tick's context had `combat` set. */
+  inCombat = false;
   ready: SayIntent | null = null;
+  /** Heard lines still to answer (the newest few); null when none. */
+  owed: HeardLine[] | null = null;
+  /** Voice-in transcripts waiting for the next tick; null when none. */
+  voice: string[] | null = null;
+  /** Player id → last game time in range, for greetings; null until a player was in range. */
+  seen: Map<number, Seen> | null = null;
+  /** Spoken-line times for the speech limits; null until the first line. */
+  windows: SpeechWindows | null = null;
   readyAskedAt = 0;
   /** Newest heard `at_s` already handled. */
   heardAt = -Infinity;
-  /** Heard lines still to answer (the newest few). */
-  owed: HeardLine[] = [];
-  /** Voice-in transcripts waiting for the next tick. */
-  voice: string[] = [];
   lastVolunteerAt = -Infinity;
   lastText = '';
-  /** Player id → last game time in range, for greetings. */
-  seen = new Map<number, number>();
   /** The last situation signature and what it was built from, reused while they stay the same. */
   sig = '';
   sigRole = '';
@@ -91,9 +102,16 @@ class AgentSpeech {
   unusableAt = -1;
 }
 
+/** When a player was last in range; a mutable box, so refreshing it every tick allocates nothing. */
+interface Seen {
+  at: number;
+}
+
 const MAX_OWED = 3;
 const MAX_VOICE_QUEUE = 8;
 const MAX_NAMED_PLAYERS = 4;
+/** No heard lines to answer; never written to. */
+const NO_LINES: HeardLine[] = [];
 
 
 const AUDIO_EXT: Record<string, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/webm': 'webm' };
@@ -214,28 +232,36 @@ export class DialogueTier {
   private tick(agentId: number, timeS: number, ctx: DialogueContext): SayIntent | null {
     let st = this.agents.get(agentId);
     if (!st) this.agents.set(agentId, (st = new AgentSpeech()));
-    this.takeHeard(st, timeS, ctx.heard);
+    let event = ctx.event;
+    const combat = ctx.combat ?? null;
+    if (combat !== null) {
+      if (!st.inCombat) {
+        st.inCombat = true;
+        if (event === null) event = combat;
+      }
+    } else if (st.inCombat) st.inCombat = false;
+    const heard = ctx.heard;
+    if (heard.length > 0 || st.voice !== null) this.takeHeard(st, timeS, heard);
     if (!this.enabled) {
-      // Setting an array's length is a runtime call in V8: only when there is something to clear.
-      if (st.owed.length > 0) st.owed.length = 0;
+      st.owed = null;
       st.ready = null;
       return null;
     }
-    if (st.ready) {
+    if (st.ready !== null) {
       const say = st.ready;
       st.ready = null;
       const age = timeS - st.readyAskedAt;
-      if (age < 0 || age > this.lineTtlS || !this.limiter.allows(agentId, timeS)) this.counters.dropped++;
-      else return this.emit(agentId, st, timeS, say);
+      if (age < 0 || age > this.lineTtlS || !this.limiter.allowsIn(st.windows, timeS)) this.counters.dropped++;
+      else return this.emit(st, timeS, say);
     }
     if (st.pending) return null;
-    const kind = this.situation(st, timeS, ctx);
-    if (kind === null || !this.limiter.allows(agentId, timeS)) return null;
-    return this.begin(agentId, st, timeS, ctx, kind);
+    const kind = this.situation(st, timeS, ctx.players, event);
+    if (kind === null || !this.limiter.allowsIn(st.windows, timeS)) return null;
+    return this.begin(st, timeS, ctx, kind, event);
   }
 
-  private emit(agentId: number, st: AgentSpeech, timeS: number, say: SayIntent): SayIntent {
-    this.limiter.record(agentId, timeS);
+  private emit(st: AgentSpeech, timeS: number, say: SayIntent): SayIntent {
+    this.limiter.recordIn((st.windows ??= new SpeechWindows()), timeS);
     this.counters.spoke++;
     st.lastText = say.text;
     return say;
@@ -251,38 +277,46 @@ export class DialogueTier {
       // Copied: the caller may reuse its heard objects on the next tick.
       this.owe(st, h.name === undefined ? { from: h.from, text: h.text, at_s: h.at_s } : { from: h.from, name: h.name, text: h.text, at_s: h.at_s });
     }
-    if (st.voice.length > 0) {
-      for (const text of st.voice) {
+    const voice = st.voice;
+    if (voice !== null) {
+      st.voice = null;
+      for (const text of voice) {
         this.counters.heard++;
         this.owe(st, { from: -1, text, at_s: timeS });
       }
-      st.voice.length = 0;
     }
   }
 
   private owe(st: AgentSpeech, h: HeardLine): void {
-    if (st.owed.length >= MAX_OWED) st.owed.shift();
-    st.owed.push(h);
+    const owed = (st.owed ??= []);
+    if (owed.length >= MAX_OWED) owed.shift();
+    owed.push(h);
   }
 
   /** What, if anything, warrants a line now. */
-  private situation(st: AgentSpeech, timeS: number, ctx: DialogueContext): SituationKind | null {
-    if (st.owed.length > 0) {
+  private situation(st: AgentSpeech, timeS: number, players: readonly NearbyPlayer[], event: NotableEvent | null): SituationKind | null {
+    const owed = st.owed;
+    if (owed !== null) {
       // Speech heard long ago and never answered is stale: answering it now would be odd.
-      if (timeS - st.owed[st.owed.length - 1]!.at_s <= this.lineTtlS) return 'reply';
-      st.owed.length = 0;
+      if (timeS - owed[owed.length - 1]!.at_s <= this.lineTtlS) return 'reply';
+      st.owed = null;
     }
-    if (ctx.event) return 'event';
+    if (event) return 'event';
     let near = false;
     let newcomer = false;
-    const players = ctx.players;
     for (let i = 0; i < players.length; i++) {
       const p = players[i]!;
       if (!(p.distance_m <= this.rangeM)) continue;
       near = true;
-      const last = st.seen.get(p.id);
-      if (last === undefined || timeS - last > this.greetAgainS) newcomer = true;
-      st.seen.set(p.id, timeS);
+      const seen = (st.seen ??= new Map());
+      const last = seen.get(p.id);
+      if (last === undefined) {
+        newcomer = true;
+        seen.set(p.id, { at: timeS });
+      } else {
+        if (timeS - last.at > this.greetAgainS) newcomer = true;
+        last.at = timeS;
+      }
     }
     if (!near || timeS - st.lastVolunteerAt < this.profile.volunteerIntervalS) return null;
     return newcomer ? 'greet' : 'idle';
@@ -294,12 +328,12 @@ export class DialogueTier {
    * can answer then, so these checks come first and cost no allocation: an empty cache, or
    * the same signature already found unusable with the cache unchanged since, ends it.
    */
-  private begin(agentId: number, st: AgentSpeech, timeS: number, ctx: DialogueContext, kind: SituationKind): SayIntent | null {
+  private begin(st: AgentSpeech, timeS: number, ctx: DialogueContext, kind: SituationKind, event: NotableEvent | null): SayIntent | null {
     const modelUp = this.modelAvailable();
     const cacheOn = this.on('phrase_cache');
     if (!modelUp && (!cacheOn || this.cache.lines === 0)) return null;
     const persona = ctx.persona;
-    const signature = this.signature(st, persona, kind, ctx.event?.kind ?? '');
+    const signature = this.signature(st, persona, kind, event?.kind ?? '');
     if (!modelUp && st.unusableAt === this.cache.changes && st.unusableSig === signature) return null;
     const preference = this.profile.cachePreference * (kind === 'reply' ? 0.5 : 1);
     let cached: string | null = null;
@@ -309,17 +343,21 @@ export class DialogueTier {
       st.unusableAt = this.cache.changes;
       return null;
     }
-    const heard = kind === 'reply' ? st.owed.splice(0) : [];
+    let heard: HeardLine[] = NO_LINES;
+    if (kind === 'reply') {
+      heard = st.owed!;
+      st.owed = null;
+    }
     if (kind === 'greet' || kind === 'idle') st.lastVolunteerAt = timeS;
     if (cached !== null) {
       this.counters.cacheHits++;
-      if (!this.voiceOn()) return this.emit(agentId, st, timeS, this.say(cached));
+      if (!this.voiceOn()) return this.emit(st, timeS, this.say(cached));
       st.pending = true;
       this.voice(st, cached, timeS, persona);
       return null;
     }
     st.pending = true;
-    const params = this.params(ctx, kind, heard);
+    const params = this.params(ctx, kind, heard, event);
     const names = playerNames(ctx.players, heard);
     this.counters.llmRequests++;
     attempt(() => this.lines!.line(params)).then(
@@ -408,7 +446,7 @@ export class DialogueTier {
     }
   }
 
-  private params(ctx: DialogueContext, kind: SituationKind, heard: readonly HeardLine[]): LineParams {
+  private params(ctx: DialogueContext, kind: SituationKind, heard: readonly HeardLine[], event: NotableEvent | null): LineParams {
     const p = ctx.persona;
     const flavorOn = this.on('flavor') && this.bundle.flavor.enabled;
     const traits: Record<string, number> = {};
@@ -425,7 +463,7 @@ export class DialogueTier {
         doing: ctx.doing,
         players: near.map((pl) => ({ name: pl.name, distance_m: pl.distance_m })),
         heard: heard.map((h) => ({ from: h.name ?? (h.from >= 0 ? nameOf(ctx.players, h.from) : 'someone'), text: h.text })),
-        event: ctx.event ? `${ctx.event.kind}${ctx.event.detail ? `: ${ctx.event.detail}` : ''}` : '',
+        event: event ? `${event.kind}${event.detail ? `: ${event.detail}` : ''}` : '',
       },
       max_chars: this.maxChars,
     };
@@ -437,8 +475,9 @@ export class DialogueTier {
     if (!t) return;
     let st = this.agents.get(agentId);
     if (!st) this.agents.set(agentId, (st = new AgentSpeech()));
-    if (st.voice.length >= MAX_VOICE_QUEUE) st.voice.shift();
-    st.voice.push(t);
+    const voice = (st.voice ??= []);
+    if (voice.length >= MAX_VOICE_QUEUE) voice.shift();
+    voice.push(t);
   }
 
   get audioDirectory(): string | null {
@@ -484,7 +523,6 @@ export class DialogueTier {
   /** Drops an agent's speech state (it logged off or despawned). */
   forget(agentId: number): void {
     this.agents.delete(agentId);
-    this.limiter.forget(agentId);
   }
 
   async close(): Promise<void> {
