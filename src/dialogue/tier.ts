@@ -69,6 +69,7 @@ export interface DialogueTierOptions {
  * on first use and dropped again when empty.
  */
 class AgentSpeech {
+  constructor(readonly id: number) {}
   pending = false;
   /** Whether the previous tick's context had `combat` set. */
   inCombat = false;
@@ -102,6 +103,27 @@ class AgentSpeech {
   unusableAt = -1;
 }
 
+/**
+ * Bits of the one byte per character the quiet-tick test reads (agent ids 0 to DENSE_IDS - 1;
+ * other ids always take the full path). A byte array of a few kB stays in the CPU's cache
+ * where a map of records and the records themselves do not, and a busy server ticks most
+ * characters while they can get no line.
+ */
+const KNOWN = 1;
+/** AgentSpeech.inCombat. */
+const IN_COMBAT = 2;
+/** The record holds a ready line, heard lines owed an answer or voice-in text. */
+const ATTENTION = 4;
+const DENSE_IDS = 1 << 22;
+
+function isDense(agentId: number): boolean {
+  return agentId >= 0 && agentId < DENSE_IDS && Number.isInteger(agentId);
+}
+
+function flagsOf(st: AgentSpeech): number {
+  return KNOWN | (st.inCombat ? IN_COMBAT : 0) | (st.ready !== null || st.owed !== null || st.voice !== null ? ATTENTION : 0);
+}
+
 /** When a player was last in range; a mutable box, so refreshing it every tick allocates nothing. */
 interface Seen {
   at: number;
@@ -128,6 +150,10 @@ export class DialogueTier {
   private readonly limiter: SpeechLimiter;
   private readonly cache: PhraseCache;
   private readonly agents = new Map<number, AgentSpeech>();
+  /** Per dense agent id, the KNOWN / IN_COMBAT / ATTENTION bits; grown on demand. */
+  private flags = new Uint8Array(1024);
+  /** Characters ticked or heard since the start or their forget(): status().agents. */
+  private known = 0;
   private counters: DialogueCounters = zeroCounters();
   private unavailableUntil = 0;
   private seq = 0;
@@ -209,7 +235,7 @@ export class DialogueTier {
       modelAvailable: this.modelAvailable(),
       retryInMs: Math.max(0, this.unavailableUntil - this.now()),
       cachedLines: this.cache.lines,
-      agents: this.agents.size,
+      agents: this.known,
     };
   }
 
@@ -219,7 +245,16 @@ export class DialogueTier {
    */
   onTick(agentId: number, timeS: number, context: DialogueContext): SayIntent | null {
     try {
-      return this.tick(agentId, timeS, context);
+      if (!isDense(agentId)) return this.tick(this.record(agentId, false), timeS, context);
+      // A quiet tick changes nothing and says nothing: no record is read for it.
+      const f = this.know(agentId);
+      if ((f & ATTENTION) === 0 && (f & IN_COMBAT) === ((context.combat ?? null) !== null ? IN_COMBAT : 0) && this.quiet(context)) return null;
+      const st = this.record(agentId, true);
+      try {
+        return this.tick(st, timeS, context);
+      } finally {
+        this.flags[agentId] = flagsOf(st);
+      }
     } catch (err) {
       if (!this.tickErrorLogged) {
         this.tickErrorLogged = true;
@@ -229,9 +264,52 @@ export class DialogueTier {
     }
   }
 
-  private tick(agentId: number, timeS: number, ctx: DialogueContext): SayIntent | null {
+  /**
+   * Whether this tick can neither start nor deliver a line nor change a character whose
+   * record holds nothing to deliver or answer and whose fight-or-flight state is the same as
+   * on its previous tick: nothing heard, no event, no player in range. The full path would
+   * return null for it without changing anything.
+   */
+  private quiet(ctx: DialogueContext): boolean {
+    if (ctx.event !== null || ctx.heard.length > 0) return false;
+    const players = ctx.players;
+    for (let i = 0; i < players.length; i++) if (players[i]!.distance_m <= this.rangeM) return false;
+    return true;
+  }
+
+  /** The flags of a dense agent id, marking it known (and counted) on first sight. */
+  private know(agentId: number): number {
+    let flags = this.flags;
+    if (agentId >= flags.length) {
+      let size = flags.length;
+      while (size <= agentId) size *= 2;
+      const grown = new Uint8Array(size);
+      grown.set(flags);
+      this.flags = flags = grown;
+    }
+    const f = flags[agentId]!;
+    if ((f & KNOWN) !== 0) return f;
+    this.known++;
+    flags[agentId] = f | KNOWN;
+    return f | KNOWN;
+  }
+
+  private record(agentId: number, dense: boolean): AgentSpeech {
     let st = this.agents.get(agentId);
-    if (!st) this.agents.set(agentId, (st = new AgentSpeech()));
+    if (st === undefined) {
+      this.agents.set(agentId, (st = new AgentSpeech(agentId)));
+      if (dense) this.know(agentId);
+      else this.known++;
+    }
+    return st;
+  }
+
+  /** A record changed outside a tick (a line became ready, voice-in text arrived): its next tick takes the full path. */
+  private attend(st: AgentSpeech): void {
+    if (isDense(st.id) && this.agents.get(st.id) === st) this.flags[st.id]! |= ATTENTION;
+  }
+
+  private tick(st: AgentSpeech, timeS: number, ctx: DialogueContext): SayIntent | null {
     let event = ctx.event;
     const combat = ctx.combat ?? null;
     if (combat !== null) {
@@ -419,6 +497,7 @@ export class DialogueTier {
       st.ready = say;
       st.readyAskedAt = askedAt;
       st.pending = false;
+      this.attend(st);
     };
     if (!this.voiceOn()) return ready(this.say(text));
     const plain = this.say(text);
@@ -473,11 +552,11 @@ export class DialogueTier {
   hear(agentId: number, text: string): void {
     const t = text.trim();
     if (!t) return;
-    let st = this.agents.get(agentId);
-    if (!st) this.agents.set(agentId, (st = new AgentSpeech()));
+    const st = this.record(agentId, isDense(agentId));
     const voice = (st.voice ??= []);
     if (voice.length >= MAX_VOICE_QUEUE) voice.shift();
     voice.push(t);
+    this.attend(st);
   }
 
   get audioDirectory(): string | null {
@@ -522,7 +601,13 @@ export class DialogueTier {
 
   /** Drops an agent's speech state (it logged off or despawned). */
   forget(agentId: number): void {
-    this.agents.delete(agentId);
+    const had = this.agents.delete(agentId);
+    if (!isDense(agentId)) {
+      if (had) this.known--;
+    } else if (agentId < this.flags.length && (this.flags[agentId]! & KNOWN) !== 0) {
+      this.known--;
+      this.flags[agentId] = 0;
+    }
   }
 
   async close(): Promise<void> {
