@@ -149,7 +149,10 @@ export class DialogueTier {
   private profile: EconomyProfile;
   private readonly limiter: SpeechLimiter;
   private readonly cache: PhraseCache;
+  /** Records of agent ids outside the dense range. */
   private readonly agents = new Map<number, AgentSpeech>();
+  /** Records of dense agent ids, indexed by id: one load where a map look-up takes several. */
+  private readonly denseAgents: Array<AgentSpeech | undefined> = [];
   /** Per dense agent id, the KNOWN / IN_COMBAT / ATTENTION bits; grown on demand. */
   private flags = new Uint8Array(1024);
   /** Characters ticked or heard since the start or their forget(): status().agents. */
@@ -295,18 +298,25 @@ export class DialogueTier {
   }
 
   private record(agentId: number, dense: boolean): AgentSpeech {
+    if (dense) {
+      let st = this.denseAgents[agentId];
+      if (st === undefined) {
+        this.denseAgents[agentId] = st = new AgentSpeech(agentId);
+        this.know(agentId);
+      }
+      return st;
+    }
     let st = this.agents.get(agentId);
     if (st === undefined) {
       this.agents.set(agentId, (st = new AgentSpeech(agentId)));
-      if (dense) this.know(agentId);
-      else this.known++;
+      this.known++;
     }
     return st;
   }
 
   /** A record changed outside a tick (a line became ready, voice-in text arrived): its next tick takes the full path. */
   private attend(st: AgentSpeech): void {
-    if (isDense(st.id) && this.agents.get(st.id) === st) this.flags[st.id]! |= ATTENTION;
+    if (isDense(st.id) && this.denseAgents[st.id] === st) this.flags[st.id]! |= ATTENTION;
   }
 
   private tick(st: AgentSpeech, timeS: number, ctx: DialogueContext): SayIntent | null {
@@ -601,10 +611,12 @@ export class DialogueTier {
 
   /** Drops an agent's speech state (it logged off or despawned). */
   forget(agentId: number): void {
-    const had = this.agents.delete(agentId);
     if (!isDense(agentId)) {
-      if (had) this.known--;
-    } else if (agentId < this.flags.length && (this.flags[agentId]! & KNOWN) !== 0) {
+      if (this.agents.delete(agentId)) this.known--;
+      return;
+    }
+    if (agentId < this.denseAgents.length) this.denseAgents[agentId] = undefined;
+    if (agentId < this.flags.length && (this.flags[agentId]! & KNOWN) !== 0) {
       this.known--;
       this.flags[agentId] = 0;
     }
