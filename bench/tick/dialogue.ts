@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { measured, rssMb, startServer, stopServer, toRun, wrk, writeCorpus, type RunResult, type ServerSpec, type TickBenchOptions } from './run.js';
+import { cpuUs, rssMb, startServer, stopServer, toRun, wrk, writeCorpus, type RunResult, type ServerSpec, type TickBenchOptions, type WrkResult } from './run.js';
 
 /**
  * `brainstem bench tick --dialogue`: the sidecar inline with and without the dialogue tier,
@@ -14,15 +14,50 @@ import { measured, rssMb, startServer, stopServer, toRun, wrk, writeCorpus, type
  * and server CPU per tick should stay within 10% of the plain sidecar. The dialogue plugin is
  * a child process of the server: its CPU is not in the server's CPU per tick (it is off the
  * tick path by design) and is reported apart.
+ *
+ * The machine is shared, and a neighbour's burst of a few seconds is enough to decide a
+ * comparison of two runs taken one after the other. So each round starts both servers (both
+ * on the server's core; only one is driven at a time), warms both up the same way, then
+ * alternates 1-second wrk slices between them (off, on, on, off, …) at full load and then at
+ * the fixed rate: a disturbance lands on both sides. A side's figures for a round are its
+ * slices together (ticks/s from all its requests; CPU per tick from its process's CPU over
+ * the whole phase, so work it does between its own slices is counted; p50/p99/p99.9 the
+ * median of its slices'). The verdict is the median of the per-round ratios.
  */
+
+/** One side of one round: its full-load slices and its fixed-rate slices, each pooled into one result. */
+export interface DialogueSide {
+  max: RunResult;
+  fixed: RunResult;
+}
+
+export interface DialogueRatios {
+  /** ticks/s at full load, with / without. */
+  ticks_per_s: number;
+  /** Server CPU µs per tick at full load, with / without. */
+  cpu_us_per_tick: number;
+  /** p99 at the fixed rate (~`rate`/s offered), with / without. */
+  p99_at_rate: number;
+}
+
+export interface DialogueRound {
+  round: number;
+  /** Which server this round measured first. */
+  first: 'off' | 'on';
+  off: DialogueSide;
+  on: DialogueSide;
+  ratios: DialogueRatios;
+}
 
 export interface DialogueBenchReport {
   options: TickBenchOptions & { latencyMs: number };
+  rounds: DialogueRound[];
+  /** Per server and load, the median run over the rounds (by ticks/s at full load, by p99 at the fixed rate); RSS is the largest seen. */
   runs: RunResult[];
   /** What the dialogue server's tier did over the whole run (from its telemetry drain at exit). */
   dialogue: { linesSpoken: number; llmRequests: number; llmErrors: number; heard: number; cacheHits: number; modelRequests: number };
-  /** with dialogue / without, from the median runs: throughput, fixed-rate p99, CPU per tick. */
-  ratios: { ticks_per_s: number; p99_at_rate: number; cpu_us_per_tick: number };
+  /** Medians of the per-round ratios: what the targets are judged on. */
+  ratios: DialogueRatios;
   targets: { within_10pct_throughput: boolean; within_10pct_p99: boolean };
 }
 
@@ -32,6 +67,72 @@ const DIALOGUE: ServerSpec = { label: 'sidecar inline + dialogue', kind: 'sideca
 interface Telemetry {
   linesSpoken: number;
   dialogue: { llmRequests: number; llmErrors: number; heard: number; cacheHits: number } | null;
+}
+
+/** A server under test, started for one round. */
+interface Started {
+  spec: ServerSpec;
+  pid: number;
+  port: number;
+  /** Stops it; resolves with the telemetry it printed on the way out (sidecar kinds). */
+  stop: () => Promise<Telemetry | null>;
+}
+
+async function start(spec: ServerSpec, cpu: string, baseUrl: string): Promise<Started> {
+  const { child, port, lines } = await startServer(spec, cpu, { BENCH_LLM_BASE_URL: baseUrl });
+  let telemetry: Telemetry | null = null;
+  lines.on('line', (line) => {
+    const parsed = JSON.parse(line) as { telemetry?: Telemetry };
+    if (parsed.telemetry) telemetry = parsed.telemetry;
+  });
+  return {
+    spec,
+    pid: child.pid!,
+    port,
+    stop: async () => {
+      await stopServer(child);
+      return telemetry;
+    },
+  };
+}
+
+/** One side's slices of a phase as one result: rates from the sums, percentiles the median of the slices'. */
+function pooled(s: Started, mode: RunResult['mode'], connections: number, slices: readonly WrkResult[], cpuUsTotal: number): RunResult {
+  const sum = (f: (w: WrkResult) => number): number => slices.reduce((n, w) => n + f(w), 0);
+  const merged: WrkResult = {
+    requests: sum((w) => w.requests),
+    duration_us: sum((w) => w.duration_us),
+    errors: sum((w) => w.errors),
+    non2xx: sum((w) => w.non2xx),
+    p50_us: Math.round(median(slices.map((w) => w.p50_us))),
+    p99_us: Math.round(median(slices.map((w) => w.p99_us))),
+    p999_us: Math.round(median(slices.map((w) => w.p999_us))),
+    max_us: Math.max(...slices.map((w) => w.max_us)),
+  };
+  return toRun(s.spec, 'json', mode, connections, { w: merged, cpu: cpuUsTotal }, rssMb(s.pid));
+}
+
+const round2 = (x: number): number => Math.round(x * 100) / 100;
+const ratioOf = (on: number, off: number): number => (off > 0 ? round2(on / off) : 0);
+
+/** Median of a non-empty list (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function roundRatios(off: DialogueSide, on: DialogueSide): DialogueRatios {
+  return {
+    ticks_per_s: ratioOf(on.max.ticks_per_s, off.max.ticks_per_s),
+    cpu_us_per_tick: ratioOf(on.max.cpu_us_per_tick, off.max.cpu_us_per_tick),
+    p99_at_rate: ratioOf(on.fixed.p99_us, off.fixed.p99_us),
+  };
+}
+
+export function medianRatios(rounds: readonly DialogueRound[]): DialogueRatios {
+  const of = (k: keyof DialogueRatios): number => round2(median(rounds.map((r) => r.ratios[k])));
+  return { ticks_per_s: of('ticks_per_s'), cpu_us_per_tick: of('cpu_us_per_tick'), p99_at_rate: of('p99_at_rate') };
 }
 
 export async function runDialogueBench(opts: TickBenchOptions, latencyMs: number, progress: (line: string) => void): Promise<DialogueBenchReport> {
@@ -44,47 +145,55 @@ export async function runDialogueBench(opts: TickBenchOptions, latencyMs: number
     if (m.chats !== undefined) fake.chats = m.chats;
   });
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-dialogue-'));
-  const samples = new Map<string, RunResult[]>();
+  const rounds: DialogueRound[] = [];
   const totals = { linesSpoken: 0, llmRequests: 0, llmErrors: 0, heard: 0, cacheHits: 0 };
+  // The warm-up also starts the dialogue plugin (on the first line asked): at least 3 s so the
+  // plugin is up and lines flow while measuring; the plain server gets the same, so neither
+  // side is measured less warmed up than the other.
+  const warmup = Math.max(3, opts.warmup);
+  const delayMs = 2;
+  const fixedConns = Math.max(1, Math.round((opts.rate * (delayMs + 0.5)) / 1000));
+  const absorb = (t: Telemetry | null): void => {
+    if (!t?.dialogue) return;
+    totals.linesSpoken += t.linesSpoken;
+    totals.llmRequests += t.dialogue.llmRequests;
+    totals.llmErrors += t.dialogue.llmErrors;
+    totals.heard += t.dialogue.heard;
+    totals.cacheHits += t.dialogue.cacheHits;
+  };
   try {
     const corpus = writeCorpus(dir, opts.agents).json;
     for (let round = 1; round <= opts.rounds; round++) {
-      // Alternate the order each round so neither side always runs on a warmer machine.
-      for (const spec of round % 2 === 1 ? [PLAIN, DIALOGUE] : [DIALOGUE, PLAIN]) {
-        const { child, port, lines } = await startServer(spec, opts.serverCpu, { BENCH_LLM_BASE_URL: fake.baseUrl });
-        let telemetry: Telemetry | null = null;
-        lines.on('line', (line) => {
-          const parsed = JSON.parse(line) as { telemetry?: Telemetry };
-          if (parsed.telemetry) telemetry = parsed.telemetry;
-        });
-        const keep = (run: RunResult): void => {
-          const key = `${run.server}|${run.mode}`;
-          samples.set(key, [...(samples.get(key) ?? []), run]);
+      // Alternate which side goes first each round (and within a round, slice pair by pair).
+      const first = round % 2 === 1 ? 'off' : 'on';
+      const started: Started[] = [];
+      try {
+        for (const spec of first === 'off' ? [PLAIN, DIALOGUE] : [DIALOGUE, PLAIN]) started.push(await start(spec, opts.serverCpu, fake.baseUrl));
+        const [a, b] = started as [Started, Started];
+        // Warmed up in alternating 1-second slices too, so both end their warm-up equally recently.
+        for (let i = 0; i < warmup; i++) for (const s of i % 2 === 0 ? [a, b] : [b, a]) wrk(opts, s.port, corpus, 'json', 1, opts.connections);
+        for (const s of started) if (s.spec === DIALOGUE) repinChildren(s.pid, opts.clientCpu);
+        const phase = (mode: RunResult['mode'], connections: number, delay?: number): [RunResult, RunResult] => {
+          const slices = new Map<Started, WrkResult[]>([[a, []], [b, []]]);
+          const cpu0 = [cpuUs(a.pid), cpuUs(b.pid)];
+          for (let i = 0; i < opts.duration; i++) {
+            for (const s of i % 2 === 0 ? [a, b] : [b, a]) slices.get(s)!.push(wrk(opts, s.port, corpus, 'json', 1, connections, delay));
+          }
+          const cpu = [cpuUs(a.pid) - cpu0[0]!, cpuUs(b.pid) - cpu0[1]!];
+          return [pooled(a, mode, connections, slices.get(a)!, cpu[0]!), pooled(b, mode, connections, slices.get(b)!, cpu[1]!)];
         };
-        try {
-          // The warm-up also starts the dialogue plugin (on the first line asked); it gets at
-          // least 3 s so the plugin is up and lines flow while measuring.
-          wrk(opts, port, corpus, 'json', spec === DIALOGUE ? Math.max(3, opts.warmup) : opts.warmup || 1, opts.connections);
-          if (spec === DIALOGUE) repinChildren(child.pid!, opts.clientCpu);
-          const max = toRun(spec, 'json', 'max', opts.connections, measured(child.pid!, () => wrk(opts, port, corpus, 'json', opts.duration, opts.connections)), rssMb(child.pid!));
-          keep(max);
-          progress(`round ${round}: ${spec.label}: ${max.ticks_per_s} ticks/s, p99 ${max.p99_us} µs, ${max.cpu_us_per_tick} µs CPU/tick`);
-          const delayMs = 2;
-          const conns = Math.max(1, Math.round((opts.rate * (delayMs + 0.5)) / 1000));
-          const fixed = toRun(spec, 'json', 'fixed-rate', conns, measured(child.pid!, () => wrk(opts, port, corpus, 'json', opts.duration, conns, delayMs)), rssMb(child.pid!));
-          keep(fixed);
-          progress(`round ${round}: ${spec.label} at ~${opts.rate}/s: ${fixed.ticks_per_s} ticks/s, p99 ${fixed.p99_us} µs`);
-        } finally {
-          await stopServer(child);
-        }
-        const t = telemetry as Telemetry | null;
-        if (spec === DIALOGUE && t?.dialogue) {
-          totals.linesSpoken += t.linesSpoken;
-          totals.llmRequests += t.dialogue.llmRequests;
-          totals.llmErrors += t.dialogue.llmErrors;
-          totals.heard += t.dialogue.heard;
-          totals.cacheHits += t.dialogue.cacheHits;
-        }
+        const [maxA, maxB] = phase('max', opts.connections);
+        for (const r of [maxA, maxB]) progress(`round ${round}: ${r.server}: ${r.ticks_per_s} ticks/s, p99 ${r.p99_us} µs, ${r.cpu_us_per_tick} µs CPU/tick`);
+        const [fixedA, fixedB] = phase('fixed-rate', fixedConns, delayMs);
+        for (const r of [fixedA, fixedB]) progress(`round ${round}: ${r.server} at ~${opts.rate}/s: ${r.ticks_per_s} ticks/s, p99 ${r.p99_us} µs`);
+        const sideA: DialogueSide = { max: maxA, fixed: fixedA };
+        const sideB: DialogueSide = { max: maxB, fixed: fixedB };
+        const [off, on] = a.spec === PLAIN ? [sideA, sideB] : [sideB, sideA];
+        const ratios = roundRatios(off, on);
+        rounds.push({ round, first, off, on, ratios });
+        progress(`round ${round}: with / without: throughput ${ratios.ticks_per_s}, CPU per tick ${ratios.cpu_us_per_tick}, p99 at ~${opts.rate}/s ${ratios.p99_at_rate}`);
+      } finally {
+        for (const s of started) absorb(await s.stop());
       }
     }
   } finally {
@@ -93,23 +202,15 @@ export async function runDialogueBench(opts: TickBenchOptions, latencyMs: number
     model.kill('SIGTERM');
     await exited;
   }
-  const runs = [...samples.values()].map((list) => {
+  const medianRun = (list: RunResult[]): RunResult => {
     const sorted = [...list].sort((a, b) => (a.mode === 'max' ? a.ticks_per_s - b.ticks_per_s : a.p99_us - b.p99_us));
     return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, rss_mb: Math.max(...list.map((r) => r.rss_mb)) };
-  });
-  const row = (label: string, mode: RunResult['mode']): RunResult | undefined => runs.find((r) => r.server === label && r.mode === mode);
-  const ratio = (f: (r: RunResult) => number, mode: RunResult['mode']): number => {
-    const a = row(DIALOGUE.label, mode);
-    const b = row(PLAIN.label, mode);
-    return a && b && f(b) > 0 ? Math.round((f(a) / f(b)) * 100) / 100 : 0;
   };
-  const ratios = {
-    ticks_per_s: ratio((r) => r.ticks_per_s, 'max'),
-    p99_at_rate: ratio((r) => r.p99_us, 'fixed-rate'),
-    cpu_us_per_tick: ratio((r) => r.cpu_us_per_tick, 'max'),
-  };
+  const runs = (['off', 'on'] as const).flatMap((side) => (['max', 'fixed'] as const).map((load) => medianRun(rounds.map((r) => r[side][load]))));
+  const ratios = medianRatios(rounds);
   return {
     options: { ...opts, latencyMs },
+    rounds,
     runs,
     dialogue: { ...totals, modelRequests: fake.chats },
     ratios,
@@ -150,18 +251,30 @@ function repinChildren(pid: number, cpus: string): void {
 }
 
 export function formatDialogueTable(report: DialogueBenchReport): string {
+  const rate = report.options.rate;
   const head = '| server | load | ticks/s | p50 µs | p99 µs | p99.9 µs | CPU µs/tick | errors | RSS MB |';
   const rule = '|---|---|--:|--:|--:|--:|--:|--:|--:|';
   const rows = report.runs.map(
-    (r) => `| ${r.server} | ${r.mode === 'max' ? `max, ${r.connections} conns` : `~${report.options.rate}/s offered, ${r.connections} conns`} | ${r.ticks_per_s} | ${r.p50_us} | ${r.p99_us} | ${r.p999_us} | ${r.cpu_us_per_tick} | ${r.errors} | ${r.rss_mb} |`,
+    (r) => `| ${r.server} | ${r.mode === 'max' ? `max, ${r.connections} conns` : `~${rate}/s offered, ${r.connections} conns`} | ${r.ticks_per_s} | ${r.p50_us} | ${r.p99_us} | ${r.p999_us} | ${r.cpu_us_per_tick} | ${r.errors} | ${r.rss_mb} |`,
   );
+  const perRound = [
+    `| round | first | ticks/s off / on | ratio | CPU µs/tick off / on | ratio | p99 µs at ~${rate}/s off / on | ratio |`,
+    '|--:|---|--:|--:|--:|--:|--:|--:|',
+    ...report.rounds.map(
+      (r) =>
+        `| ${r.round} | ${r.first} | ${r.off.max.ticks_per_s} / ${r.on.max.ticks_per_s} | ${r.ratios.ticks_per_s} | ${r.off.max.cpu_us_per_tick} / ${r.on.max.cpu_us_per_tick} | ${r.ratios.cpu_us_per_tick} | ${r.off.fixed.p99_us} / ${r.on.fixed.p99_us} | ${r.ratios.p99_at_rate} |`,
+    ),
+    `| median | | | **${report.ratios.ticks_per_s}** | | **${report.ratios.cpu_us_per_tick}** | | **${report.ratios.p99_at_rate}** |`,
+  ];
   const d = report.dialogue;
   return [
     head,
     rule,
     ...rows,
     '',
+    ...perRound,
+    '',
     `model answering in ${report.options.latencyMs} ms: ${d.modelRequests} requests received, ${d.llmRequests} asked by the tier, ${d.llmErrors} failed, ${d.linesSpoken} lines spoken, ${d.cacheHits} cache hits, ${d.heard} heard lines`,
-    `with / without dialogue: throughput ${report.ratios.ticks_per_s} (target ≥ 0.9: ${report.targets.within_10pct_throughput ? 'met' : 'missed'}), p99 at ~${report.options.rate}/s ${report.ratios.p99_at_rate} (target ≤ 1.1: ${report.targets.within_10pct_p99 ? 'met' : 'missed'}), CPU per tick ${report.ratios.cpu_us_per_tick}`,
+    `with / without dialogue, median of ${report.rounds.length} rounds: throughput ${report.ratios.ticks_per_s} (target ≥ 0.9: ${report.targets.within_10pct_throughput ? 'met' : 'missed'}), p99 at ~${rate}/s ${report.ratios.p99_at_rate} (target ≤ 1.1: ${report.targets.within_10pct_p99 ? 'met' : 'missed'}), CPU per tick ${report.ratios.cpu_us_per_tick}`,
   ].join('\n');
 }

@@ -122,7 +122,7 @@ export async function stopServer(child: ChildProcess): Promise<void> {
 }
 
 /** utime + stime of a process and all its threads, in microseconds (Linux /proc). */
-function cpuUs(pid: number): number {
+export function cpuUs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // Fields 14 and 15 of stat(5), counted after the ")" that ends the command name.
@@ -138,7 +138,7 @@ export function rssMb(pid: number): number {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
-interface WrkResult {
+export interface WrkResult {
   requests: number;
   duration_us: number;
   errors: number;

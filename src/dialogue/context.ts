@@ -23,6 +23,12 @@ export interface DialogueContext {
   doing: string;
   /** A notable event of this tick worth a remark ("shot at", "found water"), else null. */
   event: NotableEvent | null;
+  /**
+   * The fight or flight the character is in on this tick, if any. Entering one (this tick
+   * but not the character's previous one) counts as the tick's notable event when `event`
+   * is null; staying in it does not. The tier remembers the previous tick per character.
+   */
+  combat?: NotableEvent | null;
 }
 
 export interface Persona {

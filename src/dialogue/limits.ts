@@ -7,7 +7,7 @@ const WINDOWS_S = [5 * 60, 60 * 60, 24 * 60 * 60] as const;
  * forward per agent, so each index only advances: a check is a few comparisons, and the
  * array is compacted now and then rather than shifted on every expiry.
  */
-class Windows {
+export class SpeechWindows {
   times: number[] = [];
   starts = [0, 0, 0];
 
@@ -48,7 +48,7 @@ class Windows {
  * on the snapshot's `time_s`, never on the wall clock, so replays and tests are exact.
  */
 export class SpeechLimiter {
-  private readonly agents = new Map<number, Windows>();
+  private readonly agents = new Map<number, SpeechWindows>();
 
   constructor(private limits: Pick<SpeechLimits, 'per_5min' | 'per_hour' | 'per_day'>) {}
 
@@ -58,17 +58,30 @@ export class SpeechLimiter {
 
   /** Whether one more line at game time `t` stays within every window. */
   allows(agent: number, t: number): boolean {
-    const l = this.limits;
-    if (l.per_5min <= 0 || l.per_hour <= 0 || l.per_day <= 0) return false;
-    const w = this.agents.get(agent);
-    if (!w) return true;
-    w.advance(t);
-    return w.count(0) < l.per_5min && w.count(1) < l.per_hour && w.count(2) < l.per_day;
+    return this.allowsIn(this.agents.get(agent) ?? null, t);
   }
 
   record(agent: number, t: number): void {
     let w = this.agents.get(agent);
-    if (!w) this.agents.set(agent, (w = new Windows()));
+    if (!w) this.agents.set(agent, (w = new SpeechWindows()));
+    this.recordIn(w, t);
+  }
+
+  /**
+   * allows() for windows the caller keeps itself (null: nothing spoken yet), so a caller that
+   * already holds a character's state needs no look-up here. Windows kept this way are not
+   * in this limiter's own map: use either form for a character, not both.
+   */
+  allowsIn(w: SpeechWindows | null, t: number): boolean {
+    const l = this.limits;
+    if (l.per_5min <= 0 || l.per_hour <= 0 || l.per_day <= 0) return false;
+    if (w === null) return true;
+    w.advance(t);
+    return w.count(0) < l.per_5min && w.count(1) < l.per_hour && w.count(2) < l.per_day;
+  }
+
+  /** record() into windows the caller keeps (see allowsIn). */
+  recordIn(w: SpeechWindows, t: number): void {
     w.advance(t);
     w.times.push(t);
   }

@@ -40,13 +40,27 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Replaces each name, as a whole word and in any case, with the neutral word. */
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Replaces each name, as a whole word and in any case, with the neutral word. Compiling the
+ * Unicode-aware pattern costs far more than the rest of storing a line, and most lines name
+ * none of the players around: when the line and the name are both ASCII, a name that does
+ * not occur in the lower-cased line cannot match (Unicode case folding adds matches only for
+ * non-ASCII characters), so it is skipped uncompiled.
+ */
 export function stripNames(text: string, names: readonly string[]): string {
   let out = text;
+  let lower: string | null = null;
   for (const name of names) {
     const n = name.trim();
     if (n.length < 2) continue;
+    if (ASCII.test(n) && ASCII.test(out)) {
+      lower ??= out.toLowerCase();
+      if (!lower.includes(n.toLowerCase())) continue;
+    }
     out = out.replace(new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRegExp(n)}(?![\\p{L}\\p{N}_])`, 'giu'), NEUTRAL_NAME);
+    lower = null;
   }
   return out;
 }

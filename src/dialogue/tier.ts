@@ -11,6 +11,7 @@ import {
   type HeardLine,
   type LineSource,
   type NearbyPlayer,
+  type NotableEvent,
   type Persona,
   type SayIntent,
   type SituationKind,
@@ -18,7 +19,7 @@ import {
   type Transcriber,
 } from './context.js';
 import { ECONOMY_PROFILES, type EconomyProfile } from './economy.js';
-import { SpeechLimiter } from './limits.js';
+import { SpeechLimiter, SpeechWindows } from './limits.js';
 import { emotionLevel, PhraseCache, situationSignature } from './phrase-cache.js';
 import { PluginRequestError } from './supervisor.js';
 import { voiceFor } from './voice.js';
@@ -60,21 +61,32 @@ export interface DialogueTierOptions {
   onClose?: () => Promise<void>;
 }
 
-/** Speech state of one character. Lives as long as the tier or until forget(). */
+/**
+ * Speech state of one character. Lives as long as the tier or until forget(). Every tick of
+ * the character reads this one object and nothing else of the tier's per-character state:
+ * the fields a quiet tick tests come first, and what only some characters ever need (heard
+ * lines owed an answer, queued voice-in text, players met, spoken-line windows) is allocated
+ * on first use and dropped again when empty.
+ */
 class AgentSpeech {
+  constructor(readonly id: number) {}
   pending = false;
+  /** Whether the previous tick's context had `combat` set. */
+  inCombat = false;
   ready: SayIntent | null = null;
+  /** Heard lines still to answer (the newest few); null when none. */
+  owed: HeardLine[] | null = null;
+  /** Voice-in transcripts waiting for the next tick; null when none. */
+  voice: string[] | null = null;
+  /** Player id → last game time in range, for greetings; null until a player was in range. */
+  seen: Map<number, Seen> | null = null;
+  /** Spoken-line times for the speech limits; null until the first line. */
+  windows: SpeechWindows | null = null;
   readyAskedAt = 0;
   /** Newest heard `at_s` already handled. */
   heardAt = -Infinity;
-  /** Heard lines still to answer (the newest few). */
-  owed: HeardLine[] = [];
-  /** Voice-in transcripts waiting for the next tick. */
-  voice: string[] = [];
   lastVolunteerAt = -Infinity;
   lastText = '';
-  /** Player id → last game time in range, for greetings. */
-  seen = new Map<number, number>();
   /** The last situation signature and what it was built from, reused while they stay the same. */
   sig = '';
   sigRole = '';
@@ -91,9 +103,37 @@ class AgentSpeech {
   unusableAt = -1;
 }
 
+/**
+ * Bits of the one byte per character the quiet-tick test reads (agent ids 0 to DENSE_IDS - 1;
+ * other ids always take the full path). A byte array of a few kB stays in the CPU's cache
+ * where a map of records and the records themselves do not, and a busy server ticks most
+ * characters while they can get no line.
+ */
+const KNOWN = 1;
+/** AgentSpeech.inCombat. */
+const IN_COMBAT = 2;
+/** The record holds a ready line, heard lines owed an answer or voice-in text. */
+const ATTENTION = 4;
+const DENSE_IDS = 1 << 22;
+
+function isDense(agentId: number): boolean {
+  return agentId >= 0 && agentId < DENSE_IDS && Number.isInteger(agentId);
+}
+
+function flagsOf(st: AgentSpeech): number {
+  return KNOWN | (st.inCombat ? IN_COMBAT : 0) | (st.ready !== null || st.owed !== null || st.voice !== null ? ATTENTION : 0);
+}
+
+/** When a player was last in range; a mutable box, so refreshing it every tick allocates nothing. */
+interface Seen {
+  at: number;
+}
+
 const MAX_OWED = 3;
 const MAX_VOICE_QUEUE = 8;
 const MAX_NAMED_PLAYERS = 4;
+/** No heard lines to answer; never written to. */
+const NO_LINES: HeardLine[] = [];
 
 
 const AUDIO_EXT: Record<string, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/webm': 'webm' };
@@ -109,7 +149,14 @@ export class DialogueTier {
   private profile: EconomyProfile;
   private readonly limiter: SpeechLimiter;
   private readonly cache: PhraseCache;
+  /** Records of agent ids outside the dense range. */
   private readonly agents = new Map<number, AgentSpeech>();
+  /** Records of dense agent ids, indexed by id: one load where a map look-up takes several. */
+  private readonly denseAgents: Array<AgentSpeech | undefined> = [];
+  /** Per dense agent id, the KNOWN / IN_COMBAT / ATTENTION bits; grown on demand. */
+  private flags = new Uint8Array(1024);
+  /** Characters ticked or heard since the start or their forget(): status().agents. */
+  private known = 0;
   private counters: DialogueCounters = zeroCounters();
   private unavailableUntil = 0;
   private seq = 0;
@@ -191,7 +238,7 @@ export class DialogueTier {
       modelAvailable: this.modelAvailable(),
       retryInMs: Math.max(0, this.unavailableUntil - this.now()),
       cachedLines: this.cache.lines,
-      agents: this.agents.size,
+      agents: this.known,
     };
   }
 
@@ -201,7 +248,16 @@ export class DialogueTier {
    */
   onTick(agentId: number, timeS: number, context: DialogueContext): SayIntent | null {
     try {
-      return this.tick(agentId, timeS, context);
+      if (!isDense(agentId)) return this.tick(this.record(agentId, false), timeS, context);
+      // A quiet tick changes nothing and says nothing: no record is read for it.
+      const f = this.know(agentId);
+      if ((f & ATTENTION) === 0 && (f & IN_COMBAT) === ((context.combat ?? null) !== null ? IN_COMBAT : 0) && this.quiet(context)) return null;
+      const st = this.record(agentId, true);
+      try {
+        return this.tick(st, timeS, context);
+      } finally {
+        this.flags[agentId] = flagsOf(st);
+      }
     } catch (err) {
       if (!this.tickErrorLogged) {
         this.tickErrorLogged = true;
@@ -211,31 +267,89 @@ export class DialogueTier {
     }
   }
 
-  private tick(agentId: number, timeS: number, ctx: DialogueContext): SayIntent | null {
+  /**
+   * Whether this tick can neither start nor deliver a line nor change a character whose
+   * record holds nothing to deliver or answer and whose fight-or-flight state is the same as
+   * on its previous tick: nothing heard, no event, no player in range. The full path would
+   * return null for it without changing anything.
+   */
+  private quiet(ctx: DialogueContext): boolean {
+    if (ctx.event !== null || ctx.heard.length > 0) return false;
+    const players = ctx.players;
+    for (let i = 0; i < players.length; i++) if (players[i]!.distance_m <= this.rangeM) return false;
+    return true;
+  }
+
+  /** The flags of a dense agent id, marking it known (and counted) on first sight. */
+  private know(agentId: number): number {
+    let flags = this.flags;
+    if (agentId >= flags.length) {
+      let size = flags.length;
+      while (size <= agentId) size *= 2;
+      const grown = new Uint8Array(size);
+      grown.set(flags);
+      this.flags = flags = grown;
+    }
+    const f = flags[agentId]!;
+    if ((f & KNOWN) !== 0) return f;
+    this.known++;
+    flags[agentId] = f | KNOWN;
+    return f | KNOWN;
+  }
+
+  private record(agentId: number, dense: boolean): AgentSpeech {
+    if (dense) {
+      let st = this.denseAgents[agentId];
+      if (st === undefined) {
+        this.denseAgents[agentId] = st = new AgentSpeech(agentId);
+        this.know(agentId);
+      }
+      return st;
+    }
     let st = this.agents.get(agentId);
-    if (!st) this.agents.set(agentId, (st = new AgentSpeech()));
-    this.takeHeard(st, timeS, ctx.heard);
+    if (st === undefined) {
+      this.agents.set(agentId, (st = new AgentSpeech(agentId)));
+      this.known++;
+    }
+    return st;
+  }
+
+  /** A record changed outside a tick (a line became ready, voice-in text arrived): its next tick takes the full path. */
+  private attend(st: AgentSpeech): void {
+    if (isDense(st.id) && this.denseAgents[st.id] === st) this.flags[st.id]! |= ATTENTION;
+  }
+
+  private tick(st: AgentSpeech, timeS: number, ctx: DialogueContext): SayIntent | null {
+    let event = ctx.event;
+    const combat = ctx.combat ?? null;
+    if (combat !== null) {
+      if (!st.inCombat) {
+        st.inCombat = true;
+        if (event === null) event = combat;
+      }
+    } else if (st.inCombat) st.inCombat = false;
+    const heard = ctx.heard;
+    if (heard.length > 0 || st.voice !== null) this.takeHeard(st, timeS, heard);
     if (!this.enabled) {
-      // Setting an array's length is a runtime call in V8: only when there is something to clear.
-      if (st.owed.length > 0) st.owed.length = 0;
+      st.owed = null;
       st.ready = null;
       return null;
     }
-    if (st.ready) {
+    if (st.ready !== null) {
       const say = st.ready;
       st.ready = null;
       const age = timeS - st.readyAskedAt;
-      if (age < 0 || age > this.lineTtlS || !this.limiter.allows(agentId, timeS)) this.counters.dropped++;
-      else return this.emit(agentId, st, timeS, say);
+      if (age < 0 || age > this.lineTtlS || !this.limiter.allowsIn(st.windows, timeS)) this.counters.dropped++;
+      else return this.emit(st, timeS, say);
     }
     if (st.pending) return null;
-    const kind = this.situation(st, timeS, ctx);
-    if (kind === null || !this.limiter.allows(agentId, timeS)) return null;
-    return this.begin(agentId, st, timeS, ctx, kind);
+    const kind = this.situation(st, timeS, ctx.players, event);
+    if (kind === null || !this.limiter.allowsIn(st.windows, timeS)) return null;
+    return this.begin(st, timeS, ctx, kind, event);
   }
 
-  private emit(agentId: number, st: AgentSpeech, timeS: number, say: SayIntent): SayIntent {
-    this.limiter.record(agentId, timeS);
+  private emit(st: AgentSpeech, timeS: number, say: SayIntent): SayIntent {
+    this.limiter.recordIn((st.windows ??= new SpeechWindows()), timeS);
     this.counters.spoke++;
     st.lastText = say.text;
     return say;
@@ -251,38 +365,46 @@ export class DialogueTier {
       // Copied: the caller may reuse its heard objects on the next tick.
       this.owe(st, h.name === undefined ? { from: h.from, text: h.text, at_s: h.at_s } : { from: h.from, name: h.name, text: h.text, at_s: h.at_s });
     }
-    if (st.voice.length > 0) {
-      for (const text of st.voice) {
+    const voice = st.voice;
+    if (voice !== null) {
+      st.voice = null;
+      for (const text of voice) {
         this.counters.heard++;
         this.owe(st, { from: -1, text, at_s: timeS });
       }
-      st.voice.length = 0;
     }
   }
 
   private owe(st: AgentSpeech, h: HeardLine): void {
-    if (st.owed.length >= MAX_OWED) st.owed.shift();
-    st.owed.push(h);
+    const owed = (st.owed ??= []);
+    if (owed.length >= MAX_OWED) owed.shift();
+    owed.push(h);
   }
 
   /** What, if anything, warrants a line now. */
-  private situation(st: AgentSpeech, timeS: number, ctx: DialogueContext): SituationKind | null {
-    if (st.owed.length > 0) {
+  private situation(st: AgentSpeech, timeS: number, players: readonly NearbyPlayer[], event: NotableEvent | null): SituationKind | null {
+    const owed = st.owed;
+    if (owed !== null) {
       // Speech heard long ago and never answered is stale: answering it now would be odd.
-      if (timeS - st.owed[st.owed.length - 1]!.at_s <= this.lineTtlS) return 'reply';
-      st.owed.length = 0;
+      if (timeS - owed[owed.length - 1]!.at_s <= this.lineTtlS) return 'reply';
+      st.owed = null;
     }
-    if (ctx.event) return 'event';
+    if (event) return 'event';
     let near = false;
     let newcomer = false;
-    const players = ctx.players;
     for (let i = 0; i < players.length; i++) {
       const p = players[i]!;
       if (!(p.distance_m <= this.rangeM)) continue;
       near = true;
-      const last = st.seen.get(p.id);
-      if (last === undefined || timeS - last > this.greetAgainS) newcomer = true;
-      st.seen.set(p.id, timeS);
+      const seen = (st.seen ??= new Map());
+      const last = seen.get(p.id);
+      if (last === undefined) {
+        newcomer = true;
+        seen.set(p.id, { at: timeS });
+      } else {
+        if (timeS - last.at > this.greetAgainS) newcomer = true;
+        last.at = timeS;
+      }
     }
     if (!near || timeS - st.lastVolunteerAt < this.profile.volunteerIntervalS) return null;
     return newcomer ? 'greet' : 'idle';
@@ -294,12 +416,12 @@ export class DialogueTier {
    * can answer then, so these checks come first and cost no allocation: an empty cache, or
    * the same signature already found unusable with the cache unchanged since, ends it.
    */
-  private begin(agentId: number, st: AgentSpeech, timeS: number, ctx: DialogueContext, kind: SituationKind): SayIntent | null {
+  private begin(st: AgentSpeech, timeS: number, ctx: DialogueContext, kind: SituationKind, event: NotableEvent | null): SayIntent | null {
     const modelUp = this.modelAvailable();
     const cacheOn = this.on('phrase_cache');
     if (!modelUp && (!cacheOn || this.cache.lines === 0)) return null;
     const persona = ctx.persona;
-    const signature = this.signature(st, persona, kind, ctx.event?.kind ?? '');
+    const signature = this.signature(st, persona, kind, event?.kind ?? '');
     if (!modelUp && st.unusableAt === this.cache.changes && st.unusableSig === signature) return null;
     const preference = this.profile.cachePreference * (kind === 'reply' ? 0.5 : 1);
     let cached: string | null = null;
@@ -309,17 +431,21 @@ export class DialogueTier {
       st.unusableAt = this.cache.changes;
       return null;
     }
-    const heard = kind === 'reply' ? st.owed.splice(0) : [];
+    let heard: HeardLine[] = NO_LINES;
+    if (kind === 'reply') {
+      heard = st.owed!;
+      st.owed = null;
+    }
     if (kind === 'greet' || kind === 'idle') st.lastVolunteerAt = timeS;
     if (cached !== null) {
       this.counters.cacheHits++;
-      if (!this.voiceOn()) return this.emit(agentId, st, timeS, this.say(cached));
+      if (!this.voiceOn()) return this.emit(st, timeS, this.say(cached));
       st.pending = true;
       this.voice(st, cached, timeS, persona);
       return null;
     }
     st.pending = true;
-    const params = this.params(ctx, kind, heard);
+    const params = this.params(ctx, kind, heard, event);
     const names = playerNames(ctx.players, heard);
     this.counters.llmRequests++;
     attempt(() => this.lines!.line(params)).then(
@@ -381,6 +507,7 @@ export class DialogueTier {
       st.ready = say;
       st.readyAskedAt = askedAt;
       st.pending = false;
+      this.attend(st);
     };
     if (!this.voiceOn()) return ready(this.say(text));
     const plain = this.say(text);
@@ -408,7 +535,7 @@ export class DialogueTier {
     }
   }
 
-  private params(ctx: DialogueContext, kind: SituationKind, heard: readonly HeardLine[]): LineParams {
+  private params(ctx: DialogueContext, kind: SituationKind, heard: readonly HeardLine[], event: NotableEvent | null): LineParams {
     const p = ctx.persona;
     const flavorOn = this.on('flavor') && this.bundle.flavor.enabled;
     const traits: Record<string, number> = {};
@@ -425,7 +552,7 @@ export class DialogueTier {
         doing: ctx.doing,
         players: near.map((pl) => ({ name: pl.name, distance_m: pl.distance_m })),
         heard: heard.map((h) => ({ from: h.name ?? (h.from >= 0 ? nameOf(ctx.players, h.from) : 'someone'), text: h.text })),
-        event: ctx.event ? `${ctx.event.kind}${ctx.event.detail ? `: ${ctx.event.detail}` : ''}` : '',
+        event: event ? `${event.kind}${event.detail ? `: ${event.detail}` : ''}` : '',
       },
       max_chars: this.maxChars,
     };
@@ -435,10 +562,11 @@ export class DialogueTier {
   hear(agentId: number, text: string): void {
     const t = text.trim();
     if (!t) return;
-    let st = this.agents.get(agentId);
-    if (!st) this.agents.set(agentId, (st = new AgentSpeech()));
-    if (st.voice.length >= MAX_VOICE_QUEUE) st.voice.shift();
-    st.voice.push(t);
+    const st = this.record(agentId, isDense(agentId));
+    const voice = (st.voice ??= []);
+    if (voice.length >= MAX_VOICE_QUEUE) voice.shift();
+    voice.push(t);
+    this.attend(st);
   }
 
   get audioDirectory(): string | null {
@@ -483,8 +611,15 @@ export class DialogueTier {
 
   /** Drops an agent's speech state (it logged off or despawned). */
   forget(agentId: number): void {
-    this.agents.delete(agentId);
-    this.limiter.forget(agentId);
+    if (!isDense(agentId)) {
+      if (this.agents.delete(agentId)) this.known--;
+      return;
+    }
+    if (agentId < this.denseAgents.length) this.denseAgents[agentId] = undefined;
+    if (agentId < this.flags.length && (this.flags[agentId]! & KNOWN) !== 0) {
+      this.known--;
+      this.flags[agentId] = 0;
+    }
   }
 
   async close(): Promise<void> {

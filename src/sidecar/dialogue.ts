@@ -122,16 +122,18 @@ class TickContext implements DialogueContext {
   players: readonly NearbyPlayer[] = NO_PLAYERS;
   heard: readonly HeardLine[] = NO_HEARD;
   event: NotableEvent | null = null;
+  combat: NotableEvent | null = null;
   agent = 0;
   time = 0;
-  fallbackName = '';
-  fallbackRole: Role = 'survivor';
+  /** The tick's request, for the profile's name and role when the Brain has no persona. */
+  request: TickRequest | null = null;
   private resolved: DialoguePersona | null = null;
   private looked = false;
 
   constructor(private readonly lookup: PersonaLookup) {}
 
-  reset(agent: number, time: number): void {
+  reset(request: TickRequest, agent: number, time: number): void {
+    this.request = request;
     this.agent = agent;
     this.time = time;
     this.resolved = null;
@@ -147,9 +149,10 @@ class TickContext implements DialogueContext {
   }
 
   get persona(): Persona {
-    return (
-      this.resolve()?.persona ?? { name: this.fallbackName, role: this.fallbackRole, traits: {}, themes: [], goal: '', emotion: null, memory: '' }
-    );
+    const resolved = this.resolve();
+    if (resolved !== null) return resolved.persona;
+    const profile = this.request?.profile;
+    return { name: profile?.name ?? '', role: profile?.role ?? 'survivor', traits: {}, themes: [], goal: '', emotion: null, memory: '' };
   }
 
   get doing(): string {
@@ -160,9 +163,6 @@ class TickContext implements DialogueContext {
 export class DialogueWiring {
   readonly tier: DialogueTier;
   private readonly ctx: TickContext;
-  /** Agents whose last reply was a fight or a flight: entering one is a notable event. */
-  private readonly inCombat = new Set<number>();
-
   private readonly personas = new Map<number, { at: number; value: DialoguePersona }>();
   private readonly players = new PlayerList();
 
@@ -191,7 +191,11 @@ export class DialogueWiring {
     return hit === undefined || time < hit.at || time - hit.at >= PERSONA_TTL_S;
   }
 
-  /** Runs the tier for one answered tick and appends its Say, if any, to the reply. */
+  /**
+   * Runs the tier for one answered tick and appends its Say, if any, to the reply. Entering
+   * a fight or a flight is a notable event: the tier tells it from staying in one (context
+   * field `combat`), on the per-character state it reads anyway.
+   */
   apply(request: TickRequest, response: TickResponse): void {
     const s = request.snapshot;
     const agent = response.agent;
@@ -201,28 +205,17 @@ export class DialogueWiring {
       const k = intents[i]!.kind;
       if (k === 'Logoff') {
         this.tier.forget(agent);
-        this.inCombat.delete(agent);
-        this.personas.delete(agent);
+        if (this.personas.size > 0) this.personas.delete(agent);
         return;
       }
       if (k === 'Flee') combat = EVENT_FLEEING;
       else if (k === 'Engage' && combat === null) combat = EVENT_FIGHTING;
     }
     const ctx = this.ctx;
-    ctx.reset(agent, s.time_s);
-    ctx.event = null;
-    if (combat !== null) {
-      // Bounded: characters that vanish mid-fight are never seen to leave it.
-      if (this.inCombat.size >= MAX_CACHED_PERSONAS * 2) this.inCombat.clear();
-      if (!this.inCombat.has(agent)) {
-        this.inCombat.add(agent);
-        ctx.event = combat;
-      }
-    } else if (this.inCombat.size > 0) this.inCombat.delete(agent);
+    ctx.reset(request, agent, s.time_s);
+    ctx.combat = combat;
     ctx.heard = s.heard ?? NO_HEARD;
     ctx.players = this.players.of(request);
-    ctx.fallbackName = request.profile?.name ?? '';
-    ctx.fallbackRole = request.profile?.role ?? 'survivor';
     const say = this.tier.onTick(agent, s.time_s, ctx);
     if (say !== null) intents.push(say);
   }
