@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 /**
  * Checks a request signature (spec 001 §5) under one key: the signature's leading 52 bits
  * (a replay-detection slot) when `signature` is the hex HMAC-SHA256 of the canonical request
- * `METHOD\nTARGET\nTIMESTAMP\nhex(sha256(body))`, else -1. Upper-case hex is accepted.
+ * `METHOD\nTARGET\nTIMESTAMP\nhex(sha256(body))`, else -1. Upper-case hex is accepted. The
+ * method is given upper-case, as the router names it (canonicalString upper-cases it).
  */
 export type KeyVerifier = (method: string, target: string, timestamp: number, body: Uint8Array | undefined, signature: string) => number;
 
@@ -45,7 +46,7 @@ export function keyVerifier(key: string): KeyVerifier {
   return (method, target, timestamp, body, signature) => {
     if (signature.length !== 64) return -1;
     const bodyHash = body === undefined || body.length === 0 ? EMPTY_SHA256_HEX : createHash('sha256').update(body).digest('hex');
-    const canonical = `${method.toUpperCase()}\n${target}\n${timestamp}\n${bodyHash}`;
+    const canonical = `${method}\n${target}\n${timestamp}\n${bodyHash}`;
     const inner = asciiPad !== null ? sha256(asciiPad + canonical) : sha256(Buffer.concat([innerPad, Buffer.from(canonical)]));
     for (let i = 0; i < 32; i++) outer[64 + i] = inner.charCodeAt(i);
     return matchHex(sha256(outer), signature);

@@ -28,7 +28,6 @@ test('keyVerifier agrees with createHmac over the canonical string (the README e
   const post = signature(key, { method: 'POST', target: '/v1/telemetry', timestamp: TS, body });
   assert.equal(keyVerifier(key)('POST', '/v1/telemetry', TS, body, post), slotOf(post));
   assert.equal(keyVerifier(key)('POST', '/v1/telemetry', TS, Buffer.from('{}'), post), -1, 'another body');
-  assert.equal(keyVerifier(key)('post', '/v1/telemetry', TS, body, post), slotOf(post), 'the method is signed upper-cased');
 });
 
 test('keyVerifier: random keys and requests of every length around the SHA-256 block boundaries match signature()', () => {
