@@ -7,6 +7,7 @@
  */
 export class ReplayGuard {
   private readonly buckets = new Map<number, SlotSet>();
+  private latest: SlotSet | undefined;
   private size = 0;
 
   constructor(private readonly windowS: number, private readonly max: number) {}
@@ -19,8 +20,11 @@ export class ReplayGuard {
     let bucket = this.buckets.get(ts);
     if (bucket === undefined) {
       this.expire(nowS);
-      bucket = new SlotSet();
+      // Sized for as many signatures as the last second saw, so a busy second does not grow
+      // its table step by step (each step rehashes everything); a quiet one shrinks it again.
+      bucket = new SlotSet(this.latest?.count ?? 0);
       this.buckets.set(ts, bucket);
+      this.latest = bucket;
     }
     if (!bucket.add(slot)) return false;
     if (++this.size > this.max) this.dropOldest();
@@ -56,8 +60,13 @@ export class ReplayGuard {
  * tens of ms on the pull path); in a typed array they cost the collector nothing.
  */
 class SlotSet {
-  private table = new Float64Array(1024);
+  private table: Float64Array;
   count = 0;
+
+  /** Room for `expected` slots before the first growth (at most half full, at least 1024 entries). */
+  constructor(expected: number) {
+    this.table = new Float64Array(Math.max(1024, 2 ** Math.ceil(Math.log2(2 * expected + 2))));
+  }
 
   /** Adds `slot` (0 ≤ slot < 2^52); false when it was already there. */
   add(slot: number): boolean {

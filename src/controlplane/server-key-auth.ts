@@ -4,7 +4,8 @@ import { HttpError } from '../http/errors.js';
 import { bearerToken, type Authenticator } from '../identity/auth.js';
 import { TOKEN_PREFIX, hashToken } from '../identity/tokens.js';
 import type { TenantId, TenantRecord, TenantStatus } from '../identity/types.js';
-import { SIGNATURE_HEADER, SIGNATURE_WINDOW_S, TIMESTAMP_HEADER, keySigner, verifyRequest, type SignedParts } from '../signing/request.js';
+import { keyVerifier, type KeyVerifier } from '../signing/key-verifier.js';
+import { SIGNATURE_HEADER, SIGNATURE_WINDOW_S, TIMESTAMP_HEADER } from '../signing/request.js';
 import type { ControlPlaneStore } from './store.js';
 import type { KeyOwner } from './types.js';
 import { ReplayGuard } from './replay.js';
@@ -12,6 +13,14 @@ import { ReplayGuard } from './replay.js';
 /** How the control plane reads tenants (the identity store satisfies it). */
 export interface TenantLookup {
   getTenant(id: TenantId): Promise<TenantRecord | null>;
+}
+
+/** A live key as the hot path holds it: resolved, with its verifier (the HMAC pads) ready. */
+export interface CachedKey {
+  readonly owner: KeyOwner;
+  /** The token's hash (what the store and revocation know it by). */
+  readonly hash: string;
+  readonly verify: KeyVerifier;
 }
 
 export interface ServerKeyAuthOptions {
@@ -32,11 +41,11 @@ export class ServerKeyAuth {
   /** Live keys by token hash (what the store knows). */
   private readonly keys: LRUCache<string, KeyOwner>;
   /**
-   * The hot path's view: the presented token itself to its owner and signer, so a cached key
+   * The hot path's view: the presented token itself to its owner and verifier, so a cached key
    * costs neither a SHA-256 of the token nor HMAC key set-up. Entries are dropped with the
    * hash entry they came from (revocation).
    */
-  private readonly tokens = new Map<string, { owner: KeyOwner; hash: string; sign: (parts: SignedParts) => string }>();
+  private readonly tokens = new Map<string, CachedKey>();
   private readonly maxTokens: number;
   private readonly tokenOfHash = new Map<string, string>();
   /** Counts revocations, so a lookup that raced one does not cache what it read before it. */
@@ -89,15 +98,42 @@ export class ServerKeyAuth {
    */
   check(req: Request): KeyOwner | Promise<KeyOwner> {
     const header = req.headers.authorization;
-    // The common form is parsed without a regular expression; anything else goes the long way.
-    const token = header !== undefined && header.startsWith('Bearer bsk_') && header.indexOf(' ', 7) < 0 ? header.slice(7) : bearerToken(req);
-    if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
-    if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.wrongKind(req);
+    const token = header !== undefined ? plainBearer(header) : undefined;
+    if (token === undefined) return this.checkToken(req, bearerToken(req));
     const known = this.tokens.get(token);
     if (known) {
       const status = this.tenantStatus.get(known.owner.tenantId);
-      if (status) return this.finish(req, known.sign, known.owner, status);
+      if (status) return this.finish(req, known.verify, known.owner, status);
     }
+    return this.slow(req, token);
+  }
+
+  /**
+   * The first half of a shortcut for a signed route read straight off uWS: the cached key an
+   * Authorization header presents when its tenant is known to be active; undefined whenever
+   * `check` must decide (unknown or malformed key, tenant not cached or suspended). Changes
+   * nothing.
+   */
+  cached(authorization: string): CachedKey | undefined {
+    const token = plainBearer(authorization);
+    const known = token === undefined ? undefined : this.tokens.get(token);
+    return known !== undefined && this.tenantStatus.get(known.owner.tenantId) === 'active' ? known : undefined;
+  }
+
+  /**
+   * The second half: true when the request is authentic under `key` and its signature was
+   * recorded against replay, exactly when `check` would return the owner. False, having
+   * recorded nothing, in every other case; `check` then gives the precise error.
+   */
+  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string, validator: string): boolean {
+    const now = this.now();
+    const slot = this.authentic(key.verify, method, target, undefined, timestamp, signature, now);
+    return slot >= 0 && this.seen.remember(unixSeconds(timestamp), mixValidator(slot, validator), Math.floor(now / 1000));
+  }
+
+  private checkToken(req: Request, token: string | null): Promise<KeyOwner> {
+    if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
+    if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.wrongKind(req);
     return this.slow(req, token);
   }
 
@@ -109,7 +145,7 @@ export class ServerKeyAuth {
     // landed meanwhile is not undone.
     let known = this.tokens.get(token);
     if (!known && this.keys.get(hash)) {
-      known = { owner, hash, sign: keySigner(token) };
+      known = { owner, hash, verify: keyVerifier(token) };
       // A plain Map (cheaper per lookup than an LRU); past its bound the oldest entry goes.
       if (this.tokens.size >= this.maxTokens) {
         const [oldest, entry] = this.tokens.entries().next().value as [string, { hash: string }];
@@ -127,7 +163,7 @@ export class ServerKeyAuth {
       status = tenant.status;
       if (before === this.tenantChanges) this.tenantStatus.set(owner.tenantId, status);
     }
-    return this.finish(req, known?.sign ?? keySigner(token), owner, status);
+    return this.finish(req, known?.verify ?? keyVerifier(token), owner, status);
   }
 
   private async lookup(hash: string): Promise<KeyOwner | null> {
@@ -139,22 +175,33 @@ export class ServerKeyAuth {
     return owner;
   }
 
-  private finish(req: Request, sign: (parts: SignedParts) => string, owner: KeyOwner, status: TenantStatus): KeyOwner {
+  private finish(req: Request, verify: KeyVerifier, owner: KeyOwner, status: TenantStatus): KeyOwner {
     const now = this.now();
-    const result = verifyRequest(
-      sign,
-      { method: req.method, target: req.target, body: req.body, timestamp: req.headers[TIMESTAMP_HEADER], signature: req.headers[SIGNATURE_HEADER] },
-      now,
-      this.windowS,
-    );
-    if (!result.ok) throw new HttpError('unauthorized', REASONS[result.reason]);
+    const timestamp = req.headers[TIMESTAMP_HEADER];
+    const slot = this.authentic(verify, req.method, req.target, req.body, timestamp, req.headers[SIGNATURE_HEADER], now);
+    if (slot < 0) throw new HttpError('unauthorized', REASONS[slot]);
     // A conditional pull is a different request from the plain pull it follows, though both
     // carry the same signature when sent within one second: the If-None-Match value is part
     // of what a replay must repeat, so a sidecar's 200-then-304 is never taken for a replay.
-    const slot = mixValidator(parseInt(req.headers[SIGNATURE_HEADER]!.slice(0, 13), 16), req.headers['if-none-match']);
-    if (!this.seen.remember(result.timestamp, slot, Math.floor(now / 1000))) throw new HttpError('unauthorized', 'This signature was already used (replay).');
+    if (!this.seen.remember(unixSeconds(timestamp!), mixValidator(slot, req.headers['if-none-match']), Math.floor(now / 1000))) {
+      throw new HttpError('unauthorized', 'This signature was already used (replay).');
+    }
     if (status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this server key is suspended.');
     return owner;
+  }
+
+  /**
+   * The timestamp and signature checks of verifyRequest (same order, same outcomes) with a
+   * key's verifier: the signature's replay slot (≥ 0), or a negative reason code. A number
+   * rather than a result object because it runs on every signed request.
+   */
+  private authentic(verify: KeyVerifier, method: string, target: string, body: Uint8Array | undefined, timestamp: string | undefined, signature: string | undefined, now: number): number {
+    if (!timestamp || !signature) return MISSING_HEADERS;
+    const seconds = unixSeconds(timestamp);
+    if (seconds < 0) return BAD_TIMESTAMP;
+    if (Math.abs(Math.floor(now / 1000) - seconds) > this.windowS) return STALE_TIMESTAMP;
+    const slot = verify(method, target, seconds, body, signature);
+    return slot < 0 ? BAD_SIGNATURE : slot;
   }
 
   /** Another credential kind on a sidecar route: 401 when it is not valid, else 403. */
@@ -170,12 +217,34 @@ export class ServerKeyAuth {
   }
 }
 
-const REASONS = {
-  missing_headers: 'Signed requests need X-Service-Timestamp and X-Service-Signature.',
-  bad_timestamp: 'X-Service-Timestamp must be unix seconds.',
-  stale_timestamp: 'X-Service-Timestamp is outside the 300 second window.',
-  bad_signature: 'X-Service-Signature does not match the request.',
-} as const;
+const MISSING_HEADERS = -1;
+const BAD_TIMESTAMP = -2;
+const STALE_TIMESTAMP = -3;
+const BAD_SIGNATURE = -4;
+
+const REASONS: Record<number, string> = {
+  [MISSING_HEADERS]: 'Signed requests need X-Service-Timestamp and X-Service-Signature.',
+  [BAD_TIMESTAMP]: 'X-Service-Timestamp must be unix seconds.',
+  [STALE_TIMESTAMP]: 'X-Service-Timestamp is outside the 300 second window.',
+  [BAD_SIGNATURE]: 'X-Service-Signature does not match the request.',
+};
+
+/** The token of `Bearer bsk_…` (the form sidecars send), parsed without a regular expression; undefined for any other form. */
+function plainBearer(header: string): string | undefined {
+  return header.startsWith('Bearer bsk_') && header.indexOf(' ', 7) < 0 ? header.slice(7) : undefined;
+}
+
+/** A timestamp header's unix seconds (1 to 12 digits, as verifyRequest accepts), or -1. */
+function unixSeconds(value: string): number {
+  if (value.length > 12) return -1;
+  let seconds = 0;
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return -1;
+    seconds = seconds * 10 + digit;
+  }
+  return seconds;
+}
 
 /** Folds an If-None-Match value into a 52-bit replay slot (FNV-1a of the value). */
 function mixValidator(slot: number, validator: string | undefined): number {

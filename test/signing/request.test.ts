@@ -37,13 +37,9 @@ test('verifyRequest: ok, wrong key, tampered parts, window edges', () => {
   assert.equal(verifyRequest(KEY, { ...base, signature: base.signature!.toUpperCase() }, now).ok, true);
 });
 
-test('worked example of the README (Control plane): a telemetry POST, and keySigner agrees with signature', async () => {
-  const { keySigner } = await import('../../src/signing/request.js');
+test('worked example of the README (Control plane): a telemetry POST', () => {
   const body = '{"serverId":"7","ts":"2026-01-01T00:00:00Z","botCount":3,"playersOnline":5,"linesSpoken":2,"spendUsd":0.01,"events":[{"kind":"spoke","count":2}]}';
   const parts = { method: 'POST', target: '/v1/telemetry', timestamp: 1767225600, body };
   assert.equal(canonicalString(parts), 'POST\n/v1/telemetry\n1767225600\nb39f18d0a5a4bc52f49518351dfe588894f03897e61c0e9935ce41386ffe1f67');
   assert.equal(signature(KEY, parts), 'c429c6cfa9858b13fe7673e2f2e28da7c7d87628dce4e4fa4ca6b33628952d7f');
-  assert.equal(keySigner(KEY)(parts), signature(KEY, parts));
-  const longKey = 'k'.repeat(100);
-  assert.equal(keySigner(longKey)(parts), signature(longKey, parts), 'keys longer than a block are hashed first (RFC 2104)');
 });

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, tenantSession } from '../helpers/embedded.js';
+import { serverWithKey, signed } from './helpers.js';
+
+// Once a key, its tenant and the server's head are cached, pulls are answered by a shortcut
+// read straight off uWS (routes-sidecar.ts). It must answer exactly what the route would, and
+// hand every other request to the route untouched: this runs each case with a warm key
+// (suspension and revocation of a warm key are in sidecar.test.ts).
+
+test('warm pulls: 200, 304, HEAD and a publish behave as on the route, and every refusal keeps its status and code', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token, 'a');
+    const b = await serverWithKey(s, token, 'b');
+    const target = (n: string) => `/v1/config?server=${a.serverId}&n=${n}`;
+    const v1 = { 'if-none-match': '"v1"' };
+    const warm = await signed(s, a.key, 'GET', target('warm'));
+    assert.equal(warm.status, 200);
+
+    const full = await signed(s, a.key, 'GET', target('full'));
+    assert.equal(full.status, 200);
+    assert.equal(full.headers.get('etag'), '"v1"');
+    assert.equal(full.headers.get('cache-control'), 'no-cache');
+    assert.deepEqual(full.body, warm.body);
+    const notModified = await signed(s, a.key, 'GET', target('304'), { headers: v1 });
+    assert.equal(notModified.status, 304);
+    assert.equal(notModified.headers.get('etag'), '"v1"');
+    assert.equal(notModified.text, '');
+    for (const [i, validator] of ['W/"v1"', '"v0", "v1"', '*'].entries()) {
+      assert.equal((await signed(s, a.key, 'GET', target(`list${i}`), { headers: { 'if-none-match': validator } })).status, 304, validator);
+    }
+    const head = await signed(s, a.key, 'HEAD', target('head'), { headers: v1 });
+    assert.equal(head.status, 304);
+
+    const refusals: [string, Awaited<ReturnType<typeof signed>>, number, string][] = [
+      ['another server of the tenant', await signed(s, a.key, 'GET', `/v1/config?server=${b.serverId}`), 403, 'forbidden'],
+      ['an unknown server', await signed(s, a.key, 'GET', '/v1/config?server=99999'), 404, 'config_not_found'],
+      ['no server parameter', await signed(s, a.key, 'GET', '/v1/config?n=1'), 400, 'bad_request'],
+      ['a stale timestamp', await signed(s, a.key, 'GET', target('stale'), { at: Date.now() - 301_000 }), 401, 'unauthorized'],
+      ['a malformed timestamp', await signed(s, a.key, 'GET', target('ts'), { tamper: (r) => void (r.headers['x-service-timestamp'] = '17e8') }), 401, 'unauthorized'],
+      ['no signature', await signed(s, a.key, 'GET', target('nosig'), { tamper: (r) => void delete r.headers['x-service-signature'] }), 401, 'unauthorized'],
+      ['a tampered query', await signed(s, a.key, 'GET', target('q'), { tamper: (r) => void (r.target += '&x=1') }), 401, 'unauthorized'],
+      ['a trailing slash', await signed(s, a.key, 'GET', `/v1/config/?server=${a.serverId}`), 404, 'not_found'],
+    ];
+    for (const [name, r, status, code] of refusals) {
+      assert.equal(r.status, status, name);
+      assert.equal(r.body.error.code, code, name);
+    }
+
+    // A replay of a request the shortcut answered is refused by the route's own check.
+    let captured: Record<string, string> = {};
+    assert.equal((await signed(s, a.key, 'GET', target('replayed'), { headers: v1, tamper: (r) => void (captured = { ...r.headers }) })).status, 304);
+    const replay = await fetch(`${s.url}${target('replayed')}`, { headers: captured });
+    assert.equal(replay.status, 401);
+    assert.equal(((await replay.json()) as { error: { code: string } }).error.code, 'unauthorized');
+
+    const put = await s.call('PUT', `/v1/servers/${a.serverId}/config`, { token, body: { ...warm.body, game: { name: 'Z', premise: 'p', goal: 'g' } } });
+    assert.equal(put.status, 200);
+    const moved = await signed(s, a.key, 'GET', target('moved'), { headers: v1 });
+    assert.equal(moved.status, 200);
+    assert.equal(moved.headers.get('etag'), '"v2"');
+    assert.equal(moved.body.game.name, 'Z');
+  } finally {
+    await s.stop();
+  }
+});
