@@ -296,11 +296,16 @@ export class Brain {
     if (sw.human) updateFatigue(a, speed, away, dt);
 
     a.mode = mode;
+    // Still in a squad at this point means in the one joined above (dying or logging off left it).
+    const mine = a.squad === '' ? undefined : (sq ?? this.squads.of(a));
+    if (mine !== undefined) {
+      if (mode !== wasMode) this.squads.modeChanged(mine, a);
+      this.squads.moved(mine, a, pos.x, pos.y, pos.z);
+    }
     a.lastT = time;
     a.ticks++;
     a.health = st.health;
     a.blood = st.blood;
-    if (a.squad !== '') this.squads.moved(a, pos.x, pos.y, pos.z);
     a.x = pos.x;
     a.y = pos.y;
     a.z = pos.z;
