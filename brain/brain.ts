@@ -6,7 +6,7 @@ import { drawName, drawThemes } from './flavor.js';
 import { vec } from './geometry.js';
 import { framingOf, goalSpeed, modeForGoal, plan, pushGoal, urgent, type Framing } from './goals.js';
 import { endAway, isAway, maybeGoAway, sessionOver, tiredSpeed, updateFatigue } from './human-factors.js';
-import { observe, remember, summarize, type MemorySummary } from './memory.js';
+import { EV, forget, observe, remember, summarize, type MemorySummary } from './memory.js';
 import { applyProfileTraits, cowardly, sampleSessionS, sampleTraits, temper } from './population.js';
 import { seedFor } from './prng.js';
 import { combatPosture, pushEngage, pushFlee } from './reactive/combat.js';
@@ -167,7 +167,7 @@ export class Brain {
     if (threat !== null) {
       if (!a.sawHostile) {
         this.counters.bump('snap');
-        remember(a, 'spotted', time, threat.id);
+        remember(a, EV.spotted, time, threat.id);
       }
       recordContact(a, threat, time);
     }
@@ -176,8 +176,8 @@ export class Brain {
     if (sw.memory) {
       const heard = observe(a, s, threat, sw.allowNames);
       if (heard > 0) this.counters.bump('heard', heard);
-      if (p.damage > 0) remember(a, 'damaged', time, p.damage);
-    } else if (a.mem !== null) a.mem = null;
+      if (p.damage > 0) remember(a, EV.damaged, time, p.damage);
+    } else if (a.mem !== null) forget(a);
 
     let sq: Squad | null = null;
     let lostMate = false;
@@ -188,12 +188,12 @@ export class Brain {
         if (a.lossSeq < sq.lossSeq) {
           lostMate = true;
           a.lossSeq = sq.lossSeq;
-          remember(a, 'lost_squadmate', time, 0);
+          remember(a, EV.lost_squadmate, time, 0);
         }
         if (threat !== null) this.squads.report(sq, a, threat, time);
         else if (this.squads.adoptContact(sq, a, time, CONTACT_MEMORY_S)) {
           this.counters.bump('squad');
-          remember(a, 'squad_contact', time, a.contactId);
+          remember(a, EV.squad_contact, time, a.contactId);
         }
       }
     } else if (!sw.squads && a.squad !== '') {
@@ -220,7 +220,7 @@ export class Brain {
       if (!a.loggedOff) {
         a.loggedOff = true;
         this.counters.bump('logoff');
-        remember(a, 'logoff', time, 0);
+        remember(a, EV.logoff, time, 0);
         this.squads.leave(a);
         a.squad = '';
       }
@@ -244,13 +244,13 @@ export class Brain {
         pushFlee(out, st, threat);
         speed = 'sprint';
         mode = 'fleeing';
-        if (wasMode !== 'fleeing') remember(a, 'fled', time, threat.id);
+        if (wasMode !== 'fleeing') remember(a, EV.fled, time, threat.id);
       } else {
         pushEngage(out, st, threat, p.threatDist);
         posture = combatPosture(p.threatDist);
         mode = 'engaging';
         if (threat.kind === 'player') a.engagedPlayerT = time;
-        if (wasMode !== 'engaging') remember(a, 'engaged', time, threat.id);
+        if (wasMode !== 'engaging') remember(a, EV.engaged, time, threat.id);
       }
     } else if (
       hasRecentContact(a, pos, time) &&
@@ -262,7 +262,7 @@ export class Brain {
       mode = 'investigating';
     } else if (sw.human && maybeGoAway(a, time, dt)) {
       this.counters.bump('afk');
-      remember(a, a.afkReason, time, 0);
+      remember(a, a.afkReason === 'break' ? EV.break : EV.afk, time, 0);
       out.push({ kind: 'Idle', reason: a.afkReason });
       away = true;
       mode = a.afkReason === 'break' ? 'on_break' : 'afk';
@@ -276,7 +276,7 @@ export class Brain {
       if (a.goal === 'regroup') a.goalT = -1e9;
       if (plan(a, s, time, sw.framing, sw.knowledge, sw.human ? a.fatigue : 0)) {
         this.counters.bump('plan');
-        remember(a, 'plan', time, 0);
+        remember(a, EV.plan, time, 0);
       }
       const want = goalSpeed(a, urgent(a, s));
       speed = pushGoal(out, a, pos, sw.human ? tiredSpeed(a, want) : want);
@@ -296,11 +296,16 @@ export class Brain {
     if (sw.human) updateFatigue(a, speed, away, dt);
 
     a.mode = mode;
+    // Still in a squad at this point means in the one joined above (dying or logging off left it).
+    const mine = a.squad === '' ? undefined : (sq ?? this.squads.of(a));
+    if (mine !== undefined) {
+      if (mode !== wasMode) this.squads.modeChanged(mine, a);
+      this.squads.moved(mine, a, pos.x, pos.y, pos.z);
+    }
     a.lastT = time;
     a.ticks++;
     a.health = st.health;
     a.blood = st.blood;
-    if (a.squad !== '') this.squads.moved(a, pos.x, pos.y, pos.z);
     a.x = pos.x;
     a.y = pos.y;
     a.z = pos.z;
@@ -316,7 +321,7 @@ export class Brain {
       a.goal = 'regroup';
       a.goalT = time;
       this.counters.bump('plan');
-      remember(a, 'plan', time, 0);
+      remember(a, EV.plan, time, 0);
     }
     const speed = this.sw.human ? tiredSpeed(a, 'jog') : 'jog';
     out.push({ kind: 'MoveTo', to: vec(c.x, c.y, c.z), speed });
@@ -378,7 +383,7 @@ export class Brain {
       state: a.mode,
       emotion: { fear: a.fear, anger: a.anger, calm: a.calm, mood: mood(a) },
       fatigue: a.fatigue,
-      memory: summarize(this.sw.memory ? a.mem : null),
+      memory: summarize(this.sw.memory ? a : null),
     };
   }
 

@@ -1,16 +1,46 @@
-import { MEMORY_CAPS, type AgentState, type Memory } from './state.js';
+import {
+  CONTACT_KINDS,
+  CONTACTS_LEN,
+  CONTACTS_NEXT,
+  CT_HOSTILE,
+  CT_KIND,
+  CT_T,
+  CT_TARGET,
+  CT_X,
+  CT_Y,
+  CT_Z,
+  EV_KIND,
+  EV_REF,
+  EV_T,
+  EVENT_KINDS,
+  EVENTS_LEN,
+  EVENTS_NEXT,
+  HD_AT,
+  HD_FROM,
+  HEARD_LAST,
+  HEARD_LEN,
+  HEARD_NEXT,
+  MEMORY_CAPS,
+  PL_FIRST,
+  PL_ID,
+  PL_LAST,
+  PL_MEETINGS,
+  PLAYERS_LEN,
+  emptyStrings,
+  newMemoryBlock,
+} from './memory-block.js';
+import type { AgentState } from './state.js';
 import type { Snapshot, Target, TargetKind } from './types.js';
 
-/**
- * Bounded per-agent memory: contacts (the threat of each sample), players met, speech heard, recent events. Every list is
- * a ring that grows to its cap once and is then overwritten in place, so memory costs a fixed
- * few kilobytes per agent (10,000 agents stay well under 150 MB) and a steady-state tick
- * allocates only when it stores a new string.
- */
+export { EV } from './memory-block.js';
 
-export function newMemory(): Memory {
-  return { contacts: [], contactsNext: 0, players: [], heard: [], heardNext: 0, heardLast_s: -1e9, events: [], eventsNext: 0 };
-}
+/**
+ * Bounded per-agent memory: contacts (the threat of each sample), players met, speech heard,
+ * recent events. Every list is a ring that grows to its cap once and is then overwritten in
+ * place, in one fixed-size block of numbers per agent (memory-block.ts), so memory costs about
+ * 1.3 kB per agent plus the strings it keeps, and a steady-state tick allocates only when it
+ * stores a new string.
+ */
 
 function clip(text: string, max: number): string {
   return text.length > max ? text.slice(0, max) : text;
@@ -21,18 +51,29 @@ const MEETING_GAP_S = 60;
 /** Targets are written to memory at most this often (game seconds). */
 export const OBSERVE_EVERY_S = 2;
 
-export function remember(a: AgentState, kind: string, t: number, ref: number): void {
+/** Drops everything the agent remembers (the memory policy was switched off). */
+export function forget(a: AgentState): void {
+  a.mem = null;
+  a.memNames = null;
+  a.memTexts = null;
+}
+
+/** Notes an event (`EV` code) when the agent has a memory; `ref` is what it was about (an id, damage, 0). */
+export function remember(a: AgentState, kind: number, t: number, ref: number): void {
   const m = a.mem;
   if (m === null) return;
-  if (m.events.length < MEMORY_CAPS.events) {
-    m.events.push({ kind, t, ref });
-    return;
+  const len = m[EVENTS_LEN]!;
+  let i: number;
+  if (len < MEMORY_CAPS.events) {
+    i = len;
+    m[EVENTS_LEN] = len + 1;
+  } else {
+    i = m[EVENTS_NEXT]!;
+    m[EVENTS_NEXT] = (i + 1) % MEMORY_CAPS.events;
   }
-  const e = m.events[m.eventsNext]!;
-  e.kind = kind;
-  e.t = t;
-  e.ref = ref;
-  m.eventsNext = (m.eventsNext + 1) % MEMORY_CAPS.events;
+  m[EV_KIND + i] = kind;
+  m[EV_T + i] = t;
+  m[EV_REF + i] = ref;
 }
 
 /**
@@ -48,104 +89,101 @@ export function observe(a: AgentState, s: Snapshot, threat: Target | null, allow
   const lines = s.heard;
   if (!sample && (lines === undefined || lines.length === 0)) return 0;
   let m = a.mem;
-  if (m === null) m = a.mem = newMemory();
+  if (m === null) m = a.mem = newMemoryBlock();
   if (sample) a.memT = time;
   const targets = s.targets;
-  if (sample && threat !== null) rememberContact(m, threat.id, internKind(threat.kind), threat.pos.x, threat.pos.y, threat.pos.z, time);
+  if (sample && threat !== null) rememberContact(m, threat.id, kindCode(threat.kind), threat.pos.x, threat.pos.y, threat.pos.z, time);
   for (let i = 0; sample && i < targets.length; i++) {
     const t = targets[i]!;
-    if (t.visible && t.kind === 'player') rememberPlayer(m, t.id, allowNames && t.name !== undefined ? t.name : '', time);
+    if (t.visible && t.kind === 'player') rememberPlayer(a, m, t.id, allowNames && t.name !== undefined ? t.name : '', time);
   }
   let heard = 0;
   if (lines !== undefined) {
-    let newest = m.heardLast_s;
+    const last = m[HEARD_LAST]!;
+    let newest = last;
     for (let i = 0; i < lines.length; i++) {
       const h = lines[i]!;
-      if (h.at_s <= m.heardLast_s) continue;
+      if (h.at_s <= last) continue;
       heard++;
       if (h.at_s > newest) newest = h.at_s;
-      const text = clip(h.text, MEMORY_CAPS.textChars);
-      if (m.heard.length < MEMORY_CAPS.heard) m.heard.push({ from: h.from, text, at_s: h.at_s });
-      else {
-        const slot = m.heard[m.heardNext]!;
-        slot.from = h.from;
-        slot.text = text;
-        slot.at_s = h.at_s;
-        m.heardNext = (m.heardNext + 1) % MEMORY_CAPS.heard;
+      const len = m[HEARD_LEN]!;
+      let slot: number;
+      if (len < MEMORY_CAPS.heard) {
+        slot = len;
+        m[HEARD_LEN] = len + 1;
+      } else {
+        slot = m[HEARD_NEXT]!;
+        m[HEARD_NEXT] = (slot + 1) % MEMORY_CAPS.heard;
       }
+      m[HD_FROM + slot] = h.from;
+      m[HD_AT + slot] = h.at_s;
+      (a.memTexts ??= emptyStrings(MEMORY_CAPS.heard))[slot] = clip(h.text, MEMORY_CAPS.textChars);
     }
-    m.heardLast_s = newest;
+    m[HEARD_LAST] = newest;
   }
   return heard;
 }
 
-/**
- * The module's own copy of a target kind. A string decoded from a request is a fresh young
- * object; keeping it in long-lived memory would make every scavenge copy and promote it.
- */
-function internKind(kind: TargetKind): TargetKind {
+/** A target kind as its CONTACT_KINDS code (a kind outside the list is remembered as 'ai'). */
+function kindCode(kind: TargetKind): number {
   switch (kind) {
     case 'player':
-      return 'player';
+      return 0;
     case 'ai':
-      return 'ai';
+      return 1;
     case 'zombie':
-      return 'zombie';
+      return 2;
     case 'animal':
-      return 'animal';
+      return 3;
     default:
-      return 'ai';
+      return 1;
   }
 }
 
-function rememberContact(m: Memory, id: number, kind: string, x: number, y: number, z: number, t: number): void {
-  let slot = null;
-  for (let i = 0; i < m.contacts.length; i++) {
-    if (m.contacts[i]!.target === id) {
-      slot = m.contacts[i]!;
-      break;
+function rememberContact(m: Float64Array, id: number, kind: number, x: number, y: number, z: number, t: number): void {
+  const len = m[CONTACTS_LEN]!;
+  let i = 0;
+  while (i < len && m[CT_TARGET + i] !== id) i++;
+  if (i === len) {
+    if (len < MEMORY_CAPS.contacts) m[CONTACTS_LEN] = len + 1;
+    else {
+      i = m[CONTACTS_NEXT]!;
+      m[CONTACTS_NEXT] = (i + 1) % MEMORY_CAPS.contacts;
     }
   }
-  if (slot === null) {
-    if (m.contacts.length < MEMORY_CAPS.contacts) {
-      m.contacts.push({ target: id, kind, x, y, z, t, hostile: true });
-      return;
-    }
-    slot = m.contacts[m.contactsNext]!;
-    m.contactsNext = (m.contactsNext + 1) % MEMORY_CAPS.contacts;
-  }
-  slot.target = id;
-  slot.kind = kind;
-  slot.x = x;
-  slot.y = y;
-  slot.z = z;
-  slot.t = t;
-  slot.hostile = true;
+  m[CT_TARGET + i] = id;
+  m[CT_KIND + i] = kind;
+  m[CT_X + i] = x;
+  m[CT_Y + i] = y;
+  m[CT_Z + i] = z;
+  m[CT_T + i] = t;
+  m[CT_HOSTILE + i] = 1;
 }
 
-function rememberPlayer(m: Memory, id: number, name: string, t: number): void {
+function rememberPlayer(a: AgentState, m: Float64Array, id: number, name: string, t: number): void {
+  const len = m[PLAYERS_LEN]!;
   let oldest = 0;
-  for (let i = 0; i < m.players.length; i++) {
-    const p = m.players[i]!;
-    if (p.id === id) {
-      if (t - p.last_s >= MEETING_GAP_S) p.meetings++;
-      p.last_s = t;
-      if (name !== '' && p.name !== name) p.name = clip(name, MEMORY_CAPS.nameChars);
+  for (let i = 0; i < len; i++) {
+    if (m[PL_ID + i] === id) {
+      if (t - m[PL_LAST + i]! >= MEETING_GAP_S) m[PL_MEETINGS + i] = m[PL_MEETINGS + i]! + 1;
+      m[PL_LAST + i] = t;
+      if (name !== '' && (a.memNames === null || a.memNames[i] !== name)) (a.memNames ??= emptyStrings(MEMORY_CAPS.players))[i] = clip(name, MEMORY_CAPS.nameChars);
       return;
     }
-    if (p.last_s < m.players[oldest]!.last_s) oldest = i;
+    if (m[PL_LAST + i]! < m[PL_LAST + oldest]!) oldest = i;
   }
+  let i = oldest;
+  if (len < MEMORY_CAPS.players) {
+    i = len;
+    m[PLAYERS_LEN] = len + 1;
+  }
+  m[PL_ID + i] = id;
+  m[PL_FIRST + i] = t;
+  m[PL_LAST + i] = t;
+  m[PL_MEETINGS + i] = 1;
   const n = clip(name, MEMORY_CAPS.nameChars);
-  if (m.players.length < MEMORY_CAPS.players) {
-    m.players.push({ id, name: n, first_s: t, last_s: t, meetings: 1 });
-    return;
-  }
-  const p = m.players[oldest]!;
-  p.id = id;
-  p.name = n;
-  p.first_s = t;
-  p.last_s = t;
-  p.meetings = 1;
+  if (n !== '') (a.memNames ??= emptyStrings(MEMORY_CAPS.players))[i] = n;
+  else if (a.memNames !== null) a.memNames[i] = '';
 }
 
 export interface MemorySummary {
@@ -156,18 +194,28 @@ export interface MemorySummary {
   recent_events: Array<{ kind: string; t: number }>;
 }
 
-/** A copy for persona(): newest first, safe to hand out. */
-export function summarize(m: Memory | null): MemorySummary {
-  if (m === null) return { contacts: 0, last_contact: null, players_met: [], heard: [], recent_events: [] };
-  let last = null;
-  for (const c of m.contacts) if (last === null || c.t > last.t) last = c;
+/** A copy for persona(): newest first, safe to hand out. Ties keep slot order, as the object rings did. */
+export function summarize(a: AgentState | null): MemorySummary {
+  const m = a === null ? null : a.mem;
+  if (a === null || m === null) return { contacts: 0, last_contact: null, players_met: [], heard: [], recent_events: [] };
+  let last = -1;
+  for (let i = 0; i < m[CONTACTS_LEN]!; i++) if (last < 0 || m[CT_T + i]! > m[CT_T + last]!) last = i;
+  const players = [];
+  for (let i = 0; i < m[PLAYERS_LEN]!; i++) players.push({ id: m[PL_ID + i]!, name: a.memNames?.[i] ?? '', last_s: m[PL_LAST + i]!, meetings: m[PL_MEETINGS + i]! });
+  const heard = [];
+  for (let i = 0; i < m[HEARD_LEN]!; i++) heard.push({ from: m[HD_FROM + i]!, text: a.memTexts?.[i] ?? '', at_s: m[HD_AT + i]! });
+  const events = [];
+  for (let i = 0; i < m[EVENTS_LEN]!; i++) events.push({ kind: EVENT_KINDS[m[EV_KIND + i]!]!, t: m[EV_T + i]! });
   return {
-    contacts: m.contacts.length,
-    last_contact: last && { target: last.target, kind: last.kind, at: { x: last.x, y: last.y, z: last.z }, t: last.t },
-    players_met: [...m.players]
+    contacts: m[CONTACTS_LEN]!,
+    last_contact:
+      last < 0
+        ? null
+        : { target: m[CT_TARGET + last]!, kind: CONTACT_KINDS[m[CT_KIND + last]!]!, at: { x: m[CT_X + last]!, y: m[CT_Y + last]!, z: m[CT_Z + last]! }, t: m[CT_T + last]! },
+    players_met: players
       .sort((x, y) => y.last_s - x.last_s || x.id - y.id)
       .map((p) => ({ id: p.id, name: p.name === '' ? null : p.name, meetings: p.meetings })),
-    heard: [...m.heard].sort((x, y) => y.at_s - x.at_s).map((h) => ({ from: h.from, text: h.text, at_s: h.at_s })),
-    recent_events: [...m.events].sort((x, y) => y.t - x.t).map((e) => ({ kind: e.kind, t: e.t })),
+    heard: heard.sort((x, y) => y.at_s - x.at_s),
+    recent_events: events.sort((x, y) => y.t - x.t),
   };
 }

@@ -17,6 +17,8 @@ export interface Centre {
 
 export class Squad {
   readonly members = new Map<number, AgentState>();
+  /** The members whose mode is 'fleeing': fleeingOthers walks these, not every member of a big squad. */
+  readonly fleeing = new Set<AgentState>();
   contact = false;
   contactId = 0;
   contactX = 0;
@@ -63,6 +65,7 @@ export class Squads {
     }
     if (!sq.members.has(a.id)) {
       sq.members.set(a.id, a);
+      if (a.mode === 'fleeing') sq.fleeing.add(a);
       sq.sumX += a.x;
       sq.sumY += a.y;
       sq.sumZ += a.z;
@@ -79,6 +82,7 @@ export class Squads {
     const sq = this.byId.get(a.squad);
     if (sq !== undefined && sq.members.get(a.id) === a) {
       sq.members.delete(a.id);
+      sq.fleeing.delete(a);
       sq.sumX -= a.x;
       sq.sumY -= a.y;
       sq.sumZ -= a.z;
@@ -135,16 +139,26 @@ export class Squads {
   /** Other members fleeing as of their last (recent) tick. */
   fleeingOthers(sq: Squad, a: AgentState, time: number): number {
     let n = 0;
-    for (const m of sq.members.values()) {
-      if (m !== a && m.mode === 'fleeing' && time - m.lastT <= FRESH_S) n++;
+    for (const m of sq.fleeing) {
+      if (m !== a && time - m.lastT <= FRESH_S) n++;
     }
     return n;
   }
 
-  /** Records a member's new position; call before the agent's x/y/z are overwritten. */
-  moved(a: AgentState, x: number, y: number, z: number): void {
-    const sq = this.ofAgent.get(a.id);
-    if (sq === undefined) return;
+  /** The squad the agent is a member of, if any. */
+  of(a: AgentState): Squad | undefined {
+    return this.ofAgent.get(a.id);
+  }
+
+  /** Call after a member of `sq` changed mode, so `fleeing` stays the members whose mode is 'fleeing'. */
+  modeChanged(sq: Squad, a: AgentState): void {
+    if (sq.members.get(a.id) !== a) return;
+    if (a.mode === 'fleeing') sq.fleeing.add(a);
+    else sq.fleeing.delete(a);
+  }
+
+  /** Records a new position of a member of `sq`; call before the agent's x/y/z are overwritten. */
+  moved(sq: Squad, a: AgentState, x: number, y: number, z: number): void {
     sq.sumX += x - a.x;
     sq.sumY += y - a.y;
     sq.sumZ += z - a.z;

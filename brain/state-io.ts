@@ -57,7 +57,10 @@ function check(v: unknown, f: Field, path: string, out: Problem[]): void {
         return;
     }
   }
-  if ('unit' in f) {
+  if ('intIn' in f) {
+    const [lo, hi] = f.intIn;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < lo || v > hi) out.push({ path, message: `must be an integer from ${lo} to ${hi}` });
+  } else if ('unit' in f) {
     if (typeof v !== 'number' || !(v >= 0 && v <= 1)) out.push({ path, message: 'must be a number between 0 and 1' });
   } else if ('oneOf' in f) {
     if (typeof v !== 'string' || !f.oneOf.includes(v)) out.push({ path, message: `must be one of ${f.oneOf.map((s) => JSON.stringify(s)).join(', ')}` });

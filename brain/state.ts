@@ -1,4 +1,7 @@
+import { CONTACT_KINDS, EVENT_KINDS, MEMORY_CAPS, memoryFromPlain, memoryToPlain } from './memory-block.js';
 import type { Role, Traits } from './types.js';
+
+export { MEMORY_CAPS } from './memory-block.js';
 
 /** Per-agent state and the shape it is persisted in. */
 
@@ -56,7 +59,11 @@ export interface EventMemory {
   ref: number;
 }
 
-/** Bounded rings: arrays grow to their cap once, then the oldest slot is overwritten in place. */
+/**
+ * The JSON form of an agent's memory (the agent keeps it as a MemoryBlock, see
+ * memory-block.ts): bounded rings that grow to their cap once, then the oldest slot is
+ * overwritten in place.
+ */
 export interface Memory {
   contacts: ContactMemory[];
   contactsNext: number;
@@ -67,8 +74,6 @@ export interface Memory {
   events: EventMemory[];
   eventsNext: number;
 }
-
-export const MEMORY_CAPS = { contacts: 8, players: 12, heard: 6, events: 12, textChars: 120, nameChars: 32 } as const;
 
 /**
  * The numeric fields, in the order of `AgentState.num`. They live in one Float64Array rather
@@ -149,7 +154,12 @@ export class AgentState {
   anchor = false;
   squad = '';
   lossSeq = 0;
-  mem: Memory | null = null;
+  /** Memory's numbers (memory-block.ts layout); null until memory first has something to keep, or while the policy is off. */
+  mem: Float64Array | null = null;
+  /** Player names by memory slot; null while none is kept. */
+  memNames: string[] | null = null;
+  /** Lines heard by memory slot; null while none is kept. */
+  memTexts: string[] | null = null;
 
   constructor(
     readonly id: number,
@@ -477,7 +487,7 @@ export function toPlain(a: AgentState): PlainAgent {
     anchor: a.anchor,
     squad: a.squad,
     lossSeq: a.lossSeq,
-    mem: a.mem === null ? null : structuredClone(a.mem),
+    mem: a.mem === null ? null : memoryToPlain(a.mem, { names: a.memNames, texts: a.memTexts }),
   } as PlainAgent;
   for (let i = 0; i < NUM_FIELDS.length; i++) out[NUM_FIELDS[i]!] = a.num[i]!;
   return out;
@@ -507,7 +517,12 @@ export function fromPlain(p: PlainAgent): AgentState {
   a.anchor = p.anchor;
   a.squad = p.squad;
   a.lossSeq = p.lossSeq;
-  a.mem = p.mem === null ? null : structuredClone(p.mem);
+  if (p.mem !== null) {
+    const m = memoryFromPlain(p.mem);
+    a.mem = m.block;
+    a.memNames = m.names;
+    a.memTexts = m.texts;
+  }
   return a;
 }
 
@@ -519,6 +534,7 @@ export type Field =
   | 'str'
   | 'bool'
   | { unit: true }
+  | { intIn: readonly [number, number] }
   | { oneOf: readonly string[] }
   | { arr: Field; max: number }
   | { obj: Schema }
@@ -538,21 +554,26 @@ const TRAITS_SCHEMA: Schema = {
   fatigue_rate: unit,
 };
 
+/**
+ * Kinds are the ones the brain writes and write positions lie within their ring: memory is
+ * kept in fixed slots (memory-block.ts), and a position outside its ring would write over
+ * another ring. Files written by the brain always satisfy both.
+ */
 const MEMORY_SCHEMA: Schema = {
   contacts: {
-    arr: { obj: { target: 'int', kind: 'str', x: 'num', y: 'num', z: 'num', t: 'num', hostile: 'bool' } },
+    arr: { obj: { target: 'int', kind: { oneOf: CONTACT_KINDS }, x: 'num', y: 'num', z: 'num', t: 'num', hostile: 'bool' } },
     max: MEMORY_CAPS.contacts,
   },
-  contactsNext: 'int',
+  contactsNext: { intIn: [0, MEMORY_CAPS.contacts - 1] },
   players: {
     arr: { obj: { id: 'int', name: 'str', first_s: 'num', last_s: 'num', meetings: 'int' } },
     max: MEMORY_CAPS.players,
   },
   heard: { arr: { obj: { from: 'int', text: 'str', at_s: 'num' } }, max: MEMORY_CAPS.heard },
-  heardNext: 'int',
+  heardNext: { intIn: [0, MEMORY_CAPS.heard - 1] },
   heardLast_s: 'num',
-  events: { arr: { obj: { kind: 'str', t: 'num', ref: 'num' } }, max: MEMORY_CAPS.events },
-  eventsNext: 'int',
+  events: { arr: { obj: { kind: { oneOf: EVENT_KINDS }, t: 'num', ref: 'num' } }, max: MEMORY_CAPS.events },
+  eventsNext: { intIn: [0, MEMORY_CAPS.events - 1] },
 };
 
 export const STATE_SCHEMA: Schema = {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliError, parseInteger, printJson } from '../../src/cli/util.js';
+import { parseTickPolicy, type TickPolicy } from './policy.js';
 
 interface TickBenchFlags {
   duration: string;
@@ -15,6 +16,20 @@ interface TickBenchFlags {
   micro?: boolean;
   dialogue?: boolean;
   latencyMs: string;
+  policy?: string;
+}
+
+/** `--policy` checked against the other mode flags; undefined when not given. */
+export function tickPolicyOf(flags: Pick<TickBenchFlags, 'policy' | 'micro' | 'dialogue'>): TickPolicy | undefined {
+  if (flags.policy === undefined) return undefined;
+  let policy: TickPolicy;
+  try {
+    policy = parseTickPolicy(flags.policy);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  if (flags.micro || flags.dialogue) throw new CliError(`--policy cannot be combined with ${flags.micro ? '--micro' : '--dialogue'}`);
+  return policy;
 }
 
 /** `brainstem bench tick`: /tick over loopback with wrk, against bare uWS and node:http baselines. */
@@ -35,7 +50,9 @@ export function registerTickBench(bench: Command): void {
     .option('--micro', 'instead: micro-benchmark the hot functions (decode, validate, encode) against the generic codec')
     .option('--dialogue', 'instead: the sidecar inline with and without the dialogue tier (JSON), its model a scripted server answering in --latency-ms')
     .option('--latency-ms <ms>', 'model latency of the --dialogue run', '2000')
+    .option('--policy <all|none|compare>', 'brain under test with every bundle policy on (all) or off (none); compare: the sidecar inline (JSON) under both in the same run, with the ratio (target ≥ 0.6)')
     .action(async (flags: TickBenchFlags) => {
+      const policy = tickPolicyOf(flags);
       if (flags.micro) {
         const { runTickMicro, formatMicro } = await import('./micro.js');
         const rows = runTickMicro();
@@ -55,6 +72,17 @@ export function registerTickBench(bench: Command): void {
         clientCpu: flags.clientCpu,
         wrk: flags.wrk,
       };
+      if (policy === 'compare') {
+        const { runPolicyCompare, formatPolicyCompare } = await import('./policy-compare.js');
+        try {
+          const report = await runPolicyCompare(options, (line) => process.stderr.write(`${line}\n`));
+          if (flags.json) printJson(report);
+          else process.stdout.write(`${formatPolicyCompare(report)}\n`);
+        } catch (err) {
+          throw new CliError(err instanceof Error ? err.message : String(err));
+        }
+        return;
+      }
       if (flags.dialogue) {
         const { runDialogueBench, formatDialogueTable } = await import('./dialogue.js');
         try {
@@ -67,7 +95,7 @@ export function registerTickBench(bench: Command): void {
         return;
       }
       try {
-        const report = await runTickBench(options, (line) => process.stderr.write(`${line}\n`));
+        const report = await runTickBench(policy === undefined ? options : { ...options, policy }, (line) => process.stderr.write(`${line}\n`));
         if (flags.json) printJson(report);
         else process.stdout.write(`${formatTable(report)}\n`);
       } catch (err) {

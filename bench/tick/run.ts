@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { encode } from '@msgpack/msgpack';
 import { generateTicks } from './scenarios.js';
+import type { BrainPolicy } from './policy.js';
 import type { ServerKind } from './server.js';
 
 export interface TickBenchOptions {
@@ -23,6 +24,8 @@ export interface TickBenchOptions {
   serverCpu: string;
   clientCpu: string;
   wrk: string;
+  /** `--policy all|none`: the brains under test (sidecar rows and the node:http handler) run with every policy on or off; unset = the built-in bundle. */
+  policy?: 'all' | 'none';
 }
 
 type Encoding = 'json' | 'msgpack';
@@ -76,6 +79,8 @@ export interface ServerSpec {
   workers: number;
   /** Encodings it is driven with; both when omitted. */
   encodings?: readonly Encoding[];
+  /** Bundle policies of the brain under test (brain kinds only); default: the built-in bundle. */
+  policy?: BrainPolicy;
 }
 
 const SERVERS: ServerSpec[] = [
@@ -102,7 +107,7 @@ export function writeCorpus(dir: string, agents: number): Record<Encoding, { bod
 }
 
 export async function startServer(spec: ServerSpec, cpu: string, env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number; lines: ReturnType<typeof createInterface> }> {
-  const child = spawn('taskset', ['-c', cpu, process.execPath, SERVER, spec.kind, String(spec.workers)], {
+  const child = spawn('taskset', ['-c', cpu, process.execPath, SERVER, spec.kind, String(spec.workers), spec.policy ?? 'default'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, BRAINSTEM_LOG: 'silent', ...env },
   });
@@ -196,10 +201,11 @@ export async function runTickBench(opts: TickBenchOptions, progress: (line: stri
     const key = `${run.server}|${run.encoding}|${run.mode}`;
     samples.set(key, [...(samples.get(key) ?? []), run]);
   };
+  const servers = opts.policy === undefined ? SERVERS : SERVERS.map((spec) => (spec.kind === 'uws-bare' || spec.kind === 'uws-parse' ? spec : { ...spec, policy: opts.policy }));
   try {
     const corpus = writeCorpus(dir, opts.agents);
     for (let round = 1; round <= opts.rounds; round++) {
-      for (const spec of SERVERS) {
+      for (const spec of servers) {
         for (const encoding of spec.encodings ?? (['json', 'msgpack'] as const)) {
           const { child, port } = await startServer(spec, opts.serverCpu);
           try {
@@ -271,7 +277,9 @@ export function formatTable(report: TickBenchReport): string {
       `| ${r.server} | ${r.encoding} | ${r.mode === 'max' ? `max, ${r.connections} conns` : `~${report.options.rate}/s offered, ${r.connections} conns`} | ${r.ticks_per_s} | ${r.p50_us} | ${r.p99_us} | ${r.p999_us} | ${r.cpu_us_per_tick} | ${r.errors} | ${r.rss_mb} |`,
   );
   const t = report.targets;
+  const policy = report.options.policy;
   return [
+    ...(policy === undefined ? [] : [`brain policy: every bundle policy ${policy === 'all' ? 'on' : 'off'} (--policy ${policy}; sidecar rows and the node:http handler)`, '']),
     head,
     rule,
     ...rows,

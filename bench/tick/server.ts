@@ -1,21 +1,23 @@
 /**
  * A server under test, run as its own process so the benchmark can pin it to one core:
- *   node dist/bench/tick/server.js <kind> [workers]
+ *   node dist/bench/tick/server.js <kind> [workers] [policy]
  * kinds: sidecar (the real service), node-http (the same tick handler on node:http),
  * uws-bare (uWebSockets.js reading the body and answering a constant), uws-parse (the same, after
  * JSON.parse of the body: what decoding a tick alone costs), sidecar-dialogue (the
- * sidecar with the dialogue tier on, its model at BENCH_LLM_BASE_URL). Prints one JSON line
+ * sidecar with the dialogue tier on, its model at BENCH_LLM_BASE_URL). policy (brain kinds):
+ * default (the built-in bundle), all (every policy key on), none (every key off). Prints one JSON line
  * {"port": N} once listening; on SIGTERM prints {"telemetry": ...} (sidecar kinds) and stops.
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import uWS from 'uWebSockets.js';
-import { DEFAULT_BUNDLE } from '../../brain/index.js';
+import type { ConfigBundle } from '../../brain/index.js';
 import { HttpError } from '../../src/http/errors.js';
 import type { Request } from '../../src/http/server.js';
 import { DefaultsSource } from '../../src/sidecar/defaults-source.js';
 import { createEvaluator } from '../../src/sidecar/pool.js';
 import { startSidecar } from '../../src/sidecar/service.js';
 import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick.js';
+import { FixedBundleSource, parseBrainPolicy, policyBundle, type BrainPolicy } from './policy.js';
 
 export type ServerKind = 'sidecar' | 'sidecar-dialogue' | 'node-http' | 'uws-bare' | 'uws-parse';
 
@@ -63,8 +65,8 @@ function requestOf(msg: IncomingMessage, body: Buffer): Request {
   };
 }
 
-async function nodeHttp(workers: number): Promise<() => Promise<void>> {
-  const evaluator = createEvaluator(DEFAULT_BUNDLE, workers);
+async function nodeHttp(workers: number, bundle: ConfigBundle): Promise<() => Promise<void>> {
+  const evaluator = createEvaluator(bundle, workers);
   const ticks = new TickHandler(evaluator);
   const server = createServer((msg, res) => {
     const chunks: Buffer[] = [];
@@ -104,9 +106,10 @@ async function nodeHttp(workers: number): Promise<() => Promise<void>> {
   };
 }
 
-async function sidecar(workers: number, dialogue: boolean): Promise<() => Promise<void>> {
+async function sidecar(workers: number, dialogue: boolean, policy: BrainPolicy): Promise<() => Promise<void>> {
   const env = { ...process.env, SERVICE_LLM_BASE_URL: process.env.BENCH_LLM_BASE_URL ?? '', SERVICE_LLM_MODEL: 'fake-model', SERVICE_LLM_KEY: 'sk-bench', SERVICE_TTS_ENGINE: 'off' };
-  const s = await startSidecar({ host: '127.0.0.1', port: 0, source: new DefaultsSource(), workers, dialogue: dialogue ? { env } : null });
+  const source = policy === 'default' ? new DefaultsSource() : new FixedBundleSource(policyBundle(policy));
+  const s = await startSidecar({ host: '127.0.0.1', port: 0, source, workers, dialogue: dialogue ? { env } : null });
   ready(s.port);
   return async () => {
     const telemetry = await s.drainTelemetry();
@@ -117,10 +120,11 @@ async function sidecar(workers: number, dialogue: boolean): Promise<() => Promis
 
 const kind = process.argv[2] as ServerKind;
 const workers = Number(process.argv[3] ?? 0);
+const policy = parseBrainPolicy(process.argv[4]);
 const stop =
   kind === 'uws-bare' || kind === 'uws-parse' ? await bareUws(kind === 'uws-parse')
-  : kind === 'node-http' ? await nodeHttp(workers)
-  : kind === 'sidecar' || kind === 'sidecar-dialogue' ? await sidecar(workers, kind === 'sidecar-dialogue')
+  : kind === 'node-http' ? await nodeHttp(workers, policyBundle(policy))
+  : kind === 'sidecar' || kind === 'sidecar-dialogue' ? await sidecar(workers, kind === 'sidecar-dialogue', policy)
   : null;
 if (!stop) {
   process.stderr.write(`unknown server kind ${kind}\n`);

@@ -1,8 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { parseTickRequest } from '../../brain/index.js';
+import { DEFAULT_BUNDLE, parseTickRequest, POLICY_KEYS, validateBundle } from '../../brain/index.js';
+import { tickPolicyOf } from '../../bench/tick/command.js';
+import { parseBrainPolicy, policyBundle } from '../../bench/tick/policy.js';
+import { POLICY_ALL, POLICY_NONE, roundOrder } from '../../bench/tick/policy-compare.js';
+import { startServer, stopServer } from '../../bench/tick/run.js';
 import { generateTicks } from '../../bench/tick/scenarios.js';
+import { CliError } from '../../src/cli/util.js';
 import { cli } from '../helpers/paths.js';
 
 test('the benchmark corpus is deterministic and every tick in it is valid', () => {
@@ -22,4 +27,68 @@ test('brainstem bench tick is registered with its options', () => {
   const r = spawnSync(process.execPath, [cli, 'bench', 'tick', '--help'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   for (const flag of ['--duration', '--rounds', '--agents', '--rate', '--json']) assert.match(r.stdout, new RegExp(flag));
+});
+
+test('bench tick --policy: accepted values, refused values and combinations, before any load is generated', () => {
+  assert.equal(tickPolicyOf({}), undefined);
+  for (const p of ['all', 'none', 'compare'] as const) assert.equal(tickPolicyOf({ policy: p }), p);
+  assert.throws(() => tickPolicyOf({ policy: 'some' }), (e: unknown) => e instanceof CliError && /--policy must be one of all, none, compare/.test(e.message));
+  assert.throws(() => tickPolicyOf({ policy: 'all', micro: true }), /--policy cannot be combined with --micro/);
+  assert.throws(() => tickPolicyOf({ policy: 'compare', dialogue: true }), /--policy cannot be combined with --dialogue/);
+  const help = spawnSync(process.execPath, [cli, 'bench', 'tick', '--help'], { encoding: 'utf8' });
+  assert.match(help.stdout, /--policy <all\|none\|compare>/);
+  const bad = spawnSync(process.execPath, [cli, 'bench', 'tick', '--policy', 'most', '--wrk', '/nonexistent/wrk'], { encoding: 'utf8' });
+  assert.equal(bad.status, 1);
+  assert.match(bad.stderr, /--policy must be one of all, none, compare, got "most"/);
+});
+
+test('bench tick --policy bundles: every key on, every key off, the default bundle untouched', () => {
+  const all = policyBundle('all');
+  const none = policyBundle('none');
+  assert.ok(validateBundle(all).ok && validateBundle(none).ok);
+  for (const key of POLICY_KEYS) {
+    assert.equal(all.policy[key], true, key);
+    assert.equal(none.policy[key], false, key);
+  }
+  assert.equal(policyBundle('default'), DEFAULT_BUNDLE);
+  assert.equal(parseBrainPolicy(undefined), 'default');
+  assert.throws(() => parseBrainPolicy('some'), /unknown brain policy/);
+});
+
+test('bench tick --policy compare: every round has the baselines and both policies, their order swapped each round', () => {
+  const labels = (round: number) => roundOrder(round).map((r) => `${r.spec.label}|${r.encoding}`);
+  assert.deepEqual(labels(1).slice(0, 4), ['bare uWS (constant reply)|json', 'bare uWS (constant reply)|msgpack', 'node:http + tick handler|json', 'node:http + tick handler|msgpack']);
+  assert.deepEqual(labels(1).slice(4), [`${POLICY_ALL.label}|json`, `${POLICY_NONE.label}|json`]);
+  assert.deepEqual(labels(2).slice(4), [`${POLICY_NONE.label}|json`, `${POLICY_ALL.label}|json`]);
+  assert.equal(POLICY_ALL.policy, 'all');
+  assert.equal(POLICY_NONE.policy, 'none');
+});
+
+/** Starts the benchmark's server process, sends one tick, stops it and returns its telemetry line. */
+async function oneTick(policy: 'all' | 'none'): Promise<{ reply: { intents: Array<{ kind: string }> }; events: Record<string, number> }> {
+  const { child, port, lines } = await startServer({ label: policy, kind: 'sidecar', workers: 0, policy }, '0');
+  const telemetry = new Promise<Record<string, number>>((resolve) => {
+    lines.on('line', (line) => {
+      const t = (JSON.parse(line) as { telemetry?: { events: Record<string, number> } }).telemetry;
+      if (t) resolve(t.events);
+    });
+  });
+  try {
+    const [tick] = generateTicks({ agents: 1, count: 1, seed: 3 });
+    const res = await fetch(`http://127.0.0.1:${port}/tick`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(tick) });
+    assert.equal(res.status, 200);
+    const reply = (await res.json()) as { intents: Array<{ kind: string }> };
+    await stopServer(child);
+    return { reply, events: await telemetry };
+  } finally {
+    await stopServer(child);
+  }
+}
+
+test('the benchmark server runs the sidecar with the policy it is given', async () => {
+  // A first tick counts a `spawn` only when human_factors is on.
+  const [all, none] = await Promise.all([oneTick('all'), oneTick('none')]);
+  assert.equal(all.events.spawn, 1);
+  assert.equal(none.events.spawn, undefined);
+  assert.ok(all.reply.intents.length > 0 && none.reply.intents.length > 0);
 });

@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Brain, BrainStateError, STATE_VERSION, type BrainState, type ConfigBundle, type Persona, type TickRequest, type TickResponse } from '../../brain/index.js';
+import { fixtures } from '../helpers/paths.js';
+import { bundle, hostile, req, self } from './sim.js';
+
+/**
+ * test/fixtures/brain/state-v1.json was written by the brain of main at bc8ca71, which kept
+ * memory as arrays of small objects: its exported state after a busy session (every memory
+ * ring wrapped for agent 99, player names allowed), the next requests, its replies to them,
+ * every persona afterwards and its state after them. The brain that keeps memory in typed
+ * blocks must read that file, answer and describe every character exactly as that brain did,
+ * and write the same document.
+ */
+interface Fixture {
+  bundle: ConfigBundle;
+  state: BrainState;
+  requests: TickRequest[];
+  replies: TickResponse[];
+  personas: Persona[];
+  after: BrainState;
+}
+
+const fixture = JSON.parse(readFileSync(join(fixtures, 'brain', 'state-v1.json'), 'utf8')) as Fixture;
+
+test('a state file written before memory moved to typed blocks is read, continued and written back identically', () => {
+  assert.equal(STATE_VERSION, 1, 'the file layout is unchanged, so is its version');
+  const brain = new Brain(fixture.bundle);
+  brain.importState(structuredClone(fixture.state));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(fixture.state));
+  fixture.requests.forEach((r, i) => assert.deepEqual(brain.tick(structuredClone(r)), fixture.replies[i], `reply ${i}`));
+  for (const expected of fixture.personas) assert.deepEqual(brain.persona(expected.agent), expected, `persona ${expected.agent}`);
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(fixture.after));
+});
+
+test('memory blocks refuse kinds and ring positions the brain never writes, naming the field', () => {
+  const brain = new Brain(bundle());
+  brain.tick(req(1, 0, self(), { targets: [hostile(7, { x: 40, y: 8, z: 0 })] }));
+  brain.tick(req(1, 2, self(), { targets: [hostile(7, { x: 40, y: 8, z: 0 })] }));
+  const good = brain.exportState();
+  const mem = good.agents[0]!.mem!;
+  assert.equal(mem.contacts.length, 1);
+  const withMem = (patch: Partial<typeof mem>) => ({ ...good, agents: [{ ...good.agents[0]!, mem: { ...mem, ...patch } }] });
+  const cases: Array<[unknown, string]> = [
+    [withMem({ contactsNext: 8 }), 'agents[0].mem.contactsNext'],
+    [withMem({ eventsNext: -1 }), 'agents[0].mem.eventsNext'],
+    [withMem({ heardNext: 1.5 }), 'agents[0].mem.heardNext'],
+    [withMem({ contacts: [{ ...mem.contacts[0]!, kind: 'dragon' }] }), 'agents[0].mem.contacts[0].kind'],
+    [withMem({ events: [{ kind: 'dancing', t: 0, ref: 0 }] }), 'agents[0].mem.events[0].kind'],
+  ];
+  for (const [doc, path] of cases) {
+    assert.throws(
+      () => brain.importState(doc),
+      (e: unknown) => e instanceof BrainStateError && e.problems.some((p) => p.path === path),
+      path,
+    );
+  }
+  brain.importState(good);
+  assert.deepEqual(brain.exportState(), good);
+});
