@@ -1,15 +1,9 @@
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../brain/index.js';
-import { BAIL, bail, MAX_SKIP_DEPTH, TickReader } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader } from './tick-reader.js';
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
-  const reader = new JsonTickReader(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-  try {
-    return reader.read();
-  } catch (err) {
-    if (err === BAIL) return null;
-    throw err;
-  }
+  return readOrNull(new JsonTickReader(asBuffer(body)));
 }
 
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../brain/index.js';
-import { BAIL, bail, MAX_SKIP_DEPTH, TickReader } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader } from './tick-reader.js';
 
 /**
  * The request in a MessagePack body, or null when only the exact path (the @msgpack/msgpack
@@ -9,13 +9,7 @@ import { BAIL, bail, MAX_SKIP_DEPTH, TickReader } from './tick-reader.js';
  * an extension type, a 64-bit integer, invalid UTF-8, trailing bytes) is left to it.
  */
 export function readTickMsgpack(body: Uint8Array): TickRequest | null {
-  const reader = new MsgpackTickReader(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-  try {
-    return reader.read();
-  } catch (err) {
-    if (err === BAIL) return null;
-    throw err;
-  }
+  return readOrNull(new MsgpackTickReader(asBuffer(body)));
 }
 
 const PROTO = Buffer.from('__proto__', 'latin1');

@@ -34,14 +34,29 @@ import {
  * state (every access to a module `let` is a context load with a hole check).
  */
 
-/** Thrown to leave the fast path; never escapes the readers' entry points. */
-export const BAIL = { bail: true } as const;
+/** Thrown to leave the fast path; never escapes readOrNull. */
+const BAIL = { bail: true } as const;
 
 export function bail(): never {
   throw BAIL;
 }
 
 export const SAFE = Number.MAX_SAFE_INTEGER;
+
+/** The request `reader` finds in its body, or null when only the exact path can answer for it. */
+export function readOrNull(reader: TickReader): TickRequest | null {
+  try {
+    return reader.read();
+  } catch (err) {
+    if (err === BAIL) return null;
+    throw err;
+  }
+}
+
+/** The body as a Buffer (for its string decoders), without a copy. */
+export function asBuffer(body: Uint8Array): Buffer {
+  return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+}
 
 function names(...list: string[]): Buffer[] {
   return list.map((s) => Buffer.from(s, 'latin1'));
@@ -101,10 +116,6 @@ export abstract class TickReader {
   /** Nothing may follow the request. */
   protected abstract end(): void;
 
-  private finite(): number {
-    return this.number();
-  }
-
   private within(min: number, max: number): number {
     const v = this.number();
     if (v < min || v > max) bail();
@@ -124,9 +135,9 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(VEC_KEYS, next + 1))) {
-        case 0: x = this.finite(); break;
-        case 1: y = this.finite(); break;
-        case 2: z = this.finite(); break;
+        case 0: x = this.number(); break;
+        case 1: y = this.number(); break;
+        case 2: z = this.number(); break;
         default: this.skip(0);
       }
     }
@@ -148,7 +159,7 @@ export abstract class TickReader {
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(SELF_KEYS, next + 1))) {
         case 0: pos = this.vec3(); break;
-        case 1: heading = this.finite(); break;
+        case 1: heading = this.number(); break;
         case 2: health = this.within(0, 100); break;
         case 3: blood = this.within(0, 5000); break;
         case 4: hunger = this.within(0, 100); break;
@@ -217,7 +228,7 @@ export abstract class TickReader {
       switch ((next = this.key(HEARD_KEYS, next + 1))) {
         case 0: from = this.integer(-SAFE, SAFE); break;
         case 1: text = this.string(TICK_LIMITS.maxHeardText); break;
-        case 2: at = this.finite(); break;
+        case 2: at = this.number(); break;
         default: this.skip(0);
       }
     }

@@ -46,11 +46,12 @@ const msgpackDecoder = new Decoder();
 const msgpackEncoder = new Encoder();
 
 /**
- * Decodes a /tick body for the exact path (readTickJson and readTickMsgpack are the fast ones). Unlike the generic codec it does not pre-scan the text for depth or
- * poisoned keys: V8's JSON.parse and the msgpack decoder are iterative (no stack overflow at
- * any depth within the body limit), the msgpack decoder refuses `__proto__`, and
- * parseTickRequest copies only known fields into a fresh object, so a `__proto__` or
- * `constructor` key in the input is simply never read. The scans cost about 40% of a tick.
+ * Decodes a /tick body for the exact path (readTickJson and readTickMsgpack are the fast
+ * ones). Unlike the generic codec it does not pre-scan the text for depth or poisoned keys:
+ * V8's JSON.parse and the msgpack decoder are iterative (no stack overflow at any depth
+ * within the body limit), the msgpack decoder refuses `__proto__`, and parseTickRequest
+ * copies only known fields into a fresh object, so a `__proto__` or `constructor` key in the
+ * input is simply never read. The scans cost about 40% of a tick.
  */
 export function decodeTick(body: Uint8Array, contentType: string | undefined): { value: unknown; encoding: Encoding } {
   return decodeTickAs(body, tickEncoding(body, contentType));
