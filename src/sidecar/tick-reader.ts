@@ -70,7 +70,9 @@ const TARGET_KEYS = names('id', 'kind', 'pos', 'hostile', 'visible', 'name', 'he
 const POI_KEYS = names('id', 'kind', 'pos');
 const HEARD_KEYS = names('from', 'text', 'at_s');
 const PROFILE_KEYS = names('name', 'role', 'coward', 'traits');
-const TRAIT_KEYS = names(...TRAIT_NAMES);
+// Spelled out so that traits() can store each by name; the type keeps it in TRAIT_NAMES order.
+const TRAIT_ORDER: typeof TRAIT_NAMES = ['openness', 'conscientiousness', 'extraversion', 'agreeableness', 'neuroticism', 'afk_proneness', 'break_proneness', 'fatigue_rate'];
+const TRAIT_KEYS = names(...TRAIT_ORDER);
 const TARGET_KIND_NAMES: readonly TargetKind[] = ['player', 'ai', 'zombie', 'animal'];
 const TARGET_KIND_BYTES = names(...TARGET_KIND_NAMES);
 const ROLE_NAMES: readonly Role[] = ['survivor', 'bandit', 'guard', 'trader'];
@@ -79,9 +81,6 @@ const ROLE_BYTES = names(...ROLE_NAMES);
 /** Skipped values nest at most this deep before the exact path is left to judge them. */
 export const MAX_SKIP_DEPTH = 32;
 
-// Trait values by TRAIT_NAMES index while their object is read, NaN when absent: the result
-// is then built in TRAIT_NAMES order, as parseTickRequest builds it.
-const traitValues = new Float64Array(TRAIT_NAMES.length);
 
 export abstract class TickReader {
   constructor(protected readonly b: Buffer) {}
@@ -305,20 +304,42 @@ export abstract class TickReader {
   }
 
   private traits(): Partial<Traits> {
-    traitValues.fill(NaN);
+    let openness = NaN;
+    let conscientiousness = NaN;
+    let extraversion = NaN;
+    let agreeableness = NaN;
+    let neuroticism = NaN;
+    let afk = NaN;
+    let breaks = NaN;
+    let fatigue = NaN;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      const k = (next = this.key(TRAIT_KEYS, next + 1));
-      if (k < 0) this.skip(0);
-      else traitValues[k] = this.within(0, 1);
+      switch ((next = this.key(TRAIT_KEYS, next + 1))) {
+        case 0: openness = this.within(0, 1); break;
+        case 1: conscientiousness = this.within(0, 1); break;
+        case 2: extraversion = this.within(0, 1); break;
+        case 3: agreeableness = this.within(0, 1); break;
+        case 4: neuroticism = this.within(0, 1); break;
+        case 5: afk = this.within(0, 1); break;
+        case 6: breaks = this.within(0, 1); break;
+        case 7: fatigue = this.within(0, 1); break;
+        default: this.skip(0);
+      }
     }
+    // Named stores in TRAIT_NAMES order, present traits only, as parseTickRequest adds them:
+    // a loop of keyed stores measured as the reader's costliest object.
     const out: Partial<Traits> = {};
-    for (let k = 0; k < TRAIT_NAMES.length; k++) {
-      const v = traitValues[k]!;
-      if (v === v) out[TRAIT_NAMES[k]!] = v;
-    }
+    if (openness === openness) out.openness = openness;
+    if (conscientiousness === conscientiousness) out.conscientiousness = conscientiousness;
+    if (extraversion === extraversion) out.extraversion = extraversion;
+    if (agreeableness === agreeableness) out.agreeableness = agreeableness;
+    if (neuroticism === neuroticism) out.neuroticism = neuroticism;
+    if (afk === afk) out.afk_proneness = afk;
+    if (breaks === breaks) out.break_proneness = breaks;
+    if (fatigue === fatigue) out.fatigue_rate = fatigue;
     return out;
   }
+
 
   private profile(): Profile {
     let name: string | undefined;
