@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuUs, rssMb, startServer, stopServer, toRun, wrk, writeCorpus, type RunResult, type ServerSpec, type TickBenchOptions, type WrkResult } from './run.js';
+import { cpuUs, medianRun, rssMb, startServer, stopServer, toRun, wrk, writeCorpus, type RunResult, type ServerSpec, type TickBenchOptions, type WrkResult } from './run.js';
 
 /**
  * `brainstem bench tick --dialogue`: the sidecar inline with and without the dialogue tier,
@@ -202,10 +202,6 @@ export async function runDialogueBench(opts: TickBenchOptions, latencyMs: number
     model.kill('SIGTERM');
     await exited;
   }
-  const medianRun = (list: RunResult[]): RunResult => {
-    const sorted = [...list].sort((a, b) => (a.mode === 'max' ? a.ticks_per_s - b.ticks_per_s : a.p99_us - b.p99_us));
-    return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, rss_mb: Math.max(...list.map((r) => r.rss_mb)) };
-  };
   const runs = (['off', 'on'] as const).flatMap((side) => (['max', 'fixed'] as const).map((load) => medianRun(rounds.map((r) => r[side][load]))));
   const ratios = medianRatios(rounds);
   return {

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { measured, rssMb, startServer, stopServer, toRun, wrk, writeCorpus, type RunResult, type ServerSpec, type TickBenchOptions } from './run.js';
+import { maxRun, medianRun, startServer, stopServer, writeCorpus, type RunResult, type ServerSpec, type TickBenchOptions } from './run.js';
 
 /**
  * `brainstem bench tick --policy compare`: the sidecar inline (JSON, full load) with every
@@ -47,9 +47,7 @@ export async function runPolicyCompare(opts: TickBenchOptions, progress: (line: 
       for (const { spec, encoding } of roundOrder(round)) {
         const { child, port } = await startServer(spec, opts.serverCpu);
         try {
-          if (opts.warmup > 0) wrk(opts, port, corpus[encoding], encoding, opts.warmup, opts.connections);
-          const w = measured(child.pid!, () => wrk(opts, port, corpus[encoding], encoding, opts.duration, opts.connections));
-          const run = toRun(spec, encoding, 'max', opts.connections, w, rssMb(child.pid!));
+          const run = maxRun(opts, spec, child.pid!, port, corpus[encoding], encoding);
           const key = `${run.server}|${run.encoding}`;
           samples.set(key, [...(samples.get(key) ?? []), run]);
           progress(`round ${round}: ${spec.label} ${encoding}: ${run.ticks_per_s} ticks/s, ${run.cpu_us_per_tick} µs CPU/tick, p99 ${run.p99_us} µs`);
@@ -61,10 +59,7 @@ export async function runPolicyCompare(opts: TickBenchOptions, progress: (line: 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const runs = [...samples.values()].map((list) => {
-    const sorted = [...list].sort((a, b) => a.ticks_per_s - b.ticks_per_s);
-    return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, rss_mb: Math.max(...list.map((r) => r.rss_mb)) };
-  });
+  const runs = [...samples.values()].map(medianRun);
   const row = (label: string): RunResult | undefined => runs.find((r) => r.server === label);
   const all = row(POLICY_ALL.label);
   const none = row(POLICY_NONE.label);

@@ -1,5 +1,4 @@
 import { DEFAULT_BUNDLE, POLICY_KEYS, validateBundle, type ConfigBundle } from '../../brain/index.js';
-import type { ConfigSource, ConfigStatus } from '../../src/sidecar/config-source.js';
 
 /**
  * `bench tick --policy`: which bundle policies the brain under test runs with. `all` is every
@@ -30,19 +29,4 @@ export function policyBundle(policy: BrainPolicy): ConfigBundle {
   const check = validateBundle(b);
   if (!check.ok) throw new Error(`policy bundle invalid: ${JSON.stringify(check)}`);
   return b;
-}
-
-/** A config source that serves one fixed bundle, for the sidecar under test. */
-export class FixedBundleSource implements ConfigSource {
-  constructor(private readonly bundle: ConfigBundle) {}
-
-  async start(): Promise<ConfigBundle> {
-    return this.bundle;
-  }
-
-  async stop(): Promise<void> {}
-
-  status(): ConfigStatus {
-    return { version: this.bundle.version, source: 'defaults', location: null, lastError: null };
-  }
 }

@@ -193,6 +193,19 @@ export function toRun(spec: ServerSpec, encoding: Encoding, mode: RunResult['mod
   };
 }
 
+/** The median of a row's runs, by ticks/s at full load and by p99 at the fixed rate; RSS is the largest seen. */
+export function medianRun(list: readonly RunResult[]): RunResult {
+  const sorted = [...list].sort((a, b) => (a.mode === 'max' ? a.ticks_per_s - b.ticks_per_s : a.p99_us - b.p99_us));
+  return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, rss_mb: Math.max(...list.map((r) => r.rss_mb)) };
+}
+
+/** Warms a started server up, then drives it at full load with `opts.connections` and measures it. */
+export function maxRun(opts: TickBenchOptions, spec: ServerSpec, pid: number, port: number, corpus: { bodies: string; index: string }, encoding: Encoding): RunResult {
+  if (opts.warmup > 0) wrk(opts, port, corpus, encoding, opts.warmup, opts.connections);
+  const w = measured(pid, () => wrk(opts, port, corpus, encoding, opts.duration, opts.connections));
+  return toRun(spec, encoding, 'max', opts.connections, w, rssMb(pid));
+}
+
 export async function runTickBench(opts: TickBenchOptions, progress: (line: string) => void): Promise<TickBenchReport> {
   if (spawnSync(opts.wrk, ['-v']).error) throw new Error(`wrk not found at ${opts.wrk} (Debian: apt-get install wrk)`);
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-tick-'));
@@ -209,9 +222,7 @@ export async function runTickBench(opts: TickBenchOptions, progress: (line: stri
         for (const encoding of spec.encodings ?? (['json', 'msgpack'] as const)) {
           const { child, port } = await startServer(spec, opts.serverCpu);
           try {
-            if (opts.warmup > 0) wrk(opts, port, corpus[encoding], encoding, opts.warmup, opts.connections);
-            const w = measured(child.pid!, () => wrk(opts, port, corpus[encoding], encoding, opts.duration, opts.connections));
-            const run = toRun(spec, encoding, 'max', opts.connections, w, rssMb(child.pid!));
+            const run = maxRun(opts, spec, child.pid!, port, corpus[encoding], encoding);
             keep(run);
             progress(`round ${round}: ${spec.label} ${encoding}: ${run.ticks_per_s} ticks/s, p99 ${run.p99_us} µs, ${run.cpu_us_per_tick} µs CPU/tick, rss ${run.rss_mb} MB`);
             if (spec.kind === 'sidecar' && encoding === 'json') {
@@ -234,12 +245,7 @@ export async function runTickBench(opts: TickBenchOptions, progress: (line: stri
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  // Median run by ticks/s for the throughput rows, by p99 for the fixed-rate rows; RSS is the largest seen.
-  const runs: RunResult[] = [...samples.values()].map((list) => {
-    const sorted = [...list].sort((a, b) => (a.mode === 'max' ? a.ticks_per_s - b.ticks_per_s : a.p99_us - b.p99_us));
-    const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
-    return { ...median, rss_mb: Math.max(...list.map((r) => r.rss_mb)) };
-  });
+  const runs: RunResult[] = [...samples.values()].map(medianRun);
   const max = (label: string): number => runs.find((r) => r.server === label && r.encoding === 'json' && r.mode === 'max')?.ticks_per_s ?? 0;
   const cpu = (label: string): number => runs.find((r) => r.server === label && r.encoding === 'json' && r.mode === 'max')?.cpu_us_per_tick ?? 0;
   const inline = max('sidecar inline');

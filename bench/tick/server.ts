@@ -17,7 +17,7 @@ import { DefaultsSource } from '../../src/sidecar/defaults-source.js';
 import { createEvaluator } from '../../src/sidecar/pool.js';
 import { startSidecar } from '../../src/sidecar/service.js';
 import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick.js';
-import { FixedBundleSource, parseBrainPolicy, policyBundle, type BrainPolicy } from './policy.js';
+import { parseBrainPolicy, policyBundle, type BrainPolicy } from './policy.js';
 
 export type ServerKind = 'sidecar' | 'sidecar-dialogue' | 'node-http' | 'uws-bare' | 'uws-parse';
 
@@ -108,7 +108,7 @@ async function nodeHttp(workers: number, bundle: ConfigBundle): Promise<() => Pr
 
 async function sidecar(workers: number, dialogue: boolean, policy: BrainPolicy): Promise<() => Promise<void>> {
   const env = { ...process.env, SERVICE_LLM_BASE_URL: process.env.BENCH_LLM_BASE_URL ?? '', SERVICE_LLM_MODEL: 'fake-model', SERVICE_LLM_KEY: 'sk-bench', SERVICE_TTS_ENGINE: 'off' };
-  const source = policy === 'default' ? new DefaultsSource() : new FixedBundleSource(policyBundle(policy));
+  const source = new DefaultsSource(policyBundle(policy));
   const s = await startSidecar({ host: '127.0.0.1', port: 0, source, workers, dialogue: dialogue ? { env } : null });
   ready(s.port);
   return async () => {

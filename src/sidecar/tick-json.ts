@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../brain/index.js';
 import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader } from './tick-reader.js';
 
@@ -88,12 +89,8 @@ class JsonTickReader extends TickReader {
     const count = keys.length;
     for (let tried = 0; tried < count; tried++) {
       const k = (expected + tried) % count;
-      const name = keys[k]!;
-      const len = name.length;
-      if (b[start + len] !== 0x22) continue;
-      let j = 0;
-      while (j < len && name[j] === b[start + j]) j++;
-      if (j !== len) continue;
+      const len = keys[k]!.length;
+      if (b[start + len] !== 0x22 || !this.spells(keys[k]!, start, len)) continue;
       this.i = start + len + 1;
       this.colon();
       return k;
@@ -220,27 +217,19 @@ class JsonTickReader extends TickReader {
     const start = ++this.i;
     const kind = this.scanString();
     const end = this.i++;
+    if (kind !== 2) return this.text(start, end, kind === 0, maxLength);
+    // Escapes: JSON.parse decodes the string alone, once its bytes are known to be UTF-8.
+    if (!isUtf8(this.b.subarray(start, end))) bail();
     let s: string;
-    if (kind === 0) {
-      if (end - start > maxLength) bail();
-      if (end - start <= 12) {
-        s = '';
-        for (let k = start; k < end; k++) s += String.fromCharCode(this.b[k]!);
-      } else s = this.b.toString('latin1', start, end);
-      return s;
+    try {
+      s = JSON.parse(this.b.toString('utf8', start - 1, end + 1)) as string;
+    } catch {
+      return bail();
     }
-    if (kind === 1) s = this.b.toString('utf8', start, end);
-    else {
-      try {
-        s = JSON.parse(this.b.toString('utf8', start - 1, end + 1)) as string;
-      } catch {
-        return bail();
-      }
-    }
-    // A replacement character may stand for bytes that were not UTF-8: the exact path decides.
-    if (s.length > maxLength || s.includes('\ufffd')) bail();
+    if (s.length > maxLength) bail();
     return s;
   }
+
 
   /** One of `choices`, returned as the constant string rather than a fresh copy. */
   protected oneOf<T extends string>(bytes: readonly Buffer[], choices: readonly T[]): T {
@@ -248,17 +237,9 @@ class JsonTickReader extends TickReader {
     if (this.b[this.i] !== 0x22) bail();
     const start = ++this.i;
     if (this.scanString() !== 0) bail();
-    const len = this.i - start;
-    this.i++;
-    for (let k = 0; k < bytes.length; k++) {
-      const name = bytes[k]!;
-      if (name.length !== len) continue;
-      let j = 0;
-      while (j < len && name[j] === this.b[start + j]) j++;
-      if (j === len) return choices[k]!;
-    }
-    return bail();
+    return this.choice(bytes, choices, start, this.i++ - start);
   }
+
 
   /** Any JSON value, checked for syntax only. */
   protected skip(depth: number): void {

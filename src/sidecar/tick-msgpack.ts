@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../brain/index.js';
 import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader } from './tick-reader.js';
 
@@ -104,16 +103,10 @@ class MsgpackTickReader extends TickReader {
     const count = keys.length;
     for (let tried = 0; tried < count; tried++) {
       const k = (expected + tried) % count;
-      if (this.same(keys[k]!, start, len)) return k;
+      if (this.spells(keys[k]!, start, len)) return k;
     }
-    if (this.same(PROTO, start, len)) bail();
+    if (this.spells(PROTO, start, len)) bail();
     return -1;
-  }
-
-  private same(name: Buffer, start: number, len: number): boolean {
-    if (name.length !== len) return false;
-    for (let j = 0; j < len; j++) if (name[j] !== this.b[start + j]) return false;
-    return true;
   }
 
   protected number(): number {
@@ -172,28 +165,7 @@ class MsgpackTickReader extends TickReader {
     this.need(len);
     const start = this.i;
     const end = (this.i += len);
-    const b = this.b;
-    let ascii = true;
-    for (let k = start; k < end; k++) {
-      if (b[k]! >= 0x80) {
-        ascii = false;
-        break;
-      }
-    }
-    if (ascii) {
-      if (len > maxLength) bail();
-      if (len <= 12) {
-        let s = '';
-        for (let k = start; k < end; k++) s += String.fromCharCode(b[k]!);
-        return s;
-      }
-      return b.toString('latin1', start, end);
-    }
-    // Valid UTF-8 decodes the same everywhere; anything else is the decoder's to judge.
-    if (!isUtf8(b.subarray(start, end))) bail();
-    const s = b.toString('utf8', start, end);
-    if (s.length > maxLength) bail();
-    return s;
+    return this.text(start, end, this.isAscii(start, end), maxLength);
   }
 
   protected oneOf<T extends string>(bytes: readonly Buffer[], choices: readonly T[]): T {
@@ -202,8 +174,7 @@ class MsgpackTickReader extends TickReader {
     this.need(len);
     const start = this.i;
     this.i += len;
-    for (let k = 0; k < bytes.length; k++) if (this.same(bytes[k]!, start, len)) return choices[k]!;
-    return bail();
+    return this.choice(bytes, choices, start, len);
   }
 
   protected skip(depth: number): void {

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import {
   TICK_LIMITS,
   TRAIT_NAMES,
@@ -41,7 +42,7 @@ export function bail(): never {
   throw BAIL;
 }
 
-export const SAFE = Number.MAX_SAFE_INTEGER;
+const SAFE = Number.MAX_SAFE_INTEGER;
 
 /** The request `reader` finds in its body, or null when only the exact path can answer for it. */
 export function readOrNull(reader: TickReader): TickRequest | null {
@@ -114,6 +115,46 @@ export abstract class TickReader {
   protected abstract skip(depth: number): void;
   /** Nothing may follow the request. */
   protected abstract end(): void;
+
+  /** Whether bytes [start, start + len) of the body spell `name`. */
+  protected spells(name: Buffer, start: number, len: number): boolean {
+    if (name.length !== len) return false;
+    const b = this.b;
+    for (let j = 0; j < len; j++) if (name[j] !== b[start + j]) return false;
+    return true;
+  }
+
+  /** The constant of `choices` whose bytes are [start, start + len) of the body. */
+  protected choice<T extends string>(bytes: readonly Buffer[], choices: readonly T[], start: number, len: number): T {
+    for (let k = 0; k < bytes.length; k++) if (this.spells(bytes[k]!, start, len)) return choices[k]!;
+    return bail();
+  }
+
+  protected isAscii(start: number, end: number): boolean {
+    const b = this.b;
+    for (let k = start; k < end; k++) if (b[k]! >= 0x80) return false;
+    return true;
+  }
+
+  /**
+   * Bytes [start, end) as a string of at most maxLength characters. Valid UTF-8 decodes the
+   * same everywhere; anything else is the exact path's to judge.
+   */
+  protected text(start: number, end: number, ascii: boolean, maxLength: number): string {
+    const b = this.b;
+    if (ascii) {
+      if (end - start > maxLength) bail();
+      // Short strings are built faster in JavaScript than by a call into the decoder.
+      if (end - start > 12) return b.toString('latin1', start, end);
+      let s = '';
+      for (let k = start; k < end; k++) s += String.fromCharCode(b[k]!);
+      return s;
+    }
+    if (!isUtf8(b.subarray(start, end))) bail();
+    const s = b.toString('utf8', start, end);
+    if (s.length > maxLength) bail();
+    return s;
+  }
 
   private within(min: number, max: number): number {
     const v = this.number();

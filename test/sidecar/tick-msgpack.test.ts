@@ -87,7 +87,7 @@ test('MessagePack edge values: number widths, float32, unknown keys of every typ
   const protoKey = Buffer.concat([Buffer.from([0x83]), Buffer.from(encode('snapshot')), Buffer.from(encode(base.snapshot)), Buffer.from(encode('__proto__')), Buffer.from([0x80]), Buffer.from(encode('profile')), Buffer.from(encode(base.profile))]);
   assert.equal(agrees(protoKey), null);
   const numberKey = Buffer.concat([Buffer.from([0x83]), Buffer.from(encode('snapshot')), Buffer.from(encode(base.snapshot)), Buffer.from([0x07, 0xc0]), Buffer.from(encode('profile')), Buffer.from(encode(base.profile))]);
-  assert.deepStrictEqual(readTickMsgpack(numberKey) ?? exact(numberKey), exact(numberKey));
+  agrees(numberKey);
   const badUtf8 = Buffer.concat([Buffer.from([0x82]), Buffer.from(encode('snapshot')), Buffer.from(encode(base.snapshot)), Buffer.from(encode('profile')), Buffer.from([0x81]), Buffer.from(encode('name')), Buffer.from([0xa3, 0x61, 0xff, 0x62])]);
   assert.equal(readTickMsgpack(badUtf8), null, 'invalid UTF-8 is the decoder’s to judge');
 });
