@@ -79,7 +79,7 @@ function utf8(body: Uint8Array): string {
 
 export function encodeTick(response: TickResponse, encoding: Encoding): Reply {
   return encoding === 'json'
-    ? { status: 200, headers: JSON_HEADERS, body: writeTickJson(response) }
+    ? { status: 200, headers: JSON_HEADERS, body: Buffer.from(writeTickJson(response)) }
     : { status: 200, headers: MSGPACK_HEADERS, body: writeTickMsgpack(response) ?? msgpackEncoder.encode(response) };
 }
 

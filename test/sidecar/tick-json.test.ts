@@ -147,7 +147,7 @@ test('the reply writer gives JSON.stringify byte for byte', () => {
     const request = readTickJson(Buffer.from(JSON.stringify(tick)))!;
     const response = brain.tick(request);
     intents += response.intents.length;
-    assert.equal(writeTickJson(response), JSON.stringify(response));
+    sameBytes(response);
   }
   assert.ok(intents > corpus.length);
   const odd: Intent[] = [
@@ -164,6 +164,30 @@ test('the reply writer gives JSON.stringify byte for byte', () => {
     { kind: 'Logoff' },
   ];
   const response: TickResponse = { agent: 42, posture: 'prone', intents: odd };
-  assert.equal(writeTickJson(response), JSON.stringify(response));
-  assert.equal(writeTickJson({ agent: 1, posture: 'standing', intents: [] }), JSON.stringify({ agent: 1, posture: 'standing', intents: [] }));
+  sameBytes(response);
+  sameBytes({ agent: 1, posture: 'standing', intents: [] });
+  sameBytes({ agent: 2, posture: 'standing', intents: [{ kind: 'Say', text: '\u00e9\u0001🙂'.repeat(12_000), channel: 'global', line_id: 'long' }] });
+});
+
+function sameBytes(response: TickResponse): void {
+  const written = Buffer.from(writeTickJson(response));
+  const expected = Buffer.from(JSON.stringify(response));
+  assert.ok(written.equals(expected), `${written.toString('utf8', 0, 200)}\n!==\n${expected.toString('utf8', 0, 200)}`);
+}
+
+test('the reply writer prints every kind of number as JSON.stringify does', () => {
+  const random = seededRandom(7);
+  const values: number[] = [0, -0, 1, -1, 0.01, -0.01, 0.1, 0.5, 0.99, 1.005, 2.675, 99.99, 100, 1e11 + 0.01, 999_999_999_999.99, 1e12, 1e12 + 0.5, -1e12 - 0.25,
+    1e15 - 1, 1e15, 1e15 + 2, 2 ** 53, 1e21, 1e-6, 1e-7, 123.456, 0.1 + 0.2, Number.MAX_VALUE, Number.MIN_VALUE, NaN, Infinity, -Infinity];
+  for (let n = 0; n < 20_000; n++) {
+    const scale = 10 ** Math.floor(random() * 14);
+    const sign = random() < 0.3 ? -1 : 1;
+    values.push(sign * Math.round(random() * scale * 100) / 100);
+    values.push(sign * Math.round(random() * scale * 10) / 10);
+    values.push(sign * Math.floor(random() * scale));
+    values.push(sign * random() * scale);
+  }
+  for (let n = 0; n < values.length; n += 3) {
+    sameBytes({ agent: 1, posture: 'standing', intents: [{ kind: 'MoveTo', to: { x: values[n]!, y: values[n + 1] ?? 0, z: values[n + 2] ?? 0 }, speed: 'walk' }] });
+  }
 });
