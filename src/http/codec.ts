@@ -9,6 +9,9 @@ export const MSGPACK_TYPE = 'application/msgpack';
 /** Maps a Content-Type header to an encoding; parameters such as charset are ignored. */
 export function encodingOf(contentType: string | undefined): Encoding | null {
   if (!contentType) return null;
+  // The exact types, as nearly every client sends them, without taking the header apart.
+  if (contentType === JSON_TYPE) return 'json';
+  if (contentType === MSGPACK_TYPE) return 'msgpack';
   const semi = contentType.indexOf(';');
   const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
   if (type === JSON_TYPE || (type.startsWith('application/') && type.endsWith('+json'))) return 'json';

@@ -87,13 +87,16 @@ class JsonTickReader extends TickReader {
     // A mod writes its fields in one order, so the key after the last one matched is tried
     // first, straight against the bytes, without scanning the key on its own.
     const count = keys.length;
+    let k = expected < count ? expected : 0;
     for (let tried = 0; tried < count; tried++) {
-      const k = (expected + tried) % count;
-      const len = keys[k]!.length;
-      if (b[start + len] !== 0x22 || !this.spells(keys[k]!, start, len)) continue;
-      this.i = start + len + 1;
-      this.colon();
-      return k;
+      const name = keys[k]!;
+      const len = name.length;
+      if (b[start + len] === 0x22 && this.spells(name, start, len)) {
+        this.i = start + len + 1;
+        this.colon();
+        return k;
+      }
+      if (++k === count) k = 0;
     }
     this.i = start;
     for (;;) {

@@ -129,19 +129,36 @@ test('a batch writes nothing to a response whose client went away, and finishes 
         return this;
       },
     }) as unknown as UwsResponse;
-  const request = (agent: number): TickRequest => {
-    const parsed = parseTickRequest(loneTick(agent, 1));
-    assert.ok(parsed.ok);
-    return parsed.request;
+  // As uWS hands a body over: an ArrayBuffer the batch must copy before the callback returns.
+  const request = (agent: number): ArrayBuffer => {
+    const bytes = Buffer.from(JSON.stringify(loneTick(agent, 1)));
+    const body = new ArrayBuffer(bytes.length);
+    new Uint8Array(body).set(bytes);
+    return body;
   };
   const gone = { aborted: false };
-  batch.add(response('a'), { aborted: false }, control, request(1), 'json', 0);
-  batch.add(response('b'), gone, control, request(2), 'json', 0);
-  batch.add(response('c'), { aborted: false }, control, request(3), 'json', 0);
+  batch.add(response('a'), { aborted: false }, control, request(1), 'json');
+  batch.add(response('b'), gone, control, request(2), 'json');
+  batch.add(response('c'), { aborted: false }, control, request(3), 'json');
+  batch.addWhole(response('d'), { aborted: false }, control, Buffer.from('{"snapshot":{}}'), 'json');
   gone.aborted = true;
   assert.deepEqual(written, [], 'nothing is answered before the turn ends');
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(written, ['a:{"agent":1,"posture":"standing","intents":[]}', 'c:{"agent":3,"posture":"standing","intents":[]}']);
-  assert.equal(done, 3);
-  assert.deepEqual(ticks.counters, { ok: 3, rejected: 0, failed: 0 });
+  assert.equal(written.length, 3);
+  assert.deepEqual(written.slice(0, 2), ['a:{"agent":1,"posture":"standing","intents":[]}', 'c:{"agent":3,"posture":"standing","intents":[]}']);
+  assert.match(written[2]!, /^d:\{"error":\{"code":"bad_request".*snapshot\.agent/);
+  assert.equal(done, 4);
+  assert.deepEqual(ticks.counters, { ok: 3, rejected: 1, failed: 0 });
+
+  // More body bytes in one turn than the batch's shared buffer holds: the rest get their own copies.
+  written.length = 0;
+  for (let agent = 100; agent < 125; agent++) {
+    const bytes = Buffer.from(JSON.stringify({ ...loneTick(agent, 1), pad: 'x'.repeat(60_000) }));
+    const body = new ArrayBuffer(bytes.length);
+    new Uint8Array(body).set(bytes);
+    batch.add(response(String(agent)), { aborted: false }, control, body, 'json');
+    new Uint8Array(body).fill(0x20);
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(written, Array.from({ length: 25 }, (_, k) => `${100 + k}:{"agent":${100 + k},"posture":"standing","intents":[]}`));
 });
