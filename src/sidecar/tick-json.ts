@@ -286,187 +286,247 @@ class JsonTickReader extends TickReader {
   }
 }
 
-// Replies are written here, then copied out by the caller unless it sends them at once (see
-// writeTickJson): nothing else runs between writing and sending a synchronous reply.
-const scratch = Buffer.allocUnsafeSlow(64 * 1024);
-let at = 0;
-
 /** Marks a reply too long for the scratch buffer: it is written as a string instead. */
 const TOO_LONG = { tooLong: true } as const;
+
+/** The longest number num() writes: a sign, 21 digits or an exponent form, a point. */
+const NUMBER_ROOM = 32;
+
+/**
+ * Writes replies into one scratch buffer. A class with its cursor in a field, and locals in
+ * the loops: a module-level `let` cursor is a context load and a hole check per byte, which
+ * measured as most of the writer's time.
+ */
+class JsonReplyWriter {
+  readonly out: Buffer;
+  at = 0;
+
+  constructor(size: number) {
+    this.out = Buffer.allocUnsafeSlow(size);
+  }
+
+  /** Writes a reply from byte `from` on; returns where it ends. */
+  reply(response: TickResponse, from: number): number {
+    this.at = from;
+    this.ascii('{"agent":');
+    this.num(response.agent);
+    this.ascii(',"posture":');
+    this.str(response.posture);
+    this.ascii(',"intents":[');
+    const intents = response.intents;
+    for (let k = 0; k < intents.length; k++) {
+      if (k > 0) this.ascii(',');
+      this.intent(intents[k]!);
+    }
+    this.ascii(']}');
+    return this.at;
+  }
+
+  private intent(it: Intent): void {
+    switch (it.kind) {
+      case 'MoveTo':
+        this.ascii('{"kind":"MoveTo","to":');
+        this.vec(it.to);
+        this.ascii(',"speed":');
+        this.str(it.speed);
+        this.ascii('}');
+        return;
+      case 'Engage':
+        this.ascii('{"kind":"Engage","target":');
+        this.num(it.target);
+        this.ascii(it.fire ? ',"fire":true}' : ',"fire":false}');
+        return;
+      case 'Face':
+        this.ascii('{"kind":"Face","yaw_deg":');
+        this.num(it.yaw_deg);
+        this.ascii('}');
+        return;
+      case 'Flee':
+        this.ascii('{"kind":"Flee","from":');
+        this.num(it.from);
+        this.ascii('}');
+        return;
+      case 'Investigate':
+        this.ascii('{"kind":"Investigate","at":');
+        this.vec(it.at);
+        this.ascii('}');
+        return;
+      case 'Idle':
+        this.ascii('{"kind":"Idle","reason":');
+        this.str(it.reason);
+        this.ascii('}');
+        return;
+      case 'Emote':
+        this.ascii('{"kind":"Emote","name":');
+        this.str(it.name);
+        this.ascii('}');
+        return;
+      case 'Logoff':
+        this.ascii('{"kind":"Logoff"}');
+        return;
+      default:
+        this.utf8(JSON.stringify(it));
+    }
+  }
+
+  private vec(v: Vec3): void {
+    this.ascii('{"x":');
+    this.num(v.x);
+    this.ascii(',"y":');
+    this.num(v.y);
+    this.ascii(',"z":');
+    this.num(v.z);
+    this.ascii('}');
+  }
+
+  private room(bytes: number): void {
+    if (this.at + bytes > this.out.length) throw TOO_LONG;
+  }
+
+  /** Text known to be ASCII that needs no escaping (the writer's own punctuation and keys). */
+  private ascii(s: string): void {
+    const len = s.length;
+    this.room(len);
+    const out = this.out;
+    const at = this.at;
+    for (let k = 0; k < len; k++) out[at + k] = s.charCodeAt(k);
+    this.at = at + len;
+  }
+
+  private utf8(s: string): void {
+    this.room(s.length * 3);
+    this.at += this.out.write(s, this.at, 'utf8');
+  }
+
+  /** A JSON string: printable ASCII without quotes or backslashes is copied, anything else goes through JSON.stringify. */
+  private str(s: string): void {
+    const len = s.length;
+    this.room(len + 2);
+    const out = this.out;
+    let at = this.at;
+    out[at++] = 0x22;
+    for (let k = 0; k < len; k++) {
+      const c = s.charCodeAt(k);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+        this.utf8(JSON.stringify(s));
+        return;
+      }
+      out[at++] = c;
+    }
+    out[at++] = 0x22;
+    this.at = at;
+  }
+
+  /**
+   * A number as JSON.stringify writes it. Integers are written digit by digit. A value with
+   * at most two decimals (what the brain's rounding gives: k/100 for an integer k, checked
+   * exactly) is written as k's digits with the point put back: below 1e12 no shorter decimal
+   * lies within a double's spacing of k/100, so that is the shortest round-trip form
+   * JavaScript prints. Anything else takes the general conversion.
+   */
+  private num(v: number): void {
+    this.room(NUMBER_ROOM);
+    const out = this.out;
+    if (Number.isInteger(v) && v > -1e15 && v < 1e15) {
+      if (v < 0) {
+        out[this.at++] = 0x2d;
+        this.digits(-v);
+      } else this.digits(v);
+      return;
+    }
+    if (v !== v || v === Infinity || v === -Infinity) {
+      this.ascii('null');
+      return;
+    }
+    const k = Math.round(v * 100);
+    if (k / 100 !== v || v >= 1e12 || v <= -1e12) {
+      this.ascii('' + v);
+      return;
+    }
+    if (v < 0) out[this.at++] = 0x2d;
+    const cents = k < 0 ? -k : k;
+    const whole = Math.floor(cents / 100);
+    const frac = cents - whole * 100;
+    this.digits(whole);
+    let at = this.at;
+    out[at++] = 0x2e;
+    const tens = (frac / 10) | 0;
+    const ones = frac - tens * 10;
+    out[at++] = 0x30 + tens;
+    if (ones !== 0) out[at++] = 0x30 + ones;
+    this.at = at;
+  }
+
+  /** The decimal digits of a non-negative integer below 1e15 (room reserved by the caller). */
+  private digits(v: number): void {
+    const out = this.out;
+    let len = 1;
+    for (let p = 10; p <= v; p *= 10) len++;
+    let end = this.at + len;
+    this.at = end;
+    if (v < 0x80000000) {
+      // Below 2^31 the division by ten stays in integers.
+      let n = v | 0;
+      do {
+        const q = (n / 10) | 0;
+        out[--end] = 0x30 + (n - q * 10);
+        n = q;
+      } while (n > 0);
+      return;
+    }
+    do {
+      const q = Math.floor(v / 10);
+      out[--end] = 0x30 + (v - q * 10);
+      v = q;
+    } while (v > 0);
+  }
+}
+
+const writer = new JsonReplyWriter(64 * 1024);
+/** Replies lent out by appendTickJson, one after another until rewindTickJson. */
+const lender = new JsonReplyWriter(256 * 1024);
+let lent = 0;
 
 /**
  * The UTF-8 JSON bytes of a reply, byte for byte what JSON.stringify gives for it (the tests
  * hold it to that), written by shape straight into bytes: no string is built, so none has to
  * be flattened and converted to UTF-8 on its way to the socket, and the brain's two-decimal
- * numbers are written without the general double-to-text conversion.
+ * numbers are written without the general double-to-text conversion. A reply too long for
+ * the scratch buffer is stringified whole.
  *
  * The returned view is over a buffer the next call overwrites: copy it (`Buffer.from`) unless
  * it is sent before anything else can write a reply.
  */
 export function writeTickJson(response: TickResponse): Uint8Array {
-  at = 0;
+  let length: number;
   try {
-    ascii('{"agent":');
-    num(response.agent);
-    ascii(',"posture":');
-    str(response.posture);
-    ascii(',"intents":[');
-    const intents = response.intents;
-    for (let k = 0; k < intents.length; k++) {
-      if (k > 0) put(0x2c);
-      intent(intents[k]!);
-    }
-    ascii(']}');
+    length = writer.reply(response, 0);
   } catch (err) {
     if (err !== TOO_LONG) throw err;
     return Buffer.from(JSON.stringify(response));
   }
-  return scratch.subarray(0, at);
-}
-
-function intent(it: Intent): void {
-  switch (it.kind) {
-    case 'MoveTo':
-      ascii('{"kind":"MoveTo","to":');
-      vec(it.to);
-      ascii(',"speed":');
-      str(it.speed);
-      put(0x7d);
-      return;
-    case 'Engage':
-      ascii('{"kind":"Engage","target":');
-      num(it.target);
-      ascii(it.fire ? ',"fire":true}' : ',"fire":false}');
-      return;
-    case 'Face':
-      ascii('{"kind":"Face","yaw_deg":');
-      num(it.yaw_deg);
-      put(0x7d);
-      return;
-    case 'Flee':
-      ascii('{"kind":"Flee","from":');
-      num(it.from);
-      put(0x7d);
-      return;
-    case 'Investigate':
-      ascii('{"kind":"Investigate","at":');
-      vec(it.at);
-      put(0x7d);
-      return;
-    case 'Idle':
-      ascii('{"kind":"Idle","reason":');
-      str(it.reason);
-      put(0x7d);
-      return;
-    case 'Emote':
-      ascii('{"kind":"Emote","name":');
-      str(it.name);
-      put(0x7d);
-      return;
-    case 'Logoff':
-      ascii('{"kind":"Logoff"}');
-      return;
-    default:
-      utf8(JSON.stringify(it));
-  }
-}
-
-function vec(v: Vec3): void {
-  ascii('{"x":');
-  num(v.x);
-  ascii(',"y":');
-  num(v.y);
-  ascii(',"z":');
-  num(v.z);
-  put(0x7d);
-}
-
-function room(bytes: number): void {
-  if (at + bytes > scratch.length) throw TOO_LONG;
-}
-
-function put(byte: number): void {
-  room(1);
-  scratch[at++] = byte;
-}
-
-/** Text known to be ASCII that needs no escaping (the writer's own punctuation and keys). */
-function ascii(s: string): void {
-  const len = s.length;
-  room(len);
-  for (let k = 0; k < len; k++) scratch[at++] = s.charCodeAt(k);
-}
-
-function utf8(s: string): void {
-  room(s.length * 3);
-  at += scratch.write(s, at, 'utf8');
-}
-
-/** A JSON string: printable ASCII without quotes or backslashes is copied, anything else goes through JSON.stringify. */
-function str(s: string): void {
-  const len = s.length;
-  room(len + 2);
-  const start = at;
-  scratch[at++] = 0x22;
-  for (let k = 0; k < len; k++) {
-    const c = s.charCodeAt(k);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
-      at = start;
-      utf8(JSON.stringify(s));
-      return;
-    }
-    scratch[at++] = c;
-  }
-  scratch[at++] = 0x22;
+  return writer.out.subarray(0, length);
 }
 
 /**
- * A number as JSON.stringify writes it. Integers are written digit by digit. A value with
- * at most two decimals (what the brain's rounding gives: k/100 for an integer k, checked
- * exactly) is written as k's digits with the point put back: below 1e12 no shorter decimal
- * lies within a double's spacing of k/100, so that is the shortest round-trip form
- * JavaScript prints. Anything else takes the general conversion.
+ * writeTickJson for a caller that writes several replies before it sends them: each is
+ * written after the previous one in a shared buffer, so none needs a copy, and its view stays
+ * valid until rewindTickJson(). Null when the buffer is full: the caller takes writeTickJson.
  */
-function num(v: number): void {
-  if (Number.isInteger(v) && v > -1e15 && v < 1e15) {
-    if (v < 0) {
-      put(0x2d);
-      digits(-v);
-    } else digits(v);
-    return;
+export function appendTickJson(response: TickResponse): Uint8Array | null {
+  let end: number;
+  try {
+    end = lender.reply(response, lent);
+  } catch (err) {
+    if (err !== TOO_LONG) throw err;
+    return null;
   }
-  if (v !== v || v === Infinity || v === -Infinity) {
-    ascii('null');
-    return;
-  }
-  const k = Math.round(v * 100);
-  if (k / 100 !== v || v >= 1e12 || v <= -1e12) {
-    ascii('' + v);
-    return;
-  }
-  if (v < 0) put(0x2d);
-  const cents = k < 0 ? -k : k;
-  const whole = Math.floor(cents / 100);
-  const frac = cents - whole * 100;
-  digits(whole);
-  put(0x2e);
-  if (frac % 10 === 0) put(0x30 + frac / 10);
-  else {
-    put(0x30 + Math.floor(frac / 10));
-    put(0x30 + (frac % 10));
-  }
+  const view = lender.out.subarray(lent, end);
+  lent = end;
+  return view;
 }
 
-/** The decimal digits of a non-negative integer below 1e15. */
-function digits(v: number): void {
-  let len = 1;
-  for (let p = 10; p <= v; p *= 10) len++;
-  room(len);
-  let end = at + len;
-  at = end;
-  do {
-    const q = Math.floor(v / 10);
-    scratch[--end] = 0x30 + (v - q * 10);
-    v = q;
-  } while (v > 0);
+/** Every view appendTickJson gave is done with: the next reply is written at the start again. */
+export function rewindTickJson(): void {
+  lent = 0;
 }

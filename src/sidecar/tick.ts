@@ -12,7 +12,7 @@ import type { BearerGate } from './auth.js';
 import type { DialogueWiring } from './dialogue.js';
 import type { Evaluator } from './evaluator.js';
 import { LatencyHistogram } from './histogram.js';
-import { readTickJson, writeTickJson } from './tick-json.js';
+import { appendTickJson, readTickJson, rewindTickJson, writeTickJson } from './tick-json.js';
 import { readTickMsgpack, writeTickMsgpack } from './tick-msgpack.js';
 
 /** The only request headers /tick reads (for a /tick mounted on the generic router). */
@@ -77,9 +77,13 @@ function utf8(body: Uint8Array): string {
   return (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)).toString('utf8');
 }
 
-export function encodeTick(response: TickResponse, encoding: Encoding): Reply {
+/**
+ * The 200 reply to a tick. `lend`: the body may be a view over memory shared with the other
+ * replies written since the last rewindTickJson(), to be sent before the next rewind.
+ */
+export function encodeTick(response: TickResponse, encoding: Encoding, lend = false): Reply {
   return encoding === 'json'
-    ? { status: 200, headers: JSON_HEADERS, body: Buffer.from(writeTickJson(response)) }
+    ? { status: 200, headers: JSON_HEADERS, body: (lend ? appendTickJson(response) : null) ?? Buffer.from(writeTickJson(response)) }
     : { status: 200, headers: MSGPACK_HEADERS, body: writeTickMsgpack(response) ?? msgpackEncoder.encode(response) };
 }
 
@@ -206,10 +210,13 @@ export class TickHandler {
     }
   }
 
-  /** The reply to a tick from the brain's response: the dialogue tier's line added, encoded, counted. */
-  reply(request: TickRequest, response: TickResponse, encoding: Encoding, started: number | null): Reply {
+  /**
+   * The reply to a tick from the brain's response: the dialogue tier's line added, encoded,
+   * counted. `lend` as for encodeTick.
+   */
+  reply(request: TickRequest, response: TickResponse, encoding: Encoding, started: number | null, lend = false): Reply {
     this.dialogue?.apply(request, response);
-    const reply = encodeTick(response, encoding);
+    const reply = encodeTick(response, encoding, lend);
     this.counters.ok++;
     if (started !== null) this.latency.record((this.now() - started) * 1000);
     return reply;
@@ -376,7 +383,7 @@ export class TickBatch {
     this.replies[k] = null;
     if (decision !== null) {
       try {
-        this.replies[k] = this.ticks.reply(this.requests[k]!, decision, this.encodings[k]!, null);
+        this.replies[k] = this.ticks.reply(this.requests[k]!, decision, this.encodings[k]!, null, true);
       } catch (err) {
         this.errors[k] = err;
       }
@@ -390,6 +397,8 @@ export class TickBatch {
     const count = this.count;
     this.count = 0;
     this.used = 0;
+    // The previous batch's replies were all sent when its flush ended.
+    rewindTickJson();
     const ticks = this.ticks;
     for (let k = 0; k < count; k++) {
       try {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { Brain, DEFAULT_BUNDLE, parseTickRequest, type Intent, type TickRequest, type TickResponse } from '../../brain/index.js';
 import { generateTicks } from '../../bench/tick/scenarios.js';
 import { seededRandom } from '../../src/random.js';
-import { readTickJson, writeTickJson } from '../../src/sidecar/tick-json.js';
+import { appendTickJson, readTickJson, rewindTickJson, writeTickJson } from '../../src/sidecar/tick-json.js';
 
 /** What the exact path makes of a body: the request, or null when it answers 400. */
 function exact(body: Buffer): TickRequest | null {
@@ -190,4 +190,22 @@ test('the reply writer prints every kind of number as JSON.stringify does', () =
   for (let n = 0; n < values.length; n += 3) {
     sameBytes({ agent: 1, posture: 'standing', intents: [{ kind: 'MoveTo', to: { x: values[n]!, y: values[n + 1] ?? 0, z: values[n + 2] ?? 0 }, speed: 'walk' }] });
   }
+});
+
+test('appended replies stay intact side by side until the rewind, and a full buffer says so', () => {
+  rewindTickJson();
+  const responses: TickResponse[] = Array.from({ length: 50 }, (_, k) => ({
+    agent: k,
+    posture: 'standing',
+    intents: [{ kind: 'MoveTo', to: { x: k + 0.25, y: -k, z: 1e-7 * k }, speed: 'walk' }, { kind: 'Idle', reason: 'caf\u00e9' }],
+  }));
+  const views = responses.map((r) => appendTickJson(r)!);
+  for (let k = 0; k < responses.length; k++) assert.equal(Buffer.from(views[k]!).toString(), JSON.stringify(responses[k]));
+  const big: TickResponse = { agent: 1, posture: 'standing', intents: [{ kind: 'Say', text: 'x'.repeat(60_000), channel: 'global', line_id: 'l' }] };
+  let appended = 0;
+  while (appendTickJson(big) !== null) appended++;
+  assert.ok(appended >= 1 && appended < 10, `${appended} long replies fit`);
+  for (let k = 0; k < responses.length; k++) assert.equal(Buffer.from(views[k]!).toString(), JSON.stringify(responses[k]));
+  rewindTickJson();
+  assert.equal(Buffer.from(appendTickJson(responses[7]!)!).toString(), JSON.stringify(responses[7]));
 });
