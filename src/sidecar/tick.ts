@@ -89,6 +89,13 @@ export function encodeTick(response: TickResponse, encoding: Encoding, lend = fa
 
 const JSON_HEADERS = { 'content-type': JSON_TYPE };
 const MSGPACK_HEADERS = { 'content-type': MSGPACK_TYPE };
+// Header names and values handed to uWS as bytes: a string is converted to UTF-8 (into a
+// malloc'd buffer) on every call.
+const CONTENT_TYPE = Buffer.from('content-type');
+const CONTENT_LENGTH = Buffer.from('content-length');
+const AUTHORIZATION = Buffer.from('authorization');
+const JSON_TYPE_BYTES = Buffer.from(JSON_TYPE);
+const MSGPACK_TYPE_BYTES = Buffer.from(MSGPACK_TYPE);
 
 /** The exact path: the generic decode, then the validator, which names the first bad field. */
 function exactTick(body: Uint8Array, encoding: Encoding): TickRequest {
@@ -239,9 +246,9 @@ export class TickHandler {
 export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
   const batch = new TickBatch(ticks);
   server.raw('POST', '/tick', (res, req, control) => {
-    const contentType = req.getHeader('content-type');
-    const authorization = req.getHeader('authorization');
-    const declared = req.getHeader('content-length');
+    const contentType = req.getHeader(CONTENT_TYPE);
+    const authorization = req.getHeader(AUTHORIZATION);
+    const declared = req.getHeader(CONTENT_LENGTH);
     const state = { aborted: false };
     res.onAborted(() => {
       state.aborted = true;
@@ -449,7 +456,9 @@ function writeTick(res: UwsResponse, reply: Reply, defaults: Readonly<Record<str
   if ('stream' in reply) throw new Error('a tick reply is never a stream');
   if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
   for (const key in defaults) res.writeHeader(key, defaults[key]!);
-  if (reply.headers) for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
+  if (reply.headers === JSON_HEADERS) res.writeHeader(CONTENT_TYPE, JSON_TYPE_BYTES);
+  else if (reply.headers === MSGPACK_HEADERS) res.writeHeader(CONTENT_TYPE, MSGPACK_TYPE_BYTES);
+  else if (reply.headers) for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
   res.end(reply.body ?? '');
 }
 
