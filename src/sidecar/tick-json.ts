@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader, type Name } from './tick-reader.js';
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
@@ -80,7 +80,7 @@ class JsonTickReader extends TickReader {
   }
 
   /** Reads a member's key and its colon; the key's index in `keys`, or -1 for a key the tick does not know. */
-  protected key(keys: readonly Buffer[], expected: number): number {
+  protected key(keys: readonly Name[], expected: number): number {
     const b = this.b;
     if (b[this.i] !== 0x22) bail();
     const start = this.i + 1;
@@ -235,12 +235,12 @@ class JsonTickReader extends TickReader {
 
 
   /** One of `choices`, returned as the constant string rather than a fresh copy. */
-  protected oneOf<T extends string>(bytes: readonly Buffer[], choices: readonly T[]): T {
+  protected oneOf<T extends string>(names: readonly Name[], choices: readonly T[]): T {
     this.ws();
     if (this.b[this.i] !== 0x22) bail();
     const start = ++this.i;
     if (this.scanString() !== 0) bail();
-    return this.choice(bytes, choices, start, this.i++ - start);
+    return this.choice(names, choices, start, this.i++ - start);
   }
 
 

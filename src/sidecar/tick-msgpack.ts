@@ -1,5 +1,5 @@
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, Name, readOrNull, TickReader } from './tick-reader.js';
 
 /**
  * The request in a MessagePack body, or null when only the exact path (the @msgpack/msgpack
@@ -11,7 +11,7 @@ export function readTickMsgpack(body: Uint8Array): TickRequest | null {
   return readOrNull(new MsgpackTickReader(asBuffer(body)));
 }
 
-const PROTO = Buffer.from('__proto__', 'latin1');
+const PROTO = new Name('__proto__');
 
 class MsgpackTickReader extends TickReader {
   private i = 0;
@@ -94,16 +94,17 @@ class MsgpackTickReader extends TickReader {
     if (this.i !== this.n) bail();
   }
 
-  protected key(keys: readonly Buffer[], expected: number): number {
+  protected key(keys: readonly Name[], expected: number): number {
     const len = this.strHeader(this.byte());
     if (len < 0) bail();
     this.need(len);
     const start = this.i;
     this.i += len;
     const count = keys.length;
+    let k = expected < count ? expected : 0;
     for (let tried = 0; tried < count; tried++) {
-      const k = (expected + tried) % count;
       if (this.spells(keys[k]!, start, len)) return k;
+      if (++k === count) k = 0;
     }
     if (this.spells(PROTO, start, len)) bail();
     return -1;
@@ -168,13 +169,13 @@ class MsgpackTickReader extends TickReader {
     return this.text(start, end, this.isAscii(start, end), maxLength);
   }
 
-  protected oneOf<T extends string>(bytes: readonly Buffer[], choices: readonly T[]): T {
+  protected oneOf<T extends string>(names: readonly Name[], choices: readonly T[]): T {
     const len = this.strHeader(this.byte());
     if (len < 0) bail();
     this.need(len);
     const start = this.i;
     this.i += len;
-    return this.choice(bytes, choices, start, len);
+    return this.choice(names, choices, start, len);
   }
 
   protected skip(depth: number): void {

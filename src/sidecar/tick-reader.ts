@@ -59,8 +59,45 @@ export function asBuffer(body: Uint8Array): Buffer {
   return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
-function names(...list: string[]): Buffer[] {
-  return list.map((s) => Buffer.from(s, 'latin1'));
+/**
+ * A key or enum value the readers match against body bytes: its bytes, and the same as
+ * little-endian 32-bit words, so that a match compares four bytes at a time (the last word
+ * ends at the name's end, overlapping the one before). Comparing byte by byte measured 15%
+ * of reading a tick.
+ */
+export class Name {
+  readonly length: number;
+  readonly bytes: Buffer;
+  /** The first and the last four bytes (0 below four bytes): all of a name up to eight bytes. */
+  readonly head: number;
+  readonly tail: number;
+  /** Beyond eight bytes, the words in between, at byte offsets 4, 8, …. */
+  readonly middle: number[] = [];
+
+  constructor(text: string) {
+    this.bytes = Buffer.from(text, 'latin1');
+    this.length = this.bytes.length;
+    this.head = this.length < 4 ? 0 : this.bytes.readUInt32LE(0);
+    this.tail = this.length < 4 ? 0 : this.bytes.readUInt32LE(this.length - 4);
+    for (let at = 4; at < this.length - 4; at += 4) this.middle.push(this.bytes.readUInt32LE(at));
+  }
+}
+
+function names(...list: string[]): Name[] {
+  return list.map((s) => new Name(s));
+}
+
+// One DataView per underlying ArrayBuffer, reused while bodies keep coming from the same one
+// (a batch's shared buffer, uWS's receive buffer): a view per body is an allocation per tick.
+let viewed: ArrayBufferLike | null = null;
+let wholeView: DataView | null = null;
+
+function viewOf(b: Buffer): DataView {
+  if (b.buffer !== viewed) {
+    viewed = b.buffer;
+    wholeView = new DataView(b.buffer);
+  }
+  return wholeView!;
 }
 
 const TOP_KEYS = names('snapshot', 'profile');
@@ -84,7 +121,14 @@ export const MAX_SKIP_DEPTH = 32;
 
 
 export abstract class TickReader {
-  constructor(protected readonly b: Buffer) {}
+  /** The body's ArrayBuffer as a DataView, and where the body starts in it. */
+  private readonly view: DataView;
+  private readonly base: number;
+
+  constructor(protected readonly b: Buffer) {
+    this.view = viewOf(b);
+    this.base = b.byteOffset;
+  }
 
   /** The whole body as one tick request; throws BAIL when only the exact path may answer. */
   read(): TickRequest {
@@ -104,29 +148,38 @@ export abstract class TickReader {
    * A member's key: its index in `keys` (tried from `expected` on, since a client writes its
    * fields in one order), or -1 for a key the tick does not know.
    */
-  protected abstract key(keys: readonly Buffer[], expected: number): number;
+  protected abstract key(keys: readonly Name[], expected: number): number;
   /** A finite number. */
   protected abstract number(): number;
   protected abstract boolean(): boolean;
   protected abstract string(maxLength: number): string;
   /** One of `choices`, returned as the constant string rather than a fresh copy. */
-  protected abstract oneOf<T extends string>(bytes: readonly Buffer[], choices: readonly T[]): T;
+  protected abstract oneOf<T extends string>(names: readonly Name[], choices: readonly T[]): T;
   /** Any value, checked only as far as the exact path would refuse it. */
   protected abstract skip(depth: number): void;
   /** Nothing may follow the request. */
   protected abstract end(): void;
 
-  /** Whether bytes [start, start + len) of the body spell `name`. */
-  protected spells(name: Buffer, start: number, len: number): boolean {
+  /** Whether bytes [start, start + len) of the body spell `name`; the caller has checked that they are in the body. */
+  protected spells(name: Name, start: number, len: number): boolean {
     if (name.length !== len) return false;
-    const b = this.b;
-    for (let j = 0; j < len; j++) if (name[j] !== b[start + j]) return false;
+    if (len < 4) {
+      const b = this.b;
+      const bytes = name.bytes;
+      for (let j = 0; j < len; j++) if (bytes[j] !== b[start + j]) return false;
+      return true;
+    }
+    const view = this.view;
+    const at = this.base + start;
+    if (view.getUint32(at, true) !== name.head || view.getUint32(at + len - 4, true) !== name.tail) return false;
+    const middle = name.middle;
+    for (let j = 0; j < middle.length; j++) if (view.getUint32(at + 4 + 4 * j, true) !== middle[j]) return false;
     return true;
   }
 
-  /** The constant of `choices` whose bytes are [start, start + len) of the body. */
-  protected choice<T extends string>(bytes: readonly Buffer[], choices: readonly T[], start: number, len: number): T {
-    for (let k = 0; k < bytes.length; k++) if (this.spells(bytes[k]!, start, len)) return choices[k]!;
+  /** The constant of `choices` whose name is bytes [start, start + len) of the body. */
+  protected choice<T extends string>(names: readonly Name[], choices: readonly T[], start: number, len: number): T {
+    for (let k = 0; k < names.length; k++) if (this.spells(names[k]!, start, len)) return choices[k]!;
     return bail();
   }
 

@@ -209,3 +209,32 @@ test('appended replies stay intact side by side until the rewind, and a full buf
   rewindTickJson();
   assert.equal(Buffer.from(appendTickJson(responses[7]!)!).toString(), JSON.stringify(responses[7]));
 });
+
+test('a key or enum value off by any one byte is not taken for the known one', () => {
+  const tick = {
+    snapshot: {
+      agent: 5, time_s: 10, squad: 'a',
+      self_state: { pos: { x: 1, y: 2, z: 3 }, heading_deg: 4, health: 50, blood: 4000, hunger: 5, thirst: 6, has_weapon: true, ammo: 7 },
+      targets: [{ id: 9, kind: 'zombie', pos: { x: 1, y: 2, z: 3 }, hostile: true, visible: true, name: 'Z', health: 20 }],
+      poi: [{ id: 'p', kind: 'water', pos: { x: 0, y: 0, z: 0 } }],
+      heard: [{ from: 9, text: 'hi', at_s: 9 }],
+    },
+    profile: {
+      name: 'N', role: 'survivor', coward: false,
+      traits: { openness: 0.1, conscientiousness: 0.2, extraversion: 0.3, agreeableness: 0.4, neuroticism: 0.5, afk_proneness: 0.6, break_proneness: 0.7, fatigue_rate: 0.8 },
+    },
+  };
+  const body = Buffer.from(JSON.stringify(tick));
+  assert.notEqual(agrees(body), null);
+  let changed = 0;
+  // Every byte inside every quoted key and string value, flipped to a letter it is not.
+  for (let at = 0; at < body.length; at++) {
+    const c = body[at]!;
+    if (!((c >= 0x61 && c <= 0x7a) || c === 0x5f)) continue;
+    const mutated = Buffer.from(body);
+    mutated[at] = c === 0x71 ? 0x72 : 0x71;
+    agrees(mutated);
+    changed++;
+  }
+  assert.ok(changed > 300, `${changed} bytes changed`);
+});
