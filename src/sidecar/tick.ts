@@ -441,13 +441,16 @@ export class TickBatch {
       const state = this.states[k]!;
       const control = this.controls[k]!;
       const reply = this.replies[k]!;
-      if (reply !== null) {
-        if (!state.aborted) res.cork(() => writeTick(res, reply, control.defaultHeaders));
-        control.done();
-      } else if (!state.aborted) res.cork(() => failTick(res, state, this.errors[k], control));
-      else control.done();
+      const err = this.errors[k];
       this.replies[k] = null;
       this.errors[k] = null;
+      // Whatever happens to one reply, the others are still sent and every request finishes.
+      try {
+        if (!state.aborted) res.cork(reply !== null ? () => writeTick(res, reply, control.defaultHeaders) : () => writeFailure(res, state, err, control));
+      } catch (failure) {
+        control.logger.error('tick reply could not be written', { error: failure instanceof Error ? failure.message : String(failure) });
+      }
+      control.done();
     }
   };
 }
@@ -463,9 +466,14 @@ function writeTick(res: UwsResponse, reply: Reply, defaults: Readonly<Record<str
 }
 
 function failTick(res: UwsResponse, state: { aborted: boolean }, err: unknown, control: RawControl): void {
+  writeFailure(res, state, err, control);
+  control.done();
+}
+
+/** The error reply for `err`: its own status for an HttpError, else a logged 500. */
+function writeFailure(res: UwsResponse, state: { aborted: boolean }, err: unknown, control: RawControl): void {
   if (!(err instanceof HttpError)) {
     control.logger.error('request failed', { method: 'POST', path: '/tick', error: err instanceof Error ? err.stack ?? err.message : String(err) });
   }
   writeError(res, state, err instanceof HttpError ? err : new HttpError('internal'), control.defaultHeaders, {});
-  control.done();
 }

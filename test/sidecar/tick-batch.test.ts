@@ -161,4 +161,18 @@ test('a batch writes nothing to a response whose client went away, and finishes 
   }
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(written, Array.from({ length: 25 }, (_, k) => `${100 + k}:{"agent":${100 + k},"posture":"standing","intents":[]}`));
+
+  // A response that fails as it is written does not stop the others, and every request still finishes.
+  written.length = 0;
+  done = 0;
+  const broken = response('broken');
+  (broken as unknown as { end: () => never }).end = () => {
+    throw new Error('Invalid access of closed uWS.HttpResponse');
+  };
+  batch.add(response('x'), { aborted: false }, control, request(301), 'json');
+  batch.add(broken, { aborted: false }, control, request(302), 'json');
+  batch.add(response('y'), { aborted: false }, control, request(303), 'json');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual((written as string[]).map((w) => w.split(':')[0]), ['x', 'y']);
+  assert.equal(done, 3);
 });
