@@ -231,17 +231,15 @@ export class TickHandler {
 }
 
 /**
- * Mounts POST /tick as a raw uWS route: the two headers it reads are taken straight from uWS,
- * a body that arrives in one chunk (nearly all ticks) is read in place without a copy, and
- * the reply is written without the generic router's request object and header maps.
+ * Mounts POST /tick as a raw uWS route: the three headers it reads are taken straight from
+ * uWS, and the reply is written without the generic router's request object and header maps.
  * Status codes, error shapes and their order are those of the generic route: 413 on a
  * declared or actual body over the limit, then 401, 415, 400 (see the README (Brain sidecar)).
  *
- * With the inline evaluator, a tick is read and validated as it arrives (so a bad one is
- * answered at once) but answered in a batch with every other tick that arrived in the same
- * turn of the event loop: the brain runs for all of them, then all the replies are sent.
- * Measured on the benchmark, that is 15-20% less CPU per tick than answering each in turn
- * (bench/RESULTS.md); a lone tick waits only for the end of its event-loop turn.
+ * With the inline evaluator, the size, token and media type of a tick are checked as it
+ * arrives (those refusals go out at once); the tick itself is answered in a batch with every
+ * other tick of the same turn of the event loop (TickBatch). With workers, a tick is read in
+ * place from uWS's chunk, without a copy, and handed to the pools at once.
  */
 export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
   const batch = new TickBatch(ticks);
@@ -348,6 +346,8 @@ export class TickBatch {
   private readonly decisions: (TickResponse | null)[] = [];
   private readonly replies: (Reply | null)[] = [];
   private readonly errors: unknown[] = [];
+  /** Characters decided in this batch and not yet replied to (with a dialogue tier). */
+  private readonly decided = new Set<number>();
 
   constructor(private readonly ticks: TickHandler) {}
 
@@ -384,6 +384,36 @@ export class TickBatch {
     }
   }
 
+  /** The brain's decision for tick k (or its error). */
+  private decide(k: number): void {
+    const request = this.requests[k]!;
+    this.decisions[k] = null;
+    if (request === null) return;
+    try {
+      this.decisions[k] = this.ticks.evaluate(request) as TickResponse;
+    } catch (err) {
+      this.errors[k] = err;
+    }
+  }
+
+  /** Sends tick k's reply or error unless its client went away, and finishes the request. */
+  private send(k: number): void {
+    const res = this.responses[k]!;
+    const state = this.states[k]!;
+    const control = this.controls[k]!;
+    const reply = this.replies[k]!;
+    const err = this.errors[k];
+    this.replies[k] = null;
+    this.errors[k] = null;
+    // Whatever happens to one reply, the others are still sent and every request finishes.
+    try {
+      if (!state.aborted) res.cork(reply !== null ? () => writeTick(res, reply, control.defaultHeaders) : () => writeFailure(res, state, err, control));
+    } catch (failure) {
+      control.logger.error('tick reply could not be written', { error: failure instanceof Error ? failure.message : String(failure) });
+    }
+    control.done();
+  }
+
   /** Turns tick k's decision into its reply (or its error). */
   private encode(k: number): void {
     const decision = this.decisions[k]!;
@@ -417,41 +447,34 @@ export class TickBatch {
       }
       this.bodies[k] = this.arena;
     }
-    // Each phase runs over the whole batch while its code and data are warm. The dialogue tier
-    // reads a character's persona as the brain left it after that character's tick, so with a
-    // tier each reply is made right after its tick.
-    const together = ticks.speaks;
-    for (let k = 0; k < count; k++) {
-      const request = this.requests[k]!;
-      this.decisions[k] = null;
-      if (request === null) continue;
-      try {
-        this.decisions[k] = ticks.evaluate(request) as TickResponse;
-      } catch (err) {
-        this.errors[k] = err;
+    // Each phase runs over the whole batch while its code and data are warm. The dialogue
+    // tier (when there is one) reads a character's persona as the brain left it after that
+    // character's tick, so a character's reply is made before its next tick in the batch.
+    if (ticks.speaks) {
+      const decided = this.decided;
+      let encoded = 0;
+      for (let k = 0; k < count; k++) {
+        const request = this.requests[k];
+        if (request) {
+          const agent = request.snapshot.agent;
+          if (decided.has(agent)) {
+            for (; encoded < k; encoded++) this.encode(encoded);
+            decided.clear();
+          }
+          decided.add(agent);
+        }
+        this.decide(k);
       }
-      if (together) this.encode(k);
+      for (; encoded < count; encoded++) this.encode(encoded);
+      decided.clear();
+    } else {
+      for (let k = 0; k < count; k++) this.decide(k);
+      for (let k = 0; k < count; k++) this.encode(k);
     }
-    if (!together) for (let k = 0; k < count; k++) this.encode(k);
     // One clock read for the batch: its ticks were all answered by now, none arrived before `began`.
     const latencyUs = (ticks.clock() - this.began) * 1000;
     for (let k = 0; k < count; k++) if (this.replies[k] !== null) ticks.latency.record(latencyUs);
-    for (let k = 0; k < count; k++) {
-      const res = this.responses[k]!;
-      const state = this.states[k]!;
-      const control = this.controls[k]!;
-      const reply = this.replies[k]!;
-      const err = this.errors[k];
-      this.replies[k] = null;
-      this.errors[k] = null;
-      // Whatever happens to one reply, the others are still sent and every request finishes.
-      try {
-        if (!state.aborted) res.cork(reply !== null ? () => writeTick(res, reply, control.defaultHeaders) : () => writeFailure(res, state, err, control));
-      } catch (failure) {
-        control.logger.error('tick reply could not be written', { error: failure instanceof Error ? failure.message : String(failure) });
-      }
-      control.done();
-    }
+    for (let k = 0; k < count; k++) this.send(k);
   };
 }
 

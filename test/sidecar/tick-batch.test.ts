@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { Brain, DEFAULT_BUNDLE, parseTickRequest, type TickRequest, type TickResponse } from '../../brain/index.js';
 import { HttpServer } from '../../src/http/server.js';
+import type { DialogueWiring } from '../../src/sidecar/dialogue.js';
 import type { Evaluator } from '../../src/sidecar/evaluator.js';
 import { silentLogger } from '../../src/log.js';
 import { mountTick, TickBatch, TickHandler } from '../../src/sidecar/tick.js';
@@ -176,3 +177,49 @@ test('a batch writes nothing to a response whose client went away, and finishes 
   assert.deepEqual((written as string[]).map((w) => w.split(':')[0]), ['x', 'y']);
   assert.equal(done, 3);
 });
+
+test('with a dialogue tier, a character is replied to before its next tick in the same batch', async () => {
+  const calls: string[] = [];
+  const evaluator = {
+    mode: 'inline',
+    tick: (request: TickRequest): TickResponse => {
+      calls.push(`tick ${request.snapshot.agent}`);
+      return { agent: request.snapshot.agent, posture: 'standing', intents: [] };
+    },
+  } as unknown as Evaluator;
+  const dialogue = {
+    apply: (request: TickRequest) => calls.push(`reply ${request.snapshot.agent}`),
+    needsPersona: () => false,
+  } as unknown as DialogueWiring;
+  const ticks = new TickHandler(evaluator, { dialogue });
+  const batch = new TickBatch(ticks);
+  const written: string[] = [];
+  const control = { logger: silentLogger, defaultHeaders: {}, done: () => {} };
+  const response = {
+    cork(fn: () => void) {
+      fn();
+      return this;
+    },
+    writeStatus() {
+      return this;
+    },
+    writeHeader() {
+      return this;
+    },
+    end(body: Uint8Array) {
+      written.push(Buffer.from(body).toString());
+      return this;
+    },
+  } as unknown as UwsResponse;
+  for (const agent of [1, 2, 1, 3, 3]) batch.add(response, { aborted: false }, control, bodyOf(agent), 'json');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(calls, ['tick 1', 'tick 2', 'reply 1', 'reply 2', 'tick 1', 'tick 3', 'reply 1', 'reply 3', 'tick 3', 'reply 3']);
+  assert.equal(written.length, 5);
+});
+
+function bodyOf(agent: number): ArrayBuffer {
+  const bytes = Buffer.from(JSON.stringify(loneTick(agent, 1)));
+  const body = new ArrayBuffer(bytes.length);
+  new Uint8Array(body).set(bytes);
+  return body;
+}
