@@ -22,6 +22,31 @@ function loneTick(agent: number, time: number): Record<string, unknown> {
   return tick;
 }
 
+/** A tick's body as uWS hands it over: an ArrayBuffer the batch must copy before the callback returns. */
+function bodyOf(agent: number): ArrayBuffer {
+  const bytes = Buffer.from(JSON.stringify(loneTick(agent, 1)));
+  const body = new ArrayBuffer(bytes.length);
+  new Uint8Array(body).set(bytes);
+  return body;
+}
+
+/** A uWS response double: what end() sends is recorded in `written` as `name:body`. */
+function fakeResponse(name: string, written: string[]): UwsResponse {
+  const res = {
+    cork(fn: () => void) {
+      fn();
+      return res;
+    },
+    writeStatus: () => res,
+    writeHeader: () => res,
+    end(body: Uint8Array | string) {
+      written.push(`${name}:${Buffer.from(body).toString()}`);
+      return res;
+    },
+  };
+  return res as unknown as UwsResponse;
+}
+
 test('ticks arriving together are answered as one brain answers them in turn, bad ones at once', async () => {
   const sidecar = await startTest();
   try {
@@ -113,34 +138,11 @@ test('a batch writes nothing to a response whose client went away, and finishes 
   const written: string[] = [];
   let done = 0;
   const control = { logger: silentLogger, defaultHeaders: {}, done: () => done++ };
-  const response = (name: string) =>
-    ({
-      cork(fn: () => void) {
-        fn();
-        return this;
-      },
-      writeStatus() {
-        return this;
-      },
-      writeHeader() {
-        return this;
-      },
-      end(body: Uint8Array | string) {
-        written.push(`${name}:${Buffer.from(body).toString()}`);
-        return this;
-      },
-    }) as unknown as UwsResponse;
-  // As uWS hands a body over: an ArrayBuffer the batch must copy before the callback returns.
-  const request = (agent: number): ArrayBuffer => {
-    const bytes = Buffer.from(JSON.stringify(loneTick(agent, 1)));
-    const body = new ArrayBuffer(bytes.length);
-    new Uint8Array(body).set(bytes);
-    return body;
-  };
+  const response = (name: string) => fakeResponse(name, written);
   const gone = { aborted: false };
-  batch.add(response('a'), { aborted: false }, control, request(1), 'json');
-  batch.add(response('b'), gone, control, request(2), 'json');
-  batch.add(response('c'), { aborted: false }, control, request(3), 'json');
+  batch.add(response('a'), { aborted: false }, control, bodyOf(1), 'json');
+  batch.add(response('b'), gone, control, bodyOf(2), 'json');
+  batch.add(response('c'), { aborted: false }, control, bodyOf(3), 'json');
   batch.addWhole(response('d'), { aborted: false }, control, Buffer.from('{"snapshot":{}}'), 'json');
   gone.aborted = true;
   assert.deepEqual(written, [], 'nothing is answered before the turn ends');
@@ -170,9 +172,9 @@ test('a batch writes nothing to a response whose client went away, and finishes 
   (broken as unknown as { end: () => never }).end = () => {
     throw new Error('Invalid access of closed uWS.HttpResponse');
   };
-  batch.add(response('x'), { aborted: false }, control, request(301), 'json');
-  batch.add(broken, { aborted: false }, control, request(302), 'json');
-  batch.add(response('y'), { aborted: false }, control, request(303), 'json');
+  batch.add(response('x'), { aborted: false }, control, bodyOf(301), 'json');
+  batch.add(broken, { aborted: false }, control, bodyOf(302), 'json');
+  batch.add(response('y'), { aborted: false }, control, bodyOf(303), 'json');
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual((written as string[]).map((w) => w.split(':')[0]), ['x', 'y']);
   assert.equal(done, 3);
@@ -195,31 +197,10 @@ test('with a dialogue tier, a character is replied to before its next tick in th
   const batch = new TickBatch(ticks);
   const written: string[] = [];
   const control = { logger: silentLogger, defaultHeaders: {}, done: () => {} };
-  const response = {
-    cork(fn: () => void) {
-      fn();
-      return this;
-    },
-    writeStatus() {
-      return this;
-    },
-    writeHeader() {
-      return this;
-    },
-    end(body: Uint8Array) {
-      written.push(Buffer.from(body).toString());
-      return this;
-    },
-  } as unknown as UwsResponse;
+  const response = fakeResponse('r', written);
   for (const agent of [1, 2, 1, 3, 3]) batch.add(response, { aborted: false }, control, bodyOf(agent), 'json');
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(calls, ['tick 1', 'tick 2', 'reply 1', 'reply 2', 'tick 1', 'tick 3', 'reply 1', 'reply 3', 'tick 3', 'reply 3']);
   assert.equal(written.length, 5);
 });
 
-function bodyOf(agent: number): ArrayBuffer {
-  const bytes = Buffer.from(JSON.stringify(loneTick(agent, 1)));
-  const body = new ArrayBuffer(bytes.length);
-  new Uint8Array(body).set(bytes);
-  return body;
-}
