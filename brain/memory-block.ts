@@ -47,6 +47,21 @@ export const HEARD_NEXT = 4;
 export const HEARD_LAST = 5;
 export const EVENTS_LEN = 6;
 export const EVENTS_NEXT = 7;
+
+/**
+ * The slot a ring's next entry takes (the ring's length at `lenAt`, its oldest entry at
+ * `nextAt`): the next free one while the ring grows, then the oldest, overwritten.
+ */
+export function nextSlot(m: Float64Array, lenAt: number, nextAt: number, cap: number): number {
+  const len = m[lenAt]!;
+  if (len < cap) {
+    m[lenAt] = len + 1;
+    return len;
+  }
+  const slot = m[nextAt]!;
+  m[nextAt] = (slot + 1) % cap;
+  return slot;
+}
 export const CT_TARGET = 8;
 export const CT_KIND = CT_TARGET + C;
 export const CT_X = CT_KIND + C;

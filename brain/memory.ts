@@ -21,6 +21,7 @@ import {
   HEARD_LEN,
   HEARD_NEXT,
   MEMORY_CAPS,
+  nextSlot,
   PL_FIRST,
   PL_ID,
   PL_LAST,
@@ -62,15 +63,7 @@ export function forget(a: AgentState): void {
 export function remember(a: AgentState, kind: number, t: number, ref: number): void {
   const m = a.mem;
   if (m === null) return;
-  const len = m[EVENTS_LEN]!;
-  let i: number;
-  if (len < MEMORY_CAPS.events) {
-    i = len;
-    m[EVENTS_LEN] = len + 1;
-  } else {
-    i = m[EVENTS_NEXT]!;
-    m[EVENTS_NEXT] = (i + 1) % MEMORY_CAPS.events;
-  }
+  const i = nextSlot(m, EVENTS_LEN, EVENTS_NEXT, MEMORY_CAPS.events);
   m[EV_KIND + i] = kind;
   m[EV_T + i] = t;
   m[EV_REF + i] = ref;
@@ -106,15 +99,7 @@ export function observe(a: AgentState, s: Snapshot, threat: Target | null, allow
       if (h.at_s <= last) continue;
       heard++;
       if (h.at_s > newest) newest = h.at_s;
-      const len = m[HEARD_LEN]!;
-      let slot: number;
-      if (len < MEMORY_CAPS.heard) {
-        slot = len;
-        m[HEARD_LEN] = len + 1;
-      } else {
-        slot = m[HEARD_NEXT]!;
-        m[HEARD_NEXT] = (slot + 1) % MEMORY_CAPS.heard;
-      }
+      const slot = nextSlot(m, HEARD_LEN, HEARD_NEXT, MEMORY_CAPS.heard);
       m[HD_FROM + slot] = h.from;
       m[HD_AT + slot] = h.at_s;
       (a.memTexts ??= emptyStrings(MEMORY_CAPS.heard))[slot] = clip(h.text, MEMORY_CAPS.textChars);
@@ -144,13 +129,7 @@ function rememberContact(m: Float64Array, id: number, kind: number, x: number, y
   const len = m[CONTACTS_LEN]!;
   let i = 0;
   while (i < len && m[CT_TARGET + i] !== id) i++;
-  if (i === len) {
-    if (len < MEMORY_CAPS.contacts) m[CONTACTS_LEN] = len + 1;
-    else {
-      i = m[CONTACTS_NEXT]!;
-      m[CONTACTS_NEXT] = (i + 1) % MEMORY_CAPS.contacts;
-    }
-  }
+  if (i === len) i = nextSlot(m, CONTACTS_LEN, CONTACTS_NEXT, MEMORY_CAPS.contacts);
   m[CT_TARGET + i] = id;
   m[CT_KIND + i] = kind;
   m[CT_X + i] = x;

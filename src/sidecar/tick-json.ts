@@ -14,14 +14,6 @@ function isHex(c: number | undefined): boolean {
 }
 
 class JsonTickReader extends TickReader {
-  private i = 0;
-  private readonly n: number;
-
-  constructor(b: Buffer) {
-    super(b);
-    this.n = b.length;
-  }
-
   protected openObject(): number {
     this.ws();
     if (this.b[this.i] !== 0x7b) bail();

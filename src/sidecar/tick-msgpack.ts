@@ -14,14 +14,6 @@ export function readTickMsgpack(body: Uint8Array): TickRequest | null {
 const PROTO = new Name('__proto__');
 
 class MsgpackTickReader extends TickReader {
-  private i = 0;
-  private readonly n: number;
-
-  constructor(b: Buffer) {
-    super(b);
-    this.n = b.length;
-  }
-
   /** Makes sure `count` more bytes are there. */
   private need(count: number): void {
     if (this.i + count > this.n) bail();

@@ -121,11 +121,15 @@ export const MAX_SKIP_DEPTH = 32;
 
 
 export abstract class TickReader {
+  /** The cursor, and the body's length. */
+  protected i = 0;
+  protected readonly n: number;
   /** The body's ArrayBuffer as a DataView, and where the body starts in it. */
   private readonly view: DataView;
   private readonly base: number;
 
   constructor(protected readonly b: Buffer) {
+    this.n = b.length;
     this.view = viewOf(b);
     this.base = b.byteOffset;
   }

@@ -188,12 +188,8 @@ export class TickHandler {
     return request;
   }
 
-  /**
-   * The brain's answer to an accepted request, encoded: evaluate() then reply(). `started` is
-   * clock() when the tick arrived, for its latency; null when the caller records the latency
-   * itself.
-   */
-  answer(request: TickRequest, encoding: Encoding, started: number | null): Reply | Promise<Reply> {
+  /** The brain's answer to an accepted request, encoded: evaluate() then reply(). `started` is clock() when the tick arrived. */
+  answer(request: TickRequest, encoding: Encoding, started: number): Reply | Promise<Reply> {
     const result = this.evaluate(request);
     if (result instanceof Promise) {
       return result.then(
@@ -219,7 +215,8 @@ export class TickHandler {
 
   /**
    * The reply to a tick from the brain's response: the dialogue tier's line added, encoded,
-   * counted. `lend` as for encodeTick.
+   * counted. `started` as for answer(), or null when the caller records the latency itself;
+   * `lend` as for encodeTick.
    */
   reply(request: TickRequest, response: TickResponse, encoding: Encoding, started: number | null, lend = false): Reply {
     this.dialogue?.apply(request, response);
@@ -242,7 +239,8 @@ export class TickHandler {
  * place from uWS's chunk, without a copy, and handed to the pools at once.
  */
 export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
-  const batch = new TickBatch(ticks);
+  // The evaluator's mode is fixed for the handler's life.
+  const batch = ticks.synchronous ? new TickBatch(ticks) : null;
   server.raw('POST', '/tick', (res, req, control) => {
     const contentType = req.getHeader(CONTENT_TYPE);
     const authorization = req.getHeader(AUTHORIZATION);
@@ -283,7 +281,7 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
         failTick(res, state, err, control);
         return;
       }
-      if (ticks.synchronous) {
+      if (batch !== null) {
         if (chunks === null) batch.add(res, state, control, ab, encoding);
         else batch.addWhole(res, state, control, Buffer.concat([...chunks, Buffer.from(ab)], size), encoding);
         return;
