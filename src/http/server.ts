@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { HttpError } from './errors.js';
+import { answerFailure, ClientAborted, decodeParam, type FailureSite, type GuardState } from './guard.js';
 import type { Reply } from './reply.js';
 import { writeReply, writeError } from './write.js';
 import type { Logger } from '../log.js';
@@ -73,6 +74,25 @@ export interface RawControl {
   done(): void;
 }
 
+/** The per-request state a raw route keeps, as its guard (failRaw) needs it. */
+export interface RawState extends GuardState {
+  /** Set when done() was called for this request. */
+  finished?: boolean;
+}
+
+/**
+ * The guard of a raw route's own callbacks (onData, continuations, a batch's writes): answers
+ * `err` as every route does (see answerFailure) and calls done() unless `state` says it was.
+ * A throw out of the raw handler itself is caught by the server.
+ */
+export function failRaw(res: UwsResponse, state: RawState, err: unknown, control: RawControl, site: FailureSite): void {
+  answerFailure(res, state, err, control.defaultHeaders, control.logger, site);
+  if (!state.finished) {
+    state.finished = true;
+    control.done();
+  }
+}
+
 export type RawHandler = (res: UwsResponse, req: UwsRequest, control: RawControl) => void;
 
 const REGISTER = {
@@ -80,7 +100,7 @@ const REGISTER = {
 } as const;
 
 /** Per-request state; kept off the uWS handle, which must not carry our fields. */
-class RequestState implements Request {
+class RequestState implements Request, GuardState {
   method: Method;
   path: string;
   query: string;
@@ -94,6 +114,10 @@ class RequestState implements Request {
   aborted = false;
   /** Set once the handler has produced its reply: the uWS response may be gone after that. */
   settled = false;
+  /** Set once an answer went out (or cannot any more): a later failure writes nothing. */
+  answered = false;
+  /** Counted in flight until finished. */
+  counted = false;
   private parsedQuery: URLSearchParams | null = null;
   private remote: string | null = null;
 
@@ -131,6 +155,11 @@ class RequestState implements Request {
 
 const EMPTY = Buffer.alloc(0);
 const NOTHING = (): void => {};
+
+/** The state of a request answered inside its first callback (no body read, nothing in flight). */
+function direct(method: string): GuardState & { method: string } {
+  return { aborted: false, answered: false, method };
+}
 
 function paramNames(pattern: string): string[] {
   return pattern.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
@@ -189,53 +218,51 @@ export class HttpServer {
     if (method === 'GET') methods.add('HEAD');
 
     const shortcut = options.shortcut;
-    // A shortcut's reply is written inside the callback: never aborted, never in flight after it.
-    const direct = { aborted: false, method };
     const uwsHandler = (as: Method) => (res: UwsResponse, req: UwsRequest): void => {
-      if (shortcut !== undefined && as === method && !this.closing) {
-        let reply: Reply | null;
-        try {
-          reply = shortcut(req);
-        } catch (err) {
-          this.logger.error('request failed', { method, path: req.getUrl(), error: err instanceof Error ? err.stack ?? err.message : String(err) });
-          writeError(res, direct, new HttpError('internal'), this.defaultHeaders, {});
-          return;
+      let state: RequestState | null = null;
+      try {
+        if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, method)) return;
+        // req is only valid inside this callback: everything needed later is copied out here.
+        const headers: Record<string, string> = {};
+        if (wanted) {
+          for (const name of wanted) {
+            const value = req.getHeader(name);
+            if (value) headers[name] = value;
+          }
+        } else {
+          req.forEach((k, v) => {
+            headers[k] = v;
+          });
         }
-        if (reply !== null) {
-          writeReply(res, direct, reply, this.defaultHeaders, this.logger, NOTHING);
-          return;
-        }
-      }
-      // req is only valid inside this callback: everything needed later is copied out here.
-      const headers: Record<string, string> = {};
-      if (wanted) {
-        for (const name of wanted) {
-          const value = req.getHeader(name);
-          if (value) headers[name] = value;
-        }
-      } else {
-        req.forEach((k, v) => {
-          headers[k] = v;
+        const params: Record<string, string> = {};
+        const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res));
+        // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
+        // uWS, and returning from this callback with neither is fatal.
+        res.onAborted(() => {
+          s.aborted = true;
+          try {
+            if (s.stream) s.stream.destroy(new ClientAborted());
+          } catch (err) {
+            answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
+          }
         });
+        for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(req.getParameter(i) ?? '');
+        this.begin(s);
+        if (this.closing) {
+          s.answered = true;
+          writeError(res, s, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
+          this.end(s);
+          return;
+        }
+        if (bodyMode === 'buffer') this.readWhole(res, s, maxBody, handler);
+        else if (bodyMode === 'stream') {
+          s.stream = this.streamBody(res, s, maxBody);
+          this.dispatch(res, s, handler);
+        } else this.dispatch(res, s, handler);
+      } catch (err) {
+        if (state) this.fail(res, state, err);
+        else this.failEarly(res, req, as, err);
       }
-      const params: Record<string, string> = {};
-      for (let i = 0; i < names.length; i++) params[names[i]!] = decodeURIComponent(req.getParameter(i) ?? '');
-      const state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res);
-      res.onAborted(() => {
-        state.aborted = true;
-        if (state.stream) state.stream.destroy(new Error('client aborted'));
-      });
-      this.begin();
-      if (this.closing) {
-        writeError(res, state, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
-        this.end();
-        return;
-      }
-      if (bodyMode === 'buffer') this.readWhole(res, state, maxBody, handler);
-      else if (bodyMode === 'stream') {
-        state.stream = this.streamBody(res, state, maxBody);
-        this.dispatch(res, state, handler);
-      } else this.dispatch(res, state, handler);
     };
 
     this.app[REGISTER[method]](pattern, uwsHandler(method));
@@ -243,34 +270,74 @@ export class HttpServer {
     return this;
   }
 
+  /** Answers a failure that came before the request had its state (so before any abort handler). */
+  private failEarly(res: UwsResponse, req: UwsRequest, method: Method, err: unknown): void {
+    const state = direct(method);
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    answerFailure(res, state, err, this.defaultHeaders, this.logger, { method, path: req.getUrl() });
+  }
+
+  /** Answers from a route's shortcut; false when it declined (having written nothing). */
+  private shortcut(res: UwsResponse, req: UwsRequest, shortcut: NonNullable<RouteOptions['shortcut']>, method: Method): boolean {
+    // A shortcut's reply is written inside the callback: never aborted, never in flight after it.
+    const state = direct(method);
+    try {
+      const reply = shortcut(req);
+      if (reply === null) return false;
+      state.answered = true;
+      writeReply(res, state, reply, this.defaultHeaders, this.logger, NOTHING);
+    } catch (err) {
+      answerFailure(res, state, err, this.defaultHeaders, this.logger, { method, path: req.getUrl() });
+    }
+    return true;
+  }
+
   /**
    * A route whose handler works on the uWS handles itself, for a hot path that cannot afford
    * the generic layers (header copies, request object, body copy). The server still answers
-   * 503 while closing, counts the request in flight until control.done(), and lists the
-   * pattern for 404/405. The handler owns onAborted, the body and the error shape.
+   * 503 while closing, counts the request in flight until control.done(), lists the pattern
+   * for 404/405, and answers a throw out of the handler itself (then calls done()). The
+   * handler owns onAborted, the body and the error shape, and guards its own later callbacks
+   * with failRaw.
    */
   raw(method: Method, pattern: string, handler: RawHandler): this {
     if (this.fallbackInstalled) throw new Error(`route ${method} ${pattern} added after listen(); add every route first`);
     let methods = this.patterns.get(pattern);
     if (!methods) this.patterns.set(pattern, (methods = new Set()));
     methods.add(method);
-    const control: RawControl = { logger: this.logger, defaultHeaders: this.defaultHeaders, done: () => this.end() };
+    const site = { method, path: pattern };
+    const control: RawControl = { logger: this.logger, defaultHeaders: this.defaultHeaders, done: () => this.end(null) };
     this.app[REGISTER[method]](pattern, (res: UwsResponse, req: UwsRequest) => {
       if (this.closing) {
         writeError(res, { aborted: false }, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
         return;
       }
-      this.begin();
-      handler(res, req, control);
+      this.begin(null);
+      try {
+        handler(res, req, control);
+      } catch (err) {
+        // The handler had not finished the request (a throw comes before its done()), and its
+        // own state is out of reach here: the answer goes out unless the response is gone.
+        answerFailure(res, { aborted: false, answered: false }, err, this.defaultHeaders, this.logger, site);
+        this.end(null);
+      }
     });
     return this;
   }
 
-  private begin(): void {
+  /** Counts a request in flight; `state` (null for a raw route, which counts by done()) makes end() idempotent. */
+  private begin(state: RequestState | null): void {
+    if (state) state.counted = true;
     this.inFlight++;
   }
 
-  private end(): void {
+  private end(state: RequestState | null): void {
+    if (state) {
+      if (!state.counted) return;
+      state.counted = false;
+    }
     if (--this.inFlight === 0 && this.drained) this.drained();
   }
 
@@ -280,8 +347,9 @@ export class HttpServer {
     // sending it (fetch, most HTTP libraries) then reads the answer instead of failing with EPIPE.
     if (declared > maxBody) {
       // Past DISCARD_LIMIT the rest is not worth reading just to keep the connection.
+      state.answered = true;
       writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: declared - maxBody > DISCARD_LIMIT });
-      this.end();
+      this.end(state);
       return;
     }
     // Chunks are collected into a list and joined once; the ArrayBuffer uWS hands over is
@@ -290,30 +358,36 @@ export class HttpServer {
     let size = 0;
     let done = false;
     res.onData((ab, isLast) => {
-      size += ab.byteLength;
-      if (done) {
-        // The answer is out; what still arrives is discarded, up to a bound, then the connection goes.
-        if (size - maxBody > DISCARD_LIMIT && !state.aborted) {
-          state.aborted = true;
-          res.close();
+      try {
+        size += ab.byteLength;
+        if (done) {
+          // The answer is out; what still arrives is discarded, up to a bound, then the connection goes.
+          if (size - maxBody > DISCARD_LIMIT && !state.aborted) {
+            state.aborted = true;
+            res.close();
+          }
+          return;
         }
-        return;
-      }
-      if (size > maxBody) {
+        if (size > maxBody) {
+          done = true;
+          state.answered = true;
+          writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
+          this.end(state);
+          return;
+        }
+        if (isLast && chunks === null) {
+          state.body = ab.byteLength === 0 ? EMPTY : Buffer.from(ab.slice(0));
+        } else {
+          (chunks ??= []).push(Buffer.from(ab.slice(0)));
+          if (!isLast) return;
+          state.body = Buffer.concat(chunks, size);
+        }
         done = true;
-        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
-        this.end();
-        return;
+        this.dispatch(res, state, handler);
+      } catch (err) {
+        done = true;
+        this.fail(res, state, err);
       }
-      if (isLast && chunks === null) {
-        state.body = ab.byteLength === 0 ? EMPTY : Buffer.from(ab.slice(0));
-      } else {
-        (chunks ??= []).push(Buffer.from(ab.slice(0)));
-        if (!isLast) return;
-        state.body = Buffer.concat(chunks, size);
-      }
-      done = true;
-      this.dispatch(res, state, handler);
     });
   }
 
@@ -337,18 +411,22 @@ export class HttpServer {
       }
     };
     res.onData((ab, isLast) => {
-      if (stream.destroyed) return;
-      size += ab.byteLength;
-      if (size > maxBody) {
-        stream.destroy(new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`));
-        return;
+      try {
+        if (stream.destroyed) return;
+        size += ab.byteLength;
+        if (size > maxBody) {
+          stream.destroy(new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`));
+          return;
+        }
+        // Never pause on the last chunk: nothing would resume the socket for the next request.
+        if (ab.byteLength > 0 && !stream.push(Buffer.from(ab.slice(0))) && !isLast) {
+          paused = true;
+          res.pause();
+        }
+        if (isLast) stream.push(null);
+      } catch (err) {
+        this.fail(res, state, err);
       }
-      // Never pause on the last chunk: nothing would resume the socket for the next request.
-      if (ab.byteLength > 0 && !stream.push(Buffer.from(ab.slice(0))) && !isLast) {
-        paused = true;
-        res.pause();
-      }
-      if (isLast) stream.push(null);
     });
     return stream;
   }
@@ -365,33 +443,39 @@ export class HttpServer {
       result.then(
         (reply) => {
           state.settled = true;
-          if (!state.aborted) res.cork(() => writeReply(res, state, reply, this.defaultHeaders, this.logger, () => this.end()));
-          else this.end();
+          if (state.aborted) {
+            this.end(state);
+            return;
+          }
+          try {
+            state.answered = true;
+            res.cork(() => writeReply(res, state, reply, this.defaultHeaders, this.logger, () => this.end(state)));
+          } catch (err) {
+            this.fail(res, state, err);
+          }
         },
-        (err) => {
-          state.settled = true;
-          if (!state.aborted) res.cork(() => this.fail(res, state, err));
-          else this.end();
-        },
+        (err: unknown) => this.fail(res, state, err),
       );
     } else {
       state.settled = true;
-      writeReply(res, state, result, this.defaultHeaders, this.logger, () => this.end());
+      state.answered = true;
+      writeReply(res, state, result, this.defaultHeaders, this.logger, () => this.end(state));
     }
   }
 
+  /** The end of a request that failed anywhere along the way: see answerFailure. */
   private fail(res: UwsResponse, state: RequestState, err: unknown): void {
     state.settled = true;
-    if (!(err instanceof HttpError)) {
-      this.logger.error('request failed', { method: state.method, path: state.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+    try {
+      // An unread streamed body is discarded rather than the connection dropped: a client still
+      // sending it (fetch) would otherwise fail with EPIPE before it reads this answer.
+      if (state.stream && !state.stream.readableEnded) state.stream.destroy();
+      state.releaseBody?.();
+    } catch (cleanup) {
+      this.logger.error('request cleanup failed', { method: state.method, path: state.path, error: String(cleanup) });
     }
-    const httpErr = err instanceof HttpError ? err : new HttpError('internal');
-    // An unread streamed body is discarded rather than the connection dropped: a client still
-    // sending it (fetch) would otherwise fail with EPIPE before it reads this answer.
-    if (state.stream && !state.stream.readableEnded) state.stream.destroy();
-    state.releaseBody?.();
-    writeError(res, state, httpErr, this.defaultHeaders, {});
-    this.end();
+    answerFailure(res, state, err, this.defaultHeaders, this.logger, state);
+    this.end(state);
   }
 
   /** Answers 404 or 405 in the error shape for anything no route matched. */
@@ -402,19 +486,26 @@ export class HttpServer {
     this.app.any('/*', (res, req) => {
       const path = req.getUrl();
       const method = req.getMethod().toUpperCase();
-      const match = patterns.find((p) => p.re.test(path));
-      const state = new RequestState(method as Method, path, '', {}, {}, null);
+      const state = direct(method);
+      // A bodiless answer (HEAD) does not finish the response for uWS: without an abort
+      // handler, returning from this callback would be fatal.
       res.onAborted(() => {
         state.aborted = true;
       });
-      if (match && method === 'OPTIONS') {
-        writeReply(res, state, { status: 204, headers: { allow: [...match.methods].join(', ') } }, this.defaultHeaders, this.logger, () => {});
-        return;
+      try {
+        const match = patterns.find((p) => p.re.test(path));
+        state.answered = true;
+        if (match && method === 'OPTIONS') {
+          writeReply(res, state, { status: 204, headers: { allow: [...match.methods].join(', ') } }, this.defaultHeaders, this.logger, NOTHING);
+          return;
+        }
+        const err = match
+          ? new HttpError('method_not_allowed', `${method} is not allowed on ${path}.`, { headers: { allow: [...match.methods].join(', ') } })
+          : new HttpError('not_found', `No route for ${method} ${path}.`);
+        writeError(res, state, err, this.defaultHeaders, {});
+      } catch (err) {
+        answerFailure(res, state, err, this.defaultHeaders, this.logger, { method, path });
       }
-      const err = match
-        ? new HttpError('method_not_allowed', `${method} is not allowed on ${path}.`, { headers: { allow: [...match.methods].join(', ') } })
-        : new HttpError('not_found', `No route for ${method} ${path}.`);
-      writeError(res, state, err, this.defaultHeaders, {});
     });
   }
 

@@ -89,57 +89,83 @@ function writeStream(
     finish();
     return;
   }
-  stream.on('error', (err) => {
-    logger.error('response stream failed', { error: err.message });
-    if (!state.aborted && !finished) res.cork(() => res.close());
+  // Every callback below writes to the uWS response from outside a uWS callback; a throw from
+  // one (a response gone meanwhile) would end the process, so each is guarded by `broken`.
+  const broken = (err: unknown): void => {
+    if (!state.aborted && !finished) {
+      logger.error('response stream failed', { error: err instanceof Error ? err.message : String(err) });
+      try {
+        res.cork(() => res.close());
+      } catch {
+        // already released: nothing left to close
+      }
+    }
     finish();
-  });
+  };
+  stream.on('error', broken);
   stream.on('close', () => {
     if (state.aborted) finish();
   });
   if (length === undefined) {
     stream.on('data', (chunk: Buffer) => {
       if (state.aborted) return finish();
-      let ok = true;
-      res.cork(() => {
-        ok = res.write(chunk);
-      });
-      if (!ok) {
-        stream.pause();
-        res.onWritable(() => {
-          stream.resume();
-          return true;
+      try {
+        let ok = true;
+        res.cork(() => {
+          ok = res.write(chunk);
         });
+        if (!ok) {
+          stream.pause();
+          res.onWritable(() => {
+            stream.resume();
+            return true;
+          });
+        }
+      } catch (err) {
+        broken(err);
       }
     });
     stream.on('end', () => {
-      if (!state.aborted) res.cork(() => res.end());
+      try {
+        if (!state.aborted) res.cork(() => res.end());
+      } catch (err) {
+        broken(err);
+      }
       finish();
     });
     return;
   }
   stream.on('data', (chunk: Buffer) => {
     if (state.aborted) return finish();
-    const offsetBefore = res.getWriteOffset();
-    let ok = false;
-    let complete = false;
-    res.cork(() => {
-      [ok, complete] = res.tryEnd(chunk, length);
-    });
-    if (complete) return finish();
-    if (!ok) {
-      stream.pause();
-      res.onWritable((offset) => {
-        const [retryOk, retryDone] = res.tryEnd(chunk.subarray(offset - offsetBefore), length);
-        if (retryDone) finish();
-        else if (retryOk) stream.resume();
-        return retryOk;
+    try {
+      const offsetBefore = res.getWriteOffset();
+      let ok = false;
+      let complete = false;
+      res.cork(() => {
+        [ok, complete] = res.tryEnd(chunk, length);
       });
+      if (complete) return finish();
+      if (!ok) {
+        stream.pause();
+        res.onWritable((offset) => {
+          try {
+            const [retryOk, retryDone] = res.tryEnd(chunk.subarray(offset - offsetBefore), length);
+            if (retryDone) finish();
+            else if (retryOk) stream.resume();
+            return retryOk;
+          } catch (err) {
+            broken(err);
+            return true;
+          }
+        });
+      }
+    } catch (err) {
+      broken(err);
     }
   });
   stream.on('end', () => {
     // A stream shorter than its declared length cannot be answered honestly: drop the connection.
-    if (!finished && !state.aborted) res.cork(() => res.close());
+    if (!finished && !state.aborted) broken(new Error(`the stream ended before its declared ${length} bytes`));
     finish();
   });
 }

@@ -5,8 +5,8 @@ import { Decoder, Encoder } from '@msgpack/msgpack';
 import { encodingOf, JSON_TYPE, MSGPACK_TYPE, type Encoding } from '../http/codec.js';
 import { HttpError } from '../http/errors.js';
 import type { Reply } from '../http/reply.js';
-import type { HttpServer, RawControl, Request } from '../http/server.js';
-import { statusLine, writeError } from '../http/write.js';
+import { failRaw, type HttpServer, type RawControl, type RawState, type Request } from '../http/server.js';
+import { statusLine } from '../http/write.js';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { BearerGate } from './auth.js';
 import type { DialogueWiring } from './dialogue.js';
@@ -245,73 +245,69 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
     const contentType = req.getHeader(CONTENT_TYPE);
     const authorization = req.getHeader(AUTHORIZATION);
     const declared = req.getHeader(CONTENT_LENGTH);
-    const state = { aborted: false };
+    const state: RawState = { aborted: false, answered: false, finished: false };
     res.onAborted(() => {
       state.aborted = true;
     });
     // The connection is kept on a 413 (uWS discards the rest of the body), so a client still
     // writing it reads the answer rather than failing with EPIPE.
     if (declared !== '' && Number(declared) > maxBody) {
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
-      control.done();
+      failRaw(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control, TICK_SITE);
       return;
     }
     let chunks: Buffer[] | null = null;
     let size = 0;
-    let finished = false;
     res.onData((ab, isLast) => {
-      if (finished) return;
-      size += ab.byteLength;
-      if (size > maxBody) {
-        finished = true;
-        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
-        control.done();
-        return;
-      }
-      if (!isLast) {
-        // uWS reuses the chunk's memory after this callback: keep a copy.
-        (chunks ??= []).push(Buffer.from(ab.slice(0)));
-        return;
-      }
-      finished = true;
-      let encoding: Encoding;
+      if (state.finished) return;
+      // One try around the whole chunk, not one per step: the guard costs nothing on the way through.
       try {
-        encoding = ticks.encoding(size, contentType || undefined, authorization || undefined);
+        size += ab.byteLength;
+        if (size > maxBody) {
+          failRaw(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control, TICK_SITE);
+          return;
+        }
+        if (!isLast) {
+          // uWS reuses the chunk's memory after this callback: keep a copy.
+          (chunks ??= []).push(Buffer.from(ab.slice(0)));
+          return;
+        }
+        const encoding = ticks.encoding(size, contentType || undefined, authorization || undefined);
+        if (batch !== null) {
+          if (chunks === null) batch.add(res, state, control, ab, encoding);
+          else batch.addWhole(res, state, control, Buffer.concat([...chunks, Buffer.from(ab)], size), encoding);
+          return;
+        }
+        const started = ticks.clock();
+        const body = chunks === null ? Buffer.from(ab) : Buffer.concat([...chunks, Buffer.from(ab)], size);
+        const out = ticks.answer(ticks.accept(body, encoding), encoding, started);
+        if (out instanceof Promise) {
+          out.then(
+            (reply) => sendTick(res, state, reply, control),
+            (err: unknown) => failRaw(res, state, err, control, TICK_SITE),
+          );
+        } else sendTick(res, state, out, control);
       } catch (err) {
-        failTick(res, state, err, control);
-        return;
-      }
-      if (batch !== null) {
-        if (chunks === null) batch.add(res, state, control, ab, encoding);
-        else batch.addWhole(res, state, control, Buffer.concat([...chunks, Buffer.from(ab)], size), encoding);
-        return;
-      }
-      const started = ticks.clock();
-      const body = chunks === null ? Buffer.from(ab) : Buffer.concat([...chunks, Buffer.from(ab)], size);
-      let out: Reply | Promise<Reply>;
-      try {
-        out = ticks.answer(ticks.accept(body, encoding), encoding, started);
-      } catch (err) {
-        failTick(res, state, err, control);
-        return;
-      }
-      if (out instanceof Promise) {
-        out.then(
-          (reply) => {
-            if (!state.aborted) res.cork(() => writeTick(res, reply, control.defaultHeaders));
-            control.done();
-          },
-          (err: unknown) => {
-            if (!state.aborted) res.cork(() => failTick(res, state, err, control));
-            else control.done();
-          },
-        );
-      } else {
-        writeTick(res, out, control.defaultHeaders);
-        control.done();
+        failRaw(res, state, err, control, TICK_SITE);
       }
     });
   });
+}
+
+const TICK_SITE = { method: 'POST', path: '/tick' } as const;
+
+/** Writes a tick's reply unless its client went away, and finishes the request; a failed write is answered by the guard. */
+function sendTick(res: UwsResponse, state: RawState, reply: Reply, control: RawControl): void {
+  if (!state.aborted) {
+    try {
+      state.answered = true;
+      res.cork(() => writeTick(res, reply, control.defaultHeaders));
+    } catch (err) {
+      failRaw(res, state, err, control, TICK_SITE);
+      return;
+    }
+  }
+  state.finished = true;
+  control.done();
 }
 
 /** Bytes of tick bodies a batch copies into its shared buffer; a body that does not fit gets its own. */
@@ -332,7 +328,7 @@ export class TickBatch {
   private readonly arena = Buffer.allocUnsafeSlow(BATCH_BYTES);
   private used = 0;
   private readonly responses: UwsResponse[] = [];
-  private readonly states: { aborted: boolean }[] = [];
+  private readonly states: RawState[] = [];
   private readonly controls: RawControl[] = [];
   private readonly bodies: Buffer[] = [];
   private readonly starts: number[] = [];
@@ -350,7 +346,7 @@ export class TickBatch {
   constructor(private readonly ticks: TickHandler) {}
 
   /** Queues a tick whose body is only valid during the caller's callback: it is copied. */
-  add(res: UwsResponse, state: { aborted: boolean }, control: RawControl, body: ArrayBuffer, encoding: Encoding): void {
+  add(res: UwsResponse, state: RawState, control: RawControl, body: ArrayBuffer, encoding: Encoding): void {
     const length = body.byteLength;
     if (this.used + length > BATCH_BYTES) {
       this.addWhole(res, state, control, Buffer.from(new Uint8Array(body)), encoding);
@@ -362,11 +358,11 @@ export class TickBatch {
   }
 
   /** Queues a tick whose body the batch may keep as it is. */
-  addWhole(res: UwsResponse, state: { aborted: boolean }, control: RawControl, body: Buffer, encoding: Encoding): void {
+  addWhole(res: UwsResponse, state: RawState, control: RawControl, body: Buffer, encoding: Encoding): void {
     this.queue(res, state, control, body, 0, body.length, encoding);
   }
 
-  private queue(res: UwsResponse, state: { aborted: boolean }, control: RawControl, body: Buffer, start: number, end: number, encoding: Encoding): void {
+  private queue(res: UwsResponse, state: RawState, control: RawControl, body: Buffer, start: number, end: number, encoding: Encoding): void {
     const k = this.count++;
     this.responses[k] = res;
     this.states[k] = state;
@@ -404,12 +400,8 @@ export class TickBatch {
     this.replies[k] = null;
     this.errors[k] = null;
     // Whatever happens to one reply, the others are still sent and every request finishes.
-    try {
-      if (!state.aborted) res.cork(reply !== null ? () => writeTick(res, reply, control.defaultHeaders) : () => writeFailure(res, state, err, control));
-    } catch (failure) {
-      control.logger.error('tick reply could not be written', { error: failure instanceof Error ? failure.message : String(failure) });
-    }
-    control.done();
+    if (reply === null) failRaw(res, state, err, control, TICK_SITE);
+    else sendTick(res, state, reply, control);
   }
 
   /** Turns tick k's decision into its reply (or its error). */
@@ -432,6 +424,21 @@ export class TickBatch {
     const count = this.count;
     this.count = 0;
     this.used = 0;
+    // One guard around the whole batch (a timer callback: a throw would end the process): a
+    // failure outside the per-tick catches answers every tick not yet finished.
+    try {
+      this.run(count);
+    } catch (err) {
+      for (let k = 0; k < count; k++) {
+        const state = this.states[k]!;
+        if (!state.finished) failRaw(this.responses[k]!, state, err, this.controls[k]!, TICK_SITE);
+        this.requests[k] = this.decisions[k] = this.replies[k] = this.errors[k] = null;
+        this.bodies[k] = this.arena;
+      }
+    }
+  };
+
+  private run(count: number): void {
     // The previous batch's replies were all sent when its flush ended.
     rewindTickJson();
     const ticks = this.ticks;
@@ -473,7 +480,7 @@ export class TickBatch {
     const latencyUs = (ticks.clock() - this.began) * 1000;
     for (let k = 0; k < count; k++) if (this.replies[k] !== null) ticks.latency.record(latencyUs);
     for (let k = 0; k < count; k++) this.send(k);
-  };
+  }
 }
 
 function writeTick(res: UwsResponse, reply: Reply, defaults: Readonly<Record<string, string>>): void {
@@ -484,17 +491,4 @@ function writeTick(res: UwsResponse, reply: Reply, defaults: Readonly<Record<str
   else if (reply.headers === MSGPACK_HEADERS) res.writeHeader(CONTENT_TYPE, MSGPACK_TYPE_BYTES);
   else if (reply.headers) for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
   res.end(reply.body ?? '');
-}
-
-function failTick(res: UwsResponse, state: { aborted: boolean }, err: unknown, control: RawControl): void {
-  writeFailure(res, state, err, control);
-  control.done();
-}
-
-/** The error reply for `err`: its own status for an HttpError, else a logged 500. */
-function writeFailure(res: UwsResponse, state: { aborted: boolean }, err: unknown, control: RawControl): void {
-  if (!(err instanceof HttpError)) {
-    control.logger.error('request failed', { method: 'POST', path: '/tick', error: err instanceof Error ? err.stack ?? err.message : String(err) });
-  }
-  writeError(res, state, err instanceof HttpError ? err : new HttpError('internal'), control.defaultHeaders, {});
 }

@@ -1,0 +1,104 @@
+import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { HttpError } from './errors.js';
+import { writeError } from './write.js';
+import type { Logger } from '../log.js';
+
+/**
+ * What the guard reads and sets of a request: whether its client went away, and whether an
+ * answer has gone out (or is no longer possible), so that a failure never writes twice.
+ */
+export interface GuardState {
+  aborted: boolean;
+  answered?: boolean;
+}
+
+/** Where a failure happened, for its one log line. */
+export interface FailureSite {
+  readonly method: string;
+  readonly path: string;
+}
+
+/** The reason a request's body stream is destroyed when its client goes away. */
+export class ClientAborted extends Error {
+  constructor() {
+    super('client aborted');
+    this.name = 'ClientAborted';
+  }
+}
+
+/** True for the error of a client that went away: not a fault of the server, logged at debug level only. */
+export function isClientAbort(err: unknown): boolean {
+  return err instanceof ClientAborted;
+}
+
+/**
+ * A path parameter decoded from its percent-encoding. A malformed encoding (`%`, `%ZZ`, a
+ * truncated UTF-8 sequence) is the client's mistake: 400, never an exception out of a callback.
+ */
+export function decodeParam(raw: string): string {
+  if (!raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError('bad_request', `The path has a malformed percent-encoding: ${JSON.stringify(raw)}.`);
+  }
+}
+
+/**
+ * The one answer to an exception that escaped a uWS callback (a route handler, onData,
+ * onAborted, onWritable, or a timer or promise continuation writing a response). uWS ends the
+ * process when a callback throws, so every callback ends in this instead: an HttpError is
+ * answered as itself, anything else is logged once and answered 500 internal; the process
+ * goes on. A client that went away is logged at debug level only.
+ */
+export function answerFailure(
+  res: UwsResponse,
+  state: GuardState,
+  err: unknown,
+  defaults: Readonly<Record<string, string>>,
+  logger: Logger,
+  site: FailureSite,
+): void {
+  if (isClientAbort(err) || state.aborted) {
+    logger.debug?.('client went away', { method: site.method, path: site.path });
+    return;
+  }
+  if (!(err instanceof HttpError)) {
+    logger.error('request failed', { method: site.method, path: site.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  }
+  if (state.answered) {
+    // A half-written answer cannot become an error any more: the connection goes, so the
+    // client never takes a truncated body for a whole one. A finished response throws here.
+    try {
+      res.close();
+    } catch {
+      // finished and released: nothing to do
+    }
+    return;
+  }
+  state.answered = true;
+  const httpErr = err instanceof HttpError ? err : new HttpError('internal');
+  try {
+    res.cork(() => writeError(res, state, httpErr, defaults, {}));
+  } catch {
+    try {
+      res.close();
+    } catch {
+      // The response was finished and released already: nothing is left to answer.
+    }
+  }
+}
+
+/**
+ * Runs `fn` for a uWS callback that has no request of its own to answer (a timer, a batch
+ * flush): an exception is logged once and the process goes on.
+ */
+export function guardTask(fn: () => void, logger: Logger, what: string): () => void {
+  return () => {
+    try {
+      fn();
+    } catch (err) {
+      logger.error(`${what} failed`, { error: err instanceof Error ? err.stack ?? err.message : String(err) });
+    }
+  };
+}
