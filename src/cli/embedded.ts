@@ -1,4 +1,5 @@
 import { HttpServer } from '../http/server.js';
+import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { openDatabase, type Db } from '../store/sqlite.js';
@@ -43,6 +44,8 @@ export interface Embedded {
   url: string;
   db: Db;
   webhooks: Webhooks;
+  /** Every route the server answers (pattern and methods). */
+  routes(): { pattern: string; methods: string[] }[];
   close(): Promise<void>;
 }
 
@@ -90,6 +93,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     logger,
     ...options.video,
   });
+  // For load balancers and supervisors: answers while the process serves, touches no storage.
+  server.get('/health', () => text(200, 'ok'), { headers: [] });
   // Last, so that no API route is shadowed by the page's static routes.
   mountDashboard(server, { logger });
 
@@ -109,6 +114,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     db,
     webhooks,
+    routes: () => server.routes(),
     async close() {
       await server.close();
       await video.close();

@@ -327,6 +327,11 @@ export class HttpServer {
     return this;
   }
 
+  /** Every registered route pattern with its methods (HEAD included where GET is), in registration order. */
+  routes(): { pattern: string; methods: Method[] }[] {
+    return [...this.patterns.entries()].map(([pattern, methods]) => ({ pattern, methods: [...methods] }));
+  }
+
   /** Counts a request in flight; `state` (null for a raw route, which counts by done()) makes end() idempotent. */
   private begin(state: RequestState | null): void {
     if (state) state.counted = true;

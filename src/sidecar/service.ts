@@ -98,6 +98,8 @@ export interface Sidecar {
   saveState(): Promise<void>;
   /** Stops accepting, lets in-flight ticks finish, then stops the config source and the workers. */
   close(): Promise<void>;
+  /** Every route the sidecar answers (pattern and methods). */
+  routes(): { pattern: string; methods: string[] }[];
 }
 
 /** Registers /health and /tick on a server (kept apart so the routes can join another server). */
@@ -183,6 +185,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     },
     saveState: () => keeper?.save() ?? Promise.resolve(),
     status,
+    routes: () => server.routes(),
     close: () =>
       (closing ??= (async () => {
         await server.close();

@@ -1,0 +1,73 @@
+import { connect } from 'node:net';
+
+export interface RawAnswer {
+  /** 0 when the server closed the connection without answering. */
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export interface RawRequest {
+  method: string;
+  /** The request target exactly as sent (no encoding applied). */
+  target: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/**
+ * One HTTP/1.1 request over its own socket, written byte for byte as given (fetch and
+ * node:http refuse malformed targets, methods and header values), answer read to the close.
+ */
+export function rawRequest(port: number, r: RawRequest, timeoutMs = 15_000): Promise<RawAnswer> {
+  const body = r.body === undefined ? undefined : Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body);
+  const lines = [`${r.method} ${r.target} HTTP/1.1`, 'host: 127.0.0.1', 'connection: close'];
+  for (const [k, v] of Object.entries(r.headers ?? {})) lines.push(`${k}: ${v}`);
+  if (body !== undefined) lines.push(`content-length: ${body.length}`);
+  const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer within ${timeoutMs} ms to ${r.method} ${r.target.slice(0, 80)}`));
+    }, timeoutMs);
+    socket.on('connect', () => socket.end(body ? Buffer.concat([head, body]) : head));
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(parse(Buffer.concat(chunks), r.method === 'HEAD'));
+    });
+  });
+}
+
+function parse(raw: Buffer, head: boolean): RawAnswer {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0) return { status: 0, headers: {}, body: Buffer.alloc(0) };
+  const [statusLine, ...headerLines] = raw.subarray(0, end).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of headerLines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let body = raw.subarray(end + 4);
+  if (head) body = Buffer.alloc(0);
+  else if (headers['transfer-encoding'] === 'chunked') body = unchunk(body);
+  else if (headers['content-length'] !== undefined) body = body.subarray(0, Number(headers['content-length']));
+  return { status: Number(statusLine!.split(' ')[1]), headers, body };
+}
+
+function unchunk(raw: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = raw.indexOf('\r\n', at);
+    if (eol < 0) break;
+    const size = parseInt(raw.subarray(at, eol).toString('latin1'), 16);
+    if (!(size > 0)) break;
+    parts.push(raw.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+  return Buffer.concat(parts);
+}
