@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
@@ -63,6 +64,8 @@ export interface ServerOptions {
 }
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
+/** uWS's listen option for a port bound without SO_REUSEPORT (its typings name only the enum). */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
 /** Bytes of an over-limit body read and thrown away to keep its connection; beyond it the connection is closed. */
 const DISCARD_LIMIT = 64 * 1024 * 1024;
 
@@ -514,13 +517,19 @@ export class HttpServer {
     });
   }
 
-  /** Starts listening; resolves with the bound port (useful with port 0). */
+  /**
+   * Starts listening; resolves with the bound port (useful with port 0). The port is taken
+   * exclusively: uWS would otherwise share it (SO_REUSEPORT) with any other process bound the
+   * same way, and the two would split its traffic. A port already taken rejects with
+   * `address HOST:PORT is already in use`.
+   */
   listen(host: string, port: number): Promise<number> {
     this.installFallback();
     return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (socket) => {
+      const listen = this.app.listen as unknown as (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => void;
+      listen.call(this.app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (!socket) {
-          reject(new Error(`cannot listen on ${host}:${port} (address in use or not permitted)`));
+          listenFailure(host, port).then(reject, reject);
           return;
         }
         this.listenSocket = socket;
@@ -561,4 +570,25 @@ function patternRegExp(pattern: string): RegExp {
   // Exact: uWS does not route a trailing-slash variant, so matching it here would answer 405
   // for a method the route does serve; such a path is a plain 404.
   return new RegExp(`^${body}$`);
+}
+
+/** `host:port` as an address is written, IPv6 in brackets. */
+export function addressText(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Why a listen failed: uWS only says that it did, so the same bind is tried once with
+ * node:net, whose error carries the reason.
+ */
+function listenFailure(host: string, port: number): Promise<Error> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') resolve(new Error(`address ${addressText(host, port)} is already in use`));
+      else if (err.code === 'EACCES') resolve(new Error(`address ${addressText(host, port)} is not permitted (${err.code})`));
+      else resolve(new Error(`cannot listen on ${addressText(host, port)}: ${err.code ?? err.message}`));
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(new Error(`cannot listen on ${addressText(host, port)}`))));
+  });
 }

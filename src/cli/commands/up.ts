@@ -5,6 +5,7 @@ import { startLinkedSidecar } from '../../sidecar/control-plane-link.js';
 import { defaultStateDir } from '../../sidecar/state-dir.js';
 import { STATE_FILE } from '../../sidecar/state-file.js';
 import { startEmbedded } from '../embedded.js';
+import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
 import { CliError, parseAddr, untilSignal } from '../util.js';
 import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
@@ -50,6 +51,9 @@ export function registerUp(program: Command): void {
       const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
       const logger = createLogger();
       const db = resolve(flags.db);
+      const lock = lockDatabase(db);
+      // Also on the way out of a failed start (main exits the process on the error).
+      process.once('exit', lock.release);
       let local;
       try {
         local = await ensureLocalStack(db, { adminToken: process.env.SERVICE_ADMIN_TOKEN });
@@ -111,5 +115,6 @@ export function registerUp(program: Command): void {
       // The sidecar first: its final telemetry report goes to the server still running.
       await sidecar.close();
       await embedded.close();
+      lock.release();
     });
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { verifyWebhook } from '../../webhooks/verify.js';
+import { addressText } from '../../http/server.js';
 import { CliError, parseInteger, untilSignal } from '../util.js';
 
 interface ListenFlags {
@@ -55,7 +56,9 @@ export function registerWebhooks(program: Command): void {
         });
       });
       await new Promise<void>((resolve, reject) => {
-        server.once('error', (err) => reject(new CliError(`cannot listen on ${flags.host}:${port}: ${err.message}`)));
+        server.once('error', (err: NodeJS.ErrnoException) =>
+          reject(new CliError(err.code === 'EADDRINUSE' ? `address ${addressText(flags.host, port)} is already in use` : `cannot listen on ${addressText(flags.host, port)}: ${err.message}`)),
+        );
         server.listen(port, flags.host, resolve);
       });
       const bound = (server.address() as AddressInfo).port;
