@@ -1,5 +1,6 @@
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/files.js';
 import { CliError } from './util.js';
 
 /** The lock file of a database: its path plus this suffix. */
@@ -23,8 +24,8 @@ export interface DbLock {
 export function lockDatabase(db: string, pid: number = process.pid): DbLock {
   const file = db + LOCK_SUFFIX;
   const temp = `${file}.${pid}.tmp`;
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  writeFileSync(temp, `${pid}\n`, { mode: 0o600 });
+  mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+  writeFileSync(temp, `${pid}\n`, { mode: PRIVATE_FILE_MODE });
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ConfigBundle, PolicyKey } from '../../brain/types.js';
 import type { LineParams, TranscribeParams } from '../../plugins/protocol.js';
 import type { Logger } from '../log.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/files.js';
 import { silentLogger } from '../log.js';
 import {
   zeroCounters,
@@ -589,9 +590,9 @@ export class DialogueTier {
   async transcribe(agentId: number, audio: Buffer, mime: string): Promise<void> {
     if (!this.voiceInAvailable()) throw new Error('voice input is not available');
     const dir = join(this.audioDir!, 'incoming');
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const path = join(dir, `v_${this.idPrefix}${(++this.seq).toString(36)}.${AUDIO_EXT[mime] ?? 'bin'}`);
-    await writeFile(path, audio);
+    await writeFile(path, audio, { mode: PRIVATE_FILE_MODE });
     const params: TranscribeParams = { path, mime };
     try {
       const { text } = await this.voiceIn!.transcribe(params);

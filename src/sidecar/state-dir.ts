@@ -1,5 +1,6 @@
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/files.js';
 
 /** Files of the control-plane source's state directory. */
 export const STATE_DIR_FILES = {
@@ -17,14 +18,14 @@ export function defaultStateDir(serverId: string, cwd = process.cwd()): string {
 }
 
 export async function ensureDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }
 
 /** Writes a temp file beside `path`, then renames it over: a crash leaves the old file whole. */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   try {
-    await writeFile(temp, data);
+    await writeFile(temp, data, { mode: PRIVATE_FILE_MODE });
     await rename(temp, path);
   } catch (err) {
     await unlink(temp).catch(() => {});

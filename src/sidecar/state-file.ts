@@ -1,5 +1,6 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { PRIVATE_FILE_MODE } from '../store/files.js';
 import { STATE_FORMAT, STATE_VERSION } from '../../brain/index.js';
 import type { Logger } from '../log.js';
 import type { Evaluator } from './evaluator.js';
@@ -27,7 +28,7 @@ export async function readStateFile(path: string): Promise<unknown | null> {
 export async function writeStateFile(path: string, agents: AsyncIterable<string>): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   try {
-    const file = await open(temp, 'w');
+    const file = await open(temp, 'w', PRIVATE_FILE_MODE);
     try {
       await file.write(`{"format":${JSON.stringify(STATE_FORMAT)},"version":${STATE_VERSION},"agents":[`);
       let first = true;

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './files.js';
 
 export type Db = Database.Database;
 
@@ -11,7 +12,12 @@ export type Db = Database.Database;
  * services promise; busy_timeout covers a second process (`brainstem admin`) on the file.
  */
 export function openDatabase(file: string): Db {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+    // Created here with the private mode before SQLite opens it (SQLite would create it 0644),
+    // and SQLite gives the -wal and -shm files the database file's mode. An existing file keeps its mode.
+    closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+  }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import type { HttpServer } from '../http/server.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { Db } from '../store/sqlite.js';
+import { PRIVATE_DIR_MODE } from '../store/files.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { SqliteVideoStore, type CallbackFor } from './store.js';
@@ -67,10 +68,10 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   }
   const fontFile = findFont(options.fontFile);
   if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font' });
-  for (const sub of ['photos', 'assets', 'work']) await mkdir(join(options.dataDir, sub), { recursive: true });
+  for (const sub of ['photos', 'assets', 'work']) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
   // Staged uploads of a process that stopped mid-request are never committed: start clean.
   await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
-  await mkdir(join(options.dataDir, 'tmp'), { recursive: true });
+  await mkdir(join(options.dataDir, 'tmp'), { recursive: true, mode: PRIVATE_DIR_MODE });
 
   const store = new SqliteVideoStore(options.db, now);
   const callbackFor: CallbackFor = (video) =>
