@@ -22,6 +22,42 @@ const VENDOR: Record<string, string> = {
   'uplot.css': 'node_modules/uplot/dist/uPlot.min.css',
 };
 
+/**
+ * Added to every dashboard response (nosniff comes with every response of the server). The
+ * page runs only files it is served from this origin: no inline script or style, no plugin,
+ * no <base>, and no other site may frame it (clickjacking); no Referer leaks a URL elsewhere.
+ * Images and videos may also come from blob: URLs, which only this origin's own scripts can
+ * make: the asset file route needs the API key in a header, which an <img> or <video> cannot
+ * send, so the page fetches an asset and shows it from a blob.
+ */
+export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; frame-ancestors 'none'; object-src 'none'; base-uri 'none'",
+  'referrer-policy': 'no-referrer',
+};
+
+/**
+ * Where the page's bare module names resolve. An import map would be an inline script, which
+ * the policy above forbids, so the served modules (the page's and the vendor files') have
+ * these names rewritten to their paths instead.
+ */
+const IMPORTS: Record<string, string> = {
+  preact: '/vendor/preact.mjs',
+  'preact/hooks': '/vendor/preact-hooks.mjs',
+  htm: '/vendor/htm.mjs',
+  uplot: '/vendor/uplot.mjs',
+};
+
+/** A static import, re-export or dynamic import of one of the IMPORTS names, in either quote. */
+const BARE_IMPORT = new RegExp(
+  `(\\bfrom\\s*|\\bimport\\s*\\(?\\s*)(["'])(${Object.keys(IMPORTS).map((n) => n.replace('/', '\\/')).join('|')})\\2`,
+  'g',
+);
+
+/** A module's text with its bare imports pointing at the served vendor files. */
+export function resolveImports(source: string): string {
+  return source.replace(BARE_IMPORT, (_, lead: string, quote: string, name: string) => `${lead}${quote}${IMPORTS[name]}${quote}`);
+}
+
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -111,14 +147,15 @@ function serve(req: Request, found: Asset | undefined, cacheControl: string): Re
   }
   let cached = found.cached;
   if (!cached || cached.mtimeMs !== stat.mtimeMs || cached.size !== stat.size) {
-    const body = readFileSync(found.file);
+    const raw = readFileSync(found.file);
+    const body = found.type.startsWith('text/javascript') ? Buffer.from(resolveImports(raw.toString('utf8'))) : raw;
     cached = found.cached = { mtimeMs: stat.mtimeMs, size: stat.size, body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
   }
   const headers = {
     'content-type': found.type,
     etag: cached.etag,
     'cache-control': cacheControl,
-    'x-content-type-options': 'nosniff',
+    ...DASHBOARD_HEADERS,
   };
   const inm = req.headers['if-none-match'];
   if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === cached.etag || t.trim() === '*')) {

@@ -59,9 +59,15 @@ export interface RouteOptions {
 export interface ServerOptions {
   logger?: Logger;
   tls?: { certFile: string; keyFile: string; passphrase?: string };
-  /** Headers added to every response (for example a Server header). */
+  /** Headers added to every response (for example a Server header), after SECURITY_HEADERS. */
   defaultHeaders?: Record<string, string>;
 }
+
+/**
+ * On every response of every service: no browser may guess a type other than the declared
+ * one (a JSON error echoing input must never run as a script or style).
+ */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' };
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 /** uWS's listen option for a port bound without SO_REUSEPORT (its typings name only the enum). */
@@ -186,7 +192,7 @@ export class HttpServer {
 
   constructor(options: ServerOptions = {}) {
     this.logger = options.logger ?? silentLogger;
-    this.defaultHeaders = options.defaultHeaders ?? {};
+    this.defaultHeaders = { ...SECURITY_HEADERS, ...options.defaultHeaders };
     this.app = options.tls
       ? uWS.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile, passphrase: options.tls.passphrase ?? '' })
       : uWS.App();

@@ -36,7 +36,15 @@ describe('dashboard static serving', () => {
     assert.equal(index.status, 200);
     assert.match(index.headers.get('content-type') ?? '', /^text\/html/);
     const html = await index.text();
-    assert.match(html, /"preact": "\/vendor\/preact.mjs"/);
+    // Under the policy no inline script runs (an import map included): modules name their imports by path.
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/);
+    assert.equal(index.headers.get('content-security-policy'), "default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; frame-ancestors 'none'; object-src 'none'; base-uri 'none'");
+    assert.equal(index.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(index.headers.get('x-content-type-options'), 'nosniff');
+    const main = await (await fetch(`${s.url}/app/main.js`)).text();
+    assert.match(main, /from '\/vendor\/preact.mjs'/);
+    assert.doesNotMatch(main, /from 'preact'/);
+    assert.match(await (await fetch(`${s.url}/vendor/preact-hooks.mjs`)).text(), /from"\/vendor\/preact.mjs"/);
 
     for (const [path, type] of [
       ['/app/main.js', /^text\/javascript/],
@@ -119,6 +127,10 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     for (const p of [a, b]) {
       p.on('dialog', (d) => void d.accept());
       p.on('pageerror', (e) => failures.push(e.message));
+      // A refusal by the Content-Security-Policy is only a console error: it counts as a failure too.
+      p.on('console', (m) => {
+        if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) failures.push(m.text());
+      });
       p.setDefaultTimeout(15_000);
     }
   });

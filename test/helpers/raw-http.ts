@@ -49,7 +49,10 @@ function parse(raw: Buffer, head: boolean): RawAnswer {
   const headers: Record<string, string> = {};
   for (const line of headerLines) {
     const colon = line.indexOf(':');
-    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    // A repeated header is joined as HTTP allows, so a duplicate shows.
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   let body = raw.subarray(end + 4);
   if (head) body = Buffer.alloc(0);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { verifyWebhook } from '../../webhooks/verify.js';
-import { addressText } from '../../http/server.js';
+import { addressText, SECURITY_HEADERS } from '../../http/server.js';
 import { CliError, parseInteger, untilSignal } from '../util.js';
 
 interface ListenFlags {
@@ -45,11 +45,11 @@ export function registerWebhooks(program: Command): void {
             : ({ ok: false, code: 'bad_body', message: `expected POST, got ${req.method}` } as const);
           const at = new Date().toISOString();
           if (result.ok) {
-            res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+            res.writeHead(200, { 'content-type': 'application/json', ...SECURITY_HEADERS }).end('{"ok":true}');
             if (flags.json) print({ at, valid: true, id: result.id, event: result.event, timestamp: result.timestamp, scheme: result.scheme, payload: result.payload });
             else print(`${at} ✔ ${result.event ?? '?'} ${result.id ?? ''} ${JSON.stringify(result.payload)}`);
           } else {
-            res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: result.code, message: result.message } }));
+            res.writeHead(400, { 'content-type': 'application/json', ...SECURITY_HEADERS }).end(JSON.stringify({ error: { code: result.code, message: result.message } }));
             if (flags.json) print({ at, valid: false, error: result.code, message: result.message });
             else print(`${at} ✘ refused (${result.code}): ${result.message}`);
           }
