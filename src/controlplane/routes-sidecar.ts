@@ -53,10 +53,9 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     if (raw === null || serverId(raw) !== key.owner.serverId) return null;
     const head = ctx.heads.peek(key.owner.serverId);
     if (head === undefined) return null;
-    const validator = req.getHeader('if-none-match');
     const target = `${req.getUrl()}?${query}`;
-    if (!ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP_HEADER), req.getHeader(SIGNATURE_HEADER), validator)) return null;
-    return matchesEtag(validator, head.etag) ? head.notModified : head.full;
+    if (!ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP_HEADER), req.getHeader(SIGNATURE_HEADER))) return null;
+    return matchesEtag(req.getHeader('if-none-match'), head.etag) ? head.notModified : head.full;
   };
 
   server.get(

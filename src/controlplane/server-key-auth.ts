@@ -125,10 +125,10 @@ export class ServerKeyAuth {
    * recorded against replay, exactly when `check` would return the owner. False, having
    * recorded nothing, in every other case; `check` then gives the precise error.
    */
-  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string, validator: string): boolean {
+  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string): boolean {
     const now = this.now();
     const slot = this.authentic(key.verify, method, target, undefined, timestamp, signature, now);
-    return slot >= 0 && this.seen.remember(unixSeconds(timestamp), mixValidator(slot, validator), Math.floor(now / 1000));
+    return slot >= 0 && this.seen.remember(unixSeconds(timestamp), slot, Math.floor(now / 1000));
   }
 
   private checkToken(req: Request, token: string | null): Promise<KeyOwner> {
@@ -180,10 +180,10 @@ export class ServerKeyAuth {
     const timestamp = req.headers[TIMESTAMP_HEADER];
     const slot = this.authentic(verify, req.method, req.target, req.body, timestamp, req.headers[SIGNATURE_HEADER], now);
     if (slot < 0) throw new HttpError('unauthorized', REASONS[slot]);
-    // A conditional pull is a different request from the plain pull it follows, though both
-    // carry the same signature when sent within one second: the If-None-Match value is part
-    // of what a replay must repeat, so a sidecar's 200-then-304 is never taken for a replay.
-    if (!this.seen.remember(unixSeconds(timestamp!), mixValidator(slot, req.headers['if-none-match']), Math.floor(now / 1000))) {
+    // The replay record is the signature alone: a header the signature does not cover (such
+    // as If-None-Match) never makes a second use of it look new. Clients that repeat a
+    // request within a second vary what is signed (the sidecar adds a random nonce).
+    if (!this.seen.remember(unixSeconds(timestamp!), slot, Math.floor(now / 1000))) {
       throw new HttpError('unauthorized', 'This signature was already used (replay).');
     }
     if (status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this server key is suspended.');
@@ -244,12 +244,4 @@ function unixSeconds(value: string): number {
     seconds = seconds * 10 + digit;
   }
   return seconds;
-}
-
-/** Folds an If-None-Match value into a 52-bit replay slot (FNV-1a of the value). */
-function mixValidator(slot: number, validator: string | undefined): number {
-  if (!validator) return slot;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < validator.length; i++) h = Math.imul(h ^ validator.charCodeAt(i), 0x01000193) >>> 0;
-  return (slot + (h + 1) * 4096) % 2 ** 52;
 }

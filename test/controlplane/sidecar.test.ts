@@ -215,7 +215,8 @@ test('the 304 path reads no storage: once warm it is answered with the database 
   }
 });
 
-test('a pull and its conditional re-pull signed in the same second are not a replay', async () => {
+// The replay guard on GET /v1/config was bypassed by varying the unsigned If-None-Match.
+test('issue 14: a signed pull replayed with another If-None-Match is still a replay; a new nonce is a new request', async () => {
   const s = await startTestServer();
   try {
     const { token } = await tenantSession(s);
@@ -225,11 +226,14 @@ test('a pull and its conditional re-pull signed in the same second are not a rep
     const first = await signed(s, a.key, 'GET', target, { at });
     assert.equal(first.status, 200);
     const etag = first.headers.get('etag')!;
-    const again = await signed(s, a.key, 'GET', target, { at, headers: { 'if-none-match': etag } });
+    for (const inm of [etag, '"v999"', 'W/"x", *']) {
+      const replayed = await signed(s, a.key, 'GET', target, { at, headers: { 'if-none-match': inm } });
+      assert.equal(replayed.status, 401, inm);
+      assert.match(JSON.parse(replayed.text).error.message, /replay/);
+    }
+    const again = await signed(s, a.key, 'GET', `${target}&nonce=2`, { at, headers: { 'if-none-match': etag } });
     assert.equal(again.status, 304);
     assert.equal(again.text, '');
-    const replayed = await signed(s, a.key, 'GET', target, { at, headers: { 'if-none-match': etag } });
-    assert.equal(replayed.status, 401);
   } finally {
     await s.stop();
   }
