@@ -5,7 +5,11 @@ export type HeaderBag = Record<string, string | string[] | undefined> | Headers;
 export interface VerifyOptions {
   /** Seconds a webhook-timestamp may differ from now (default 300). */
   toleranceSec?: number;
-  /** Refuse deliveries without the Standard Webhooks headers, i.e. without replay protection (default false). */
+  /**
+   * Refuse deliveries without the Standard Webhooks headers, whose signature binds a fresh
+   * timestamp (default true). False also accepts X-Service-Signature alone, which binds no
+   * timestamp: a captured delivery could then be replayed at any time.
+   */
   requireTimestamp?: boolean;
   now?: () => number;
 }
@@ -33,8 +37,8 @@ function header(headers: HeaderBag, name: string): string | undefined {
  * When the Standard Webhooks headers are present they decide: the timestamp must be within the
  * tolerance and one of the `v1,` signatures must match, which also covers a secret rotation
  * (for 24 h the header carries the old secret's signature too, while X-Service-Signature
- * carries only the new one's). Without them, X-Service-Signature decides; it binds no
- * timestamp, so set `requireTimestamp` to refuse such replayable deliveries.
+ * carries only the new one's). Without them the delivery is refused, unless `requireTimestamp`
+ * is false: then X-Service-Signature decides, though it binds no timestamp (replayable).
  */
 export function verifyWebhook(rawBody: string | Uint8Array, headers: HeaderBag, secret: string, options: VerifyOptions = {}): VerifyResult {
   const now = options.now ?? Date.now;
@@ -53,7 +57,13 @@ export function verifyWebhook(rawBody: string | Uint8Array, headers: HeaderBag, 
     if (!verifyStandardSignature(id, timestamp, rawBody, sig, secret)) return { ok: false, code: 'bad_signature', message: 'no webhook-signature matches the secret' };
     result = { ok: true, scheme: 'standard-webhooks', id, timestamp, event, payload: null };
   } else {
-    if (options.requireTimestamp) return { ok: false, code: 'missing_signature', message: 'the webhook-id, webhook-timestamp and webhook-signature headers are required' };
+    if (options.requireTimestamp ?? true) {
+      return {
+        ok: false,
+        code: 'missing_signature',
+        message: 'the webhook-id, webhook-timestamp and webhook-signature headers are required (requireTimestamp: false accepts X-Service-Signature alone, without replay protection)',
+      };
+    }
     const xs = header(headers, 'x-service-signature');
     if (!xs) return { ok: false, code: 'missing_signature', message: 'no X-Service-Signature header' };
     if (!verifyServiceSignature(rawBody, xs, secret)) return { ok: false, code: 'bad_signature', message: 'X-Service-Signature does not match the secret' };

@@ -64,10 +64,11 @@ test('a user-provided secret signs X-Service-Signature as given and keys Standar
     assert.equal(r.headers['x-service-signature'], `v1=${createHmac('sha256', secret).update(r.body).digest('hex')}`);
     assert.ok(new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }).verify(r.body, r.headers as Record<string, string>));
     assert.equal(verifyWebhook(r.body, r.headers as Record<string, string>, secret).ok, true);
-    // Without the Standard Webhooks headers, X-Service-Signature alone decides unless a timestamp is required.
+    // Without the Standard Webhooks headers the delivery is refused, unless the receiver accepts X-Service-Signature alone.
     const spec = { 'x-service-signature': String(r.headers['x-service-signature']) };
-    assert.equal(verifyWebhook(r.body, spec, secret).ok, true);
+    assert.equal(verifyWebhook(r.body, spec, secret).ok, false);
     assert.equal(verifyWebhook(r.body, spec, secret, { requireTimestamp: true }).ok, false);
+    assert.equal(verifyWebhook(r.body, spec, secret, { requireTimestamp: false }).ok, true);
     assert.equal(verifyWebhook(r.body, { ...(r.headers as Record<string, string>), 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 301) }, secret).ok, false);
   } finally {
     await s.stop();

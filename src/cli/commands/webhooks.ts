@@ -10,7 +10,7 @@ interface ListenFlags {
   port: string;
   host: string;
   json?: boolean;
-  requireTimestamp?: boolean;
+  allowUntimestamped?: boolean;
 }
 
 const MAX_BODY = 1024 * 1024;
@@ -25,7 +25,8 @@ export function registerWebhooks(program: Command): void {
     .option('--port <port>', 'port to listen on (0 picks a free one)', '8765')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--json', 'print one JSON object per delivery')
-    .option('--require-timestamp', 'refuse deliveries without the Standard Webhooks headers')
+    .option('--require-timestamp', 'refuse deliveries without the Standard Webhooks headers (the default)')
+    .option('--allow-untimestamped', 'also accept X-Service-Signature alone, which binds no timestamp (a captured delivery can be replayed)')
     .action(async (flags: ListenFlags) => {
       const port = parseInteger(flags.port, '--port', 0, 65535);
       if (!flags.secret) throw new CliError('--secret must not be empty');
@@ -41,7 +42,7 @@ export function registerWebhooks(program: Command): void {
         req.on('end', () => {
           const raw = Buffer.concat(chunks, size);
           const result = req.method === 'POST'
-            ? verifyWebhook(raw, req.headers, flags.secret, { requireTimestamp: flags.requireTimestamp === true })
+            ? verifyWebhook(raw, req.headers, flags.secret, { requireTimestamp: flags.allowUntimestamped !== true })
             : ({ ok: false, code: 'bad_body', message: `expected POST, got ${req.method}` } as const);
           const at = new Date().toISOString();
           if (result.ok) {
