@@ -3,6 +3,7 @@ import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
+import { isClientAbort } from '../http/guard.js';
 import { json, empty, type Reply } from '../http/reply.js';
 import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
@@ -83,6 +84,8 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       return withHeaders(await h(req, principal.tenant), headers);
     } catch (err) {
       if (err instanceof HttpError) throw new HttpError(err.code, err.message, { ...(err.details ? { details: err.details } : {}), headers: { ...err.headers, ...headers } });
+      // A client that went away is not a server fault: the server logs it at debug level.
+      if (req.aborted || isClientAbort(err)) throw err;
       o.logger.error('video API request failed', { path: req.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
       throw new HttpError('internal', undefined, { headers });
     }
