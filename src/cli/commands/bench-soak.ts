@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runSoak, soakTable } from '../../../bench/soak/run.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 
 interface Flags {
@@ -21,6 +20,8 @@ export function registerBenchSoak(bench: Command): void {
     .option('--calm-rate <n>', 'requests per second of the well-behaved client', '30')
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {
+      // The harness lives in bench/ and is loaded only when this command runs.
+      const { runSoak, soakTable } = await import('../../../bench/soak/run.js');
       const result = await runSoak({
         durationS: parseInteger(flags.duration, '--duration', 5, 86_400),
         baselineS: parseInteger(flags.baseline, '--baseline', 2, 3600),
