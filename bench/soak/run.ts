@@ -6,7 +6,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { signRequest } from '../../src/signing/request.js';
 import { solidPng } from './png.js';
-import { CALM, FLOOD, shoot, type Kind, type Outcome, type SoakContext } from './traffic.js';
+import { Worker } from 'node:worker_threads';
+import { CALM, shoot, type Outcome, type SoakContext } from './traffic.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/brainstem', import.meta.url));
 
@@ -173,15 +174,16 @@ function calmClient(ctx: SoakContext, rate: number, rec: Recorder): { stop(): Pr
   };
 }
 
-/** A flooding client: the weighted mix, each request sent when the last was answered, until `until`. */
-async function floodClient(ctx: SoakContext, until: number, rec: Recorder): Promise<void> {
-  const total = FLOOD.reduce((a, k) => a + k.weight, 0);
-  const pick = (): Kind => {
-    let r = Math.random() * total;
-    for (const k of FLOOD) if ((r -= k.weight) < 0) return k;
-    return FLOOD[0]!;
-  };
-  while (Date.now() < until) rec.add(await shoot(pick(), ctx));
+/** The flooding clients (flood-worker.ts), each sending the weighted mix as fast as it is answered, until `until`. */
+function flood(ctx: SoakContext, clients: number, until: number, rec: Recorder): Promise<void> {
+  const worker = new Worker(new URL('./flood-worker.js', import.meta.url), { workerData: { ctx, clients, until } });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (outcomes: Outcome[]) => {
+      for (const o of outcomes) rec.add(o);
+      resolve();
+    });
+    worker.once('error', reject);
+  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -210,7 +212,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     calm = calmClient(ctx, o.calmRate, calmLoaded);
     const started = Date.now();
     const until = started + o.durationS * 1000;
-    const floods = Array.from({ length: o.floodWorkers }, () => floodClient(ctx, until, loaded));
+    const floods = flood(ctx, o.floodWorkers, until, loaded);
     // RSS growth is measured from the first minute on (or from the start of a shorter run): the
     // heap and caches fill in the first minute, which is not a leak.
     const baselineAt = started + Math.min(SOAK_GOALS.rssBaselineAfterS, o.durationS / 2) * 1000;
@@ -219,9 +221,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       await sleep(Math.min(5000, Math.max(0, until - Date.now())));
       if (stack.exit !== null) break;
       if (Number.isNaN(baselineMb) && Date.now() >= baselineAt) baselineMb = rssMb(pid);
-      o.log(`${Math.round((Date.now() - started) / 1000)} s: rss ${rssMb(pid)} MB, ${loaded.stats().reduce((a, r) => a + r.requests, 0)} flood requests`);
+      o.log(`${Math.round((Date.now() - started) / 1000)} s: rss ${rssMb(pid)} MB, ${calmLoaded.stats().reduce((a, r) => a + r.requests, 0)} well-behaved requests answered`);
     }
-    await Promise.all(floods);
+    await floods;
     await calm.stop();
     const endMb = stack.exit === null ? rssMb(pid) : NaN;
     const alive = stack.exit === null && (await fetch(`${stack.api}/health`).then((r) => r.ok, () => false)) && (await fetch(`${stack.sidecar}/health`).then((r) => r.ok, () => false));
