@@ -79,6 +79,8 @@ export function workload(agents: number, ticks: number): TickRequest[] {
       const p = pos[a]!;
       p.x += (rnd() - 0.5) * 2;
       p.z += (rnd() - 0.5) * 2;
+      // Two draws of the generator, not one condition twice.
+      // oxlint-disable-next-line no-dupe-else-if
       if (rnd() < 0.02) health[a] = Math.max(5, health[a]! - 15);
       else if (rnd() < 0.02) health[a] = Math.min(100, health[a]! + 10);
       const targets: Target[] = [];
