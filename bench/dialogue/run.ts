@@ -9,7 +9,7 @@ import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
 import type { DialogueContext } from '../../src/dialogue/context.js';
 import { createDialogueTier } from '../../src/dialogue/create.js';
 import type { DialogueBundle, DialogueTier } from '../../src/dialogue/tier.js';
-import { startFakeOpenAI } from '../../test/helpers/fake-openai.js';
+import { startFakeOpenAI } from '../fake-openai.js';
 
 export interface DialogueBenchOptions {
   agents: number;
