@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startFakeOpenAI } from '../helpers/fake-openai.js';
+import { startFakeOpenAI } from '../../bench/fake-openai.js';
 import { tempDir } from '../helpers/paths.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { spawnCli, stop } from '../stack/helpers.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ERRORS } from '../../src/http/errors.js';
 import { signRequest } from '../../src/signing/request.js';
 import { ADMIN_TOKEN, startTestServer, tenantSession } from '../helpers/embedded.js';
-import { startFakeOpenAI } from '../helpers/fake-openai.js';
+import { startFakeOpenAI } from '../../bench/fake-openai.js';
 import { tempDir } from '../helpers/paths.js';
 import { rawRequest, type RawAnswer, type RawRequest } from '../helpers/raw-http.js';
 import { startTest } from '../sidecar/helpers.js';
