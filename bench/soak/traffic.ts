@@ -1,5 +1,4 @@
 import { signRequest } from '../../src/signing/request.js';
-import { SAMPLE_TICK } from '../../src/cli/commands/up.js';
 
 /** What the traffic needs: the stack's URLs and the two tenants' credentials (set up by run.ts). */
 export interface SoakContext {
@@ -42,8 +41,22 @@ function bearer(token: string, json?: unknown): RequestInit {
   return { method: 'POST', headers, body: JSON.stringify(json) };
 }
 
+/** A guard at a gate who hears and sees a player: exercises perception, memory and the reactive layer. */
+function tickBody(agent: number, time: number): string {
+  return JSON.stringify({
+    snapshot: {
+      agent,
+      time_s: time,
+      self_state: { pos: { x: 100, y: 0, z: 40 }, heading_deg: 180, health: 90, blood: 4800, hunger: 35, thirst: 40, has_weapon: true, ammo: 12 },
+      targets: [{ id: 7, kind: 'player', pos: { x: 110, y: 0, z: 44 }, hostile: false, visible: true, name: 'Sam' }],
+      route: [{ x: 100, y: 0, z: 40 }, { x: 100, y: 0, z: 90 }],
+    },
+    profile: { name: 'Gate guard', role: 'guard' },
+  });
+}
+
 function tick(ctx: SoakContext, agent: number): Promise<Response> {
-  const body = JSON.stringify({ ...SAMPLE_TICK, snapshot: { ...SAMPLE_TICK.snapshot, agent, time_s: 10 + (ctx.seq % 100_000) } });
+  const body = tickBody(agent, 10 + (ctx.seq % 100_000));
   return call(`${ctx.sidecar}/tick`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 }
 
