@@ -1,3 +1,5 @@
+import type { RateDecision } from '../http/ratelimit.js';
+
 declare const brand: unique symbol;
 export type TenantId = number & { readonly [brand]: 'TenantId' };
 export type UserId = number & { readonly [brand]: 'UserId' };
@@ -37,8 +39,12 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
-/** Who is calling, resolved from the bearer token. */
+/**
+ * Who is calling, resolved from the bearer token. `rate` is the verdict of the rate limit
+ * the request was counted against (per session; per API key), for routes that report it on
+ * every answer.
+ */
 export type Principal =
   | { kind: 'admin' }
-  | { kind: 'session'; tenant: TenantRecord; userId: UserId; tokenHash: string }
-  | { kind: 'apiKey'; tenant: TenantRecord; keyId: number };
+  | { kind: 'session'; tenant: TenantRecord; userId: UserId; tokenHash: string; rate: RateDecision }
+  | { kind: 'apiKey'; tenant: TenantRecord; keyId: number; rate: RateDecision };
