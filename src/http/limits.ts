@@ -52,6 +52,9 @@ const MAX_VALUE = 1e9;
 /** The longest window of a rate, in seconds (one week). */
 const MAX_WINDOW_S = 7 * 24 * 3600;
 
+/** Tighter bounds for a few: activity event ids set aside 1000 places per report. */
+const MAX_OF: Partial<Record<LimitName, number>> = { telemetryEventKinds: 1000 };
+
 const isRateName = (name: LimitName): name is RateName => typeof DEFAULT_LIMITS[name] === 'object';
 
 /** The defaults with `overrides` applied (a partial set, as tests and benchmarks pass it). */
@@ -76,7 +79,7 @@ export function parseLimits(value: unknown, source = 'the limits file'): Limits 
     }
     const key = name as LimitName;
     if (isRateName(key)) (limits as Record<RateName, Rate>)[key] = parseRate(raw, `${source}: ${key}`, DEFAULT_LIMITS[key].windowMs);
-    else (limits as unknown as Record<string, number>)[key] = count(raw, `${source}: ${key}`, key === 'passwordHashQueue' ? 0 : 1);
+    else (limits as unknown as Record<string, number>)[key] = count(raw, `${source}: ${key}`, key === 'passwordHashQueue' ? 0 : 1, MAX_OF[key]);
   }
   return limits;
 }
@@ -110,8 +113,8 @@ function parseRate(raw: unknown, where: string, defaultWindowMs: number): Rate {
   return { limit, windowMs: Math.round(s * 1000) };
 }
 
-function count(raw: unknown, where: string, min: number): number {
-  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > MAX_VALUE) throw new Error(`${where} must be an integer from ${min} to ${MAX_VALUE}, got ${JSON.stringify(raw)}`);
+function count(raw: unknown, where: string, min: number, max = MAX_VALUE): number {
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) throw new Error(`${where} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   return raw;
 }
 

@@ -174,7 +174,9 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
         details: [{ path: 'property_id', message: 'the property has no photos' }],
       });
     }
-    const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) });
+    const max = o.auth.limits.queuedVideosPerTenant;
+    const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) }, max);
+    if (video === 'limit') throw new HttpError('plan_limit', `A tenant may have at most ${max} videos queued or rendering; wait for one to finish.`);
     o.onQueued();
     return json(202, videoView(video), { location: `/v1/videos/${video.id}` });
   }));

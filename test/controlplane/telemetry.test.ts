@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
-import { report, serverWithKey, signed } from './helpers.js';
+import { BURST_LIMITS, report, serverWithKey, signed } from './helpers.js';
 
 const roster = [
   { agent: 1, name: 'Mara', alignment: 'friendly', goal: 'find water', state: 'patrol' },
@@ -131,7 +131,8 @@ test('read models: overview, roster, activity (newest first, limit), economy and
 });
 
 test('burst: many reports at once are all stored (group commit) and counted once each', async () => {
-  const s = await startTestServer();
+  // 200 reports at once from one key: far past its default rate and report quota, raised here.
+  const s = await startTestServer({ limits: BURST_LIMITS });
   try {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);

@@ -6,7 +6,7 @@ import { defaultStateDir } from '../../sidecar/state-dir.js';
 import { STATE_FILE } from '../../sidecar/state-file.js';
 import { startEmbedded } from '../embedded.js';
 import { ensureLocalStack } from '../local-stack.js';
-import { CliError, parseAddr, untilSignal } from '../util.js';
+import { CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal } from '../util.js';
 import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
 
 interface UpFlags {
@@ -15,6 +15,7 @@ interface UpFlags {
   db: string;
   data: string;
   json?: boolean;
+  limits?: string;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -43,8 +44,10 @@ export function registerUp(program: Command): void {
     .option('--db <file>', 'SQLite database file', './brainstem.db')
     .option('--data <dir>', 'property-video data directory', './data')
     .option('--json', 'print the URLs and credentials as one JSON line')
+    .option('--limits <file>', LIMITS_FLAG_HELP)
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
+      const limits = limitsFlag(flags.limits);
       // The sidecar's bind address env (spec 001 §4.1) holds here too, as SERVICE_BRAIN_TOKEN does.
       const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
       const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
@@ -59,7 +62,7 @@ export function registerUp(program: Command): void {
       const { stack } = local;
       let embedded;
       try {
-        embedded = await startEmbedded({ host: api.host, port: api.port, db, adminToken: stack.adminToken, logger, dataDir: resolve(flags.data) });
+        embedded = await startEmbedded({ host: api.host, port: api.port, db, adminToken: stack.adminToken, logger, dataDir: resolve(flags.data), ...limits });
       } catch (err) {
         throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
       }
