@@ -50,8 +50,8 @@ function show(v: unknown): string {
 }
 
 /**
- * Validates a telemetry body (spec 001 §2.2 plus the optional fields of the README (Control
- * plane)). `maxEvents` bounds the event kinds one report may carry (the telemetryEventKinds limit).
+ * Validates a telemetry body (spec 001 §2.2 plus the optional fields in docs/controlplane.md).
+ * `maxEvents` bounds the event kinds one report may carry (the telemetryEventKinds limit).
  */
 export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.telemetryEventKinds): TelemetryReport {
   const c = new Check();

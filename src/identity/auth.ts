@@ -2,6 +2,7 @@ import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { limitsWith, type Limits } from '../http/limits.js';
 import { MemoryRateLimiter, describeRate, overLimit, type RateDecision, type RateLimiter } from '../http/ratelimit.js';
+import { scopeAdmits } from './scopes.js';
 import type { IdentityStore } from './store.js';
 import { TOKEN_PREFIX, hashToken, safeEqual } from './tokens.js';
 import type { Principal, TenantRecord } from './types.js';
@@ -66,7 +67,12 @@ export class Authenticator {
     if (token.startsWith(TOKEN_PREFIX.session)) {
       const hash = hashToken(token);
       const s = await this.store.findSession(hash, this.now());
-      return s ? { kind: 'session', tenant: s.tenant, userId: s.userId, tokenHash: hash, rate: UNCOUNTED } : null;
+      return s ? { kind: 'session', tenant: s.tenant, userId: s.userId, tokenHash: hash, scopes: null, rate: UNCOUNTED } : null;
+    }
+    if (token.startsWith(TOKEN_PREFIX.personal)) {
+      const hash = hashToken(token);
+      const p = await this.store.usePersonalToken(hash, this.now());
+      return p ? { kind: 'session', tenant: p.tenant, userId: p.token.userId, tokenHash: hash, scopes: p.token.scopes, rate: UNCOUNTED } : null;
     }
     if (token.startsWith(TOKEN_PREFIX.apiKey)) {
       const k = await this.store.findApiKey(hashToken(token));
@@ -88,10 +94,11 @@ export class Authenticator {
     const principal = await this.resolve(token);
     if (principal === null) throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
     if (principal === 'other' || !kinds.includes(principal.kind as K)) throw new HttpError('forbidden', `This route needs ${what}.`);
-    if (principal.kind !== 'admin') {
-      active(principal.tenant);
-      principal.rate = this.count(principal);
+    if (principal.kind !== 'admin') active(principal.tenant);
+    if (principal.kind === 'session' && principal.scopes && !scopeAdmits(principal.scopes, req.method, req.path)) {
+      throw new HttpError('forbidden', `This personal access token's scopes (${principal.scopes.join(', ')}) do not admit ${req.method} ${req.path}.`);
     }
+    if (principal.kind !== 'admin') principal.rate = this.count(principal);
     return principal as Extract<Principal, { kind: K }>;
   }
 
