@@ -97,7 +97,8 @@ test('telemetry retention: raw reports go after 30 days, each server keeps its n
   let now = Date.parse('2026-03-01T10:00:00Z');
   const s = await startTestServer({ now: () => now });
   try {
-    const { token } = await tenantSession(s);
+    const { token: firstToken, email } = await tenantSession(s);
+    let token = firstToken;
     const a = await serverWithKey(s, token, 'a');
     const idle = await serverWithKey(s, token, 'idle');
     const count = (id: number) => (s.db.prepare('SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = ?').get(id) as { n: number }).n;
@@ -120,6 +121,8 @@ test('telemetry retention: raw reports go after 30 days, each server keeps its n
     assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: 'new1', linesSpoken: 0, events: [] }) })).status, 202);
     assert.equal(count(a.serverId), 2, 'the three old reports went');
     assert.equal(count(idle.serverId), 1, 'an idle server keeps its newest report');
+    // A month on, the first session has expired: log in again to read.
+    token = (await s.call('POST', '/v1/auth/login', { body: { email, password: 'correct horse battery' } })).body.token;
     // The rollups of the old day are untouched (the new reports went into a new day).
     assert.equal(daysBefore.length, 2);
     assert.deepEqual(oldDays.all(), daysBefore);
