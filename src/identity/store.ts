@@ -19,8 +19,9 @@ export interface IdentityStore {
   /** The session's user and tenant when it exists and has not expired at `now`. */
   findSession(tokenHash: string, now: number): Promise<{ userId: UserId; tenant: TenantRecord; expiresAt: number } | null>;
   deleteSession(tokenHash: string): Promise<void>;
+  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string): Promise<ApiKeyRecord>;
   /** Creates a key unless the tenant already has `maxLive` unrevoked ones ('limit'); the count and the insert are one transaction. */
-  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive?: number): Promise<ApiKeyRecord | 'limit'>;
+  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive: number): Promise<ApiKeyRecord | 'limit'>;
   listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]>;
   revokeApiKey(tenantId: TenantId, id: number): Promise<boolean>;
   findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null>;
@@ -262,6 +263,8 @@ export class SqliteIdentityStore implements IdentityStore {
     this.q.deleteSession.run(tokenHash);
   }
 
+  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string): Promise<ApiKeyRecord>;
+  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive: number): Promise<ApiKeyRecord | 'limit'>;
   async createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive = Infinity): Promise<ApiKeyRecord | 'limit'> {
     return this.createKeyTx.immediate(tenantId, name, tokenHash, preview, maxLive);
   }
