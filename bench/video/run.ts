@@ -96,7 +96,7 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
   o.log(`ffmpeg ${ffmpeg.path} (${ffmpeg.source}, xfade ${ffmpeg.xfade})`);
   const preset = 'ultrafast';
   // The rate limit would cap the request-rate measurement at 100/min; the bench raises it.
-  const e = await startEmbedded({ port: 0, db: join(o.workDir, 'bench.db'), dataDir: join(o.workDir, 'data'), adminToken: ADMIN, video: { preset, rateLimit: { limit: 1e9, windowMs: 60_000 } } });
+  const e = await startEmbedded({ port: 0, db: join(o.workDir, 'bench.db'), dataDir: join(o.workDir, 'data'), adminToken: ADMIN, video: { preset }, limits: { apiKey: { limit: 1e9, windowMs: 60_000 }, tenantApiKeys: { limit: 1e9, windowMs: 60_000 }, queuedVideosPerTenant: 1e9 } });
   const baseline = new HttpServer();
   baseline.get('/hello', () => json(200, { ok: true }));
   const baselinePort = await baseline.listen('127.0.0.1', 0);

@@ -12,6 +12,8 @@ import { dirname, join } from 'node:path';
 import { mountControlPlane, SqliteControlPlaneStore } from '../controlplane/index.js';
 import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/provider.js';
 import { mountDashboard } from '../dashboard/static.js';
+import { limitsWith, type Limits } from '../http/limits.js';
+import { MemoryRateLimiter } from '../http/ratelimit.js';
 
 export interface EmbeddedOptions {
   host?: string;
@@ -29,8 +31,10 @@ export interface EmbeddedOptions {
   ffmpegPath?: string;
   /** Video renders at once; default half the CPU cores, at least 1. */
   renderConcurrency?: number;
-  /** Tuning of the property-video API for tests and benchmarks (render timings, preset, rate limit). */
-  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile'>;
+  /** Tuning of the property-video API for tests and benchmarks (render timings, preset). */
+  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile'>;
+  /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
+  limits?: Partial<Limits>;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
@@ -60,7 +64,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const server = new HttpServer({ logger, ...(options.tls ? { tls: options.tls } : {}) });
 
   const identity = new SqliteIdentityStore(db, now);
-  const auth = new Authenticator(identity, { adminToken: options.adminToken, now });
+  // One limiter for every route class: sessions, API keys, server keys, widget keys, logins.
+  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: new MemoryRateLimiter(), limits: limitsWith(options.limits) });
   const controlPlane = mountControlPlane(server, {
     store: new SqliteControlPlaneStore(db, now),
     auth,

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { readLimitsFile, type Limits } from '../http/limits.js';
 
 /** An expected failure of a command: printed as one line, no stack. */
 export class CliError extends Error {
@@ -23,6 +24,18 @@ export function parseInteger(value: string, flag: string, min: number, max: numb
   if (!Number.isInteger(n) || n < min || n > max) throw new CliError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
   return n;
 }
+
+/** `--limits FILE`: the limits it sets (a bad file is a CliError naming the fix); none without the flag. */
+export function limitsFlag(file: string | undefined): { limits?: Limits } {
+  if (file === undefined) return {};
+  try {
+    return { limits: readLimitsFile(file) };
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+}
+
+export const LIMITS_FLAG_HELP = 'a JSON file of rate limits and quotas that differ from the defaults, e.g. {"session": 1200, "serverKey": {"limit": 600, "windowSeconds": 60}}';
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -41,7 +41,7 @@ export interface ControlPlane {
 export function mountControlPlane(server: HttpServer, options: ControlPlaneOptions): ControlPlane {
   const now = options.now ?? Date.now;
   const { store, auth } = options;
-  const keyAuth = new ServerKeyAuth(store, options.identity, auth, { now, ...(options.replayEntries ? { replayEntries: options.replayEntries } : {}) });
+  const keyAuth = new ServerKeyAuth(store, options.identity, auth, { now, limiter: auth.limiter, rate: auth.limits.serverKey, ...(options.replayEntries ? { replayEntries: options.replayEntries } : {}) });
   auth.addProbe(keyAuth.probe);
   const ctx: ControlPlaneContext = { store, auth, keyAuth, heads: new HeadCache(store), users: options.identity, now };
 

@@ -28,6 +28,8 @@ function sum(days: readonly DailyUsage[]): UsageTotals {
     t.ttsUsd += d.ttsUsd;
     t.llmUsd += d.llmUsd;
   }
+  // Each day is a safe integer; their sum is saturated like them (64-bit safe, exact in JSON).
+  for (const k of ['reports', 'linesSpoken', 'llmTokens', 'ttsCharacters', 'cacheHits'] as const) t[k] = Math.min(t[k], Number.MAX_SAFE_INTEGER);
   return t;
 }
 

@@ -3,10 +3,12 @@ import type { HttpServer, Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { json, type Reply } from '../http/reply.js';
 import { readJsonObject } from '../http/validate.js';
+import { describeRate, overLimit } from '../http/ratelimit.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../signing/request.js';
 import type { ControlPlaneContext } from './context.js';
 import { matchesEtag, type Head } from './heads.js';
 import { IngestQueue, TELEMETRY_LIMITS, parseReport } from './telemetry.js';
+import { ReportRetention } from './retention.js';
 import type { KeyOwner, ServerId } from './types.js';
 
 const PULL_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'if-none-match'] as const;
@@ -15,6 +17,7 @@ const PUSH_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'cont
 /** Spec 001 §4.2: the sidecar's signed config pull and telemetry push. */
 export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
   const queue = new IngestQueue(ctx.store);
+  const retention = new ReportRetention(ctx.store, ctx.auth.limits.telemetryRetentionDays, ctx.now);
 
   const answer = (req: Request, head: Head): Reply => {
     return matchesEtag(req.headers['if-none-match'], head.etag) ? head.notModified : head.full;
@@ -67,10 +70,16 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     { headers: PULL_HEADERS, shortcut: quickPull },
   );
 
+  const { limiter, limits } = ctx.auth;
   const push = async (req: Request, owner: KeyOwner): Promise<Reply> => {
-    const report = parseReport(readJsonObject(req));
+    // A quota of the server (not a rate of the key): 403 plan_limit, with Retry-After so a
+    // sidecar backs off and sends the report again rather than dropping it.
+    const d = limiter.hit(`telemetry:${owner.serverId}`, limits.telemetryReports, ctx.now());
+    if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
+    const report = parseReport(readJsonObject(req), limits.telemetryEventKinds);
     if (report.serverId !== String(owner.serverId)) throw new HttpError('forbidden', `This server key may only report for server ${owner.serverId}.`);
     const outcome = await queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report });
+    await retention.maybePrune();
     return json(202, outcome);
   };
 

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
+import { describeRate, overLimit, type Rate, type RateLimiter } from '../http/ratelimit.js';
 import { bearerToken, type Authenticator } from '../identity/auth.js';
 import { TOKEN_PREFIX, hashToken } from '../identity/tokens.js';
 import type { TenantId, TenantRecord, TenantStatus } from '../identity/types.js';
@@ -25,6 +26,9 @@ export interface CachedKey {
 
 export interface ServerKeyAuthOptions {
   now: () => number;
+  /** Every authentic request is counted per key against `rate`; past it, 429. */
+  limiter: RateLimiter;
+  rate: Rate;
   /** Signatures remembered for replay detection (default 1,000,000). */
   replayEntries?: number;
   /** Live keys kept resolved in memory (default 10,000). */
@@ -56,6 +60,8 @@ export class ServerKeyAuth {
   private readonly seen: ReplayGuard;
   private readonly now: () => number;
   private readonly windowS: number;
+  private readonly limiter: RateLimiter;
+  private readonly rate: Rate;
 
   constructor(
     private readonly store: ControlPlaneStore,
@@ -64,6 +70,8 @@ export class ServerKeyAuth {
     options: ServerKeyAuthOptions,
   ) {
     this.now = options.now;
+    this.limiter = options.limiter;
+    this.rate = options.rate;
     this.windowS = options.windowS ?? SIGNATURE_WINDOW_S;
     this.keys = new LRUCache({ max: options.keyEntries ?? 10_000 });
     this.maxTokens = options.keyEntries ?? 10_000;
@@ -127,8 +135,12 @@ export class ServerKeyAuth {
    */
   accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string): boolean {
     const now = this.now();
+    // A key at its limit is left to `check`, which answers the 429: nothing may be recorded here first.
+    if (!this.limiter.peek(limitKey(key.owner), this.rate, now).allowed) return false;
     const slot = this.authentic(key.verify, method, target, undefined, timestamp, signature, now);
-    return slot >= 0 && this.seen.remember(unixSeconds(timestamp), slot, Math.floor(now / 1000));
+    if (slot < 0 || !this.seen.remember(unixSeconds(timestamp), slot, Math.floor(now / 1000))) return false;
+    this.limiter.hit(limitKey(key.owner), this.rate, now);
+    return true;
   }
 
   private checkToken(req: Request, token: string | null): Promise<KeyOwner> {
@@ -187,6 +199,8 @@ export class ServerKeyAuth {
       throw new HttpError('unauthorized', 'This signature was already used (replay).');
     }
     if (status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this server key is suspended.');
+    const d = this.limiter.hit(limitKey(owner), this.rate, now);
+    if (!d.allowed) throw overLimit(d, `${describeRate(this.rate)} per server key`);
     return owner;
   }
 
@@ -216,6 +230,8 @@ export class ServerKeyAuth {
     throw new HttpError('forbidden', 'This route needs a server key.');
   }
 }
+
+const limitKey = (owner: KeyOwner): string => `server-key:${owner.keyId}`;
 
 const MISSING_HEADERS = -1;
 const BAD_TIMESTAMP = -2;

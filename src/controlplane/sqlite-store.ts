@@ -111,6 +111,11 @@ const MIGRATIONS = [
       CREATE UNIQUE INDEX cp_checkouts_ref ON cp_checkouts(provider, provider_ref);
     `,
   },
+  {
+    version: 2,
+    // Retention deletes raw reports by age.
+    sql: 'CREATE INDEX cp_reports_received ON cp_reports(received_at);',
+  },
 ];
 
 interface ServerRow { id: number; tenant_id: number; name: string; created_at: string }
@@ -122,13 +127,15 @@ interface CheckoutRow { id: number; tenant_id: number; provider: string; provide
 const serverOf = (r: ServerRow): ServerRecord => ({ id: r.id as ServerId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });
 const keyOf = (r: KeyRow): ServerKeyRecord => ({ id: r.id as ServerKeyId, serverId: r.server_id as ServerId, preview: r.preview, createdAt: r.created_at, revokedAt: r.revoked_at });
 const entryOf = (r: VersionRow): ConfigVersion => ({ version: r.version, publishedAt: r.published_at, publishedBy: r.published_by, note: r.note });
+/** A count as the read models show it: an integer, at most Number.MAX_SAFE_INTEGER. */
+const count = (v: number | null | undefined): number => Math.min(Math.round(v ?? 0), Number.MAX_SAFE_INTEGER);
 const totalsOf = (r: UsageRow): UsageTotals => ({
-  reports: r.reports ?? 0,
-  linesSpoken: r.lines_spoken ?? 0,
-  llmTokens: r.llm_tokens ?? 0,
-  ttsCharacters: r.tts_characters ?? 0,
+  reports: count(r.reports),
+  linesSpoken: count(r.lines_spoken),
+  llmTokens: count(r.llm_tokens),
+  ttsCharacters: count(r.tts_characters),
   spendUsd: r.spend_usd ?? 0,
-  cacheHits: r.cache_hits ?? 0,
+  cacheHits: count(r.cache_hits),
   ttsUsd: r.tts_usd ?? 0,
   llmUsd: r.llm_usd ?? 0,
 });
@@ -150,9 +157,22 @@ const checkoutOf = (r: CheckoutRow): CheckoutRecord => ({
 /** Activity event ids are report row id × stride + the event's index in its report (at most 1000 events per report). */
 const ACTIVITY_ID_STRIDE = 1000;
 
-const SUMS = `COALESCE(SUM(reports),0) AS reports, COALESCE(SUM(lines_spoken),0) AS lines_spoken, COALESCE(SUM(llm_tokens),0) AS llm_tokens,
-  COALESCE(SUM(tts_characters),0) AS tts_characters, COALESCE(SUM(spend_usd),0) AS spend_usd, COALESCE(SUM(cache_hits),0) AS cache_hits,
-  COALESCE(SUM(tts_usd),0) AS tts_usd, COALESCE(SUM(llm_usd),0) AS llm_usd`;
+/**
+ * TOTAL, not SUM: SQLite's SUM of integers fails with "integer overflow" past 2^63, which
+ * would make every read of the tenant a 500; TOTAL is a float and never fails. The result is
+ * saturated to a safe integer as it is read (totalsOf).
+ */
+const SUMS = `TOTAL(reports) AS reports, TOTAL(lines_spoken) AS lines_spoken, TOTAL(llm_tokens) AS llm_tokens,
+  TOTAL(tts_characters) AS tts_characters, TOTAL(spend_usd) AS spend_usd, TOTAL(cache_hits) AS cache_hits,
+  TOTAL(tts_usd) AS tts_usd, TOTAL(llm_usd) AS llm_usd`;
+
+/**
+ * A daily counter saturates at the largest integer JSON and JavaScript hold exactly, rather
+ * than overflowing (SQLite turns an overflowing integer sum into a float, then the column
+ * would hold 9.2e18 and up). `MIN` of that float and this bound is the bound, as an integer.
+ */
+const SATURATED = `${Number.MAX_SAFE_INTEGER}`;
+const addSaturated = (column: string): string => `${column} = MIN(${column} + excluded.${column}, ${SATURATED})`;
 
 export class SqliteControlPlaneStore implements ControlPlaneStore {
   private readonly q;
@@ -188,10 +208,8 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       upsertUsage: db.prepare(
         `INSERT INTO cp_usage_daily (server_id, day, reports, lines_spoken, llm_tokens, tts_characters, spend_usd, cache_hits, tts_usd, llm_usd)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (server_id, day) DO UPDATE SET reports = reports + excluded.reports, lines_spoken = lines_spoken + excluded.lines_spoken,
-           llm_tokens = llm_tokens + excluded.llm_tokens, tts_characters = tts_characters + excluded.tts_characters,
-           spend_usd = spend_usd + excluded.spend_usd, cache_hits = cache_hits + excluded.cache_hits,
-           tts_usd = tts_usd + excluded.tts_usd, llm_usd = llm_usd + excluded.llm_usd`,
+         ON CONFLICT (server_id, day) DO UPDATE SET ${['reports', 'lines_spoken', 'llm_tokens', 'tts_characters', 'cache_hits'].map(addSaturated).join(', ')},
+           spend_usd = spend_usd + excluded.spend_usd, tts_usd = tts_usd + excluded.tts_usd, llm_usd = llm_usd + excluded.llm_usd`,
       ),
       latest: db.prepare('SELECT * FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT 1'),
       roster: db.prepare('SELECT roster FROM cp_roster WHERE server_id = ?'),
@@ -199,6 +217,14 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       daily: db.prepare('SELECT * FROM cp_usage_daily WHERE server_id = ? AND day >= ? AND day <= ? ORDER BY day'),
       tenantUsage: db.prepare(`SELECT ${SUMS} FROM cp_usage_daily u JOIN cp_servers s ON s.id = u.server_id WHERE s.tenant_id = ? AND day >= ? AND day <= ?`),
       countReports: db.prepare('SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = ?'),
+      // Oldest first, by the received_at index; a server's newest report stays whatever its
+      // age (the overview's "last seen" and latest figures read it).
+      pruneReports: db.prepare(
+        `DELETE FROM cp_reports WHERE id IN (
+           SELECT r.id FROM cp_reports r WHERE r.received_at < ?
+             AND r.id <> (SELECT MAX(n.id) FROM cp_reports n WHERE n.server_id = r.server_id)
+           ORDER BY r.received_at LIMIT ?)`,
+      ),
       insertCheckout: db.prepare(
         `INSERT INTO cp_checkouts (tenant_id, provider, provider_ref, status, url, plan, tier, amount_usd, interval, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
@@ -368,6 +394,10 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   async tenantUsage(tenantId: TenantId, fromDay: string, toDay: string): Promise<UsageTotals> {
     const row = this.q.tenantUsage.get(tenantId, fromDay, toDay) as UsageRow | undefined;
     return row ? totalsOf(row) : { ...EMPTY_TOTALS };
+  }
+
+  async pruneReports(before: number, max: number): Promise<number> {
+    return this.q.pruneReports.run(before, max).changes;
   }
 
   async countReports(serverId: ServerId): Promise<number> {

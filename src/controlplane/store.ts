@@ -61,6 +61,12 @@ export interface ControlPlaneStore {
   /** Aggregates summed over every server of a tenant for days in [fromDay, toDay]. */
   tenantUsage(tenantId: TenantId, fromDay: string, toDay: string): Promise<UsageTotals>;
   countReports(serverId: ServerId): Promise<number>;
+  /**
+   * Deletes up to `max` raw reports received before `before` (epoch ms), oldest first, and
+   * returns how many went. Each server's newest report is kept whatever its age; daily
+   * usage is never deleted.
+   */
+  pruneReports(before: number, max: number): Promise<number>;
 
   createCheckout(record: Omit<CheckoutRecord, 'id' | 'createdAt' | 'completedAt'>): Promise<CheckoutRecord>;
   getCheckout(id: CheckoutId): Promise<CheckoutRecord | null>;

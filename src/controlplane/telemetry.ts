@@ -1,10 +1,11 @@
 import { isObj, type Obj, type Survivor } from '../../brain/index.js';
 import { validationFailed, type ErrorDetail } from '../http/errors.js';
 import { typeOf } from '../http/validate.js';
+import { DEFAULT_LIMITS } from '../http/limits.js';
 import type { ControlPlaneStore } from './store.js';
 import type { IngestOutcome, TelemetryRecord, TelemetryReport } from './types.js';
 
-export const TELEMETRY_LIMITS = { maxEvents: 1000, maxRoster: 1000, maxKind: 64, maxText: 200, maxReportId: 128, maxBody: 256 * 1024 } as const;
+export const TELEMETRY_LIMITS = { maxRoster: 1000, maxKind: 64, maxText: 200, maxReportId: 128, maxBody: 256 * 1024 } as const;
 
 const TOP = ['serverId', 'ts', 'botCount', 'playersOnline', 'linesSpoken', 'spendUsd', 'events', 'reportId', 'llmTokens', 'ttsCharacters', 'cacheHits', 'latency', 'roster', 'economy'];
 const ROSTER_KEYS = ['agent', 'name', 'alignment', 'goal', 'state'];
@@ -46,8 +47,11 @@ function show(v: unknown): string {
   return typeof v === 'number' ? String(v) : typeOf(v);
 }
 
-/** Validates a telemetry body (spec 001 §2.2 plus the optional fields in docs/controlplane.md). */
-export function parseReport(value: unknown): TelemetryReport {
+/**
+ * Validates a telemetry body (spec 001 §2.2 plus the optional fields in docs/controlplane.md).
+ * `maxEvents` bounds the event kinds one report may carry (the telemetryEventKinds limit).
+ */
+export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.telemetryEventKinds): TelemetryReport {
   const c = new Check();
   if (!isObj(value)) throw validationFailed([{ path: '', message: `must be an object, got ${typeOf(value)}` }]);
   c.known(value, TOP, '');
@@ -66,7 +70,7 @@ export function parseReport(value: unknown): TelemetryReport {
   const events = value.events;
   if (events === undefined) c.add('events', 'is required');
   else if (!Array.isArray(events)) c.add('events', `must be an array, got ${typeOf(events)}`);
-  else if (events.length > TELEMETRY_LIMITS.maxEvents) c.add('events', `must have at most ${TELEMETRY_LIMITS.maxEvents} entries, got ${events.length}`);
+  else if (events.length > maxEvents) c.add('events', `must have at most ${maxEvents} entries (event kinds), got ${events.length}`);
   else
     events.forEach((e, i) => {
       const p = `events[${i}]`;

@@ -1,5 +1,7 @@
 import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
+import { limitsWith, type Limits } from '../http/limits.js';
+import { MemoryRateLimiter, describeRate, overLimit, type RateDecision, type RateLimiter } from '../http/ratelimit.js';
 import { scopeAdmits } from './scopes.js';
 import type { IdentityStore } from './store.js';
 import { TOKEN_PREFIX, hashToken, safeEqual } from './tokens.js';
@@ -15,6 +17,10 @@ export interface AuthenticatorOptions {
   /** SERVICE_ADMIN_TOKEN; without it the admin routes answer 401 to everyone. */
   adminToken?: string | undefined;
   now?: () => number;
+  /** The limiter every route class shares; default a fresh in-memory one. */
+  limiter?: RateLimiter;
+  /** Default DEFAULT_LIMITS. */
+  limits?: Limits;
 }
 
 /** Reads `Authorization: Bearer <token>`; null when absent or not a bearer credential. */
@@ -24,6 +30,9 @@ export function bearerToken(req: Request): string | null {
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   return m ? m[1]! : null;
 }
+
+/** A principal's rate before it is counted (never seen outside this module). */
+const UNCOUNTED: RateDecision = { allowed: true, limit: 0, remaining: 0, resetAt: 0, retryAfterMs: 0 };
 
 function active(tenant: TenantRecord): void {
   if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this credential is suspended.');
@@ -37,10 +46,15 @@ export class Authenticator {
   private readonly adminToken: string | undefined;
   private readonly now: () => number;
   private readonly probes: CredentialProbe[] = [];
+  /** Shared with the services, which count their own credential kinds (server keys, widget keys) in it. */
+  readonly limiter: RateLimiter;
+  readonly limits: Limits;
 
   constructor(private readonly store: IdentityStore, options: AuthenticatorOptions = {}) {
     this.adminToken = options.adminToken || undefined;
     this.now = options.now ?? Date.now;
+    this.limiter = options.limiter ?? new MemoryRateLimiter();
+    this.limits = options.limits ?? limitsWith();
   }
 
   /** Lets a service teach the authenticator its own credential kind, so that it is answered 403 (not 401) elsewhere. */
@@ -53,16 +67,16 @@ export class Authenticator {
     if (token.startsWith(TOKEN_PREFIX.session)) {
       const hash = hashToken(token);
       const s = await this.store.findSession(hash, this.now());
-      return s ? { kind: 'session', tenant: s.tenant, userId: s.userId, tokenHash: hash, scopes: null } : null;
+      return s ? { kind: 'session', tenant: s.tenant, userId: s.userId, tokenHash: hash, scopes: null, rate: UNCOUNTED } : null;
     }
     if (token.startsWith(TOKEN_PREFIX.personal)) {
       const hash = hashToken(token);
       const p = await this.store.usePersonalToken(hash, this.now());
-      return p ? { kind: 'session', tenant: p.tenant, userId: p.token.userId, tokenHash: hash, scopes: p.token.scopes } : null;
+      return p ? { kind: 'session', tenant: p.tenant, userId: p.token.userId, tokenHash: hash, scopes: p.token.scopes, rate: UNCOUNTED } : null;
     }
     if (token.startsWith(TOKEN_PREFIX.apiKey)) {
       const k = await this.store.findApiKey(hashToken(token));
-      return k ? { kind: 'apiKey', tenant: k.tenant, keyId: k.keyId } : null;
+      return k ? { kind: 'apiKey', tenant: k.tenant, keyId: k.keyId, rate: UNCOUNTED } : null;
     }
     for (const probe of this.probes) {
       const found = await probe(token);
@@ -84,7 +98,28 @@ export class Authenticator {
     if (principal.kind === 'session' && principal.scopes && !scopeAdmits(principal.scopes, req.method, req.path)) {
       throw new HttpError('forbidden', `This personal access token's scopes (${principal.scopes.join(', ')}) do not admit ${req.method} ${req.path}.`);
     }
+    if (principal.kind !== 'admin') principal.rate = this.count(principal);
     return principal as Extract<Principal, { kind: K }>;
+  }
+
+  /**
+   * Counts an authenticated request against its credential's limit; throws 429 past it. An
+   * API key is also counted against its tenant's limit across all its keys, so minting more
+   * keys buys no more requests; the headers report the key's own limit unless the tenant's refused.
+   */
+  private count(principal: Exclude<Principal, { kind: 'admin' }>): RateDecision {
+    const now = this.now();
+    if (principal.kind === 'session') {
+      const d = this.limiter.hit(`session:${principal.tokenHash}`, this.limits.session, now);
+      if (!d.allowed) throw overLimit(d, `${describeRate(this.limits.session)} per session`);
+      return d;
+    }
+    const keyKey = `api-key:${principal.keyId}`;
+    const ahead = this.limiter.peek(keyKey, this.limits.apiKey, now);
+    if (!ahead.allowed) throw overLimit(ahead, `${describeRate(this.limits.apiKey)} per API key`);
+    const tenant = this.limiter.hit(`api-tenant:${principal.tenant.id}`, this.limits.tenantApiKeys, now);
+    if (!tenant.allowed) throw overLimit(tenant, `${describeRate(this.limits.tenantApiKeys)} per tenant, across all its API keys`);
+    return this.limiter.hit(keyKey, this.limits.apiKey, now);
   }
 
   session(req: Request): Promise<SessionPrincipal> {

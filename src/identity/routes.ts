@@ -2,7 +2,9 @@ import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
 import { Fields, idParam, readJsonObject } from '../http/validate.js';
+import { describeRate, overLimit } from '../http/ratelimit.js';
 import type { Authenticator } from './auth.js';
+import { HashGate } from './hash-gate.js';
 import type { IdentityStore } from './store.js';
 import { hashPassword, hashToken, newToken, verifyPassword } from './tokens.js';
 import { PLANS, TOKEN_SCOPES, planAtLeast, type PersonalTokenRecord, type Plan, type TenantId, type TenantRecord, type TokenScope } from './types.js';
@@ -37,6 +39,8 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
   const { store, auth } = options;
   const now = options.now ?? Date.now;
   const insights = (): TenantInsights => options.insights ?? NO_INSIGHTS;
+  const { limiter, limits } = auth;
+  const hashes = new HashGate(limits.passwordHashConcurrency, limits.passwordHashQueue);
 
   const tenantView = async (t: TenantRecord) => {
     const stats = await insights().stats(t.id);
@@ -97,20 +101,31 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
     const email = f.string('email', { required: true, max: 254, pattern: EMAIL, patternHint: 'must be an e-mail address' });
     const password = f.string('password', { required: true, min: 8, max: 1024 });
     f.done();
-    const user = await store.createUser(tenant.id, email!, await hashPassword(password!));
+    const user = await store.createUser(tenant.id, email!, await hashes.run(() => hashPassword(password!)));
     if (user === 'email_taken') throw new HttpError('conflict', `A user with e-mail ${email} already exists.`);
     return json(201, user);
   });
 
   server.post('/v1/auth/login', async (req) => {
+    // Every attempt counts against the client's address, malformed ones included.
+    const byAddress = limiter.hit(`login-address:${req.remoteAddress}`, limits.loginAttemptsPerAddress, now());
+    if (!byAddress.allowed) throw overLimit(byAddress, `${describeRate(limits.loginAttemptsPerAddress, 'login attempts')} per client address`);
     const f = new Fields(readJsonObject(req));
     const email = f.string('email', { required: true, max: 254 });
     const password = f.string('password', { required: true, max: 1024 });
     f.done();
+    // Only failures count against an e-mail; once it has too many, even the right password
+    // waits out the window, and nothing is hashed meanwhile.
+    const emailKey = `login-email:${email!.toLowerCase()}`;
+    const failures = limiter.peek(emailKey, limits.loginFailuresPerEmail, now());
+    if (!failures.allowed) throw overLimit(failures, `${describeRate(limits.loginFailuresPerEmail, 'failed logins')} per e-mail address`);
     const user = await store.findUserByEmail(email!);
     // Verify against a dummy hash when the user is unknown, so timing does not reveal which e-mails exist.
-    const ok = await verifyPassword(password!, user?.passwordHash ?? DUMMY_HASH);
-    if (!user || !ok) throw new HttpError('unauthorized', 'Wrong e-mail or password.');
+    const ok = await hashes.run(() => verifyPassword(password!, user?.passwordHash ?? DUMMY_HASH));
+    if (!user || !ok) {
+      limiter.hit(emailKey, limits.loginFailuresPerEmail, now());
+      throw new HttpError('unauthorized', 'Wrong e-mail or password.');
+    }
     const tenant = await store.getTenant(user.tenantId);
     if (!tenant) throw new HttpError('unauthorized', 'Wrong e-mail or password.');
     if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this user is suspended.');
@@ -138,7 +153,10 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
     const name = f.string('name', { required: true, max: 200 });
     f.done();
     const key = newToken('apiKey');
-    const record = await store.createApiKey(session.tenant.id, name!, hashToken(key), key.slice(0, 8));
+    const record = await store.createApiKey(session.tenant.id, name!, hashToken(key), key.slice(0, 8), limits.liveApiKeys);
+    if (record === 'limit') {
+      throw new HttpError('plan_limit', `A tenant may have at most ${limits.liveApiKeys} live API keys; revoke one (DELETE /v1/api-keys/{id}) before creating another.`);
+    }
     return json(201, { id: record.id, name: record.name, key, createdAt: record.createdAt });
   });
 

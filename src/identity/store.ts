@@ -20,6 +20,8 @@ export interface IdentityStore {
   findSession(tokenHash: string, now: number): Promise<{ userId: UserId; tenant: TenantRecord; expiresAt: number } | null>;
   deleteSession(tokenHash: string): Promise<void>;
   createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string): Promise<ApiKeyRecord>;
+  /** Creates a key unless the tenant already has `maxLive` unrevoked ones ('limit'); the count and the insert are one transaction. */
+  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive: number): Promise<ApiKeyRecord | 'limit'>;
   listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]>;
   revokeApiKey(tenantId: TenantId, id: number): Promise<boolean>;
   findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null>;
@@ -157,6 +159,7 @@ function apiKeyOf(row: ApiKeyRow): ApiKeyRecord {
 
 export class SqliteIdentityStore implements IdentityStore {
   private readonly q;
+  private readonly createKeyTx;
 
   constructor(db: Db, private readonly now: () => number = Date.now) {
     migrate(db, 'identity', MIGRATIONS);
@@ -177,6 +180,7 @@ export class SqliteIdentityStore implements IdentityStore {
       purgeSessions: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
       insertKey: db.prepare('INSERT INTO api_keys (tenant_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *'),
       keys: db.prepare('SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id'),
+      liveKeys: db.prepare('SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ? AND revoked_at IS NULL'),
       revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL'),
       insertPersonal: db.prepare(
         'INSERT INTO personal_tokens (user_id, tenant_id, name, scopes, token_hash, preview, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *',
@@ -192,6 +196,10 @@ export class SqliteIdentityStore implements IdentityStore {
       touchPersonal: db.prepare('UPDATE personal_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)'),
       keyByHash: db.prepare('SELECT k.id AS key_id, t.* FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.token_hash = ? AND k.revoked_at IS NULL'),
     };
+    this.createKeyTx = db.transaction((tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive: number): ApiKeyRecord | 'limit' => {
+      if ((this.q.liveKeys.get(tenantId) as { n: number }).n >= maxLive) return 'limit';
+      return apiKeyOf(this.q.insertKey.get(tenantId, name, tokenHash, preview, this.iso()) as ApiKeyRow);
+    });
   }
 
   private iso(): string {
@@ -255,8 +263,10 @@ export class SqliteIdentityStore implements IdentityStore {
     this.q.deleteSession.run(tokenHash);
   }
 
-  async createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string): Promise<ApiKeyRecord> {
-    return apiKeyOf(this.q.insertKey.get(tenantId, name, tokenHash, preview, this.iso()) as ApiKeyRow);
+  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string): Promise<ApiKeyRecord>;
+  createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive: number): Promise<ApiKeyRecord | 'limit'>;
+  async createApiKey(tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive = Infinity): Promise<ApiKeyRecord | 'limit'> {
+    return this.createKeyTx.immediate(tenantId, name, tokenHash, preview, maxLive);
   }
 
   async listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]> {

@@ -1,3 +1,5 @@
+import type { RateDecision } from '../http/ratelimit.js';
+
 declare const brand: unique symbol;
 export type TenantId = number & { readonly [brand]: 'TenantId' };
 export type UserId = number & { readonly [brand]: 'UserId' };
@@ -58,9 +60,10 @@ export type TokenScope = (typeof TOKEN_SCOPES)[number];
 /**
  * Who is calling, resolved from the bearer token. A personal access token speaks for its user
  * like a session, within its scopes (`scopes` is null for a login session, which may do anything
- * its user may).
+ * its user may). `rate` is the verdict of the rate limit the request was counted against (per
+ * session or personal token; per API key), for routes that report it on every answer.
  */
 export type Principal =
   | { kind: 'admin' }
-  | { kind: 'session'; tenant: TenantRecord; userId: UserId; tokenHash: string; scopes: readonly TokenScope[] | null }
-  | { kind: 'apiKey'; tenant: TenantRecord; keyId: number };
+  | { kind: 'session'; tenant: TenantRecord; userId: UserId; tokenHash: string; scopes: readonly TokenScope[] | null; rate: RateDecision }
+  | { kind: 'apiKey'; tenant: TenantRecord; keyId: number; rate: RateDecision };

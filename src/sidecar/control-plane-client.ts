@@ -98,6 +98,16 @@ export class ControlPlaneClient {
   }
 }
 
+/** The `error.code` of an error body; undefined when the body is not one. */
+export function errorCode(reply: ControlPlaneReply): string | undefined {
+  try {
+    const code = (JSON.parse(reply.text) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The `error.message` of an error body, or the start of whatever came back. */
 export function errorText(reply: ControlPlaneReply): string {
   try {

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Survivor } from '../../brain/index.js';
 import { silentLogger, type Logger } from '../log.js';
-import { errorText, failureText, type ControlPlaneClient } from './control-plane-client.js';
+import { errorCode, errorText, failureText, type ControlPlaneClient } from './control-plane-client.js';
 import type { Exchange, ExchangeOutcome } from './control-plane-source.js';
 import type { HistogramMark, LatencyHistogram } from './histogram.js';
 import type { SidecarTelemetry } from './service.js';
 import type { BufferedReport, TelemetryBuffer } from './telemetry-buffer.js';
 
 /** The control plane's limits on a report (docs/controlplane.md), kept here so a report is never refused for its shape. */
-const LIMITS = { events: 1000, kind: 64, roster: 1000, text: 200 } as const;
+const LIMITS = { events: 100, kind: 64, roster: 1000, text: 200 } as const;
 
 export interface PushStatus {
   lastPush: Exchange | null;
@@ -175,6 +175,9 @@ export class TelemetryPusher {
         });
         continue;
       }
+      // Over the server's report quota (more than 2 a second, as when a backlog drains):
+      // the report is kept and sent again after the back-off.
+      if (reply.status === 403 && errorCode(reply) === 'plan_limit') return this.backOff(errorText(reply));
       if (reply.status === 401 || reply.status === 403) {
         this.stopped = true;
         this.record('unauthorized');

@@ -8,7 +8,6 @@ import { PRIVATE_DIR_MODE } from '../store/files.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { SqliteVideoStore, type CallbackFor } from './store.js';
-import { SlidingWindowLimiter } from './ratelimit.js';
 import { mountVideoRoutes } from './routes.js';
 import { RenderQueue } from './queue.js';
 import { CallbackDispatcher } from './callbacks.js';
@@ -32,8 +31,6 @@ export interface VideoServiceOptions {
   logger?: Logger;
   /** Admits callback URLs on loopback/private addresses and plain http (local development, tests). */
   allowPrivateCallbacks?: boolean | undefined;
-  /** Requests per minute per API key; default 100 (spec 000 §8). */
-  rateLimit?: { limit: number; windowMs: number } | undefined;
   timings?: Partial<TourTimings> | undefined;
   /** x264 preset; default ultrafast, so a 1080p tour renders faster than real time on 2 cores. */
   preset?: string | undefined;
@@ -106,7 +103,6 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   mountVideoRoutes(server, {
     store,
     auth: options.auth,
-    limiter: new SlidingWindowLimiter({ limit: options.rateLimit?.limit ?? 100, windowMs: options.rateLimit?.windowMs ?? 60_000, now }),
     dataDir: options.dataDir,
     uploads: UPLOAD_LIMITS,
     maxPhotosPerProperty: MAX_PHOTOS_PER_PROPERTY,

@@ -12,7 +12,7 @@ import type { TenantRecord } from '../identity/types.js';
 import { newToken } from '../identity/tokens.js';
 import type { Logger } from '../log.js';
 import type { VideoStore } from './store.js';
-import { SlidingWindowLimiter, rateHeaders } from './ratelimit.js';
+import { rateHeaders } from '../http/ratelimit.js';
 import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto, type UploadLimits } from './uploads.js';
 import { callbackUrlProblem } from './callbacks.js';
 import { etagMatches, parseRange } from './range.js';
@@ -22,7 +22,6 @@ import { FORMAT_NAMES, TEMPLATES, type AssetId, type PhotoId, type PropertyId, t
 export interface VideoRoutesOptions {
   store: VideoStore;
   auth: Authenticator;
-  limiter: SlidingWindowLimiter;
   dataDir: string;
   uploads: UploadLimits;
   /** Most photos one property may have. */
@@ -69,16 +68,13 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
   const { store } = o;
 
   /**
-   * Every route: an API key, then the rate limit (counted per key), then the plan. From the
-   * rate limit on, every answer (errors too) carries the X-RateLimit-* headers.
+   * Every route: an API key, counted by the authenticator against the key's and its tenant's
+   * rate limits (429 past either), then the plan. From the rate limit on, every answer
+   * (errors too) carries the X-RateLimit-* headers of the key's limit.
    */
   const api = (h: Handler) => async (req: Request): Promise<Reply> => {
     const principal = await o.auth.apiKey(req);
-    const decision = o.limiter.take(`key:${principal.keyId}`);
-    const headers = rateHeaders(decision);
-    if (!decision.allowed) {
-      throw new HttpError('rate_limited', `The limit is ${decision.limit} requests per minute per API key; retry after ${headers['retry-after']} s.`, { headers });
-    }
+    const headers = rateHeaders(principal.rate);
     try {
       requirePlan(principal.tenant.plan, 'agency');
       return withHeaders(await h(req, principal.tenant), headers);
@@ -181,7 +177,9 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
         details: [{ path: 'property_id', message: 'the property has no photos' }],
       });
     }
-    const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) });
+    const max = o.auth.limits.queuedVideosPerTenant;
+    const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) }, max);
+    if (video === 'limit') throw new HttpError('plan_limit', `A tenant may have at most ${max} videos queued or rendering; wait for one to finish.`);
     o.onQueued();
     return json(202, videoView(video), { location: `/v1/videos/${video.id}` });
   }));

@@ -13,6 +13,8 @@ export type CallbackFor = (video: VideoRecord) => { url: string; event: Callback
  * Properties, photos, videos (the render queue), assets and completion callbacks. Methods
  * return promises so that a network database can stand in for SQLite later.
  */
+export type VideoInput = { propertyId: PropertyId; template: Template; format: Format; callbackUrl: string | null; photoIds: PhotoId[] };
+
 export interface VideoStore {
   createProperty(tenantId: TenantId, input: PropertyInput): Promise<PropertyRecord>;
   getProperty(tenantId: TenantId, id: PropertyId): Promise<PropertyRecord | null>;
@@ -23,7 +25,9 @@ export interface VideoStore {
   addPhotos(propertyId: PropertyId, photos: readonly NewPhoto[], maxPerProperty: number): Promise<PhotoRecord[] | 'too_many'>;
   photosByIds(ids: readonly PhotoId[]): Promise<PhotoRecord[]>;
 
-  createVideo(tenantId: TenantId, input: { propertyId: PropertyId; template: Template; format: Format; callbackUrl: string | null; photoIds: PhotoId[] }): Promise<VideoRecord>;
+  createVideo(tenantId: TenantId, input: VideoInput): Promise<VideoRecord>;
+  /** Queues the video unless the tenant already has `maxUnfinished` queued or rendering ('limit'); the count and the insert are one transaction. */
+  createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished: number): Promise<VideoRecord | 'limit'>;
   getVideo(tenantId: TenantId, id: VideoId): Promise<VideoRecord | null>;
   videoById(id: VideoId): Promise<VideoRecord | null>;
   /** Puts every video left 'rendering' by a stopped process back in the queue; answers how many. */
@@ -232,6 +236,7 @@ export class SqliteVideoStore implements VideoStore {
         VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?) RETURNING *`),
       video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
       videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
+      unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
       requeue: db.prepare(`UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL WHERE status = 'rendering'`),
       nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' ORDER BY id LIMIT 1`),
       claim: db.prepare(`UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ? WHERE id = ? AND status = 'queued' RETURNING *`),
@@ -297,8 +302,13 @@ export class SqliteVideoStore implements VideoStore {
     return ids.map((id) => this.q.photo.get(id) as PhotoRow | undefined).filter((r): r is PhotoRow => r !== undefined).map(photoOf);
   }
 
-  async createVideo(tenantId: TenantId, input: { propertyId: PropertyId; template: Template; format: Format; callbackUrl: string | null; photoIds: PhotoId[] }): Promise<VideoRecord> {
-    return videoOf(this.q.insertVideo.get(tenantId, input.propertyId, input.template, input.format, input.callbackUrl, JSON.stringify(input.photoIds), this.iso()) as VideoRow);
+  createVideo(tenantId: TenantId, input: VideoInput): Promise<VideoRecord>;
+  createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished: number): Promise<VideoRecord | 'limit'>;
+  async createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished = Infinity): Promise<VideoRecord | 'limit'> {
+    return this.db.transaction((): VideoRecord | 'limit' => {
+      if ((this.q.unfinished.get(tenantId) as { n: number }).n >= maxUnfinished) return 'limit';
+      return videoOf(this.q.insertVideo.get(tenantId, input.propertyId, input.template, input.format, input.callbackUrl, JSON.stringify(input.photoIds), this.iso()) as VideoRow);
+    }).immediate();
   }
 
   async getVideo(tenantId: TenantId, id: VideoId): Promise<VideoRecord | null> {

@@ -2,6 +2,7 @@ import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
 import { Fields, limitParam, readJsonObject, typeOf } from '../http/validate.js';
+import { describeRate, overLimit } from '../http/ratelimit.js';
 import type { Authenticator } from '../identity/auth.js';
 import { bearerToken } from '../identity/auth.js';
 import { hashToken, newToken, TOKEN_PREFIX } from '../identity/tokens.js';
@@ -214,7 +215,9 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const events = eventsField(body, f, true);
     const enabled = f.boolean('enabled');
     f.done();
-    const endpoint = await store.createEndpoint(widget.id, { url: url!, secret: secret ?? generateSecret(), events: events!, enabled: enabled ?? true });
+    const max = auth.limits.endpointsPerWidget;
+    const endpoint = await store.createEndpoint(widget.id, { url: url!, secret: secret ?? generateSecret(), events: events!, enabled: enabled ?? true }, max);
+    if (endpoint === 'limit') throw new HttpError('plan_limit', `A widget may have at most ${max} webhook endpoints; delete one before adding another.`);
     // The secret is shown here and after a rotation, never again.
     return json(201, { ...endpointView(endpoint), secret: endpoint.secret });
   });
@@ -306,6 +309,9 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     let widget: WidgetRecord;
     if (token?.startsWith(TOKEN_PREFIX.widgetKey)) {
       const key = await service.widgetKey(token);
+      const rate = auth.limits.widgetKey;
+      const d = auth.limiter.hit(`widget-key:${hashToken(token)}`, rate, now());
+      if (!d.allowed) throw overLimit(d, `${describeRate(rate)} per widget key`);
       if (key.widgetId !== req.params.id) throw new HttpError('forbidden', 'This widget key belongs to another widget.');
       const found = await store.getWidget(key.tenant.id, key.widgetId);
       if (!found) throw new HttpError('not_found', 'No widget with that id.');

@@ -64,6 +64,8 @@ export interface WebhookStore {
   findWidgetKey(hash: string): Promise<{ widgetId: WidgetId; tenantId: TenantId } | null>;
 
   createEndpoint(widgetId: WidgetId, input: EndpointInput): Promise<EndpointRecord>;
+  /** Creates the endpoint unless the widget already has `maxPerWidget` ('limit'); the count and the insert are one transaction. */
+  createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget: number): Promise<EndpointRecord | 'limit'>;
   listEndpoints(widgetId: WidgetId): Promise<EndpointRecord[]>;
   getEndpoint(widgetId: WidgetId, id: string): Promise<EndpointRecord | null>;
   /** Disabling fails the endpoint's pending deliveries (recoverable later); enabling clears the failure streak. */
@@ -244,6 +246,7 @@ export class SqliteWebhookStore implements WebhookStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       ),
       endpoints: db.prepare('SELECT * FROM webhook_endpoints WHERE widget_id = ? ORDER BY seq'),
+      countEndpoints: db.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE widget_id = ?'),
       endpoint: db.prepare('SELECT * FROM webhook_endpoints WHERE widget_id = ? AND id = ?'),
       enabledEndpoints: db.prepare('SELECT id, events FROM webhook_endpoints WHERE widget_id = ? AND enabled = 1 ORDER BY seq'),
       setUrlEvents: db.prepare('UPDATE webhook_endpoints SET url = ?, events = ?, updated_at = ? WHERE id = ?'),
@@ -347,12 +350,17 @@ export class SqliteWebhookStore implements WebhookStore {
     return r ? { widgetId: r.widget_id as WidgetId, tenantId: r.tenant_id as TenantId } : null;
   }
 
-  async createEndpoint(widgetId: WidgetId, input: EndpointInput) {
-    const at = this.now();
-    const row = this.q.insertEndpoint.get(
-      newId('ep_'), widgetId, input.url, input.secret, JSON.stringify(input.events), input.enabled ? 1 : 0, input.enabled ? null : 'user', at, at,
-    ) as EndpointRow;
-    return endpointOf(row);
+  createEndpoint(widgetId: WidgetId, input: EndpointInput): Promise<EndpointRecord>;
+  createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget: number): Promise<EndpointRecord | 'limit'>;
+  async createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget = Infinity): Promise<EndpointRecord | 'limit'> {
+    return this.db.transaction((): EndpointRecord | 'limit' => {
+      if ((this.q.countEndpoints.get(widgetId) as { n: number }).n >= maxPerWidget) return 'limit';
+      const at = this.now();
+      const row = this.q.insertEndpoint.get(
+        newId('ep_'), widgetId, input.url, input.secret, JSON.stringify(input.events), input.enabled ? 1 : 0, input.enabled ? null : 'user', at, at,
+      ) as EndpointRow;
+      return endpointOf(row);
+    }).immediate();
   }
 
   async listEndpoints(widgetId: WidgetId) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN, startTestServer, tenantSession } from '../helpers/embedded.js';
 import { cli, tempDir } from '../helpers/paths.js';
-import { report, serverWithKey, signed } from './helpers.js';
+import { BURST_LIMITS, report, serverWithKey, signed } from './helpers.js';
 
 const run = promisify(execFile);
 
@@ -56,7 +56,7 @@ test('durability: after close and reopen on the same file, history, keys, teleme
   const dir = tempDir();
   const db = join(dir.path, 'durable.db');
   try {
-    const s1 = await startTestServer({ db });
+    const s1 = await startTestServer({ db, limits: BURST_LIMITS });
     const { token, email } = await tenantSession(s1, 'pro', `durable-${Date.now()}@example.com`);
     const a = await serverWithKey(s1, token);
     const head = (await s1.call('GET', `/v1/servers/${a.serverId}/config`, { token })).body;

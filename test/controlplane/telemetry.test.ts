@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
-import { report, serverWithKey, signed } from './helpers.js';
+import { BURST_LIMITS, report, serverWithKey, signed } from './helpers.js';
+
+// These tests send reports back to back: each raises the report quota and key rate
+// explicitly (test/controlplane/limits.test.ts covers the defaults).
 
 const roster = [
   { agent: 1, name: 'Mara', alignment: 'friendly', goal: 'find water', state: 'patrol' },
@@ -9,7 +12,7 @@ const roster = [
 ];
 
 test('§4.2 POST /v1/telemetry is 202 {accepted, received}; a repeated reportId is accepted:false and not counted twice', async () => {
-  const s = await startTestServer();
+  const s = await startTestServer({ limits: BURST_LIMITS });
   try {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);
@@ -30,7 +33,7 @@ test('§4.2 POST /v1/telemetry is 202 {accepted, received}; a repeated reportId 
 });
 
 test('telemetry validation: 422 validation_failed with every problem; another server\'s serverId is 403; not JSON is 415', async () => {
-  const s = await startTestServer();
+  const s = await startTestServer({ limits: BURST_LIMITS });
   try {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);
@@ -59,7 +62,7 @@ test('telemetry validation: 422 validation_failed with every problem; another se
 
 test('read models: overview, roster, activity (newest first, limit), economy and usage for the month (injected clock)', async () => {
   let now = Date.parse('2026-03-31T23:00:00Z');
-  const s = await startTestServer({ now: () => now });
+  const s = await startTestServer({ now: () => now, limits: BURST_LIMITS });
   try {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);
@@ -131,7 +134,8 @@ test('read models: overview, roster, activity (newest first, limit), economy and
 });
 
 test('burst: many reports at once are all stored (group commit) and counted once each', async () => {
-  const s = await startTestServer();
+  // 200 reports at once from one key: far past its default rate and report quota, raised here.
+  const s = await startTestServer({ limits: BURST_LIMITS });
   try {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);
@@ -147,7 +151,7 @@ test('burst: many reports at once are all stored (group commit) and counted once
 });
 
 test('§8 activity limit defaults to 20', async () => {
-  const s = await startTestServer();
+  const s = await startTestServer({ limits: BURST_LIMITS });
   try {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);

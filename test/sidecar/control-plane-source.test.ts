@@ -12,10 +12,11 @@ import { TelemetryPusher } from '../../src/sidecar/telemetry-push.js';
 import type { SidecarTelemetry } from '../../src/sidecar/service.js';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
-import { serverWithKey } from '../controlplane/helpers.js';
+import { BURST_LIMITS, serverWithKey } from '../controlplane/helpers.js';
 import { runConfigSourceSuite } from './config-source.case.js';
 
-const cp = await startTestServer();
+// The shared suite pulls with one key far more often than a sidecar's 120 a minute: raised here.
+const cp = await startTestServer({ limits: BURST_LIMITS });
 const session = await tenantSession(cp);
 after(() => cp.stop());
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/paths.js';
 import { ADMIN, call, relay, spawnCli, stop, tick, waitFor, type Child } from './helpers.js';
@@ -18,8 +18,12 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
   const stateDir = join(tmp.path, 'sidecar-state');
   const children: Child[] = [];
   const link = await relay();
+  // The sidecar here polls every 0.2 s and reports every 0.3 s, past a server key's default
+  // 120 requests a minute and a server's 2 reports a second: this test raises both.
+  const limits = join(tmp.path, 'limits.json');
+  writeFileSync(limits, JSON.stringify({ serverKey: 10_000, telemetryReports: 100 }));
   const serve = async (addr: string) => {
-    const c = await spawnCli(['serve', '--addr', addr, '--db', db, '--data', join(tmp.path, 'data')], LISTEN);
+    const c = await spawnCli(['serve', '--addr', addr, '--db', db, '--data', join(tmp.path, 'data'), '--limits', limits], LISTEN);
     children.push(c);
     return { ...c, url: c.match[1]! };
   };

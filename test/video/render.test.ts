@@ -48,7 +48,7 @@ async function receiver(): Promise<{ url: string; got: Received[]; next(): Promi
 
 test('renders a tour from three photos in each format: H.264 + AAC MP4 at the format size, poster, assets with Range and ETag, signed callback', async () => {
   let clockOffset = 0;
-  const s = await startVideoServer({ now: () => Date.now() + clockOffset, video: { rateLimit: { limit: 100_000, windowMs: 60_000 } } });
+  const s = await startVideoServer({ now: () => Date.now() + clockOffset, limits: { apiKey: { limit: 100_000, windowMs: 60_000 }, tenantApiKeys: { limit: 100_000, windowMs: 60_000 } } });
   const hook = await receiver();
   try {
     const { key } = await apiKey(s);

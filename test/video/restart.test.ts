@@ -24,7 +24,7 @@ test('a server stopped mid-render resumes the video on the next start with the s
     dataDir: join(dir.path, 'data'),
     adminToken: ADMIN_TOKEN,
     // Long enough that the render is still running when the server stops.
-    video: { timings: { titleS: 2, photoS: 4, fadeS: 0.5, fps: 25 }, rateLimit: { limit: 100_000, windowMs: 60_000 } },
+    video: { timings: { titleS: 2, photoS: 4, fadeS: 0.5, fps: 25 } }, limits: { apiKey: { limit: 100_000, windowMs: 60_000 }, tenantApiKeys: { limit: 100_000, windowMs: 60_000 } },
   };
   let e = await startEmbedded(options);
   try {

@@ -78,6 +78,7 @@ export function registerAdmin(program: Command): void {
         // Same rule as POST /v1/api-keys: a key below agency would only ever answer 403.
         if (!planAtLeast(tenant.plan, 'agency')) throw new CliError(`API keys need the agency plan or higher; tenant ${tenant.id} is on ${tenant.plan}`);
         const key = newToken('apiKey');
+        // The operator's own tool: the live-key quota binds tenants' sessions, not this.
         const record = await store.createApiKey(tenant.id, opts.name, hashToken(key), key.slice(0, 8));
         return { id: record.id, name: record.name, key, createdAt: record.createdAt };
       });

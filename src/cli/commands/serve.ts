@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startEmbedded } from '../embedded.js';
-import { CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
+import { CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal } from '../util.js';
 
 interface ServeFlags {
   addr: string;
@@ -12,6 +12,7 @@ interface ServeFlags {
   ffmpeg?: string;
   renderConcurrency?: string;
   allowPrivateWebhooks?: boolean;
+  limits?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -26,8 +27,10 @@ export function registerServe(program: Command): void {
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
+    .option('--limits <file>', LIMITS_FLAG_HELP)
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
+      const limits = limitsFlag(flags.limits);
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
       const logger = createLogger();
       const adminToken = process.env.SERVICE_ADMIN_TOKEN;
@@ -42,6 +45,7 @@ export function registerServe(program: Command): void {
         ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+        ...limits,
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');

@@ -7,7 +7,7 @@ import { STATE_FILE } from '../../sidecar/state-file.js';
 import { startEmbedded } from '../embedded.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
-import { CliError, parseAddr, untilSignal } from '../util.js';
+import { CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal } from '../util.js';
 import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
 
 interface UpFlags {
@@ -16,6 +16,7 @@ interface UpFlags {
   db: string;
   data: string;
   json?: boolean;
+  limits?: string;
   allowPrivateWebhooks?: boolean;
 }
 
@@ -46,8 +47,10 @@ export function registerUp(program: Command): void {
     .option('--data <dir>', 'property-video data directory', './data')
     .option('--allow-private-webhooks', 'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)')
     .option('--json', 'print the URLs and credentials as one JSON line')
+    .option('--limits <file>', LIMITS_FLAG_HELP)
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
+      const limits = limitsFlag(flags.limits);
       // The sidecar's bind address env (spec 001 §4.1) holds here too, as SERVICE_BRAIN_TOKEN does.
       const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
       const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
@@ -73,6 +76,7 @@ export function registerUp(program: Command): void {
           logger,
           dataDir: resolve(flags.data),
           allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+          ...limits,
         });
       } catch (err) {
         throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
