@@ -8,7 +8,7 @@ import busboy from 'busboy';
 import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { parseJson } from '../http/codec.js';
 import { typeOf } from '../http/validate.js';
-import { HEAD_BYTES, TAIL_BYTES, inspectImage } from './image.js';
+import { ImageChecker } from './image.js';
 import type { ImageType, NewPhoto } from './types.js';
 
 export interface UploadLimits {
@@ -41,41 +41,13 @@ async function removeAll(paths: readonly string[]): Promise<void> {
   await Promise.all(paths.map((p) => unlink(p).catch(() => {})));
 }
 
-/** Keeps the first HEAD_BYTES and the last TAIL_BYTES of a stream without holding the rest. */
-class Sampler {
-  private headChunks: Buffer[] = [];
-  private headSize = 0;
-  private tailBuf = Buffer.alloc(0);
-  size = 0;
-
-  add(chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.headSize < HEAD_BYTES) {
-      const take = chunk.subarray(0, HEAD_BYTES - this.headSize);
-      this.headChunks.push(take);
-      this.headSize += take.length;
-    }
-    this.tailBuf = chunk.length >= TAIL_BYTES
-      ? Buffer.from(chunk.subarray(chunk.length - TAIL_BYTES))
-      : Buffer.concat([this.tailBuf, chunk]).subarray(-TAIL_BYTES);
-  }
-
-  head(): Buffer {
-    return Buffer.concat(this.headChunks, this.headSize);
-  }
-
-  tail(): Buffer {
-    return this.tailBuf;
-  }
-}
-
-function check(files: { sampler: Sampler; filename: string; tmpPath: string }[]): StagedPhoto[] {
+function check(files: { checker: ImageChecker; filename: string; tmpPath: string }[]): StagedPhoto[] {
   const details: ErrorDetail[] = [];
   const staged: StagedPhoto[] = [];
   files.forEach((f, i) => {
-    const info = inspectImage(f.sampler.head(), f.sampler.tail(), f.sampler.size);
+    const info = f.checker.result();
     if (!info.ok) details.push({ path: `photos[${i}]`, message: `${f.filename} ${info.reason}` });
-    else staged.push({ tmpPath: f.tmpPath, filename: f.filename, contentType: info.contentType, width: info.width, height: info.height, sizeBytes: f.sampler.size });
+    else staged.push({ tmpPath: f.tmpPath, filename: f.filename, contentType: info.contentType, width: info.width, height: info.height, sizeBytes: f.checker.size });
   });
   if (details.length > 0) throw validationFailed(details, 'Every upload must be a complete JPEG, PNG or WebP image; nothing was stored.');
   return staged;
@@ -106,7 +78,7 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
   } catch {
     throw new HttpError('bad_request', 'The multipart/form-data Content-Type needs a boundary.');
   }
-  const files: { sampler: Sampler; filename: string; tmpPath: string }[] = [];
+  const files: { checker: ImageChecker; filename: string; tmpPath: string }[] = [];
   const writes: Promise<void>[] = [];
   let problem: HttpError | null = null;
   const fail = (err: HttpError): void => {
@@ -120,9 +92,9 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
     }
     const filename = cleanName(info.filename, files.length);
     const tmpPath = join(tmpDir, `${randomUUID()}.part`);
-    const sampler = new Sampler();
-    files.push({ sampler, filename, tmpPath });
-    file.on('data', (chunk: Buffer) => sampler.add(chunk));
+    const checker = new ImageChecker();
+    files.push({ checker, filename, tmpPath });
+    file.on('data', (chunk: Buffer) => checker.add(chunk));
     file.on('limit', () => fail(tooLarge(filename, limits)));
     writes.push(
       pipeline(file, createWriteStream(tmpPath)).catch(() => fail(new HttpError('bad_request', `The upload of ${filename} ended early; nothing was stored.`))),
@@ -186,9 +158,9 @@ export async function receiveJson(stream: Readable, tmpDir: string, limits: Uplo
   if (details.length > 0) throw validationFailed(details);
   for (const d of decoded) if (d.data.length > limits.maxPhotoBytes) throw tooLarge(d.filename, limits);
   const files = decoded.map((d) => {
-    const sampler = new Sampler();
-    sampler.add(d.data);
-    return { sampler, filename: d.filename, tmpPath: join(tmpDir, `${randomUUID()}.part`), data: d.data };
+    const checker = new ImageChecker();
+    checker.add(d.data);
+    return { checker, filename: d.filename, tmpPath: join(tmpDir, `${randomUUID()}.part`), data: d.data };
   });
   const staged = check(files);
   try {
