@@ -29,7 +29,7 @@ export interface EmbeddedOptions {
   /** Video renders at once; default half the CPU cores, at least 1. */
   renderConcurrency?: number;
   /** Tuning of the property-video API for tests and benchmarks (render timings, preset, rate limit). */
-  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile'>;
+  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget'>;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */

@@ -15,6 +15,7 @@ import { resolveFfmpeg, type FfmpegBinary } from './ffmpeg.js';
 import { findFont } from './font.js';
 import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
 import { videoView } from './views.js';
+import { ByteBudget } from './budget.js';
 import { newToken } from '../identity/tokens.js';
 import type { TenantId } from '../identity/types.js';
 
@@ -38,6 +39,8 @@ export interface VideoServiceOptions {
   preset?: string | undefined;
   /** Font for the title card; default a system sans found with fontconfig or at known paths. */
   fontFile?: string | undefined;
+  /** Bytes of JSON photo uploads held at once across all requests; default JSON_UPLOAD_BUDGET_BYTES. */
+  jsonUploadBudget?: ByteBudget | undefined;
   /** Real milliseconds between looks for due callback retries; default 1000. */
   callbackPollMs?: number | undefined;
 }
@@ -49,7 +52,14 @@ export interface VideoService {
   close(): Promise<void>;
 }
 
-export const UPLOAD_LIMITS = { maxPhotoBytes: 15 * 1024 * 1024, maxPhotos: 20, maxJsonBytes: 64 * 1024 * 1024 } as const;
+/**
+ * 15 MiB a photo, 20 photos a request. A JSON body is read whole to be parsed, so it is capped
+ * at 25 MiB (one photo at the per-photo limit, base64-encoded, with room to spare); multipart
+ * bodies are streamed to disk and carry up to the 20 photos.
+ */
+export const UPLOAD_LIMITS = { maxPhotoBytes: 15 * 1024 * 1024, maxPhotos: 20, maxJsonBytes: 25 * 1024 * 1024 } as const;
+/** Bytes of JSON photo uploads held in memory at once across all requests (five at the JSON cap); past it, 503 with Retry-After. */
+export const JSON_UPLOAD_BUDGET_BYTES = 128 * 1024 * 1024;
 export const MAX_PHOTOS_PER_PROPERTY = 100;
 
 /** The property-video API (spec 000): routes, render queue and completion callbacks. */
@@ -108,6 +118,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     limiter: new SlidingWindowLimiter({ limit: options.rateLimit?.limit ?? 100, windowMs: options.rateLimit?.windowMs ?? 60_000, now }),
     dataDir: options.dataDir,
     uploads: UPLOAD_LIMITS,
+    jsonBudget: options.jsonUploadBudget ?? new ByteBudget(JSON_UPLOAD_BUDGET_BYTES),
     maxPhotosPerProperty: MAX_PHOTOS_PER_PROPERTY,
     allowPrivateCallbacks: options.allowPrivateCallbacks ?? false,
     logger,

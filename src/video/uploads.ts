@@ -9,6 +9,7 @@ import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js
 import { parseJson } from '../http/codec.js';
 import { typeOf } from '../http/validate.js';
 import { ImageChecker } from './image.js';
+import type { ByteBudget } from './budget.js';
 import type { ImageType, NewPhoto } from './types.js';
 
 export interface UploadLimits {
@@ -125,16 +126,52 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
 const DATA_URL_HEADER = /^data:[\w.+-]+\/[\w.+-]+;base64,/i;
 
-/** Reads a JSON body `{photos: [{filename, data_base64}]}` (at most maxJsonBytes) into temp files. */
-export async function receiveJson(stream: Readable, tmpDir: string, limits: UploadLimits): Promise<StagedPhoto[]> {
+/** Seconds a client is asked to wait when the JSON upload budget is spent. */
+export const JSON_BUDGET_RETRY_AFTER_S = 1;
+
+function budgetSpent(budget: ByteBudget): HttpError {
+  return new HttpError('unavailable', `The server is holding as many JSON photo uploads as it may (${budget.limit} bytes in all); retry shortly or upload as multipart/form-data, which is streamed.`, {
+    headers: { 'retry-after': String(JSON_BUDGET_RETRY_AFTER_S) },
+  });
+}
+
+/**
+ * Reads a JSON body `{photos: [{filename, data_base64}]}` (at most maxJsonBytes) into temp
+ * files. Its bytes are taken from `budget` while held: the declared Content-Length up front,
+ * or chunk by chunk when none is declared; over the budget the answer is 503 with Retry-After.
+ */
+export async function receiveJson(stream: Readable, declaredLength: number | null, tmpDir: string, limits: UploadLimits, budget: ByteBudget): Promise<StagedPhoto[]> {
+  const tooBig = () => new HttpError('payload_too_large', `A JSON photo upload may be at most ${limits.maxJsonBytes} bytes; use multipart/form-data for more.`);
+  if (declaredLength !== null && declaredLength > limits.maxJsonBytes) {
+    stream.resume();
+    throw tooBig();
+  }
+  let held = 0;
+  const hold = (n: number): void => {
+    if (!budget.take(n)) {
+      stream.resume();
+      throw budgetSpent(budget);
+    }
+    held += n;
+  };
+  try {
+    if (declaredLength !== null) hold(declaredLength);
+    return await readJsonPhotos(stream, declaredLength === null ? hold : null, tmpDir, limits, tooBig);
+  } finally {
+    budget.give(held);
+  }
+}
+
+async function readJsonPhotos(stream: Readable, hold: ((n: number) => void) | null, tmpDir: string, limits: UploadLimits, tooBig: () => HttpError): Promise<StagedPhoto[]> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limits.maxJsonBytes) {
       stream.resume();
-      throw new HttpError('payload_too_large', `A JSON photo upload may be at most ${limits.maxJsonBytes} bytes; use multipart/form-data for more.`);
+      throw tooBig();
     }
+    hold?.(chunk.length);
     chunks.push(chunk);
   }
   const body = parseJson(Buffer.concat(chunks, size));
