@@ -28,8 +28,10 @@ export interface EmbeddedOptions {
   ffmpegPath?: string;
   /** Video renders at once; default half the CPU cores, at least 1. */
   renderConcurrency?: number;
+  /** Address space of each ffmpeg process (prlimit --as); default 2 GiB. */
+  ffmpegAddressSpaceBytes?: number;
   /** Tuning of the property-video API for tests and benchmarks (render timings, preset, rate limit). */
-  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget'>;
+  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock'>;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
@@ -85,6 +87,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     dataDir: options.dataDir ?? join(dirname(options.db), 'data'),
     ffmpegPath: options.ffmpegPath,
     renderConcurrency: options.renderConcurrency,
+    ffmpegAddressSpaceBytes: options.ffmpegAddressSpaceBytes,
     allowPrivateCallbacks: options.allowPrivateWebhooks,
     now,
     logger,

@@ -9,9 +9,9 @@ import { silentLogger } from '../log.js';
 import { SqliteVideoStore, type CallbackFor } from './store.js';
 import { SlidingWindowLimiter } from './ratelimit.js';
 import { mountVideoRoutes } from './routes.js';
-import { RenderQueue } from './queue.js';
+import { RenderQueue, type WallClock } from './queue.js';
 import { CallbackDispatcher } from './callbacks.js';
-import { resolveFfmpeg, type FfmpegBinary } from './ffmpeg.js';
+import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit, resolveFfmpeg, type FfmpegBinary, type FfmpegConfinement } from './ffmpeg.js';
 import { findFont } from './font.js';
 import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
 import { videoView } from './views.js';
@@ -26,6 +26,12 @@ export interface VideoServiceOptions {
   dataDir: string;
   /** ffmpeg binary; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string | undefined;
+  /** Address space each ffmpeg process may map (prlimit --as); default DEFAULT_FFMPEG_ADDRESS_SPACE (2 GiB). */
+  ffmpegAddressSpaceBytes?: number | undefined;
+  /** prlimit binary; default prlimit on PATH (Linux); null runs ffmpeg with the wall-clock limit alone. */
+  prlimitPath?: string | null | undefined;
+  /** Wall-clock limit of a render; default RENDER_WALL_CLOCK (20x the video's duration, at most 10 min). */
+  renderWallClock?: WallClock | undefined;
   /** Renders at once; default half the cores, at least 1 (one ffmpeg already uses several cores). */
   renderConcurrency?: number | undefined;
   now?: () => number;
@@ -75,8 +81,12 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     ffmpegProblem = (err as Error).message;
     logger.error('video rendering unavailable', { error: ffmpegProblem });
   }
+  const addressSpaceBytes = options.ffmpegAddressSpaceBytes ?? DEFAULT_FFMPEG_ADDRESS_SPACE;
+  if (!Number.isSafeInteger(addressSpaceBytes) || addressSpaceBytes < 64 * 1024 * 1024) throw new Error(`ffmpegAddressSpaceBytes must be an integer of at least 64 MiB, got ${addressSpaceBytes}`);
+  const confinement: FfmpegConfinement = { prlimit: options.prlimitPath === undefined ? findPrlimit() : options.prlimitPath, addressSpaceBytes };
+  if (ffmpeg && !confinement.prlimit) logger.warn('prlimit not found: ffmpeg renders run with their wall-clock limit but without an address-space limit (install util-linux)');
   const fontFile = findFont(options.fontFile);
-  if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font' });
+  if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font', addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null });
   for (const sub of ['photos', 'assets', 'work']) await mkdir(join(options.dataDir, sub), { recursive: true });
   // Staged uploads of a process that stopped mid-request are never committed: start clean.
   await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
@@ -106,6 +116,8 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     ...(ffmpegProblem ? { ffmpegProblem } : {}),
     fontFile,
     concurrency: options.renderConcurrency ?? Math.max(1, Math.floor(availableParallelism() / 2)),
+    confinement,
+    ...(options.renderWallClock ? { wallClock: options.renderWallClock } : {}),
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
     preset: options.preset ?? 'ultrafast',
     logger,

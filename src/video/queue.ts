@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../log.js';
 import type { CallbackFor, VideoStore } from './store.js';
-import type { FfmpegBinary } from './ffmpeg.js';
+import type { FfmpegBinary, FfmpegConfinement } from './ffmpeg.js';
 import { FfmpegError, runFfmpeg } from './ffmpeg.js';
-import { planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
+import { fitPhotoArgs, planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
 import { titleLines, renderTitleImage } from './titlecard.js';
 import type { PropertyRecord, VideoId, VideoRecord } from './types.js';
 
@@ -21,6 +21,10 @@ export interface RenderQueueOptions {
   /** A font for the title card; null draws it with the built-in bitmap font. */
   fontFile: string | null;
   concurrency: number;
+  /** How each ffmpeg process is confined (prlimit and its address-space limit). */
+  confinement: FfmpegConfinement;
+  /** The wall-clock limit of a whole render; default RENDER_WALL_CLOCK. */
+  wallClock?: WallClock;
   timings: TourTimings;
   preset: string;
   logger: Logger;
@@ -28,6 +32,22 @@ export interface RenderQueueOptions {
   callbackFor: CallbackFor;
   /** Told after a video completes or fails, so callbacks go out without waiting for a poll. */
   onFinished?: (video: VideoRecord) => void;
+}
+
+/**
+ * A render (the video and its poster) may take `perVideoSecond` times the video's duration,
+ * and never more than `maxMs`: the smaller bound applies. Renders run faster than real time,
+ * so 20x is a wide margin for a short video, and 10 minutes caps the longest one.
+ */
+export interface WallClock {
+  maxMs: number;
+  perVideoSecond: number;
+}
+
+export const RENDER_WALL_CLOCK: WallClock = { maxMs: 10 * 60_000, perVideoSecond: 20 };
+
+export function renderTimeLimitMs(durationS: number, wallClock: WallClock = RENDER_WALL_CLOCK): number {
+  return Math.min(wallClock.maxMs, Math.ceil(durationS * wallClock.perVideoSecond * 1000));
 }
 
 /**
@@ -109,8 +129,9 @@ export class RenderQueue {
       if (!property || photos.length !== video.photoIds.length || photos.length === 0) throw new RenderError('the property or some of its photos no longer exist');
       const title = await this.titleCard(property, work, video, ffmpeg);
       const output = join(work, 'video.mp4');
+      const fitted = photos.map((_, i) => join(work, `photo-${i}.jpg`));
       const plan = planTour({
-        photos: photos.map((p) => join(this.o.dataDir, 'photos', p.storageKey)),
+        photos: fitted,
         format: video.format,
         title,
         output,
@@ -118,9 +139,18 @@ export class RenderQueue {
         xfade: ffmpeg.xfade,
         preset: this.o.preset,
       });
+      const deadline = Date.now() + renderTimeLimitMs(plan.durationS, this.o.wallClock);
+      const confinement = this.o.confinement;
+      const still = () => ({ durationS: 0, timeoutMs: deadline - Date.now(), confinement, onSpawn: (child: ChildProcess) => (slot.child = child) });
+      for (const [i, photo] of photos.entries()) {
+        await runFfmpeg(ffmpeg.path, fitPhotoArgs(join(this.o.dataDir, 'photos', photo.storageKey), video.format, fitted[i]!), still());
+        if (this.stopping) return;
+      }
       let reported = 0;
       await runFfmpeg(ffmpeg.path, plan.args, {
         durationS: plan.durationS,
+        timeoutMs: deadline - Date.now(),
+        confinement,
         onSpawn: (child) => {
           slot.child = child;
         },
@@ -135,7 +165,7 @@ export class RenderQueue {
       });
       if (this.stopping) return;
       const poster = join(work, 'poster.jpg');
-      await runFfmpeg(ffmpeg.path, posterArgs(output, plan.posterAtS, poster), { durationS: 0, onSpawn: (child) => (slot.child = child) });
+      await runFfmpeg(ffmpeg.path, posterArgs(output, plan.posterAtS, poster), still());
       if (this.stopping) return;
       const assetsDir = join(this.o.dataDir, 'assets');
       const videoKey = `${randomUUID()}.mp4`;

@@ -1,0 +1,61 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RENDER_WALL_CLOCK, renderTimeLimitMs } from '../../src/video/queue.js';
+import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit } from '../../src/video/ffmpeg.js';
+import type { Logger } from '../../src/log.js';
+import { apiKey, createProperty, startVideoServer, testImage, waitForVideo } from './helpers.js';
+import type { TestServer } from '../helpers/embedded.js';
+
+async function renderOne(s: TestServer): Promise<any> {
+  const { key } = await apiKey(s);
+  const pid = await createProperty(s, key);
+  const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ data_base64: testImage('jpg', '160x120').toString('base64') }] } });
+  assert.equal(up.status, 201);
+  const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '1:1' } });
+  assert.equal(v.status, 202);
+  return waitForVideo(s, key, v.body.id);
+}
+
+test('the wall-clock limit of a render is 20x the video duration, at most 10 minutes', () => {
+  assert.deepEqual(RENDER_WALL_CLOCK, { maxMs: 600_000, perVideoSecond: 20 });
+  assert.equal(renderTimeLimitMs(4), 80_000);
+  assert.equal(renderTimeLimitMs(29), 580_000);
+  assert.equal(renderTimeLimitMs(30), 600_000);
+  assert.equal(renderTimeLimitMs(253), 600_000);
+  assert.equal(DEFAULT_FFMPEG_ADDRESS_SPACE, 2 * 1024 ** 3);
+});
+
+test('ffmpeg past its wall-clock limit is killed and the video fails with the reason', async () => {
+  const s = await startVideoServer({ video: { renderWallClock: { maxMs: 1, perVideoSecond: 20 } } });
+  try {
+    const v = await renderOne(s);
+    assert.equal(v.status, 'failed');
+    assert.match(v.error, /wall-clock limit/);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('ffmpeg runs under prlimit: an address-space limit too small for it fails the render with the reason', { skip: findPrlimit() === null && 'prlimit is not installed' }, async () => {
+  const s = await startVideoServer({ ffmpegAddressSpaceBytes: 64 * 1024 * 1024 });
+  try {
+    const v = await renderOne(s);
+    assert.equal(v.status, 'failed');
+    assert.match(v.error, /address-space limit of 67108864 bytes/);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('without prlimit the server says so once in the log and still renders (under the wall-clock limit)', async () => {
+  const warnings: string[] = [];
+  const logger: Logger = { info() {}, error() {}, warn: (m) => void warnings.push(m) };
+  const s = await startVideoServer({ logger, video: { prlimitPath: null } });
+  try {
+    const v = await renderOne(s);
+    assert.equal(v.status, 'completed', v.error);
+    assert.equal(warnings.filter((w) => /prlimit/.test(w)).length, 1);
+  } finally {
+    await s.stop();
+  }
+});
