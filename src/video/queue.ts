@@ -9,7 +9,8 @@ import type { FfmpegBinary, FfmpegConfinement } from './ffmpeg.js';
 import { FfmpegError, runFfmpeg } from './ffmpeg.js';
 import { fitPhotoArgs, planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
 import { titleLines, renderTitleImage } from './titlecard.js';
-import type { PropertyRecord, VideoId, VideoRecord } from './types.js';
+import { FORMATS, type PhotoRecord, type PropertyRecord, type VideoId, type VideoRecord } from './types.js';
+import type { TenantId } from '../identity/types.js';
 
 export interface RenderQueueOptions {
   store: VideoStore;
@@ -51,7 +52,9 @@ export function renderTimeLimitMs(durationS: number, wallClock: WallClock = REND
 }
 
 /**
- * Renders queued videos, `concurrency` at a time. The queue is the videos table itself: a
+ * Renders queued videos, `concurrency` at a time, taking tenants in turn (round-robin over
+ * the tenants with queued videos, each tenant's oldest first), so one tenant's long queue
+ * never holds back another's video. The queue is the videos table itself: a
  * video is claimed by moving it from queued to rendering in one statement, and a process
  * that stops mid-render leaves it 'rendering', which start() puts back in the queue, so a
  * job is never lost or stuck.
@@ -62,6 +65,8 @@ export class RenderQueue {
   private stopping = false;
   private pumping = false;
   private pumpAgain = false;
+  /** The tenant whose video was claimed last: the next claim starts after it (round-robin). */
+  private lastTenant: TenantId | null = null;
 
   constructor(options: RenderQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
@@ -96,8 +101,9 @@ export class RenderQueue {
 
   private async pump(): Promise<void> {
     while (!this.stopping && this.running.size < this.o.concurrency) {
-      const video = await this.o.store.claimNextQueued();
+      const video = await this.o.store.claimNextQueued(this.lastTenant);
       if (!video) return;
+      this.lastTenant = video.tenantId;
       const slot: { child: ChildProcess | null; done: Promise<void> } = { child: null, done: Promise.resolve() };
       slot.done = this.render(video, slot).finally(() => {
         this.running.delete(video.id);
@@ -129,7 +135,10 @@ export class RenderQueue {
       if (!property || photos.length !== video.photoIds.length || photos.length === 0) throw new RenderError('the property or some of its photos no longer exist');
       const title = await this.titleCard(property, work, video, ffmpeg);
       const output = join(work, 'video.mp4');
-      const fitted = photos.map((_, i) => join(work, `photo-${i}.jpg`));
+      const { width: W, height: H } = FORMATS[video.format];
+      const original = (p: PhotoRecord) => join(this.o.dataDir, 'photos', p.storageKey);
+      // A photo with more pixels than the output frame is fitted to it first (see fitPhotoArgs); a smaller one is used as it is.
+      const fitted = photos.map((p, i) => (p.width * p.height > W * H ? join(work, `photo-${i}.jpg`) : original(p)));
       const plan = planTour({
         photos: fitted,
         format: video.format,
@@ -143,7 +152,8 @@ export class RenderQueue {
       const confinement = this.o.confinement;
       const still = () => ({ durationS: 0, timeoutMs: deadline - Date.now(), confinement, onSpawn: (child: ChildProcess) => (slot.child = child) });
       for (const [i, photo] of photos.entries()) {
-        await runFfmpeg(ffmpeg.path, fitPhotoArgs(join(this.o.dataDir, 'photos', photo.storageKey), video.format, fitted[i]!), still());
+        if (fitted[i] === original(photo)) continue;
+        await runFfmpeg(ffmpeg.path, fitPhotoArgs(original(photo), video.format, fitted[i]!), still());
         if (this.stopping) return;
       }
       let reported = 0;

@@ -6,10 +6,10 @@ import type { Logger } from '../../src/log.js';
 import { apiKey, createProperty, startVideoServer, testImage, waitForVideo } from './helpers.js';
 import type { TestServer } from '../helpers/embedded.js';
 
-async function renderOne(s: TestServer): Promise<any> {
+async function renderOne(s: TestServer, size = '160x120'): Promise<any> {
   const { key } = await apiKey(s);
   const pid = await createProperty(s, key);
-  const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ data_base64: testImage('jpg', '160x120').toString('base64') }] } });
+  const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ data_base64: testImage('jpg', size).toString('base64') }] } });
   assert.equal(up.status, 201);
   const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '1:1' } });
   assert.equal(v.status, 202);
@@ -47,12 +47,12 @@ test('ffmpeg runs under prlimit: an address-space limit too small for it fails t
   }
 });
 
-test('without prlimit the server says so once in the log and still renders (under the wall-clock limit)', async () => {
+test('without prlimit the server says so once in the log and still renders (under the wall-clock limit), a photo larger than the frame included', async () => {
   const warnings: string[] = [];
   const logger: Logger = { info() {}, error() {}, warn: (m) => void warnings.push(m) };
   const s = await startVideoServer({ logger, video: { prlimitPath: null } });
   try {
-    const v = await renderOne(s);
+    const v = await renderOne(s, '2400x1600');
     assert.equal(v.status, 'completed', v.error);
     assert.equal(warnings.filter((w) => /prlimit/.test(w)).length, 1);
   } finally {
