@@ -31,7 +31,7 @@ export interface EmbeddedOptions {
   /** Address space of each ffmpeg process (prlimit --as); default 2 GiB. */
   ffmpegAddressSpaceBytes?: number;
   /** Tuning of the property-video API for tests and benchmarks (render timings, preset, rate limit). */
-  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock'>;
+  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'rateLimit' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */

@@ -11,6 +11,8 @@ import { SlidingWindowLimiter } from './ratelimit.js';
 import { mountVideoRoutes } from './routes.js';
 import { RenderQueue, type WallClock } from './queue.js';
 import { CallbackDispatcher } from './callbacks.js';
+import { createSender } from '../net/sender.js';
+import type { Resolve } from '../net/ssrf.js';
 import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit, resolveFfmpeg, type FfmpegBinary, type FfmpegConfinement } from './ffmpeg.js';
 import { findFont } from './font.js';
 import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
@@ -47,6 +49,8 @@ export interface VideoServiceOptions {
   fontFile?: string | undefined;
   /** Bytes of JSON photo uploads held at once across all requests; default JSON_UPLOAD_BUDGET_BYTES. */
   jsonUploadBudget?: ByteBudget | undefined;
+  /** DNS for the SSRF guard on callback URLs (tests inject one); default the system resolver. */
+  resolve?: Resolve | undefined;
   /** Real milliseconds between looks for due callback retries; default 1000. */
   callbackPollMs?: number | undefined;
 }
@@ -101,7 +105,10 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
           body: JSON.stringify({ event: video.status === 'completed' ? 'video.completed' : 'video.failed', video: videoView(video) }),
         }
       : null;
+  const sender = createSender();
   const callbacks = new CallbackDispatcher({
+    send: sender.send,
+    ...(options.resolve ? { resolve: options.resolve } : {}),
     store,
     secretFor: (tenantId: TenantId) => store.callbackSecret(tenantId, () => newToken('webhookSecret')),
     allowPrivate: options.allowPrivateCallbacks ?? false,
@@ -133,6 +140,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     jsonBudget: options.jsonUploadBudget ?? new ByteBudget(JSON_UPLOAD_BUDGET_BYTES),
     maxPhotosPerProperty: MAX_PHOTOS_PER_PROPERTY,
     allowPrivateCallbacks: options.allowPrivateCallbacks ?? false,
+    resolve: options.resolve,
     logger,
     onQueued: () => queue.kick(),
   });
@@ -144,6 +152,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     async close() {
       await queue.close();
       await callbacks.close();
+      sender.close();
     },
   };
 }

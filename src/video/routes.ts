@@ -14,6 +14,7 @@ import type { VideoStore } from './store.js';
 import { SlidingWindowLimiter, rateHeaders } from './ratelimit.js';
 import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto, type UploadLimits } from './uploads.js';
 import { callbackUrlProblem } from './callbacks.js';
+import type { Resolve } from '../net/ssrf.js';
 import type { ByteBudget } from './budget.js';
 import { etagMatches, parseRange } from './range.js';
 import { assetView, photoView, propertyView, videoView } from './views.js';
@@ -30,6 +31,8 @@ export interface VideoRoutesOptions {
   /** Most photos one property may have. */
   maxPhotosPerProperty: number;
   allowPrivateCallbacks: boolean;
+  /** DNS for the SSRF guard on callback URLs; default the system resolver. */
+  resolve?: Resolve | undefined;
   logger: Logger;
   /** Told when a video is queued, so rendering starts at once. */
   onQueued: () => void;
@@ -174,7 +177,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     const format = f.oneOf('format', FORMAT_NAMES, { required: true });
     const callbackUrl = f.string('callback_url', { max: 2048 });
     if (callbackUrl !== undefined) {
-      const problem = callbackUrlProblem(callbackUrl, o.allowPrivateCallbacks);
+      const problem = await callbackUrlProblem(callbackUrl, o.allowPrivateCallbacks, o.resolve);
       if (problem) f.problem('callback_url', problem);
     }
     f.done();
