@@ -32,7 +32,7 @@ export interface VideoServiceOptions {
   ffmpegAddressSpaceBytes?: number | undefined;
   /** prlimit binary; default prlimit on PATH (Linux); null runs ffmpeg with the wall-clock limit alone. */
   prlimitPath?: string | null | undefined;
-  /** Wall-clock limit of a render; default RENDER_WALL_CLOCK (20x the video's duration, at most 10 min). */
+  /** Wall-clock limit of a render; default RENDER_WALL_CLOCK (20x the video's duration, from 3 to 10 min). */
   renderWallClock?: WallClock | undefined;
   /** Renders at once; default half the cores, at least 1 (one ffmpeg already uses several cores). */
   renderConcurrency?: number | undefined;

@@ -36,19 +36,22 @@ export interface RenderQueueOptions {
 }
 
 /**
- * A render (the video and its poster) may take `perVideoSecond` times the video's duration,
- * and never more than `maxMs`: the smaller bound applies. Renders run faster than real time,
- * so 20x is a wide margin for a short video, and 10 minutes caps the longest one.
+ * A render (fitting the photos, the video, its poster) may take `perVideoSecond` times the
+ * video's duration, never less than `minMs` and never more than `maxMs`. Renders run faster
+ * than real time, so 20x is a wide margin; the floor covers what does not scale with the
+ * duration (process start-up, fitting large photos) on a busy machine, and 10 minutes caps the
+ * longest tour.
  */
 export interface WallClock {
+  minMs: number;
   maxMs: number;
   perVideoSecond: number;
 }
 
-export const RENDER_WALL_CLOCK: WallClock = { maxMs: 10 * 60_000, perVideoSecond: 20 };
+export const RENDER_WALL_CLOCK: WallClock = { minMs: 3 * 60_000, maxMs: 10 * 60_000, perVideoSecond: 20 };
 
 export function renderTimeLimitMs(durationS: number, wallClock: WallClock = RENDER_WALL_CLOCK): number {
-  return Math.min(wallClock.maxMs, Math.ceil(durationS * wallClock.perVideoSecond * 1000));
+  return Math.min(wallClock.maxMs, Math.max(wallClock.minMs, Math.ceil(durationS * wallClock.perVideoSecond * 1000)));
 }
 
 /**
