@@ -23,7 +23,8 @@ interface Run {
   uploads: number;
   created: number;
   refused503: number;
-  other: number;
+  /** Any other answers, by status (0: the request failed without one). */
+  other: number[];
   peakRssMiB: number;
   unrelatedGetMs: number;
 }
@@ -80,7 +81,7 @@ async function measure(label: string, budget: number, uploads: number, bytes: nu
       uploads,
       created: done.filter((s) => s === 201).length,
       refused503: done.filter((s) => s === 503).length,
-      other: done.filter((s) => s !== 201 && s !== 503).length,
+      other: done.filter((s) => s !== 201 && s !== 503),
       peakRssMiB: peakRssMiB(child.pid!),
       unrelatedGetMs,
     };
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${JSON.stringify(runs)}\n`);
   process.stdout.write('| budget | uploads | 201 | 503 | other | server peak RSS | unrelated GET |\n|---|---|---|---|---|---|---|\n');
-  for (const r of runs) process.stdout.write(`| ${r.budget} | ${r.uploads} | ${r.created} | ${r.refused503} | ${r.other} | ${r.peakRssMiB} MiB | ${r.unrelatedGetMs} ms |\n`);
+  for (const r of runs) process.stdout.write(`| ${r.budget} | ${r.uploads} | ${r.created} | ${r.refused503} | ${r.other.join(' ') || '-'} | ${r.peakRssMiB} MiB | ${r.unrelatedGetMs} ms |\n`);
 }
 
 await main();
