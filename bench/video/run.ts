@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEmbedded, type Embedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/cli/embedded.js';
 import { HttpServer } from '../../src/http/server.js';
 import { json } from '../../src/http/reply.js';
 import { resolveFfmpeg } from '../../src/video/ffmpeg.js';
@@ -25,10 +25,10 @@ export interface VideoBenchResult {
   api: { tool: string; connections: number; seconds: number; propertiesRps: number; propertyRps: number; baselineRps: number; share: number };
 }
 
-const ADMIN = 'bsa_bench_admin';
+export const ADMIN = 'bsa_bench_admin';
 const WRK = '/usr/bin/wrk';
 
-async function call(e: { url: string }, method: string, path: string, token: string, body?: unknown): Promise<any> {
+export async function call(e: { url: string }, method: string, path: string, token: string, body?: unknown): Promise<any> {
   const res = await fetch(e.url + path, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -40,7 +40,7 @@ async function call(e: { url: string }, method: string, path: string, token: str
 }
 
 /** A tenant on the agency plan with an API key, through the public routes. */
-async function apiKey(e: Embedded): Promise<string> {
+export async function apiKey(e: { url: string }): Promise<string> {
   const t = await call(e, 'POST', '/v1/admin/tenants', ADMIN, { name: 'bench', plan: 'agency' });
   await call(e, 'POST', `/v1/admin/tenants/${t.id}/users`, ADMIN, { email: 'bench@example.com', password: 'bench-password' });
   const login = await fetch(`${e.url}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { openDatabase } from '../../src/store/sqlite.js';
 import { SqliteWebhookStore } from '../../src/webhooks/store.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createSender } from '../../src/webhooks/sender.js';
+import { createSender } from '../../src/net/sender.js';
 import { deliveryBody, validateEvent } from '../../src/webhooks/events.js';
 import { WebhookService } from '../../src/webhooks/service.js';
 import { serviceSignature } from '../../src/signing/webhook.js';

@@ -31,8 +31,10 @@ export interface EmbeddedOptions {
   ffmpegPath?: string;
   /** Video renders at once; default half the CPU cores, at least 1. */
   renderConcurrency?: number;
+  /** Address space of each ffmpeg process (prlimit --as); default 2 GiB. */
+  ffmpegAddressSpaceBytes?: number;
   /** Tuning of the property-video API for tests and benchmarks (render timings, preset). */
-  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile'>;
+  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
   /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
   limits?: Partial<Limits>;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
@@ -93,6 +95,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     dataDir: options.dataDir ?? join(dirname(options.db), 'data'),
     ffmpegPath: options.ffmpegPath,
     renderConcurrency: options.renderConcurrency,
+    ffmpegAddressSpaceBytes: options.ffmpegAddressSpaceBytes,
     allowPrivateCallbacks: options.allowPrivateWebhooks,
     now,
     logger,

@@ -1,7 +1,7 @@
-import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
 import type { Logger } from '../log.js';
 import { hmacHex } from '../signing/hmac.js';
+import { guardUrl, type Resolve } from '../net/ssrf.js';
+import type { Send } from '../net/sender.js';
 import type { TenantId } from '../identity/types.js';
 import type { VideoStore } from './store.js';
 import type { CallbackRecord } from './types.js';
@@ -11,42 +11,16 @@ export const RETRY_DELAYS_MS = [10_000, 60_000, 5 * 60_000, 30 * 60_000, 2 * 360
 export const DELIVERY_TIMEOUT_MS = 10_000;
 export const MAX_CALLBACK_URL = 2048;
 
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
-
-/** Loopback, private, link-local, multicast or otherwise non-public; IPv4-mapped IPv6 is checked as IPv4. */
-export function isPrivateAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return PRIVATE.check(mapped[1]!, 'ipv4');
-  const family = isIP(ip);
-  if (family === 0) return true;
-  return PRIVATE.check(ip, family === 4 ? 'ipv4' : 'ipv6');
-}
-
 /**
- * Checks a callback URL when a video is requested: https only, and no literal private
- * address or localhost, unless private targets are allowed (local development and tests),
- * which also admits plain http. Names are resolved again at delivery. Null when fine.
+ * Checks a callback URL when a video is requested, with the same SSRF guard as every
+ * outbound call: https only, and every address of its host public, unless private targets
+ * are allowed (local development and tests), which also admits plain http. A name that does
+ * not resolve yet is admitted: every delivery resolves and checks again. Null when fine.
  */
-export function callbackUrlProblem(raw: string, allowPrivate: boolean): string | null {
+export async function callbackUrlProblem(raw: string, allowPrivate: boolean, resolve?: Resolve): Promise<string | null> {
   if (raw.length > MAX_CALLBACK_URL) return `must be at most ${MAX_CALLBACK_URL} characters`;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'must be an absolute URL';
-  }
-  if (url.username || url.password) return 'must not carry credentials';
-  if (allowPrivate) return url.protocol === 'https:' || url.protocol === 'http:' ? null : 'must be an http or https URL';
-  if (url.protocol !== 'https:') return 'must be an https URL';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'must not point at this machine';
-  if (isIP(host) && isPrivateAddress(host)) return 'must not point at a private, loopback or link-local address';
-  return null;
+  const verdict = await guardUrl(raw, { allowPrivate, admitUnresolved: true, ...(resolve ? { resolve } : {}) });
+  return verdict.ok ? null : verdict.reason;
 }
 
 export interface CallbackDispatcherOptions {
@@ -58,7 +32,10 @@ export interface CallbackDispatcherOptions {
   logger: Logger;
   /** How often due retries are looked for, in real milliseconds. */
   pollMs?: number;
-  fetch?: typeof fetch;
+  /** The HTTP exchange, pinned to the addresses the guard checked. */
+  send: Send;
+  /** DNS for the SSRF guard; default the system resolver. */
+  resolve?: Resolve;
 }
 
 /**
@@ -133,36 +110,27 @@ export class CallbackDispatcher {
   }
 
   private async attempt(cb: CallbackRecord): Promise<{ message: string; permanent: boolean } | null> {
-    if (!this.o.allowPrivate) {
-      try {
-        const host = new URL(cb.url).hostname.replace(/^\[|\]$/g, '');
-        const addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true });
-        if (addresses.some((a) => isPrivateAddress(a.address))) return { message: `${host} resolves to a private address`, permanent: true };
-      } catch (err) {
-        return { message: `cannot resolve: ${(err as Error).message}`, permanent: false };
-      }
-    }
+    // Checked again at every attempt, and the request goes to the addresses checked here:
+    // a host that now resolves to a private address (DNS rebinding) is never contacted.
+    const guarded = await guardUrl(cb.url, { allowPrivate: this.o.allowPrivate, ...(this.o.resolve ? { resolve: this.o.resolve } : {}) });
+    if (!guarded.ok) return { message: `refused by the SSRF guard: URL ${guarded.reason}`, permanent: !guarded.unresolved };
     const secret = await this.o.secretFor(cb.tenantId);
     const timestamp = String(Math.floor(this.o.now() / 1000));
-    try {
-      const res = await (this.o.fetch ?? fetch)(cb.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'brainstem-video-callback/1',
-          'x-service-signature': `v1=${hmacHex(secret, cb.body)}`,
-          'x-service-timestamp': timestamp,
-          'x-service-event': cb.event,
-          'x-service-delivery': `vcb_${cb.id}`,
-        },
-        body: cb.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-      });
-      await res.body?.cancel().catch(() => {});
-      return res.status >= 200 && res.status < 300 ? null : { message: `answered ${res.status}`, permanent: res.status === 410 };
-    } catch (err) {
-      return { message: (err as Error).message, permanent: false };
-    }
+    const outcome = await this.o.send({
+      url: guarded.url,
+      addresses: guarded.addresses,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'brainstem-video-callback/1',
+        'x-service-signature': `v1=${hmacHex(secret, cb.body)}`,
+        'x-service-timestamp': timestamp,
+        'x-service-event': cb.event,
+        'x-service-delivery': `vcb_${cb.id}`,
+      },
+      body: cb.body,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+    });
+    if (outcome.kind === 'error') return { message: outcome.error, permanent: false };
+    return outcome.status >= 200 && outcome.status < 300 ? null : { message: `answered ${outcome.status}`, permanent: outcome.status === 410 };
   }
 }

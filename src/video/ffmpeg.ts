@@ -63,9 +63,31 @@ export function resolveFfmpeg(explicit?: string): FfmpegBinary {
 /** Capabilities by binary path: probing spawns ffmpeg, and a process (a test run) may start many servers. */
 const probed = new Map<string, FfmpegBinary>();
 
+/** Address space an ffmpeg process may map by default (`prlimit --as`): 2 GiB. */
+export const DEFAULT_FFMPEG_ADDRESS_SPACE = 2 * 1024 ** 3;
+
+/**
+ * How an ffmpeg process is confined: killed after `timeoutMs` of wall-clock time, and run
+ * under `prlimit --as` when prlimit exists, so an allocation past the limit fails inside
+ * ffmpeg (which then exits with an error) instead of pushing the machine into swap.
+ */
+export interface FfmpegConfinement {
+  /** prlimit's path; null runs ffmpeg with the wall-clock limit alone. */
+  prlimit: string | null;
+  addressSpaceBytes: number;
+}
+
+/** prlimit (util-linux) on PATH, on Linux only. */
+export function findPrlimit(): string | null {
+  return process.platform === 'linux' ? onPath('prlimit') : null;
+}
+
 export interface RunOptions {
   /** Expected output duration in seconds, for progress. */
   durationS: number;
+  /** Wall-clock milliseconds before the process is killed. */
+  timeoutMs: number;
+  confinement: FfmpegConfinement;
   onProgress?: (fraction: number) => void;
   /** Lets the caller stop the process (on shutdown). */
   onSpawn?: (child: ChildProcess) => void;
@@ -73,12 +95,22 @@ export interface RunOptions {
 
 /**
  * Runs ffmpeg with `-progress pipe:1` and reports out_time over the expected duration.
- * Rejects with the tail of stderr when ffmpeg fails.
+ * Rejects with the tail of stderr when ffmpeg fails, and kills it past its wall-clock limit.
  */
 export function runFfmpeg(bin: string, args: readonly string[], options: RunOptions): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const full = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...args];
+    const { prlimit, addressSpaceBytes } = options.confinement;
+    // prlimit sets the limit on itself and then execs ffmpeg: the child's pid is ffmpeg's, so a kill reaches it.
+    const child = prlimit
+      ? spawn(prlimit, [`--as=${addressSpaceBytes}`, '--', bin, ...full], { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(bin, full, { stdio: ['ignore', 'pipe', 'pipe'] });
     options.onSpawn?.(child);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, Math.max(0, options.timeoutMs));
     let stderr = '';
     let pending = '';
     child.stderr.setEncoding('utf8');
@@ -97,11 +129,21 @@ export function runFfmpeg(bin: string, args: readonly string[], options: RunOpti
         if (m && options.onProgress && options.durationS > 0) options.onProgress(Math.min(1, Number(m[1]) / 1e6 / options.durationS));
       }
     });
-    child.on('error', reject);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     child.on('close', (code, signal) => {
-      if (code === 0) resolve();
+      clearTimeout(timer);
+      if (timedOut) {
+        const summary = `ffmpeg ran longer than its wall-clock limit of ${Math.round(options.timeoutMs / 100) / 10} s and was stopped`;
+        reject(new FfmpegError(summary, summary, signal));
+      } else if (code === 0) resolve();
       else {
-        const summary = signal ? `ffmpeg was stopped by ${signal}` : `ffmpeg exited with code ${code}`;
+        const memory = prlimit !== null && /cannot allocate memory|out of memory|ENOMEM|failed to map segment/i.test(stderr);
+        const summary = memory
+          ? `ffmpeg needed more than its address-space limit of ${addressSpaceBytes} bytes`
+          : signal ? `ffmpeg was stopped by ${signal}` : `ffmpeg exited with code ${code}`;
         reject(new FfmpegError(`${summary}: ${lastLines(stderr)}`, summary, signal));
       }
     });

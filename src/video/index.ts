@@ -9,12 +9,15 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { SqliteVideoStore, type CallbackFor } from './store.js';
 import { mountVideoRoutes } from './routes.js';
-import { RenderQueue } from './queue.js';
+import { RenderQueue, type WallClock } from './queue.js';
 import { CallbackDispatcher } from './callbacks.js';
-import { resolveFfmpeg, type FfmpegBinary } from './ffmpeg.js';
+import { createSender } from '../net/sender.js';
+import type { Resolve } from '../net/ssrf.js';
+import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit, resolveFfmpeg, type FfmpegBinary, type FfmpegConfinement } from './ffmpeg.js';
 import { findFont } from './font.js';
 import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
 import { videoView } from './views.js';
+import { ByteBudget } from './budget.js';
 import { newToken } from '../identity/tokens.js';
 import type { TenantId } from '../identity/types.js';
 
@@ -25,6 +28,12 @@ export interface VideoServiceOptions {
   dataDir: string;
   /** ffmpeg binary; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string | undefined;
+  /** Address space each ffmpeg process may map (prlimit --as); default DEFAULT_FFMPEG_ADDRESS_SPACE (2 GiB). */
+  ffmpegAddressSpaceBytes?: number | undefined;
+  /** prlimit binary; default prlimit on PATH (Linux); null runs ffmpeg with the wall-clock limit alone. */
+  prlimitPath?: string | null | undefined;
+  /** Wall-clock limit of a render; default RENDER_WALL_CLOCK (20x the video's duration, from 3 to 10 min). */
+  renderWallClock?: WallClock | undefined;
   /** Renders at once; default half the cores, at least 1 (one ffmpeg already uses several cores). */
   renderConcurrency?: number | undefined;
   now?: () => number;
@@ -36,6 +45,10 @@ export interface VideoServiceOptions {
   preset?: string | undefined;
   /** Font for the title card; default a system sans found with fontconfig or at known paths. */
   fontFile?: string | undefined;
+  /** Bytes of JSON photo uploads held at once across all requests; default JSON_UPLOAD_BUDGET_BYTES. */
+  jsonUploadBudget?: ByteBudget | undefined;
+  /** DNS for the SSRF guard on callback URLs (tests inject one); default the system resolver. */
+  resolve?: Resolve | undefined;
   /** Real milliseconds between looks for due callback retries; default 1000. */
   callbackPollMs?: number | undefined;
 }
@@ -47,7 +60,14 @@ export interface VideoService {
   close(): Promise<void>;
 }
 
-export const UPLOAD_LIMITS = { maxPhotoBytes: 15 * 1024 * 1024, maxPhotos: 20, maxJsonBytes: 64 * 1024 * 1024 } as const;
+/**
+ * 15 MiB a photo, 20 photos a request. A JSON body is read whole to be parsed, so it is capped
+ * at 25 MiB (one photo at the per-photo limit, base64-encoded, with room to spare); multipart
+ * bodies are streamed to disk and carry up to the 20 photos.
+ */
+export const UPLOAD_LIMITS = { maxPhotoBytes: 15 * 1024 * 1024, maxPhotos: 20, maxJsonBytes: 25 * 1024 * 1024 } as const;
+/** Bytes of JSON photo uploads held in memory at once across all requests (five at the JSON cap); past it, 503 with Retry-After. */
+export const JSON_UPLOAD_BUDGET_BYTES = 128 * 1024 * 1024;
 export const MAX_PHOTOS_PER_PROPERTY = 100;
 
 /** The property-video API (spec 000): routes, render queue and completion callbacks. */
@@ -63,8 +83,12 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     ffmpegProblem = (err as Error).message;
     logger.error('video rendering unavailable', { error: ffmpegProblem });
   }
+  const addressSpaceBytes = options.ffmpegAddressSpaceBytes ?? DEFAULT_FFMPEG_ADDRESS_SPACE;
+  if (!Number.isSafeInteger(addressSpaceBytes) || addressSpaceBytes < 64 * 1024 * 1024) throw new Error(`ffmpegAddressSpaceBytes must be an integer of at least 64 MiB, got ${addressSpaceBytes}`);
+  const confinement: FfmpegConfinement = { prlimit: options.prlimitPath === undefined ? findPrlimit() : options.prlimitPath, addressSpaceBytes };
+  if (ffmpeg && !confinement.prlimit) logger.warn('prlimit not found: ffmpeg renders run with their wall-clock limit but without an address-space limit (install util-linux)');
   const fontFile = findFont(options.fontFile);
-  if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font' });
+  if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font', addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null });
   for (const sub of ['photos', 'assets', 'work']) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
   // Staged uploads of a process that stopped mid-request are never committed: start clean.
   await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
@@ -79,7 +103,10 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
           body: JSON.stringify({ event: video.status === 'completed' ? 'video.completed' : 'video.failed', video: videoView(video) }),
         }
       : null;
+  const sender = createSender();
   const callbacks = new CallbackDispatcher({
+    send: sender.send,
+    ...(options.resolve ? { resolve: options.resolve } : {}),
     store,
     secretFor: (tenantId: TenantId) => store.callbackSecret(tenantId, () => newToken('webhookSecret')),
     allowPrivate: options.allowPrivateCallbacks ?? false,
@@ -94,6 +121,8 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     ...(ffmpegProblem ? { ffmpegProblem } : {}),
     fontFile,
     concurrency: options.renderConcurrency ?? Math.max(1, Math.floor(availableParallelism() / 2)),
+    confinement,
+    ...(options.renderWallClock ? { wallClock: options.renderWallClock } : {}),
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
     preset: options.preset ?? 'ultrafast',
     logger,
@@ -105,8 +134,10 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     auth: options.auth,
     dataDir: options.dataDir,
     uploads: UPLOAD_LIMITS,
+    jsonBudget: options.jsonUploadBudget ?? new ByteBudget(JSON_UPLOAD_BUDGET_BYTES),
     maxPhotosPerProperty: MAX_PHOTOS_PER_PROPERTY,
     allowPrivateCallbacks: options.allowPrivateCallbacks ?? false,
+    resolve: options.resolve,
     logger,
     onQueued: () => queue.kick(),
   });
@@ -118,6 +149,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     async close() {
       await queue.close();
       await callbacks.close();
+      sender.close();
     },
   };
 }

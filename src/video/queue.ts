@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../log.js';
 import type { CallbackFor, VideoStore } from './store.js';
-import type { FfmpegBinary } from './ffmpeg.js';
+import type { FfmpegBinary, FfmpegConfinement } from './ffmpeg.js';
 import { FfmpegError, runFfmpeg } from './ffmpeg.js';
-import { planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
+import { fitPhotoArgs, planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
 import { titleLines, renderTitleImage } from './titlecard.js';
-import type { PropertyRecord, VideoId, VideoRecord } from './types.js';
+import { FORMATS, type PhotoRecord, type PropertyRecord, type VideoId, type VideoRecord } from './types.js';
+import type { TenantId } from '../identity/types.js';
 
 export interface RenderQueueOptions {
   store: VideoStore;
@@ -21,6 +22,10 @@ export interface RenderQueueOptions {
   /** A font for the title card; null draws it with the built-in bitmap font. */
   fontFile: string | null;
   concurrency: number;
+  /** How each ffmpeg process is confined (prlimit and its address-space limit). */
+  confinement: FfmpegConfinement;
+  /** The wall-clock limit of a whole render; default RENDER_WALL_CLOCK. */
+  wallClock?: WallClock;
   timings: TourTimings;
   preset: string;
   logger: Logger;
@@ -31,7 +36,28 @@ export interface RenderQueueOptions {
 }
 
 /**
- * Renders queued videos, `concurrency` at a time. The queue is the videos table itself: a
+ * A render (fitting the photos, the video, its poster) may take `perVideoSecond` times the
+ * video's duration, never less than `minMs` and never more than `maxMs`. Renders run faster
+ * than real time, so 20x is a wide margin; the floor covers what does not scale with the
+ * duration (process start-up, fitting large photos) on a busy machine, and 10 minutes caps the
+ * longest tour.
+ */
+export interface WallClock {
+  minMs: number;
+  maxMs: number;
+  perVideoSecond: number;
+}
+
+export const RENDER_WALL_CLOCK: WallClock = { minMs: 3 * 60_000, maxMs: 10 * 60_000, perVideoSecond: 20 };
+
+export function renderTimeLimitMs(durationS: number, wallClock: WallClock = RENDER_WALL_CLOCK): number {
+  return Math.min(wallClock.maxMs, Math.max(wallClock.minMs, Math.ceil(durationS * wallClock.perVideoSecond * 1000)));
+}
+
+/**
+ * Renders queued videos, `concurrency` at a time, taking tenants in turn (round-robin over
+ * the tenants with queued videos, each tenant's oldest first), so one tenant's long queue
+ * never holds back another's video. The queue is the videos table itself: a
  * video is claimed by moving it from queued to rendering in one statement, and a process
  * that stops mid-render leaves it 'rendering', which start() puts back in the queue, so a
  * job is never lost or stuck.
@@ -42,6 +68,8 @@ export class RenderQueue {
   private stopping = false;
   private pumping = false;
   private pumpAgain = false;
+  /** The tenant whose video was claimed last: the next claim starts after it (round-robin). */
+  private lastTenant: TenantId | null = null;
 
   constructor(options: RenderQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
@@ -76,8 +104,9 @@ export class RenderQueue {
 
   private async pump(): Promise<void> {
     while (!this.stopping && this.running.size < this.o.concurrency) {
-      const video = await this.o.store.claimNextQueued();
+      const video = await this.o.store.claimNextQueued(this.lastTenant);
       if (!video) return;
+      this.lastTenant = video.tenantId;
       const slot: { child: ChildProcess | null; done: Promise<void> } = { child: null, done: Promise.resolve() };
       slot.done = this.render(video, slot).finally(() => {
         this.running.delete(video.id);
@@ -109,8 +138,12 @@ export class RenderQueue {
       if (!property || photos.length !== video.photoIds.length || photos.length === 0) throw new RenderError('the property or some of its photos no longer exist');
       const title = await this.titleCard(property, work, video, ffmpeg);
       const output = join(work, 'video.mp4');
+      const { width: W, height: H } = FORMATS[video.format];
+      const original = (p: PhotoRecord) => join(this.o.dataDir, 'photos', p.storageKey);
+      // A photo with more pixels than the output frame is fitted to it first (see fitPhotoArgs); a smaller one is used as it is.
+      const fitted = photos.map((p, i) => (p.width * p.height > W * H ? join(work, `photo-${i}.jpg`) : original(p)));
       const plan = planTour({
-        photos: photos.map((p) => join(this.o.dataDir, 'photos', p.storageKey)),
+        photos: fitted,
         format: video.format,
         title,
         output,
@@ -118,9 +151,19 @@ export class RenderQueue {
         xfade: ffmpeg.xfade,
         preset: this.o.preset,
       });
+      const deadline = Date.now() + renderTimeLimitMs(plan.durationS, this.o.wallClock);
+      const confinement = this.o.confinement;
+      const still = () => ({ durationS: 0, timeoutMs: deadline - Date.now(), confinement, onSpawn: (child: ChildProcess) => (slot.child = child) });
+      for (const [i, photo] of photos.entries()) {
+        if (fitted[i] === original(photo)) continue;
+        await runFfmpeg(ffmpeg.path, fitPhotoArgs(original(photo), video.format, fitted[i]!), still());
+        if (this.stopping) return;
+      }
       let reported = 0;
       await runFfmpeg(ffmpeg.path, plan.args, {
         durationS: plan.durationS,
+        timeoutMs: deadline - Date.now(),
+        confinement,
         onSpawn: (child) => {
           slot.child = child;
         },
@@ -135,7 +178,7 @@ export class RenderQueue {
       });
       if (this.stopping) return;
       const poster = join(work, 'poster.jpg');
-      await runFfmpeg(ffmpeg.path, posterArgs(output, plan.posterAtS, poster), { durationS: 0, onSpawn: (child) => (slot.child = child) });
+      await runFfmpeg(ffmpeg.path, posterArgs(output, plan.posterAtS, poster), still());
       if (this.stopping) return;
       const assetsDir = join(this.o.dataDir, 'assets');
       const videoKey = `${randomUUID()}.mp4`;

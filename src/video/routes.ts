@@ -15,6 +15,8 @@ import type { VideoStore } from './store.js';
 import { rateHeaders } from '../http/ratelimit.js';
 import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto, type UploadLimits } from './uploads.js';
 import { callbackUrlProblem } from './callbacks.js';
+import type { Resolve } from '../net/ssrf.js';
+import type { ByteBudget } from './budget.js';
 import { etagMatches, parseRange } from './range.js';
 import { assetView, photoView, propertyView, videoView } from './views.js';
 import { FORMAT_NAMES, TEMPLATES, type AssetId, type PhotoId, type PropertyId, type PropertyInput, type VideoId } from './types.js';
@@ -24,9 +26,13 @@ export interface VideoRoutesOptions {
   auth: Authenticator;
   dataDir: string;
   uploads: UploadLimits;
+  /** Bytes of JSON photo uploads held in memory at once, across all requests. */
+  jsonBudget: ByteBudget;
   /** Most photos one property may have. */
   maxPhotosPerProperty: number;
   allowPrivateCallbacks: boolean;
+  /** DNS for the SSRF guard on callback URLs; default the system resolver. */
+  resolve?: Resolve | undefined;
   logger: Logger;
   /** Told when a video is queued, so rendering starts at once. */
   onQueued: () => void;
@@ -58,6 +64,11 @@ function optionalId(req: Request, name: string): number | undefined {
   if (raw === null || raw === '') return undefined;
   if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw new HttpError('bad_request', `${name} must be a positive integer, got ${JSON.stringify(raw)}.`);
   return Number(raw);
+}
+
+function declaredLength(req: Request): number | null {
+  const raw = req.headers['content-length'];
+  return raw !== undefined && /^\d{1,15}$/.test(raw) ? Number(raw) : null;
 }
 
 function unknownFields(f: Fields, body: Record<string, unknown>, known: Set<string>): void {
@@ -136,7 +147,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     const type = (req.headers['content-type'] ?? '').toLowerCase();
     let staged: StagedPhoto[];
     if (type.startsWith('multipart/form-data')) staged = await receiveMultipart(req.stream!, req.headers['content-type']!, tmpDir, o.uploads);
-    else if (/^application\/json\s*(;|$)/.test(type)) staged = await receiveJson(req.stream!, tmpDir, o.uploads);
+    else if (/^application\/json\s*(;|$)/.test(type)) staged = await receiveJson(req.stream!, declaredLength(req), tmpDir, o.uploads, o.jsonBudget);
     else throw new HttpError('unsupported_media_type', 'Upload photos as multipart/form-data or as application/json {photos: [{filename, data_base64}]}.');
     let moved: string[] = [];
     try {
@@ -165,7 +176,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     const format = f.oneOf('format', FORMAT_NAMES, { required: true });
     const callbackUrl = f.string('callback_url', { max: 2048 });
     if (callbackUrl !== undefined) {
-      const problem = callbackUrlProblem(callbackUrl, o.allowPrivateCallbacks);
+      const problem = await callbackUrlProblem(callbackUrl, o.allowPrivateCallbacks, o.resolve);
       if (problem) f.problem('callback_url', problem);
     }
     f.done();

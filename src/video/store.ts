@@ -32,8 +32,11 @@ export interface VideoStore {
   videoById(id: VideoId): Promise<VideoRecord | null>;
   /** Puts every video left 'rendering' by a stopped process back in the queue; answers how many. */
   requeueInterrupted(): Promise<number>;
-  /** Takes the oldest queued video and marks it rendering. */
-  claimNextQueued(): Promise<VideoRecord | null>;
+  /**
+   * Takes the next queued video and marks it rendering: the oldest of the first tenant after
+   * `afterTenant` (by id, wrapping around) that has one, so tenants take turns.
+   */
+  claimNextQueued(afterTenant: TenantId | null): Promise<VideoRecord | null>;
   setProgress(id: VideoId, progress: number): Promise<void>;
   completeVideo(id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor): Promise<VideoRecord>;
   failVideo(id: VideoId, error: string, callback: CallbackFor): Promise<VideoRecord>;
@@ -163,6 +166,11 @@ export const VIDEO_MIGRATIONS = [
       CREATE INDEX video_properties_tenant ON video_properties(tenant_id, id);
     `,
   },
+  {
+    // The render queue takes tenants in turn: the next queued video of the next tenant.
+    version: 3,
+    sql: `CREATE INDEX video_videos_fair ON video_videos(status, tenant_id, id);`,
+  },
 ];
 
 interface PropertyRow {
@@ -238,7 +246,7 @@ export class SqliteVideoStore implements VideoStore {
       videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
       unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
       requeue: db.prepare(`UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL WHERE status = 'rendering'`),
-      nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' ORDER BY id LIMIT 1`),
+      nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > ? ORDER BY tenant_id, id LIMIT 1`),
       claim: db.prepare(`UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ? WHERE id = ? AND status = 'queued' RETURNING *`),
       progress: db.prepare(`UPDATE video_videos SET progress = ? WHERE id = ? AND status = 'rendering'`),
       insertAsset: db.prepare(`INSERT INTO video_assets (tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
@@ -325,9 +333,9 @@ export class SqliteVideoStore implements VideoStore {
     return this.q.requeue.run().changes;
   }
 
-  async claimNextQueued(): Promise<VideoRecord | null> {
+  async claimNextQueued(afterTenant: TenantId | null): Promise<VideoRecord | null> {
     return this.db.transaction((): VideoRecord | null => {
-      const next = this.q.nextQueued.get() as { id: number } | undefined;
+      const next = ((afterTenant !== null ? this.q.nextQueued.get(afterTenant) : undefined) ?? this.q.nextQueued.get(0)) as { id: number } | undefined;
       if (!next) return null;
       const row = this.q.claim.get(this.iso(), next.id) as VideoRow | undefined;
       return row ? videoOf(row) : null;

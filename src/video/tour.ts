@@ -128,6 +128,16 @@ export function planTour(input: TourInput): TourPlan {
   return { args, durationS, posterAtS, width: W, height: H };
 }
 
+/**
+ * Brings one photo down to the output size (cover-fit, centre crop) as a high-quality JPEG,
+ * first frame only. Each photo is decoded alone, so the tour itself, which opens every photo
+ * at once, holds frames of the output size instead of full-resolution ones.
+ */
+export function fitPhotoArgs(photo: string, format: Format, output: string): string[] {
+  const { width: W, height: H } = FORMATS[format];
+  return ['-i', photo, '-frames:v', '1', '-vf', `scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H},setsar=1`, '-q:v', '2', '-y', output];
+}
+
 /** Grabs one frame of a rendered video as a JPEG. */
 export function posterArgs(video: string, atS: number, output: string): string[] {
   return ['-ss', String(atS), '-i', video, '-frames:v', '1', '-q:v', '3', '-y', output];

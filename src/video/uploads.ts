@@ -8,7 +8,8 @@ import busboy from 'busboy';
 import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { parseJson } from '../http/codec.js';
 import { typeOf } from '../http/validate.js';
-import { HEAD_BYTES, TAIL_BYTES, inspectImage } from './image.js';
+import { ImageChecker } from './image.js';
+import type { ByteBudget } from './budget.js';
 import type { ImageType, NewPhoto } from './types.js';
 
 export interface UploadLimits {
@@ -41,41 +42,13 @@ async function removeAll(paths: readonly string[]): Promise<void> {
   await Promise.all(paths.map((p) => unlink(p).catch(() => {})));
 }
 
-/** Keeps the first HEAD_BYTES and the last TAIL_BYTES of a stream without holding the rest. */
-class Sampler {
-  private headChunks: Buffer[] = [];
-  private headSize = 0;
-  private tailBuf = Buffer.alloc(0);
-  size = 0;
-
-  add(chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.headSize < HEAD_BYTES) {
-      const take = chunk.subarray(0, HEAD_BYTES - this.headSize);
-      this.headChunks.push(take);
-      this.headSize += take.length;
-    }
-    this.tailBuf = chunk.length >= TAIL_BYTES
-      ? Buffer.from(chunk.subarray(chunk.length - TAIL_BYTES))
-      : Buffer.concat([this.tailBuf, chunk]).subarray(-TAIL_BYTES);
-  }
-
-  head(): Buffer {
-    return Buffer.concat(this.headChunks, this.headSize);
-  }
-
-  tail(): Buffer {
-    return this.tailBuf;
-  }
-}
-
-function check(files: { sampler: Sampler; filename: string; tmpPath: string }[]): StagedPhoto[] {
+function check(files: { checker: ImageChecker; filename: string; tmpPath: string }[]): StagedPhoto[] {
   const details: ErrorDetail[] = [];
   const staged: StagedPhoto[] = [];
   files.forEach((f, i) => {
-    const info = inspectImage(f.sampler.head(), f.sampler.tail(), f.sampler.size);
+    const info = f.checker.result();
     if (!info.ok) details.push({ path: `photos[${i}]`, message: `${f.filename} ${info.reason}` });
-    else staged.push({ tmpPath: f.tmpPath, filename: f.filename, contentType: info.contentType, width: info.width, height: info.height, sizeBytes: f.sampler.size });
+    else staged.push({ tmpPath: f.tmpPath, filename: f.filename, contentType: info.contentType, width: info.width, height: info.height, sizeBytes: f.checker.size });
   });
   if (details.length > 0) throw validationFailed(details, 'Every upload must be a complete JPEG, PNG or WebP image; nothing was stored.');
   return staged;
@@ -106,7 +79,7 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
   } catch {
     throw new HttpError('bad_request', 'The multipart/form-data Content-Type needs a boundary.');
   }
-  const files: { sampler: Sampler; filename: string; tmpPath: string }[] = [];
+  const files: { checker: ImageChecker; filename: string; tmpPath: string }[] = [];
   const writes: Promise<void>[] = [];
   let problem: HttpError | null = null;
   const fail = (err: HttpError): void => {
@@ -120,9 +93,9 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
     }
     const filename = cleanName(info.filename, files.length);
     const tmpPath = join(tmpDir, `${randomUUID()}.part`);
-    const sampler = new Sampler();
-    files.push({ sampler, filename, tmpPath });
-    file.on('data', (chunk: Buffer) => sampler.add(chunk));
+    const checker = new ImageChecker();
+    files.push({ checker, filename, tmpPath });
+    file.on('data', (chunk: Buffer) => checker.add(chunk));
     file.on('limit', () => fail(tooLarge(filename, limits)));
     writes.push(
       pipeline(file, createWriteStream(tmpPath)).catch(() => fail(new HttpError('bad_request', `The upload of ${filename} ended early; nothing was stored.`))),
@@ -153,16 +126,52 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
 const DATA_URL_HEADER = /^data:[\w.+-]+\/[\w.+-]+;base64,/i;
 
-/** Reads a JSON body `{photos: [{filename, data_base64}]}` (at most maxJsonBytes) into temp files. */
-export async function receiveJson(stream: Readable, tmpDir: string, limits: UploadLimits): Promise<StagedPhoto[]> {
+/** Seconds a client is asked to wait when the JSON upload budget is spent. */
+export const JSON_BUDGET_RETRY_AFTER_S = 1;
+
+function budgetSpent(budget: ByteBudget): HttpError {
+  return new HttpError('unavailable', `The server is holding as many JSON photo uploads as it may (${budget.limit} bytes in all); retry shortly or upload as multipart/form-data, which is streamed.`, {
+    headers: { 'retry-after': String(JSON_BUDGET_RETRY_AFTER_S) },
+  });
+}
+
+/**
+ * Reads a JSON body `{photos: [{filename, data_base64}]}` (at most maxJsonBytes) into temp
+ * files. Its bytes are taken from `budget` while held: the declared Content-Length up front,
+ * or chunk by chunk when none is declared; over the budget the answer is 503 with Retry-After.
+ */
+export async function receiveJson(stream: Readable, declaredLength: number | null, tmpDir: string, limits: UploadLimits, budget: ByteBudget): Promise<StagedPhoto[]> {
+  const tooBig = () => new HttpError('payload_too_large', `A JSON photo upload may be at most ${limits.maxJsonBytes} bytes; use multipart/form-data for more.`);
+  if (declaredLength !== null && declaredLength > limits.maxJsonBytes) {
+    stream.resume();
+    throw tooBig();
+  }
+  let held = 0;
+  const hold = (n: number): void => {
+    if (!budget.take(n)) {
+      stream.resume();
+      throw budgetSpent(budget);
+    }
+    held += n;
+  };
+  try {
+    if (declaredLength !== null) hold(declaredLength);
+    return await readJsonPhotos(stream, declaredLength === null ? hold : null, tmpDir, limits, tooBig);
+  } finally {
+    budget.give(held);
+  }
+}
+
+async function readJsonPhotos(stream: Readable, hold: ((n: number) => void) | null, tmpDir: string, limits: UploadLimits, tooBig: () => HttpError): Promise<StagedPhoto[]> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limits.maxJsonBytes) {
       stream.resume();
-      throw new HttpError('payload_too_large', `A JSON photo upload may be at most ${limits.maxJsonBytes} bytes; use multipart/form-data for more.`);
+      throw tooBig();
     }
+    hold?.(chunk.length);
     chunks.push(chunk);
   }
   const body = parseJson(Buffer.concat(chunks, size));
@@ -186,9 +195,9 @@ export async function receiveJson(stream: Readable, tmpDir: string, limits: Uplo
   if (details.length > 0) throw validationFailed(details);
   for (const d of decoded) if (d.data.length > limits.maxPhotoBytes) throw tooLarge(d.filename, limits);
   const files = decoded.map((d) => {
-    const sampler = new Sampler();
-    sampler.add(d.data);
-    return { sampler, filename: d.filename, tmpPath: join(tmpDir, `${randomUUID()}.part`), data: d.data };
+    const checker = new ImageChecker();
+    checker.add(d.data);
+    return { checker, filename: d.filename, tmpPath: join(tmpDir, `${randomUUID()}.part`), data: d.data };
   });
   const staged = check(files);
   try {

@@ -4,9 +4,11 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
 import { DISABLE_AFTER_MS, parseRetryAfter, retryDelay, RETRY_DELAYS_MS, seededRandom } from './schedule.js';
-import type { Send, SendOutcome } from './sender.js';
-import { USER_AGENT } from './sender.js';
-import { guardUrl, type Resolve } from './ssrf.js';
+import type { Send, SendOutcome } from '../net/sender.js';
+import { PACKAGE_VERSION } from '../net/sender.js';
+import { guardUrl, type Resolve } from '../net/ssrf.js';
+
+export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
 import type { AttemptResult, WebhookStore } from './store.js';
 import type { DueDelivery } from './types.js';
 

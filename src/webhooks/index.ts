@@ -5,9 +5,9 @@ import type { Logger } from '../log.js';
 import type { Db } from '../store/sqlite.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { mountWebhookRoutes } from './routes.js';
-import { createSender, type Send } from './sender.js';
+import { createSender, type Send } from '../net/sender.js';
 import { WebhookService } from './service.js';
-import type { Resolve } from './ssrf.js';
+import type { Resolve } from '../net/ssrf.js';
 import { SqliteWebhookStore } from './store.js';
 
 export interface WebhooksOptions {

@@ -8,7 +8,7 @@ import { bearerToken } from '../identity/auth.js';
 import { hashToken, newToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import { generateSecret, isWhsecSecret, WHSEC_PREFIX } from '../signing/webhook.js';
 import type { WebhookService } from './service.js';
-import { guardUrl, type Resolve } from './ssrf.js';
+import { guardUrl, type Resolve } from '../net/ssrf.js';
 import type { EndpointPatch } from './store.js';
 import {
   EVENT_TYPES,

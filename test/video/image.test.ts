@@ -29,7 +29,7 @@ function extended(simple: Buffer): Buffer {
   return out;
 }
 
-const whole = (b: Buffer) => inspectImage(b, b.subarray(-64), b.length);
+const whole = (b: Buffer) => inspectImage(b);
 
 test('image headers: JPEG SOF, PNG IHDR, WebP VP8 / VP8L / VP8X sizes', () => {
   const cases: [Buffer, string][] = [
@@ -59,7 +59,7 @@ test('image headers: the declared type is ignored; non-images and truncated file
   for (const ext of ['jpg', 'png', 'webp']) {
     const b = make([], ext);
     const cut = b.subarray(0, b.length - 10);
-    const r = inspectImage(cut, cut.subarray(-64), cut.length);
+    const r = inspectImage(cut);
     assert.equal(r.ok, false, ext);
     assert.equal(whole(b.subarray(0, 20)).ok, false, `${ext} header only`);
   }

@@ -4,11 +4,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { filterValue, planTour } from '../../src/video/tour.js';
 import { renderTitleImage, titleLines } from '../../src/video/titlecard.js';
-import { runFfmpeg } from '../../src/video/ffmpeg.js';
+import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit, runFfmpeg, type FfmpegConfinement } from '../../src/video/ffmpeg.js';
 import { findFont } from '../../src/video/font.js';
 import type { PropertyRecord } from '../../src/video/types.js';
 import { tempDir } from '../helpers/paths.js';
 import { ffprobe, testImage } from './helpers.js';
+
+const CONFINED: FfmpegConfinement = { prlimit: findPrlimit(), addressSpaceBytes: DEFAULT_FFMPEG_ADDRESS_SPACE };
 
 const PROPERTY = { title: 'Château Vue', address: '1 Quai', city: 'Lyon', price: 725000, currency: 'EUR', bedrooms: 1 } as PropertyRecord;
 const TIMINGS = { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 25 };
@@ -39,7 +41,7 @@ test('filter values survive both quoting levels: drawtext reads a text file from
     const font = findFont();
     if (!font) return;
     const graph = `color=c=black:s=64x64:d=0.1,drawtext=fontfile=${filterValue(font)}:textfile=${filterValue(textFile)}:fontcolor=white`;
-    await runFfmpeg('ffmpeg', ['-f', 'lavfi', '-i', 'nullsrc=s=64x64:d=0.1', '-filter_complex', graph, '-frames:v', '1', '-f', 'null', '-'], { durationS: 0 });
+    await runFfmpeg('ffmpeg', ['-f', 'lavfi', '-i', 'nullsrc=s=64x64:d=0.1', '-filter_complex', graph, '-frames:v', '1', '-f', 'null', '-'], { durationS: 0, timeoutMs: 60_000, confinement: CONFINED });
   } finally {
     dir.dispose();
   }
@@ -58,7 +60,7 @@ test('fallbacks render: the bitmap title card (no font) and fades through black 
     const output = join(dir.path, 'o.mp4');
     const plan = planTour({ photos, format: '1:1', title: { kind: 'image', path: title }, output, timings: TIMINGS, xfade: false, preset: 'ultrafast' });
     const seen: number[] = [];
-    await runFfmpeg('ffmpeg', plan.args, { durationS: plan.durationS, onProgress: (f) => seen.push(f) });
+    await runFfmpeg('ffmpeg', plan.args, { durationS: plan.durationS, timeoutMs: 120_000, confinement: CONFINED, onProgress: (f) => seen.push(f) });
     const probe = ffprobe(output);
     assert.deepEqual([probe.codec, probe.width, probe.height, probe.audio], ['h264', 1080, 1080, 'aac']);
     assert.ok(Math.abs(probe.duration - plan.durationS) <= plan.durationS * 0.1, String(probe.duration));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { guardUrl, type Resolve } from '../../src/webhooks/ssrf.js';
+import { guardUrl, type Resolve } from '../../src/net/ssrf.js';
 import { webhookServer } from './setup.js';
 
 /**

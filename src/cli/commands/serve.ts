@@ -11,6 +11,7 @@ interface ServeFlags {
   data: string;
   ffmpeg?: string;
   renderConcurrency?: string;
+  ffmpegMemory?: string;
   allowPrivateWebhooks?: boolean;
   limits?: string;
 }
@@ -26,6 +27,7 @@ export function registerServe(program: Command): void {
     .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
+    .option('--ffmpeg-memory <MiB>', 'address space each ffmpeg render may map, enforced with prlimit (default: 2048)')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .option('--limits <file>', LIMITS_FLAG_HELP)
     .action(async (flags: ServeFlags) => {
@@ -44,6 +46,7 @@ export function registerServe(program: Command): void {
         dataDir: flags.data,
         ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
+        ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
         ...limits,
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),

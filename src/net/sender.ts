@@ -4,7 +4,11 @@ import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { LookupFunction } from 'node:net';
 
-/** The one HTTP exchange of a delivery attempt. Injectable so the dispatcher can be tested or benchmarked without it. */
+/**
+ * The one HTTP exchange of an outbound call (a webhook delivery, a video callback), made to
+ * the addresses the SSRF guard approved. Injectable so a dispatcher can be tested or
+ * benchmarked without it.
+ */
 export type Send = (request: SendRequest) => Promise<SendOutcome>;
 
 export interface SendRequest {
@@ -35,7 +39,7 @@ function packageVersion(): string {
   }
 }
 
-export const USER_AGENT = `brainstem-webhooks/${packageVersion()}`;
+export const PACKAGE_VERSION = packageVersion();
 
 /**
  * Sends over keep-alive agents (one TCP/TLS connection serves many deliveries to the same

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyAddress, guardUrl, parseIPv6, type Resolve } from '../../src/webhooks/ssrf.js';
+import { classifyAddress, guardUrl, parseIPv6, type Resolve } from '../../src/net/ssrf.js';
+import { ISSUE_URLS } from '../helpers/ssrf-cases.js';
 
 const CASES: [string, string][] = [
   ['127.0.0.1', 'loopback'],
@@ -32,6 +33,16 @@ const CASES: [string, string][] = [
   ['2002:7f00:1::', 'loopback'],
   ['::127.0.0.1', 'loopback'],
   ['fe80::1%eth0', 'link_local'],
+  ['::ffff:0:127.0.0.1', 'loopback'],
+  ['::ffff:0:a9fe:a9fe', 'link_local'],
+  ['64:ff9b::a9fe:a9fe', 'link_local'],
+  ['64:ff9b:1::a00:1', 'private'],
+  ['64:ff9b:1::808:808', 'private'],
+  ['2002:a9fe:a9fe::', 'link_local'],
+  ['2002:0a00:0001::1', 'private'],
+  ['fec0::1', 'private'],
+  ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved'],
+  ['::7f00:1', 'loopback'],
 ];
 
 test('every address class is recognised, IPv4-mapped and other embedded forms included', () => {
@@ -71,4 +82,21 @@ test('URLs: https only, IP literals in any notation, every resolved address chec
   const dev = await guardUrl('http://127.0.0.1:9/hook', { allowPrivate: true });
   assert.equal(dev.ok, true);
   assert.equal((await guardUrl('ftp://127.0.0.1/', { allowPrivate: true })).ok, false);
+});
+
+test('every address form of the issue is refused; with private targets allowed they pass', async () => {
+  for (const url of ISSUE_URLS) {
+    const r = await guardUrl(url, { allowPrivate: false, resolve: resolveTo('127.0.0.1') });
+    assert.equal(r.ok, false, url);
+  }
+  assert.equal((await guardUrl('https://[64:ff9b::808:808]/', { allowPrivate: false })).ok, true, 'NAT64 of a public address is public');
+  assert.equal((await guardUrl('https://[2002:808:808::1]/', { allowPrivate: false })).ok, true, '6to4 of a public address is public');
+  for (const url of ISSUE_URLS) assert.equal((await guardUrl(url, { allowPrivate: true, resolve: resolveTo('127.0.0.1') })).ok, true, url);
+});
+
+test('a host that does not resolve is marked unresolved (worth retrying); a refused address is not', async () => {
+  const missing = await guardUrl('https://nowhere.example/', { allowPrivate: false, resolve: async () => [] });
+  assert.equal(missing.ok === false && missing.unresolved, true);
+  const local = await guardUrl('https://inside.example/', { allowPrivate: false, resolve: resolveTo('10.1.1.1') });
+  assert.equal(local.ok === false && local.unresolved, undefined);
 });

@@ -2,10 +2,13 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
 /**
- * The SSRF guard: an endpoint URL must be HTTPS and every address its host resolves to must be
- * public. It runs at registration and again before every delivery; the delivery then connects
- * to the address checked here (see sender.ts), so a DNS answer that changes between the check
- * and the connect (rebinding) cannot reach an internal host.
+ * The one SSRF guard for every URL the server calls out to (webhook endpoints, video
+ * callbacks): the URL must be HTTPS and every address its host resolves to must be public.
+ * It runs when a URL is registered and again before every request; the request then connects
+ * to the addresses checked here (see sender.ts), so a DNS answer that changes between the
+ * check and the connect (rebinding) cannot reach an internal host. IPv4 literals in any
+ * notation (2130706433, 0x7f.1, 017700000001) arrive here already normalised by the WHATWG
+ * URL parser; IPv6 forms that embed an IPv4 address are judged by that address.
  */
 
 export type AddressClass =
@@ -27,7 +30,8 @@ export const defaultResolve: Resolve = async (host) =>
 
 export type GuardResult =
   | { ok: true; url: URL; addresses: { address: string; family: 4 | 6 }[] }
-  | { ok: false; reason: string };
+  /** `unresolved`: the host has no address now (DNS down or record not yet published), which may change. */
+  | { ok: false; reason: string; unresolved?: true };
 
 export interface GuardOptions {
   /** `--allow-private-webhooks`: admits private addresses and plain http:// (development, tests). */
@@ -54,6 +58,10 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
   }
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  // Names reserved for this machine (RFC 6761) are refused without asking DNS what it thinks.
+  if (!options.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || host === 'localhost.')) {
+    return { ok: false, reason: 'points at this machine (localhost); only public addresses are allowed' };
+  }
   let addresses: { address: string; family: 4 | 6 }[];
   const literal = isIP(host);
   if (literal) addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
@@ -62,9 +70,9 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
       addresses = await (options.resolve ?? defaultResolve)(host);
     } catch (err) {
       if (options.admitUnresolved) return { ok: true, url, addresses: [] };
-      return { ok: false, reason: `host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+      return { ok: false, reason: `host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`, unresolved: true };
     }
-    if (addresses.length === 0) return options.admitUnresolved ? { ok: true, url, addresses } : { ok: false, reason: `host ${host} does not resolve` };
+    if (addresses.length === 0) return options.admitUnresolved ? { ok: true, url, addresses } : { ok: false, reason: `host ${host} does not resolve`, unresolved: true };
   }
   if (!options.allowPrivate) {
     for (const a of addresses) {
@@ -108,10 +116,16 @@ function classifyV6(b: number[]): AddressClass {
   const zeroUpTo = (n: number) => b.slice(0, n).every((x) => x === 0);
   if (zeroUpTo(16)) return 'unspecified';
   if (zeroUpTo(15) && b[15] === 1) return 'loopback';
-  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), 64:ff9b::a.b.c.d (NAT64): judge the IPv4 inside.
+  // ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated), ::a.b.c.d (compatible),
+  // 64:ff9b::a.b.c.d (NAT64): judge the IPv4 inside.
   if (zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) return classifyV4(b.slice(12));
+  if (zeroUpTo(8) && b[8] === 0xff && b[9] === 0xff && b[10] === 0 && b[11] === 0) return classifyV4(b.slice(12));
   if (zeroUpTo(12)) return classifyV4(b.slice(12));
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) return classifyV4(b.slice(12));
+  // 64:ff9b:1::/48 is NAT64 for local use (RFC 8215): it translates into a private network.
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b[4] === 0x00 && b[5] === 0x01) return 'private';
+  // Teredo (2001::/32) tunnels to an IPv4 client hidden (inverted) in its last 32 bits: never a webhook receiver.
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x00 && b[3] === 0x00) return 'reserved';
   // 6to4 (2002::/16) carries an IPv4 address in bytes 2–5.
   if (b[0] === 0x20 && b[1] === 0x02) {
     const inner = classifyV4(b.slice(2, 6));

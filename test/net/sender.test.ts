@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { fixtures } from '../helpers/paths.js';
-import { createSender } from '../../src/webhooks/sender.js';
+import { createSender } from '../../src/net/sender.js';
 
 test('HTTPS deliveries connect to the pinned address and still verify the certificate against the host name', async () => {
   const cert = readFileSync(join(fixtures, 'webhooks', 'receiver-cert.pem'), 'utf8');
