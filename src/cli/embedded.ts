@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../http/loopback.js';
 import { HttpServer } from '../http/server.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -20,6 +21,8 @@ export interface EmbeddedOptions {
   logger?: Logger;
   now?: () => number;
   tls?: { certFile: string; keyFile: string };
+  /** `--insecure-http`: serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy). */
+  insecureHttp?: boolean;
   /** `--allow-private-webhooks`: webhook URLs may be plain http:// and resolve to private addresses. */
   allowPrivateWebhooks?: boolean;
   /** Where the property-video API keeps photos and rendered assets; default `data/` beside the DB file. */
@@ -53,6 +56,10 @@ export interface Embedded {
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
+  const host = options.host ?? '127.0.0.1';
+  if (!options.tls && !options.insecureHttp && !isLoopbackHost(host)) {
+    throw new Error(`refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`);
+  }
   const db = openDatabase(options.db);
   const server = new HttpServer({ logger, ...(options.tls ? { tls: options.tls } : {}) });
 
@@ -93,7 +100,6 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   // Last, so that no API route is shadowed by the page's static routes.
   mountDashboard(server, { logger });
 
-  const host = options.host ?? '127.0.0.1';
   let port: number;
   try {
     port = await server.listen(host, options.port ?? 8080);

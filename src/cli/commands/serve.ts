@@ -12,6 +12,7 @@ interface ServeFlags {
   ffmpeg?: string;
   renderConcurrency?: string;
   allowPrivateWebhooks?: boolean;
+  insecureHttp?: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -25,6 +26,7 @@ export function registerServe(program: Command): void {
     .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
+    .option('--insecure-http', 'serve plain HTTP on an address that is not loopback (only behind a TLS-terminating proxy); loopback never needs it')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
@@ -42,6 +44,7 @@ export function registerServe(program: Command): void {
         ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+        insecureHttp: flags.insecureHttp === true,
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');

@@ -15,6 +15,7 @@ interface UpFlags {
   db: string;
   data: string;
   json?: boolean;
+  insecureHttp?: boolean;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -42,6 +43,7 @@ export function registerUp(program: Command): void {
     .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
     .option('--db <file>', 'SQLite database file', './brainstem.db')
     .option('--data <dir>', 'property-video data directory', './data')
+    .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
     .option('--json', 'print the URLs and credentials as one JSON line')
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
@@ -59,7 +61,7 @@ export function registerUp(program: Command): void {
       const { stack } = local;
       let embedded;
       try {
-        embedded = await startEmbedded({ host: api.host, port: api.port, db, adminToken: stack.adminToken, logger, dataDir: resolve(flags.data) });
+        embedded = await startEmbedded({ host: api.host, port: api.port, db, adminToken: stack.adminToken, logger, dataDir: resolve(flags.data), insecureHttp: flags.insecureHttp === true });
       } catch (err) {
         throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -68,7 +70,7 @@ export function registerUp(program: Command): void {
       let linked;
       try {
         linked = await startLinkedSidecar(
-          { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir },
+          { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir, insecureHttp: flags.insecureHttp === true },
           { host: side.host, port: side.port, workers: 0, token: token || null, logger, dialogue: dialogueFrom({}, process.env), stateFile: join(stateDir, STATE_FILE) },
         );
       } catch (err) {
