@@ -39,6 +39,8 @@ export interface EmbeddedOptions {
   payments?: PaymentProvider;
   /** Public origin used in billing links (SERVICE_PUBLIC_URL); default from the request's Host header. */
   publicUrl?: string;
+  /** Signing secret of the Stripe webhook endpoint; default STRIPE_WEBHOOK_SECRET. */
+  stripeWebhookSecret?: string;
 }
 
 export interface Embedded {
@@ -72,6 +74,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     now,
     payments: options.payments ?? providerFromEnv(),
     publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
+    stripeWebhookSecret: options.stripeWebhookSecret ?? process.env.STRIPE_WEBHOOK_SECRET,
+    countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,
     tls: Boolean(options.tls),
   });
   mountIdentityRoutes(server, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
@@ -80,6 +84,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     server,
     auth,
     getTenant: (id) => identity.getTenant(id),
+    plans: controlPlane.plans,
     allowPrivate: options.allowPrivateWebhooks ?? false,
     now,
     logger,

@@ -2,7 +2,9 @@ import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import type { Authenticator, SessionPrincipal } from '../identity/auth.js';
 import type { UserId, UserRecord } from '../identity/types.js';
+import type { TenantPlans } from '../identity/plan-limits.js';
 import type { HeadCache } from './heads.js';
+import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
 import type { ControlPlaneStore } from './store.js';
 import type { ServerId, ServerRecord } from './types.js';
@@ -14,6 +16,9 @@ export interface ControlPlaneContext {
   keyAuth: ServerKeyAuth;
   heads: HeadCache;
   users: { getUser(id: UserId): Promise<UserRecord | null> };
+  /** Plan limits and trial ends, from the billing catalogue. */
+  plans: TenantPlans;
+  quota: LineQuota;
   now: () => number;
 }
 

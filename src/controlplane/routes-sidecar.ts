@@ -79,6 +79,8 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
       await otherServer(id, owner);
     }
     const outcome = await queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report });
+    // Before answering, so that the pull after a report that used up the quota sees the hold.
+    if (outcome.accepted) await ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken);
     return json(202, outcome);
   };
 

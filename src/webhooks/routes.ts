@@ -4,6 +4,7 @@ import { empty, json } from '../http/reply.js';
 import { Fields, limitParam, readJsonObject, typeOf } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
 import { bearerToken } from '../identity/auth.js';
+import { requireCurrentPlan, requireRoom, type TenantPlans } from '../identity/plan-limits.js';
 import { hashToken, newToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import { generateSecret } from '../signing/webhook.js';
 import type { WebhookService } from './service.js';
@@ -33,6 +34,7 @@ const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'inflight', 'su
 export interface WebhookRoutesOptions {
   service: WebhookService;
   auth: Authenticator;
+  plans: TenantPlans;
   allowPrivate: boolean;
   resolve?: Resolve;
   now?: () => number;
@@ -170,6 +172,8 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const f = new Fields(body);
     const name = f.string('name', { required: true, max: NAME_MAX });
     f.done();
+    requireCurrentPlan(options.plans, session.tenant, now(), 'a new widget and its key');
+    requireRoom(options.plans, session.tenant, 'widgets', (await store.listWidgets(session.tenant.id)).length);
     const key = newToken('widgetKey');
     const created = await store.createWidget(session.tenant.id, name!, { hash: hashToken(key), preview: key.slice(0, 8) });
     return json(201, { ...widgetView(created.widget), key, key_id: created.key.id });
@@ -184,6 +188,7 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
 
   server.post('/v1/widgets/:id/keys', async (req) => {
     const widget = await widgetOf(req);
+    requireCurrentPlan(options.plans, (await auth.session(req)).tenant, now(), 'a new widget key');
     const key = newToken('widgetKey');
     const record = await store.createWidgetKey(widget.id, { hash: hashToken(key), preview: key.slice(0, 8) });
     return json(201, { id: record.id, key, preview: record.preview, created_at: iso(record.createdAt) });
