@@ -1,6 +1,6 @@
 /**
  * The one error catalogue: every non-2xx answer of every service is built from an entry
- * here, so a code always means the same status and the README's table can be checked
+ * here, so a code always means the same status and the table of docs/errors.md can be checked
  * against it (test/http/errors.test.ts).
  */
 export const ERRORS = {
@@ -11,6 +11,7 @@ export const ERRORS = {
   plan_limit: { status: 403, message: 'The plan allows no more of this.' },
   plan_expired: { status: 403, message: 'The trial is over; this needs a plan.' },
   tenant_suspended: { status: 403, message: 'The tenant is suspended.' },
+  plan_limit: { status: 403, message: 'A limit of the plan or service was reached.' },
   not_found: { status: 404, message: 'Not found.' },
   config_not_found: { status: 404, message: 'No server with that id.' },
   method_not_allowed: { status: 405, message: 'Method not allowed on this path.' },
