@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A local stand-in for api.stripe.com speaking its wire format for Checkout Sessions. */
@@ -10,7 +10,7 @@ export async function fakeStripe() {
     for await (const c of req) chunks.push(c as Buffer);
     return Buffer.concat(chunks).toString();
   };
-  const server = createServer(async (req, res) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const form = new URLSearchParams(await read(req));
     seen.push({ method: req.method!, path: req.url!, auth: req.headers.authorization, form });
     res.setHeader('content-type', 'application/json');
@@ -28,8 +28,8 @@ export async function fakeStripe() {
     }
     res.statusCode = 404;
     res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: 'No such resource' } }));
-  });
+  };
+  const server = createServer((req, res) => void answer(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, sessions, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
-
