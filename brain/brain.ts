@@ -349,7 +349,8 @@ export class Brain {
     a.y = y;
     a.z = z;
     if (prof.name !== undefined) a.name = prof.name;
-    if (this.sw.human) this.counters.bump('spawn');
+    // A spawn is no subsystem's event: the activity feed counts it whatever the policy.
+    this.counters.bump('spawn');
     this.agents.set(a);
     return a;
   }

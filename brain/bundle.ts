@@ -20,6 +20,11 @@ export const BUNDLE_LIMITS = {
   maxSessionMin: 7 * 24 * 60,
   maxSpeechLimit: 1_000_000,
   maxVarietyTarget: 1_000_000,
+  /**
+   * The wire type of `version` is unsigned 64-bit, but a JSON number is exact only up to
+   * 2^53 − 1; above it two versions could read as one, so a larger one is refused (422).
+   */
+  maxVersion: Number.MAX_SAFE_INTEGER,
 } as const;
 
 function typeName(v: unknown): string {
@@ -128,7 +133,7 @@ export function validateBundle(value: unknown): BundleCheck {
   if (!top) return { ok: false, problems: c.problems };
   for (const key of TOP_KEYS) c.require(top, key, key);
 
-  c.number(top.version, 'version', 0, Number.MAX_SAFE_INTEGER, true);
+  c.number(top.version, 'version', 0, BUNDLE_LIMITS.maxVersion, true);
 
   if (top.policy !== undefined) {
     const policy = c.object(top.policy, 'policy', POLICY_KEYS);

@@ -18,7 +18,7 @@ export type TraitName = (typeof TRAIT_NAMES)[number];
 
 export const ECONOMIES = ['Silent', 'Frugal', 'Normal', 'Chatty'] as const;
 
-export const LIMITS = { maxThemes: 256, maxText: 2000, maxSessionMin: 7 * 24 * 60, maxSpeechLimit: 1_000_000, maxVarietyTarget: 1_000_000 } as const;
+export const LIMITS = { maxThemes: 256, maxText: 2000, maxSessionMin: 7 * 24 * 60, maxSpeechLimit: 1_000_000, maxVarietyTarget: 1_000_000, maxVersion: Number.MAX_SAFE_INTEGER } as const;
 
 export interface ConfigBundle {
   version: number;

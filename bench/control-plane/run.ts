@@ -134,7 +134,8 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
     children.push(serve.child);
     const base = `http://127.0.0.1:${serve.port}`;
 
-    const tenant = await call(base, 'POST', '/v1/admin/tenants', ADMIN, { name: 'bench', plan: 'pro' });
+    // enterprise: no monthly line quota, which a long ingest run would use up (and then publish a new version).
+    const tenant = await call(base, 'POST', '/v1/admin/tenants', ADMIN, { name: 'bench', plan: 'enterprise' });
     await call(base, 'POST', `/v1/admin/tenants/${tenant.id}/users`, ADMIN, { email: 'bench@example.com', password: 'bench-password' });
     const { token } = await call(base, 'POST', '/v1/auth/login', null, { email: 'bench@example.com', password: 'bench-password' });
     const server = await call(base, 'POST', '/v1/servers', token, { name: 'bench' });

@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../http/loopback.js';
 import { HttpServer } from '../http/server.js';
 import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
@@ -23,6 +24,8 @@ export interface EmbeddedOptions {
   logger?: Logger;
   now?: () => number;
   tls?: { certFile: string; keyFile: string };
+  /** `--insecure-http`: serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy). */
+  insecureHttp?: boolean;
   /** `--allow-private-webhooks`: webhook URLs may be plain http:// and resolve to private addresses. */
   allowPrivateWebhooks?: boolean;
   /** Where the property-video API keeps photos and rendered assets; default `data/` beside the DB file. */
@@ -43,6 +46,8 @@ export interface EmbeddedOptions {
   payments?: PaymentProvider;
   /** Public origin used in billing links (SERVICE_PUBLIC_URL); default from the request's Host header. */
   publicUrl?: string;
+  /** Signing secret of the Stripe webhook endpoint; default STRIPE_WEBHOOK_SECRET. */
+  stripeWebhookSecret?: string;
 }
 
 export interface Embedded {
@@ -62,6 +67,10 @@ export interface Embedded {
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
+  const host = options.host ?? '127.0.0.1';
+  if (!options.tls && !options.insecureHttp && !isLoopbackHost(host)) {
+    throw new Error(`refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`);
+  }
   const db = openDatabase(options.db);
   const server = new HttpServer({ logger, ...(options.tls ? { tls: options.tls } : {}) });
 
@@ -75,6 +84,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     now,
     payments: options.payments ?? providerFromEnv(),
     publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
+    stripeWebhookSecret: options.stripeWebhookSecret ?? process.env.STRIPE_WEBHOOK_SECRET,
+    countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,
     tls: Boolean(options.tls),
   });
   mountIdentityRoutes(server, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
@@ -83,6 +94,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     server,
     auth,
     getTenant: (id) => identity.getTenant(id),
+    plans: controlPlane.plans,
     allowPrivate: options.allowPrivateWebhooks ?? false,
     now,
     logger,
@@ -106,7 +118,6 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   // Last, so that no API route is shadowed by the page's static routes.
   mountDashboard(server, { logger });
 
-  const host = options.host ?? '127.0.0.1';
   let port: number;
   try {
     port = await server.listen(host, options.port ?? 8080);

@@ -1,9 +1,10 @@
 import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
-import { idParam } from '../http/validate.js';
 import type { Authenticator, SessionPrincipal } from '../identity/auth.js';
 import type { UserId, UserRecord } from '../identity/types.js';
+import type { TenantPlans } from '../identity/plan-limits.js';
 import type { HeadCache } from './heads.js';
+import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
 import type { ControlPlaneStore } from './store.js';
 import type { ServerId, ServerRecord } from './types.js';
@@ -15,18 +16,23 @@ export interface ControlPlaneContext {
   keyAuth: ServerKeyAuth;
   heads: HeadCache;
   users: { getUser(id: UserId): Promise<UserRecord | null> };
+  /** Plan limits and trial ends, from the billing catalogue. */
+  plans: TenantPlans;
+  quota: LineQuota;
   now: () => number;
 }
 
 /**
- * The session and the server of `:id`, which the session's tenant must own; another tenant's
- * server is a 404, so ids do not reveal what exists.
+ * The session and the server of `:id`, which the session's tenant must own. An unknown id, a
+ * malformed one and another tenant's all answer the same 404 config_not_found ("no server with
+ * the given id"), so ids do not reveal what exists.
  */
 export async function ownedServer(ctx: ControlPlaneContext, req: Request): Promise<{ session: SessionPrincipal; server: ServerRecord }> {
   const session = await ctx.auth.session(req);
-  const id = idParam(req.params.id, 'server') as ServerId;
-  const server = await ctx.store.getServer(id);
-  if (!server || server.tenantId !== session.tenant.id) throw new HttpError('not_found', `No server with id ${id}.`);
+  const raw = req.params.id ?? '';
+  const id = /^\d{1,15}$/.test(raw) ? (Number(raw) as ServerId) : null;
+  const server = id === null ? null : await ctx.store.getServer(id);
+  if (!server || server.tenantId !== session.tenant.id) throw new HttpError('config_not_found', `No server with id ${JSON.stringify(raw)}.`);
   return { session, server };
 }
 

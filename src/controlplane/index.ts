@@ -1,12 +1,14 @@
 import type { HttpServer } from '../http/server.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantInsights } from '../identity/routes.js';
-import type { TenantId, UserId, UserRecord } from '../identity/types.js';
-import { loadPlans, type PlanCatalogue } from './billing/plans.js';
+import type { TenantPlans } from '../identity/plan-limits.js';
+import type { Plan, TenantId, TenantRecord, UserId, UserRecord } from '../identity/types.js';
+import { loadPlans, tenantPlans, type PlanCatalogue } from './billing/plans.js';
 import { OfflineProvider, type PaymentProvider } from './billing/provider.js';
 import { mountBillingRoutes } from './billing/routes.js';
 import type { ControlPlaneContext } from './context.js';
 import { HeadCache } from './heads.js';
+import { LineQuota } from './line-quota.js';
 import { monthOf } from './read-models.js';
 import { mountConfigRoutes } from './routes-config.js';
 import { mountReadRoutes } from './routes-reads.js';
@@ -20,11 +22,15 @@ export interface ControlPlaneOptions {
   store: ControlPlaneStore;
   auth: Authenticator;
   /** Tenants and users (the identity store satisfies both). */
-  identity: TenantLookup & { getUser(id: UserId): Promise<UserRecord | null> };
+  identity: TenantLookup & { getUser(id: UserId): Promise<UserRecord | null>; setTenantPlan(id: TenantId, plan: Plan): Promise<TenantRecord | null> };
   now?: () => number;
   plans?: PlanCatalogue;
   payments?: PaymentProvider;
   publicUrl?: string | undefined;
+  /** Verifies Stripe's webhook events (STRIPE_WEBHOOK_SECRET). */
+  stripeWebhookSecret?: string | undefined;
+  /** Widgets of a tenant (the webhooks service counts them), for the billing account's usage. */
+  countWidgets?: (tenantId: TenantId) => Promise<number>;
   tls?: boolean;
   /** Signatures remembered for replay detection (default 1,000,000). */
   replayEntries?: number;
@@ -33,8 +39,10 @@ export interface ControlPlaneOptions {
 export interface ControlPlane {
   /** For mountIdentityRoutes: server counts, spend and servers per tenant. */
   insights: TenantInsights;
-  /** Call when a tenant's status changes (suspend, resume), so cached key checks see it at once. */
-  tenantChanged(id: TenantId): void;
+  /** Call when a tenant's status or plan changes, so cached key checks and the line quota see it at once. */
+  tenantChanged(id: TenantId): Promise<void>;
+  /** The plan rules (limits, trial end) from the billing catalogue, for the other services. */
+  plans: TenantPlans;
 }
 
 /** Mounts every control-plane route (spec 001 §4.2–§4.3) on `server`. */
@@ -43,7 +51,15 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
   const { store, auth } = options;
   const keyAuth = new ServerKeyAuth(store, options.identity, auth, { now, limiter: auth.limiter, rate: auth.limits.serverKey, ...(options.replayEntries ? { replayEntries: options.replayEntries } : {}) });
   auth.addProbe(keyAuth.probe);
-  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads: new HeadCache(store), users: options.identity, now };
+  const catalogue = options.plans ?? loadPlans();
+  const rules = tenantPlans(catalogue);
+  const heads = new HeadCache(store);
+  const quota = new LineQuota({ store, heads, now }, rules, options.identity);
+  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads, users: options.identity, plans: rules, quota, now };
+  const tenantChanged = async (id: TenantId): Promise<void> => {
+    keyAuth.tenantChanged(id);
+    await quota.reconsider(id);
+  };
 
   mountSidecarRoutes(server, ctx);
   mountServerRoutes(server, ctx);
@@ -52,10 +68,18 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
   mountBillingRoutes(server, {
     store,
     auth,
-    plans: options.plans ?? loadPlans(),
+    plans: catalogue,
+    rules,
     provider: options.payments ?? new OfflineProvider(),
+    async grant(tenantId, plan) {
+      await options.identity.setTenantPlan(tenantId, plan);
+      await tenantChanged(tenantId);
+    },
+    countWidgets: options.countWidgets ?? (async () => 0),
+    stripeWebhookSecret: options.stripeWebhookSecret,
     publicUrl: options.publicUrl,
     scheme: options.tls ? 'https' : 'http',
+    now,
   });
 
   const insights: TenantInsights = {
@@ -68,7 +92,7 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
       return Promise.all((await store.listServers(tenantId)).map((s) => serverSummary(ctx, s)));
     },
   };
-  return { insights, tenantChanged: (id) => keyAuth.tenantChanged(id) };
+  return { insights, tenantChanged, plans: rules };
 }
 
 export { SqliteControlPlaneStore } from './sqlite-store.js';

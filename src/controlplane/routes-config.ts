@@ -3,6 +3,7 @@ import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, readJsonObject } from '../http/validate.js';
+import { requireCurrentPlan } from '../identity/plan-limits.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
 import { etagOf, matchesEtag } from './heads.js';
 import type { PublishedBundle } from './types.js';
@@ -33,6 +34,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   server.put('/v1/servers/:id/config', async (req) => {
     const { session, server: record } = await ownedServer(ctx, req);
+    requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
     const note = noteOf(req);
     const check = validateBundle(readJsonObject(req));
     if (!check.ok) throw validationFailed(check.problems.map((p) => ({ path: p.path, message: p.message })), 'The configuration bundle failed validation.');
@@ -63,6 +65,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   server.post('/v1/servers/:id/config/rollback', async (req) => {
     const { session, server: record } = await ownedServer(ctx, req);
+    requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
     const f = new Fields(readJsonObject(req));
     const version = f.number('version', { required: true, integer: true, min: 1 });
     f.done();

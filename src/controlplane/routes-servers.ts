@@ -3,6 +3,7 @@ import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
 import { Fields, idParam, readJsonObject } from '../http/validate.js';
+import { requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
 import { hashToken, newToken } from '../identity/tokens.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
 import { serverSummary } from './summary.js';
@@ -18,6 +19,7 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     const name = f.string('name', { required: true, max: 200 })?.trim();
     if (name === '') f.problem('name', 'must not be blank');
     f.done();
+    requireRoom(ctx.plans, session.tenant, 'servers', (await store.listServers(session.tenant.id)).length);
     const record = await store.createServer(session.tenant.id, name!, DEFAULT_BUNDLE, await publisher(ctx, session));
     return json(201, await serverSummary(ctx, record));
   });
@@ -34,7 +36,8 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
   });
 
   server.post('/v1/servers/:id/keys', async (req) => {
-    const { server: record } = await ownedServer(ctx, req);
+    const { session, server: record } = await ownedServer(ctx, req);
+    requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'a new server key');
     const key = newToken('serverKey');
     const created = await store.createServerKey(record.id, hashToken(key), key.slice(0, 8));
     return json(201, { id: created.id, key, serverId: record.id, preview: created.preview, createdAt: created.createdAt });

@@ -23,8 +23,11 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     return matchesEtag(req.headers['if-none-match'], head.etag) ? head.notModified : head.full;
   };
 
-  const otherServer = async (id: ServerId): Promise<never> => {
-    if (await ctx.heads.get(id)) throw new HttpError('forbidden', `This server key belongs to another server than ${id}.`);
+  // A key names another server: its own tenant's is a scope error (403); an unknown server and
+  // another tenant's are the same 404 config_not_found, so ids do not reveal what exists.
+  const otherServer = async (id: ServerId, owner: KeyOwner): Promise<never> => {
+    const server = await ctx.store.getServer(id);
+    if (server && server.tenantId === owner.tenantId) throw new HttpError('forbidden', `This server key belongs to server ${owner.serverId}, not ${id}.`);
     throw new HttpError('config_not_found', `No server with id ${id}.`);
   };
 
@@ -35,7 +38,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     if (raw === null || raw === '') throw new HttpError('bad_request', 'The query parameter server (the server id) is required.');
     const id = serverId(raw);
     if (id <= 0) throw new HttpError('config_not_found', `No server with id ${JSON.stringify(raw)}.`);
-    if (id !== owner.serverId) return otherServer(id);
+    if (id !== owner.serverId) return otherServer(id, owner);
     const head = ctx.heads.peek(id);
     if (head) return answer(req, head);
     return ctx.heads.get(id).then((h) => {
@@ -77,8 +80,14 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     const d = limiter.hit(`telemetry:${owner.serverId}`, limits.telemetryReports, ctx.now());
     if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
     const report = parseReport(readJsonObject(req), limits.telemetryEventKinds);
-    if (report.serverId !== String(owner.serverId)) throw new HttpError('forbidden', `This server key may only report for server ${owner.serverId}.`);
+    if (report.serverId !== String(owner.serverId)) {
+      const id = serverId(report.serverId);
+      if (id <= 0) throw new HttpError('config_not_found', `No server with id ${JSON.stringify(report.serverId)}.`);
+      await otherServer(id, owner);
+    }
     const outcome = await queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report });
+    // Before answering, so that the pull after a report that used up the quota sees the hold.
+    if (outcome.accepted) await ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken);
     await retention.maybePrune();
     return json(202, outcome);
   };

@@ -43,6 +43,15 @@ class Check {
   }
 }
 
+/**
+ * Every timestamp the control plane stores and returns is UTC (`…Z`): a `ts` already in UTC
+ * keeps its digits (upper-cased), one with an offset is converted (to millisecond precision).
+ */
+export function utc(ts: string): string {
+  const upper = ts.toUpperCase();
+  return upper.endsWith('Z') ? upper : new Date(Date.parse(ts)).toISOString();
+}
+
 function show(v: unknown): string {
   return typeof v === 'number' ? String(v) : typeOf(v);
 }
@@ -57,10 +66,11 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
   c.known(value, TOP, '');
   const serverId = c.str(value, 'serverId', 'serverId', true, 32);
   const ts = c.str(value, 'ts', 'ts', true, 64);
-  if (ts !== undefined && (!RFC3339.test(ts) || Number.isNaN(Date.parse(ts)))) c.add('ts', 'must be an RFC 3339 timestamp such as 2026-01-01T12:00:00Z');
+  const tsOk = ts !== undefined && RFC3339.test(ts) && !Number.isNaN(Date.parse(ts));
+  if (ts !== undefined && !tsOk) c.add('ts', 'must be an RFC 3339 timestamp such as 2026-01-01T12:00:00Z');
   const report: TelemetryReport = {
     serverId: serverId!,
-    ts: ts!,
+    ts: tsOk ? utc(ts) : ts!,
     botCount: c.int(value, 'botCount', 'botCount', true)!,
     playersOnline: c.int(value, 'playersOnline', 'playersOnline', true)!,
     linesSpoken: c.int(value, 'linesSpoken', 'linesSpoken', true)!,

@@ -8,6 +8,7 @@ export const ERRORS = {
   unauthorized: { status: 401, message: 'Authentication is missing or invalid.' },
   forbidden: { status: 403, message: 'The credential may not do this.' },
   plan_required: { status: 403, message: 'This needs a higher plan.' },
+  plan_expired: { status: 403, message: 'The trial is over; this needs a plan.' },
   tenant_suspended: { status: 403, message: 'The tenant is suspended.' },
   plan_limit: { status: 403, message: 'A limit of the plan or service was reached.' },
   not_found: { status: 404, message: 'Not found.' },

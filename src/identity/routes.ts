@@ -31,7 +31,7 @@ export interface IdentityRoutesOptions {
   auth: Authenticator;
   insights?: TenantInsights;
   /** Told after a tenant's status or plan changes, so other services drop what they cached of it. */
-  onTenantChange?: (id: TenantId) => void;
+  onTenantChange?: (id: TenantId) => void | Promise<void>;
   now?: () => number;
 }
 
@@ -80,7 +80,7 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
     const plan = f.oneOf('plan', PLANS);
     f.done();
     const updated = plan ? await store.setTenantPlan(tenant.id, plan) : tenant;
-    if (plan) options.onTenantChange?.(tenant.id);
+    if (plan) await options.onTenantChange?.(tenant.id);
     return json(200, await tenantView(updated!));
   });
 
@@ -89,7 +89,7 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
       await auth.admin(req);
       const tenant = await tenantOr404(req.params.id);
       const updated = await store.setTenantStatus(tenant.id, status);
-      options.onTenantChange?.(tenant.id);
+      await options.onTenantChange?.(tenant.id);
       return json(200, { ok: true, tenant: await tenantView(updated!) });
     }, { body: 'none' });
   }

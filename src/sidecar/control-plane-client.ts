@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isLoopbackHost } from '../http/loopback.js';
 import { signRequest } from '../signing/request.js';
 
 /** A skew below this is left alone: the server's window is ±300 s and Date has 1 s resolution. */
@@ -13,6 +14,8 @@ export interface ControlPlaneClientOptions {
   /** Wall clock in ms (Date.now). */
   now?: () => number;
   fetch?: typeof fetch;
+  /** Admit an http:// control plane that is not on loopback (`--insecure-http`). */
+  insecureHttp?: boolean;
 }
 
 export interface ControlPlaneReply {
@@ -52,6 +55,10 @@ export class ControlPlaneClient {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`the control-plane URL must be http:// or https://, got "${options.url}"`);
     if (!options.key) throw new Error('the server key must not be empty');
     if (!/^[1-9]\d{0,14}$/.test(options.serverId)) throw new Error(`the server id must be a positive integer, got "${options.serverId}"`);
+    // The server key is both the bearer credential and the HMAC key: it never crosses a network unencrypted.
+    if (url.protocol === 'http:' && !options.insecureHttp && !isLoopbackHost(url.hostname)) {
+      throw new Error(`refusing the plain-HTTP control plane ${url.origin}: the server key would cross the network unencrypted; use https://, or --insecure-http (SERVICE_INSECURE_HTTP=1) on a network you trust`);
+    }
     this.url = url.origin + url.pathname.replace(/\/+$/, '');
     this.serverId = options.serverId;
     this.key = options.key;

@@ -23,6 +23,8 @@ export interface ControlPlaneLinkOptions {
   bufferCap?: number;
   /** How long close() may spend sending the final report (default 2 s). */
   shutdownGraceMs?: number;
+  /** Admit an http:// control plane that is not on loopback. */
+  insecureHttp?: boolean;
   now?: () => number;
   random?: () => number;
 }
@@ -45,7 +47,7 @@ export async function startLinkedSidecar(
   const logger: Logger = sidecarOptions.logger ?? silentLogger;
   const now = link.now ?? Date.now;
   const random = link.random ?? Math.random;
-  const client = new ControlPlaneClient({ url: link.url, serverId: link.serverId, key: link.serverKey, now });
+  const client = new ControlPlaneClient({ url: link.url, serverId: link.serverId, key: link.serverKey, now, ...(link.insecureHttp ? { insecureHttp: true } : {}) });
   await ensureDir(link.stateDir);
   const buffer = new TelemetryBuffer(link.stateDir, link.bufferCap ?? DEFAULT_BUFFER_CAP);
   await buffer.load();

@@ -8,21 +8,24 @@ import { hexEqual, hmacHex } from './hmac.js';
  *   keyed with the endpoint secret exactly as shown to the user (its UTF-8 bytes, a `whsec_`
  *   prefix included).
  * - Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`):
- *   base64 HMAC-SHA256 of `${id}.${timestamp}.${body}`, keyed with the base64-decoded part of a
- *   `whsec_` secret, or with the secret's raw UTF-8 bytes when it is not a `whsec_` secret.
+ *   base64 HMAC-SHA256 of `${id}.${timestamp}.${body}`, keyed with the decoded part of a
+ *   `whsec_` + base64 secret (standard alphabet, padding optional, as both Standard Webhooks
+ *   libraries accept), or with the raw UTF-8 bytes of any other secret (`whsec_` alone,
+ *   base64url, any text): a secret is never refused for its form.
  */
 
 export const WHSEC_PREFIX = 'whsec_';
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$/;
+/** Standard-alphabet base64, padded or not; a lone trailing character encodes nothing and is refused. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
 /** A fresh secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
 export function generateSecret(bytes: (n: number) => Buffer = randomBytes): string {
   return WHSEC_PREFIX + bytes(32).toString('base64');
 }
 
-/** True when the secret is `whsec_` followed by valid, non-empty base64. */
+/** True when the secret is `whsec_` followed by non-empty base64 (padded or not), which is decoded for the key. */
 export function isWhsecSecret(secret: string): boolean {
-  return secret.startsWith(WHSEC_PREFIX) && BASE64.test(secret.slice(WHSEC_PREFIX.length));
+  return secret.length > WHSEC_PREFIX.length && secret.startsWith(WHSEC_PREFIX) && BASE64.test(secret.slice(WHSEC_PREFIX.length));
 }
 
 /** The Standard Webhooks HMAC key for a secret (see the module comment for the rule). */

@@ -1,3 +1,4 @@
+import type { TenantPlans } from '../identity/plan-limits.js';
 import type { HttpServer } from '../http/server.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
@@ -15,6 +16,8 @@ export interface WebhooksOptions {
   server: HttpServer;
   auth: Authenticator;
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+  /** Plan limits (widgets) and trial ends, from the billing catalogue. */
+  plans: TenantPlans;
   /** `--allow-private-webhooks`: private addresses and plain http:// admitted (development and tests only). */
   allowPrivate: boolean;
   now?: () => number;
@@ -61,6 +64,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   mountWebhookRoutes(options.server, {
     service,
     auth: options.auth,
+    plans: options.plans,
     allowPrivate: options.allowPrivate,
     now,
     ...(options.resolve ? { resolve: options.resolve } : {}),

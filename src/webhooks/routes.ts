@@ -5,8 +5,9 @@ import { Fields, limitParam, readJsonObject, typeOf } from '../http/validate.js'
 import { describeRate, overLimit } from '../http/ratelimit.js';
 import type { Authenticator } from '../identity/auth.js';
 import { bearerToken } from '../identity/auth.js';
+import { requireCurrentPlan, requireRoom, type TenantPlans } from '../identity/plan-limits.js';
 import { hashToken, newToken, TOKEN_PREFIX } from '../identity/tokens.js';
-import { generateSecret, isWhsecSecret, WHSEC_PREFIX } from '../signing/webhook.js';
+import { generateSecret } from '../signing/webhook.js';
 import type { WebhookService } from './service.js';
 import { guardUrl, type Resolve } from '../net/ssrf.js';
 import type { EndpointPatch } from './store.js';
@@ -27,11 +28,14 @@ export const SECRET_MAX = 4096;
 /** How long the secret replaced by a rotation keeps signing deliveries. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 const NAME_MAX = 200;
+/** In a `u` regex a surrogate pair is one code point, so this matches only a lone surrogate. */
+const LONE_SURROGATE = /\p{Cs}/u;
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'inflight', 'succeeded', 'failed'];
 
 export interface WebhookRoutesOptions {
   service: WebhookService;
   auth: Authenticator;
+  plans: TenantPlans;
   allowPrivate: boolean;
   resolve?: Resolve;
   now?: () => number;
@@ -152,14 +156,14 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     return url;
   };
 
+  // Any well-formed string of 1 to SECRET_MAX characters is a secret, whatever its form. A lone
+  // surrogate is refused: stored it would become U+FFFD, and deliveries would be signed with a
+  // key its owner does not have.
   const secretField = (f: Fields): string | undefined => {
     const secret = f.string('secret', { min: 1, max: Number.MAX_SAFE_INTEGER });
-    if (secret !== undefined && length(secret) > SECRET_MAX) {
-      return void f.problem('secret', `must be at most ${SECRET_MAX} characters, got ${length(secret)}`);
-    }
-    if (secret !== undefined && secret.startsWith(WHSEC_PREFIX) && !isWhsecSecret(secret)) {
-      return void f.problem('secret', 'starts with whsec_ but the rest is not valid base64 (Standard Webhooks secrets are whsec_ + base64)');
-    }
+    if (secret === undefined) return undefined;
+    if (length(secret) > SECRET_MAX) return void f.problem('secret', `must be at most ${SECRET_MAX} characters, got ${length(secret)}`);
+    if (LONE_SURROGATE.test(secret)) return void f.problem('secret', 'must be well-formed Unicode (it holds a lone surrogate, which cannot be stored or signed with as sent)');
     return secret;
   };
 
@@ -169,6 +173,8 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const f = new Fields(body);
     const name = f.string('name', { required: true, max: NAME_MAX });
     f.done();
+    requireCurrentPlan(options.plans, session.tenant, now(), 'a new widget and its key');
+    requireRoom(options.plans, session.tenant, 'widgets', (await store.listWidgets(session.tenant.id)).length);
     const key = newToken('widgetKey');
     const created = await store.createWidget(session.tenant.id, name!, { hash: hashToken(key), preview: key.slice(0, 8) });
     return json(201, { ...widgetView(created.widget), key, key_id: created.key.id });
@@ -183,6 +189,7 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
 
   server.post('/v1/widgets/:id/keys', async (req) => {
     const widget = await widgetOf(req);
+    requireCurrentPlan(options.plans, (await auth.session(req)).tenant, now(), 'a new widget key');
     const key = newToken('widgetKey');
     const record = await store.createWidgetKey(widget.id, { hash: hashToken(key), preview: key.slice(0, 8) });
     return json(201, { id: record.id, key, preview: record.preview, created_at: iso(record.createdAt) });

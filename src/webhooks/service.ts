@@ -14,6 +14,8 @@ export interface WebhookServiceOptions {
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
 }
 
+export type Emitted = { id: EventId; deliveries: number; duplicate?: true };
+
 /** The in-process face of the webhook emitter: emit(), and the widget-key credential. */
 export class WebhookService {
   readonly store: WebhookStore;
@@ -30,18 +32,23 @@ export class WebhookService {
    * Validates an event and commits it with one delivery per enabled, subscribed endpoint before
    * returning; a 422 HttpError (details name the fields) when the data is refused.
    */
-  async emit(widgetId: string, event: unknown, data: unknown): Promise<{ id: EventId; deliveries: number }> {
+  async emit(widgetId: string, event: unknown, data: unknown): Promise<Emitted> {
     const widget = await this.store.findWidget(widgetId);
     if (!widget) throw new HttpError('not_found', `No widget with id ${JSON.stringify(widgetId)}.`);
     return this.emitFor(widget, event, data);
   }
 
-  async emitFor(widget: WidgetRecord, event: unknown, data: unknown): Promise<{ id: EventId; deliveries: number }> {
+  /**
+   * conversation.started is fired once per conversation: a repeat for the same conversation_id
+   * of the widget is answered `duplicate: true` (with the first event's id) and delivers nothing.
+   */
+  async emitFor(widget: WidgetRecord, event: unknown, data: unknown): Promise<Emitted> {
     const checked = validateEvent(event, data);
     if (!checked.ok) throw validationFailed(checked.details);
-    const { eventId, deliveries } = await this.store.enqueue(widget.id, checked.event, deliveryBody(checked.event, widget.id, checked.data));
+    const onceKey = checked.event === 'conversation.started' ? `conversation.started:${String(checked.data.conversation_id)}` : undefined;
+    const { eventId, deliveries, duplicate } = await this.store.enqueue(widget.id, checked.event, deliveryBody(checked.event, widget.id, checked.data), onceKey);
     if (deliveries.length > 0) this.dispatcher.notify();
-    return { id: eventId, deliveries: deliveries.length };
+    return duplicate ? { id: eventId, deliveries: 0, duplicate: true } : { id: eventId, deliveries: deliveries.length };
   }
 
   /** Resolves a `bwk_` token to its widget; 401 when unknown or revoked, 403 when the tenant is suspended. */

@@ -73,8 +73,12 @@ export interface WebhookStore {
   deleteEndpoint(widgetId: WidgetId, id: string): Promise<boolean>;
   rotateSecret(widgetId: WidgetId, id: EndpointId, secret: string, previousExpiresAt: number): Promise<EndpointRecord | null>;
 
-  /** Stores the event and one pending delivery per enabled endpoint subscribed to it, in one transaction. */
-  enqueue(widgetId: WidgetId, event: EventType, body: string): Promise<{ eventId: EventId; deliveries: DeliveryId[] }>;
+  /**
+   * Stores the event and one pending delivery per enabled endpoint subscribed to it, in one
+   * transaction. With `onceKey`, an event already stored under that key for the widget stores
+   * nothing and answers the first event's id with `duplicate: true`.
+   */
+  enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued>;
   /**
    * Marks up to `limit` due deliveries in flight and returns them, oldest first, at most
    * `perEndpoint(endpoint)` per endpoint. With `reachPast`, endpoints already at their limit are
@@ -96,6 +100,8 @@ export interface WebhookStore {
   /** Deletes finished (succeeded or failed) deliveries last touched before `before`, their attempts, and events left without deliveries. */
   prune(before: number): Promise<{ deliveries: number; events: number }>;
 }
+
+export type Enqueued = { eventId: EventId; deliveries: DeliveryId[]; duplicate: boolean };
 
 const MIGRATIONS = [
   {
@@ -171,6 +177,20 @@ const MIGRATIONS = [
         outcome TEXT NOT NULL
       );
       CREATE INDEX webhook_attempts_delivery ON webhook_attempts(delivery_seq, seq);
+    `,
+  },
+  {
+    version: 2,
+    // Events that happen once per key (conversation.started per conversation_id). Kept beyond the
+    // event retention: a repeat a month later is still the same conversation's start.
+    sql: `
+      CREATE TABLE webhook_once (
+        widget_id TEXT NOT NULL,
+        once_key TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (widget_id, once_key)
+      ) WITHOUT ROWID;
     `,
   },
 ];
@@ -259,6 +279,8 @@ export class SqliteWebhookStore implements WebhookStore {
       rotate: db.prepare(
         `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = ?, secret = ?, updated_at = ? WHERE widget_id = ? AND id = ? RETURNING *`,
       ),
+      claimOnce: db.prepare('INSERT OR IGNORE INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES (?, ?, ?, ?)'),
+      onceEvent: db.prepare('SELECT event_id FROM webhook_once WHERE widget_id = ? AND once_key = ?'),
       insertEvent: db.prepare('INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES (?, ?, ?, ?, ?)'),
       insertDelivery: db.prepare(
         `INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, created_at, updated_at)
@@ -399,10 +421,14 @@ export class SqliteWebhookStore implements WebhookStore {
     return r ? endpointOf(r) : null;
   }
 
-  async enqueue(widgetId: WidgetId, event: EventType, body: string) {
-    return this.db.transaction(() => {
+  async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued> {
+    return this.db.transaction((): Enqueued => {
       const at = this.now();
       const eventId = newId<EventId>('evt_');
+      if (onceKey !== undefined && this.q.claimOnce.run(widgetId, onceKey, eventId, at).changes === 0) {
+        const first = this.q.onceEvent.get(widgetId, onceKey) as { event_id: string };
+        return { eventId: first.event_id as EventId, deliveries: [], duplicate: true };
+      }
       const eventSeq = this.q.insertEvent.run(eventId, widgetId, event, body, at).lastInsertRowid;
       const deliveries: DeliveryId[] = [];
       for (const ep of this.q.enabledEndpoints.all(widgetId) as { id: string; events: string }[]) {
@@ -411,7 +437,7 @@ export class SqliteWebhookStore implements WebhookStore {
         this.q.insertDelivery.run(id, eventSeq, ep.id, widgetId, event, at, at, at);
         deliveries.push(id);
       }
-      return { eventId, deliveries };
+      return { eventId, deliveries, duplicate: false };
     })();
   }
 

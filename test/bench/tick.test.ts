@@ -59,7 +59,7 @@ async function oneTick(policy: 'all' | 'none'): Promise<{ reply: { intents: Arra
     });
   });
   try {
-    const [tick] = generateTicks({ agents: 1, count: 1, seed: 3 });
+    const [tick] = generateTicks({ agents: 1, count: 1, seed: 1 });
     const res = await fetch(`http://127.0.0.1:${port}/tick`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(tick) });
     assert.equal(res.status, 200);
     const reply = (await res.json()) as { intents: Array<{ kind: string }> };
@@ -71,9 +71,11 @@ async function oneTick(policy: 'all' | 'none'): Promise<{ reply: { intents: Arra
 }
 
 test('the benchmark server runs the sidecar with the policy it is given', async () => {
-  // A first tick counts a `spawn` only when human_factors is on.
+  // This first tick (seed 1) plans a goal only when global_goals is on; a spawn is counted either way.
   const [all, none] = await Promise.all([oneTick('all'), oneTick('none')]);
+  assert.equal(all.events.plan, 1);
+  assert.equal(none.events.plan, undefined);
   assert.equal(all.events.spawn, 1);
-  assert.equal(none.events.spawn, undefined);
+  assert.equal(none.events.spawn, 1);
   assert.ok(all.reply.intents.length > 0 && none.reply.intents.length > 0);
 });

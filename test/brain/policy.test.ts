@@ -41,11 +41,18 @@ test('all on: every subsystem shows up in a busy world', () => {
   for (const k of ['spawn', 'snap', 'squad', 'heard', 'plan', 'afk', 'logoff', 'emote']) assert.ok((events[k] ?? 0) > 0, `${k} in ${JSON.stringify(events)}`);
 });
 
-test('human_factors off: no AFK, break, Logoff, nor afk/logoff/spawn counters', () => {
+test('human_factors off: no AFK, break, Logoff, nor afk/logoff counters', () => {
   const { intents, reasons, events } = run(busy({ human_factors: false }));
   assert.ok(!intents.has('Logoff'));
   assert.ok(!reasons.has('afk') && !reasons.has('break'));
-  for (const k of ['afk', 'logoff', 'spawn']) assert.equal(events[k], undefined);
+  for (const k of ['afk', 'logoff']) assert.equal(events[k], undefined);
+});
+
+test('spawn is counted whatever the policy (it is no subsystem\'s event): every switch off still reports spawns', () => {
+  for (const [name, b] of [['human_factors off', busy({ human_factors: false })], ['every switch off', allOff()]] as const) {
+    const { events } = run(b, 20);
+    assert.ok((events.spawn ?? 0) > 0, `spawn in ${JSON.stringify(events)} with ${name}`);
+  }
 });
 
 test('emotes off: no Emote intents nor emote counter', () => {
@@ -91,6 +98,6 @@ test('every optional subsystem off: only reactive intents and counters', () => {
   const { intents, reasons, events } = run(off);
   for (const k of intents) assert.ok(['MoveTo', 'Face', 'Engage', 'Flee', 'Investigate', 'Idle'].includes(k), k);
   for (const r of reasons) assert.ok(['none', 'dead'].includes(r), r);
-  for (const k of Object.keys(events)) assert.ok(['snap', 'block'].includes(k), k);
+  for (const k of Object.keys(events)) assert.ok(['snap', 'block', 'spawn'].includes(k), k);
   assert.ok((events.snap ?? 0) > 0);
 });

@@ -1,10 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { loadPlans } from '../../src/controlplane/billing/plans.js';
 import { providerFromEnv, StripeProvider } from '../../src/controlplane/billing/provider.js';
+import { fakeStripe } from './fake-stripe.js';
 
 test('GET /v1/billing/plans lists cloud, self-host and trial with prices from the plans file', async () => {
   const s = await startTestServer();
@@ -60,39 +59,6 @@ test('offline checkout: 201 persisted session; its URL completes it; another ten
     await s.stop();
   }
 });
-
-/** A local stand-in for api.stripe.com speaking its wire format for Checkout Sessions. */
-async function fakeStripe() {
-  const seen: { method: string; path: string; auth: string | undefined; form: URLSearchParams }[] = [];
-  const sessions = new Map<string, { id: string; object: string; status: string; url: string; mode: string }>();
-  const read = async (req: IncomingMessage) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString();
-  };
-  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const form = new URLSearchParams(await read(req));
-    seen.push({ method: req.method!, path: req.url!, auth: req.headers.authorization, form });
-    res.setHeader('content-type', 'application/json');
-    if (req.method === 'POST' && req.url === '/v1/checkout/sessions') {
-      const id = `cs_test_${sessions.size + 1}`;
-      const session = { id, object: 'checkout.session', status: 'open', url: `https://checkout.stripe.test/c/pay/${id}`, mode: form.get('mode') ?? '' };
-      sessions.set(id, session);
-      res.end(JSON.stringify(session));
-      return;
-    }
-    const m = /^\/v1\/checkout\/sessions\/([^/?]+)$/.exec(req.url ?? '');
-    if (req.method === 'GET' && m && sessions.has(m[1]!)) {
-      res.end(JSON.stringify(sessions.get(m[1]!)));
-      return;
-    }
-    res.statusCode = 404;
-    res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: 'No such resource' } }));
-  };
-  const server = createServer((req, res) => void answer(req, res));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, sessions, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 test('Stripe checkout through the official SDK against a local Stripe wire double (STRIPE_SECRET_KEY, STRIPE_API_BASE)', async () => {
   const stripe = await fakeStripe();

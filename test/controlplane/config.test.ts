@@ -132,7 +132,7 @@ test('a note longer than 500 characters is 422; other tenants see 404 on every c
     ] as const) {
       const r = await s.call(method, path, { token: b.token, ...(body ? { body } : {}) });
       assert.equal(r.status, 404, `${method} ${path}`);
-      assert.equal(r.body.error.code, 'not_found');
+      assert.equal(r.body.error.code, 'config_not_found');
     }
     assert.equal((await s.call('GET', `/v1/servers/${serverId}/config`)).status, 401);
   } finally {

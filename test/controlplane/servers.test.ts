@@ -68,12 +68,15 @@ test('cross-tenant isolation: another tenant\'s server is 404 on every dashboard
     for (const path of paths) {
       const r = await s.call('GET', path, { token: b.token });
       assert.equal(r.status, 404, path);
-      assert.equal(r.body.error.code, 'not_found', path);
+      assert.equal(r.body.error.code, 'config_not_found', path);
     }
     assert.equal((await s.call('POST', `/v1/servers/${server.id}/keys`, { token: b.token })).status, 404);
     assert.equal((await s.call('DELETE', `/v1/servers/${server.id}/keys/${key.body.id}`, { token: b.token })).status, 404);
-    assert.equal((await s.call('GET', '/v1/servers/99999', { token: a.token })).status, 404);
-    assert.equal((await s.call('GET', '/v1/servers/abc', { token: a.token })).status, 404);
+    for (const path of ['/v1/servers/99999', '/v1/servers/abc', '/v1/servers/999/config', '/v1/servers/0/usage']) {
+      const r = await s.call('GET', path, { token: a.token });
+      assert.equal(r.status, 404, path);
+      assert.equal(r.body.error.code, 'config_not_found', path);
+    }
     assert.equal((await s.call('GET', '/v1/servers')).status, 401);
   } finally {
     await s.stop();

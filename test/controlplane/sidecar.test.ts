@@ -32,7 +32,7 @@ test('§4.2 GET /v1/config: 200 with ETag "v{version}", then 304 with an empty b
   }
 });
 
-test('§4.2 unknown server is 404 config_not_found; another server of any tenant is 403; missing server is 400', async () => {
+test('§4.2 unknown server and another tenant\'s server are 404 config_not_found; another server of the key\'s tenant is 403; missing server is 400', async () => {
   const s = await startTestServer();
   try {
     const t1 = await tenantSession(s);
@@ -44,10 +44,16 @@ test('§4.2 unknown server is 404 config_not_found; another server of any tenant
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'config_not_found');
     assert.equal((await signed(s, a.key, 'GET', '/v1/config?server=abc')).body.error.code, 'config_not_found');
-    for (const other of [b, c]) {
-      const r = await signed(s, a.key, 'GET', `/v1/config?server=${other.serverId}`);
-      assert.equal(r.status, 403);
-      assert.equal(r.body.error.code, 'forbidden');
+    const sibling = await signed(s, a.key, 'GET', `/v1/config?server=${b.serverId}`);
+    assert.equal(sibling.status, 403);
+    assert.equal(sibling.body.error.code, 'forbidden');
+    const foreign = await signed(s, a.key, 'GET', `/v1/config?server=${c.serverId}`);
+    assert.equal(foreign.status, 404);
+    assert.equal(foreign.body.error.code, 'config_not_found');
+    for (const [id, status, code] of [[String(b.serverId), 403, 'forbidden'], [String(c.serverId), 404, 'config_not_found'], ['9999', 404, 'config_not_found'], ['abc', 404, 'config_not_found']] as const) {
+      const r = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { serverId: id }) });
+      assert.equal(r.status, status, `telemetry for server ${id}`);
+      assert.equal(r.body.error.code, code);
     }
     const none = await signed(s, a.key, 'GET', '/v1/config');
     assert.equal(none.status, 400);

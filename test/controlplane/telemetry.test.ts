@@ -165,3 +165,22 @@ test('§8 activity limit defaults to 20', async () => {
     await s.stop();
   }
 });
+
+test('regression: a telemetry ts with an offset is stored and echoed in UTC (…Z) in the activity feed', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    for (const [ts, n] of [['2026-11-25T14:00:00+02:00', 1], ['2026-11-25t12:30:00.250-01:30', 2], ['2026-11-25t15:00:00z', 3]] as const) {
+      const r = await signed(s, a.key, 'POST', `/v1/telemetry?n=${n}`, { body: report(a.serverId, { ts, events: [{ kind: 'spawn', count: n }] }) });
+      assert.equal(r.status, 202);
+    }
+    const feed = await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token });
+    assert.deepEqual(
+      feed.body.map((e: { ts: string; count: number }) => [e.count, e.ts]),
+      [[3, '2026-11-25T15:00:00Z'], [2, '2026-11-25T14:00:00.250Z'], [1, '2026-11-25T12:00:00.000Z']],
+    );
+  } finally {
+    await s.stop();
+  }
+});

@@ -316,6 +316,8 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     // Billing.
     await a.goto(`${s.url}/#/billing`);
     await a.getByRole('button', { name: /Check out Cloud/ }).first().waitFor();
+    await a.getByRole('heading', { name: /Current plan: / }).waitFor();
+    assert.match(await a.locator('tr[data-limit="servers"]').innerText(), /Game servers\s+\d+\s+(\d+|unlimited)/);
     await shot(a, 'billing');
 
     // Admin: token, tenants, drill-down, suspend and resume.

@@ -74,7 +74,7 @@ test('endpoint fields: url ≤ 512, secret ≤ 4096, events a non-empty subset w
     assert.deepEqual(paths(await create({ url: LOCAL, events: 'lead.captured' })), ['events']);
     assert.deepEqual(paths(await create({ url: LOCAL, events: ['lead.captured'], enabled: 'yes' })), ['enabled']);
     assert.deepEqual(paths(await create({ url: LOCAL, events: ['lead.captured'], secret: '' })), ['secret']);
-    assert.deepEqual(paths(await create({ url: LOCAL, events: ['lead.captured'], secret: 'whsec_***' })), ['secret']);
+    assert.equal((await create({ url: LOCAL, events: ['lead.captured'], secret: 'whsec_***' })).status, 201, 'a secret is never refused for its form');
     assert.deepEqual(paths(await create({ url: LOCAL, events: ['lead.captured'], colour: 'red' })), ['colour']);
     assert.deepEqual(paths(await create({ events: ['lead.captured'] })), ['url']);
     assert.deepEqual(paths(await create({ url: 'ftp://x/', events: ['x'] })).sort(), ['events[0]', 'url']);
@@ -92,11 +92,11 @@ test('endpoint fields: url ≤ 512, secret ≤ 4096, events a non-empty subset w
     assert.equal(patched.body.disabled_reason, 'user');
     assert.deepEqual(paths(await s.call('PATCH', `${base}/${id}`, { token, body: { secret: 'x'.repeat(4097) } })), ['secret']);
     assert.deepEqual(paths(await s.call('PATCH', `${base}/${id}`, { token, body: { url: url512 + 'b' } })), ['url']);
-    assert.equal((await s.call('GET', base, { token })).body.length, 3);
+    assert.equal((await s.call('GET', base, { token })).body.length, 4);
     assert.equal((await s.call('DELETE', `${base}/${id}`, { token })).status, 204);
     assert.equal((await s.call('GET', `${base}/${id}`, { token })).status, 404);
     assert.equal((await s.call('DELETE', `${base}/${id}`, { token })).status, 404);
-    assert.equal((await s.call('GET', base, { token })).body.length, 2);
+    assert.equal((await s.call('GET', base, { token })).body.length, 3);
   } finally {
     await s.stop();
   }

@@ -19,10 +19,12 @@ test('the Python verification snippet in docs/webhooks.md accepts real deliverie
   try {
     const generated = await addEndpoint({ url: rx.url, events: ['lead.captured'] });
     const own = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: 'plain shared secret' });
+    const unpadded = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: `whsec_${Buffer.alloc(32, 9).toString('base64').replace(/=+$/, '')}` });
+    const notBase64 = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: 'whsec_not*base64' });
     await post('lead.captured', LEAD);
-    await rx.waitFor(2);
+    await rx.waitFor(4);
     const file = join(dir.path, 'deliveries.json');
-    writeFileSync(file, JSON.stringify({ deliveries: rx.received.map((r) => ({ body: r.body, headers: r.headers })), secrets: [generated.secret, own.secret] }));
+    writeFileSync(file, JSON.stringify({ deliveries: rx.received.map((r) => ({ body: r.body, headers: r.headers })), secrets: [generated.secret, own.secret, unpadded.secret, notBase64.secret] }));
     const check = `${snippet}
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -36,7 +38,7 @@ print(json.dumps(out))
     const run = spawnSync('python3', ['-c', check, file], { encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
     const results = JSON.parse(run.stdout) as boolean[][];
-    // Each delivery verifies with exactly one of the two secrets, by either scheme.
+    // Each delivery verifies with exactly one of the secrets (of every kind), by either scheme.
     for (const pair of results) assert.equal(pair.filter(Boolean).length, 1, JSON.stringify(results));
   } finally {
     await s.stop();

@@ -14,6 +14,7 @@ interface ServeFlags {
   ffmpegMemory?: string;
   allowPrivateWebhooks?: boolean;
   limits?: string;
+  insecureHttp?: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -28,6 +29,7 @@ export function registerServe(program: Command): void {
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
     .option('--ffmpeg-memory <MiB>', 'address space each ffmpeg render may map, enforced with prlimit (default: 2048)')
+    .option('--insecure-http', 'serve plain HTTP on an address that is not loopback (only behind a TLS-terminating proxy); loopback never needs it')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .option('--limits <file>', LIMITS_FLAG_HELP)
     .action(async (flags: ServeFlags) => {
@@ -49,6 +51,7 @@ export function registerServe(program: Command): void {
         ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
         ...limits,
+        insecureHttp: flags.insecureHttp === true,
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');

@@ -43,6 +43,8 @@ export interface SidecarCliOptions {
   maxBackoff?: string;
   /** Control-plane state directory (last good bundle, telemetry buffer). */
   stateDir?: string;
+  /** Admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1). */
+  insecureHttp?: boolean;
 }
 
 /** A positive number of seconds (fractions allowed), as milliseconds. */
@@ -83,6 +85,7 @@ export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
     ...(opts.pollInterval !== undefined ? { pollMs: parseSeconds(opts.pollInterval, '--poll-interval', 0.05, 86_400) } : {}),
     ...(opts.telemetryInterval !== undefined ? { telemetryMs: parseSeconds(opts.telemetryInterval, '--telemetry-interval', 0.05, 86_400) } : {}),
     ...(opts.maxBackoff !== undefined ? { maxBackoffMs: parseSeconds(opts.maxBackoff, '--max-backoff', 0.05, 86_400) } : {}),
+    ...(opts.insecureHttp || env.SERVICE_INSECURE_HTTP === '1' ? { insecureHttp: true } : {}),
   };
 }
 
@@ -159,6 +162,7 @@ export function registerSidecar(program: Command): void {
     .option('--poll-interval <s>', 'seconds between config pulls, jittered ±10% (default 15)')
     .option('--telemetry-interval <s>', 'seconds between telemetry reports (default 60)')
     .option('--max-backoff <s>', 'cap of the retry back-off after control-plane errors (default 300)')
+    .option('--insecure-http', 'admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1); the server key then crosses the network unencrypted')
     .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default ./.brainstem/sidecar-<server id>/)')
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));
 }

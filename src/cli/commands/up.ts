@@ -18,6 +18,7 @@ interface UpFlags {
   json?: boolean;
   limits?: string;
   allowPrivateWebhooks?: boolean;
+  insecureHttp?: boolean;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -46,6 +47,7 @@ export function registerUp(program: Command): void {
     .option('--db <file>', 'SQLite database file', './brainstem.db')
     .option('--data <dir>', 'property-video data directory', './data')
     .option('--allow-private-webhooks', 'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)')
+    .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
     .option('--json', 'print the URLs and credentials as one JSON line')
     .option('--limits <file>', LIMITS_FLAG_HELP)
     .action(async (flags: UpFlags) => {
@@ -77,6 +79,7 @@ export function registerUp(program: Command): void {
           dataDir: resolve(flags.data),
           allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
           ...limits,
+          insecureHttp: flags.insecureHttp === true,
         });
       } catch (err) {
         throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
@@ -87,7 +90,7 @@ export function registerUp(program: Command): void {
       let linked;
       try {
         linked = await startLinkedSidecar(
-          { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir },
+          { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir, insecureHttp: flags.insecureHttp === true },
           { host: side.host, port: side.port, workers: 0, token: token || null, logger, dialogue: dialogueFrom({}, process.env), stateFile: join(stateDir, STATE_FILE) },
         );
       } catch (err) {

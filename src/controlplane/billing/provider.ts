@@ -32,15 +32,21 @@ export const OFFLINE_COMPLETE_PATH = '/v1/billing/offline';
  */
 export class OfflineProvider implements PaymentProvider {
   readonly name = 'offline';
+  /** References completed through their link, for status(); the store keeps them across restarts. */
+  private readonly completed = new Set<string>();
 
   async create(request: CheckoutRequest): Promise<{ ref: string; url: string; status: CheckoutStatus }> {
     const ref = `off_${randomBytes(18).toString('base64url')}`;
     return { ref, url: `${request.origin}${OFFLINE_COMPLETE_PATH}/${ref}/complete`, status: 'open' };
   }
 
-  async status(): Promise<CheckoutStatus> {
-    // The offline provider has no state of its own; completion is recorded by the route.
-    return 'open';
+  /** The link of `ref` was opened: the session is paid. */
+  complete(ref: string): void {
+    this.completed.add(ref);
+  }
+
+  async status(ref: string): Promise<CheckoutStatus> {
+    return this.completed.has(ref) ? 'complete' : 'open';
   }
 }
 
@@ -101,7 +107,10 @@ function stripeStatus(s: string | null): CheckoutStatus {
   return s === 'complete' ? 'complete' : s === 'expired' ? 'expired' : 'open';
 }
 
-/** Stripe when STRIPE_SECRET_KEY is set (STRIPE_API_BASE points it elsewhere), else offline. */
+/**
+ * Stripe when STRIPE_SECRET_KEY is set (STRIPE_API_BASE points it elsewhere), else offline.
+ * STRIPE_WEBHOOK_SECRET (read by the billing routes) verifies Stripe's webhook events.
+ */
 export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): PaymentProvider {
   if (!env.STRIPE_SECRET_KEY) return new OfflineProvider();
   return new StripeProvider({

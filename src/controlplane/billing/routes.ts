@@ -3,24 +3,38 @@ import { HttpError, validationFailed } from '../../http/errors.js';
 import { json, text } from '../../http/reply.js';
 import { Fields, idParam, readJsonObject } from '../../http/validate.js';
 import type { Authenticator } from '../../identity/auth.js';
+import type { TenantPlans } from '../../identity/plan-limits.js';
+import type { Plan, TenantId, TenantRecord } from '../../identity/types.js';
+import { monthOf } from '../read-models.js';
 import type { ControlPlaneStore } from '../store.js';
 import type { CheckoutId, CheckoutRecord } from '../types.js';
-import { choosePrice, type PlanCatalogue } from './plans.js';
-import { OFFLINE_COMPLETE_PATH, type PaymentProvider } from './provider.js';
+import { choosePrice, grantOf, type PlanCatalogue } from './plans.js';
+import { OFFLINE_COMPLETE_PATH, OfflineProvider, type PaymentProvider } from './provider.js';
+import { readStripeEvent, STRIPE_WEBHOOK_MAX_BODY } from './stripe-webhook.js';
+
+export const STRIPE_WEBHOOK_PATH = '/v1/billing/stripe/webhook';
 
 export interface BillingOptions {
   store: ControlPlaneStore;
   auth: Authenticator;
   plans: PlanCatalogue;
+  rules: TenantPlans & { entryOf(plan: Plan): { plan: { id: string }; tier: { id: string } | null } };
   provider: PaymentProvider;
+  /** Sets a tenant's plan (a completed checkout), and tells every cache that holds it. */
+  grant(tenantId: TenantId, plan: Plan): Promise<void>;
+  /** Widgets of a tenant, for the usage the account shows (the webhooks service counts them). */
+  countWidgets(tenantId: TenantId): Promise<number>;
+  /** The signing secret of the Stripe webhook endpoint (STRIPE_WEBHOOK_SECRET); without it the route is 404. */
+  stripeWebhookSecret?: string | undefined;
   /** Public origin for links (e.g. https://cp.example.com); else taken from the Host header. */
   publicUrl?: string | undefined;
   scheme: 'http' | 'https';
+  now: () => number;
 }
 
-/** Spec 001 §4.3 billing: the plan catalogue and checkout sessions through a PaymentProvider. */
+/** Spec 001 §4.3 billing: the plan catalogue, checkouts that grant a plan, and the tenant's account. */
 export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void {
-  const { store, auth, provider, plans } = o;
+  const { store, auth, provider, plans, rules } = o;
 
   const origin = (req: Request): string => o.publicUrl?.replace(/\/+$/, '') ?? `${o.scheme}://${req.headers.host ?? 'localhost'}`;
   const view = (c: CheckoutRecord) => ({
@@ -29,6 +43,7 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
     url: c.url,
     plan: c.plan,
     tier: c.tier,
+    grants: grantOf(plans, c.plan, c.tier),
     amountUsd: c.amountUsd,
     currency: plans.currency,
     interval: c.interval,
@@ -37,18 +52,50 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
     completedAt: c.completedAt,
   });
 
+  /** Marks a session paid and grants its plan, once. */
+  const complete = async (record: CheckoutRecord): Promise<CheckoutRecord> => {
+    if (record.status === 'complete') return record;
+    const done = (await store.setCheckoutStatus(record.id, 'complete')) ?? record;
+    const plan = grantOf(plans, record.plan, record.tier);
+    if (plan) await o.grant(record.tenantId, plan);
+    return done;
+  };
+
+  const account = async (tenant: TenantRecord) => {
+    const m = monthOf(o.now());
+    const [servers, widgets, usage] = await Promise.all([store.listServers(tenant.id), o.countWidgets(tenant.id), store.tenantUsage(tenant.id, m.firstDay, m.lastDay)]);
+    const limits = rules.limits(tenant.plan);
+    const ends = rules.trialEndsAt(tenant);
+    const entry = rules.entryOf(tenant.plan);
+    return {
+      plan: tenant.plan,
+      billingPlan: entry.plan.id,
+      tier: entry.tier?.id ?? null,
+      limits,
+      usage: { servers: servers.length, widgets: widgets, linesPerMonth: usage.linesSpoken },
+      period: { start: new Date(m.start).toISOString(), end: new Date(m.end).toISOString() },
+      trial: ends === null ? null : { endsAt: new Date(ends).toISOString(), expired: o.now() >= ends },
+      dialogueOff: limits.linesPerMonth !== null && usage.linesSpoken >= limits.linesPerMonth,
+    };
+  };
+
   server.get('/v1/billing/plans', async (req) => {
     await auth.session(req);
     return json(200, plans);
   });
 
+  server.get('/v1/billing/account', async (req) => {
+    const session = await auth.session(req);
+    return json(200, await account(session.tenant));
+  });
+
   server.post('/v1/billing/checkout', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
-    const planId = f.string('plan', { required: true, max: 64 });
+    const planId = f.string('plan', { max: 64 });
     const tierId = f.string('tier', { max: 64 });
     f.done();
-    const choice = choosePrice(plans, planId!, tierId);
+    const choice = choosePrice(plans, planId, tierId);
     if (!choice.ok) throw validationFailed([{ path: choice.path, message: choice.message }]);
     let created;
     try {
@@ -84,19 +131,47 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
     const id = idParam(req.params.id, 'checkout session') as CheckoutId;
     let record = await store.getCheckout(id);
     if (!record || record.tenantId !== session.tenant.id) throw new HttpError('not_found', `No checkout session with id ${id}.`);
-    if (record.status === 'open' && record.provider === provider.name && provider.name !== 'offline') {
+    // Polling is the fallback for a missed webhook: the provider's word completes the session too.
+    if (record.status === 'open' && record.provider === provider.name) {
       const status = await provider.status(record.providerRef).catch(() => record!.status);
-      if (status !== record.status) record = (await store.setCheckoutStatus(record.id, status)) ?? record;
+      if (status === 'complete') record = await complete(record);
+      else if (status !== record.status) record = (await store.setCheckoutStatus(record.id, status)) ?? record;
     }
     return json(200, view(record));
   });
 
   server.get(`${OFFLINE_COMPLETE_PATH}/:ref/complete`, async (req) => {
-    const record = await store.findCheckout('offline', req.params.ref ?? '');
+    const ref = req.params.ref ?? '';
+    const record = await store.findCheckout('offline', ref);
     if (!record) throw new HttpError('not_found', 'No offline checkout session with that reference.');
-    const done = record.status === 'open' ? ((await store.setCheckoutStatus(record.id, 'complete')) ?? record) : record;
-    return json(200, view(done));
+    if (record.status !== 'open') return json(200, view(record));
+    if (provider instanceof OfflineProvider) provider.complete(ref);
+    return json(200, view(await complete(record)));
   });
+
+  server.post(
+    STRIPE_WEBHOOK_PATH,
+    async (req) => {
+      const secret = o.stripeWebhookSecret;
+      if (!secret) throw new HttpError('not_found', 'Stripe webhooks are not configured on this server (set STRIPE_WEBHOOK_SECRET).');
+      const signature = req.headers['stripe-signature'];
+      if (!signature) throw new HttpError('bad_request', 'The Stripe-Signature header is missing.');
+      let notice;
+      try {
+        notice = readStripeEvent(req.body, signature, secret);
+      } catch (err) {
+        throw new HttpError('bad_request', `The Stripe-Signature does not verify: ${(err as Error).message}`);
+      }
+      if (notice.kind === 'other') return json(200, { received: true, handled: false });
+      const record = await store.findCheckout('stripe', notice.sessionId);
+      // An unknown session (another system's, or deleted here) is acknowledged, or Stripe retries it for days.
+      if (!record) return json(200, { received: true, handled: false });
+      if (notice.kind === 'paid') await complete(record);
+      else if (record.status === 'open') await store.setCheckoutStatus(record.id, 'expired');
+      return json(200, { received: true, handled: true });
+    },
+    { maxBody: STRIPE_WEBHOOK_MAX_BODY },
+  );
 
   server.get('/v1/billing/return', async (req) => {
     const result = req.searchParams().get('result') === 'success' ? 'Payment finished' : 'Checkout cancelled';

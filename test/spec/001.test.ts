@@ -1,0 +1,284 @@
+/**
+ * Conformance with spec 001 (brain sidecar and control-plane API), section by section in the
+ * spec's own order. Each case quotes the line it checks; the detailed behaviour of each part
+ * is tested beside its code (test/controlplane, test/sidecar, test/brain).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { Brain, DEFAULT_BUNDLE, type AgentId } from '../../brain/index.js';
+import { startEmbedded } from '../../src/cli/embedded.js';
+import { DEFAULT_SIDECAR_ADDR } from '../../src/cli/commands/sidecar.js';
+import { ControlPlaneClient } from '../../src/sidecar/control-plane-client.js';
+import { report, serverWithKey, signed } from '../controlplane/helpers.js';
+import { ADMIN_TOKEN, startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
+import { tempDir } from '../helpers/paths.js';
+import { fullTick, post, startTest } from '../sidecar/helpers.js';
+
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+async function withServer(fn: (s: TestServer) => Promise<void>): Promise<void> {
+  const s = await startTestServer();
+  try {
+    await fn(s);
+  } finally {
+    await s.stop();
+  }
+}
+
+// §1 "HTTPS only."
+test('§1 "HTTPS only": plain HTTP is served on loopback only; a sidecar refuses a non-loopback http:// control plane', async () => {
+  const dir = tempDir();
+  try {
+    await assert.rejects(startEmbedded({ host: '0.0.0.0', port: 0, db: join(dir.path, 'x.db') }), /refusing plain HTTP/);
+    assert.throws(() => new ControlPlaneClient({ url: 'http://cp.example', serverId: '1', key: 'bsk_x' }), /refusing the plain-HTTP control plane/);
+  } finally {
+    dir.dispose();
+  }
+});
+
+// §1 "All timestamps are RFC 3339 / ISO 8601 UTC strings."
+test('§1 "All timestamps are RFC 3339 / ISO 8601 UTC strings": a ts with an offset comes back in UTC; every timestamp ends in Z', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { ts: '2026-11-25T14:00:00+02:00' }) });
+    const feed = (await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body;
+    assert.equal(feed[0].ts, '2026-11-25T12:00:00.000Z');
+    const usage = (await s.call('GET', `/v1/servers/${a.serverId}/usage`, { token })).body;
+    const versions = (await s.call('GET', `/v1/servers/${a.serverId}/config/versions`, { token })).body;
+    const tenants = (await s.call('GET', '/v1/admin/tenants', { token: ADMIN_TOKEN })).body;
+    for (const ts of [usage.periodStart, usage.periodEnd, versions[0].publishedAt, tenants[0].createdAt]) assert.match(ts, ISO_UTC);
+  }));
+
+// §2.1 "version | unsigned 64-bit integer | Monotonic; increased on every publish."
+test('§2.1 "version: unsigned 64-bit integer": exact JSON integers up to 2^53-1 are taken; above, or negative, is 422 on version', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    const head = (await s.call('GET', `/v1/servers/${serverId}/config`, { token })).body;
+    for (const version of [-1, 2 ** 53, '18446744073709551615']) {
+      const body = JSON.stringify({ ...head, version: 0 }).replace('"version":0', `"version":${version}`);
+      const r = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body });
+      assert.equal(r.status, 422, String(version));
+      assert.equal(r.body.error.details[0].path, 'version');
+    }
+  }));
+
+// §2.1 "policy | object of booleans | ... any omitted key means on (all-on default)."
+test('§2.1 "any omitted key means on": a bundle with an empty policy publishes and is served as given', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    const head = (await s.call('GET', `/v1/servers/${serverId}/config`, { token })).body;
+    const put = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: { ...head, policy: {} } });
+    assert.equal(put.status, 200);
+    assert.deepEqual(put.body.policy, {});
+  }));
+
+// §2.1 "Validation rules for a published bundle: themes_per_bot must not exceed the number of themes; limits must not be negative"
+test('§2.1 validation: themes_per_bot above the themes and a negative limit are 422', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    const head = (await s.call('GET', `/v1/servers/${serverId}/config`, { token })).body;
+    const bad = { ...head, flavor: { ...head.flavor, themes_per_bot: head.flavor.themes.length + 1 }, speech: { ...head.speech, limits: { ...head.speech.limits, per_hour: -1 } } };
+    const r = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: bad });
+    assert.equal(r.status, 422);
+    const paths = r.body.error.details.map((d: { path: string }) => d.path);
+    assert.ok(paths.includes('flavor.themes_per_bot') && paths.includes('speech.limits.per_hour'), paths.join());
+  }));
+
+// §2.2 "Telemetry report: serverId string, ts timestamp, botCount, playersOnline, linesSpoken integer, spendUsd number, events array of {kind, count}"
+test('§2.2 telemetry report: the spec fields are required and typed (serverId a string)', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const r = await signed(s, a.key, 'POST', '/v1/telemetry', { body: { serverId: a.serverId } });
+    assert.equal(r.status, 422);
+    const paths = r.body.error.details.map((d: { path: string }) => d.path).sort();
+    assert.deepEqual(paths, ['botCount', 'events', 'linesSpoken', 'playersOnline', 'serverId', 'spendUsd', 'ts']);
+  }));
+
+// §2.3 "ConfigVersion: version (integer), publishedAt (timestamp), publishedBy (string), note (string)."
+// §2.4 "UsageSummary: serverId, periodStart, periodEnd, linesSpoken, llmTokens, ttsCharacters, spendUsd."
+// §2.5 "Tenant: id, name, plan, serverCount, monthlySpendUsd, status, createdAt."
+test('§2.3–§2.5 ConfigVersion, UsageSummary and Tenant carry exactly the spec\'s fields (and no fewer)', () =>
+  withServer(async (s) => {
+    const t = await tenantSession(s);
+    const a = await serverWithKey(s, t.token);
+    const [v] = (await s.call('GET', `/v1/servers/${a.serverId}/config/versions`, { token: t.token })).body;
+    assert.deepEqual(Object.keys(v).sort(), ['note', 'publishedAt', 'publishedBy', 'version']);
+    const usage = (await s.call('GET', `/v1/servers/${a.serverId}/usage`, { token: t.token })).body;
+    assert.deepEqual(Object.keys(usage).sort(), ['linesSpoken', 'llmTokens', 'periodEnd', 'periodStart', 'serverId', 'spendUsd', 'ttsCharacters']);
+    assert.equal(usage.serverId, String(a.serverId));
+    const tenant = (await s.call('GET', `/v1/admin/tenants`, { token: ADMIN_TOKEN })).body.find((x: { id: number }) => x.id === t.tenantId);
+    assert.deepEqual(Object.keys(tenant).sort(), ['createdAt', 'id', 'monthlySpendUsd', 'name', 'plan', 'serverCount', 'status']);
+  }));
+
+// §2.6 "Response object: agent (integer, same character) and intents (array). The intent set also carries posture"
+// §4.1 "GET /health: Plain text body ok. POST /tick: 200 JSON {agent, intents}."
+test('§2.6/§4.1 /health is "ok"; POST /tick answers {agent, intents, posture} for the same agent; the bearer gate when a token is set', async () => {
+  const open = await startTest();
+  const gated = await startTest({ token: 'sekrit' });
+  try {
+    const health = await fetch(`${open.url}/health`);
+    assert.equal(await health.text(), 'ok');
+    const r = await post(open.url, fullTick(42));
+    assert.equal(r.status, 200);
+    const body = r.json() as { agent: number; intents: { kind: string }[]; posture: string };
+    assert.equal(body.agent, 42);
+    assert.ok(Array.isArray(body.intents));
+    assert.ok(['standing', 'crouched', 'prone'].includes(body.posture));
+    assert.equal((await post(gated.url, fullTick(1))).status, 401);
+    assert.equal((await post(gated.url, fullTick(1), 'json', { authorization: 'Bearer sekrit' })).status, 200);
+    assert.equal((await fetch(`${gated.url}/health`)).status, 200);
+  } finally {
+    await open.close();
+    await gated.close();
+  }
+});
+
+// §3 states: publish on the head → higher version; a stale base → 409 version_conflict; rollback → fresh higher version; rollback to a missing version → 404.
+test('§3 configuration versions: publish, stale publish 409 version_conflict, rollback to a fresh head, rollback to nothing 404', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    const v1 = (await s.call('GET', `/v1/servers/${serverId}/config`, { token })).body;
+    const v2 = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: { ...v1, game: { name: 'N', premise: 'P', goal: 'G' } } });
+    assert.equal(v2.status, 200);
+    assert.ok(v2.body.version > 1);
+    const stale = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: v1 });
+    assert.equal(stale.status, 409);
+    assert.equal(stale.body.error.code, 'version_conflict');
+    const back = await s.call('POST', `/v1/servers/${serverId}/config/rollback`, { token, body: { version: 1 } });
+    assert.equal(back.status, 200);
+    assert.ok(back.body.version > v2.body.version);
+    assert.equal(back.body.game, null);
+    assert.equal((await s.call('POST', `/v1/servers/${serverId}/config/rollback`, { token, body: { version: 99 } })).status, 404);
+    assert.deepEqual((await s.call('GET', `/v1/servers/${serverId}/config/versions`, { token })).body.map((v: { version: number }) => v.version), [3, 2, 1]);
+  }));
+
+// §4.2 "GET /v1/config?server={id} ... ETag: "v{version}" ... If-None-Match ... 304 with an empty body."
+// §4.2 "POST /v1/telemetry ... Returns 202 with {accepted: boolean, received: integer}."
+test('§4.2 signed pull with ETag "v{version}" and 304 on If-None-Match; telemetry 202 {accepted, received}', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const pull = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`);
+    assert.equal(pull.status, 200);
+    assert.equal(pull.headers.get('etag'), `"v${pull.body.version}"`);
+    const again = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=1`, { headers: { 'if-none-match': '"v1"' } });
+    assert.equal(again.status, 304);
+    assert.equal(again.text, '');
+    const t = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId) });
+    assert.equal(t.status, 202);
+    assert.deepEqual(t.body, { accepted: true, received: 2 });
+  }));
+
+// §4.3 dashboard routes, "{id} is a server id and the caller must own it".
+test('§4.3 every dashboard route answers its documented status for the owner', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    for (const path of ['config', 'config/versions', 'overview', 'roster', 'activity?limit=5', 'economy', 'usage']) {
+      const r = await s.call('GET', `/v1/servers/${serverId}/${path}`, { token });
+      assert.equal(r.status, 200, path);
+    }
+    assert.equal((await s.call('GET', '/v1/servers', { token })).body.length, 1);
+    const plans = (await s.call('GET', '/v1/billing/plans', { token })).body;
+    assert.deepEqual(plans.plans.map((p: { id: string }) => p.id).sort(), ['cloud', 'self-host', 'trial']);
+  }));
+
+// §4.3 "POST /v1/billing/checkout | plan or usage tier | Starts a checkout session."
+test('§4.3 "plan or usage tier": checkout takes {plan} or {tier} and a completed one grants the plan', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s, 'trial');
+    const byTier = await s.call('POST', '/v1/billing/checkout', { token, body: { tier: 'small' } });
+    assert.equal(byTier.status, 201);
+    const byPlan = await s.call('POST', '/v1/billing/checkout', { token, body: { plan: 'self-host' } });
+    assert.equal(byPlan.status, 201);
+    await fetch(byTier.body.url);
+    assert.equal((await s.call('GET', '/v1/auth/me', { token })).body.tenant.plan, 'starter');
+  }));
+
+// §4.4 "GET /v1/admin/tenants | Tenant[]; GET /v1/admin/tenants/{id} | Tenant with its servers; POST /v1/admin/tenants/{id}/suspend | {ok}"
+test('§4.4 admin routes: tenants, drill-down with servers, suspend {ok}', () =>
+  withServer(async (s) => {
+    const t = await tenantSession(s);
+    await serverWithKey(s, t.token);
+    assert.equal((await s.call('GET', '/v1/admin/tenants', { token: ADMIN_TOKEN })).status, 200);
+    const one = await s.call('GET', `/v1/admin/tenants/${t.tenantId}`, { token: ADMIN_TOKEN });
+    assert.equal(one.body.servers.length, 1);
+    const sus = await s.call('POST', `/v1/admin/tenants/${t.tenantId}/suspend`, { token: ADMIN_TOKEN });
+    assert.equal(sus.body.ok, true);
+    assert.equal((await s.call('GET', '/v1/servers', { token: t.token })).status, 403);
+  }));
+
+// §5.2 "Server key ... scoped to exactly one server id"; §5.4 "Admin token: required for every /v1/admin/* route"
+// §5.6 "A request with an invalid signature, or a timestamp outside a window of plus or minus 300 seconds, is rejected with 401"
+test('§5 auth: a key reads only its server; a session is no admin; bad signature and a timestamp 301 s off are 401, 299 s passes', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token, 'a');
+    const b = await serverWithKey(s, token, 'b');
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${b.serverId}`)).status, 403);
+    assert.equal((await s.call('GET', '/v1/admin/tenants', { token })).status, 403);
+    assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/config`, { token: a.key })).status, 403);
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`, { signWith: b.key })).status, 401);
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=1`, { at: Date.now() - 301_000 })).status, 401);
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=2`, { at: Date.now() - 299_000 })).status, 200);
+  }));
+
+// §6 "known kinds: spoke, snap, squad, heard, plan, afk, spawn, logoff, block. These mirror the dashboard activity feed."
+test('§6 known kinds are counted whatever the policy: spawn with every subsystem off', () => {
+  const b = structuredClone(DEFAULT_BUNDLE);
+  b.policy = Object.fromEntries(Object.keys(DEFAULT_BUNDLE.policy).map((k) => [k, false]));
+  const brain = new Brain(b);
+  brain.tick({ snapshot: { agent: 1 as AgentId, time_s: 1, self_state: { pos: { x: 0, y: 0, z: 0 }, heading_deg: 0, health: 100, blood: 5000, hunger: 0, thirst: 0, has_weapon: false, ammo: 0 }, targets: [] }, profile: {} });
+  assert.equal(brain.drainEvents().spawn, 1);
+});
+
+// §7 "Every non-2xx response has the body shape {error: {code, message}}"; "config_not_found (no server with the given id)".
+test('§7 error shape; config_not_found for an unknown, malformed or foreign server id on every server route', () =>
+  withServer(async (s) => {
+    const a = await tenantSession(s);
+    const b = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, b.token);
+    for (const id of ['999', 'abc', String(serverId)]) {
+      for (const path of ['', '/config', '/config/versions', '/overview', '/usage', '/keys']) {
+        const r = await s.call('GET', `/v1/servers/${id}${path}`, { token: a.token });
+        assert.equal(r.status, 404, `${id}${path}`);
+        assert.deepEqual(Object.keys(r.body.error).sort(), ['code', 'message']);
+        assert.equal(r.body.error.code, 'config_not_found', `${id}${path}`);
+      }
+    }
+    const bad = await s.call('POST', '/v1/servers', { token: a.token, body: '{' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'bad_request');
+  }));
+
+test('§7 "429 | Rate limited." on control-plane routes', { todo: 'the control-plane rate limits are not on this branch yet; this case is written once they are merged' });
+
+// §8 "Signature timestamp tolerance ±300 s (above); activity limit default 20; Sidecar default bind 127.0.0.1:8088"
+test('§8 limits: activity defaults to 20; the sidecar binds 127.0.0.1:8088 by default', () =>
+  withServer(async (s) => {
+    assert.equal(DEFAULT_SIDECAR_ADDR, '127.0.0.1:8088');
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    const events = Array.from({ length: 30 }, (_, i) => ({ kind: `k${i}`, count: 1 }));
+    await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { events }) });
+    assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body.length, 20);
+  }));
+
+// §9 "All control-plane routes are prefixed /v1"; "the ETag is "v{version}""; "a publish names the base version it edited".
+test('§9 versioning: /v1 prefix only; ETag follows the published version; the base version decides', () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    assert.equal((await s.call('GET', '/servers', { token })).status, 404);
+    const head = await s.call('GET', `/v1/servers/${serverId}/config`, { token });
+    const put = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: head.body });
+    assert.equal(put.headers.get('etag'), `"v${put.body.version}"`);
+    assert.equal((await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: head.body })).status, 409);
+  }));
