@@ -33,7 +33,8 @@ test('§4.2 GET /v1/config: 200 with ETag "v{version}", then 304 with an empty b
 });
 
 test('§4.2 unknown server and another tenant\'s server are 404 config_not_found; another server of the key\'s tenant is 403; missing server is 400', async () => {
-  const s = await startTestServer();
+  // Four reports in a row from one server: more than the default 2 a second.
+  const s = await startTestServer({ limits: { telemetryReports: { limit: 100, windowMs: 1000 } } });
   try {
     const t1 = await tenantSession(s);
     const t2 = await tenantSession(s);
