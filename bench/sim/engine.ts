@@ -1,6 +1,6 @@
 import type { HeardSpeech, Intent, Posture, TickRequest, TickResponse, Vec3 } from '../../brain/types.js';
 import type { CharacterSpec, Expectation, Scenario, ScriptEvent } from './scenario.js';
-import { flatDistance, lineOfSight, stepToward, yawTo } from './world.js';
+import { flatDistance, lineOfSight, outsideWalls, stepToward, yawTo } from './world.js';
 
 /** Sends one JSON tick body and returns the reply body as text, so replies can be compared byte for byte. */
 export type TickTransport = (body: string) => Promise<{ status: number; body: string }>;
@@ -9,6 +9,11 @@ export const SPEED_MPS = { walk: 1.4, jog: 3.5, sprint: 6.0 } as const;
 const DEFAULT_PERCEPTION_M = 300;
 const FIRE_DAMAGE_PER_S = 8;
 const FIRE_RANGE_M = 200;
+/** Within this of a `water` or `food` point of interest a character drinks or eats (the brain arrives within 3 m). */
+export const CONSUME_RADIUS_M = 4;
+/** Thirst and hunger (need levels, 100 = parched) fall this fast while drinking or eating. */
+export const DRINK_PER_S = 10;
+export const EAT_PER_S = 5;
 
 interface Character {
   spec: CharacterSpec;
@@ -117,7 +122,8 @@ export class Simulation {
   private add(spec: CharacterSpec): void {
     this.chars.set(spec.id, {
       spec,
-      pos: { ...spec.pos },
+      // A character placed inside a wall could never move or be seen: it starts just outside.
+      pos: outsideWalls({ ...spec.pos }, this.scenario.world?.obstacles ?? []),
       heading: spec.heading_deg ?? 0,
       health: spec.health ?? 100,
       blood: spec.blood ?? 5000,
@@ -187,6 +193,15 @@ export class Simulation {
           break;
         }
       }
+    }
+  }
+
+  /** Drinking at water and eating at food: needs fall while the character is at the place. */
+  private consume(c: Character, dt: number): void {
+    for (const poi of this.scenario.world?.poi ?? []) {
+      if (flatDistance(c.pos, poi.pos) > CONSUME_RADIUS_M) continue;
+      if (poi.kind === 'water') c.thirst = Math.max(0, c.thirst - DRINK_PER_S * dt);
+      else if (poi.kind === 'food') c.hunger = Math.max(0, c.hunger - EAT_PER_S * dt);
     }
   }
 
@@ -303,6 +318,7 @@ export class Simulation {
         if (!this.present(c)) continue;
         c.hunger = Math.min(100, c.hunger + hungerRate * dt);
         c.thirst = Math.min(100, c.thirst + thirstRate * dt);
+        if (c.spec.brain) this.consume(c, dt);
         if (!c.spec.brain) this.moveScripted(c, dt);
       }
       // Agents tick in id order so that a run is the same every time.
