@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerTickBench } from '../../../bench/tick/command.js';
+import { registerBenchBelievability } from './bench-believability.js';
 import { registerBenchBrain } from './bench-brain.js';
 import { registerBenchControlPlane } from './bench-control-plane.js';
 import { registerBenchDialogue } from './bench-dialogue.js';
@@ -10,7 +11,7 @@ import { registerBenchWebhooks } from './bench-webhooks.js';
 export type RegisterBenchmark = (bench: Command) => void;
 
 /** Every benchmark; another one adds its registrar here. */
-export const benchmarks: RegisterBenchmark[] = [registerTickBench, registerBenchBrain, registerBenchControlPlane, registerBenchVideo, registerBenchWebhooks, registerBenchDialogue];
+export const benchmarks: RegisterBenchmark[] = [registerTickBench, registerBenchBrain, registerBenchControlPlane, registerBenchVideo, registerBenchWebhooks, registerBenchDialogue, registerBenchBelievability];
 
 export function registerBench(program: Command): void {
   const bench = program.command('bench').description('benchmarks, each measured against a baseline in the same run');
