@@ -72,6 +72,7 @@ interface Char {
   engaging: boolean;
   engStart: number;
   engFired: boolean;
+  engLastFire: number;
   engPauses: number;
   lastFire: boolean;
   engageTicks: number;
@@ -202,7 +203,7 @@ export class FigureCounter {
     if (c === undefined) {
       c = {
         lastT: t, combatT: -1e9, destSet: false, destX: 0, destZ: 0, cls: '', fleeing: false, fleeStart: 0, fledFrom: new Map(), fleeEnd: -1e9,
-        investigating: false, invAt: { x: 0, y: 0, z: 0 }, invReached: false, engaging: false, engStart: 0, engFired: false, engPauses: 0, lastFire: false,
+        investigating: false, invAt: { x: 0, y: 0, z: 0 }, invReached: false, engaging: false, engStart: 0, engFired: false, engLastFire: 0, engPauses: 0, lastFire: false,
         engageTicks: 0, engageMoving: 0, reply: '', replySince: t, replyCounts: false, moveT: t, firstT: t, loggedOff: false, x: 0, z: 0, squad: '', pending: [],
       };
       this.chars.set(id, c);
@@ -269,15 +270,15 @@ export class FigureCounter {
 
     // Investigations.
     if (inv) {
-      if (!c.investigating || Math.hypot(inv.at.x - c.invAt.x, inv.at.z - c.invAt.z) > REACHED_M) {
-        if (c.investigating) this.endInvestigation(c, false);
+      // A fresher position of the same search (a squadmate's report) moves the spot, not the episode.
+      if (!c.investigating) {
         c.investigating = true;
-        c.invAt = inv.at;
         c.invReached = false;
         if (t - c.fleeEnd <= FLED_CONTACT_S) {
           for (const p of c.fledFrom.values()) if (Math.hypot(p.x - inv.at.x, p.z - inv.at.z) <= FLED_CONTACT_M) this.backToFled++;
         }
       }
+      c.invAt = inv.at;
       if (Math.hypot(pos.x - inv.at.x, pos.z - inv.at.z) <= REACHED_M) c.invReached = true;
     } else if (c.investigating) this.endInvestigation(c, seesHostile || engage !== undefined || flee !== undefined || away);
 
@@ -289,11 +290,14 @@ export class FigureCounter {
         c.engaging = true;
         c.engStart = t;
         c.engFired = false;
+        c.engLastFire = t;
         c.engPauses = 0;
         c.lastFire = false;
       }
       if (engage.fire) {
+        if (!c.engFired) c.engStart = t;
         c.engFired = true;
+        c.engLastFire = t;
         if (c.squad !== '') {
           const key = `${c.squad}\u0000${engage.target}`;
           const n = (this.shooters.get(key) ?? 0) + 1;
@@ -324,8 +328,8 @@ export class FigureCounter {
 
     for (const i of reply.intents) if (i.kind === 'Emote') this.emotes++;
 
-    // Hearing: a line from a target the character perceives asks for a turn toward it.
-    for (const h of s.heard ?? []) {
+    // Hearing: outside combat, a line from a target the character perceives asks for a turn toward it.
+    for (const h of outside ? (s.heard ?? []) : []) {
       const from = s.targets.find((x) => x.id === h.from);
       if (from === undefined) continue;
       this.heardLines++;
@@ -363,9 +367,10 @@ export class FigureCounter {
     if (c.invReached) this.reached++;
   }
 
-  private endEngagement(c: Char, t: number): void {
+  /** Pauses count over the firing part of an engagement: from its first shot to its last. */
+  private endEngagement(c: Char, _t: number): void {
     c.engaging = false;
-    const len = t - c.engStart;
+    const len = c.engLastFire - c.engStart + this.dt;
     if (len >= MIN_ENGAGEMENT_S && c.engFired) {
       this.engagedSeconds += len;
       this.pauses += c.engPauses;

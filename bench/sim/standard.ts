@@ -69,7 +69,9 @@ export function quiet(z: StandardSizes): Scenario {
   for (let t = 20; t < z.quietS; t += 20 + Math.round(rnd() * 40)) {
     script.push({ at_s: t, do: 'say', from: 1000 + Math.floor(rnd() * 6), text: 'hey, all quiet?' });
   }
-  return { ...base, name: 'quiet', description: `${z.agents} characters for ${z.quietS} s with nothing hostile.`, characters, script };
+  // A shortened run keeps sessions ending within it (the default 45-180 min would outlast it).
+  const bundle = z.quietS < FULL_SIZES.quietS ? { population: { session_min: [z.quietS / 180, z.quietS / 70] } } : undefined;
+  return { ...base, name: 'quiet', description: `${z.agents} characters for ${z.quietS} s with nothing hostile.`, characters, script, ...(bundle ? { bundle } : {}) };
 }
 
 /** 30 characters of the default population in six squads around a camp with cover; a hostile squad of 3 walks in. */
