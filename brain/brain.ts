@@ -338,16 +338,22 @@ export class Brain {
       out.push({ kind: 'Idle', reason: a.afkReason });
       away = true;
       mode = a.afkReason === 'break' ? 'on_break' : 'afk';
+    } else if (sw.goals && sq !== null && sq.leader !== null && sq.leader !== a && !urgent(a, s) && this.squads.centroid(sq, a).n > 0) {
+      // The squad moves together: the leader keeps its route and goals, the others keep with the
+      // squad (regrouping when strayed, else at their own place beside it).
+      speed = this.regroup(a, sq, out, time, pos.x, pos.z);
+      if (speed !== null) mode = 'regrouping';
+      else {
+        speed = this.follow(a, this.squads.centre, out, pos.x, pos.z);
+        mode = speed === null ? 'idle' : 'traveling';
+      }
     } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && urgent(a, s))) {
       pushPatrol(out, a, pos, s.route);
       speed = 'walk';
       mode = 'patrolling';
-    } else if (sq !== null && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
+    } else if (sq !== null && !(sw.goals && urgent(a, s)) && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
       mode = 'regrouping';
-    } else if (sw.goals && sq !== null && sq.leader !== null && sq.leader !== a && this.squads.centroid(sq, a).n > 0) {
-      // The squad moves together: the leader keeps its goals, the others their place beside the rest of the squad.
-      speed = this.follow(a, this.squads.centre, out, pos.x, pos.z);
-      mode = speed === null ? 'idle' : 'traveling';
+
     } else if (sw.goals) {
       if (a.goal === 'regroup') a.goalT = -1e9;
       if (plan(a, s, time, sw.framing, sw.knowledge, sw.human ? a.fatigue : 0)) {
@@ -416,7 +422,7 @@ export class Brain {
   private investigationBarred(a: AgentState, sq: Squad | null, x: number, z: number, time: number, wasMode: Mode): boolean {
     if (time - a.fledT < NO_RETURN_S) return true;
     if (wasMode === 'investigating') return time - a.invT > INVESTIGATE_MAX_S;
-    if (time - a.contactT > contactMemoryS(CONTACT_MEMORY_S, distH(x, z, a.contactX, a.contactZ))) return true;
+    if (time - a.contactT >= contactMemoryS(CONTACT_MEMORY_S, distH(x, z, a.contactX, a.contactZ))) return true;
     if (sq === null || !a.contactShared) return false;
     let n = 0;
     for (const m of sq.members.values()) if (m !== a && m.mode === 'investigating' && m.contactId === a.contactId && ++n >= MAX_INVESTIGATORS) return true;

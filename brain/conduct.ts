@@ -217,8 +217,8 @@ export function flightGoesOn(a: AgentState, x: number, z: number, time: number):
 
 // ---- investigation ----
 
-/** Contacts are remembered for CONTACT_MEMORY_S at most, less the farther they were: none beyond this. */
-export const CONTACT_FORGET_M = 200;
+/** Contacts are remembered for CONTACT_MEMORY_S at most, less the farther they are: not at all from this far. */
+export const CONTACT_FORGET_M = 150;
 /** Healthy investigators jog until this near the spot, then go crouched. */
 export const CAUTIOUS_M = 30;
 /** Within this of the spot the character searches it (SEARCH_MIN_S..SEARCH_MAX_S). */
@@ -233,7 +233,7 @@ export const MAX_INVESTIGATORS = 2;
 /** How long a contact seen `dist` metres away is worth investigating. */
 export function contactMemoryS(baseS: number, dist: number): number {
   const k = 1 - dist / CONTACT_FORGET_M;
-  return k <= 0.2 ? baseS * 0.2 : baseS * k;
+  return k <= 0 ? 0 : baseS * k;
 }
 
 /**
