@@ -82,16 +82,22 @@ export async function measure(scenario: Scenario): Promise<{ figures: Figures; b
   const counter = new FigureCounter(scenario.tick_hz);
   const replies = new Map<number, string[]>();
   const keep = scenario.name === 'probe';
-  await new Simulation(scenario, transport, (line) => {
-    const s = (JSON.parse(line.request) as { snapshot: Snapshot }).snapshot;
-    const reply = JSON.parse(line.reply) as TickResponse;
-    counter.add(line.t, s, reply, line.reply);
-    if (keep) {
-      let list = replies.get(reply.agent);
-      if (list === undefined) replies.set(reply.agent, (list = []));
-      list.push(signatureOf(reply));
-    }
-  }).run();
+  const sim = new Simulation(
+    scenario,
+    transport,
+    (line) => {
+      const s = (JSON.parse(line.request) as { snapshot: Snapshot }).snapshot;
+      const reply = JSON.parse(line.reply) as TickResponse;
+      counter.add(line.t, s, reply, line.reply);
+      if (keep) {
+        let list = replies.get(reply.agent);
+        if (list === undefined) replies.set(reply.agent, (list = []));
+        list.push(signatureOf(reply));
+      }
+    },
+    { keep: false },
+  );
+  await sim.run();
   return { figures: counter.finish(), brain: transport.brain, replies };
 }
 

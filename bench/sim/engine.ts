@@ -34,6 +34,54 @@ interface Character {
   fireDebt: number;
 }
 
+/** One character as the world stands after a step, for replay pages. */
+export interface FrameCharacter {
+  id: number;
+  brain: boolean;
+  kind: string;
+  name: string;
+  x: number;
+  z: number;
+  heading: number;
+  health: number;
+  posture: Posture;
+  /** What it is doing, from its last reply (see stateOf). */
+  state: string;
+  /** Its last reply's intents, in short. */
+  label: string;
+}
+
+export interface SimOptions {
+  /** Called after every step with every character present. */
+  onFrame?: (t: number, chars: FrameCharacter[]) => void;
+  /** Keep every reply for expectations and the timeline (default true); off for million-tick measurements. */
+  keep?: boolean;
+}
+
+/** A character's state by its last reply, for colouring: the first intent that says what it does. */
+export function stateOf(intents: readonly Intent[], brain: boolean): string {
+  if (!brain) return 'scripted';
+  for (const i of intents) {
+    switch (i.kind) {
+      case 'Engage':
+        return i.fire ? 'firing' : 'engaging';
+      case 'Flee':
+        return 'fleeing';
+      case 'Investigate':
+        return 'investigating';
+      case 'Logoff':
+        return 'logged_off';
+      case 'Idle':
+        return i.reason === 'afk' || i.reason === 'break' || i.reason === 'dead' ? i.reason : 'idle';
+      case 'MoveTo':
+        return 'moving';
+      default:
+        break;
+    }
+  }
+  return 'idle';
+}
+
 export interface TimelineEntry {
   t: number;
   agent: number;
@@ -70,7 +118,7 @@ interface Observation {
   intents: Intent[];
 }
 
-function describe(intents: readonly Intent[]): string {
+export function describe(intents: readonly Intent[]): string {
   return intents
     .map((i) => {
       switch (i.kind) {
@@ -114,7 +162,12 @@ export class Simulation {
   private t = 0;
   private ticks = 0;
 
-  constructor(private readonly scenario: Scenario, private readonly transport: TickTransport, private readonly record?: (line: RecordLine) => void) {
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly transport: TickTransport,
+    private readonly record?: (line: RecordLine) => void,
+    private readonly options: SimOptions = {},
+  ) {
     for (const spec of scenario.characters) this.add(spec);
     this.script = [...(scenario.script ?? [])].sort((a, b) => a.at_s - b.at_s);
   }
@@ -330,14 +383,17 @@ export class Simulation {
         this.ticks++;
         if (res.status !== 200) throw new Error(`tick for agent ${c.spec.id} at ${this.t}s answered ${res.status}: ${res.body.slice(0, 300)}`);
         const reply = JSON.parse(res.body) as TickResponse;
-        this.observations.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: reply.intents });
-        const summary = `${reply.posture} ${describe(reply.intents)}`;
-        if (this.lastSummary.get(c.spec.id) !== summary) {
-          this.lastSummary.set(c.spec.id, summary);
-          this.timeline.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: describe(reply.intents) });
+        if (this.options.keep !== false) {
+          this.observations.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: reply.intents });
+          const summary = `${reply.posture} ${describe(reply.intents)}`;
+          if (this.lastSummary.get(c.spec.id) !== summary) {
+            this.lastSummary.set(c.spec.id, summary);
+            this.timeline.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: describe(reply.intents) });
+          }
         }
         this.apply(c, reply, dt);
       }
+      this.options.onFrame?.(this.t, this.frame());
     }
     const results = (this.scenario.expect ?? []).map((e) => this.evaluate(e));
     return {
@@ -348,6 +404,27 @@ export class Simulation {
       pass: results.every((r) => r.pass),
       final: [...this.chars.values()].map((c) => ({ id: c.spec.id, pos: c.pos, health: c.health, alive: c.alive, loggedOff: c.loggedOff })),
     };
+  }
+
+  private frame(): FrameCharacter[] {
+    const out: FrameCharacter[] = [];
+    for (const c of this.chars.values()) {
+      if (!this.present(c) && !(c.spec.brain && (c.loggedOff || !c.alive))) continue;
+      out.push({
+        id: c.spec.id,
+        brain: c.spec.brain,
+        kind: c.spec.kind ?? (c.spec.brain ? 'ai' : 'player'),
+        name: c.spec.name ?? c.spec.profile?.name ?? `#${c.spec.id}`,
+        x: round(c.pos.x),
+        z: round(c.pos.z),
+        heading: Math.round(c.heading),
+        health: Math.round(c.health),
+        posture: c.posture,
+        state: !c.alive ? 'dead' : stateOf(c.lastIntents, c.spec.brain),
+        label: c.spec.brain ? describe(c.lastIntents) : (c.spec.name ?? c.spec.kind ?? ''),
+      });
+    }
+    return out;
   }
 
   private inWindow(o: Observation, from?: number, to?: number): boolean {

@@ -8,7 +8,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
 import type { ConfigBundle } from '../../brain/types.js';
 import { checkScenario, type Scenario } from './scenario.js';
-import { Simulation, type RecordLine, type SimResult, type TickTransport } from './engine.js';
+import { Simulation, type RecordLine, type SimOptions, type SimResult, type TickTransport } from './engine.js';
 
 const repoRoot = new URL('../../../', import.meta.url).pathname;
 
@@ -131,6 +131,8 @@ export interface RunOptions {
   /** Writes every tick and reply as JSON lines (first line: the scenario and its bundle). */
   recordFile?: string;
   workers?: number;
+  /** Called after every step with every character (see `--html`). */
+  onFrame?: SimOptions['onFrame'];
 }
 
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<SimResult> {
@@ -140,7 +142,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const out = options.recordFile ? createWriteStream(options.recordFile) : null;
   out?.write(`${JSON.stringify({ scenario: scenario.name, bundle })}\n`);
   try {
-    const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined);
+    const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined, options.onFrame ? { onFrame: options.onFrame } : {});
     return await sim.run();
   } finally {
     transport.close();
