@@ -4,7 +4,7 @@ import { Counters } from './counters.js';
 import { EMOTE_GAP_S, mood, pickEmote, updateEmotions } from './emotions.js';
 import { drawName, drawThemes } from './flavor.js';
 import { vec } from './geometry.js';
-import { framingOf, goalSpeed, modeForGoal, plan, pushGoal, urgent, type Framing } from './goals.js';
+import { framingOf, goalSpeed, modeForGoal, needy, plan, pushGoal, urgent, type Framing } from './goals.js';
 import { endAway, isAway, maybeGoAway, sessionOver, tiredSpeed, updateFatigue } from './human-factors.js';
 import { EV, forget, observe, remember, summarize, type MemorySummary } from './memory.js';
 import { applyProfileTraits, cowardly, sampleSessionS, sampleTraits, temper } from './population.js';
@@ -338,7 +338,7 @@ export class Brain {
       out.push({ kind: 'Idle', reason: a.afkReason });
       away = true;
       mode = a.afkReason === 'break' ? 'on_break' : 'afk';
-    } else if (sw.goals && sq !== null && sq.leader !== null && sq.leader !== a && !urgent(a, s) && this.squads.centroid(sq, a).n > 0) {
+    } else if (sw.goals && sq !== null && sq.leader !== null && sq.leader !== a && !needy(a, s) && this.squads.centroid(sq, a).n > 0) {
       // The squad moves together: the leader keeps its route and goals, the others keep with the
       // squad (regrouping when strayed, else at their own place beside it).
       speed = this.regroup(a, sq, out, time, pos.x, pos.z);
@@ -347,11 +347,11 @@ export class Brain {
         speed = this.follow(a, this.squads.centre, out, pos.x, pos.z);
         mode = speed === null ? 'idle' : 'traveling';
       }
-    } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && urgent(a, s))) {
+    } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && needy(a, s))) {
       pushPatrol(out, a, pos, s.route);
       speed = 'walk';
       mode = 'patrolling';
-    } else if (sq !== null && !(sw.goals && urgent(a, s)) && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
+    } else if (sq !== null && !(sw.goals && needy(a, s)) && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
       mode = 'regrouping';
 
     } else if (sw.goals) {
