@@ -404,7 +404,8 @@ export class FigureCounter {
     for (const c of this.chars.values()) {
       if (c.fleeing) this.flights.push(c.lastT - c.fleeStart + this.dt);
       if (c.engaging) this.endEngagement(c, c.lastT + this.dt);
-      if (c.investigating) this.endInvestigation(c, false);
+      // An investigation still under way when the run ends is neither reached nor failed.
+      if (c.investigating) this.endInvestigation(c, true);
       if (c.replyCounts && c.lastT - c.replySince > STATUE_S) this.statues++;
     }
     let moving = 0;
