@@ -2,7 +2,7 @@ import type { Vec3 } from '../../brain/types.js';
 import type { CharacterSpec, Obstacle, Scenario } from './scenario.js';
 
 /** A small LCG: the crowd must be the same on every machine and every run. */
-function lcg(seed: number): () => number {
+export function lcg(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;

@@ -1,5 +1,5 @@
 import type { Vec3 } from '../../brain/types.js';
-import { crowdScenario } from './crowd.js';
+import { crowdScenario, lcg } from './crowd.js';
 import type { CharacterSpec, Scenario, ScriptEvent } from './scenario.js';
 
 /**
@@ -7,14 +7,6 @@ import type { CharacterSpec, Scenario, ScriptEvent } from './scenario.js';
  * fixed by its seed so two runs are the same run; `scale` (0, 1] shrinks durations and
  * populations for the test that pins the goals.
  */
-
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 export interface StandardSizes {
   /** Characters in the crowd, waves and quiet runs. */
