@@ -1,5 +1,6 @@
 import type { Vec3 } from '../../brain/types.js';
-import { crowdScenario, lcg } from './crowd.js';
+import { seededRandom } from '../../src/random.js';
+import { crowdScenario } from './crowd.js';
 import type { CharacterSpec, Scenario, ScriptEvent } from './scenario.js';
 
 /**
@@ -39,7 +40,7 @@ export function crowd(z: StandardSizes): Scenario {
 /** The crowd for 10 minutes with a new hostile player walking through every 15 s. */
 export function waves(z: StandardSizes): Scenario {
   const base = crowdScenario(z.agents, z.wavesS, 2, 11);
-  const rnd = lcg(23);
+  const rnd = seededRandom(23);
   const script: ScriptEvent[] = [...(base.script ?? [])];
   for (let t = WAVE_EVERY_S, k = 0; t < z.wavesS; t += WAVE_EVERY_S, k++) {
     const a = rnd() * 2 * Math.PI;
@@ -55,7 +56,7 @@ export function waves(z: StandardSizes): Scenario {
 /** Three quiet hours: nothing hostile, friendly players strolling through and talking. */
 export function quiet(z: StandardSizes): Scenario {
   const base = crowdScenario(z.agents, z.quietS, 2, 5);
-  const rnd = lcg(31);
+  const rnd = seededRandom(31);
   const characters: CharacterSpec[] = base.characters.map((c) => (c.brain ? c : { ...c, kind: 'player', team: 'ai' }));
   const script: ScriptEvent[] = [];
   for (let t = 20; t < z.quietS; t += 20 + Math.round(rnd() * 40)) {
@@ -68,7 +69,7 @@ export function quiet(z: StandardSizes): Scenario {
 
 /** 30 characters of the default population in six squads around a camp with cover; a hostile squad of 3 walks in. */
 export function ambush30(z: StandardSizes): Scenario {
-  const rnd = lcg(41);
+  const rnd = seededRandom(41);
   const characters: CharacterSpec[] = [];
   for (let i = 0; i < 30; i++) {
     const sq = Math.floor(i / 5);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { CliError, parseInteger, printJson } from '../../src/cli/util.js';
-import { parseTickPolicy, type TickPolicy } from './policy.js';
+import type { TickPolicy } from '../../../bench/tick/policy.js';
+import { CliError, parseInteger, printJson } from '../util.js';
 
 interface TickBenchFlags {
   duration: string;
@@ -19,9 +19,13 @@ interface TickBenchFlags {
   policy?: string;
 }
 
-/** `--policy` checked against the other mode flags; undefined when not given. */
-export function tickPolicyOf(flags: Pick<TickBenchFlags, 'policy' | 'micro' | 'dialogue'>): TickPolicy | undefined {
+/**
+ * `--policy` checked against the other mode flags; undefined when not given. The benchmark's
+ * modules load only here, when a bench command runs, never with the rest of the CLI.
+ */
+export async function tickPolicyOf(flags: Pick<TickBenchFlags, 'policy' | 'micro' | 'dialogue'>): Promise<TickPolicy | undefined> {
   if (flags.policy === undefined) return undefined;
+  const { parseTickPolicy } = await import('../../../bench/tick/policy.js');
   let policy: TickPolicy;
   try {
     policy = parseTickPolicy(flags.policy);
@@ -52,15 +56,15 @@ export function registerTickBench(bench: Command): void {
     .option('--latency-ms <ms>', 'model latency of the --dialogue run', '2000')
     .option('--policy <all|none|compare>', 'brain under test with every bundle policy on (all) or off (none); compare: the sidecar inline (JSON) under both in the same run, with the ratio (target ≥ 0.6)')
     .action(async (flags: TickBenchFlags) => {
-      const policy = tickPolicyOf(flags);
+      const policy = await tickPolicyOf(flags);
       if (flags.micro) {
-        const { runTickMicro, formatMicro } = await import('./micro.js');
+        const { runTickMicro, formatMicro } = await import('../../../bench/tick/micro.js');
         const rows = runTickMicro();
         if (flags.json) printJson(rows);
         else process.stdout.write(`${formatMicro(rows)}\n`);
         return;
       }
-      const { runTickBench, formatTable } = await import('./run.js');
+      const { runTickBench, formatTable } = await import('../../../bench/tick/run.js');
       const options = {
         duration: parseInteger(flags.duration, '--duration', 1, 3600),
         warmup: parseInteger(flags.warmup, '--warmup', 0, 600),
@@ -73,7 +77,7 @@ export function registerTickBench(bench: Command): void {
         wrk: flags.wrk,
       };
       if (policy === 'compare') {
-        const { runPolicyCompare, formatPolicyCompare } = await import('./policy-compare.js');
+        const { runPolicyCompare, formatPolicyCompare } = await import('../../../bench/tick/policy-compare.js');
         try {
           const report = await runPolicyCompare(options, (line) => process.stderr.write(`${line}\n`));
           if (flags.json) printJson(report);
@@ -84,7 +88,7 @@ export function registerTickBench(bench: Command): void {
         return;
       }
       if (flags.dialogue) {
-        const { runDialogueBench, formatDialogueTable } = await import('./dialogue.js');
+        const { runDialogueBench, formatDialogueTable } = await import('../../../bench/tick/dialogue.js');
         try {
           const report = await runDialogueBench(options, parseInteger(flags.latencyMs, '--latency-ms', 0, 600_000), (line) => process.stderr.write(`${line}\n`));
           if (flags.json) printJson(report);
