@@ -28,7 +28,7 @@ import {
   startFlight,
   windingDown,
 } from './conduct.js';
-import { combatPosture, pushEngage, pushFlee } from './reactive/combat.js';
+import { combatPosture, inFireRange, pushEngage, pushFlee } from './reactive/combat.js';
 import { CONTACT_MEMORY_S, hasRecentContact, pushInvestigate, recordContact } from './reactive/investigate.js';
 import { pushPatrol } from './reactive/patrol.js';
 import { newPerception, perceive } from './reactive/perception.js';
@@ -280,18 +280,20 @@ export class Brain {
         mode = 'fleeing';
         if (wasMode !== 'fleeing') remember(a, EV.fled, time, threat.id);
       } else {
-        pushEngage(out, st, threat, p.threatDist);
-        posture = combatPosture(p.threatDist);
-        mode = 'engaging';
+        let fire = inFireRange(p.threatDist);
         if (sw.human) {
-          const engage = out[out.length - 1] as { kind: 'Engage'; fire: boolean };
-          let fire = engage.fire && fireNow(a, threat, p.threatDist, time, first, st.ammo);
+          // fireNow also starts the engagement clock, so it runs whatever the range.
+          fire = fireNow(a, threat, p.threatDist, time, first, st.ammo) && fire;
           if (fire && sq !== null && !shooterFree(sq.members, a, threat.id, time)) fire = false;
-          engage.fire = fire;
           if (fire) {
             a.fireT = time;
             a.fireTarget = threat.id;
           }
+        }
+        pushEngage(out, st, threat, fire);
+        posture = combatPosture(p.threatDist);
+        mode = 'engaging';
+        if (sw.human) {
           if (pushManoeuvre(out, a, s, threat, p.threatDist, time)) speed = 'jog';
           if (wasMode !== 'engaging' && !first && sq !== null && sw.emotes && time - a.lastEmoteT >= EMOTE_GAP_S && a.social >= 0.4) {
             out.push({ kind: 'Emote', name: 'point' });

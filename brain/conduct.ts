@@ -237,9 +237,9 @@ export function contactMemoryS(baseS: number, dist: number): number {
 }
 
 /**
- * One tick of an investigation: jog (healthy) or walk crouched (wounded) to the spot, then
- * search it. Returns the posture's crouch (true) and the speed, or null when the search is
- * over (the contact is then forgotten).
+ * One tick of an investigation: jog (healthy, while far) or walk (the caller crouches) to the
+ * spot, then search it. Returns the speed moved at, 'search' while searching the spot, or
+ * null when the search is over (the contact is then forgotten).
  */
 export function pushSearch(out: Intent[], a: AgentState, x: number, z: number, time: number, wounded: boolean): Speed | 'search' | null {
   if (a.mode !== 'investigating') {
