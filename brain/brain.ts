@@ -1,24 +1,45 @@
 import { AgentStore, DEFAULT_MAX_AGENTS, DEFAULT_STALE_AFTER_S } from './agents.js';
 import { policyOn } from './bundle.js';
 import { Counters } from './counters.js';
-import { mood, pickEmote, updateEmotions } from './emotions.js';
+import { EMOTE_GAP_S, mood, pickEmote, updateEmotions } from './emotions.js';
 import { drawName, drawThemes } from './flavor.js';
 import { vec } from './geometry.js';
-import { framingOf, goalSpeed, modeForGoal, plan, pushGoal, urgent, type Framing } from './goals.js';
+import { framingOf, goalSpeed, modeForGoal, needy, plan, pushGoal, urgent, type Framing } from './goals.js';
 import { endAway, isAway, maybeGoAway, sessionOver, tiredSpeed, updateFatigue } from './human-factors.js';
 import { EV, forget, observe, remember, summarize, type MemorySummary } from './memory.js';
 import { applyProfileTraits, cowardly, sampleSessionS, sampleTraits, temper } from './population.js';
-import { seedFor } from './prng.js';
-import { combatPosture, pushEngage, pushFlee } from './reactive/combat.js';
+import { noise, seedFor } from './prng.js';
+import {
+  ambientEmote,
+  contactMemoryS,
+  fireNow,
+  flightGoesOn,
+  friendNear,
+  hear,
+  INVESTIGATE_MAX_S,
+  MAX_INVESTIGATORS,
+  newRhythm,
+  NO_RETURN_S,
+  pushFlight,
+  pushLook,
+  pushManoeuvre,
+  pushSearch,
+  shooterFree,
+  startFlight,
+  windingDown,
+} from './conduct.js';
+import { combatPosture, inFireRange, pushEngage, pushFlee } from './reactive/combat.js';
 import { CONTACT_MEMORY_S, hasRecentContact, pushInvestigate, recordContact } from './reactive/investigate.js';
 import { pushPatrol } from './reactive/patrol.js';
 import { newPerception, perceive } from './reactive/perception.js';
 import { alignmentOf, survivorOf, type Alignment } from './roster.js';
-import { Squads, type Squad } from './squads.js';
+import { Squads, type Centre, type Squad } from './squads.js';
 import { AgentState, toPlain, type Goal, type Mode, type PlainAgent } from './state.js';
 import { exportAgents, parseState, type BrainState } from './state-io.js';
 import type { ConfigBundle, Intent, Posture, Profile, Role, Speed, Survivor, TickRequest, TickResponse, Traits } from './types.js';
 import { fleeMargin } from './utility.js';
+import { distH } from './geometry.js';
+import { FRIENDLY_RANGE_M } from './reactive/perception.js';
 
 export interface BrainOptions {
   /** Most agents whose state is kept; the least recently seen are evicted beyond it. Default 10,000. */
@@ -79,6 +100,13 @@ function switchesOf(b: ConfigBundle): Switches {
 }
 
 const NO_PROFILE: Profile = {};
+
+/** A flight is kept at least this long even when the odds turn (human_factors on). */
+const FLEE_KEEP_S = 8;
+/** A squad member's place beside its leader: this far, at its own angle, and close enough within the slack. */
+const FOLLOW_MIN_M = 3;
+const FOLLOW_MAX_M = 8;
+const FOLLOW_SLACK_M = 3;
 
 /** The module's own copy of a role: a string from the request is young and must not be kept. */
 function ownRole(role: Role): Role {
@@ -240,38 +268,94 @@ export class Brain {
           if (wasMode !== 'engaging') this.counters.bump('block');
         }
       }
+      // A flight is kept long enough to look meant.
+      if (!flee && sw.human && wasMode === 'fleeing' && time - a.fleeT < FLEE_KEEP_S) flee = true;
       if (flee) {
-        pushFlee(out, st, threat);
+        if (sw.human) {
+          if (wasMode !== 'fleeing') startFlight(a, time, threat.id);
+          a.fledT = time;
+          pushFlight(out, a, s, threat.id, dt);
+        } else pushFlee(out, st, threat);
         speed = 'sprint';
         mode = 'fleeing';
         if (wasMode !== 'fleeing') remember(a, EV.fled, time, threat.id);
       } else {
-        pushEngage(out, st, threat, p.threatDist);
+        let fire = inFireRange(p.threatDist);
+        if (sw.human) {
+          // fireNow also starts the engagement clock, so it runs whatever the range.
+          fire = fireNow(a, threat, p.threatDist, time, first, st.ammo) && fire;
+          if (fire && sq !== null && !shooterFree(sq.members, a, threat.id, time)) fire = false;
+          if (fire) {
+            a.fireT = time;
+            a.fireTarget = threat.id;
+          }
+        }
+        pushEngage(out, st, threat, fire);
         posture = combatPosture(p.threatDist);
         mode = 'engaging';
+        if (sw.human) {
+          if (pushManoeuvre(out, a, s, threat, p.threatDist, time)) speed = 'jog';
+          if (wasMode !== 'engaging' && !first && sq !== null && sw.emotes && time - a.lastEmoteT >= EMOTE_GAP_S && a.social >= 0.4) {
+            out.push({ kind: 'Emote', name: 'point' });
+            a.lastEmoteT = time;
+            this.counters.bump('emote');
+          }
+        }
         if (threat.kind === 'player') a.engagedPlayerT = time;
         if (wasMode !== 'engaging') remember(a, EV.engaged, time, threat.id);
       }
+    } else if (sw.human && flightGoesOn(a, pos.x, pos.z, time)) {
+      a.fledT = time;
+      pushFlight(out, a, s, a.fledId, dt);
+      speed = 'sprint';
+      mode = 'fleeing';
     } else if (
-      hasRecentContact(a, pos, time) &&
-      (p.wounded || (a.contactShared && prof.coward !== true && !cowardly(a)))
+      (sw.human ? a.contact && (wasMode === 'investigating' || time - a.contactT <= CONTACT_MEMORY_S) : hasRecentContact(a, pos, time)) &&
+      (p.wounded || (a.contactShared && prof.coward !== true && !cowardly(a))) &&
+      !(sw.human && this.investigationBarred(a, sq, pos.x, pos.z, time, wasMode))
     ) {
-      pushInvestigate(out, a);
+      if (sw.human) {
+        const how = pushSearch(out, a, pos.x, pos.z, time, p.wounded);
+        if (how === null) {
+          out.push({ kind: 'Idle', reason: 'looking_around' });
+          mode = 'idle';
+        } else {
+          posture = how === 'jog' ? 'standing' : 'crouched';
+          speed = how === 'search' ? null : how;
+          mode = 'investigating';
+        }
+      } else {
+        pushInvestigate(out, a);
+        posture = 'crouched';
+        speed = 'walk';
+        mode = 'investigating';
+      }
+    } else if (sw.human && threat === null && windingDown(a, time)) {
+      out.push({ kind: 'Idle', reason: 'winding_down' });
       posture = 'crouched';
-      speed = 'walk';
-      mode = 'investigating';
+      mode = 'idle';
     } else if (sw.human && maybeGoAway(a, time, dt)) {
       this.counters.bump('afk');
       remember(a, a.afkReason === 'break' ? EV.break : EV.afk, time, 0);
       out.push({ kind: 'Idle', reason: a.afkReason });
       away = true;
       mode = a.afkReason === 'break' ? 'on_break' : 'afk';
-    } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && urgent(a, s))) {
+    } else if (sw.goals && sq !== null && sq.leader !== null && sq.leader !== a && !needy(a, s) && this.squads.centroid(sq, a).n > 0) {
+      // The squad moves together: the leader keeps its route and goals, the others keep with the
+      // squad (regrouping when strayed, else at their own place beside it).
+      speed = this.regroup(a, sq, out, time, pos.x, pos.z);
+      if (speed !== null) mode = 'regrouping';
+      else {
+        speed = this.follow(a, this.squads.centre, out, pos.x, pos.z);
+        mode = speed === null ? 'idle' : 'traveling';
+      }
+    } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && needy(a, s))) {
       pushPatrol(out, a, pos, s.route);
       speed = 'walk';
       mode = 'patrolling';
-    } else if (sq !== null && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
+    } else if (sq !== null && !(sw.goals && needy(a, s)) && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
       mode = 'regrouping';
+
     } else if (sw.goals) {
       if (a.goal === 'regroup') a.goalT = -1e9;
       if (plan(a, s, time, sw.framing, sw.knowledge, sw.human ? a.fatigue : 0)) {
@@ -286,7 +370,27 @@ export class Brain {
       mode = 'idle';
     }
 
-    if (sw.emotes && mode !== 'dead' && mode !== 'logged_off' && !away) {
+    const calmMode = mode !== 'dead' && mode !== 'logged_off' && !away && mode !== 'engaging' && mode !== 'fleeing';
+    let heardNow = false;
+    if (sw.human && calmMode) {
+      heardNow = hear(a, s, time);
+      pushLook(out, a, st.heading_deg, time);
+    }
+    if (sw.emotes && sw.human) {
+      if (calmMode) {
+        const emote = ambientEmote(a, time, p.friendly !== null || friendNear(s, FRIENDLY_RANGE_M), heardNow);
+        if (emote !== null) {
+          out.push({ kind: 'Emote', name: emote });
+          this.counters.bump('emote');
+        }
+      } else if (mode === 'engaging' || mode === 'fleeing') {
+        const emote = pickEmote(a, p, time, mode === 'fleeing', mode === 'engaging', sw.emotions, a.social);
+        if (emote !== null) {
+          out.push({ kind: 'Emote', name: emote });
+          this.counters.bump('emote');
+        }
+      }
+    } else if (sw.emotes && mode !== 'dead' && mode !== 'logged_off' && !away) {
       const emote = pickEmote(a, p, time, mode === 'fleeing', mode === 'engaging', sw.emotions, a.social);
       if (emote !== null) {
         out.push({ kind: 'Emote', name: emote });
@@ -311,6 +415,37 @@ export class Brain {
     a.z = pos.z;
     this.agents.touched(time);
     return { agent: id, posture, intents: out };
+  }
+
+  /**
+   * Whether this contact is not to be investigated now: within NO_RETURN_S of a flight, one
+   * remembered too briefly for how far it was, or one MAX_INVESTIGATORS squadmates already search.
+   */
+  private investigationBarred(a: AgentState, sq: Squad | null, x: number, z: number, time: number, wasMode: Mode): boolean {
+    if (time - a.fledT < NO_RETURN_S) return true;
+    if (wasMode === 'investigating') return time - a.invT > INVESTIGATE_MAX_S;
+    if (time - a.contactT >= contactMemoryS(CONTACT_MEMORY_S, distH(x, z, a.contactX, a.contactZ))) return true;
+    if (sq === null || !a.contactShared) return false;
+    let n = 0;
+    for (const m of sq.members.values()) if (m !== a && m.mode === 'investigating' && m.contactId === a.contactId && ++n >= MAX_INVESTIGATORS) return true;
+    return false;
+  }
+
+  /** Keeps the member's own place beside the squad (the centre of the others, the regroup point too): jog when far, walk when near, stand when there. */
+  private follow(a: AgentState, leader: Centre, out: Intent[], x: number, z: number): Speed | null {
+    const angle = 2 * Math.PI * noise(a.id, 6);
+    const r = FOLLOW_MIN_M + (FOLLOW_MAX_M - FOLLOW_MIN_M) * noise(a.id, 7);
+    const tx = leader.x + Math.sin(angle) * r;
+    const tz = leader.z + Math.cos(angle) * r;
+    const d = distH(x, z, tx, tz);
+    if (d <= FOLLOW_SLACK_M) {
+      out.push({ kind: 'Idle', reason: 'with_squad' });
+      return null;
+    }
+    const want: Speed = d > 20 ? 'jog' : 'walk';
+    const speed = this.sw.human ? tiredSpeed(a, want) : want;
+    out.push({ kind: 'MoveTo', to: vec(tx, leader.y, tz), speed });
+    return speed;
   }
 
   /** Heads back toward a squad that has drifted away; counts as a `regroup` goal when goals are on. */
@@ -351,6 +486,7 @@ export class Brain {
     if (prof.name !== undefined) a.name = prof.name;
     // A spawn is no subsystem's event: the activity feed counts it whatever the policy.
     this.counters.bump('spawn');
+    newRhythm(a, time);
     this.agents.set(a);
     return a;
   }

@@ -59,6 +59,19 @@ function needScore(level: number): number {
   return 1.6 * x * x;
 }
 
+/** A need goal started is kept until the need is down to this (a drink is finished, not sipped). */
+export const SATED_NEED = 30;
+
+/**
+ * Whether the character's own needs come first: an urgent need, or a need goal under way that
+ * is not yet sated. Squad members with such a need leave the squad's side until it is met.
+ */
+export function needy(a: AgentState, s: Snapshot): boolean {
+  if (urgent(a, s)) return true;
+  const st = s.self_state;
+  return (a.goal === 'find_water' && st.thirst > SATED_NEED) || (a.goal === 'find_food' && st.hunger > SATED_NEED);
+}
+
 export function urgent(a: AgentState, s: Snapshot): boolean {
   const st = s.self_state;
   return st.thirst >= URGENT_NEED || st.hunger >= URGENT_NEED || st.health < 100 - URGENT_NEED;

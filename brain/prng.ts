@@ -41,3 +41,12 @@ export function rand(h: RngHolder): number {
 export function randRange(h: RngHolder, lo: number, hi: number): number {
   return lo + (hi - lo) * rand(h);
 }
+
+/**
+ * A float in [0, 1) that depends only on its two inputs, without advancing any stream: for
+ * per-character rhythms (when to glance, how long to search) that must not shift the draws
+ * the agent's stream already makes, so adding one never reshuffles the others.
+ */
+export function noise(a: number, b: number): number {
+  return mix(fold(a) ^ mix(fold(Math.round(b * 1000)) + 0x2545f491)) / 4294967296;
+}

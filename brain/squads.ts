@@ -26,6 +26,8 @@ export class Squad {
   contactZ = 0;
   contactT = 0;
   reporter = 0;
+  /** The member with the lowest id: the one whose goals the squad follows. */
+  leader: AgentState | null = null;
   /** Bumped when a member dies; members compare it with their own copy to notice the loss. */
   lossSeq = 0;
   /** Sum of the members' last positions, kept as they move: a centroid costs O(1), not a walk over members. */
@@ -65,6 +67,7 @@ export class Squads {
     }
     if (!sq.members.has(a.id)) {
       sq.members.set(a.id, a);
+      if (sq.leader === null || a.id < sq.leader.id) sq.leader = a;
       if (a.mode === 'fleeing') sq.fleeing.add(a);
       sq.sumX += a.x;
       sq.sumY += a.y;
@@ -87,6 +90,10 @@ export class Squads {
       sq.sumY -= a.y;
       sq.sumZ -= a.z;
       this.ofAgent.delete(a.id);
+      if (sq.leader === a) {
+        sq.leader = null;
+        for (const m of sq.members.values()) if (sq.leader === null || m.id < sq.leader.id) sq.leader = m;
+      }
       if (sq.members.size === 0) this.byId.delete(sq.id);
     }
   }

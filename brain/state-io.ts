@@ -1,4 +1,4 @@
-import { STATE_SCHEMA, fromPlain, toPlain, type AgentState, type Field, type PlainAgent, type Schema } from './state.js';
+import { LAYOUT_2_DEFAULTS, STATE_SCHEMA, fromPlain, toPlain, type AgentState, type Field, type PlainAgent, type Schema } from './state.js';
 import { isObj } from './json.js';
 import type { Problem } from './types.js';
 
@@ -10,7 +10,9 @@ import type { Problem } from './types.js';
  */
 
 export const STATE_FORMAT = 'brainstem.brain-state';
-export const STATE_VERSION = 1;
+export const STATE_VERSION = 2;
+/** Layouts this brain reads: 1 lacks the believable-behaviour clocks, which load as "nothing under way". */
+const READS_VERSIONS: readonly number[] = [1, 2];
 /** More agents than any store would keep: a document above it is not ours. */
 const MAX_AGENTS_IN_STATE = 1_000_000;
 
@@ -89,8 +91,10 @@ export function parseState(value: unknown): AgentState[] {
   const problems: Problem[] = [];
   if (!isObj(value)) throw new BrainStateError([{ path: '', message: 'must be an object' }]);
   if (value.format !== STATE_FORMAT) problems.push({ path: 'format', message: `must be ${JSON.stringify(STATE_FORMAT)}` });
-  if (value.version !== STATE_VERSION) problems.push({ path: 'version', message: `must be ${STATE_VERSION} (this brain reads version ${STATE_VERSION} only)` });
-  const agents = value.agents;
+  if (typeof value.version !== 'number' || !READS_VERSIONS.includes(value.version)) problems.push({ path: 'version', message: `must be one of ${READS_VERSIONS.join(', ')} (the layouts this brain reads)` });
+  let agents = value.agents;
+  // A layout-1 agent gains the layout-2 fields at their defaults; a copy, the caller's document is not touched.
+  if (value.version === 1 && Array.isArray(agents)) agents = agents.map((a) => (isObj(a) ? { ...LAYOUT_2_DEFAULTS, ...a } : a));
   if (!Array.isArray(agents)) problems.push({ path: 'agents', message: 'must be an array' });
   else if (agents.length > MAX_AGENTS_IN_STATE) problems.push({ path: 'agents', message: `must have at most ${MAX_AGENTS_IN_STATE} items` });
   else {

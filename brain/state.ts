@@ -116,8 +116,45 @@ export const NUM_FIELDS = [
   'afkP',
   'brkP',
   'fatR',
+  'engT',
+  'engTarget',
+  'fireT',
+  'fireTarget',
+  'faceYaw',
+  'faceUntil',
+  'glanceT',
+  'nextEmoteT',
+  'heardT',
+  'fleeT',
+  'fleeBend',
+  'fledId',
+  'fledT',
+  'invT',
+  'searchT',
 ] as const;
 export type NumField = (typeof NUM_FIELDS)[number];
+
+/**
+ * The fields added in state layout 2 (the believable-behaviour clocks, see conduct.ts), with
+ * the value a character loaded from a layout-1 file starts with: nothing under way.
+ */
+export const LAYOUT_2_DEFAULTS: Readonly<Partial<Record<NumField, number>>> = {
+  engT: -1e9,
+  engTarget: -1,
+  fireT: -1e9,
+  fireTarget: -1,
+  faceYaw: 0,
+  faceUntil: -1e9,
+  glanceT: 0,
+  nextEmoteT: 0,
+  heardT: -1e9,
+  fleeT: -1e9,
+  fleeBend: 0,
+  fledId: -1,
+  fledT: -1e9,
+  invT: -1e9,
+  searchT: -1e9,
+};
 
 export const VISITED_CAP = 4;
 
@@ -174,6 +211,7 @@ export class AgentState {
     this.lastEmoteT = -1e9;
     this.engagedPlayerT = -1e9;
     this.memT = -1e9;
+    for (const [k, v] of Object.entries(LAYOUT_2_DEFAULTS)) this.num[NUM_FIELDS.indexOf(k as NumField)] = v;
   }
 
   /** PRNG state word (a uint32; kept as a double so it never boxes). */
@@ -431,6 +469,111 @@ export class AgentState {
   set fatR(v: number) {
     this.num[35] = v;
   }
+
+  get engT(): number {
+    return this.num[36]!;
+  }
+  set engT(v: number) {
+    this.num[36] = v;
+  }
+
+  get engTarget(): number {
+    return this.num[37]!;
+  }
+  set engTarget(v: number) {
+    this.num[37] = v;
+  }
+
+  get fireT(): number {
+    return this.num[38]!;
+  }
+  set fireT(v: number) {
+    this.num[38] = v;
+  }
+
+  get fireTarget(): number {
+    return this.num[39]!;
+  }
+  set fireTarget(v: number) {
+    this.num[39] = v;
+  }
+
+  get faceYaw(): number {
+    return this.num[40]!;
+  }
+  set faceYaw(v: number) {
+    this.num[40] = v;
+  }
+
+  get faceUntil(): number {
+    return this.num[41]!;
+  }
+  set faceUntil(v: number) {
+    this.num[41] = v;
+  }
+
+  get glanceT(): number {
+    return this.num[42]!;
+  }
+  set glanceT(v: number) {
+    this.num[42] = v;
+  }
+
+  get nextEmoteT(): number {
+    return this.num[43]!;
+  }
+  set nextEmoteT(v: number) {
+    this.num[43] = v;
+  }
+
+  get heardT(): number {
+    return this.num[44]!;
+  }
+  set heardT(v: number) {
+    this.num[44] = v;
+  }
+
+  get fleeT(): number {
+    return this.num[45]!;
+  }
+  set fleeT(v: number) {
+    this.num[45] = v;
+  }
+
+  get fleeBend(): number {
+    return this.num[46]!;
+  }
+  set fleeBend(v: number) {
+    this.num[46] = v;
+  }
+
+  get fledId(): number {
+    return this.num[47]!;
+  }
+  set fledId(v: number) {
+    this.num[47] = v;
+  }
+
+  get fledT(): number {
+    return this.num[48]!;
+  }
+  set fledT(v: number) {
+    this.num[48] = v;
+  }
+
+  get invT(): number {
+    return this.num[49]!;
+  }
+  set invT(v: number) {
+    this.num[49] = v;
+  }
+
+  get searchT(): number {
+    return this.num[50]!;
+  }
+  set searchT(v: number) {
+    this.num[50] = v;
+  }
 }
 
 /** The JSON form of an agent: every field by name, numbers included. */
@@ -633,5 +776,20 @@ export const STATE_SCHEMA: Schema = {
   lastEmoteT: 'num',
   engagedPlayerT: 'num',
   memT: 'num',
+  engT: 'num',
+  engTarget: 'num',
+  fireT: 'num',
+  fireTarget: 'num',
+  faceYaw: 'num',
+  faceUntil: 'num',
+  glanceT: 'num',
+  nextEmoteT: 'num',
+  heardT: 'num',
+  fleeT: 'num',
+  fleeBend: 'num',
+  fledId: 'num',
+  fledT: 'num',
+  invT: 'num',
+  searchT: 'num',
   mem: { nullable: { obj: MEMORY_SCHEMA } },
 };

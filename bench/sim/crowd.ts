@@ -1,6 +1,6 @@
 import { ROLES, type Vec3 } from '../../brain/types.js';
 import { seededRandom } from '../../src/random.js';
-import type { CharacterSpec, Scenario } from './scenario.js';
+import type { CharacterSpec, Obstacle, Scenario } from './scenario.js';
 
 /**
  * A busy session: `agents` characters in squads of five with patrol routes, needs and mixed
@@ -10,7 +10,18 @@ import type { CharacterSpec, Scenario } from './scenario.js';
 export function crowdScenario(agents = 50, durationS = 300, tickHz = 2, seed = 7): Scenario {
   // Seeded: the crowd must be the same on every machine and every run.
   const rnd = seededRandom(seed);
-  const at = (spread: number): Vec3 => ({ x: Math.round((rnd() - 0.5) * spread), y: 0, z: Math.round((rnd() - 0.5) * spread) });
+  const obstacles: Obstacle[] = [
+    { min: { x: -50, z: -5 }, max: { x: 50, z: 5 } },
+    { min: { x: 100, z: -100 }, max: { x: 110, z: 100 } },
+  ];
+  // Nobody starts or patrols inside a wall: a draw that lands in one (or within a metre of it) is drawn again.
+  const inWall = (p: Vec3): boolean => obstacles.some((o) => p.x >= o.min.x - 1 && p.x <= o.max.x + 1 && p.z >= o.min.z - 1 && p.z <= o.max.z + 1);
+  const at = (spread: number, near: Vec3 = { x: 0, y: 0, z: 0 }): Vec3 => {
+    for (;;) {
+      const p = { x: near.x + Math.round((rnd() - 0.5) * spread), y: 0, z: near.z + Math.round((rnd() - 0.5) * spread) };
+      if (!inWall(p)) return p;
+    }
+  };
   const characters: CharacterSpec[] = [];
   for (let i = 0; i < agents; i++) {
     const home = at(400);
@@ -24,7 +35,7 @@ export function crowdScenario(agents = 50, durationS = 300, tickHz = 2, seed = 7
       has_weapon: rnd() > 0.15,
       ammo: Math.round(rnd() * 30),
       squad: `s${Math.floor(i / 5)}`,
-      route: [home, { x: home.x + Math.round((rnd() - 0.5) * 80), y: 0, z: home.z + Math.round((rnd() - 0.5) * 80) }],
+      route: [home, at(80, home)],
       profile: { name: `Bot${i + 1}`, role: ROLES[i % ROLES.length]!, coward: rnd() < 0.15 },
     });
   }
@@ -44,10 +55,7 @@ export function crowdScenario(agents = 50, durationS = 300, tickHz = 2, seed = 7
     duration_s: durationS,
     tick_hz: tickHz,
     world: {
-      obstacles: [
-        { min: { x: -50, z: -5 }, max: { x: 50, z: 5 } },
-        { min: { x: 100, z: -100 }, max: { x: 110, z: 100 } },
-      ],
+      obstacles,
       poi: [
         { id: 'well', kind: 'water', pos: { x: 0, y: 0, z: 80 } },
         { id: 'store', kind: 'food', pos: { x: -120, y: 0, z: 40 } },

@@ -1,6 +1,6 @@
 import type { HeardSpeech, Intent, Posture, TickRequest, TickResponse, Vec3 } from '../../brain/types.js';
 import type { CharacterSpec, Expectation, Scenario, ScriptEvent } from './scenario.js';
-import { flatDistance, lineOfSight, stepToward, yawTo } from './world.js';
+import { flatDistance, lineOfSight, outsideWalls, stepToward, yawTo } from './world.js';
 
 /** Sends one JSON tick body and returns the reply body as text, so replies can be compared byte for byte. */
 export type TickTransport = (body: string) => Promise<{ status: number; body: string }>;
@@ -9,6 +9,11 @@ export const SPEED_MPS = { walk: 1.4, jog: 3.5, sprint: 6.0 } as const;
 const DEFAULT_PERCEPTION_M = 300;
 const FIRE_DAMAGE_PER_S = 8;
 const FIRE_RANGE_M = 200;
+/** Within this of a `water` or `food` point of interest a character drinks or eats (the brain arrives within 3 m). */
+export const CONSUME_RADIUS_M = 4;
+/** Thirst and hunger (need levels, 100 = parched) fall this fast while drinking or eating. */
+export const DRINK_PER_S = 10;
+export const EAT_PER_S = 5;
 
 interface Character {
   spec: CharacterSpec;
@@ -27,6 +32,54 @@ interface Character {
   lastIntents: Intent[];
   /** Partial ammo spent while firing, carried between ticks. */
   fireDebt: number;
+}
+
+/** One character as the world stands after a step, for replay pages. */
+export interface FrameCharacter {
+  id: number;
+  brain: boolean;
+  kind: string;
+  name: string;
+  x: number;
+  z: number;
+  heading: number;
+  health: number;
+  posture: Posture;
+  /** What it is doing, from its last reply (see stateOf). */
+  state: string;
+  /** Its last reply's intents, in short. */
+  label: string;
+}
+
+export interface SimOptions {
+  /** Called after every step with every character present. */
+  onFrame?: (t: number, chars: FrameCharacter[]) => void;
+  /** Keep every reply for expectations and the timeline (default true); off for million-tick measurements. */
+  keep?: boolean;
+}
+
+/** A character's state by its last reply, for colouring: the first intent that says what it does. */
+export function stateOf(intents: readonly Intent[], brain: boolean): string {
+  if (!brain) return 'scripted';
+  for (const i of intents) {
+    switch (i.kind) {
+      case 'Engage':
+        return i.fire ? 'firing' : 'engaging';
+      case 'Flee':
+        return 'fleeing';
+      case 'Investigate':
+        return 'investigating';
+      case 'Logoff':
+        return 'logged_off';
+      case 'Idle':
+        return i.reason === 'afk' || i.reason === 'break' || i.reason === 'dead' ? i.reason : 'idle';
+      case 'MoveTo':
+        return 'moving';
+      default:
+        break;
+    }
+  }
+  return 'idle';
 }
 
 export interface TimelineEntry {
@@ -65,7 +118,7 @@ interface Observation {
   intents: Intent[];
 }
 
-function describe(intents: readonly Intent[]): string {
+export function describe(intents: readonly Intent[]): string {
   return intents
     .map((i) => {
       switch (i.kind) {
@@ -109,7 +162,12 @@ export class Simulation {
   private t = 0;
   private ticks = 0;
 
-  constructor(private readonly scenario: Scenario, private readonly transport: TickTransport, private readonly record?: (line: RecordLine) => void) {
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly transport: TickTransport,
+    private readonly record?: (line: RecordLine) => void,
+    private readonly options: SimOptions = {},
+  ) {
     for (const spec of scenario.characters) this.add(spec);
     this.script = [...(scenario.script ?? [])].sort((a, b) => a.at_s - b.at_s);
   }
@@ -117,7 +175,8 @@ export class Simulation {
   private add(spec: CharacterSpec): void {
     this.chars.set(spec.id, {
       spec,
-      pos: { ...spec.pos },
+      // A character placed inside a wall could never move or be seen: it starts just outside.
+      pos: outsideWalls({ ...spec.pos }, this.scenario.world?.obstacles ?? []),
       heading: spec.heading_deg ?? 0,
       health: spec.health ?? 100,
       blood: spec.blood ?? 5000,
@@ -187,6 +246,15 @@ export class Simulation {
           break;
         }
       }
+    }
+  }
+
+  /** Drinking at water and eating at food: needs fall while the character is at the place. */
+  private consume(c: Character, dt: number): void {
+    for (const poi of this.scenario.world?.poi ?? []) {
+      if (flatDistance(c.pos, poi.pos) > CONSUME_RADIUS_M) continue;
+      if (poi.kind === 'water') c.thirst = Math.max(0, c.thirst - DRINK_PER_S * dt);
+      else if (poi.kind === 'food') c.hunger = Math.max(0, c.hunger - EAT_PER_S * dt);
     }
   }
 
@@ -303,6 +371,7 @@ export class Simulation {
         if (!this.present(c)) continue;
         c.hunger = Math.min(100, c.hunger + hungerRate * dt);
         c.thirst = Math.min(100, c.thirst + thirstRate * dt);
+        if (c.spec.brain) this.consume(c, dt);
         if (!c.spec.brain) this.moveScripted(c, dt);
       }
       // Agents tick in id order so that a run is the same every time.
@@ -314,14 +383,17 @@ export class Simulation {
         this.ticks++;
         if (res.status !== 200) throw new Error(`tick for agent ${c.spec.id} at ${this.t}s answered ${res.status}: ${res.body.slice(0, 300)}`);
         const reply = JSON.parse(res.body) as TickResponse;
-        this.observations.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: reply.intents });
-        const summary = `${reply.posture} ${describe(reply.intents)}`;
-        if (this.lastSummary.get(c.spec.id) !== summary) {
-          this.lastSummary.set(c.spec.id, summary);
-          this.timeline.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: describe(reply.intents) });
+        if (this.options.keep !== false) {
+          this.observations.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: reply.intents });
+          const summary = `${reply.posture} ${describe(reply.intents)}`;
+          if (this.lastSummary.get(c.spec.id) !== summary) {
+            this.lastSummary.set(c.spec.id, summary);
+            this.timeline.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: describe(reply.intents) });
+          }
         }
         this.apply(c, reply, dt);
       }
+      this.options.onFrame?.(this.t, this.frame());
     }
     const results = (this.scenario.expect ?? []).map((e) => this.evaluate(e));
     return {
@@ -332,6 +404,27 @@ export class Simulation {
       pass: results.every((r) => r.pass),
       final: [...this.chars.values()].map((c) => ({ id: c.spec.id, pos: c.pos, health: c.health, alive: c.alive, loggedOff: c.loggedOff })),
     };
+  }
+
+  private frame(): FrameCharacter[] {
+    const out: FrameCharacter[] = [];
+    for (const c of this.chars.values()) {
+      if (!this.present(c) && !(c.spec.brain && (c.loggedOff || !c.alive))) continue;
+      out.push({
+        id: c.spec.id,
+        brain: c.spec.brain,
+        kind: c.spec.kind ?? (c.spec.brain ? 'ai' : 'player'),
+        name: c.spec.name ?? c.spec.profile?.name ?? `#${c.spec.id}`,
+        x: round(c.pos.x),
+        z: round(c.pos.z),
+        heading: Math.round(c.heading),
+        health: Math.round(c.health),
+        posture: c.posture,
+        state: !c.alive ? 'dead' : stateOf(c.lastIntents, c.spec.brain),
+        label: c.spec.brain ? describe(c.lastIntents) : (c.spec.name ?? c.spec.kind ?? ''),
+      });
+    }
+    return out;
   }
 
   private inWindow(o: Observation, from?: number, to?: number): boolean {

@@ -9,7 +9,7 @@ import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
 import { isObj } from '../../brain/json.js';
 import type { ConfigBundle } from '../../brain/types.js';
 import { checkScenario, type Scenario } from './scenario.js';
-import { Simulation, type RecordLine, type SimResult, type TickTransport } from './engine.js';
+import { Simulation, type RecordLine, type SimOptions, type SimResult, type TickTransport } from './engine.js';
 
 const repoRoot = new URL('../../../', import.meta.url).pathname;
 
@@ -129,6 +129,8 @@ export interface RunOptions {
   /** Writes every tick and reply as JSON lines (first line: the scenario and its bundle). */
   recordFile?: string;
   workers?: number;
+  /** Called after every step with every character (see `--html`). */
+  onFrame?: SimOptions['onFrame'];
 }
 
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<SimResult> {
@@ -138,7 +140,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const out = options.recordFile ? createWriteStream(options.recordFile) : null;
   out?.write(`${JSON.stringify({ scenario: scenario.name, bundle })}\n`);
   try {
-    const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined);
+    const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined, options.onFrame ? { onFrame: options.onFrame } : {});
     return await sim.run();
   } finally {
     transport.close();

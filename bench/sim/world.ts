@@ -39,7 +39,31 @@ function inside(p: Vec3, box: Obstacle): boolean {
   return p.x >= box.min.x && p.x <= box.max.x && p.z >= box.min.z && p.z <= box.max.z;
 }
 
-const CORNER_MARGIN_M = 0.5;
+/** How far outside a wall its corners' path nodes lie, and where a point pushed out of a wall lands. */
+export const CORNER_MARGIN_M = 0.5;
+/** Path nodes closer than this to the start are the start: a character standing on a corner node must not pick it again. */
+const SAME_POINT_M = 1e-6;
+
+/**
+ * The nearest point outside every solid box: a point inside one is moved across its nearest
+ * side (plus the margin), as a game's navigation snaps a destination inside a wall to the
+ * nearest reachable spot. Repeats for boxes the moved point lands in (at most once per box).
+ */
+export function outsideWalls(p: Vec3, obstacles: readonly Obstacle[]): Vec3 {
+  let q = p;
+  for (let round = 0; round < obstacles.length; round++) {
+    const box = obstacles.find((o) => !o.passable && inside(q, o));
+    if (box === undefined) return q;
+    const exits = [
+      { d: q.x - box.min.x, x: box.min.x - CORNER_MARGIN_M, z: q.z },
+      { d: box.max.x - q.x, x: box.max.x + CORNER_MARGIN_M, z: q.z },
+      { d: q.z - box.min.z, x: q.x, z: box.min.z - CORNER_MARGIN_M },
+      { d: box.max.z - q.z, x: q.x, z: box.max.z + CORNER_MARGIN_M },
+    ].sort((a, b) => a.d - b.d);
+    q = { x: exits[0]!.x, y: q.y, z: exits[0]!.z };
+  }
+  return q;
+}
 
 function clear(a: Vec3, b: Vec3, solid: readonly Obstacle[]): boolean {
   for (const o of solid) if (segmentHitsBox(a, b, o)) return false;
@@ -57,7 +81,7 @@ function firstWaypoint(from: Vec3, to: Vec3, solid: readonly Obstacle[]): Vec3 |
     for (const x of [o.min.x - CORNER_MARGIN_M, o.max.x + CORNER_MARGIN_M]) {
       for (const z of [o.min.z - CORNER_MARGIN_M, o.max.z + CORNER_MARGIN_M]) {
         const corner = { x, y: from.y, z };
-        if (!solid.some((b) => inside(corner, b))) nodes.push(corner);
+        if (!solid.some((b) => inside(corner, b)) && flatDistance(corner, from) > SAME_POINT_M) nodes.push(corner);
       }
     }
   }
@@ -86,11 +110,13 @@ function firstWaypoint(from: Vec3, to: Vec3, solid: readonly Obstacle[]): Vec3 |
 }
 
 /**
- * Moves from `from` toward `to` by at most `step` metres, around solid obstacles (never
- * through them) and straight through passable ones.
+ * Moves from `from` toward `target` by at most `step` metres, around solid obstacles (never
+ * through them) and straight through passable ones. A target inside a wall is reached at the
+ * nearest point outside it.
  */
-export function stepToward(from: Vec3, to: Vec3, step: number, obstacles: readonly Obstacle[]): Vec3 {
+export function stepToward(from: Vec3, target: Vec3, step: number, obstacles: readonly Obstacle[]): Vec3 {
   const solid = obstacles.filter((o) => !o.passable);
+  const to = solid.length === 0 ? target : outsideWalls(target, solid);
   const goal = solid.length === 0 || clear(from, to, solid) ? to : firstWaypoint(from, to, solid);
   if (!goal) return from;
   const dist = flatDistance(from, goal);

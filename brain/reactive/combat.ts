@@ -14,9 +14,14 @@ export const FIRE_RANGE_M = 400;
 /** How far a fleeing character runs per decision: far enough to break contact, near enough to re-decide. */
 export const FLEE_DISTANCE_M = 40;
 
-export function pushEngage(out: Intent[], self: SelfState, threat: Target, dist: number): void {
+/** Whether a purely reactive character fires: at anything within FIRE_RANGE_M. */
+export function inFireRange(dist: number): boolean {
+  return dist <= FIRE_RANGE_M;
+}
+
+export function pushEngage(out: Intent[], self: SelfState, threat: Target, fire: boolean): void {
   out.push({ kind: 'Face', yaw_deg: cm(yawTo(self.pos.x, self.pos.z, threat.pos.x, threat.pos.z)) });
-  out.push({ kind: 'Engage', target: threat.id, fire: dist <= FIRE_RANGE_M });
+  out.push({ kind: 'Engage', target: threat.id, fire });
 }
 
 export function pushFlee(out: Intent[], self: SelfState, threat: Target): void {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { Brain, BrainStateError, STATE_FORMAT, type TickRequest, type TickResponse } from '../../brain/index.js';
+import { Brain, BrainStateError, STATE_FORMAT, STATE_VERSION, type TickRequest, type TickResponse } from '../../brain/index.js';
 import { bundle, hostile, req, self, World } from './sim.js';
 
 const named = (id: number, name: string) => ({ id, kind: 'player' as const, pos: { x: 10, y: 8, z: 0 }, hostile: false, visible: true, name });
@@ -53,7 +53,7 @@ test('export/import round trip: a restored brain answers exactly as the original
   for (let i = 0; i < 80; i++) world.step(original, 2);
   const saved = JSON.parse(JSON.stringify(original.exportState()));
   assert.equal(saved.format, STATE_FORMAT);
-  assert.equal(saved.version, 1);
+  assert.equal(saved.version, STATE_VERSION);
   assert.equal(saved.agents.length, 9);
   const restored = new Brain(b);
   restored.importState(saved);
@@ -81,7 +81,7 @@ test('import refuses invalid documents whole, naming the fields, and keeps the c
   const good = brain.exportState();
   const cases: Array<[unknown, string]> = [
     [null, ''],
-    [{ ...good, version: 2 }, 'version'],
+    [{ ...good, version: STATE_VERSION + 1 }, 'version'],
     [{ ...good, format: 'other' }, 'format'],
     [{ ...good, agents: 'x' }, 'agents'],
     [{ ...good, agents: [{ ...good.agents[0], fear: 2 }] }, 'agents[0].fear'],

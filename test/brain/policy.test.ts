@@ -10,7 +10,8 @@ import { allOff, bundle, World } from './sim.js';
 
 function run(b: ReturnType<typeof bundle>, rounds = 600): { intents: Set<string>; reasons: Set<string>; events: Record<string, number>; brain: Brain } {
   const brain = new Brain(b);
-  const world = new World(7, 12, { squads: true, hostiles: 3 });
+  // Four hostiles: squads keep together now, and with three the out-of-ammo member's squad never meets one (no Flee).
+  const world = new World(7, 12, { squads: true, hostiles: 4 });
   const intents = new Set<string>();
   const reasons = new Set<string>();
   const events: Record<string, number> = {};

@@ -6,7 +6,8 @@ import { repoRoot, tempDir } from '../helpers/paths.js';
 import { loadScenario, replay, runScenario } from '../../bench/sim/run.js';
 
 const dir = join(repoRoot, 'bench', 'sim', 'scenarios');
-const behaviourFiles = readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('crowd'));
+// crowd-50 is replayed below; ambush-30 (30 characters for 3 minutes) is measured in-process by bench believability.
+const behaviourFiles = readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('crowd') && !f.startsWith('ambush'));
 
 for (const file of behaviourFiles) {
   test(`scenario ${file} meets its expectations against a real sidecar`, async () => {

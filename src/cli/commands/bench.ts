@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerBenchBelievability } from './bench-believability.js';
 import { registerBenchBrain } from './bench-brain.js';
 import { registerBenchControlPlane } from './bench-control-plane.js';
 import { registerBenchDialogue } from './bench-dialogue.js';
@@ -11,7 +12,16 @@ import { registerBenchSoak } from './bench-soak.js';
 export type RegisterBenchmark = (bench: Command) => void;
 
 /** Every benchmark; another one adds its registrar here. */
-export const benchmarks: RegisterBenchmark[] = [registerTickBench, registerBenchBrain, registerBenchControlPlane, registerBenchVideo, registerBenchWebhooks, registerBenchDialogue, registerBenchSoak];
+export const benchmarks: RegisterBenchmark[] = [
+  registerTickBench,
+  registerBenchBrain,
+  registerBenchControlPlane,
+  registerBenchVideo,
+  registerBenchWebhooks,
+  registerBenchDialogue,
+  registerBenchSoak,
+  registerBenchBelievability,
+];
 
 export function registerBench(program: Command): void {
   const bench = program.command('bench').description('benchmarks, each measured against a baseline in the same run');

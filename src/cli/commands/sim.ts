@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, parseInteger, printJson } from '../util.js';
 
@@ -8,6 +9,7 @@ interface SimFlags {
   json?: boolean;
   workers?: string;
   quiet?: boolean;
+  html?: string;
 }
 
 /** `brainstem sim` and `brainstem replay`: the scenario simulator in bench/sim, driven over real HTTP. */
@@ -20,17 +22,22 @@ export function registerSim(program: Command): void {
     .option('--token <token>', 'bearer token for --sidecar')
     .option('--workers <n>', 'worker threads for the spawned sidecar')
     .option('--record <file>', 'write every tick and reply as JSON lines, for brainstem replay')
+    .option('--html <file>', 'also write a self-contained page replaying the run on a map (play, pause, scrub, click a character)')
     .option('--quiet', 'print only the expectation results')
     .option('--json', 'print the result as JSON')
     .action(async (file: string, flags: SimFlags) => {
       const { loadScenario, runScenario } = await import('../../../bench/sim/run.js');
+      const { ReplayRecorder } = await import('../../../bench/sim/replay-page.js');
       const scenario = loadScenario(file);
+      const page = flags.html ? new ReplayRecorder(scenario) : null;
       const result = await runScenario(scenario, {
+        ...(page ? { onFrame: page.onFrame } : {}),
         ...(flags.sidecar ? { sidecarUrl: flags.sidecar } : {}),
         ...(flags.token ? { token: flags.token } : {}),
         ...(flags.record ? { recordFile: flags.record } : {}),
         ...(flags.workers !== undefined ? { workers: parseInteger(flags.workers, '--workers', 0, 64) } : {}),
       });
+      if (page && flags.html) writeFileSync(flags.html, page.html());
       if (flags.json) printJson(result);
       else {
         if (!flags.quiet) {

@@ -1,0 +1,349 @@
+import { cm, distH, vec, yawTo } from './geometry.js';
+import { noise } from './prng.js';
+import type { AgentState } from './state.js';
+import type { Intent, PointOfInterest, Role, Snapshot, Speed, Target, TargetKind } from './types.js';
+
+/**
+ * Believable conduct (human_factors on): how a character fights, flees, searches and idles,
+ * shaped by its traits so a crowd is a population rather than clones or turrets. Every rhythm
+ * comes from game time and noise() of the agent id, never from the agent's PRNG stream, so
+ * the draws the other subsystems make are unchanged. Nothing here allocates beyond the
+ * intents it pushes.
+ */
+
+// ---- combat ----
+
+/** Acquisition delay bounds: the time from first sight to the first shot. */
+export const ACQUIRE_MIN_S = 0.3;
+export const ACQUIRE_MAX_S = 1.5;
+/** Calm characters (neuroticism below this) fire at once at targets within CLOSE_M. */
+export const CALM_NERVES = 0.4;
+export const CLOSE_M = 30;
+/** Every RELOAD_EVERY-th burst cycle is a reload: no fire for the whole cycle. */
+export const RELOAD_EVERY = 4;
+/** At most this many members of one squad fire at one target at a time. */
+export const MAX_SHOOTERS_PER_TARGET = 3;
+/** A squadmate counts as firing when it fired this recently. */
+const SHOOTING_FRESH_S = 1;
+/** Characters that do not hold reposition once per this window (per character in [5, 10] s), moving for the first MOVE_S. */
+export const REPOSITION_MIN_S = 5;
+export const REPOSITION_MAX_S = 10;
+const MOVE_S = 3.5;
+/** Below this many rounds a character halves its effective range: ammo conserved. */
+export const LOW_AMMO = 10;
+/** A cover point farther than this is not worth running to under fire. */
+export const COVER_REACH_M = 80;
+
+/** Effective range by role against people; zombies are engaged close, animals only in self-defence. */
+export const EFFECTIVE_RANGE_M: Readonly<Record<Role, number>> = { survivor: 150, bandit: 180, guard: 250, trader: 100 };
+export const ZOMBIE_RANGE_M = 40;
+export const ANIMAL_RANGE_M = 20;
+
+export type Style = 'hold' | 'advance' | 'flank' | 'cover';
+
+/** The engagement style traits give: reckless and brave advance, curious flank, careful and nervous take cover. */
+export function styleOf(a: AgentState): Style {
+  if (a.careful >= 0.5 && a.nrv >= 0.4) return 'cover';
+  if (a.brave >= 0.58 && a.careful < 0.5) return 'advance';
+  if (a.traits.openness >= 0.55) return 'flank';
+  return 'hold';
+}
+
+export function acquireDelay(a: AgentState, dist: number): number {
+  if (a.nrv < CALM_NERVES && dist < CLOSE_M) return 0;
+  const k = 0.5 * Math.min(1, dist / 200) + 0.5 * a.nrv;
+  return ACQUIRE_MIN_S + (ACQUIRE_MAX_S - ACQUIRE_MIN_S) * k;
+}
+
+function rangeFor(a: AgentState, kind: TargetKind, ammo: number): number {
+  const r = kind === 'zombie' ? ZOMBIE_RANGE_M : kind === 'animal' ? ANIMAL_RANGE_M : EFFECTIVE_RANGE_M[a.role];
+  return ammo < LOW_AMMO ? r * 0.5 : r;
+}
+
+/**
+ * Starts or continues an engagement: returns whether to fire this tick. A hostile visible on
+ * the character's first tick counts as already acquired (it may have been in view for long).
+ * After the acquisition delay: bursts (longer for the brave) and pauses (longer for the
+ * nervous), every RELOAD_EVERY-th cycle a reload.
+ */
+export function fireNow(a: AgentState, threat: Target, dist: number, time: number, first: boolean, ammo: number): boolean {
+  const delay = acquireDelay(a, dist);
+  if (a.engTarget !== threat.id || a.mode !== 'engaging') {
+    a.engTarget = threat.id;
+    a.engT = first ? time - delay : time;
+  }
+  if (dist > rangeFor(a, threat.kind, ammo)) return false;
+  const e = time - a.engT - delay;
+  if (e < 0) return false;
+  const burst = 1.5 + 2.5 * a.brave;
+  const cycle = burst + 0.6 + 1.4 * a.nrv;
+  const k = Math.floor(e / cycle);
+  if (k % RELOAD_EVERY === RELOAD_EVERY - 1) return false;
+  return e - k * cycle < burst;
+}
+
+/** Whether fewer than MAX_SHOOTERS_PER_TARGET other members fire at `target` now. */
+export function shooterFree(members: ReadonlyMap<number, AgentState>, a: AgentState, target: number, time: number): boolean {
+  let n = 0;
+  for (const m of members.values()) {
+    if (m !== a && m.fireTarget === target && time - m.fireT <= SHOOTING_FRESH_S && ++n >= MAX_SHOOTERS_PER_TARGET) return false;
+  }
+  return true;
+}
+
+function nearestCover(pois: PointOfInterest[] | undefined, x: number, z: number): PointOfInterest | null {
+  if (pois === undefined) return null;
+  let best: PointOfInterest | null = null;
+  let bestD = COVER_REACH_M;
+  for (let i = 0; i < pois.length; i++) {
+    const p = pois[i]!;
+    if (p.kind !== 'cover') continue;
+    const d = distH(x, z, p.pos.x, p.pos.z);
+    if (d < bestD) {
+      best = p;
+      bestD = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * Movement while engaged, after Face and Engage: none for holders; the others move for the
+ * first MOVE_S of every reposition window. Returns whether it moved.
+ */
+export function pushManoeuvre(out: Intent[], a: AgentState, s: Snapshot, threat: Target, dist: number, time: number): boolean {
+  const style = styleOf(a);
+  if (style === 'hold') return false;
+  const pos = s.self_state.pos;
+  if (style === 'cover') {
+    const c = nearestCover(s.poi, pos.x, pos.z);
+    if (c === null || distH(pos.x, pos.z, c.pos.x, c.pos.z) < 2) return false;
+    out.push({ kind: 'MoveTo', to: vec(c.pos.x, c.pos.y, c.pos.z), speed: 'jog' });
+    return true;
+  }
+  const window = REPOSITION_MIN_S + (REPOSITION_MAX_S - REPOSITION_MIN_S) * noise(a.id, 1);
+  if ((time - a.engT) % window >= MOVE_S) return false;
+  const dx = threat.pos.x - pos.x;
+  const dz = threat.pos.z - pos.z;
+  const len = dist > 1e-6 ? dist : 1;
+  let tx: number;
+  let tz: number;
+  if (style === 'advance') {
+    if (dist < 20) return false;
+    tx = pos.x + (dx / len) * 8;
+    tz = pos.z + (dz / len) * 8;
+  } else {
+    // Flank: sideways across the line of fire, to the side the character favours.
+    const side = (a.id & 1) === 0 ? 1 : -1;
+    tx = pos.x + (dz / len) * 8 * side + (dx / len) * 2;
+    tz = pos.z - (dx / len) * 8 * side + (dz / len) * 2;
+  }
+  out.push({ kind: 'MoveTo', to: vec(tx, pos.y, tz), speed: 'jog' });
+  return true;
+}
+
+// ---- flight ----
+
+/** A flight lasts at least this long, unless the character is FLEE_CLEAR_M out of sight sooner. */
+export const FLEE_MIN_S = 8;
+export const FLEE_CLEAR_M = 60;
+/** After a flight the character investigates nothing (least of all what it fled from) for this long. */
+export const NO_RETURN_S = 60;
+const FLEE_STEP_M = 40;
+/** Turn applied to the flight bearing each tick the character made no progress (a wall in the way). */
+const REBEAR_DEG = 70;
+/** Less than this per second while sprinting is no progress. */
+const BLOCKED_MPS = 1;
+
+/**
+ * Flee away from every visible hostile at once (nearer ones weigh more), or from the last
+ * contact when none is in sight; the bearing turns while blocked.
+ */
+export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: number, dt: number): void {
+  const st = s.self_state;
+  const pos = st.pos;
+  if (dt > 0 && distH(pos.x, pos.z, a.x, a.z) < BLOCKED_MPS * dt) a.fleeBend += REBEAR_DEG;
+  let ux = 0;
+  let uz = 0;
+  const targets = s.targets;
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    if (!t.hostile || !t.visible) continue;
+    const dx = pos.x - t.pos.x;
+    const dz = pos.z - t.pos.z;
+    const d2 = dx * dx + dz * dz;
+    if (d2 < 1e-12) continue;
+    ux += dx / d2;
+    uz += dz / d2;
+  }
+  if (ux === 0 && uz === 0) {
+    ux = pos.x - a.contactX;
+    uz = pos.z - a.contactZ;
+  }
+  let len = Math.sqrt(ux * ux + uz * uz);
+  if (len < 1e-9) {
+    const r = ((st.heading_deg + 180) * Math.PI) / 180;
+    ux = Math.sin(r);
+    uz = Math.cos(r);
+    len = 1;
+  }
+  ux /= len;
+  uz /= len;
+  if (a.fleeBend !== 0) {
+    const r = (a.fleeBend * Math.PI) / 180;
+    const c = Math.cos(r);
+    const sn = Math.sin(r);
+    const rx = ux * c - uz * sn;
+    uz = ux * sn + uz * c;
+    ux = rx;
+  }
+  out.push({ kind: 'Flee', from });
+  out.push({ kind: 'MoveTo', to: vec(pos.x + ux * FLEE_STEP_M, pos.y, pos.z + uz * FLEE_STEP_M), speed: 'sprint' });
+}
+
+export function startFlight(a: AgentState, time: number, from: number): void {
+  a.fleeT = time;
+  a.fleeBend = 0;
+  a.fledId = from;
+}
+
+/**
+ * Whether a flight under way with no hostile in sight goes on: until FLEE_MIN_S have passed,
+ * and after that until the character is FLEE_CLEAR_M from where it last saw the contact.
+ */
+export function flightGoesOn(a: AgentState, x: number, z: number, time: number): boolean {
+  return a.mode === 'fleeing' && (time - a.fleeT < FLEE_MIN_S || (time - a.fleeT < 2 * FLEE_MIN_S && distH(x, z, a.contactX, a.contactZ) < FLEE_CLEAR_M));
+}
+
+// ---- investigation ----
+
+/** Contacts are remembered for CONTACT_MEMORY_S at most, less the farther they are: not at all from this far. */
+export const CONTACT_FORGET_M = 150;
+/** Healthy investigators jog until this near the spot, then go crouched. */
+export const CAUTIOUS_M = 30;
+/** Within this of the spot the character searches it (SEARCH_MIN_S..SEARCH_MAX_S). */
+export const SEARCH_RADIUS_M = 3;
+export const SEARCH_MIN_S = 10;
+export const SEARCH_MAX_S = 20;
+/** An investigation is given up after this long. */
+export const INVESTIGATE_MAX_S = 120;
+/** At most this many members of a squad investigate one contact. */
+export const MAX_INVESTIGATORS = 2;
+
+/** How long a contact seen `dist` metres away is worth investigating. */
+export function contactMemoryS(baseS: number, dist: number): number {
+  const k = 1 - dist / CONTACT_FORGET_M;
+  return k <= 0 ? 0 : baseS * k;
+}
+
+/**
+ * One tick of an investigation: jog (healthy, while far) or walk (the caller crouches) to the
+ * spot, then search it. Returns the speed moved at, 'search' while searching the spot, or
+ * null when the search is over (the contact is then forgotten).
+ */
+export function pushSearch(out: Intent[], a: AgentState, x: number, z: number, time: number, wounded: boolean): Speed | 'search' | null {
+  if (a.mode !== 'investigating') {
+    a.invT = time;
+    a.searchT = -1e9;
+  }
+  const at = vec(a.contactX, a.contactY, a.contactZ);
+  const d = distH(x, z, a.contactX, a.contactZ);
+  if (d <= SEARCH_RADIUS_M || a.searchT > 0) {
+    if (a.searchT < 0) a.searchT = time;
+    if (time - a.searchT >= SEARCH_MIN_S + (SEARCH_MAX_S - SEARCH_MIN_S) * noise(a.id, 2)) {
+      a.contact = false;
+      return null;
+    }
+    out.push({ kind: 'Investigate', at });
+    out.push({ kind: 'Idle', reason: 'searching' });
+    return 'search';
+  }
+  const speed: Speed = !wounded && d > CAUTIOUS_M ? 'jog' : 'walk';
+  out.push({ kind: 'Investigate', at });
+  out.push({ kind: 'MoveTo', to: at, speed });
+  return speed;
+}
+
+// ---- alive when idle ----
+
+/** Glances every GLANCE_MIN_S..GLANCE_MAX_S, each held for LOOK_S. */
+export const GLANCE_MIN_S = 3;
+export const GLANCE_MAX_S = 10;
+const LOOK_S = 1.5;
+/** A heard line from a perceived target turns the character toward the speaker for this long. */
+export const TURN_HOLD_S = 2;
+/** Ambient emotes (greetings, stretches, nods) come every AMBIENT_MIN_S..AMBIENT_MAX_S: 2.4 to 7.5 an hour, about 4 on average. */
+export const AMBIENT_MIN_S = 480;
+export const AMBIENT_MAX_S = 1500;
+/** Session wind-down: the last WIND_DOWN_MIN_S..WIND_DOWN_MAX_S (per character) are spent standing still. */
+export const WIND_DOWN_MIN_S = 10;
+export const WIND_DOWN_MAX_S = 30;
+
+export function newRhythm(a: AgentState, time: number): void {
+  a.glanceT = time + GLANCE_MIN_S + (GLANCE_MAX_S - GLANCE_MIN_S) * noise(a.id, 3);
+  a.nextEmoteT = time + AMBIENT_MIN_S + (AMBIENT_MAX_S - AMBIENT_MIN_S) * noise(a.id, 4);
+}
+
+export function windingDown(a: AgentState, time: number): boolean {
+  const wind = WIND_DOWN_MIN_S + (WIND_DOWN_MAX_S - WIND_DOWN_MIN_S) * noise(a.id, 5);
+  return time - a.firstT >= a.sessionS - wind;
+}
+
+/** Turns toward the speaker of a new line heard from a target the character perceives. Returns whether one was heard. */
+export function hear(a: AgentState, s: Snapshot, time: number): boolean {
+  const lines = s.heard;
+  if (lines === undefined) return false;
+  let turned = false;
+  const pos = s.self_state.pos;
+  for (let i = 0; i < lines.length; i++) {
+    const h = lines[i]!;
+    if (h.at_s <= a.heardT) continue;
+    a.heardT = h.at_s;
+    const targets = s.targets;
+    for (let j = 0; j < targets.length; j++) {
+      const t = targets[j]!;
+      if (t.id !== h.from) continue;
+      a.faceYaw = yawTo(pos.x, pos.z, t.pos.x, t.pos.z);
+      a.faceUntil = time + TURN_HOLD_S;
+      turned = true;
+    }
+  }
+  return turned;
+}
+
+/** Adds the look of the moment: a turn toward a speaker, or a glance around every few seconds. */
+export function pushLook(out: Intent[], a: AgentState, heading: number, time: number): void {
+  if (time >= a.faceUntil && time >= a.glanceT) {
+    a.faceYaw = (heading + 40 + 280 * noise(a.id, time)) % 360;
+    a.faceUntil = time + LOOK_S;
+    a.glanceT = time + GLANCE_MIN_S + (GLANCE_MAX_S - GLANCE_MIN_S) * noise(a.id + 7, time);
+  }
+  if (time < a.faceUntil) out.push({ kind: 'Face', yaw_deg: cm(a.faceYaw) });
+}
+
+/** Every emote a character makes on its own: greetings, a stretch, a nod, a shrug, a callout. */
+export const AMBIENT_EMOTES = ['wave', 'stretch', 'nod', 'shrug'] as const;
+
+/**
+ * The ambient emote due now, or null: a wave to someone friendly in sight, a nod to a line
+ * just heard, else a stretch (calm) or a shrug.
+ */
+export function ambientEmote(a: AgentState, time: number, greet: boolean, heard: boolean): string | null {
+  if (time < a.nextEmoteT) return null;
+  a.nextEmoteT = time + AMBIENT_MIN_S + (AMBIENT_MAX_S - AMBIENT_MIN_S) * noise(a.id, time);
+  a.lastEmoteT = time;
+  if (greet) return 'wave';
+  if (heard) return 'nod';
+  return a.calm >= 0.45 ? 'stretch' : 'shrug';
+}
+
+/** A friendly character (player or AI) within greeting range. */
+export function friendNear(s: Snapshot, range: number): boolean {
+  const pos = s.self_state.pos;
+  const targets = s.targets;
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    if (!t.hostile && t.visible && (t.kind === 'player' || t.kind === 'ai') && distH(pos.x, pos.z, t.pos.x, t.pos.z) <= range) return true;
+  }
+  return false;
+}
