@@ -181,7 +181,8 @@ test('a trial ends after its days: publishes and new keys are 403 plan_expired, 
 
 test('lines over the month\'s quota: the next pull serves a new version with llm_dialogue off; a plan with room (or a new month) brings it back', async () => {
   let now = Date.parse('2026-11-10T12:00:00Z');
-  const s = await startTestServer({ now: () => now });
+  // Several reports at one frozen instant: more than the default 2 a second per server.
+  const s = await startTestServer({ now: () => now, limits: { telemetryReports: { limit: 100, windowMs: 1000 } } });
   try {
     const t = await tenantSession(s, 'trial');
     const a = await serverWithKey(s, t.token);
