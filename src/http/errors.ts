@@ -1,6 +1,6 @@
 /**
  * The one error catalogue: every non-2xx answer of every service is built from an entry
- * here, so a code always means the same status and the README's table can be checked
+ * here, so a code always means the same status and the table of docs/errors.md can be checked
  * against it (test/http/errors.test.ts).
  */
 export const ERRORS = {
@@ -9,6 +9,7 @@ export const ERRORS = {
   forbidden: { status: 403, message: 'The credential may not do this.' },
   plan_required: { status: 403, message: 'This needs a higher plan.' },
   tenant_suspended: { status: 403, message: 'The tenant is suspended.' },
+  plan_limit: { status: 403, message: 'A limit of the plan or service was reached.' },
   not_found: { status: 404, message: 'Not found.' },
   config_not_found: { status: 404, message: 'No server with that id.' },
   method_not_allowed: { status: 405, message: 'Method not allowed on this path.' },
