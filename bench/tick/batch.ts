@@ -30,8 +30,11 @@ export interface BatchRow {
 export interface BatchBenchReport {
   options: TickBenchOptions & { sizes: number[] };
   rows: BatchRow[];
-  /** At a batch of 100: agent throughput against per-request /tick and against the brain in process. */
-  at100: { vs_tick: number; vs_brain: number; fixed_p99_us: number | null } | null;
+  /**
+   * At a batch of 100: agent throughput against per-request /tick and against the brain in
+   * process, by decisions/s and by CPU per decision (the figure that holds on a loaded machine).
+   */
+  at100: { vs_tick: number; vs_brain: number; cpu_vs_tick: number; cpu_vs_brain: number; fixed_p99_us: number | null } | null;
   targets: { four_times_tick: boolean; half_of_brain: boolean; p99_under_2ms_at_50_per_s: boolean } | null;
 }
 
@@ -90,8 +93,8 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
     for (let round = 1; round <= opts.rounds; round++) {
       const brain = spawnSync('taskset', ['-c', opts.serverCpu, process.execPath, BRAIN_RATE, String(opts.agents), String(opts.duration)], { encoding: 'utf8' });
       if (brain.status !== 0) throw new Error(`the in-process brain run failed: ${brain.stderr}`);
-      const rate = (JSON.parse(brain.stdout) as { decisions_per_s: number }).decisions_per_s;
-      keep({ route: 'Brain.tick in process', batch: 1, load: 'loop', requests_per_s: rate, decisions_per_s: rate, p50_us: null, p99_us: null, cpu_us_per_decision: Math.round((1e6 / rate) * 100) / 100, errors: 0 });
+      const { decisions_per_s: rate, cpu_us_per_decision: cpuUs } = JSON.parse(brain.stdout) as { decisions_per_s: number; cpu_us_per_decision: number };
+      keep({ route: 'Brain.tick in process', batch: 1, load: 'loop', requests_per_s: rate, decisions_per_s: rate, p50_us: null, p99_us: null, cpu_us_per_decision: cpuUs, errors: 0 });
       progress(`round ${round}: Brain.tick in process: ${rate} decisions/s`);
       const { child, port } = await startServer(spec, opts.serverCpu);
       try {
@@ -128,7 +131,17 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
   const hundred = find('/ticks', 100);
   const fixedRow = find('/ticks', FIXED_BATCH, true);
   const round2 = (x: number): number => Math.round(x * 100) / 100;
-  const at100 = hundred && tick && brain ? { vs_tick: round2(hundred.decisions_per_s / tick.decisions_per_s), vs_brain: round2(hundred.decisions_per_s / brain.decisions_per_s), fixed_p99_us: fixedRow?.p99_us ?? null } : null;
+  const cpuOf = (r: BatchRow): number => r.cpu_us_per_decision ?? NaN;
+  const at100 =
+    hundred && tick && brain
+      ? {
+          vs_tick: round2(hundred.decisions_per_s / tick.decisions_per_s),
+          vs_brain: round2(hundred.decisions_per_s / brain.decisions_per_s),
+          cpu_vs_tick: round2(cpuOf(tick) / cpuOf(hundred)),
+          cpu_vs_brain: round2(cpuOf(brain) / cpuOf(hundred)),
+          fixed_p99_us: fixedRow?.p99_us ?? null,
+        }
+      : null;
   return {
     options: { ...opts, sizes: [...sizes] },
     rows,
@@ -148,8 +161,8 @@ export function formatBatchTable(report: BatchBenchReport): string {
   const t = report.targets;
   if (a && t) {
     lines.push(
-      `at 100 agents per batch: ${a.vs_tick}× the decisions/s of per-request /tick (target ≥ 4: ${t.four_times_tick ? 'met' : 'missed'})`,
-      `at 100 agents per batch: ${a.vs_brain} of Brain.tick in process (target ≥ 0.5: ${t.half_of_brain ? 'met' : 'missed'})`,
+      `at 100 agents per batch: ${a.vs_tick}× the decisions/s of per-request /tick (target ≥ 4: ${t.four_times_tick ? 'met' : 'missed'}); by CPU per decision ${a.cpu_vs_tick}×`,
+      `at 100 agents per batch: ${a.vs_brain} of Brain.tick in process (target ≥ 0.5: ${t.half_of_brain ? 'met' : 'missed'}); by CPU per decision ${a.cpu_vs_brain}`,
       `p99 of a 100-agent batch at ~${FIXED_BATCHES_PER_S} batches/s: ${a.fixed_p99_us ?? '—'} µs (target < 2,000: ${t.p99_under_2ms_at_50_per_s ? 'met' : 'missed'})`,
     );
   } else lines.push('(no batch of 100 measured: the targets are not judged)');

@@ -2,7 +2,8 @@
  * The in-process ceiling of `bench tick --batch`: Brain.tick over the benchmark's corpus in a
  * loop, no transport, no decoding. Run pinned to the server's CPU:
  *   node dist/bench/tick/brain-rate.js <agents> <seconds>
- * prints {"decisions_per_s": N} on stdout.
+ * prints {"decisions_per_s": N, "cpu_us_per_decision": C} on stdout (C from the process's CPU
+ * time, the figure that holds on a loaded machine).
  */
 import { Brain, DEFAULT_BUNDLE, parseTickRequest, type TickRequest } from '../../brain/index.js';
 import { generateTicks } from './scenarios.js';
@@ -18,6 +19,7 @@ const brain = new Brain(DEFAULT_BUNDLE);
 // Warm-up: one pass so every agent exists and the code is optimised.
 for (const r of requests) brain.tick(r);
 let count = 0;
+const cpu = process.cpuUsage();
 const started = performance.now();
 const until = started + seconds * 1000;
 let now = started;
@@ -26,4 +28,6 @@ while (now < until) {
   count += 1000;
   now = performance.now();
 }
-process.stdout.write(`${JSON.stringify({ decisions_per_s: Math.round(count / ((now - started) / 1000)) })}\n`);
+const used = process.cpuUsage(cpu);
+const cpuUs = used.user + used.system;
+process.stdout.write(`${JSON.stringify({ decisions_per_s: Math.round(count / ((now - started) / 1000)), cpu_us_per_decision: Math.round((cpuUs / count) * 100) / 100 })}\n`);
