@@ -1,4 +1,7 @@
+import { isPlainObj } from './json.js';
 import {
+  ROLES,
+  TARGET_KINDS,
   TRAIT_NAMES,
   type AgentId,
   type HeardSpeech,
@@ -37,11 +40,6 @@ export const TICK_LIMITS = {
 
 export type TickParse = { ok: true; request: TickRequest } | { ok: false; problems: Problem[] };
 
-const TARGET_KINDS: readonly TargetKind[] = ['player', 'ai', 'zombie', 'animal'];
-const ROLES: readonly Role[] = ['survivor', 'bandit', 'guard', 'trader'];
-
-type Obj = Record<string, unknown>;
-
 class Problems {
   readonly list: Problem[] = [];
   add(path: string, message: string): void {
@@ -49,21 +47,11 @@ class Problems {
   }
 }
 
-/**
- * A plain object (what JSON.parse and the MessagePack decoder make of a map); arrays, binary
- * data and extension values are not, though typeof calls them objects.
- */
-function isObj(v: unknown): v is Obj {
-  if (typeof v !== 'object' || v === null) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   if (ArrayBuffer.isView(v)) return 'binary data';
-  if (typeof v === 'object' && !isObj(v)) return 'an extension value';
+  if (typeof v === 'object' && !isPlainObj(v)) return 'an extension value';
   return typeof v;
 }
 
@@ -121,7 +109,7 @@ function str(v: unknown, key: string, base: string, maxLength: number, p: Proble
 }
 
 function vec3(v: unknown, path: () => string, p: Problems): Vec3 {
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(path(), v === undefined ? 'is required' : `must be an object {x, y, z}, got ${typeName(v)}`);
     return v as unknown as Vec3;
   }
@@ -152,7 +140,7 @@ function list(v: unknown, path: string, max: number, p: Problems): unknown[] | n
 
 function selfState(v: unknown, p: Problems): SelfState {
   const base = 'snapshot.self_state';
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(base, v === undefined ? 'is required' : `must be an object, got ${typeName(v)}`);
     return v as unknown as SelfState;
   }
@@ -169,14 +157,14 @@ function selfState(v: unknown, p: Problems): SelfState {
 }
 
 function target(v: unknown, i: number, p: Problems): Target {
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(item('snapshot.targets', i), `must be an object, got ${typeName(v)}`);
     return v as unknown as Target;
   }
   const base = item('snapshot.targets', i);
   const id = int(v.id, 'id', base, -SAFE, SAFE, p);
   const kind = v.kind;
-  if (typeof kind !== 'string' || !TARGET_KINDS.includes(kind as TargetKind)) {
+  if (typeof kind !== 'string' || !(TARGET_KINDS as readonly string[]).includes(kind)) {
     p.add(`${base}.kind`, kind === undefined ? 'is required' : `must be one of ${TARGET_KINDS.join(', ')}`);
   }
   const t: Target = {
@@ -193,7 +181,7 @@ function target(v: unknown, i: number, p: Problems): Target {
 
 function poi(v: unknown, i: number, p: Problems): PointOfInterest {
   const base = item('snapshot.poi', i);
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(base, `must be an object, got ${typeName(v)}`);
     return v as unknown as PointOfInterest;
   }
@@ -206,7 +194,7 @@ function poi(v: unknown, i: number, p: Problems): PointOfInterest {
 
 function heard(v: unknown, i: number, p: Problems): HeardSpeech {
   const base = item('snapshot.heard', i);
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(base, `must be an object, got ${typeName(v)}`);
     return v as unknown as HeardSpeech;
   }
@@ -218,7 +206,7 @@ function heard(v: unknown, i: number, p: Problems): HeardSpeech {
 }
 
 function snapshot(v: unknown, p: Problems): Snapshot {
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add('snapshot', v === undefined ? 'is required' : `must be an object, got ${typeName(v)}`);
     return v as unknown as Snapshot;
   }
@@ -259,7 +247,7 @@ function snapshot(v: unknown, p: Problems): Snapshot {
 }
 
 function traits(v: unknown, p: Problems): Partial<Traits> {
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add('profile.traits', `must be an object, got ${typeName(v)}`);
     return {};
   }
@@ -273,14 +261,14 @@ function traits(v: unknown, p: Problems): Partial<Traits> {
 function profile(v: unknown, p: Problems): Profile {
   // A missing profile is the empty one: traits then come from the bundle's population.
   if (v === undefined) return {};
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add('profile', `must be an object, got ${typeName(v)}`);
     return {};
   }
   const out: Profile = {};
   if (v.name !== undefined) out.name = str(v.name, 'name', 'profile', TICK_LIMITS.maxName, p);
   if (v.role !== undefined) {
-    if (typeof v.role !== 'string' || !ROLES.includes(v.role as Role)) p.add('profile.role', `must be one of ${ROLES.join(', ')}`);
+    if (typeof v.role !== 'string' || !(ROLES as readonly string[]).includes(v.role)) p.add('profile.role', `must be one of ${ROLES.join(', ')}`);
     out.role = v.role as Role;
   }
   if (v.coward !== undefined) out.coward = bool(v.coward, 'coward', 'profile', p);
@@ -291,7 +279,7 @@ function profile(v: unknown, p: Problems): Profile {
 /** Validates a decoded /tick body; every problem carries the dotted path of its field. */
 export function parseTickRequest(value: unknown): TickParse {
   const p = new Problems();
-  if (!isObj(value)) {
+  if (!isPlainObj(value)) {
     p.add('', `the request must be an object {snapshot, profile}, got ${typeName(value)}`);
     return { ok: false, problems: p.list };
   }

@@ -357,13 +357,12 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
         return;
       }
       const started = ticks.clock();
-      const settle = (item: BatchItem): Reply | TickFailure | Promise<Reply | TickFailure> => {
-        if (item instanceof TickFailure) return item;
+      const settle = (item: BatchItem): Promise<Reply | TickFailure> => {
+        if (item instanceof TickFailure) return Promise.resolve(item);
         try {
-          const out = ticks.answer(item, encoding, started);
-          return out instanceof Promise ? out.catch((err: unknown) => failureOf(err, item.snapshot.agent, control.logger)) : out;
+          return Promise.resolve(ticks.answer(item, encoding, started)).catch((err: unknown) => failureOf(err, item.snapshot.agent, control.logger));
         } catch (err) {
-          return failureOf(err, item.snapshot.agent, control.logger);
+          return Promise.resolve(failureOf(err, item.snapshot.agent, control.logger));
         }
       };
       void Promise.all(items.map(settle)).then((out) => {
