@@ -1,4 +1,4 @@
-import { isObj } from './json.js';
+import { isPlainObj } from './json.js';
 import {
   ROLES,
   TARGET_KINDS,
@@ -50,6 +50,8 @@ class Problems {
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
+  if (ArrayBuffer.isView(v)) return 'binary data';
+  if (typeof v === 'object' && !isPlainObj(v)) return 'an extension value';
   return typeof v;
 }
 
@@ -107,7 +109,7 @@ function str(v: unknown, key: string, base: string, maxLength: number, p: Proble
 }
 
 function vec3(v: unknown, path: () => string, p: Problems): Vec3 {
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(path(), v === undefined ? 'is required' : `must be an object {x, y, z}, got ${typeName(v)}`);
     return v as unknown as Vec3;
   }
@@ -138,7 +140,7 @@ function list(v: unknown, path: string, max: number, p: Problems): unknown[] | n
 
 function selfState(v: unknown, p: Problems): SelfState {
   const base = 'snapshot.self_state';
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(base, v === undefined ? 'is required' : `must be an object, got ${typeName(v)}`);
     return v as unknown as SelfState;
   }
@@ -155,7 +157,7 @@ function selfState(v: unknown, p: Problems): SelfState {
 }
 
 function target(v: unknown, i: number, p: Problems): Target {
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(item('snapshot.targets', i), `must be an object, got ${typeName(v)}`);
     return v as unknown as Target;
   }
@@ -179,7 +181,7 @@ function target(v: unknown, i: number, p: Problems): Target {
 
 function poi(v: unknown, i: number, p: Problems): PointOfInterest {
   const base = item('snapshot.poi', i);
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(base, `must be an object, got ${typeName(v)}`);
     return v as unknown as PointOfInterest;
   }
@@ -192,7 +194,7 @@ function poi(v: unknown, i: number, p: Problems): PointOfInterest {
 
 function heard(v: unknown, i: number, p: Problems): HeardSpeech {
   const base = item('snapshot.heard', i);
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add(base, `must be an object, got ${typeName(v)}`);
     return v as unknown as HeardSpeech;
   }
@@ -204,7 +206,7 @@ function heard(v: unknown, i: number, p: Problems): HeardSpeech {
 }
 
 function snapshot(v: unknown, p: Problems): Snapshot {
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add('snapshot', v === undefined ? 'is required' : `must be an object, got ${typeName(v)}`);
     return v as unknown as Snapshot;
   }
@@ -245,7 +247,7 @@ function snapshot(v: unknown, p: Problems): Snapshot {
 }
 
 function traits(v: unknown, p: Problems): Partial<Traits> {
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add('profile.traits', `must be an object, got ${typeName(v)}`);
     return {};
   }
@@ -259,7 +261,7 @@ function traits(v: unknown, p: Problems): Partial<Traits> {
 function profile(v: unknown, p: Problems): Profile {
   // A missing profile is the empty one: traits then come from the bundle's population.
   if (v === undefined) return {};
-  if (!isObj(v)) {
+  if (!isPlainObj(v)) {
     p.add('profile', `must be an object, got ${typeName(v)}`);
     return {};
   }
@@ -277,7 +279,7 @@ function profile(v: unknown, p: Problems): Profile {
 /** Validates a decoded /tick body; every problem carries the dotted path of its field. */
 export function parseTickRequest(value: unknown): TickParse {
   const p = new Problems();
-  if (!isObj(value)) {
+  if (!isPlainObj(value)) {
     p.add('', `the request must be an object {snapshot, profile}, got ${typeName(value)}`);
     return { ok: false, problems: p.list };
   }

@@ -86,7 +86,10 @@ export async function spawnSidecar(bundle: ConfigBundle, extraArgs: string[] = [
   mkdirSync(join(dir, 'bundle'));
   writeFileSync(join(dir, 'bundle', 'bundle.json'), JSON.stringify(bundle));
   const port = await freePort();
-  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'brainstem'), 'sidecar', '--bundle', join(dir, 'bundle'), '--addr', `127.0.0.1:${port}`, ...extraArgs], {
+  // The brain memory file goes in the scratch directory too: each simulated sidecar starts
+  // fresh and leaves nothing in the working directory.
+  const state = ['--state', join(dir, 'brain-state.json')];
+  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'brainstem'), 'sidecar', '--bundle', join(dir, 'bundle'), '--addr', `127.0.0.1:${port}`, ...state, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, SERVICE_BRAIN_TOKEN: '', BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'error' },
   });

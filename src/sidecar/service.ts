@@ -15,7 +15,7 @@ import { createEvaluator } from './pool.js';
 import { StateKeeper } from './state-file.js';
 import { PlayerTracker } from './players.js';
 import { mountStatus } from './status-route.js';
-import { mountTick, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
+import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
 
 export interface SidecarOptions {
   host: string;
@@ -64,6 +64,9 @@ export interface SidecarTelemetry {
   llmTokens: number;
   ttsCharacters: number;
   spendUsd: number;
+  /** spendUsd split: the model's part and speech synthesis's part (the economy of a report). */
+  llmUsd: number;
+  ttsUsd: number;
   cacheHits: number;
   /** The tier's full counters (see docs/dialogue.md), null without a tier. */
   dialogue: DialogueCounters | null;
@@ -102,10 +105,11 @@ export interface Sidecar {
   routes(): { pattern: string; methods: string[] }[];
 }
 
-/** Registers /health and /tick on a server (kept apart so the routes can join another server). */
+/** Registers /health, /tick and /ticks on a server (kept apart so the routes can join another server). */
 export function sidecarRoutes(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): HttpServer {
   server.get('/health', () => text(200, 'ok'), { headers: [] });
   mountTick(server, ticks, maxBody);
+  mountTicks(server, ticks);
   return server;
 }
 
@@ -138,7 +142,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     stateFile: options.stateFile ?? null,
   });
   mountStatus(server, gate, status, options.statusExtras ?? (() => ({})));
-  if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.check(req.headers.authorization), logger });
+  if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.checkRequest(req), logger });
   const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;
   try {
@@ -179,6 +183,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
         llmTokens: d?.llmTokens ?? 0,
         ttsCharacters: d?.ttsCharacters ?? 0,
         spendUsd: d?.spendUsd ?? 0,
+        llmUsd: d?.llmUsd ?? 0,
+        ttsUsd: d?.ttsUsd ?? 0,
         cacheHits: d?.cacheHits ?? 0,
         dialogue: d,
       };

@@ -9,7 +9,7 @@ import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
 import { serverWithKey } from '../controlplane/helpers.js';
 
-const counts = (events: Record<string, number>): SidecarTelemetry => ({ events, roster: [], agents: 2, playersOnline: 1, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, cacheHits: 0, dialogue: null });
+const counts = (events: Record<string, number>): SidecarTelemetry => ({ events, roster: [], agents: 2, playersOnline: 1, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, llmUsd: 0, ttsUsd: 0, cacheHits: 0, dialogue: null });
 
 // A backlog drains report after report, faster than the control plane's per-server report
 // quota (403 plan_limit); the sidecar must back off and resend, not stop or drop them.
