@@ -1,0 +1,71 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import {
+  clientsDir, driversDir, hasBatchRoute, jsonOf, missingTool, repliesFixture, repliesOneByOne, run,
+  REPLIES_FIXTURE, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN,
+} from './helpers.js';
+
+const skip = missingTool('lua5.4', '-v', 'lua5.4 lua-socket lua-cjson') ?? (await luaLibsMissing());
+if (skip) console.log(`# Lua client tests skipped: ${skip}`);
+const CLIENT = join(clientsDir, 'lua');
+const driver = (...args: string[]) => run('lua5.4', [join(driversDir, 'lua_driver.lua'), CLIENT, ...args]);
+
+/** lua-cjson writes an empty Lua table as `{}`: read that back as the empty list it stands for. */
+function list(v: unknown): unknown {
+  return !Array.isArray(v) && typeof v === 'object' && v !== null && Object.keys(v).length === 0 ? [] : v;
+}
+
+/** The driver needs LuaSocket (the tests' HTTP function) and lua-cjson (to read fixtures). */
+async function luaLibsMissing(): Promise<string | null> {
+  const r = await run('lua5.4', ['-e', 'require("socket.http") require("cjson")']);
+  return r.status === 0 ? null : 'LuaSocket or lua-cjson is missing (apt-get install lua-socket lua-cjson; CI installs them via .ci/run)';
+}
+
+test('lua client: builds the fixture batch (escaped strings, [] targets and {} profile)', { skip: skip ?? false }, async () => {
+  const r = await driver('build', TICKS_FIXTURE);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), ticksFixture().ticks);
+});
+
+test('lua client: parses the fixture reply with its own decoder and with an injected one', { skip: skip ?? false }, async () => {
+  assert.deepEqual(jsonOf(await driver('parse', REPLIES_FIXTURE)), repliesFixture().expected);
+  assert.deepEqual(jsonOf(await driver('parse', REPLIES_FIXTURE, 'cjson')), repliesFixture().expected);
+});
+
+test('lua client: late replies are dropped, the last intents kept, a silent sidecar not flooded', { skip: skip ?? false }, async () => {
+  const out = jsonOf(await driver('schedule', TICKS_FIXTURE));
+  assert.deepEqual(out.trace, ['sent', 'waiting', 'sent', 'sent', 'sent', 'sent', 'sent', 'sent', 'busy', 'sent']);
+  // The reply to the first batch came after the second was sent: dropped, "crouched" stays;
+  // a 503 and three calls with no answer at all keep it too.
+  assert.deepEqual(out.postures, ['crouched', 'crouched', 'crouched']);
+  assert.deepEqual(out.errors, ['internal', 'timeout', 'timeout', 'timeout']);
+  assert.deepEqual(out.stats, { sent: 8, applied: 1, stale: 1, failed: 4, waiting: 1, busy: 1 });
+  assert.equal(out.gathered, 8, 'perception is gathered only for batches that go out');
+  assert.equal(out.url, 'http://sidecar.invalid/ticks?token=a%20b%26c');
+});
+
+test('lua client: a batch against a real sidecar, each token form, answers as the ticks one by one', { skip: skip ?? false }, async (t) => {
+  const ticks = ticksFixture().ticks;
+  const expected = await repliesOneByOne(ticks);
+  for (const form of ['bearer', 'header', 'query']) {
+    const sidecar = await startTokenSidecar();
+    try {
+      if (!(await hasBatchRoute(sidecar.url))) {
+        t.todo('POST /ticks is not in this sidecar yet');
+        return;
+      }
+      const out = jsonOf(await driver('live', sidecar.url, TOKEN, form, TICKS_FIXTURE));
+      assert.equal(out.result, 'sent');
+      assert.deepEqual(list(out.failures), []);
+      assert.deepEqual(out.replies, expected, form);
+      assert.equal(out.last_agent, (ticks[0]!.snapshot as { agent: number }).agent);
+      // A wrong token is a failed call, and no reply is applied.
+      const refused = jsonOf(await driver('live', sidecar.url, 'not-the-token', form, TICKS_FIXTURE));
+      assert.deepEqual(refused.failures, [{ status: 401, code: 'unauthorized' }], form);
+      assert.deepEqual(list(refused.replies), []);
+    } finally {
+      await sidecar.close();
+    }
+  }
+});
