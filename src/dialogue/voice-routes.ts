@@ -70,7 +70,7 @@ export function mountVoiceRoutes(server: HttpServer, tier: VoiceTier, options: V
       throw new HttpError('not_found', 'No such audio file.');
     }
     return { status: 200, headers: { 'content-type': 'audio/wav', 'cache-control': 'public, max-age=3600' }, stream: createReadStream(path), length: size };
-  }, { headers: ['authorization'] });
+  }, { headers: ['authorization', 'x-brain-token'] });
 
   server.post('/voice/:agent', (req): Reply => {
     authorize(req);
@@ -86,5 +86,5 @@ export function mountVoiceRoutes(server: HttpServer, tier: VoiceTier, options: V
       logger.warn('voice clip not transcribed', { agent: id, error: err instanceof Error ? err.message : String(err) });
     });
     return json(202, { accepted: true, agent: id, bytes: req.body.length });
-  }, { maxBody, headers: ['content-type', 'content-length', 'authorization'] });
+  }, { maxBody, headers: ['content-type', 'content-length', 'authorization', 'x-brain-token'] });
 }

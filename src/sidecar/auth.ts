@@ -1,13 +1,24 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
+import type { Request } from '../http/server.js';
+
+/** The header a client that cannot set Authorization (DayZ's RestContext) sends the token in. */
+export const TOKEN_HEADER = 'x-brain-token';
+/** The query parameter for a client that can set no header at all. */
+export const TOKEN_PARAM = 'token';
+/** Every header the gate may read, for routes that list the headers they copy. */
+export const GATE_HEADERS = ['authorization', TOKEN_HEADER] as const;
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
 /**
- * The optional bearer gate of spec 001 §4.1. Both sides are hashed first so the comparison is
- * constant-time whatever length the caller sent.
+ * The sidecar's optional token gate (spec 001 §4.1's bearer gate, widened for mod runtimes
+ * with narrow HTTP clients). The token may come as `Authorization: Bearer T`, else as
+ * `X-Brain-Token: T`, else as `?token=T`: the first form present is the one judged. Both
+ * sides are hashed first so the comparison is constant-time whatever length the caller sent.
+ * The token is never put in an error message or a log line.
  */
 export class BearerGate {
   private readonly expected: Buffer;
@@ -17,11 +28,36 @@ export class BearerGate {
     this.expected = digest(token);
   }
 
-  /** Throws 401 unless the Authorization header carries the configured bearer token. */
-  check(authorization: string | undefined): void {
-    if (!authorization) throw unauthorized('An Authorization: Bearer token is required.');
-    const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-    if (!m || !timingSafeEqual(digest(m[1]!), this.expected)) throw unauthorized('The bearer token is not valid.');
+  /**
+   * Throws 401 unless the first credential present carries the token. `query` is the raw
+   * query string (without '?'), read only when neither header is there, so the usual
+   * header path never parses it.
+   */
+  check(authorization: string | undefined, headerToken?: string, query?: string): void {
+    if (authorization) {
+      const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+      if (!m || !this.matches(m[1]!)) throw unauthorized('The bearer token is not valid.');
+      return;
+    }
+    if (headerToken) {
+      if (!this.matches(headerToken.trim())) throw unauthorized('The X-Brain-Token header is not valid.');
+      return;
+    }
+    const fromQuery = query ? new URLSearchParams(query).get(TOKEN_PARAM) : null;
+    if (fromQuery !== null) {
+      if (!this.matches(fromQuery)) throw unauthorized('The token query parameter is not valid.');
+      return;
+    }
+    throw unauthorized('A token is required: Authorization: Bearer <token>, X-Brain-Token: <token> or ?token=<token>.');
+  }
+
+  /** check() on a request of the generic router (headers copied, query kept raw). */
+  checkRequest(req: Request): void {
+    this.check(req.headers.authorization, req.headers[TOKEN_HEADER], req.query);
+  }
+
+  private matches(token: string): boolean {
+    return timingSafeEqual(digest(token), this.expected);
   }
 }
 

@@ -15,7 +15,7 @@ import { createEvaluator } from './pool.js';
 import { StateKeeper } from './state-file.js';
 import { PlayerTracker } from './players.js';
 import { mountStatus } from './status-route.js';
-import { mountTick, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
+import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
 
 export interface SidecarOptions {
   host: string;
@@ -100,10 +100,11 @@ export interface Sidecar {
   close(): Promise<void>;
 }
 
-/** Registers /health and /tick on a server (kept apart so the routes can join another server). */
+/** Registers /health, /tick and /ticks on a server (kept apart so the routes can join another server). */
 export function sidecarRoutes(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): HttpServer {
   server.get('/health', () => text(200, 'ok'), { headers: [] });
   mountTick(server, ticks, maxBody);
+  mountTicks(server, ticks);
   return server;
 }
 
@@ -136,7 +137,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     stateFile: options.stateFile ?? null,
   });
   mountStatus(server, gate, status, options.statusExtras ?? (() => ({})));
-  if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.check(req.headers.authorization), logger });
+  if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.checkRequest(req), logger });
   const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;
   try {

@@ -1,6 +1,6 @@
 import { json } from '../http/reply.js';
 import type { HttpServer } from '../http/server.js';
-import type { BearerGate } from './auth.js';
+import { GATE_HEADERS, type BearerGate } from './auth.js';
 import type { SidecarStatus } from './service.js';
 
 const ms = (us: number): number => Math.round(us) / 1000;
@@ -14,7 +14,7 @@ export function mountStatus(server: HttpServer, gate: BearerGate | null, status:
   server.get(
     '/status',
     (req) => {
-      gate?.check(req.headers.authorization);
+      gate?.checkRequest(req);
       const s = status();
       const l = s.latency;
       return json(200, {
@@ -29,6 +29,6 @@ export function mountStatus(server: HttpServer, gate: BearerGate | null, status:
         latency: { count: l.count, p50_ms: ms(l.p50_us), p90_ms: ms(l.p90_us), p99_ms: ms(l.p99_us), p999_ms: ms(l.p999_us), max_ms: ms(l.max_us) },
       });
     },
-    { headers: ['authorization'] },
+    { headers: GATE_HEADERS },
   );
 }

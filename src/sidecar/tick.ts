@@ -1,22 +1,26 @@
 import { performance } from 'node:perf_hooks';
-import { parseTickRequest } from '../../brain/index.js';
 import type { TickRequest, TickResponse } from '../../brain/index.js';
-import { Decoder, Encoder } from '@msgpack/msgpack';
-import { encodingOf, JSON_TYPE, MSGPACK_TYPE, type Encoding } from '../http/codec.js';
+import { Encoder } from '@msgpack/msgpack';
+import { JSON_TYPE, MSGPACK_TYPE, type Encoding } from '../http/codec.js';
 import { HttpError } from '../http/errors.js';
 import type { Reply } from '../http/reply.js';
 import type { HttpServer, RawControl, Request } from '../http/server.js';
 import { statusLine, writeError } from '../http/write.js';
-import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
-import type { BearerGate } from './auth.js';
+import type { Logger } from '../log.js';
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { TOKEN_HEADER, type BearerGate } from './auth.js';
 import type { DialogueWiring } from './dialogue.js';
 import type { Evaluator } from './evaluator.js';
 import { LatencyHistogram } from './histogram.js';
+import { readTicks, TickFailure, TICKS_MAX_BODY, type BatchItem } from './tick-array.js';
+import { exactTick, tickEncoding, withoutBom } from './tick-exact.js';
 import { appendTickJson, readTickJson, rewindTickJson, writeTickJson } from './tick-json.js';
 import { readTickMsgpack, writeTickMsgpack } from './tick-msgpack.js';
 
+export { decodeTick } from './tick-exact.js';
+
 /** The only request headers /tick reads (for a /tick mounted on the generic router). */
-export const TICK_HEADERS = ['content-type', 'content-length', 'authorization'] as const;
+export const TICK_HEADERS = ['content-type', 'content-length', 'authorization', TOKEN_HEADER] as const;
 
 /** Default body limit of /tick: a full snapshot at every list cap fits well below it. */
 export const TICK_MAX_BODY = 64 * 1024;
@@ -40,42 +44,9 @@ export interface TickHandlerOptions {
   observe?: ((request: TickRequest) => void) | null;
 }
 
-// One encoder and decoder for the process: building them per call costs more than the work.
-// Both are used synchronously, so sharing them is safe.
-const msgpackDecoder = new Decoder();
+// One encoder for the process: building one per call costs more than the work. It is used
+// synchronously, so sharing it is safe.
 const msgpackEncoder = new Encoder();
-
-/**
- * Decodes a /tick body for the exact path (readTickJson and readTickMsgpack are the fast
- * ones). Unlike the generic codec it does not pre-scan the text for depth or poisoned keys:
- * V8's JSON.parse and the msgpack decoder are iterative (no stack overflow at any depth
- * within the body limit), the msgpack decoder refuses `__proto__`, and parseTickRequest
- * copies only known fields into a fresh object, so a `__proto__` or `constructor` key in the
- * input is simply never read. The scans cost about 40% of a tick.
- */
-export function decodeTick(body: Uint8Array, contentType: string | undefined): { value: unknown; encoding: Encoding } {
-  return decodeTickAs(body, tickEncoding(body.length, contentType));
-}
-
-/** The body's encoding from its Content-Type: 415 when it is neither, 400 when the body is empty. */
-function tickEncoding(bodyLength: number, contentType: string | undefined): Encoding {
-  const encoding = encodingOf(contentType);
-  if (encoding === null) throw new HttpError('unsupported_media_type', 'Content-Type must be application/json or application/msgpack.');
-  if (bodyLength === 0) throw new HttpError('bad_request', `The request body is empty; a ${encoding === 'json' ? 'JSON' : 'MessagePack'} object was expected.`);
-  return encoding;
-}
-
-function decodeTickAs(body: Uint8Array, encoding: Encoding): { value: unknown; encoding: Encoding } {
-  try {
-    return { value: encoding === 'json' ? JSON.parse(utf8(body)) : msgpackDecoder.decode(body), encoding };
-  } catch {
-    throw new HttpError('bad_request', `The request body is not valid ${encoding === 'json' ? 'JSON' : 'MessagePack'}.`);
-  }
-}
-
-function utf8(body: Uint8Array): string {
-  return (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)).toString('utf8');
-}
 
 /**
  * The 200 reply to a tick. `lend`: the body may be a view over memory shared with the other
@@ -94,15 +65,29 @@ const MSGPACK_HEADERS = { 'content-type': MSGPACK_TYPE };
 const CONTENT_TYPE = Buffer.from('content-type');
 const CONTENT_LENGTH = Buffer.from('content-length');
 const AUTHORIZATION = Buffer.from('authorization');
+const X_BRAIN_TOKEN = Buffer.from(TOKEN_HEADER);
 const JSON_TYPE_BYTES = Buffer.from(JSON_TYPE);
 const MSGPACK_TYPE_BYTES = Buffer.from(MSGPACK_TYPE);
 
-/** The exact path: the generic decode, then the validator, which names the first bad field. */
-function exactTick(body: Uint8Array, encoding: Encoding): TickRequest {
-  const parsed = parseTickRequest(decodeTickAs(body, encoding).value);
-  if (parsed.ok) return parsed.request;
-  const first = parsed.problems[0]!;
-  throw new HttpError('bad_request', `Invalid tick: ${first.path || '(body)'} ${first.message}.`, { details: parsed.problems });
+/** The credentials a tick route hands the gate, read from uWS only as far as needed. */
+export interface Credentials {
+  authorization: string;
+  headerToken: string;
+  query: string;
+}
+
+const NO_CREDENTIALS: Credentials = { authorization: '', headerToken: '', query: '' };
+
+/**
+ * Reads the token forms in the gate's order and stops at the first present, so the usual
+ * Authorization header costs one header read and the query string is only read without one.
+ */
+function credentials(req: UwsRequest): Credentials {
+  const authorization = req.getHeader(AUTHORIZATION);
+  if (authorization !== '') return { authorization, headerToken: '', query: '' };
+  const headerToken = req.getHeader(X_BRAIN_TOKEN);
+  if (headerToken !== '') return { authorization, headerToken, query: '' };
+  return { authorization, headerToken, query: req.getQuery() ?? '' };
 }
 
 /**
@@ -131,7 +116,13 @@ export class TickHandler {
   }
 
   /** The route handler for the generic router and the node:http baseline. */
-  readonly handle = (req: Request): Reply | Promise<Reply> => this.run(req.body, req.headers['content-type'], req.headers.authorization);
+  readonly handle = (req: Request): Reply | Promise<Reply> =>
+    this.run(req.body, req.headers['content-type'], { authorization: req.headers.authorization ?? '', headerToken: req.headers[TOKEN_HEADER] ?? '', query: req.query });
+
+  /** Whether a token is required (the routes read the credentials only then). */
+  get gated(): boolean {
+    return this.gate !== null;
+  }
 
   /** Whether a dialogue tier adds lines to the replies. */
   get speaks(): boolean {
@@ -154,16 +145,16 @@ export class TickHandler {
    * plain Error. The body may be a view over memory that is reused after this call returns:
    * it is only read synchronously.
    */
-  run(body: Uint8Array, contentType: string | undefined, authorization: string | undefined): Reply | Promise<Reply> {
+  run(body: Uint8Array, contentType: string | undefined, credentials: Credentials): Reply | Promise<Reply> {
     const started = this.now();
-    const encoding = this.encoding(body.length, contentType, authorization);
+    const encoding = this.encoding(body.length, contentType, credentials);
     return this.answer(this.accept(body, encoding), encoding, started);
   }
 
-  /** The bearer gate, then the body's encoding from its Content-Type (401, 415, 400 for an empty body). */
-  encoding(bodyLength: number, contentType: string | undefined, authorization: string | undefined): Encoding {
+  /** The token gate, then the body's encoding from its Content-Type (401, 415, 400 for an empty body). */
+  encoding(bodyLength: number, contentType: string | undefined, credentials: Credentials): Encoding {
     try {
-      this.gate?.check(authorization);
+      this.gate?.check(credentials.authorization, credentials.headerToken, credentials.query);
       return tickEncoding(bodyLength, contentType);
     } catch (err) {
       this.counters.rejected++;
@@ -178,7 +169,10 @@ export class TickHandler {
   accept(body: Uint8Array, encoding: Encoding): TickRequest {
     let request: TickRequest;
     try {
-      request = (encoding === 'json' ? readTickJson(body) : readTickMsgpack(body)) ?? exactTick(body, encoding);
+      if (encoding === 'json') {
+        const text = withoutBom(body);
+        request = readTickJson(text) ?? exactTick(text, encoding);
+      } else request = readTickMsgpack(body) ?? exactTick(body, encoding);
     } catch (err) {
       if (err instanceof HttpError) this.counters.rejected++;
       else this.counters.failed++;
@@ -186,6 +180,28 @@ export class TickHandler {
     }
     this.observe?.(request);
     return request;
+  }
+
+  /**
+   * The elements of a POST /ticks body (readTicks), counted as /tick counts them and each valid
+   * one seen by `observe`. A whole-body problem throws its HttpError.
+   */
+  acceptBatch(body: Uint8Array, encoding: Encoding): BatchItem[] {
+    let items: BatchItem[];
+    try {
+      items = readTicks(body, encoding);
+    } catch (err) {
+      if (err instanceof HttpError) this.counters.rejected++;
+      else this.counters.failed++;
+      throw err;
+    }
+    const observe = this.observe;
+    for (let k = 0; k < items.length; k++) {
+      const item = items[k]!;
+      if (item instanceof TickFailure) this.counters.rejected++;
+      else observe?.(item);
+    }
+    return items;
   }
 
   /** The brain's answer to an accepted request, encoded: evaluate() then reply(). `started` is clock() when the tick arrived. */
@@ -240,10 +256,11 @@ export class TickHandler {
  */
 export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
   // The evaluator's mode is fixed for the handler's life.
-  const batch = ticks.synchronous ? new TickBatch(ticks) : null;
+  const batch = ticks.synchronous ? TickBatch.of(ticks) : null;
+  const gated = ticks.gated;
   server.raw('POST', '/tick', (res, req, control) => {
     const contentType = req.getHeader(CONTENT_TYPE);
-    const authorization = req.getHeader(AUTHORIZATION);
+    const given = gated ? credentials(req) : NO_CREDENTIALS;
     const declared = req.getHeader(CONTENT_LENGTH);
     const state = { aborted: false };
     res.onAborted(() => {
@@ -276,7 +293,7 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
       finished = true;
       let encoding: Encoding;
       try {
-        encoding = ticks.encoding(size, contentType || undefined, authorization || undefined);
+        encoding = ticks.encoding(size, contentType || undefined, given);
       } catch (err) {
         failTick(res, state, err, control);
         return;
@@ -314,6 +331,119 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
   });
 }
 
+/**
+ * Mounts POST /ticks: a batch of tick requests (a JSON or MessagePack array of at most
+ * MAX_BATCH_TICKS) answered 200 with an array of replies in the same order, each the reply
+ * /tick gives for the same tick sent alone, in turn; an element /tick would refuse gets
+ * `{agent?, error: {code, message, details}}` in its place. Whole-body problems answer as
+ * /tick does: 413 over the size limit or the element cap, then 401, 415, 400. The elements
+ * are read by the fast readers and, inline, answered through the same TickBatch phases as
+ * /tick (after any ticks queued before them); with workers they are handed to the pools in
+ * order, at once.
+ */
+export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TICKS_MAX_BODY): void {
+  const batch = ticks.synchronous ? TickBatch.of(ticks) : null;
+  const gated = ticks.gated;
+  server.raw('POST', '/ticks', (res, req, control) => {
+    const contentType = req.getHeader(CONTENT_TYPE);
+    const given = gated ? credentials(req) : NO_CREDENTIALS;
+    const declared = req.getHeader(CONTENT_LENGTH);
+    const state = { aborted: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    const tooLarge = (): void => {
+      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
+      control.done();
+    };
+    if (declared !== '' && Number(declared) > maxBody) {
+      tooLarge();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let finished = false;
+    res.onData((ab, isLast) => {
+      if (finished) return;
+      size += ab.byteLength;
+      if (size > maxBody) {
+        finished = true;
+        tooLarge();
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback: keep a copy.
+      chunks.push(Buffer.from(ab.slice(0)));
+      if (!isLast) return;
+      finished = true;
+      let encoding: Encoding;
+      let items: BatchItem[];
+      try {
+        encoding = ticks.encoding(size, contentType || undefined, given);
+        items = ticks.acceptBatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), encoding);
+      } catch (err) {
+        failTick(res, state, err, control);
+        return;
+      }
+      if (batch !== null) {
+        try {
+          writeGroup(res, batch.answerGroup(items, encoding, control.logger), encoding, control.defaultHeaders);
+        } catch (err) {
+          writeFailure(res, state, err, control);
+        }
+        control.done();
+        return;
+      }
+      const started = ticks.clock();
+      const settle = (item: BatchItem): Reply | TickFailure | Promise<Reply | TickFailure> => {
+        if (item instanceof TickFailure) return item;
+        try {
+          const out = ticks.answer(item, encoding, started);
+          return out instanceof Promise ? out.catch((err: unknown) => failureOf(err, item.snapshot.agent, control.logger)) : out;
+        } catch (err) {
+          return failureOf(err, item.snapshot.agent, control.logger);
+        }
+      };
+      void Promise.all(items.map(settle)).then((out) => {
+        try {
+          if (!state.aborted) res.cork(() => writeGroup(res, out, encoding, control.defaultHeaders));
+        } catch (err) {
+          control.logger.error('tick batch reply could not be written', { error: err instanceof Error ? err.message : String(err) });
+        }
+        control.done();
+      });
+    });
+  });
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** The 200 reply to a batch: its elements' replies (or failures) as one array, in order. */
+function writeGroup(res: UwsResponse, out: readonly (Reply | TickFailure)[], encoding: Encoding, defaults: Readonly<Record<string, string>>): void {
+  const parts: Uint8Array[] = [];
+  const count = out.length;
+  if (encoding === 'json') {
+    parts.push(OPEN);
+    for (let k = 0; k < count; k++) {
+      if (k > 0) parts.push(COMMA);
+      const item = out[k]!;
+      parts.push(item instanceof TickFailure ? Buffer.from(JSON.stringify(item.toBody())) : (item as { body: Uint8Array }).body);
+    }
+    parts.push(CLOSE);
+  } else {
+    const head = count < 16 ? Buffer.from([0x90 + count]) : count < 0x10000 ? Buffer.from([0xdc, count >> 8, count & 0xff]) : Buffer.from([0xdd, count >>> 24, (count >> 16) & 0xff, (count >> 8) & 0xff, count & 0xff]);
+    parts.push(head);
+    for (let k = 0; k < count; k++) {
+      const item = out[k]!;
+      parts.push(item instanceof TickFailure ? msgpackEncoder.encode(item.toBody()) : (item as { body: Uint8Array }).body);
+    }
+  }
+  for (const key in defaults) res.writeHeader(key, defaults[key]!);
+  res.writeHeader(CONTENT_TYPE, encoding === 'json' ? JSON_TYPE_BYTES : MSGPACK_TYPE_BYTES);
+  res.end(Buffer.concat(parts));
+}
+
 /** Bytes of tick bodies a batch copies into its shared buffer; a body that does not fit gets its own. */
 const BATCH_BYTES = 1024 * 1024;
 
@@ -348,6 +478,15 @@ export class TickBatch {
   private readonly decided = new Set<number>();
 
   constructor(private readonly ticks: TickHandler) {}
+
+  private static readonly byHandler = new WeakMap<TickHandler, TickBatch>();
+
+  /** The one batch of a handler, shared by /tick and /ticks so that both keep arrival order. */
+  static of(ticks: TickHandler): TickBatch {
+    let batch = TickBatch.byHandler.get(ticks);
+    if (batch === undefined) TickBatch.byHandler.set(ticks, (batch = new TickBatch(ticks)));
+    return batch;
+  }
 
   /** Queues a tick whose body is only valid during the caller's callback: it is copied. */
   add(res: UwsResponse, state: { aborted: boolean }, control: RawControl, body: ArrayBuffer, encoding: Encoding): void {
@@ -445,10 +584,19 @@ export class TickBatch {
       }
       this.bodies[k] = this.arena;
     }
+    this.phases(count);
+    // One clock read for the batch: its ticks were all answered by now, none arrived before `began`.
+    const latencyUs = (ticks.clock() - this.began) * 1000;
+    for (let k = 0; k < count; k++) if (this.replies[k] !== null) ticks.latency.record(latencyUs);
+    for (let k = 0; k < count; k++) this.send(k);
+  };
+
+  /** Decides and encodes ticks 0..count-1 (their requests read, or null with their error). */
+  private phases(count: number): void {
     // Each phase runs over the whole batch while its code and data are warm. The dialogue
     // tier (when there is one) reads a character's persona as the brain left it after that
     // character's tick, so a character's reply is made before its next tick in the batch.
-    if (ticks.speaks) {
+    if (this.ticks.speaks) {
       const decided = this.decided;
       let encoded = 0;
       for (let k = 0; k < count; k++) {
@@ -469,11 +617,48 @@ export class TickBatch {
       for (let k = 0; k < count; k++) this.decide(k);
       for (let k = 0; k < count; k++) this.encode(k);
     }
-    // One clock read for the batch: its ticks were all answered by now, none arrived before `began`.
-    const latencyUs = (ticks.clock() - this.began) * 1000;
-    for (let k = 0; k < count; k++) if (this.replies[k] !== null) ticks.latency.record(latencyUs);
-    for (let k = 0; k < count; k++) this.send(k);
-  };
+  }
+
+  /**
+   * The replies to the elements of one POST /ticks body, in order, as if each had been sent to
+   * /tick in turn: ticks queued before it are answered first (arrival order), then its own go
+   * through the same phases. A reply's body may be a view that the next batch overwrites: the
+   * caller sends (or copies) them before returning to the event loop.
+   */
+  answerGroup(items: readonly BatchItem[], encoding: Encoding, logger: Logger): (Reply | TickFailure)[] {
+    if (this.scheduled) this.flush();
+    rewindTickJson();
+    const ticks = this.ticks;
+    const started = ticks.clock();
+    const count = items.length;
+    for (let k = 0; k < count; k++) {
+      const item = items[k]!;
+      this.requests[k] = item instanceof TickFailure ? null : item;
+      this.errors[k] = null;
+      this.encodings[k] = encoding;
+    }
+    this.phases(count);
+    const latencyUs = (ticks.clock() - started) * 1000;
+    const out: (Reply | TickFailure)[] = new Array<Reply | TickFailure>(count);
+    for (let k = 0; k < count; k++) {
+      const item = items[k]!;
+      const reply = this.replies[k];
+      if (reply) {
+        ticks.latency.record(latencyUs);
+        out[k] = reply;
+      } else out[k] = item instanceof TickFailure ? item : failureOf(this.errors[k], item.snapshot.agent, logger);
+      this.replies[k] = null;
+      this.errors[k] = null;
+    }
+    return out;
+  }
+}
+
+/** The element failure for a tick the brain (or its reply) failed on: logged, answered `internal`. */
+export function failureOf(err: unknown, agent: number, logger: Logger): TickFailure {
+  if (err instanceof HttpError) return new TickFailure(err, agent);
+  logger.error('tick failed', { path: '/ticks', agent, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  return new TickFailure(new HttpError('internal'), agent);
 }
 
 function writeTick(res: UwsResponse, reply: Reply, defaults: Readonly<Record<string, string>>): void {

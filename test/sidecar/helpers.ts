@@ -15,9 +15,14 @@ export interface Answer {
   json(): unknown;
 }
 
-export async function post(url: string, body: unknown, enc: Enc = 'json', headers: Record<string, string> = {}): Promise<Answer> {
+export function post(url: string, body: unknown, enc: Enc = 'json', headers: Record<string, string> = {}): Promise<Answer> {
+  return postTo(`${url}/tick`, body, enc, headers);
+}
+
+/** POSTs a body (encoded from a value unless it is already a string or bytes) to any URL. */
+export async function postTo(target: string, body: unknown, enc: Enc = 'json', headers: Record<string, string> = {}): Promise<Answer> {
   const payload = typeof body === 'string' || body instanceof Uint8Array ? body : enc === 'json' ? JSON.stringify(body) : encode(body);
-  const res = await fetch(`${url}/tick`, {
+  const res = await fetch(target, {
     method: 'POST',
     headers: { 'content-type': enc === 'json' ? 'application/json' : 'application/msgpack', ...headers },
     body: payload,
