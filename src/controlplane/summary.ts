@@ -1,7 +1,7 @@
 import type { ControlPlaneContext } from './context.js';
 import type { ServerRecord } from './types.js';
 
-/** ServerSummary: what the dashboard lists per server (fields in the README (Control plane)). */
+/** ServerSummary: what the dashboard lists per server (fields in docs/controlplane.md). */
 export interface ServerSummary {
   id: number;
   name: string;

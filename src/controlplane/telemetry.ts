@@ -48,7 +48,7 @@ function show(v: unknown): string {
   return typeof v === 'number' ? String(v) : typeOf(v);
 }
 
-/** Validates a telemetry body (spec 001 §2.2 plus the optional fields of the README (Control plane)). */
+/** Validates a telemetry body (spec 001 §2.2 plus the optional fields in docs/controlplane.md). */
 export function parseReport(value: unknown): TelemetryReport {
   const c = new Check();
   if (!isObj(value)) throw validationFailed([{ path: '', message: `must be an object, got ${typeOf(value)}` }]);

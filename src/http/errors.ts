@@ -1,6 +1,6 @@
 /**
  * The one error catalogue: every non-2xx answer of every service is built from an entry
- * here, so a code always means the same status and the README's table can be checked
+ * here, so a code always means the same status and the table of docs/errors.md can be checked
  * against it (test/http/errors.test.ts).
  */
 export const ERRORS = {

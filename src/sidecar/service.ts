@@ -65,7 +65,7 @@ export interface SidecarTelemetry {
   ttsCharacters: number;
   spendUsd: number;
   cacheHits: number;
-  /** The tier's full counters (see the README (Dialogue tier)), null without a tier. */
+  /** The tier's full counters (see docs/dialogue.md), null without a tier. */
   dialogue: DialogueCounters | null;
 }
 

@@ -7,7 +7,7 @@ import type { HistogramMark, LatencyHistogram } from './histogram.js';
 import type { SidecarTelemetry } from './service.js';
 import type { BufferedReport, TelemetryBuffer } from './telemetry-buffer.js';
 
-/** The control plane's limits on a report (the README (Control plane)), kept here so a report is never refused for its shape. */
+/** The control plane's limits on a report (docs/controlplane.md), kept here so a report is never refused for its shape. */
 const LIMITS = { events: 1000, kind: 64, roster: 1000, text: 200 } as const;
 
 export interface PushStatus {

@@ -247,7 +247,7 @@ export class TickHandler {
  * Mounts POST /tick as a raw uWS route: the three headers it reads are taken straight from
  * uWS, and the reply is written without the generic router's request object and header maps.
  * Status codes, error shapes and their order are those of the generic route: 413 on a
- * declared or actual body over the limit, then 401, 415, 400 (see the README (Brain sidecar)).
+ * declared or actual body over the limit, then 401, 415, 400 (see docs/sidecar.md).
  *
  * With the inline evaluator, the size, token and media type of a tick are checked as it
  * arrives (those refusals go out at once); the tick itself is answered in a batch with every

@@ -5,21 +5,19 @@ import { join } from 'node:path';
 import { ERRORS, HttpError, type ErrorCode } from '../../src/http/errors.js';
 import { repoRoot } from '../helpers/paths.js';
 
-/** The README's error table: rows of `| \`code\` | status | meaning |` under "## Errors". */
-function readmeErrorTable(): Map<string, number> {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Errors'));
-  const end = section.indexOf('\n## ', 5);
+/** The error table of docs/errors.md: rows of `| \`code\` | status | meaning |`. */
+function docsErrorTable(): Map<string, number> {
+  const page = readFileSync(join(repoRoot, 'docs', 'errors.md'), 'utf8');
   const rows = new Map<string, number>();
-  for (const line of (end > 0 ? section.slice(0, end) : section).split('\n')) {
+  for (const line of page.split('\n')) {
     const m = /^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/.exec(line);
     if (m) rows.set(m[1]!, Number(m[2]));
   }
   return rows;
 }
 
-test('the README error table lists exactly the catalogue, with the same statuses', () => {
-  const table = readmeErrorTable();
+test('the error table of docs/errors.md lists exactly the catalogue, with the same statuses', () => {
+  const table = docsErrorTable();
   const catalogue = new Map(Object.entries(ERRORS).map(([code, e]) => [code, e.status]));
   assert.deepEqual([...table.entries()].sort(), [...catalogue.entries()].sort());
 });

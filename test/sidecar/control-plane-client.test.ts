@@ -8,7 +8,7 @@ import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { repoRoot } from '../helpers/paths.js';
 import { serverWithKey } from '../controlplane/helpers.js';
 
-test('the worked signing example in the README matches src/signing/request.ts', () => {
+test('the worked signing example in docs/controlplane.md matches src/signing/request.ts', () => {
   const key = 'bsk_example_key_do_not_use';
   const ts = 1767225600;
   const get = { method: 'GET', target: '/v1/config?server=7', timestamp: ts };
@@ -18,7 +18,7 @@ test('the worked signing example in the README matches src/signing/request.ts', 
   const post = { method: 'POST', target: '/v1/telemetry', timestamp: ts, body };
   assert.equal(canonicalString(post), 'POST\n/v1/telemetry\n1767225600\nb39f18d0a5a4bc52f49518351dfe588894f03897e61c0e9935ce41386ffe1f67');
   assert.equal(signature(key, post), 'c429c6cfa9858b13fe7673e2f2e28da7c7d87628dce4e4fa4ca6b33628952d7f');
-  const docs = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const docs = readFileSync(join(repoRoot, 'docs', 'controlplane.md'), 'utf8');
   assert.ok(docs.includes('296b33fe257d6dd96cccc443a7a289eb506e60760b5a2fec350ca477a4cb0a49'));
   assert.ok(docs.includes('c429c6cfa9858b13fe7673e2f2e28da7c7d87628dce4e4fa4ca6b33628952d7f'));
 });

@@ -19,7 +19,7 @@ function randomString(next: () => number, length: number, wide: boolean): string
   return s;
 }
 
-test('keyVerifier agrees with createHmac over the canonical string (the README example, GET and POST)', () => {
+test('keyVerifier agrees with createHmac over the canonical string (the docs/controlplane.md example, GET and POST)', () => {
   const key = 'bsk_test_key';
   const get = { method: 'GET', target: '/v1/config?server=7', timestamp: TS };
   const sig = createHmac('sha256', key).update(canonicalString(get)).digest('hex');

@@ -21,7 +21,7 @@ const VECTORS = (JSON.parse(readFileSync(join(fixtures, 'signing', 'vectors.json
 
 const KEY = 'bsk_example_key_do_not_use';
 
-test('worked example of the README (Control plane): canonical string and signature', () => {
+test('worked example of docs/controlplane.md (request signing): canonical string and signature', () => {
   const canonical = canonicalString({ method: 'GET', target: '/v1/config?server=7', timestamp: 1767225600 });
   assert.equal(canonical, 'GET\n/v1/config?server=7\n1767225600\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   const sig = signature(KEY, { method: 'GET', target: '/v1/config?server=7', timestamp: 1767225600 });
@@ -53,7 +53,7 @@ test('verifyRequest: ok, wrong key, tampered parts, window edges', () => {
   assert.equal(verifyRequest(KEY, { ...base, signature: base.signature!.toUpperCase() }, now).ok, true);
 });
 
-test('worked example of the README (Control plane): a telemetry POST', () => {
+test('worked example of docs/controlplane.md (request signing): a telemetry POST', () => {
   const body = '{"serverId":"7","ts":"2026-01-01T00:00:00Z","botCount":3,"playersOnline":5,"linesSpoken":2,"spendUsd":0.01,"events":[{"kind":"spoke","count":2}]}';
   const parts = { method: 'POST', target: '/v1/telemetry', timestamp: 1767225600, body };
   assert.equal(canonicalString(parts), 'POST\n/v1/telemetry\n1767225600\nb39f18d0a5a4bc52f49518351dfe588894f03897e61c0e9935ce41386ffe1f67');

@@ -9,10 +9,10 @@ import { LEAD, webhookServer } from './setup.js';
 
 const hasPython = spawnSync('python3', ['--version']).status === 0;
 
-test('the Python verification snippet in the README accepts real deliveries and refuses the wrong secret', { skip: !hasPython && 'python3 not installed' }, async () => {
-  const doc = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+test('the Python verification snippet in docs/webhooks.md accepts real deliveries and refuses the wrong secret', { skip: !hasPython && 'python3 not installed' }, async () => {
+  const doc = readFileSync(join(repoRoot, 'docs', 'webhooks.md'), 'utf8');
   const snippet = /```python\n([\s\S]*?)```/.exec(doc)?.[1];
-  assert.ok(snippet, 'the README has a python block');
+  assert.ok(snippet, 'docs/webhooks.md has a python block');
   const rx = await startReceiver();
   const { s, addEndpoint, post } = await webhookServer();
   const dir = tempDir();
