@@ -117,10 +117,3 @@ function normalIntent(intent: Record<string, unknown>): Record<string, unknown> 
   for (const f of INTENT_FIELDS[String(intent.kind)] ?? []) out[f] = intent[f];
   return out;
 }
-
-/** Whether the sidecar under test has the batch route yet (it is built on another branch). */
-export async function hasBatchRoute(url: string): Promise<boolean> {
-  const res = await fetch(`${url}/ticks`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '[]' });
-  await res.arrayBuffer();
-  return res.status !== 404;
-}
