@@ -13,6 +13,7 @@ const PACKAGES = 'mono-mcs libmono-system-net-http4.0-cil';
 const build = tempDir('brainstem-csharp-');
 after(() => build.dispose());
 const EXE = join(build.path, 'driver.exe');
+const EXAMPLE = join(build.path, 'example.exe');
 
 /**
  * Compiles the client with the driver as C# 6 (what Unity, .NET Standard 2.1 and Mono's mcs
@@ -26,6 +27,8 @@ async function compile(): Promise<string | null> {
     return `Mono's System.Net.Http is missing (apt-get install libmono-system-net-http4.0-cil; CI installs it via .ci/run)`;
   }
   assert.equal(r.status, 0, `the C# client does not compile with mcs:\n${r.stdout}${r.stderr}`);
+  const example = await run('mcs', ['-langversion:6', '-warnaserror', '-r:System.Net.Http', `-out:${EXAMPLE}`, join(clientsDir, 'csharp', 'Brainstem.cs'), join(clientsDir, 'csharp', 'Example.cs')]);
+  assert.equal(example.status, 0, `the C# example does not compile with mcs:\n${example.stdout}${example.stderr}`);
   return null;
 }
 
@@ -99,5 +102,21 @@ test('c# client: a signed config pull from a real control plane, then 304 with i
     assert.deepEqual(out, { version: 1, etag: '"v1"', notModified: true, etag2: '"v1"' });
   } finally {
     await s.stop();
+  }
+});
+
+test('c# client: the README example runs against a real sidecar', { skip: skip ?? false }, async () => {
+  const sidecar = await startTokenSidecar();
+  try {
+    const r = await run('mono', [EXAMPLE, sidecar.url, TOKEN, '2']);
+    assert.equal(r.status, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    const summary = /^sent (\d+), applied (\d+), stale (\d+), failed 0$/.exec(lines.at(-1)!);
+    assert.ok(summary, r.stdout);
+    assert.ok(Number(summary[2]) >= 1, 'the last batch sent is applied');
+    for (const line of lines.slice(0, -1)) assert.match(line, /^agent [1-3]: (standing|crouched|prone) \[/);
+    assert.equal(lines.length - 1, 3 * Number(summary[2]));
+  } finally {
+    await sidecar.close();
   }
 });

@@ -76,3 +76,16 @@ test('python client: a signed config pull from a real control plane, then 304 wi
     await s.stop();
   }
 });
+
+test('python client: the README example runs against a real sidecar', { skip: skip ?? false }, async () => {
+  const sidecar = await startTokenSidecar();
+  try {
+    const r = await run('python3', [join(CLIENT, 'example.py'), '--url', sidecar.url, '--token', TOKEN, '--hz', '10', '--rounds', '3', '--timeout', '30']);
+    assert.equal(r.status, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(lines.length, 9, r.stdout);
+    for (const line of lines) assert.match(line, /^round [0-2] agent [1-3]: (standing|crouched|prone): /);
+  } finally {
+    await sidecar.close();
+  }
+});
