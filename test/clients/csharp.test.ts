@@ -1,5 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
@@ -119,4 +120,21 @@ test('c# client: the README example runs against a real sidecar', { skip: skip ?
   } finally {
     await sidecar.close();
   }
+});
+
+test('c# client: more than 1,024 ticks go in several calls, answered in order', { skip: skip ?? false }, async () => {
+  const sidecar = await startTokenSidecar();
+  try {
+    const out = jsonOf(await driver('many', sidecar.url, TOKEN, TICKS_FIXTURE, '1100'));
+    assert.equal(out.replies, 1100);
+    assert.deepEqual(out.agents, Array.from({ length: 1100 }, (_, i) => i));
+  } finally {
+    await sidecar.close();
+  }
+});
+
+test('c# client: the README shows the signature of the first test vector', () => {
+  const readme = readFileSync(join(clientsDir, 'csharp', 'README.md'), 'utf8');
+  assert.ok(readme.includes(vectors()[0]!.signature));
+  assert.ok(readme.includes(`FromUnixTimeSeconds(${vectors()[0]!.timestamp})`));
 });

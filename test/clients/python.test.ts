@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { serverWithKey } from '../controlplane/helpers.js';
@@ -88,4 +89,25 @@ test('python client: the README example runs against a real sidecar', { skip: sk
   } finally {
     await sidecar.close();
   }
+});
+
+test('python client: long lists go in chunks of at most 1,024 ticks and 4 MiB, answered in order', { skip: skip ?? false }, async () => {
+  const chunks = jsonOf(await driver('chunks', TICKS_FIXTURE, '2100'));
+  assert.deepEqual(chunks.small, [1024, 1024, 52]);
+  assert.ok(chunks.big.length > 3 && chunks.big.reduce((a: number, b: number) => a + b, 0) === 2100, JSON.stringify(chunks.big));
+  assert.ok(chunks.bigBytes <= 4 * 1024 * 1024);
+  const sidecar = await startTokenSidecar();
+  try {
+    const out = jsonOf(await driver('many', sidecar.url, TOKEN, TICKS_FIXTURE, '1100'));
+    assert.equal(out.replies, 1100);
+    assert.deepEqual(out.agents, Array.from({ length: 1100 }, (_, i) => i));
+  } finally {
+    await sidecar.close();
+  }
+});
+
+test('python client: the README shows the signature of the first test vector', () => {
+  const readme = readFileSync(join(CLIENT, 'README.md'), 'utf8');
+  assert.ok(readme.includes(vectors()[0]!.signature));
+  assert.ok(readme.includes(`now=${vectors()[0]!.timestamp}`));
 });

@@ -197,6 +197,24 @@ static class CsharpDriver
                 }
                 return 0;
             }
+            case "many":
+            {
+                // Many copies of the second fixture tick, agents 0..n-1, in one TicksAsync.
+                var template = Ticks(args[3])[1];
+                int n = int.Parse(args[4]);
+                var ticks = new List<Tick>();
+                for (int i = 0; i < n; i++)
+                    ticks.Add(new Tick { Snapshot = new Snapshot { Agent = i, TimeS = template.Snapshot.TimeS, SelfState = template.Snapshot.SelfState }, Profile = template.Profile });
+                using (var client = new BrainClient(args[1], args[2], TokenForm.Bearer, TimeSpan.FromSeconds(60)))
+                {
+                    var results = client.TicksAsync(ticks).Result;
+                    var sb = new StringBuilder("{\"agents\":[");
+                    int replies = 0;
+                    for (int i = 0; i < results.Count; i++) { if (i > 0) sb.Append(','); sb.Append(results[i].Agent); if (results[i] is Reply) replies++; }
+                    print(sb.Append("],\"replies\":").Append(replies).Append('}').ToString());
+                }
+                return 0;
+            }
             case "controlplane":
             {
                 using (var cp = new ControlPlaneClient(args[1], args[2], args[3]))

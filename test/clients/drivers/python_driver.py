@@ -74,6 +74,22 @@ def main():
             print(json.dumps({"raised": False}))
         except bc.BrainstemError as err:
             print(json.dumps({"raised": True, "status": err.status, "code": err.code}))
+    elif cmd == "chunks":
+        # Chunk sizes for N small ticks and for N ticks of about 16 KiB each.
+        n = int(args[1])
+        base = json.load(open(args[0], encoding="utf-8"))["ticks"][1]
+        small = [tick_of({**base, "snapshot": {**base["snapshot"], "agent": i}}) for i in range(n)]
+        heard = [{"from": 1, "text": "x" * 500, "at_s": 0}] * 32
+        big = [tick_of({**base, "snapshot": {**base["snapshot"], "agent": i, "heard": heard}}) for i in range(n)]
+        print(json.dumps({"small": [len(a) for a, _ in bc._chunks(small)],
+                          "big": [len(a) for a, _ in bc._chunks(big)],
+                          "bigBytes": max(len(b) for _, b in bc._chunks(big))}))
+    elif cmd == "many":
+        url, token, fixture, n = args
+        base = json.load(open(fixture, encoding="utf-8"))["ticks"][1]
+        ticks = [tick_of({**base, "snapshot": {**base["snapshot"], "agent": i}}) for i in range(int(n))]
+        results = bc.BrainClient(url, token, timeout_s=60).ticks(ticks)
+        print(json.dumps({"agents": [r.agent for r in results], "replies": sum(isinstance(r, bc.Reply) for r in results)}))
     elif cmd == "controlplane":
         url, server_id, key = args
         cp = bc.ControlPlaneClient(url, server_id, key)
