@@ -316,7 +316,21 @@ end
 -- Options: url, token, token_form ("bearer" | "header" | "query"), http (required),
 -- on_reply(agent, reply), on_error(agent_or_nil, err), json_decode, late_after_s,
 -- timeout_s, max_outstanding.
+local OPTIONS = { url = true, token = true, token_form = true, http = true, on_reply = true, on_error = true,
+  json_decode = true, late_after_s = true, timeout_s = true, max_outstanding = true }
+
 function Brainstem.new(opts)
+  for name in pairs(opts) do
+    if not OPTIONS[name] then
+      local hint = ''
+      for known in pairs(OPTIONS) do
+        if string.gsub(string.lower(known), '_', '') == string.gsub(string.lower(tostring(name)), '_', '') then
+          hint = " (did you mean '" .. known .. "'?)"
+        end
+      end
+      error("brainstem: unknown option '" .. tostring(name) .. "'" .. hint, 2)
+    end
+  end
   assert(type(opts.http) == 'function', 'brainstem: opts.http (an HTTP function) is required')
   local form = opts.token_form or 'bearer'
   assert(form == 'bearer' or form == 'header' or form == 'query', 'brainstem: token_form must be bearer, header or query')

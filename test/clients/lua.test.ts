@@ -79,3 +79,11 @@ test('lua client: the README example runs against a real sidecar', { skip: skip 
     await sidecar.close();
   }
 });
+
+test('lua client: a misspelt or missing option is refused at construction, naming the fix', { skip: skip ?? false }, async () => {
+  const out = jsonOf(await driver('options'));
+  assert.match(out.typo, /unknown option 'tokenForm' \(did you mean 'token_form'\?\)/);
+  assert.match(out.form, /token_form must be bearer, header or query/);
+  assert.match(out.nohttp, /opts\.http \(an HTTP function\) is required/);
+  assert.equal(out.fine, 'ok');
+});

@@ -88,6 +88,19 @@ elseif cmd == 'schedule' then
   posture()
   io.write(cjson.encode({ trace = trace, postures = postures, errors = errors, gathered = gathered,
     stats = brain.stats, url = calls[1].req.url, calls = #calls }))
+elseif cmd == 'options' then
+  -- Construction errors, as a modder would see them.
+  local function why(opts)
+    local ok, err = pcall(Brainstem.new, opts)
+    return ok and 'ok' or tostring(err)
+  end
+  local http = function() end
+  io.write(cjson.encode({
+    typo = why({ http = http, tokenForm = 'query' }),
+    form = why({ http = http, token_form = 'cookie' }),
+    nohttp = why({ url = 'http://x' }),
+    fine = why({ http = http, token = 't', token_form = 'query' }),
+  }))
 else
   error('unknown command ' .. tostring(cmd))
 end
