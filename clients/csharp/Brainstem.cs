@@ -125,10 +125,10 @@ namespace Brainstem
             sb.Append("{\"agent\":").Append(Agent.ToString(CultureInfo.InvariantCulture));
             sb.Append(",\"time_s\":"); Json.Number(sb, TimeS);
             sb.Append(",\"self_state\":"); SelfState.Write(sb);
-            sb.Append(",\"targets\":["); for (int i = 0; i < Targets.Count; i++) { if (i > 0) sb.Append(','); Targets[i].Write(sb); } sb.Append(']');
-            if (Route != null) { sb.Append(",\"route\":["); for (int i = 0; i < Route.Count; i++) { if (i > 0) sb.Append(','); Route[i].Write(sb); } sb.Append(']'); }
-            if (Poi != null) { sb.Append(",\"poi\":["); for (int i = 0; i < Poi.Count; i++) { if (i > 0) sb.Append(','); Poi[i].Write(sb); } sb.Append(']'); }
-            if (Heard != null) { sb.Append(",\"heard\":["); for (int i = 0; i < Heard.Count; i++) { if (i > 0) sb.Append(','); Heard[i].Write(sb); } sb.Append(']'); }
+            Json.List(sb, "targets", Targets, t => t.Write(sb));
+            if (Route != null) Json.List(sb, "route", Route, v => v.Write(sb));
+            if (Poi != null) Json.List(sb, "poi", Poi, p => p.Write(sb));
+            if (Heard != null) Json.List(sb, "heard", Heard, h => h.Write(sb));
             if (Squad != null) { sb.Append(",\"squad\":"); Json.Quote(sb, Squad); }
             sb.Append('}');
         }
@@ -699,6 +699,18 @@ namespace Brainstem
                 }
             }
             sb.Append('"');
+        }
+
+        /// <summary>`,"key":[item,item,...]` with each item written by `write`.</summary>
+        internal static void List<T>(StringBuilder sb, string key, IList<T> items, Action<T> write)
+        {
+            sb.Append(",\"").Append(key).Append("\":[");
+            for (int i = 0; i < items.Count; i++)
+            {
+                if (i > 0) sb.Append(',');
+                write(items[i]);
+            }
+            sb.Append(']');
         }
 
         public static void Number(StringBuilder sb, double d)

@@ -2,33 +2,31 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, tenantSession } from '../helpers/embedded.js';
+import { signingVectors } from '../helpers/signing-vectors.js';
 import { tempDir } from '../helpers/paths.js';
-import { serverWithKey } from '../controlplane/helpers.js';
-import {
-  clientsDir, driversDir, jsonOf, missingTool, repliesFixture, repliesOneByOne, run,
-  REPLIES_FIXTURE, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN, vectors, VECTORS_FIXTURE,
-} from './helpers.js';
+import { clientsDir, driversDir, jsonOf, missingTool, run, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN } from './helpers.js';
+import { clientSuite } from './suite.js';
 
 const PACKAGES = 'mono-mcs libmono-system-net-http4.0-cil';
 const build = tempDir('brainstem-csharp-');
 after(() => build.dispose());
 const EXE = join(build.path, 'driver.exe');
 const EXAMPLE = join(build.path, 'example.exe');
+const SOURCE = join(clientsDir, 'csharp', 'Brainstem.cs');
 
-/**
- * Compiles the client with the driver as C# 6 (what Unity, .NET Standard 2.1 and Mono's mcs
- * all take) with warnings as errors. Null when it built, else why the tests skip.
- */
+/** mcs as C# 6 (what Unity, .NET Standard 2.1 and Mono all take), warnings as errors. */
+const mcs = (out: string, ...files: string[]) => run('mcs', ['-langversion:6', '-warnaserror', '-r:System.Net.Http', `-out:${out}`, ...files]);
+
+/** Compiles the driver and the example with the client. Null when they built, else why the tests skip. */
 async function compile(): Promise<string | null> {
   const missing = missingTool('mcs', '--version', PACKAGES) ?? missingTool('mono', '--version', PACKAGES);
   if (missing) return missing;
-  const r = await run('mcs', ['-langversion:6', '-warnaserror', '-r:System.Net.Http', `-out:${EXE}`, join(clientsDir, 'csharp', 'Brainstem.cs'), join(driversDir, 'CsharpDriver.cs')]);
+  const r = await mcs(EXE, SOURCE, join(driversDir, 'CsharpDriver.cs'));
   if (r.status !== 0 && /CS0006.*System\.Net\.Http/.test(r.stdout + r.stderr)) {
     return `Mono's System.Net.Http is missing (apt-get install libmono-system-net-http4.0-cil; CI installs it via .ci/run)`;
   }
   assert.equal(r.status, 0, `the C# client does not compile with mcs:\n${r.stdout}${r.stderr}`);
-  const example = await run('mcs', ['-langversion:6', '-warnaserror', '-r:System.Net.Http', `-out:${EXAMPLE}`, join(clientsDir, 'csharp', 'Brainstem.cs'), join(clientsDir, 'csharp', 'Example.cs')]);
+  const example = await mcs(EXAMPLE, SOURCE, join(clientsDir, 'csharp', 'Example.cs'));
   assert.equal(example.status, 0, `the C# example does not compile with mcs:\n${example.stdout}${example.stderr}`);
   return null;
 }
@@ -37,45 +35,14 @@ const skip = await compile();
 if (skip) console.log(`# C# client tests skipped: ${skip}`);
 const driver = (...args: string[]) => run('mono', [EXE, ...args]);
 
-test('c# client: builds the fixture batch (escaped strings, optional parts left out)', { skip: skip ?? false }, async () => {
-  const r = await driver('build', TICKS_FIXTURE);
-  assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), ticksFixture().ticks);
-});
-
-test('c# client: parses the fixture reply into the expected intents', { skip: skip ?? false }, async () => {
-  assert.deepEqual(jsonOf(await driver('parse', REPLIES_FIXTURE)), repliesFixture().expected);
-});
-
-test('c# client: signs every test vector like the control plane', { skip: skip ?? false }, async () => {
-  const got = jsonOf(await driver('sign', VECTORS_FIXTURE)) as { canonical: string; signature: string; headers: Record<string, string> }[];
-  const want = vectors();
-  assert.equal(got.length, want.length);
-  want.forEach((v, i) => {
-    assert.equal(got[i]!.canonical, v.canonical, v.name);
-    assert.equal(got[i]!.signature, v.signature, v.name);
-    assert.deepEqual(got[i]!.headers, {
-      Authorization: `Bearer ${v.key}`,
-      'X-Service-Timestamp': String(v.timestamp),
-      'X-Service-Signature': v.signature,
-    });
-  });
-});
-
-test('c# client: a batch against a real sidecar, each token form, answers as the ticks one by one', { skip: skip ?? false }, async () => {
-  const ticks = ticksFixture().ticks;
-  const expected = await repliesOneByOne(ticks);
-  for (const form of ['bearer', 'header', 'query']) {
-    const sidecar = await startTokenSidecar();
-    try {
-      const out = jsonOf(await driver('live', sidecar.url, TOKEN, form, TICKS_FIXTURE));
-      assert.equal(out.health, true);
-      assert.deepEqual(out.replies, expected, form);
-      assert.deepEqual(jsonOf(await driver('refused', sidecar.url, 'not-the-token', form, TICKS_FIXTURE)), { raised: true, status: 401, code: 'unauthorized' }, form);
-    } finally {
-      await sidecar.close();
-    }
-  }
+clientSuite({
+  name: 'c# client',
+  skip,
+  driver,
+  signs: true,
+  checkLive(out) {
+    assert.equal(out.health, true);
+  },
 });
 
 test('c# client: the cadence loop waits while a batch is out, applies its reply, then sends again', { skip: skip ?? false }, async () => {
@@ -94,15 +61,14 @@ test('c# client: the cadence loop waits while a batch is out, applies its reply,
   }
 });
 
-test('c# client: a signed config pull from a real control plane, then 304 with its ETag', { skip: skip ?? false }, async () => {
-  const s = await startTestServer();
+test('c# client: more than 1,024 ticks go in several calls, answered in order', { skip: skip ?? false }, async () => {
+  const sidecar = await startTokenSidecar();
   try {
-    const session = await tenantSession(s);
-    const server = await serverWithKey(s, session.token);
-    const out = jsonOf(await driver('controlplane', s.url, String(server.serverId), server.key));
-    assert.deepEqual(out, { version: 1, etag: '"v1"', notModified: true, etag2: '"v1"' });
+    const out = jsonOf(await driver('many', sidecar.url, TOKEN, TICKS_FIXTURE, '1100'));
+    assert.equal(out.replies, 1100);
+    assert.deepEqual(out.agents, Array.from({ length: 1100 }, (_, i) => i));
   } finally {
-    await s.stop();
+    await sidecar.close();
   }
 });
 
@@ -122,19 +88,8 @@ test('c# client: the README example runs against a real sidecar', { skip: skip ?
   }
 });
 
-test('c# client: more than 1,024 ticks go in several calls, answered in order', { skip: skip ?? false }, async () => {
-  const sidecar = await startTokenSidecar();
-  try {
-    const out = jsonOf(await driver('many', sidecar.url, TOKEN, TICKS_FIXTURE, '1100'));
-    assert.equal(out.replies, 1100);
-    assert.deepEqual(out.agents, Array.from({ length: 1100 }, (_, i) => i));
-  } finally {
-    await sidecar.close();
-  }
-});
-
 test('c# client: the README shows the signature of the first test vector', () => {
   const readme = readFileSync(join(clientsDir, 'csharp', 'README.md'), 'utf8');
-  assert.ok(readme.includes(vectors()[0]!.signature));
-  assert.ok(readme.includes(`FromUnixTimeSeconds(${vectors()[0]!.timestamp})`));
+  assert.ok(readme.includes(signingVectors()[0]!.signature));
+  assert.ok(readme.includes(`FromUnixTimeSeconds(${signingVectors()[0]!.timestamp})`));
 });

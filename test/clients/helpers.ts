@@ -9,7 +9,6 @@ export const clientsDir = join(repoRoot, 'clients');
 export const driversDir = join(repoRoot, 'test', 'clients', 'drivers');
 export const TICKS_FIXTURE = join(fixtures, 'clients', 'ticks.json');
 export const REPLIES_FIXTURE = join(fixtures, 'clients', 'replies.json');
-export const VECTORS_FIXTURE = join(fixtures, 'signing', 'vectors.json');
 export const TOKEN = 'sidecar-token-for-clients';
 
 export interface TickFixture {
@@ -20,20 +19,9 @@ export interface RepliesFixture {
   body: string;
   expected: unknown[];
 }
-export interface Vector {
-  name: string;
-  key: string;
-  method: string;
-  target: string;
-  timestamp: number;
-  body: string;
-  canonical: string;
-  signature: string;
-}
 
 export const ticksFixture = (): TickFixture => JSON.parse(readFileSync(TICKS_FIXTURE, 'utf8')) as TickFixture;
 export const repliesFixture = (): RepliesFixture => JSON.parse(readFileSync(REPLIES_FIXTURE, 'utf8')) as RepliesFixture;
-export const vectors = (): Vector[] => (JSON.parse(readFileSync(VECTORS_FIXTURE, 'utf8')) as { vectors: Vector[] }).vectors;
 
 /**
  * Null when `command` runs here, else the reason to skip, naming the Debian package that

@@ -1,20 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import {
-  clientsDir, driversDir, jsonOf, missingTool, repliesFixture, repliesOneByOne, run,
-  REPLIES_FIXTURE, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN,
-} from './helpers.js';
+import { clientsDir, driversDir, jsonOf, missingTool, repliesFixture, run, REPLIES_FIXTURE, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN } from './helpers.js';
+import { clientSuite } from './suite.js';
 
 const skip = missingTool('lua5.4', '-v', 'lua5.4 lua-socket lua-cjson') ?? (await luaLibsMissing());
 if (skip) console.log(`# Lua client tests skipped: ${skip}`);
 const CLIENT = join(clientsDir, 'lua');
 const driver = (...args: string[]) => run('lua5.4', [join(driversDir, 'lua_driver.lua'), CLIENT, ...args]);
-
-/** lua-cjson writes an empty Lua table as `{}`: read that back as the empty list it stands for. */
-function list(v: unknown): unknown {
-  return !Array.isArray(v) && typeof v === 'object' && v !== null && Object.keys(v).length === 0 ? [] : v;
-}
 
 /** The driver needs LuaSocket (the tests' HTTP function) and lua-cjson (to read fixtures). */
 async function luaLibsMissing(): Promise<string | null> {
@@ -22,14 +15,24 @@ async function luaLibsMissing(): Promise<string | null> {
   return r.status === 0 ? null : 'LuaSocket or lua-cjson is missing (apt-get install lua-socket lua-cjson; CI installs them via .ci/run)';
 }
 
-test('lua client: builds the fixture batch (escaped strings, [] targets and {} profile)', { skip: skip ?? false }, async () => {
-  const r = await driver('build', TICKS_FIXTURE);
-  assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), ticksFixture().ticks);
+/** lua-cjson writes an empty Lua table as `{}`: read that back as the empty list it stands for. */
+function list(v: unknown): unknown {
+  return !Array.isArray(v) && typeof v === 'object' && v !== null && Object.keys(v).length === 0 ? [] : v;
+}
+
+clientSuite({
+  name: 'lua client',
+  skip,
+  driver,
+  signs: false,
+  checkLive(out) {
+    assert.equal(out.result, 'sent');
+    assert.deepEqual(list(out.failures), []);
+    assert.equal(out.last_agent, (ticksFixture().ticks[0]!.snapshot as { agent: number }).agent);
+  },
 });
 
-test('lua client: parses the fixture reply with its own decoder and with an injected one', { skip: skip ?? false }, async () => {
-  assert.deepEqual(jsonOf(await driver('parse', REPLIES_FIXTURE)), repliesFixture().expected);
+test('lua client: parses the fixture reply with a runtime decoder injected too', { skip: skip ?? false }, async () => {
   assert.deepEqual(jsonOf(await driver('parse', REPLIES_FIXTURE, 'cjson')), repliesFixture().expected);
 });
 
@@ -45,25 +48,12 @@ test('lua client: late replies are dropped, the last intents kept, a silent side
   assert.equal(out.url, 'http://sidecar.invalid/ticks?token=a%20b%26c');
 });
 
-test('lua client: a batch against a real sidecar, each token form, answers as the ticks one by one', { skip: skip ?? false }, async () => {
-  const ticks = ticksFixture().ticks;
-  const expected = await repliesOneByOne(ticks);
-  for (const form of ['bearer', 'header', 'query']) {
-    const sidecar = await startTokenSidecar();
-    try {
-      const out = jsonOf(await driver('live', sidecar.url, TOKEN, form, TICKS_FIXTURE));
-      assert.equal(out.result, 'sent');
-      assert.deepEqual(list(out.failures), []);
-      assert.deepEqual(out.replies, expected, form);
-      assert.equal(out.last_agent, (ticks[0]!.snapshot as { agent: number }).agent);
-      // A wrong token is a failed call, and no reply is applied.
-      const refused = jsonOf(await driver('live', sidecar.url, 'not-the-token', form, TICKS_FIXTURE));
-      assert.deepEqual(refused.failures, [{ status: 401, code: 'unauthorized' }], form);
-      assert.deepEqual(list(refused.replies), []);
-    } finally {
-      await sidecar.close();
-    }
-  }
+test('lua client: a misspelt or missing option is refused at construction, naming the fix', { skip: skip ?? false }, async () => {
+  const out = jsonOf(await driver('options'));
+  assert.match(out.typo, /unknown option 'tokenForm' \(did you mean 'token_form'\?\)/);
+  assert.match(out.form, /token_form must be bearer, header or query/);
+  assert.match(out.nohttp, /opts\.http \(an HTTP function\) is required/);
+  assert.equal(out.fine, 'ok');
 });
 
 test('lua client: the README example runs against a real sidecar', { skip: skip ?? false }, async () => {
@@ -78,12 +68,4 @@ test('lua client: the README example runs against a real sidecar', { skip: skip 
   } finally {
     await sidecar.close();
   }
-});
-
-test('lua client: a misspelt or missing option is refused at construction, naming the fix', { skip: skip ?? false }, async () => {
-  const out = jsonOf(await driver('options'));
-  assert.match(out.typo, /unknown option 'tokenForm' \(did you mean 'token_form'\?\)/);
-  assert.match(out.form, /token_form must be bearer, header or query/);
-  assert.match(out.nohttp, /opts\.http \(an HTTP function\) is required/);
-  assert.equal(out.fine, 'ok');
 });

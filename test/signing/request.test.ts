@@ -1,23 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { canonicalString, signRequest, signature, verifyRequest } from '../../src/signing/request.js';
-import { fixtures } from '../helpers/paths.js';
-
-interface Vector {
-  name: string;
-  key: string;
-  method: string;
-  target: string;
-  timestamp: number;
-  body: string;
-  canonical: string;
-  signature: string;
-}
-/** The vectors the reference clients in clients/ are tested against too. */
-const VECTORS = (JSON.parse(readFileSync(join(fixtures, 'signing', 'vectors.json'), 'utf8')) as { vectors: Vector[] }).vectors;
+import { signingVectors } from '../helpers/signing-vectors.js';
 
 const KEY = 'bsk_example_key_do_not_use';
 
@@ -60,7 +45,7 @@ test('worked example of docs/controlplane.md (request signing): a telemetry POST
   assert.equal(signature(KEY, parts), 'c429c6cfa9858b13fe7673e2f2e28da7c7d87628dce4e4fa4ca6b33628952d7f');
 });
 
-for (const v of VECTORS) {
+for (const v of signingVectors()) {
   test(`signing test vector: ${v.name}`, () => {
     const parts = { method: v.method, target: v.target, timestamp: v.timestamp, body: v.body };
     assert.equal(canonicalString(parts), v.canonical);

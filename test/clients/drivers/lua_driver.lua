@@ -37,7 +37,7 @@ elseif cmd == 'parse' then
   local f = cjson.decode(read(arg[3]))
   local replies = assert(Brainstem.parse_replies(f.body, f.agents, arg[4] == 'cjson' and cjson.decode or nil))
   io.write(cjson.encode(normal(replies)))
-elseif cmd == 'live' then
+elseif cmd == 'live' or cmd == 'refused' then
   local url, token, form, fixture = arg[3], arg[4], arg[5], arg[6]
   local got, on_reply, on_error = collector()
   local failures = {}
@@ -52,9 +52,15 @@ elseif cmd == 'live' then
   })
   local ticks = cjson.decode(read(fixture)).ticks
   local result = brain:step(0, function() return ticks end)
-  local last = brain:last(ticks[1].snapshot.agent)
-  io.write(cjson.encode({ result = result, replies = got, failures = failures,
-    last_agent = last and last.agent or cjson.null, stats = brain.stats }))
+  if cmd == 'refused' then
+    local f = failures[1]
+    -- Refused means failed with no reply applied.
+    io.write(cjson.encode((f and #got == 0) and { raised = true, status = f.status, code = f.code } or { raised = false }))
+  else
+    local last = brain:last(ticks[1].snapshot.agent)
+    io.write(cjson.encode({ result = result, replies = got, failures = failures,
+      last_agent = last and last.agent or cjson.null, stats = brain.stats }))
+  end
 elseif cmd == 'schedule' then
   -- The late-reply rules, with an HTTP function that keeps its callbacks for the script to
   -- answer in any order.
