@@ -25,6 +25,7 @@ clientSuite({
   skip,
   driver,
   signs: false,
+  splitsLongLists: false,
   checkLive(out) {
     assert.equal(out.result, 'sent');
     assert.deepEqual(list(out.failures), []);

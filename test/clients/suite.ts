@@ -24,6 +24,8 @@ export interface ClientUnderTest {
    */
   driver(...args: string[]): Promise<Run>;
   signs: boolean;
+  /** Whether the client splits a list over the batch limit itself (driver command `many URL TOKEN TICKS N`). */
+  splitsLongLists: boolean;
   /** More checks on the `live` output for one token form. */
   checkLive?(out: any, form: string): void;
 }
@@ -66,6 +68,19 @@ export function clientSuite(c: ClientUnderTest): void {
       await sidecar.close();
     }
   });
+
+  if (c.splitsLongLists) {
+    test(`${c.name}: more than 1,024 ticks go in several calls, answered in order`, options, async () => {
+      const sidecar = await startTokenSidecar();
+      try {
+        const out = jsonOf(await c.driver('many', sidecar.url, TOKEN, TICKS_FIXTURE, '1100'));
+        assert.equal(out.replies, 1100);
+        assert.deepEqual(out.agents, Array.from({ length: 1100 }, (_, i) => i));
+      } finally {
+        await sidecar.close();
+      }
+    });
+  }
 
   if (!c.signs) return;
 
