@@ -406,6 +406,13 @@ function Client:_answer(seq, status, body)
     self.stats.stale = self.stats.stale + 1
     return
   end
+  if status == 0 then
+    -- No HTTP answer: the HTTP function passes its reason as the body.
+    self.stats.failed = self.stats.failed + 1
+    local reason = tostring(body)
+    self.on_error(nil, { status = 0, code = string.find(reason, 'timeout') and 'timeout' or 'network', message = reason })
+    return
+  end
   if status ~= 200 then
     self.stats.failed = self.stats.failed + 1
     local ok, decoded = pcall(self.json_decode or decode, body or '')

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -341,6 +342,14 @@ def _error_of(status: int, raw: bytes) -> BrainstemError:
         return BrainstemError(status, "http_error", raw[:200].decode("utf-8", "replace"))
 
 
+def _network_error(err: Exception, timeout_s: float) -> BrainstemError:
+    """No HTTP answer: `timeout` when the call ran out of time, else `network`."""
+    reason = getattr(err, "reason", err)
+    if isinstance(reason, (TimeoutError, socket.timeout)):
+        return BrainstemError(0, "timeout", f"no answer within {timeout_s} s")
+    return BrainstemError(0, "network", str(reason))
+
+
 class BrainClient:
     """Calls the sidecar. One client per thread; every call blocks for at most `timeout_s`."""
 
@@ -369,7 +378,7 @@ class BrainClient:
         except urllib.error.HTTPError as err:
             raise _error_of(err.code, err.read()) from None
         except (urllib.error.URLError, OSError) as err:
-            raise BrainstemError(0, "network", str(err)) from None
+            raise _network_error(err, self.timeout_s) from None
 
     def health(self) -> bool:
         try:
@@ -452,7 +461,7 @@ class ControlPlaneClient:
                 return 304, dict(err.headers.items()), b""
             raise _error_of(err.code, err.read()) from None
         except (urllib.error.URLError, OSError) as err:
-            raise BrainstemError(0, "network", str(err)) from None
+            raise _network_error(err, self.timeout_s) from None
 
     def get_config(self, etag: Optional[str] = None) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
         """(bundle, ETag); bundle is None when `etag` is still current (304)."""

@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { signingVectors, SIGNING_VECTORS_FILE } from '../helpers/signing-vectors.js';
 import { serverWithKey } from '../controlplane/helpers.js';
@@ -20,7 +21,7 @@ export interface ClientUnderTest {
   /**
    * Runs the client's driver. Commands: `build TICKS` (the body), `parse REPLIES`, `live URL
    * TOKEN FORM TICKS` ({replies, ...}), `refused URL TOKEN FORM TICKS` ({raised, status,
-   * code}), and for clients that sign `sign VECTORS` and `controlplane URL SERVER_ID KEY`.
+   * code}), `silent URL TICKS` (the same with a 0.5 s timeout), and for clients that sign `sign VECTORS` and `controlplane URL SERVER_ID KEY`.
    */
   driver(...args: string[]): Promise<Run>;
   signs: boolean;
@@ -66,6 +67,21 @@ export function clientSuite(c: ClientUnderTest): void {
       }
     } finally {
       await sidecar.close();
+    }
+  });
+
+  test(`${c.name}: a sidecar that never answers fails the call with a timeout`, options, async () => {
+    // A real listener that accepts and then says nothing, as a hung sidecar would.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as { port: number };
+      const out = jsonOf(await c.driver('silent', `http://127.0.0.1:${port}`, TICKS_FIXTURE));
+      assert.deepEqual(out, { raised: true, status: 0, code: 'timeout' });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 

@@ -37,12 +37,13 @@ elseif cmd == 'parse' then
   local f = cjson.decode(read(arg[3]))
   local replies = assert(Brainstem.parse_replies(f.body, f.agents, arg[4] == 'cjson' and cjson.decode or nil))
   io.write(cjson.encode(normal(replies)))
-elseif cmd == 'live' or cmd == 'refused' then
+elseif cmd == 'live' or cmd == 'refused' or cmd == 'silent' then
   local url, token, form, fixture = arg[3], arg[4], arg[5], arg[6]
+  if cmd == 'silent' then url, token, form, fixture = arg[3], nil, 'bearer', arg[4] end
   local got, on_reply, on_error = collector()
   local failures = {}
   local brain = Brainstem.new({
-    url = url, token = token, token_form = form,
+    url = url, token = token, token_form = form, timeout_s = cmd == 'silent' and 0.5 or nil,
     http = Brainstem.luasocket_http(require('socket.http'), require('ltn12')),
     on_reply = on_reply,
     on_error = function(agent, err)
@@ -52,7 +53,7 @@ elseif cmd == 'live' or cmd == 'refused' then
   })
   local ticks = cjson.decode(read(fixture)).ticks
   local result = brain:step(0, function() return ticks end)
-  if cmd == 'refused' then
+  if cmd == 'refused' or cmd == 'silent' then
     local f = failures[1]
     -- Refused means failed with no reply applied.
     io.write(cjson.encode((f and #got == 0) and { raised = true, status = f.status, code = f.code } or { raised = false }))

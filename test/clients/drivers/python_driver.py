@@ -66,11 +66,11 @@ def main():
         ticks = [tick_of(t) for t in json.load(open(fixture, encoding="utf-8"))["ticks"]]
         print(json.dumps({"health": client.health(), "replies": [normal(r) for r in client.ticks(ticks)],
                           "single": normal(client.tick(ticks[0]))}))
-    elif cmd == "refused":
-        url, token, form, fixture = args
+    elif cmd in ("refused", "silent"):
+        url, token, form, fixture = args if cmd == "refused" else (args[0], None, "bearer", args[1])
         ticks = [tick_of(t) for t in json.load(open(fixture, encoding="utf-8"))["ticks"]]
         try:
-            bc.BrainClient(url, token, token_form=form).ticks(ticks)
+            bc.BrainClient(url, token, token_form=form, timeout_s=0.5).ticks(ticks)
             print(json.dumps({"raised": False}))
         except bc.BrainstemError as err:
             print(json.dumps({"raised": True, "status": err.status, "code": err.code}))
