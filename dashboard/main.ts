@@ -8,6 +8,7 @@ import { WidgetsPage, WidgetSettingsPage } from './pages/widgets.js';
 import { PropertiesPage, PropertyPage } from './pages/properties.js';
 import { AdminPage, AdminTenantPage } from './pages/admin.js';
 import { BillingPage } from './pages/billing.js';
+import { AccessPage } from './pages/access.js';
 
 /** The hash path split into segments: `#/servers/7/config` → ['servers', '7', 'config']. */
 function useRoute(): string[] {
@@ -25,6 +26,7 @@ const NAV = [
   { href: '#/servers', label: 'Servers', section: 'servers' },
   { href: '#/widgets', label: 'Widgets', section: 'widgets' },
   { href: '#/properties', label: 'Properties', section: 'properties' },
+  { href: '#/access', label: 'Keys', section: 'access' },
   { href: '#/billing', label: 'Billing', section: 'billing' },
   { href: '#/admin', label: 'Admin', section: 'admin' },
 ];
@@ -38,6 +40,8 @@ function page(route: string[]) {
       return id ? html`<${WidgetSettingsPage} id=${id} path=${[sub, ...rest].filter(Boolean)} />` : html`<${WidgetsPage} />`;
     case 'properties':
       return id ? html`<${PropertyPage} id=${id} />` : html`<${PropertiesPage} />`;
+    case 'access':
+      return html`<${AccessPage} />`;
     case 'billing':
       return html`<${BillingPage} />`;
     case 'admin':

@@ -9,6 +9,7 @@ export const ERRORS = {
   forbidden: { status: 403, message: 'The credential may not do this.' },
   plan_required: { status: 403, message: 'This needs a higher plan.' },
   tenant_suspended: { status: 403, message: 'The tenant is suspended.' },
+  plan_limit: { status: 403, message: 'A limit of the plan or service was reached.' },
   not_found: { status: 404, message: 'Not found.' },
   config_not_found: { status: 404, message: 'No server with that id.' },
   method_not_allowed: { status: 405, message: 'Method not allowed on this path.' },

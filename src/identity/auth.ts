@@ -1,5 +1,6 @@
 import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
+import { scopeAdmits } from './scopes.js';
 import type { IdentityStore } from './store.js';
 import { TOKEN_PREFIX, hashToken, safeEqual } from './tokens.js';
 import type { Principal, TenantRecord } from './types.js';
@@ -52,7 +53,12 @@ export class Authenticator {
     if (token.startsWith(TOKEN_PREFIX.session)) {
       const hash = hashToken(token);
       const s = await this.store.findSession(hash, this.now());
-      return s ? { kind: 'session', tenant: s.tenant, userId: s.userId, tokenHash: hash } : null;
+      return s ? { kind: 'session', tenant: s.tenant, userId: s.userId, tokenHash: hash, scopes: null } : null;
+    }
+    if (token.startsWith(TOKEN_PREFIX.personal)) {
+      const hash = hashToken(token);
+      const p = await this.store.usePersonalToken(hash, this.now());
+      return p ? { kind: 'session', tenant: p.tenant, userId: p.token.userId, tokenHash: hash, scopes: p.token.scopes } : null;
     }
     if (token.startsWith(TOKEN_PREFIX.apiKey)) {
       const k = await this.store.findApiKey(hashToken(token));
@@ -75,6 +81,9 @@ export class Authenticator {
     if (principal === null) throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
     if (principal === 'other' || !kinds.includes(principal.kind as K)) throw new HttpError('forbidden', `This route needs ${what}.`);
     if (principal.kind !== 'admin') active(principal.tenant);
+    if (principal.kind === 'session' && principal.scopes && !scopeAdmits(principal.scopes, req.method, req.path)) {
+      throw new HttpError('forbidden', `This personal access token's scopes (${principal.scopes.join(', ')}) do not admit ${req.method} ${req.path}.`);
+    }
     return principal as Extract<Principal, { kind: K }>;
   }
 

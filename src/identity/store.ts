@@ -1,6 +1,6 @@
 import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
-import type { ApiKeyRecord, Plan, TenantId, TenantRecord, TenantStatus, UserId, UserRecord } from './types.js';
+import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, TokenScope, UserId, UserRecord } from './types.js';
 
 /**
  * Tenants, users, sessions and API keys. Methods return promises so that a store on a
@@ -23,6 +23,23 @@ export interface IdentityStore {
   listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]>;
   revokeApiKey(tenantId: TenantId, id: number): Promise<boolean>;
   findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null>;
+  createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord>;
+  /** The user's tokens, newest first, revoked and expired ones included (the page shows why a token stopped working). */
+  listPersonalTokens(userId: UserId): Promise<PersonalTokenRecord[]>;
+  revokePersonalToken(userId: UserId, id: number): Promise<boolean>;
+  /** A live (not revoked, not expired at `now`) token's record, user and tenant; records the use. */
+  usePersonalToken(tokenHash: string, now: number): Promise<{ token: PersonalTokenRecord; tenant: TenantRecord } | null>;
+}
+
+export interface NewPersonalToken {
+  userId: UserId;
+  tenantId: TenantId;
+  name: string;
+  scopes: readonly TokenScope[];
+  tokenHash: string;
+  preview: string;
+  /** Epoch ms, or null for a token that does not expire. */
+  expiresAt: number | null;
 }
 
 const MIGRATIONS = [
@@ -62,7 +79,56 @@ const MIGRATIONS = [
       );
     `,
   },
+  {
+    version: 2,
+    sql: `
+      CREATE TABLE personal_tokens (
+        id INTEGER PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id),
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        name TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        token_hash TEXT NOT NULL UNIQUE,
+        preview TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at INTEGER,
+        last_used_at INTEGER,
+        revoked_at TEXT
+      );
+      CREATE INDEX personal_tokens_user ON personal_tokens(user_id);
+    `,
+  },
 ];
+
+/** A token's last use is written at most this often, so a busy CI job is not a write per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+interface PersonalTokenRow {
+  id: number;
+  user_id: number;
+  name: string;
+  scopes: string;
+  preview: string;
+  created_at: string;
+  expires_at: number | null;
+  last_used_at: number | null;
+  revoked_at: string | null;
+}
+
+function personalTokenOf(row: PersonalTokenRow): PersonalTokenRecord {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    id: row.id,
+    userId: row.user_id as UserId,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as TokenScope[],
+    preview: row.preview,
+    createdAt: row.created_at,
+    expiresAt: iso(row.expires_at),
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: row.revoked_at,
+  };
+}
 
 interface TenantRow {
   id: number;
@@ -112,6 +178,18 @@ export class SqliteIdentityStore implements IdentityStore {
       insertKey: db.prepare('INSERT INTO api_keys (tenant_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *'),
       keys: db.prepare('SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id'),
       revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL'),
+      insertPersonal: db.prepare(
+        'INSERT INTO personal_tokens (user_id, tenant_id, name, scopes, token_hash, preview, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *',
+      ),
+      personalTokens: db.prepare('SELECT * FROM personal_tokens WHERE user_id = ? ORDER BY id DESC'),
+      revokePersonal: db.prepare('UPDATE personal_tokens SET revoked_at = ? WHERE user_id = ? AND id = ? AND revoked_at IS NULL'),
+      personalByHash: db.prepare(
+        `SELECT p.id AS p_id, p.user_id AS p_user_id, p.name AS p_name, p.scopes AS p_scopes, p.preview AS p_preview, p.created_at AS p_created_at,
+                p.expires_at AS p_expires_at, p.last_used_at AS p_last_used_at, t.*
+           FROM personal_tokens p JOIN tenants t ON t.id = p.tenant_id
+          WHERE p.token_hash = ? AND p.revoked_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > ?)`,
+      ),
+      touchPersonal: db.prepare('UPDATE personal_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)'),
       keyByHash: db.prepare('SELECT k.id AS key_id, t.* FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.token_hash = ? AND k.revoked_at IS NULL'),
     };
   }
@@ -192,5 +270,37 @@ export class SqliteIdentityStore implements IdentityStore {
   async findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null> {
     const row = this.q.keyByHash.get(tokenHash) as (TenantRow & { key_id: number }) | undefined;
     return row ? { keyId: row.key_id, tenant: tenantOf(row) } : null;
+  }
+
+  async createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord> {
+    const row = this.q.insertPersonal.get(input.userId, input.tenantId, input.name, JSON.stringify(input.scopes), input.tokenHash, input.preview, this.iso(), input.expiresAt);
+    return personalTokenOf(row as PersonalTokenRow);
+  }
+
+  async listPersonalTokens(userId: UserId): Promise<PersonalTokenRecord[]> {
+    return (this.q.personalTokens.all(userId) as PersonalTokenRow[]).map(personalTokenOf);
+  }
+
+  async revokePersonalToken(userId: UserId, id: number): Promise<boolean> {
+    return this.q.revokePersonal.run(this.iso(), userId, id).changes > 0;
+  }
+
+  async usePersonalToken(tokenHash: string, now: number): Promise<{ token: PersonalTokenRecord; tenant: TenantRecord } | null> {
+    type Row = TenantRow & { p_id: number; p_user_id: number; p_name: string; p_scopes: string; p_preview: string; p_created_at: string; p_expires_at: number | null; p_last_used_at: number | null };
+    const row = this.q.personalByHash.get(tokenHash, now) as Row | undefined;
+    if (!row) return null;
+    this.q.touchPersonal.run(now, row.p_id, now - LAST_USED_RESOLUTION_MS);
+    const token = personalTokenOf({
+      id: row.p_id,
+      user_id: row.p_user_id,
+      name: row.p_name,
+      scopes: row.p_scopes,
+      preview: row.p_preview,
+      created_at: row.p_created_at,
+      expires_at: row.p_expires_at,
+      last_used_at: now,
+      revoked_at: null,
+    });
+    return { token, tenant: tenantOf(row) };
   }
 }

@@ -9,6 +9,7 @@ export const TOKEN_PREFIX = {
   session: 'bss_',
   admin: 'bsa_',
   apiKey: 'bpk_',
+  personal: 'bsu_',
   widgetKey: 'bwk_',
   webhookSecret: 'whsec_',
 } as const;

@@ -37,8 +37,30 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
-/** Who is calling, resolved from the bearer token. */
+export interface PersonalTokenRecord {
+  id: number;
+  userId: UserId;
+  name: string;
+  scopes: readonly TokenScope[];
+  /** The first characters of the token, so a user can tell tokens apart; never the token. */
+  preview: string;
+  createdAt: string;
+  /** ISO time after which the token stops working; null when it never expires. */
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** What a personal access token may do; see scopes.ts for the routes each admits. */
+export const TOKEN_SCOPES = ['config:read', 'config:write', 'full'] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+/**
+ * Who is calling, resolved from the bearer token. A personal access token speaks for its user
+ * like a session, within its scopes (`scopes` is null for a login session, which may do anything
+ * its user may).
+ */
 export type Principal =
   | { kind: 'admin' }
-  | { kind: 'session'; tenant: TenantRecord; userId: UserId; tokenHash: string }
+  | { kind: 'session'; tenant: TenantRecord; userId: UserId; tokenHash: string; scopes: readonly TokenScope[] | null }
   | { kind: 'apiKey'; tenant: TenantRecord; keyId: number };

@@ -1,6 +1,7 @@
 import type { RegisterCommand } from '../util.js';
 import { registerBench } from './bench.js';
 import { registerBundle } from './bundle.js';
+import { registerConfig } from './config.js';
 import { registerServe } from './serve.js';
 import { registerAdmin } from './admin.js';
 import { registerPlugins } from './plugins.js';
@@ -16,6 +17,7 @@ export const commands: RegisterCommand[] = [
   registerUp,
   registerAdmin,
   registerBundle,
+  registerConfig,
   registerWebhooks,
   registerPlugins,
   registerSim,
