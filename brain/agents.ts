@@ -2,22 +2,20 @@ import { LRUCache } from 'lru-cache';
 import type { AgentState } from './state.js';
 
 export const DEFAULT_MAX_AGENTS = 10_000;
-/** Agents whose last tick is this many game seconds behind the newest tick seen are dropped. */
+/** An agent whose next tick comes more than this many game seconds after its last one starts afresh. */
 export const DEFAULT_STALE_AFTER_S = 3600;
-/** The stale sweep runs once per this many ticks, so its cost is spread thin. */
-const SWEEP_EVERY = 1024;
 
 /**
- * Per-agent state, bounded two ways: an LRU of at most `max` agents (the least recently
- * ticked go first), and a sweep of agents not seen for `staleAfterS` of game time. There is
- * no TTL: lru-cache's TTL reads the wall clock, which the brain must not. `onDrop` runs for
- * every agent leaving the store (eviction, sweep, clear) so squads can forget it.
+ * Per-agent state, bounded by an LRU of at most `max` agents (the least recently ticked go
+ * first) and forgotten by the agent's own clock: a tick more than `staleAfterS` game seconds
+ * after the agent's last one finds no state (current()). Only the agent's own ticks decide
+ * that, never other agents' times or how agents are spread over workers, so a reply does not
+ * depend on who else is ticking. There is no TTL: lru-cache's TTL reads the wall clock, which
+ * the brain must not. `onDrop` runs for every agent leaving the store (eviction, staleness,
+ * clear) so squads can forget it.
  */
 export class AgentStore {
   private readonly cache: LRUCache<number, AgentState>;
-  private newestT = -Infinity;
-  private sinceSweep = 0;
-  private readonly doomed: number[] = [];
 
   constructor(
     readonly max: number,
@@ -35,6 +33,14 @@ export class AgentStore {
     return this.cache.get(id);
   }
 
+  /** The agent's state for a tick at game time `time`; dropped first when it went stale by its own clock. */
+  current(id: number, time: number): AgentState | undefined {
+    const a = this.cache.get(id);
+    if (a === undefined || !(time - a.lastT > this.staleAfterS)) return a;
+    this.cache.delete(id);
+    return undefined;
+  }
+
   /** Without touching recency: persona and roster reads must not reorder eviction. */
   peek(id: number): AgentState | undefined {
     return this.cache.peek(id);
@@ -46,31 +52,9 @@ export class AgentStore {
 
   clear(): void {
     this.cache.clear();
-    this.newestT = -Infinity;
-    this.sinceSweep = 0;
   }
 
   values(): IterableIterator<AgentState> {
     return this.cache.values();
-  }
-
-  /** Notes a tick's game time and now and then drops agents left far behind it. */
-  touched(time: number): void {
-    if (time > this.newestT) this.newestT = time;
-    if (++this.sinceSweep < SWEEP_EVERY) return;
-    this.sinceSweep = 0;
-    this.sweep();
-  }
-
-  sweep(): void {
-    const cutoff = this.newestT - this.staleAfterS;
-    // Least recently used first; stop at the first fresh one, the rest were ticked later.
-    for (const a of this.cache.rvalues()) {
-      if (a === undefined) continue;
-      if (a.lastT >= cutoff) break;
-      this.doomed.push(a.id);
-    }
-    for (const id of this.doomed) this.cache.delete(id);
-    this.doomed.length = 0;
   }
 }

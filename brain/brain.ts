@@ -23,7 +23,7 @@ import { fleeMargin } from './utility.js';
 export interface BrainOptions {
   /** Most agents whose state is kept; the least recently seen are evicted beyond it. Default 10,000. */
   maxAgents?: number;
-  /** Agents not ticked for this many game seconds (behind the newest tick seen) are dropped. Default 3600. */
+  /** An agent ticking more than this many game seconds after its own last tick starts afresh. Default 3600. */
   staleAfterS?: number;
 }
 
@@ -153,7 +153,7 @@ export class Brain {
     const pos = st.pos;
     const id = s.agent as number;
 
-    let a = this.agents.get(id);
+    let a = this.agents.current(id, time);
     const first = a === undefined;
     if (a === undefined) a = this.spawn(id, time, prof, pos.x, pos.y, pos.z);
     const dt = first || time < a.lastT ? 0 : time - a.lastT;
@@ -309,7 +309,6 @@ export class Brain {
     a.x = pos.x;
     a.y = pos.y;
     a.z = pos.z;
-    this.agents.touched(time);
     return { agent: id, posture, intents: out };
   }
 
@@ -415,7 +414,6 @@ export class Brain {
     for (const a of agents) {
       temper(a);
       this.agents.set(a);
-      this.agents.touched(a.lastT);
     }
     for (const a of this.agents.values()) {
       const squad = a.squad;

@@ -49,13 +49,21 @@ class Problems {
   }
 }
 
+/**
+ * A plain object (what JSON.parse and the MessagePack decoder make of a map); arrays, binary
+ * data and extension values are not, though typeof calls them objects.
+ */
 function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
 }
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
+  if (ArrayBuffer.isView(v)) return 'binary data';
+  if (typeof v === 'object' && !isObj(v)) return 'an extension value';
   return typeof v;
 }
 

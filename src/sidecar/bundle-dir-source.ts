@@ -17,6 +17,8 @@ export interface BundleDirOptions {
   debounceMs?: number;
   /** Interval of the stat fallback, for file systems where fs.watch misses changes; 0 turns it off. */
   pollMs?: number;
+  /** Wall clock in ms, for lastErrorSince (Date.now). */
+  now?: () => number;
 }
 
 /**
@@ -29,8 +31,10 @@ export class BundleDirSource implements ConfigSource {
   private readonly logger: Logger;
   private readonly debounceMs: number;
   private readonly pollMs: number;
+  private readonly now: () => number;
   private current: ConfigBundle | null = null;
   private lastError: string | null = null;
+  private lastErrorSince: string | null = null;
   private onBundle: ((bundle: ConfigBundle) => void) | null = null;
   private watcher: FSWatcher | null = null;
   private poller: NodeJS.Timeout | null = null;
@@ -45,6 +49,7 @@ export class BundleDirSource implements ConfigSource {
     this.logger = options.logger ?? silentLogger;
     this.debounceMs = options.debounceMs ?? 100;
     this.pollMs = options.pollMs ?? 2000;
+    this.now = options.now ?? Date.now;
   }
 
   async start(onBundle: (bundle: ConfigBundle) => void): Promise<ConfigBundle> {
@@ -84,7 +89,7 @@ export class BundleDirSource implements ConfigSource {
   }
 
   status(): ConfigStatus {
-    return { version: this.current?.version ?? 0, source: 'bundle-dir', location: this.dir, lastError: this.lastError };
+    return { version: this.current?.version ?? 0, source: 'bundle-dir', location: this.dir, lastError: this.lastError, lastErrorSince: this.lastErrorSince };
   }
 
   /** Reads the directory now and applies its bundle when valid and of a new version. */
@@ -134,6 +139,7 @@ export class BundleDirSource implements ConfigSource {
     const result = await loadBundleDir(this.dir);
     if (!result.ok) {
       this.lastError = result.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
+      this.lastErrorSince ??= new Date(this.now()).toISOString();
       this.logger.warn('bundle refused; keeping the last good one', {
         dir: this.dir,
         version: this.current?.version,
@@ -142,6 +148,7 @@ export class BundleDirSource implements ConfigSource {
       return { kind: 'refused', problems: result.problems };
     }
     this.lastError = null;
+    this.lastErrorSince = null;
     if (this.current && result.bundle.version === this.current.version) return { kind: 'unchanged', version: result.bundle.version };
     const previous = this.current?.version;
     this.current = result.bundle;

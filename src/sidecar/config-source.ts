@@ -13,8 +13,13 @@ export interface ConfigStatus {
   source: ConfigOrigin;
   /** The bundle directory or the control-plane URL; null for the defaults. */
   location: string | null;
-  /** Why the newest candidate bundle was refused, when it was; cleared by the next applied one. */
+  /**
+   * Why the source could not bring the newest bundle: a refused bundle, or (control plane) a
+   * pull that failed. Cleared by the next pull or bundle that succeeds.
+   */
   lastError: string | null;
+  /** Since when lastError has held (ISO 8601, the first failure of the run), null without one. */
+  lastErrorSince: string | null;
 }
 
 /**

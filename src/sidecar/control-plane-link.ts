@@ -70,7 +70,7 @@ export async function startLinkedSidecar(
         serverId: client.serverId,
         stateDir: link.stateDir,
         ...source.pullStatus(),
-        ...(pusher?.status() ?? { lastPush: null, pushingStopped: false, buffered: buffer.size, dropped: buffer.dropped, rejected: 0 }),
+        ...(pusher?.status() ?? { lastPush: null, lastPushError: null, lastPushErrorSince: null, buffered: buffer.size, dropped: buffer.dropped, rejected: 0 }),
       },
     }),
     beforeStop: async () => pusher?.close(link.shutdownGraceMs ?? 2_000),

@@ -15,9 +15,10 @@ export interface Exchange {
 
 export interface PullStatus {
   lastPull: Exchange | null;
-  /** True after a 401/403: the key is revoked or wrong; a restart with a good key resumes. */
-  pollingStopped: boolean;
+  /** Failed pulls in a row (0 after a success); the wait before the next grows with it. */
   consecutiveErrors: number;
+  /** When the next pull is due (ISO 8601), null while none is scheduled. */
+  nextPullAt: string | null;
   skewMs: number;
 }
 
@@ -31,7 +32,7 @@ export interface ControlPlaneSourceOptions {
   startupTimeoutMs?: number;
   /** Timeout of later pulls (default 10 s). */
   requestTimeoutMs?: number;
-  /** Cap of the error back-off (default 5 min). */
+  /** Cap of the error back-off (default 5 min, `--max-backoff`). */
   maxBackoffMs?: number;
   logger?: Logger;
   now?: () => number;
@@ -48,9 +49,11 @@ interface CachedBundle {
  * The control plane as a config source (spec 001 §4.2). Pulls `GET /v1/config?server={id}`
  * at start and on a jittered interval with `If-None-Match` of the last applied bundle;
  * validates before applying (an invalid bundle keeps the last good one, logged once); keeps
- * the last applied bundle on disk and starts from it when the control plane cannot be reached
- * at start, else from the built-in defaults. Errors back off exponentially with jitter; a
- * 401/403 stops polling. Nothing here runs on the tick path.
+ * the last applied bundle on disk and starts from it when the first pull fails, else from the
+ * built-in defaults. No answer stops the polling: a network error, a 5xx, a 429 or a 401/403
+ * (a suspended tenant, a revoked key) keeps the last good bundle and retries with exponential
+ * back-off and jitter, capped at maxBackoffMs, so a resumed tenant or a fixed key is picked up
+ * by the next pull. Nothing here runs on the tick path.
  */
 export class ControlPlaneSource implements ConfigSource {
   private readonly client: ControlPlaneClient;
@@ -67,9 +70,12 @@ export class ControlPlaneSource implements ConfigSource {
   /** ETag of the applied bundle, sent as If-None-Match; null while on the defaults. */
   private etag: string | null = null;
   private lastError: string | null = null;
+  private lastErrorSince: string | null = null;
   private lastPull: Exchange | null = null;
-  private stopped = false;
   private closed = false;
+  /** Earliest next pull a 429's Retry-After asked for (epoch ms), 0 when none. */
+  private notBefore = 0;
+  private nextPullAt: number | null = null;
   private errors = 0;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> | null = null;
@@ -99,8 +105,9 @@ export class ControlPlaneSource implements ConfigSource {
       this.origin = 'disk-cache';
     }
     await this.pull(this.startupTimeoutMs);
-    if (this.origin === 'disk-cache') this.logger.warn('control plane unreachable at start; running the last good bundle from disk', { version: this.current.version, file: this.cacheFile });
-    if (this.origin === 'defaults') this.logger.warn('control plane unreachable at start and no bundle on disk; running the built-in defaults', { url: this.client.url });
+    const reason = this.lastError ?? 'no answer';
+    if (this.origin === 'disk-cache') this.logger.warn('config pull failed at start; running the last good bundle from disk, retrying with back-off', { reason, version: this.current.version, file: this.cacheFile });
+    if (this.origin === 'defaults') this.logger.warn('config pull failed at start and no bundle on disk; running the built-in defaults, retrying with back-off', { reason, url: this.client.url });
     this.onBundle = onBundle;
     this.schedule();
     return this.current;
@@ -115,26 +122,36 @@ export class ControlPlaneSource implements ConfigSource {
   }
 
   status(): ConfigStatus {
-    return { version: this.current.version, source: this.origin, location: this.client.url, lastError: this.lastError };
+    return { version: this.current.version, source: this.origin, location: this.client.url, lastError: this.lastError, lastErrorSince: this.lastErrorSince };
   }
 
   pullStatus(): PullStatus {
-    return { lastPull: this.lastPull, pollingStopped: this.stopped, consecutiveErrors: this.errors, skewMs: this.client.skewMs };
+    const next = this.nextPullAt === null ? null : new Date(this.nextPullAt).toISOString();
+    return { lastPull: this.lastPull, consecutiveErrors: this.errors, nextPullAt: next, skewMs: this.client.skewMs };
   }
 
-  /** Pulls now (joins a pull under way); for tests and an operator's nudge. */
+  /** Pulls now (joins a pull under way), then schedules the next pull from its outcome. */
   pollNow(): Promise<void> {
-    return (this.inFlight ??= this.pull(this.requestTimeoutMs).finally(() => (this.inFlight = null)));
+    return (this.inFlight ??= this.pull(this.requestTimeoutMs).finally(() => {
+      this.inFlight = null;
+      this.schedule();
+    }));
   }
 
   private schedule(): void {
-    if (this.closed || this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.nextPullAt = null;
+    if (this.closed || this.onBundle === null) return;
     const base = this.errors === 0 ? this.pollMs : Math.min(this.maxBackoffMs, this.pollMs * 2 ** this.errors);
     // Jitter spreads many sidecars' pulls; on errors it is "full jitter" over the upper half.
-    const delay = this.errors === 0 ? base * (0.9 + 0.2 * this.random()) : base * (0.5 + 0.5 * this.random());
+    const jittered = this.errors === 0 ? base * (0.9 + 0.2 * this.random()) : base * (0.5 + 0.5 * this.random());
+    const delay = Math.max(jittered, this.notBefore - this.now());
+    this.nextPullAt = this.now() + delay;
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.pollNow().finally(() => this.schedule());
+      this.nextPullAt = null;
+      void this.pollNow();
     }, delay);
     this.timer.unref();
   }
@@ -144,7 +161,6 @@ export class ControlPlaneSource implements ConfigSource {
   }
 
   private async pull(timeoutMs: number): Promise<void> {
-    if (this.stopped) return;
     let reply;
     try {
       reply = await this.client.request('GET', `/v1/config?server=${this.client.serverId}`, {
@@ -155,34 +171,25 @@ export class ControlPlaneSource implements ConfigSource {
       return this.fail(`unreachable (${failureText(err)})`);
     }
     if (reply.status === 304) {
-      this.errors = 0;
+      this.recovered();
       if (this.origin === 'disk-cache') this.origin = 'control-plane';
       return this.record('not_modified');
     }
-    if (reply.status === 401 || reply.status === 403) {
-      this.stopped = true;
-      this.record('unauthorized');
-      this.logger.error('the control plane refused the server key; config polling stopped (ticks continue on the applied bundle)', {
-        status: reply.status,
-        reason: errorText(reply),
-        version: this.current.version,
-      });
-      return;
-    }
+    if (reply.status === 401 || reply.status === 403) return this.fail(`the control plane refused the server key (${errorText(reply)})`, 'unauthorized');
+    if (reply.status === 429) this.notBefore = this.now() + retryAfterMs(reply.headers.get('retry-after'), this.now());
     if (reply.status !== 200) return this.fail(errorText(reply));
     let value: unknown;
     try {
       value = JSON.parse(reply.text);
     } catch {
-      return this.fail('the bundle is not JSON', true);
+      return this.fail('the bundle is not JSON', 'invalid');
     }
     const check = validateBundle(value);
     if (!check.ok) {
       const reasons = check.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
-      return this.fail(`invalid bundle: ${reasons}`, true);
+      return this.fail(`invalid bundle: ${reasons}`, 'invalid');
     }
-    this.errors = 0;
-    this.lastError = null;
+    this.recovered();
     const bundle = check.bundle;
     const etag = reply.headers.get('etag') ?? `"v${bundle.version}"`;
     const changed = this.origin === 'defaults' || bundle.version !== this.current.version;
@@ -199,15 +206,30 @@ export class ControlPlaneSource implements ConfigSource {
     if (changed) await this.writeCache({ etag, savedAt: new Date(this.now()).toISOString(), bundle });
   }
 
-  private fail(reason: string, invalid = false): void {
+  /**
+   * A failed pull: counted for the back-off, shown on /status, and logged when its reason
+   * changes (not on every retry). `kind` says what the log line can truthfully claim.
+   */
+  private fail(reason: string, kind: 'invalid' | 'unauthorized' | 'error' = 'error'): void {
     this.errors++;
-    this.record(`error: ${reason}`);
-    if (invalid) {
-      if (this.lastError !== reason) this.logger.warn('bundle from the control plane refused; keeping the last good one', { version: this.current.version, reason });
-      this.lastError = reason;
-    } else if (this.errors === 1) {
-      this.logger.warn('config pull failed; retrying with back-off', { reason, version: this.current.version });
-    }
+    this.record(kind === 'unauthorized' ? 'unauthorized' : `error: ${reason}`);
+    const changed = this.lastError !== reason;
+    this.lastError = reason;
+    this.lastErrorSince ??= new Date(this.now()).toISOString();
+    if (!changed || !this.onBundle) return;
+    const fields = { reason, version: this.current.version, consecutiveErrors: this.errors };
+    if (kind === 'invalid') this.logger.warn('bundle from the control plane refused; keeping the last good one', fields);
+    else if (kind === 'unauthorized') this.logger.error('the control plane refused the server key; keeping the applied bundle and retrying with back-off', fields);
+    else this.logger.warn('config pull failed; keeping the applied bundle and retrying with back-off', fields);
+  }
+
+  /** A pull that worked: the back-off and the error are over. */
+  private recovered(): void {
+    if (this.lastError !== null && this.onBundle) this.logger.info('config pull works again', { version: this.current.version, failedSince: this.lastErrorSince });
+    this.errors = 0;
+    this.notBefore = 0;
+    this.lastError = null;
+    this.lastErrorSince = null;
   }
 
   private async readCache(): Promise<CachedBundle | null> {
@@ -231,4 +253,13 @@ export class ControlPlaneSource implements ConfigSource {
       this.logger.error('the applied bundle could not be saved to disk', { file: this.cacheFile, error: err instanceof Error ? err.message : String(err) });
     }
   }
+}
+
+/** A Retry-After header (seconds or an HTTP date) in ms from now; 0 when absent or unreadable. */
+function retryAfterMs(value: string | null, now: number): number {
+  if (!value) return 0;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? 0 : Math.max(0, at - now);
 }

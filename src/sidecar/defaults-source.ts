@@ -15,6 +15,6 @@ export class DefaultsSource implements ConfigSource {
   async stop(): Promise<void> {}
 
   status(): ConfigStatus {
-    return { version: this.bundle.version, source: 'defaults', location: null, lastError: null };
+    return { version: this.bundle.version, source: 'defaults', location: null, lastError: null, lastErrorSince: null };
   }
 }

@@ -22,6 +22,7 @@ export function mountStatus(server: HttpServer, gate: BearerGate | null, status:
         source: s.config.source,
         location: s.config.location,
         lastError: s.config.lastError,
+        lastErrorSince: s.config.lastErrorSince,
         ...extras(),
         agents: s.agents,
         evaluator: s.evaluator,

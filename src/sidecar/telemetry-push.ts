@@ -12,8 +12,9 @@ const LIMITS = { events: 1000, kind: 64, roster: 1000, text: 200 } as const;
 
 export interface PushStatus {
   lastPush: Exchange | null;
-  /** True after a 401/403: reports keep being buffered but are not sent until a restart. */
-  pushingStopped: boolean;
+  /** Why the last send failed (cleared by a 202), and since when (ISO 8601). */
+  lastPushError: string | null;
+  lastPushErrorSince: string | null;
   buffered: number;
   /** Reports dropped because the buffer was full (oldest first), over the state directory's life. */
   dropped: number;
@@ -44,7 +45,9 @@ export interface TelemetryPusherOptions {
  * Telemetry push (spec 001 §2.2, §4.2). Every interval the sidecar's counters are drained
  * into a report, the report is appended to the on-disk buffer, and the buffer is sent oldest
  * first, one report at a time, each removed only after its 202. While the control plane is
- * unreachable reports stay buffered and sends back off exponentially with jitter.
+ * unreachable or refuses the key (401/403: a suspended tenant, a revoked key), reports stay
+ * buffered and sends back off exponentially with jitter, capped at maxBackoffMs; nothing stops
+ * them for good.
  */
 export class TelemetryPusher {
   private readonly o: Required<Omit<TelemetryPusherOptions, 'logger'>> & { logger: Logger };
@@ -53,7 +56,8 @@ export class TelemetryPusher {
   private flushing: Promise<void> | null = null;
   private collecting: Promise<void> = Promise.resolve();
   private lastPush: Exchange | null = null;
-  private stopped = false;
+  private lastError: string | null = null;
+  private lastErrorSince: string | null = null;
   private closed = false;
   private errors = 0;
   private notBefore = 0;
@@ -85,7 +89,14 @@ export class TelemetryPusher {
   }
 
   status(): PushStatus {
-    return { lastPush: this.lastPush, pushingStopped: this.stopped, buffered: this.o.buffer.size, dropped: this.o.buffer.dropped, rejected: this.rejected };
+    return {
+      lastPush: this.lastPush,
+      lastPushError: this.lastError,
+      lastPushErrorSince: this.lastErrorSince,
+      buffered: this.o.buffer.size,
+      dropped: this.o.buffer.dropped,
+      rejected: this.rejected,
+    };
   }
 
   /** Drains the counters into one report and buffers it, then tries to send (unless backing off). */
@@ -157,7 +168,7 @@ export class TelemetryPusher {
   }
 
   private async sendAll(): Promise<void> {
-    while (!this.stopped) {
+    for (;;) {
       const head = this.o.buffer.headLine();
       if (!head) return;
       let reply;
@@ -167,20 +178,17 @@ export class TelemetryPusher {
         return this.backOff(`unreachable (${failureText(err)})`);
       }
       if (reply.status === 202) {
+        if (this.lastError !== null) this.o.logger.info('telemetry push works again', { failedSince: this.lastErrorSince, buffered: this.o.buffer.size });
         this.errors = 0;
         this.notBefore = 0;
+        this.lastError = this.lastErrorSince = null;
         this.record('ok');
         await this.o.buffer.ack(head.id).catch((err: unknown) => {
           this.o.logger.error('telemetry cursor not saved; the report may be resent (the control plane dedupes it)', { error: String(err) });
         });
         continue;
       }
-      if (reply.status === 401 || reply.status === 403) {
-        this.stopped = true;
-        this.record('unauthorized');
-        this.o.logger.error('the control plane refused the server key; telemetry is buffered on disk but no longer sent', { status: reply.status, reason: errorText(reply), buffered: this.o.buffer.size });
-        return;
-      }
+      if (reply.status === 401 || reply.status === 403) return this.backOff(`the control plane refused the server key (${errorText(reply)})`, true);
       if (reply.status >= 400 && reply.status < 500 && reply.status !== 408 && reply.status !== 429) {
         // A report refused for its content would block every later one: it is discarded.
         this.rejected++;
@@ -193,10 +201,16 @@ export class TelemetryPusher {
     }
   }
 
-  private backOff(reason: string): void {
+  private backOff(reason: string, unauthorized = false): void {
     this.errors++;
-    this.record(`error: ${reason}`);
-    if (this.errors === 1) this.o.logger.warn('telemetry push failed; reports stay buffered and are retried with back-off', { reason, buffered: this.o.buffer.size });
+    this.record(unauthorized ? 'unauthorized' : `error: ${reason}`);
+    if (this.lastError !== reason) {
+      const fields = { reason, buffered: this.o.buffer.size };
+      if (unauthorized) this.o.logger.error('the control plane refused the server key; telemetry stays buffered on disk and is retried with back-off', fields);
+      else this.o.logger.warn('telemetry push failed; reports stay buffered and are retried with back-off', fields);
+    }
+    this.lastError = reason;
+    this.lastErrorSince ??= new Date(this.o.now()).toISOString();
     const base = Math.min(this.o.maxBackoffMs, this.o.minBackoffMs * 2 ** (this.errors - 1));
     const delay = base * (0.5 + 0.5 * this.o.random());
     this.notBefore = this.o.now() + delay;

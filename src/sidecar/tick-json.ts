@@ -99,6 +99,7 @@ class JsonTickReader extends TickReader {
       if (c === 0x5c || c < 0x20) bail();
       this.i++;
     }
+    this.utf8(start, this.i);
     this.i++;
     this.colon();
     return -1;
@@ -236,14 +237,19 @@ class JsonTickReader extends TickReader {
   }
 
 
+  /** A string from its opening quote to past its closing one, checked as JSON.parse would, its bytes as UTF-8. */
+  private skipString(): void {
+    const start = ++this.i;
+    if (this.scanString() !== 0) this.utf8(start, this.i);
+    this.i++;
+  }
+
   /** Any JSON value, checked for syntax only. */
   protected skip(depth: number): void {
     this.ws();
     const c = this.b[this.i];
     if (c === 0x22) {
-      this.i++;
-      this.scanString();
-      this.i++;
+      this.skipString();
     } else if (c === 0x7b) {
       if (depth >= MAX_SKIP_DEPTH) bail();
       this.i++;
@@ -254,9 +260,7 @@ class JsonTickReader extends TickReader {
       }
       do {
         if (this.b[this.i] !== 0x22) bail();
-        this.i++;
-        this.scanString();
-        this.i++;
+        this.skipString();
         this.ws();
         if (this.b[this.i] !== 0x3a) bail();
         this.i++;

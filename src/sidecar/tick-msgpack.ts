@@ -99,6 +99,7 @@ class MsgpackTickReader extends TickReader {
       if (++k === count) k = 0;
     }
     if (this.spells(PROTO, start, len)) bail();
+    this.utf8(start, this.i);
     return -1;
   }
 
@@ -177,6 +178,7 @@ class MsgpackTickReader extends TickReader {
     if (len >= 0) {
       this.need(len);
       this.i += len;
+      this.utf8(this.i - len, this.i);
       return;
     }
     len = this.mapHeader(c);

@@ -187,6 +187,11 @@ export abstract class TickReader {
     return bail();
   }
 
+  /** Bails unless bytes [start, end) are valid UTF-8 (the exact path refuses a body that is not). */
+  protected utf8(start: number, end: number): void {
+    if (!this.isAscii(start, end) && !isUtf8(this.b.subarray(start, end))) bail();
+  }
+
   protected isAscii(start: number, end: number): boolean {
     const b = this.b;
     for (let k = start; k < end; k++) if (b[k]! >= 0x80) return false;

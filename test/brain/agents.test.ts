@@ -17,11 +17,22 @@ test('state is bounded by maxAgents: the least recently ticked agent is evicted'
   assert.equal(brain.drainEvents().spawn, 1);
 });
 
-test('agents not seen for staleAfterS of game time are dropped', () => {
-  const brain = new Brain(bundle({ human_factors: false }), { staleAfterS: 100 });
+test('an agent is forgotten by its own clock only: other agents ticking far ahead do not drop it', () => {
+  // Human factors on: a fresh agent counts a spawn.
+  const brain = new Brain(bundle(), { staleAfterS: 100 });
   brain.tick(req(1, 0, self()));
   for (let t = 0; t < 3000; t++) brain.tick(req(2, t * 0.1, self()));
-  assert.deepEqual(brain.roster().map((r) => r.agent), [2]);
+  assert.deepEqual(brain.roster().map((r) => r.agent), [1, 2]);
+  brain.drainEvents();
+  // 90 s after its own last tick: remembered, whatever the others' clocks say.
+  brain.tick(req(1, 90, self()));
+  assert.equal(brain.drainEvents().spawn, undefined);
+  // More than 100 s after its own last tick: it starts afresh.
+  brain.tick(req(1, 190.5, self()));
+  assert.equal(brain.drainEvents().spawn, 1);
+  // Exactly staleAfterS later is not more than it.
+  brain.tick(req(1, 290.5, self()));
+  assert.equal(brain.drainEvents().spawn, undefined);
 });
 
 test('squad state follows eviction: an evicted member no longer pulls the squad', () => {

@@ -53,7 +53,7 @@ test('a bundle that fails validation is refused once, the last good one stays, a
     await source.pollNow();
     await source.pollNow();
     assert.deepEqual(applied, [4]);
-    assert.deepEqual(source.status(), { version: 4, source: 'control-plane', location: url, lastError: null });
+    assert.deepEqual(source.status(), { version: 4, source: 'control-plane', location: url, lastError: null, lastErrorSince: null });
     assert.deepEqual(seen, [undefined, '"v2"', '"v2"', '"v2"']);
   } finally {
     await source.stop();
@@ -122,6 +122,88 @@ test('a report whose 202 is lost is resent with the same reportId and counted on
     assert.equal(total('snap'), 6);
   } finally {
     await pusher.close(100);
+    dir.dispose();
+  }
+});
+
+test('401/403/5xx/429 never stop the pulls: the last good bundle stays, /status says why and since when, and a resumed tenant is picked up', async () => {
+  const v1: ConfigBundle = { ...DEFAULT_BUNDLE, version: 1 };
+  const v2: ConfigBundle = { ...DEFAULT_BUNDLE, version: 2 };
+  const error = (status: number, code: string) => ({ status, body: { error: { code, message: `${code} for the test` } } });
+  const answers: { status: number; body: unknown; headers?: Record<string, string> }[] = [
+    { status: 200, body: v1 },
+    error(403, 'tenant_suspended'),
+    error(403, 'tenant_suspended'),
+    error(401, 'unauthorized'),
+    error(503, 'unavailable'),
+    { ...error(429, 'rate_limited'), headers: { 'retry-after': '0' } },
+    { status: 200, body: v2 },
+  ];
+  const fake = createServer((_req, res) => {
+    const next = answers.shift() ?? { status: 304, body: null };
+    res.writeHead(next.status, { 'content-type': 'application/json', ...(next.status === 200 ? { etag: `"v${(next.body as ConfigBundle).version}"` } : {}), ...next.headers });
+    res.end(next.body === null ? undefined : JSON.stringify(next.body));
+  }).listen(0, '127.0.0.1');
+  await once(fake, 'listening');
+  const dir = tempDir();
+  const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+  const lines: string[] = [];
+  const logger = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`), error: (m: string) => lines.push(`error ${m}`) };
+  let clock = Date.parse('2026-11-26T08:00:00Z');
+  const source = new ControlPlaneSource({ client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_x' }), stateDir: dir.path, pollMs: 3_600_000, maxBackoffMs: 5_000, logger, now: () => clock });
+  try {
+    const applied: number[] = [];
+    assert.equal((await source.start((b) => applied.push(b.version))).version, 1);
+    await source.pollNow();
+    assert.match(source.status().lastError ?? '', /refused the server key \(403 tenant_suspended/);
+    assert.equal(source.status().lastErrorSince, '2026-11-26T08:00:00.000Z');
+    assert.equal(source.pullStatus().lastPull?.outcome, 'unauthorized');
+    clock += 60_000;
+    for (let k = 0; k < 4; k++) await source.pollNow();
+    // Still the first failure's time: the trouble has lasted since then.
+    assert.equal(source.status().lastErrorSince, '2026-11-26T08:00:00.000Z');
+    assert.equal(source.pullStatus().consecutiveErrors, 5);
+    assert.equal(source.status().version, 1);
+    // The timer keeps running, its wait capped by maxBackoffMs.
+    const next = Date.parse(source.pullStatus().nextPullAt ?? '');
+    assert.ok(next > clock && next <= clock + 5_000, String(source.pullStatus().nextPullAt));
+    await source.pollNow();
+    assert.deepEqual(applied, [2]);
+    assert.equal(source.status().lastError, null);
+    assert.equal(source.status().lastErrorSince, null);
+    assert.equal(source.pullStatus().consecutiveErrors, 0);
+    // Logged when the reason changed, not on every retry; never "unreachable" for a refused key.
+    assert.deepEqual(lines.filter((l) => l.includes('refused the server key')).length, 2);
+    assert.ok(lines.some((l) => l.startsWith('info config pull works again')));
+    assert.ok(!lines.some((l) => l.includes('unreachable')));
+  } finally {
+    await source.stop();
+    fake.close();
+    dir.dispose();
+  }
+});
+
+test('a refused key at start is logged as such, not as an unreachable control plane', async () => {
+  const fake = createServer((_req, res) => {
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { code: 'unauthorized', message: 'The server key is not valid.' } }));
+  }).listen(0, '127.0.0.1');
+  await once(fake, 'listening');
+  const dir = tempDir();
+  const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+  const lines: string[] = [];
+  const logger = { info: () => {}, warn: (m: string, f?: object) => lines.push(`${m} ${JSON.stringify(f)}`), error: (m: string, f?: object) => lines.push(`${m} ${JSON.stringify(f)}`) };
+  const source = new ControlPlaneSource({ client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_wrong' }), stateDir: dir.path, pollMs: 3_600_000, logger });
+  try {
+    await source.start(() => {});
+    assert.equal(source.status().source, 'defaults');
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^config pull failed at start and no bundle on disk; running the built-in defaults.*refused the server key \(401 unauthorized: The server key is not valid/);
+    assert.ok(!lines[0]!.includes('unreachable'));
+    assert.ok(!lines[0]!.includes('bsk_wrong'));
+  } finally {
+    await source.stop();
+    fake.close();
     dir.dispose();
   }
 });

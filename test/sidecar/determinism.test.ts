@@ -5,7 +5,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { generateTicks } from '../../bench/tick/scenarios.js';
 import { cli } from '../helpers/paths.js';
-import { post, startTest, type Enc } from './helpers.js';
+import { Brain, DEFAULT_BUNDLE, parseTickRequest } from '../../brain/index.js';
+import { post, postTo, startTest, type Enc } from './helpers.js';
 
 // Squads spanning agents: their members must see one another's ticks in the same order
 // whether evaluated inline or on worker shards.
@@ -116,5 +117,40 @@ test('the CLI refuses a bad --addr or --workers with one line and exit 1', async
     const [code] = (await once(child, 'exit')) as [number];
     assert.equal(code, 1, stderr);
     assert.match(stderr, /^brainstem: /);
+  }
+});
+
+test('an idle agent is forgotten by its own clock alone: the same replies inline, with 1 or 2 workers, and from a brain that saw only its ticks', async () => {
+  // Agent 1 ticks at t=0, then many other agents tick up to t=5000 (more than 1,024 ticks),
+  // then agent 1 comes back at t=3000 (3,000 s by its own clock: remembered) and at t=6700
+  // (3,700 s: forgotten). Squads are off so no other agent can change agent 1's replies.
+  const lone = (agent: number, time: number): Record<string, unknown> => {
+    const tick = TICKS[agent % TICKS.length]!;
+    const snapshot: Record<string, unknown> = { ...(tick.snapshot as Record<string, unknown>), agent, time_s: time };
+    delete snapshot.squad;
+    return { ...tick, snapshot };
+  };
+  const sequence = [lone(1, 0)];
+  for (let k = 0; k < 1200; k++) sequence.push(lone(2 + (k % 40), (k * 5000) / 1200));
+  sequence.push(lone(1, 3000), lone(1, 3001), lone(1, 6700), lone(1, 6701));
+  const mine = sequence.filter((t) => (t.snapshot as { agent: number }).agent === 1);
+  const reference = new Brain(DEFAULT_BUNDLE);
+  const expected = mine.map((t) => {
+    const parsed = parseTickRequest(t);
+    assert.ok(parsed.ok);
+    return JSON.stringify(reference.tick(parsed.request));
+  });
+  for (const workers of [0, 1, 2]) {
+    const s = await startTest({ workers });
+    try {
+      const r = await postTo(`${s.url}/ticks`, sequence.slice(0, 1000));
+      assert.equal(r.status, 200);
+      const rest = await postTo(`${s.url}/ticks`, sequence.slice(1000));
+      const replies = [...(r.json() as unknown[]), ...(rest.json() as unknown[])];
+      const agentOne = replies.filter((x) => (x as { agent: number }).agent === 1).map((x) => JSON.stringify(x));
+      assert.deepEqual(agentOne, expected, `${workers} workers`);
+    } finally {
+      await s.close();
+    }
   }
 });

@@ -42,7 +42,7 @@ class FixedSource implements ConfigSource {
   }
   async stop(): Promise<void> {}
   status() {
-    return { version: this.bundle.version, source: 'defaults' as const, location: null, lastError: null };
+    return { version: this.bundle.version, source: 'defaults' as const, location: null, lastError: null, lastErrorSince: null };
   }
 }
 

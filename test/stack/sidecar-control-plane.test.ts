@@ -62,7 +62,7 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
 
     let s = await until('version 1 from the control plane', (x) => x.version === 1 && x.source === 'control-plane');
     assert.equal(s.controlPlane.lastPull.outcome, 'ok');
-    assert.equal(s.controlPlane.pollingStopped, false);
+    assert.equal(s.lastError, null);
 
     // Publish: the sidecar applies the new head within a poll interval.
     const head = (await call(api, 'GET', `/v1/servers/${server.id}/config`, { token: session })).body;
@@ -131,14 +131,20 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
     const economy = (await call(api, 'GET', `/v1/servers/${server.id}/economy`, { token: session })).body;
     assert.equal(economy.totalUsd, 0);
 
-    // The key is revoked: polling stops, ticks continue on the applied bundle.
+    // The key is revoked: ticks continue on the applied bundle, polling goes on with back-off,
+    // /status says why and since when, and the log says it once.
+    const logged = sc.stderr.length;
     const revoked = await call(api, 'DELETE', `/v1/servers/${server.id}/keys/${key.id}`, { token: session });
     assert.ok(revoked.status === 200 || revoked.status === 204, String(revoked.status));
-    s = await until('polling stopped after revocation', (x) => x.controlPlane.pollingStopped === true);
-    assert.equal(s.controlPlane.lastPull.outcome, 'unauthorized');
+    s = await until('pulls refused after revocation', (x) => x.controlPlane.lastPull.outcome === 'unauthorized' && x.controlPlane.consecutiveErrors >= 2);
+    assert.match(s.lastError, /refused the server key/);
+    assert.ok(!Number.isNaN(Date.parse(s.lastErrorSince)));
+    assert.equal(typeof s.controlPlane.nextPullAt, 'string');
     assert.equal(s.version, 3);
     await post(tick(21));
-    assert.equal((sc.stderr.join('\n').match(/config polling stopped/g) ?? []).length, 1);
+    const since = sc.stderr.slice(logged).join('\n');
+    assert.equal((since.match(/refused the server key; keeping the applied bundle/g) ?? []).length, 1);
+    assert.ok(!since.includes('unreachable'), 'a refused key is not reported as unreachable');
   } finally {
     for (const c of children) await stop(c.child);
     await link.close();

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { configuredPlugins } from '../../dialogue/create.js';
 import { createLogger, type Logger } from '../../log.js';
 import { BundleDirSource } from '../../sidecar/bundle-dir-source.js';
-import type { ConfigSource } from '../../sidecar/config-source.js';
+import type { ConfigOrigin, ConfigSource } from '../../sidecar/config-source.js';
 import { DefaultsSource } from '../../sidecar/defaults-source.js';
 import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/control-plane-link.js';
 import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
@@ -13,6 +13,14 @@ import { STATE_FILE } from '../../sidecar/state-file.js';
 import { CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
+
+/** Where the running bundle came from, as the start-up banner says it. */
+const ORIGIN_TEXT: Record<ConfigOrigin, string> = {
+  'bundle-dir': 'the bundle directory',
+  'control-plane': 'the control plane',
+  'disk-cache': 'the last good pull saved on disk',
+  defaults: 'the built-in defaults',
+};
 
 /**
  * Inline evaluation measured faster than worker shards on the 2-core reference machine for
@@ -135,8 +143,10 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const config = sidecar.status().config;
   const mode = workers === 0 ? 'inline' : `${workers} worker${workers === 1 ? '' : 's'}`;
   process.stdout.write(
-    `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${config.source}${config.location ? ` ${config.location}` : ''}, ${mode}${token ? ', bearer token required' : ''}${dialogue ? ', dialogue on' : ''}${stateFile ? `, state ${stateFile}` : ''})\n`,
+    `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${ORIGIN_TEXT[config.source]}${config.location ? ` ${config.location}` : ''}, ${mode}${token ? ', token required' : ''}${dialogue ? ', dialogue on' : ''}${stateFile ? `, state ${stateFile}` : ''})\n`,
   );
+  // The banner says why the sidecar is not on the control plane's bundle, not just that it is not.
+  if (link && config.lastError) process.stdout.write(`  config pull failed: ${config.lastError}; retrying with back-off (see ${sidecar.url}/status)\n`);
   const signal = await untilSignal();
   logger.info('shutting down', { signal });
   await sidecar.close();
