@@ -1,6 +1,6 @@
 // A console try-out: three characters on one patrol route, one /ticks call per step at 2 Hz
 // through BrainLoop, as a Unity MonoBehaviour would call it from Update.
-//   mcs -r:System.Net.Http Brainstem.cs Example.cs && mono Example.exe http://127.0.0.1:8088 TOKEN [rounds]
+//   mcs -r:System.Net.Http Brainstem.cs Example.cs && mono Example.exe http://127.0.0.1:8088 TOKEN [rounds] [timeout_s]
 using System;
 using System.Collections.Generic;
 using System.Threading;
@@ -13,10 +13,11 @@ static class Example
         string url = args.Length > 0 ? args[0] : BrainClient.DefaultUrl;
         string token = args.Length > 1 ? args[1] : null;
         int rounds = args.Length > 2 ? int.Parse(args[2]) : 4;
+        double timeoutS = args.Length > 3 ? double.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture) : 2;
         var route = new List<Vec3> { new Vec3(1200, 8, 4400), new Vec3(1300, 8, 4400) };
         var positions = new Dictionary<long, Vec3> { { 1, new Vec3(1200, 8, 4400) }, { 2, new Vec3(1210, 8, 4405) }, { 3, new Vec3(1190, 8, 4395) } };
 
-        using (var client = new BrainClient(url, token, TokenForm.Bearer, TimeSpan.FromSeconds(2)))
+        using (var client = new BrainClient(url, token, TokenForm.Bearer, TimeSpan.FromSeconds(timeoutS)))
         {
             var loop = new BrainLoop(client,
                 reply =>

@@ -65,7 +65,8 @@ test('c# client: the cadence loop waits while a batch is out, applies its reply,
 test('c# client: the README example runs against a real sidecar', { skip: skip ?? false }, async () => {
   const sidecar = await startTokenSidecar();
   try {
-    const r = await run('mono', [EXAMPLE, sidecar.url, TOKEN, '2']);
+    // A generous timeout: a busy machine must not turn into a failed call.
+    const r = await run('mono', [EXAMPLE, sidecar.url, TOKEN, '2', '60']);
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     const summary = /^sent (\d+), applied (\d+), stale (\d+), failed 0$/.exec(lines.at(-1)!);

@@ -145,7 +145,7 @@ static class CsharpDriver
             }
             case "live":
             {
-                using (var client = new BrainClient(args[1], args[2], Form(args[3]), TimeSpan.FromSeconds(10)))
+                using (var client = new BrainClient(args[1], args[2], Form(args[3]), TimeSpan.FromSeconds(60)))
                 {
                     bool health = client.HealthAsync().Result;
                     var results = client.TicksAsync(Ticks(args[4])).Result;
@@ -157,7 +157,7 @@ static class CsharpDriver
             case "silent":
             {
                 bool silent = args[0] == "silent";
-                using (var client = silent ? new BrainClient(args[1], null, TokenForm.Bearer, TimeSpan.FromSeconds(0.5)) : new BrainClient(args[1], args[2], Form(args[3]), TimeSpan.FromSeconds(10)))
+                using (var client = silent ? new BrainClient(args[1], null, TokenForm.Bearer, TimeSpan.FromSeconds(0.5)) : new BrainClient(args[1], args[2], Form(args[3]), TimeSpan.FromSeconds(60)))
                 {
                     try { client.TicksAsync(Ticks(silent ? args[2] : args[4])).Wait(); print("{\"raised\":false}"); }
                     catch (AggregateException ex)
@@ -172,7 +172,7 @@ static class CsharpDriver
             {
                 // The cadence loop against a real sidecar: a step while the batch is out waits,
                 // the reply is applied, then the next step sends again.
-                using (var client = new BrainClient(args[1], args[2], Form(args[3]), TimeSpan.FromSeconds(10)))
+                using (var client = new BrainClient(args[1], args[2], Form(args[3]), TimeSpan.FromSeconds(60)))
                 {
                     var ticks = Ticks(args[4]);
                     var applied = new List<long>();

@@ -43,7 +43,7 @@ elseif cmd == 'live' or cmd == 'refused' or cmd == 'silent' then
   local got, on_reply, on_error = collector()
   local failures = {}
   local brain = Brainstem.new({
-    url = url, token = token, token_form = form, timeout_s = cmd == 'silent' and 0.5 or nil,
+    url = url, token = token, token_form = form, timeout_s = cmd == 'silent' and 0.5 or 60,
     http = Brainstem.luasocket_http(require('socket.http'), require('ltn12')),
     on_reply = on_reply,
     on_error = function(agent, err)

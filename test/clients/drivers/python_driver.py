@@ -62,7 +62,7 @@ def main():
         print(json.dumps(out))
     elif cmd == "live":
         url, token, form, fixture = args
-        client = bc.BrainClient(url, token, token_form=form)
+        client = bc.BrainClient(url, token, token_form=form, timeout_s=60)
         ticks = [tick_of(t) for t in json.load(open(fixture, encoding="utf-8"))["ticks"]]
         print(json.dumps({"health": client.health(), "replies": [normal(r) for r in client.ticks(ticks)],
                           "single": normal(client.tick(ticks[0]))}))
@@ -70,7 +70,8 @@ def main():
         url, token, form, fixture = args if cmd == "refused" else (args[0], None, "bearer", args[1])
         ticks = [tick_of(t) for t in json.load(open(fixture, encoding="utf-8"))["ticks"]]
         try:
-            bc.BrainClient(url, token, token_form=form, timeout_s=0.5).ticks(ticks)
+            # A silent peer needs a short wait; a real one a generous one on a busy machine.
+            bc.BrainClient(url, token, token_form=form, timeout_s=0.5 if cmd == "silent" else 60).ticks(ticks)
             print(json.dumps({"raised": False}))
         except bc.BrainstemError as err:
             print(json.dumps({"raised": True, "status": err.status, "code": err.code}))
@@ -92,7 +93,7 @@ def main():
         print(json.dumps({"agents": [r.agent for r in results], "replies": sum(isinstance(r, bc.Reply) for r in results)}))
     elif cmd == "controlplane":
         url, server_id, key = args
-        cp = bc.ControlPlaneClient(url, server_id, key)
+        cp = bc.ControlPlaneClient(url, server_id, key, timeout_s=60)
         bundle, etag = cp.get_config()
         again, etag2 = cp.get_config(etag)
         print(json.dumps({"version": bundle["version"], "etag": etag, "notModified": again is None, "etag2": etag2}))
