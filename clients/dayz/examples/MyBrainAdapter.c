@@ -26,7 +26,8 @@ class MyBrainAdapter : BrainstemAdapter
 		PlayerBase ai = FindCharacter(reply.agent);
 		if (!ai)
 			return;
-		// reply.posture: "standing" | "crouched" | "prone"
+		// reply.posture: "standing" | "crouched" | "prone"; kinds not handled below
+		// (Idle, Logoff, any newer one) are ignored.
 		foreach (BrainIntent intent : reply.intents)
 		{
 			switch (intent.kind)
@@ -51,9 +52,6 @@ class MyBrainAdapter : BrainstemAdapter
 					break;
 				case "Emote":
 					// MyAI.Emote(ai, intent.name);
-					break;
-				case "Idle":
-				case "Logoff":
 					break;
 			}
 		}
