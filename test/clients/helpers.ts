@@ -1,9 +1,11 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { DefaultsSource } from '../../src/sidecar/defaults-source.js';
 import { startSidecar, type Sidecar } from '../../src/sidecar/service.js';
-import { fixtures, repoRoot } from '../helpers/paths.js';
+import { cli, fixtures, repoRoot, tempDir } from '../helpers/paths.js';
 
 export const clientsDir = join(repoRoot, 'clients');
 export const driversDir = join(repoRoot, 'test', 'clients', 'drivers');
@@ -61,6 +63,28 @@ export function jsonOf(r: Run): any {
 /** A real sidecar on port 0 that needs TOKEN. */
 export function startTokenSidecar(): Promise<Sidecar> {
   return startSidecar({ host: '127.0.0.1', port: 0, source: new DefaultsSource(), workers: 0, token: TOKEN });
+}
+
+/**
+ * `brainstem sidecar --bundle bundles/default --token TOKEN --workers 2` as a child process on
+ * a free port, in a temp working directory (its state file goes there); stop() ends it.
+ */
+export async function startCliSidecar(): Promise<{ url: string; stop(): Promise<void> }> {
+  const cwd = tempDir('brainstem-clients-');
+  const args = [cli, 'sidecar', '--bundle', join(repoRoot, 'bundles', 'default'), '--addr', '127.0.0.1:0', '--token', TOKEN, '--workers', '2'];
+  const child = spawn(process.execPath, args, { cwd: cwd.path, env: { ...process.env, BRAINSTEM_LOG: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+  const url = /(http:\/\/\S+)/.exec(line)?.[1];
+  if (!url) throw new Error(`no URL in the sidecar's first line: ${line}`);
+  return {
+    url,
+    async stop() {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+      cwd.dispose();
+    },
+  };
 }
 
 /**

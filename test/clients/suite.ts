@@ -9,7 +9,7 @@ import { createServer, type Socket } from 'node:net';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { signingVectors, SIGNING_VECTORS_FILE } from '../helpers/signing-vectors.js';
 import { serverWithKey } from '../controlplane/helpers.js';
-import { jsonOf, repliesFixture, repliesOneByOne, REPLIES_FIXTURE, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN, type Run } from './helpers.js';
+import { jsonOf, repliesFixture, repliesOneByOne, REPLIES_FIXTURE, startCliSidecar, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN, type Run } from './helpers.js';
 
 export const TOKEN_FORMS = ['bearer', 'header', 'query'] as const;
 
@@ -55,6 +55,17 @@ export function clientSuite(c: ClientUnderTest): void {
       } finally {
         await sidecar.close();
       }
+    }
+  });
+
+  test(`${c.name}: the same against \`brainstem sidecar --token T --workers 2\` run as a process`, options, async () => {
+    const expected = await repliesOneByOne(ticksFixture().ticks);
+    const sidecar = await startCliSidecar();
+    try {
+      const out = jsonOf(await c.driver('live', sidecar.url, TOKEN, 'header', TICKS_FIXTURE));
+      assert.deepEqual(out.replies, expected);
+    } finally {
+      await sidecar.stop();
     }
   });
 
