@@ -67,11 +67,12 @@ export function startTokenSidecar(): Promise<Sidecar> {
 
 /**
  * `brainstem sidecar --bundle bundles/default --token TOKEN --workers 2` as a child process on
- * a free port, in a temp working directory (its state file goes there); stop() ends it.
+ * a free port, its working directory and state file in a temp directory (never in the bundle
+ * directory, which belongs to the repository); stop() ends it.
  */
 export async function startCliSidecar(): Promise<{ url: string; stop(): Promise<void> }> {
   const cwd = tempDir('brainstem-clients-');
-  const args = [cli, 'sidecar', '--bundle', join(repoRoot, 'bundles', 'default'), '--addr', '127.0.0.1:0', '--token', TOKEN, '--workers', '2'];
+  const args = [cli, 'sidecar', '--bundle', join(repoRoot, 'bundles', 'default'), '--addr', '127.0.0.1:0', '--token', TOKEN, '--workers', '2', '--state', join(cwd.path, 'brain-state.json')];
   const child = spawn(process.execPath, args, { cwd: cwd.path, env: { ...process.env, BRAINSTEM_LOG: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   const url = /(http:\/\/\S+)/.exec(line)?.[1];
