@@ -1,5 +1,6 @@
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { validateBundle } from '../brain/bundle.js';
 import type { ConfigBundle, Problem } from '../brain/types.js';
 
@@ -7,6 +8,23 @@ import type { ConfigBundle, Problem } from '../brain/types.js';
 export const BUNDLE_FILE = 'bundle.json';
 
 export type BundleLoad = { ok: true; bundle: ConfigBundle } | { ok: false; problems: Problem[] };
+
+/**
+ * The bundle directory a user meant: the path itself, or the directory of a `bundle.json` named
+ * directly (people point at the file as often as at its directory). Another file is an error that
+ * says what a bundle is.
+ */
+export function bundleDirOf(path: string): string {
+  let isFile = false;
+  try {
+    isFile = statSync(path).isFile();
+  } catch {
+    return path;
+  }
+  if (!isFile) return path;
+  if (basename(path) === BUNDLE_FILE) return dirname(path);
+  throw new Error(`${path} is a file; a bundle is a directory holding ${BUNDLE_FILE}`);
+}
 
 export async function loadBundleDir(dir: string): Promise<BundleLoad> {
   const file = join(dir, BUNDLE_FILE);

@@ -102,3 +102,26 @@ test('brainstem up --json prints one JSON line; SERVICE_BRAIN_ADDR binds the sid
     cwd.dispose();
   }
 });
+
+test('brainstem up --allow-private-webhooks lets a local receiver be registered (refused without it)', async () => {
+  for (const allow of [false, true]) {
+    const cwd = tempDir('brainstem-up-private-');
+    try {
+      const args = ['up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--json', ...(allow ? ['--allow-private-webhooks'] : [])];
+      const run = await spawnCli(args, /^\{/, { cwd: cwd.path, env: { SERVICE_ADMIN_TOKEN: '' } });
+      try {
+        const printed = JSON.parse(run.match.input) as { api: string; email: string; password: string };
+        const base = printed.api.replace(/\/v1$/, '');
+        const token = (await call(base, 'POST', '/v1/auth/login', { body: { email: printed.email, password: printed.password } })).body.token as string;
+        const widget = await call(base, 'POST', '/v1/widgets', { token, body: { name: 'site' } });
+        assert.equal(widget.status, 201);
+        const endpoint = await call(base, 'POST', `/v1/widgets/${widget.body.id}/webhooks`, { token, body: { url: 'http://127.0.0.1:9/hooks', events: ['lead.captured'] } });
+        assert.equal(endpoint.status, allow ? 201 : 422, JSON.stringify(endpoint.body));
+      } finally {
+        assert.equal(await stop(run.child), 0);
+      }
+    } finally {
+      cwd.dispose();
+    }
+  }
+});

@@ -2,7 +2,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import diff, { type Difference } from 'microdiff';
-import { BUNDLE_FILE, loadBundleDir } from '../../bundles.js';
+import { BUNDLE_FILE, bundleDirOf, loadBundleDir } from '../../bundles.js';
 import type { ConfigBundle } from '../../../brain/index.js';
 import { ControlPlaneApi } from '../control-plane-api.js';
 import { CliError, parseInteger, printJson } from '../util.js';
@@ -36,6 +36,11 @@ function setup(opts: ConfigOptions, exitCode = 1): { api: ControlPlaneApi; serve
     new URL(opts.url);
   } catch {
     throw new CliError(`--url must be an absolute URL such as ${DEFAULT_URL}, got "${opts.url}"`, exitCode);
+  }
+  try {
+    opts.dir = bundleDirOf(opts.dir);
+  } catch (err) {
+    throw new CliError(`--dir: ${(err as Error).message}`, exitCode);
   }
   return { api: new ControlPlaneApi(opts.url, token, exitCode), serverId, file: join(opts.dir, BUNDLE_FILE) };
 }

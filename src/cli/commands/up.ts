@@ -15,6 +15,7 @@ interface UpFlags {
   db: string;
   data: string;
   json?: boolean;
+  allowPrivateWebhooks?: boolean;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -42,6 +43,7 @@ export function registerUp(program: Command): void {
     .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
     .option('--db <file>', 'SQLite database file', './brainstem.db')
     .option('--data <dir>', 'property-video data directory', './data')
+    .option('--allow-private-webhooks', 'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)')
     .option('--json', 'print the URLs and credentials as one JSON line')
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
@@ -59,10 +61,19 @@ export function registerUp(program: Command): void {
       const { stack } = local;
       let embedded;
       try {
-        embedded = await startEmbedded({ host: api.host, port: api.port, db, adminToken: stack.adminToken, logger, dataDir: resolve(flags.data) });
+        embedded = await startEmbedded({
+          host: api.host,
+          port: api.port,
+          db,
+          adminToken: stack.adminToken,
+          logger,
+          dataDir: resolve(flags.data),
+          allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+        });
       } catch (err) {
         throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
       }
+      if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
       const stateDir = defaultStateDir(String(stack.serverId));
       const token = process.env.SERVICE_BRAIN_TOKEN ?? '';
       let linked;

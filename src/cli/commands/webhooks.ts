@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { verifyWebhook } from '../../webhooks/verify.js';
 import { CliError, parseInteger, untilSignal } from '../util.js';
+import { registerWebhookTrigger } from './webhooks-trigger.js';
 
 interface ListenFlags {
   secret: string;
@@ -17,6 +18,7 @@ const MAX_BODY = 1024 * 1024;
 /** `brainstem webhooks listen`: a local receiver that verifies and prints each delivery. */
 export function registerWebhooks(program: Command): void {
   const webhooks = program.command('webhooks').description('tools for webhook receivers');
+  registerWebhookTrigger(webhooks);
   webhooks
     .command('listen')
     .description('run a local receiver that verifies each delivery (200 valid, 400 invalid) and prints it')
