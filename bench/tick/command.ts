@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, parseInteger, printJson } from '../../src/cli/util.js';
 import { parseTickPolicy, type TickPolicy } from './policy.js';
+import { MAX_BATCH_TICKS } from '../../src/sidecar/tick-array.js';
 
 interface TickBenchFlags {
   duration: string;
@@ -17,6 +18,7 @@ interface TickBenchFlags {
   dialogue?: boolean;
   latencyMs: string;
   policy?: string;
+  batch?: string;
 }
 
 /** `--policy` checked against the other mode flags; undefined when not given. */
@@ -30,6 +32,13 @@ export function tickPolicyOf(flags: Pick<TickBenchFlags, 'policy' | 'micro' | 'd
   }
   if (flags.micro || flags.dialogue) throw new CliError(`--policy cannot be combined with ${flags.micro ? '--micro' : '--dialogue'}`);
   return policy;
+}
+
+/** `--batch 1,10,100`: batch sizes from 1 to the /ticks cap. */
+export function batchSizesOf(text: string): number[] {
+  const sizes = text.split(',').map((part) => parseInteger(part.trim(), '--batch', 1, MAX_BATCH_TICKS));
+  if (sizes.length === 0) throw new CliError('--batch needs at least one size');
+  return sizes;
 }
 
 /** `brainstem bench tick`: /tick over loopback with wrk, against bare uWS and node:http baselines. */
@@ -50,9 +59,11 @@ export function registerTickBench(bench: Command): void {
     .option('--micro', 'instead: micro-benchmark the hot functions (decode, validate, encode) against the generic codec')
     .option('--dialogue', 'instead: the sidecar inline with and without the dialogue tier (JSON), its model a scripted server answering in --latency-ms')
     .option('--latency-ms <ms>', 'model latency of the --dialogue run', '2000')
+    .option('--batch [sizes]', 'instead: POST /ticks with N agents per request (comma-separated, default 1,10,100,500) against per-request /tick and Brain.tick in process, inline JSON')
     .option('--policy <all|none|compare>', 'brain under test with every bundle policy on (all) or off (none); compare: the sidecar inline (JSON) under both in the same run, with the ratio (target ≥ 0.6)')
     .action(async (flags: TickBenchFlags) => {
       const policy = tickPolicyOf(flags);
+      if (flags.batch !== undefined && (flags.micro || flags.dialogue || policy !== undefined)) throw new CliError('--batch cannot be combined with --micro, --dialogue or --policy');
       if (flags.micro) {
         const { runTickMicro, formatMicro } = await import('./micro.js');
         const rows = runTickMicro();
@@ -72,6 +83,18 @@ export function registerTickBench(bench: Command): void {
         clientCpu: flags.clientCpu,
         wrk: flags.wrk,
       };
+      if (flags.batch !== undefined) {
+        const { runBatchBench, formatBatchTable, DEFAULT_BATCH_SIZES } = await import('./batch.js');
+        const sizes = typeof flags.batch === 'string' ? batchSizesOf(flags.batch) : [...DEFAULT_BATCH_SIZES];
+        try {
+          const report = await runBatchBench(options, sizes, (line) => process.stderr.write(`${line}\n`));
+          if (flags.json) printJson(report);
+          else process.stdout.write(`${formatBatchTable(report)}\n`);
+        } catch (err) {
+          throw new CliError(err instanceof Error ? err.message : String(err));
+        }
+        return;
+      }
       if (policy === 'compare') {
         const { runPolicyCompare, formatPolicyCompare } = await import('./policy-compare.js');
         try {

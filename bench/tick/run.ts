@@ -154,15 +154,16 @@ export interface WrkResult {
   max_us: number;
 }
 
-export function wrk(opts: TickBenchOptions, port: number, corpus: { bodies: string; index: string }, encoding: Encoding, seconds: number, connections: number, delayMs?: number): WrkResult {
+export function wrk(opts: TickBenchOptions, port: number, corpus: { bodies: string; index: string }, encoding: Encoding, seconds: number, connections: number, delayMs?: number, path = '/tick'): WrkResult {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     TICK_BODIES: corpus.bodies,
     TICK_INDEX: corpus.index,
     TICK_TYPE: encoding === 'json' ? 'application/json' : 'application/msgpack',
+    TICK_PATH: path,
   };
   if (delayMs !== undefined) env.TICK_DELAY_MS = String(delayMs);
-  const args = ['-c', opts.clientCpu, opts.wrk, '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', LUA, `http://127.0.0.1:${port}/tick`];
+  const args = ['-c', opts.clientCpu, opts.wrk, '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', LUA, `http://127.0.0.1:${port}${path}`];
   const r = spawnSync('taskset', args, { env, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`wrk failed (${r.status}): ${r.stderr || r.stdout}`);
   const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));

@@ -1,12 +1,14 @@
 -- wrk script for /tick: replays a corpus of pre-encoded bodies, one request per body in turn.
 -- Environment: TICK_BODIES (concatenated bodies), TICK_INDEX (one body length per line),
--- TICK_TYPE (content type), TICK_DELAY_MS (optional: pause per connection between requests,
--- which turns wrk into a rate-limited client). done() prints one JSON line prefixed "RESULT ".
+-- TICK_TYPE (content type), TICK_PATH (optional: the route, default /tick; /ticks for
+-- batches), TICK_DELAY_MS (optional: pause per connection between requests, which turns wrk
+-- into a rate-limited client). done() prints one JSON line prefixed "RESULT ".
 
 local bodies_path = os.getenv("TICK_BODIES")
 local index_path = os.getenv("TICK_INDEX")
 local content_type = os.getenv("TICK_TYPE") or "application/json"
 local delay_ms = tonumber(os.getenv("TICK_DELAY_MS") or "")
+local path = os.getenv("TICK_PATH") or "/tick"
 
 local requests = {}
 local n = 0
@@ -22,7 +24,7 @@ function init(args)
     local body = string.sub(data, pos, pos + len - 1)
     pos = pos + len
     n = n + 1
-    requests[n] = wrk.format("POST", "/tick", { ["Content-Type"] = content_type }, body)
+    requests[n] = wrk.format("POST", path, { ["Content-Type"] = content_type }, body)
   end
 end
 

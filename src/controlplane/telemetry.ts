@@ -85,9 +85,6 @@ export function parseReport(value: unknown): TelemetryReport {
     const v = c.int(value, key, key, false);
     if (v !== undefined) report[key] = v;
   }
-  if (report.cacheHits !== undefined && report.linesSpoken !== undefined && report.cacheHits > report.linesSpoken) {
-    c.add('cacheHits', `must not exceed linesSpoken (${report.linesSpoken}): cache hits are spoken lines served from the phrase cache`);
-  }
   if (value.latency !== undefined) {
     if (!isObj(value.latency)) c.add('latency', `must be an object {p50, p99}, got ${typeOf(value.latency)}`);
     else {
@@ -98,13 +95,20 @@ export function parseReport(value: unknown): TelemetryReport {
     }
   }
   if (value.economy !== undefined) {
-    if (!isObj(value.economy)) c.add('economy', `must be an object {ttsUsd, llmUsd}, got ${typeOf(value.economy)}`);
+    if (!isObj(value.economy)) c.add('economy', `must be an object {ttsUsd, llmUsd, cacheHits?}, got ${typeOf(value.economy)}`);
     else {
-      c.known(value.economy, ['ttsUsd', 'llmUsd'], 'economy.');
+      c.known(value.economy, ['ttsUsd', 'llmUsd', 'cacheHits'], 'economy.');
       const ttsUsd = c.num(value.economy, 'ttsUsd', 'economy.ttsUsd', true);
       const llmUsd = c.num(value.economy, 'llmUsd', 'economy.llmUsd', true);
       if (ttsUsd !== undefined && llmUsd !== undefined) report.economy = { ttsUsd, llmUsd };
+      // The phrase cache's hits may come here instead of at the top level (the same number).
+      const hits = c.int(value.economy, 'cacheHits', 'economy.cacheHits', false);
+      if (hits !== undefined && report.cacheHits === undefined) report.cacheHits = hits;
+      if (hits !== undefined && report.cacheHits !== undefined && hits !== report.cacheHits) c.add('economy.cacheHits', `must equal cacheHits (${report.cacheHits}) when both are sent, got ${hits}`);
     }
+  }
+  if (report.cacheHits !== undefined && report.linesSpoken !== undefined && report.cacheHits > report.linesSpoken) {
+    c.add('cacheHits', `must not exceed linesSpoken (${report.linesSpoken}): cache hits are spoken lines served from the phrase cache`);
   }
   if (value.roster !== undefined) {
     const roster = value.roster;

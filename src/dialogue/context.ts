@@ -116,8 +116,12 @@ export interface DialogueCounters {
   ttsCharacters: number;
   /** Voice-in clips transcribed. */
   transcriptions: number;
-  /** Model spend from the price table, plus TTS spend when priced. */
+  /** Model spend from the price table, plus TTS spend when priced: llmUsd + ttsUsd. */
   spendUsd: number;
+  /** The model's part of spendUsd. */
+  llmUsd: number;
+  /** Speech synthesis's part of spendUsd. */
+  ttsUsd: number;
   /** Lines that arrived too late (older than lineTtlS of game time) or over the limits and were dropped. */
   dropped: number;
 }
@@ -135,6 +139,8 @@ export function zeroCounters(): DialogueCounters {
     ttsCharacters: 0,
     transcriptions: 0,
     spendUsd: 0,
+    llmUsd: 0,
+    ttsUsd: 0,
     dropped: 0,
   };
 }

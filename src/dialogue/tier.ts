@@ -454,6 +454,7 @@ export class DialogueTier {
         this.counters.llmCompletionTokens += result.usage.completion_tokens;
         this.counters.llmTokens += result.usage.prompt_tokens + result.usage.completion_tokens;
         this.counters.spendUsd += result.cost_usd;
+        this.counters.llmUsd += result.cost_usd;
         if (!result.text) {
           st.pending = false;
           return;
@@ -516,7 +517,9 @@ export class DialogueTier {
     attempt(() => this.voiceOut!.synthesize({ text, file, dir: this.audioDir!, voice })).then(
       (r) => {
         this.counters.ttsCharacters += r.characters;
-        this.counters.spendUsd += (r.characters * this.ttsUsdPerMChar) / 1e6;
+        const ttsUsd = (r.characters * this.ttsUsdPerMChar) / 1e6;
+        this.counters.spendUsd += ttsUsd;
+        this.counters.ttsUsd += ttsUsd;
         this.keepAudio(r.file);
         ready({ ...plain, audio_url: `${this.audioUrlPrefix}/${r.file}` });
       },

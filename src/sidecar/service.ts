@@ -64,6 +64,9 @@ export interface SidecarTelemetry {
   llmTokens: number;
   ttsCharacters: number;
   spendUsd: number;
+  /** spendUsd split: the model's part and speech synthesis's part (the economy of a report). */
+  llmUsd: number;
+  ttsUsd: number;
   cacheHits: number;
   /** The tier's full counters (see docs/dialogue.md), null without a tier. */
   dialogue: DialogueCounters | null;
@@ -178,6 +181,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
         llmTokens: d?.llmTokens ?? 0,
         ttsCharacters: d?.ttsCharacters ?? 0,
         spendUsd: d?.spendUsd ?? 0,
+        llmUsd: d?.llmUsd ?? 0,
+        ttsUsd: d?.ttsUsd ?? 0,
         cacheHits: d?.cacheHits ?? 0,
         dialogue: d,
       };

@@ -1,11 +1,20 @@
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { STATE_FORMAT, STATE_VERSION } from '../../brain/index.js';
 import type { Logger } from '../log.js';
 import type { Evaluator } from './evaluator.js';
 
-/** Default name of the state file beside a self-hosted bundle. */
-export const STATE_FILE = '.brainstem-state.json';
+/** Name of the brain state file. */
+export const STATE_FILE = 'brain-state.json';
+
+/**
+ * The brain state file when none is given: `.brainstem/brain-state.json` under the working
+ * directory, never inside a bundle directory (one may be read-only or shared by several
+ * sidecars); a sidecar on a control plane keeps it in its own state directory instead.
+ */
+export function defaultStateFile(cwd = process.cwd(), stateDir: string | null = null): string {
+  return stateDir === null ? resolve(cwd, '.brainstem', STATE_FILE) : join(stateDir, STATE_FILE);
+}
 
 /** Reads a state file: null when there is none; throws when it cannot be read or is not JSON. */
 export async function readStateFile(path: string): Promise<unknown | null> {
@@ -21,13 +30,14 @@ export async function readStateFile(path: string): Promise<unknown | null> {
 
 /**
  * Writes a brain state document ({format, version, agents}) from the agents' JSON pieces,
- * atomically: a temp file in the same directory, then a rename over the old one, so a crash
+ * owner-only (0600, its directory created 0700 when missing), atomically: a temp file in the same directory, then a rename over the old one, so a crash
  * mid-write leaves the previous file whole.
  */
 export async function writeStateFile(path: string, agents: AsyncIterable<string>): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   try {
-    const file = await open(temp, 'w');
+    const file = await open(temp, 'w', 0o600);
     try {
       await file.write(`{"format":${JSON.stringify(STATE_FORMAT)},"version":${STATE_VERSION},"agents":[`);
       let first = true;

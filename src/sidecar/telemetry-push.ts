@@ -152,11 +152,13 @@ export class TelemetryPusher {
       botCount: t.agents,
       playersOnline: t.playersOnline,
       linesSpoken: t.linesSpoken,
-      spendUsd: Math.round(t.spendUsd * 1e9) / 1e9,
+      spendUsd: nanoUsd(t.spendUsd),
       events,
       llmTokens: t.llmTokens,
       ttsCharacters: t.ttsCharacters,
       cacheHits: Math.min(t.cacheHits, t.linesSpoken),
+      // The split the dialogue tier computed, so the control plane's /economy can show it.
+      economy: { ttsUsd: nanoUsd(t.ttsUsd), llmUsd: nanoUsd(t.llmUsd), cacheHits: Math.min(t.cacheHits, t.linesSpoken) },
       roster: t.roster.slice(0, LIMITS.roster).flatMap(rosterEntry),
     };
     if (ticks > 0) report.latency = { p50: h.percentileSince(since, 0.5) / 1000, p99: h.percentileSince(since, 0.99) / 1000 };
@@ -222,6 +224,11 @@ export class TelemetryPusher {
     }, delay);
     this.retry.unref();
   }
+}
+
+/** Dollars rounded to nano-dollars: sums of per-line costs carry float noise. */
+function nanoUsd(usd: number): number {
+  return Math.round(usd * 1e9) / 1e9;
 }
 
 /** A roster row as the control plane accepts it (strings 1–200 characters), or nothing. */

@@ -69,25 +69,12 @@ const X_BRAIN_TOKEN = Buffer.from(TOKEN_HEADER);
 const JSON_TYPE_BYTES = Buffer.from(JSON_TYPE);
 const MSGPACK_TYPE_BYTES = Buffer.from(MSGPACK_TYPE);
 
-/** The credentials a tick route hands the gate, read from uWS only as far as needed. */
+/** The token forms a tick route hands the gate ('' when absent or not read). */
 export interface Credentials {
-  authorization: string;
-  headerToken: string;
-  query: string;
-}
-
-const NO_CREDENTIALS: Credentials = { authorization: '', headerToken: '', query: '' };
-
-/**
- * Reads the token forms in the gate's order and stops at the first present, so the usual
- * Authorization header costs one header read and the query string is only read without one.
- */
-function credentials(req: UwsRequest): Credentials {
-  const authorization = req.getHeader(AUTHORIZATION);
-  if (authorization !== '') return { authorization, headerToken: '', query: '' };
-  const headerToken = req.getHeader(X_BRAIN_TOKEN);
-  if (headerToken !== '') return { authorization, headerToken, query: '' };
-  return { authorization, headerToken, query: req.getQuery() ?? '' };
+  readonly authorization: string;
+  readonly headerToken: string;
+  /** The raw query string. */
+  readonly query: string;
 }
 
 /**
@@ -259,20 +246,8 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
   const batch = ticks.synchronous ? TickBatch.of(ticks) : null;
   const gated = ticks.gated;
   server.raw('POST', '/tick', (res, req, control) => {
-    const contentType = req.getHeader(CONTENT_TYPE);
-    const given = gated ? credentials(req) : NO_CREDENTIALS;
-    const declared = req.getHeader(CONTENT_LENGTH);
-    const state = { aborted: false };
-    res.onAborted(() => {
-      state.aborted = true;
-    });
-    // The connection is kept on a 413 (uWS discards the rest of the body), so a client still
-    // writing it reads the answer rather than failing with EPIPE.
-    if (declared !== '' && Number(declared) > maxBody) {
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
-      control.done();
-      return;
-    }
+    const state = beginTick(res, req, control, gated, maxBody);
+    if (state === null) return;
     let chunks: Buffer[] | null = null;
     let size = 0;
     let finished = false;
@@ -281,8 +256,7 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
       size += ab.byteLength;
       if (size > maxBody) {
         finished = true;
-        writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
-        control.done();
+        tooLarge(res, state, control, maxBody);
         return;
       }
       if (!isLast) {
@@ -293,7 +267,7 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
       finished = true;
       let encoding: Encoding;
       try {
-        encoding = ticks.encoding(size, contentType || undefined, given);
+        encoding = ticks.encoding(size, state.contentType || undefined, state);
       } catch (err) {
         failTick(res, state, err, control);
         return;
@@ -345,21 +319,8 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
   const batch = ticks.synchronous ? TickBatch.of(ticks) : null;
   const gated = ticks.gated;
   server.raw('POST', '/ticks', (res, req, control) => {
-    const contentType = req.getHeader(CONTENT_TYPE);
-    const given = gated ? credentials(req) : NO_CREDENTIALS;
-    const declared = req.getHeader(CONTENT_LENGTH);
-    const state = { aborted: false };
-    res.onAborted(() => {
-      state.aborted = true;
-    });
-    const tooLarge = (): void => {
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
-      control.done();
-    };
-    if (declared !== '' && Number(declared) > maxBody) {
-      tooLarge();
-      return;
-    }
+    const state = beginTick(res, req, control, gated, maxBody);
+    if (state === null) return;
     const chunks: Buffer[] = [];
     let size = 0;
     let finished = false;
@@ -368,7 +329,7 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
       size += ab.byteLength;
       if (size > maxBody) {
         finished = true;
-        tooLarge();
+        tooLarge(res, state, control, maxBody);
         return;
       }
       // uWS reuses the chunk's memory after this callback: keep a copy.
@@ -378,7 +339,7 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
       let encoding: Encoding;
       let items: BatchItem[];
       try {
-        encoding = ticks.encoding(size, contentType || undefined, given);
+        encoding = ticks.encoding(size, state.contentType || undefined, state);
         items = ticks.acceptBatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), encoding);
       } catch (err) {
         failTick(res, state, err, control);
@@ -386,7 +347,9 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
       }
       if (batch !== null) {
         try {
-          writeGroup(res, batch.answerGroup(items, encoding, control.logger), encoding, control.defaultHeaders);
+          const out = batch.answerGroup(items, encoding, control.logger);
+          // Answering the ticks queued before may have corked other responses: cork this one again.
+          res.cork(() => writeGroup(res, out, encoding, control.defaultHeaders));
         } catch (err) {
           writeFailure(res, state, err, control);
         }
@@ -413,6 +376,45 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
       });
     });
   });
+}
+
+/** A tick route's request as read before its body: the headers it needs, and whether the client went away. */
+interface TickCall extends Credentials {
+  aborted: boolean;
+  readonly contentType: string;
+}
+
+/**
+ * Reads what a tick route needs of the uWS request (uWS's request is gone once the handler
+ * returns) and watches for the client going away; null when a declared body over `maxBody`
+ * was answered 413 already. One object per request: it is also the abort state and the
+ * credentials. Without a token nothing of them is read; with one, the forms are read in the
+ * gate's order up to the first present, so the usual Authorization header costs one header
+ * read and the query string is read only when no header carries the token.
+ */
+function beginTick(res: UwsResponse, req: UwsRequest, control: RawControl, gated: boolean, maxBody: number): TickCall | null {
+  const authorization = gated ? req.getHeader(AUTHORIZATION) : '';
+  const headerToken = gated && authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
+  const query = gated && authorization === '' && headerToken === '' ? (req.getQuery() ?? '') : '';
+  const call: TickCall = { aborted: false, contentType: req.getHeader(CONTENT_TYPE), authorization, headerToken, query };
+  const declared = req.getHeader(CONTENT_LENGTH);
+  res.onAborted(() => {
+    call.aborted = true;
+  });
+  if (declared !== '' && Number(declared) > maxBody) {
+    tooLarge(res, call, control, maxBody);
+    return null;
+  }
+  return call;
+}
+
+/**
+ * The 413 of a tick route. The connection is kept (uWS discards the rest of the body), so a
+ * client still writing it reads the answer rather than failing with EPIPE.
+ */
+function tooLarge(res: UwsResponse, state: { aborted: boolean }, control: RawControl, maxBody: number): void {
+  writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), control.defaultHeaders, { close: false });
+  control.done();
 }
 
 const OPEN = Buffer.from('[');

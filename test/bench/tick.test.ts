@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { DEFAULT_BUNDLE, parseTickRequest, POLICY_KEYS, validateBundle } from '../../brain/index.js';
-import { tickPolicyOf } from '../../bench/tick/command.js';
+import { batchSizesOf, tickPolicyOf } from '../../bench/tick/command.js';
+import { MAX_BATCH_TICKS } from '../../src/sidecar/tick-array.js';
 import { parseBrainPolicy, policyBundle } from '../../bench/tick/policy.js';
 import { POLICY_ALL, POLICY_NONE, roundOrder } from '../../bench/tick/policy-compare.js';
 import { startServer, stopServer } from '../../bench/tick/run.js';
@@ -91,4 +92,19 @@ test('the benchmark server runs the sidecar with the policy it is given', async 
   assert.equal(all.events.spawn, 1);
   assert.equal(none.events.spawn, undefined);
   assert.ok(all.reply.intents.length > 0 && none.reply.intents.length > 0);
+});
+
+test('bench tick --batch: sizes from 1 to the /ticks cap, refused combinations, before any load is generated', () => {
+  assert.deepEqual(batchSizesOf('1,10, 100'), [1, 10, 100]);
+  assert.throws(() => batchSizesOf('0'), /--batch must be/);
+  assert.throws(() => batchSizesOf(`${MAX_BATCH_TICKS + 1}`), /--batch must be/);
+  assert.throws(() => batchSizesOf('x'), /--batch must be/);
+  const help = spawnSync(process.execPath, [cli, 'bench', 'tick', '--help'], { encoding: 'utf8' });
+  assert.match(help.stdout, /--batch \[sizes\]/);
+  const bad = spawnSync(process.execPath, [cli, 'bench', 'tick', '--batch', '10', '--micro', '--wrk', '/nonexistent/wrk'], { encoding: 'utf8' });
+  assert.equal(bad.status, 1);
+  assert.match(bad.stderr, /--batch cannot be combined with --micro/);
+  const noWrk = spawnSync(process.execPath, [cli, 'bench', 'tick', '--batch', '--wrk', '/nonexistent/wrk'], { encoding: 'utf8' });
+  assert.equal(noWrk.status, 1);
+  assert.match(noWrk.stderr, /wrk not found/);
 });

@@ -119,6 +119,11 @@ test('read models: overview, roster, activity (newest first, limit), economy and
     }
     assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/activity?limit=100`, { token })).status, 200);
 
+    // The sidecar's form: the phrase cache's hits inside economy too (the same number).
+    assert.equal((await push(report(a.serverId, { linesSpoken: 0, spendUsd: 0, economy: { ttsUsd: 0, llmUsd: 0, cacheHits: 0 } }))).status, 202);
+    const mismatch = await push(report(a.serverId, { linesSpoken: 5, cacheHits: 1, spendUsd: 0, economy: { ttsUsd: 0, llmUsd: 0, cacheHits: 2 } }));
+    assert.equal(mismatch.status, 422);
+    assert.equal(mismatch.body.error.details[0].path, 'economy.cacheHits');
     const e = (await s.call('GET', `/v1/servers/${a.serverId}/economy`, { token })).body;
     assert.equal(e.totalUsd, 1);
     assert.deepEqual(e.tts, { characters: 400, usd: 0.2, share: 0.2 });

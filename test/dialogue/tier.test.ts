@@ -80,6 +80,9 @@ test('a line comes back as Say on a later tick, cleaned, with tokens and spend c
     assert.equal(c.llmCompletionTokens, 12);
     assert.equal(c.llmTokens, 132);
     assert.ok(Math.abs(c.spendUsd - (120 * 0.15 + 12 * 0.6) / 1e6) < 1e-12, `spend ${c.spendUsd}`);
+    // The split telemetry's economy carries: all of it the model's.
+    assert.equal(c.llmUsd, c.spendUsd);
+    assert.equal(c.ttsUsd, 0);
   } finally {
     await tier.close();
     await fake.close();

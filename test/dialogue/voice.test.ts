@@ -157,6 +157,8 @@ test('voice in: POST /voice/:agent → 202, transcribed by the plugin, answered 
     assert.equal(c.ttsCharacters, got.text.length);
     assert.equal(c.heard, 1);
     assert.ok(Math.abs(c.spendUsd - (got.text.length * 15) / 1e6) < 1e-12, 'the TTS price applies; the model is unpriced');
+    assert.equal(c.ttsUsd, c.spendUsd);
+    assert.equal(c.llmUsd, 0);
   } finally {
     await server.close();
     await tier.close();

@@ -78,7 +78,7 @@ test('an unreachable control plane at start: built-in defaults (no disk copy) wi
 });
 
 function counts(events: Record<string, number>): SidecarTelemetry {
-  return { events, roster: [], agents: 2, playersOnline: 1, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, cacheHits: 0, dialogue: null };
+  return { events, roster: [], agents: 2, playersOnline: 1, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, llmUsd: 0, ttsUsd: 0, cacheHits: 0, dialogue: null };
 }
 
 test('a report whose 202 is lost is resent with the same reportId and counted once', async () => {
@@ -204,6 +204,26 @@ test('a refused key at start is logged as such, not as an unreachable control pl
   } finally {
     await source.stop();
     fake.close();
+    dir.dispose();
+  }
+});
+
+test('a telemetry report carries the dialogue tier\'s economy split: {ttsUsd, llmUsd, cacheHits}', async () => {
+  const dir = tempDir();
+  const buffer = new TelemetryBuffer(dir.path);
+  await buffer.load();
+  const pusher = new TelemetryPusher({
+    client: new ControlPlaneClient({ url: 'http://127.0.0.1:1', serverId: '3', key: 'bsk_x' }),
+    buffer,
+    collect: async () => counts({}),
+    latency: new LatencyHistogram(),
+    intervalMs: 3_600_000,
+  });
+  try {
+    const report = pusher.build({ ...counts({ spoke: 4 }), linesSpoken: 4, cacheHits: 1, spendUsd: 0.1 + 0.2, llmUsd: 0.1, ttsUsd: 0.2 });
+    assert.deepEqual(report.economy, { ttsUsd: 0.2, llmUsd: 0.1, cacheHits: 1 });
+    assert.equal(report.spendUsd, 0.3);
+  } finally {
     dir.dispose();
   }
 });

@@ -63,7 +63,8 @@ test('concurrent ticks of many agents are all answered by the worker shards, eac
 });
 
 async function spawnSidecar(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, 'sidecar', '--addr', '127.0.0.1:0', ...args], {
+  // No memory file: each process starts fresh, so the replies can be compared.
+  const child = spawn(process.execPath, [cli, 'sidecar', '--addr', '127.0.0.1:0', '--state', '', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, BRAINSTEM_LOG: 'silent', SERVICE_BRAIN_TOKEN: '' },
   });
@@ -95,7 +96,7 @@ test('bin/brainstem sidecar replies identically across process restarts and exit
 });
 
 test('the CLI reads SERVICE_BRAIN_TOKEN and --token overrides it', async () => {
-  const child = spawn(process.execPath, [cli, 'sidecar', '--addr', '127.0.0.1:0', '--token', 'from-flag'], {
+  const child = spawn(process.execPath, [cli, 'sidecar', '--addr', '127.0.0.1:0', '--state', '', '--token', 'from-flag'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, BRAINSTEM_LOG: 'silent', SERVICE_BRAIN_TOKEN: 'from-env' },
   });

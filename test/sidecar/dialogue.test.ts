@@ -228,7 +228,10 @@ test('the CLI reads the dialogue tier from SERVICE_LLM_*; voice out only when sp
   const voiced = dialogueFrom({ audioDir: '/tmp/a' }, { ...base, SERVICE_TTS_ENGINE: 'espeak' })!;
   assert.equal(voiced.env?.SERVICE_TTS_ENGINE, 'espeak');
   assert.equal(voiced.audioDir, '/tmp/a');
-  assert.equal(stateFileFrom({ bundle: '/srv/b' }), '/srv/b/.brainstem-state.json');
-  assert.equal(stateFileFrom({ bundle: '/srv/b', state: '' }), null);
-  assert.equal(stateFileFrom({}), null);
+  // Never inside the bundle directory: under the working directory, or the control plane's state directory.
+  assert.equal(stateFileFrom({ bundle: '/srv/b' }, '/home/op'), '/home/op/.brainstem/brain-state.json');
+  assert.equal(stateFileFrom({}, '/home/op'), '/home/op/.brainstem/brain-state.json');
+  assert.equal(stateFileFrom({}, '/home/op', '/home/op/.brainstem/sidecar-7'), '/home/op/.brainstem/sidecar-7/brain-state.json');
+  assert.equal(stateFileFrom({ bundle: '/srv/b', state: '' }, '/home/op'), null);
+  assert.equal(stateFileFrom({ state: 'mem.json' }, '/home/op'), '/home/op/mem.json');
 });

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DEFAULT_BUNDLE } from '../../brain/index.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';
@@ -26,15 +26,17 @@ function snapshot(agent: number, time: number, health: number, hostile: boolean)
   };
 }
 
-async function start(dir: string, workers: string): Promise<{ child: ChildProcess; url: string }> {
+/** A sidecar on the bundle directory `dir`, run from the working directory `cwd`. */
+async function start(dir: string, workers: string, cwd: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [cli, 'sidecar', '--addr', '127.0.0.1:0', '--bundle', dir, '--workers', workers], {
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, BRAINSTEM_LOG: 'silent', SERVICE_BRAIN_TOKEN: '', SERVICE_LLM_BASE_URL: '', SERVICE_LLM_MODEL: '' },
   });
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const url = /(http:\/\/\S+)/.exec(line)?.[1];
   assert.ok(url, `no URL in "${line}"`);
-  assert.match(line, /state .*\.brainstem-state\.json/);
+  assert.match(line, /state .*\.brainstem\/brain-state\.json/);
   return { child, url };
 }
 
@@ -53,21 +55,27 @@ async function tick(url: string, body: Record<string, unknown>): Promise<Reply> 
 for (const workers of ['0', '2']) {
   test(`brain memory survives a SIGTERM and restart (--workers ${workers})`, async () => {
     const tmp = tempDir('brainstem-state-');
-    const dir = tmp.path;
+    // The bundle directory is read-only: the state goes under the working directory.
+    const dir = join(tmp.path, 'bundle');
+    mkdirSync(dir);
     writeFileSync(join(dir, 'bundle.json'), JSON.stringify(DEFAULT_BUNDLE));
-    let { child, url } = await start(dir, workers);
+    chmodSync(dir, 0o555);
+    let { child, url } = await start(dir, workers, tmp.path);
     try {
       // Agent 5 sees a hostile at (30, 0, 10); agent 6 never does.
       await tick(url, snapshot(5, 100, 100, true));
       await tick(url, snapshot(6, 100, 100, false));
       assert.equal(await stop(child), 0);
-      const file = join(dir, '.brainstem-state.json');
+      const file = join(tmp.path, '.brainstem', 'brain-state.json');
       assert.ok(existsSync(file), 'the state is written on shutdown');
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.equal(statSync(dirname(file)).mode & 0o777, 0o700);
+      assert.deepEqual(readdirSync(dir), ['bundle.json']);
       assert.deepEqual(
         (JSON.parse(readFileSync(file, 'utf8')) as { agents: { id: number }[] }).agents.map((a) => a.id).sort(),
         [5, 6],
       );
-      ({ child, url } = await start(dir, workers));
+      ({ child, url } = await start(dir, workers, tmp.path));
       // Wounded, the hostile gone: only a character that remembers the contact goes to look.
       const remembered = await tick(url, snapshot(5, 110, 40, false));
       const investigate = remembered.intents.find((i) => i.kind === 'Investigate');
@@ -76,6 +84,7 @@ for (const workers of ['0', '2']) {
       assert.ok(!fresh.intents.some((i) => i.kind === 'Investigate'));
     } finally {
       if (child.exitCode === null) assert.equal(await stop(child), 0);
+      chmodSync(dir, 0o755);
       tmp.dispose();
     }
   });

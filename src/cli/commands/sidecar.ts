@@ -9,7 +9,7 @@ import { DefaultsSource } from '../../sidecar/defaults-source.js';
 import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/control-plane-link.js';
 import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
 import { defaultStateDir } from '../../sidecar/state-dir.js';
-import { STATE_FILE } from '../../sidecar/state-file.js';
+import { defaultStateFile } from '../../sidecar/state-file.js';
 import { CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
@@ -35,7 +35,7 @@ export interface SidecarCliOptions {
   addr?: string;
   token?: string;
   workers?: string;
-  /** Brain state file; default `<bundle dir>/.brainstem-state.json` with --bundle, none otherwise. */
+  /** Brain state file; default `.brainstem/brain-state.json` under the working directory (see defaultStateFile); '' for none. */
   state?: string;
   /** Seconds between state saves. */
   stateEvery?: string;
@@ -94,10 +94,10 @@ export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   };
 }
 
-/** Where the brains' memory is kept: --state, else beside a self-hosted bundle, else nowhere. */
-export function stateFileFrom(opts: SidecarCliOptions): string | null {
-  if (opts.state !== undefined) return opts.state === '' ? null : resolve(opts.state);
-  return opts.bundle ? join(resolve(opts.bundle), STATE_FILE) : null;
+/** Where the brains' memory is kept: --state ('' for nowhere), else the default (defaultStateFile). */
+export function stateFileFrom(opts: SidecarCliOptions, cwd = process.cwd(), stateDir: string | null = null): string | null {
+  if (opts.state !== undefined) return opts.state === '' ? null : resolve(cwd, opts.state);
+  return defaultStateFile(cwd, stateDir);
 }
 
 /**
@@ -130,7 +130,7 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const workers = opts.workers === undefined ? DEFAULT_WORKERS : parseInteger(opts.workers, '--workers', 0, 64);
   const token = opts.token ?? env.SERVICE_BRAIN_TOKEN ?? '';
   const link = controlPlaneFrom(opts, env);
-  const stateFile = link && opts.state === undefined ? join(link.stateDir, STATE_FILE) : stateFileFrom(opts);
+  const stateFile = stateFileFrom(opts, process.cwd(), link?.stateDir ?? null);
   const stateEveryMs = opts.stateEvery === undefined ? 30_000 : parseInteger(opts.stateEvery, '--state-every', 1, 86_400) * 1000;
   const dialogue = dialogueFrom(opts, env);
   let sidecar: Sidecar;
@@ -160,7 +160,7 @@ export function registerSidecar(program: Command): void {
     .option('--addr <host:port>', `bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
     .option('--token <token>', 'bearer token required on /tick (env SERVICE_BRAIN_TOKEN)')
     .option('--workers <n>', `worker threads evaluating ticks, agents sharded over them; 0 = on the main thread (default ${DEFAULT_WORKERS})`)
-    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default with --bundle: DIR/${STATE_FILE}, with --control-plane: in --state-dir; '' = none)`)
+    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default ./.brainstem/brain-state.json, with --control-plane in --state-dir; '' = none)`)
     .option('--state-every <s>', 'seconds between brain memory saves (default 30)')
     .option('--audio-dir <dir>', 'directory for synthesised lines and voice clips (env SERVICE_AUDIO_DIR)')
     .option('--control-plane <url>', 'pull config from and push telemetry to this control plane (env SERVICE_CONTROL_PLANE_URL); needs --server-id and --server-key')

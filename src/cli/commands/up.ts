@@ -1,9 +1,9 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startLinkedSidecar } from '../../sidecar/control-plane-link.js';
 import { defaultStateDir } from '../../sidecar/state-dir.js';
-import { STATE_FILE } from '../../sidecar/state-file.js';
+import { defaultStateFile } from '../../sidecar/state-file.js';
 import { startEmbedded } from '../embedded.js';
 import { ensureLocalStack } from '../local-stack.js';
 import { CliError, parseAddr, untilSignal } from '../util.js';
@@ -80,7 +80,7 @@ export function registerUp(program: Command): void {
       try {
         linked = await startLinkedSidecar(
           { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir },
-          { host: side.host, port: side.port, workers: 0, token: token || null, logger, dialogue: dialogueFrom({}, process.env), stateFile: join(stateDir, STATE_FILE) },
+          { host: side.host, port: side.port, workers: 0, token: token || null, logger, dialogue: dialogueFrom({}, process.env), stateFile: defaultStateFile(process.cwd(), stateDir) },
         );
       } catch (err) {
         await embedded.close();

@@ -1,0 +1,170 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { maxRun, measured, rssMb, startServer, stopServer, wrk, writeCorpus, type ServerSpec, type TickBenchOptions, type WrkResult } from './run.js';
+import { generateTicks } from './scenarios.js';
+
+/** Batch sizes `bench tick --batch` measures when none are given. */
+export const DEFAULT_BATCH_SIZES = [1, 10, 100, 500] as const;
+/** The fixed-rate run: batches of this many agents at this many batches per second (the p99 target). */
+export const FIXED_BATCH = 100;
+export const FIXED_BATCHES_PER_S = 50;
+/** Connections of the maximum-throughput batch runs: a few batches in flight keep the server busy. */
+const BATCH_CONNECTIONS = 8;
+
+export interface BatchRow {
+  /** `/tick` (one agent per request), `/ticks` with N agents per request, or the brain in process. */
+  route: '/tick' | '/ticks' | 'Brain.tick in process';
+  batch: number;
+  load: string;
+  requests_per_s: number;
+  decisions_per_s: number;
+  p50_us: number | null;
+  p99_us: number | null;
+  cpu_us_per_decision: number | null;
+  errors: number;
+}
+
+export interface BatchBenchReport {
+  options: TickBenchOptions & { sizes: number[] };
+  rows: BatchRow[];
+  /**
+   * At a batch of 100: agent throughput against per-request /tick and against the brain in
+   * process, by decisions/s and by CPU per decision (the figure that holds on a loaded machine).
+   */
+  at100: { vs_tick: number; vs_brain: number; cpu_vs_tick: number; cpu_vs_brain: number; fixed_p99_us: number | null } | null;
+  targets: { four_times_tick: boolean; half_of_brain: boolean; p99_under_2ms_at_50_per_s: boolean } | null;
+}
+
+const BRAIN_RATE = fileURLToPath(new URL('./brain-rate.js', import.meta.url));
+
+/** Batch bodies: consecutive slices of `size` ticks of the corpus, JSON arrays. */
+function writeBatches(dir: string, agents: number, size: number): { bodies: string; index: string } {
+  const ticks = generateTicks({ agents, count: agents, seed: 7 });
+  const parts: Buffer[] = [];
+  // Enough bodies that every agent is covered, at least 100 to rotate through.
+  const count = Math.max(100, Math.ceil(agents / size));
+  for (let k = 0; k < count; k++) {
+    const slice = Array.from({ length: size }, (_, j) => ticks[(k * size + j) % ticks.length]);
+    parts.push(Buffer.from(JSON.stringify(slice)));
+  }
+  const bodies = join(dir, `batch-${size}.bin`);
+  const index = join(dir, `batch-${size}.idx`);
+  writeFileSync(bodies, Buffer.concat(parts));
+  writeFileSync(index, `${parts.map((p) => p.length).join('\n')}\n`);
+  return { bodies, index };
+}
+
+function row(route: BatchRow['route'], batch: number, load: string, w: WrkResult, cpu: number): BatchRow {
+  const rps = w.requests / (w.duration_us / 1e6);
+  return {
+    route,
+    batch,
+    load,
+    requests_per_s: Math.round(rps),
+    decisions_per_s: Math.round(rps * batch),
+    p50_us: w.p50_us,
+    p99_us: w.p99_us,
+    cpu_us_per_decision: w.requests > 0 ? Math.round((cpu / (w.requests * batch)) * 100) / 100 : null,
+    errors: w.errors + w.non2xx,
+  };
+}
+
+/**
+ * `brainstem bench tick --batch`: agent decisions per second and p99 per request of POST
+ * /ticks at each batch size, against per-request /tick on the same sidecar (inline, JSON) and
+ * Brain.tick in process, all in the same run; each row is the median of the rounds.
+ */
+export async function runBatchBench(opts: TickBenchOptions, sizes: readonly number[], progress: (line: string) => void): Promise<BatchBenchReport> {
+  if (spawnSync(opts.wrk, ['-v']).error) throw new Error(`wrk not found at ${opts.wrk} (Debian: apt-get install wrk)`);
+  const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-batch-'));
+  const samples = new Map<string, BatchRow[]>();
+  const keep = (r: BatchRow): void => {
+    const key = `${r.route}|${r.batch}|${r.load}`;
+    samples.set(key, [...(samples.get(key) ?? []), r]);
+  };
+  const spec: ServerSpec = { label: 'sidecar inline', kind: 'sidecar', workers: 0 };
+  try {
+    const single = writeCorpus(dir, opts.agents).json;
+    const batches = new Map(sizes.map((n) => [n, writeBatches(dir, opts.agents, n)]));
+    const fixed = writeBatches(dir, opts.agents, FIXED_BATCH);
+    for (let round = 1; round <= opts.rounds; round++) {
+      const brain = spawnSync('taskset', ['-c', opts.serverCpu, process.execPath, BRAIN_RATE, String(opts.agents), String(opts.duration)], { encoding: 'utf8' });
+      if (brain.status !== 0) throw new Error(`the in-process brain run failed: ${brain.stderr}`);
+      const { decisions_per_s: rate, cpu_us_per_decision: cpuUs } = JSON.parse(brain.stdout) as { decisions_per_s: number; cpu_us_per_decision: number };
+      keep({ route: 'Brain.tick in process', batch: 1, load: 'loop', requests_per_s: rate, decisions_per_s: rate, p50_us: null, p99_us: null, cpu_us_per_decision: cpuUs, errors: 0 });
+      progress(`round ${round}: Brain.tick in process: ${rate} decisions/s`);
+      const { child, port } = await startServer(spec, opts.serverCpu);
+      try {
+        const pid = child.pid!;
+        const t = maxRun(opts, spec, pid, port, single, 'json');
+        keep({ route: '/tick', batch: 1, load: `max, ${opts.connections} conns`, requests_per_s: t.ticks_per_s, decisions_per_s: t.ticks_per_s, p50_us: t.p50_us, p99_us: t.p99_us, cpu_us_per_decision: t.cpu_us_per_tick, errors: t.errors });
+        progress(`round ${round}: /tick: ${t.ticks_per_s} decisions/s, p99 ${t.p99_us} µs`);
+        for (const n of sizes) {
+          const corpus = batches.get(n)!;
+          if (opts.warmup > 0) wrk(opts, port, corpus, 'json', opts.warmup, BATCH_CONNECTIONS, undefined, '/ticks');
+          const m = measured(pid, () => wrk(opts, port, corpus, 'json', opts.duration, BATCH_CONNECTIONS, undefined, '/ticks'));
+          const r = row('/ticks', n, `max, ${BATCH_CONNECTIONS} conns`, m.w, m.cpu);
+          keep(r);
+          progress(`round ${round}: /ticks × ${n}: ${r.decisions_per_s} decisions/s, ${r.requests_per_s} requests/s, p99 ${r.p99_us} µs`);
+        }
+        // One connection pausing 1000/rate ms between batches: about the target rate (the
+        // round trip adds to the pause, so the achieved rate is a little lower and reported).
+        const f = measured(pid, () => wrk(opts, port, fixed, 'json', opts.duration, 1, Math.round(1000 / FIXED_BATCHES_PER_S), '/ticks'));
+        const r = row('/ticks', FIXED_BATCH, `~${FIXED_BATCHES_PER_S} batches/s offered, 1 conn`, f.w, f.cpu);
+        keep(r);
+        progress(`round ${round}: /ticks × ${FIXED_BATCH} at ~${FIXED_BATCHES_PER_S}/s: p99 ${r.p99_us} µs (rss ${rssMb(pid)} MB)`);
+      } finally {
+        await stopServer(child);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const rows = [...samples.values()].map((list) => [...list].sort((a, b) => a.decisions_per_s - b.decisions_per_s)[Math.floor((list.length - 1) / 2)]!);
+  const find = (route: BatchRow['route'], batch: number, fixedRate = false): BatchRow | undefined =>
+    rows.find((r) => r.route === route && r.batch === batch && r.load.startsWith('~') === fixedRate);
+  const tick = find('/tick', 1);
+  const brain = find('Brain.tick in process', 1);
+  const hundred = find('/ticks', 100);
+  const fixedRow = find('/ticks', FIXED_BATCH, true);
+  const round2 = (x: number): number => Math.round(x * 100) / 100;
+  const cpuOf = (r: BatchRow): number => r.cpu_us_per_decision ?? NaN;
+  const at100 =
+    hundred && tick && brain
+      ? {
+          vs_tick: round2(hundred.decisions_per_s / tick.decisions_per_s),
+          vs_brain: round2(hundred.decisions_per_s / brain.decisions_per_s),
+          cpu_vs_tick: round2(cpuOf(tick) / cpuOf(hundred)),
+          cpu_vs_brain: round2(cpuOf(brain) / cpuOf(hundred)),
+          fixed_p99_us: fixedRow?.p99_us ?? null,
+        }
+      : null;
+  return {
+    options: { ...opts, sizes: [...sizes] },
+    rows,
+    at100,
+    targets: at100 ? { four_times_tick: at100.vs_tick >= 4, half_of_brain: at100.vs_brain >= 0.5, p99_under_2ms_at_50_per_s: at100.fixed_p99_us !== null && at100.fixed_p99_us < 2000 } : null,
+  };
+}
+
+export function formatBatchTable(report: BatchBenchReport): string {
+  const lines = [
+    '| route | agents per request | load | requests/s | decisions/s | p50 µs | p99 µs | CPU µs/decision | errors |',
+    '|---|--:|---|--:|--:|--:|--:|--:|--:|',
+    ...report.rows.map((r) => `| ${r.route} | ${r.batch} | ${r.load} | ${r.requests_per_s} | ${r.decisions_per_s} | ${r.p50_us ?? '—'} | ${r.p99_us ?? '—'} | ${r.cpu_us_per_decision ?? '—'} | ${r.errors} |`),
+    '',
+  ];
+  const a = report.at100;
+  const t = report.targets;
+  if (a && t) {
+    lines.push(
+      `at 100 agents per batch: ${a.vs_tick}× the decisions/s of per-request /tick (target ≥ 4: ${t.four_times_tick ? 'met' : 'missed'}); by CPU per decision ${a.cpu_vs_tick}×`,
+      `at 100 agents per batch: ${a.vs_brain} of Brain.tick in process (target ≥ 0.5: ${t.half_of_brain ? 'met' : 'missed'}); by CPU per decision ${a.cpu_vs_brain}`,
+      `p99 of a 100-agent batch at ~${FIXED_BATCHES_PER_S} batches/s: ${a.fixed_p99_us ?? '—'} µs (target < 2,000: ${t.p99_under_2ms_at_50_per_s ? 'met' : 'missed'})`,
+    );
+  } else lines.push('(no batch of 100 measured: the targets are not judged)');
+  return lines.join('\n');
+}
