@@ -244,6 +244,28 @@ namespace Brainstem
 
     // ---- batch body and reply parsing (pure) ------------------------------------------------
 
+    /// <summary>One /ticks body and the agents of its ticks, in order.</summary>
+    public sealed class BatchBody
+    {
+        public readonly List<long> Agents;
+        public readonly byte[] Bytes;
+
+        internal BatchBody(List<long> agents, List<byte[]> parts, int size)
+        {
+            Agents = agents;
+            Bytes = new byte[size];
+            Bytes[0] = (byte)'[';
+            int at = 1;
+            for (int i = 0; i < parts.Count; i++)
+            {
+                if (i > 0) Bytes[at++] = (byte)',';
+                Buffer.BlockCopy(parts[i], 0, Bytes, at, parts[i].Length);
+                at += parts[i].Length;
+            }
+            Bytes[at] = (byte)']';
+        }
+    }
+
     public static class Batch
     {
         /// <summary>Most ticks the sidecar takes in one /ticks call; TicksAsync splits longer lists.</summary>
@@ -268,6 +290,34 @@ namespace Brainstem
         }
 
         public static byte[] Build(IList<Tick> ticks) { return Build(ticks, 0, ticks.Count); }
+
+        /// <summary>The ticks packed in order into bodies of at most MaxTicks ticks and MaxBodyBytes bytes.</summary>
+        public static List<BatchBody> Pack(IList<Tick> ticks)
+        {
+            var bodies = new List<BatchBody>();
+            var parts = new List<byte[]>();
+            var agents = new List<long>();
+            int size = 2;
+            foreach (var tick in ticks)
+            {
+                var sb = new StringBuilder(512);
+                tick.Write(sb);
+                byte[] part = Utf8.GetBytes(sb.ToString());
+                if (parts.Count > 0 && (parts.Count == MaxTicks || size + 1 + part.Length > MaxBodyBytes))
+                {
+                    bodies.Add(new BatchBody(agents, parts, size));
+                    parts = new List<byte[]>();
+                    agents = new List<long>();
+                    size = 2;
+                }
+                if (parts.Count > 0) size++;
+                parts.Add(part);
+                agents.Add(tick.Snapshot.Agent);
+                size += part.Length;
+            }
+            if (parts.Count > 0) bodies.Add(new BatchBody(agents, parts, size));
+            return bodies;
+        }
 
         /// <summary>Parses a /ticks reply for a batch sent for `agents` in that order.</summary>
         public static List<TickResult> ParseReplies(string body, IList<long> agents)
@@ -392,21 +442,10 @@ namespace Brainstem
         public async Task<List<TickResult>> TicksAsync(IList<Tick> ticks, CancellationToken ct = default(CancellationToken))
         {
             var results = new List<TickResult>(ticks.Count);
-            int start = 0;
-            while (start < ticks.Count)
+            foreach (var body in Batch.Pack(ticks))
             {
-                int count = Math.Min(Batch.MaxTicks, ticks.Count - start);
-                byte[] body = Batch.Build(ticks, start, count);
-                while (body.Length > Batch.MaxBodyBytes && count > 1)
-                {
-                    count /= 2;
-                    body = Batch.Build(ticks, start, count);
-                }
-                var agents = new List<long>(count);
-                for (int i = 0; i < count; i++) agents.Add(ticks[start + i].Snapshot.Agent);
-                string reply = await SendAsync(HttpMethod.Post, "/ticks", body, ct).ConfigureAwait(false);
-                results.AddRange(Batch.ParseReplies(reply, agents));
-                start += count;
+                string reply = await SendAsync(HttpMethod.Post, "/ticks", body.Bytes, ct).ConfigureAwait(false);
+                results.AddRange(Batch.ParseReplies(reply, body.Agents));
             }
             return results;
         }

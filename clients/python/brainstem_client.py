@@ -317,17 +317,21 @@ def parse_replies(body: Union[str, bytes], agents: Sequence[int]) -> List[Union[
 
 
 def _chunks(ticks: Sequence[Tick]) -> List[Tuple[List[int], bytes]]:
-    """Splits ticks into bodies of at most MAX_BATCH ticks and MAX_BODY_BYTES bytes, in order."""
+    """Packs ticks, in order, into bodies of at most MAX_BATCH ticks and MAX_BODY_BYTES bytes."""
     out: List[Tuple[List[int], bytes]] = []
-    start = 0
-    while start < len(ticks):
-        end = min(start + MAX_BATCH, len(ticks))
-        body = build_batch(ticks[start:end])
-        while len(body) > MAX_BODY_BYTES and end - start > 1:
-            end = start + (end - start) // 2
-            body = build_batch(ticks[start:end])
-        out.append(([t.snapshot.agent for t in ticks[start:end]], body))
-        start = end
+    agents: List[int] = []
+    parts: List[bytes] = []
+    size = 2  # the brackets
+    for tick in ticks:
+        part = _encode(tick.to_json())
+        if parts and (len(parts) == MAX_BATCH or size + 1 + len(part) > MAX_BODY_BYTES):
+            out.append((agents, b"[" + b",".join(parts) + b"]"))
+            agents, parts, size = [], [], 2
+        agents.append(tick.snapshot.agent)
+        parts.append(part)
+        size += len(part) + (1 if len(parts) > 1 else 0)
+    if parts:
+        out.append((agents, b"[" + b",".join(parts) + b"]"))
     return out
 
 

@@ -35,6 +35,15 @@ export function missingTool(command: string, versionFlag: string, debianPackage:
   return `${command} is missing (apt-get install ${debianPackage}; CI installs it via .ci/run)`;
 }
 
+/**
+ * The interpreter `python3` resolves to, asked once: a version manager's shim (pyenv) costs
+ * seconds on every start, the interpreter itself a fraction of one.
+ */
+export async function pythonExecutable(): Promise<string> {
+  const r = await run('python3', ['-c', 'import sys; print(sys.executable)']);
+  return r.status === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : 'python3';
+}
+
 export interface Run {
   status: number;
   stdout: string;

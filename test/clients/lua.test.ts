@@ -1,37 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { clientsDir, driversDir, jsonOf, missingTool, repliesFixture, run, REPLIES_FIXTURE, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN } from './helpers.js';
-import { clientSuite } from './suite.js';
+import { jsonOf, repliesFixture, REPLIES_FIXTURE, TICKS_FIXTURE } from './helpers.js';
+import { client, driver, skip } from './lua-client.js';
+import { clientFixtureSuite } from './suite.js';
 
-const skip = missingTool('lua5.4', '-v', 'lua5.4 lua-socket lua-cjson') ?? (await luaLibsMissing());
 if (skip) console.log(`# Lua client tests skipped: ${skip}`);
-const CLIENT = join(clientsDir, 'lua');
-const driver = (...args: string[]) => run('lua5.4', [join(driversDir, 'lua_driver.lua'), CLIENT, ...args]);
-
-/** The driver needs LuaSocket (the tests' HTTP function) and lua-cjson (to read fixtures). */
-async function luaLibsMissing(): Promise<string | null> {
-  const r = await run('lua5.4', ['-e', 'require("socket.http") require("cjson")']);
-  return r.status === 0 ? null : 'LuaSocket or lua-cjson is missing (apt-get install lua-socket lua-cjson; CI installs them via .ci/run)';
-}
-
-/** lua-cjson writes an empty Lua table as `{}`: read that back as the empty list it stands for. */
-function list(v: unknown): unknown {
-  return !Array.isArray(v) && typeof v === 'object' && v !== null && Object.keys(v).length === 0 ? [] : v;
-}
-
-clientSuite({
-  name: 'lua client',
-  skip,
-  driver,
-  signs: false,
-  splitsLongLists: false,
-  checkLive(out) {
-    assert.equal(out.result, 'sent');
-    assert.deepEqual(list(out.failures), []);
-    assert.equal(out.last_agent, (ticksFixture().ticks[0]!.snapshot as { agent: number }).agent);
-  },
-});
+clientFixtureSuite(client);
 
 test('lua client: parses the fixture reply with a runtime decoder injected too', { skip: skip ?? false }, async () => {
   assert.deepEqual(jsonOf(await driver('parse', REPLIES_FIXTURE, 'cjson')), repliesFixture().expected);
@@ -55,18 +29,4 @@ test('lua client: a misspelt or missing option is refused at construction, namin
   assert.match(out.form, /token_form must be bearer, header or query/);
   assert.match(out.nohttp, /opts\.http \(an HTTP function\) is required/);
   assert.equal(out.fine, 'ok');
-});
-
-test('lua client: the README example runs against a real sidecar', { skip: skip ?? false }, async () => {
-  const sidecar = await startTokenSidecar();
-  try {
-    const r = await run('lua5.4', [join(CLIENT, 'example.lua'), sidecar.url, TOKEN, '2']);
-    assert.equal(r.status, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n');
-    assert.deepEqual(lines.slice(0, 4).map((l) => l.replace(/: .*/, '')), ['agent 1', 'agent 2', 'agent 1', 'agent 2']);
-    for (const line of lines.slice(0, 4)) assert.match(line, /: (standing|crouched|prone) \[/);
-    assert.equal(lines[4], 'sent 2, applied 2, stale 0, failed 0');
-  } finally {
-    await sidecar.close();
-  }
 });

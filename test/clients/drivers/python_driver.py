@@ -76,15 +76,18 @@ def main():
         except bc.BrainstemError as err:
             print(json.dumps({"raised": True, "status": err.status, "code": err.code}))
     elif cmd == "chunks":
-        # Chunk sizes for N small ticks and for N ticks of about 16 KiB each.
+        # Chunks of N small ticks and of N ticks of about 16 KiB each.
         n = int(args[1])
         base = json.load(open(args[0], encoding="utf-8"))["ticks"][1]
         small = [tick_of({**base, "snapshot": {**base["snapshot"], "agent": i}}) for i in range(n)]
         heard = [{"from": 1, "text": "x" * 500, "at_s": 0}] * 32
         big = [tick_of({**base, "snapshot": {**base["snapshot"], "agent": i, "heard": heard}}) for i in range(n)]
+        big_chunks = bc._chunks(big)
         print(json.dumps({"small": [len(a) for a, _ in bc._chunks(small)],
-                          "big": [len(a) for a, _ in bc._chunks(big)],
-                          "bigBytes": max(len(b) for _, b in bc._chunks(big))}))
+                          "big": [len(a) for a, _ in big_chunks],
+                          "bigBytes": [len(b) for _, b in big_chunks],
+                          "bigAgents": [x for a, _ in big_chunks for x in a],
+                          "bodiesAreJson": all(isinstance(json.loads(b), list) for _, b in big_chunks)}))
     elif cmd == "many":
         url, token, fixture, n = args
         base = json.load(open(fixture, encoding="utf-8"))["ticks"][1]
