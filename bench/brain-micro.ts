@@ -6,7 +6,8 @@
  *   npx tsc -p . && node dist/bench/brain-micro.js [--agents 200] [--ticks 200] [--rounds 7]
  */
 import { fileURLToPath } from 'node:url';
-import { Brain, DEFAULT_BUNDLE, POLICY_KEYS, type AgentId, type ConfigBundle, type Target, type TickRequest } from '../brain/index.js';
+import { seededRandom } from '../src/random.js';
+import { Brain, DEFAULT_BUNDLE, POLICY_KEYS, TARGET_KINDS, type AgentId, type ConfigBundle, type Target, type TickRequest } from '../brain/index.js';
 
 export interface BrainMicroOptions {
   agents?: number;
@@ -31,16 +32,6 @@ export interface BrainMicroResult {
   all_on_vs_reactive_wall: number;
 }
 
-/** Small LCG so the workload is the same on every run. */
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 4294967296;
-  };
-}
-
-const KINDS = ['player', 'ai', 'zombie', 'animal'] as const;
 
 /**
  * Realistic traffic: agents on a 1 km field ticking at 2 Hz. Each agent perceives its own
@@ -49,7 +40,8 @@ const KINDS = ['player', 'ai', 'zombie', 'animal'] as const;
  * routes, every third is in a squad of four, some hear speech, health drops and recovers.
  */
 export function workload(agents: number, ticks: number): TickRequest[] {
-  const rnd = lcg(42);
+  // Seeded so the workload is the same on every run.
+  const rnd = seededRandom(42);
   const out: TickRequest[] = [];
   const pos = Array.from({ length: agents }, () => ({ x: rnd() * 1000, y: 8, z: rnd() * 1000 }));
   const health = new Array<number>(agents).fill(100);
@@ -59,7 +51,7 @@ export function workload(agents: number, ticks: number): TickRequest[] {
       const d = 5 + rnd() * 200;
       return {
         id: 10_000 + a * 10 + i,
-        kind: KINDS[Math.floor(rnd() * 4)]!,
+        kind: TARGET_KINDS[Math.floor(rnd() * 4)]!,
         dx: Math.sin(ang) * d,
         dz: Math.cos(ang) * d,
         hostile: rnd() < 0.33,
@@ -79,6 +71,8 @@ export function workload(agents: number, ticks: number): TickRequest[] {
       const p = pos[a]!;
       p.x += (rnd() - 0.5) * 2;
       p.z += (rnd() - 0.5) * 2;
+      // Two draws of the generator, not one condition twice.
+      // oxlint-disable-next-line no-dupe-else-if
       if (rnd() < 0.02) health[a] = Math.max(5, health[a]! - 15);
       else if (rnd() < 0.02) health[a] = Math.min(100, health[a]! + 10);
       const targets: Target[] = [];

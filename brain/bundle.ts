@@ -1,3 +1,4 @@
+import { isObj, type Obj } from './json.js';
 import {
   ECONOMIES,
   POLICY_KEYS,
@@ -20,12 +21,6 @@ export const BUNDLE_LIMITS = {
   maxSpeechLimit: 1_000_000,
   maxVarietyTarget: 1_000_000,
 } as const;
-
-type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';

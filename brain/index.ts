@@ -1,5 +1,6 @@
 /** The brain's public surface: what src/ may import. */
 export * from './types.js';
+export { isObj, type Obj } from './json.js';
 export { validateBundle, policyOn, DEFAULT_BUNDLE, BUNDLE_LIMITS, type BundleCheck } from './bundle.js';
 export { Brain, type BrainOptions, type Persona } from './brain.js';
 export { BrainStateError, STATE_FORMAT, STATE_VERSION, type BrainState } from './state-io.js';

@@ -1,4 +1,5 @@
 import type { Memory } from './state.js';
+import { TARGET_KINDS } from './types.js';
 
 /**
  * The numeric layout of one agent's memory: every number of its four rings in one
@@ -12,8 +13,8 @@ import type { Memory } from './state.js';
 
 export const MEMORY_CAPS = { contacts: 8, players: 12, heard: 6, events: 12, textChars: 120, nameChars: 32 } as const;
 
-/** Target kinds as stored (codes are indexes). */
-export const CONTACT_KINDS = ['player', 'ai', 'zombie', 'animal'] as const;
+/** Target kinds as stored (codes are indexes into TARGET_KINDS). */
+export const CONTACT_KINDS = TARGET_KINDS;
 
 /** What remember() notes, by code (index). */
 export const EVENT_KINDS = ['spotted', 'damaged', 'lost_squadmate', 'squad_contact', 'logoff', 'afk', 'break', 'fled', 'engaged', 'plan'] as const;

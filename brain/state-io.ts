@@ -1,4 +1,5 @@
 import { STATE_SCHEMA, fromPlain, toPlain, type AgentState, type Field, type PlainAgent, type Schema } from './state.js';
+import { isObj } from './json.js';
 import type { Problem } from './types.js';
 
 /**
@@ -31,10 +32,6 @@ export class BrainStateError extends Error {
 export function exportAgents(agents: Iterable<AgentState>): BrainState {
   const list = [...agents].sort((a, b) => a.id - b.id).map(toPlain);
   return { format: STATE_FORMAT, version: STATE_VERSION, agents: list };
-}
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const MAX_PROBLEMS = 50;

@@ -1,5 +1,5 @@
 import { CONTACT_KINDS, EVENT_KINDS, MEMORY_CAPS, memoryFromPlain, memoryToPlain } from './memory-block.js';
-import type { Role, Traits } from './types.js';
+import { ROLES, type Role, type Traits } from './types.js';
 
 export { MEMORY_CAPS } from './memory-block.js';
 
@@ -25,8 +25,6 @@ export type Mode = (typeof MODES)[number];
 
 export const GOALS = ['none', 'find_water', 'find_food', 'find_medical', 'loot', 'guard', 'roam', 'regroup'] as const;
 export type Goal = (typeof GOALS)[number];
-
-export const ROLES = ['survivor', 'bandit', 'guard', 'trader'] as const;
 
 export interface ContactMemory {
   target: number;

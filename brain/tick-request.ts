@@ -1,4 +1,7 @@
+import { isObj } from './json.js';
 import {
+  ROLES,
+  TARGET_KINDS,
   TRAIT_NAMES,
   type AgentId,
   type HeardSpeech,
@@ -37,26 +40,11 @@ export const TICK_LIMITS = {
 
 export type TickParse = { ok: true; request: TickRequest } | { ok: false; problems: Problem[] };
 
-const TARGET_KINDS: readonly TargetKind[] = ['player', 'ai', 'zombie', 'animal'];
-const ROLES: readonly Role[] = ['survivor', 'bandit', 'guard', 'trader'];
-
-type Obj = Record<string, unknown>;
-
 class Problems {
   readonly list: Problem[] = [];
   add(path: string, message: string): void {
     if (this.list.length < TICK_LIMITS.maxProblems) this.list.push({ path, message });
   }
-}
-
-/**
- * A plain object (what JSON.parse and the MessagePack decoder make of a map); arrays, binary
- * data and extension values are not, though typeof calls them objects.
- */
-function isObj(v: unknown): v is Obj {
-  if (typeof v !== 'object' || v === null) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
 }
 
 function typeName(v: unknown): string {
@@ -176,7 +164,7 @@ function target(v: unknown, i: number, p: Problems): Target {
   const base = item('snapshot.targets', i);
   const id = int(v.id, 'id', base, -SAFE, SAFE, p);
   const kind = v.kind;
-  if (typeof kind !== 'string' || !TARGET_KINDS.includes(kind as TargetKind)) {
+  if (typeof kind !== 'string' || !(TARGET_KINDS as readonly string[]).includes(kind)) {
     p.add(`${base}.kind`, kind === undefined ? 'is required' : `must be one of ${TARGET_KINDS.join(', ')}`);
   }
   const t: Target = {
@@ -280,7 +268,7 @@ function profile(v: unknown, p: Problems): Profile {
   const out: Profile = {};
   if (v.name !== undefined) out.name = str(v.name, 'name', 'profile', TICK_LIMITS.maxName, p);
   if (v.role !== undefined) {
-    if (typeof v.role !== 'string' || !ROLES.includes(v.role as Role)) p.add('profile.role', `must be one of ${ROLES.join(', ')}`);
+    if (typeof v.role !== 'string' || !(ROLES as readonly string[]).includes(v.role)) p.add('profile.role', `must be one of ${ROLES.join(', ')}`);
     out.role = v.role as Role;
   }
   if (v.coward !== undefined) out.coward = bool(v.coward, 'coward', 'profile', p);

@@ -13,7 +13,9 @@ export interface Vec3 {
   z: number;
 }
 
-export type TargetKind = 'player' | 'ai' | 'zombie' | 'animal';
+/** What a target is. The order is part of the stored memory format (a contact's kind is its index). */
+export const TARGET_KINDS = ['player', 'ai', 'zombie', 'animal'] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
 
 export interface Target {
   id: number;
@@ -59,7 +61,8 @@ export interface Snapshot {
   squad?: string;
 }
 
-export type Role = 'survivor' | 'bandit' | 'guard' | 'trader';
+export const ROLES = ['survivor', 'bandit', 'guard', 'trader'] as const;
+export type Role = (typeof ROLES)[number];
 
 export const TRAIT_NAMES = [
   'openness',

@@ -100,15 +100,22 @@ class WasmEspeak {
       const { factory, module } = await this.load();
       // A line starting with "-" would be read as an option by espeak's argument parser.
       const safe = text.startsWith('-') ? ` ${text}` : text;
-      const es = await factory({
-        arguments: [...espeakArgs(voice, 'out.wav'), safe],
-        print() {},
-        printErr() {},
-        instantiateWasm(imports: object, done: (i: WasmInstance, m: WasmModule) => void) {
-          Wasm.instantiate(module, imports).then((instance) => done(instance, module));
-          return {};
-        },
-      });
+      // Emscripten never settles the factory when instantiation fails, so the failure is raced
+      // against it: the line fails at once instead of hanging until the request times out.
+      let instantiateFailed: (err: unknown) => void = () => {};
+      const failure = new Promise<never>((_, reject) => (instantiateFailed = reject));
+      const es = await Promise.race([
+        factory({
+          arguments: [...espeakArgs(voice, 'out.wav'), safe],
+          print() {},
+          printErr() {},
+          instantiateWasm(imports: object, done: (i: WasmInstance, m: WasmModule) => void) {
+            Wasm.instantiate(module, imports).then((instance) => done(instance, module), instantiateFailed);
+            return {};
+          },
+        }),
+        failure,
+      ]);
       return es.FS.readFile('out.wav');
     });
     this.chain = job.catch(() => {});

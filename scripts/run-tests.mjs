@@ -1,28 +1,30 @@
-// Runs every compiled test file under dist/test with node's test runner. Node 20 has no glob
-// arguments for --test, so the files are listed here.
+// Runs the test suite with node's test runner (Node 20 has no glob arguments for --test, so
+// the files are listed by scripts/test-files.mjs, from the sources).
+//
+//   node scripts/run-tests.mjs [--fast] [NAME...]
+//
+// NAME keeps only the files whose path contains it. --fast leaves out the slowest suites
+// (SLOW_SUITES), for day-to-day work (`npm run test:fast`); CI runs everything.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { relative } from 'node:path';
+import { selectTests } from './test-files.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const files = [];
-const walk = (dir) => {
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) walk(path);
-    else if (name.endsWith('.test.js')) files.push(path);
-  }
-};
-walk(join(root, 'dist', 'test'));
-const filter = process.argv.slice(2);
-const selected = filter.length ? files.filter((f) => filter.some((p) => f.includes(p))) : files;
-if (selected.length === 0) {
-  console.error('no test files found under dist/test');
+const args = process.argv.slice(2);
+const filter = args.filter((a) => a !== '--fast');
+const compiled = selectTests(root, { fast: args.includes('--fast'), filter });
+if (compiled.length === 0) {
+  console.error(`no test files under test/ match ${filter.join(' ')}`);
   process.exit(1);
 }
-const result = spawnSync(
-  process.execPath,
-  ['--test', '--test-concurrency=2', '--test-timeout=120000', ...selected],
-  { stdio: 'inherit', env: { ...process.env, BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'silent' } },
-);
+const missing = compiled.filter((f) => !existsSync(f));
+if (missing.length > 0) {
+  console.error(`not built: ${missing.map((f) => relative(root, f)).join(', ')}; run npm run build first`);
+  process.exit(1);
+}
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...compiled], {
+  stdio: 'inherit',
+  env: { ...process.env, BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'silent' },
+});
 process.exit(result.status ?? 1);

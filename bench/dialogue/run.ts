@@ -6,10 +6,11 @@
  * one after the other, so they share the machine's noise.
  */
 import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
+import { ROLES } from '../../brain/types.js';
 import type { DialogueContext } from '../../src/dialogue/context.js';
 import { createDialogueTier } from '../../src/dialogue/create.js';
 import type { DialogueBundle, DialogueTier } from '../../src/dialogue/tier.js';
-import { startFakeOpenAI } from '../../test/helpers/fake-openai.js';
+import { startFakeOpenAI } from '../fake-openai.js';
 
 export interface DialogueBenchOptions {
   agents: number;
@@ -48,11 +49,10 @@ const BUNDLE: DialogueBundle = {
 
 /** One context per agent, built once and mutated in place, as a tick handler would. */
 function population(n: number): DialogueContext[] {
-  const roles = ['survivor', 'bandit', 'guard', 'trader'] as const;
   return Array.from({ length: n }, (_, i) => ({
     persona: {
       name: `Bot${i}`,
-      role: roles[i % roles.length]!,
+      role: ROLES[i % ROLES.length]!,
       traits: { extraversion: (i % 10) / 10, neuroticism: ((i * 7) % 10) / 10 },
       themes: ['misses their family'],
       goal: i % 2 ? 'find water' : 'guard the camp',

@@ -1,14 +1,6 @@
-import type { Vec3 } from '../../brain/types.js';
+import { ROLES, type Vec3 } from '../../brain/types.js';
+import { seededRandom } from '../../src/random.js';
 import type { CharacterSpec, Scenario } from './scenario.js';
-
-/** A small LCG: the crowd must be the same on every machine and every run. */
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 /**
  * A busy session: `agents` characters in squads of five with patrol routes, needs and mixed
@@ -16,7 +8,8 @@ function lcg(seed: number): () => number {
  * interest. Used to record and replay long sessions.
  */
 export function crowdScenario(agents = 50, durationS = 300, tickHz = 2, seed = 7): Scenario {
-  const rnd = lcg(seed);
+  // Seeded: the crowd must be the same on every machine and every run.
+  const rnd = seededRandom(seed);
   const at = (spread: number): Vec3 => ({ x: Math.round((rnd() - 0.5) * spread), y: 0, z: Math.round((rnd() - 0.5) * spread) });
   const characters: CharacterSpec[] = [];
   for (let i = 0; i < agents; i++) {
@@ -32,7 +25,7 @@ export function crowdScenario(agents = 50, durationS = 300, tickHz = 2, seed = 7
       ammo: Math.round(rnd() * 30),
       squad: `s${Math.floor(i / 5)}`,
       route: [home, { x: home.x + Math.round((rnd() - 0.5) * 80), y: 0, z: home.z + Math.round((rnd() - 0.5) * 80) }],
-      profile: { name: `Bot${i + 1}`, role: (['survivor', 'bandit', 'guard', 'trader'] as const)[i % 4]!, coward: rnd() < 0.15 },
+      profile: { name: `Bot${i + 1}`, role: ROLES[i % ROLES.length]!, coward: rnd() < 0.15 },
     });
   }
   for (let p = 0; p < 6; p++) {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
 import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
+import { isObj } from '../../brain/json.js';
 import type { ConfigBundle } from '../../brain/types.js';
 import { checkScenario, type Scenario } from './scenario.js';
 import { Simulation, type RecordLine, type SimResult, type TickTransport } from './engine.js';
@@ -24,12 +25,9 @@ export function loadScenario(file: string): Scenario {
   return value as Scenario;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function deepMerge(base: unknown, over: unknown): unknown {
-  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  if (!isObj(base) || !isObj(over)) return over === undefined ? base : over;
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
   return out;

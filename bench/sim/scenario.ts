@@ -1,4 +1,4 @@
-import type { Profile, Vec3 } from '../../brain/types.js';
+import type { Profile, TargetKind, Vec3 } from '../../brain/types.js';
 
 /** A box on the ground plane that blocks line of sight and movement (x/z extents, metres). */
 export interface Obstacle {
@@ -12,7 +12,7 @@ export interface CharacterSpec {
   id: number;
   /** Characters with a brain are driven by the sidecar; the others follow their path or stand. */
   brain: boolean;
-  kind?: 'player' | 'ai' | 'zombie' | 'animal';
+  kind?: TargetKind;
   /** Characters of different teams are hostile to each other. */
   team?: string;
   name?: string;

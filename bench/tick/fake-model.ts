@@ -4,7 +4,7 @@
  *   node dist/bench/tick/fake-model.js <latencyMs>
  * Prints {"baseUrl"} once listening; on SIGTERM prints {"chats": N} and exits.
  */
-import { startFakeOpenAI } from '../../test/helpers/fake-openai.js';
+import { startFakeOpenAI } from '../fake-openai.js';
 
 const fake = await startFakeOpenAI({ latencyMs: Number(process.argv[2] ?? 2000) });
 fake.reply = () => 'Keep your voice down, friend. Zombies about.';

@@ -1,3 +1,4 @@
+import { ROLES, TARGET_KINDS } from '../../brain/index.js';
 import { seededRandom } from '../../src/random.js';
 
 /**
@@ -18,7 +19,6 @@ export interface TickScenarioOptions {
 const SITUATIONS = ['patrol', 'contact', 'coward', 'wounded', 'crowd', 'chatter'] as const;
 type Situation = (typeof SITUATIONS)[number];
 const NAMES = ['Mira', 'Alex', 'Jonas', 'Vera', 'Tomas', 'Lena', 'Oskar', 'Ida'];
-const ROLES = ['survivor', 'bandit', 'guard', 'trader'] as const;
 
 export function generateTicks(options: TickScenarioOptions): Record<string, unknown>[] {
   const rand = seededRandom(options.seed ?? 1);
@@ -34,7 +34,7 @@ export function generateTicks(options: TickScenarioOptions): Record<string, unkn
     const near = (d: number): { x: number; y: number; z: number } => ({ x: r(home.x - d, home.x + d), y: home.y, z: r(home.z - d, home.z + d) });
     const targetCount = situation === 'patrol' ? Math.floor(rand() * 2) : situation === 'crowd' ? 8 : 1 + Math.floor(rand() * 4);
     const targets = Array.from({ length: targetCount }, (_, k) => {
-      const kind = situation === 'crowd' ? pick(['zombie', 'animal', 'zombie'] as const) : k === 0 ? 'player' : pick(['player', 'ai', 'zombie', 'animal'] as const);
+      const kind = situation === 'crowd' ? pick(['zombie', 'animal', 'zombie'] as const) : k === 0 ? 'player' : pick(TARGET_KINDS);
       const t: Record<string, unknown> = {
         id: 100000 + Math.floor(rand() * 5000),
         kind,

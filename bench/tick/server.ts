@@ -29,7 +29,7 @@ function ready(port: number): void {
 
 async function bareUws(parse: boolean): Promise<() => Promise<void>> {
   const app = uWS.App();
-  app.post('/tick', (res, req) => {
+  app.post('/tick', (res, _req) => {
     let aborted = false;
     const chunks: Buffer[] = [];
     res.onAborted(() => {

@@ -242,7 +242,7 @@ function useAssetUrl(id: number | null): { url: string | null; error: string | n
     if (id === null) return undefined;
     let revoked = false;
     let made: string | null = null;
-    (async () => {
+    void (async () => {
       try {
         const res = await fetch(`/v1/assets/${id}/file`, { headers: { authorization: `Bearer ${await apiKey()}` } });
         if (!res.ok) throw await errorOf(res);

@@ -1,4 +1,4 @@
-import type { Survivor } from '../../brain/index.js';
+import { isObj, type Obj, type Survivor } from '../../brain/index.js';
 import { validationFailed, type ErrorDetail } from '../http/errors.js';
 import { typeOf } from '../http/validate.js';
 import type { ControlPlaneStore } from './store.js';
@@ -11,8 +11,6 @@ const ROSTER_KEYS = ['agent', 'name', 'alignment', 'goal', 'state'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 const MAX_COUNT = 1e12;
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Collects every problem of a report, then answers one 422 with all of them. */
 class Check {

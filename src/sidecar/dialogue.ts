@@ -1,4 +1,4 @@
-import type { Persona as BrainPersona, Role, TickRequest, TickResponse } from '../../brain/index.js';
+import { ROLES, type Persona as BrainPersona, type Role, type TickRequest, type TickResponse } from '../../brain/index.js';
 import type { DialogueContext, HeardLine, NearbyPlayer, NotableEvent, Persona } from '../dialogue/context.js';
 import type { DialogueTier } from '../dialogue/tier.js';
 
@@ -52,7 +52,7 @@ const DOING_WORDS: Record<string, string> = {
   dead: 'dead',
 };
 
-const ROLES: ReadonlySet<string> = new Set(['survivor', 'bandit', 'guard', 'trader']);
+const ROLE_SET: ReadonlySet<string> = new Set(ROLES);
 
 /** A few plain sentences from the brain's memory summary, for the prompt. */
 function memoryWords(p: BrainPersona, time: number): string {
@@ -79,7 +79,7 @@ export function dialoguePersona(p: BrainPersona, time: number): DialoguePersona 
   return {
     persona: {
       name: p.name,
-      role: (ROLES.has(p.role) ? p.role : 'survivor') as Role,
+      role: (ROLE_SET.has(p.role) ? p.role : 'survivor') as Role,
       traits: p.traits,
       themes: p.themes,
       goal: GOAL_WORDS[p.goal] ?? '',

@@ -1,5 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import {
+  ROLES,
+  TARGET_KINDS,
   TICK_LIMITS,
   TRAIT_NAMES,
   type AgentId,
@@ -108,13 +110,9 @@ const TARGET_KEYS = names('id', 'kind', 'pos', 'hostile', 'visible', 'name', 'he
 const POI_KEYS = names('id', 'kind', 'pos');
 const HEARD_KEYS = names('from', 'text', 'at_s');
 const PROFILE_KEYS = names('name', 'role', 'coward', 'traits');
-// Spelled out so that traits() can store each by name; the type keeps it in TRAIT_NAMES order.
-const TRAIT_ORDER: typeof TRAIT_NAMES = ['openness', 'conscientiousness', 'extraversion', 'agreeableness', 'neuroticism', 'afk_proneness', 'break_proneness', 'fatigue_rate'];
-const TRAIT_KEYS = names(...TRAIT_ORDER);
-const TARGET_KIND_NAMES: readonly TargetKind[] = ['player', 'ai', 'zombie', 'animal'];
-const TARGET_KIND_BYTES = names(...TARGET_KIND_NAMES);
-const ROLE_NAMES: readonly Role[] = ['survivor', 'bandit', 'guard', 'trader'];
-const ROLE_BYTES = names(...ROLE_NAMES);
+const TRAIT_KEYS = names(...TRAIT_NAMES);
+const TARGET_KIND_BYTES = names(...TARGET_KINDS);
+const ROLE_BYTES = names(...ROLES);
 
 /** Skipped values nest at most this deep before the exact path is left to judge them. */
 export const MAX_SKIP_DEPTH = 32;
@@ -288,7 +286,7 @@ export abstract class TickReader {
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(TARGET_KEYS, next + 1))) {
         case 0: id = this.integer(-SAFE, SAFE); break;
-        case 1: kind = this.oneOf(TARGET_KIND_BYTES, TARGET_KIND_NAMES); break;
+        case 1: kind = this.oneOf(TARGET_KIND_BYTES, TARGET_KINDS); break;
         case 2: pos = this.vec3(); break;
         case 3: hostile = this.boolean(); break;
         case 4: visible = this.boolean(); break;
@@ -453,7 +451,7 @@ export abstract class TickReader {
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(PROFILE_KEYS, next + 1))) {
         case 0: name = this.string(TICK_LIMITS.maxName); break;
-        case 1: role = this.oneOf(ROLE_BYTES, ROLE_NAMES); break;
+        case 1: role = this.oneOf(ROLE_BYTES, ROLES); break;
         case 2: coward = this.boolean(); break;
         case 3: traitSet = this.traits(); break;
         default: this.skip(0);

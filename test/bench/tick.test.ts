@@ -2,13 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { DEFAULT_BUNDLE, parseTickRequest, POLICY_KEYS, validateBundle } from '../../brain/index.js';
-import { batchSizesOf, tickPolicyOf } from '../../bench/tick/command.js';
+import { batchSizesOf } from '../../src/cli/commands/bench-tick.js';
 import { MAX_BATCH_TICKS } from '../../src/sidecar/tick-array.js';
 import { parseBrainPolicy, policyBundle } from '../../bench/tick/policy.js';
 import { POLICY_ALL, POLICY_NONE, roundOrder } from '../../bench/tick/policy-compare.js';
 import { startServer, stopServer } from '../../bench/tick/run.js';
 import { generateTicks } from '../../bench/tick/scenarios.js';
-import { CliError } from '../../src/cli/util.js';
 import { cli } from '../helpers/paths.js';
 
 test('the benchmark corpus is deterministic and every tick in it is valid', () => {
@@ -28,19 +27,6 @@ test('brainstem bench tick is registered with its options', () => {
   const r = spawnSync(process.execPath, [cli, 'bench', 'tick', '--help'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   for (const flag of ['--duration', '--rounds', '--agents', '--rate', '--json']) assert.match(r.stdout, new RegExp(flag));
-});
-
-test('bench tick --policy: accepted values, refused values and combinations, before any load is generated', () => {
-  assert.equal(tickPolicyOf({}), undefined);
-  for (const p of ['all', 'none', 'compare'] as const) assert.equal(tickPolicyOf({ policy: p }), p);
-  assert.throws(() => tickPolicyOf({ policy: 'some' }), (e: unknown) => e instanceof CliError && /--policy must be one of all, none, compare/.test(e.message));
-  assert.throws(() => tickPolicyOf({ policy: 'all', micro: true }), /--policy cannot be combined with --micro/);
-  assert.throws(() => tickPolicyOf({ policy: 'compare', dialogue: true }), /--policy cannot be combined with --dialogue/);
-  const help = spawnSync(process.execPath, [cli, 'bench', 'tick', '--help'], { encoding: 'utf8' });
-  assert.match(help.stdout, /--policy <all\|none\|compare>/);
-  const bad = spawnSync(process.execPath, [cli, 'bench', 'tick', '--policy', 'most', '--wrk', '/nonexistent/wrk'], { encoding: 'utf8' });
-  assert.equal(bad.status, 1);
-  assert.match(bad.stderr, /--policy must be one of all, none, compare, got "most"/);
 });
 
 test('bench tick --policy bundles: every key on, every key off, the default bundle untouched', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { loadPlans } from '../../src/controlplane/billing/plans.js';
@@ -70,7 +70,7 @@ async function fakeStripe() {
     for await (const c of req) chunks.push(c as Buffer);
     return Buffer.concat(chunks).toString();
   };
-  const server = createServer(async (req, res) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const form = new URLSearchParams(await read(req));
     seen.push({ method: req.method!, path: req.url!, auth: req.headers.authorization, form });
     res.setHeader('content-type', 'application/json');
@@ -88,7 +88,8 @@ async function fakeStripe() {
     }
     res.statusCode = 404;
     res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: 'No such resource' } }));
-  });
+  };
+  const server = createServer((req, res) => void answer(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, sessions, close: () => new Promise<void>((r) => server.close(() => r())) };
 }

@@ -5,7 +5,7 @@ import type { DialogueContext, SayIntent } from '../../src/dialogue/context.js';
 import { PluginSupervisor } from '../../src/dialogue/supervisor.js';
 import { DialogueTier, type DialogueBundle } from '../../src/dialogue/tier.js';
 import { createDialogueTier } from '../../src/dialogue/create.js';
-import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../../bench/fake-openai.js';
 import { until } from './helpers.js';
 
 const BUNDLE: DialogueBundle = {

@@ -12,7 +12,7 @@ import { PluginSupervisor } from '../../src/dialogue/supervisor.js';
 import type { DialogueBundle, DialogueTier } from '../../src/dialogue/tier.js';
 import { voiceFor } from '../../src/dialogue/voice.js';
 import { mountVoiceRoutes } from '../../src/dialogue/voice-routes.js';
-import { startFakeOpenAI, tinyWav } from '../helpers/fake-openai.js';
+import { startFakeOpenAI, tinyWav } from '../../bench/fake-openai.js';
 import { tempDir } from '../helpers/paths.js';
 import { until } from './helpers.js';
 

@@ -4,7 +4,7 @@ import { DEFAULT_BUNDLE, type ConfigBundle } from '../../brain/index.js';
 import type { ConfigSource } from '../../src/sidecar/config-source.js';
 import type { Sidecar } from '../../src/sidecar/service.js';
 import { dialogueFrom, stateFileFrom } from '../../src/cli/commands/sidecar.js';
-import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../../bench/fake-openai.js';
 import { tempDir } from '../helpers/paths.js';
 import { post, startTest } from './helpers.js';
 

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runControlPlaneBench, resultTable } from '../../../bench/control-plane/run.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 
 interface Flags {
@@ -27,6 +26,7 @@ export function registerBenchControlPlane(bench: Command): void {
     .option('--rounds <n>', 'rounds of baseline + scenarios; medians are reported', '3')
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {
+      const { runControlPlaneBench, resultTable } = await import('../../../bench/control-plane/run.js');
       const result = await runControlPlaneBench({
         durationS: parseInteger(flags.duration, '--duration', 1, 600),
         connections: parseInteger(flags.connections, '--connections', 1, 10_000),

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { formatTable, runDialogueBench } from '../../../bench/dialogue/run.js';
 import { parseInteger, printJson } from '../util.js';
 
 /** `brainstem bench dialogue`: onTick cost with the dialogue tier on (slow model) vs off, same run. */
@@ -12,6 +11,7 @@ export function registerBenchDialogue(bench: Command): void {
     .option('--latency-ms <ms>', 'model server latency', '2000')
     .option('--json', 'print only JSON')
     .action(async (o: { agents: string; seconds: string; latencyMs: string; json?: boolean }) => {
+      const { formatTable, runDialogueBench } = await import('../../../bench/dialogue/run.js');
       const result = await runDialogueBench({
         agents: parseInteger(o.agents, '--agents', 1, 100_000),
         seconds: parseInteger(o.seconds, '--seconds', 1, 3600),

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runVideoBench, table } from '../../../bench/video/run.js';
 import { FORMAT_NAMES, type Format } from '../../video/types.js';
 import { tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +28,7 @@ export function registerBenchVideo(bench: Command): void {
     .action(async (flags: Flags) => {
       if (!FORMAT_NAMES.includes(flags.format as Format)) throw new CliError(`--format must be one of ${FORMAT_NAMES.join(', ')}, got "${flags.format}"`);
       if (flags.load !== 'wrk' && flags.load !== 'inproc') throw new CliError(`--load must be wrk or inproc, got "${flags.load}"`);
+      const { runVideoBench, table } = await import('../../../bench/video/run.js');
       const workDir = mkdtempSync(join(tmpdir(), 'brainstem-bench-video-'));
       try {
         const result = await runVideoBench({

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { registerTickBench } from '../../../bench/tick/command.js';
 import { registerBenchBrain } from './bench-brain.js';
 import { registerBenchControlPlane } from './bench-control-plane.js';
 import { registerBenchDialogue } from './bench-dialogue.js';
+import { registerTickBench } from './bench-tick.js';
 import { registerBenchVideo } from './bench-video.js';
 import { registerBenchWebhooks } from './bench-webhooks.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { cli } from '../../helpers/paths.js';
-import { startFakeOpenAI } from '../../helpers/fake-openai.js';
+import { startFakeOpenAI } from '../../../bench/fake-openai.js';
 
 function doctor(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { CliError, parseInteger, printJson } from '../../src/cli/util.js';
-import { parseTickPolicy, type TickPolicy } from './policy.js';
-import { MAX_BATCH_TICKS } from '../../src/sidecar/tick-array.js';
+import type { TickPolicy } from '../../../bench/tick/policy.js';
+import { MAX_BATCH_TICKS } from '../../sidecar/tick-array.js';
+import { CliError, parseInteger, printJson } from '../util.js';
 
 interface TickBenchFlags {
   duration: string;
@@ -21,9 +21,13 @@ interface TickBenchFlags {
   batch?: string;
 }
 
-/** `--policy` checked against the other mode flags; undefined when not given. */
-export function tickPolicyOf(flags: Pick<TickBenchFlags, 'policy' | 'micro' | 'dialogue'>): TickPolicy | undefined {
+/**
+ * `--policy` checked against the other mode flags; undefined when not given. The benchmark's
+ * modules load only here, when a bench command runs, never with the rest of the CLI.
+ */
+export async function tickPolicyOf(flags: Pick<TickBenchFlags, 'policy' | 'micro' | 'dialogue'>): Promise<TickPolicy | undefined> {
   if (flags.policy === undefined) return undefined;
+  const { parseTickPolicy } = await import('../../../bench/tick/policy.js');
   let policy: TickPolicy;
   try {
     policy = parseTickPolicy(flags.policy);
@@ -62,16 +66,16 @@ export function registerTickBench(bench: Command): void {
     .option('--batch [sizes]', 'instead: POST /ticks with N agents per request (comma-separated, default 1,10,100,500) against per-request /tick and Brain.tick in process, inline JSON')
     .option('--policy <all|none|compare>', 'brain under test with every bundle policy on (all) or off (none); compare: the sidecar inline (JSON) under both in the same run, with the ratio (target ≥ 0.6)')
     .action(async (flags: TickBenchFlags) => {
-      const policy = tickPolicyOf(flags);
+      const policy = await tickPolicyOf(flags);
       if (flags.batch !== undefined && (flags.micro || flags.dialogue || policy !== undefined)) throw new CliError('--batch cannot be combined with --micro, --dialogue or --policy');
       if (flags.micro) {
-        const { runTickMicro, formatMicro } = await import('./micro.js');
+        const { runTickMicro, formatMicro } = await import('../../../bench/tick/micro.js');
         const rows = runTickMicro();
         if (flags.json) printJson(rows);
         else process.stdout.write(`${formatMicro(rows)}\n`);
         return;
       }
-      const { runTickBench, formatTable } = await import('./run.js');
+      const { runTickBench, formatTable } = await import('../../../bench/tick/run.js');
       const options = {
         duration: parseInteger(flags.duration, '--duration', 1, 3600),
         warmup: parseInteger(flags.warmup, '--warmup', 0, 600),
@@ -84,7 +88,7 @@ export function registerTickBench(bench: Command): void {
         wrk: flags.wrk,
       };
       if (flags.batch !== undefined) {
-        const { runBatchBench, formatBatchTable, DEFAULT_BATCH_SIZES } = await import('./batch.js');
+        const { runBatchBench, formatBatchTable, DEFAULT_BATCH_SIZES } = await import('../../../bench/tick/batch.js');
         const sizes = typeof flags.batch === 'string' ? batchSizesOf(flags.batch) : [...DEFAULT_BATCH_SIZES];
         try {
           const report = await runBatchBench(options, sizes, (line) => process.stderr.write(`${line}\n`));
@@ -96,7 +100,7 @@ export function registerTickBench(bench: Command): void {
         return;
       }
       if (policy === 'compare') {
-        const { runPolicyCompare, formatPolicyCompare } = await import('./policy-compare.js');
+        const { runPolicyCompare, formatPolicyCompare } = await import('../../../bench/tick/policy-compare.js');
         try {
           const report = await runPolicyCompare(options, (line) => process.stderr.write(`${line}\n`));
           if (flags.json) printJson(report);
@@ -107,7 +111,7 @@ export function registerTickBench(bench: Command): void {
         return;
       }
       if (flags.dialogue) {
-        const { runDialogueBench, formatDialogueTable } = await import('./dialogue.js');
+        const { runDialogueBench, formatDialogueTable } = await import('../../../bench/tick/dialogue.js');
         try {
           const report = await runDialogueBench(options, parseInteger(flags.latencyMs, '--latency-ms', 0, 600_000), (line) => process.stderr.write(`${line}\n`));
           if (flags.json) printJson(report);

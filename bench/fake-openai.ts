@@ -5,7 +5,7 @@ import busboy from 'busboy';
 /**
  * A scripted OpenAI-compatible server on a real port, speaking the wire format the `openai`
  * package expects for chat completions (with `usage`), speech, transcriptions and models.
- * Tests and the dialogue benchmark drive the real client and the real plugins against it.
+ * The dialogue benchmarks and the tests drive the real client and the real plugins against it.
  */
 export interface FakeOpenAI {
   /** Base URL to give the client, ending in /v1. */

@@ -1,0 +1,45 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot, tempDir } from './helpers/paths.js';
+
+const BAD = `type Shape = { kind: 'circle'; r: number } | { kind: 'square'; side: number };
+export function area(s: Shape): number {
+  switch (s.kind) {
+    case 'circle':
+      return Math.PI * s.r * s.r;
+  }
+  return 0;
+}
+async function work(): Promise<void> {}
+export function start(): void {
+  work();
+}
+export function unused(): void {
+  const left = 1;
+}
+`;
+
+test('npm run lint refuses a floating promise, a non-exhaustive switch and an unused variable', () => {
+  const dir = tempDir();
+  try {
+    writeFileSync(join(dir.path, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', types: [] }, include: ['.'] }));
+    writeFileSync(join(dir.path, 'bad.ts'), BAD);
+    const oxlint = join(repoRoot, 'node_modules', '.bin', 'oxlint');
+    const r = spawnSync(oxlint, ['--type-aware', '--deny-warnings', '-c', join(repoRoot, '.oxlintrc.json'), '-f', 'json', dir.path], { encoding: 'utf8' });
+    assert.notEqual(r.status, 0, 'the lint fails');
+    const codes = (JSON.parse(r.stdout) as { diagnostics: { code: string }[] }).diagnostics.map((d) => d.code).sort();
+    assert.deepEqual(codes, ['eslint(no-unused-vars)', 'typescript(no-floating-promises)', 'typescript(switch-exhaustiveness-check)']);
+  } finally {
+    dir.dispose();
+  }
+});
+
+test('CI runs exactly npm ci, then npm run lint, then npm test', () => {
+  const steps = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('npm '));
+  assert.deepEqual(steps, ['npm ci', 'npm run lint', 'npm test']);
+});

@@ -1,0 +1,41 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { repoRoot, tempDir } from '../helpers/paths.js';
+
+interface TestFiles {
+  SLOW_SUITES: string[];
+  selectTests(root: string, options?: { fast?: boolean; filter?: string[] }): string[];
+}
+const load = async () => (await import(pathToFileURL(join(repoRoot, 'scripts', 'test-files.mjs')).href)) as TestFiles;
+
+test('a compiled test whose source is gone is not run (regression: stale dist/test files kept running)', async () => {
+  const { selectTests } = await load();
+  const dir = tempDir();
+  try {
+    for (const f of ['test/a.test.ts', 'test/sub/b.test.ts', 'test/helper.ts']) {
+      mkdirSync(join(dir.path, f, '..'), { recursive: true });
+      writeFileSync(join(dir.path, f), '');
+    }
+    mkdirSync(join(dir.path, 'dist', 'test'), { recursive: true });
+    writeFileSync(join(dir.path, 'dist', 'test', 'deleted.test.js'), '');
+    assert.deepEqual(selectTests(dir.path), [join(dir.path, 'dist/test/a.test.js'), join(dir.path, 'dist/test/sub/b.test.js')]);
+    assert.deepEqual(selectTests(dir.path, { filter: ['sub/'] }), [join(dir.path, 'dist/test/sub/b.test.js')]);
+  } finally {
+    dir.dispose();
+  }
+});
+
+test('test:fast leaves out exactly the slow suites, each of which exists', async () => {
+  const { SLOW_SUITES, selectTests } = await load();
+  assert.equal(SLOW_SUITES.length, 5);
+  for (const f of SLOW_SUITES) assert.ok(existsSync(join(repoRoot, f)), `${f} exists`);
+  const all = selectTests(repoRoot);
+  const fast = selectTests(repoRoot, { fast: true });
+  assert.deepEqual(
+    all.filter((f) => !fast.includes(f)).sort(),
+    SLOW_SUITES.map((f) => join(repoRoot, 'dist', f.replace(/\.ts$/, '.js'))).sort(),
+  );
+});
