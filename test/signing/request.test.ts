@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { canonicalString, signRequest, signature, verifyRequest } from '../../src/signing/request.js';
+import { signingVectors } from '../helpers/signing-vectors.js';
 
 const KEY = 'bsk_example_key_do_not_use';
 
@@ -43,3 +44,13 @@ test('worked example of docs/controlplane.md (request signing): a telemetry POST
   assert.equal(canonicalString(parts), 'POST\n/v1/telemetry\n1767225600\nb39f18d0a5a4bc52f49518351dfe588894f03897e61c0e9935ce41386ffe1f67');
   assert.equal(signature(KEY, parts), 'c429c6cfa9858b13fe7673e2f2e28da7c7d87628dce4e4fa4ca6b33628952d7f');
 });
+
+for (const v of signingVectors()) {
+  test(`signing test vector: ${v.name}`, () => {
+    const parts = { method: v.method, target: v.target, timestamp: v.timestamp, body: v.body };
+    assert.equal(canonicalString(parts), v.canonical);
+    assert.equal(signature(v.key, parts), v.signature);
+    const headers = { timestamp: String(v.timestamp), signature: v.signature };
+    assert.deepEqual(verifyRequest(v.key, { ...parts, ...headers }, v.timestamp * 1000), { ok: true, timestamp: v.timestamp });
+  });
+}

@@ -1,0 +1,113 @@
+-- Drives clients/lua/brainstem.lua for test/clients/lua.test.ts.
+-- Usage: lua5.4 lua_driver.lua CLIENT_DIR COMMAND ARGS... ; prints JSON on stdout.
+package.path = arg[1] .. '/?.lua;' .. package.path
+local Brainstem = require('brainstem')
+local cjson = require('cjson')
+
+local function read(path)
+  local f = assert(io.open(path, 'rb'))
+  local s = f:read('a')
+  f:close()
+  return s
+end
+
+-- Replies in the order the client handed them to the mod, errors included.
+local function collector()
+  local got = {}
+  return got, function(agent, reply)
+    got[#got + 1] = { agent = agent, posture = reply.posture, intents = reply.intents }
+  end, function(agent, err)
+    if agent ~= nil then got[#got + 1] = { agent = agent, error = { code = err.code, message = err.message } } end
+  end
+end
+
+local function normal(replies)
+  local out = {}
+  for i, r in ipairs(replies) do
+    if r.error then out[i] = { agent = r.agent, error = { code = r.error.code, message = r.error.message } }
+    else out[i] = { agent = r.agent, posture = r.posture, intents = r.intents } end
+  end
+  return out
+end
+
+local cmd = arg[2]
+if cmd == 'build' then
+  io.write(Brainstem.encode_batch(cjson.decode(read(arg[3])).ticks))
+elseif cmd == 'parse' then
+  local f = cjson.decode(read(arg[3]))
+  local replies = assert(Brainstem.parse_replies(f.body, f.agents, arg[4] == 'cjson' and cjson.decode or nil))
+  io.write(cjson.encode(normal(replies)))
+elseif cmd == 'live' or cmd == 'refused' or cmd == 'silent' then
+  local url, token, form, fixture = arg[3], arg[4], arg[5], arg[6]
+  if cmd == 'silent' then url, token, form, fixture = arg[3], nil, 'bearer', arg[4] end
+  local got, on_reply, on_error = collector()
+  local failures = {}
+  local brain = Brainstem.new({
+    url = url, token = token, token_form = form, timeout_s = cmd == 'silent' and 0.5 or 60,
+    http = Brainstem.luasocket_http(require('socket.http'), require('ltn12')),
+    on_reply = on_reply,
+    on_error = function(agent, err)
+      if agent == nil then failures[#failures + 1] = { status = err.status, code = err.code } end
+      on_error(agent, err)
+    end,
+  })
+  local ticks = cjson.decode(read(fixture)).ticks
+  local result = brain:step(0, function() return ticks end)
+  if cmd == 'refused' or cmd == 'silent' then
+    local f = failures[1]
+    -- Refused means failed with no reply applied.
+    io.write(cjson.encode((f and #got == 0) and { raised = true, status = f.status, code = f.code } or { raised = false }))
+  else
+    local last = brain:last(ticks[1].snapshot.agent)
+    io.write(cjson.encode({ result = result, replies = got, failures = failures,
+      last_agent = last and last.agent or cjson.null, stats = brain.stats }))
+  end
+elseif cmd == 'schedule' then
+  -- The late-reply rules, with an HTTP function that keeps its callbacks for the script to
+  -- answer in any order.
+  local calls, errors, trace, gathered = {}, {}, {}, 0
+  local tick = cjson.decode(read(arg[3])).ticks[1]
+  local brain = Brainstem.new({
+    url = 'http://sidecar.invalid/', token = 'a b&c', token_form = 'query',
+    http = function(req, done) calls[#calls + 1] = { req = req, done = done } end,
+    on_error = function(_, err) errors[#errors + 1] = err.code end,
+  })
+  local function step(t)
+    trace[#trace + 1] = brain:step(t, function() gathered = gathered + 1 return { tick } end)
+  end
+  local function reply(posture)
+    return '[{"agent":' .. tick.snapshot.agent .. ',"posture":"' .. posture .. '","intents":[]}]'
+  end
+  local postures = {}
+  local function posture() postures[#postures + 1] = brain:last(tick.snapshot.agent).posture end
+  step(0)
+  step(0.5)
+  step(1.0)
+  calls[2].done(200, reply('crouched'))
+  calls[1].done(200, reply('prone'))
+  posture()
+  step(1.5)
+  calls[3].done(503, '{"error":{"code":"internal","message":"boom"}}')
+  posture()
+  step(2.5) step(3.5) step(4.5) step(5.5) step(6.5)
+  step(19.6)
+  calls[4].done(200, reply('prone'))
+  posture()
+  io.write(cjson.encode({ trace = trace, postures = postures, errors = errors, gathered = gathered,
+    stats = brain.stats, url = calls[1].req.url, calls = #calls }))
+elseif cmd == 'options' then
+  -- Construction errors, as a modder would see them.
+  local function why(opts)
+    local ok, err = pcall(Brainstem.new, opts)
+    return ok and 'ok' or tostring(err)
+  end
+  local http = function() end
+  io.write(cjson.encode({
+    typo = why({ http = http, tokenForm = 'query' }),
+    form = why({ http = http, token_form = 'cookie' }),
+    nohttp = why({ url = 'http://x' }),
+    fine = why({ http = http, token = 't', token_form = 'query' }),
+  }))
+else
+  error('unknown command ' .. tostring(cmd))
+end

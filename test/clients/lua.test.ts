@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { jsonOf, repliesFixture, REPLIES_FIXTURE, TICKS_FIXTURE } from './helpers.js';
+import { client, driver, skip } from './lua-client.js';
+import { clientFixtureSuite } from './suite.js';
+
+if (skip) console.log(`# Lua client tests skipped: ${skip}`);
+clientFixtureSuite(client);
+
+test('lua client: parses the fixture reply with a runtime decoder injected too', { skip: skip ?? false }, async () => {
+  assert.deepEqual(jsonOf(await driver('parse', REPLIES_FIXTURE, 'cjson')), repliesFixture().expected);
+});
+
+test('lua client: late replies are dropped, the last intents kept, a silent sidecar not flooded', { skip: skip ?? false }, async () => {
+  const out = jsonOf(await driver('schedule', TICKS_FIXTURE));
+  assert.deepEqual(out.trace, ['sent', 'waiting', 'sent', 'sent', 'sent', 'sent', 'sent', 'sent', 'busy', 'sent']);
+  // The reply to the first batch came after the second was sent: dropped, "crouched" stays;
+  // a 503 and three calls with no answer at all keep it too.
+  assert.deepEqual(out.postures, ['crouched', 'crouched', 'crouched']);
+  assert.deepEqual(out.errors, ['internal', 'timeout', 'timeout', 'timeout']);
+  assert.deepEqual(out.stats, { sent: 8, applied: 1, stale: 1, failed: 4, waiting: 1, busy: 1 });
+  assert.equal(out.gathered, 8, 'perception is gathered only for batches that go out');
+  assert.equal(out.url, 'http://sidecar.invalid/ticks?token=a%20b%26c');
+});
+
+test('lua client: a misspelt or missing option is refused at construction, naming the fix', { skip: skip ?? false }, async () => {
+  const out = jsonOf(await driver('options'));
+  assert.match(out.typo, /unknown option 'tokenForm' \(did you mean 'token_form'\?\)/);
+  assert.match(out.form, /token_form must be bearer, header or query/);
+  assert.match(out.nohttp, /opts\.http \(an HTTP function\) is required/);
+  assert.equal(out.fine, 'ok');
+});
