@@ -258,7 +258,31 @@ test('§7 error shape; config_not_found for an unknown, malformed or foreign ser
     assert.equal(bad.body.error.code, 'bad_request');
   }));
 
-test('§7 "429 | Rate limited." on control-plane routes', { todo: 'the control-plane rate limits are not on this branch yet; this case is written once they are merged' });
+// §7 "429 | Rate limited."
+test('§7 "429 | Rate limited." on control-plane routes: a session and a server key past their limits, with Retry-After and X-RateLimit-*', async () => {
+  // Small limits so that the case sends a handful of requests; the defaults are tested beside the limiter.
+  const s = await startTestServer({ limits: { session: { limit: 3, windowMs: 60_000 }, serverKey: { limit: 2, windowMs: 60_000 } } });
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    let last = await s.call('GET', '/v1/servers', { token });
+    for (let i = 0; i < 5 && last.status !== 429; i++) last = await s.call('GET', `/v1/servers/${a.serverId}/overview`, { token });
+    assert.equal(last.status, 429);
+    assert.equal(last.body.error.code, 'rate_limited');
+    assert.match(last.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal(last.headers.get('x-ratelimit-limit'), '3');
+    assert.equal(last.headers.get('x-ratelimit-remaining'), '0');
+    assert.ok(last.headers.get('x-ratelimit-reset'));
+
+    let pull = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=0`);
+    for (let i = 1; i < 5 && pull.status !== 429; i++) pull = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=${i}`);
+    assert.equal(pull.status, 429);
+    assert.equal(pull.body.error.code, 'rate_limited');
+    assert.match(pull.headers.get('retry-after') ?? '', /^\d+$/);
+  } finally {
+    await s.stop();
+  }
+});
 
 // §8 "Signature timestamp tolerance ±300 s (above); activity limit default 20; Sidecar default bind 127.0.0.1:8088"
 test('§8 limits: activity defaults to 20; the sidecar binds 127.0.0.1:8088 by default', () =>
