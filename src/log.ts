@@ -9,12 +9,23 @@ export interface Logger {
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
 
-export type LogLevel = 'silent' | 'error' | 'warn' | 'info' | 'debug';
+export const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const RANK: Record<LogLevel, number> = { silent: 0, error: 1, warn: 2, info: 3, debug: 4 };
 
-export function createLogger(level: LogLevel = (process.env.BRAINSTEM_LOG as LogLevel | undefined) ?? 'info', name = 'brainstem'): Logger {
-  const rank = RANK[level] ?? RANK.info;
+/**
+ * The level BRAINSTEM_LOG names (unset or empty: info). A misspelt level is an error rather than
+ * a silent fall-back, so `BRAINSTEM_LOG=degub` does not hide the lines its user asked for.
+ */
+export function logLevelOf(value: string | undefined): LogLevel {
+  if (value === undefined || value === '') return 'info';
+  if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LogLevel;
+  throw new Error(`BRAINSTEM_LOG must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+}
+
+export function createLogger(level: LogLevel = logLevelOf(process.env.BRAINSTEM_LOG), name = 'brainstem'): Logger {
+  const rank = RANK[level];
   const emit = (lvl: Exclude<LogLevel, 'silent'>, message: string, fields?: Record<string, unknown>): void => {
     if (RANK[lvl] > rank) return;
     process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, name, msg: message, ...fields })}\n`);

@@ -1,6 +1,14 @@
 import { Command, CommanderError } from 'commander';
+import { logLevelOf } from '../log.js';
 import { commands } from './commands/index.js';
 import { CliError } from './util.js';
+
+try {
+  logLevelOf(process.env.BRAINSTEM_LOG);
+} catch (err) {
+  process.stderr.write(`brainstem: ${(err as Error).message}\n`);
+  process.exit(1);
+}
 
 const program = new Command('brainstem')
   .description('Game-server brains: the brain sidecar, and the embedded control plane, property-video API and webhooks.')
