@@ -319,12 +319,13 @@ export class HttpServer {
     const site = { method, path: pattern };
     const control: RawControl = { logger: this.logger, defaultHeaders: this.defaultHeaders, done: () => this.end(null) };
     this.app[REGISTER[method]](pattern, (res: UwsResponse, req: UwsRequest) => {
-      if (this.closing) {
-        writeError(res, { aborted: false }, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
-        return;
-      }
       this.begin(null);
       try {
+        if (this.closing) {
+          writeError(res, { aborted: false }, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
+          this.end(null);
+          return;
+        }
         handler(res, req, control);
       } catch (err) {
         // The handler had not finished the request (a throw comes before its done()), and its

@@ -193,7 +193,7 @@ export class SqliteIdentityStore implements IdentityStore {
            FROM personal_tokens p JOIN tenants t ON t.id = p.tenant_id
           WHERE p.token_hash = ? AND p.revoked_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > ?)`,
       ),
-      touchPersonal: db.prepare('UPDATE personal_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)'),
+      touchPersonal: db.prepare('UPDATE personal_tokens SET last_used_at = ? WHERE id = ?'),
       keyByHash: db.prepare('SELECT k.id AS key_id, t.* FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.token_hash = ? AND k.revoked_at IS NULL'),
     };
     this.createKeyTx = db.transaction((tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive: number): ApiKeyRecord | 'limit' => {
@@ -299,7 +299,8 @@ export class SqliteIdentityStore implements IdentityStore {
     type Row = TenantRow & { p_id: number; p_user_id: number; p_name: string; p_scopes: string; p_preview: string; p_created_at: string; p_expires_at: number | null; p_last_used_at: number | null };
     const row = this.q.personalByHash.get(tokenHash, now) as Row | undefined;
     if (!row) return null;
-    this.q.touchPersonal.run(now, row.p_id, now - LAST_USED_RESOLUTION_MS);
+    // Checked here, not only in the UPDATE's WHERE: an UPDATE that changes nothing still takes the write lock.
+    if (row.p_last_used_at === null || row.p_last_used_at < now - LAST_USED_RESOLUTION_MS) this.q.touchPersonal.run(now, row.p_id);
     const token = personalTokenOf({
       id: row.p_id,
       user_id: row.p_user_id,

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,4 +13,16 @@ export const cli = join(repoRoot, 'bin', 'brainstem');
 export function tempDir(prefix = 'brainstem-'): { path: string; dispose(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, dispose: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/**
+ * The real CLI as a child process, without blocking: a server under test in this process
+ * keeps answering while it runs (spawnSync would stall it).
+ */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
 }

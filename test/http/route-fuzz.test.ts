@@ -204,7 +204,7 @@ test('every route of a sidecar with dialogue, voice and a token answers malforme
   const sidecar = await startTest({ token: 'secret', dialogue: { env, audioDir: audio.path } });
   try {
     const routes = sidecar.routes();
-    for (const expected of ['/health', '/tick', '/status', '/voice/:agent']) assert.ok(routes.some((r) => r.pattern === expected), expected);
+    for (const expected of ['/health', '/tick', '/ticks', '/status', '/voice/:agent']) assert.ok(routes.some((r) => r.pattern === expected), expected);
     const port = Number(new URL(sidecar.url).port);
     const problems: string[] = [];
     for (const route of routes) await drive(port, requestsFor(route, () => '7', () => ({ authorization: 'Bearer secret' })), problems);

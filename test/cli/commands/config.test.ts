@@ -1,25 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, tenantSession, type TestServer } from '../../helpers/embedded.js';
-import { cli, tempDir } from '../../helpers/paths.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The real CLI as a child process (async: the server under test lives in this process). */
-function brainstem(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { runCli as brainstem, tempDir } from '../../helpers/paths.js';
 
 async function setup(s: TestServer): Promise<{ session: string; pat: string; server: number; env: Record<string, string> }> {
   const { token: session } = await tenantSession(s, 'pro');

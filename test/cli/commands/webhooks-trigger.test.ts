@@ -1,17 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { startTestServer, tenantSession } from '../../helpers/embedded.js';
-import { cli } from '../../helpers/paths.js';
+import { runCli as brainstem } from '../../helpers/paths.js';
 import { startReceiver } from '../../webhooks/receiver.js';
-
-function brainstem(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 test('webhooks trigger sends a sample event that reaches a subscribed endpoint as a real signed delivery', async () => {
   const rx = await startReceiver();
