@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
-import { startLinkedSidecar } from '../../sidecar/control-plane-link.js';
-import { defaultStateDir } from '../../sidecar/state-dir.js';
-import { defaultStateFile } from '../../sidecar/state-file.js';
+import { startLinkedSidecar } from '../../sidecar/control-plane/control-plane-link.js';
+import { defaultStateDir } from '../../sidecar/state/state-dir.js';
+import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { startEmbedded } from '../embedded.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
