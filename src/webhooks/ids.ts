@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -8,4 +9,9 @@ export function newId<T extends string>(prefix: string): T {
   let out = prefix;
   for (const b of bytes) out += ALPHABET[b % 36];
   return out as T;
+}
+
+/** Names one dispatcher's claims: the host and pid say where it ran, the suffix tells runs apart. */
+export function leaseOwner(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
 }

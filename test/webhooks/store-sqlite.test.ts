@@ -9,6 +9,7 @@ webhookStoreContract('SQLite', async (now) => {
   const db = openDatabase(join(dir.path, 'webhooks.db'));
   return {
     store: new SqliteWebhookStore(db, now),
+    exclusive: true,
     close: async () => {
       db.close();
       dir.dispose();
