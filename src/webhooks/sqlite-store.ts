@@ -3,10 +3,9 @@ import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, Lease, WebhookStore } from './store.js';
+import { attemptOf, DELIVERY_COLUMNS, deliveryOf, dueOf, endpointOf, keyOf, nextState, widgetOf, type AttemptRow, type DeliveryRow, type DueRow, type EndpointRow, type KeyRow, type WidgetRow } from './rows.js';
 import type {
-  AttemptRecord,
   DeliveryId,
-  DeliveryRecord,
   DeliveryStatus,
   DisabledReason,
   DueDelivery,
@@ -15,8 +14,6 @@ import type {
   EventId,
   EventType,
   WidgetId,
-  WidgetKeyRecord,
-  WidgetRecord,
 } from './types.js';
 
 const MIGRATIONS = [
@@ -122,69 +119,6 @@ const MIGRATIONS = [
     `,
   },
 ];
-
-interface WidgetRow { id: string; tenant_id: number; name: string; created_at: number }
-interface KeyRow { id: string; widget_id: string; preview: string; created_at: number; revoked_at: number | null }
-interface EndpointRow {
-  id: string; widget_id: string; url: string; secret: string; previous_secret: string | null; previous_secret_expires_at: number | null;
-  events: string; enabled: number; disabled_reason: string | null; failing_since: number | null; created_at: number; updated_at: number;
-}
-interface DeliveryRow {
-  seq: number; id: string; event_id: string; endpoint_id: string; widget_id: string; event: string; status: string; attempts: number;
-  next_attempt_at: number | null; last_status_code: number | null; last_error: string | null; created_at: number; updated_at: number;
-}
-interface AttemptRow { started_at: number; duration_ms: number; status_code: number | null; response_excerpt: string | null; error: string | null; outcome: string }
-interface DueRow {
-  seq: number; id: string; endpoint_id: string; event: string; attempts: number; created_at: number; body: string; url: string; secret: string;
-  previous_secret: string | null; previous_secret_expires_at: number | null;
-}
-
-const widgetOf = (r: WidgetRow): WidgetRecord => ({ id: r.id as WidgetId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });
-const keyOf = (r: KeyRow): WidgetKeyRecord => ({ id: r.id, widgetId: r.widget_id as WidgetId, preview: r.preview, createdAt: r.created_at, revokedAt: r.revoked_at });
-const endpointOf = (r: EndpointRow): EndpointRecord => ({
-  id: r.id as EndpointId,
-  widgetId: r.widget_id as WidgetId,
-  url: r.url,
-  secret: r.secret,
-  previousSecret: r.previous_secret,
-  previousSecretExpiresAt: r.previous_secret_expires_at,
-  events: JSON.parse(r.events) as EventType[],
-  enabled: r.enabled === 1,
-  disabledReason: r.disabled_reason as DisabledReason | null,
-  failingSince: r.failing_since,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-const deliveryOf = (r: DeliveryRow): DeliveryRecord => ({
-  id: r.id as DeliveryId,
-  eventId: r.event_id as EventId,
-  endpointId: r.endpoint_id as EndpointId,
-  widgetId: r.widget_id as WidgetId,
-  event: r.event as EventType,
-  status: r.status as DeliveryStatus,
-  attempts: r.attempts,
-  nextAttemptAt: r.next_attempt_at,
-  lastStatusCode: r.last_status_code,
-  lastError: r.last_error,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const dueOf = (d: DueRow): DueDelivery => ({
-  id: d.id as DeliveryId,
-  endpointId: d.endpoint_id as EndpointId,
-  event: d.event as EventType,
-  attempts: d.attempts,
-  createdAt: d.created_at,
-  body: d.body,
-  url: d.url,
-  secret: d.secret,
-  previousSecret: d.previous_secret,
-  previousSecretExpiresAt: d.previous_secret_expires_at,
-});
-
-const DELIVERY_COLUMNS = `d.seq, d.id, e.id AS event_id, d.endpoint_id, d.widget_id, d.event, d.status, d.attempts, d.next_attempt_at,
-  d.last_status_code, d.last_error, d.created_at, d.updated_at`;
 
 export class SqliteWebhookStore implements WebhookStore {
   private readonly q;
@@ -446,10 +380,7 @@ export class SqliteWebhookStore implements WebhookStore {
         const a = r.attempt;
         this.q.insertAttempt.run(a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome, r.deliveryId);
         const state = this.q.endpointState.get(r.endpointId) as { enabled: number; failing_since: number | null } | undefined;
-        let next = r.next;
-        // The endpoint was disabled while this attempt was in flight: no further retries.
-        if (next.status === 'pending' && (!state || state.enabled === 0)) next = { status: 'failed' };
-        if (r.endpoint === 'gone' && next.status === 'pending') next = { status: 'failed' };
+        const next = nextState(r, state?.enabled === 1);
         this.q.finishDelivery.run(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, r.deliveryId);
         if (!state) continue;
         if (r.endpoint === 'success') this.q.endpointOk.run(r.endpointId);
@@ -489,17 +420,7 @@ export class SqliteWebhookStore implements WebhookStore {
   async getDelivery(endpointId: EndpointId, id: string) {
     const r = this.q.delivery.get(endpointId, id) as DeliveryRow | undefined;
     if (!r) return null;
-    const attemptLog = (this.q.attempts.all(r.seq) as AttemptRow[]).map(
-      (a): AttemptRecord => ({
-        deliveryId: r.id as DeliveryId,
-        startedAt: a.started_at,
-        durationMs: a.duration_ms,
-        statusCode: a.status_code,
-        responseExcerpt: a.response_excerpt,
-        error: a.error,
-        outcome: a.outcome as AttemptRecord['outcome'],
-      }),
-    );
+    const attemptLog = (this.q.attempts.all(r.seq) as AttemptRow[]).map((a) => attemptOf(r.id as DeliveryId, a));
     return { ...deliveryOf(r), attemptLog };
   }
 

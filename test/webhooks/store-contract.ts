@@ -2,6 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TenantId } from '../../src/identity/types.js';
 import type { AttemptResult, WebhookStore } from '../../src/webhooks/store.js';
+import { openWebhookStore } from '../../src/webhooks/open-store.js';
+import type { TestDatabase } from '../helpers/databases.js';
 import type { DeliveryId, EndpointId, EventType, WidgetId } from '../../src/webhooks/types.js';
 
 /** A store under test on a fresh, empty database; `close` releases it and removes the data. */
@@ -9,11 +11,21 @@ export interface StoreUnderTest {
   store: WebhookStore;
   /** One process serves the store (SQLite): requeueInflight() takes back every claim at start. */
   exclusive: boolean;
+  /** Another store on the same data, as a second replica would open it. */
+  second(): Promise<WebhookStore>;
   close(): Promise<void>;
 }
 
 /** Builds a store on a fresh database, reading time from `now`. */
 export type StoreFactory = (now: () => number) => Promise<StoreUnderTest>;
+
+/** A factory on a fresh test database of one backend; `exclusive` as the backend's store promises it. */
+export function onTestDatabase(open: () => Promise<TestDatabase>, exclusive: boolean): StoreFactory {
+  return async (now) => {
+    const t = await open();
+    return { store: await openWebhookStore(t.database, now), exclusive, second: () => openWebhookStore(t.second(), now), close: () => t.dispose() };
+  };
+}
 
 const T1 = 1 as TenantId;
 const T2 = 2 as TenantId;
@@ -25,6 +37,7 @@ const B = { owner: 'host-b/2/bbbb', ms: 60_000 };
 
 interface Fixture {
   store: WebhookStore;
+  second(): Promise<WebhookStore>;
   exclusive: boolean;
   clock: { now: () => number; advance(ms: number): void; at(): number };
   widget: WidgetId;
@@ -34,13 +47,13 @@ interface Fixture {
 async function withStore(factory: StoreFactory, body: (f: Fixture) => Promise<void>): Promise<void> {
   let t = START;
   const clock = { now: () => t, advance: (ms: number) => void (t += ms), at: () => t };
-  const { store, exclusive, close } = await factory(clock.now);
+  const { store, exclusive, second, close } = await factory(clock.now);
   try {
     const { widget } = await store.createWidget(T1, 'w', KEY);
     let n = 0;
     const endpoint = async (events: EventType[] = ['lead.captured'], enabled = true) =>
       (await store.createEndpoint(widget.id, { url: `https://example.com/hook/${++n}`, secret: `s${n}`, events, enabled })).id;
-    await body({ store, exclusive, clock, widget: widget.id, endpoint });
+    await body({ store, exclusive, second, clock, widget: widget.id, endpoint });
   } finally {
     await close();
   }
@@ -318,6 +331,24 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.deepEqual([r?.status, r?.attempts, r?.attemptLog.length], ['pending', 1, 1]);
         clock.advance(5);
         assert.equal((await store.claimDue(A, 5, unlimited))[0]?.id, d.id, 'a finished attempt clears the lease: anyone claims the retry');
+      });
+    });
+
+    test('replicas claiming at once from one outbox never get the same delivery', async () => {
+      await withStore(factory, async ({ store, second, widget, endpoint }) => {
+        await endpoint();
+        const total = 120;
+        for (let i = 0; i < total; i++) await store.enqueue(widget, 'lead.captured', `{"i":${i}}`);
+        const replicas = [store, await second(), await second()];
+        const owners = replicas.map((_, i) => ({ owner: `replica-${i}`, ms: 60_000 }));
+        const got: string[] = [];
+        for (;;) {
+          const batches = await Promise.all(replicas.map((r, i) => r.claimDue(owners[i]!, 7, unlimited)));
+          if (batches.every((b) => b.length === 0)) break;
+          for (const b of batches) got.push(...b.map((d) => d.id));
+        }
+        assert.equal(got.length, total);
+        assert.equal(new Set(got).size, total, 'no delivery claimed twice');
       });
     });
 
