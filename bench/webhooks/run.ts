@@ -12,7 +12,7 @@ import { deliveryBody, validateEvent } from '../../src/webhooks/events.js';
 import { WebhookService } from '../../src/webhooks/service.js';
 import { serviceSignature } from '../../src/signing/webhook.js';
 import type { TenantId } from '../../src/identity/types.js';
-import { SqliteIdentityStore } from '../../src/identity/store.js';
+import { SqliteIdentityStore } from '../../src/identity/sqlite-store.js';
 import { hashToken, newToken } from '../../src/identity/tokens.js';
 import { startEmbedded } from '../../src/cli/embedded.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';

@@ -6,7 +6,7 @@ import { silentLogger } from '../log.js';
 import type { Db } from '../store/sqlite.js';
 import { openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
 import { Authenticator } from '../identity/auth.js';
-import { SqliteIdentityStore } from '../identity/store.js';
+import { SqliteIdentityStore } from '../identity/sqlite-store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
 import { mountVideo, type VideoServiceOptions } from '../video/index.js';

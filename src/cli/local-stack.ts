@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_BUNDLE } from '../../brain/index.js';
 import { SqliteControlPlaneStore } from '../controlplane/sqlite-store.js';
 import type { ServerId } from '../controlplane/types.js';
-import { SqliteIdentityStore } from '../identity/store.js';
+import { SqliteIdentityStore } from '../identity/sqlite-store.js';
 import { hashPassword, hashToken, newToken } from '../identity/tokens.js';
 import type { TenantId } from '../identity/types.js';
 import { migrate, openDatabase, type Db } from '../store/sqlite.js';

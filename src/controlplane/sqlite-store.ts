@@ -1,6 +1,7 @@
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
 import { migrate, type Db } from '../store/sqlite.js';
+import { activityOf, checkoutOf, entryOf, keyOf, serverOf, totalsOf, UsageFold, type ActivityRow, type CheckoutRow, type KeyRow, type ServerRow, type UsageRow, type VersionRow } from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
   ActivityEvent,
@@ -118,45 +119,6 @@ const MIGRATIONS = [
   },
 ];
 
-interface ServerRow { id: number; tenant_id: number; name: string; created_at: string }
-interface KeyRow { id: number; server_id: number; preview: string; created_at: string; revoked_at: string | null }
-interface VersionRow { version: number; bundle?: string; published_at: string; published_by: string; note: string }
-interface UsageRow { day?: string; reports: number; lines_spoken: number; llm_tokens: number; tts_characters: number; spend_usd: number; cache_hits: number; tts_usd: number; llm_usd: number }
-interface CheckoutRow { id: number; tenant_id: number; provider: string; provider_ref: string; status: string; url: string; plan: string; tier: string | null; amount_usd: number; interval: string; created_at: string; completed_at: string | null }
-
-const serverOf = (r: ServerRow): ServerRecord => ({ id: r.id as ServerId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });
-const keyOf = (r: KeyRow): ServerKeyRecord => ({ id: r.id as ServerKeyId, serverId: r.server_id as ServerId, preview: r.preview, createdAt: r.created_at, revokedAt: r.revoked_at });
-const entryOf = (r: VersionRow): ConfigVersion => ({ version: r.version, publishedAt: r.published_at, publishedBy: r.published_by, note: r.note });
-/** A count as the read models show it: an integer, at most Number.MAX_SAFE_INTEGER. */
-const count = (v: number | null | undefined): number => Math.min(Math.round(v ?? 0), Number.MAX_SAFE_INTEGER);
-const totalsOf = (r: UsageRow): UsageTotals => ({
-  reports: count(r.reports),
-  linesSpoken: count(r.lines_spoken),
-  llmTokens: count(r.llm_tokens),
-  ttsCharacters: count(r.tts_characters),
-  spendUsd: r.spend_usd ?? 0,
-  cacheHits: count(r.cache_hits),
-  ttsUsd: r.tts_usd ?? 0,
-  llmUsd: r.llm_usd ?? 0,
-});
-const checkoutOf = (r: CheckoutRow): CheckoutRecord => ({
-  id: r.id as CheckoutId,
-  tenantId: r.tenant_id as TenantId,
-  provider: r.provider,
-  providerRef: r.provider_ref,
-  status: r.status as CheckoutStatus,
-  url: r.url,
-  plan: r.plan,
-  tier: r.tier,
-  amountUsd: r.amount_usd,
-  interval: r.interval,
-  createdAt: r.created_at,
-  completedAt: r.completed_at,
-});
-
-/** Activity event ids are report row id × stride + the event's index in its report (at most 1000 events per report). */
-const ACTIVITY_ID_STRIDE = 1000;
-
 /**
  * TOTAL, not SUM: SQLite's SUM of integers fails with "integer overflow" past 2^63, which
  * would make every read of the tenant a 500; TOTAL is a float and never fails. The result is
@@ -261,8 +223,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
    * many reports costs one upsert per server and day rather than one per report.
    */
   private ingestBatch(records: readonly TelemetryRecord[]): IngestOutcome[] {
-    const usage = new Map<string, [ServerId, string, UsageTotals]>();
-    const rosters = new Map<ServerId, [number, string]>();
+    const fold = new UsageFold();
     const outcomes = records.map(({ serverId, receivedAt, report }): IngestOutcome => {
       const llmTokens = report.llmTokens ?? 0;
       const ttsCharacters = report.ttsCharacters ?? 0;
@@ -274,26 +235,13 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
         llmTokens, ttsCharacters, cacheHits, report.latency?.p50 ?? null, report.latency?.p99 ?? null, ttsUsd, llmUsd, JSON.stringify(report.events),
       );
       if (info.changes === 0) return { accepted: false, received: 0 };
-      if (report.roster) rosters.set(serverId, [receivedAt, JSON.stringify(report.roster)]);
-      const day = new Date(receivedAt).toISOString().slice(0, 10);
-      const slot = `${serverId}/${day}`;
-      let entry = usage.get(slot);
-      if (!entry) usage.set(slot, (entry = [serverId, day, { ...EMPTY_TOTALS }]));
-      const t = entry[2];
-      t.reports += 1;
-      t.linesSpoken += report.linesSpoken;
-      t.llmTokens += llmTokens;
-      t.ttsCharacters += ttsCharacters;
-      t.spendUsd += report.spendUsd;
-      t.cacheHits += cacheHits;
-      t.ttsUsd += ttsUsd;
-      t.llmUsd += llmUsd;
+      fold.add(serverId, receivedAt, report);
       return { accepted: true, received: report.events.length };
     });
-    for (const [serverId, day, t] of usage.values()) {
+    for (const [serverId, day, t] of fold.usage()) {
       this.q.upsertUsage.run(serverId, day, t.reports, t.linesSpoken, t.llmTokens, t.ttsCharacters, t.spendUsd, t.cacheHits, t.ttsUsd, t.llmUsd);
     }
-    for (const [serverId, [receivedAt, roster]] of rosters) this.q.upsertRoster.run(serverId, receivedAt, roster);
+    for (const [serverId, receivedAt, roster] of fold.rosters()) this.q.upsertRoster.run(serverId, receivedAt, roster);
     return outcomes;
   }
 
@@ -375,16 +323,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
 
   async activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]> {
     // Each report holds at least one event, so `limit` reports are always enough.
-    const rows = this.q.activity.all(serverId, limit) as { id: number; ts: string; events: string }[];
-    const out: ActivityEvent[] = [];
-    for (const row of rows) {
-      const events = JSON.parse(row.events) as { kind: string; count: number }[];
-      for (let i = events.length - 1; i >= 0 && out.length < limit; i--) {
-        out.push({ id: row.id * ACTIVITY_ID_STRIDE + i, serverId: String(serverId), kind: events[i]!.kind, count: events[i]!.count, ts: row.ts });
-      }
-      if (out.length >= limit) break;
-    }
-    return out;
+    return activityOf(serverId, this.q.activity.all(serverId, limit) as ActivityRow[], limit);
   }
 
   async dailyUsage(serverId: ServerId, fromDay: string, toDay: string): Promise<DailyUsage[]> {

@@ -4,6 +4,25 @@ import { DEFAULT_BUNDLE } from '../../brain/index.js';
 import type { ControlPlaneStore } from '../../src/controlplane/store.js';
 import type { ServerId, ServerKeyId, TelemetryReport } from '../../src/controlplane/types.js';
 import type { TenantId } from '../../src/identity/types.js';
+import { openControlPlaneStore } from '../../src/controlplane/open-store.js';
+import { openIdentityStore } from '../../src/identity/open-store.js';
+import type { TestDatabase } from '../helpers/databases.js';
+
+type Opened = { store: ControlPlaneStore; tenantId: TenantId; second?: () => ControlPlaneStore; close(): void | Promise<void> };
+
+/** The suite's `open` on a TestDatabase of either backend: a tenant made, both schemas migrated. */
+export function onTestDatabase(make: () => Promise<TestDatabase>, now: () => number = Date.now): () => Promise<Opened & { seconds: () => Promise<ControlPlaneStore> }> {
+  return async () => {
+    const t = await make();
+    const tenant = await (await openIdentityStore(t.database, now)).createTenant('t', 'pro');
+    return {
+      store: await openControlPlaneStore(t.database, now),
+      tenantId: tenant.id,
+      seconds: () => openControlPlaneStore(t.second(), now),
+      close: () => t.dispose(),
+    };
+  };
+}
 
 /**
  * The behaviour every ControlPlaneStore must have. `open` gives a store (and a tenant id it
@@ -11,7 +30,7 @@ import type { TenantId } from '../../src/identity/types.js';
  */
 export function runControlPlaneStoreSuite(
   name: string,
-  open: () => Promise<{ store: ControlPlaneStore; tenantId: TenantId; second?: () => ControlPlaneStore; close(): void }>,
+  open: () => Promise<Opened & { seconds?: () => Promise<ControlPlaneStore> }>,
 ): void {
   const report = (extra: Partial<TelemetryReport> = {}): TelemetryReport => ({
     serverId: '1', ts: '2026-05-02T10:00:00Z', botCount: 2, playersOnline: 3, linesSpoken: 4, spendUsd: 0.5, events: [{ kind: 'spoke', count: 4 }], ...extra,
@@ -32,7 +51,7 @@ export function runControlPlaneStoreSuite(
       assert.equal((await store.getVersion(server.id, 2))!.bundle.game!.name, 'a');
       assert.equal(await store.getVersion(server.id, 4), null);
     } finally {
-      close();
+      await close();
     }
   });
 
@@ -47,7 +66,7 @@ export function runControlPlaneStoreSuite(
       assert.equal(await store.findServerKey('h1'), null);
       assert.equal(await store.revokeServerKey(server.id, 999 as ServerKeyId), null);
     } finally {
-      close();
+      await close();
     }
   });
 
@@ -72,21 +91,85 @@ export function runControlPlaneStoreSuite(
       assert.deepEqual(await store.roster(a.id), []);
       assert.equal((await store.latestReport(a.id))!.receivedAt, at + 86_400_000);
     } finally {
-      close();
+      await close();
     }
   });
 
   test(`${name}: two handles on the same storage publishing on one base: one wins`, async () => {
-    const { store, tenantId, second, close } = await open();
+    const { store, tenantId, second, seconds, close } = await open();
     try {
-      if (!second) return;
-      const other = second();
+      const other = second ? second() : seconds ? await seconds() : null;
+      if (!other) return;
       const server = await store.createServer(tenantId, 's', DEFAULT_BUNDLE, 'system');
       const results = await Promise.all([store.publish(server.id, 1, DEFAULT_BUNDLE, 'a', ''), other.publish(server.id, 1, DEFAULT_BUNDLE, 'b', '')]);
       assert.deepEqual(results.map((r) => r.ok).sort(), [false, true]);
       assert.equal((await other.head(server.id as ServerId))!.bundle.version, 2);
     } finally {
-      close();
+      await close();
+    }
+  });
+
+  test(`${name}: daily counters saturate at Number.MAX_SAFE_INTEGER instead of overflowing; tenant sums too`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const a = await store.createServer(tenantId, 'a', DEFAULT_BUNDLE, 'system');
+      const b = await store.createServer(tenantId, 'b', DEFAULT_BUNDLE, 'system');
+      const at = Date.parse('2026-05-02T10:00:00Z');
+      const huge = report({ linesSpoken: Number.MAX_SAFE_INTEGER, llmTokens: Number.MAX_SAFE_INTEGER, cacheHits: 1 });
+      for (let i = 0; i < 3; i++) {
+        await store.ingest([{ serverId: a.id, receivedAt: at, report: huge }, { serverId: b.id, receivedAt: at, report: huge }]);
+      }
+      const [day] = await store.dailyUsage(a.id, '2026-05-02', '2026-05-02');
+      assert.equal(day!.linesSpoken, Number.MAX_SAFE_INTEGER);
+      assert.equal(day!.llmTokens, Number.MAX_SAFE_INTEGER);
+      assert.equal(day!.reports, 3);
+      const total = await store.tenantUsage(tenantId, '2026-05-01', '2026-05-31');
+      assert.equal(total.linesSpoken, Number.MAX_SAFE_INTEGER);
+      assert.equal(total.reports, 6);
+      assert.equal(total.cacheHits, 6);
+      assert.deepEqual(await store.tenantUsage(tenantId, '2027-01-01', '2027-01-31'), { reports: 0, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, cacheHits: 0, ttsUsd: 0, llmUsd: 0 });
+    } finally {
+      await close();
+    }
+  });
+
+  test(`${name}: pruning deletes old raw reports oldest first, at most max, keeping each server's newest; usage stays`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const a = await store.createServer(tenantId, 'a', DEFAULT_BUNDLE, 'system');
+      const b = await store.createServer(tenantId, 'b', DEFAULT_BUNDLE, 'system');
+      const day = 86_400_000;
+      const t0 = Date.parse('2026-01-01T00:00:00Z');
+      for (let i = 0; i < 4; i++) await store.ingest([{ serverId: a.id, receivedAt: t0 + i * day, report: report() }]);
+      await store.ingest([{ serverId: b.id, receivedAt: t0, report: report() }]);
+      assert.equal(await store.pruneReports(t0 + 10 * day, 2), 2);
+      assert.equal(await store.countReports(a.id), 2);
+      assert.equal(await store.pruneReports(t0 + 10 * day, 100), 1);
+      assert.equal(await store.countReports(a.id), 1);
+      assert.equal(await store.countReports(b.id), 1);
+      assert.equal((await store.latestReport(a.id))!.receivedAt, t0 + 3 * day);
+      assert.equal((await store.dailyUsage(a.id, '2026-01-01', '2026-01-31')).length, 4);
+    } finally {
+      await close();
+    }
+  });
+
+  test(`${name}: checkouts are found by id and provider reference; completing one stamps it once`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const c = await store.createCheckout({ tenantId, provider: 'offline', providerRef: 'ref1', status: 'open', url: 'https://x/1', plan: 'pro', tier: null, amountUsd: 49, interval: 'month' });
+      assert.equal(c.completedAt, null);
+      assert.deepEqual(await store.getCheckout(c.id), c);
+      assert.deepEqual(await store.findCheckout('offline', 'ref1'), c);
+      assert.equal(await store.findCheckout('stripe', 'ref1'), null);
+      const done = await store.setCheckoutStatus(c.id, 'complete');
+      assert.equal(done!.status, 'complete');
+      assert.ok(done!.completedAt);
+      assert.equal((await store.setCheckoutStatus(c.id, 'complete'))!.completedAt, done!.completedAt);
+      assert.equal(await store.setCheckoutStatus(999 as typeof c.id, 'complete'), null);
+      await assert.rejects(store.createCheckout({ tenantId, provider: 'offline', providerRef: 'ref1', status: 'open', url: 'u', plan: 'pro', tier: null, amountUsd: 1, interval: 'month' }));
+    } finally {
+      await close();
     }
   });
 }

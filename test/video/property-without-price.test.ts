@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { migrate, openDatabase } from '../../src/store/sqlite.js';
-import { SqliteIdentityStore } from '../../src/identity/store.js';
+import { SqliteIdentityStore } from '../../src/identity/sqlite-store.js';
 import { SqliteVideoStore, VIDEO_MIGRATIONS } from '../../src/video/sqlite-store.js';
 import { titleLines } from '../../src/video/titlecard.js';
 import type { PhotoId, PropertyId, PropertyRecord } from '../../src/video/types.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { openDatabase } from '../../src/store/sqlite.js';
-import { SqliteIdentityStore } from '../../src/identity/store.js';
+import { SqliteIdentityStore } from '../../src/identity/sqlite-store.js';
 import { SqliteVideoStore } from '../../src/video/sqlite-store.js';
 import type { TenantId } from '../../src/identity/types.js';
 import { tempDir } from '../helpers/paths.js';

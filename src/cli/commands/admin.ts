@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { openDatabase } from '../../store/sqlite.js';
-import { SqliteIdentityStore } from '../../identity/store.js';
+import { SqliteIdentityStore } from '../../identity/sqlite-store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
 import { CliError, databaseFlag, parseInteger, printJson, withDatabaseOptions } from '../util.js';
