@@ -9,6 +9,7 @@ import { Authenticator } from '../identity/auth.js';
 import { SqliteIdentityStore } from '../identity/sqlite-store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
+import { openWebhookStore } from '../webhooks/open-store.js';
 import { mountVideo, type VideoServiceOptions } from '../video/index.js';
 import { dirname, join } from 'node:path';
 import { mountControlPlane, SqliteControlPlaneStore } from '../controlplane/index.js';
@@ -99,7 +100,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   });
   mountIdentityRoutes(server, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
   const webhooks = createWebhooks({
-    db,
+    store: await openWebhookStore(database, now),
     server,
     auth,
     getTenant: (id) => identity.getTenant(id),

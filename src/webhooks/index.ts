@@ -3,16 +3,16 @@ import type { HttpServer } from '../http/server.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import type { Logger } from '../log.js';
-import type { Db } from '../store/sqlite.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { mountWebhookRoutes } from './routes.js';
 import { createSender, type Send } from '../net/sender.js';
 import { WebhookService } from './service.js';
 import type { Resolve } from '../net/ssrf.js';
-import { SqliteWebhookStore } from './sqlite-store.js';
+import type { WebhookStore } from './store.js';
 
 export interface WebhooksOptions {
-  db: Db;
+  /** Widgets, endpoints and the outbox: openWebhookStore() on the server's database. */
+  store: WebhookStore;
   server: HttpServer;
   auth: Authenticator;
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
@@ -45,10 +45,10 @@ export interface Webhooks {
 export const RETENTION_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
-/** Builds the webhook emitter on the shared DB and server: store, dispatcher, routes and the widget-key probe. */
+/** Builds the webhook emitter on its store and the shared server: store, dispatcher, routes and the widget-key probe. */
 export function createWebhooks(options: WebhooksOptions): Webhooks {
   const now = options.now ?? Date.now;
-  const store = new SqliteWebhookStore(options.db, now);
+  const store = options.store;
   const sender = options.send ? null : createSender();
   const dispatcher = new Dispatcher({
     ...options.dispatcher,
