@@ -20,7 +20,9 @@ import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
 import { videoView } from './views.js';
 import { ByteBudget } from './budget.js';
 import { newToken } from '../identity/tokens.js';
-import type { TenantId } from '../identity/types.js';
+import type { TenantId, TenantRecord } from '../identity/types.js';
+import { LocalStorage, type AssetStorage } from './storage.js';
+import { AssetUrlSigner, loadSigningKey } from './signed-urls.js';
 
 export interface VideoServiceOptions {
   db: Db;
@@ -52,6 +54,14 @@ export interface VideoServiceOptions {
   resolve?: Resolve | undefined;
   /** Real milliseconds between looks for due callback retries; default 1000. */
   callbackPollMs?: number | undefined;
+  /** Where photos and rendered assets are stored; default the data directory (LocalStorage). */
+  storage?: AssetStorage | undefined;
+  /** The origin signed asset URLs start with (SERVICE_PUBLIC_URL); default the request's scheme and Host header. */
+  publicUrl?: string | undefined;
+  /** The scheme this server is reached with when no public URL is set. */
+  scheme?: 'http' | 'https' | undefined;
+  /** The tenant of an asset opened with a signed URL (to check it is active and on the plan). */
+  getTenant: (id: TenantId) => Promise<TenantRecord | null>;
 }
 
 export interface VideoService {
@@ -90,7 +100,9 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   if (ffmpeg && !confinement.prlimit) logger.warn('prlimit not found: ffmpeg renders run with their wall-clock limit but without an address-space limit (install util-linux)');
   const fontFile = findFont(options.fontFile);
   if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font', addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null });
-  for (const sub of ['photos', 'assets', 'work']) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
+  const storage = options.storage ?? new LocalStorage(options.dataDir);
+  const local = ['work', ...(options.storage ? [] : ['photos', 'assets'])];
+  for (const sub of local) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
   // Staged uploads of a process that stopped mid-request are never committed: start clean.
   await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
   await mkdir(join(options.dataDir, 'tmp'), { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -115,8 +127,10 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     logger,
     ...(options.callbackPollMs ? { pollMs: options.callbackPollMs } : {}),
   });
+  const signer = new AssetUrlSigner(await loadSigningKey(options.dataDir));
   const queue = new RenderQueue({
     store,
+    storage,
     dataDir: options.dataDir,
     ffmpeg,
     ...(ffmpegProblem ? { ffmpegProblem } : {}),
@@ -134,6 +148,12 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     store,
     auth: options.auth,
     dataDir: options.dataDir,
+    storage,
+    signer,
+    publicUrl: options.publicUrl,
+    scheme: options.scheme ?? 'http',
+    getTenant: options.getTenant,
+    now,
     uploads: UPLOAD_LIMITS,
     jsonBudget: options.jsonUploadBudget ?? new ByteBudget(JSON_UPLOAD_BUDGET_BYTES),
     maxPhotosPerProperty: MAX_PHOTOS_PER_PROPERTY,
