@@ -32,6 +32,8 @@ export interface AssetStorage {
   localPath(area: Area, key: string, scratchDir: string): Promise<string>;
   /** Removes objects; a key that is already gone is not an error. */
   delete(area: Area, keys: readonly string[]): Promise<void>;
+  /** Releases connections. */
+  close(): void;
 }
 
 /** Files under DATA_DIR/photos and DATA_DIR/assets. */
@@ -73,5 +75,9 @@ export class LocalStorage implements AssetStorage {
         }),
       ),
     );
+  }
+
+  close(): void {
+    // Nothing held open between calls.
   }
 }

@@ -7,7 +7,7 @@ import type { Request } from '../../src/http/server.js';
 import type { AssetId } from '../../src/video/types.js';
 import { ADMIN_TOKEN } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
-import { apiKey, createProperty, startVideoServer, testImage, uploadMultipart, waitForVideo } from './helpers.js';
+import { apiKey, createProperty, POLLING_LIMITS, startVideoServer, testImage, uploadMultipart, waitForVideo } from './helpers.js';
 
 const A = 7 as AssetId;
 
@@ -49,7 +49,7 @@ test('signed URLs start with the configured public URL, else the request\'s sche
 
 test('GET /v1/assets/{id}/url: an absolute URL that opens the file without a key (Range too) until it expires', async () => {
   let skew = 0;
-  const s = await startVideoServer({ now: () => Date.now() + skew });
+  const s = await startVideoServer({ now: () => Date.now() + skew, limits: POLLING_LIMITS });
   try {
     const { key, tenantId } = await apiKey(s);
     const other = await apiKey(s);
