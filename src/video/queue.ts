@@ -12,6 +12,7 @@ import { fitPhotoArgs, planTour, posterArgs, type TitleCard, type TourTimings } 
 import { titleLines, renderTitleImage } from './titlecard.js';
 import { FORMATS, type PhotoRecord, type PropertyRecord, type VideoId, type VideoRecord } from './types.js';
 import type { TenantId } from '../identity/types.js';
+import { leaseOwner, type Lease } from '../store/lease.js';
 
 export interface RenderQueueOptions {
   store: VideoStore;
@@ -36,7 +37,18 @@ export interface RenderQueueOptions {
   callbackFor: CallbackFor;
   /** Told after a video completes or fails, so callbacks go out without waiting for a poll. */
   onFinished?: (video: VideoRecord) => void;
+  /** Names this queue's claims; default host, pid and a random suffix. */
+  owner?: string;
+  /** How long a claim holds a render between renewals; default RENDER_LEASE_MS. */
+  leaseMs?: number;
 }
+
+/**
+ * How long a claimed render stays with its worker without a renewal. The worker renews it
+ * every third of that while ffmpeg runs, so a render of any length keeps its lease, and one
+ * whose worker died is taken by another worker at most this long after the last renewal.
+ */
+export const RENDER_LEASE_MS = 60_000;
 
 /**
  * A render (fitting the photos, the video, its poster) may take `perVideoSecond` times the
@@ -60,10 +72,12 @@ export function renderTimeLimitMs(durationS: number, wallClock: WallClock = REND
 /**
  * Renders queued videos, `concurrency` at a time, taking tenants in turn (round-robin over
  * the tenants with queued videos, each tenant's oldest first), so one tenant's long queue
- * never holds back another's video. The queue is the videos table itself: a
- * video is claimed by moving it from queued to rendering in one statement, and a process
- * that stops mid-render leaves it 'rendering', which start() puts back in the queue, so a
- * job is never lost or stuck.
+ * never holds back another's video. The queue is the videos table itself: a video is
+ * claimed by moving it from queued to rendering under a lease, renewed while it renders. A
+ * worker that stops hands its renders back to the queue; one that dies leaves them to the
+ * first worker that finds the lease run out (on a store only one process serves, start()
+ * requeues them at once), so a job is never lost or stuck, and never rendered by two
+ * workers that both still hold it.
  */
 export class RenderQueue {
   private readonly o: RenderQueueOptions;
@@ -73,6 +87,7 @@ export class RenderQueue {
   private pumpAgain = false;
   /** The tenant whose video was claimed last: the next claim starts after it (round-robin). */
   private lastTenant: TenantId | null = null;
+  private readonly lease: Lease;
 
   constructor(options: RenderQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
@@ -80,6 +95,8 @@ export class RenderQueue {
     if (!(t.fadeS > 0 && t.titleS > t.fadeS && t.photoS > t.fadeS)) throw new Error(`timings need titleS and photoS longer than fadeS > 0, got ${JSON.stringify(t)}`);
     if (!Number.isInteger(t.fps) || t.fps < 1 || t.fps > 60) throw new Error(`timings.fps must be an integer from 1 to 60, got ${t.fps}`);
     this.o = options;
+    this.lease = { owner: options.owner ?? leaseOwner(), ms: options.leaseMs ?? RENDER_LEASE_MS };
+    if (!Number.isInteger(this.lease.ms) || this.lease.ms < 3) throw new Error(`leaseMs must be an integer of at least 3, got ${this.lease.ms}`);
   }
 
   async start(): Promise<void> {
@@ -107,10 +124,10 @@ export class RenderQueue {
 
   private async pump(): Promise<void> {
     while (!this.stopping && this.running.size < this.o.concurrency) {
-      const video = await this.o.store.claimNextQueued(this.lastTenant);
+      const video = await this.o.store.claimNextQueued(this.lease, this.lastTenant);
       if (!video) return;
       this.lastTenant = video.tenantId;
-      const slot: { child: ChildProcess | null; done: Promise<void> } = { child: null, done: Promise.resolve() };
+      const slot: { child: ChildProcess | null; lost: boolean; done: Promise<void> } = { child: null, lost: false, done: Promise.resolve() };
       slot.done = this.render(video, slot).finally(() => {
         this.running.delete(video.id);
         this.kick();
@@ -120,19 +137,44 @@ export class RenderQueue {
   }
 
   /**
-   * Stops rendering: kills the ffmpeg processes and leaves their videos 'rendering', so the
-   * next start() resumes them from the beginning.
+   * Stops rendering: kills the ffmpeg processes and puts their videos back in the queue, for
+   * this or another worker to render from the beginning.
    */
   async close(): Promise<void> {
     this.stopping = true;
     for (const slot of this.running.values()) slot.child?.kill('SIGKILL');
     await Promise.allSettled([...this.running.values()].map((s) => s.done));
+    const released = await this.o.store.releaseRenders(this.lease.owner).catch(() => 0);
+    if (released > 0) this.o.logger.info('renders handed back to the queue at stop', { count: released });
   }
 
-  private async render(video: VideoRecord, slot: { child: ChildProcess | null }): Promise<void> {
+  /**
+   * Renews the render's lease every third of its length; when the lease is gone (another worker
+   * took the render after this one missed its renewals) the render is abandoned: ffmpeg killed,
+   * nothing written.
+   */
+  private keepLease(video: VideoRecord, slot: { child: ChildProcess | null; lost: boolean }): () => void {
+    const timer = setInterval(() => {
+      this.o.store.renewRender(this.lease, video.id).then(
+        (held) => {
+          if (held || slot.lost) return;
+          slot.lost = true;
+          this.o.logger.warn('render lease lost to another worker; abandoning the render', { videoId: video.id });
+          slot.child?.kill('SIGKILL');
+        },
+        (err: unknown) => this.o.logger.warn('render lease renewal failed', { videoId: video.id, error: err instanceof Error ? err.message : String(err) }),
+      );
+    }, Math.floor(this.lease.ms / 3));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  private async render(video: VideoRecord, slot: { child: ChildProcess | null; lost: boolean }): Promise<void> {
     const work = join(this.o.dataDir, 'work', String(video.id));
     /** Assets stored for this render: removed again if it does not complete. */
     const stored: string[] = [];
+    const stopRenewing = this.keepLease(video, slot);
+    const abandoned = () => this.stopping || slot.lost;
     try {
       const ffmpeg = this.o.ffmpeg;
       if (!ffmpeg) throw new RenderError('video rendering is unavailable on this server (ffmpeg not found)', this.o.ffmpegProblem ?? 'ffmpeg not found');
@@ -164,7 +206,7 @@ export class RenderQueue {
       for (const [i, photo] of photos.entries()) {
         if (!needsFit(photo)) continue;
         await runFfmpeg(ffmpeg.path, fitPhotoArgs(originals[i]!, video.format, fitted[i]!), still());
-        if (this.stopping) return;
+        if (abandoned()) return;
       }
       let reported = 0;
       await runFfmpeg(ffmpeg.path, plan.args, {
@@ -183,10 +225,10 @@ export class RenderQueue {
           }
         },
       });
-      if (this.stopping) return;
+      if (abandoned()) return;
       const poster = join(work, 'poster.jpg');
       await runFfmpeg(ffmpeg.path, posterArgs(output, plan.posterAtS, poster), still());
-      if (this.stopping) return;
+      if (abandoned()) return;
       const videoKey = `${randomUUID()}.mp4`;
       const posterKey = `${randomUUID()}.jpg`;
       const [videoSize, videoTag, posterSize, posterTag] = [(await stat(output)).size, await etagOf(output), (await stat(poster)).size, await etagOf(poster)];
@@ -197,6 +239,7 @@ export class RenderQueue {
       // Scratch goes before the video shows as finished, so a finished video leaves nothing behind.
       await rm(work, { recursive: true, force: true });
       const done = await this.o.store.completeVideo(
+        this.lease.owner,
         video.id,
         {
           video: { kind: 'video', contentType: 'video/mp4', sizeBytes: videoSize, width: plan.width, height: plan.height, durationS: plan.durationS, etag: videoTag, storageKey: videoKey },
@@ -204,20 +247,26 @@ export class RenderQueue {
         },
         this.o.callbackFor,
       );
+      if (!done) {
+        await this.o.storage.delete('assets', stored).catch(() => {});
+        this.o.logger.warn('render finished after its lease passed to another worker; result dropped', { videoId: video.id });
+        return;
+      }
       this.o.logger.info('video rendered', { videoId: video.id, durationS: plan.durationS });
       this.o.onFinished?.(done);
     } catch (err) {
       await this.o.storage.delete('assets', stored).catch(() => {});
-      // A render killed by close() stays 'rendering' and is resumed by the next start().
-      if (this.stopping) return;
+      // A render killed by close() is handed back to the queue; one whose lease was lost belongs to another worker now.
+      if (abandoned()) return;
       const detail = err instanceof RenderError ? err.detail : err instanceof Error ? err.message : String(err);
       this.o.logger.error('render failed', { videoId: video.id, error: detail });
       // Clients see a short reason; ffmpeg's output (server paths included) goes only to the log.
       await rm(work, { recursive: true, force: true }).catch(() => {});
       const reason = err instanceof RenderError ? err.message : err instanceof FfmpegError ? err.publicMessage : 'internal render error';
-      const failed = await this.o.store.failVideo(video.id, `render failed: ${reason}`, this.o.callbackFor);
-      this.o.onFinished?.(failed);
+      const failed = await this.o.store.failVideo(this.lease.owner, video.id, `render failed: ${reason}`, this.o.callbackFor);
+      if (failed) this.o.onFinished?.(failed);
     } finally {
+      stopRenewing();
       await rm(work, { recursive: true, force: true }).catch(() => {});
     }
   }

@@ -6,6 +6,7 @@ import type {
   PhotoRecord, PropertyId, PropertyInput, PropertyRecord, Template, VideoId, VideoRecord, VideoStatus,
 } from './types.js';
 import type { CallbackFor, DeleteOutcome, VideoFilter, VideoInput, VideoStore } from './store.js';
+import type { Lease } from '../store/lease.js';
 
 export const VIDEO_MIGRATIONS = [
   {
@@ -136,6 +137,20 @@ export const VIDEO_MIGRATIONS = [
       CREATE INDEX video_callbacks_video ON video_callbacks(video_id);
     `,
   },
+  {
+    // Renders and callbacks are claimed with leases (holder, expiry), so a worker that dies
+    // mid-job leaves it to another once the lease runs out. Renders left from before have no
+    // holder and are claimable at once.
+    version: 5,
+    sql: `
+      ALTER TABLE video_videos ADD COLUMN lease_owner TEXT;
+      ALTER TABLE video_videos ADD COLUMN lease_until INTEGER;
+      UPDATE video_videos SET lease_until = 0 WHERE status = 'rendering';
+      CREATE INDEX video_videos_lease ON video_videos(lease_until) WHERE status = 'rendering';
+      ALTER TABLE video_callbacks ADD COLUMN lease_owner TEXT;
+      ALTER TABLE video_callbacks ADD COLUMN lease_until INTEGER;
+    `,
+  },
 ];
 
 interface PropertyRow {
@@ -210,15 +225,24 @@ export class SqliteVideoStore implements VideoStore {
       video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
       videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
       unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
-      requeue: db.prepare(`UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL WHERE status = 'rendering'`),
+      requeue: db.prepare(`UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering'`),
+      release: db.prepare(
+        `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering' AND lease_owner = ?`,
+      ),
+      lapsed: db.prepare(`SELECT id FROM video_videos INDEXED BY video_videos_lease WHERE status = 'rendering' AND lease_until <= ? ORDER BY lease_until, id LIMIT 1`),
       nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > ? ORDER BY tenant_id, id LIMIT 1`),
-      claim: db.prepare(`UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ? WHERE id = ? AND status = 'queued' RETURNING *`),
+      claim: db.prepare(
+        `UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ?, lease_owner = ?, lease_until = ?
+         WHERE id = ? AND (status = 'queued' OR (status = 'rendering' AND lease_until <= ?)) RETURNING *`,
+      ),
+      renew: db.prepare(`UPDATE video_videos SET lease_until = ? WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
+      holds: db.prepare(`SELECT 1 FROM video_videos WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
       progress: db.prepare(`UPDATE video_videos SET progress = ? WHERE id = ? AND status = 'rendering'`),
       insertAsset: db.prepare(`INSERT INTO video_assets (tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-      complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL
-        WHERE id = ? RETURNING *`),
-      fail: db.prepare(`UPDATE video_videos SET status = 'failed', error = ?, completed_at = ? WHERE id = ? RETURNING *`),
+      complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL,
+        lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
+      fail: db.prepare(`UPDATE video_videos SET status = 'failed', error = ?, completed_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
       asset: db.prepare('SELECT * FROM video_assets WHERE tenant_id = ? AND id = ?'),
       assetById: db.prepare('SELECT * FROM video_assets WHERE id = ?'),
       photoOfTenant: db.prepare(`SELECT ph.storage_key FROM video_photos ph JOIN video_properties p ON p.id = ph.property_id
@@ -242,8 +266,14 @@ export class SqliteVideoStore implements VideoStore {
       insertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO NOTHING'),
       upsertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at'),
       insertCallback: db.prepare(`INSERT INTO video_callbacks (tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-      dueCallbacks: db.prepare(`SELECT * FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`),
-      recordAttempt: db.prepare(`UPDATE video_callbacks SET attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ? WHERE id = ?`),
+      dueCallbacks: db.prepare(
+        `SELECT id FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`,
+      ),
+      leaseCallback: db.prepare(`UPDATE video_callbacks SET lease_owner = ?, lease_until = ? WHERE id = ? RETURNING *`),
+      recordAttempt: db.prepare(
+        `UPDATE video_callbacks SET attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ?, lease_owner = NULL, lease_until = NULL
+         WHERE id = ? AND status = 'pending' AND lease_owner = ?`,
+      ),
       callbacksOf: db.prepare('SELECT * FROM video_callbacks WHERE video_id = ? ORDER BY id'),
     };
   }
@@ -326,13 +356,25 @@ export class SqliteVideoStore implements VideoStore {
     return this.q.requeue.run().changes;
   }
 
-  async claimNextQueued(afterTenant: TenantId | null): Promise<VideoRecord | null> {
+  async claimNextQueued(lease: Lease, afterTenant: TenantId | null): Promise<VideoRecord | null> {
     return this.db.transaction((): VideoRecord | null => {
-      const next = ((afterTenant !== null ? this.q.nextQueued.get(afterTenant) : undefined) ?? this.q.nextQueued.get(0)) as { id: number } | undefined;
+      const at = this.now();
+      // A render whose holder died goes first: it has waited longest. Otherwise tenants take turns.
+      const next = (this.q.lapsed.get(at) ??
+        (afterTenant !== null ? this.q.nextQueued.get(afterTenant) : undefined) ??
+        this.q.nextQueued.get(0)) as { id: number } | undefined;
       if (!next) return null;
-      const row = this.q.claim.get(this.iso(), next.id) as VideoRow | undefined;
+      const row = this.q.claim.get(this.iso(), lease.owner, at + lease.ms, next.id, at) as VideoRow | undefined;
       return row ? videoOf(row) : null;
     })();
+  }
+
+  async renewRender(lease: Lease, id: VideoId): Promise<boolean> {
+    return this.q.renew.run(this.now() + lease.ms, id, lease.owner).changes > 0;
+  }
+
+  async releaseRenders(owner: string): Promise<number> {
+    return this.q.release.run(owner).changes;
   }
 
   async setProgress(id: VideoId, progress: number): Promise<void> {
@@ -344,8 +386,9 @@ export class SqliteVideoStore implements VideoStore {
     if (cb) this.q.insertCallback.run(video.tenantId, video.id, cb.url, cb.event, cb.body, this.now(), this.iso());
   }
 
-  async completeVideo(id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor): Promise<VideoRecord> {
-    return this.db.transaction((): VideoRecord => {
+  async completeVideo(owner: string, id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor): Promise<VideoRecord | null> {
+    return this.db.transaction((): VideoRecord | null => {
+      if (!this.q.holds.get(id, owner)) return null;
       const v = videoOf(this.q.videoById.get(id) as VideoRow);
       const at = this.iso();
       const insert = (a: NewAsset, kind: AssetKind): number =>
@@ -358,8 +401,9 @@ export class SqliteVideoStore implements VideoStore {
     })();
   }
 
-  async failVideo(id: VideoId, error: string, callback: CallbackFor): Promise<VideoRecord> {
-    return this.db.transaction((): VideoRecord => {
+  async failVideo(owner: string, id: VideoId, error: string, callback: CallbackFor): Promise<VideoRecord | null> {
+    return this.db.transaction((): VideoRecord | null => {
+      if (!this.q.holds.get(id, owner)) return null;
       const done = videoOf(this.q.fail.get(error, this.iso(), id) as VideoRow);
       this.enqueueCallback(done, callback);
       return done;
@@ -440,12 +484,15 @@ export class SqliteVideoStore implements VideoStore {
     this.q.upsertSecret.run(tenantId, secret, this.iso());
   }
 
-  async dueCallbacks(now: number, limit: number): Promise<CallbackRecord[]> {
-    return (this.q.dueCallbacks.all(now, limit) as CallbackRow[]).map(callbackOf);
+  async claimCallbacks(lease: Lease, now: number, limit: number): Promise<CallbackRecord[]> {
+    return this.db.transaction((): CallbackRecord[] => {
+      const ids = this.q.dueCallbacks.all(now, now, limit) as { id: number }[];
+      return ids.map((r) => callbackOf(this.q.leaseCallback.get(lease.owner, now + lease.ms, r.id) as CallbackRow));
+    })();
   }
 
-  async recordCallbackAttempt(id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<void> {
-    this.q.recordAttempt.run(outcome.status, outcome.nextAttemptAt, outcome.error, id);
+  async recordCallbackAttempt(owner: string, id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<boolean> {
+    return this.q.recordAttempt.run(outcome.status, outcome.nextAttemptAt, outcome.error, id, owner).changes > 0;
   }
 
   async callbacksOf(videoId: VideoId): Promise<CallbackRecord[]> {

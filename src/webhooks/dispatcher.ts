@@ -9,8 +9,8 @@ import { PACKAGE_VERSION } from '../net/sender.js';
 import { guardUrl, type Resolve } from '../net/ssrf.js';
 
 export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
-import type { AttemptResult, Lease, WebhookStore } from './store.js';
-import { leaseOwner } from './ids.js';
+import type { AttemptResult, WebhookStore } from './store.js';
+import { leaseOwner, type Lease } from '../store/lease.js';
 import type { DueDelivery } from './types.js';
 
 export interface DispatcherOptions {

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -11,7 +10,3 @@ export function newId<T extends string>(prefix: string): T {
   return out as T;
 }
 
-/** Names one dispatcher's claims: the host and pid say where it ran, the suffix tells runs apart. */
-export function leaseOwner(): string {
-  return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
-}

@@ -2,7 +2,8 @@ import { migratePg, transaction, type PgMigration, type Pool, type Queryable } f
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import { attemptOf, DELIVERY_COLUMNS, deliveryOf, dueOf, endpointOf, keyOf, nextState, widgetOf, type AttemptRow, type DeliveryRow, type DueRow, type EndpointRow, type KeyRow, type WidgetRow } from './rows.js';
-import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, Lease, WebhookStore } from './store.js';
+import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, WebhookStore } from './store.js';
+import type { Lease } from '../store/lease.js';
 import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
 
 /**

@@ -2,7 +2,8 @@ import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
-import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, Lease, WebhookStore } from './store.js';
+import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, WebhookStore } from './store.js';
+import type { Lease } from '../store/lease.js';
 import { attemptOf, DELIVERY_COLUMNS, deliveryOf, dueOf, endpointOf, keyOf, nextState, widgetOf, type AttemptRow, type DeliveryRow, type DueRow, type EndpointRow, type KeyRow, type WidgetRow } from './rows.js';
 import type {
   DeliveryId,

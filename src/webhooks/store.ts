@@ -1,4 +1,5 @@
 import type { TenantId } from '../identity/types.js';
+import type { Lease } from '../store/lease.js';
 import type {
   AttemptRecord,
   DeliveryId,
@@ -107,12 +108,6 @@ export interface WebhookStore {
   recoverFailed(endpointId: EndpointId, since: number): Promise<number>;
   /** Deletes finished (succeeded or failed) deliveries last touched before `before`, their attempts, and events left without deliveries. */
   prune(before: number): Promise<{ deliveries: number; events: number }>;
-}
-
-/** A claim's holder (one dispatcher) and how long the claim lasts. */
-export interface Lease {
-  owner: string;
-  ms: number;
 }
 
 export type Enqueued = { eventId: EventId; deliveries: DeliveryId[]; duplicate: boolean };

@@ -13,6 +13,7 @@ videoStoreContract('SQLite', async (now) => {
   let n = 0;
   return {
     store: new SqliteVideoStore(db, now),
+    exclusive: true,
     newTenant: async () => (await identity.createTenant(`Tenant ${++n}`, 'agency')).id as TenantId,
     async close() {
       db.close();
