@@ -2,6 +2,9 @@ import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TenantId } from '../../src/identity/types.js';
 import type { CallbackFor, VideoStore } from '../../src/video/store.js';
+import { openVideoStore } from '../../src/video/open-store.js';
+import { openIdentityStore } from '../../src/identity/open-store.js';
+import type { TestDatabase } from '../helpers/databases.js';
 import type { AssetId, NewAsset, NewPhoto, PhotoId, PropertyId, PropertyInput, VideoId, VideoRecord } from '../../src/video/types.js';
 
 /** One fresh, empty store per test, on a clock the test moves. */
@@ -14,6 +17,21 @@ export interface VideoStoreHarness {
   close(): Promise<void>;
 }
 export type VideoStoreFactory = (now: () => number) => Promise<VideoStoreHarness>;
+
+/** A factory on a fresh test database of one backend (tenants from its identity store); `exclusive` as the backend promises it. */
+export function onTestDatabase(open: () => Promise<TestDatabase>, exclusive: boolean): VideoStoreFactory {
+  return async (now) => {
+    const t = await open();
+    const identity = await openIdentityStore(t.database);
+    let n = 0;
+    return {
+      store: await openVideoStore(t.database, now),
+      exclusive,
+      newTenant: async () => (await identity.createTenant(`Tenant ${++n}`, 'agency')).id as TenantId,
+      close: () => t.dispose(),
+    };
+  };
+}
 
 const PROPERTY: PropertyInput = {
   title: 'Sunny flat', address: '12 Rue de Rivoli', city: 'Paris', price: 450000, currency: 'EUR', bedrooms: 2, bathrooms: 1.5, area: 64, description: 'Bright',
