@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { ApiError, apiKey, byPath, call, errorOf, messageOf, upload } from '../api.js';
+import { ApiError, byPath, call, messageOf, upload } from '../api.js';
 import { ErrorBox, Field, NumberField, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
 
 interface Photo {
@@ -50,7 +50,7 @@ interface Asset {
 const FORMATS = ['16:9', '9:16', '1:1', '4:5'] as const;
 
 export function PropertiesPage() {
-  const list = useLoad(() => call<{ data: Property[] }>('GET', '/v1/properties?limit=100', { auth: 'apiKey' }), []);
+  const list = useLoad(() => call<{ data: Property[] }>('GET', '/v1/properties?limit=100'), []);
   const [form, setForm] = useState({ title: '', address: '', city: '', price: NaN, currency: 'EUR', bedrooms: NaN });
   const [fields, setFields] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
@@ -71,7 +71,7 @@ export function PropertiesPage() {
     if (form.city) body.city = form.city;
     if (Number.isFinite(form.bedrooms)) body.bedrooms = form.bedrooms;
     try {
-      const p = await call<Property>('POST', '/v1/properties', { auth: 'apiKey', body });
+      const p = await call<Property>('POST', '/v1/properties', { body });
       location.hash = `#/properties/${p.id}`;
     } catch (err) {
       if (err instanceof ApiError) setFields(byPath(err.details));
@@ -81,7 +81,7 @@ export function PropertiesPage() {
 
   return html`<section>
     <h1>Properties and videos</h1>
-    <p class="hint">These calls use a property-video API key that this page issued for itself with your session (agency plan and up); it is kept only in this tab.</p>
+    <p class="hint">The property-video API, with your session (agency plan and up). Integrations use API keys (Keys page).</p>
     <form class="card" onSubmit=${create} novalidate aria-labelledby="new-property-title">
       <h2 id="new-property-title" class="h3">New property</h2>
       <${ErrorBox} error=${error} />
@@ -111,8 +111,8 @@ export function PropertiesPage() {
 }
 
 export function PropertyPage({ id }: { id: string }) {
-  const property = useLoad(() => call<Property>('GET', `/v1/properties/${encodeURIComponent(id)}`, { auth: 'apiKey' }), [id]);
-  const assets = useLoad(() => call<{ data: Asset[] }>('GET', `/v1/assets?property_id=${encodeURIComponent(id)}&limit=100`, { auth: 'apiKey' }), [id]);
+  const property = useLoad(() => call<Property>('GET', `/v1/properties/${encodeURIComponent(id)}`), [id]);
+  const assets = useLoad(() => call<{ data: Asset[] }>('GET', `/v1/assets?property_id=${encodeURIComponent(id)}&limit=100`), [id]);
   const [videoIds, setVideoIds] = useState<number[]>([]);
   const p = property.data;
   return html`<section>
@@ -129,7 +129,7 @@ export function PropertyPage({ id }: { id: string }) {
     <ul class="assets">
       ${(assets.data?.data ?? []).map((a) => html`<li class="card">
         <p><strong>${a.kind}</strong> #${a.id} · ${a.width}×${a.height} · ${(a.size_bytes / 1024).toFixed(0)} KiB${a.duration_s ? ` · ${a.duration_s.toFixed(1)} s` : ''} · video ${a.video_id} · ${fmtTime(a.created_at)}</p>
-        ${a.kind === 'video' ? html`<${AssetVideo} id=${a.id} posterId=${assets.data?.data.find((x) => x.kind === 'poster' && x.video_id === a.video_id)?.id ?? null} />` : html`<${AssetImage} id=${a.id} />`}
+        ${a.kind === 'video' ? html`<${AssetVideo} id=${a.id} videoId=${a.video_id} posterId=${assets.data?.data.find((x) => x.kind === 'poster' && x.video_id === a.video_id)?.id ?? null} />` : html`<${AssetImage} id=${a.id} />`}
       </li>`)}
     </ul>
   </section>`;
@@ -183,7 +183,7 @@ function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: b
     e.preventDefault();
     setError(null);
     try {
-      const v = await call<Video>('POST', '/v1/videos', { auth: 'apiKey', body: { property_id: Number(id), template: 'tour', format } });
+      const v = await call<Video>('POST', '/v1/videos', { body: { property_id: Number(id), template: 'tour', format } });
       onRequested(v.id);
     } catch (err) {
       setError(messageOf(err) + (err instanceof ApiError && err.details.length ? `: ${err.details.map((d) => d.message).join('; ')}` : ''));
@@ -208,7 +208,7 @@ function VideoStatus({ id, onDone }: { id: number; onDone: () => void }) {
   const finished = video?.status === 'completed' || video?.status === 'failed';
   const poll = async () => {
     try {
-      const v = await call<Video>('GET', `/v1/videos/${id}`, { auth: 'apiKey' });
+      const v = await call<Video>('GET', `/v1/videos/${id}`);
       setVideo(v);
       if (v.status === 'completed' || v.status === 'failed') onDone();
     } catch (err) {
@@ -216,7 +216,7 @@ function VideoStatus({ id, onDone }: { id: number; onDone: () => void }) {
     }
   };
   useEffect(() => void poll(), [id]);
-  // The API allows 100 requests a minute per key: a 2 s poll leaves room for the rest of the page.
+  // A 2 s poll stays far inside a session's rate limit and leaves room for the rest of the page.
   useInterval(() => void poll(), finished ? null : 2000);
   return html`<div class="card video-status" data-video=${id} data-status=${video?.status ?? 'loading'}>
     <h3 class="h4">Video #${id} ${video ? html`<span class="badge">${video.format}</span>` : null}</h3>
@@ -230,50 +230,93 @@ function VideoStatus({ id, onDone }: { id: number; onDone: () => void }) {
   </div>`;
 }
 
+/** Lifetime of the URLs the page plays and downloads from (seconds): an hour, the API's default. */
+const PLAYBACK_TTL_S = 3600;
+/** Lifetime of a share link (seconds): seven days, the longest the API signs. */
+const SHARE_TTL_S = 7 * 24 * 3600;
+
+interface SignedUrl {
+  url: string;
+  expires_at: string;
+}
+
+function signedUrl(id: number, ttlS: number): Promise<SignedUrl> {
+  return call<SignedUrl>('GET', `/v1/assets/${id}/url?ttl=${ttlS}`);
+}
+
 /**
- * The asset file route needs the API key in a header, which a <video src> cannot send, so the
- * file is fetched once as a Blob and played from an object URL; the browser then seeks within
- * the blob, no Range requests needed.
+ * A signed URL of the asset, for <video>, <img> and downloads: it opens without a credential
+ * (which a <video src> could not send), streams with Range requests, and is taken as a path so
+ * the page loads it from its own origin (the only one its Content-Security-Policy admits).
  */
-function useAssetUrl(id: number | null): { url: string | null; error: string | null } {
-  const [url, setUrl] = useState<string | null>(null);
+function useSignedPath(id: number | null): { path: string | null; error: string | null } {
+  const [path, setPath] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     if (id === null) return undefined;
-    let revoked = false;
-    let made: string | null = null;
-    void (async () => {
-      try {
-        const res = await fetch(`/v1/assets/${id}/file`, { headers: { authorization: `Bearer ${await apiKey()}` } });
-        if (!res.ok) throw await errorOf(res);
-        const blob = await res.blob();
-        if (revoked) return;
-        made = URL.createObjectURL(blob);
-        setUrl(made);
-      } catch (err) {
-        setError(messageOf(err));
-      }
-    })();
+    let gone = false;
+    void signedUrl(id, PLAYBACK_TTL_S).then(
+      (s) => {
+        const u = new URL(s.url);
+        if (!gone) setPath(u.pathname + u.search);
+      },
+      (err: unknown) => {
+        if (!gone) setError(messageOf(err));
+      },
+    );
     return () => {
-      revoked = true;
-      if (made) URL.revokeObjectURL(made);
+      gone = true;
     };
   }, [id]);
-  return { url, error };
+  return { path, error };
 }
 
-function AssetVideo({ id, posterId }: { id: number; posterId: number | null }) {
-  const { url, error } = useAssetUrl(id);
-  const poster = useAssetUrl(posterId);
+function AssetVideo({ id, videoId, posterId }: { id: number; videoId: number; posterId: number | null }) {
+  const { path, error } = useSignedPath(id);
+  const poster = useSignedPath(posterId);
   return html`<div>
     <${ErrorBox} error=${error} />
-    ${url ? html`<video src=${url} poster=${poster.url ?? undefined} controls preload="metadata" playsinline data-asset=${id} aria-label=${`Tour video, asset ${id}`}></video>` : error ? null : html`<p>Loading video…</p>`}
+    ${path ? html`<video src=${path} poster=${poster.path ?? undefined} controls preload="metadata" playsinline data-asset=${id} aria-label=${`Tour video, asset ${id}`}></video>
+      <div class="row">
+        <a class="button" href=${path} download=${`tour-${videoId}.mp4`} data-download=${id}>Download MP4</a>
+        <${ShareLink} id=${id} />
+      </div>` : error ? null : html`<p>Loading video…</p>`}
+  </div>`;
+}
+
+/** Makes a seven-day link to the video that opens without an account, copies it, and says until when it works. */
+function ShareLink({ id }: { id: number }) {
+  const [link, setLink] = useState<SignedUrl | null>(null);
+  const [copied, setCopied] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const share = async () => {
+    setError(null);
+    try {
+      const made = await signedUrl(id, SHARE_TTL_S);
+      setLink(made);
+      try {
+        await navigator.clipboard.writeText(made.url);
+        setCopied(true);
+      } catch {
+        // Clipboard refused (insecure origin, no permission): the link is shown selectable below.
+        setCopied(false);
+      }
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  return html`<div class="share">
+    <button type="button" onClick=${share}>Share link</button>
+    <${ErrorBox} error=${error} />
+    ${link ? html`<p role="status" data-share=${id}>${copied ? 'Link copied. ' : ''}Anyone with the link can watch until ${fmtTime(link.expires_at)}.</p>
+      <label class="sr-only" for=${`share-${id}`}>Share link</label>
+      <input id=${`share-${id}`} class="share-url" readonly value=${link.url} onFocus=${(e: FocusEvent) => (e.currentTarget as HTMLInputElement).select()} />` : null}
   </div>`;
 }
 
 function AssetImage({ id }: { id: number }) {
-  const { url, error } = useAssetUrl(id);
-  return html`<div><${ErrorBox} error=${error} />${url ? html`<img src=${url} alt=${`Poster frame, asset ${id}`} class="poster" />` : null}</div>`;
+  const { path, error } = useSignedPath(id);
+  return html`<div><${ErrorBox} error=${error} />${path ? html`<img src=${path} alt=${`Poster frame, asset ${id}`} class="poster" />` : null}</div>`;
 }
 
 /** Price and currency are optional on a property created through the API. */

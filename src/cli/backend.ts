@@ -10,9 +10,9 @@ import { SIGNATURE_WINDOW_S } from '../signing/request.js';
 import { PgBroadcast, type Broadcast } from '../store/broadcast.js';
 import { openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
 import { PgRateLimiter } from '../store/pg-rate-limiter.js';
-import { SqliteVideoStore } from '../video/sqlite-store.js';
+import { openVideoStore } from '../video/open-store.js';
 import type { VideoStore } from '../video/store.js';
-import { SqliteWebhookStore } from '../webhooks/sqlite-store.js';
+import { openWebhookStore } from '../webhooks/open-store.js';
 import type { WebhookStore } from '../webhooks/store.js';
 
 /** Every service's store on one database. */
@@ -76,8 +76,5 @@ export async function openBackend(location: DatabaseLocation, options: { now: ()
 export async function openStores(database: Database, now: () => number): Promise<Stores> {
   const identity = await openIdentityStore(database, now);
   const controlPlane = await openControlPlaneStore(database, now);
-  if (database.kind === 'sqlite') {
-    return { identity, controlPlane, webhooks: new SqliteWebhookStore(database.db, now), video: new SqliteVideoStore(database.db, now) };
-  }
-  throw new Error('the webhooks and property-video services have no PostgreSQL store in this build');
+  return { identity, controlPlane, webhooks: await openWebhookStore(database, now), video: await openVideoStore(database, now) };
 }

@@ -5,10 +5,16 @@ import type { Send } from '../net/sender.js';
 import type { TenantId } from '../identity/types.js';
 import type { VideoStore } from './store.js';
 import type { CallbackRecord } from './types.js';
+import { leaseOwner, type Lease } from '../store/lease.js';
 
 /** Waits after failed attempts 1..5; after the sixth failure the callback is given up. */
 export const RETRY_DELAYS_MS = [10_000, 60_000, 5 * 60_000, 30 * 60_000, 2 * 3600_000] as const;
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * How long a claimed callback stays with the worker that claimed it; past this another
+ * replica may deliver it. It outlasts an attempt: the address lookup, DELIVERY_TIMEOUT_MS, the write.
+ */
+export const CALLBACK_LEASE_MS = 60_000;
 export const MAX_CALLBACK_URL = 2048;
 
 /**
@@ -36,12 +42,15 @@ export interface CallbackDispatcherOptions {
   send: Send;
   /** DNS for the SSRF guard; default the system resolver. */
   resolve?: Resolve;
+  /** Names this dispatcher's claims; default host, pid and a random suffix. */
+  owner?: string;
 }
 
 /**
  * Delivers completion callbacks from the video_callbacks table: at least once, signed, with
  * retries after RETRY_DELAYS_MS. Rows are written in the same transaction that finishes the
- * video, so a restart loses none; delivery resumes on start.
+ * video, so a restart loses none; delivery resumes on start. Each attempt holds a lease
+ * (CALLBACK_LEASE_MS), so replicas sharing the store never send one callback at once.
  */
 export class CallbackDispatcher {
   private readonly o: CallbackDispatcherOptions;
@@ -49,9 +58,11 @@ export class CallbackDispatcher {
   private busy: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  private readonly lease: Lease;
 
   constructor(options: CallbackDispatcherOptions) {
     this.o = options;
+    this.lease = { owner: options.owner ?? leaseOwner(), ms: CALLBACK_LEASE_MS };
   }
 
   start(): void {
@@ -91,7 +102,7 @@ export class CallbackDispatcher {
 
   private async deliverDue(): Promise<void> {
     for (;;) {
-      const due = await this.o.store.dueCallbacks(this.o.now(), 20);
+      const due = await this.o.store.claimCallbacks(this.lease, this.o.now(), 20);
       if (due.length === 0 || this.stopped) return;
       await Promise.all(due.map((cb) => this.deliver(cb)));
     }
@@ -100,13 +111,13 @@ export class CallbackDispatcher {
   private async deliver(cb: CallbackRecord): Promise<void> {
     const error = await this.attempt(cb);
     if (error === null) {
-      await this.o.store.recordCallbackAttempt(cb.id, { status: 'delivered', nextAttemptAt: this.o.now(), error: null });
+      await this.o.store.recordCallbackAttempt(this.lease.owner, cb.id, { status: 'delivered', nextAttemptAt: this.o.now(), error: null });
       return;
     }
     const delay = RETRY_DELAYS_MS[cb.attempts];
     const status = delay === undefined || error.permanent ? 'failed' : 'pending';
     this.o.logger.warn('video callback attempt failed', { callbackId: cb.id, videoId: cb.videoId, attempt: cb.attempts + 1, error: error.message, status });
-    await this.o.store.recordCallbackAttempt(cb.id, { status, nextAttemptAt: this.o.now() + (delay ?? 0), error: error.message });
+    await this.o.store.recordCallbackAttempt(this.lease.owner, cb.id, { status, nextAttemptAt: this.o.now() + (delay ?? 0), error: error.message });
   }
 
   private async attempt(cb: CallbackRecord): Promise<{ message: string; permanent: boolean } | null> {

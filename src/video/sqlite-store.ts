@@ -1,11 +1,10 @@
 import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
-import type {
-  AssetId, AssetKind, AssetRecord, CallbackEvent, CallbackRecord, Format, ImageType, NewAsset, NewPhoto, Page, PhotoId,
-  PhotoRecord, PropertyId, PropertyInput, PropertyRecord, Template, VideoId, VideoRecord, VideoStatus,
-} from './types.js';
-import type { CallbackFor, VideoInput, VideoStore } from './store.js';
+import type { AssetId, AssetKind, AssetRecord, CallbackRecord, NewAsset, NewPhoto, Page, PhotoId, PhotoRecord, PropertyId, PropertyInput, PropertyRecord, VideoId, VideoRecord } from './types.js';
+import type { CallbackFor, DeleteOutcome, VideoFilter, VideoInput, VideoStore } from './store.js';
+import { assetOf, callbackOf, page, photoOf, propertyOf, PROPERTY_COLUMNS, videoOf, type AssetRow, type CallbackRow, type PhotoRow, type PropertyRow, type VideoRow } from './rows.js';
+import type { Lease } from '../store/lease.js';
 
 export const VIDEO_MIGRATIONS = [
   {
@@ -125,59 +124,32 @@ export const VIDEO_MIGRATIONS = [
     version: 3,
     sql: `CREATE INDEX video_videos_fair ON video_videos(status, tenant_id, id);`,
   },
+  {
+    // Videos are listed per tenant and deleted with their property; assets and callbacks go with their video.
+    version: 4,
+    sql: `
+      CREATE INDEX video_videos_tenant ON video_videos(tenant_id, id);
+      CREATE INDEX video_videos_property ON video_videos(property_id, status);
+      CREATE INDEX video_assets_video ON video_assets(video_id);
+      CREATE INDEX video_assets_property ON video_assets(property_id);
+      CREATE INDEX video_callbacks_video ON video_callbacks(video_id);
+    `,
+  },
+  {
+    // Renders and callbacks are claimed with leases (holder, expiry), so a worker that dies
+    // mid-job leaves it to another once the lease runs out. Renders left from before have no
+    // holder and are claimable at once.
+    version: 5,
+    sql: `
+      ALTER TABLE video_videos ADD COLUMN lease_owner TEXT;
+      ALTER TABLE video_videos ADD COLUMN lease_until INTEGER;
+      UPDATE video_videos SET lease_until = 0 WHERE status = 'rendering';
+      CREATE INDEX video_videos_lease ON video_videos(lease_until) WHERE status = 'rendering';
+      ALTER TABLE video_callbacks ADD COLUMN lease_owner TEXT;
+      ALTER TABLE video_callbacks ADD COLUMN lease_until INTEGER;
+    `,
+  },
 ];
-
-interface PropertyRow {
-  id: number; tenant_id: number; title: string; address: string; city: string | null; price: number | null; currency: string | null;
-  bedrooms: number | null; bathrooms: number | null; area: number | null; description: string | null; created_at: string; photo_count: number;
-}
-interface PhotoRow {
-  id: number; property_id: number; filename: string; content_type: string; size_bytes: number; width: number; height: number; storage_key: string; created_at: string;
-}
-interface VideoRow {
-  id: number; tenant_id: number; property_id: number; template: string; format: string; status: string; progress: number; error: string | null;
-  callback_url: string | null; photo_ids: string; created_at: string; started_at: string | null; completed_at: string | null;
-  video_asset_id: number | null; poster_asset_id: number | null;
-}
-interface AssetRow {
-  id: number; tenant_id: number; kind: string; video_id: number; property_id: number; content_type: string; size_bytes: number; width: number;
-  height: number; duration_s: number | null; etag: string; storage_key: string; created_at: string;
-}
-interface CallbackRow {
-  id: number; tenant_id: number; video_id: number; url: string; event: string; body: string; attempts: number; next_attempt_at: number; status: string; last_error: string | null;
-}
-
-const propertyOf = (r: PropertyRow): PropertyRecord => ({
-  id: r.id as PropertyId, tenantId: r.tenant_id as TenantId, title: r.title, address: r.address, city: r.city, price: r.price, currency: r.currency,
-  bedrooms: r.bedrooms, bathrooms: r.bathrooms, area: r.area, description: r.description, createdAt: r.created_at, photoCount: r.photo_count,
-});
-const photoOf = (r: PhotoRow): PhotoRecord => ({
-  id: r.id as PhotoId, propertyId: r.property_id as PropertyId, filename: r.filename, contentType: r.content_type as ImageType, sizeBytes: r.size_bytes,
-  width: r.width, height: r.height, storageKey: r.storage_key, createdAt: r.created_at,
-});
-const videoOf = (r: VideoRow): VideoRecord => ({
-  id: r.id as VideoId, tenantId: r.tenant_id as TenantId, propertyId: r.property_id as PropertyId, template: r.template as Template, format: r.format as Format,
-  status: r.status as VideoStatus, progress: r.progress, error: r.error, callbackUrl: r.callback_url, photoIds: JSON.parse(r.photo_ids) as PhotoId[],
-  createdAt: r.created_at, startedAt: r.started_at, completedAt: r.completed_at,
-  videoAssetId: r.video_asset_id as AssetId | null, posterAssetId: r.poster_asset_id as AssetId | null,
-});
-const assetOf = (r: AssetRow): AssetRecord => ({
-  id: r.id as AssetId, tenantId: r.tenant_id as TenantId, kind: r.kind as AssetKind, videoId: r.video_id as VideoId, propertyId: r.property_id as PropertyId,
-  contentType: r.content_type, sizeBytes: r.size_bytes, width: r.width, height: r.height, durationS: r.duration_s, etag: r.etag, storageKey: r.storage_key,
-  createdAt: r.created_at,
-});
-const callbackOf = (r: CallbackRow): CallbackRecord => ({
-  id: r.id, tenantId: r.tenant_id as TenantId, videoId: r.video_id as VideoId, url: r.url, event: r.event as CallbackEvent, body: r.body, attempts: r.attempts,
-  nextAttemptAt: r.next_attempt_at, status: r.status as CallbackRecord['status'], lastError: r.last_error,
-});
-
-function page<T extends { id: number }>(rows: T[], limit: number): Page<T> {
-  const more = rows.length > limit;
-  const items = more ? rows.slice(0, limit) : rows;
-  return { items, nextAfter: more ? items[items.length - 1]!.id : null };
-}
-
-const PROPERTY_COLUMNS = `p.*, (SELECT COUNT(*) FROM video_photos ph WHERE ph.property_id = p.id) AS photo_count`;
 
 export class SqliteVideoStore implements VideoStore {
   private readonly q;
@@ -199,22 +171,55 @@ export class SqliteVideoStore implements VideoStore {
       video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
       videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
       unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
-      requeue: db.prepare(`UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL WHERE status = 'rendering'`),
+      requeue: db.prepare(`UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering'`),
+      release: db.prepare(
+        `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering' AND lease_owner = ?`,
+      ),
+      lapsed: db.prepare(`SELECT id FROM video_videos INDEXED BY video_videos_lease WHERE status = 'rendering' AND lease_until <= ? ORDER BY lease_until, id LIMIT 1`),
       nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > ? ORDER BY tenant_id, id LIMIT 1`),
-      claim: db.prepare(`UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ? WHERE id = ? AND status = 'queued' RETURNING *`),
+      claim: db.prepare(
+        `UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ?, lease_owner = ?, lease_until = ?
+         WHERE id = ? AND (status = 'queued' OR (status = 'rendering' AND lease_until <= ?)) RETURNING *`,
+      ),
+      renew: db.prepare(`UPDATE video_videos SET lease_until = ? WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
+      holds: db.prepare(`SELECT 1 FROM video_videos WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
       progress: db.prepare(`UPDATE video_videos SET progress = ? WHERE id = ? AND status = 'rendering'`),
       insertAsset: db.prepare(`INSERT INTO video_assets (tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-      complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL
-        WHERE id = ? RETURNING *`),
-      fail: db.prepare(`UPDATE video_videos SET status = 'failed', error = ?, completed_at = ? WHERE id = ? RETURNING *`),
+      complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL,
+        lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
+      fail: db.prepare(`UPDATE video_videos SET status = 'failed', error = ?, completed_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
       asset: db.prepare('SELECT * FROM video_assets WHERE tenant_id = ? AND id = ?'),
+      assetById: db.prepare('SELECT * FROM video_assets WHERE id = ?'),
+      photoOfTenant: db.prepare(`SELECT ph.storage_key FROM video_photos ph JOIN video_properties p ON p.id = ph.property_id
+        WHERE p.tenant_id = ? AND ph.property_id = ? AND ph.id = ?`),
+      videoShowingPhoto: db.prepare(`SELECT v.id, v.status FROM video_videos v, json_each(v.photo_ids) j
+        WHERE v.tenant_id = ? AND v.status IN ('queued', 'rendering') AND j.value = ? ORDER BY v.id LIMIT 1`),
+      deletePhoto: db.prepare('DELETE FROM video_photos WHERE id = ?'),
+      renderingOfProperty: db.prepare(`SELECT id, status FROM video_videos WHERE property_id = ? AND status = 'rendering' ORDER BY id LIMIT 1`),
+      assetKeysOfVideo: db.prepare('SELECT storage_key FROM video_assets WHERE video_id = ? ORDER BY id'),
+      deleteCallbacksOfVideo: db.prepare('DELETE FROM video_callbacks WHERE video_id = ?'),
+      deleteAssetsOfVideo: db.prepare('DELETE FROM video_assets WHERE video_id = ?'),
+      deleteVideo: db.prepare('DELETE FROM video_videos WHERE id = ?'),
+      assetKeysOfProperty: db.prepare('SELECT storage_key FROM video_assets WHERE property_id = ? ORDER BY id'),
+      photoKeysOfProperty: db.prepare('SELECT storage_key FROM video_photos WHERE property_id = ? ORDER BY id'),
+      deleteCallbacksOfProperty: db.prepare('DELETE FROM video_callbacks WHERE video_id IN (SELECT id FROM video_videos WHERE property_id = ?)'),
+      deleteAssetsOfProperty: db.prepare('DELETE FROM video_assets WHERE property_id = ?'),
+      deleteVideosOfProperty: db.prepare('DELETE FROM video_videos WHERE property_id = ?'),
+      deletePhotosOfProperty: db.prepare('DELETE FROM video_photos WHERE property_id = ?'),
+      deleteProperty: db.prepare('DELETE FROM video_properties WHERE id = ?'),
       secret: db.prepare('SELECT secret FROM video_callback_secrets WHERE tenant_id = ?'),
       insertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO NOTHING'),
       upsertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at'),
       insertCallback: db.prepare(`INSERT INTO video_callbacks (tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-      dueCallbacks: db.prepare(`SELECT * FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`),
-      recordAttempt: db.prepare(`UPDATE video_callbacks SET attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ? WHERE id = ?`),
+      dueCallbacks: db.prepare(
+        `SELECT id FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`,
+      ),
+      leaseCallback: db.prepare(`UPDATE video_callbacks SET lease_owner = ?, lease_until = ? WHERE id = ? RETURNING *`),
+      recordAttempt: db.prepare(
+        `UPDATE video_callbacks SET attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ?, lease_owner = NULL, lease_until = NULL
+         WHERE id = ? AND status = 'pending' AND lease_owner = ?`,
+      ),
       callbacksOf: db.prepare('SELECT * FROM video_callbacks WHERE video_id = ? ORDER BY id'),
     };
   }
@@ -278,6 +283,16 @@ export class SqliteVideoStore implements VideoStore {
     return row ? videoOf(row) : null;
   }
 
+  async listVideos(tenantId: TenantId, filter: VideoFilter, limit: number, before: number | null): Promise<Page<VideoRecord>> {
+    const where = ['tenant_id = ?', 'id < ?'];
+    const args: (number | string)[] = [tenantId, before ?? Number.MAX_SAFE_INTEGER];
+    if (filter.propertyId !== undefined) (where.push('property_id = ?'), args.push(filter.propertyId));
+    if (filter.status !== undefined) (where.push('status = ?'), args.push(filter.status));
+    const rows = this.db.prepare(`SELECT * FROM video_videos WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`).all(...args, limit + 1) as VideoRow[];
+    const p = page(rows, limit);
+    return { items: p.items.map(videoOf), nextAfter: p.nextAfter };
+  }
+
   async videoById(id: VideoId): Promise<VideoRecord | null> {
     const row = this.q.videoById.get(id) as VideoRow | undefined;
     return row ? videoOf(row) : null;
@@ -287,13 +302,25 @@ export class SqliteVideoStore implements VideoStore {
     return this.q.requeue.run().changes;
   }
 
-  async claimNextQueued(afterTenant: TenantId | null): Promise<VideoRecord | null> {
+  async claimNextQueued(lease: Lease, afterTenant: TenantId | null): Promise<VideoRecord | null> {
     return this.db.transaction((): VideoRecord | null => {
-      const next = ((afterTenant !== null ? this.q.nextQueued.get(afterTenant) : undefined) ?? this.q.nextQueued.get(0)) as { id: number } | undefined;
+      const at = this.now();
+      // A render whose holder died goes first: it has waited longest. Otherwise tenants take turns.
+      const next = (this.q.lapsed.get(at) ??
+        (afterTenant !== null ? this.q.nextQueued.get(afterTenant) : undefined) ??
+        this.q.nextQueued.get(0)) as { id: number } | undefined;
       if (!next) return null;
-      const row = this.q.claim.get(this.iso(), next.id) as VideoRow | undefined;
+      const row = this.q.claim.get(this.iso(), lease.owner, at + lease.ms, next.id, at) as VideoRow | undefined;
       return row ? videoOf(row) : null;
     })();
+  }
+
+  async renewRender(lease: Lease, id: VideoId): Promise<boolean> {
+    return this.q.renew.run(this.now() + lease.ms, id, lease.owner).changes > 0;
+  }
+
+  async releaseRenders(owner: string): Promise<number> {
+    return this.q.release.run(owner).changes;
   }
 
   async setProgress(id: VideoId, progress: number): Promise<void> {
@@ -305,8 +332,9 @@ export class SqliteVideoStore implements VideoStore {
     if (cb) this.q.insertCallback.run(video.tenantId, video.id, cb.url, cb.event, cb.body, this.now(), this.iso());
   }
 
-  async completeVideo(id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor): Promise<VideoRecord> {
-    return this.db.transaction((): VideoRecord => {
+  async completeVideo(owner: string, id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor): Promise<VideoRecord | null> {
+    return this.db.transaction((): VideoRecord | null => {
+      if (!this.q.holds.get(id, owner)) return null;
       const v = videoOf(this.q.videoById.get(id) as VideoRow);
       const at = this.iso();
       const insert = (a: NewAsset, kind: AssetKind): number =>
@@ -319,8 +347,9 @@ export class SqliteVideoStore implements VideoStore {
     })();
   }
 
-  async failVideo(id: VideoId, error: string, callback: CallbackFor): Promise<VideoRecord> {
-    return this.db.transaction((): VideoRecord => {
+  async failVideo(owner: string, id: VideoId, error: string, callback: CallbackFor): Promise<VideoRecord | null> {
+    return this.db.transaction((): VideoRecord | null => {
+      if (!this.q.holds.get(id, owner)) return null;
       const done = videoOf(this.q.fail.get(error, this.iso(), id) as VideoRow);
       this.enqueueCallback(done, callback);
       return done;
@@ -342,6 +371,54 @@ export class SqliteVideoStore implements VideoStore {
     return row ? assetOf(row) : null;
   }
 
+  async assetById(id: AssetId): Promise<AssetRecord | null> {
+    const row = this.q.assetById.get(id) as AssetRow | undefined;
+    return row ? assetOf(row) : null;
+  }
+
+  private keys(statement: { all(...args: number[]): unknown[] }, id: number): string[] {
+    return (statement.all(id) as { storage_key: string }[]).map((r) => r.storage_key);
+  }
+
+  async deleteVideo(tenantId: TenantId, id: VideoId): Promise<DeleteOutcome> {
+    return this.db.transaction((): DeleteOutcome => {
+      const row = this.q.video.get(tenantId, id) as VideoRow | undefined;
+      if (!row) return { kind: 'not_found' };
+      if (row.status === 'rendering') return { kind: 'busy', videoId: id, status: 'rendering' };
+      const assetKeys = this.keys(this.q.assetKeysOfVideo, id);
+      this.q.deleteCallbacksOfVideo.run(id);
+      this.q.deleteAssetsOfVideo.run(id);
+      this.q.deleteVideo.run(id);
+      return { kind: 'deleted', orphans: { photoKeys: [], assetKeys } };
+    }).immediate();
+  }
+
+  async deletePhoto(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId): Promise<DeleteOutcome> {
+    return this.db.transaction((): DeleteOutcome => {
+      const row = this.q.photoOfTenant.get(tenantId, propertyId, photoId) as { storage_key: string } | undefined;
+      if (!row) return { kind: 'not_found' };
+      const user = this.q.videoShowingPhoto.get(tenantId, photoId) as { id: number; status: 'queued' | 'rendering' } | undefined;
+      if (user) return { kind: 'busy', videoId: user.id as VideoId, status: user.status };
+      this.q.deletePhoto.run(photoId);
+      return { kind: 'deleted', orphans: { photoKeys: [row.storage_key], assetKeys: [] } };
+    }).immediate();
+  }
+
+  async deleteProperty(tenantId: TenantId, id: PropertyId): Promise<DeleteOutcome> {
+    return this.db.transaction((): DeleteOutcome => {
+      if (!this.q.property.get(tenantId, id)) return { kind: 'not_found' };
+      const rendering = this.q.renderingOfProperty.get(id) as { id: number } | undefined;
+      if (rendering) return { kind: 'busy', videoId: rendering.id as VideoId, status: 'rendering' };
+      const orphans = { photoKeys: this.keys(this.q.photoKeysOfProperty, id), assetKeys: this.keys(this.q.assetKeysOfProperty, id) };
+      this.q.deleteCallbacksOfProperty.run(id);
+      this.q.deleteAssetsOfProperty.run(id);
+      this.q.deleteVideosOfProperty.run(id);
+      this.q.deletePhotosOfProperty.run(id);
+      this.q.deleteProperty.run(id);
+      return { kind: 'deleted', orphans };
+    }).immediate();
+  }
+
   async callbackSecret(tenantId: TenantId, fresh: () => string): Promise<string> {
     return this.db.transaction((): string => {
       this.q.insertSecret.run(tenantId, fresh(), this.iso());
@@ -353,12 +430,15 @@ export class SqliteVideoStore implements VideoStore {
     this.q.upsertSecret.run(tenantId, secret, this.iso());
   }
 
-  async dueCallbacks(now: number, limit: number): Promise<CallbackRecord[]> {
-    return (this.q.dueCallbacks.all(now, limit) as CallbackRow[]).map(callbackOf);
+  async claimCallbacks(lease: Lease, now: number, limit: number): Promise<CallbackRecord[]> {
+    return this.db.transaction((): CallbackRecord[] => {
+      const ids = this.q.dueCallbacks.all(now, now, limit) as { id: number }[];
+      return ids.map((r) => callbackOf(this.q.leaseCallback.get(lease.owner, now + lease.ms, r.id) as CallbackRow));
+    })();
   }
 
-  async recordCallbackAttempt(id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<void> {
-    this.q.recordAttempt.run(outcome.status, outcome.nextAttemptAt, outcome.error, id);
+  async recordCallbackAttempt(owner: string, id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<boolean> {
+    return this.q.recordAttempt.run(outcome.status, outcome.nextAttemptAt, outcome.error, id, owner).changes > 0;
   }
 
   async callbacksOf(videoId: VideoId): Promise<CallbackRecord[]> {

@@ -3,13 +3,14 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
-import { DISABLE_AFTER_MS, parseRetryAfter, retryDelay, RETRY_DELAYS_MS, seededRandom } from './schedule.js';
+import { DELIVERY_LEASE_MS, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, parseRetryAfter, retryDelay, RETRY_DELAYS_MS, seededRandom } from './schedule.js';
 import type { Send, SendOutcome } from '../net/sender.js';
 import { PACKAGE_VERSION } from '../net/sender.js';
 import { guardUrl, type Resolve } from '../net/ssrf.js';
 
 export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
 import type { AttemptResult, WebhookStore } from './store.js';
+import { leaseOwner, type Lease } from '../store/lease.js';
 import type { DueDelivery } from './types.js';
 
 export interface DispatcherOptions {
@@ -21,8 +22,12 @@ export interface DispatcherOptions {
   /** Jitter source; seeded from crypto by default, fixed in tests. */
   random?: () => number;
   logger?: Logger;
-  /** A 2xx must arrive within this long (default 10 s). */
+  /** A 2xx must arrive within this long (default DELIVERY_TIMEOUT_MS). */
   timeoutMs?: number;
+  /** How long a claim holds a delivery (default DELIVERY_LEASE_MS); must exceed timeoutMs. */
+  leaseMs?: number;
+  /** Names this dispatcher's claims in the store; default host, pid and a random suffix. */
+  owner?: string;
   /** Deliveries in flight at once, over all endpoints (default 64). */
   concurrency?: number;
   /** Deliveries in flight at once to one endpoint (default 4), so one slow receiver cannot take every slot. */
@@ -34,10 +39,12 @@ export interface DispatcherOptions {
 }
 
 /**
- * Moves deliveries from the outbox to receivers, at least once. Claims are written (in flight)
- * before a send and results after it, both in batched transactions; whatever a crash leaves in
- * flight is due again on the next start. Tests drive it with runDue() and an injected clock;
- * in a server start() runs the same pump from a timer and from notify().
+ * Moves deliveries from the outbox to receivers, at least once. Claims are leases written
+ * before a send and results after it, both in batched transactions. Replicas sharing a store
+ * each run one dispatcher and never claim the same delivery while its lease runs; what a
+ * crashed process held is claimed again when its lease lapses (or, on a store only one
+ * process serves, at the next start). Tests drive it with runDue() and an injected clock; in a
+ * server start() runs the same pump from a timer and from notify().
  */
 export class Dispatcher {
   private readonly store: WebhookStore;
@@ -46,6 +53,7 @@ export class Dispatcher {
   private readonly random: () => number;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
+  private readonly lease: Lease;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
   private readonly pollMs: number;
@@ -87,7 +95,8 @@ export class Dispatcher {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? seededRandom(randomInt(2 ** 31));
     this.logger = options.logger ?? silentLogger;
-    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    this.lease = { owner: options.owner ?? leaseOwner(), ms: options.leaseMs ?? DELIVERY_LEASE_MS };
     this.concurrency = options.concurrency ?? 64;
     this.perEndpoint = options.perEndpoint ?? 4;
     this.pollMs = options.pollMs ?? 1000;
@@ -96,6 +105,9 @@ export class Dispatcher {
     this.guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
     for (const [name, value] of [['timeoutMs', this.timeoutMs], ['concurrency', this.concurrency], ['perEndpoint', this.perEndpoint], ['pollMs', this.pollMs]] as const) {
       if (!Number.isInteger(value) || value < 1) throw new Error(`Dispatcher option ${name} must be a positive integer, got ${value}`);
+    }
+    if (!Number.isInteger(this.lease.ms) || this.lease.ms <= this.timeoutMs) {
+      throw new Error(`Dispatcher option leaseMs must be an integer above timeoutMs (${this.timeoutMs}), got ${this.lease.ms}`);
     }
   }
 
@@ -111,8 +123,8 @@ export class Dispatcher {
 
   /**
    * Stops claiming and waits up to graceMs for the sends in flight, recording their results.
-   * Sends still running after that are abandoned: they stay in flight in the store and are
-   * retried, under the same delivery id, by the next start().
+   * Sends still running after that are aborted and their deliveries released: due again at
+   * once, under the same delivery id, for this or another dispatcher.
    */
   async stop(graceMs = 5000): Promise<void> {
     this.running = false;
@@ -126,6 +138,13 @@ export class Dispatcher {
     clearTimeout(timer);
     await this.flush();
     this.generation.abort.abort();
+    // The abandoned sends are aborted now: hand their deliveries back rather than let them wait out the lease.
+    // A store that fails here (gone with the process) loses nothing: the leases lapse and the deliveries are claimed again.
+    const released = await this.store.releaseLeases(this.lease.owner).catch((err: unknown) => {
+      this.logger.warn('webhooks: could not release leases at stop; they lapse instead', { error: String(err) });
+      return 0;
+    });
+    if (released > 0) this.logger.warn('webhooks: released deliveries abandoned at stop', { count: released });
     this.generation = Dispatcher.newGeneration();
     this.sends.clear();
     this.inFlight = 0;
@@ -187,7 +206,7 @@ export class Dispatcher {
         // 25 ms (or ten times its own cost) bounds the work while others wait at most that long.
         const t = performance.now();
         const reachPast = t - this.lastReach >= Math.max(25, this.reachCostMs * 10);
-        const batch = await this.store.claimDue(room, (ep) => this.perEndpoint - (this.inFlightByEndpoint.get(ep) ?? 0), { reachPast });
+        const batch = await this.store.claimDue(this.lease, room, (ep) => this.perEndpoint - (this.inFlightByEndpoint.get(ep) ?? 0), { reachPast });
         if (reachPast) {
           this.lastReach = t;
           this.reachCostMs = performance.now() - t;
@@ -256,11 +275,12 @@ export class Dispatcher {
     this.results = [];
     try {
       if (batch.length > 0) {
-        const { disabled } = await this.store.recordResults(batch, this.disableAfterMs);
+        const { disabled, lost } = await this.store.recordResults(this.lease.owner, batch, this.disableAfterMs);
         for (const ep of disabled) this.logger.warn('webhooks: endpoint disabled', { endpoint: ep });
+        if (lost > 0) this.logger.warn('webhooks: results dropped, their leases had passed to another dispatcher', { count: lost });
       }
     } catch (err) {
-      // Unrecorded results stay in flight in the store, so a restart retries them (at-least-once).
+      // Unrecorded results stay leased to this dispatcher; when the lease lapses they are claimed again (at-least-once).
       this.logger.error('webhooks: recording results failed', { error: String(err), count: batch.length });
     } finally {
       this.flushing = null;

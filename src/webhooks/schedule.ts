@@ -19,6 +19,15 @@ export const MAX_RETRY_AFTER_MS = 3_600_000;
 /** An endpoint whose attempts have all failed for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 86_400_000;
 
+/** A receiver must answer 2xx within this long; a slower answer is a failed attempt. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * How long a claimed delivery stays with the dispatcher that claimed it. Past this, another
+ * replica may claim it again (its holder is presumed dead), so it must outlast the slowest
+ * attempt: the address lookup, the send up to DELIVERY_TIMEOUT_MS, and writing the result.
+ */
+export const DELIVERY_LEASE_MS = 60_000;
+
 /** The delay before the next attempt after `attempts` failed ones, or null when retries are exhausted. */
 export function retryDelay(attempts: number, random: () => number, delays: readonly number[] = RETRY_DELAYS_MS): number | null {
   const base = delays[attempts - 1];

@@ -3,10 +3,10 @@ import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, WebhookStore } from './store.js';
+import type { Lease } from '../store/lease.js';
+import { attemptOf, DELIVERY_COLUMNS, deliveryOf, dueOf, endpointOf, keyOf, nextState, widgetOf, type AttemptRow, type DeliveryRow, type DueRow, type EndpointRow, type KeyRow, type WidgetRow } from './rows.js';
 import type {
-  AttemptRecord,
   DeliveryId,
-  DeliveryRecord,
   DeliveryStatus,
   DisabledReason,
   DueDelivery,
@@ -15,8 +15,6 @@ import type {
   EventId,
   EventType,
   WidgetId,
-  WidgetKeyRecord,
-  WidgetRecord,
 } from './types.js';
 
 const MIGRATIONS = [
@@ -109,57 +107,19 @@ const MIGRATIONS = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 3,
+    // Claims are leases: the holder and when the claim lapses. Deliveries in flight before this
+    // migration have no holder, so they are made claimable at once.
+    sql: `
+      ALTER TABLE webhook_deliveries ADD COLUMN lease_owner TEXT;
+      ALTER TABLE webhook_deliveries ADD COLUMN lease_until INTEGER;
+      UPDATE webhook_deliveries SET lease_until = 0 WHERE status = 'inflight';
+      DROP INDEX webhook_deliveries_inflight;
+      CREATE INDEX webhook_deliveries_lease ON webhook_deliveries(lease_until) WHERE status = 'inflight';
+    `,
+  },
 ];
-
-interface WidgetRow { id: string; tenant_id: number; name: string; created_at: number }
-interface KeyRow { id: string; widget_id: string; preview: string; created_at: number; revoked_at: number | null }
-interface EndpointRow {
-  id: string; widget_id: string; url: string; secret: string; previous_secret: string | null; previous_secret_expires_at: number | null;
-  events: string; enabled: number; disabled_reason: string | null; failing_since: number | null; created_at: number; updated_at: number;
-}
-interface DeliveryRow {
-  seq: number; id: string; event_id: string; endpoint_id: string; widget_id: string; event: string; status: string; attempts: number;
-  next_attempt_at: number | null; last_status_code: number | null; last_error: string | null; created_at: number; updated_at: number;
-}
-interface AttemptRow { started_at: number; duration_ms: number; status_code: number | null; response_excerpt: string | null; error: string | null; outcome: string }
-interface DueRow {
-  seq: number; id: string; endpoint_id: string; event: string; attempts: number; created_at: number; body: string; url: string; secret: string;
-  previous_secret: string | null; previous_secret_expires_at: number | null;
-}
-
-const widgetOf = (r: WidgetRow): WidgetRecord => ({ id: r.id as WidgetId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });
-const keyOf = (r: KeyRow): WidgetKeyRecord => ({ id: r.id, widgetId: r.widget_id as WidgetId, preview: r.preview, createdAt: r.created_at, revokedAt: r.revoked_at });
-const endpointOf = (r: EndpointRow): EndpointRecord => ({
-  id: r.id as EndpointId,
-  widgetId: r.widget_id as WidgetId,
-  url: r.url,
-  secret: r.secret,
-  previousSecret: r.previous_secret,
-  previousSecretExpiresAt: r.previous_secret_expires_at,
-  events: JSON.parse(r.events) as EventType[],
-  enabled: r.enabled === 1,
-  disabledReason: r.disabled_reason as DisabledReason | null,
-  failingSince: r.failing_since,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-const deliveryOf = (r: DeliveryRow): DeliveryRecord => ({
-  id: r.id as DeliveryId,
-  eventId: r.event_id as EventId,
-  endpointId: r.endpoint_id as EndpointId,
-  widgetId: r.widget_id as WidgetId,
-  event: r.event as EventType,
-  status: r.status as DeliveryStatus,
-  attempts: r.attempts,
-  nextAttemptAt: r.next_attempt_at,
-  lastStatusCode: r.last_status_code,
-  lastError: r.last_error,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const DELIVERY_COLUMNS = `d.seq, d.id, e.id AS event_id, d.endpoint_id, d.widget_id, d.event, d.status, d.attempts, d.next_attempt_at,
-  d.last_status_code, d.last_error, d.created_at, d.updated_at`;
 
 export class SqliteWebhookStore implements WebhookStore {
   private readonly q;
@@ -202,6 +162,10 @@ export class SqliteWebhookStore implements WebhookStore {
         `INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       ),
+      expired: db.prepare(
+        `SELECT seq, endpoint_id FROM webhook_deliveries INDEXED BY webhook_deliveries_lease
+         WHERE status = 'inflight' AND lease_until <= ? ORDER BY lease_until, seq LIMIT ?`,
+      ),
       due: db.prepare(
         `SELECT seq, endpoint_id FROM webhook_deliveries INDEXED BY webhook_deliveries_due
          WHERE status = 'pending' AND next_attempt_at <= ? AND endpoint_id NOT IN (SELECT value FROM json_each(?))
@@ -212,19 +176,30 @@ export class SqliteWebhookStore implements WebhookStore {
          FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq JOIN webhook_endpoints p ON p.id = d.endpoint_id
          WHERE d.seq = ?`,
       ),
-      markInflight: db.prepare(`UPDATE webhook_deliveries SET status = 'inflight', updated_at = ? WHERE seq = ? AND status = 'pending'`),
+      lease: db.prepare(
+        `UPDATE webhook_deliveries SET status = 'inflight', lease_owner = ?, lease_until = ?, updated_at = ?
+         WHERE seq = ? AND (status = 'pending' OR (status = 'inflight' AND lease_until <= ?))`,
+      ),
+      holder: db.prepare(`SELECT lease_owner FROM webhook_deliveries WHERE id = ? AND status = 'inflight'`),
       insertAttempt: db.prepare(
         `INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
          SELECT seq, ?, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?`,
       ),
       finishDelivery: db.prepare(
-        `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?
+        `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
+           lease_owner = NULL, lease_until = NULL
          WHERE id = ?`,
       ),
       endpointState: db.prepare('SELECT enabled, failing_since FROM webhook_endpoints WHERE id = ?'),
       endpointOk: db.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
       endpointFailing: db.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL'),
-      requeue: db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ? WHERE status = 'inflight'`),
+      requeue: db.prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE status = 'inflight'`,
+      ),
+      release: db.prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL
+         WHERE status = 'inflight' AND lease_owner = ?`,
+      ),
       nextDue: db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`),
       deliveriesPage: db.prepare(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
@@ -357,38 +332,35 @@ export class SqliteWebhookStore implements WebhookStore {
     })();
   }
 
-  async claimDue(limit: number, perEndpoint: (endpointId: EndpointId) => number, options: { reachPast?: boolean } = {}) {
+  async claimDue(lease: Lease, limit: number, perEndpoint: (endpointId: EndpointId) => number, options: { reachPast?: boolean } = {}) {
     return this.db.transaction(() => {
       const at = this.now();
+      const until = at + lease.ms;
       const out: DueDelivery[] = [];
       const taken = new Map<string, number>();
       const saturated: string[] = [];
+      const take = (r: { seq: number; endpoint_id: string }) => {
+        const room = perEndpoint(r.endpoint_id as EndpointId) - (taken.get(r.endpoint_id) ?? 0);
+        if (room <= 0) {
+          if (!saturated.includes(r.endpoint_id)) saturated.push(r.endpoint_id);
+          return;
+        }
+        if (this.q.lease.run(lease.owner, until, at, r.seq, at).changes === 0) return;
+        taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
+        out.push(dueOf(this.q.dueRow.get(r.seq) as DueRow));
+      };
+      // Lapsed leases first: their deliveries were due before anything pending now.
+      for (const r of this.q.expired.all(at, limit) as { seq: number; endpoint_id: string }[]) {
+        if (out.length >= limit) break;
+        take(r);
+      }
       const rounds = options.reachPast ? 2 : 1;
       for (let round = 0; round < rounds && out.length < limit; round++) {
         const want = limit - out.length + 8;
         const rows = this.q.due.all(at, JSON.stringify(saturated), want) as { seq: number; endpoint_id: string }[];
         for (const r of rows) {
           if (out.length >= limit) break;
-          const room = perEndpoint(r.endpoint_id as EndpointId) - (taken.get(r.endpoint_id) ?? 0);
-          if (room <= 0) {
-            if (!saturated.includes(r.endpoint_id)) saturated.push(r.endpoint_id);
-            continue;
-          }
-          taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
-          this.q.markInflight.run(at, r.seq);
-          const d = this.q.dueRow.get(r.seq) as DueRow;
-          out.push({
-            id: d.id as DeliveryId,
-            endpointId: d.endpoint_id as EndpointId,
-            event: d.event as EventType,
-            attempts: d.attempts,
-            createdAt: d.created_at,
-            body: d.body,
-            url: d.url,
-            secret: d.secret,
-            previousSecret: d.previous_secret,
-            previousSecretExpiresAt: d.previous_secret_expires_at,
-          });
+          take(r);
         }
         if (rows.length < want || saturated.length === 0) break;
       }
@@ -396,18 +368,20 @@ export class SqliteWebhookStore implements WebhookStore {
     })();
   }
 
-  async recordResults(results: AttemptResult[], disableAfterMs: number) {
+  async recordResults(owner: string, results: AttemptResult[], disableAfterMs: number) {
     return this.db.transaction(() => {
       const at = this.now();
       const disabled: EndpointId[] = [];
+      let lost = 0;
       for (const r of results) {
+        if ((this.q.holder.get(r.deliveryId) as { lease_owner: string | null } | undefined)?.lease_owner !== owner) {
+          lost++;
+          continue;
+        }
         const a = r.attempt;
         this.q.insertAttempt.run(a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome, r.deliveryId);
         const state = this.q.endpointState.get(r.endpointId) as { enabled: number; failing_since: number | null } | undefined;
-        let next = r.next;
-        // The endpoint was disabled while this attempt was in flight: no further retries.
-        if (next.status === 'pending' && (!state || state.enabled === 0)) next = { status: 'failed' };
-        if (r.endpoint === 'gone' && next.status === 'pending') next = { status: 'failed' };
+        const next = nextState(r, state?.enabled === 1);
         this.q.finishDelivery.run(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, r.deliveryId);
         if (!state) continue;
         if (r.endpoint === 'success') this.q.endpointOk.run(r.endpointId);
@@ -418,8 +392,13 @@ export class SqliteWebhookStore implements WebhookStore {
           if (reason && this.disableEndpoint(r.endpointId, reason, at)) disabled.push(r.endpointId);
         }
       }
-      return { disabled };
+      return { disabled, lost };
     })();
+  }
+
+  async releaseLeases(owner: string) {
+    const at = this.now();
+    return this.q.release.run(at, at, owner).changes;
   }
 
   async requeueInflight() {
@@ -442,17 +421,7 @@ export class SqliteWebhookStore implements WebhookStore {
   async getDelivery(endpointId: EndpointId, id: string) {
     const r = this.q.delivery.get(endpointId, id) as DeliveryRow | undefined;
     if (!r) return null;
-    const attemptLog = (this.q.attempts.all(r.seq) as AttemptRow[]).map(
-      (a): AttemptRecord => ({
-        deliveryId: r.id as DeliveryId,
-        startedAt: a.started_at,
-        durationMs: a.duration_ms,
-        statusCode: a.status_code,
-        responseExcerpt: a.response_excerpt,
-        error: a.error,
-        outcome: a.outcome as AttemptRecord['outcome'],
-      }),
-    );
+    const attemptLog = (this.q.attempts.all(r.seq) as AttemptRow[]).map((a) => attemptOf(r.id as DeliveryId, a));
     return { ...deliveryOf(r), attemptLog };
   }
 

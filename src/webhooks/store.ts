@@ -1,4 +1,5 @@
 import type { TenantId } from '../identity/types.js';
+import type { Lease } from '../store/lease.js';
 import type {
   AttemptRecord,
   DeliveryId,
@@ -76,15 +77,27 @@ export interface WebhookStore {
    */
   enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued>;
   /**
-   * Marks up to `limit` due deliveries in flight and returns them, oldest first, at most
-   * `perEndpoint(endpoint)` per endpoint. With `reachPast`, endpoints already at their limit are
-   * skipped so deliveries queued behind one endpoint's backlog are found too; that walks the
-   * backlog, so the caller decides how often.
+   * Leases up to `limit` deliveries to `lease.owner` for `lease.ms` and returns them, oldest
+   * first, at most `perEndpoint(endpoint)` per endpoint: pending ones that are due, and in-flight
+   * ones whose lease has expired (their holder died). A leased delivery is claimed by no one
+   * else until its lease expires; replicas sharing a store never wait on one another's claims.
+   * With `reachPast`, endpoints already at their limit are skipped so deliveries queued behind
+   * one endpoint's backlog are found too; that walks the backlog, so the caller decides how often.
    */
-  claimDue(limit: number, perEndpoint: (endpointId: EndpointId) => number, options?: { reachPast?: boolean }): Promise<DueDelivery[]>;
-  /** Applies a batch of attempt results in one transaction. */
-  recordResults(results: AttemptResult[], disableAfterMs: number): Promise<{ disabled: EndpointId[] }>;
-  /** After a crash: every delivery left in flight becomes due now. */
+  claimDue(lease: Lease, limit: number, perEndpoint: (endpointId: EndpointId) => number, options?: { reachPast?: boolean }): Promise<DueDelivery[]>;
+  /**
+   * Applies a batch of attempt results in one transaction and clears their leases. A result
+   * whose delivery `owner` no longer holds (the lease expired and another claimed it, or it was
+   * released) is dropped and counted in `lost`: the current holder's attempt speaks for it.
+   */
+  recordResults(owner: string, results: AttemptResult[], disableAfterMs: number): Promise<{ disabled: EndpointId[]; lost: number }>;
+  /** Every delivery `owner` still holds becomes due now (a stopping dispatcher hands back the sends it abandoned). */
+  releaseLeases(owner: string): Promise<number>;
+  /**
+   * At start, before the first claim. A store that one process serves (SQLite) makes every
+   * delivery a previous run left in flight due now. A store shared by replicas answers 0: it
+   * cannot tell a dead replica's lease from a live one's, so those deliveries wait for expiry.
+   */
   requeueInflight(): Promise<number>;
   /** The earliest next_attempt_at of a pending delivery, or null. */
   nextDueAt(): Promise<number | null>;

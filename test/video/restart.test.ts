@@ -48,7 +48,7 @@ test('a server stopped mid-render resumes the video on the next start with the s
     assert.equal(v.status, 'rendering', 'the render finished before the server could be stopped');
     await e.close();
     const row = new (await import('better-sqlite3')).default(options.db).prepare('SELECT status FROM video_videos WHERE id = ?').get(id) as { status: string };
-    assert.equal(row.status, 'rendering');
+    assert.equal(row.status, 'queued', 'a stopping server hands its render back to the queue');
 
     e = await startEmbedded(options);
     do v = await poll();

@@ -2,16 +2,36 @@ import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TenantId } from '../../src/identity/types.js';
 import type { CallbackFor, VideoStore } from '../../src/video/store.js';
+import { openVideoStore } from '../../src/video/open-store.js';
+import { openIdentityStore } from '../../src/identity/open-store.js';
+import type { TestDatabase } from '../helpers/databases.js';
 import type { AssetId, NewAsset, NewPhoto, PhotoId, PropertyId, PropertyInput, VideoId, VideoRecord } from '../../src/video/types.js';
 
 /** One fresh, empty store per test, on a clock the test moves. */
 export interface VideoStoreHarness {
   store: VideoStore;
+  /** One process serves the store (SQLite): requeueInterrupted() takes back every render at start. */
+  exclusive: boolean;
   /** A new tenant (videos, properties and assets reference tenants). */
   newTenant(): Promise<TenantId>;
   close(): Promise<void>;
 }
 export type VideoStoreFactory = (now: () => number) => Promise<VideoStoreHarness>;
+
+/** A factory on a fresh test database of one backend (tenants from its identity store); `exclusive` as the backend promises it. */
+export function onTestDatabase(open: () => Promise<TestDatabase>, exclusive: boolean): VideoStoreFactory {
+  return async (now) => {
+    const t = await open();
+    const identity = await openIdentityStore(t.database);
+    let n = 0;
+    return {
+      store: await openVideoStore(t.database, now),
+      exclusive,
+      newTenant: async () => (await identity.createTenant(`Tenant ${++n}`, 'agency')).id as TenantId,
+      close: () => t.dispose(),
+    };
+  };
+}
 
 const PROPERTY: PropertyInput = {
   title: 'Sunny flat', address: '12 Rue de Rivoli', city: 'Paris', price: 450000, currency: 'EUR', bedrooms: 2, bathrooms: 1.5, area: 64, description: 'Bright',
@@ -24,6 +44,9 @@ const asset = (kind: 'video' | 'poster'): NewAsset => ({
   durationS: kind === 'video' ? 12.5 : null, etag: `"e${++keySeq}"`, storageKey: `asset-${keySeq}.${kind === 'video' ? 'mp4' : 'jpg'}`,
 });
 const noCallback: CallbackFor = () => null;
+/** Two workers' leases, as two replicas would hold them. */
+const L = { owner: 'worker-a/1/aaaa', ms: 60_000 };
+const M = { owner: 'worker-b/2/bbbb', ms: 60_000 };
 const withCallback: CallbackFor = (v) => ({ url: 'https://example.com/hook', event: v.status === 'completed' ? 'video.completed' : 'video.failed', body: `{"id":${v.id}}` });
 
 /**
@@ -50,6 +73,8 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.notEqual(photos, 'too_many');
       return { propertyId: p.id, photoIds: (photos as { id: PhotoId }[]).map((x) => x.id) };
     }
+    const complete = async (id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor) => (await s.completeVideo(L.owner, id, assets, callback))!;
+    const fail = async (id: VideoId, error: string, callback: CallbackFor) => (await s.failVideo(L.owner, id, error, callback))!;
     async function queued(tenant: TenantId, callbackUrl: string | null = null): Promise<VideoRecord> {
       const { propertyId, photoIds } = await propertyWithPhotos(tenant, 2);
       return s.createVideo(tenant, { propertyId, template: 'tour', format: '16:9', callbackUrl, photoIds });
@@ -136,9 +161,9 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.equal(await s.createVideo(a, input, 2), 'limit');
       const other = await propertyWithPhotos(b, 1);
       assert.notEqual(await s.createVideo(b, { ...input, ...other }, 2), 'limit', 'the limit is per tenant');
-      const claimed = await s.claimNextQueued(null);
+      const claimed = await s.claimNextQueued(L, null);
       assert.ok(claimed);
-      await s.failVideo(claimed.id, 'boom', noCallback);
+      await fail(claimed.id, 'boom', noCallback);
       assert.notEqual(await s.createVideo(a, input, 2), 'limit', 'a finished video no longer counts');
     });
 
@@ -150,43 +175,98 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       const b1 = await queued(b);
       clock += 1000;
       const [lo, hi] = a < b ? [a, b] : [b, a];
-      const first = await s.claimNextQueued(null);
+      const first = await s.claimNextQueued(L, null);
       assert.equal(first?.tenantId, lo);
       assert.equal(first?.status, 'rendering');
       assert.equal(first?.startedAt, '2026-01-01T00:00:01.000Z');
-      const second = await s.claimNextQueued(first!.tenantId);
+      const second = await s.claimNextQueued(L, first!.tenantId);
       assert.equal(second?.tenantId, hi, 'the other tenant goes next');
-      const third = await s.claimNextQueued(second!.tenantId);
+      const third = await s.claimNextQueued(L, second!.tenantId);
       assert.equal(third?.tenantId, a, 'wraps around to the tenant with work left');
       assert.deepEqual([first!.id, second!.id, third!.id].sort((x, y) => x - y), [a1.id, a2.id, b1.id].sort((x, y) => x - y));
       assert.equal(first!.tenantId === a ? first!.id : third!.id, a1.id, 'oldest first within a tenant');
-      assert.equal(await s.claimNextQueued(third!.tenantId), null);
+      assert.equal(await s.claimNextQueued(L, third!.tenantId), null);
       assert.equal((await s.getVideo(a, a2.id))?.status, 'rendering');
     });
 
-    test('progress moves only while rendering; requeueInterrupted puts renders back in the queue', async () => {
+    test('progress moves only while rendering; requeueInterrupted puts renders back in the queue on an exclusive store only', async () => {
       const a = await h.newTenant();
       const v = await queued(a);
       await s.setProgress(v.id, 0.5);
       assert.equal((await s.videoById(v.id))?.progress, 0, 'a queued video has no progress');
-      await s.claimNextQueued(null);
+      await s.claimNextQueued(L, null);
       await s.setProgress(v.id, 0.25);
       assert.equal((await s.videoById(v.id))?.progress, 0.25);
-      assert.equal(await s.requeueInterrupted(), 1);
+      assert.equal(await s.requeueInterrupted(), h.exclusive ? 1 : 0);
       const back = await s.videoById(v.id);
-      assert.equal(back?.status, 'queued');
-      assert.equal(back?.progress, 0);
-      assert.equal(back?.startedAt, null);
+      assert.deepEqual([back?.status, back?.progress], h.exclusive ? ['queued', 0] : ['rendering', 0.25]);
+      if (h.exclusive) assert.equal(back?.startedAt, null);
       assert.equal(await s.requeueInterrupted(), 0);
+    });
+
+    test('a render lease keeps the video from other workers until it runs out; renewals extend it; a late holder writes nothing', async () => {
+      const a = await h.newTenant();
+      const v = await queued(a);
+      assert.equal((await s.claimNextQueued(L, null))?.id, v.id);
+      clock += L.ms - 1;
+      assert.equal(await s.claimNextQueued(M, null), null, 'held by L');
+      assert.equal(await s.renewRender(L, v.id), true);
+      clock += L.ms - 1;
+      assert.equal(await s.claimNextQueued(M, null), null, 'the renewal moved the expiry');
+      clock += 1;
+      const taken = await s.claimNextQueued(M, null);
+      assert.deepEqual([taken?.id, taken?.status, taken?.progress], [v.id, 'rendering', 0], 'a lapsed render is claimed again, from the start');
+      assert.equal(await s.renewRender(L, v.id), false, 'L learns it lost the render');
+      assert.equal(await s.completeVideo(L.owner, v.id, { video: asset('video'), poster: asset('poster') }, withCallback), null);
+      assert.equal(await s.failVideo(L.owner, v.id, 'late', withCallback), null);
+      assert.deepEqual([(await s.videoById(v.id))?.status, (await s.listAssets(a, {}, 10, null)).items.length, (await s.callbacksOf(v.id)).length], ['rendering', 0, 0]);
+      const done = await s.completeVideo(M.owner, v.id, { video: asset('video'), poster: asset('poster') }, noCallback);
+      assert.equal(done?.status, 'completed');
+      assert.equal(await s.claimNextQueued(L, null), null);
+    });
+
+    test('a lapsed render is claimed before the queue; releaseRenders hands only its owner\'s renders back', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const first = await queued(a);
+      const second = await queued(b);
+      const third = await queued(a);
+      assert.equal((await s.claimNextQueued(L, null))?.id, first.id);
+      assert.equal((await s.claimNextQueued(M, a))?.id, second.id);
+      clock += L.ms;
+      // Both leases ran out; the oldest lapsed one is taken, whatever tenant's turn it is.
+      assert.equal((await s.claimNextQueued(M, a))?.id, first.id);
+      assert.equal(await s.releaseRenders(L.owner), 0, 'L holds nothing now');
+      assert.equal(await s.releaseRenders(M.owner), 2);
+      const back = await s.videoById(first.id);
+      assert.deepEqual([back?.status, back?.startedAt], ['queued', null]);
+      const order = [(await s.claimNextQueued(L, null))?.id, (await s.claimNextQueued(L, a))?.id, (await s.claimNextQueued(L, b))?.id];
+      assert.deepEqual(order, [first.id, second.id, third.id]);
+    });
+
+    test('a callback claim is a lease: no other worker takes it until it runs out, and a late holder\'s record is refused', async () => {
+      const a = await h.newTenant();
+      const v = await queued(a, 'https://example.com/hook');
+      await s.claimNextQueued(L, null);
+      await complete(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
+      const [cb] = await s.claimCallbacks(L, clock, 10);
+      assert.ok(cb);
+      assert.deepEqual(await s.claimCallbacks(M, clock + L.ms - 1, 10), []);
+      const [again] = await s.claimCallbacks(M, clock + L.ms, 10);
+      assert.equal(again?.id, cb.id);
+      assert.equal(await s.recordCallbackAttempt(L.owner, cb.id, { status: 'delivered', nextAttemptAt: clock, error: null }), false);
+      assert.equal((await s.callbacksOf(v.id))[0]?.status, 'pending');
+      assert.equal(await s.recordCallbackAttempt(M.owner, cb.id, { status: 'delivered', nextAttemptAt: clock, error: null }), true);
+      assert.equal((await s.callbacksOf(v.id))[0]?.status, 'delivered');
     });
 
     test('a completed video records its two assets, listed and read by tenant, and enqueues its callback in the same step', async () => {
       const a = await h.newTenant();
       const b = await h.newTenant();
       const v = await queued(a, 'https://example.com/hook');
-      await s.claimNextQueued(null);
+      await s.claimNextQueued(L, null);
       clock += 5000;
-      const done = await s.completeVideo(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
+      const done = await complete(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
       assert.equal(done.status, 'completed');
       assert.equal(done.progress, 1);
       assert.equal(done.completedAt, '2026-01-01T00:00:05.000Z');
@@ -214,8 +294,8 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       const v2 = await queued(a);
       const vb = await queued(b);
       for (let i = 0; i < 3; i++) {
-        const c = await s.claimNextQueued(null);
-        await s.completeVideo(c!.id, { video: asset('video'), poster: asset('poster') }, noCallback);
+        const c = await s.claimNextQueued(L, null);
+        await complete(c!.id, { video: asset('video'), poster: asset('poster') }, noCallback);
       }
       const all = await s.listAssets(a, {}, 10, null);
       assert.equal(all.items.length, 4);
@@ -235,35 +315,35 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
     test('a failed video keeps its error and enqueues its callback', async () => {
       const a = await h.newTenant();
       const v = await queued(a, 'https://example.com/hook');
-      await s.claimNextQueued(null);
-      const failed = await s.failVideo(v.id, 'ffmpeg exited 1', withCallback);
+      await s.claimNextQueued(L, null);
+      const failed = await fail(v.id, 'ffmpeg exited 1', withCallback);
       assert.equal(failed.status, 'failed');
       assert.equal(failed.error, 'ffmpeg exited 1');
       assert.equal(failed.videoAssetId, null);
       assert.deepEqual((await s.callbacksOf(v.id)).map((c) => c.event), ['video.failed']);
       const none = await queued(a);
-      await s.claimNextQueued(null);
-      await s.failVideo(none.id, 'x', noCallback);
+      await s.claimNextQueued(L, null);
+      await fail(none.id, 'x', noCallback);
       assert.deepEqual(await s.callbacksOf(none.id), []);
     });
 
     test('callbacks come due by time and record each attempt', async () => {
       const a = await h.newTenant();
       const v = await queued(a, 'https://example.com/hook');
-      await s.claimNextQueued(null);
-      await s.completeVideo(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
-      const [cb] = await s.dueCallbacks(clock, 10);
+      await s.claimNextQueued(L, null);
+      await complete(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
+      const [cb] = await s.claimCallbacks(L, clock, 10);
       assert.ok(cb);
       assert.equal(cb.tenantId, a);
       assert.equal(cb.url, 'https://example.com/hook');
       assert.equal(cb.attempts, 0);
-      await s.recordCallbackAttempt(cb.id, { status: 'pending', nextAttemptAt: clock + 60_000, error: 'HTTP 500' });
-      assert.deepEqual(await s.dueCallbacks(clock, 10), []);
-      const retry = await s.dueCallbacks(clock + 60_000, 10);
+      await s.recordCallbackAttempt(L.owner, cb.id, { status: 'pending', nextAttemptAt: clock + 60_000, error: 'HTTP 500' });
+      assert.deepEqual(await s.claimCallbacks(L, clock, 10), []);
+      const retry = await s.claimCallbacks(L, clock + 60_000, 10);
       assert.equal(retry[0]?.attempts, 1);
       assert.equal(retry[0]?.lastError, 'HTTP 500');
-      await s.recordCallbackAttempt(cb.id, { status: 'delivered', nextAttemptAt: clock + 60_000, error: null });
-      assert.deepEqual(await s.dueCallbacks(clock + 120_000, 10), []);
+      await s.recordCallbackAttempt(L.owner, cb.id, { status: 'delivered', nextAttemptAt: clock + 60_000, error: null });
+      assert.deepEqual(await s.claimCallbacks(L, clock + 120_000, 10), []);
       const [after] = await s.callbacksOf(v.id);
       assert.equal(after?.status, 'delivered');
       assert.equal(after?.attempts, 2);
@@ -287,6 +367,125 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
     test('unknown asset ids read as null', async () => {
       const a = await h.newTenant();
       assert.equal(await s.getAsset(a, 31337 as AssetId), null);
+      assert.equal(await s.assetById(31337 as AssetId), null);
+    });
+
+    async function completed(tenant: TenantId): Promise<VideoRecord> {
+      const v = await queued(tenant);
+      const claimed = await s.claimNextQueued(L, null);
+      assert.equal(claimed?.id, v.id, 'the test claims the video it just queued');
+      return complete(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
+    }
+
+    test('videos list newest first, filtered by property or status, paginated, per tenant', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const v1 = await completed(a);
+      const v2 = await queued(a);
+      const v3 = await queued(a);
+      await queued(b);
+      const all = await s.listVideos(a, {}, 10, null);
+      assert.deepEqual(all.items.map((v) => v.id), [v3.id, v2.id, v1.id]);
+      assert.equal(all.nextAfter, null);
+      const p1 = await s.listVideos(a, {}, 2, null);
+      assert.deepEqual(p1.items.map((v) => v.id), [v3.id, v2.id]);
+      assert.equal(p1.nextAfter, v2.id);
+      assert.deepEqual((await s.listVideos(a, {}, 2, p1.nextAfter)).items.map((v) => v.id), [v1.id]);
+      assert.deepEqual((await s.listVideos(a, { status: 'completed' }, 10, null)).items.map((v) => v.id), [v1.id]);
+      assert.deepEqual((await s.listVideos(a, { status: 'queued' }, 10, null)).items.map((v) => v.id), [v3.id, v2.id]);
+      assert.deepEqual((await s.listVideos(a, { propertyId: v2.propertyId }, 10, null)).items.map((v) => v.id), [v2.id]);
+      assert.deepEqual((await s.listVideos(a, { propertyId: v2.propertyId, status: 'failed' }, 10, null)).items, []);
+      assert.equal((await s.listVideos(b, {}, 10, null)).items.length, 1);
+      assert.deepEqual((await s.listVideos(a, {}, 10, null)).items[2], await s.getVideo(a, v1.id));
+    });
+
+    test('assetById finds any tenant\'s asset', async () => {
+      const a = await h.newTenant();
+      const v = await completed(a);
+      const got = await s.assetById(v.videoAssetId!);
+      assert.equal(got?.tenantId, a);
+      assert.deepEqual(got, await s.getAsset(a, v.videoAssetId!));
+    });
+
+    test('deleting a finished video removes it, its assets and callbacks, and names their files', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const v = await completed(a);
+      const keys = [(await s.getAsset(a, v.videoAssetId!))!.storageKey, (await s.getAsset(a, v.posterAssetId!))!.storageKey];
+      assert.deepEqual(await s.deleteVideo(b, v.id), { kind: 'not_found' }, 'another tenant\'s video is not found');
+      const out = await s.deleteVideo(a, v.id);
+      assert.equal(out.kind, 'deleted');
+      assert.deepEqual(out.kind === 'deleted' && [...out.orphans.assetKeys].sort(), [...keys].sort());
+      assert.deepEqual(out.kind === 'deleted' && out.orphans.photoKeys, []);
+      assert.equal(await s.getVideo(a, v.id), null);
+      assert.equal(await s.getAsset(a, v.videoAssetId!), null);
+      assert.equal(await s.assetById(v.posterAssetId!), null);
+      assert.deepEqual(await s.callbacksOf(v.id), []);
+      assert.deepEqual(await s.claimCallbacks(L, clock + 1e9, 10), []);
+      assert.deepEqual(await s.deleteVideo(a, v.id), { kind: 'not_found' });
+      assert.equal((await s.getProperty(a, v.propertyId))?.photoCount, 2, 'the property and its photos stay');
+    });
+
+    test('a queued video is deleted out of the queue; a rendering one is busy', async () => {
+      const a = await h.newTenant();
+      const first = await queued(a);
+      const second = await queued(a);
+      const rendering = await s.claimNextQueued(L, null);
+      assert.equal(rendering?.id, first.id);
+      assert.deepEqual(await s.deleteVideo(a, first.id), { kind: 'busy', videoId: first.id, status: 'rendering' });
+      assert.equal((await s.getVideo(a, first.id))?.status, 'rendering');
+      assert.deepEqual(await s.deleteVideo(a, second.id), { kind: 'deleted', orphans: { photoKeys: [], assetKeys: [] } });
+      assert.equal(await s.claimNextQueued(L, null), null, 'the deleted video left the queue');
+    });
+
+    test('a photo is deleted unless an unfinished video shows it; finished videos keep its id', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const done = await completed(a);
+      const [shown, spare] = done.photoIds;
+      const key = (await s.photosByIds([shown!]))[0]!.storageKey;
+      assert.deepEqual(await s.deletePhoto(b, done.propertyId, shown!), { kind: 'not_found' }, 'another tenant\'s photo is not found');
+      const other = await s.createProperty(a, PROPERTY);
+      assert.deepEqual(await s.deletePhoto(a, other.id, shown!), { kind: 'not_found' }, 'a photo is found only under its own property');
+      assert.deepEqual(await s.deletePhoto(a, done.propertyId, shown!), { kind: 'deleted', orphans: { photoKeys: [key], assetKeys: [] } });
+      assert.deepEqual(await s.photosByIds([shown!]), []);
+      assert.deepEqual((await s.getVideo(a, done.id))?.photoIds, done.photoIds);
+      assert.equal((await s.getProperty(a, done.propertyId))?.photoCount, 1);
+      const waiting = await s.createVideo(a, { propertyId: done.propertyId, template: 'tour', format: '1:1', callbackUrl: null, photoIds: [spare!] });
+      assert.deepEqual(await s.deletePhoto(a, done.propertyId, spare!), { kind: 'busy', videoId: waiting.id, status: 'queued' });
+      await s.claimNextQueued(L, null);
+      assert.deepEqual(await s.deletePhoto(a, done.propertyId, spare!), { kind: 'busy', videoId: waiting.id, status: 'rendering' });
+      await fail(waiting.id, 'x', noCallback);
+      assert.equal((await s.deletePhoto(a, done.propertyId, spare!)).kind, 'deleted');
+    });
+
+    test('deleting a property removes its photos, videos, assets and callbacks, unless one of its videos is rendering', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const done = await completed(a);
+      const keep = await completed(a);
+      const photoKeys = (await s.photosByIds(done.photoIds)).map((p) => p.storageKey);
+      const assetKeys = (await s.listAssets(a, { videoId: done.id }, 10, null)).items.map((x) => x.storageKey);
+      const waiting = await s.createVideo(a, { propertyId: done.propertyId, template: 'tour', format: '1:1', callbackUrl: null, photoIds: done.photoIds });
+      assert.deepEqual(await s.deleteProperty(b, done.propertyId), { kind: 'not_found' });
+      const rendering = await s.claimNextQueued(L, null);
+      assert.equal(rendering?.id, waiting.id);
+      assert.deepEqual(await s.deleteProperty(a, done.propertyId), { kind: 'busy', videoId: waiting.id, status: 'rendering' });
+      assert.ok(await s.getProperty(a, done.propertyId), 'a refused delete changes nothing');
+      await s.releaseRenders(L.owner);
+      const out = await s.deleteProperty(a, done.propertyId);
+      assert.equal(out.kind, 'deleted');
+      assert.deepEqual(out.kind === 'deleted' && [...out.orphans.photoKeys].sort(), [...photoKeys].sort());
+      assert.deepEqual(out.kind === 'deleted' && [...out.orphans.assetKeys].sort(), [...assetKeys].sort());
+      assert.equal(await s.getProperty(a, done.propertyId), null);
+      assert.equal(await s.getVideo(a, done.id), null);
+      assert.equal(await s.getVideo(a, waiting.id), null, 'a queued video goes with its property');
+      assert.deepEqual(await s.photosByIds(done.photoIds), []);
+      assert.deepEqual(await s.callbacksOf(done.id), []);
+      assert.equal(await s.claimNextQueued(L, null), null);
+      assert.equal((await s.listAssets(a, {}, 10, null)).items.length, 2, 'the other property\'s assets stay');
+      assert.ok(await s.getVideo(a, keep.id));
+      assert.deepEqual(await s.deleteProperty(a, done.propertyId), { kind: 'not_found' });
     });
   });
 }

@@ -83,7 +83,7 @@ test('kill -9 with deliveries in flight and pending, then a restart on the same 
   }
 });
 
-test('stop() abandons sends past its grace period; they stay in flight and the next start() delivers them again', async () => {
+test('stop() aborts sends past its grace period and releases their deliveries; the next start() delivers them again under the same id', async () => {
   const rx = await startReceiver(() => ({ status: 200, hang: true }));
   const { webhookServer, LEAD } = await import('./setup.js');
   const { s, widgetId, addEndpoint } = await webhookServer();
@@ -93,7 +93,7 @@ test('stop() abandons sends past its grace period; they stay in flight and the n
     await rx.waitFor(1);
     await s.webhooks.dispatcher.stop(20);
     const [held] = (await s.webhooks.service.store.listDeliveries(ep.id as never, { limit: 1, before: null })).data;
-    assert.equal(held!.status, 'inflight');
+    assert.equal(held!.status, 'pending', 'released, not left leased until the lease lapses');
     rx.setResponder(() => ({ status: 200 }));
     await s.webhooks.dispatcher.start();
     await rx.waitFor(2);

@@ -2,24 +2,43 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TenantId } from '../../src/identity/types.js';
 import type { AttemptResult, WebhookStore } from '../../src/webhooks/store.js';
+import { openWebhookStore } from '../../src/webhooks/open-store.js';
+import type { TestDatabase } from '../helpers/databases.js';
 import type { DeliveryId, EndpointId, EventType, WidgetId } from '../../src/webhooks/types.js';
 
 /** A store under test on a fresh, empty database; `close` releases it and removes the data. */
 export interface StoreUnderTest {
   store: WebhookStore;
+  /** One process serves the store (SQLite): requeueInflight() takes back every claim at start. */
+  exclusive: boolean;
+  /** Another store on the same data, as a second replica would open it. */
+  second(): Promise<WebhookStore>;
   close(): Promise<void>;
 }
 
 /** Builds a store on a fresh database, reading time from `now`. */
 export type StoreFactory = (now: () => number) => Promise<StoreUnderTest>;
 
+/** A factory on a fresh test database of one backend; `exclusive` as the backend's store promises it. */
+export function onTestDatabase(open: () => Promise<TestDatabase>, exclusive: boolean): StoreFactory {
+  return async (now) => {
+    const t = await open();
+    return { store: await openWebhookStore(t.database, now), exclusive, second: () => openWebhookStore(t.second(), now), close: () => t.dispose() };
+  };
+}
+
 const T1 = 1 as TenantId;
 const T2 = 2 as TenantId;
 const KEY = { hash: 'h'.repeat(64), preview: 'bwk_abcd…' };
 const START = 1_700_000_000_000;
+/** Two dispatchers' leases, as two replicas would hold them. */
+const A = { owner: 'host-a/1/aaaa', ms: 60_000 };
+const B = { owner: 'host-b/2/bbbb', ms: 60_000 };
 
 interface Fixture {
   store: WebhookStore;
+  second(): Promise<WebhookStore>;
+  exclusive: boolean;
   clock: { now: () => number; advance(ms: number): void; at(): number };
   widget: WidgetId;
   endpoint(events?: EventType[], enabled?: boolean): Promise<EndpointId>;
@@ -28,13 +47,13 @@ interface Fixture {
 async function withStore(factory: StoreFactory, body: (f: Fixture) => Promise<void>): Promise<void> {
   let t = START;
   const clock = { now: () => t, advance: (ms: number) => void (t += ms), at: () => t };
-  const { store, close } = await factory(clock.now);
+  const { store, exclusive, second, close } = await factory(clock.now);
   try {
     const { widget } = await store.createWidget(T1, 'w', KEY);
     let n = 0;
     const endpoint = async (events: EventType[] = ['lead.captured'], enabled = true) =>
       (await store.createEndpoint(widget.id, { url: `https://example.com/hook/${++n}`, secret: `s${n}`, events, enabled })).id;
-    await body({ store, clock, widget: widget.id, endpoint });
+    await body({ store, exclusive, second, clock, widget: widget.id, endpoint });
   } finally {
     await close();
   }
@@ -156,7 +175,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         await store.enqueue(widget, 'lead.captured', '{"n":2}');
         clock.advance(1);
         await store.enqueue(widget, 'lead.captured', '{"n":3}');
-        const claimed = await store.claimDue(3, (ep) => (ep === a ? 1 : 10));
+        const claimed = await store.claimDue(A, 3, (ep) => (ep === a ? 1 : 10));
         assert.equal(claimed.length, 3);
         assert.equal(claimed.filter((d) => d.endpointId === a).length, 1, 'at most one for endpoint a');
         assert.equal(claimed[0]!.body, '{"n":1}');
@@ -167,10 +186,10 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
           { url: 'https://example.com/hook/2', secret: 's2', event: 'lead.captured', attempts: 0, createdAt: START, previousSecret: null },
         );
         for (const d of claimed) assert.equal((await store.getDelivery(d.endpointId, d.id))?.status, 'inflight');
-        const rest = await store.claimDue(10, unlimited);
+        const rest = await store.claimDue(A, 10, unlimited);
         assert.equal(rest.length, 3, 'the three left, none of the claimed ones again');
         assert.equal(new Set([...claimed, ...rest].map((d) => d.id)).size, 6);
-        assert.deepEqual(await store.claimDue(10, unlimited), []);
+        assert.deepEqual(await store.claimDue(A, 10, unlimited), []);
       });
     });
 
@@ -182,7 +201,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         clock.advance(1);
         await store.enqueue(widget, 'lead.captured', '{}');
         const perEndpoint = (ep: EndpointId) => (ep === busy ? 0 : 4);
-        const reached = await store.claimDue(2, perEndpoint, { reachPast: true });
+        const reached = await store.claimDue(A, 2, perEndpoint, { reachPast: true });
         assert.deepEqual(reached.map((d) => d.endpointId), [quiet]);
       });
     });
@@ -192,14 +211,14 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         await endpoint();
         assert.equal(await store.nextDueAt(), null);
         await store.enqueue(widget, 'lead.captured', '{}');
-        const [d] = await store.claimDue(1, unlimited);
+        const [d] = await store.claimDue(A, 1, unlimited);
         assert.equal(await store.nextDueAt(), null, 'an in-flight delivery is not pending');
-        await store.recordResults([failed(d!, clock.at(), { status: 'pending', at: START + 5000 })], 3_600_000);
+        await store.recordResults(A.owner, [failed(d!, clock.at(), { status: 'pending', at: START + 5000 })], 3_600_000);
         assert.equal(await store.nextDueAt(), START + 5000);
         clock.advance(4999);
-        assert.deepEqual(await store.claimDue(1, unlimited), []);
+        assert.deepEqual(await store.claimDue(A, 1, unlimited), []);
         clock.advance(1);
-        const [again] = await store.claimDue(1, unlimited);
+        const [again] = await store.claimDue(A, 1, unlimited);
         assert.equal(again?.id, d!.id);
         assert.equal(again?.attempts, 1);
       });
@@ -210,9 +229,9 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const ep = await endpoint();
         await store.enqueue(widget, 'lead.captured', '{}');
         await store.enqueue(widget, 'lead.captured', '{}');
-        const [x, y] = await store.claimDue(2, unlimited);
+        const [x, y] = await store.claimDue(A, 2, unlimited);
         clock.advance(10);
-        const { disabled } = await store.recordResults([ok(x!, START), failed(y!, START, { status: 'pending', at: START + 5000 })], 3_600_000);
+        const { disabled } = await store.recordResults(A.owner, [ok(x!, START), failed(y!, START, { status: 'pending', at: START + 5000 })], 3_600_000);
         assert.deepEqual(disabled, []);
         const done = await store.getDelivery(ep, x!.id);
         assert.equal(done?.status, 'succeeded');
@@ -233,13 +252,13 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       await withStore(factory, async ({ store, widget, endpoint, clock }) => {
         const ep = await endpoint();
         await store.enqueue(widget, 'lead.captured', '{}');
-        const [d] = await store.claimDue(1, unlimited);
-        await store.recordResults([failed(d!, clock.at(), { status: 'pending', at: clock.at() + 1 })], 1000);
+        const [d] = await store.claimDue(A, 1, unlimited);
+        await store.recordResults(A.owner, [failed(d!, clock.at(), { status: 'pending', at: clock.at() + 1 })], 1000);
         clock.advance(1000);
-        const [again] = await store.claimDue(2, unlimited);
+        const [again] = await store.claimDue(A, 2, unlimited);
         assert.equal(again?.id, d!.id);
         await store.enqueue(widget, 'lead.captured', '{}');
-        const { disabled } = await store.recordResults([failed(again!, clock.at(), { status: 'pending', at: clock.at() + 1 })], 1000);
+        const { disabled } = await store.recordResults(A.owner, [failed(again!, clock.at(), { status: 'pending', at: clock.at() + 1 })], 1000);
         assert.deepEqual(disabled, [ep]);
         const e = await store.getEndpoint(widget, ep);
         assert.equal(e?.enabled, false);
@@ -259,11 +278,11 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const other = await endpoint(['conversation.ended']);
         await store.enqueue(widget, 'lead.captured', '{}');
         await store.enqueue(widget, 'conversation.ended', '{}');
-        const claimed = await store.claimDue(2, unlimited);
+        const claimed = await store.claimDue(A, 2, unlimited);
         const g = claimed.find((c) => c.endpointId === gone)!;
         const o = claimed.find((c) => c.endpointId === other)!;
         await store.updateEndpoint(widget, other, { enabled: false });
-        const { disabled } = await store.recordResults(
+        const { disabled } = await store.recordResults(A.owner, 
           [failed(g, clock.at(), { status: 'failed' }, 'gone', 410), failed(o, clock.at(), { status: 'pending', at: clock.at() + 5 })],
           3_600_000,
         );
@@ -274,19 +293,79 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
-    test('requeueInflight makes every delivery left in flight due now', async () => {
-      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+    test('requeueInflight at start: an exclusive store makes every claim due now, a shared one leaves leases to expire', async () => {
+      await withStore(factory, async ({ store, exclusive, widget, endpoint, clock }) => {
         const ep = await endpoint();
         await store.enqueue(widget, 'lead.captured', '{}');
         await store.enqueue(widget, 'lead.captured', '{}');
-        const claimed = await store.claimDue(2, unlimited);
+        const claimed = await store.claimDue(A, 2, unlimited);
         clock.advance(50);
-        assert.equal(await store.requeueInflight(), 2);
+        assert.equal(await store.requeueInflight(), exclusive ? 2 : 0);
         for (const d of claimed) {
           const r = await store.getDelivery(ep, d.id);
-          assert.deepEqual([r?.status, r?.nextAttemptAt], ['pending', START + 50]);
+          assert.deepEqual([r?.status, r?.nextAttemptAt], exclusive ? ['pending', START + 50] : ['inflight', START]);
         }
-        assert.equal((await store.claimDue(5, unlimited)).length, 2);
+        assert.equal((await store.claimDue(B, 5, unlimited)).length, exclusive ? 2 : 0);
+      });
+    });
+
+    test('a lease keeps a delivery from other claimants until it lapses; then another claims it and the late result is dropped', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const [d] = await store.claimDue(A, 5, unlimited);
+        assert.ok(d);
+        clock.advance(A.ms - 1);
+        assert.deepEqual(await store.claimDue(B, 5, unlimited), [], 'held by A until its lease lapses');
+        clock.advance(1);
+        const [taken] = await store.claimDue(B, 5, unlimited);
+        assert.equal(taken?.id, d.id, 'a lapsed lease is claimable again, under the same delivery id');
+        assert.equal(taken?.attempts, 0, 'the lost attempt was never recorded');
+        assert.deepEqual(await store.claimDue(A, 5, unlimited), [], 'B now holds it');
+        const late = await store.recordResults(A.owner, [ok(d, START)], 3_600_000);
+        assert.equal(late.lost, 1);
+        assert.equal((await store.getDelivery(ep, d.id))?.status, 'inflight', "A's late result changed nothing");
+        const mine = await store.recordResults(B.owner, [failed(taken, clock.at(), { status: 'pending', at: clock.at() + 5 })], 3_600_000);
+        assert.equal(mine.lost, 0);
+        const r = await store.getDelivery(ep, d.id);
+        assert.deepEqual([r?.status, r?.attempts, r?.attemptLog.length], ['pending', 1, 1]);
+        clock.advance(5);
+        assert.equal((await store.claimDue(A, 5, unlimited))[0]?.id, d.id, 'a finished attempt clears the lease: anyone claims the retry');
+      });
+    });
+
+    test('replicas claiming at once from one outbox never get the same delivery', async () => {
+      await withStore(factory, async ({ store, second, widget, endpoint }) => {
+        await endpoint();
+        const total = 120;
+        for (let i = 0; i < total; i++) await store.enqueue(widget, 'lead.captured', `{"i":${i}}`);
+        const replicas = [store, await second(), await second()];
+        const owners = replicas.map((_, i) => ({ owner: `replica-${i}`, ms: 60_000 }));
+        const got: string[] = [];
+        for (;;) {
+          const batches = await Promise.all(replicas.map((r, i) => r.claimDue(owners[i]!, 7, unlimited)));
+          if (batches.every((b) => b.length === 0)) break;
+          for (const b of batches) got.push(...b.map((d) => d.id));
+        }
+        assert.equal(got.length, total);
+        assert.equal(new Set(got).size, total, 'no delivery claimed twice');
+      });
+    });
+
+    test('releaseLeases hands back only its owner\'s claims, due at once', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        for (let i = 0; i < 3; i++) await store.enqueue(widget, 'lead.captured', '{}');
+        const mine = await store.claimDue(A, 2, unlimited);
+        const theirs = await store.claimDue(B, 5, unlimited);
+        assert.deepEqual([mine.length, theirs.length], [2, 1]);
+        clock.advance(10);
+        assert.equal(await store.releaseLeases(A.owner), 2);
+        for (const d of mine) assert.deepEqual(((r) => [r?.status, r?.nextAttemptAt])(await store.getDelivery(ep, d.id)), ['pending', START + 10]);
+        assert.equal((await store.getDelivery(ep, theirs[0]!.id))?.status, 'inflight');
+        const again = await store.claimDue(B, 5, unlimited);
+        assert.deepEqual(new Set(again.map((d) => d.id)), new Set(mine.map((d) => d.id)));
+        assert.equal(await store.releaseLeases(A.owner), 0);
       });
     });
 
@@ -295,8 +374,8 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const ep = await endpoint();
         const ids: DeliveryId[] = [];
         for (let i = 0; i < 5; i++) ids.push(...(await store.enqueue(widget, 'lead.captured', `{"i":${i}}`)).deliveries);
-        const [d] = await store.claimDue(1, unlimited);
-        await store.recordResults([ok(d!, clock.at())], 3_600_000);
+        const [d] = await store.claimDue(A, 1, unlimited);
+        await store.recordResults(A.owner, [ok(d!, clock.at())], 3_600_000);
         const p1 = await store.listDeliveries(ep, { limit: 2, before: null });
         assert.deepEqual(p1.data.map((x) => x.id), [ids[4], ids[3]]);
         assert.equal(typeof p1.nextCursor, 'number');
@@ -317,17 +396,17 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const [old] = (await store.enqueue(widget, 'lead.captured', '{}')).deliveries;
         clock.advance(100);
         await store.enqueue(widget, 'lead.captured', '{}');
-        const claimed = await store.claimDue(2, unlimited);
+        const claimed = await store.claimDue(A, 2, unlimited);
         assert.equal(await store.retryDelivery(ep, old!), 'inflight');
         clock.advance(100);
-        await store.recordResults(claimed.map((c) => failed(c, clock.at(), { status: 'failed' })), 3_600_000);
+        await store.recordResults(A.owner, claimed.map((c) => failed(c, clock.at(), { status: 'failed' })), 3_600_000);
         const retried = await store.retryDelivery(ep, old!);
         assert.ok(retried && retried !== 'inflight');
         assert.deepEqual([retried.status, retried.nextAttemptAt], ['pending', START + 200]);
         assert.equal(await store.retryDelivery(ep, 'dlv_nope' as DeliveryId), null);
         assert.equal(await store.recoverFailed(ep, START + 100), 1, 'only the failure created at or after since');
         assert.equal(await store.recoverFailed(ep, START), 0, 'nothing failed is left');
-        assert.equal((await store.claimDue(5, unlimited)).length, 2);
+        assert.equal((await store.claimDue(A, 5, unlimited)).length, 2);
       });
     });
 
@@ -336,9 +415,9 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const ep = await endpoint();
         const [keep] = (await store.enqueue(widget, 'lead.captured', '{}')).deliveries;
         const [old] = (await store.enqueue(widget, 'lead.captured', '{}')).deliveries;
-        const claimed = await store.claimDue(2, unlimited);
-        await store.recordResults(claimed.filter((c) => c.id === old).map((c) => ok(c, clock.at())), 3_600_000);
-        await store.recordResults(claimed.filter((c) => c.id === keep).map((c) => failed(c, clock.at(), { status: 'pending', at: clock.at() })), 3_600_000);
+        const claimed = await store.claimDue(A, 2, unlimited);
+        await store.recordResults(A.owner, claimed.filter((c) => c.id === old).map((c) => ok(c, clock.at())), 3_600_000);
+        await store.recordResults(A.owner, claimed.filter((c) => c.id === keep).map((c) => failed(c, clock.at(), { status: 'pending', at: clock.at() })), 3_600_000);
         clock.advance(1000);
         assert.deepEqual(await store.prune(START + 1), { deliveries: 1, events: 1 });
         assert.equal(await store.getDelivery(ep, old!), null);

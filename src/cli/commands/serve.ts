@@ -11,6 +11,7 @@ interface ServeFlags {
   tlsCert?: string;
   tlsKey?: string;
   data: string;
+  objectStore?: string;
   ffmpeg?: string;
   renderConcurrency?: string;
   ffmpegMemory?: string;
@@ -31,6 +32,7 @@ export function registerServe(program: Command): void {
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
     .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
+    .option('--object-store <url>', 'keep photos, rendered videos and posters in S3-compatible storage, s3://bucket/prefix (AWS_* environment; AWS_ENDPOINT_URL for MinIO or R2); default the --data directory')
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
     .option('--ffmpeg-memory <MiB>', 'address space each ffmpeg render may map, enforced with prlimit (default: 2048)')
@@ -55,6 +57,7 @@ export function registerServe(program: Command): void {
         adminToken,
         logger,
         dataDir: flags.data,
+        ...(flags.objectStore ? { objectStore: flags.objectStore } : {}),
         ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
@@ -64,7 +67,8 @@ export function registerServe(program: Command): void {
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
-      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, role ${role}, data ${flags.data})\n`);
+      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, role ${role}, data ${flags.data}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})
+`);
       await untilSignal();
       await server.close();
     });
