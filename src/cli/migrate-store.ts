@@ -108,7 +108,7 @@ async function copyTable(db: Db, client: PoolClient, table: string): Promise<num
   const unknown = columns.filter((c) => !types.has(c));
   if (unknown.length > 0) throw new MigrateStoreError(`the target's ${table} has no column ${unknown.join(', ')}`);
   const convert = columns.map((c) => converter(types.get(c)!));
-  const select = db.prepare(`SELECT ${columns.map(ident).join(', ')} FROM ${ident(table)} ORDER BY rowid`).raw(true);
+  const select = db.prepare(`SELECT ${columns.map(ident).join(', ')} FROM ${ident(table)}`).raw(true);
   const insertInto = `INSERT INTO ${ident(table)} (${columns.map(ident).join(', ')}) OVERRIDING SYSTEM VALUE VALUES `;
   let copied = 0;
   let batch: unknown[][] = [];

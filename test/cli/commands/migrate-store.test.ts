@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { join } from 'node:path';
+import { startEmbedded } from '../../../src/cli/embedded.js';
+import { startTestServer, tenantSession, ADMIN_TOKEN, type TestServer } from '../../helpers/embedded.js';
+import { runCli, tempDir } from '../../helpers/paths.js';
+import { freshDatabase } from '../../helpers/postgres.js';
+import { report, serverWithKey, signed } from '../../controlplane/helpers.js';
+import { createProperty } from '../../video/helpers.js';
+
+/** The reads a user of the data makes, from whichever server holds it. */
+async function reads(s: Pick<TestServer, 'call'>, token: string, apiKey: string, ids: { server: number; widget: string; property: number }) {
+  const get = async (path: string, t = token) => {
+    const r = await s.call('GET', path, { token: t });
+    assert.equal(r.status, 200, `${path}: ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  return {
+    me: await get('/v1/auth/me'),
+    servers: await get('/v1/servers'),
+    versions: await get(`/v1/servers/${ids.server}/config/versions`),
+    config: await get(`/v1/servers/${ids.server}/config`),
+    keys: await get(`/v1/servers/${ids.server}/keys`),
+    usage: await get(`/v1/servers/${ids.server}/usage`),
+    endpoints: await get(`/v1/widgets/${ids.widget}/webhooks`),
+    property: await get(`/v1/properties/${ids.property}`, apiKey),
+    apiKeys: await get('/v1/api-keys'),
+    tenants: await get('/v1/admin/tenants', ADMIN_TOKEN),
+  };
+}
+
+test('migrate-store: a SQLite database with data moves to PostgreSQL; serve on PostgreSQL answers the same reads, keys and sessions still work, new ids follow the copied ones; a second run is refused', async () => {
+  const dir = tempDir();
+  const file = join(dir.path, 'source.db');
+  const url = await freshDatabase();
+  try {
+    const source = await startTestServer({ db: file, allowPrivateWebhooks: true });
+    const { token } = await tenantSession(source, 'agency');
+    await tenantSession(source, 'trial');
+    const sidecar = await serverWithKey(source, token);
+    await serverWithKey(source, token, 'second');
+    const v1 = (await source.call('GET', `/v1/servers/${sidecar.serverId}/config`, { token })).body;
+    assert.equal((await source.call('PUT', `/v1/servers/${sidecar.serverId}/config`, { token, body: { ...v1, game: { name: 'Moved', premise: 'p', goal: 'g' } } })).status, 200);
+    assert.equal((await signed(source, sidecar.key, 'POST', '/v1/telemetry', { body: report(sidecar.serverId, { reportId: 'r1' }) })).status, 202);
+    const widget = (await source.call('POST', '/v1/widgets', { token, body: { name: 'site' } })).body.id as string;
+    assert.equal((await source.call('POST', `/v1/widgets/${widget}/webhooks`, { token, body: { url: 'http://127.0.0.1:9/hook', events: ['lead.captured'] } })).status, 201);
+    const apiKey = (await source.call('POST', '/v1/api-keys', { token, body: { name: 'k' } })).body.key as string;
+    const property = await createProperty(source, apiKey);
+    const ids = { server: sidecar.serverId, widget, property };
+    const before = await reads(source, token, apiKey, ids);
+    await source.close();
+
+    const moved = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url, '--json']);
+    assert.equal(moved.code, 0, moved.stderr);
+    const copied = JSON.parse(moved.stdout) as { tables: { name: string; rows: number }[] };
+    const rows = new Map(copied.tables.map((t) => [t.name, t.rows]));
+    assert.equal(rows.get('tenants'), 2);
+    assert.equal(rows.get('cp_config_versions'), 3);
+    assert.equal(rows.get('cp_reports'), 1);
+    assert.ok((rows.get('webhook_endpoints') ?? 0) >= 1 && (rows.get('video_properties') ?? rows.get('properties') ?? 0) >= 1, moved.stdout);
+
+    const target = await startEmbedded({ port: 0, database: { kind: 'postgres', url }, adminToken: ADMIN_TOKEN, dataDir: join(dir.path, 'data'), allowPrivateWebhooks: true });
+    try {
+      const t = { call: (method: string, path: string, o: { token?: string; body?: unknown } = {}) => callAt(target.url, method, path, o) };
+      assert.deepEqual(await reads(t, token, apiKey, ids), before);
+      // The server key signs as before; new rows get ids after the copied ones.
+      assert.equal((await signed({ url: target.url } as TestServer, sidecar.key, 'GET', `/v1/config?server=${sidecar.serverId}&n=2`, { headers: { 'if-none-match': '"v2"' } })).status, 304);
+      const third = await t.call('POST', '/v1/servers', { token, body: { name: 'third' } });
+      assert.equal(third.status, 201);
+      assert.ok(third.body.id > sidecar.serverId + 1, `new server id ${third.body.id}`);
+    } finally {
+      await target.close();
+    }
+
+    const again = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /is not empty/);
+    assert.doesNotMatch(again.stderr, /brainstem-test/, 'the password is not shown');
+  } finally {
+    dir.dispose();
+  }
+});
+
+test('migrate-store: bad arguments exit 1 with one line and write nothing', async () => {
+  const dir = tempDir();
+  try {
+    for (const args of [
+      ['migrate-store', '--from', 'postgres://h/db', '--to', 'postgres://h/db2'],
+      ['migrate-store', '--from', 'sqlite:x.db', '--to', 'sqlite:y.db'],
+      ['migrate-store', '--from', `sqlite:${join(dir.path, 'missing.db')}`, '--to', 'postgres://127.0.0.1:1/none'],
+    ]) {
+      const r = await runCli(args);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    }
+  } finally {
+    dir.dispose();
+  }
+});
+
+async function callAt(base: string, method: string, path: string, o: { token?: string; body?: unknown }) {
+  const headers: Record<string, string> = {};
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(base + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
+}
