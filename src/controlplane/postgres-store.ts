@@ -139,10 +139,17 @@ const UPSERT_USAGE = `INSERT INTO cp_usage_daily (server_id, day, reports, lines
   ON CONFLICT (server_id, day) DO UPDATE SET ${['reports', 'lines_spoken', 'llm_tokens', 'tts_characters', 'cache_hits'].map(addSaturated).join(', ')},
     spend_usd = cp_usage_daily.spend_usd + excluded.spend_usd, tts_usd = cp_usage_daily.tts_usd + excluded.tts_usd, llm_usd = cp_usage_daily.llm_usd + excluded.llm_usd`;
 
-const INSERT_REPORT = `INSERT INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
+/** Every report of a batch in one statement (arrays unnested in order); the unique (server, reportId) index drops repeats. */
+const INSERT_REPORTS = `INSERT INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
     llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-  ON CONFLICT (server_id, report_id) WHERE report_id IS NOT NULL DO NOTHING RETURNING id`;
+  SELECT server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
+         latency_p50, latency_p99, tts_usd, llm_usd, events
+    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::float8[],
+    $9::bigint[], $10::bigint[], $11::bigint[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], $16::text[]) WITH ORDINALITY
+    AS r(server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
+         latency_p50, latency_p99, tts_usd, llm_usd, events, n)
+  ORDER BY n
+  ON CONFLICT (server_id, report_id) WHERE report_id IS NOT NULL DO NOTHING RETURNING server_id, report_id`;
 
 export class PostgresControlPlaneStore implements ControlPlaneStore {
   private constructor(private readonly pool: Pool, private readonly now: () => number) {}
@@ -254,27 +261,40 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   /**
-   * One row per report, deduplicated by the unique (server, reportId) index; usage and rosters
-   * folded per batch and upserted in key order, so concurrent batches from several replicas
-   * take their row locks in one order.
+   * One row per report, all in one INSERT and deduplicated by the unique (server, reportId)
+   * index; usage and rosters folded per batch and upserted in key order, so concurrent batches
+   * from several replicas take their row locks in one order.
    */
   async ingest(records: readonly TelemetryRecord[]): Promise<IngestOutcome[]> {
+    if (records.length === 0) return [];
     return transaction(this.pool, async (c) => {
+      const col = <T>(f: (r: TelemetryRecord) => T): T[] => records.map(f);
+      const { rows } = await c.query<{ server_id: number; report_id: string | null }>(INSERT_REPORTS, [
+        col((r) => r.serverId),
+        col((r) => r.report.reportId ?? null),
+        col((r) => r.report.ts),
+        col((r) => r.receivedAt),
+        col((r) => r.report.botCount),
+        col((r) => r.report.playersOnline),
+        col((r) => r.report.linesSpoken),
+        col((r) => r.report.spendUsd),
+        col((r) => r.report.llmTokens ?? 0),
+        col((r) => r.report.ttsCharacters ?? 0),
+        col((r) => r.report.cacheHits ?? 0),
+        col((r) => r.report.latency?.p50 ?? null),
+        col((r) => r.report.latency?.p99 ?? null),
+        col((r) => r.report.economy?.ttsUsd ?? 0),
+        col((r) => r.report.economy?.llmUsd ?? 0),
+        col((r) => JSON.stringify(r.report.events)),
+      ]);
+      // A report with an id is stored when its (server, id) came back; the first of repeats in one batch is the one stored.
+      const stored = new Set(rows.filter((r) => r.report_id !== null).map((r) => `${r.server_id}/${r.report_id}`));
       const fold = new UsageFold();
-      const outcomes: IngestOutcome[] = [];
-      for (const { serverId, receivedAt, report } of records) {
-        const r = await c.query(INSERT_REPORT, [
-          serverId, report.reportId ?? null, report.ts, receivedAt, report.botCount, report.playersOnline, report.linesSpoken, report.spendUsd,
-          report.llmTokens ?? 0, report.ttsCharacters ?? 0, report.cacheHits ?? 0, report.latency?.p50 ?? null, report.latency?.p99 ?? null,
-          report.economy?.ttsUsd ?? 0, report.economy?.llmUsd ?? 0, JSON.stringify(report.events),
-        ]);
-        if (r.rowCount === 0) {
-          outcomes.push({ accepted: false, received: 0 });
-          continue;
-        }
+      const outcomes = records.map(({ serverId, receivedAt, report }): IngestOutcome => {
+        if (report.reportId !== undefined && !stored.delete(`${serverId}/${report.reportId}`)) return { accepted: false, received: 0 };
         fold.add(serverId, receivedAt, report);
-        outcomes.push({ accepted: true, received: report.events.length });
-      }
+        return { accepted: true, received: report.events.length };
+      });
       for (const [serverId, day, t] of fold.usage()) {
         await c.query(UPSERT_USAGE, [serverId, day, safe(t.reports), safe(t.linesSpoken), safe(t.llmTokens), safe(t.ttsCharacters), t.spendUsd, safe(t.cacheHits), t.ttsUsd, t.llmUsd]);
       }

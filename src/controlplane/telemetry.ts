@@ -154,28 +154,37 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
 export class IngestQueue {
   private pending: { record: TelemetryRecord; resolve(o: IngestOutcome): void; reject(e: unknown): void }[] = [];
   private scheduled = false;
+  /** One batch at a time: reports that arrive while one is written go in the next, so a store over the network commits a burst in a few transactions. */
+  private running = false;
 
   constructor(private readonly store: ControlPlaneStore) {}
 
   push(record: TelemetryRecord): Promise<IngestOutcome> {
     return new Promise((resolve, reject) => {
       this.pending.push({ record, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.running) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
     this.scheduled = false;
+    this.running = true;
     try {
       const outcomes = await this.store.ingest(batch.map((b) => b.record));
       batch.forEach((b, i) => b.resolve(outcomes[i]!));
     } catch (err) {
       for (const b of batch) b.reject(err);
+    } finally {
+      this.running = false;
+      if (this.pending.length > 0) this.schedule();
     }
   }
 }
