@@ -1,33 +1,33 @@
 import type { Command } from 'commander';
-import { openDatabase } from '../../store/sqlite.js';
-import { SqliteIdentityStore } from '../../identity/sqlite-store.js';
+import { openDatabaseAt } from '../../store/database.js';
+import { openIdentityStore } from '../../identity/open-store.js';
+import type { IdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
 import { CliError, databaseFlag, parseInteger, printJson, withDatabaseOptions } from '../util.js';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
-import { SqliteControlPlaneStore } from '../../controlplane/sqlite-store.js';
+import { openControlPlaneStore } from '../../controlplane/open-store.js';
+import type { ControlPlaneStore } from '../../controlplane/store.js';
 import type { ServerId } from '../../controlplane/types.js';
 
 /**
- * Offline bootstrap on a DB file: the same records the admin routes make, without a running
+ * Offline bootstrap on the services' database (a SQLite file or PostgreSQL): the same records the admin routes make, without a running
  * server. Each prints JSON (secrets are shown once, here).
  */
 export function registerAdmin(program: Command): void {
   const admin = withDatabaseOptions(program.command('admin').description('offline bootstrap on the services\' database (prints JSON)'));
 
-  const withStore = async <T>(cmd: Command, fn: (store: SqliteIdentityStore, controlPlane: () => SqliteControlPlaneStore) => Promise<T>): Promise<void> => {
-    const location = databaseFlag(cmd.optsWithGlobals() as { database?: string; db?: string });
-    if (location.kind !== 'sqlite') throw new CliError('brainstem admin on PostgreSQL needs the PostgreSQL stores');
-    const db = openDatabase(location.file);
+  const withStore: WithStore = async (cmd, fn) => {
+    const database = openDatabaseAt(databaseFlag(cmd.optsWithGlobals() as { database?: string; db?: string }));
     try {
-      const identity = new SqliteIdentityStore(db);
-      printJson(await fn(identity, () => new SqliteControlPlaneStore(db)));
+      const identity = await openIdentityStore(database);
+      printJson(await fn(identity, () => openControlPlaneStore(database)));
     } finally {
-      db.close();
+      await database.close();
     }
   };
 
-  const tenantOf = async (store: SqliteIdentityStore, raw: string) => {
+  const tenantOf = async (store: IdentityStore, raw: string) => {
     const tenant = await store.getTenant(parseInteger(raw, '--tenant', 1, Number.MAX_SAFE_INTEGER) as TenantId);
     if (!tenant) throw new CliError(`no tenant with id ${raw}`);
     return tenant;
@@ -87,7 +87,7 @@ export function registerAdmin(program: Command): void {
 }
 
 /** Control-plane records (servers and server keys), same as the dashboard routes make. */
-function registerControlPlaneAdmin(admin: Command, withStore: WithStore, tenantOf: (store: SqliteIdentityStore, raw: string) => Promise<{ id: TenantId }>): void {
+function registerControlPlaneAdmin(admin: Command, withStore: WithStore, tenantOf: (store: IdentityStore, raw: string) => Promise<{ id: TenantId }>): void {
   admin
     .command('create-server')
     .description('create a game server for a tenant, with the default bundle published as version 1')
@@ -97,7 +97,7 @@ function registerControlPlaneAdmin(admin: Command, withStore: WithStore, tenantO
       if (!opts.name.trim() || opts.name.length > 200) throw new CliError('--name must be 1 to 200 characters');
       await withStore(cmd, async (store, controlPlane) => {
         const tenant = await tenantOf(store, opts.tenant);
-        const server = await controlPlane().createServer(tenant.id, opts.name, DEFAULT_BUNDLE, 'system');
+        const server = await (await controlPlane()).createServer(tenant.id, opts.name, DEFAULT_BUNDLE, 'system');
         return { ...server, configVersion: 1 };
       });
     });
@@ -108,7 +108,7 @@ function registerControlPlaneAdmin(admin: Command, withStore: WithStore, tenantO
     .requiredOption('--server <id>', 'server id')
     .action(async (opts: { server: string }, cmd: Command) => {
       await withStore(cmd, async (_store, controlPlane) => {
-        const cp = controlPlane();
+        const cp = await controlPlane();
         const server = await cp.getServer(parseInteger(opts.server, '--server', 1, Number.MAX_SAFE_INTEGER) as ServerId);
         if (!server) throw new CliError(`no server with id ${opts.server}`);
         const key = newToken('serverKey');
@@ -118,4 +118,4 @@ function registerControlPlaneAdmin(admin: Command, withStore: WithStore, tenantO
     });
 }
 
-type WithStore = <T>(cmd: Command, fn: (store: SqliteIdentityStore, controlPlane: () => SqliteControlPlaneStore) => Promise<T>) => Promise<void>;
+type WithStore = <T>(cmd: Command, fn: (store: IdentityStore, controlPlane: () => Promise<ControlPlaneStore>) => Promise<T>) => Promise<void>;

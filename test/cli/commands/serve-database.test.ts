@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, tempDir } from '../../helpers/paths.js';
 import { ADMIN, call, spawnCli, stop } from '../../stack/helpers.js';
+import { freshDatabase } from '../../helpers/postgres.js';
 
 test('serve --database sqlite:FILE opens that file; the line it prints names the database', async () => {
   const dir = tempDir();
@@ -40,6 +41,30 @@ test('admin reads DATABASE_URL when no flag is given', async () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).name, 't');
     assert.ok(existsSync(file));
+  } finally {
+    dir.dispose();
+  }
+});
+
+test('admin --database postgres://…: the same records on PostgreSQL, and serve on that database sees them', async () => {
+  const url = await freshDatabase();
+  const dir = tempDir();
+  try {
+    const tenant = await runCli(['admin', '--database', url, 'create-tenant', '--name', 'pg', '--plan', 'agency']);
+    assert.equal(tenant.code, 0, tenant.stderr);
+    const t = JSON.parse(tenant.stdout);
+    const server = await runCli(['admin', 'create-server', '--tenant', String(t.id), '--name', 'alpha'], { DATABASE_URL: url });
+    assert.equal(server.code, 0, server.stderr);
+    assert.equal(JSON.parse(server.stdout).configVersion, 1);
+    const serve = await spawnCli(['serve', '--addr', '127.0.0.1:0', '--database', url, '--data', join(dir.path, 'data')], /listening on (http:\/\/\S+) \(database (\S+),/);
+    try {
+      assert.doesNotMatch(serve.match[2]!, /brainstem-test/, 'the password is not printed');
+      const got = await call(serve.match[1]!, 'GET', `/v1/admin/tenants/${t.id}`, { token: ADMIN });
+      assert.equal(got.status, 200);
+      assert.equal(got.body.servers.length, 1);
+    } finally {
+      await stop(serve.child);
+    }
   } finally {
     dir.dispose();
   }
