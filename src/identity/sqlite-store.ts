@@ -1,7 +1,7 @@
 import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import { LAST_USED_RESOLUTION_MS, type IdentityStore, type NewPersonalToken } from './store.js';
-import { apiKeyOf, personalTokenOf, tenantOf, type ApiKeyRow, type PersonalTokenRow, type TenantRow } from './rows.js';
+import { apiKeyOf, PERSONAL_TOKEN_USE_COLUMNS, personalTokenOf, personalTokenUseOf, tenantOf, type ApiKeyRow, type PersonalTokenRow, type PersonalTokenUseRow, type TenantRow } from './rows.js';
 import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, UserId, UserRecord } from './types.js';
 
 const MIGRATIONS = [
@@ -93,9 +93,7 @@ export class SqliteIdentityStore implements IdentityStore {
       personalTokens: db.prepare('SELECT * FROM personal_tokens WHERE user_id = ? ORDER BY id DESC'),
       revokePersonal: db.prepare('UPDATE personal_tokens SET revoked_at = ? WHERE user_id = ? AND id = ? AND revoked_at IS NULL'),
       personalByHash: db.prepare(
-        `SELECT p.id AS p_id, p.user_id AS p_user_id, p.name AS p_name, p.scopes AS p_scopes, p.preview AS p_preview, p.created_at AS p_created_at,
-                p.expires_at AS p_expires_at, p.last_used_at AS p_last_used_at, t.*
-           FROM personal_tokens p JOIN tenants t ON t.id = p.tenant_id
+        `SELECT ${PERSONAL_TOKEN_USE_COLUMNS} FROM personal_tokens p JOIN tenants t ON t.id = p.tenant_id
           WHERE p.token_hash = ? AND p.revoked_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > ?)`,
       ),
       touchPersonal: db.prepare('UPDATE personal_tokens SET last_used_at = ? WHERE id = ?'),
@@ -201,22 +199,10 @@ export class SqliteIdentityStore implements IdentityStore {
   }
 
   async usePersonalToken(tokenHash: string, now: number): Promise<{ token: PersonalTokenRecord; tenant: TenantRecord } | null> {
-    type Row = TenantRow & { p_id: number; p_user_id: number; p_name: string; p_scopes: string; p_preview: string; p_created_at: string; p_expires_at: number | null; p_last_used_at: number | null };
-    const row = this.q.personalByHash.get(tokenHash, now) as Row | undefined;
+    const row = this.q.personalByHash.get(tokenHash, now) as PersonalTokenUseRow | undefined;
     if (!row) return null;
     // Checked here, not only in the UPDATE's WHERE: an UPDATE that changes nothing still takes the write lock.
     if (row.p_last_used_at === null || row.p_last_used_at < now - LAST_USED_RESOLUTION_MS) this.q.touchPersonal.run(now, row.p_id);
-    const token = personalTokenOf({
-      id: row.p_id,
-      user_id: row.p_user_id,
-      name: row.p_name,
-      scopes: row.p_scopes,
-      preview: row.p_preview,
-      created_at: row.p_created_at,
-      expires_at: row.p_expires_at,
-      last_used_at: now,
-      revoked_at: null,
-    });
-    return { token, tenant: tenantOf(row) };
+    return personalTokenUseOf(row, now);
   }
 }

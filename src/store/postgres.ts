@@ -56,6 +56,16 @@ export function openClient(url: string): pg.Client {
   return new pg.Client({ connectionString: url, types, application_name: 'brainstem' });
 }
 
+/** The first row of a query, or undefined. */
+export async function queryOne<T>(on: Queryable, sql: string, params: unknown[]): Promise<T | undefined> {
+  return (await on.query(sql, params)).rows[0] as T | undefined;
+}
+
+/** Every row of a query. */
+export async function queryAll<T>(on: Queryable, sql: string, params: unknown[]): Promise<T[]> {
+  return (await on.query(sql, params)).rows as T[];
+}
+
 export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
 
 /** SQLSTATEs after which the whole transaction may simply run again. */
