@@ -55,7 +55,12 @@ export async function openBackend(location: DatabaseLocation, options: { now: ()
     if (database.kind === 'sqlite') return { database, stores, limiter: new MemoryRateLimiter(), cluster: null, close: () => database.close() };
     const limiter = await PgRateLimiter.open(database.pool, { logger: options.logger });
     const broadcast = new PgBroadcast(database.url, database.pool, { logger: options.logger });
-    await broadcast.start();
+    try {
+      await broadcast.start();
+    } catch (err) {
+      await limiter.close();
+      throw err;
+    }
     return {
       database,
       stores,
