@@ -8,7 +8,7 @@ import type { IdentityStore } from '../identity/store.js';
 import type { Logger } from '../log.js';
 import { SIGNATURE_WINDOW_S } from '../signing/request.js';
 import { PgBroadcast, type Broadcast } from '../store/broadcast.js';
-import { openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
+import { describeDatabase, openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
 import { PgRateLimiter } from '../store/pg-rate-limiter.js';
 import { openVideoStore } from '../video/open-store.js';
 import type { VideoStore } from '../video/store.js';
@@ -74,7 +74,8 @@ export async function openBackend(location: DatabaseLocation, options: { now: ()
     };
   } catch (err) {
     await database.close().catch(() => {});
-    throw err;
+    // Named, so an unreachable server or a wrong password says which database (never the password).
+    throw new Error(`database ${describeDatabase(location)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 }
 

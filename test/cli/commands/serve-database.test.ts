@@ -33,6 +33,13 @@ test('serve, admin: a bad --database, or --database with --db, exits 1 with one 
   }
 });
 
+test('serve on a PostgreSQL server that cannot be reached exits 1 naming the database, never its password', async () => {
+  const r = await runCli(['serve', '--addr', '127.0.0.1:0', '--database', 'postgres://u:secret@127.0.0.1:1/x'], { SERVICE_ADMIN_TOKEN: 'bsa_x' });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /database postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/x: connect ECONNREFUSED/);
+  assert.doesNotMatch(r.stderr, /secret/);
+});
+
 test('admin reads DATABASE_URL when no flag is given', async () => {
   const dir = tempDir();
   try {
