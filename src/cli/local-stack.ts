@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_BUNDLE } from '../../brain/index.js';
-import { SqliteControlPlaneStore } from '../controlplane/sqlite-store.js';
+import { openControlPlaneStore } from '../controlplane/open-store.js';
+import type { ControlPlaneStore } from '../controlplane/store.js';
 import type { ServerId } from '../controlplane/types.js';
-import { SqliteIdentityStore } from '../identity/sqlite-store.js';
+import { openIdentityStore } from '../identity/open-store.js';
 import { hashPassword, hashToken, newToken } from '../identity/tokens.js';
 import type { TenantId } from '../identity/types.js';
-import { migrate, openDatabase, type Db } from '../store/sqlite.js';
+import { openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
+import { migratePg, queryOne, type Pool } from '../store/postgres.js';
+import { migrate, type Db } from '../store/sqlite.js';
 
 /** What `brainstem up` creates on its first run and reuses afterwards. */
 export interface LocalStack {
@@ -39,6 +42,22 @@ const MIGRATIONS = [
   },
 ];
 
+const PG_MIGRATIONS = [
+  {
+    version: 1,
+    sql: `CREATE TABLE local_stack (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      tenant_id BIGINT NOT NULL,
+      email TEXT NOT NULL,
+      password TEXT NOT NULL,
+      server_id BIGINT NOT NULL,
+      server_key TEXT NOT NULL,
+      admin_token TEXT NOT NULL,
+      created_at TEXT NOT NULL
+    )`,
+  },
+];
+
 interface Row {
   tenant_id: number;
   email: string;
@@ -49,23 +68,23 @@ interface Row {
 }
 
 /**
- * Opens the DB file, creates the local stack's tenant (plan agency, so every feature works),
- * user, server and server key when the file has none, and returns them. A stored key that was
+ * Opens the database, creates the local stack's tenant (plan agency, so every feature works),
+ * user, server and server key when it has none, and returns them. A stored key that was
  * revoked meanwhile is replaced by a fresh one. `adminToken` (SERVICE_ADMIN_TOKEN) wins over
- * the stored one without replacing it. The DB is closed again before returning.
+ * the stored one without replacing it. The database is closed again before returning.
  */
-export async function ensureLocalStack(file: string, options: { adminToken?: string; now?: () => number } = {}): Promise<{ stack: LocalStack; created: boolean }> {
-  const db = openDatabase(file);
+export async function ensureLocalStack(location: DatabaseLocation, options: { adminToken?: string; now?: () => number } = {}): Promise<{ stack: LocalStack; created: boolean }> {
+  const database = openDatabaseAt(location);
   try {
-    const identity = new SqliteIdentityStore(db, options.now);
-    const controlPlane = new SqliteControlPlaneStore(db, options.now);
-    migrate(db, 'up', MIGRATIONS);
-    const row = db.prepare('SELECT tenant_id, email, password, server_id, server_key, admin_token FROM local_stack WHERE id = 1').get() as Row | undefined;
+    const identity = await openIdentityStore(database, options.now);
+    const controlPlane = await openControlPlaneStore(database, options.now);
+    const rows = await localStackRows(database);
+    const row = await rows.read();
     if (row && (await identity.getTenant(row.tenant_id as TenantId)) && (await controlPlane.getServer(row.server_id as ServerId))) {
       let serverKey = row.server_key;
       if (!(await controlPlane.findServerKey(hashToken(serverKey)))) {
         serverKey = await issueKey(controlPlane, row.server_id as ServerId);
-        db.prepare('UPDATE local_stack SET server_key = ? WHERE id = 1').run(serverKey);
+        await rows.save({ ...row, server_key: serverKey }, options.now ?? Date.now);
       }
       return { stack: toStack(row, serverKey, options.adminToken), created: false };
     }
@@ -81,25 +100,46 @@ export async function ensureLocalStack(file: string, options: { adminToken?: str
     const server = await controlPlane.createServer(tenant.id, 'Local game server', DEFAULT_BUNDLE, 'brainstem up');
     const serverKey = await issueKey(controlPlane, server.id);
     const stored: Row = { tenant_id: tenant.id, email, password, server_id: server.id, server_key: serverKey, admin_token: newToken('admin') };
-    save(db, stored, options.now ?? Date.now);
+    await rows.save(stored, options.now ?? Date.now);
     return { stack: toStack(stored, serverKey, options.adminToken), created: true };
   } finally {
-    db.close();
+    await database.close();
   }
 }
 
-async function issueKey(store: SqliteControlPlaneStore, server: ServerId): Promise<string> {
+async function issueKey(store: ControlPlaneStore, server: ServerId): Promise<string> {
   const key = newToken('serverKey');
   await store.createServerKey(server, hashToken(key), key.slice(0, 8));
   return key;
 }
 
-function save(db: Db, r: Row, now: () => number): void {
-  db.prepare(
-    `INSERT INTO local_stack (id, tenant_id, email, password, server_id, server_key, admin_token, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT(id) DO UPDATE SET tenant_id = excluded.tenant_id, email = excluded.email, password = excluded.password,
-       server_id = excluded.server_id, server_key = excluded.server_key, admin_token = excluded.admin_token, created_at = excluded.created_at`,
-  ).run(r.tenant_id, r.email, r.password, r.server_id, r.server_key, r.admin_token, new Date(now()).toISOString());
+/** The one row of local_stack, on either database. */
+interface LocalStackRows {
+  read(): Promise<Row | undefined>;
+  save(row: Row, now: () => number): Promise<void>;
+}
+
+const SAVE_COLUMNS = 'id, tenant_id, email, password, server_id, server_key, admin_token, created_at';
+const ON_CONFLICT = `ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, email = excluded.email, password = excluded.password,
+  server_id = excluded.server_id, server_key = excluded.server_key, admin_token = excluded.admin_token, created_at = excluded.created_at`;
+const READ = 'SELECT tenant_id, email, password, server_id, server_key, admin_token FROM local_stack WHERE id = 1';
+const values = (r: Row, now: () => number) => [r.tenant_id, r.email, r.password, r.server_id, r.server_key, r.admin_token, new Date(now()).toISOString()];
+
+async function localStackRows(database: Database): Promise<LocalStackRows> {
+  if (database.kind === 'sqlite') {
+    const db: Db = database.db;
+    migrate(db, 'up', MIGRATIONS);
+    return {
+      read: async () => db.prepare(READ).get() as Row | undefined,
+      save: async (r, now) => void db.prepare(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, ?, ?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`).run(...values(r, now)),
+    };
+  }
+  const pool: Pool = database.pool;
+  await migratePg(pool, 'up', PG_MIGRATIONS);
+  return {
+    read: () => queryOne<Row>(pool, READ, []),
+    save: async (r, now) => void (await pool.query(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, $1, $2, $3, $4, $5, $6, $7) ${ON_CONFLICT}`, values(r, now))),
+  };
 }
 
 function toStack(r: Row, serverKey: string, adminToken: string | undefined): LocalStack {

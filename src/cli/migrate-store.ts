@@ -8,14 +8,14 @@ import { openStores } from './backend.js';
 export const COPY_BATCH_ROWS = 500;
 
 /**
- * Tables a SQLite file may hold that no PostgreSQL store has: `brainstem up`'s local
- * credentials (a development stack, which runs on SQLite only). They are left behind, and named.
+ * Tables that are not carried over: `brainstem up`'s local credentials (a development stack,
+ * which makes its own on the new database when it first runs there). They are left behind, and named.
  */
-export const SQLITE_ONLY_TABLES: ReadonlySet<string> = new Set(['local_stack']);
+export const NOT_CARRIED_TABLES: ReadonlySet<string> = new Set(['local_stack']);
 
 export interface CopyReport {
   tables: { name: string; rows: number }[];
-  /** Tables left behind (SQLITE_ONLY_TABLES found in the source). */
+  /** Tables left behind (NOT_CARRIED_TABLES found in the source). */
   skipped: string[];
 }
 
@@ -43,8 +43,8 @@ export async function migrateStore(sqliteFile: string, postgresUrl: string): Pro
         const sourceTables = new Set(
           (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'").all() as { name: string }[]).map((r) => r.name),
         );
-        const skipped = [...sourceTables].filter((t) => SQLITE_ONLY_TABLES.has(t)).sort();
-        const missing = [...sourceTables].filter((t) => !SQLITE_ONLY_TABLES.has(t) && !targetTables.includes(t));
+        const skipped = [...sourceTables].filter((t) => NOT_CARRIED_TABLES.has(t)).sort();
+        const missing = [...sourceTables].filter((t) => !NOT_CARRIED_TABLES.has(t) && !targetTables.includes(t));
         if (missing.length > 0) throw new MigrateStoreError(`the target has no table for ${missing.join(', ')}: this build has no PostgreSQL store for them`);
         const copied = targetTables.filter((t) => sourceTables.has(t));
         await refuseNonEmpty(client, copied, postgresUrl);

@@ -27,7 +27,7 @@ export function registerMigrateStore(program: Command): void {
       const rows = report.tables.reduce((n, t) => n + t.rows, 0);
       process.stdout.write(`copied ${rows} rows in ${report.tables.length} tables to PostgreSQL\n`);
       for (const t of report.tables) process.stdout.write(`  ${t.name.padEnd(28)} ${t.rows}\n`);
-      if (report.skipped.length > 0) process.stdout.write(`left behind (SQLite only): ${report.skipped.join(', ')}\n`);
+      if (report.skipped.length > 0) process.stdout.write(`left behind (brainstem up's local credentials): ${report.skipped.join(', ')}\n`);
     });
 }
 

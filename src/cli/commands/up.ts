@@ -4,6 +4,7 @@ import { createLogger } from '../../log.js';
 import { startLinkedSidecar } from '../../sidecar/control-plane/control-plane-link.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
+import { describeDatabase } from '../../store/database.js';
 import { startEmbedded } from '../embedded.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
@@ -60,14 +61,15 @@ export function registerUp(program: Command): void {
       const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
       const logger = createLogger();
       const location = databaseFlag(flags);
-      if (location.kind !== 'sqlite') throw new CliError('brainstem up runs on a SQLite file; for PostgreSQL run brainstem serve --database');
-      const db = location.file;
-      const lock = lockDatabase(db);
+      // Where the stack lives, as printed: the file, or the PostgreSQL URL without its password.
+      const db = location.kind === 'sqlite' ? location.file : describeDatabase(location);
+      // One stack at a time on a SQLite file (a file lock); a PostgreSQL database is shared by design.
+      const lock = location.kind === 'sqlite' ? lockDatabase(location.file) : null;
       // Also on the way out of a failed start (main exits the process on the error).
-      process.once('exit', lock.release);
+      if (lock) process.once('exit', lock.release);
       let local;
       try {
-        local = await ensureLocalStack(db, { adminToken: process.env.SERVICE_ADMIN_TOKEN });
+        local = await ensureLocalStack(location, { adminToken: process.env.SERVICE_ADMIN_TOKEN });
       } catch (err) {
         throw new CliError(`cannot prepare ${db}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -77,7 +79,7 @@ export function registerUp(program: Command): void {
         embedded = await startEmbedded({
           host: api.host,
           port: api.port,
-          db,
+          database: location,
           adminToken: stack.adminToken,
           logger,
           dataDir: resolve(flags.data),
@@ -137,6 +139,6 @@ export function registerUp(program: Command): void {
       // The sidecar first: its final telemetry report goes to the server still running.
       await sidecar.close();
       await embedded.close();
-      lock.release();
+      lock?.release();
     });
 }
