@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { readLimitsFile, type Limits } from '../http/limits.js';
+import { accessLogLine, type RequestObserver } from '../http/observe.js';
 
 /** An expected failure of a command: printed as one line, no stack. */
 export class CliError extends Error {
@@ -52,4 +53,11 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
   });
+}
+
+export const ACCESS_LOG_FLAG_HELP = 'one JSON line per request on stderr: method, route pattern, status, microseconds (never a path, query, token or body)';
+
+/** `--access-log`: the observer writing its lines to stderr; null without the flag. */
+export function accessLogFlag(on: boolean | undefined): RequestObserver | null {
+  return on === true ? (record) => process.stderr.write(accessLogLine(record)) : null;
 }

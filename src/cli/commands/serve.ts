@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startEmbedded } from '../embedded.js';
-import { CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal } from '../util.js';
+import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal } from '../util.js';
 
 interface ServeFlags {
   addr: string;
@@ -15,6 +15,7 @@ interface ServeFlags {
   allowPrivateWebhooks?: boolean;
   limits?: string;
   insecureHttp?: boolean;
+  accessLog?: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -32,13 +33,14 @@ export function registerServe(program: Command): void {
     .option('--insecure-http', 'serve plain HTTP on an address that is not loopback (only behind a TLS-terminating proxy); loopback never needs it')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .option('--limits <file>', LIMITS_FLAG_HELP)
+    .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
       const logger = createLogger();
       const adminToken = process.env.SERVICE_ADMIN_TOKEN;
-      if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes will refuse every request');
+      if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes and /metrics will refuse every request');
       const server = await startEmbedded({
         host,
         port,
@@ -52,6 +54,7 @@ export function registerServe(program: Command): void {
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
         ...limits,
         insecureHttp: flags.insecureHttp === true,
+        accessLog: accessLogFlag(flags.accessLog),
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');

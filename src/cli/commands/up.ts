@@ -7,7 +7,7 @@ import { defaultStateFile } from '../../sidecar/state-file.js';
 import { startEmbedded } from '../embedded.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
-import { CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal } from '../util.js';
+import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal } from '../util.js';
 import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
 
 interface UpFlags {
@@ -19,6 +19,7 @@ interface UpFlags {
   limits?: string;
   allowPrivateWebhooks?: boolean;
   insecureHttp?: boolean;
+  accessLog?: boolean;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -50,6 +51,7 @@ export function registerUp(program: Command): void {
     .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
     .option('--json', 'print the URLs and credentials as one JSON line')
     .option('--limits <file>', LIMITS_FLAG_HELP)
+    .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
@@ -80,6 +82,7 @@ export function registerUp(program: Command): void {
           allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
           ...limits,
           insecureHttp: flags.insecureHttp === true,
+        accessLog: accessLogFlag(flags.accessLog),
         });
       } catch (err) {
         throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
