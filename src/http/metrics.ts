@@ -77,3 +77,40 @@ export function externalGauge(registry: Registry, name: string, help: string, re
     },
   });
 }
+
+/** A histogram's state as Prometheus shows it: cumulative counts at each upper edge, the sum and the count. */
+export interface HistogramSnapshot {
+  /** Upper edges (`le`), ascending, in the metric's unit. */
+  readonly edges: readonly number[];
+  /** How many values were at most each edge. */
+  readonly cumulative: readonly number[];
+  readonly sum: number;
+  readonly count: number;
+}
+
+/**
+ * A histogram kept elsewhere (a service's own fixed-bucket histogram), rendered at scrape
+ * time: prom-client's Histogram can only be fed one observation at a time, which would put
+ * it on the path being measured.
+ */
+export function externalHistogram(registry: Registry, name: string, help: string, read: () => HistogramSnapshot): void {
+  registry.registerMetric({
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    reset() {},
+    get: async () => {
+      const h = read();
+      const values: { metricName: string; labels: Record<string, string>; value: number }[] = h.edges.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le: String(le) }, value: h.cumulative[i]! }));
+      values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: h.count });
+      return {
+        name,
+        help,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: [...values, { metricName: `${name}_sum`, labels: {}, value: h.sum }, { metricName: `${name}_count`, labels: {}, value: h.count }],
+      };
+    },
+  } as unknown as Parameters<Registry['registerMetric']>[0]);
+}

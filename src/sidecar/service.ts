@@ -4,6 +4,8 @@ import { createDialogueTier, type CreateDialogueTierOptions } from '../dialogue/
 import type { DialogueTier } from '../dialogue/tier.js';
 import { mountVoiceRoutes } from '../dialogue/voice-routes.js';
 import { HttpServer } from '../http/server.js';
+import type { RequestObserver } from '../http/observe.js';
+import type { Registry } from 'prom-client';
 import { text } from '../http/reply.js';
 import { silentLogger, type Logger } from '../log.js';
 import { BearerGate } from './auth.js';
@@ -15,6 +17,7 @@ import { createEvaluator } from './tick/pool.js';
 import { StateKeeper } from './state/state-file.js';
 import { PlayerTracker } from './state/players.js';
 import { mountStatus } from './status-route.js';
+import { mountMetrics, sidecarRegistry } from './metrics.js';
 import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/tick.js';
 
 export interface SidecarOptions {
@@ -45,6 +48,10 @@ export interface SidecarOptions {
   statusExtras?: () => Record<string, unknown>;
   /** Runs on close once no tick is in flight and before the brains stop (a final telemetry report). */
   beforeStop?: () => Promise<void>;
+  /** More metrics for GET /metrics (the control-plane client's pulls and pushes). */
+  metricsExtras?: (registry: Registry) => void;
+  /** `--access-log`: told of every finished request; unset, requests pay nothing for it. */
+  accessLog?: RequestObserver | null;
   logger?: Logger;
 }
 
@@ -130,7 +137,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const wiring = tier ? new DialogueWiring(tier, (agent, time) => ev.persona(agent, time)) : null;
   const players = new PlayerTracker(options.playersWindowMs);
   const ticks = new TickHandler(ev, { gate, dialogue: wiring, observe: (r) => players.observe(r) });
-  const server = sidecarRoutes(new HttpServer({ logger }), ticks, options.maxBody);
+  const server = sidecarRoutes(new HttpServer({ logger, observe: options.accessLog ?? null }), ticks, options.maxBody);
   let agents: number | null = null;
   const status = (): SidecarStatus => ({
     config: options.source.status(),
@@ -142,6 +149,9 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     stateFile: options.stateFile ?? null,
   });
   mountStatus(server, gate, status, options.statusExtras ?? (() => ({})));
+  const registry = sidecarRegistry(ticks, ev, options.source, () => agents);
+  options.metricsExtras?.(registry);
+  mountMetrics(server, gate, registry);
   if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.checkRequest(req), logger });
   const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;

@@ -10,7 +10,7 @@ import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/
 import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
-import { CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
+import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
 
@@ -53,6 +53,8 @@ export interface SidecarCliOptions {
   stateDir?: string;
   /** Admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1). */
   insecureHttp?: boolean;
+  /** One JSON line per request on stderr. */
+  accessLog?: boolean;
 }
 
 /** A positive number of seconds (fractions allowed), as milliseconds. */
@@ -138,7 +140,7 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const dialogue = dialogueFrom(opts, env);
   let sidecar: Sidecar;
   try {
-    const common = { host, port, workers, token: token || null, logger, dialogue, stateFile, stateEveryMs };
+    const common = { host, port, workers, token: token || null, logger, dialogue, stateFile, stateEveryMs, accessLog: accessLogFlag(opts.accessLog) };
     sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: configSourceFrom(opts, logger) });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
@@ -174,5 +176,6 @@ export function registerSidecar(program: Command): void {
     .option('--max-backoff <s>', 'cap of the retry back-off after control-plane errors (default 300)')
     .option('--insecure-http', 'admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1); the server key then crosses the network unencrypted')
     .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default ./.brainstem/sidecar-<server id>/)')
+    .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));
 }

@@ -98,7 +98,7 @@ export function registerUp(program: Command): void {
       try {
         linked = await startLinkedSidecar(
           { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir, insecureHttp: flags.insecureHttp === true },
-          { host: side.host, port: side.port, workers: 0, token: token || null, logger, dialogue: dialogueFrom({}, process.env), stateFile: defaultStateFile(process.cwd(), stateDir) },
+          { host: side.host, port: side.port, workers: 0, token: token || null, logger, accessLog: accessLogFlag(flags.accessLog), dialogue: dialogueFrom({}, process.env), stateFile: defaultStateFile(process.cwd(), stateDir) },
         );
       } catch (err) {
         await embedded.close();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Survivor } from '../../../brain/index.js';
 import { silentLogger, type Logger } from '../../log.js';
 import { errorCode, errorText, failureText, type ControlPlaneClient } from './control-plane-client.js';
-import type { Exchange, ExchangeOutcome } from './control-plane-source.js';
+import { countExchange, type Exchange, type ExchangeCounts, type ExchangeOutcome } from './control-plane-source.js';
 import type { HistogramMark, LatencyHistogram } from '../tick/histogram.js';
 import type { SidecarTelemetry } from '../service.js';
 import type { BufferedReport, TelemetryBuffer } from './telemetry-buffer.js';
@@ -62,6 +62,8 @@ export class TelemetryPusher {
   private errors = 0;
   private notBefore = 0;
   private rejected = 0;
+  /** Report sends since start by outcome. */
+  readonly pushes: ExchangeCounts = { ok: 0, not_modified: 0, unauthorized: 0, error: 0 };
   private mark: HistogramMark;
 
   constructor(options: TelemetryPusherOptions) {
@@ -166,6 +168,7 @@ export class TelemetryPusher {
   }
 
   private record(outcome: ExchangeOutcome): void {
+    countExchange(this.pushes, outcome);
     this.lastPush = { at: new Date(this.o.now()).toISOString(), outcome };
   }
 
