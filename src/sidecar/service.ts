@@ -15,7 +15,7 @@ import { mergeEvents, type Evaluator } from './tick/evaluator.js';
 import type { LatencySummary } from './tick/histogram.js';
 import { createEvaluator } from './tick/pool.js';
 import { StateKeeper } from './state/state-file.js';
-import { PlayerTracker } from './state/players.js';
+import { PlayerTracker, RecentAgents } from './state/players.js';
 import { mountStatus } from './status-route.js';
 import { mountMetrics, sidecarRegistry } from './metrics.js';
 import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/tick.js';
@@ -42,7 +42,7 @@ export interface SidecarOptions {
   stateFile?: string | null;
   /** Default 30,000 ms. */
   stateEveryMs?: number;
-  /** Window of telemetry's playersOnline (PlayerTracker), default 2 min. */
+  /** Window of telemetry's playersOnline (PlayerTracker) and of the roster's recently ticked characters (RecentAgents), default 2 min. */
   playersWindowMs?: number;
   /** More top-level fields for GET /status (the control-plane client's state). */
   statusExtras?: () => Record<string, unknown>;
@@ -136,7 +136,15 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   if (options.dialogue) tier = createDialogueTier({ ...options.dialogue, bundle: first, logger });
   const wiring = tier ? new DialogueWiring(tier, (agent, time) => ev.persona(agent, time)) : null;
   const players = new PlayerTracker(options.playersWindowMs);
-  const ticks = new TickHandler(ev, { gate, dialogue: wiring, observe: (r) => players.observe(r) });
+  const recent = new RecentAgents(options.playersWindowMs);
+  const ticks = new TickHandler(ev, {
+    gate,
+    dialogue: wiring,
+    observe: (r) => {
+      players.observe(r);
+      recent.observe(r.snapshot.agent);
+    },
+  });
   const server = sidecarRoutes(new HttpServer({ logger, observe: options.accessLog ?? null }), ticks, options.maxBody);
   let agents: number | null = null;
   const status = (): SidecarStatus => ({
@@ -166,6 +174,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   }
   keeper?.start(options.stateEveryMs ?? 30_000);
   players.start();
+  recent.start();
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | null = null;
   return {
@@ -186,7 +195,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       }
       return {
         events,
-        roster: brains.roster,
+        // Only characters the game still ticks: the brains remember the others for an hour.
+        roster: brains.roster.filter((s) => recent.has(s.agent)),
         agents: brains.agents,
         playersOnline: players.count(),
         linesSpoken: d?.spoke ?? 0,
@@ -207,6 +217,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
         await server.close();
         await options.beforeStop?.().catch((err: unknown) => logger.error('shutdown hook failed', { error: String(err) }));
         players.stop();
+        recent.stop();
         await options.source.stop();
         await keeper?.close();
         await tier?.close();

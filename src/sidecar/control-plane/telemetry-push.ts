@@ -81,13 +81,19 @@ export class TelemetryPusher {
     this.mark = options.latency.mark();
   }
 
-  /** Sends what a previous run left, then reports every interval. */
+  /**
+   * Reports once at once (after what a previous run left), then every interval: the first
+   * report tells the control plane within seconds that this sidecar is up, rather than a
+   * whole interval later. Two reports in a row stay within the per-server report quota
+   * (2 a second); a backlog past it backs off and is resent.
+   */
   start(): void {
-    this.timer = setInterval(() => {
+    const report = (): void => {
       this.report().catch((err: unknown) => this.o.logger.error('telemetry report could not be built', { error: err instanceof Error ? err.message : String(err) }));
-    }, this.o.intervalMs);
+    };
+    this.timer = setInterval(report, this.o.intervalMs);
     this.timer.unref();
-    void this.flush();
+    report();
   }
 
   status(): PushStatus {

@@ -43,3 +43,41 @@ export class PlayerTracker {
     return n;
   }
 }
+
+/**
+ * Characters ticked lately, for telemetry's roster: the brains keep a character's memory for
+ * an hour of its own game time after its last tick, and a character the game no longer ticks
+ * must not stay on the roster in its last state ("engaging" long after it left). Two sets
+ * rotate every window, as PlayerTracker's do: one Set.add per tick, no clock read.
+ */
+export class RecentAgents {
+  private current = new Set<number>();
+  private previous = new Set<number>();
+  private timer: NodeJS.Timeout | null = null;
+
+  /** Window in ms (default 2 min): a character not ticked for one to two windows is off the roster. */
+  constructor(private readonly windowMs = 120_000) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.rotate(), this.windowMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  observe(agent: number): void {
+    this.current.add(agent);
+  }
+
+  rotate(): void {
+    this.previous = this.current;
+    this.current = new Set();
+  }
+
+  has(agent: number): boolean {
+    return this.current.has(agent) || this.previous.has(agent);
+  }
+}
