@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startEmbedded } from '../embedded.js';
 import { describeDatabase } from '../../store/database.js';
-import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, databaseFlag, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
+import { join, resolve } from 'node:path';
+import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
+import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
 
 interface ServeFlags {
   addr: string;
@@ -10,7 +12,8 @@ interface ServeFlags {
   db?: string;
   tlsCert?: string;
   tlsKey?: string;
-  data: string;
+  data?: string;
+  dataDir?: string;
   ffmpeg?: string;
   renderConcurrency?: string;
   ffmpegMemory?: string;
@@ -21,15 +24,15 @@ interface ServeFlags {
 }
 
 export function registerServe(program: Command): void {
-  withDatabaseOptions(
+  withDataDirOption(withDatabaseOptions(
     program
       .command('serve')
       .description('embedded mode: control plane, property-video API, webhooks and dashboard on one SQLite file or a PostgreSQL database')
       .option('--addr <host:port>', 'bind address', '127.0.0.1:8080'),
-  )
+  ), 'where the database (brainstem.db, unless --database or --db names one) and the property-video files go; default: the SQLite file\'s directory')
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
-    .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
+    .option('--data <dir>', 'property-video files: photos, rendered videos, posters (default: data/ in the data directory)')
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
     .option('--ffmpeg-memory <MiB>', 'address space each ffmpeg render may map, enforced with prlimit (default: 2048)')
@@ -40,7 +43,8 @@ export function registerServe(program: Command): void {
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
-      const database = databaseFlag(flags);
+      const { dir, database } = stackDataDir(flags);
+      const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
       const logger = createLogger();
       const adminToken = process.env.SERVICE_ADMIN_TOKEN;
@@ -51,7 +55,7 @@ export function registerServe(program: Command): void {
         database,
         adminToken,
         logger,
-        dataDir: flags.data,
+        dataDir: videoDir,
         ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
@@ -62,8 +66,10 @@ export function registerServe(program: Command): void {
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
-      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, data ${flags.data})\n`);
-      await untilSignal();
+      // Listening before the banner: whoever reacts to it with a signal at once stops the server cleanly.
+      const stopped = untilSignal();
+      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, data ${videoDir})\n`);
+      await stopped;
       await server.close();
     });
 }

@@ -11,6 +11,7 @@ import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/s
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
+import { DATA_DIR_ENV, sidecarDataDir } from '../data-dir.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
 
@@ -55,6 +56,8 @@ export interface SidecarCliOptions {
   insecureHttp?: boolean;
   /** One JSON line per request on stderr. */
   accessLog?: boolean;
+  /** Where the sidecar's `.brainstem/` state goes (env BRAINSTEM_DATA_DIR); default the working directory. */
+  dataDir?: string;
 }
 
 /** A positive number of seconds (fractions allowed), as milliseconds. */
@@ -68,7 +71,7 @@ function parseSeconds(value: string, flag: string, min: number, max: number): nu
  * The control-plane link from flags, else env: null when none of URL, server id and key is
  * given; a CliError when only some are, or with --bundle too.
  */
-export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv, cwd = process.cwd()): ControlPlaneLinkOptions | null {
+export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv, cwd = process.cwd(), dataDir = cwd): ControlPlaneLinkOptions | null {
   const pick = (flag: string | undefined, name: string): string | undefined => {
     const v = flag ?? env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
@@ -91,7 +94,7 @@ export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
     url: url!,
     serverId: serverId!,
     serverKey: serverKey!,
-    stateDir: opts.stateDir ? resolve(cwd, opts.stateDir) : defaultStateDir(serverId!, cwd),
+    stateDir: opts.stateDir ? resolve(cwd, opts.stateDir) : defaultStateDir(serverId!, dataDir),
     ...(opts.pollInterval !== undefined ? { pollMs: parseSeconds(opts.pollInterval, '--poll-interval', 0.05, 86_400) } : {}),
     ...(opts.telemetryInterval !== undefined ? { telemetryMs: parseSeconds(opts.telemetryInterval, '--telemetry-interval', 0.05, 86_400) } : {}),
     ...(opts.maxBackoff !== undefined ? { maxBackoffMs: parseSeconds(opts.maxBackoff, '--max-backoff', 0.05, 86_400) } : {}),
@@ -99,10 +102,10 @@ export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   };
 }
 
-/** Where the brains' memory is kept: --state ('' for nowhere), else the default (defaultStateFile). */
-export function stateFileFrom(opts: SidecarCliOptions, cwd = process.cwd(), stateDir: string | null = null): string | null {
+/** Where the brains' memory is kept: --state ('' for nowhere), else the default in the data directory (defaultStateFile). */
+export function stateFileFrom(opts: SidecarCliOptions, cwd = process.cwd(), stateDir: string | null = null, dataDir = cwd): string | null {
   if (opts.state !== undefined) return opts.state === '' ? null : resolve(cwd, opts.state);
-  return defaultStateFile(cwd, stateDir);
+  return defaultStateFile(dataDir, stateDir);
 }
 
 /**
@@ -134,8 +137,9 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const { host, port } = parseAddr(opts.addr ?? env.SERVICE_BRAIN_ADDR ?? DEFAULT_SIDECAR_ADDR, opts.addr ? '--addr' : 'SERVICE_BRAIN_ADDR');
   const workers = opts.workers === undefined ? DEFAULT_WORKERS : parseInteger(opts.workers, '--workers', 0, 64);
   const token = opts.token ?? env.SERVICE_BRAIN_TOKEN ?? '';
-  const link = controlPlaneFrom(opts, env);
-  const stateFile = stateFileFrom(opts, process.cwd(), link?.stateDir ?? null);
+  const dataDir = sidecarDataDir(opts.dataDir, env);
+  const link = controlPlaneFrom(opts, env, process.cwd(), dataDir);
+  const stateFile = stateFileFrom(opts, process.cwd(), link?.stateDir ?? null, dataDir);
   const stateEveryMs = opts.stateEvery === undefined ? 30_000 : parseInteger(opts.stateEvery, '--state-every', 1, 86_400) * 1000;
   const dialogue = dialogueFrom(opts, env);
   let sidecar: Sidecar;
@@ -145,6 +149,8 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
+  // Listening before the banner: whoever reacts to it with a signal at once stops the sidecar cleanly.
+  const stopped = untilSignal();
   const config = sidecar.status().config;
   const mode = workers === 0 ? 'inline' : `${workers} worker${workers === 1 ? '' : 's'}`;
   process.stdout.write(
@@ -152,7 +158,7 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   );
   // The banner says why the sidecar is not on the control plane's bundle, not just that it is not.
   if (link && config.lastError) process.stdout.write(`  config pull failed: ${config.lastError}; retrying with back-off (see ${sidecar.url}/status)\n`);
-  const signal = await untilSignal();
+  const signal = await stopped;
   logger.info('shutting down', { signal });
   await sidecar.close();
 }
@@ -165,7 +171,8 @@ export function registerSidecar(program: Command): void {
     .option('--addr <host:port>', `bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
     .option('--token <token>', 'bearer token required on /tick (env SERVICE_BRAIN_TOKEN)')
     .option('--workers <n>', `worker threads evaluating ticks, agents sharded over them; 0 = on the main thread (default ${DEFAULT_WORKERS})`)
-    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default ./.brainstem/brain-state.json, with --control-plane in --state-dir; '' = none)`)
+    .option('--data-dir <dir>', `where the sidecar keeps its state, in .brainstem/ (env ${DATA_DIR_ENV}; default: the working directory)`)
+    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default .brainstem/brain-state.json in the data directory, with --control-plane in --state-dir; '' = none)`)
     .option('--state-every <s>', 'seconds between brain memory saves (default 30)')
     .option('--audio-dir <dir>', 'directory for synthesised lines and voice clips (env SERVICE_AUDIO_DIR)')
     .option('--control-plane <url>', 'pull config from and push telemetry to this control plane (env SERVICE_CONTROL_PLANE_URL); needs --server-id and --server-key')
@@ -175,7 +182,7 @@ export function registerSidecar(program: Command): void {
     .option('--telemetry-interval <s>', 'seconds between telemetry reports (default 60)')
     .option('--max-backoff <s>', 'cap of the retry back-off after control-plane errors (default 300)')
     .option('--insecure-http', 'admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1); the server key then crosses the network unencrypted')
-    .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default ./.brainstem/sidecar-<server id>/)')
+    .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default .brainstem/sidecar-<server id>/ in the data directory)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));
 }

@@ -149,13 +149,14 @@ export function registerWebhooks(program: Command): void {
       });
       const bound = (server.address() as AddressInfo).port;
       const url = `http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${bound}/`;
+      const stopped = untilSignal();
       const generated = from === 'generated' ? secret : undefined;
       if (flags.json) print({ listening: url, ...(generated ? { secret: generated } : {}), ...(to ? { forwardTo: to.href } : {}) });
       else {
         print(`listening on ${url} (verifying with the ${SECRET_TEXT[from]}${to ? `, forwarding to ${to.href}` : ''}; Ctrl-C to stop)`);
         if (generated) print(`secret: ${generated}  (give it as the endpoint's "secret" when you register ${url})`);
       }
-      await untilSignal();
+      await stopped;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     });
