@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { configuredPlugins } from '../../dialogue/create.js';
+import { modelServerProblem } from '../../dialogue/model-check.js';
 import { createLogger, type Logger } from '../../log.js';
 import { BundleDirSource } from '../../sidecar/config/bundle-dir-source.js';
 import type { ConfigOrigin, ConfigSource } from '../../sidecar/config/config-source.js';
@@ -156,11 +157,29 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   process.stdout.write(
     `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${ORIGIN_TEXT[config.source]}${config.location ? ` ${config.location}` : ''}, ${mode}${token ? ', token required' : ''}${dialogue ? ', dialogue on' : ''}${stateFile ? `, state ${stateFile}` : ''})\n`,
   );
+  if (dialogue) warnAboutModelServer(env, logger);
   // The banner says why the sidecar is not on the control plane's bundle, not just that it is not.
   if (link && config.lastError) process.stdout.write(`  config pull failed: ${config.lastError}; retrying with back-off (see ${sidecar.url}/status)\n`);
   const signal = await stopped;
   logger.info('shutting down', { signal });
   await sidecar.close();
+}
+
+/**
+ * Checks the dialogue tier's model server in the background, once, as the sidecar starts:
+ * unreachable or without the configured model, it logs one warning naming the URL and the
+ * problem. The sidecar runs either way (characters stay silent until the model answers).
+ */
+export function warnAboutModelServer(env: NodeJS.ProcessEnv, logger: Logger): void {
+  const baseUrl = (env.SERVICE_LLM_BASE_URL ?? '').trim();
+  const model = (env.SERVICE_LLM_MODEL ?? '').trim();
+  if (!baseUrl || !model) return;
+  modelServerProblem(baseUrl, model, env.SERVICE_LLM_KEY || undefined).then(
+    (problem) => {
+      if (problem) logger.warn(`dialogue model server ${baseUrl} ${problem}; the sidecar runs, characters stay silent until it answers`, { url: baseUrl, model });
+    },
+    (err: unknown) => logger.warn(`dialogue model server ${baseUrl} could not be checked: ${err instanceof Error ? err.message : String(err)}`, { url: baseUrl, model }),
+  );
 }
 
 export function registerSidecar(program: Command): void {

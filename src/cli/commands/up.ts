@@ -9,7 +9,7 @@ import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
 import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
-import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
+import { DEFAULT_SIDECAR_ADDR, dialogueFrom, warnAboutModelServer } from './sidecar.js';
 
 interface UpFlags {
   addr: string;
@@ -108,6 +108,7 @@ export function registerUp(program: Command): void {
         throw new CliError(`sidecar: ${err instanceof Error ? err.message : String(err)}`);
       }
       const { sidecar } = linked;
+      if (sidecar.dialogue) warnAboutModelServer(process.env, logger);
       // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
       const stopped = untilSignal();
       const config = sidecar.status().config;
