@@ -9,6 +9,7 @@ import { startTestServer, tenantSession, type TestServer } from '../helpers/embe
 import { repoRoot, tempDir } from '../helpers/paths.js';
 import { serverWithKey } from '../controlplane/helpers.js';
 import { fullTick, post } from '../sidecar/helpers.js';
+import { CONNECTED_WITHIN_MS } from '../../src/controlplane/connections.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(repoRoot, 'test-artifacts', 'dashboard');
@@ -24,12 +25,14 @@ describe('dashboard: the sidecar connection line on the Servers page', { skip: h
   const state = tempDir('dashboard-connection-');
   const failures: string[] = [];
   const missing: string[] = [];
+  /** The server's clock runs this far ahead: how the test lets time pass. */
+  let offset = 0;
 
   before(async () => {
     const r = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', join(repoRoot, 'dashboard')], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`tsc -p dashboard failed:\n${r.stdout}${r.stderr}`);
     mkdirSync(ARTIFACTS, { recursive: true });
-    s = await startTestServer();
+    s = await startTestServer({ now: () => Date.now() + offset });
     ({ email, token } = await tenantSession(s, 'agency'));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -85,6 +88,20 @@ describe('dashboard: the sidecar connection line on the Servers page', { skip: h
 
     await row.getByRole('link', { name: 'Dust Valley' }).click();
     await page.locator('.connection-line [data-connection="connected"]').waitFor();
+    await page.getByRole('link', { name: 'Roster' }).click();
+    await page.getByRole('rowheader').first().waitFor();
+    assert.equal(await page.getByText(/states are not current/).count(), 0);
+
+    // The sidecar stops; 150 s later its link reads as not seen lately, and the roster it left
+    // says its states are not current instead of showing them as live.
+    await linked.sidecar.close();
+    linked = null;
+    offset += CONNECTED_WITHIN_MS + 1_000;
+    await page.reload();
+    await page.getByText(/states are not current/).waitFor();
+    assert.match(await page.locator('tbody tr').first().innerText(), /unknown: last reported/);
+    await page.locator('.connection-line [data-connection="stale"]').waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'server-roster-stale.png'), fullPage: true });
     assert.deepEqual(failures, []);
     assert.deepEqual(missing, []);
   });
