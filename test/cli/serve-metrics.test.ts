@@ -31,3 +31,16 @@ test('serve /metrics: Prometheus text for the admin token only; requests, pulls,
     await s.stop();
   }
 });
+
+test('without SERVICE_ADMIN_TOKEN, /metrics and the admin routes answer 401 naming the variable that opens them', async () => {
+  const s = await startTestServer({ adminToken: undefined });
+  try {
+    for (const path of ['/metrics', '/v1/admin/tenants']) {
+      const res = await s.call('GET', path, { token: 'bsa_anything' });
+      assert.equal(res.status, 401, path);
+      assert.match(res.body.error.message, /SERVICE_ADMIN_TOKEN/, path);
+    }
+  } finally {
+    await s.stop();
+  }
+});
