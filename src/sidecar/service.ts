@@ -142,7 +142,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     dialogue: wiring,
     observe: (r) => {
       players.observe(r);
-      recent.observe(r.snapshot.agent);
+      recent.add(r.snapshot.agent);
     },
   });
   const server = sidecarRoutes(new HttpServer({ logger, observe: options.accessLog ?? null }), ticks, options.maxBody);

@@ -117,10 +117,10 @@ test('a bad state file is logged and ignored, never fatal; saveState rewrites it
 
 test('the roster keeps only characters ticked in the last one to two windows (RecentAgents)', () => {
   const recent = new RecentAgents(60_000);
-  recent.observe(1);
-  recent.observe(2);
+  recent.add(1);
+  recent.add(2);
   recent.rotate();
-  recent.observe(2);
+  recent.add(2);
   assert.equal(recent.has(1), true, 'ticked in the previous window');
   recent.rotate();
   assert.equal(recent.has(1), false, 'not ticked for two windows: off the roster');
