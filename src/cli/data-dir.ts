@@ -39,11 +39,17 @@ export function stackDataDir(
   env: NodeJS.ProcessEnv = process.env,
 ): { dir: string; database: DatabaseLocation } {
   const given = givenDataDir(flags.dataDir, env);
-  const named = flags.database !== undefined || flags.db !== undefined || (env.DATABASE_URL ?? '').trim() !== '';
-  const database: DatabaseLocation = given !== undefined && !named ? { kind: 'sqlite', file: join(given, DATA_DIR_DATABASE) } : databaseFlag(flags);
+  const database = stackDatabase(flags, env);
   const dir = given ?? (database.kind === 'sqlite' ? dirname(database.file) : process.cwd());
   ensureDataDir(dir);
   return { dir, database };
+}
+
+/** The database of a stack: the one --database, --db or DATABASE_URL names, else brainstem.db in a given data directory, else ./brainstem.db. */
+export function stackDatabase(flags: { dataDir?: string | undefined; database?: string | undefined; db?: string | undefined }, env: NodeJS.ProcessEnv = process.env): DatabaseLocation {
+  const given = givenDataDir(flags.dataDir, env);
+  const named = flags.database !== undefined || flags.db !== undefined || (env.DATABASE_URL ?? '').trim() !== '';
+  return given !== undefined && !named ? { kind: 'sqlite', file: join(given, DATA_DIR_DATABASE) } : databaseFlag(flags, env);
 }
 
 /** The sidecar's data directory: --data-dir, else BRAINSTEM_DATA_DIR, else the working directory. */

@@ -71,9 +71,9 @@ export function withDatabaseOptions(command: Command): Command {
 }
 
 /** The database the flags (or DATABASE_URL) name; a bad URL is a CliError naming the forms understood. */
-export function databaseFlag(flags: { database?: string | undefined; db?: string | undefined }): DatabaseLocation {
+export function databaseFlag(flags: { database?: string | undefined; db?: string | undefined }, env: NodeJS.ProcessEnv = process.env): DatabaseLocation {
   try {
-    return chooseDatabase(flags);
+    return chooseDatabase(flags, env);
   } catch (err) {
     throw new CliError((err as Error).message);
   }

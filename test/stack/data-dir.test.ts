@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot, tempDir } from '../helpers/paths.js';
+import { repoRoot, runCli, tempDir } from '../helpers/paths.js';
 import { spawnCli, stop } from './helpers.js';
 
 /** Every path under `dir`, relative, sorted. */
@@ -46,6 +46,16 @@ test('up --data-dir (or BRAINSTEM_DATA_DIR) puts brainstem.db, data/ and the sid
     assert.equal((statSync(dir).mode & 0o777).toString(8), '700');
     const top = readdirSync(dir).sort();
     for (const name of ['.brainstem', 'brainstem.db', 'data']) assert.ok(top.includes(name), `${name} in ${top.join(', ')}`);
+    // admin finds the same database through the same variable.
+    const admin = await runCli(['admin', 'create-tenant', '--name', 'Second', '--plan', 'pro'], { BRAINSTEM_DATA_DIR: dir, BRAINSTEM_LOG: 'silent' });
+    assert.equal(admin.code, 0, admin.stderr);
+    const { openDatabase } = await import('../../src/store/sqlite.js');
+    const db = openDatabase(join(dir, 'brainstem.db'));
+    try {
+      assert.equal((db.prepare('SELECT COUNT(*) AS n FROM tenants').get() as { n: number }).n, 2);
+    } finally {
+      db.close();
+    }
   } finally {
     cwd.dispose();
     data.dispose();
