@@ -14,6 +14,9 @@ import { mountControlPlane } from '../controlplane/index.js';
 import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/provider.js';
 import { mountDashboard } from '../dashboard/static.js';
 import { limitsWith, type Limits } from '../http/limits.js';
+import { metricsHandler } from '../http/metrics.js';
+import { combineObservers, type RequestObserver } from '../http/observe.js';
+import { serveMetrics } from './serve-metrics.js';
 import { openBackend } from './backend.js';
 
 /**
@@ -67,6 +70,8 @@ export interface EmbeddedOptions {
   publicUrl?: string;
   /** Signing secret of the Stripe webhook endpoint; default STRIPE_WEBHOOK_SECRET. */
   stripeWebhookSecret?: string;
+  /** `--access-log`: told of every finished request (see accessLogLine). */
+  accessLog?: RequestObserver | null;
 }
 
 export interface Embedded {
@@ -98,7 +103,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const backend = await openBackend(location, { now, logger });
   const { database, stores, cluster } = backend;
   const identity = stores.identity;
-  const server = new HttpServer({ logger, ...(options.tls ? { tls: options.tls } : {}) });
+  const metrics = serveMetrics();
+  const server = new HttpServer({ logger, observe: combineObservers([metrics.observe, options.accessLog]), ...(options.tls ? { tls: options.tls } : {}) });
   // A worker answers /health alone: the services' routes go on a server that never listens,
   // so every service is built the same way whatever the role.
   const routes = role === 'worker' ? new HttpServer({ logger }) : server;
@@ -160,6 +166,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   }
   // For load balancers and supervisors: answers while the process serves, touches no storage.
   server.get('/health', () => text(200, 'ok'), { headers: [] });
+  metrics.attach({
+    webhookAttempts: () => webhooks.dispatcher.attempts,
+    webhooksInFlight: () => webhooks.dispatcher.stats.inFlight,
+    renders: () => video.renders(),
+  });
+  // Prometheus text format, for the admin token only: route names and volumes are operator business.
+  server.get('/metrics', metricsHandler(metrics.registry, (req) => auth.admin(req)));
   // Last, so that no API route is shadowed by the page's static routes.
   if (role !== 'worker') mountDashboard(server, { logger });
 

@@ -8,6 +8,7 @@ import type { HeadCache } from './heads.js';
 import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
 import type { ControlPlaneStore } from './store.js';
+import type { SidecarPulls } from './connections.js';
 import type { ServerId, ServerRecord } from './types.js';
 
 /** What the route modules of the control plane share. */
@@ -22,6 +23,8 @@ export interface ControlPlaneContext {
   quota: LineQuota;
   /** Tells the other replicas on the database what this one changed. */
   sync: ControlPlaneSync;
+  /** The last config pull of each server (the dashboard's connection line). */
+  pulls: SidecarPulls;
   now: () => number;
 }
 

@@ -12,6 +12,7 @@ import { HeadCache } from './heads.js';
 import type { ReplayLedger } from './replay.js';
 import type { Broadcast } from '../store/broadcast.js';
 import { silentLogger, type Logger } from '../log.js';
+import { SidecarPulls } from './connections.js';
 import { LineQuota } from './line-quota.js';
 import { monthOf } from './read-models.js';
 import { mountConfigRoutes } from './routes-config.js';
@@ -73,7 +74,7 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
   const sync = new ControlPlaneSync(options.cluster?.broadcast ?? null, options.logger ?? silentLogger);
   const quota = new LineQuota({ store, heads, now, sync }, rules, options.identity, options.cluster ? LINE_QUOTA_REFRESH_MS : null);
   sync.follow({ heads, keyAuth, quota });
-  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads, users: options.identity, plans: rules, quota, sync, now };
+  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads, users: options.identity, plans: rules, quota, sync, pulls: new SidecarPulls(), now };
   const tenantChanged = async (id: TenantId): Promise<void> => {
     keyAuth.tenantChanged(id);
     await sync.announce({ kind: 'tenant', tenantId: id });

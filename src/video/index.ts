@@ -73,6 +73,8 @@ export interface VideoService {
   fontFile: string | null;
   /** Looks for queued videos now (one queued by another process); nothing without the background role. */
   kick(): void;
+  /** Renders running now and finished since start, by outcome (for /metrics). */
+  renders(): { rendering: number; succeeded: number; failed: number };
   /** Stops rendering (interrupted renders resume on the next start) and callback delivery. */
   close(): Promise<void>;
 }
@@ -196,6 +198,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     kick: () => {
       if (background) queue.kick();
     },
+    renders: () => ({ rendering: queue.rendering, ...queue.finished }),
     async close() {
       await queue.close();
       await callbacks.close();

@@ -88,6 +88,13 @@ export class RenderQueue {
   /** The tenant whose video was claimed last: the next claim starts after it (round-robin). */
   private lastTenant: TenantId | null = null;
   private readonly lease: Lease;
+  /** Renders finished since start, by outcome (read by /metrics at scrape time). */
+  readonly finished = { succeeded: 0, failed: 0 };
+
+  /** Renders running now. */
+  get rendering(): number {
+    return this.running.size;
+  }
 
   constructor(options: RenderQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
@@ -252,6 +259,7 @@ export class RenderQueue {
         this.o.logger.warn('render finished after its lease passed to another worker; result dropped', { videoId: video.id });
         return;
       }
+      this.finished.succeeded++;
       this.o.logger.info('video rendered', { videoId: video.id, durationS: plan.durationS });
       this.o.onFinished?.(done);
     } catch (err) {
@@ -259,6 +267,7 @@ export class RenderQueue {
       // A render killed by close() is handed back to the queue; one whose lease was lost belongs to another worker now.
       if (abandoned()) return;
       const detail = err instanceof RenderError ? err.detail : err instanceof Error ? err.message : String(err);
+      this.finished.failed++;
       this.o.logger.error('render failed', { videoId: video.id, error: detail });
       // Clients see a short reason; ffmpeg's output (server paths included) goes only to the log.
       await rm(work, { recursive: true, force: true }).catch(() => {});

@@ -4,7 +4,8 @@ import { openIdentityStore } from '../../identity/open-store.js';
 import type { IdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
-import { CliError, databaseFlag, parseInteger, printJson, withDatabaseOptions } from '../util.js';
+import { CliError, parseInteger, printJson, withDatabaseOptions } from '../util.js';
+import { stackDatabase, withDataDirOption } from '../data-dir.js';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { openControlPlaneStore } from '../../controlplane/open-store.js';
 import type { ControlPlaneStore } from '../../controlplane/store.js';
@@ -15,10 +16,13 @@ import type { ServerId } from '../../controlplane/types.js';
  * server. Each prints JSON (secrets are shown once, here).
  */
 export function registerAdmin(program: Command): void {
-  const admin = withDatabaseOptions(program.command('admin').description('offline bootstrap on the services\' database (prints JSON)'));
+  const admin = withDataDirOption(
+    withDatabaseOptions(program.command('admin').description('offline bootstrap on the services\' database (prints JSON)')),
+    'the data directory whose brainstem.db to use, as serve and up find it',
+  );
 
   const withStore: WithStore = async (cmd, fn) => {
-    const database = openDatabaseAt(databaseFlag(cmd.optsWithGlobals() as { database?: string; db?: string }));
+    const database = openDatabaseAt(stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string }));
     try {
       const identity = await openIdentityStore(database);
       printJson(await fn(identity, () => openControlPlaneStore(database)));
