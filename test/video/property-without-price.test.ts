@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { migrate, openDatabase } from '../../src/store/sqlite.js';
 import { SqliteIdentityStore } from '../../src/identity/store.js';
-import { SqliteVideoStore, VIDEO_MIGRATIONS } from '../../src/video/store.js';
+import { SqliteVideoStore, VIDEO_MIGRATIONS } from '../../src/video/sqlite-store.js';
 import { titleLines } from '../../src/video/titlecard.js';
 import type { PhotoId, PropertyId, PropertyRecord } from '../../src/video/types.js';
 import type { TenantId } from '../../src/identity/types.js';

@@ -1,0 +1,367 @@
+import type { Db } from '../store/sqlite.js';
+import { migrate } from '../store/sqlite.js';
+import type { TenantId } from '../identity/types.js';
+import type {
+  AssetId, AssetKind, AssetRecord, CallbackEvent, CallbackRecord, Format, ImageType, NewAsset, NewPhoto, Page, PhotoId,
+  PhotoRecord, PropertyId, PropertyInput, PropertyRecord, Template, VideoId, VideoRecord, VideoStatus,
+} from './types.js';
+import type { CallbackFor, VideoInput, VideoStore } from './store.js';
+
+export const VIDEO_MIGRATIONS = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE video_properties (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        title TEXT NOT NULL,
+        address TEXT NOT NULL,
+        city TEXT,
+        price REAL NOT NULL,
+        currency TEXT NOT NULL,
+        bedrooms INTEGER,
+        bathrooms REAL,
+        area REAL,
+        description TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX video_properties_tenant ON video_properties(tenant_id, id);
+      CREATE TABLE video_photos (
+        id INTEGER PRIMARY KEY,
+        property_id INTEGER NOT NULL REFERENCES video_properties(id),
+        filename TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        storage_key TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX video_photos_property ON video_photos(property_id, id);
+      CREATE TABLE video_videos (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        property_id INTEGER NOT NULL REFERENCES video_properties(id),
+        template TEXT NOT NULL,
+        format TEXT NOT NULL,
+        status TEXT NOT NULL,
+        progress REAL NOT NULL DEFAULT 0,
+        error TEXT,
+        callback_url TEXT,
+        photo_ids TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        started_at TEXT,
+        completed_at TEXT,
+        video_asset_id INTEGER,
+        poster_asset_id INTEGER
+      );
+      CREATE INDEX video_videos_queue ON video_videos(status, id);
+      CREATE TABLE video_assets (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        kind TEXT NOT NULL,
+        video_id INTEGER NOT NULL REFERENCES video_videos(id),
+        property_id INTEGER NOT NULL REFERENCES video_properties(id),
+        content_type TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        duration_s REAL,
+        etag TEXT NOT NULL,
+        storage_key TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX video_assets_tenant ON video_assets(tenant_id, id);
+      CREATE TABLE video_callback_secrets (
+        tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id),
+        secret TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE video_callbacks (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        video_id INTEGER NOT NULL REFERENCES video_videos(id),
+        url TEXT NOT NULL,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        last_error TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX video_callbacks_due ON video_callbacks(status, next_attempt_at);
+    `,
+  },
+  {
+    // price and currency become optional. SQLite cannot drop NOT NULL in place, so the table is
+    // rebuilt (SQLite's documented procedure, foreign keys off): same ids, so photos, videos and
+    // assets keep pointing at their property.
+    version: 2,
+    rebuildsTable: true,
+    sql: `
+      CREATE TABLE video_properties_v2 (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        title TEXT NOT NULL,
+        address TEXT NOT NULL,
+        city TEXT,
+        price REAL,
+        currency TEXT,
+        bedrooms INTEGER,
+        bathrooms REAL,
+        area REAL,
+        description TEXT,
+        created_at TEXT NOT NULL
+      );
+      INSERT INTO video_properties_v2 SELECT id, tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at FROM video_properties;
+      DROP TABLE video_properties;
+      ALTER TABLE video_properties_v2 RENAME TO video_properties;
+      CREATE INDEX video_properties_tenant ON video_properties(tenant_id, id);
+    `,
+  },
+  {
+    // The render queue takes tenants in turn: the next queued video of the next tenant.
+    version: 3,
+    sql: `CREATE INDEX video_videos_fair ON video_videos(status, tenant_id, id);`,
+  },
+];
+
+interface PropertyRow {
+  id: number; tenant_id: number; title: string; address: string; city: string | null; price: number | null; currency: string | null;
+  bedrooms: number | null; bathrooms: number | null; area: number | null; description: string | null; created_at: string; photo_count: number;
+}
+interface PhotoRow {
+  id: number; property_id: number; filename: string; content_type: string; size_bytes: number; width: number; height: number; storage_key: string; created_at: string;
+}
+interface VideoRow {
+  id: number; tenant_id: number; property_id: number; template: string; format: string; status: string; progress: number; error: string | null;
+  callback_url: string | null; photo_ids: string; created_at: string; started_at: string | null; completed_at: string | null;
+  video_asset_id: number | null; poster_asset_id: number | null;
+}
+interface AssetRow {
+  id: number; tenant_id: number; kind: string; video_id: number; property_id: number; content_type: string; size_bytes: number; width: number;
+  height: number; duration_s: number | null; etag: string; storage_key: string; created_at: string;
+}
+interface CallbackRow {
+  id: number; tenant_id: number; video_id: number; url: string; event: string; body: string; attempts: number; next_attempt_at: number; status: string; last_error: string | null;
+}
+
+const propertyOf = (r: PropertyRow): PropertyRecord => ({
+  id: r.id as PropertyId, tenantId: r.tenant_id as TenantId, title: r.title, address: r.address, city: r.city, price: r.price, currency: r.currency,
+  bedrooms: r.bedrooms, bathrooms: r.bathrooms, area: r.area, description: r.description, createdAt: r.created_at, photoCount: r.photo_count,
+});
+const photoOf = (r: PhotoRow): PhotoRecord => ({
+  id: r.id as PhotoId, propertyId: r.property_id as PropertyId, filename: r.filename, contentType: r.content_type as ImageType, sizeBytes: r.size_bytes,
+  width: r.width, height: r.height, storageKey: r.storage_key, createdAt: r.created_at,
+});
+const videoOf = (r: VideoRow): VideoRecord => ({
+  id: r.id as VideoId, tenantId: r.tenant_id as TenantId, propertyId: r.property_id as PropertyId, template: r.template as Template, format: r.format as Format,
+  status: r.status as VideoStatus, progress: r.progress, error: r.error, callbackUrl: r.callback_url, photoIds: JSON.parse(r.photo_ids) as PhotoId[],
+  createdAt: r.created_at, startedAt: r.started_at, completedAt: r.completed_at,
+  videoAssetId: r.video_asset_id as AssetId | null, posterAssetId: r.poster_asset_id as AssetId | null,
+});
+const assetOf = (r: AssetRow): AssetRecord => ({
+  id: r.id as AssetId, tenantId: r.tenant_id as TenantId, kind: r.kind as AssetKind, videoId: r.video_id as VideoId, propertyId: r.property_id as PropertyId,
+  contentType: r.content_type, sizeBytes: r.size_bytes, width: r.width, height: r.height, durationS: r.duration_s, etag: r.etag, storageKey: r.storage_key,
+  createdAt: r.created_at,
+});
+const callbackOf = (r: CallbackRow): CallbackRecord => ({
+  id: r.id, tenantId: r.tenant_id as TenantId, videoId: r.video_id as VideoId, url: r.url, event: r.event as CallbackEvent, body: r.body, attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at, status: r.status as CallbackRecord['status'], lastError: r.last_error,
+});
+
+function page<T extends { id: number }>(rows: T[], limit: number): Page<T> {
+  const more = rows.length > limit;
+  const items = more ? rows.slice(0, limit) : rows;
+  return { items, nextAfter: more ? items[items.length - 1]!.id : null };
+}
+
+const PROPERTY_COLUMNS = `p.*, (SELECT COUNT(*) FROM video_photos ph WHERE ph.property_id = p.id) AS photo_count`;
+
+export class SqliteVideoStore implements VideoStore {
+  private readonly q;
+
+  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
+    migrate(db, 'video', VIDEO_MIGRATIONS);
+    this.q = {
+      insertProperty: db.prepare(`INSERT INTO video_properties (tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
+        VALUES (@tenantId, @title, @address, @city, @price, @currency, @bedrooms, @bathrooms, @area, @description, @createdAt) RETURNING id`),
+      property: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id = ?`),
+      properties: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id < ? ORDER BY p.id DESC LIMIT ?`),
+      photoCount: db.prepare('SELECT COUNT(*) AS n FROM video_photos WHERE property_id = ?'),
+      insertPhoto: db.prepare(`INSERT INTO video_photos (property_id, filename, content_type, size_bytes, width, height, storage_key, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
+      photo: db.prepare('SELECT * FROM video_photos WHERE id = ?'),
+      photosOf: db.prepare('SELECT * FROM video_photos WHERE property_id IN (SELECT value FROM json_each(?)) ORDER BY id'),
+      insertVideo: db.prepare(`INSERT INTO video_videos (tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at)
+        VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?) RETURNING *`),
+      video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
+      videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
+      unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
+      requeue: db.prepare(`UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL WHERE status = 'rendering'`),
+      nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > ? ORDER BY tenant_id, id LIMIT 1`),
+      claim: db.prepare(`UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ? WHERE id = ? AND status = 'queued' RETURNING *`),
+      progress: db.prepare(`UPDATE video_videos SET progress = ? WHERE id = ? AND status = 'rendering'`),
+      insertAsset: db.prepare(`INSERT INTO video_assets (tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+      complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL
+        WHERE id = ? RETURNING *`),
+      fail: db.prepare(`UPDATE video_videos SET status = 'failed', error = ?, completed_at = ? WHERE id = ? RETURNING *`),
+      asset: db.prepare('SELECT * FROM video_assets WHERE tenant_id = ? AND id = ?'),
+      secret: db.prepare('SELECT secret FROM video_callback_secrets WHERE tenant_id = ?'),
+      insertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO NOTHING'),
+      upsertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at'),
+      insertCallback: db.prepare(`INSERT INTO video_callbacks (tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      dueCallbacks: db.prepare(`SELECT * FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`),
+      recordAttempt: db.prepare(`UPDATE video_callbacks SET attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ? WHERE id = ?`),
+      callbacksOf: db.prepare('SELECT * FROM video_callbacks WHERE video_id = ? ORDER BY id'),
+    };
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  async createProperty(tenantId: TenantId, input: PropertyInput): Promise<PropertyRecord> {
+    const createdAt = this.iso();
+    const { id } = this.q.insertProperty.get({ ...input, tenantId, createdAt }) as { id: number };
+    return { ...input, id: id as PropertyId, tenantId, createdAt, photoCount: 0 };
+  }
+
+  async getProperty(tenantId: TenantId, id: PropertyId): Promise<PropertyRecord | null> {
+    const row = this.q.property.get(tenantId, id) as PropertyRow | undefined;
+    return row ? propertyOf(row) : null;
+  }
+
+  async listProperties(tenantId: TenantId, limit: number, before: number | null): Promise<Page<PropertyRecord>> {
+    const rows = this.q.properties.all(tenantId, before ?? Number.MAX_SAFE_INTEGER, limit + 1) as PropertyRow[];
+    const p = page(rows, limit);
+    return { items: p.items.map(propertyOf), nextAfter: p.nextAfter };
+  }
+
+  async photosOf(propertyIds: readonly PropertyId[]): Promise<Map<PropertyId, PhotoRecord[]>> {
+    const out = new Map<PropertyId, PhotoRecord[]>(propertyIds.map((id) => [id, []]));
+    if (propertyIds.length === 0) return out;
+    // One prepared statement for any number of ids (a list page asks for up to 100).
+    const rows = this.q.photosOf.all(JSON.stringify(propertyIds)) as PhotoRow[];
+    for (const r of rows) out.get(r.property_id as PropertyId)!.push(photoOf(r));
+    return out;
+  }
+
+  async addPhotos(propertyId: PropertyId, photos: readonly NewPhoto[], maxPerProperty: number): Promise<PhotoRecord[] | 'too_many'> {
+    return this.db.transaction((): PhotoRecord[] | 'too_many' => {
+      const { n } = this.q.photoCount.get(propertyId) as { n: number };
+      if (n + photos.length > maxPerProperty) return 'too_many';
+      const at = this.iso();
+      return photos.map((p) =>
+        photoOf(this.q.insertPhoto.get(propertyId, p.filename, p.contentType, p.sizeBytes, p.width, p.height, p.storageKey, at) as PhotoRow),
+      );
+    })();
+  }
+
+  async photosByIds(ids: readonly PhotoId[]): Promise<PhotoRecord[]> {
+    return ids.map((id) => this.q.photo.get(id) as PhotoRow | undefined).filter((r): r is PhotoRow => r !== undefined).map(photoOf);
+  }
+
+  createVideo(tenantId: TenantId, input: VideoInput): Promise<VideoRecord>;
+  createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished: number): Promise<VideoRecord | 'limit'>;
+  async createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished = Infinity): Promise<VideoRecord | 'limit'> {
+    return this.db.transaction((): VideoRecord | 'limit' => {
+      if ((this.q.unfinished.get(tenantId) as { n: number }).n >= maxUnfinished) return 'limit';
+      return videoOf(this.q.insertVideo.get(tenantId, input.propertyId, input.template, input.format, input.callbackUrl, JSON.stringify(input.photoIds), this.iso()) as VideoRow);
+    }).immediate();
+  }
+
+  async getVideo(tenantId: TenantId, id: VideoId): Promise<VideoRecord | null> {
+    const row = this.q.video.get(tenantId, id) as VideoRow | undefined;
+    return row ? videoOf(row) : null;
+  }
+
+  async videoById(id: VideoId): Promise<VideoRecord | null> {
+    const row = this.q.videoById.get(id) as VideoRow | undefined;
+    return row ? videoOf(row) : null;
+  }
+
+  async requeueInterrupted(): Promise<number> {
+    return this.q.requeue.run().changes;
+  }
+
+  async claimNextQueued(afterTenant: TenantId | null): Promise<VideoRecord | null> {
+    return this.db.transaction((): VideoRecord | null => {
+      const next = ((afterTenant !== null ? this.q.nextQueued.get(afterTenant) : undefined) ?? this.q.nextQueued.get(0)) as { id: number } | undefined;
+      if (!next) return null;
+      const row = this.q.claim.get(this.iso(), next.id) as VideoRow | undefined;
+      return row ? videoOf(row) : null;
+    })();
+  }
+
+  async setProgress(id: VideoId, progress: number): Promise<void> {
+    this.q.progress.run(progress, id);
+  }
+
+  private enqueueCallback(video: VideoRecord, callback: CallbackFor): void {
+    const cb = callback(video);
+    if (cb) this.q.insertCallback.run(video.tenantId, video.id, cb.url, cb.event, cb.body, this.now(), this.iso());
+  }
+
+  async completeVideo(id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor): Promise<VideoRecord> {
+    return this.db.transaction((): VideoRecord => {
+      const v = videoOf(this.q.videoById.get(id) as VideoRow);
+      const at = this.iso();
+      const insert = (a: NewAsset, kind: AssetKind): number =>
+        (this.q.insertAsset.get(v.tenantId, kind, v.id, v.propertyId, a.contentType, a.sizeBytes, a.width, a.height, a.durationS, a.etag, a.storageKey, at) as { id: number }).id;
+      const videoAsset = insert(assets.video, 'video');
+      const posterAsset = insert(assets.poster, 'poster');
+      const done = videoOf(this.q.complete.get(at, videoAsset, posterAsset, id) as VideoRow);
+      this.enqueueCallback(done, callback);
+      return done;
+    })();
+  }
+
+  async failVideo(id: VideoId, error: string, callback: CallbackFor): Promise<VideoRecord> {
+    return this.db.transaction((): VideoRecord => {
+      const done = videoOf(this.q.fail.get(error, this.iso(), id) as VideoRow);
+      this.enqueueCallback(done, callback);
+      return done;
+    })();
+  }
+
+  async listAssets(tenantId: TenantId, filter: { propertyId?: PropertyId; videoId?: VideoId }, limit: number, before: number | null): Promise<Page<AssetRecord>> {
+    const where = ['tenant_id = ?', 'id < ?'];
+    const args: number[] = [tenantId, before ?? Number.MAX_SAFE_INTEGER];
+    if (filter.propertyId !== undefined) (where.push('property_id = ?'), args.push(filter.propertyId));
+    if (filter.videoId !== undefined) (where.push('video_id = ?'), args.push(filter.videoId));
+    const rows = this.db.prepare(`SELECT * FROM video_assets WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`).all(...args, limit + 1) as AssetRow[];
+    const p = page(rows, limit);
+    return { items: p.items.map(assetOf), nextAfter: p.nextAfter };
+  }
+
+  async getAsset(tenantId: TenantId, id: AssetId): Promise<AssetRecord | null> {
+    const row = this.q.asset.get(tenantId, id) as AssetRow | undefined;
+    return row ? assetOf(row) : null;
+  }
+
+  async callbackSecret(tenantId: TenantId, fresh: () => string): Promise<string> {
+    return this.db.transaction((): string => {
+      this.q.insertSecret.run(tenantId, fresh(), this.iso());
+      return (this.q.secret.get(tenantId) as { secret: string }).secret;
+    })();
+  }
+
+  async rotateCallbackSecret(tenantId: TenantId, secret: string): Promise<void> {
+    this.q.upsertSecret.run(tenantId, secret, this.iso());
+  }
+
+  async dueCallbacks(now: number, limit: number): Promise<CallbackRecord[]> {
+    return (this.q.dueCallbacks.all(now, limit) as CallbackRow[]).map(callbackOf);
+  }
+
+  async recordCallbackAttempt(id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<void> {
+    this.q.recordAttempt.run(outcome.status, outcome.nextAttemptAt, outcome.error, id);
+  }
+
+  async callbacksOf(videoId: VideoId): Promise<CallbackRecord[]> {
+    return (this.q.callbacksOf.all(videoId) as CallbackRow[]).map(callbackOf);
+  }
+}

@@ -1,0 +1,292 @@
+import { describe, test, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TenantId } from '../../src/identity/types.js';
+import type { CallbackFor, VideoStore } from '../../src/video/store.js';
+import type { AssetId, NewAsset, NewPhoto, PhotoId, PropertyId, PropertyInput, VideoId, VideoRecord } from '../../src/video/types.js';
+
+/** One fresh, empty store per test, on a clock the test moves. */
+export interface VideoStoreHarness {
+  store: VideoStore;
+  /** A new tenant (videos, properties and assets reference tenants). */
+  newTenant(): Promise<TenantId>;
+  close(): Promise<void>;
+}
+export type VideoStoreFactory = (now: () => number) => Promise<VideoStoreHarness>;
+
+const PROPERTY: PropertyInput = {
+  title: 'Sunny flat', address: '12 Rue de Rivoli', city: 'Paris', price: 450000, currency: 'EUR', bedrooms: 2, bathrooms: 1.5, area: 64, description: 'Bright',
+};
+
+let keySeq = 0;
+const photo = (name = 'a.jpg'): NewPhoto => ({ filename: name, contentType: 'image/jpeg', sizeBytes: 100, width: 40, height: 30, storageKey: `photo-${++keySeq}.jpg` });
+const asset = (kind: 'video' | 'poster'): NewAsset => ({
+  kind, contentType: kind === 'video' ? 'video/mp4' : 'image/jpeg', sizeBytes: 1000, width: 1920, height: 1080,
+  durationS: kind === 'video' ? 12.5 : null, etag: `"e${++keySeq}"`, storageKey: `asset-${keySeq}.${kind === 'video' ? 'mp4' : 'jpg'}`,
+});
+const noCallback: CallbackFor = () => null;
+const withCallback: CallbackFor = (v) => ({ url: 'https://example.com/hook', event: v.status === 'completed' ? 'video.completed' : 'video.failed', body: `{"id":${v.id}}` });
+
+/**
+ * The behaviour every VideoStore implementation promises (SQLite, PostgreSQL): run by one
+ * test file per implementation with its factory.
+ */
+export function videoStoreContract(name: string, factory: VideoStoreFactory): void {
+  describe(`VideoStore contract: ${name}`, () => {
+    let clock = Date.parse('2026-01-01T00:00:00.000Z');
+    let h: VideoStoreHarness;
+    let s: VideoStore;
+    beforeEach(async () => {
+      clock = Date.parse('2026-01-01T00:00:00.000Z');
+      h = await factory(() => clock);
+      s = h.store;
+    });
+    afterEach(async () => {
+      await h.close();
+    });
+
+    async function propertyWithPhotos(tenant: TenantId, n: number): Promise<{ propertyId: PropertyId; photoIds: PhotoId[] }> {
+      const p = await s.createProperty(tenant, PROPERTY);
+      const photos = await s.addPhotos(p.id, Array.from({ length: n }, (_, i) => photo(`p${i}.jpg`)), 100);
+      assert.notEqual(photos, 'too_many');
+      return { propertyId: p.id, photoIds: (photos as { id: PhotoId }[]).map((x) => x.id) };
+    }
+    async function queued(tenant: TenantId, callbackUrl: string | null = null): Promise<VideoRecord> {
+      const { propertyId, photoIds } = await propertyWithPhotos(tenant, 2);
+      return s.createVideo(tenant, { propertyId, template: 'tour', format: '16:9', callbackUrl, photoIds });
+    }
+
+    test('a property reads back with its fields, creation time and photo count, only by its own tenant', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const p = await s.createProperty(a, PROPERTY);
+      assert.deepEqual(p, { ...PROPERTY, id: p.id, tenantId: a, createdAt: '2026-01-01T00:00:00.000Z', photoCount: 0 });
+      assert.deepEqual(await s.getProperty(a, p.id), p);
+      assert.equal(await s.getProperty(b, p.id), null);
+      assert.equal(await s.getProperty(a, 987654 as PropertyId), null);
+      const sparse = await s.createProperty(a, { ...PROPERTY, city: null, price: null, currency: null, bedrooms: null, bathrooms: null, area: null, description: null });
+      assert.equal((await s.getProperty(a, sparse.id))?.price, null);
+    });
+
+    test('properties list newest first in pages, per tenant', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const ids: number[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await s.createProperty(a, { ...PROPERTY, title: `P${i}` })).id);
+      await s.createProperty(b, PROPERTY);
+      const first = await s.listProperties(a, 2, null);
+      assert.deepEqual(first.items.map((p) => p.id), [ids[4], ids[3]]);
+      assert.equal(first.nextAfter, ids[3]);
+      const second = await s.listProperties(a, 2, first.nextAfter);
+      assert.deepEqual(second.items.map((p) => p.id), [ids[2], ids[1]]);
+      const last = await s.listProperties(a, 2, second.nextAfter);
+      assert.deepEqual(last.items.map((p) => p.id), [ids[0]]);
+      assert.equal(last.nextAfter, null);
+      const exact = await s.listProperties(a, 5, null);
+      assert.equal(exact.items.length, 5);
+      assert.equal(exact.nextAfter, null, 'a page that ends exactly at the last item has no next page');
+    });
+
+    test('photos are added all or none, capped per property, and read back by property and by id', async () => {
+      const a = await h.newTenant();
+      const p = await s.createProperty(a, PROPERTY);
+      const other = await s.createProperty(a, PROPERTY);
+      const added = await s.addPhotos(p.id, [photo('one.jpg'), photo('two.jpg')], 3);
+      assert.ok(Array.isArray(added));
+      assert.deepEqual(added.map((x) => x.filename), ['one.jpg', 'two.jpg']);
+      assert.equal(added[0]!.propertyId, p.id);
+      assert.equal(added[0]!.createdAt, '2026-01-01T00:00:00.000Z');
+      assert.equal(await s.addPhotos(p.id, [photo(), photo()], 3), 'too_many');
+      assert.equal((await s.getProperty(a, p.id))?.photoCount, 2, 'a refused batch adds nothing');
+      const map = await s.photosOf([p.id, other.id]);
+      assert.deepEqual(map.get(p.id)!.map((x) => x.id), added.map((x) => x.id));
+      assert.deepEqual(map.get(other.id), []);
+      assert.equal((await s.photosOf([])).size, 0);
+      const byIds = await s.photosByIds([added[1]!.id, 99999 as PhotoId, added[0]!.id]);
+      assert.deepEqual(byIds.map((x) => x.id), [added[1]!.id, added[0]!.id], 'in the order asked, unknown ids left out');
+      assert.deepEqual(byIds[0], added[1]);
+    });
+
+    test('a video is queued with its inputs and read back only by its own tenant', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const { propertyId, photoIds } = await propertyWithPhotos(a, 3);
+      const v = await s.createVideo(a, { propertyId, template: 'tour', format: '9:16', callbackUrl: 'https://example.com/cb', photoIds });
+      assert.equal(v.status, 'queued');
+      assert.equal(v.progress, 0);
+      assert.deepEqual(v.photoIds, photoIds);
+      assert.equal(v.format, '9:16');
+      assert.equal(v.callbackUrl, 'https://example.com/cb');
+      assert.equal(v.createdAt, '2026-01-01T00:00:00.000Z');
+      assert.equal(v.startedAt, null);
+      assert.equal(v.videoAssetId, null);
+      assert.deepEqual(await s.getVideo(a, v.id), v);
+      assert.equal(await s.getVideo(b, v.id), null);
+      assert.deepEqual(await s.videoById(v.id), v);
+      assert.equal(await s.videoById(424242 as VideoId), null);
+    });
+
+    test('createVideo refuses past the tenant\'s unfinished limit, counting queued and rendering only', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const { propertyId, photoIds } = await propertyWithPhotos(a, 1);
+      const input = { propertyId, template: 'tour' as const, format: '1:1' as const, callbackUrl: null, photoIds };
+      const first = await s.createVideo(a, input, 2);
+      assert.notEqual(first, 'limit');
+      assert.notEqual(await s.createVideo(a, input, 2), 'limit');
+      assert.equal(await s.createVideo(a, input, 2), 'limit');
+      const other = await propertyWithPhotos(b, 1);
+      assert.notEqual(await s.createVideo(b, { ...input, ...other }, 2), 'limit', 'the limit is per tenant');
+      const claimed = await s.claimNextQueued(null);
+      assert.ok(claimed);
+      await s.failVideo(claimed.id, 'boom', noCallback);
+      assert.notEqual(await s.createVideo(a, input, 2), 'limit', 'a finished video no longer counts');
+    });
+
+    test('the queue hands out the oldest video of the next tenant in turn and marks it rendering', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const a1 = await queued(a);
+      const a2 = await queued(a);
+      const b1 = await queued(b);
+      clock += 1000;
+      const [lo, hi] = a < b ? [a, b] : [b, a];
+      const first = await s.claimNextQueued(null);
+      assert.equal(first?.tenantId, lo);
+      assert.equal(first?.status, 'rendering');
+      assert.equal(first?.startedAt, '2026-01-01T00:00:01.000Z');
+      const second = await s.claimNextQueued(first!.tenantId);
+      assert.equal(second?.tenantId, hi, 'the other tenant goes next');
+      const third = await s.claimNextQueued(second!.tenantId);
+      assert.equal(third?.tenantId, a, 'wraps around to the tenant with work left');
+      assert.deepEqual([first!.id, second!.id, third!.id].sort((x, y) => x - y), [a1.id, a2.id, b1.id].sort((x, y) => x - y));
+      assert.equal(first!.tenantId === a ? first!.id : third!.id, a1.id, 'oldest first within a tenant');
+      assert.equal(await s.claimNextQueued(third!.tenantId), null);
+      assert.equal((await s.getVideo(a, a2.id))?.status, 'rendering');
+    });
+
+    test('progress moves only while rendering; requeueInterrupted puts renders back in the queue', async () => {
+      const a = await h.newTenant();
+      const v = await queued(a);
+      await s.setProgress(v.id, 0.5);
+      assert.equal((await s.videoById(v.id))?.progress, 0, 'a queued video has no progress');
+      await s.claimNextQueued(null);
+      await s.setProgress(v.id, 0.25);
+      assert.equal((await s.videoById(v.id))?.progress, 0.25);
+      assert.equal(await s.requeueInterrupted(), 1);
+      const back = await s.videoById(v.id);
+      assert.equal(back?.status, 'queued');
+      assert.equal(back?.progress, 0);
+      assert.equal(back?.startedAt, null);
+      assert.equal(await s.requeueInterrupted(), 0);
+    });
+
+    test('a completed video records its two assets, listed and read by tenant, and enqueues its callback in the same step', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const v = await queued(a, 'https://example.com/hook');
+      await s.claimNextQueued(null);
+      clock += 5000;
+      const done = await s.completeVideo(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.progress, 1);
+      assert.equal(done.completedAt, '2026-01-01T00:00:05.000Z');
+      assert.ok(done.videoAssetId !== null && done.posterAssetId !== null);
+      const mp4 = await s.getAsset(a, done.videoAssetId);
+      assert.equal(mp4?.kind, 'video');
+      assert.equal(mp4?.videoId, v.id);
+      assert.equal(mp4?.propertyId, v.propertyId);
+      assert.equal(mp4?.durationS, 12.5);
+      assert.equal(mp4?.contentType, 'video/mp4');
+      assert.equal((await s.getAsset(a, done.posterAssetId))?.kind, 'poster');
+      assert.equal(await s.getAsset(b, done.videoAssetId), null);
+      const cbs = await s.callbacksOf(v.id);
+      assert.equal(cbs.length, 1);
+      assert.equal(cbs[0]!.event, 'video.completed');
+      assert.equal(cbs[0]!.status, 'pending');
+      assert.equal(cbs[0]!.body, `{"id":${v.id}}`);
+      assert.equal(cbs[0]!.nextAttemptAt, clock);
+    });
+
+    test('assets list newest first, filtered by property or video, paginated, per tenant', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const v1 = await queued(a);
+      const v2 = await queued(a);
+      const vb = await queued(b);
+      for (let i = 0; i < 3; i++) {
+        const c = await s.claimNextQueued(null);
+        await s.completeVideo(c!.id, { video: asset('video'), poster: asset('poster') }, noCallback);
+      }
+      const all = await s.listAssets(a, {}, 10, null);
+      assert.equal(all.items.length, 4);
+      assert.ok(all.items.every((x) => x.tenantId === a));
+      assert.deepEqual(all.items.map((x) => x.id), [...all.items.map((x) => x.id)].sort((x, y) => y - x));
+      const p1 = await s.listAssets(a, {}, 3, null);
+      assert.equal(p1.items.length, 3);
+      const p2 = await s.listAssets(a, {}, 3, p1.nextAfter);
+      assert.equal(p2.items.length, 1);
+      assert.equal(p2.nextAfter, null);
+      assert.deepEqual((await s.listAssets(a, { videoId: v1.id }, 10, null)).items.map((x) => x.videoId), [v1.id, v1.id]);
+      assert.deepEqual((await s.listAssets(a, { propertyId: v2.propertyId }, 10, null)).items.map((x) => x.videoId), [v2.id, v2.id]);
+      assert.equal((await s.listAssets(a, { videoId: vb.id }, 10, null)).items.length, 0);
+      assert.equal((await s.listAssets(b, {}, 10, null)).items.length, 2);
+    });
+
+    test('a failed video keeps its error and enqueues its callback', async () => {
+      const a = await h.newTenant();
+      const v = await queued(a, 'https://example.com/hook');
+      await s.claimNextQueued(null);
+      const failed = await s.failVideo(v.id, 'ffmpeg exited 1', withCallback);
+      assert.equal(failed.status, 'failed');
+      assert.equal(failed.error, 'ffmpeg exited 1');
+      assert.equal(failed.videoAssetId, null);
+      assert.deepEqual((await s.callbacksOf(v.id)).map((c) => c.event), ['video.failed']);
+      const none = await queued(a);
+      await s.claimNextQueued(null);
+      await s.failVideo(none.id, 'x', noCallback);
+      assert.deepEqual(await s.callbacksOf(none.id), []);
+    });
+
+    test('callbacks come due by time and record each attempt', async () => {
+      const a = await h.newTenant();
+      const v = await queued(a, 'https://example.com/hook');
+      await s.claimNextQueued(null);
+      await s.completeVideo(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
+      const [cb] = await s.dueCallbacks(clock, 10);
+      assert.ok(cb);
+      assert.equal(cb.tenantId, a);
+      assert.equal(cb.url, 'https://example.com/hook');
+      assert.equal(cb.attempts, 0);
+      await s.recordCallbackAttempt(cb.id, { status: 'pending', nextAttemptAt: clock + 60_000, error: 'HTTP 500' });
+      assert.deepEqual(await s.dueCallbacks(clock, 10), []);
+      const retry = await s.dueCallbacks(clock + 60_000, 10);
+      assert.equal(retry[0]?.attempts, 1);
+      assert.equal(retry[0]?.lastError, 'HTTP 500');
+      await s.recordCallbackAttempt(cb.id, { status: 'delivered', nextAttemptAt: clock + 60_000, error: null });
+      assert.deepEqual(await s.dueCallbacks(clock + 120_000, 10), []);
+      const [after] = await s.callbacksOf(v.id);
+      assert.equal(after?.status, 'delivered');
+      assert.equal(after?.attempts, 2);
+      assert.equal(after?.lastError, null);
+    });
+
+    test('a tenant\'s callback secret is made once, kept, and replaced by a rotation', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      let made = 0;
+      const fresh = () => `secret-${++made}`;
+      const first = await s.callbackSecret(a, fresh);
+      assert.equal(await s.callbackSecret(a, fresh), first);
+      assert.notEqual(await s.callbackSecret(b, fresh), first);
+      await s.rotateCallbackSecret(a, 'rotated');
+      assert.equal(await s.callbackSecret(a, fresh), 'rotated');
+      await s.rotateCallbackSecret(b, 'new-b');
+      assert.equal(await s.callbackSecret(b, fresh), 'new-b');
+    });
+
+    test('unknown asset ids read as null', async () => {
+      const a = await h.newTenant();
+      assert.equal(await s.getAsset(a, 31337 as AssetId), null);
+    });
+  });
+}
