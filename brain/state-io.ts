@@ -1,4 +1,6 @@
-import { LAYOUT_2_DEFAULTS, STATE_SCHEMA, fromPlain, toPlain, type AgentState, type Field, type PlainAgent, type Schema } from './state.js';
+import { LAYOUT_2_DEFAULTS } from './agent-fields.js';
+import type { AgentState } from './state.js';
+import { STATE_SCHEMA, fromPlain, toPlain, type Field, type PlainAgent, type Schema } from './state-schema.js';
 import { isObj } from './json.js';
 import type { Problem } from './types.js';
 

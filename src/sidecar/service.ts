@@ -15,7 +15,8 @@ import { createEvaluator } from './tick/pool.js';
 import { StateKeeper } from './state/state-file.js';
 import { PlayerTracker } from './state/players.js';
 import { mountStatus } from './status-route.js';
-import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/tick.js';
+import { TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/handler.js';
+import { mountTick, mountTicks } from './tick/routes.js';
 
 export interface SidecarOptions {
   host: string;

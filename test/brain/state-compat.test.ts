@@ -77,3 +77,31 @@ test('memory blocks refuse kinds and ring positions the brain never writes, nami
   brain.importState(good);
   assert.deepEqual(brain.exportState(), good);
 });
+
+/**
+ * test/fixtures/brain/state-v2.json was written by the brain before its numeric fields were
+ * derived from one table (agent-fields.ts): its exported state after 6000 ticks of twelve
+ * characters (every memory ring full, player names allowed), the next ticks, its replies, its
+ * state after them and every persona. Reading that file must give back the same document,
+ * the same replies, the same state and the same personas: the persisted format and the
+ * behaviour did not move.
+ */
+interface FixtureV2 {
+  bundle: ConfigBundle;
+  state: BrainState;
+  requests: TickRequest[];
+  replies: TickResponse[];
+  after: BrainState;
+  personas: (Persona | null)[];
+}
+
+test('a layout-2 state file is read, continued and written back identically, text for text', () => {
+  const v2 = JSON.parse(readFileSync(join(fixtures, 'brain', 'state-v2.json'), 'utf8')) as FixtureV2;
+  const brain = new Brain(v2.bundle);
+  brain.importState(structuredClone(v2.state));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v2.state));
+  const replies = v2.requests.map((r) => brain.tick(r));
+  assert.equal(JSON.stringify(replies), JSON.stringify(v2.replies));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v2.after));
+  assert.equal(JSON.stringify(v2.after.agents.map((a) => brain.persona(a.id) ?? null)), JSON.stringify(v2.personas));
+});
