@@ -15,18 +15,22 @@ export interface NumFieldSpec {
   /** The value a new character starts with (and a character loaded from an older layout). */
   readonly initial: number;
   /** The state layout that added the field. */
-  readonly layout: 1 | 2;
+  readonly layout: 1 | 2 | 3;
 }
 
 /** "Long ago": a clock that has never run. */
 const NEVER = -1e9;
 
-function field(check: NumCheck, initial = 0, layout: 1 | 2 = 1): NumFieldSpec {
+function field(check: NumCheck, initial = 0, layout: NumFieldSpec['layout'] = 1): NumFieldSpec {
   return { check, initial, layout };
 }
 /** A field of state layout 2 (the believable-behaviour clocks, see conduct.ts): a layout-1 file loads it at `initial`, nothing under way. */
 function layout2(initial: number): NumFieldSpec {
   return field('num', initial, 2);
+}
+/** A field of state layout 3 (waypoint pauses and the no-progress detour, see conduct.ts): an older file loads it at `initial`, nothing under way. */
+function layout3(initial: number): NumFieldSpec {
+  return field('num', initial, 3);
 }
 
 export const NUM_FIELD_TABLE = {
@@ -84,6 +88,14 @@ export const NUM_FIELD_TABLE = {
   fledT: layout2(NEVER),
   invT: layout2(NEVER),
   searchT: layout2(NEVER),
+  pauseUntil: layout3(NEVER),
+  pausedT: layout3(NEVER),
+  progT: layout3(NEVER),
+  progX: layout3(0),
+  progZ: layout3(0),
+  detourUntil: layout3(NEVER),
+  detourX: layout3(0),
+  detourZ: layout3(0),
 } as const satisfies Record<string, NumFieldSpec>;
 
 export type NumField = keyof typeof NUM_FIELD_TABLE;
@@ -91,10 +103,13 @@ export type NumField = keyof typeof NUM_FIELD_TABLE;
 /** The numeric fields, in the order of `AgentState.num`. */
 export const NUM_FIELDS = Object.keys(NUM_FIELD_TABLE) as readonly NumField[];
 
-/** The fields added in state layout 2, with the value a character loaded from a layout-1 file starts with. */
-export const LAYOUT_2_DEFAULTS: Readonly<Partial<Record<NumField, number>>> = Object.fromEntries(
-  NUM_FIELDS.filter((name) => NUM_FIELD_TABLE[name].layout === 2).map((name) => [name, NUM_FIELD_TABLE[name].initial]),
-);
+/**
+ * The fields added after state layout `layout`, each at the value a character loaded from a
+ * file of that layout starts with (nothing under way).
+ */
+export function fieldsAddedAfter(layout: number): Readonly<Partial<Record<NumField, number>>> {
+  return Object.fromEntries(NUM_FIELDS.filter((name) => NUM_FIELD_TABLE[name].layout > layout).map((name) => [name, NUM_FIELD_TABLE[name].initial]));
+}
 
 /** A new character's numbers, copied into its `num` at once. */
 export const INITIAL_NUMS: Readonly<Float64Array> = Float64Array.from(NUM_FIELDS, (name) => NUM_FIELD_TABLE[name].initial);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Brain, BrainStateError, STATE_VERSION, type BrainState, type ConfigBundle, type Persona, type TickRequest, type TickResponse } from '../../brain/index.js';
+import { fieldsAddedAfter } from '../../brain/agent-fields.js';
 import { fixtures } from '../helpers/paths.js';
 import { bundle, hostile, req, self } from './sim.js';
 
@@ -79,14 +80,14 @@ test('memory blocks refuse kinds and ring positions the brain never writes, nami
 });
 
 /**
- * test/fixtures/brain/state-v2.json was written by the brain before its numeric fields were
- * derived from one table (agent-fields.ts): its exported state after 6000 ticks of twelve
- * characters (every memory ring full, player names allowed), the next ticks, its replies, its
- * state after them and every persona. Reading that file must give back the same document,
- * the same replies, the same state and the same personas: the persisted format and the
- * behaviour did not move.
+ * test/fixtures/brain/state-v3.json was written by the brain before its numeric fields were
+ * derived from one table (agent-fields.ts), at main 320072d: its exported state after 6000
+ * ticks of twelve characters (every memory ring full, player names allowed), the next ticks,
+ * its replies, its state after them and every persona. Reading that file must give back the
+ * same document, the same replies, the same state and the same personas: the persisted
+ * format and the behaviour did not move.
  */
-interface FixtureV2 {
+interface RecordedSession {
   bundle: ConfigBundle;
   state: BrainState;
   requests: TickRequest[];
@@ -95,13 +96,62 @@ interface FixtureV2 {
   personas: (Persona | null)[];
 }
 
-test('a layout-2 state file is read, continued and written back identically, text for text', () => {
-  const v2 = JSON.parse(readFileSync(join(fixtures, 'brain', 'state-v2.json'), 'utf8')) as FixtureV2;
+function recorded(name: string): RecordedSession {
+  return JSON.parse(readFileSync(join(fixtures, 'brain', name), 'utf8')) as RecordedSession;
+}
+
+test('a layout-3 state file is read, continued and written back identically, text for text', () => {
+  const v3 = recorded('state-v3.json');
+  assert.equal(v3.state.version, 3);
+  const brain = new Brain(v3.bundle);
+  brain.importState(structuredClone(v3.state));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v3.state));
+  const replies = v3.requests.map((r) => brain.tick(r));
+  assert.equal(JSON.stringify(replies), JSON.stringify(v3.replies));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v3.after));
+  assert.equal(JSON.stringify(v3.after.agents.map((a) => brain.persona(a.id) ?? null)), JSON.stringify(v3.personas));
+});
+
+test('a layout-2 state file written by the layout-2 brain keeps every field and gains the layout-3 clocks at "nothing under way"', () => {
+  const v2 = recorded('state-v2.json');
+  assert.equal(v2.state.version, 2);
   const brain = new Brain(v2.bundle);
   brain.importState(structuredClone(v2.state));
-  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v2.state));
-  const replies = v2.requests.map((r) => brain.tick(r));
-  assert.equal(JSON.stringify(replies), JSON.stringify(v2.replies));
-  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v2.after));
-  assert.equal(JSON.stringify(v2.after.agents.map((a) => brain.persona(a.id) ?? null)), JSON.stringify(v2.personas));
+  const loaded = brain.exportState();
+  assert.equal(loaded.version, STATE_VERSION);
+  const added = fieldsAddedAfter(2);
+  assert.ok(Object.keys(added).length > 0);
+  loaded.agents.forEach((a, i) => {
+    const rec = a as unknown as Record<string, unknown>;
+    const old = v2.state.agents[i] as unknown as Record<string, unknown>;
+    for (const key of Object.keys(old)) assert.deepEqual(rec[key], old[key], key);
+    for (const [key, value] of Object.entries(added)) assert.equal(rec[key], value, key);
+  });
+});
+
+test('a layout-2 state file (before waypoint pauses and detours) loads with those clocks at "nothing under way"', () => {
+  const brain = new Brain(fixture.bundle);
+  brain.importState(structuredClone(fixture.state));
+  fixture.requests.forEach((r) => brain.tick(structuredClone(r)));
+  const now = brain.exportState();
+  const layout3 = ['pauseUntil', 'pausedT', 'progT', 'progX', 'progZ', 'detourUntil', 'detourX', 'detourZ'];
+  const v2 = {
+    ...now,
+    version: 2,
+    agents: now.agents.map((a) => Object.fromEntries(Object.entries(a).filter(([k]) => !layout3.includes(k)))),
+  } as unknown as BrainState;
+  const again = new Brain(fixture.bundle);
+  again.importState(v2);
+  const loaded = again.exportState();
+  assert.equal(loaded.version, STATE_VERSION);
+  for (const a of loaded.agents) {
+    const rec = a as unknown as Record<string, number>;
+    assert.equal(rec.pauseUntil, -1e9);
+    assert.equal(rec.detourUntil, -1e9);
+  }
+  // Every layout-2 field is kept as it was.
+  assert.deepEqual(
+    loaded.agents.map((a) => Object.fromEntries(Object.entries(a).filter(([k]) => !layout3.includes(k)))),
+    v2.agents,
+  );
 });
