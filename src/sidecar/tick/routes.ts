@@ -1,3 +1,4 @@
+import type { Encoding } from '../../http/codec.js';
 import { HttpError } from '../../http/errors.js';
 import type { Reply } from '../../http/reply.js';
 import { failRaw, type HttpServer, type RawControl, type RawState } from '../../http/server.js';
@@ -19,34 +20,50 @@ import { TickFailure, TICKS_MAX_BODY, type BatchItem } from './tick-array.js';
  * place from uWS's chunk, without a copy, and handed to the pools at once.
  */
 export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
+  mountTickRoute(server, ticks, maxBody, TICK_SITE, (res, state, control, last, encoding, batch) => {
+    if (batch !== null) {
+      if (state.chunks === null) batch.add(res, state, control, last, encoding);
+      else batch.addWhole(res, state, control, wholeBody(state, last), encoding);
+      return;
+    }
+    const started = ticks.clock();
+    const out = ticks.answer(ticks.accept(wholeBody(state, last), encoding), encoding, started);
+    if (out instanceof Promise) {
+      out.then(
+        (reply) => sendTick(res, state, reply, control),
+        (err: unknown) => failRaw(res, state, err, control, TICK_SITE),
+      );
+    } else sendTick(res, state, out, control);
+  });
+}
+
+/**
+ * What a tick route does with a whole body whose size, token and media type passed: `last` is
+ * its last chunk as uWS lent it (valid only during the call), `batch` the handler's batch when
+ * the evaluator is inline. Called inside the route's guard: a throw is answered.
+ */
+type TickBody = (res: UwsResponse, state: TickCall, control: RawControl, last: ArrayBuffer, encoding: Encoding, batch: TickBatch | null) => void;
+
+/**
+ * The part the tick routes share: the credentials and headers read before the body, the body
+ * collected chunk by chunk within maxBody, its media type checked, then `onBody`, every step
+ * inside one guard (one try around the whole chunk, not one per step: it costs nothing on the
+ * way through). `onBody` is one function per route, not per request.
+ */
+function mountTickRoute(server: HttpServer, ticks: TickHandler, maxBody: number, site: typeof TICK_SITE | typeof TICKS_SITE, onBody: TickBody): void {
   // The evaluator's mode is fixed for the handler's life.
   const batch = ticks.synchronous ? TickBatch.of(ticks) : null;
   const gated = ticks.gated;
-  server.raw('POST', '/tick', (res, req, control) => {
-    const state = beginTick(res, req, control, gated, maxBody, TICK_SITE);
+  server.raw(site.method, site.path, (res, req, control) => {
+    const state = beginTick(res, req, control, gated, maxBody, site);
     if (state === null) return;
     res.onData((ab, isLast) => {
       if (state.finished) return;
-      // One try around the whole chunk, not one per step: the guard costs nothing on the way through.
       try {
         if (!bodyChunk(state, ab, isLast, maxBody)) return;
-        const encoding = ticks.encoding(state.size, state.contentType || undefined, state);
-        if (batch !== null) {
-          if (state.chunks === null) batch.add(res, state, control, ab, encoding);
-          else batch.addWhole(res, state, control, wholeBody(state, ab), encoding);
-          return;
-        }
-        const started = ticks.clock();
-        const body = wholeBody(state, ab);
-        const out = ticks.answer(ticks.accept(body, encoding), encoding, started);
-        if (out instanceof Promise) {
-          out.then(
-            (reply) => sendTick(res, state, reply, control),
-            (err: unknown) => failRaw(res, state, err, control, TICK_SITE),
-          );
-        } else sendTick(res, state, out, control);
+        onBody(res, state, control, ab, ticks.encoding(state.size, state.contentType || undefined, state), batch);
       } catch (err) {
-        failRaw(res, state, err, control, TICK_SITE);
+        failRaw(res, state, err, control, site);
       }
     });
   });
@@ -63,41 +80,28 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
  * order, at once.
  */
 export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TICKS_MAX_BODY): void {
-  const batch = ticks.synchronous ? TickBatch.of(ticks) : null;
-  const gated = ticks.gated;
-  server.raw('POST', '/ticks', (res, req, control) => {
-    const state = beginTick(res, req, control, gated, maxBody, TICKS_SITE);
-    if (state === null) return;
-    res.onData((ab, isLast) => {
-      if (state.finished) return;
+  mountTickRoute(server, ticks, maxBody, TICKS_SITE, (res, state, control, last, encoding, batch) => {
+    // Read at once into fresh requests: nothing keeps the body once this returns.
+    const items = ticks.acceptBatch(wholeBody(state, last), encoding);
+    if (batch !== null) {
+      const out = batch.answerGroup(items, encoding, control.logger);
+      // Answering the ticks queued before may have corked other responses: cork this one again.
+      sendGroup(res, state, out, encoding, control);
+      return;
+    }
+    const started = ticks.clock();
+    const settle = (item: BatchItem): Promise<Reply | TickFailure> => {
+      if (item instanceof TickFailure) return Promise.resolve(item);
       try {
-        if (!bodyChunk(state, ab, isLast, maxBody)) return;
-        const encoding = ticks.encoding(state.size, state.contentType || undefined, state);
-        // Read at once into fresh requests: nothing keeps the body once this returns.
-        const items = ticks.acceptBatch(wholeBody(state, ab), encoding);
-        if (batch !== null) {
-          const out = batch.answerGroup(items, encoding, control.logger);
-          // Answering the ticks queued before may have corked other responses: cork this one again.
-          sendGroup(res, state, out, encoding, control);
-          return;
-        }
-        const started = ticks.clock();
-        const settle = (item: BatchItem): Promise<Reply | TickFailure> => {
-          if (item instanceof TickFailure) return Promise.resolve(item);
-          try {
-            return Promise.resolve(ticks.answer(item, encoding, started)).catch((err: unknown) => failureOf(err, item.snapshot.agent, control.logger));
-          } catch (err) {
-            return Promise.resolve(failureOf(err, item.snapshot.agent, control.logger));
-          }
-        };
-        Promise.all(items.map(settle)).then(
-          (out) => sendGroup(res, state, out, encoding, control),
-          (err: unknown) => failRaw(res, state, err, control, TICKS_SITE),
-        );
+        return Promise.resolve(ticks.answer(item, encoding, started)).catch((err: unknown) => failureOf(err, item.snapshot.agent, control.logger));
       } catch (err) {
-        failRaw(res, state, err, control, TICKS_SITE);
+        return Promise.resolve(failureOf(err, item.snapshot.agent, control.logger));
       }
-    });
+    };
+    Promise.all(items.map(settle)).then(
+      (out) => sendGroup(res, state, out, encoding, control),
+      (err: unknown) => failRaw(res, state, err, control, TICKS_SITE),
+    );
   });
 }
 
