@@ -1,4 +1,4 @@
-import { isPlainObj } from './json.js';
+import { isObj } from './json.js';
 import { TICK_LIMITS, TICK_REQUEST_FIELDS, type Fields, type ListSpec, type ValueSpec } from './tick-schema.js';
 import type { Problem, TickRequest } from './types.js';
 
@@ -27,7 +27,7 @@ function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   if (ArrayBuffer.isView(v)) return 'binary data';
-  if (typeof v === 'object' && !isPlainObj(v)) return 'an extension value';
+  if (typeof v === 'object' && !isObj(v)) return 'an extension value';
   return typeof v;
 }
 
@@ -93,7 +93,7 @@ function oneOf(v: unknown, base: string, key: string | number, values: readonly 
 }
 
 function vec3(v: unknown, base: string, key: string | number, p: Problems): unknown {
-  if (!isPlainObj(v)) {
+  if (!isObj(v)) {
     fail(base, key, `must be an object {x, y, z}, got ${typeName(v)}`, p);
     return v;
   }
@@ -116,7 +116,7 @@ function coordinate(v: unknown, key: string, base: string, p: Problems): void {
 
 /** Whether v is an object to descend into; reports it at base/key when not. */
 function isObject(v: unknown, base: string, key: string | number, p: Problems): v is Record<string, unknown> {
-  if (isPlainObj(v)) return true;
+  if (isObj(v)) return true;
   fail(base, key, `must be an object, got ${typeName(v)}`, p);
   return false;
 }
@@ -231,7 +231,7 @@ export const TICK_VALIDATOR_SOURCE = compiled.source;
 /** Validates a decoded /tick body; every problem carries the dotted path of its field. */
 export function parseTickRequest(input: unknown): TickParse {
   const p = new Problems();
-  if (!isPlainObj(input)) {
+  if (!isObj(input)) {
     p.add('', `the request must be an object {snapshot, profile}, got ${typeName(input)}`);
     return { ok: false, problems: p.list };
   }
