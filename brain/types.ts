@@ -1,6 +1,6 @@
 /**
- * The brain's public types: the tick contract of spec 001 §2.6 with the shapes BRAIN.md
- * decides, and the configuration bundle of §2.1. Nothing here knows about HTTP or storage.
+ * The brain's public types: the tick request (derived from its schema, tick-schema.ts) and
+ * reply, and the configuration bundle. Nothing here knows about HTTP or storage.
  */
 
 import type { Field, Fields, HEARD_FIELDS, POI_FIELDS, PROFILE_FIELDS, SELF_STATE_FIELDS, SNAPSHOT_FIELDS, TARGET_FIELDS, TRAIT_NAMES, ValueSpec } from './tick-schema.js';
@@ -95,7 +95,7 @@ export interface TickResponse {
   intents: Intent[];
 }
 
-// ---- configuration bundle (spec 001 §2.1) ----
+// ---- configuration bundle ----
 
 export const POLICY_KEYS = [
   'llm_dialogue',
@@ -172,7 +172,7 @@ export interface Problem {
   message: string;
 }
 
-/** One row of the roster read model (spec 001 §2.6 names these four fields). */
+/** One row of the roster read model. */
 export interface Survivor {
   agent: number;
   name: string;

@@ -27,7 +27,7 @@ import {
 } from '../../../brain/index.js';
 
 /**
- * The shape of a /tick request (BRAIN.md §Request), read from an encoded body straight into
+ * The shape of a /tick request, read from an encoded body straight into
  * the TickRequest the brain takes, validating while it reads: no decode of the whole body
  * into a generic tree and no second walk over it. JSON.parse or the MessagePack decoder alone
  * cost more than the brain's whole tick. Subclasses supply the encoding's tokens; this class
