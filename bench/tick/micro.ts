@@ -6,9 +6,9 @@
 import { encode } from '@msgpack/msgpack';
 import { parseTickRequest, type TickResponse } from '../../brain/index.js';
 import { decodeBody, encodeBody } from '../../src/http/codec.js';
-import { decodeTick, encodeTick } from '../../src/sidecar/tick.js';
-import { readTickJson } from '../../src/sidecar/tick-json.js';
-import { readTickMsgpack } from '../../src/sidecar/tick-msgpack.js';
+import { decodeTick, encodeTick } from '../../src/sidecar/tick/tick.js';
+import { readTickJson } from '../../src/sidecar/tick/tick-json.js';
+import { readTickMsgpack } from '../../src/sidecar/tick/tick-msgpack.js';
 import { generateTicks } from './scenarios.js';
 
 export interface MicroRow {

@@ -13,10 +13,10 @@ import uWS from 'uWebSockets.js';
 import type { ConfigBundle } from '../../brain/index.js';
 import { HttpError } from '../../src/http/errors.js';
 import type { Request } from '../../src/http/server.js';
-import { DefaultsSource } from '../../src/sidecar/defaults-source.js';
-import { createEvaluator } from '../../src/sidecar/pool.js';
+import { DefaultsSource } from '../../src/sidecar/config/defaults-source.js';
+import { createEvaluator } from '../../src/sidecar/tick/pool.js';
 import { startSidecar } from '../../src/sidecar/service.js';
-import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick.js';
+import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick/tick.js';
 import { parseBrainPolicy, policyBundle, type BrainPolicy } from './policy.js';
 
 export type ServerKind = 'sidecar' | 'sidecar-dialogue' | 'node-http' | 'uws-bare' | 'uws-parse';

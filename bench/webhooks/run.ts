@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { openDatabase } from '../../src/store/sqlite.js';
-import { SqliteWebhookStore } from '../../src/webhooks/store.js';
+import { SqliteWebhookStore } from '../../src/webhooks/sqlite-store.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createSender } from '../../src/net/sender.js';
 import { deliveryBody, validateEvent } from '../../src/webhooks/events.js';

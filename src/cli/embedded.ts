@@ -3,7 +3,8 @@ import { HttpServer } from '../http/server.js';
 import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
-import { openDatabase, type Db } from '../store/sqlite.js';
+import type { Db } from '../store/sqlite.js';
+import { openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
 import { Authenticator } from '../identity/auth.js';
 import { SqliteIdentityStore } from '../identity/store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
@@ -19,7 +20,9 @@ import { MemoryRateLimiter } from '../http/ratelimit.js';
 export interface EmbeddedOptions {
   host?: string;
   port?: number;
-  db: string;
+  /** Where every service keeps its data (`--database`); `db` is the SQLite shorthand (`--db FILE`). One of the two is required. */
+  database?: DatabaseLocation;
+  db?: string;
   adminToken?: string | undefined;
   logger?: Logger;
   now?: () => number;
@@ -55,7 +58,9 @@ export interface EmbeddedOptions {
 export interface Embedded {
   port: number;
   url: string;
-  db: Db;
+  database: Database;
+  /** The SQLite handle, for tests and benchmarks on a SQLite database (throws on PostgreSQL). */
+  readonly db: Db;
   webhooks: Webhooks;
   /** Every route the server answers (pattern and methods). */
   routes(): { pattern: string; methods: string[] }[];
@@ -73,7 +78,11 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   if (!options.tls && !options.insecureHttp && !isLoopbackHost(host)) {
     throw new Error(`refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`);
   }
-  const db = openDatabase(options.db);
+  const location = locationOf(options);
+  if (location.kind === 'postgres') throw new Error('serve on PostgreSQL needs the PostgreSQL stores of every service');
+  const database = openDatabaseAt(location);
+  if (database.kind !== 'sqlite') throw new Error('unreachable');
+  const db = database.db;
   const server = new HttpServer({ logger, ...(options.tls ? { tls: options.tls } : {}) });
 
   const identity = new SqliteIdentityStore(db, now);
@@ -108,7 +117,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     video = await mountVideo(server, {
       db,
       auth,
-      dataDir: options.dataDir ?? join(dirname(options.db), 'data'),
+      dataDir: options.dataDir ?? join(location.kind === 'sqlite' ? dirname(location.file) : process.cwd(), 'data'),
       objectStore: options.objectStore,
       ffmpegPath: options.ffmpegPath,
       renderConcurrency: options.renderConcurrency,
@@ -144,7 +153,11 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   return {
     port,
     url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    db,
+    database,
+    get db(): Db {
+      if (database.kind !== 'sqlite') throw new Error('the embedded server runs on PostgreSQL, not SQLite');
+      return database.db;
+    },
     webhooks,
     routes: () => server.routes(),
     async close() {
@@ -154,4 +167,10 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       db.close();
     },
   };
+}
+
+function locationOf(options: EmbeddedOptions): DatabaseLocation {
+  if (options.database) return options.database;
+  if (options.db !== undefined) return { kind: 'sqlite', file: options.db };
+  throw new Error('startEmbedded needs a database (database or db)');
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { readLimitsFile, type Limits } from '../http/limits.js';
+import { chooseDatabase, DEFAULT_DATABASE, type DatabaseLocation } from '../store/database.js';
 
 /** An expected failure of a command: printed as one line, no stack. */
 export class CliError extends Error {
@@ -52,4 +53,20 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
   });
+}
+
+/** `--database URL` and `--db FILE`, on every command that opens the services' database. */
+export function withDatabaseOptions(command: Command): Command {
+  return command
+    .option('--database <url>', `sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE (env DATABASE_URL; default ${DEFAULT_DATABASE})`)
+    .option('--db <file>', 'SQLite database file (the same as --database sqlite:FILE)');
+}
+
+/** The database the flags (or DATABASE_URL) name; a bad URL is a CliError naming the forms understood. */
+export function databaseFlag(flags: { database?: string | undefined; db?: string | undefined }): DatabaseLocation {
+  try {
+    return chooseDatabase(flags);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
 }

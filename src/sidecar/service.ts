@@ -7,15 +7,15 @@ import { HttpServer } from '../http/server.js';
 import { text } from '../http/reply.js';
 import { silentLogger, type Logger } from '../log.js';
 import { BearerGate } from './auth.js';
-import type { ConfigSource, ConfigStatus } from './config-source.js';
+import type { ConfigSource, ConfigStatus } from './config/config-source.js';
 import { DialogueWiring } from './dialogue.js';
-import { mergeEvents, type Evaluator } from './evaluator.js';
-import type { LatencySummary } from './histogram.js';
-import { createEvaluator } from './pool.js';
-import { StateKeeper } from './state-file.js';
-import { PlayerTracker } from './players.js';
+import { mergeEvents, type Evaluator } from './tick/evaluator.js';
+import type { LatencySummary } from './tick/histogram.js';
+import { createEvaluator } from './tick/pool.js';
+import { StateKeeper } from './state/state-file.js';
+import { PlayerTracker } from './state/players.js';
 import { mountStatus } from './status-route.js';
-import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick.js';
+import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/tick.js';
 
 export interface SidecarOptions {
   host: string;

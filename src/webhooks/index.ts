@@ -9,7 +9,7 @@ import { mountWebhookRoutes } from './routes.js';
 import { createSender, type Send } from '../net/sender.js';
 import { WebhookService } from './service.js';
 import type { Resolve } from '../net/ssrf.js';
-import { SqliteWebhookStore } from './store.js';
+import { SqliteWebhookStore } from './sqlite-store.js';
 
 export interface WebhooksOptions {
   db: Db;

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { DefaultsSource } from '../../src/sidecar/defaults-source.js';
+import { DefaultsSource } from '../../src/sidecar/config/defaults-source.js';
 import { startSidecar, type Sidecar } from '../../src/sidecar/service.js';
 import { cli, fixtures, repoRoot, tempDir } from '../helpers/paths.js';
 

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_BATCH_TICKS, TICKS_MAX_BODY } from '../../src/sidecar/tick-array.js';
+import { MAX_BATCH_TICKS, TICKS_MAX_BODY } from '../../src/sidecar/tick/tick-array.js';
 import { clientsDir } from './helpers.js';
 
 const read = (path: string) => readFileSync(join(clientsDir, path), 'utf8');

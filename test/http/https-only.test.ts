@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { isLoopbackHost } from '../../src/http/loopback.js';
-import { ControlPlaneClient } from '../../src/sidecar/control-plane-client.js';
+import { ControlPlaneClient } from '../../src/sidecar/control-plane/control-plane-client.js';
 import { startEmbedded } from '../../src/cli/embedded.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_BUNDLE, type ConfigBundle } from '../../brain/index.js';
-import type { ConfigSource } from '../../src/sidecar/config-source.js';
+import type { ConfigSource } from '../../src/sidecar/config/config-source.js';
 import type { Sidecar } from '../../src/sidecar/service.js';
 import { dialogueFrom, stateFileFrom } from '../../src/cli/commands/sidecar.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../../bench/fake-openai.js';

@@ -1,5 +1,5 @@
 import { encode } from '@msgpack/msgpack';
-import { DefaultsSource } from '../../src/sidecar/defaults-source.js';
+import { DefaultsSource } from '../../src/sidecar/config/defaults-source.js';
 import { startSidecar, type Sidecar, type SidecarOptions } from '../../src/sidecar/service.js';
 
 export type Enc = 'json' | 'msgpack';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_BUNDLE } from '../../brain/index.js';
-import { BundleDirSource } from '../../src/sidecar/bundle-dir-source.js';
-import { LatencyHistogram } from '../../src/sidecar/histogram.js';
+import { BundleDirSource } from '../../src/sidecar/config/bundle-dir-source.js';
+import { LatencyHistogram } from '../../src/sidecar/tick/histogram.js';
 import { tempDir } from '../helpers/paths.js';
 import { fullTick, post, startTest } from './helpers.js';
 

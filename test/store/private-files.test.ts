@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureDir, writeFileAtomic } from '../../src/sidecar/state-dir.js';
-import { writeStateFile } from '../../src/sidecar/state-file.js';
+import { ensureDir, writeFileAtomic } from '../../src/sidecar/state/state-dir.js';
+import { writeStateFile } from '../../src/sidecar/state/state-file.js';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
 

@@ -3,7 +3,7 @@ import { openDatabase } from '../../store/sqlite.js';
 import { SqliteIdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
-import { CliError, parseInteger, printJson } from '../util.js';
+import { CliError, databaseFlag, parseInteger, printJson, withDatabaseOptions } from '../util.js';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { SqliteControlPlaneStore } from '../../controlplane/sqlite-store.js';
 import type { ServerId } from '../../controlplane/types.js';
@@ -13,13 +13,12 @@ import type { ServerId } from '../../controlplane/types.js';
  * server. Each prints JSON (secrets are shown once, here).
  */
 export function registerAdmin(program: Command): void {
-  const admin = program
-    .command('admin')
-    .description('offline bootstrap on a database file (prints JSON)')
-    .option('--db <file>', 'SQLite database file', './brainstem.db');
+  const admin = withDatabaseOptions(program.command('admin').description('offline bootstrap on the services\' database (prints JSON)'));
 
   const withStore = async <T>(cmd: Command, fn: (store: SqliteIdentityStore, controlPlane: () => SqliteControlPlaneStore) => Promise<T>): Promise<void> => {
-    const db = openDatabase((cmd.optsWithGlobals() as { db: string }).db);
+    const location = databaseFlag(cmd.optsWithGlobals() as { database?: string; db?: string });
+    if (location.kind !== 'sqlite') throw new CliError('brainstem admin on PostgreSQL needs the PostgreSQL stores');
+    const db = openDatabase(location.file);
     try {
       const identity = new SqliteIdentityStore(db);
       printJson(await fn(identity, () => new SqliteControlPlaneStore(db)));

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startEmbedded } from '../embedded.js';
-import { CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal } from '../util.js';
+import { describeDatabase } from '../../store/database.js';
+import { CliError, databaseFlag, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
 
 interface ServeFlags {
   addr: string;
-  db: string;
+  database?: string;
+  db?: string;
   tlsCert?: string;
   tlsKey?: string;
   data: string;
@@ -19,11 +21,12 @@ interface ServeFlags {
 }
 
 export function registerServe(program: Command): void {
-  program
-    .command('serve')
-    .description('embedded mode: control plane, property-video API, webhooks and dashboard on one SQLite file')
-    .option('--addr <host:port>', 'bind address', '127.0.0.1:8080')
-    .option('--db <file>', 'SQLite database file', './brainstem.db')
+  withDatabaseOptions(
+    program
+      .command('serve')
+      .description('embedded mode: control plane, property-video API, webhooks and dashboard on one SQLite file or a PostgreSQL database')
+      .option('--addr <host:port>', 'bind address', '127.0.0.1:8080'),
+  )
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
     .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
@@ -37,6 +40,7 @@ export function registerServe(program: Command): void {
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
+      const database = databaseFlag(flags);
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
       const logger = createLogger();
       const adminToken = process.env.SERVICE_ADMIN_TOKEN;
@@ -44,7 +48,7 @@ export function registerServe(program: Command): void {
       const server = await startEmbedded({
         host,
         port,
-        db: flags.db,
+        database,
         adminToken,
         logger,
         dataDir: flags.data,
@@ -58,7 +62,8 @@ export function registerServe(program: Command): void {
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
-      process.stdout.write(`brainstem serve listening on ${server.url} (db ${flags.db}, data ${flags.data}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`);
+      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, data ${flags.data}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})
+`);
       await untilSignal();
       await server.close();
     });

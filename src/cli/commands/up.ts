@@ -1,19 +1,20 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
-import { startLinkedSidecar } from '../../sidecar/control-plane-link.js';
-import { defaultStateDir } from '../../sidecar/state-dir.js';
-import { defaultStateFile } from '../../sidecar/state-file.js';
+import { startLinkedSidecar } from '../../sidecar/control-plane/control-plane-link.js';
+import { defaultStateDir } from '../../sidecar/state/state-dir.js';
+import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { startEmbedded } from '../embedded.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
-import { CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal } from '../util.js';
+import { CliError, databaseFlag, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
 import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
 
 interface UpFlags {
   addr: string;
   sidecarAddr?: string;
-  db: string;
+  database?: string;
+  db?: string;
   data: string;
   json?: boolean;
   limits?: string;
@@ -39,12 +40,13 @@ export const SAMPLE_TICK = {
  * later runs reuse them.
  */
 export function registerUp(program: Command): void {
-  program
-    .command('up')
-    .description('the whole local stack in one command: embedded server plus a sidecar on its control plane; prints URLs and a login')
-    .option('--addr <host:port>', 'embedded server bind address', '127.0.0.1:8080')
-    .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
-    .option('--db <file>', 'SQLite database file', './brainstem.db')
+  withDatabaseOptions(
+    program
+      .command('up')
+      .description('the whole local stack in one command: embedded server plus a sidecar on its control plane; prints URLs and a login')
+      .option('--addr <host:port>', 'embedded server bind address', '127.0.0.1:8080')
+      .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`),
+  )
     .option('--data <dir>', 'property-video data directory', './data')
     .option('--allow-private-webhooks', 'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)')
     .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
@@ -57,7 +59,9 @@ export function registerUp(program: Command): void {
       const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
       const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
       const logger = createLogger();
-      const db = resolve(flags.db);
+      const location = databaseFlag(flags);
+      if (location.kind !== 'sqlite') throw new CliError('brainstem up runs on a SQLite file; for PostgreSQL run brainstem serve --database');
+      const db = location.file;
       const lock = lockDatabase(db);
       // Also on the way out of a failed start (main exits the process on the error).
       process.once('exit', lock.release);

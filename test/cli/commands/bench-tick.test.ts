@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { batchSizesOf, tickPolicyOf } from '../../../src/cli/commands/bench-tick.js';
-import { MAX_BATCH_TICKS } from '../../../src/sidecar/tick-array.js';
+import { MAX_BATCH_TICKS } from '../../../src/sidecar/tick/tick-array.js';
 import { CliError } from '../../../src/cli/util.js';
 import { cli } from '../../helpers/paths.js';
 

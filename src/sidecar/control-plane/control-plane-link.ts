@@ -1,0 +1,93 @@
+import { silentLogger, type Logger } from '../../log.js';
+import { ControlPlaneClient } from './control-plane-client.js';
+import { ControlPlaneSource } from './control-plane-source.js';
+import { startSidecar, type Sidecar, type SidecarOptions } from '../service.js';
+import { ensureDir } from '../state/state-dir.js';
+import { DEFAULT_BUFFER_CAP, TelemetryBuffer } from './telemetry-buffer.js';
+import { TelemetryPusher } from './telemetry-push.js';
+
+export interface ControlPlaneLinkOptions {
+  url: string;
+  serverId: string;
+  serverKey: string;
+  stateDir: string;
+  /** Config poll interval, ms (default 15 s). */
+  pollMs?: number;
+  /** Telemetry interval, ms (default 60 s). */
+  telemetryMs?: number;
+  /** Cap of the pull and push back-off, ms (default 5 min). */
+  maxBackoffMs?: number;
+  /** Longest wait for the first pull at start, ms (default 3 s). */
+  startupTimeoutMs?: number;
+  /** Reports the on-disk buffer keeps (default 2880: 48 h at 60 s). */
+  bufferCap?: number;
+  /** How long close() may spend sending the final report (default 2 s). */
+  shutdownGraceMs?: number;
+  /** Admit an http:// control plane that is not on loopback. */
+  insecureHttp?: boolean;
+  now?: () => number;
+  random?: () => number;
+}
+
+export interface LinkedSidecar {
+  sidecar: Sidecar;
+  source: ControlPlaneSource;
+  pusher: TelemetryPusher;
+}
+
+/**
+ * A sidecar bound to a control plane: config from ControlPlaneSource, telemetry through
+ * TelemetryPusher with its on-disk buffer, both signing with one ControlPlaneClient, and
+ * their state on GET /status. Closing the sidecar writes (and tries to send) a final report.
+ */
+export async function startLinkedSidecar(
+  link: ControlPlaneLinkOptions,
+  sidecarOptions: Omit<SidecarOptions, 'source' | 'statusExtras' | 'beforeStop'>,
+): Promise<LinkedSidecar> {
+  const logger: Logger = sidecarOptions.logger ?? silentLogger;
+  const now = link.now ?? Date.now;
+  const random = link.random ?? Math.random;
+  const client = new ControlPlaneClient({ url: link.url, serverId: link.serverId, key: link.serverKey, now, ...(link.insecureHttp ? { insecureHttp: true } : {}) });
+  await ensureDir(link.stateDir);
+  const buffer = new TelemetryBuffer(link.stateDir, link.bufferCap ?? DEFAULT_BUFFER_CAP);
+  await buffer.load();
+  if (buffer.size > 0) logger.info('telemetry reports left from a previous run will be sent first', { buffered: buffer.size });
+  const source = new ControlPlaneSource({
+    client,
+    stateDir: link.stateDir,
+    logger,
+    now,
+    random,
+    ...(link.pollMs !== undefined ? { pollMs: link.pollMs } : {}),
+    ...(link.maxBackoffMs !== undefined ? { maxBackoffMs: link.maxBackoffMs } : {}),
+    ...(link.startupTimeoutMs !== undefined ? { startupTimeoutMs: link.startupTimeoutMs } : {}),
+  });
+  let pusher: TelemetryPusher | null = null;
+  const sidecar = await startSidecar({
+    ...sidecarOptions,
+    source,
+    statusExtras: () => ({
+      controlPlane: {
+        url: client.url,
+        serverId: client.serverId,
+        stateDir: link.stateDir,
+        ...source.pullStatus(),
+        ...(pusher?.status() ?? { lastPush: null, lastPushError: null, lastPushErrorSince: null, buffered: buffer.size, dropped: buffer.dropped, rejected: 0 }),
+      },
+    }),
+    beforeStop: async () => pusher?.close(link.shutdownGraceMs ?? 2_000),
+  });
+  pusher = new TelemetryPusher({
+    client,
+    buffer,
+    collect: () => sidecar.drainTelemetry(),
+    latency: sidecar.ticks.latency,
+    logger,
+    now,
+    random,
+    ...(link.telemetryMs !== undefined ? { intervalMs: link.telemetryMs } : {}),
+    ...(link.maxBackoffMs !== undefined ? { maxBackoffMs: link.maxBackoffMs, minBackoffMs: Math.min(1_000, link.maxBackoffMs) } : {}),
+  });
+  pusher.start();
+  return { sidecar, source, pusher };
+}

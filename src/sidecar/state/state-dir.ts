@@ -1,0 +1,44 @@
+import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../store/files.js';
+
+/** Files of the control-plane source's state directory. */
+export const STATE_DIR_FILES = {
+  /** The last bundle pulled, validated and applied: `{etag, savedAt, bundle}`. */
+  bundle: 'bundle.json',
+  /** Telemetry reports not yet acknowledged, one JSON object a line, oldest first. */
+  telemetry: 'telemetry.jsonl',
+  /** `{lastAcked, dropped}`: the reportId of the newest acknowledged report and how many were dropped over the cap. */
+  cursor: 'telemetry-cursor.json',
+} as const;
+
+/** `./.brainstem/sidecar-<serverId>/` under the working directory. */
+export function defaultStateDir(serverId: string, cwd = process.cwd()): string {
+  return resolve(cwd, '.brainstem', `sidecar-${serverId}`);
+}
+
+export async function ensureDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+}
+
+/** Writes a temp file beside `path`, then renames it over: a crash leaves the old file whole. */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
+  try {
+    await writeFile(temp, data, { mode: PRIVATE_FILE_MODE });
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
+}
+
+/** The file's text, or null when it does not exist. */
+export async function readIfExists(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}

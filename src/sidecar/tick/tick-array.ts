@@ -1,0 +1,210 @@
+import type { TickRequest } from '../../../brain/index.js';
+import type { Encoding } from '../../http/codec.js';
+import { HttpError } from '../../http/errors.js';
+import { decodeTickAs, validTick, withoutBom } from './tick-exact.js';
+import { readTickJson } from './tick-json.js';
+import { readTickMsgpack } from './tick-msgpack.js';
+import { asBuffer } from './tick-reader.js';
+
+/** Most tick requests in one POST /ticks body. */
+export const MAX_BATCH_TICKS = 1024;
+/** Default body limit of POST /ticks: 1,024 full snapshots of the usual size fit well below it. */
+export const TICKS_MAX_BODY = 4 * 1024 * 1024;
+
+/** An element of a batch that gets an error in its place: why, and its agent when it could be read. */
+export class TickFailure {
+  constructor(
+    readonly error: HttpError,
+    readonly agent: number | null,
+  ) {}
+
+  /** `{agent?, error: {code, message, details?}}`, the element's reply. */
+  toBody(): { agent?: number; error: ReturnType<HttpError['toBody']>['error'] } {
+    const error = this.error.toBody().error;
+    return this.agent === null ? { error } : { agent: this.agent, error };
+  }
+}
+
+export type BatchItem = TickRequest | TickFailure;
+
+/**
+ * The elements of a POST /ticks body, in order: each a tick request or the failure to put in
+ * its place. Whole-body problems throw an HttpError (400 not the encoding or not an array,
+ * 413 more than MAX_BATCH_TICKS elements).
+ *
+ * Fast path: the body is split into its elements' byte ranges without decoding, and each is
+ * read by the same fast reader as a /tick body. When a range is anything the fast reader is
+ * not sure of (a bad element, a body that is not well-formed), the whole body goes the exact
+ * way: decoded whole, each element validated. An element's result is thus the one /tick gives
+ * for its bytes.
+ */
+export function readTicks(body: Uint8Array, encoding: Encoding): BatchItem[] {
+  const bytes = asBuffer(encoding === 'json' ? withoutBom(body) : body);
+  const bounds: number[] = [];
+  const count = encoding === 'json' ? splitJson(bytes, bounds) : splitMsgpack(bytes, bounds);
+  if (count > MAX_BATCH_TICKS) throw tooMany(count);
+  if (count >= 0) {
+    const items: BatchItem[] = new Array<BatchItem>(count);
+    let k = 0;
+    for (; k < count; k++) {
+      const element = bytes.subarray(bounds[2 * k]!, bounds[2 * k + 1]!);
+      const request = encoding === 'json' ? readTickJson(element) : readTickMsgpack(element);
+      if (request === null) break;
+      items[k] = request;
+    }
+    if (k === count) return items;
+  }
+  return exactTicks(bytes, encoding);
+}
+
+function tooMany(count: number): HttpError {
+  return new HttpError('payload_too_large', `A batch holds at most ${MAX_BATCH_TICKS} tick requests, got ${count}.`);
+}
+
+function exactTicks(bytes: Buffer, encoding: Encoding): BatchItem[] {
+  const value = decodeTickAs(bytes, encoding);
+  if (!Array.isArray(value)) throw new HttpError('bad_request', 'The body of POST /ticks must be an array of tick requests.');
+  if (value.length > MAX_BATCH_TICKS) throw tooMany(value.length);
+  return value.map((element: unknown) => {
+    const result = validTick(element);
+    return result instanceof HttpError ? new TickFailure(result, agentOf(element)) : result;
+  });
+}
+
+/** The agent id of an element that failed validation, when it has a usable one. */
+function agentOf(element: unknown): number | null {
+  const snapshot = (element as { snapshot?: unknown } | null)?.snapshot;
+  const agent = typeof snapshot === 'object' && snapshot !== null ? (snapshot as { agent?: unknown }).agent : undefined;
+  return typeof agent === 'number' && Number.isSafeInteger(agent) ? agent : null;
+}
+
+function isSpace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * The byte ranges of a JSON array's elements, pushed onto `bounds` as start, end pairs; their
+ * count, or -1 when the body is not an array this scan is sure of. It tracks only strings and
+ * nesting: each element is then checked whole by the reader, which refuses what is not one
+ * well-formed value.
+ */
+export function splitJson(b: Buffer, bounds: number[]): number {
+  const n = b.length;
+  let i = 0;
+  while (isSpace(b[i])) i++;
+  if (b[i] !== 0x5b) return -1;
+  i++;
+  while (isSpace(b[i])) i++;
+  let count = 0;
+  if (b[i] === 0x5d) i++;
+  else {
+    for (;;) {
+      const start = i;
+      let depth = 0;
+      for (; i < n; i++) {
+        const c = b[i]!;
+        if (c === 0x22) {
+          for (i++; i < n && b[i] !== 0x22; i++) if (b[i] === 0x5c) i++;
+          if (i >= n) return -1;
+        } else if (c === 0x7b || c === 0x5b) depth++;
+        else if (c === 0x7d || c === 0x5d) {
+          if (depth === 0) break;
+          depth--;
+        } else if (depth === 0 && c === 0x2c) break;
+      }
+      if (i >= n) return -1;
+      let end = i;
+      while (end > start && isSpace(b[end - 1])) end--;
+      if (end === start) return -1;
+      bounds.push(start, end);
+      count++;
+      if (b[i++] === 0x5d) break;
+      while (isSpace(b[i])) i++;
+    }
+  }
+  while (isSpace(b[i])) i++;
+  return i === n ? count : -1;
+}
+
+/**
+ * The byte ranges of a MessagePack array's elements, as splitJson; -1 when the body is not a
+ * whole array (the exact path then says why).
+ */
+export function splitMsgpack(b: Buffer, bounds: number[]): number {
+  const n = b.length;
+  if (n === 0) return -1;
+  const head = b[0]!;
+  let count: number;
+  let i: number;
+  if (head >= 0x90 && head <= 0x9f) {
+    count = head - 0x90;
+    i = 1;
+  } else if (head === 0xdc && n >= 3) {
+    count = b.readUInt16BE(1);
+    i = 3;
+  } else if (head === 0xdd && n >= 5) {
+    count = b.readUInt32BE(1);
+    i = 5;
+  } else return -1;
+  // Each element takes a byte at least: a count beyond the body is not a whole array.
+  if (count > n - i) return -1;
+  if (count > MAX_BATCH_TICKS) return count;
+  for (let k = 0; k < count; k++) {
+    const end = msgpackValueEnd(b, i);
+    if (end < 0) return -1;
+    bounds.push(i, end);
+    i = end;
+  }
+  return i === n ? count : -1;
+}
+
+/** Where the MessagePack value at `i` ends (nested values included), or -1 past the body's end. */
+function msgpackValueEnd(b: Buffer, i: number): number {
+  const n = b.length;
+  let pending = 1;
+  while (pending > 0) {
+    if (i >= n) return -1;
+    const c = b[i++]!;
+    pending--;
+    let skip = 0;
+    if (c <= 0x7f || c >= 0xe0 || c === 0xc0 || c === 0xc2 || c === 0xc3) skip = 0;
+    else if (c >= 0x80 && c <= 0x8f) pending += 2 * (c - 0x80);
+    else if (c >= 0x90 && c <= 0x9f) pending += c - 0x90;
+    else if (c >= 0xa0 && c <= 0xbf) skip = c - 0xa0;
+    else {
+      // Sizes that follow the type byte: [bytes of the size field, extra fixed bytes].
+      let size = 0;
+      switch (c) {
+        case 0xc4: case 0xd9: size = 1; break;
+        case 0xc5: case 0xda: size = 2; break;
+        case 0xc6: case 0xdb: size = 4; break;
+        case 0xc7: size = 1; skip = 1; break;
+        case 0xc8: size = 2; skip = 1; break;
+        case 0xc9: size = 4; skip = 1; break;
+        case 0xca: case 0xce: case 0xd2: skip = 4; break;
+        case 0xcb: case 0xcf: case 0xd3: skip = 8; break;
+        case 0xcc: case 0xd0: skip = 1; break;
+        case 0xcd: case 0xd1: skip = 2; break;
+        case 0xd4: skip = 2; break;
+        case 0xd5: skip = 3; break;
+        case 0xd6: skip = 5; break;
+        case 0xd7: skip = 9; break;
+        case 0xd8: skip = 17; break;
+        case 0xdc: size = 2; break;
+        case 0xdd: size = 4; break;
+        case 0xde: size = 2; break;
+        case 0xdf: size = 4; break;
+        default: return -1; // 0xc1 is never used
+      }
+      if (i + size > n) return -1;
+      const length = size === 1 ? b[i]! : size === 2 ? b.readUInt16BE(i) : size === 4 ? b.readUInt32BE(i) : 0;
+      i += size;
+      if (c === 0xdc || c === 0xdd) pending += length;
+      else if (c === 0xde || c === 0xdf) pending += 2 * length;
+      else skip += length;
+    }
+    i += skip;
+    if (i > n || pending > n - i) return -1;
+  }
+  return i;
+}

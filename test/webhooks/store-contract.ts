@@ -1,0 +1,350 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TenantId } from '../../src/identity/types.js';
+import type { AttemptResult, WebhookStore } from '../../src/webhooks/store.js';
+import type { DeliveryId, EndpointId, EventType, WidgetId } from '../../src/webhooks/types.js';
+
+/** A store under test on a fresh, empty database; `close` releases it and removes the data. */
+export interface StoreUnderTest {
+  store: WebhookStore;
+  close(): Promise<void>;
+}
+
+/** Builds a store on a fresh database, reading time from `now`. */
+export type StoreFactory = (now: () => number) => Promise<StoreUnderTest>;
+
+const T1 = 1 as TenantId;
+const T2 = 2 as TenantId;
+const KEY = { hash: 'h'.repeat(64), preview: 'bwk_abcd…' };
+const START = 1_700_000_000_000;
+
+interface Fixture {
+  store: WebhookStore;
+  clock: { now: () => number; advance(ms: number): void; at(): number };
+  widget: WidgetId;
+  endpoint(events?: EventType[], enabled?: boolean): Promise<EndpointId>;
+}
+
+async function withStore(factory: StoreFactory, body: (f: Fixture) => Promise<void>): Promise<void> {
+  let t = START;
+  const clock = { now: () => t, advance: (ms: number) => void (t += ms), at: () => t };
+  const { store, close } = await factory(clock.now);
+  try {
+    const { widget } = await store.createWidget(T1, 'w', KEY);
+    let n = 0;
+    const endpoint = async (events: EventType[] = ['lead.captured'], enabled = true) =>
+      (await store.createEndpoint(widget.id, { url: `https://example.com/hook/${++n}`, secret: `s${n}`, events, enabled })).id;
+    await body({ store, clock, widget: widget.id, endpoint });
+  } finally {
+    await close();
+  }
+}
+
+const unlimited = () => Infinity;
+const ok = (d: { id: DeliveryId; endpointId: EndpointId }, startedAt: number): AttemptResult => ({
+  deliveryId: d.id,
+  endpointId: d.endpointId,
+  attempt: { startedAt, durationMs: 12, statusCode: 200, responseExcerpt: 'ok', error: null, outcome: 'succeeded' },
+  next: { status: 'succeeded' },
+  endpoint: 'success',
+});
+const failed = (d: { id: DeliveryId; endpointId: EndpointId }, startedAt: number, next: AttemptResult['next'], endpoint: AttemptResult['endpoint'] = 'failure', statusCode = 500): AttemptResult => ({
+  deliveryId: d.id,
+  endpointId: d.endpointId,
+  attempt: { startedAt, durationMs: 7, statusCode, responseExcerpt: 'down', error: `HTTP ${statusCode}`, outcome: 'failed' },
+  next,
+  endpoint,
+});
+
+/**
+ * The behaviour every WebhookStore must show, whatever holds the data. Each implementation's
+ * test file calls this with a factory for a fresh store.
+ */
+export function webhookStoreContract(name: string, factory: StoreFactory): void {
+  describe(`WebhookStore contract: ${name}`, () => {
+    test('widgets belong to one tenant; widget keys resolve until revoked', async () => {
+      await withStore(factory, async ({ store, widget }) => {
+        const { widget: second, key } = await store.createWidget(T1, 'second', { hash: 'k'.repeat(64), preview: 'p' });
+        await store.createWidget(T2, 'other', { hash: 'o'.repeat(64), preview: 'p' });
+        assert.match(second.id, /^wid_[0-9a-z]{20}$/);
+        assert.equal(second.createdAt, START);
+        assert.deepEqual((await store.listWidgets(T1)).map((w) => w.name), ['w', 'second']);
+        assert.equal((await store.getWidget(T1, second.id))?.name, 'second');
+        assert.equal(await store.getWidget(T2, second.id), null);
+        assert.equal((await store.findWidget(second.id))?.tenantId, T1);
+        assert.equal(await store.findWidget('wid_nope'), null);
+
+        assert.deepEqual(await store.findWidgetKey('k'.repeat(64)), { widgetId: second.id, tenantId: T1 });
+        const extra = await store.createWidgetKey(widget, { hash: 'x'.repeat(64), preview: 'bwk_x…' });
+        assert.equal(extra.revokedAt, null);
+        assert.equal((await store.listWidgetKeys(widget)).length, 2);
+        assert.equal(await store.revokeWidgetKey(second.id, key.id), true);
+        assert.equal(await store.revokeWidgetKey(second.id, key.id), false, 'a revoked key is not revoked twice');
+        assert.equal(await store.findWidgetKey('k'.repeat(64)), null);
+        assert.equal((await store.listWidgetKeys(second.id))[0]!.revokedAt, START);
+      });
+    });
+
+    test('endpoints: create up to a limit, read, patch, rotate the secret, delete', async () => {
+      await withStore(factory, async ({ store, widget, clock }) => {
+        const input = { url: 'https://example.com/a', secret: 'whsec_x', events: ['lead.captured', 'conversation.ended'] as EventType[], enabled: true };
+        const a = await store.createEndpoint(widget, input, 2);
+        assert.notEqual(a, 'limit');
+        if (a === 'limit') return;
+        assert.match(a.id, /^ep_/);
+        assert.deepEqual(
+          { url: a.url, secret: a.secret, events: a.events, enabled: a.enabled, disabledReason: a.disabledReason, failingSince: a.failingSince },
+          { url: input.url, secret: input.secret, events: input.events, enabled: true, disabledReason: null, failingSince: null },
+        );
+        const off = await store.createEndpoint(widget, { ...input, enabled: false }, 2);
+        assert.equal(off !== 'limit' && off.disabledReason, 'user');
+        assert.equal(await store.createEndpoint(widget, input, 2), 'limit');
+        assert.deepEqual((await store.listEndpoints(widget)).map((e) => e.id), [a.id, off !== 'limit' ? off.id : '']);
+        assert.equal(await store.getEndpoint('wid_other' as WidgetId, a.id), null);
+
+        clock.advance(1000);
+        const patched = await store.updateEndpoint(widget, a.id, { url: 'https://example.com/b', events: ['lead.captured'] });
+        assert.equal(patched?.url, 'https://example.com/b');
+        assert.deepEqual(patched?.events, ['lead.captured']);
+        assert.equal(patched?.updatedAt, START + 1000);
+        assert.equal(patched?.createdAt, START);
+        assert.equal(await store.updateEndpoint(widget, 'ep_nope' as EndpointId, { enabled: false }), null);
+
+        const rotated = await store.rotateSecret(widget, a.id, 'whsec_new', START + 86_400_000);
+        assert.equal(rotated?.secret, 'whsec_new');
+        assert.equal(rotated?.previousSecret, 'whsec_x');
+        assert.equal(rotated?.previousSecretExpiresAt, START + 86_400_000);
+        assert.equal(await store.rotateSecret(widget, 'ep_nope' as EndpointId, 's', 0), null);
+
+        assert.equal(await store.deleteEndpoint(widget, a.id), true);
+        assert.equal(await store.deleteEndpoint(widget, a.id), false);
+        assert.equal(await store.getEndpoint(widget, a.id), null);
+      });
+    });
+
+    test('enqueue makes one pending delivery per enabled, subscribed endpoint; a once-key stores an event once', async () => {
+      await withStore(factory, async ({ store, widget, endpoint }) => {
+        const lead = await endpoint(['lead.captured']);
+        await endpoint(['conversation.ended']);
+        await endpoint(['lead.captured'], false);
+        const both = await endpoint(['lead.captured', 'conversation.started']);
+        const e = await store.enqueue(widget, 'lead.captured', '{"event":"lead.captured"}');
+        assert.match(e.eventId, /^evt_/);
+        assert.equal(e.duplicate, false);
+        assert.equal(e.deliveries.length, 2);
+        const listed = (await store.listDeliveries(lead, { limit: 10, before: null })).data;
+        assert.equal(listed.length, 1);
+        assert.deepEqual(
+          { eventId: listed[0]!.eventId, status: listed[0]!.status, attempts: listed[0]!.attempts, nextAttemptAt: listed[0]!.nextAttemptAt, event: listed[0]!.event, widgetId: listed[0]!.widgetId },
+          { eventId: e.eventId, status: 'pending', attempts: 0, nextAttemptAt: START, event: 'lead.captured', widgetId: widget },
+        );
+        const once = await store.enqueue(widget, 'conversation.started', '{}', 'conversation.started:ses_1');
+        assert.equal(once.deliveries.length, 1);
+        const again = await store.enqueue(widget, 'conversation.started', '{}', 'conversation.started:ses_1');
+        assert.deepEqual(again, { eventId: once.eventId, deliveries: [], duplicate: true });
+        assert.equal((await store.listDeliveries(both, { limit: 10, before: null })).data.length, 2);
+        assert.equal((await store.enqueue(widget, 'escalation.triggered', '{}')).deliveries.length, 0);
+      });
+    });
+
+    test('claimDue hands out due deliveries oldest first, once, within the per-endpoint limit', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const a = await endpoint();
+        const b = await endpoint();
+        const first = await store.enqueue(widget, 'lead.captured', '{"n":1}');
+        clock.advance(1);
+        await store.enqueue(widget, 'lead.captured', '{"n":2}');
+        clock.advance(1);
+        await store.enqueue(widget, 'lead.captured', '{"n":3}');
+        const claimed = await store.claimDue(3, (ep) => (ep === a ? 1 : 10));
+        assert.equal(claimed.length, 3);
+        assert.equal(claimed.filter((d) => d.endpointId === a).length, 1, 'at most one for endpoint a');
+        assert.equal(claimed[0]!.body, '{"n":1}');
+        assert.ok(first.deliveries.includes(claimed[0]!.id));
+        const ep = claimed.find((d) => d.endpointId === b)!;
+        assert.deepEqual(
+          { url: ep.url, secret: ep.secret, event: ep.event, attempts: ep.attempts, createdAt: ep.createdAt, previousSecret: ep.previousSecret },
+          { url: 'https://example.com/hook/2', secret: 's2', event: 'lead.captured', attempts: 0, createdAt: START, previousSecret: null },
+        );
+        for (const d of claimed) assert.equal((await store.getDelivery(d.endpointId, d.id))?.status, 'inflight');
+        const rest = await store.claimDue(10, unlimited);
+        assert.equal(rest.length, 3, 'the three left, none of the claimed ones again');
+        assert.equal(new Set([...claimed, ...rest].map((d) => d.id)).size, 6);
+        assert.deepEqual(await store.claimDue(10, unlimited), []);
+      });
+    });
+
+    test('claimDue with reachPast finds deliveries queued behind a saturated endpoint', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const busy = await endpoint(['conversation.ended']);
+        const quiet = await endpoint(['lead.captured']);
+        for (let i = 0; i < 30; i++) await store.enqueue(widget, 'conversation.ended', '{}');
+        clock.advance(1);
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const perEndpoint = (ep: EndpointId) => (ep === busy ? 0 : 4);
+        const reached = await store.claimDue(2, perEndpoint, { reachPast: true });
+        assert.deepEqual(reached.map((d) => d.endpointId), [quiet]);
+      });
+    });
+
+    test('claimDue leaves deliveries not yet due; nextDueAt answers the earliest pending time', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        await endpoint();
+        assert.equal(await store.nextDueAt(), null);
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const [d] = await store.claimDue(1, unlimited);
+        assert.equal(await store.nextDueAt(), null, 'an in-flight delivery is not pending');
+        await store.recordResults([failed(d!, clock.at(), { status: 'pending', at: START + 5000 })], 3_600_000);
+        assert.equal(await store.nextDueAt(), START + 5000);
+        clock.advance(4999);
+        assert.deepEqual(await store.claimDue(1, unlimited), []);
+        clock.advance(1);
+        const [again] = await store.claimDue(1, unlimited);
+        assert.equal(again?.id, d!.id);
+        assert.equal(again?.attempts, 1);
+      });
+    });
+
+    test('recordResults writes the attempt log, the delivery state and the endpoint health', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        await store.enqueue(widget, 'lead.captured', '{}');
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const [x, y] = await store.claimDue(2, unlimited);
+        clock.advance(10);
+        const { disabled } = await store.recordResults([ok(x!, START), failed(y!, START, { status: 'pending', at: START + 5000 })], 3_600_000);
+        assert.deepEqual(disabled, []);
+        const done = await store.getDelivery(ep, x!.id);
+        assert.equal(done?.status, 'succeeded');
+        assert.equal(done?.attempts, 1);
+        assert.equal(done?.lastStatusCode, 200);
+        assert.equal(done?.nextAttemptAt, null);
+        assert.equal(done?.updatedAt, START + 10);
+        assert.deepEqual(done?.attemptLog, [{ deliveryId: x!.id, startedAt: START, durationMs: 12, statusCode: 200, responseExcerpt: 'ok', error: null, outcome: 'succeeded' }]);
+        const retrying = await store.getDelivery(ep, y!.id);
+        assert.equal(retrying?.status, 'pending');
+        assert.equal(retrying?.nextAttemptAt, START + 5000);
+        assert.equal(retrying?.lastError, 'HTTP 500');
+        assert.equal((await store.getEndpoint(widget, ep))?.failingSince, START, 'the failure after the success opens a failing streak');
+      });
+    });
+
+    test('an endpoint failing past disableAfterMs is disabled and its pending deliveries fail; enabling clears the streak', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const [d] = await store.claimDue(1, unlimited);
+        await store.recordResults([failed(d!, clock.at(), { status: 'pending', at: clock.at() + 1 })], 1000);
+        clock.advance(1000);
+        const [again] = await store.claimDue(2, unlimited);
+        assert.equal(again?.id, d!.id);
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const { disabled } = await store.recordResults([failed(again!, clock.at(), { status: 'pending', at: clock.at() + 1 })], 1000);
+        assert.deepEqual(disabled, [ep]);
+        const e = await store.getEndpoint(widget, ep);
+        assert.equal(e?.enabled, false);
+        assert.equal(e?.disabledReason, 'failing');
+        assert.equal((await store.getDelivery(ep, d!.id))?.status, 'failed', 'no retry once the endpoint is disabled');
+        const page = await store.listDeliveries(ep, { limit: 10, before: null, status: 'failed' });
+        assert.equal(page.data.length, 2, 'the pending one failed with the endpoint');
+        assert.ok(page.data.some((x) => x.lastError === 'endpoint disabled (failing)'));
+        const enabled = await store.updateEndpoint(widget, ep, { enabled: true });
+        assert.deepEqual([enabled?.enabled, enabled?.disabledReason, enabled?.failingSince], [true, null, null]);
+      });
+    });
+
+    test('a 410 disables the endpoint at once; an attempt finishing after a disable does not retry', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const gone = await endpoint(['lead.captured']);
+        const other = await endpoint(['conversation.ended']);
+        await store.enqueue(widget, 'lead.captured', '{}');
+        await store.enqueue(widget, 'conversation.ended', '{}');
+        const claimed = await store.claimDue(2, unlimited);
+        const g = claimed.find((c) => c.endpointId === gone)!;
+        const o = claimed.find((c) => c.endpointId === other)!;
+        await store.updateEndpoint(widget, other, { enabled: false });
+        const { disabled } = await store.recordResults(
+          [failed(g, clock.at(), { status: 'failed' }, 'gone', 410), failed(o, clock.at(), { status: 'pending', at: clock.at() + 5 })],
+          3_600_000,
+        );
+        assert.deepEqual(disabled, [gone]);
+        assert.equal((await store.getEndpoint(widget, gone))?.disabledReason, 'gone');
+        assert.equal((await store.getDelivery(other, o.id))?.status, 'failed');
+        assert.equal((await store.getEndpoint(widget, other))?.disabledReason, 'user');
+      });
+    });
+
+    test('requeueInflight makes every delivery left in flight due now', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        await store.enqueue(widget, 'lead.captured', '{}');
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const claimed = await store.claimDue(2, unlimited);
+        clock.advance(50);
+        assert.equal(await store.requeueInflight(), 2);
+        for (const d of claimed) {
+          const r = await store.getDelivery(ep, d.id);
+          assert.deepEqual([r?.status, r?.nextAttemptAt], ['pending', START + 50]);
+        }
+        assert.equal((await store.claimDue(5, unlimited)).length, 2);
+      });
+    });
+
+    test('the delivery log pages newest first with a cursor and a status filter', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        const ids: DeliveryId[] = [];
+        for (let i = 0; i < 5; i++) ids.push(...(await store.enqueue(widget, 'lead.captured', `{"i":${i}}`)).deliveries);
+        const [d] = await store.claimDue(1, unlimited);
+        await store.recordResults([ok(d!, clock.at())], 3_600_000);
+        const p1 = await store.listDeliveries(ep, { limit: 2, before: null });
+        assert.deepEqual(p1.data.map((x) => x.id), [ids[4], ids[3]]);
+        assert.equal(typeof p1.nextCursor, 'number');
+        const p2 = await store.listDeliveries(ep, { limit: 2, before: p1.nextCursor });
+        assert.deepEqual(p2.data.map((x) => x.id), [ids[2], ids[1]]);
+        const p3 = await store.listDeliveries(ep, { limit: 2, before: p2.nextCursor });
+        assert.deepEqual(p3.data.map((x) => x.id), [ids[0]]);
+        assert.equal(p3.nextCursor, null);
+        const done = await store.listDeliveries(ep, { limit: 10, before: null, status: 'succeeded' });
+        assert.deepEqual(done.data.map((x) => x.id), [ids[0]]);
+        assert.equal(await store.getDelivery(ep, 'dlv_nope'), null);
+      });
+    });
+
+    test('retryDelivery requeues a finished delivery but not one in flight; recoverFailed requeues failures since a time', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        const [old] = (await store.enqueue(widget, 'lead.captured', '{}')).deliveries;
+        clock.advance(100);
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const claimed = await store.claimDue(2, unlimited);
+        assert.equal(await store.retryDelivery(ep, old!), 'inflight');
+        clock.advance(100);
+        await store.recordResults(claimed.map((c) => failed(c, clock.at(), { status: 'failed' })), 3_600_000);
+        const retried = await store.retryDelivery(ep, old!);
+        assert.ok(retried && retried !== 'inflight');
+        assert.deepEqual([retried.status, retried.nextAttemptAt], ['pending', START + 200]);
+        assert.equal(await store.retryDelivery(ep, 'dlv_nope' as DeliveryId), null);
+        assert.equal(await store.recoverFailed(ep, START + 100), 1, 'only the failure created at or after since');
+        assert.equal(await store.recoverFailed(ep, START), 0, 'nothing failed is left');
+        assert.equal((await store.claimDue(5, unlimited)).length, 2);
+      });
+    });
+
+    test('prune deletes finished deliveries last touched before a time and the events left without any', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        const [keep] = (await store.enqueue(widget, 'lead.captured', '{}')).deliveries;
+        const [old] = (await store.enqueue(widget, 'lead.captured', '{}')).deliveries;
+        const claimed = await store.claimDue(2, unlimited);
+        await store.recordResults(claimed.filter((c) => c.id === old).map((c) => ok(c, clock.at())), 3_600_000);
+        await store.recordResults(claimed.filter((c) => c.id === keep).map((c) => failed(c, clock.at(), { status: 'pending', at: clock.at() })), 3_600_000);
+        clock.advance(1000);
+        assert.deepEqual(await store.prune(START + 1), { deliveries: 1, events: 1 });
+        assert.equal(await store.getDelivery(ep, old!), null);
+        assert.equal((await store.getDelivery(ep, keep!))?.status, 'pending');
+        assert.deepEqual(await store.prune(START + 1), { deliveries: 0, events: 0 });
+      });
+    });
+  });
+}
