@@ -104,6 +104,20 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     return json(200, propertyView(p, photos.get(p.id) ?? []));
   }));
 
+  /**
+   * Runs a write that references a property which may have been deleted since the request
+   * looked it up (an upload takes a while): the write then fails on the reference, and the
+   * answer is the 404 a request that came a moment later would get.
+   */
+  const whileProperty = async <T>(tenant: TenantRecord, id: PropertyId, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(await store.getProperty(tenant.id, id))) throw new HttpError('not_found', `No property with id ${id}: it was deleted while this request was under way.`);
+      throw err;
+    }
+  };
+
   const tmpDir = join(o.dataDir, 'tmp');
   server.post('/v1/properties/:id/photos', api(async (req, tenant) => {
     const property = await propertyOr404(tenant, req.params.id);
@@ -116,7 +130,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     try {
       const committed = await commitPhotos(staged, o.storage);
       stored = committed.map((p) => p.storageKey);
-      const added = await store.addPhotos(property.id, committed, o.maxPhotosPerProperty);
+      const added = await whileProperty(tenant, property.id, () => store.addPhotos(property.id, committed, o.maxPhotosPerProperty));
       if (added === 'too_many') {
         throw new HttpError('validation_failed', `A property may have at most ${o.maxPhotosPerProperty} photos; it has ${property.photoCount}. Nothing was stored.`, {
           details: [{ path: 'photos', message: `at most ${o.maxPhotosPerProperty - property.photoCount} more photos fit` }],
@@ -152,7 +166,8 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       });
     }
     const max = o.auth.limits.queuedVideosPerTenant;
-    const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) }, max);
+    const input = { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) };
+    const video = await whileProperty(tenant, property.id, () => store.createVideo(tenant.id, input, max));
     if (video === 'limit') throw new HttpError('plan_limit', `A tenant may have at most ${max} videos queued or rendering; wait for one to finish.`);
     o.onQueued();
     return json(202, videoView(video), { location: `/v1/videos/${video.id}` });
