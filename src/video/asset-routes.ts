@@ -11,6 +11,9 @@ import type { VideoRoutesOptions } from './routes.js';
 import { assetView } from './views.js';
 import type { AssetId, AssetRecord, PropertyId, VideoId } from './types.js';
 
+/** Seconds a client is asked to wait when storage does not answer. */
+export const STORAGE_RETRY_AFTER_S = 5;
+
 /**
  * Assets: listing, records, files (with a key or session, or a signed URL without one) and
  * the signed URLs themselves.
@@ -45,7 +48,11 @@ export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     const range = ifRange && ifRange !== asset.etag ? { kind: 'whole' as const } : parseRange(req.headers.range, size);
     if (range.kind === 'unsatisfiable') throw new HttpError('range_not_satisfiable', `The file has ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
     const part = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
-    const stream = await o.storage.get('assets', asset.storageKey, part);
+    const stream = await o.storage.get('assets', asset.storageKey, part).catch((err: unknown) => {
+      // Storage that does not answer (a bucket out of reach) is a passing outage, not a fault of this server.
+      o.logger.error('reading an asset from storage failed', { assetId: asset.id, where: o.storage.description, error: err instanceof Error ? err.message : String(err) });
+      throw new HttpError('unavailable', 'The file storage did not answer; retry shortly.', { headers: { 'retry-after': String(STORAGE_RETRY_AFTER_S) } });
+    });
     if (!stream) throw new HttpError('not_found', `The file of asset ${asset.id} is missing.`);
     if (part) return { status: 206, headers: { ...base, 'content-range': `bytes ${part.start}-${part.end}/${size}` }, stream, length: part.end - part.start + 1 };
     return { status: 200, headers: base, stream, length: size };
