@@ -4,7 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { parseObjectStoreUrl, s3ClientFromEnv } from '../../src/video/s3-storage.js';
+import { parseObjectStoreUrl, S3Storage, s3ClientFromEnv } from '../../src/video/s3-storage.js';
+import { assetStorageContract } from './storage-contract.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';
 import { apiKey, createProperty, ffprobe, POLLING_LIMITS, startVideoServer, testImage, uploadMultipart, waitForVideo } from './helpers.js';
 
@@ -57,6 +58,12 @@ async function object(key: string): Promise<Buffer> {
   const r = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
   return Buffer.from(await r.Body!.transformToByteArray());
 }
+
+let prefixes = 0;
+assetStorageContract('S3-compatible bucket (s3rver)', async () => {
+  const storage = new S3Storage({ bucket: BUCKET, prefix: `contract/${++prefixes}` }, s3ClientFromEnv());
+  return { storage, close: async () => storage.close() };
+});
 
 test('--object-store URLs: s3://bucket with an optional prefix, anything else refused in one line', () => {
   assert.deepEqual(parseObjectStoreUrl('s3://media'), { bucket: 'media', prefix: '' });
