@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
-import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
+import { DEFAULT_BUNDLE, validateBundle } from '../../brain/bundle.js';
 import { isObj } from '../../brain/json.js';
 import type { ConfigBundle } from '../../brain/types.js';
 import { checkScenario, type Scenario } from './scenario.js';
@@ -21,7 +21,14 @@ export function loadScenario(file: string): Scenario {
     throw new Error(`cannot read scenario ${file}: ${(err as Error).message}`);
   }
   const issues = checkScenario(value);
-  if (issues.length) throw new Error(`scenario ${file} is invalid: ${issues.join('; ')}`);
+  // The merged bundle is checked here too, so its problems come with the others rather than
+  // one at a time from a sidecar that refuses to start.
+  const bundle = value !== null && typeof value === 'object' ? (value as { bundle?: unknown }).bundle : undefined;
+  if (bundle !== null && typeof bundle === 'object' && !Array.isArray(bundle)) {
+    const check = validateBundle(scenarioBundle(value as Scenario));
+    if (!check.ok) for (const p of check.problems) issues.push(`bundle.${p.path}: ${p.message}`);
+  }
+  if (issues.length) throw new Error(`scenario ${file} is invalid (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${issues.join('; ')}`);
   return value as Scenario;
 }
 

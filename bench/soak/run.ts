@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { signRequest } from '../../src/signing/request.js';
 import { solidPng } from './png.js';
 import { Worker } from 'node:worker_threads';
-import { CALM, shoot, type Outcome, type SoakContext } from './traffic.js';
+import { CALM, CALM_PULLS_PER_S, CALM_READS_PER_S, shoot, type Kind, type Outcome, type SoakContext } from './traffic.js';
 
 const CLI = fileURLToPath(new URL('../../../bin/brainstem', import.meta.url));
 
@@ -46,7 +46,9 @@ export interface SoakResult {
   calm: { route: string; unloadedP99Ms: number; loadedP99Ms: number; ratio: number }[];
   errors: { serverErrorsValid: number; serverErrorsMalformed: number; noAnswer: number };
   rss: { startMb: number; baselineMb: number; endMb: number; growthPct: number };
-  goals: { noCrash: boolean; no5xxForValid: boolean; rssGrowthUnder10Pct: boolean; calmP99Within2x: boolean };
+  /** Well-behaved requests refused with 429 (it paces itself within every limit: any is a fault of the harness or the limiter). */
+  calmRateLimited: number;
+  goals: { noCrash: boolean; no5xxForValid: boolean; rssGrowthUnder10Pct: boolean; calmP99Within2x: boolean; calmNeverLimited: boolean };
 }
 
 interface Stack {
@@ -131,6 +133,7 @@ class Recorder {
   private readonly statuses = new Map<string, Record<string, number>>();
   serverErrorsValid = 0;
   serverErrorsMalformed = 0;
+  rateLimited = 0;
   noAnswer = 0;
 
   add(o: Outcome): void {
@@ -141,6 +144,7 @@ class Recorder {
     if (!s) this.statuses.set(o.route, (s = {}));
     const cls = o.status === 0 ? '0' : `${Math.floor(o.status / 100)}xx`;
     s[cls] = (s[cls] ?? 0) + 1;
+    if (o.status === 429) this.rateLimited++;
     if (o.status === 0) this.noAnswer++;
     else if (o.status >= 500) {
       if (o.valid) this.serverErrorsValid++;
@@ -156,22 +160,31 @@ class Recorder {
   }
 }
 
-/** The well-behaved client: its kinds in turn, `rate` per second, each sent on time whatever the last one did. */
+/**
+ * The well-behaved client: `rate` requests per second split evenly over its kinds, each kind
+ * on its own timer and sent on time whatever the last one did, a kind with a `maxPerS` (the
+ * pulls and dashboard reads, counted against rate limits) held to it.
+ */
 function calmClient(ctx: SoakContext, rate: number, rec: Recorder): { stop(): Promise<void> } {
   const inFlight = new Set<Promise<void>>();
-  let turn = 0;
-  const timer = setInterval(() => {
-    const kind = CALM[turn++ % CALM.length]!;
-    const p = shoot(kind, ctx).then((o) => rec.add(o));
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
-  }, 1000 / rate);
+  const timers = CALM.map((kind) =>
+    setInterval(() => {
+      const p = shoot(kind, ctx).then((o) => rec.add(o));
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    }, 1000 / calmPace(kind, rate)),
+  );
   return {
     async stop() {
-      clearInterval(timer);
+      for (const t of timers) clearInterval(t);
       await Promise.all(inFlight);
     },
   };
+}
+
+/** Requests per second of one calm kind: its share of `rate`, capped at its maxPerS. */
+export function calmPace(kind: Kind, rate: number): number {
+  return Math.min(rate / CALM.length, kind.maxPerS ?? Infinity);
 }
 
 /** The flooding clients (flood-worker.ts), each sending the weighted mix as fast as it is answered, until `until`. */
@@ -251,7 +264,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
         noAnswer: loaded.noAnswer + calmLoaded.noAnswer + unloaded.noAnswer,
       },
       rss: { startMb, baselineMb, endMb, growthPct: Math.round(growth * 1000) / 10 },
+      calmRateLimited: unloaded.rateLimited + calmLoaded.rateLimited,
       goals: {
+        calmNeverLimited: unloaded.rateLimited + calmLoaded.rateLimited === 0,
         noCrash: alive,
         no5xxForValid: serverErrorsValid === 0,
         rssGrowthUnder10Pct: growth < SOAK_GOALS.maxRssGrowth,
@@ -270,7 +285,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
 
 export function soakTable(r: SoakResult): string {
   const lines = [
-    `soak: ${r.durationS} s under load (${r.floodWorkers} flooding clients), well-behaved client at ${r.calmRate}/s, unloaded baseline ${r.baselineS} s`,
+    `soak: ${r.durationS} s under load (${r.floodWorkers} flooding clients), well-behaved client at ${r.calmRate}/s (pulls at most ${CALM_PULLS_PER_S}/s, dashboard reads at most ${CALM_READS_PER_S}/s), unloaded baseline ${r.baselineS} s`,
     '',
     '| route | requests | p50 ms | p99 ms | answers |',
     '|---|--:|--:|--:|---|',
@@ -282,7 +297,7 @@ export function soakTable(r: SoakResult): string {
     '',
     `RSS: ${r.rss.startMb} MB at start, ${r.rss.baselineMb} MB after the first minute, ${r.rss.endMb} MB at the end (${r.rss.growthPct} %)`,
     `errors: ${r.errors.serverErrorsValid} 5xx for valid requests, ${r.errors.serverErrorsMalformed} 5xx for malformed ones, ${r.errors.noAnswer} without an answer`,
-    `goals: no crash ${r.goals.noCrash ? 'met' : `MISSED (${r.crashed})`}; 0 5xx for valid requests ${r.goals.no5xxForValid ? 'met' : 'MISSED'}; RSS growth < 10 % ${r.goals.rssGrowthUnder10Pct ? 'met' : 'MISSED'}; well-behaved p99 within 2x ${r.goals.calmP99Within2x ? 'met' : 'MISSED'}`,
+    `goals: no crash ${r.goals.noCrash ? 'met' : `MISSED (${r.crashed})`}; 0 5xx for valid requests ${r.goals.no5xxForValid ? 'met' : 'MISSED'}; RSS growth < 10 % ${r.goals.rssGrowthUnder10Pct ? 'met' : 'MISSED'}; well-behaved p99 within 2x ${r.goals.calmP99Within2x ? 'met' : 'MISSED'}; well-behaved client never rate-limited ${r.goals.calmNeverLimited ? 'met' : `MISSED (${r.calmRateLimited} 429s)`}`,
   ];
   return lines.join('\n');
 }

@@ -1,4 +1,6 @@
 import { signRequest } from '../../src/signing/request.js';
+import { DEFAULT_LIMITS } from '../../src/http/limits.js';
+import type { Rate } from '../../src/http/ratelimit.js';
 
 /** What the traffic needs: the stack's URLs and the two tenants' credentials (set up by run.ts). */
 export interface SoakContext {
@@ -22,11 +24,26 @@ export interface Outcome {
 
 export interface Kind {
   route: string;
-  /** Share of the flood mix (the calm client uses its own list, in turn). */
+  /** Share of the flood mix (the calm client uses its own list, each kind at its own pace). */
   weight: number;
   valid: boolean;
+  /** The most a well-behaved client sends of this kind per second (it stays inside the limit it is counted against). */
+  maxPerS?: number;
   send(ctx: SoakContext): Promise<Response>;
 }
+
+/**
+ * Half of a rate limit, per second: what a well-behaved client allows itself, so that it is
+ * never refused and the soak measures its latency, not 429s (a real sidecar pulls every 15 s).
+ */
+function withinLimit(rate: Rate): number {
+  return rate.limit / (rate.windowMs / 1000) / 2;
+}
+
+/** The calm client's config pulls per second: half the server key's limit (120 a minute by default). */
+export const CALM_PULLS_PER_S = withinLimit(DEFAULT_LIMITS.serverKey);
+/** The calm client's dashboard reads per second: half the session's limit (600 a minute by default). */
+export const CALM_READS_PER_S = withinLimit(DEFAULT_LIMITS.session);
 
 const TIMEOUT_MS = 10_000;
 
@@ -119,11 +136,11 @@ export const FLOOD: Kind[] = [
   { route: 'malformed', weight: 15, valid: false, send: (ctx) => MALFORMED[ctx.seq % MALFORMED.length]!(ctx) },
 ];
 
-/** The well-behaved tenant's requests, sent in turn at a fixed rate. */
+/** The well-behaved tenant's requests, each kind at a fixed pace (see calmClient). */
 export const CALM: Kind[] = [
   { route: 'POST /tick (calm)', weight: 1, valid: true, send: (ctx) => tick(ctx, 5000 + (ctx.seq % 100)) },
-  { route: 'GET /v1/config (calm)', weight: 1, valid: true, send: (ctx) => pull(ctx, ctx.calm.serverId, ctx.calm.serverKey, ctx.calm.etag) },
-  { route: 'GET /v1/servers (calm)', weight: 1, valid: true, send: (ctx) => call(`${ctx.api}/v1/servers`, bearer(ctx.calm.session)) },
+  { route: 'GET /v1/config (calm)', weight: 1, valid: true, maxPerS: CALM_PULLS_PER_S, send: (ctx) => pull(ctx, ctx.calm.serverId, ctx.calm.serverKey, ctx.calm.etag) },
+  { route: 'GET /v1/servers (calm)', weight: 1, valid: true, maxPerS: CALM_READS_PER_S, send: (ctx) => call(`${ctx.api}/v1/servers`, bearer(ctx.calm.session)) },
 ];
 
 /** Sends one request of `kind` and reads its answer to the end. */

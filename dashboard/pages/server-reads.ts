@@ -3,6 +3,7 @@ import { html } from '../html.js';
 import { call } from '../api.js';
 import { Chart } from '../chart.js';
 import { ErrorBox, fmtPct, fmtTime, fmtUsd, useInterval, useLoad } from '../ui.js';
+import { ago } from './connection.js';
 
 interface Overview {
   survivors: number;
@@ -62,6 +63,10 @@ interface Survivor {
   alignment: string;
   goal: string;
   state: string;
+  /** When the report carrying this row arrived. */
+  seenAt?: string | null;
+  /** That report is too old to trust the state (the sidecar stopped reporting). */
+  stale?: boolean;
 }
 
 export function RosterTab({ id }: { id: string }) {
@@ -69,12 +74,13 @@ export function RosterTab({ id }: { id: string }) {
   return html`<div>
     <h2>Roster</h2>
     <${ErrorBox} error=${r.error} />
+    ${r.data && r.data.some((s) => s.stale) ? html`<p class="notice warn" role="status">The sidecar has not reported for a while: these characters' states are not current.</p>` : null}
     ${r.data && r.data.length === 0 ? html`<p class="empty">No roster yet: it appears with the sidecar's first report that carries one.</p>` : null}
     ${r.data && r.data.length > 0
       ? html`<div class="table-wrap"><table>
           <caption class="sr-only">AI roster</caption>
           <thead><tr><th scope="col">Name</th><th scope="col">Alignment</th><th scope="col">Goal</th><th scope="col">State</th></tr></thead>
-          <tbody>${r.data.map((s) => html`<tr><th scope="row">${s.name}</th><td>${s.alignment}</td><td>${s.goal}</td><td>${s.state}</td></tr>`)}</tbody>
+          <tbody>${r.data.map((s) => html`<tr class=${s.stale ? 'stale' : ''}><th scope="row">${s.name}</th><td>${s.alignment}</td><td>${s.goal}</td><td>${s.stale ? html`<span class="muted-text" title=${`last reported ${s.state}`}>unknown: last reported ${ago(s.seenAt ?? null)}</span>` : s.state}</td></tr>`)}</tbody>
         </table></div>`
       : null}
   </div>`;

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { ApiError, byPath, call, messageOf } from '../api.js';
-import { ErrorBox, Tabs, TextField, fmtTime, useLoad } from '../ui.js';
+import { ErrorBox, Tabs, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
+import { ConnectionLine, type SidecarConnection } from './connection.js';
 import { ActivityTab, EconomyTab, OverviewTab, RosterTab, UsageTab } from './server-reads.js';
 import { ConfigTab } from './config.js';
 import { KeysTab } from './keys.js';
@@ -15,10 +16,15 @@ export interface ServerSummary {
   botCount: number;
   playersOnline: number;
   activeKeys: number;
+  connection: SidecarConnection;
 }
+
+/** How often the server pages reload the summaries, so a sidecar that starts shows as connected within seconds. */
+const REFRESH_MS = 5_000;
 
 export function ServersPage() {
   const servers = useLoad(() => call<ServerSummary[]>('GET', '/v1/servers'), []);
+  useInterval(() => void servers.reload(), REFRESH_MS);
   const [name, setName] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [fields, setFields] = useState<Record<string, string>>({});
@@ -50,10 +56,10 @@ export function ServersPage() {
     ${servers.data && servers.data.length > 0
       ? html`<div class="table-wrap"><table>
           <caption class="sr-only">Your game servers</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Config</th><th scope="col">Bots</th><th scope="col">Players</th><th scope="col">Keys</th><th scope="col">Last seen</th></tr></thead>
+          <thead><tr><th scope="col">Name</th><th scope="col">Config</th><th scope="col">Bots</th><th scope="col">Players</th><th scope="col">Keys</th><th scope="col">Sidecar</th></tr></thead>
           <tbody>${servers.data.map((s) => html`<tr>
             <th scope="row"><a href=${`#/servers/${s.id}/overview`}>${s.name}</a></th>
-            <td>v${s.configVersion}</td><td>${s.botCount}</td><td>${s.playersOnline}</td><td>${s.activeKeys}</td><td>${fmtTime(s.lastSeenAt)}</td>
+            <td>v${s.configVersion}</td><td>${s.botCount}</td><td>${s.playersOnline}</td><td>${s.activeKeys}</td><td><${ConnectionLine} c=${s.connection} published=${s.configVersion} /></td>
           </tr>`)}</tbody>
         </table></div>`
       : null}
@@ -72,6 +78,7 @@ const TABS = [
 
 export function ServerPage({ id, tab }: { id: string; tab: string }) {
   const server = useLoad(() => call<ServerSummary>('GET', `/v1/servers/${encodeURIComponent(id)}`), [id, tab]);
+  useInterval(() => void server.reload(), REFRESH_MS);
   const body = (() => {
     switch (tab) {
       case 'roster':
@@ -93,6 +100,7 @@ export function ServerPage({ id, tab }: { id: string; tab: string }) {
   return html`<section>
     <p class="crumbs"><a href="#/servers">Servers</a> ›</p>
     <h1>${server.data?.name ?? `Server ${id}`} ${server.data ? html`<span class="badge" data-config-version>config v${server.data.configVersion}</span>` : null}</h1>
+    ${server.data ? html`<p class="connection-line">Sidecar: <${ConnectionLine} c=${server.data.connection} published=${server.data.configVersion} /> <span class="muted-text">(last report at ${fmtTime(server.data.lastSeenAt)})</span></p>` : null}
     <${ErrorBox} error=${server.error} />
     <${Tabs} label="Server sections" items=${TABS.map(([t, label]) => ({ href: `#/servers/${id}/${t}`, label, current: t === tab }))} />
     <div class="tab-body">${body}</div>

@@ -16,6 +16,9 @@ import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/p
 import { mountDashboard } from '../dashboard/static.js';
 import { limitsWith, type Limits } from '../http/limits.js';
 import { MemoryRateLimiter } from '../http/ratelimit.js';
+import { metricsHandler } from '../http/metrics.js';
+import { combineObservers, type RequestObserver } from '../http/observe.js';
+import { serveMetrics } from './serve-metrics.js';
 
 export interface EmbeddedOptions {
   host?: string;
@@ -53,6 +56,8 @@ export interface EmbeddedOptions {
   publicUrl?: string;
   /** Signing secret of the Stripe webhook endpoint; default STRIPE_WEBHOOK_SECRET. */
   stripeWebhookSecret?: string;
+  /** `--access-log`: told of every finished request (see accessLogLine). */
+  accessLog?: RequestObserver | null;
 }
 
 export interface Embedded {
@@ -83,7 +88,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const database = openDatabaseAt(location);
   if (database.kind !== 'sqlite') throw new Error('unreachable');
   const db = database.db;
-  const server = new HttpServer({ logger, ...(options.tls ? { tls: options.tls } : {}) });
+  const metrics = serveMetrics();
+  const server = new HttpServer({ logger, observe: combineObservers([metrics.observe, options.accessLog]), ...(options.tls ? { tls: options.tls } : {}) });
 
   const identity = new SqliteIdentityStore(db, now);
   // One limiter for every route class: sessions, API keys, server keys, widget keys, logins.
@@ -138,6 +144,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   }
   // For load balancers and supervisors: answers while the process serves, touches no storage.
   server.get('/health', () => text(200, 'ok'), { headers: [] });
+  metrics.attach({
+    webhookAttempts: () => webhooks.dispatcher.attempts,
+    webhooksInFlight: () => webhooks.dispatcher.stats.inFlight,
+    renders: () => video.renders(),
+  });
+  // Prometheus text format, for the admin token only: route names and volumes are operator business.
+  server.get('/metrics', metricsHandler(metrics.registry, (req) => auth.admin(req)));
   // Last, so that no API route is shadowed by the page's static routes.
   mountDashboard(server, { logger });
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { readLimitsFile, type Limits } from '../http/limits.js';
+import { accessLogLine, type RequestObserver } from '../http/observe.js';
 import { chooseDatabase, DEFAULT_DATABASE, type DatabaseLocation } from '../store/database.js';
 
 /** An expected failure of a command: printed as one line, no stack. */
@@ -55,6 +56,13 @@ export function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+export const ACCESS_LOG_FLAG_HELP = 'one JSON line per request on stderr: method, route pattern, status, microseconds (never a path, query, token or body)';
+
+/** `--access-log`: the observer writing its lines to stderr; null without the flag. */
+export function accessLogFlag(on: boolean | undefined): RequestObserver | null {
+  return on === true ? (record) => process.stderr.write(accessLogLine(record)) : null;
+}
+
 /** `--database URL` and `--db FILE`, on every command that opens the services' database. */
 export function withDatabaseOptions(command: Command): Command {
   return command
@@ -63,9 +71,9 @@ export function withDatabaseOptions(command: Command): Command {
 }
 
 /** The database the flags (or DATABASE_URL) name; a bad URL is a CliError naming the forms understood. */
-export function databaseFlag(flags: { database?: string | undefined; db?: string | undefined }): DatabaseLocation {
+export function databaseFlag(flags: { database?: string | undefined; db?: string | undefined }, env: NodeJS.ProcessEnv = process.env): DatabaseLocation {
   try {
-    return chooseDatabase(flags);
+    return chooseDatabase(flags, env);
   } catch (err) {
     throw new CliError((err as Error).message);
   }

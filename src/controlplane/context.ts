@@ -7,6 +7,7 @@ import type { HeadCache } from './heads.js';
 import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
 import type { ControlPlaneStore } from './store.js';
+import type { SidecarPulls } from './connections.js';
 import type { ServerId, ServerRecord } from './types.js';
 
 /** What the route modules of the control plane share. */
@@ -19,6 +20,8 @@ export interface ControlPlaneContext {
   /** Plan limits and trial ends, from the billing catalogue. */
   plans: TenantPlans;
   quota: LineQuota;
+  /** The last config pull of each server (the dashboard's connection line). */
+  pulls: SidecarPulls;
   now: () => number;
 }
 

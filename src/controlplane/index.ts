@@ -8,6 +8,7 @@ import { OfflineProvider, type PaymentProvider } from './billing/provider.js';
 import { mountBillingRoutes } from './billing/routes.js';
 import type { ControlPlaneContext } from './context.js';
 import { HeadCache } from './heads.js';
+import { SidecarPulls } from './connections.js';
 import { LineQuota } from './line-quota.js';
 import { monthOf } from './read-models.js';
 import { mountConfigRoutes } from './routes-config.js';
@@ -55,7 +56,7 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
   const rules = tenantPlans(catalogue);
   const heads = new HeadCache(store);
   const quota = new LineQuota({ store, heads, now }, rules, options.identity);
-  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads, users: options.identity, plans: rules, quota, now };
+  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads, users: options.identity, plans: rules, quota, pulls: new SidecarPulls(), now };
   const tenantChanged = async (id: TenantId): Promise<void> => {
     keyAuth.tenantChanged(id);
     await quota.reconsider(id);

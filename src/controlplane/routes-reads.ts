@@ -3,6 +3,7 @@ import { json } from '../http/reply.js';
 import { limitParam } from '../http/validate.js';
 import { ownedServer, type ControlPlaneContext } from './context.js';
 import { economy, overview, usageSummary } from './read-models.js';
+import { CONNECTED_WITHIN_MS } from './connections.js';
 
 export const ACTIVITY_LIMIT = { default: 20, max: 100 } as const;
 
@@ -17,7 +18,13 @@ export function mountReadRoutes(server: HttpServer, ctx: ControlPlaneContext): v
 
   server.get('/v1/servers/:id/roster', async (req) => {
     const { server: s } = await ownedServer(ctx, req);
-    return json(200, await store.roster(s.id));
+    const [roster, latest] = await Promise.all([store.roster(s.id), store.latestReport(s.id)]);
+    // Each character carries when it was last reported and whether that is too long ago to
+    // trust its state: a sidecar that went away leaves its last roster behind, which must not
+    // read as characters still engaging minutes later.
+    const seenAt = latest ? new Date(latest.receivedAt).toISOString() : null;
+    const stale = latest ? ctx.now() - latest.receivedAt > CONNECTED_WITHIN_MS : true;
+    return json(200, roster.map((r) => ({ ...r, seenAt, stale })));
   });
 
   server.get('/v1/servers/:id/activity', async (req) => {

@@ -11,7 +11,7 @@ import { IngestQueue, TELEMETRY_LIMITS, parseReport } from './telemetry.js';
 import { ReportRetention } from './retention.js';
 import type { KeyOwner, ServerId } from './types.js';
 
-const PULL_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'if-none-match'] as const;
+const PULL_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'if-none-match', 'user-agent'] as const;
 const PUSH_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'content-type', 'content-length'] as const;
 
 /** Spec 001 §4.2: the sidecar's signed config pull and telemetry push. */
@@ -20,6 +20,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   const retention = new ReportRetention(ctx.store, ctx.auth.limits.telemetryRetentionDays, ctx.now);
 
   const answer = (req: Request, head: Head): Reply => {
+    ctx.pulls.pulled(head.serverId, head.version, req.headers['user-agent'], ctx.now());
     return matchesEtag(req.headers['if-none-match'], head.etag) ? head.notModified : head.full;
   };
 
@@ -61,6 +62,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     if (head === undefined) return null;
     const target = `${req.getUrl()}?${query}`;
     if (!ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP_HEADER), req.getHeader(SIGNATURE_HEADER))) return null;
+    ctx.pulls.pulled(head.serverId, head.version, req.getHeader('user-agent'), ctx.now());
     return matchesEtag(req.getHeader('if-none-match'), head.etag) ? head.notModified : head.full;
   };
 

@@ -1,5 +1,23 @@
 import type { ControlPlaneContext } from './context.js';
-import type { ServerRecord } from './types.js';
+import type { LatestReport, ServerRecord } from './types.js';
+import { CONNECTED_WITHIN_MS } from './connections.js';
+
+/**
+ * The sidecar's link as the control plane sees it: `connected` while its last pull or report
+ * is at most CONNECTED_WITHIN_MS old, `stale` when it was seen before that, `never` before
+ * the first; the pull's fields are those of the last pull this process served.
+ */
+export interface SidecarConnection {
+  state: 'connected' | 'stale' | 'never';
+  lastPullAt: string | null;
+  /** The bundle version the sidecar runs, as of its last pull. */
+  appliedVersion: number | null;
+  lastReportAt: string | null;
+  /** The sidecar's User-Agent on its last pull (`brainstem-sidecar/0.1.0`); null when unknown. */
+  sidecarVersion: string | null;
+  /** Tick latency (ms) in the last report's interval; null when it carried none. */
+  latencyMs: { p50: number; p99: number } | null;
+}
 
 /** ServerSummary: what the dashboard lists per server (fields in docs/controlplane.md). */
 export interface ServerSummary {
@@ -12,6 +30,7 @@ export interface ServerSummary {
   botCount: number;
   playersOnline: number;
   activeKeys: number;
+  connection: SidecarConnection;
 }
 
 export async function serverSummary(ctx: ControlPlaneContext, server: ServerRecord): Promise<ServerSummary> {
@@ -25,5 +44,20 @@ export async function serverSummary(ctx: ControlPlaneContext, server: ServerReco
     botCount: latest?.botCount ?? 0,
     playersOnline: latest?.playersOnline ?? 0,
     activeKeys: keys.filter((k) => k.revokedAt === null).length,
+    connection: connectionOf(ctx, server, latest),
+  };
+}
+
+function connectionOf(ctx: ControlPlaneContext, server: ServerRecord, latest: LatestReport | null): SidecarConnection {
+  const pull = ctx.pulls.get(server.id);
+  const lastSeen = Math.max(pull?.at ?? -Infinity, latest?.receivedAt ?? -Infinity);
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return {
+    state: lastSeen === -Infinity ? 'never' : ctx.now() - lastSeen <= CONNECTED_WITHIN_MS ? 'connected' : 'stale',
+    lastPullAt: iso(pull?.at),
+    appliedVersion: pull?.version ?? null,
+    lastReportAt: iso(latest?.receivedAt),
+    sidecarVersion: pull?.userAgent || null,
+    latencyMs: latest && latest.latencyP50 !== null && latest.latencyP99 !== null ? { p50: latest.latencyP50, p99: latest.latencyP99 } : null,
   };
 }

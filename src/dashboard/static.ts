@@ -56,6 +56,9 @@ export function resolveImports(source: string): string {
   return source.replace(BARE_IMPORT, (_, lead: string, quote: string, name: string) => `${lead}${quote}${IMPORTS[name]}${quote}`);
 }
 
+/** The page's icon, in dashboard/ beside index.html; served from this origin, which the policy's default-src admits. */
+const FAVICON = 'favicon.svg';
+
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -99,7 +102,7 @@ export function mountDashboard(server: HttpServer, options: DashboardOptions = {
     let found = app.get(name);
     if (!found) {
       // The compiled tree can change under a running server (tsc --watch); list it again on a miss.
-      const files = new Map<string, string>([['style.css', join(source, 'style.css')]]);
+      const files = new Map<string, string>([['style.css', join(source, 'style.css')], [FAVICON, join(source, FAVICON)]]);
       for (const file of listFiles(compiled)) files.set(relative(compiled, file).split(sep).join('/'), file);
       const file = files.get(name);
       if (file && typeFor(file)) app.set(name, (found = asset(file)));
@@ -110,6 +113,8 @@ export function mountDashboard(server: HttpServer, options: DashboardOptions = {
   server.get('/', (req) => serve(req, index, 'no-cache'), { body: 'none' });
   // The compiled code changes with every build and has no hash in its name: revalidate each time (cheap with the ETag).
   server.get('/app/*', (req) => serve(req, appAsset(req.path.slice('/app/'.length)), 'no-cache'), { body: 'none' });
+  // Browsers ask for /favicon.ico on every page that names no icon, and tools still do: the same SVG.
+  server.get('/favicon.ico', (req) => serve(req, appAsset(FAVICON), 'public, max-age=86400'), { body: 'none' });
   server.get('/vendor/*', (req) => serve(req, vendor.get(req.path.slice('/vendor/'.length)), 'public, max-age=3600'), { body: 'none' });
 }
 

@@ -6,6 +6,7 @@ import { HttpError } from './errors.js';
 import { answerFailure, ClientAborted, decodeParam, type FailureSite, type GuardState } from './guard.js';
 import type { Reply } from './reply.js';
 import { writeReply, writeError } from './write.js';
+import { observeResponse, type RequestObserver } from './observe.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 
@@ -61,6 +62,11 @@ export interface ServerOptions {
   tls?: { certFile: string; keyFile: string; passphrase?: string };
   /** Headers added to every response (for example a Server header), after SECURITY_HEADERS. */
   defaultHeaders?: Record<string, string>;
+  /**
+   * Told of every finished request (method, route pattern, status, µs): the access log and
+   * request metrics. Unset, requests pay nothing for it.
+   */
+  observe?: RequestObserver | null;
 }
 
 /**
@@ -189,9 +195,11 @@ export class HttpServer {
   private closing = false;
   private readonly patterns = new Map<string, Set<Method>>();
   private fallbackInstalled = false;
+  private readonly observe: RequestObserver | null;
 
   constructor(options: ServerOptions = {}) {
     this.logger = options.logger ?? silentLogger;
+    this.observe = options.observe ?? null;
     this.defaultHeaders = { ...SECURITY_HEADERS, ...options.defaultHeaders };
     this.app = options.tls
       ? uWS.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile, passphrase: options.tls.passphrase ?? '' })
@@ -227,8 +235,10 @@ export class HttpServer {
     if (method === 'GET') methods.add('HEAD');
 
     const shortcut = options.shortcut;
+    const observe = this.observe;
     const uwsHandler = (as: Method) => (res: UwsResponse, req: UwsRequest): void => {
       let state: RequestState | null = null;
+      if (observe !== null) observeResponse(res, as, pattern, observe);
       try {
         if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, method)) return;
         // req is only valid inside this callback: everything needed later is copied out here.
@@ -318,7 +328,9 @@ export class HttpServer {
     methods.add(method);
     const site = { method, path: pattern };
     const control: RawControl = { logger: this.logger, defaultHeaders: this.defaultHeaders, done: () => this.end(null) };
+    const observe = this.observe;
     this.app[REGISTER[method]](pattern, (res: UwsResponse, req: UwsRequest) => {
+      if (observe !== null) observeResponse(res, method, pattern, observe);
       this.begin(null);
       try {
         if (this.closing) {
@@ -498,9 +510,11 @@ export class HttpServer {
     if (this.fallbackInstalled) return;
     this.fallbackInstalled = true;
     const patterns = [...this.patterns.entries()].map(([p, methods]) => ({ re: patternRegExp(p), methods }));
+    const observe = this.observe;
     this.app.any('/*', (res, req) => {
       const path = req.getUrl();
       const method = req.getMethod().toUpperCase();
+      if (observe !== null) observeResponse(res, method, null, observe);
       const state = direct(method);
       // A bodiless answer (HEAD) does not finish the response for uWS: without an abort
       // handler, returning from this callback would be fatal.

@@ -127,6 +127,8 @@ export class Authenticator {
   }
 
   admin(req: Request): Promise<Extract<Principal, { kind: 'admin' }>> {
+    // Nothing could ever pass: say what would, rather than that the credential is wrong.
+    if (!this.adminToken) return Promise.reject(new HttpError('unauthorized', 'This server has no admin token: start it with SERVICE_ADMIN_TOKEN set to use the admin routes and /metrics.'));
     return this.require(req, ['admin'], 'the admin token');
   }
 

@@ -45,6 +45,12 @@ export interface GuardOptions {
   admitUnresolved?: boolean;
 }
 
+/**
+ * Appended to every refusal that `--allow-private-webhooks` would have admitted, so whoever
+ * reads it (an API client's error, a delivery log line) learns the way out in the same line.
+ */
+export const ALLOW_PRIVATE_HINT = 'start the server with --allow-private-webhooks (brainstem serve or up) to allow plain http and private addresses in development';
+
 /** Checks a URL's scheme and every address its host resolves to. */
 export async function guardUrl(raw: string, options: GuardOptions): Promise<GuardResult> {
   let url: URL;
@@ -54,13 +60,13 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
     return { ok: false, reason: 'is not a valid absolute URL' };
   }
   if (url.protocol !== 'https:' && !(options.allowPrivate && url.protocol === 'http:')) {
-    return { ok: false, reason: options.allowPrivate ? 'must use http or https' : 'must use https' };
+    return { ok: false, reason: options.allowPrivate ? 'must use http or https' : url.protocol === 'http:' ? `must use https; ${ALLOW_PRIVATE_HINT}` : 'must use https' };
   }
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   // Names reserved for this machine (RFC 6761) are refused without asking DNS what it thinks.
   if (!options.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || host === 'localhost.')) {
-    return { ok: false, reason: 'points at this machine (localhost); only public addresses are allowed' };
+    return { ok: false, reason: `points at this machine (localhost); only public addresses are allowed; ${ALLOW_PRIVATE_HINT}` };
   }
   let addresses: { address: string; family: 4 | 6 }[];
   const literal = isIP(host);
@@ -77,7 +83,7 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
   if (!options.allowPrivate) {
     for (const a of addresses) {
       const cls = classifyAddress(a.address);
-      if (cls !== 'public') return { ok: false, reason: `resolves to a ${cls.replace('_', '-')} address (${a.address}); only public addresses are allowed` };
+      if (cls !== 'public') return { ok: false, reason: `resolves to a ${cls.replace('_', '-')} address (${a.address}); only public addresses are allowed; ${ALLOW_PRIVATE_HINT}` };
     }
   }
   return { ok: true, url, addresses };

@@ -4,6 +4,8 @@ import { createDialogueTier, type CreateDialogueTierOptions } from '../dialogue/
 import type { DialogueTier } from '../dialogue/tier.js';
 import { mountVoiceRoutes } from '../dialogue/voice-routes.js';
 import { HttpServer } from '../http/server.js';
+import type { RequestObserver } from '../http/observe.js';
+import type { Registry } from 'prom-client';
 import { text } from '../http/reply.js';
 import { silentLogger, type Logger } from '../log.js';
 import { BearerGate } from './auth.js';
@@ -13,8 +15,9 @@ import { mergeEvents, type Evaluator } from './tick/evaluator.js';
 import type { LatencySummary } from './tick/histogram.js';
 import { createEvaluator } from './tick/pool.js';
 import { StateKeeper } from './state/state-file.js';
-import { PlayerTracker } from './state/players.js';
+import { PlayerTracker, RecentAgents } from './state/players.js';
 import { mountStatus } from './status-route.js';
+import { mountMetrics, sidecarRegistry } from './metrics.js';
 import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/tick.js';
 
 export interface SidecarOptions {
@@ -39,12 +42,16 @@ export interface SidecarOptions {
   stateFile?: string | null;
   /** Default 30,000 ms. */
   stateEveryMs?: number;
-  /** Window of telemetry's playersOnline (PlayerTracker), default 2 min. */
+  /** Window of telemetry's playersOnline (PlayerTracker) and of the roster's recently ticked characters (RecentAgents), default 2 min. */
   playersWindowMs?: number;
   /** More top-level fields for GET /status (the control-plane client's state). */
   statusExtras?: () => Record<string, unknown>;
   /** Runs on close once no tick is in flight and before the brains stop (a final telemetry report). */
   beforeStop?: () => Promise<void>;
+  /** More metrics for GET /metrics (the control-plane client's pulls and pushes). */
+  metricsExtras?: (registry: Registry) => void;
+  /** `--access-log`: told of every finished request; unset, requests pay nothing for it. */
+  accessLog?: RequestObserver | null;
   logger?: Logger;
 }
 
@@ -129,8 +136,16 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   if (options.dialogue) tier = createDialogueTier({ ...options.dialogue, bundle: first, logger });
   const wiring = tier ? new DialogueWiring(tier, (agent, time) => ev.persona(agent, time)) : null;
   const players = new PlayerTracker(options.playersWindowMs);
-  const ticks = new TickHandler(ev, { gate, dialogue: wiring, observe: (r) => players.observe(r) });
-  const server = sidecarRoutes(new HttpServer({ logger }), ticks, options.maxBody);
+  const recent = new RecentAgents(options.playersWindowMs);
+  const ticks = new TickHandler(ev, {
+    gate,
+    dialogue: wiring,
+    observe: (r) => {
+      players.observe(r);
+      recent.add(r.snapshot.agent);
+    },
+  });
+  const server = sidecarRoutes(new HttpServer({ logger, observe: options.accessLog ?? null }), ticks, options.maxBody);
   let agents: number | null = null;
   const status = (): SidecarStatus => ({
     config: options.source.status(),
@@ -142,6 +157,9 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     stateFile: options.stateFile ?? null,
   });
   mountStatus(server, gate, status, options.statusExtras ?? (() => ({})));
+  const registry = sidecarRegistry(ticks, ev, options.source, () => agents);
+  options.metricsExtras?.(registry);
+  mountMetrics(server, gate, registry);
   if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.checkRequest(req), logger });
   const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;
@@ -156,6 +174,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   }
   keeper?.start(options.stateEveryMs ?? 30_000);
   players.start();
+  recent.start();
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | null = null;
   return {
@@ -176,7 +195,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       }
       return {
         events,
-        roster: brains.roster,
+        // Only characters the game still ticks: the brains remember the others for an hour.
+        roster: brains.roster.filter((s) => recent.has(s.agent)),
         agents: brains.agents,
         playersOnline: players.count(),
         linesSpoken: d?.spoke ?? 0,
@@ -197,6 +217,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
         await server.close();
         await options.beforeStop?.().catch((err: unknown) => logger.error('shutdown hook failed', { error: String(err) }));
         players.stop();
+        recent.stop();
         await options.source.stop();
         await keeper?.close();
         await tier?.close();

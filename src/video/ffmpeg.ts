@@ -50,7 +50,7 @@ export function resolveFfmpeg(explicit?: string): FfmpegBinary {
       if (pkg) found = { path: pkg, source: '@ffmpeg-installer/ffmpeg' };
     }
   }
-  if (!found) throw new Error('ffmpeg not found: set FFMPEG_PATH, install ffmpeg on PATH, or install @ffmpeg-installer/ffmpeg');
+  if (!found) throw new Error('ffmpeg not found: give --ffmpeg PATH (or set FFMPEG_PATH), install ffmpeg on PATH, or install @ffmpeg-installer/ffmpeg');
   const cached = probed.get(found.path);
   if (cached) return { ...cached, source: found.source };
   const probe = spawnSync(found.path, ['-hide_banner', '-filters'], { encoding: 'utf8', timeout: 10_000 });

@@ -70,6 +70,8 @@ export interface VideoServiceOptions {
 export interface VideoService {
   ffmpeg: FfmpegBinary | null;
   fontFile: string | null;
+  /** Renders running now and finished since start, by outcome (for /metrics). */
+  renders(): { rendering: number; succeeded: number; failed: number };
   /** Stops rendering (interrupted renders resume on the next start) and callback delivery. */
   close(): Promise<void>;
 }
@@ -185,6 +187,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   return {
     ffmpeg,
     fontFile,
+    renders: () => ({ rendering: queue.rendering, ...queue.finished }),
     async close() {
       await queue.close();
       await callbacks.close();

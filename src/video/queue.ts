@@ -73,6 +73,13 @@ export class RenderQueue {
   private pumpAgain = false;
   /** The tenant whose video was claimed last: the next claim starts after it (round-robin). */
   private lastTenant: TenantId | null = null;
+  /** Renders finished since start, by outcome (read by /metrics at scrape time). */
+  readonly finished = { succeeded: 0, failed: 0 };
+
+  /** Renders running now. */
+  get rendering(): number {
+    return this.running.size;
+  }
 
   constructor(options: RenderQueueOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
@@ -204,6 +211,7 @@ export class RenderQueue {
         },
         this.o.callbackFor,
       );
+      this.finished.succeeded++;
       this.o.logger.info('video rendered', { videoId: video.id, durationS: plan.durationS });
       this.o.onFinished?.(done);
     } catch (err) {
@@ -211,6 +219,7 @@ export class RenderQueue {
       // A render killed by close() stays 'rendering' and is resumed by the next start().
       if (this.stopping) return;
       const detail = err instanceof RenderError ? err.detail : err instanceof Error ? err.message : String(err);
+      this.finished.failed++;
       this.o.logger.error('render failed', { videoId: video.id, error: detail });
       // Clients see a short reason; ffmpeg's output (server paths included) goes only to the log.
       await rm(work, { recursive: true, force: true }).catch(() => {});

@@ -54,6 +54,8 @@ export class Dispatcher {
   private readonly guard: { allowPrivate: boolean; resolve?: Resolve };
 
   private inFlight = 0;
+  /** Attempts since construction by what followed them (read by /metrics at scrape time). */
+  readonly attempts = { succeeded: 0, retrying: 0, failed: 0 };
   private readonly inFlightByEndpoint = new Map<string, number>();
   private readonly sends = new Set<Promise<void>>();
   private results: AttemptResult[] = [];
@@ -223,7 +225,9 @@ export class Dispatcher {
     this.inFlightByEndpoint.set(d.endpointId, (this.inFlightByEndpoint.get(d.endpointId) ?? 0) + 1);
     const p: Promise<void> = this.attempt(d, generation.abort.signal)
       .then((result) => {
-        if (generation === this.generation) this.results.push(result);
+        if (generation !== this.generation) return;
+        this.results.push(result);
+        this.tally(d, result);
       })
       .catch((err) => this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) }))
       .finally(() => {
@@ -237,6 +241,26 @@ export class Dispatcher {
         this.scheduleFlush();
       });
     this.sends.add(p);
+  }
+
+  /** Counts an attempt's outcome; a failed one is logged in one line (endpoint, status or error, next retry). */
+  private tally(d: DueDelivery, result: AttemptResult): void {
+    const next = result.next;
+    if (next.status === 'succeeded') {
+      this.attempts.succeeded++;
+      return;
+    }
+    if (next.status === 'pending') this.attempts.retrying++;
+    else this.attempts.failed++;
+    this.logger.warn('webhooks: delivery attempt failed', {
+      endpoint: d.endpointId,
+      delivery: d.id,
+      event: d.event,
+      attempt: d.attempts + 1,
+      status: result.attempt.statusCode,
+      error: result.attempt.error,
+      nextRetry: next.status === 'pending' ? new Date(next.at).toISOString() : null,
+    });
   }
 
   private scheduleFlush(): void {

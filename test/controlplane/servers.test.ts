@@ -8,7 +8,7 @@ test('POST /v1/servers makes a ServerSummary with the default bundle at version 
     const { token } = await tenantSession(s);
     const created = await s.call('POST', '/v1/servers', { token, body: { name: 'Chernarus #1' } });
     assert.equal(created.status, 201);
-    assert.deepEqual(Object.keys(created.body).sort(), ['activeKeys', 'botCount', 'configVersion', 'createdAt', 'id', 'lastSeenAt', 'name', 'playersOnline']);
+    assert.deepEqual(Object.keys(created.body).sort(), ['activeKeys', 'botCount', 'configVersion', 'connection', 'createdAt', 'id', 'lastSeenAt', 'name', 'playersOnline']);
     assert.equal(created.body.name, 'Chernarus #1');
     assert.equal(created.body.configVersion, 1);
     assert.equal(created.body.lastSeenAt, null);

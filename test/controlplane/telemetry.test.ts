@@ -109,7 +109,10 @@ test('read models: overview, roster, activity (newest first, limit), economy and
     assert.equal(o.series[6].lines, 20);
     assert.equal(o.series[5].lines, 100, 'the series crosses the month boundary');
 
-    assert.deepEqual((await s.call('GET', `/v1/servers/${a.serverId}/roster`, { token })).body, roster);
+    const shown = (await s.call('GET', `/v1/servers/${a.serverId}/roster`, { token })).body as Record<string, unknown>[];
+    // Each row also says when it was reported and whether that is too old to trust.
+    assert.deepEqual(shown.map(({ seenAt: _seenAt, stale: _stale, ...r }) => r), roster);
+    assert.ok(shown.every((r) => typeof r.seenAt === 'string' && typeof r.stale === 'boolean'));
 
     const feed = (await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body;
     assert.deepEqual(feed.map((e: { kind: string }) => e.kind), ['squad', 'snap', 'spoke', 'spawn', 'spoke']);

@@ -38,6 +38,8 @@ describe('dashboard static serving', () => {
     const html = await index.text();
     // Under the policy no inline script runs (an import map included): modules name their imports by path.
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/);
+    // An icon of this origin (the policy admits it), so no page load asks for a missing /favicon.ico.
+    assert.match(html, /<link rel="icon" type="image\/svg\+xml" href="\/app\/favicon.svg">/);
     assert.equal(index.headers.get('content-security-policy'), "default-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'");
     assert.equal(index.headers.get('referrer-policy'), 'no-referrer');
     assert.equal(index.headers.get('x-content-type-options'), 'nosniff');
@@ -55,6 +57,8 @@ describe('dashboard static serving', () => {
       ['/vendor/htm.mjs', /^text\/javascript/],
       ['/vendor/uplot.mjs', /^text\/javascript/],
       ['/vendor/uplot.css', /^text\/css/],
+      ['/app/favicon.svg', /^image\/svg\+xml/],
+      ['/favicon.ico', /^image\/svg\+xml/],
     ] as const) {
       const res = await fetch(s.url + path);
       assert.equal(res.status, 200, path);

@@ -78,7 +78,7 @@ test('serve, sidecar and webhooks listen on a port another program holds exit 1 
       const sidecar = await runToExit(['sidecar', '--addr', `127.0.0.1:${port}`, '--workers', '0']);
       assert.equal(sidecar.code, 1);
       assert.equal(sidecar.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use`);
-      const listen = await runToExit(['webhooks', 'listen', '--secret', 'whsec_x', '--port', String(port)]);
+      const listen = await runToExit(['webhooks', 'listen', '--port', String(port)], { BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' });
       assert.equal(listen.code, 1);
       assert.equal(listen.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use`);
     } finally {

@@ -87,7 +87,7 @@ test('brainstem up --json prints one JSON line; SERVICE_BRAIN_ADDR binds the sid
     const run = await spawnCli(['up', '--addr', '127.0.0.1:0', '--json'], /^\{/, { cwd: cwd.path, env: { SERVICE_ADMIN_TOKEN: '', SERVICE_BRAIN_ADDR: '127.0.0.1:0' } });
     try {
       const printed = JSON.parse(run.match.input) as Record<string, unknown>;
-      assert.deepEqual(Object.keys(printed).sort(), ['adminToken', 'api', 'bundleVersion', 'created', 'dashboard', 'db', 'email', 'password', 'serverId', 'sidecar'].sort());
+      assert.deepEqual(Object.keys(printed).sort(), ['adminToken', 'api', 'bundleVersion', 'created', 'dashboard', 'dataDir', 'db', 'email', 'password', 'serverId', 'sidecar'].sort());
       assert.equal(printed.created, true);
       assert.match(String(printed.sidecar), /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.notEqual(String(printed.sidecar), 'http://127.0.0.1:8088');

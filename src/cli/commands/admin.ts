@@ -3,7 +3,8 @@ import { openDatabase } from '../../store/sqlite.js';
 import { SqliteIdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
-import { CliError, databaseFlag, parseInteger, printJson, withDatabaseOptions } from '../util.js';
+import { CliError, parseInteger, printJson, withDatabaseOptions } from '../util.js';
+import { stackDatabase, withDataDirOption } from '../data-dir.js';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { SqliteControlPlaneStore } from '../../controlplane/sqlite-store.js';
 import type { ServerId } from '../../controlplane/types.js';
@@ -13,10 +14,13 @@ import type { ServerId } from '../../controlplane/types.js';
  * server. Each prints JSON (secrets are shown once, here).
  */
 export function registerAdmin(program: Command): void {
-  const admin = withDatabaseOptions(program.command('admin').description('offline bootstrap on the services\' database (prints JSON)'));
+  const admin = withDataDirOption(
+    withDatabaseOptions(program.command('admin').description('offline bootstrap on the services\' database (prints JSON)')),
+    'the data directory whose brainstem.db to use, as serve and up find it',
+  );
 
   const withStore = async <T>(cmd: Command, fn: (store: SqliteIdentityStore, controlPlane: () => SqliteControlPlaneStore) => Promise<T>): Promise<void> => {
-    const location = databaseFlag(cmd.optsWithGlobals() as { database?: string; db?: string });
+    const location = stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string });
     if (location.kind !== 'sqlite') throw new CliError('brainstem admin on PostgreSQL needs the PostgreSQL stores');
     const db = openDatabase(location.file);
     try {

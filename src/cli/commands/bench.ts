@@ -26,4 +26,19 @@ export const benchmarks: RegisterBenchmark[] = [
 export function registerBench(program: Command): void {
   const bench = program.command('bench').description('benchmarks, each measured against a baseline in the same run');
   for (const register of benchmarks) register(bench);
+  // With --json, stdout carries the JSON result alone: anything a benchmark or a library it
+  // loads prints through console goes to stderr instead, where the progress lines already go.
+  bench.hook('preAction', (_bench, action) => {
+    if (action.opts().json === true) jsonOnlyStdout();
+  });
+}
+
+/** Sends console.log, info and debug to stderr for the rest of the process. */
+export function jsonOnlyStdout(): void {
+  const toStderr = (...args: unknown[]): void => {
+    console.error(...args);
+  };
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
 }

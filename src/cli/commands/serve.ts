@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startEmbedded } from '../embedded.js';
 import { describeDatabase } from '../../store/database.js';
-import { CliError, databaseFlag, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
+import { join, resolve } from 'node:path';
+import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
+import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
 
 interface ServeFlags {
   addr: string;
@@ -10,7 +12,8 @@ interface ServeFlags {
   db?: string;
   tlsCert?: string;
   tlsKey?: string;
-  data: string;
+  data?: string;
+  dataDir?: string;
   objectStore?: string;
   ffmpeg?: string;
   renderConcurrency?: string;
@@ -18,18 +21,19 @@ interface ServeFlags {
   allowPrivateWebhooks?: boolean;
   limits?: string;
   insecureHttp?: boolean;
+  accessLog?: boolean;
 }
 
 export function registerServe(program: Command): void {
-  withDatabaseOptions(
+  withDataDirOption(withDatabaseOptions(
     program
       .command('serve')
       .description('embedded mode: control plane, property-video API, webhooks and dashboard on one SQLite file or a PostgreSQL database')
       .option('--addr <host:port>', 'bind address', '127.0.0.1:8080'),
-  )
+  ), 'where the database (brainstem.db, unless --database or --db names one) and the property-video files go; default: the SQLite file\'s directory')
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
-    .option('--data <dir>', 'property-video data directory (photos, rendered videos, posters)', './data')
+    .option('--data <dir>', 'property-video files: photos, rendered videos, posters (default: data/ in the data directory)')
     .option('--object-store <url>', 'keep photos, rendered videos and posters in S3-compatible storage, s3://bucket/prefix (AWS_* environment; AWS_ENDPOINT_URL for MinIO or R2); default the --data directory')
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
@@ -37,21 +41,23 @@ export function registerServe(program: Command): void {
     .option('--insecure-http', 'serve plain HTTP on an address that is not loopback (only behind a TLS-terminating proxy); loopback never needs it')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .option('--limits <file>', LIMITS_FLAG_HELP)
+    .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
-      const database = databaseFlag(flags);
+      const { dir, database } = stackDataDir(flags);
+      const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
       const logger = createLogger();
       const adminToken = process.env.SERVICE_ADMIN_TOKEN;
-      if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes will refuse every request');
+      if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes and /metrics will refuse every request');
       const server = await startEmbedded({
         host,
         port,
         database,
         adminToken,
         logger,
-        dataDir: flags.data,
+        dataDir: videoDir,
         ...(flags.objectStore ? { objectStore: flags.objectStore } : {}),
         ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
@@ -59,12 +65,14 @@ export function registerServe(program: Command): void {
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
         ...limits,
         insecureHttp: flags.insecureHttp === true,
+        accessLog: accessLogFlag(flags.accessLog),
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
-      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, data ${flags.data}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})
-`);
-      await untilSignal();
+      // Listening before the banner: whoever reacts to it with a signal at once stops the server cleanly.
+      const stopped = untilSignal();
+      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, data ${videoDir}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`);
+      await stopped;
       await server.close();
     });
 }

@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { configuredPlugins } from '../../dialogue/create.js';
+import { modelServerProblem } from '../../dialogue/model-check.js';
 import { createLogger, type Logger } from '../../log.js';
 import { BundleDirSource } from '../../sidecar/config/bundle-dir-source.js';
 import type { ConfigOrigin, ConfigSource } from '../../sidecar/config/config-source.js';
@@ -10,7 +11,8 @@ import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/
 import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
-import { CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
+import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
+import { DATA_DIR_ENV, sidecarDataDir } from '../data-dir.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
 
@@ -53,6 +55,10 @@ export interface SidecarCliOptions {
   stateDir?: string;
   /** Admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1). */
   insecureHttp?: boolean;
+  /** One JSON line per request on stderr. */
+  accessLog?: boolean;
+  /** Where the sidecar's `.brainstem/` state goes (env BRAINSTEM_DATA_DIR); default the working directory. */
+  dataDir?: string;
 }
 
 /** A positive number of seconds (fractions allowed), as milliseconds. */
@@ -66,7 +72,7 @@ function parseSeconds(value: string, flag: string, min: number, max: number): nu
  * The control-plane link from flags, else env: null when none of URL, server id and key is
  * given; a CliError when only some are, or with --bundle too.
  */
-export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv, cwd = process.cwd()): ControlPlaneLinkOptions | null {
+export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv, cwd = process.cwd(), dataDir = cwd): ControlPlaneLinkOptions | null {
   const pick = (flag: string | undefined, name: string): string | undefined => {
     const v = flag ?? env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
@@ -89,7 +95,7 @@ export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
     url: url!,
     serverId: serverId!,
     serverKey: serverKey!,
-    stateDir: opts.stateDir ? resolve(cwd, opts.stateDir) : defaultStateDir(serverId!, cwd),
+    stateDir: opts.stateDir ? resolve(cwd, opts.stateDir) : defaultStateDir(serverId!, dataDir),
     ...(opts.pollInterval !== undefined ? { pollMs: parseSeconds(opts.pollInterval, '--poll-interval', 0.05, 86_400) } : {}),
     ...(opts.telemetryInterval !== undefined ? { telemetryMs: parseSeconds(opts.telemetryInterval, '--telemetry-interval', 0.05, 86_400) } : {}),
     ...(opts.maxBackoff !== undefined ? { maxBackoffMs: parseSeconds(opts.maxBackoff, '--max-backoff', 0.05, 86_400) } : {}),
@@ -97,10 +103,10 @@ export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   };
 }
 
-/** Where the brains' memory is kept: --state ('' for nowhere), else the default (defaultStateFile). */
-export function stateFileFrom(opts: SidecarCliOptions, cwd = process.cwd(), stateDir: string | null = null): string | null {
+/** Where the brains' memory is kept: --state ('' for nowhere), else the default in the data directory (defaultStateFile). */
+export function stateFileFrom(opts: SidecarCliOptions, cwd = process.cwd(), stateDir: string | null = null, dataDir = cwd): string | null {
   if (opts.state !== undefined) return opts.state === '' ? null : resolve(cwd, opts.state);
-  return defaultStateFile(cwd, stateDir);
+  return defaultStateFile(dataDir, stateDir);
 }
 
 /**
@@ -132,27 +138,48 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const { host, port } = parseAddr(opts.addr ?? env.SERVICE_BRAIN_ADDR ?? DEFAULT_SIDECAR_ADDR, opts.addr ? '--addr' : 'SERVICE_BRAIN_ADDR');
   const workers = opts.workers === undefined ? DEFAULT_WORKERS : parseInteger(opts.workers, '--workers', 0, 64);
   const token = opts.token ?? env.SERVICE_BRAIN_TOKEN ?? '';
-  const link = controlPlaneFrom(opts, env);
-  const stateFile = stateFileFrom(opts, process.cwd(), link?.stateDir ?? null);
+  const dataDir = sidecarDataDir(opts.dataDir, env);
+  const link = controlPlaneFrom(opts, env, process.cwd(), dataDir);
+  const stateFile = stateFileFrom(opts, process.cwd(), link?.stateDir ?? null, dataDir);
   const stateEveryMs = opts.stateEvery === undefined ? 30_000 : parseInteger(opts.stateEvery, '--state-every', 1, 86_400) * 1000;
   const dialogue = dialogueFrom(opts, env);
   let sidecar: Sidecar;
   try {
-    const common = { host, port, workers, token: token || null, logger, dialogue, stateFile, stateEveryMs };
+    const common = { host, port, workers, token: token || null, logger, dialogue, stateFile, stateEveryMs, accessLog: accessLogFlag(opts.accessLog) };
     sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: configSourceFrom(opts, logger) });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
+  // Listening before the banner: whoever reacts to it with a signal at once stops the sidecar cleanly.
+  const stopped = untilSignal();
   const config = sidecar.status().config;
   const mode = workers === 0 ? 'inline' : `${workers} worker${workers === 1 ? '' : 's'}`;
   process.stdout.write(
     `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${ORIGIN_TEXT[config.source]}${config.location ? ` ${config.location}` : ''}, ${mode}${token ? ', token required' : ''}${dialogue ? ', dialogue on' : ''}${stateFile ? `, state ${stateFile}` : ''})\n`,
   );
+  if (dialogue) warnAboutModelServer(env, logger);
   // The banner says why the sidecar is not on the control plane's bundle, not just that it is not.
   if (link && config.lastError) process.stdout.write(`  config pull failed: ${config.lastError}; retrying with back-off (see ${sidecar.url}/status)\n`);
-  const signal = await untilSignal();
+  const signal = await stopped;
   logger.info('shutting down', { signal });
   await sidecar.close();
+}
+
+/**
+ * Checks the dialogue tier's model server in the background, once, as the sidecar starts:
+ * unreachable or without the configured model, it logs one warning naming the URL and the
+ * problem. The sidecar runs either way (characters stay silent until the model answers).
+ */
+export function warnAboutModelServer(env: NodeJS.ProcessEnv, logger: Logger): void {
+  const baseUrl = (env.SERVICE_LLM_BASE_URL ?? '').trim();
+  const model = (env.SERVICE_LLM_MODEL ?? '').trim();
+  if (!baseUrl || !model) return;
+  modelServerProblem(baseUrl, model, env.SERVICE_LLM_KEY || undefined).then(
+    (problem) => {
+      if (problem) logger.warn(`dialogue model server ${baseUrl} ${problem}; the sidecar runs, characters stay silent until it answers`, { url: baseUrl, model });
+    },
+    (err: unknown) => logger.warn(`dialogue model server ${baseUrl} could not be checked: ${err instanceof Error ? err.message : String(err)}`, { url: baseUrl, model }),
+  );
 }
 
 export function registerSidecar(program: Command): void {
@@ -163,7 +190,8 @@ export function registerSidecar(program: Command): void {
     .option('--addr <host:port>', `bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
     .option('--token <token>', 'bearer token required on /tick (env SERVICE_BRAIN_TOKEN)')
     .option('--workers <n>', `worker threads evaluating ticks, agents sharded over them; 0 = on the main thread (default ${DEFAULT_WORKERS})`)
-    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default ./.brainstem/brain-state.json, with --control-plane in --state-dir; '' = none)`)
+    .option('--data-dir <dir>', `where the sidecar keeps its state, in .brainstem/ (env ${DATA_DIR_ENV}; default: the working directory)`)
+    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default .brainstem/brain-state.json in the data directory, with --control-plane in --state-dir; '' = none)`)
     .option('--state-every <s>', 'seconds between brain memory saves (default 30)')
     .option('--audio-dir <dir>', 'directory for synthesised lines and voice clips (env SERVICE_AUDIO_DIR)')
     .option('--control-plane <url>', 'pull config from and push telemetry to this control plane (env SERVICE_CONTROL_PLANE_URL); needs --server-id and --server-key')
@@ -173,6 +201,7 @@ export function registerSidecar(program: Command): void {
     .option('--telemetry-interval <s>', 'seconds between telemetry reports (default 60)')
     .option('--max-backoff <s>', 'cap of the retry back-off after control-plane errors (default 300)')
     .option('--insecure-http', 'admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1); the server key then crosses the network unencrypted')
-    .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default ./.brainstem/sidecar-<server id>/)')
+    .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default .brainstem/sidecar-<server id>/ in the data directory)')
+    .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));
 }

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startLinkedSidecar } from '../../sidecar/control-plane/control-plane-link.js';
@@ -7,19 +7,22 @@ import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { startEmbedded } from '../embedded.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
-import { CliError, databaseFlag, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
-import { DEFAULT_SIDECAR_ADDR, dialogueFrom } from './sidecar.js';
+import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
+import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
+import { DEFAULT_SIDECAR_ADDR, dialogueFrom, warnAboutModelServer } from './sidecar.js';
 
 interface UpFlags {
   addr: string;
   sidecarAddr?: string;
   database?: string;
   db?: string;
-  data: string;
+  data?: string;
+  dataDir?: string;
   json?: boolean;
   limits?: string;
   allowPrivateWebhooks?: boolean;
   insecureHttp?: boolean;
+  accessLog?: boolean;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -40,18 +43,19 @@ export const SAMPLE_TICK = {
  * later runs reuse them.
  */
 export function registerUp(program: Command): void {
-  withDatabaseOptions(
+  withDataDirOption(withDatabaseOptions(
     program
       .command('up')
       .description('the whole local stack in one command: embedded server plus a sidecar on its control plane; prints URLs and a login')
       .option('--addr <host:port>', 'embedded server bind address', '127.0.0.1:8080')
       .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`),
-  )
-    .option('--data <dir>', 'property-video data directory', './data')
+  ), 'where the stack keeps everything: brainstem.db (unless --db names one), data/, and the sidecar\'s .brainstem/ state; default: the SQLite file\'s directory')
+    .option('--data <dir>', 'property-video files (default: data/ in the data directory)')
     .option('--allow-private-webhooks', 'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)')
     .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
     .option('--json', 'print the URLs and credentials as one JSON line')
     .option('--limits <file>', LIMITS_FLAG_HELP)
+    .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
@@ -59,7 +63,7 @@ export function registerUp(program: Command): void {
       const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
       const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
       const logger = createLogger();
-      const location = databaseFlag(flags);
+      const { dir, database: location } = stackDataDir(flags);
       if (location.kind !== 'sqlite') throw new CliError('brainstem up runs on a SQLite file; for PostgreSQL run brainstem serve --database');
       const db = location.file;
       const lock = lockDatabase(db);
@@ -80,28 +84,33 @@ export function registerUp(program: Command): void {
           db,
           adminToken: stack.adminToken,
           logger,
-          dataDir: resolve(flags.data),
+          dataDir: flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data),
           allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
           ...limits,
           insecureHttp: flags.insecureHttp === true,
+        accessLog: accessLogFlag(flags.accessLog),
         });
       } catch (err) {
         throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
       }
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
-      const stateDir = defaultStateDir(String(stack.serverId));
+      // In the data directory, never the working directory (unless that is the data directory).
+      const stateDir = defaultStateDir(String(stack.serverId), dir);
       const token = process.env.SERVICE_BRAIN_TOKEN ?? '';
       let linked;
       try {
         linked = await startLinkedSidecar(
           { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir, insecureHttp: flags.insecureHttp === true },
-          { host: side.host, port: side.port, workers: 0, token: token || null, logger, dialogue: dialogueFrom({}, process.env), stateFile: defaultStateFile(process.cwd(), stateDir) },
+          { host: side.host, port: side.port, workers: 0, token: token || null, logger, accessLog: accessLogFlag(flags.accessLog), dialogue: dialogueFrom({}, process.env), stateFile: defaultStateFile(dir, stateDir) },
         );
       } catch (err) {
         await embedded.close();
         throw new CliError(`sidecar: ${err instanceof Error ? err.message : String(err)}`);
       }
       const { sidecar } = linked;
+      if (sidecar.dialogue) warnAboutModelServer(process.env, logger);
+      // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
+      const stopped = untilSignal();
       const config = sidecar.status().config;
       const auth = token ? ` -H 'authorization: Bearer ${token}'` : '';
       if (flags.json) {
@@ -109,6 +118,7 @@ export function registerUp(program: Command): void {
           `${JSON.stringify({
             created: local.created,
             db,
+            dataDir: dir,
             dashboard: `${embedded.url}/`,
             api: `${embedded.url}/v1`,
             sidecar: sidecar.url,
@@ -132,7 +142,7 @@ export function registerUp(program: Command): void {
           '',
         ].join('\n'),
       );
-      const signal = await untilSignal();
+      const signal = await stopped;
       logger.info('shutting down', { signal });
       // The sidecar first: its final telemetry report goes to the server still running.
       await sidecar.close();

@@ -1,13 +1,17 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { verifyWebhook } from '../../webhooks/verify.js';
+import { generateSecret } from '../../signing/webhook.js';
 import { addressText, SECURITY_HEADERS } from '../../http/server.js';
 import { CliError, parseInteger, untilSignal } from '../util.js';
 import { registerWebhookTrigger } from './webhooks-trigger.js';
 
 interface ListenFlags {
-  secret: string;
+  secret?: string;
+  secretFile?: string;
+  forwardTo?: string;
   port: string;
   host: string;
   json?: boolean;
@@ -15,6 +19,73 @@ interface ListenFlags {
 }
 
 const MAX_BODY = 1024 * 1024;
+/** The environment variable `webhooks listen` takes its secret from (kept out of `ps`). */
+export const WEBHOOK_SECRET_ENV = 'BRAINSTEM_WEBHOOK_SECRET';
+/** How long a forward may take before it is reported as failed (the emitter's own delivery timeout). */
+export const FORWARD_TIMEOUT_MS = 10_000;
+/** Headers a verified delivery keeps when forwarded: its type, signatures, ids and timestamp. */
+const FORWARDED_HEADERS = /^(content-type|user-agent|webhook-.*|x-service-.*)$/;
+
+type SecretSource = { secret: string; from: 'flag' | 'env' | 'file' | 'generated' };
+
+/** The secret from --secret-file, else the environment, else --secret (warned about), else a fresh one. */
+export function listenSecret(flags: Pick<ListenFlags, 'secret' | 'secretFile'>, env: NodeJS.ProcessEnv): SecretSource {
+  const given = [flags.secret !== undefined && '--secret', flags.secretFile !== undefined && '--secret-file'].filter(Boolean);
+  if (given.length > 1) throw new CliError('--secret and --secret-file are two sources of the secret; give one');
+  if (flags.secretFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(flags.secretFile, 'utf8');
+    } catch (err) {
+      throw new CliError(`--secret-file ${flags.secretFile} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    // A trailing newline is an editor's, not the secret's.
+    const secret = text.replace(/\r?\n$/, '');
+    if (secret === '') throw new CliError(`--secret-file ${flags.secretFile} is empty`);
+    return { secret, from: 'file' };
+  }
+  if (flags.secret !== undefined) {
+    if (flags.secret === '') throw new CliError('--secret must not be empty');
+    return { secret: flags.secret, from: 'flag' };
+  }
+  const fromEnv = env[WEBHOOK_SECRET_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') return { secret: fromEnv, from: 'env' };
+  return { secret: generateSecret(), from: 'generated' };
+}
+
+/** --forward-to: an absolute http(s) URL. */
+function forwardUrl(value: string | undefined): URL | null {
+  if (value === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CliError(`--forward-to must be an absolute http:// or https:// URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--forward-to must be an http:// or https:// URL, got "${value}"`);
+  return url;
+}
+
+/** Sends a verified delivery on, as it came (body and signing headers); resolves with the status or the failure. */
+async function forward(to: URL, raw: Buffer, headers: http.IncomingHttpHeaders): Promise<{ status: number } | { error: string }> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (FORWARDED_HEADERS.test(name) && typeof value === 'string') out[name] = value;
+  try {
+    const res = await fetch(to, { method: 'POST', headers: out, body: raw, redirect: 'manual', signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS) });
+    await res.arrayBuffer().catch(() => undefined);
+    return { status: res.status };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    return { error: e.name === 'TimeoutError' ? `no answer within ${FORWARD_TIMEOUT_MS} ms` : (e.cause?.code ?? e.cause?.message ?? e.message) };
+  }
+}
+
+const SECRET_TEXT: Record<SecretSource['from'], string> = {
+  flag: 'secret from --secret',
+  env: `secret from ${WEBHOOK_SECRET_ENV}`,
+  file: 'secret from --secret-file',
+  generated: 'generated secret below',
+};
 
 /** `brainstem webhooks listen`: a local receiver that verifies and prints each delivery. */
 export function registerWebhooks(program: Command): void {
@@ -23,7 +94,9 @@ export function registerWebhooks(program: Command): void {
   webhooks
     .command('listen')
     .description('run a local receiver that verifies each delivery (200 valid, 400 invalid) and prints it')
-    .requiredOption('--secret <secret>', "the endpoint's signing secret (whsec_… or your own)")
+    .option('--secret-file <file>', "read the endpoint's signing secret from this file (one line)")
+    .option('--secret <secret>', `the endpoint's signing secret on the command line (visible to every user in ps; prefer ${WEBHOOK_SECRET_ENV} or --secret-file)`)
+    .option('--forward-to <url>', 'also POST each verified delivery, body and signature headers unchanged, to this URL and print its status')
     .option('--port <port>', 'port to listen on (0 picks a free one)', '8765')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--json', 'print one JSON object per delivery')
@@ -31,7 +104,9 @@ export function registerWebhooks(program: Command): void {
     .option('--allow-untimestamped', 'also accept X-Service-Signature alone, which binds no timestamp (a captured delivery can be replayed)')
     .action(async (flags: ListenFlags) => {
       const port = parseInteger(flags.port, '--port', 0, 65535);
-      if (!flags.secret) throw new CliError('--secret must not be empty');
+      const { secret, from } = listenSecret(flags, process.env);
+      const to = forwardUrl(flags.forwardTo);
+      if (from === 'flag') process.stderr.write(`warning: --secret is visible to every user of this machine (ps, /proc); set ${WEBHOOK_SECRET_ENV} or use --secret-file instead\n`);
       const print = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
       const server = http.createServer((req, res) => {
         const chunks: Buffer[] = [];
@@ -44,13 +119,21 @@ export function registerWebhooks(program: Command): void {
         req.on('end', () => {
           const raw = Buffer.concat(chunks, size);
           const result = req.method === 'POST'
-            ? verifyWebhook(raw, req.headers, flags.secret, { requireTimestamp: flags.allowUntimestamped !== true })
+            ? verifyWebhook(raw, req.headers, secret, { requireTimestamp: flags.allowUntimestamped !== true })
             : ({ ok: false, code: 'bad_body', message: `expected POST, got ${req.method}` } as const);
           const at = new Date().toISOString();
           if (result.ok) {
             res.writeHead(200, { 'content-type': 'application/json', ...SECURITY_HEADERS }).end('{"ok":true}');
-            if (flags.json) print({ at, valid: true, id: result.id, event: result.event, timestamp: result.timestamp, scheme: result.scheme, payload: result.payload });
-            else print(`${at} ✔ ${result.event ?? '?'} ${result.id ?? ''} ${JSON.stringify(result.payload)}`);
+            const shown = { at, valid: true, id: result.id, event: result.event, timestamp: result.timestamp, scheme: result.scheme, payload: result.payload };
+            const line = `${at} ✔ ${result.event ?? '?'} ${result.id ?? ''} ${JSON.stringify(result.payload)}`;
+            if (!to) print(flags.json ? shown : line);
+            else {
+              // Printed once the forward is answered, so a line tells the whole story of its delivery.
+              void forward(to, raw, req.headers).then((f) => {
+                if (flags.json) print({ ...shown, forwarded: { to: to.href, ...f } });
+                else print(`${line} → ${to.href} ${'status' in f ? f.status : `failed: ${f.error}`}`);
+              });
+            }
           } else {
             res.writeHead(400, { 'content-type': 'application/json', ...SECURITY_HEADERS }).end(JSON.stringify({ error: { code: result.code, message: result.message } }));
             if (flags.json) print({ at, valid: false, error: result.code, message: result.message });
@@ -66,9 +149,14 @@ export function registerWebhooks(program: Command): void {
       });
       const bound = (server.address() as AddressInfo).port;
       const url = `http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${bound}/`;
-      if (flags.json) print({ listening: url });
-      else print(`listening on ${url} (verifying with the given secret; Ctrl-C to stop)`);
-      await untilSignal();
+      const stopped = untilSignal();
+      const generated = from === 'generated' ? secret : undefined;
+      if (flags.json) print({ listening: url, ...(generated ? { secret: generated } : {}), ...(to ? { forwardTo: to.href } : {}) });
+      else {
+        print(`listening on ${url} (verifying with the ${SECRET_TEXT[from]}${to ? `, forwarding to ${to.href}` : ''}; Ctrl-C to stop)`);
+        if (generated) print(`secret: ${generated}  (give it as the endpoint's "secret" when you register ${url})`);
+      }
+      await stopped;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     });

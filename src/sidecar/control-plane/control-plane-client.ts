@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { isLoopbackHost } from '../../http/loopback.js';
 import { signRequest } from '../../signing/request.js';
+import { PACKAGE_VERSION } from '../../net/sender.js';
+
+/** Sent on every request, so the control plane can show which sidecar version each server runs. */
+export const SIDECAR_USER_AGENT = `brainstem-sidecar/${PACKAGE_VERSION}`;
 
 /** A skew below this is left alone: the server's window is ±300 s and Date has 1 s resolution. */
 export const SKEW_ADOPT_MS = 30_000;
@@ -89,7 +93,7 @@ export class ControlPlaneClient {
   private async send(method: string, path: string, options: { body?: string; headers?: Record<string, string>; timeoutMs: number }): Promise<ControlPlaneReply> {
     const target = `${path}${path.includes('?') ? '&' : '?'}nonce=${randomBytes(8).toString('hex')}`;
     const signed = signRequest(this.key, { method, target, body: options.body ?? '' }, this.now() + this.offsetMs);
-    const headers: Record<string, string> = { ...options.headers, ...signed };
+    const headers: Record<string, string> = { ...options.headers, ...signed, 'user-agent': SIDECAR_USER_AGENT };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     // A ref'd timer, unlike AbortSignal.timeout's: fetch can lose its socket without settling
     // (seen when a peer accepts and drops the connection at once), and nothing else may keep

@@ -5,6 +5,8 @@ import { startSidecar, type Sidecar, type SidecarOptions } from '../service.js';
 import { ensureDir } from '../state/state-dir.js';
 import { DEFAULT_BUFFER_CAP, TelemetryBuffer } from './telemetry-buffer.js';
 import { TelemetryPusher } from './telemetry-push.js';
+import { externalCounter, externalGauge } from '../../http/metrics.js';
+import { SIDECAR_METRICS_PREFIX } from '../metrics.js';
 
 export interface ControlPlaneLinkOptions {
   url: string;
@@ -42,7 +44,7 @@ export interface LinkedSidecar {
  */
 export async function startLinkedSidecar(
   link: ControlPlaneLinkOptions,
-  sidecarOptions: Omit<SidecarOptions, 'source' | 'statusExtras' | 'beforeStop'>,
+  sidecarOptions: Omit<SidecarOptions, 'source' | 'statusExtras' | 'beforeStop' | 'metricsExtras'>,
 ): Promise<LinkedSidecar> {
   const logger: Logger = sidecarOptions.logger ?? silentLogger;
   const now = link.now ?? Date.now;
@@ -76,6 +78,15 @@ export async function startLinkedSidecar(
       },
     }),
     beforeStop: async () => pusher?.close(link.shutdownGraceMs ?? 2_000),
+    metricsExtras: (registry) => {
+      const p = SIDECAR_METRICS_PREFIX;
+      externalCounter(registry, `${p}_config_pulls_total`, 'Config pulls from the control plane, by outcome: ok (a bundle), not_modified (304), unauthorized, error', () => ({ ...source.pulls }), 'outcome');
+      externalCounter(registry, `${p}_telemetry_reports_total`, 'Telemetry report sends to the control plane, by outcome: ok (202), unauthorized, error', () => {
+        const { ok, unauthorized, error } = pusher?.pushes ?? { ok: 0, unauthorized: 0, error: 0 };
+        return { ok, unauthorized, error };
+      }, 'outcome');
+      externalGauge(registry, `${p}_telemetry_buffered`, 'Telemetry reports waiting on disk to be sent', () => buffer.size);
+    },
   });
   pusher = new TelemetryPusher({
     client,

@@ -8,6 +8,14 @@ import { ensureDir, readIfExists, STATE_DIR_FILES, writeFileAtomic } from '../st
 /** How a pull or a push ended, as /status shows it. */
 export type ExchangeOutcome = 'ok' | 'not_modified' | 'unauthorized' | `error: ${string}`;
 
+/** Exchanges by outcome class, since start (read by /metrics at scrape time). */
+export type ExchangeCounts = Record<'ok' | 'not_modified' | 'unauthorized' | 'error', number>;
+
+/** Counts an exchange's outcome in `counts`. */
+export function countExchange(counts: ExchangeCounts, outcome: ExchangeOutcome): void {
+  counts[outcome === 'ok' || outcome === 'not_modified' || outcome === 'unauthorized' ? outcome : 'error']++;
+}
+
 export interface Exchange {
   at: string;
   outcome: ExchangeOutcome;
@@ -72,6 +80,8 @@ export class ControlPlaneSource implements ConfigSource {
   private lastError: string | null = null;
   private lastErrorSince: string | null = null;
   private lastPull: Exchange | null = null;
+  /** Pulls since start by outcome. */
+  readonly pulls: ExchangeCounts = { ok: 0, not_modified: 0, unauthorized: 0, error: 0 };
   private closed = false;
   /** Earliest next pull a 429's Retry-After asked for (epoch ms), 0 when none. */
   private notBefore = 0;
@@ -157,6 +167,7 @@ export class ControlPlaneSource implements ConfigSource {
   }
 
   private record(outcome: ExchangeOutcome): void {
+    countExchange(this.pulls, outcome);
     this.lastPull = { at: new Date(this.now()).toISOString(), outcome };
   }
 

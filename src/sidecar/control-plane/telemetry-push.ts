@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Survivor } from '../../../brain/index.js';
 import { silentLogger, type Logger } from '../../log.js';
 import { errorCode, errorText, failureText, type ControlPlaneClient } from './control-plane-client.js';
-import type { Exchange, ExchangeOutcome } from './control-plane-source.js';
+import { countExchange, type Exchange, type ExchangeCounts, type ExchangeOutcome } from './control-plane-source.js';
 import type { HistogramMark, LatencyHistogram } from '../tick/histogram.js';
 import type { SidecarTelemetry } from '../service.js';
 import type { BufferedReport, TelemetryBuffer } from './telemetry-buffer.js';
@@ -62,6 +62,8 @@ export class TelemetryPusher {
   private errors = 0;
   private notBefore = 0;
   private rejected = 0;
+  /** Report sends since start by outcome. */
+  readonly pushes: ExchangeCounts = { ok: 0, not_modified: 0, unauthorized: 0, error: 0 };
   private mark: HistogramMark;
 
   constructor(options: TelemetryPusherOptions) {
@@ -79,13 +81,19 @@ export class TelemetryPusher {
     this.mark = options.latency.mark();
   }
 
-  /** Sends what a previous run left, then reports every interval. */
+  /**
+   * Reports once at once (after what a previous run left), then every interval: the first
+   * report tells the control plane within seconds that this sidecar is up, rather than a
+   * whole interval later. Two reports in a row stay within the per-server report quota
+   * (2 a second); a backlog past it backs off and is resent.
+   */
   start(): void {
-    this.timer = setInterval(() => {
+    const report = (): void => {
       this.report().catch((err: unknown) => this.o.logger.error('telemetry report could not be built', { error: err instanceof Error ? err.message : String(err) }));
-    }, this.o.intervalMs);
+    };
+    this.timer = setInterval(report, this.o.intervalMs);
     this.timer.unref();
-    void this.flush();
+    report();
   }
 
   status(): PushStatus {
@@ -166,6 +174,7 @@ export class TelemetryPusher {
   }
 
   private record(outcome: ExchangeOutcome): void {
+    countExchange(this.pushes, outcome);
     this.lastPush = { at: new Date(this.o.now()).toISOString(), outcome };
   }
 

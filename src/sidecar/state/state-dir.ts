@@ -12,9 +12,9 @@ export const STATE_DIR_FILES = {
   cursor: 'telemetry-cursor.json',
 } as const;
 
-/** `./.brainstem/sidecar-<serverId>/` under the working directory. */
-export function defaultStateDir(serverId: string, cwd = process.cwd()): string {
-  return resolve(cwd, '.brainstem', `sidecar-${serverId}`);
+/** `.brainstem/sidecar-<serverId>/` in the data directory (the working directory unless one is given). */
+export function defaultStateDir(serverId: string, dataDir = process.cwd()): string {
+  return resolve(dataDir, '.brainstem', `sidecar-${serverId}`);
 }
 
 export async function ensureDir(dir: string): Promise<void> {

@@ -9,12 +9,13 @@ import type { Evaluator } from '../tick/evaluator.js';
 export const STATE_FILE = 'brain-state.json';
 
 /**
- * The brain state file when none is given: `.brainstem/brain-state.json` under the working
- * directory, never inside a bundle directory (one may be read-only or shared by several
- * sidecars); a sidecar on a control plane keeps it in its own state directory instead.
+ * The brain state file when none is given: `.brainstem/brain-state.json` in the data
+ * directory (the working directory unless one is given), never inside a bundle directory (one
+ * may be read-only or shared by several sidecars); a sidecar on a control plane keeps it in
+ * its own state directory instead.
  */
-export function defaultStateFile(cwd = process.cwd(), stateDir: string | null = null): string {
-  return stateDir === null ? resolve(cwd, '.brainstem', STATE_FILE) : join(stateDir, STATE_FILE);
+export function defaultStateFile(dataDir = process.cwd(), stateDir: string | null = null): string {
+  return stateDir === null ? resolve(dataDir, '.brainstem', STATE_FILE) : join(stateDir, STATE_FILE);
 }
 
 /** Reads a state file: null when there is none; throws when it cannot be read or is not JSON. */

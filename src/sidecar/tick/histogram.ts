@@ -44,11 +44,37 @@ export class LatencyHistogram {
   private readonly counts = new Float64Array(BUCKETS);
   private total = 0;
   private max = 0;
+  /** Sum of every value recorded, µs (a Prometheus histogram's _sum). */
+  private totalUs = 0;
 
   record(us: number): void {
     this.counts[indexOf(us)]! += 1;
     this.total++;
+    this.totalUs += us;
     if (us > this.max) this.max = us;
+  }
+
+  /** Sum of every value recorded since the last reset, µs. */
+  get sumUs(): number {
+    return this.totalUs;
+  }
+
+  /**
+   * Cumulative counts at each of `edgesUs` (ascending): how many values fell in buckets whose
+   * upper edge is at most that edge. A bucket straddling an edge counts at the next one, so a
+   * value is never reported faster than it was; read at scrape time, never on the tick path.
+   */
+  cumulative(edgesUs: readonly number[]): number[] {
+    const out = new Array<number>(edgesUs.length).fill(0);
+    let e = 0;
+    let seen = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      const upper = upperEdge(i);
+      while (e < edgesUs.length && edgesUs[e]! < upper) out[e++] = seen;
+      seen += this.counts[i]!;
+    }
+    while (e < edgesUs.length) out[e++] = seen;
+    return out;
   }
 
   get count(): number {
@@ -99,6 +125,7 @@ export class LatencyHistogram {
   reset(): void {
     this.counts.fill(0);
     this.total = 0;
+    this.totalUs = 0;
     this.max = 0;
   }
 }

@@ -24,6 +24,8 @@ export const TICK_HEADERS = ['content-type', 'content-length', 'authorization', 
 
 /** Default body limit of /tick: a full snapshot at every list cap fits well below it. */
 export const TICK_MAX_BODY = 64 * 1024;
+/** Upper edges of the /ticks batch-size classes: powers of two up to the batch cap (1,024 ticks). */
+export const BATCH_SIZE_EDGES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] as const;
 
 export interface TickCounters {
   /** Ticks answered 200. */
@@ -85,6 +87,10 @@ export interface Credentials {
 export class TickHandler {
   readonly latency = new LatencyHistogram();
   readonly counters: TickCounters = { ok: 0, rejected: 0, failed: 0 };
+  /** POST /ticks batches by size: index i counts batches of more than 2^(i-1) and at most 2^i ticks (see BATCH_SIZE_EDGES). */
+  readonly batchSizes = new Float64Array(BATCH_SIZE_EDGES.length);
+  /** Ticks carried by POST /ticks batches. */
+  batchTicks = 0;
   private readonly evaluator: Evaluator;
   private readonly gate: BearerGate | null;
   private readonly dialogue: DialogueWiring | null;
@@ -105,6 +111,13 @@ export class TickHandler {
   /** The route handler for the generic router and the node:http baseline. */
   readonly handle = (req: Request): Reply | Promise<Reply> =>
     this.run(req.body, req.headers['content-type'], { authorization: req.headers.authorization ?? '', headerToken: req.headers[TOKEN_HEADER] ?? '', query: req.query });
+
+  /** Counts a /ticks batch of `n` ticks by its power-of-two size class: a few integer operations per batch. */
+  countBatch(n: number): void {
+    const i = n <= 1 ? 0 : 32 - Math.clz32(n - 1);
+    this.batchSizes[i < BATCH_SIZE_EDGES.length ? i : BATCH_SIZE_EDGES.length - 1]! += 1;
+    this.batchTicks += n;
+  }
 
   /** Whether a token is required (the routes read the credentials only then). */
   get gated(): boolean {
@@ -335,6 +348,7 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
         if (!isLast) return;
         const encoding = ticks.encoding(size, state.contentType || undefined, state);
         const items = ticks.acceptBatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), encoding);
+        ticks.countBatch(items.length);
         if (batch !== null) {
           const out = batch.answerGroup(items, encoding, control.logger);
           // Answering the ticks queued before may have corked other responses: cork this one again.

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { repoRoot, tempDir } from '../../helpers/paths.js';
 import { post, startTest } from '../helpers.js';
+import { RecentAgents } from '../../../src/sidecar/state/players.js';
 
 const cli = join(repoRoot, 'bin', 'brainstem');
 
@@ -112,4 +113,17 @@ test('a bad state file is logged and ignored, never fatal; saveState rewrites it
   await again.close();
   assert.equal(warnings.length, 2);
   tmp.dispose();
+});
+
+test('the roster keeps only characters ticked in the last one to two windows (RecentAgents)', () => {
+  const recent = new RecentAgents(60_000);
+  recent.add(1);
+  recent.add(2);
+  recent.rotate();
+  recent.add(2);
+  assert.equal(recent.has(1), true, 'ticked in the previous window');
+  recent.rotate();
+  assert.equal(recent.has(1), false, 'not ticked for two windows: off the roster');
+  assert.equal(recent.has(2), true);
+  assert.equal(recent.has(3), false);
 });

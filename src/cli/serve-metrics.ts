@@ -1,0 +1,48 @@
+import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import { externalCounter, externalGauge, newRegistry, requestMetrics } from '../http/metrics.js';
+import type { RequestObserver } from '../http/observe.js';
+
+/** Metric names of `brainstem serve` start with this. */
+export const SERVE_METRICS_PREFIX = 'brainstem';
+
+/** The routes whose requests are also counted under their own names. */
+const CONFIG_PULL_ROUTE = '/v1/config';
+const TELEMETRY_ROUTE = '/v1/telemetry';
+
+/** What the services count themselves, read at scrape time. */
+export interface ServeMetricSources {
+  webhookAttempts(): { succeeded: number; retrying: number; failed: number };
+  webhooksInFlight(): number;
+  renders(): { rendering: number; succeeded: number; failed: number };
+}
+
+/**
+ * The registry behind serve's /metrics and the request observer that feeds it: requests by
+ * route and status with latency histograms, config pulls and telemetry reports by status,
+ * rate-limit refusals by route, webhook delivery attempts and renders by outcome, and the
+ * process metrics.
+ */
+export function serveMetrics(): { registry: Registry; observe: RequestObserver; attach(sources: ServeMetricSources): void } {
+  const registry = newRegistry();
+  const requests = requestMetrics(registry, SERVE_METRICS_PREFIX);
+  const pulls = new Counter({ name: `${SERVE_METRICS_PREFIX}_config_pulls_total`, help: 'Config pulls by sidecars (GET /v1/config), by status (304 = unchanged)', labelNames: ['status'], registers: [registry] });
+  const reports = new Counter({ name: `${SERVE_METRICS_PREFIX}_telemetry_reports_total`, help: 'Telemetry reports received (POST /v1/telemetry), by status', labelNames: ['status'], registers: [registry] });
+  const limited = new Counter({ name: `${SERVE_METRICS_PREFIX}_rate_limited_total`, help: 'Requests refused with 429 rate_limited, by route pattern', labelNames: ['route'], registers: [registry] });
+  const observe: RequestObserver = (r) => {
+    requests(r);
+    if (r.route === CONFIG_PULL_ROUTE && r.method === 'GET') pulls.inc({ status: r.status });
+    else if (r.route === TELEMETRY_ROUTE) reports.inc({ status: r.status });
+    if (r.status === 429) limited.inc({ route: r.route ?? 'unmatched' });
+  };
+  const attach = (s: ServeMetricSources): void => {
+    externalCounter(registry, `${SERVE_METRICS_PREFIX}_webhook_delivery_attempts_total`, 'Webhook delivery attempts by outcome: succeeded, retrying (failed, retry scheduled), failed (given up)', s.webhookAttempts, 'outcome');
+    externalGauge(registry, `${SERVE_METRICS_PREFIX}_webhook_deliveries_in_flight`, 'Webhook deliveries being sent now', s.webhooksInFlight);
+    externalCounter(registry, `${SERVE_METRICS_PREFIX}_video_renders_total`, 'Video renders finished, by outcome', () => {
+      const { succeeded, failed } = s.renders();
+      return { succeeded, failed };
+    }, 'outcome');
+    externalGauge(registry, `${SERVE_METRICS_PREFIX}_video_renders_running`, 'Video renders running now', () => s.renders().rendering);
+  };
+  return { registry, observe, attach };
+}

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { HttpServer } from '../../src/http/server.js';
+import { json } from '../../src/http/reply.js';
+import { HttpError } from '../../src/http/errors.js';
+import { accessLogLine, CLIENT_CLOSED, type RequestRecord } from '../../src/http/observe.js';
+
+test('an observed server reports method, route pattern, status and µs of every request, and never the path or query', async () => {
+  const records: RequestRecord[] = [];
+  const server = new HttpServer({ observe: (r) => records.push(r) });
+  server.get('/items/:id', () => json(200, { ok: true }));
+  server.post('/items', () => {
+    throw new HttpError('validation_failed', 'bad');
+  });
+  server.raw('POST', '/raw', (res, _req, control) => {
+    res.onAborted(() => {});
+    // A raw route that writes no status line answers 200.
+    res.end('ok');
+    control.done();
+  });
+  const port = await server.listen('127.0.0.1', 0);
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await (await fetch(`${base}/items/secret-id?token=bsk_secret`)).text();
+    await (await fetch(`${base}/items`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).text();
+    await (await fetch(`${base}/raw`, { method: 'POST', body: 'x' })).text();
+    await (await fetch(`${base}/nowhere?key=bpk_secret`)).text();
+    await (await fetch(`${base}/items/1`, { method: 'HEAD' })).text();
+    assert.deepEqual(
+      records.map((r) => [r.method, r.route, r.status]),
+      [
+        ['GET', '/items/:id', 200],
+        ['POST', '/items', 422],
+        ['POST', '/raw', 200],
+        ['GET', null, 404],
+        ['HEAD', '/items/:id', 200],
+      ],
+    );
+    for (const r of records) assert.ok(Number.isInteger(r.micros) && r.micros >= 0);
+    const line = accessLogLine(records[0]!, () => 0);
+    assert.deepEqual(JSON.parse(line), { time: '1970-01-01T00:00:00.000Z', type: 'access', method: 'GET', route: '/items/:id', status: 200, us: records[0]!.micros });
+    assert.doesNotMatch(records.map((r) => accessLogLine(r)).join(''), /secret|token|bsk_|bpk_/);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a request whose client goes away before the answer is reported once, as 499', async () => {
+  const records: RequestRecord[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const server = new HttpServer({ observe: (r) => records.push(r) });
+  let arrived!: () => void;
+  const arrival = new Promise<void>((r) => (arrived = r));
+  server.get('/slow', async () => {
+    arrived();
+    await gate;
+    return json(200, {});
+  });
+  const port = await server.listen('127.0.0.1', 0);
+  try {
+    const abort = new AbortController();
+    const pending = fetch(`http://127.0.0.1:${port}/slow`, { signal: abort.signal }).catch(() => null);
+    await arrival;
+    abort.abort();
+    await pending;
+    while (records.length === 0) await new Promise((r) => setTimeout(r, 10));
+    release();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(records.map((r) => [r.route, r.status]), [['/slow', CLIENT_CLOSED]]);
+  } finally {
+    release();
+    await server.close();
+  }
+});
