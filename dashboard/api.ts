@@ -1,6 +1,6 @@
 /**
  * The one way the page talks to the server. Credentials live in sessionStorage (gone with the
- * tab): the user session, the property-video API key the page issued for itself, and the
+ * tab): the user session (which also reaches the property-video API of its tenant) and the
  * admin token when the operator entered one.
  */
 
@@ -20,9 +20,9 @@ export class ApiError extends Error {
   }
 }
 
-export type Credential = 'session' | 'apiKey' | 'admin' | 'none';
+export type Credential = 'session' | 'admin' | 'none';
 
-const KEYS = { session: 'brainstem.session', apiKey: 'brainstem.apiKey', admin: 'brainstem.admin', flash: 'brainstem.flash' } as const;
+const KEYS = { session: 'brainstem.session', admin: 'brainstem.admin', flash: 'brainstem.flash' } as const;
 
 export interface Session {
   token: string;
@@ -36,10 +36,7 @@ export function getSession(): Session | null {
 
 export function setSession(s: Session | null): void {
   if (s) sessionStorage.setItem(KEYS.session, JSON.stringify(s));
-  else {
-    sessionStorage.removeItem(KEYS.session);
-    sessionStorage.removeItem(KEYS.apiKey);
-  }
+  else sessionStorage.removeItem(KEYS.session);
 }
 
 export function getAdminToken(): string | null {
@@ -71,12 +68,10 @@ export interface CallOptions {
   auth?: Credential;
 }
 
-async function bearer(auth: Credential): Promise<string | null> {
+function bearer(auth: Credential): string | null {
   switch (auth) {
     case 'session':
       return getSession()?.token ?? null;
-    case 'apiKey':
-      return apiKey();
     case 'admin':
       return getAdminToken();
     case 'none':
@@ -87,7 +82,7 @@ async function bearer(auth: Credential): Promise<string | null> {
 export async function raw(method: string, path: string, options: CallOptions = {}): Promise<Response> {
   const auth = options.auth ?? 'session';
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-  const token = await bearer(auth);
+  const token = bearer(auth);
   if (token) headers.authorization = `Bearer ${token}`;
   let body: BodyInit | undefined;
   if (options.body !== undefined) {
@@ -111,13 +106,8 @@ export async function errorOf(res: Response): Promise<ApiError> {
 /** A JSON call; throws ApiError for any non-2xx. */
 export async function call<T = unknown>(method: string, path: string, options: CallOptions = {}): Promise<T> {
   const auth = options.auth ?? 'session';
-  let res = await raw(method, path, options);
-  if (res.status === 401 && auth === 'apiKey') {
-    // The key was revoked or belongs to an old session: issue a fresh one once.
-    sessionStorage.removeItem(KEYS.apiKey);
-    res = await raw(method, path, options);
-  }
-  if (res.status === 401 && (auth === 'session' || (auth === 'apiKey' && !getSession()))) sessionExpired();
+  const res = await raw(method, path, options);
+  if (res.status === 401 && auth === 'session') sessionExpired();
   // A wrong or rotated admin token: forget it so that the admin pages ask again.
   if (res.status === 401 && auth === 'admin') setAdminToken(null);
   if (!res.ok) throw await errorOf(res);
@@ -126,33 +116,13 @@ export async function call<T = unknown>(method: string, path: string, options: C
   return (type.includes('json') ? await res.json() : await res.text()) as T;
 }
 
-let issuing: Promise<string> | null = null;
-
-/**
- * The property-video API takes only API keys (`bpk_…`). The page issues one for itself with the
- * session (agency plan and up) and keeps it for the tab's life, so it never leaves the browser.
- */
-export async function apiKey(): Promise<string> {
-  const have = sessionStorage.getItem(KEYS.apiKey);
-  if (have) return have;
-  issuing ??= call<{ key: string }>('POST', '/v1/api-keys', { body: { name: `dashboard ${new Date().toISOString()}` } })
-    .then((r) => {
-      sessionStorage.setItem(KEYS.apiKey, r.key);
-      return r.key;
-    })
-    .finally(() => {
-      issuing = null;
-    });
-  return issuing;
-}
-
 /** Upload with progress (fetch has no upload progress): multipart through XMLHttpRequest. */
-export async function upload<T>(path: string, form: FormData, onProgress: (fraction: number) => void): Promise<T> {
-  const token = await apiKey();
+export function upload<T>(path: string, form: FormData, onProgress: (fraction: number) => void): Promise<T> {
+  const token = bearer('session');
   return new Promise<T>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', path);
-    xhr.setRequestHeader('authorization', `Bearer ${token}`);
+    if (token) xhr.setRequestHeader('authorization', `Bearer ${token}`);
     xhr.upload.onprogress = (e) => {
       if (e.lengthComputable) onProgress(e.loaded / e.total);
     };

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { ApiError, apiKey, byPath, call, errorOf, messageOf, upload } from '../api.js';
+import { ApiError, byPath, call, messageOf, upload } from '../api.js';
 import { ErrorBox, Field, NumberField, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
 
 interface Photo {
@@ -35,22 +35,10 @@ interface Video {
   created_at: string;
 }
 
-interface Asset {
-  id: number;
-  kind: 'video' | 'poster';
-  content_type: string;
-  size_bytes: number;
-  width: number;
-  height: number;
-  duration_s: number | null;
-  video_id: number;
-  created_at: string;
-}
-
 const FORMATS = ['16:9', '9:16', '1:1', '4:5'] as const;
 
 export function PropertiesPage() {
-  const list = useLoad(() => call<{ data: Property[] }>('GET', '/v1/properties?limit=100', { auth: 'apiKey' }), []);
+  const list = useLoad(() => call<{ data: Property[] }>('GET', '/v1/properties?limit=100'), []);
   const [form, setForm] = useState({ title: '', address: '', city: '', price: NaN, currency: 'EUR', bedrooms: NaN });
   const [fields, setFields] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
@@ -71,7 +59,7 @@ export function PropertiesPage() {
     if (form.city) body.city = form.city;
     if (Number.isFinite(form.bedrooms)) body.bedrooms = form.bedrooms;
     try {
-      const p = await call<Property>('POST', '/v1/properties', { auth: 'apiKey', body });
+      const p = await call<Property>('POST', '/v1/properties', { body });
       location.hash = `#/properties/${p.id}`;
     } catch (err) {
       if (err instanceof ApiError) setFields(byPath(err.details));
@@ -81,7 +69,7 @@ export function PropertiesPage() {
 
   return html`<section>
     <h1>Properties and videos</h1>
-    <p class="hint">These calls use a property-video API key that this page issued for itself with your session (agency plan and up); it is kept only in this tab.</p>
+    <p class="hint">The property-video API, with your session (agency plan and up). Integrations use API keys (Keys page).</p>
     <form class="card" onSubmit=${create} novalidate aria-labelledby="new-property-title">
       <h2 id="new-property-title" class="h3">New property</h2>
       <${ErrorBox} error=${error} />
@@ -111,31 +99,43 @@ export function PropertiesPage() {
 }
 
 export function PropertyPage({ id }: { id: string }) {
-  const property = useLoad(() => call<Property>('GET', `/v1/properties/${encodeURIComponent(id)}`, { auth: 'apiKey' }), [id]);
-  const assets = useLoad(() => call<{ data: Asset[] }>('GET', `/v1/assets?property_id=${encodeURIComponent(id)}&limit=100`, { auth: 'apiKey' }), [id]);
-  const [videoIds, setVideoIds] = useState<number[]>([]);
+  const property = useLoad(() => call<Property>('GET', `/v1/properties/${encodeURIComponent(id)}`), [id]);
+  const videos = useLoad(() => call<{ data: Video[] }>('GET', `/v1/videos?property_id=${encodeURIComponent(id)}&limit=100`), [id]);
+  const [error, setError] = useState<string | null>(null);
   const p = property.data;
+  const remove = async () => {
+    if (!p || !confirm(`Delete "${p.title}" with its photos, videos and their files? This cannot be undone.`)) return;
+    setError(null);
+    try {
+      await call('DELETE', `/v1/properties/${p.id}`);
+      location.hash = '#/properties';
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
   return html`<section>
     <p class="crumbs"><a href="#/properties">Properties</a> ›</p>
     <h1>${p?.title ?? `Property ${id}`}</h1>
     <${ErrorBox} error=${property.error} />
     ${p ? html`<p>${p.address}${p.city ? `, ${p.city}` : ''} · ${priceText(p)}${p.bedrooms !== null ? ` · ${p.bedrooms} bedrooms` : ''}</p>` : null}
-    <${Photos} id=${id} photos=${p?.photos ?? []} onUploaded=${() => property.reload()} />
-    <${RequestVideo} id=${id} hasPhotos=${(p?.photo_count ?? 0) > 0} onRequested=${(v: number) => setVideoIds([v, ...videoIds])} />
-    ${videoIds.map((v) => html`<${VideoStatus} key=${v} id=${v} onDone=${() => assets.reload()} />`)}
-    <h2>Assets</h2>
-    <${ErrorBox} error=${assets.error} />
-    ${assets.data?.data.length === 0 ? html`<p class="empty">No rendered assets yet.</p>` : null}
+    <${Photos} id=${id} photos=${p?.photos ?? []} onChanged=${() => property.reload()} />
+    <${RequestVideo} id=${id} hasPhotos=${(p?.photo_count ?? 0) > 0} onRequested=${() => videos.reload()} />
+    <h2>Videos</h2>
+    <${ErrorBox} error=${videos.error} />
+    ${videos.data?.data.length === 0 ? html`<p class="empty">No videos yet.</p>` : null}
     <ul class="assets">
-      ${(assets.data?.data ?? []).map((a) => html`<li class="card">
-        <p><strong>${a.kind}</strong> #${a.id} · ${a.width}×${a.height} · ${(a.size_bytes / 1024).toFixed(0)} KiB${a.duration_s ? ` · ${a.duration_s.toFixed(1)} s` : ''} · video ${a.video_id} · ${fmtTime(a.created_at)}</p>
-        ${a.kind === 'video' ? html`<${AssetVideo} id=${a.id} posterId=${assets.data?.data.find((x) => x.kind === 'poster' && x.video_id === a.video_id)?.id ?? null} />` : html`<${AssetImage} id=${a.id} />`}
-      </li>`)}
+      ${(videos.data?.data ?? []).map((v) => html`<li class="card" key=${v.id}><${VideoCard} initial=${v} onDeleted=${() => videos.reload()} /></li>`)}
     </ul>
+    ${p ? html`<div class="card">
+      <h2 class="h3">Delete this property</h2>
+      <p class="hint">Deletes its photos and videos with their files. Not possible while one of its videos is rendering.</p>
+      <${ErrorBox} error=${error} />
+      <button type="button" class="danger" onClick=${remove}>Delete property</button>
+    </div>` : null}
   </section>`;
 }
 
-function Photos({ id, photos, onUploaded }: { id: string; photos: Photo[]; onUploaded: () => void }) {
+function Photos({ id, photos, onChanged }: { id: string; photos: Photo[]; onChanged: () => void }) {
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [over, setOver] = useState(false);
@@ -149,13 +149,24 @@ function Photos({ id, photos, onUploaded }: { id: string; photos: Photo[]; onUpl
     setProgress(0);
     try {
       await upload(`/v1/properties/${encodeURIComponent(id)}/photos`, form, setProgress);
-      onUploaded();
+      onChanged();
     } catch (err) {
       const details = err instanceof ApiError && err.details.length ? ` (${err.details.map((d) => `${files[Number(/\[(\d+)\]/.exec(d.path)?.[1])]?.name ?? d.path}: ${d.message}`).join('; ')})` : '';
       setError(messageOf(err) + details);
     } finally {
       setProgress(null);
       if (input.current) input.current.value = '';
+    }
+  };
+
+  const remove = async (ph: Photo) => {
+    if (!confirm(`Delete photo ${ph.filename}? Videos already made keep showing it.`)) return;
+    setError(null);
+    try {
+      await call('DELETE', `/v1/properties/${encodeURIComponent(id)}/photos/${ph.id}`);
+      onChanged();
+    } catch (err) {
+      setError(messageOf(err));
     }
   };
 
@@ -172,19 +183,20 @@ function Photos({ id, photos, onUploaded }: { id: string; photos: Photo[]; onUpl
     </div>
     ${progress !== null ? html`<${Field} id="upload-progress" label="Uploading"><progress id="upload-progress" max="1" value=${progress}>${Math.round(progress * 100)} %</progress><//>` : null}
     <${ErrorBox} error=${error} />
-    <ol class="photo-list">${photos.map((ph) => html`<li>${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB</li>`)}</ol>
+    <ol class="photo-list">${photos.map((ph) => html`<li data-photo=${ph.id}>${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB
+      <button type="button" class="danger small" onClick=${() => void remove(ph)} aria-label=${`Delete photo ${ph.filename}`}>Delete</button></li>`)}</ol>
   </div>`;
 }
 
-function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: boolean; onRequested: (videoId: number) => void }) {
+function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: boolean; onRequested: () => void }) {
   const [format, setFormat] = useState<(typeof FORMATS)[number]>('16:9');
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
     try {
-      const v = await call<Video>('POST', '/v1/videos', { auth: 'apiKey', body: { property_id: Number(id), template: 'tour', format } });
-      onRequested(v.id);
+      await call<Video>('POST', '/v1/videos', { body: { property_id: Number(id), template: 'tour', format } });
+      onRequested();
     } catch (err) {
       setError(messageOf(err) + (err instanceof ApiError && err.details.length ? `: ${err.details.map((d) => d.message).join('; ')}` : ''));
     }
@@ -202,78 +214,124 @@ function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: b
   </form>`;
 }
 
-function VideoStatus({ id, onDone }: { id: number; onDone: () => void }) {
-  const [video, setVideo] = useState<Video | null>(null);
+function VideoCard({ initial, onDeleted }: { initial: Video; onDeleted: () => void }) {
+  const [video, setVideo] = useState<Video>(initial);
   const [error, setError] = useState<string | null>(null);
-  const finished = video?.status === 'completed' || video?.status === 'failed';
+  const finished = video.status === 'completed' || video.status === 'failed';
   const poll = async () => {
     try {
-      const v = await call<Video>('GET', `/v1/videos/${id}`, { auth: 'apiKey' });
-      setVideo(v);
-      if (v.status === 'completed' || v.status === 'failed') onDone();
+      setVideo(await call<Video>('GET', `/v1/videos/${video.id}`));
     } catch (err) {
       setError(messageOf(err));
     }
   };
-  useEffect(() => void poll(), [id]);
-  // The API allows 100 requests a minute per key: a 2 s poll leaves room for the rest of the page.
+  // A 2 s poll stays far inside a session's rate limit and leaves room for the rest of the page.
   useInterval(() => void poll(), finished ? null : 2000);
-  return html`<div class="card video-status" data-video=${id} data-status=${video?.status ?? 'loading'}>
-    <h3 class="h4">Video #${id} ${video ? html`<span class="badge">${video.format}</span>` : null}</h3>
+  const remove = async () => {
+    if (!confirm(`Delete video #${video.id} and its files? Share links to it stop working.`)) return;
+    setError(null);
+    try {
+      await call('DELETE', `/v1/videos/${video.id}`);
+      onDeleted();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  const id = video.id;
+  return html`<div class="video-status" data-video=${id} data-status=${video.status}>
+    <h3 class="h4">Video #${id} <span class="badge">${video.format}</span></h3>
+    <${Field} id=${`video-progress-${id}`} label=${`${video.status}${video.status === 'rendering' ? ` ${Math.round(video.progress * 100)} %` : ''}`}>
+      <progress id=${`video-progress-${id}`} max="1" value=${video.progress}>${Math.round(video.progress * 100)} %</progress>
+    <//>
+    ${video.error ? html`<p class="error-box" role="alert">${video.error}</p>` : null}
+    ${video.status === 'completed' && video.video_asset_id !== null ? html`<${AssetVideo} id=${video.video_asset_id} videoId=${id} posterId=${video.poster_asset_id} />` : null}
     <${ErrorBox} error=${error} />
-    ${video
-      ? html`<${Field} id=${`video-progress-${id}`} label=${`${video.status}${video.status === 'rendering' ? ` ${Math.round(video.progress * 100)} %` : ''}`}>
-          <progress id=${`video-progress-${id}`} max="1" value=${video.progress}>${Math.round(video.progress * 100)} %</progress>
-        <//>
-        ${video.error ? html`<p class="error-box" role="alert">${video.error}</p>` : null}`
-      : html`<p>Loading…</p>`}
+    <button type="button" class="danger" onClick=${remove} disabled=${video.status === 'rendering'}>Delete video</button>
   </div>`;
+}
+
+/** Lifetime of the URLs the page plays and downloads from (seconds): an hour, the API's default. */
+const PLAYBACK_TTL_S = 3600;
+/** Lifetime of a share link (seconds): seven days, the longest the API signs. */
+const SHARE_TTL_S = 7 * 24 * 3600;
+
+interface SignedUrl {
+  url: string;
+  expires_at: string;
+}
+
+function signedUrl(id: number, ttlS: number): Promise<SignedUrl> {
+  return call<SignedUrl>('GET', `/v1/assets/${id}/url?ttl=${ttlS}`);
 }
 
 /**
- * The asset file route needs the API key in a header, which a <video src> cannot send, so the
- * file is fetched once as a Blob and played from an object URL; the browser then seeks within
- * the blob, no Range requests needed.
+ * A signed URL of the asset, for <video>, <img> and downloads: it opens without a credential
+ * (which a <video src> could not send), streams with Range requests, and is taken as a path so
+ * the page loads it from its own origin (the only one its Content-Security-Policy admits).
  */
-function useAssetUrl(id: number | null): { url: string | null; error: string | null } {
-  const [url, setUrl] = useState<string | null>(null);
+function useSignedPath(id: number | null): { path: string | null; error: string | null } {
+  const [path, setPath] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     if (id === null) return undefined;
-    let revoked = false;
-    let made: string | null = null;
-    void (async () => {
-      try {
-        const res = await fetch(`/v1/assets/${id}/file`, { headers: { authorization: `Bearer ${await apiKey()}` } });
-        if (!res.ok) throw await errorOf(res);
-        const blob = await res.blob();
-        if (revoked) return;
-        made = URL.createObjectURL(blob);
-        setUrl(made);
-      } catch (err) {
-        setError(messageOf(err));
-      }
-    })();
+    let gone = false;
+    void signedUrl(id, PLAYBACK_TTL_S).then(
+      (s) => {
+        const u = new URL(s.url);
+        if (!gone) setPath(u.pathname + u.search);
+      },
+      (err: unknown) => {
+        if (!gone) setError(messageOf(err));
+      },
+    );
     return () => {
-      revoked = true;
-      if (made) URL.revokeObjectURL(made);
+      gone = true;
     };
   }, [id]);
-  return { url, error };
+  return { path, error };
 }
 
-function AssetVideo({ id, posterId }: { id: number; posterId: number | null }) {
-  const { url, error } = useAssetUrl(id);
-  const poster = useAssetUrl(posterId);
+function AssetVideo({ id, videoId, posterId }: { id: number; videoId: number; posterId: number | null }) {
+  const { path, error } = useSignedPath(id);
+  const poster = useSignedPath(posterId);
   return html`<div>
     <${ErrorBox} error=${error} />
-    ${url ? html`<video src=${url} poster=${poster.url ?? undefined} controls preload="metadata" playsinline data-asset=${id} aria-label=${`Tour video, asset ${id}`}></video>` : error ? null : html`<p>Loading video…</p>`}
+    ${path ? html`<video src=${path} poster=${poster.path ?? undefined} controls preload="metadata" playsinline data-asset=${id} aria-label=${`Tour video, asset ${id}`}></video>
+      <div class="row">
+        <a class="button" href=${path} download=${`tour-${videoId}.mp4`} data-download=${id}>Download MP4</a>
+        <${ShareLink} id=${id} />
+      </div>` : error ? null : html`<p>Loading video…</p>`}
   </div>`;
 }
 
-function AssetImage({ id }: { id: number }) {
-  const { url, error } = useAssetUrl(id);
-  return html`<div><${ErrorBox} error=${error} />${url ? html`<img src=${url} alt=${`Poster frame, asset ${id}`} class="poster" />` : null}</div>`;
+/** Makes a seven-day link to the video that opens without an account, copies it, and says until when it works. */
+function ShareLink({ id }: { id: number }) {
+  const [link, setLink] = useState<SignedUrl | null>(null);
+  const [copied, setCopied] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const share = async () => {
+    setError(null);
+    try {
+      const made = await signedUrl(id, SHARE_TTL_S);
+      setLink(made);
+      try {
+        await navigator.clipboard.writeText(made.url);
+        setCopied(true);
+      } catch {
+        // Clipboard refused (insecure origin, no permission): the link is shown selectable below.
+        setCopied(false);
+      }
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  return html`<div class="share">
+    <button type="button" onClick=${share}>Share link</button>
+    <${ErrorBox} error=${error} />
+    ${link ? html`<p role="status" data-share=${id}>${copied ? 'Link copied. ' : ''}Anyone with the link can watch until ${fmtTime(link.expires_at)}.</p>
+      <label class="sr-only" for=${`share-${id}`}>Share link</label>
+      <input id=${`share-${id}`} class="share-url" readonly value=${link.url} onFocus=${(e: FocusEvent) => (e.currentTarget as HTMLInputElement).select()} />` : null}
+  </div>`;
 }
 
 /** Price and currency are optional on a property created through the API. */

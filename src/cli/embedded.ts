@@ -9,7 +9,7 @@ import { Authenticator } from '../identity/auth.js';
 import { SqliteIdentityStore } from '../identity/store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
-import { mountVideo, type VideoServiceOptions } from '../video/index.js';
+import { mountVideo, type VideoService, type VideoServiceOptions } from '../video/index.js';
 import { dirname, join } from 'node:path';
 import { mountControlPlane, SqliteControlPlaneStore } from '../controlplane/index.js';
 import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/provider.js';
@@ -36,6 +36,8 @@ export interface EmbeddedOptions {
   allowPrivateWebhooks?: boolean;
   /** Where the property-video API keeps photos and rendered assets; default `data/` beside the DB file. */
   dataDir?: string;
+  /** `--object-store s3://bucket/prefix`: photos, videos and posters in S3-compatible storage; default the data directory. */
+  objectStore?: string;
   /** ffmpeg for renders; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
   ffmpegPath?: string;
   /** Video renders at once; default half the CPU cores, at least 1. */
@@ -116,18 +118,30 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     ...options.webhooks,
   });
 
-  const video = await mountVideo(server, {
-    db,
-    auth,
-    dataDir: options.dataDir ?? join(location.kind === 'sqlite' ? dirname(location.file) : process.cwd(), 'data'),
-    ffmpegPath: options.ffmpegPath,
-    renderConcurrency: options.renderConcurrency,
-    ffmpegAddressSpaceBytes: options.ffmpegAddressSpaceBytes,
-    allowPrivateCallbacks: options.allowPrivateWebhooks,
-    now,
-    logger,
-    ...options.video,
-  });
+  let video: VideoService;
+  try {
+    video = await mountVideo(server, {
+      db,
+      auth,
+      dataDir: options.dataDir ?? join(location.kind === 'sqlite' ? dirname(location.file) : process.cwd(), 'data'),
+      objectStore: options.objectStore,
+      ffmpegPath: options.ffmpegPath,
+      renderConcurrency: options.renderConcurrency,
+      ffmpegAddressSpaceBytes: options.ffmpegAddressSpaceBytes,
+      allowPrivateCallbacks: options.allowPrivateWebhooks,
+      publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
+      urlSigningKey: process.env.SERVICE_URL_SIGNING_KEY,
+      scheme: options.tls ? 'https' : 'http',
+      getTenant: (id) => identity.getTenant(id),
+      now,
+      logger,
+      ...options.video,
+    });
+  } catch (err) {
+    // A storage that does not answer (a wrong bucket or credential) stops the start cleanly.
+    db.close();
+    throw err;
+  }
   // For load balancers and supervisors: answers while the process serves, touches no storage.
   server.get('/health', () => text(200, 'ok'), { headers: [] });
   metrics.attach({

@@ -26,12 +26,10 @@ const VENDOR: Record<string, string> = {
  * Added to every dashboard response (nosniff comes with every response of the server). The
  * page runs only files it is served from this origin: no inline script or style, no plugin,
  * no <base>, and no other site may frame it (clickjacking); no Referer leaks a URL elsewhere.
- * Images and videos may also come from blob: URLs, which only this origin's own scripts can
- * make: the asset file route needs the API key in a header, which an <img> or <video> cannot
- * send, so the page fetches an asset and shows it from a blob.
+ * Videos and posters load from this origin too, through signed asset URLs.
  */
 export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': "default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; frame-ancestors 'none'; object-src 'none'; base-uri 'none'",
+  'content-security-policy': "default-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'",
   'referrer-policy': 'no-referrer',
 };
 

@@ -20,7 +20,10 @@ import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
 import { videoView } from './views.js';
 import { ByteBudget } from './budget.js';
 import { newToken } from '../identity/tokens.js';
-import type { TenantId } from '../identity/types.js';
+import type { TenantId, TenantRecord } from '../identity/types.js';
+import { LocalStorage, type AssetStorage } from './storage.js';
+import { parseObjectStoreUrl, S3Storage, s3ClientFromEnv } from './s3-storage.js';
+import { AssetUrlSigner, loadSigningKey, signingKeyFromHex } from './signed-urls.js';
 
 export interface VideoServiceOptions {
   db: Db;
@@ -52,6 +55,16 @@ export interface VideoServiceOptions {
   resolve?: Resolve | undefined;
   /** Real milliseconds between looks for due callback retries; default 1000. */
   callbackPollMs?: number | undefined;
+  /** `s3://bucket/prefix`: photos and rendered assets go to S3-compatible storage (AWS_* environment); default the data directory. */
+  objectStore?: string | undefined;
+  /** The origin signed asset URLs start with (SERVICE_PUBLIC_URL); default the request's scheme and Host header. */
+  publicUrl?: string | undefined;
+  /** The key of signed asset URLs as hex (SERVICE_URL_SIGNING_KEY), for replicas that must agree; default DATA_DIR/url-signing.key. */
+  urlSigningKey?: string | undefined;
+  /** The scheme this server is reached with when no public URL is set. */
+  scheme?: 'http' | 'https' | undefined;
+  /** The tenant of an asset opened with a signed URL (to check it is active and on the plan). */
+  getTenant: (id: TenantId) => Promise<TenantRecord | null>;
 }
 
 export interface VideoService {
@@ -73,6 +86,19 @@ export const UPLOAD_LIMITS = { maxPhotoBytes: 15 * 1024 * 1024, maxPhotos: 20, m
 export const JSON_UPLOAD_BUDGET_BYTES = 128 * 1024 * 1024;
 export const MAX_PHOTOS_PER_PROPERTY = 100;
 
+/** The data directory, or the bucket of `--object-store` once it answers (a wrong bucket or credential stops the start). */
+async function openStorage(objectStore: string | undefined, dataDir: string): Promise<AssetStorage> {
+  if (!objectStore) return new LocalStorage(dataDir);
+  const s3 = new S3Storage(parseObjectStoreUrl(objectStore), s3ClientFromEnv());
+  try {
+    await s3.check();
+  } catch (err) {
+    s3.close();
+    throw err;
+  }
+  return s3;
+}
+
 /** The property-video API (spec 000): routes, render queue and completion callbacks. */
 export async function mountVideo(server: HttpServer, options: VideoServiceOptions): Promise<VideoService> {
   const logger = options.logger ?? silentLogger;
@@ -92,7 +118,12 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   if (ffmpeg && !confinement.prlimit) logger.warn('prlimit not found: ffmpeg renders run with their wall-clock limit but without an address-space limit (install util-linux)');
   const fontFile = findFont(options.fontFile);
   if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font', addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null });
-  for (const sub of ['photos', 'assets', 'work']) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
+  const local = ['work', ...(options.objectStore ? [] : ['photos', 'assets'])];
+  for (const sub of local) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
+  const signer = new AssetUrlSigner(options.urlSigningKey ? signingKeyFromHex(options.urlSigningKey, 'SERVICE_URL_SIGNING_KEY') : await loadSigningKey(options.dataDir));
+  // Opened after what may refuse the start (a malformed key), so a refusal leaves no client open.
+  const storage = await openStorage(options.objectStore, options.dataDir);
+  logger.info('video storage', { where: storage.description });
   // Staged uploads of a process that stopped mid-request are never committed: start clean.
   await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
   await mkdir(join(options.dataDir, 'tmp'), { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -119,6 +150,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   });
   const queue = new RenderQueue({
     store,
+    storage,
     dataDir: options.dataDir,
     ffmpeg,
     ...(ffmpegProblem ? { ffmpegProblem } : {}),
@@ -136,6 +168,12 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     store,
     auth: options.auth,
     dataDir: options.dataDir,
+    storage,
+    signer,
+    publicUrl: options.publicUrl,
+    scheme: options.scheme ?? 'http',
+    getTenant: options.getTenant,
+    now,
     uploads: UPLOAD_LIMITS,
     jsonBudget: options.jsonUploadBudget ?? new ByteBudget(JSON_UPLOAD_BUDGET_BYTES),
     maxPhotosPerProperty: MAX_PHOTOS_PER_PROPERTY,
@@ -154,6 +192,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
       await queue.close();
       await callbacks.close();
       sender.close();
+      storage.close();
     },
   };
 }

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../log.js';
 import type { CallbackFor, VideoStore } from './store.js';
+import type { AssetStorage } from './storage.js';
 import type { FfmpegBinary, FfmpegConfinement } from './ffmpeg.js';
 import { FfmpegError, runFfmpeg } from './ffmpeg.js';
 import { fitPhotoArgs, planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
@@ -14,8 +15,10 @@ import type { TenantId } from '../identity/types.js';
 
 export interface RenderQueueOptions {
   store: VideoStore;
-  /** Holds photos/, assets/ and work/ (per-render scratch). */
+  /** Holds work/ (per-render scratch). */
   dataDir: string;
+  /** Where photos are read from and rendered videos and posters are stored. */
+  storage: AssetStorage;
   /** Null when no ffmpeg was found: every render then fails with the reason. */
   ffmpeg: FfmpegBinary | null;
   ffmpegProblem?: string;
@@ -135,6 +138,8 @@ export class RenderQueue {
 
   private async render(video: VideoRecord, slot: { child: ChildProcess | null }): Promise<void> {
     const work = join(this.o.dataDir, 'work', String(video.id));
+    /** Assets stored for this render: removed again if it does not complete. */
+    const stored: string[] = [];
     try {
       const ffmpeg = this.o.ffmpeg;
       if (!ffmpeg) throw new RenderError('video rendering is unavailable on this server (ffmpeg not found)', this.o.ffmpegProblem ?? 'ffmpeg not found');
@@ -146,9 +151,11 @@ export class RenderQueue {
       const title = await this.titleCard(property, work, video, ffmpeg);
       const output = join(work, 'video.mp4');
       const { width: W, height: H } = FORMATS[video.format];
-      const original = (p: PhotoRecord) => join(this.o.dataDir, 'photos', p.storageKey);
+      // ffmpeg reads local files: the stored photos themselves, or copies in the scratch directory.
+      const originals = await Promise.all(photos.map((p) => this.o.storage.localPath('photos', p.storageKey, work)));
       // A photo with more pixels than the output frame is fitted to it first (see fitPhotoArgs); a smaller one is used as it is.
-      const fitted = photos.map((p, i) => (p.width * p.height > W * H ? join(work, `photo-${i}.jpg`) : original(p)));
+      const needsFit = (p: PhotoRecord) => p.width * p.height > W * H;
+      const fitted = photos.map((p, i) => (needsFit(p) ? join(work, `photo-${i}.jpg`) : originals[i]!));
       const plan = planTour({
         photos: fitted,
         format: video.format,
@@ -162,8 +169,8 @@ export class RenderQueue {
       const confinement = this.o.confinement;
       const still = () => ({ durationS: 0, timeoutMs: deadline - Date.now(), confinement, onSpawn: (child: ChildProcess) => (slot.child = child) });
       for (const [i, photo] of photos.entries()) {
-        if (fitted[i] === original(photo)) continue;
-        await runFfmpeg(ffmpeg.path, fitPhotoArgs(original(photo), video.format, fitted[i]!), still());
+        if (!needsFit(photo)) continue;
+        await runFfmpeg(ffmpeg.path, fitPhotoArgs(originals[i]!, video.format, fitted[i]!), still());
         if (this.stopping) return;
       }
       let reported = 0;
@@ -187,12 +194,13 @@ export class RenderQueue {
       const poster = join(work, 'poster.jpg');
       await runFfmpeg(ffmpeg.path, posterArgs(output, plan.posterAtS, poster), still());
       if (this.stopping) return;
-      const assetsDir = join(this.o.dataDir, 'assets');
       const videoKey = `${randomUUID()}.mp4`;
       const posterKey = `${randomUUID()}.jpg`;
       const [videoSize, videoTag, posterSize, posterTag] = [(await stat(output)).size, await etagOf(output), (await stat(poster)).size, await etagOf(poster)];
-      await rename(output, join(assetsDir, videoKey));
-      await rename(poster, join(assetsDir, posterKey));
+      await this.o.storage.putFile('assets', videoKey, output, 'video/mp4');
+      stored.push(videoKey);
+      await this.o.storage.putFile('assets', posterKey, poster, 'image/jpeg');
+      stored.push(posterKey);
       // Scratch goes before the video shows as finished, so a finished video leaves nothing behind.
       await rm(work, { recursive: true, force: true });
       const done = await this.o.store.completeVideo(
@@ -207,6 +215,7 @@ export class RenderQueue {
       this.o.logger.info('video rendered', { videoId: video.id, durationS: plan.durationS });
       this.o.onFinished?.(done);
     } catch (err) {
+      await this.o.storage.delete('assets', stored).catch(() => {});
       // A render killed by close() stays 'rendering' and is resumed by the next start().
       if (this.stopping) return;
       const detail = err instanceof RenderError ? err.detail : err instanceof Error ? err.message : String(err);

@@ -1,30 +1,30 @@
-import { createReadStream } from 'node:fs';
-import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
-import { isClientAbort } from '../http/guard.js';
 import { json, empty, type Reply } from '../http/reply.js';
 import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
-import { requirePlan } from '../identity/routes.js';
-import type { TenantRecord } from '../identity/types.js';
+import type { TenantId, TenantRecord } from '../identity/types.js';
 import { newToken } from '../identity/tokens.js';
 import type { Logger } from '../log.js';
-import type { VideoStore } from './store.js';
-import { rateHeaders } from '../http/ratelimit.js';
+import type { DeleteOutcome, VideoStore } from './store.js';
+import type { AssetStorage } from './storage.js';
 import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto, type UploadLimits } from './uploads.js';
 import { callbackUrlProblem } from './callbacks.js';
 import type { Resolve } from '../net/ssrf.js';
 import type { ByteBudget } from './budget.js';
-import { etagMatches, parseRange } from './range.js';
-import { assetView, photoView, propertyView, videoView } from './views.js';
-import { FORMAT_NAMES, TEMPLATES, type AssetId, type PhotoId, type PropertyId, type PropertyInput, type VideoId } from './types.js';
+import { photoView, propertyView, videoView } from './views.js';
+import type { AssetUrlSigner } from './signed-urls.js';
+import { mountAssetRoutes } from './asset-routes.js';
+import { decodeCursor, encodeCursor, optionalId, statusParam, tenantRoute } from './route-kit.js';
+import { FORMAT_NAMES, TEMPLATES, type PhotoId, type PropertyId, type PropertyInput, type VideoId } from './types.js';
 
 export interface VideoRoutesOptions {
   store: VideoStore;
   auth: Authenticator;
   dataDir: string;
+  /** Where photos and rendered assets are stored. */
+  storage: AssetStorage;
   uploads: UploadLimits;
   /** Bytes of JSON photo uploads held in memory at once, across all requests. */
   jsonBudget: ByteBudget;
@@ -36,35 +36,17 @@ export interface VideoRoutesOptions {
   logger: Logger;
   /** Told when a video is queued, so rendering starts at once. */
   onQueued: () => void;
+  /** Signs and checks the expiring asset URLs. */
+  signer: AssetUrlSigner;
+  /** The origin signed URLs start with (SERVICE_PUBLIC_URL); default the request's scheme and Host. */
+  publicUrl?: string | undefined;
+  scheme: 'http' | 'https';
+  /** A signed URL carries no credential: its asset's tenant is looked up to check it is active and on the plan. */
+  getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+  now: () => number;
 }
-
-type Handler = (req: Request, tenant: TenantRecord) => Promise<Reply>;
 
 const VIDEO_FIELDS = new Set(['property_id', 'template', 'format', 'callback_url']);
-
-function withHeaders(reply: Reply, headers: Record<string, string>): Reply {
-  return { ...reply, headers: { ...reply.headers, ...headers } };
-}
-
-/** Cursors are opaque to clients: the id the previous page ended on, versioned so the format can change. */
-function encodeCursor(after: number | null): string | null {
-  return after === null ? null : Buffer.from(`v1:${after}`).toString('base64url');
-}
-
-function decodeCursor(req: Request): number | null {
-  const raw = req.searchParams().get('cursor');
-  if (raw === null || raw === '') return null;
-  const m = /^v1:(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
-  if (!m) throw new HttpError('bad_request', 'cursor is not one this API issued; pass next_cursor from the previous page.');
-  return Number(m[1]);
-}
-
-function optionalId(req: Request, name: string): number | undefined {
-  const raw = req.searchParams().get(name);
-  if (raw === null || raw === '') return undefined;
-  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw new HttpError('bad_request', `${name} must be a positive integer, got ${JSON.stringify(raw)}.`);
-  return Number(raw);
-}
 
 function declaredLength(req: Request): number | null {
   const raw = req.headers['content-length'];
@@ -78,25 +60,7 @@ function unknownFields(f: Fields, body: Record<string, unknown>, known: Set<stri
 export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): void {
   const { store } = o;
 
-  /**
-   * Every route: an API key, counted by the authenticator against the key's and its tenant's
-   * rate limits (429 past either), then the plan. From the rate limit on, every answer
-   * (errors too) carries the X-RateLimit-* headers of the key's limit.
-   */
-  const api = (h: Handler) => async (req: Request): Promise<Reply> => {
-    const principal = await o.auth.apiKey(req);
-    const headers = rateHeaders(principal.rate);
-    try {
-      requirePlan(principal.tenant.plan, 'agency');
-      return withHeaders(await h(req, principal.tenant), headers);
-    } catch (err) {
-      if (err instanceof HttpError) throw new HttpError(err.code, err.message, { ...(err.details ? { details: err.details } : {}), headers: { ...err.headers, ...headers } });
-      // A client that went away is not a server fault: the server logs it at debug level.
-      if (req.aborted || isClientAbort(err)) throw err;
-      o.logger.error('video API request failed', { path: req.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
-      throw new HttpError('internal', undefined, { headers });
-    }
-  };
+  const api = tenantRoute(o.auth, o.logger);
 
   const propertyOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
     const id = idParam(raw, 'property') as PropertyId;
@@ -140,8 +104,21 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     return json(200, propertyView(p, photos.get(p.id) ?? []));
   }));
 
+  /**
+   * Runs a write that references a property which may have been deleted since the request
+   * looked it up (an upload takes a while): the write then fails on the reference, and the
+   * answer is the 404 a request that came a moment later would get.
+   */
+  const whileProperty = async <T>(tenant: TenantRecord, id: PropertyId, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(await store.getProperty(tenant.id, id))) throw new HttpError('not_found', `No property with id ${id}: it was deleted while this request was under way.`);
+      throw err;
+    }
+  };
+
   const tmpDir = join(o.dataDir, 'tmp');
-  const photosDir = join(o.dataDir, 'photos');
   server.post('/v1/properties/:id/photos', api(async (req, tenant) => {
     const property = await propertyOr404(tenant, req.params.id);
     const type = (req.headers['content-type'] ?? '').toLowerCase();
@@ -149,11 +126,11 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     if (type.startsWith('multipart/form-data')) staged = await receiveMultipart(req.stream!, req.headers['content-type']!, tmpDir, o.uploads);
     else if (/^application\/json\s*(;|$)/.test(type)) staged = await receiveJson(req.stream!, declaredLength(req), tmpDir, o.uploads, o.jsonBudget);
     else throw new HttpError('unsupported_media_type', 'Upload photos as multipart/form-data or as application/json {photos: [{filename, data_base64}]}.');
-    let moved: string[] = [];
+    let stored: string[] = [];
     try {
-      const committed = await commitPhotos(staged, photosDir);
-      moved = committed.paths;
-      const added = await store.addPhotos(property.id, committed.photos, o.maxPhotosPerProperty);
+      const committed = await commitPhotos(staged, o.storage);
+      stored = committed.map((p) => p.storageKey);
+      const added = await whileProperty(tenant, property.id, () => store.addPhotos(property.id, committed, o.maxPhotosPerProperty));
       if (added === 'too_many') {
         throw new HttpError('validation_failed', `A property may have at most ${o.maxPhotosPerProperty} photos; it has ${property.photoCount}. Nothing was stored.`, {
           details: [{ path: 'photos', message: `at most ${o.maxPhotosPerProperty - property.photoCount} more photos fit` }],
@@ -162,7 +139,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       return json(201, { data: added.map(photoView) });
     } catch (err) {
       await discardStaged(staged);
-      await Promise.all(moved.map((p) => unlink(p).catch(() => {})));
+      await o.storage.delete('photos', stored).catch((e: unknown) => o.logger.warn('photo cleanup failed', { error: String(e) }));
       throw err;
     }
   }), { body: 'stream', maxBody: o.uploads.maxPhotos * o.uploads.maxPhotoBytes + 1024 * 1024 });
@@ -189,7 +166,8 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       });
     }
     const max = o.auth.limits.queuedVideosPerTenant;
-    const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) }, max);
+    const input = { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) };
+    const video = await whileProperty(tenant, property.id, () => store.createVideo(tenant.id, input, max));
     if (video === 'limit') throw new HttpError('plan_limit', `A tenant may have at most ${max} videos queued or rendering; wait for one to finish.`);
     o.onQueued();
     return json(202, videoView(video), { location: `/v1/videos/${video.id}` });
@@ -202,40 +180,55 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     return json(200, videoView(v));
   }));
 
-  server.get('/v1/assets', api(async (req, tenant) => {
+  server.get('/v1/videos', api(async (req, tenant) => {
     const limit = limitParam(req, 20, 100);
     const propertyId = optionalId(req, 'property_id') as PropertyId | undefined;
-    const videoId = optionalId(req, 'video_id') as VideoId | undefined;
-    const page = await store.listAssets(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(videoId ? { videoId } : {}) }, limit, decodeCursor(req));
-    return json(200, { data: page.items.map(assetView), next_cursor: encodeCursor(page.nextAfter) });
+    const status = statusParam(req);
+    const page = await store.listVideos(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(status ? { status } : {}) }, limit, decodeCursor(req));
+    return json(200, { data: page.items.map(videoView), next_cursor: encodeCursor(page.nextAfter) });
   }));
 
-  const assetOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
-    const id = idParam(raw, 'asset') as AssetId;
-    const a = await store.getAsset(tenant.id, id);
-    if (!a) throw new HttpError('not_found', `No asset with id ${id}.`);
-    return a;
+  /** Removes the files a delete orphaned; the records are already gone, so a failure here is only logged. */
+  const removeOrphans = async (outcome: Extract<DeleteOutcome, { kind: 'deleted' }>): Promise<Reply> => {
+    const { photoKeys, assetKeys } = outcome.orphans;
+    await Promise.all([o.storage.delete('photos', photoKeys), o.storage.delete('assets', assetKeys)]).catch((err: unknown) =>
+      o.logger.error('removing deleted files failed', { photoKeys, assetKeys, error: err instanceof Error ? err.message : String(err) }),
+    );
+    return empty(204);
   };
 
-  server.get('/v1/assets/:id', api(async (req, tenant) => json(200, assetView(await assetOr404(tenant, req.params.id)))));
+  server.delete('/v1/videos/:id', api(async (req, tenant) => {
+    const id = idParam(req.params.id, 'video') as VideoId;
+    const outcome = await store.deleteVideo(tenant.id, id);
+    if (outcome.kind === 'not_found') throw new HttpError('not_found', `No video with id ${id}.`);
+    if (outcome.kind === 'busy') throw new HttpError('conflict', `Video ${id} is rendering; delete it once it has completed or failed (GET /v1/videos/${id}).`);
+    return removeOrphans(outcome);
+  }), { body: 'none' });
 
-  server.get('/v1/assets/:id/file', api(async (req, tenant) => {
-    const asset = await assetOr404(tenant, req.params.id);
-    const path = join(o.dataDir, 'assets', asset.storageKey);
-    const size = await stat(path).then((s) => s.size, () => null);
-    if (size === null) throw new HttpError('not_found', `The file of asset ${asset.id} is missing.`);
-    const base = { 'content-type': asset.contentType, 'accept-ranges': 'bytes', etag: asset.etag, 'cache-control': 'private, max-age=0, must-revalidate' };
-    if (etagMatches(req.headers['if-none-match'], asset.etag)) return empty(304, base);
-    // If-Range with another validator asks for the whole (changed) file.
-    const ifRange = req.headers['if-range'];
-    const range = ifRange && ifRange !== asset.etag ? { kind: 'whole' as const } : parseRange(req.headers.range, size);
-    if (range.kind === 'unsatisfiable') throw new HttpError('range_not_satisfiable', `The file has ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
-    if (range.kind === 'partial') {
-      const length = range.end - range.start + 1;
-      return { status: 206, headers: { ...base, 'content-range': `bytes ${range.start}-${range.end}/${size}` }, stream: createReadStream(path, { start: range.start, end: range.end }), length };
+  server.delete('/v1/properties/:id', api(async (req, tenant) => {
+    const id = idParam(req.params.id, 'property') as PropertyId;
+    const outcome = await store.deleteProperty(tenant.id, id);
+    if (outcome.kind === 'not_found') throw new HttpError('not_found', `No property with id ${id}.`);
+    if (outcome.kind === 'busy') throw new HttpError('conflict', `Video ${outcome.videoId} of property ${id} is rendering; delete the property once it has completed or failed.`);
+    return removeOrphans(outcome);
+  }), { body: 'none' });
+
+  server.delete('/v1/properties/:id/photos/:photoId', api(async (req, tenant) => {
+    const propertyId = idParam(req.params.id, 'property') as PropertyId;
+    const photoId = idParam(req.params.photoId, 'photo') as PhotoId;
+    const outcome = await store.deletePhoto(tenant.id, propertyId, photoId);
+    if (outcome.kind === 'not_found') {
+      const property = await store.getProperty(tenant.id, propertyId);
+      throw new HttpError('not_found', property ? `Property ${propertyId} has no photo with id ${photoId}.` : `No property with id ${propertyId}.`);
     }
-    return { status: 200, headers: base, stream: createReadStream(path), length: size };
-  }));
+    if (outcome.kind === 'busy') {
+      const fix = outcome.status === 'queued' ? `delete that video first (DELETE /v1/videos/${outcome.videoId}) or wait until it has finished` : 'delete the photo once that video has completed or failed';
+      throw new HttpError('conflict', `Photo ${photoId} is in video ${outcome.videoId}, which is ${outcome.status}; ${fix}.`);
+    }
+    return removeOrphans(outcome);
+  }), { body: 'none' });
+
+  mountAssetRoutes(server, o, api);
 
   server.get('/v1/callback-secret', api(async (_req, tenant) => json(200, { secret: await store.callbackSecret(tenant.id, () => newToken('webhookSecret')) })));
 

@@ -5,7 +5,7 @@ import type {
   AssetId, AssetKind, AssetRecord, CallbackEvent, CallbackRecord, Format, ImageType, NewAsset, NewPhoto, Page, PhotoId,
   PhotoRecord, PropertyId, PropertyInput, PropertyRecord, Template, VideoId, VideoRecord, VideoStatus,
 } from './types.js';
-import type { CallbackFor, VideoInput, VideoStore } from './store.js';
+import type { CallbackFor, DeleteOutcome, VideoFilter, VideoInput, VideoStore } from './store.js';
 
 export const VIDEO_MIGRATIONS = [
   {
@@ -125,6 +125,17 @@ export const VIDEO_MIGRATIONS = [
     version: 3,
     sql: `CREATE INDEX video_videos_fair ON video_videos(status, tenant_id, id);`,
   },
+  {
+    // Videos are listed per tenant and deleted with their property; assets and callbacks go with their video.
+    version: 4,
+    sql: `
+      CREATE INDEX video_videos_tenant ON video_videos(tenant_id, id);
+      CREATE INDEX video_videos_property ON video_videos(property_id, status);
+      CREATE INDEX video_assets_video ON video_assets(video_id);
+      CREATE INDEX video_assets_property ON video_assets(property_id);
+      CREATE INDEX video_callbacks_video ON video_callbacks(video_id);
+    `,
+  },
 ];
 
 interface PropertyRow {
@@ -209,6 +220,24 @@ export class SqliteVideoStore implements VideoStore {
         WHERE id = ? RETURNING *`),
       fail: db.prepare(`UPDATE video_videos SET status = 'failed', error = ?, completed_at = ? WHERE id = ? RETURNING *`),
       asset: db.prepare('SELECT * FROM video_assets WHERE tenant_id = ? AND id = ?'),
+      assetById: db.prepare('SELECT * FROM video_assets WHERE id = ?'),
+      photoOfTenant: db.prepare(`SELECT ph.storage_key FROM video_photos ph JOIN video_properties p ON p.id = ph.property_id
+        WHERE p.tenant_id = ? AND ph.property_id = ? AND ph.id = ?`),
+      videoShowingPhoto: db.prepare(`SELECT v.id, v.status FROM video_videos v, json_each(v.photo_ids) j
+        WHERE v.tenant_id = ? AND v.status IN ('queued', 'rendering') AND j.value = ? ORDER BY v.id LIMIT 1`),
+      deletePhoto: db.prepare('DELETE FROM video_photos WHERE id = ?'),
+      renderingOfProperty: db.prepare(`SELECT id, status FROM video_videos WHERE property_id = ? AND status = 'rendering' ORDER BY id LIMIT 1`),
+      assetKeysOfVideo: db.prepare('SELECT storage_key FROM video_assets WHERE video_id = ? ORDER BY id'),
+      deleteCallbacksOfVideo: db.prepare('DELETE FROM video_callbacks WHERE video_id = ?'),
+      deleteAssetsOfVideo: db.prepare('DELETE FROM video_assets WHERE video_id = ?'),
+      deleteVideo: db.prepare('DELETE FROM video_videos WHERE id = ?'),
+      assetKeysOfProperty: db.prepare('SELECT storage_key FROM video_assets WHERE property_id = ? ORDER BY id'),
+      photoKeysOfProperty: db.prepare('SELECT storage_key FROM video_photos WHERE property_id = ? ORDER BY id'),
+      deleteCallbacksOfProperty: db.prepare('DELETE FROM video_callbacks WHERE video_id IN (SELECT id FROM video_videos WHERE property_id = ?)'),
+      deleteAssetsOfProperty: db.prepare('DELETE FROM video_assets WHERE property_id = ?'),
+      deleteVideosOfProperty: db.prepare('DELETE FROM video_videos WHERE property_id = ?'),
+      deletePhotosOfProperty: db.prepare('DELETE FROM video_photos WHERE property_id = ?'),
+      deleteProperty: db.prepare('DELETE FROM video_properties WHERE id = ?'),
       secret: db.prepare('SELECT secret FROM video_callback_secrets WHERE tenant_id = ?'),
       insertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO NOTHING'),
       upsertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at'),
@@ -278,6 +307,16 @@ export class SqliteVideoStore implements VideoStore {
     return row ? videoOf(row) : null;
   }
 
+  async listVideos(tenantId: TenantId, filter: VideoFilter, limit: number, before: number | null): Promise<Page<VideoRecord>> {
+    const where = ['tenant_id = ?', 'id < ?'];
+    const args: (number | string)[] = [tenantId, before ?? Number.MAX_SAFE_INTEGER];
+    if (filter.propertyId !== undefined) (where.push('property_id = ?'), args.push(filter.propertyId));
+    if (filter.status !== undefined) (where.push('status = ?'), args.push(filter.status));
+    const rows = this.db.prepare(`SELECT * FROM video_videos WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`).all(...args, limit + 1) as VideoRow[];
+    const p = page(rows, limit);
+    return { items: p.items.map(videoOf), nextAfter: p.nextAfter };
+  }
+
   async videoById(id: VideoId): Promise<VideoRecord | null> {
     const row = this.q.videoById.get(id) as VideoRow | undefined;
     return row ? videoOf(row) : null;
@@ -340,6 +379,54 @@ export class SqliteVideoStore implements VideoStore {
   async getAsset(tenantId: TenantId, id: AssetId): Promise<AssetRecord | null> {
     const row = this.q.asset.get(tenantId, id) as AssetRow | undefined;
     return row ? assetOf(row) : null;
+  }
+
+  async assetById(id: AssetId): Promise<AssetRecord | null> {
+    const row = this.q.assetById.get(id) as AssetRow | undefined;
+    return row ? assetOf(row) : null;
+  }
+
+  private keys(statement: { all(...args: number[]): unknown[] }, id: number): string[] {
+    return (statement.all(id) as { storage_key: string }[]).map((r) => r.storage_key);
+  }
+
+  async deleteVideo(tenantId: TenantId, id: VideoId): Promise<DeleteOutcome> {
+    return this.db.transaction((): DeleteOutcome => {
+      const row = this.q.video.get(tenantId, id) as VideoRow | undefined;
+      if (!row) return { kind: 'not_found' };
+      if (row.status === 'rendering') return { kind: 'busy', videoId: id, status: 'rendering' };
+      const assetKeys = this.keys(this.q.assetKeysOfVideo, id);
+      this.q.deleteCallbacksOfVideo.run(id);
+      this.q.deleteAssetsOfVideo.run(id);
+      this.q.deleteVideo.run(id);
+      return { kind: 'deleted', orphans: { photoKeys: [], assetKeys } };
+    }).immediate();
+  }
+
+  async deletePhoto(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId): Promise<DeleteOutcome> {
+    return this.db.transaction((): DeleteOutcome => {
+      const row = this.q.photoOfTenant.get(tenantId, propertyId, photoId) as { storage_key: string } | undefined;
+      if (!row) return { kind: 'not_found' };
+      const user = this.q.videoShowingPhoto.get(tenantId, photoId) as { id: number; status: 'queued' | 'rendering' } | undefined;
+      if (user) return { kind: 'busy', videoId: user.id as VideoId, status: user.status };
+      this.q.deletePhoto.run(photoId);
+      return { kind: 'deleted', orphans: { photoKeys: [row.storage_key], assetKeys: [] } };
+    }).immediate();
+  }
+
+  async deleteProperty(tenantId: TenantId, id: PropertyId): Promise<DeleteOutcome> {
+    return this.db.transaction((): DeleteOutcome => {
+      if (!this.q.property.get(tenantId, id)) return { kind: 'not_found' };
+      const rendering = this.q.renderingOfProperty.get(id) as { id: number } | undefined;
+      if (rendering) return { kind: 'busy', videoId: rendering.id as VideoId, status: 'rendering' };
+      const orphans = { photoKeys: this.keys(this.q.photoKeysOfProperty, id), assetKeys: this.keys(this.q.assetKeysOfProperty, id) };
+      this.q.deleteCallbacksOfProperty.run(id);
+      this.q.deleteAssetsOfProperty.run(id);
+      this.q.deleteVideosOfProperty.run(id);
+      this.q.deletePhotosOfProperty.run(id);
+      this.q.deleteProperty.run(id);
+      return { kind: 'deleted', orphans };
+    }).immediate();
   }
 
   async callbackSecret(tenantId: TenantId, fresh: () => string): Promise<string> {

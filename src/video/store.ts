@@ -1,11 +1,28 @@
 import type { TenantId } from '../identity/types.js';
 import type {
   AssetId, AssetRecord, CallbackEvent, CallbackRecord, Format, NewAsset, NewPhoto, Page, PhotoId,
-  PhotoRecord, PropertyId, PropertyInput, PropertyRecord, Template, VideoId, VideoRecord,
+  PhotoRecord, PropertyId, PropertyInput, PropertyRecord, Template, VideoId, VideoRecord, VideoStatus,
 } from './types.js';
 
 /** What to enqueue for the callback of a finished video, built from its final record. */
 export type CallbackFor = (video: VideoRecord) => { url: string; event: CallbackEvent; body: string } | null;
+
+/** Storage keys of the files a delete left without a record: the caller removes them from storage. */
+export interface Orphans {
+  photoKeys: string[];
+  assetKeys: string[];
+}
+
+/**
+ * What a delete did: removed rows (and names the files now orphaned), found nothing of the
+ * tenant's, or refused because a render needs what it would remove (that video named).
+ */
+export type DeleteOutcome = { kind: 'deleted'; orphans: Orphans } | { kind: 'not_found' } | { kind: 'busy'; videoId: VideoId; status: 'queued' | 'rendering' };
+
+export interface VideoFilter {
+  propertyId?: PropertyId;
+  status?: VideoStatus;
+}
 
 export type VideoInput = { propertyId: PropertyId; template: Template; format: Format; callbackUrl: string | null; photoIds: PhotoId[] };
 
@@ -28,6 +45,8 @@ export interface VideoStore {
   /** Queues the video unless the tenant already has `maxUnfinished` queued or rendering ('limit'); the count and the insert are one transaction. */
   createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished: number): Promise<VideoRecord | 'limit'>;
   getVideo(tenantId: TenantId, id: VideoId): Promise<VideoRecord | null>;
+  /** Newest first; `before` is the id the previous page ended on. */
+  listVideos(tenantId: TenantId, filter: VideoFilter, limit: number, before: number | null): Promise<Page<VideoRecord>>;
   videoById(id: VideoId): Promise<VideoRecord | null>;
   /** Puts every video left 'rendering' by a stopped process back in the queue; answers how many. */
   requeueInterrupted(): Promise<number>;
@@ -42,6 +61,24 @@ export interface VideoStore {
 
   listAssets(tenantId: TenantId, filter: { propertyId?: PropertyId; videoId?: VideoId }, limit: number, before: number | null): Promise<Page<AssetRecord>>;
   getAsset(tenantId: TenantId, id: AssetId): Promise<AssetRecord | null>;
+  /** Any tenant's asset: for signed URLs, which carry no credential (the caller checks the tenant). */
+  assetById(id: AssetId): Promise<AssetRecord | null>;
+
+  /**
+   * Deletes a video that is not rendering (a queued one leaves the queue), with its assets and
+   * pending callbacks, in one transaction. A rendering video is 'busy'.
+   */
+  deleteVideo(tenantId: TenantId, id: VideoId): Promise<DeleteOutcome>;
+  /**
+   * Deletes one photo of a property, unless a queued or rendering video of the tenant shows it
+   * ('busy'). Finished videos keep their files and list the deleted photo's id in photoIds.
+   */
+  deletePhoto(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId): Promise<DeleteOutcome>;
+  /**
+   * Deletes a property with everything under it (photos, videos, assets, pending callbacks) in
+   * one transaction; queued videos leave the queue. 'busy' while one of its videos is rendering.
+   */
+  deleteProperty(tenantId: TenantId, id: PropertyId): Promise<DeleteOutcome>;
 
   /** The tenant's callback signing secret, created with `fresh()` on first use. */
   callbackSecret(tenantId: TenantId, fresh: () => string): Promise<string>;

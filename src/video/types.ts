@@ -19,7 +19,8 @@ export const FORMATS = {
 export type Format = keyof typeof FORMATS;
 export const FORMAT_NAMES = Object.keys(FORMATS) as Format[];
 
-export type VideoStatus = 'queued' | 'rendering' | 'completed' | 'failed';
+export const VIDEO_STATUSES = ['queued', 'rendering', 'completed', 'failed'] as const;
+export type VideoStatus = (typeof VIDEO_STATUSES)[number];
 
 export type ImageType = 'image/jpeg' | 'image/png' | 'image/webp';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rename, unlink, writeFile } from 'node:fs/promises';
+import { unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -10,6 +10,7 @@ import { parseJson } from '../http/codec.js';
 import { typeOf } from '../http/validate.js';
 import { ImageChecker } from './image.js';
 import type { ByteBudget } from './budget.js';
+import type { AssetStorage } from './storage.js';
 import type { ImageType, NewPhoto } from './types.js';
 
 export interface UploadLimits {
@@ -210,25 +211,23 @@ async function readJsonPhotos(stream: Readable, hold: ((n: number) => void) | nu
 }
 
 /**
- * Moves staged photos under their final names in photosDir. Renames within one file system
- * are atomic, so a photo file is either absent or whole; on failure every move is undone.
+ * Stores staged photos under fresh keys. Each object is whole once stored (a rename within
+ * the data directory, or one upload); on failure every photo stored so far is removed again.
  */
-export async function commitPhotos(staged: readonly StagedPhoto[], photosDir: string): Promise<{ photos: NewPhoto[]; paths: string[] }> {
+export async function commitPhotos(staged: readonly StagedPhoto[], storage: AssetStorage): Promise<NewPhoto[]> {
   const photos: NewPhoto[] = [];
-  const paths: string[] = [];
   try {
     for (const s of staged) {
       const storageKey = `${randomUUID()}.${EXT[s.contentType]}`;
-      const path = join(photosDir, storageKey);
-      await rename(s.tmpPath, path);
-      paths.push(path);
+      await storage.putFile('photos', storageKey, s.tmpPath, s.contentType);
       photos.push({ filename: s.filename, contentType: s.contentType, sizeBytes: s.sizeBytes, width: s.width, height: s.height, storageKey });
     }
   } catch (err) {
-    await removeAll([...paths, ...staged.map((s) => s.tmpPath)]);
+    await storage.delete('photos', photos.map((p) => p.storageKey)).catch(() => {});
+    await removeAll(staged.map((s) => s.tmpPath));
     throw err;
   }
-  return { photos, paths };
+  return photos;
 }
 
 export async function discardStaged(staged: readonly StagedPhoto[]): Promise<void> {

@@ -40,7 +40,7 @@ describe('dashboard static serving', () => {
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/);
     // An icon of this origin (the policy admits it), so no page load asks for a missing /favicon.ico.
     assert.match(html, /<link rel="icon" type="image\/svg\+xml" href="\/app\/favicon.svg">/);
-    assert.equal(index.headers.get('content-security-policy'), "default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; frame-ancestors 'none'; object-src 'none'; base-uri 'none'");
+    assert.equal(index.headers.get('content-security-policy'), "default-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'");
     assert.equal(index.headers.get('referrer-policy'), 'no-referrer');
     assert.equal(index.headers.get('x-content-type-options'), 'nosniff');
     const main = await (await fetch(`${s.url}/app/main.js`)).text();
@@ -305,17 +305,52 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
       const v = (globalThis as any).document.querySelector('video[data-asset]') as { readyState: number; duration: number } | null;
       return v !== null && v.readyState >= 1 && v.duration > 0;
     });
-    // Seeking works (the file is played from a Blob URL).
+    // The video plays from a same-origin signed URL (no blob: under the policy); seeking uses Range requests.
+    assert.match(await video.getAttribute('src') ?? '', /^\/v1\/assets\/\d+\/file\?expires=\d+&signature=[\w-]+$/);
     const seeked = await a.evaluate(() => new Promise<number>((resolve) => {
       const v = (globalThis as any).document.querySelector('video[data-asset]') as { currentTime: number; addEventListener(e: string, f: () => void): void };
       v.addEventListener('seeked', () => resolve(v.currentTime));
       v.currentTime = 2;
     }));
     assert.ok(Math.abs(seeked - 2) < 0.5, `seeked to ${seeked}`);
+    const download = a.locator('a[data-download]');
+    assert.match(await download.getAttribute('download') ?? '', /^tour-\d+\.mp4$/);
+    const fetched = await a.evaluate(async (href) => {
+      const res = await fetch(href!, { credentials: 'omit' });
+      return { status: res.status, type: res.headers.get('content-type'), size: (await res.arrayBuffer()).byteLength };
+    }, await download.getAttribute('href'));
+    assert.deepEqual([fetched.status, fetched.type], [200, 'video/mp4'], 'the download link opens without a credential');
+    assert.ok(fetched.size > 1000);
+    await contextA.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
+    await a.getByRole('button', { name: 'Share link' }).click();
+    const shared = a.locator('[data-share]');
+    await shared.getByText(/Link copied\. Anyone with the link can watch until /).waitFor();
+    const link = await a.locator('input.share-url').inputValue();
+    assert.match(link, new RegExp(`^${s.url}/v1/assets/\\d+/file\\?expires=\\d+&signature=`));
+    assert.equal(await a.evaluate(() => (globalThis as any).navigator.clipboard.readText()), link);
+    const expiresS = Number(new URL(link).searchParams.get('expires'));
+    assert.ok(Math.abs(expiresS * 1000 - (Date.now() + 7 * 24 * 3600 * 1000)) < 120_000, 'a share link lasts seven days');
+    const opened = await fetch(link);
+    assert.equal(opened.status, 200);
+    await opened.arrayBuffer();
+    const keys = await s.call('GET', '/v1/api-keys', { token: session.token });
+    assert.deepEqual(keys.body.data ?? keys.body, [], 'the page works with its session and mints no API key');
     await shot(a, 'property');
     await a.goto(`${s.url}/#/properties`);
     await a.getByRole('link', { name: 'Harbour loft' }).waitFor();
     await shot(a, 'properties');
+
+    // Deletes: a photo (the finished video keeps playing), the video (its share link stops), the property.
+    await a.getByRole('link', { name: 'Harbour loft' }).click();
+    await a.locator('video[data-asset]').waitFor();
+    await a.getByRole('button', { name: 'Delete photo p1.jpg' }).click();
+    await a.getByRole('heading', { name: 'Photos (1)' }).waitFor();
+    await a.getByRole('button', { name: 'Delete video' }).click();
+    await a.getByText('No videos yet.').waitFor();
+    assert.equal((await fetch(link)).status, 404, 'a deleted video\'s share link is 404');
+    await a.getByRole('button', { name: 'Delete property' }).click();
+    await a.waitForURL(/#\/properties$/);
+    await a.getByText('No properties yet.').waitFor();
 
     // Billing.
     await a.goto(`${s.url}/#/billing`);

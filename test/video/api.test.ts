@@ -7,7 +7,7 @@ import { apiKey, createProperty, startVideoServer, testImage } from './helpers.j
 
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 
-test('auth: no key 401, a session token 403 forbidden, unknown key 401, suspended tenant 403 tenant_suspended', async () => {
+test('auth: no key 401, the tenant\'s session 200 (the dashboard), the admin token 403 forbidden, unknown key 401, suspended tenant 403 tenant_suspended', async () => {
   const s = await startVideoServer();
   try {
     const none = await s.call('GET', '/v1/properties');
@@ -15,8 +15,11 @@ test('auth: no key 401, a session token 403 forbidden, unknown key 401, suspende
     assert.equal(none.body.error.code, 'unauthorized');
     const { key, tenantId, session } = await apiKey(s);
     const withSession = await s.call('GET', '/v1/properties', { token: session });
-    assert.equal(withSession.status, 403);
-    assert.equal(withSession.body.error.code, 'forbidden');
+    assert.equal(withSession.status, 200);
+    assert.ok(withSession.headers.get('x-ratelimit-limit'), 'a session is rate limited like a key');
+    const withAdmin = await s.call('GET', '/v1/properties', { token: ADMIN_TOKEN });
+    assert.equal(withAdmin.status, 403);
+    assert.equal(withAdmin.body.error.code, 'forbidden');
     assert.equal((await s.call('GET', '/v1/properties', { token: 'bpk_nope' })).status, 401);
     assert.equal((await s.call('GET', '/v1/properties', { token: key })).status, 200);
     await s.call('POST', `/v1/admin/tenants/${tenantId}/suspend`, { token: ADMIN_TOKEN });

@@ -77,3 +77,6 @@ export function ffprobe(file: string): { codec: string; width: number; height: n
   const a = out.streams.find((st: any) => st.codec_type === 'audio');
   return { codec: v.codec_name, width: v.width, height: v.height, duration: Number(out.format.duration), audio: a?.codec_name ?? null, pixFmt: v.pix_fmt };
 }
+
+/** API-key limits high enough for waitForVideo's polling through a whole render (the default allows 100 a minute). */
+export const POLLING_LIMITS = { apiKey: { limit: 100_000, windowMs: 60_000 }, tenantApiKeys: { limit: 100_000, windowMs: 60_000 } };

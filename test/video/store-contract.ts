@@ -287,6 +287,125 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
     test('unknown asset ids read as null', async () => {
       const a = await h.newTenant();
       assert.equal(await s.getAsset(a, 31337 as AssetId), null);
+      assert.equal(await s.assetById(31337 as AssetId), null);
+    });
+
+    async function completed(tenant: TenantId): Promise<VideoRecord> {
+      const v = await queued(tenant);
+      const claimed = await s.claimNextQueued(null);
+      assert.equal(claimed?.id, v.id, 'the test claims the video it just queued');
+      return s.completeVideo(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
+    }
+
+    test('videos list newest first, filtered by property or status, paginated, per tenant', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const v1 = await completed(a);
+      const v2 = await queued(a);
+      const v3 = await queued(a);
+      await queued(b);
+      const all = await s.listVideos(a, {}, 10, null);
+      assert.deepEqual(all.items.map((v) => v.id), [v3.id, v2.id, v1.id]);
+      assert.equal(all.nextAfter, null);
+      const p1 = await s.listVideos(a, {}, 2, null);
+      assert.deepEqual(p1.items.map((v) => v.id), [v3.id, v2.id]);
+      assert.equal(p1.nextAfter, v2.id);
+      assert.deepEqual((await s.listVideos(a, {}, 2, p1.nextAfter)).items.map((v) => v.id), [v1.id]);
+      assert.deepEqual((await s.listVideos(a, { status: 'completed' }, 10, null)).items.map((v) => v.id), [v1.id]);
+      assert.deepEqual((await s.listVideos(a, { status: 'queued' }, 10, null)).items.map((v) => v.id), [v3.id, v2.id]);
+      assert.deepEqual((await s.listVideos(a, { propertyId: v2.propertyId }, 10, null)).items.map((v) => v.id), [v2.id]);
+      assert.deepEqual((await s.listVideos(a, { propertyId: v2.propertyId, status: 'failed' }, 10, null)).items, []);
+      assert.equal((await s.listVideos(b, {}, 10, null)).items.length, 1);
+      assert.deepEqual((await s.listVideos(a, {}, 10, null)).items[2], await s.getVideo(a, v1.id));
+    });
+
+    test('assetById finds any tenant\'s asset', async () => {
+      const a = await h.newTenant();
+      const v = await completed(a);
+      const got = await s.assetById(v.videoAssetId!);
+      assert.equal(got?.tenantId, a);
+      assert.deepEqual(got, await s.getAsset(a, v.videoAssetId!));
+    });
+
+    test('deleting a finished video removes it, its assets and callbacks, and names their files', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const v = await completed(a);
+      const keys = [(await s.getAsset(a, v.videoAssetId!))!.storageKey, (await s.getAsset(a, v.posterAssetId!))!.storageKey];
+      assert.deepEqual(await s.deleteVideo(b, v.id), { kind: 'not_found' }, 'another tenant\'s video is not found');
+      const out = await s.deleteVideo(a, v.id);
+      assert.equal(out.kind, 'deleted');
+      assert.deepEqual(out.kind === 'deleted' && [...out.orphans.assetKeys].sort(), [...keys].sort());
+      assert.deepEqual(out.kind === 'deleted' && out.orphans.photoKeys, []);
+      assert.equal(await s.getVideo(a, v.id), null);
+      assert.equal(await s.getAsset(a, v.videoAssetId!), null);
+      assert.equal(await s.assetById(v.posterAssetId!), null);
+      assert.deepEqual(await s.callbacksOf(v.id), []);
+      assert.deepEqual(await s.dueCallbacks(clock + 1e9, 10), []);
+      assert.deepEqual(await s.deleteVideo(a, v.id), { kind: 'not_found' });
+      assert.equal((await s.getProperty(a, v.propertyId))?.photoCount, 2, 'the property and its photos stay');
+    });
+
+    test('a queued video is deleted out of the queue; a rendering one is busy', async () => {
+      const a = await h.newTenant();
+      const first = await queued(a);
+      const second = await queued(a);
+      const rendering = await s.claimNextQueued(null);
+      assert.equal(rendering?.id, first.id);
+      assert.deepEqual(await s.deleteVideo(a, first.id), { kind: 'busy', videoId: first.id, status: 'rendering' });
+      assert.equal((await s.getVideo(a, first.id))?.status, 'rendering');
+      assert.deepEqual(await s.deleteVideo(a, second.id), { kind: 'deleted', orphans: { photoKeys: [], assetKeys: [] } });
+      assert.equal(await s.claimNextQueued(null), null, 'the deleted video left the queue');
+    });
+
+    test('a photo is deleted unless an unfinished video shows it; finished videos keep its id', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const done = await completed(a);
+      const [shown, spare] = done.photoIds;
+      const key = (await s.photosByIds([shown!]))[0]!.storageKey;
+      assert.deepEqual(await s.deletePhoto(b, done.propertyId, shown!), { kind: 'not_found' }, 'another tenant\'s photo is not found');
+      const other = await s.createProperty(a, PROPERTY);
+      assert.deepEqual(await s.deletePhoto(a, other.id, shown!), { kind: 'not_found' }, 'a photo is found only under its own property');
+      assert.deepEqual(await s.deletePhoto(a, done.propertyId, shown!), { kind: 'deleted', orphans: { photoKeys: [key], assetKeys: [] } });
+      assert.deepEqual(await s.photosByIds([shown!]), []);
+      assert.deepEqual((await s.getVideo(a, done.id))?.photoIds, done.photoIds);
+      assert.equal((await s.getProperty(a, done.propertyId))?.photoCount, 1);
+      const waiting = await s.createVideo(a, { propertyId: done.propertyId, template: 'tour', format: '1:1', callbackUrl: null, photoIds: [spare!] });
+      assert.deepEqual(await s.deletePhoto(a, done.propertyId, spare!), { kind: 'busy', videoId: waiting.id, status: 'queued' });
+      await s.claimNextQueued(null);
+      assert.deepEqual(await s.deletePhoto(a, done.propertyId, spare!), { kind: 'busy', videoId: waiting.id, status: 'rendering' });
+      await s.failVideo(waiting.id, 'x', noCallback);
+      assert.equal((await s.deletePhoto(a, done.propertyId, spare!)).kind, 'deleted');
+    });
+
+    test('deleting a property removes its photos, videos, assets and callbacks, unless one of its videos is rendering', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const done = await completed(a);
+      const keep = await completed(a);
+      const photoKeys = (await s.photosByIds(done.photoIds)).map((p) => p.storageKey);
+      const assetKeys = (await s.listAssets(a, { videoId: done.id }, 10, null)).items.map((x) => x.storageKey);
+      const waiting = await s.createVideo(a, { propertyId: done.propertyId, template: 'tour', format: '1:1', callbackUrl: null, photoIds: done.photoIds });
+      assert.deepEqual(await s.deleteProperty(b, done.propertyId), { kind: 'not_found' });
+      const rendering = await s.claimNextQueued(null);
+      assert.equal(rendering?.id, waiting.id);
+      assert.deepEqual(await s.deleteProperty(a, done.propertyId), { kind: 'busy', videoId: waiting.id, status: 'rendering' });
+      assert.ok(await s.getProperty(a, done.propertyId), 'a refused delete changes nothing');
+      await s.requeueInterrupted();
+      const out = await s.deleteProperty(a, done.propertyId);
+      assert.equal(out.kind, 'deleted');
+      assert.deepEqual(out.kind === 'deleted' && [...out.orphans.photoKeys].sort(), [...photoKeys].sort());
+      assert.deepEqual(out.kind === 'deleted' && [...out.orphans.assetKeys].sort(), [...assetKeys].sort());
+      assert.equal(await s.getProperty(a, done.propertyId), null);
+      assert.equal(await s.getVideo(a, done.id), null);
+      assert.equal(await s.getVideo(a, waiting.id), null, 'a queued video goes with its property');
+      assert.deepEqual(await s.photosByIds(done.photoIds), []);
+      assert.deepEqual(await s.callbacksOf(done.id), []);
+      assert.equal(await s.claimNextQueued(null), null);
+      assert.equal((await s.listAssets(a, {}, 10, null)).items.length, 2, 'the other property\'s assets stay');
+      assert.ok(await s.getVideo(a, keep.id));
+      assert.deepEqual(await s.deleteProperty(a, done.propertyId), { kind: 'not_found' });
     });
   });
 }

@@ -14,6 +14,7 @@ interface ServeFlags {
   tlsKey?: string;
   data?: string;
   dataDir?: string;
+  objectStore?: string;
   ffmpeg?: string;
   renderConcurrency?: string;
   ffmpegMemory?: string;
@@ -33,6 +34,7 @@ export function registerServe(program: Command): void {
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
     .option('--data <dir>', 'property-video files: photos, rendered videos, posters (default: data/ in the data directory)')
+    .option('--object-store <url>', 'keep photos, rendered videos and posters in S3-compatible storage, s3://bucket/prefix (AWS_* environment; AWS_ENDPOINT_URL for MinIO or R2); default the --data directory')
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
     .option('--ffmpeg-memory <MiB>', 'address space each ffmpeg render may map, enforced with prlimit (default: 2048)')
@@ -56,6 +58,7 @@ export function registerServe(program: Command): void {
         adminToken,
         logger,
         dataDir: videoDir,
+        ...(flags.objectStore ? { objectStore: flags.objectStore } : {}),
         ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
@@ -68,7 +71,7 @@ export function registerServe(program: Command): void {
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
       // Listening before the banner: whoever reacts to it with a signal at once stops the server cleanly.
       const stopped = untilSignal();
-      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, data ${videoDir})\n`);
+      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, data ${videoDir}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`);
       await stopped;
       await server.close();
     });
