@@ -1,6 +1,7 @@
 import { distH, vec } from './geometry.js';
 import { rand, randRange } from './prng.js';
-import { VISITED_CAP, type AgentState, type Goal } from './state.js';
+import type { Goal } from './modes.js';
+import { VISITED_CAP, type AgentState } from './state.js';
 import type { GameFraming, Intent, PointOfInterest, Snapshot, Speed, Vec3 } from './types.js';
 
 /**

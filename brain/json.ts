@@ -10,13 +10,3 @@ export function isObj(v: unknown): v is Obj {
   const proto = Object.getPrototypeOf(v) as unknown;
   return proto === Object.prototype || proto === null;
 }
-
-/**
- * A plain object: what JSON.parse and the MessagePack decoder make of a map. Arrays, binary
- * data (`bin`) and extension values (`ext`) are not, though typeof calls them objects.
- */
-export function isPlainObj(v: unknown): v is Obj {
-  if (typeof v !== 'object' || v === null) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}

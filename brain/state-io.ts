@@ -1,4 +1,6 @@
-import { LAYOUT_2_DEFAULTS, LAYOUT_3_DEFAULTS, STATE_SCHEMA, fromPlain, toPlain, type AgentState, type Field, type PlainAgent, type Schema } from './state.js';
+import { fieldsAddedAfter } from './agent-fields.js';
+import type { AgentState } from './state.js';
+import { STATE_SCHEMA, fromPlain, toPlain, type Field, type PlainAgent, type Schema } from './state-schema.js';
 import { isObj } from './json.js';
 import type { Problem } from './types.js';
 
@@ -95,7 +97,7 @@ export function parseState(value: unknown): AgentState[] {
   let agents = value.agents;
   // An older agent gains the later layouts' fields at their defaults; a copy, the caller's document is not touched.
   if (typeof value.version === 'number' && value.version < STATE_VERSION && Array.isArray(agents)) {
-    const defaults = value.version === 1 ? { ...LAYOUT_2_DEFAULTS, ...LAYOUT_3_DEFAULTS } : LAYOUT_3_DEFAULTS;
+    const defaults = fieldsAddedAfter(value.version);
     agents = agents.map((a) => (isObj(a) ? { ...defaults, ...a } : a));
   }
   if (!Array.isArray(agents)) problems.push({ path: 'agents', message: 'must be an array' });

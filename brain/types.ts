@@ -1,7 +1,12 @@
 /**
- * The brain's public types: the tick contract of spec 001 §2.6 with the shapes BRAIN.md
- * decides, and the configuration bundle of §2.1. Nothing here knows about HTTP or storage.
+ * The brain's public types: the tick request (derived from its schema, tick-schema.ts) and
+ * reply, and the configuration bundle. Nothing here knows about HTTP or storage.
  */
+
+import type { Field, Fields, HEARD_FIELDS, POI_FIELDS, PROFILE_FIELDS, SELF_STATE_FIELDS, SNAPSHOT_FIELDS, TARGET_FIELDS, TRAIT_NAMES, ValueSpec } from './tick-schema.js';
+import type { TARGET_KINDS, ROLES } from './tick-schema.js';
+
+export { ROLES, TARGET_KINDS, TRAIT_NAMES } from './tick-schema.js';
 
 declare const brand: unique symbol;
 /** A character's id as the game mod numbers it. */
@@ -13,77 +18,55 @@ export interface Vec3 {
   z: number;
 }
 
-/** What a target is. The order is part of the stored memory format (a contact's kind is its index). */
-export const TARGET_KINDS = ['player', 'ai', 'zombie', 'animal'] as const;
+// The tick request's types, derived from its schema (tick-schema.ts): a field added there
+// appears here by itself.
+
+/** The TypeScript type of a value the schema describes. */
+export type ValueOf<S extends ValueSpec> = S extends { kind: 'number' }
+  ? number
+  : S extends { kind: 'integer'; brand: 'AgentId' }
+    ? AgentId
+    : S extends { kind: 'integer' }
+      ? number
+      : S extends { kind: 'boolean' }
+        ? boolean
+        : S extends { kind: 'string' }
+          ? string
+          : S extends { kind: 'enum'; values: readonly (infer V)[] }
+            ? V
+            : S extends { kind: 'vec3' }
+              ? Vec3
+              : S extends { kind: 'object'; fields: infer F extends Fields }
+                ? ObjectOf<F>
+                : S extends { kind: 'list'; item: infer I extends ValueSpec }
+                  ? ValueOf<I>[]
+                  : never;
+
+type RequiredKeys<F extends Fields> = { [K in keyof F]: F[K] extends { required: true } ? K : never }[keyof F];
+type OptionalKeys<F extends Fields> = Exclude<keyof F, RequiredKeys<F>>;
+type Flat<T> = { [K in keyof T]: T[K] } & {};
+
+/** The object a table of fields describes: its required members, and its optional ones marked `?`. */
+export type ObjectOf<F extends Fields> = Flat<
+  { -readonly [K in RequiredKeys<F>]: F[K] extends Field<infer S> ? ValueOf<S> : never } & {
+    -readonly [K in OptionalKeys<F>]?: F[K] extends Field<infer S> ? ValueOf<S> : never;
+  }
+>;
+
 export type TargetKind = (typeof TARGET_KINDS)[number];
+export type Target = ObjectOf<typeof TARGET_FIELDS>;
+export type SelfState = ObjectOf<typeof SELF_STATE_FIELDS>;
+export type PointOfInterest = ObjectOf<typeof POI_FIELDS>;
+export type HeardSpeech = ObjectOf<typeof HEARD_FIELDS>;
+export type Snapshot = ObjectOf<typeof SNAPSHOT_FIELDS>;
 
-export interface Target {
-  id: number;
-  kind: TargetKind;
-  pos: Vec3;
-  hostile: boolean;
-  visible: boolean;
-  name?: string;
-  health?: number;
-}
-
-export interface SelfState {
-  pos: Vec3;
-  heading_deg: number;
-  health: number;
-  blood: number;
-  hunger: number;
-  thirst: number;
-  has_weapon: boolean;
-  ammo: number;
-}
-
-export interface PointOfInterest {
-  id: string;
-  kind: string;
-  pos: Vec3;
-}
-
-export interface HeardSpeech {
-  from: number;
-  text: string;
-  at_s: number;
-}
-
-export interface Snapshot {
-  agent: AgentId;
-  time_s: number;
-  self_state: SelfState;
-  targets: Target[];
-  route?: Vec3[];
-  poi?: PointOfInterest[];
-  heard?: HeardSpeech[];
-  squad?: string;
-}
-
-export const ROLES = ['survivor', 'bandit', 'guard', 'trader'] as const;
 export type Role = (typeof ROLES)[number];
-
-export const TRAIT_NAMES = [
-  'openness',
-  'conscientiousness',
-  'extraversion',
-  'agreeableness',
-  'neuroticism',
-  'afk_proneness',
-  'break_proneness',
-  'fatigue_rate',
-] as const;
 export type TraitName = (typeof TRAIT_NAMES)[number];
 export type Traits = Record<TraitName, number>;
 
-export interface Profile {
-  name?: string;
-  role?: Role;
-  coward?: boolean;
-  traits?: Partial<Traits>;
-}
+export type Profile = ObjectOf<typeof PROFILE_FIELDS>;
 
+/** A validated request; a request without a profile gets the empty one. */
 export interface TickRequest {
   snapshot: Snapshot;
   profile: Profile;
@@ -112,7 +95,7 @@ export interface TickResponse {
   intents: Intent[];
 }
 
-// ---- configuration bundle (spec 001 §2.1) ----
+// ---- configuration bundle ----
 
 export const POLICY_KEYS = [
   'llm_dialogue',
@@ -189,7 +172,7 @@ export interface Problem {
   message: string;
 }
 
-/** One row of the roster read model (spec 001 §2.6 names these four fields). */
+/** One row of the roster read model. */
 export interface Survivor {
   agent: number;
   name: string;

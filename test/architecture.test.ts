@@ -146,3 +146,8 @@ test('the tick path (src/sidecar/tick/) imports nothing from the sidecar\'s conf
   assert.deepEqual(show(bad), []);
   assert.ok(edges.some((e) => e.from.startsWith('src/sidecar/tick/')), 'the scan sees src/sidecar/tick/');
 });
+
+test('the tick schema (brain/tick-schema.ts) is data and imports nothing: the types, the validator and the fast readers derive from it', () => {
+  assert.ok(files.includes('brain/tick-schema.ts'));
+  assert.deepEqual(show(edges.filter((e) => e.from === 'brain/tick-schema.ts')), []);
+});

@@ -6,7 +6,8 @@
 import { encode } from '@msgpack/msgpack';
 import { parseTickRequest, type TickResponse } from '../../brain/index.js';
 import { decodeBody, encodeBody } from '../../src/http/codec.js';
-import { decodeTick, encodeTick } from '../../src/sidecar/tick/tick.js';
+import { encodeTick } from '../../src/sidecar/tick/handler.js';
+import { decodeTick } from '../../src/sidecar/tick/tick-exact.js';
 import { readTickJson } from '../../src/sidecar/tick/tick-json.js';
 import { readTickMsgpack } from '../../src/sidecar/tick/tick-msgpack.js';
 import { generateTicks } from './scenarios.js';

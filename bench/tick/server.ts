@@ -16,7 +16,7 @@ import type { Request } from '../../src/http/server.js';
 import { DefaultsSource } from '../../src/sidecar/config/defaults-source.js';
 import { createEvaluator } from '../../src/sidecar/tick/pool.js';
 import { startSidecar } from '../../src/sidecar/service.js';
-import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick/tick.js';
+import { TICK_MAX_BODY, TickHandler } from '../../src/sidecar/tick/handler.js';
 import { parseBrainPolicy, policyBundle, type BrainPolicy } from './policy.js';
 
 export type ServerKind = 'sidecar' | 'sidecar-dialogue' | 'node-http' | 'uws-bare' | 'uws-parse';

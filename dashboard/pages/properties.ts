@@ -35,18 +35,6 @@ interface Video {
   created_at: string;
 }
 
-interface Asset {
-  id: number;
-  kind: 'video' | 'poster';
-  content_type: string;
-  size_bytes: number;
-  width: number;
-  height: number;
-  duration_s: number | null;
-  video_id: number;
-  created_at: string;
-}
-
 const FORMATS = ['16:9', '9:16', '1:1', '4:5'] as const;
 
 export function PropertiesPage() {
@@ -112,30 +100,42 @@ export function PropertiesPage() {
 
 export function PropertyPage({ id }: { id: string }) {
   const property = useLoad(() => call<Property>('GET', `/v1/properties/${encodeURIComponent(id)}`), [id]);
-  const assets = useLoad(() => call<{ data: Asset[] }>('GET', `/v1/assets?property_id=${encodeURIComponent(id)}&limit=100`), [id]);
-  const [videoIds, setVideoIds] = useState<number[]>([]);
+  const videos = useLoad(() => call<{ data: Video[] }>('GET', `/v1/videos?property_id=${encodeURIComponent(id)}&limit=100`), [id]);
+  const [error, setError] = useState<string | null>(null);
   const p = property.data;
+  const remove = async () => {
+    if (!p || !confirm(`Delete "${p.title}" with its photos, videos and their files? This cannot be undone.`)) return;
+    setError(null);
+    try {
+      await call('DELETE', `/v1/properties/${p.id}`);
+      location.hash = '#/properties';
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
   return html`<section>
     <p class="crumbs"><a href="#/properties">Properties</a> ›</p>
     <h1>${p?.title ?? `Property ${id}`}</h1>
     <${ErrorBox} error=${property.error} />
     ${p ? html`<p>${p.address}${p.city ? `, ${p.city}` : ''} · ${priceText(p)}${p.bedrooms !== null ? ` · ${p.bedrooms} bedrooms` : ''}</p>` : null}
-    <${Photos} id=${id} photos=${p?.photos ?? []} onUploaded=${() => property.reload()} />
-    <${RequestVideo} id=${id} hasPhotos=${(p?.photo_count ?? 0) > 0} onRequested=${(v: number) => setVideoIds([v, ...videoIds])} />
-    ${videoIds.map((v) => html`<${VideoStatus} key=${v} id=${v} onDone=${() => assets.reload()} />`)}
-    <h2>Assets</h2>
-    <${ErrorBox} error=${assets.error} />
-    ${assets.data?.data.length === 0 ? html`<p class="empty">No rendered assets yet.</p>` : null}
+    <${Photos} id=${id} photos=${p?.photos ?? []} onChanged=${() => property.reload()} />
+    <${RequestVideo} id=${id} hasPhotos=${(p?.photo_count ?? 0) > 0} onRequested=${() => videos.reload()} />
+    <h2>Videos</h2>
+    <${ErrorBox} error=${videos.error} />
+    ${videos.data?.data.length === 0 ? html`<p class="empty">No videos yet.</p>` : null}
     <ul class="assets">
-      ${(assets.data?.data ?? []).map((a) => html`<li class="card">
-        <p><strong>${a.kind}</strong> #${a.id} · ${a.width}×${a.height} · ${(a.size_bytes / 1024).toFixed(0)} KiB${a.duration_s ? ` · ${a.duration_s.toFixed(1)} s` : ''} · video ${a.video_id} · ${fmtTime(a.created_at)}</p>
-        ${a.kind === 'video' ? html`<${AssetVideo} id=${a.id} videoId=${a.video_id} posterId=${assets.data?.data.find((x) => x.kind === 'poster' && x.video_id === a.video_id)?.id ?? null} />` : html`<${AssetImage} id=${a.id} />`}
-      </li>`)}
+      ${(videos.data?.data ?? []).map((v) => html`<li class="card" key=${v.id}><${VideoCard} initial=${v} onDeleted=${() => videos.reload()} /></li>`)}
     </ul>
+    ${p ? html`<div class="card">
+      <h2 class="h3">Delete this property</h2>
+      <p class="hint">Deletes its photos and videos with their files. Not possible while one of its videos is rendering.</p>
+      <${ErrorBox} error=${error} />
+      <button type="button" class="danger" onClick=${remove}>Delete property</button>
+    </div>` : null}
   </section>`;
 }
 
-function Photos({ id, photos, onUploaded }: { id: string; photos: Photo[]; onUploaded: () => void }) {
+function Photos({ id, photos, onChanged }: { id: string; photos: Photo[]; onChanged: () => void }) {
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [over, setOver] = useState(false);
@@ -149,13 +149,24 @@ function Photos({ id, photos, onUploaded }: { id: string; photos: Photo[]; onUpl
     setProgress(0);
     try {
       await upload(`/v1/properties/${encodeURIComponent(id)}/photos`, form, setProgress);
-      onUploaded();
+      onChanged();
     } catch (err) {
       const details = err instanceof ApiError && err.details.length ? ` (${err.details.map((d) => `${files[Number(/\[(\d+)\]/.exec(d.path)?.[1])]?.name ?? d.path}: ${d.message}`).join('; ')})` : '';
       setError(messageOf(err) + details);
     } finally {
       setProgress(null);
       if (input.current) input.current.value = '';
+    }
+  };
+
+  const remove = async (ph: Photo) => {
+    if (!confirm(`Delete photo ${ph.filename}? Videos already made keep showing it.`)) return;
+    setError(null);
+    try {
+      await call('DELETE', `/v1/properties/${encodeURIComponent(id)}/photos/${ph.id}`);
+      onChanged();
+    } catch (err) {
+      setError(messageOf(err));
     }
   };
 
@@ -172,19 +183,20 @@ function Photos({ id, photos, onUploaded }: { id: string; photos: Photo[]; onUpl
     </div>
     ${progress !== null ? html`<${Field} id="upload-progress" label="Uploading"><progress id="upload-progress" max="1" value=${progress}>${Math.round(progress * 100)} %</progress><//>` : null}
     <${ErrorBox} error=${error} />
-    <ol class="photo-list">${photos.map((ph) => html`<li>${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB</li>`)}</ol>
+    <ol class="photo-list">${photos.map((ph) => html`<li data-photo=${ph.id}>${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB
+      <button type="button" class="danger small" onClick=${() => void remove(ph)} aria-label=${`Delete photo ${ph.filename}`}>Delete</button></li>`)}</ol>
   </div>`;
 }
 
-function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: boolean; onRequested: (videoId: number) => void }) {
+function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: boolean; onRequested: () => void }) {
   const [format, setFormat] = useState<(typeof FORMATS)[number]>('16:9');
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
     try {
-      const v = await call<Video>('POST', '/v1/videos', { body: { property_id: Number(id), template: 'tour', format } });
-      onRequested(v.id);
+      await call<Video>('POST', '/v1/videos', { body: { property_id: Number(id), template: 'tour', format } });
+      onRequested();
     } catch (err) {
       setError(messageOf(err) + (err instanceof ApiError && err.details.length ? `: ${err.details.map((d) => d.message).join('; ')}` : ''));
     }
@@ -202,31 +214,39 @@ function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: b
   </form>`;
 }
 
-function VideoStatus({ id, onDone }: { id: number; onDone: () => void }) {
-  const [video, setVideo] = useState<Video | null>(null);
+function VideoCard({ initial, onDeleted }: { initial: Video; onDeleted: () => void }) {
+  const [video, setVideo] = useState<Video>(initial);
   const [error, setError] = useState<string | null>(null);
-  const finished = video?.status === 'completed' || video?.status === 'failed';
+  const finished = video.status === 'completed' || video.status === 'failed';
   const poll = async () => {
     try {
-      const v = await call<Video>('GET', `/v1/videos/${id}`);
-      setVideo(v);
-      if (v.status === 'completed' || v.status === 'failed') onDone();
+      setVideo(await call<Video>('GET', `/v1/videos/${video.id}`));
     } catch (err) {
       setError(messageOf(err));
     }
   };
-  useEffect(() => void poll(), [id]);
   // A 2 s poll stays far inside a session's rate limit and leaves room for the rest of the page.
   useInterval(() => void poll(), finished ? null : 2000);
-  return html`<div class="card video-status" data-video=${id} data-status=${video?.status ?? 'loading'}>
-    <h3 class="h4">Video #${id} ${video ? html`<span class="badge">${video.format}</span>` : null}</h3>
+  const remove = async () => {
+    if (!confirm(`Delete video #${video.id} and its files? Share links to it stop working.`)) return;
+    setError(null);
+    try {
+      await call('DELETE', `/v1/videos/${video.id}`);
+      onDeleted();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  const id = video.id;
+  return html`<div class="video-status" data-video=${id} data-status=${video.status}>
+    <h3 class="h4">Video #${id} <span class="badge">${video.format}</span></h3>
+    <${Field} id=${`video-progress-${id}`} label=${`${video.status}${video.status === 'rendering' ? ` ${Math.round(video.progress * 100)} %` : ''}`}>
+      <progress id=${`video-progress-${id}`} max="1" value=${video.progress}>${Math.round(video.progress * 100)} %</progress>
+    <//>
+    ${video.error ? html`<p class="error-box" role="alert">${video.error}</p>` : null}
+    ${video.status === 'completed' && video.video_asset_id !== null ? html`<${AssetVideo} id=${video.video_asset_id} videoId=${id} posterId=${video.poster_asset_id} />` : null}
     <${ErrorBox} error=${error} />
-    ${video
-      ? html`<${Field} id=${`video-progress-${id}`} label=${`${video.status}${video.status === 'rendering' ? ` ${Math.round(video.progress * 100)} %` : ''}`}>
-          <progress id=${`video-progress-${id}`} max="1" value=${video.progress}>${Math.round(video.progress * 100)} %</progress>
-        <//>
-        ${video.error ? html`<p class="error-box" role="alert">${video.error}</p>` : null}`
-      : html`<p>Loading…</p>`}
+    <button type="button" class="danger" onClick=${remove} disabled=${video.status === 'rendering'}>Delete video</button>
   </div>`;
 }
 
@@ -312,11 +332,6 @@ function ShareLink({ id }: { id: number }) {
       <label class="sr-only" for=${`share-${id}`}>Share link</label>
       <input id=${`share-${id}`} class="share-url" readonly value=${link.url} onFocus=${(e: FocusEvent) => (e.currentTarget as HTMLInputElement).select()} />` : null}
   </div>`;
-}
-
-function AssetImage({ id }: { id: number }) {
-  const { path, error } = useSignedPath(id);
-  return html`<div><${ErrorBox} error=${error} />${path ? html`<img src=${path} alt=${`Poster frame, asset ${id}`} class="poster" />` : null}</div>`;
 }
 
 /** Price and currency are optional on a property created through the API. */

@@ -153,6 +153,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       ffmpegAddressSpaceBytes: options.ffmpegAddressSpaceBytes,
       allowPrivateCallbacks: options.allowPrivateWebhooks,
       publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
+      urlSigningKey: process.env.SERVICE_URL_SIGNING_KEY,
       scheme: options.tls ? 'https' : 'http',
       getTenant: (id) => identity.getTenant(id),
       now,

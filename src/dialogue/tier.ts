@@ -1,17 +1,15 @@
-import { mkdir, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ConfigBundle, PolicyKey } from '../../brain/types.js';
-import type { LineParams, TranscribeParams } from '../../plugins/protocol.js';
+import type { TranscribeParams } from '../../plugins/protocol.js';
 import type { Logger } from '../log.js';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/files.js';
 import { silentLogger } from '../log.js';
+import { AgentSpeech, ATTENTION, flagsOf, IN_COMBAT, isDense, KNOWN } from './agent-speech.js';
+import { ModelBackoff } from './backoff.js';
 import {
   zeroCounters,
   type DialogueContext,
   type DialogueCounters,
   type HeardLine,
   type LineSource,
-  type NearbyPlayer,
   type NotableEvent,
   type Persona,
   type SayIntent,
@@ -21,9 +19,10 @@ import {
 } from './context.js';
 import { ECONOMY_PROFILES, type EconomyProfile } from './economy.js';
 import { SpeechLimiter, SpeechWindows } from './limits.js';
-import { emotionLevel, PhraseCache, situationSignature } from './phrase-cache.js';
-import { PluginRequestError } from './supervisor.js';
+import { PhraseCache } from './phrase-cache.js';
+import { lineParams, playerNames, situationOf, type SituationRules } from './situation.js';
 import { voiceFor } from './voice.js';
+import { VoiceFiles } from './voice-files.js';
 import { seededRandom } from '../random.js';
 
 /** The parts of a bundle the dialogue tier reads. */
@@ -62,82 +61,8 @@ export interface DialogueTierOptions {
   onClose?: () => Promise<void>;
 }
 
-/**
- * Speech state of one character. Lives as long as the tier or until forget(). Every tick of
- * the character reads this one object and nothing else of the tier's per-character state:
- * the fields a quiet tick tests come first, and what only some characters ever need (heard
- * lines owed an answer, queued voice-in text, players met, spoken-line windows) is allocated
- * on first use and dropped again when empty.
- */
-class AgentSpeech {
-  constructor(readonly id: number) {}
-  pending = false;
-  /** Whether the previous tick's context had `combat` set. */
-  inCombat = false;
-  ready: SayIntent | null = null;
-  /** Heard lines still to answer (the newest few); null when none. */
-  owed: HeardLine[] | null = null;
-  /** Voice-in transcripts waiting for the next tick; null when none. */
-  voice: string[] | null = null;
-  /** Player id → last game time in range, for greetings; null until a player was in range. */
-  seen: Map<number, Seen> | null = null;
-  /** Spoken-line times for the speech limits; null until the first line. */
-  windows: SpeechWindows | null = null;
-  readyAskedAt = 0;
-  /** Newest heard `at_s` already handled. */
-  heardAt = -Infinity;
-  lastVolunteerAt = -Infinity;
-  lastText = '';
-  /** The last situation signature and what it was built from, reused while they stay the same. */
-  sig = '';
-  sigRole = '';
-  sigGoal = '';
-  sigKind = '';
-  sigEvent = '';
-  sigEmotion = '';
-  sigLevel = -2;
-  /**
-   * While the model is down: the signature last found with no usable cached line, and the
-   * cache's change count then. Until either differs, asking the cache again cannot succeed.
-   */
-  unusableSig = '';
-  unusableAt = -1;
-}
-
-/**
- * Bits of the one byte per character the quiet-tick test reads (agent ids 0 to DENSE_IDS - 1;
- * other ids always take the full path). A byte array of a few kB stays in the CPU's cache
- * where a map of records and the records themselves do not, and a busy server ticks most
- * characters while they can get no line.
- */
-const KNOWN = 1;
-/** AgentSpeech.inCombat. */
-const IN_COMBAT = 2;
-/** The record holds a ready line, heard lines owed an answer or voice-in text. */
-const ATTENTION = 4;
-const DENSE_IDS = 1 << 22;
-
-function isDense(agentId: number): boolean {
-  return agentId >= 0 && agentId < DENSE_IDS && Number.isInteger(agentId);
-}
-
-function flagsOf(st: AgentSpeech): number {
-  return KNOWN | (st.inCombat ? IN_COMBAT : 0) | (st.ready !== null || st.owed !== null || st.voice !== null ? ATTENTION : 0);
-}
-
-/** When a player was last in range; a mutable box, so refreshing it every tick allocates nothing. */
-interface Seen {
-  at: number;
-}
-
-const MAX_OWED = 3;
-const MAX_VOICE_QUEUE = 8;
-const MAX_NAMED_PLAYERS = 4;
 /** No heard lines to answer; never written to. */
 const NO_LINES: HeardLine[] = [];
-
-
-const AUDIO_EXT: Record<string, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/webm': 'webm' };
 
 /**
  * The dialogue tier as the tick handler sees it: `onTick` answers at once with a line that
@@ -159,10 +84,12 @@ export class DialogueTier {
   /** Characters ticked or heard since the start or their forget(): status().agents. */
   private known = 0;
   private counters: DialogueCounters = zeroCounters();
-  private unavailableUntil = 0;
+  private readonly backoff: ModelBackoff;
+  private readonly rules: SituationRules;
   private seq = 0;
   private readonly idPrefix: string;
-  private readonly audioFiles: string[] = [];
+  /** Synthesised and incoming audio; null without an audio directory. */
+  private readonly files: VoiceFiles | null;
   private readonly lines: LineSource | null;
   private readonly voiceOut: Synthesizer | null;
   private readonly voiceIn: Transcriber | null;
@@ -206,6 +133,9 @@ export class DialogueTier {
       if (!(Number.isFinite(value) && value > 0)) throw new Error(`DialogueTier option ${key} must be a positive number, got ${value}`);
     }
     if (!(this.ttsUsdPerMChar >= 0)) throw new Error(`DialogueTier option ttsUsdPerMChar must be 0 or more, got ${this.ttsUsdPerMChar}`);
+    this.backoff = new ModelBackoff(this.now, this.unavailableMs);
+    this.rules = { rangeM: this.rangeM, lineTtlS: this.lineTtlS, greetAgainS: this.greetAgainS, volunteerIntervalS: this.profile.volunteerIntervalS };
+    this.files = this.audioDir === null ? null : new VoiceFiles(this.audioDir, this.maxAudioFiles);
     this.limiter = new SpeechLimiter(options.bundle.speech.limits);
     this.cache = new PhraseCache(options.bundle.speech.phrase_cache, this.random);
     this.idPrefix = Math.floor(this.random() * 36 ** 4).toString(36).padStart(4, '0');
@@ -215,6 +145,7 @@ export class DialogueTier {
   setBundle(bundle: DialogueBundle): void {
     this.bundle = bundle;
     this.profile = ECONOMY_PROFILES[bundle.speech.limits.economy];
+    this.rules.volunteerIntervalS = this.profile.volunteerIntervalS;
     this.limiter.setLimits(bundle.speech.limits);
     this.cache.configure(bundle.speech.phrase_cache);
   }
@@ -230,14 +161,14 @@ export class DialogueTier {
 
   /** Whether the model is currently asked; false while it backs off after failures. */
   modelAvailable(): boolean {
-    return this.lines !== null && this.now() >= this.unavailableUntil;
+    return this.lines !== null && this.backoff.available();
   }
 
   status(): { enabled: boolean; modelAvailable: boolean; retryInMs: number; cachedLines: number; agents: number } {
     return {
       enabled: this.enabled,
       modelAvailable: this.modelAvailable(),
-      retryInMs: Math.max(0, this.unavailableUntil - this.now()),
+      retryInMs: this.backoff.retryInMs(),
       cachedLines: this.cache.lines,
       agents: this.known,
     };
@@ -330,7 +261,7 @@ export class DialogueTier {
       }
     } else if (st.inCombat) st.inCombat = false;
     const heard = ctx.heard;
-    if (heard.length > 0 || st.voice !== null) this.takeHeard(st, timeS, heard);
+    if (heard.length > 0 || st.voice !== null) this.counters.heard += st.takeHeard(timeS, heard);
     if (!this.enabled) {
       st.owed = null;
       st.ready = null;
@@ -344,7 +275,7 @@ export class DialogueTier {
       else return this.emit(st, timeS, say);
     }
     if (st.pending) return null;
-    const kind = this.situation(st, timeS, ctx.players, event);
+    const kind = situationOf(st, timeS, ctx.players, event, this.rules);
     if (kind === null || !this.limiter.allowsIn(st.windows, timeS)) return null;
     return this.begin(st, timeS, ctx, kind, event);
   }
@@ -354,61 +285,6 @@ export class DialogueTier {
     this.counters.spoke++;
     st.lastText = say.text;
     return say;
-  }
-
-  private takeHeard(st: AgentSpeech, timeS: number, heard: readonly HeardLine[]): void {
-    const since = st.heardAt;
-    for (let i = 0; i < heard.length; i++) {
-      const h = heard[i]!;
-      if (!(h.at_s > since)) continue;
-      if (h.at_s > st.heardAt) st.heardAt = h.at_s;
-      this.counters.heard++;
-      // Copied: the caller may reuse its heard objects on the next tick.
-      this.owe(st, h.name === undefined ? { from: h.from, text: h.text, at_s: h.at_s } : { from: h.from, name: h.name, text: h.text, at_s: h.at_s });
-    }
-    const voice = st.voice;
-    if (voice !== null) {
-      st.voice = null;
-      for (const text of voice) {
-        this.counters.heard++;
-        this.owe(st, { from: -1, text, at_s: timeS });
-      }
-    }
-  }
-
-  private owe(st: AgentSpeech, h: HeardLine): void {
-    const owed = (st.owed ??= []);
-    if (owed.length >= MAX_OWED) owed.shift();
-    owed.push(h);
-  }
-
-  /** What, if anything, warrants a line now. */
-  private situation(st: AgentSpeech, timeS: number, players: readonly NearbyPlayer[], event: NotableEvent | null): SituationKind | null {
-    const owed = st.owed;
-    if (owed !== null) {
-      // Speech heard long ago and never answered is stale: answering it now would be odd.
-      if (timeS - owed[owed.length - 1]!.at_s <= this.lineTtlS) return 'reply';
-      st.owed = null;
-    }
-    if (event) return 'event';
-    let near = false;
-    let newcomer = false;
-    for (let i = 0; i < players.length; i++) {
-      const p = players[i]!;
-      if (!(p.distance_m <= this.rangeM)) continue;
-      near = true;
-      const seen = (st.seen ??= new Map());
-      const last = seen.get(p.id);
-      if (last === undefined) {
-        newcomer = true;
-        seen.set(p.id, { at: timeS });
-      } else {
-        if (timeS - last.at > this.greetAgainS) newcomer = true;
-        last.at = timeS;
-      }
-    }
-    if (!near || timeS - st.lastVolunteerAt < this.profile.volunteerIntervalS) return null;
-    return newcomer ? 'greet' : 'idle';
   }
 
   /**
@@ -422,7 +298,7 @@ export class DialogueTier {
     const cacheOn = this.on('phrase_cache');
     if (!modelUp && (!cacheOn || this.cache.lines === 0)) return null;
     const persona = ctx.persona;
-    const signature = this.signature(st, persona, kind, event?.kind ?? '');
+    const signature = st.signature(persona, kind, event?.kind ?? '');
     if (!modelUp && st.unusableAt === this.cache.changes && st.unusableSig === signature) return null;
     const preference = this.profile.cachePreference * (kind === 'reply' ? 0.5 : 1);
     let cached: string | null = null;
@@ -446,7 +322,7 @@ export class DialogueTier {
       return null;
     }
     st.pending = true;
-    const params = this.params(ctx, kind, heard, event);
+    const params = lineParams(this.bundle, ctx, kind, heard, event, this.rangeM, this.maxChars);
     const names = playerNames(ctx.players, heard);
     this.counters.llmRequests++;
     attempt(() => this.lines!.line(params)).then(
@@ -466,32 +342,12 @@ export class DialogueTier {
       (err: unknown) => {
         st.pending = false;
         this.counters.llmErrors++;
-        const e = err instanceof PluginRequestError ? err : null;
-        if (e?.code === 'bad_request') return;
-        // A full queue is our own congestion, not the model's: a short pause is enough.
-        const wait = e?.retryAfterMs ?? (e?.code === 'queue_full' ? 1000 : this.unavailableMs);
-        this.unavailableUntil = Math.max(this.unavailableUntil, this.now() + Math.max(wait, 100));
-        this.logger.warn('dialogue model unavailable; characters stay silent until it recovers', { code: e?.code ?? 'internal', message: err instanceof Error ? err.message : String(err), retryInMs: wait });
+        const failure = this.backoff.failed(err);
+        if (failure.kind === 'refused') return;
+        this.logger.warn('dialogue model unavailable; characters stay silent until it recovers', { code: failure.code, message: err instanceof Error ? err.message : String(err), retryInMs: failure.waitMs });
       },
     );
     return null;
-  }
-
-  /** situationSignature, rebuilt only when one of its parts changed since this agent's last one. */
-  private signature(st: AgentSpeech, p: Persona, kind: SituationKind, eventKind: string): string {
-    const e = p.emotion;
-    const level = emotionLevel(e);
-    const emotion = e ? e.name : '';
-    if (st.sigLevel !== level || st.sigKind !== kind || st.sigRole !== p.role || st.sigGoal !== p.goal || st.sigEvent !== eventKind || st.sigEmotion !== emotion) {
-      st.sig = situationSignature(p.role, p.goal, kind, eventKind, e);
-      st.sigLevel = level;
-      st.sigKind = kind;
-      st.sigRole = p.role;
-      st.sigGoal = p.goal;
-      st.sigEvent = eventKind;
-      st.sigEmotion = emotion;
-    }
-    return st.sig;
   }
 
   private voiceOn(): boolean {
@@ -521,7 +377,7 @@ export class DialogueTier {
         const ttsUsd = (r.characters * this.ttsUsdPerMChar) / 1e6;
         this.counters.spendUsd += ttsUsd;
         this.counters.ttsUsd += ttsUsd;
-        this.keepAudio(r.file);
+        this.files!.keep(r.file);
         ready({ ...plain, audio_url: `${this.audioUrlPrefix}/${r.file}` });
       },
       (err: unknown) => {
@@ -531,45 +387,12 @@ export class DialogueTier {
     );
   }
 
-  private keepAudio(file: string): void {
-    this.audioFiles.push(file);
-    while (this.audioFiles.length > this.maxAudioFiles) {
-      const old = this.audioFiles.shift()!;
-      unlink(join(this.audioDir!, old)).catch(() => {});
-    }
-  }
-
-  private params(ctx: DialogueContext, kind: SituationKind, heard: readonly HeardLine[], event: NotableEvent | null): LineParams {
-    const p = ctx.persona;
-    const flavorOn = this.on('flavor') && this.bundle.flavor.enabled;
-    const traits: Record<string, number> = {};
-    for (const [k, v] of Object.entries(p.traits)) if (typeof v === 'number') traits[k] = v;
-    const near = ctx.players.filter((pl) => pl.distance_m <= this.rangeM * 3).sort((a, b) => a.distance_m - b.distance_m).slice(0, MAX_NAMED_PLAYERS);
-    const emotion = p.emotion ? `${p.emotion.intensity >= 0.67 ? 'very ' : p.emotion.intensity < 0.34 ? 'a little ' : ''}${p.emotion.name}` : '';
-    return {
-      game: this.bundle.game ? { ...this.bundle.game } : null,
-      character: { name: p.name, role: p.role, traits, themes: flavorOn ? [...p.themes] : [], goal: p.goal, emotion },
-      flavor: flavorOn ? this.bundle.flavor.global : '',
-      memory: this.on('memory') ? p.memory : '',
-      situation: {
-        kind,
-        doing: ctx.doing,
-        players: near.map((pl) => ({ name: pl.name, distance_m: pl.distance_m })),
-        heard: heard.map((h) => ({ from: h.name ?? (h.from >= 0 ? nameOf(ctx.players, h.from) : 'someone'), text: h.text })),
-        event: event ? `${event.kind}${event.detail ? `: ${event.detail}` : ''}` : '',
-      },
-      max_chars: this.maxChars,
-    };
-  }
-
   /** Voice-in: a transcript becomes this agent's heard speech on its next tick. */
   hear(agentId: number, text: string): void {
     const t = text.trim();
     if (!t) return;
     const st = this.record(agentId, isDense(agentId));
-    const voice = (st.voice ??= []);
-    if (voice.length >= MAX_VOICE_QUEUE) voice.shift();
-    voice.push(t);
+    st.queueVoice(t);
     this.attend(st);
   }
 
@@ -592,17 +415,14 @@ export class DialogueTier {
    */
   async transcribe(agentId: number, audio: Buffer, mime: string): Promise<void> {
     if (!this.voiceInAvailable()) throw new Error('voice input is not available');
-    const dir = join(this.audioDir!, 'incoming');
-    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    const path = join(dir, `v_${this.idPrefix}${(++this.seq).toString(36)}.${AUDIO_EXT[mime] ?? 'bin'}`);
-    await writeFile(path, audio, { mode: PRIVATE_FILE_MODE });
+    const path = await this.files!.writeIncoming(`v_${this.idPrefix}${(++this.seq).toString(36)}`, audio, mime);
     const params: TranscribeParams = { path, mime };
     try {
       const { text } = await this.voiceIn!.transcribe(params);
       this.counters.transcriptions++;
       this.hear(agentId, text);
     } finally {
-      unlink(path).catch(() => {});
+      this.files!.dropIncoming(path);
     }
   }
 
@@ -638,16 +458,4 @@ function attempt<T>(call: () => Promise<T>): Promise<T> {
   } catch (err) {
     return Promise.reject(err);
   }
-}
-
-function nameOf(players: readonly NearbyPlayer[], id: number): string {
-  for (const p of players) if (p.id === id) return p.name;
-  return `#${id}`;
-}
-
-function playerNames(players: readonly NearbyPlayer[], heard: readonly HeardLine[]): string[] {
-  const names: string[] = [];
-  for (const p of players) if (p.name) names.push(p.name);
-  for (const h of heard) if (h.name) names.push(h.name);
-  return names;
 }

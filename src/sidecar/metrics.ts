@@ -4,7 +4,7 @@ import type { HttpServer } from '../http/server.js';
 import { GATE_HEADERS, type BearerGate } from './auth.js';
 import type { ConfigSource } from './config/config-source.js';
 import type { Evaluator } from './tick/evaluator.js';
-import { BATCH_SIZE_EDGES, type TickHandler } from './tick/tick.js';
+import { BATCH_SIZE_EDGES, type TickHandler } from './tick/handler.js';
 
 /** Metric names of the sidecar start with this. */
 export const SIDECAR_METRICS_PREFIX = 'brainstem_sidecar';

@@ -18,7 +18,8 @@ import { StateKeeper } from './state/state-file.js';
 import { PlayerTracker, RecentAgents } from './state/players.js';
 import { mountStatus } from './status-route.js';
 import { mountMetrics, sidecarRegistry } from './metrics.js';
-import { mountTick, mountTicks, TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/tick.js';
+import { TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/handler.js';
+import { mountTick, mountTicks } from './tick/routes.js';
 
 export interface SidecarOptions {
   host: string;

@@ -21,7 +21,7 @@ import { newToken } from '../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import { LocalStorage, type AssetStorage } from './storage.js';
 import { parseObjectStoreUrl, S3Storage, s3ClientFromEnv } from './s3-storage.js';
-import { AssetUrlSigner, loadSigningKey } from './signed-urls.js';
+import { AssetUrlSigner, loadSigningKey, signingKeyFromHex } from './signed-urls.js';
 
 export interface VideoServiceOptions {
   /** Properties, photos, videos and assets, on the services' database. */
@@ -62,6 +62,8 @@ export interface VideoServiceOptions {
   objectStore?: string | undefined;
   /** The origin signed asset URLs start with (SERVICE_PUBLIC_URL); default the request's scheme and Host header. */
   publicUrl?: string | undefined;
+  /** The key of signed asset URLs as hex (SERVICE_URL_SIGNING_KEY), for replicas that must agree; default DATA_DIR/url-signing.key. */
+  urlSigningKey?: string | undefined;
   /** The scheme this server is reached with when no public URL is set. */
   scheme?: 'http' | 'https' | undefined;
   /** The tenant of an asset opened with a signed URL (to check it is active and on the plan). */
@@ -121,10 +123,12 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   if (ffmpeg && !confinement.prlimit) logger.warn('prlimit not found: ffmpeg renders run with their wall-clock limit but without an address-space limit (install util-linux)');
   const fontFile = findFont(options.fontFile);
   if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font', addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null });
-  const storage = await openStorage(options.objectStore, options.dataDir);
-  logger.info('video storage', { where: storage.description });
   const local = ['work', ...(options.objectStore ? [] : ['photos', 'assets'])];
   for (const sub of local) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
+  const signer = new AssetUrlSigner(options.urlSigningKey ? signingKeyFromHex(options.urlSigningKey, 'SERVICE_URL_SIGNING_KEY') : await loadSigningKey(options.dataDir));
+  // Opened after what may refuse the start (a malformed key), so a refusal leaves no client open.
+  const storage = await openStorage(options.objectStore, options.dataDir);
+  logger.info('video storage', { where: storage.description });
   // Staged uploads of a process that stopped mid-request are never committed: start clean.
   await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
   await mkdir(join(options.dataDir, 'tmp'), { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -150,7 +154,6 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     logger,
     ...(options.callbackPollMs ? { pollMs: options.callbackPollMs } : {}),
   });
-  const signer = new AssetUrlSigner(await loadSigningKey(options.dataDir));
   const queue = new RenderQueue({
     store,
     storage,

@@ -1,25 +1,23 @@
 import { join } from 'node:path';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
-import { isClientAbort } from '../http/guard.js';
 import { json, empty, type Reply } from '../http/reply.js';
 import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
-import { requirePlan } from '../identity/routes.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import { newToken } from '../identity/tokens.js';
 import type { Logger } from '../log.js';
 import type { DeleteOutcome, VideoStore } from './store.js';
 import type { AssetStorage } from './storage.js';
-import { rateHeaders } from '../http/ratelimit.js';
 import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto, type UploadLimits } from './uploads.js';
 import { callbackUrlProblem } from './callbacks.js';
 import type { Resolve } from '../net/ssrf.js';
 import type { ByteBudget } from './budget.js';
-import { etagMatches, parseRange } from './range.js';
-import { assetView, photoView, propertyView, videoView } from './views.js';
-import { AssetUrlSigner, isSigned, originOf, ttlParam } from './signed-urls.js';
-import { FORMAT_NAMES, TEMPLATES, VIDEO_STATUSES, type AssetId, type AssetRecord, type PhotoId, type PropertyId, type PropertyInput, type VideoId, type VideoStatus } from './types.js';
+import { photoView, propertyView, videoView } from './views.js';
+import type { AssetUrlSigner } from './signed-urls.js';
+import { mountAssetRoutes } from './asset-routes.js';
+import { decodeCursor, encodeCursor, optionalId, statusParam, tenantRoute } from './route-kit.js';
+import { FORMAT_NAMES, TEMPLATES, type PhotoId, type PropertyId, type PropertyInput, type VideoId } from './types.js';
 
 export interface VideoRoutesOptions {
   store: VideoStore;
@@ -48,40 +46,7 @@ export interface VideoRoutesOptions {
   now: () => number;
 }
 
-type Handler = (req: Request, tenant: TenantRecord) => Promise<Reply>;
-
 const VIDEO_FIELDS = new Set(['property_id', 'template', 'format', 'callback_url']);
-
-function withHeaders(reply: Reply, headers: Record<string, string>): Reply {
-  return { ...reply, headers: { ...reply.headers, ...headers } };
-}
-
-/** Cursors are opaque to clients: the id the previous page ended on, versioned so the format can change. */
-function encodeCursor(after: number | null): string | null {
-  return after === null ? null : Buffer.from(`v1:${after}`).toString('base64url');
-}
-
-function decodeCursor(req: Request): number | null {
-  const raw = req.searchParams().get('cursor');
-  if (raw === null || raw === '') return null;
-  const m = /^v1:(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
-  if (!m) throw new HttpError('bad_request', 'cursor is not one this API issued; pass next_cursor from the previous page.');
-  return Number(m[1]);
-}
-
-function optionalId(req: Request, name: string): number | undefined {
-  const raw = req.searchParams().get(name);
-  if (raw === null || raw === '') return undefined;
-  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw new HttpError('bad_request', `${name} must be a positive integer, got ${JSON.stringify(raw)}.`);
-  return Number(raw);
-}
-
-function statusParam(req: Request): VideoStatus | undefined {
-  const raw = req.searchParams().get('status');
-  if (raw === null || raw === '') return undefined;
-  if (!(VIDEO_STATUSES as readonly string[]).includes(raw)) throw new HttpError('bad_request', `status must be one of ${VIDEO_STATUSES.join(', ')}, got ${JSON.stringify(raw)}.`);
-  return raw as VideoStatus;
-}
 
 function declaredLength(req: Request): number | null {
   const raw = req.headers['content-length'];
@@ -95,25 +60,7 @@ function unknownFields(f: Fields, body: Record<string, unknown>, known: Set<stri
 export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): void {
   const { store } = o;
 
-  /**
-   * Every route: an API key or a user session of the tenant (the dashboard), counted by the
-   * authenticator against its rate limits (429 past them), then the plan. From the rate limit
-   * on, every answer (errors too) carries the X-RateLimit-* headers of the credential's limit.
-   */
-  const api = (h: Handler) => async (req: Request): Promise<Reply> => {
-    const principal = await o.auth.tenant(req);
-    const headers = rateHeaders(principal.rate);
-    try {
-      requirePlan(principal.tenant.plan, 'agency');
-      return withHeaders(await h(req, principal.tenant), headers);
-    } catch (err) {
-      if (err instanceof HttpError) throw new HttpError(err.code, err.message, { ...(err.details ? { details: err.details } : {}), headers: { ...err.headers, ...headers } });
-      // A client that went away is not a server fault: the server logs it at debug level.
-      if (req.aborted || isClientAbort(err)) throw err;
-      o.logger.error('video API request failed', { path: req.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
-      throw new HttpError('internal', undefined, { headers });
-    }
-  };
+  const api = tenantRoute(o.auth, o.logger);
 
   const propertyOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
     const id = idParam(raw, 'property') as PropertyId;
@@ -157,6 +104,20 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     return json(200, propertyView(p, photos.get(p.id) ?? []));
   }));
 
+  /**
+   * Runs a write that references a property which may have been deleted since the request
+   * looked it up (an upload takes a while): the write then fails on the reference, and the
+   * answer is the 404 a request that came a moment later would get.
+   */
+  const whileProperty = async <T>(tenant: TenantRecord, id: PropertyId, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(await store.getProperty(tenant.id, id))) throw new HttpError('not_found', `No property with id ${id}: it was deleted while this request was under way.`);
+      throw err;
+    }
+  };
+
   const tmpDir = join(o.dataDir, 'tmp');
   server.post('/v1/properties/:id/photos', api(async (req, tenant) => {
     const property = await propertyOr404(tenant, req.params.id);
@@ -169,7 +130,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     try {
       const committed = await commitPhotos(staged, o.storage);
       stored = committed.map((p) => p.storageKey);
-      const added = await store.addPhotos(property.id, committed, o.maxPhotosPerProperty);
+      const added = await whileProperty(tenant, property.id, () => store.addPhotos(property.id, committed, o.maxPhotosPerProperty));
       if (added === 'too_many') {
         throw new HttpError('validation_failed', `A property may have at most ${o.maxPhotosPerProperty} photos; it has ${property.photoCount}. Nothing was stored.`, {
           details: [{ path: 'photos', message: `at most ${o.maxPhotosPerProperty - property.photoCount} more photos fit` }],
@@ -205,7 +166,8 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       });
     }
     const max = o.auth.limits.queuedVideosPerTenant;
-    const video = await store.createVideo(tenant.id, { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) }, max);
+    const input = { propertyId: property.id, template: template!, format: format!, callbackUrl: callbackUrl ?? null, photoIds: photos.map((p) => p.id as PhotoId) };
+    const video = await whileProperty(tenant, property.id, () => store.createVideo(tenant.id, input, max));
     if (video === 'limit') throw new HttpError('plan_limit', `A tenant may have at most ${max} videos queued or rendering; wait for one to finish.`);
     o.onQueued();
     return json(202, videoView(video), { location: `/v1/videos/${video.id}` });
@@ -266,69 +228,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     return removeOrphans(outcome);
   }), { body: 'none' });
 
-  server.get('/v1/assets', api(async (req, tenant) => {
-    const limit = limitParam(req, 20, 100);
-    const propertyId = optionalId(req, 'property_id') as PropertyId | undefined;
-    const videoId = optionalId(req, 'video_id') as VideoId | undefined;
-    const page = await store.listAssets(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(videoId ? { videoId } : {}) }, limit, decodeCursor(req));
-    return json(200, { data: page.items.map(assetView), next_cursor: encodeCursor(page.nextAfter) });
-  }));
-
-  const assetOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
-    const id = idParam(raw, 'asset') as AssetId;
-    const a = await store.getAsset(tenant.id, id);
-    if (!a) throw new HttpError('not_found', `No asset with id ${id}.`);
-    return a;
-  };
-
-  server.get('/v1/assets/:id', api(async (req, tenant) => json(200, assetView(await assetOr404(tenant, req.params.id)))));
-
-  /** The asset's file, whole or one range, with the validators that let players and caches resume. */
-  const fileReply = async (req: Request, asset: AssetRecord): Promise<Reply> => {
-    const size = asset.sizeBytes;
-    const base = { 'content-type': asset.contentType, 'accept-ranges': 'bytes', etag: asset.etag, 'cache-control': 'private, max-age=0, must-revalidate' };
-    if (etagMatches(req.headers['if-none-match'], asset.etag)) return empty(304, base);
-    // If-Range with another validator asks for the whole (changed) file.
-    const ifRange = req.headers['if-range'];
-    const range = ifRange && ifRange !== asset.etag ? { kind: 'whole' as const } : parseRange(req.headers.range, size);
-    if (range.kind === 'unsatisfiable') throw new HttpError('range_not_satisfiable', `The file has ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
-    const part = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
-    const stream = await o.storage.get('assets', asset.storageKey, part);
-    if (!stream) throw new HttpError('not_found', `The file of asset ${asset.id} is missing.`);
-    if (part) return { status: 206, headers: { ...base, 'content-range': `bytes ${part.start}-${part.end}/${size}` }, stream, length: part.end - part.start + 1 };
-    return { status: 200, headers: base, stream, length: size };
-  };
-
-  /**
-   * A signed URL opens its asset without a credential until it expires. A tampered or expired
-   * URL is 403; an asset deleted since is 404; a tenant suspended or below the plan since
-   * loses its URLs as it loses its keys.
-   */
-  const signedFile = async (req: Request): Promise<Reply> => {
-    const id = idParam(req.params.id, 'asset') as AssetId;
-    const q = req.searchParams();
-    const verdict = o.signer.verify(id, q.get('expires'), q.get('signature'), o.now());
-    if (verdict === 'invalid') throw new HttpError('forbidden', 'The signature of this asset URL is invalid; ask for a new URL (GET /v1/assets/{id}/url).');
-    if (verdict === 'expired') throw new HttpError('forbidden', `This asset URL expired at ${new Date(Number(q.get('expires')) * 1000).toISOString()}; ask for a new one (GET /v1/assets/{id}/url).`);
-    const asset = await store.assetById(id);
-    if (!asset) throw new HttpError('not_found', `No asset with id ${id}: it was deleted.`);
-    const tenant = await o.getTenant(asset.tenantId);
-    if (!tenant) throw new HttpError('not_found', `No asset with id ${id}.`);
-    if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this asset is suspended.');
-    requirePlan(tenant.plan, 'agency');
-    return fileReply(req, asset);
-  };
-
-  const keyedFile = api(async (req, tenant) => fileReply(req, await assetOr404(tenant, req.params.id)));
-  server.get('/v1/assets/:id/file', (req) => (isSigned(req) ? signedFile(req) : keyedFile(req)));
-
-  server.get('/v1/assets/:id/url', api(async (req, tenant) => {
-    const asset = await assetOr404(tenant, req.params.id);
-    const ttl = ttlParam(req);
-    const expiresS = Math.floor(o.now() / 1000) + ttl;
-    const url = `${originOf(req, o.publicUrl, o.scheme)}/v1/assets/${asset.id}/file?${o.signer.query(asset.id, expiresS)}`;
-    return json(200, { url, expires_at: new Date(expiresS * 1000).toISOString() });
-  }));
+  mountAssetRoutes(server, o, api);
 
   server.get('/v1/callback-secret', api(async (_req, tenant) => json(200, { secret: await store.callbackSecret(tenant.id, () => newToken('webhookSecret')) })));
 

@@ -38,6 +38,9 @@ export function parseObjectStoreUrl(raw: string): ObjectStoreLocation {
  * checksum, which some of them store verbatim (chunk headers and all) instead of decoding.
  */
 export function s3ClientFromEnv(env: NodeJS.ProcessEnv = process.env): S3Client {
+  // The SDK version this package pins runs on Node 20 (the runtime floor); its multi-line
+  // warning about later SDK versions needing Node 22 would only break the JSON log on stderr.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
   return new S3Client({
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',

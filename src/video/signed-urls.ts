@@ -16,6 +16,13 @@ export const SIGNED_URL_TTL = { defaultS: 3600, maxS: 7 * 24 * 3600 } as const;
 export const URL_SIGNING_KEY_FILE = 'url-signing.key';
 const KEY_BYTES = 32;
 
+/** The key given as hex (SERVICE_URL_SIGNING_KEY, shared by replicas), checked for length and form. */
+export function signingKeyFromHex(hex: string, source: string): Buffer {
+  const text = hex.trim();
+  if (!/^(?:[0-9a-fA-F]{2}){32,}$/.test(text)) throw new Error(`${source} must be at least ${KEY_BYTES} bytes as hex (${KEY_BYTES * 2} or more hex digits), e.g. from: openssl rand -hex ${KEY_BYTES}`);
+  return Buffer.from(text, 'hex');
+}
+
 /**
  * Reads the URL-signing key from the data directory, creating it on first use. Two processes
  * starting on one data directory agree: the file is created exclusively, and the loser reads it.
@@ -27,9 +34,7 @@ export async function loadSigningKey(dataDir: string, random: (n: number) => Buf
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  const text = (await readFile(file, 'utf8')).trim();
-  if (!/^[0-9a-f]{64,}$/.test(text)) throw new Error(`${file} must hold at least ${KEY_BYTES} bytes as lower-case hex; remove it to have a new key made (URLs already issued stop working)`);
-  return Buffer.from(text, 'hex');
+  return signingKeyFromHex(await readFile(file, 'utf8'), `${file} (remove it to have a new key made; URLs already issued stop working)`);
 }
 
 export type Verdict = 'ok' | 'expired' | 'invalid';

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Brain, BrainStateError, STATE_VERSION, type BrainState, type ConfigBundle, type Persona, type TickRequest, type TickResponse } from '../../brain/index.js';
+import { fieldsAddedAfter } from '../../brain/agent-fields.js';
 import { fixtures } from '../helpers/paths.js';
 import { bundle, hostile, req, self } from './sim.js';
 
@@ -76,6 +77,56 @@ test('memory blocks refuse kinds and ring positions the brain never writes, nami
   }
   brain.importState(good);
   assert.deepEqual(brain.exportState(), good);
+});
+
+/**
+ * test/fixtures/brain/state-v3.json was written by the brain before its numeric fields were
+ * derived from one table (agent-fields.ts), at main 320072d: its exported state after 6000
+ * ticks of twelve characters (every memory ring full, player names allowed), the next ticks,
+ * its replies, its state after them and every persona. Reading that file must give back the
+ * same document, the same replies, the same state and the same personas: the persisted
+ * format and the behaviour did not move.
+ */
+interface RecordedSession {
+  bundle: ConfigBundle;
+  state: BrainState;
+  requests: TickRequest[];
+  replies: TickResponse[];
+  after: BrainState;
+  personas: (Persona | null)[];
+}
+
+function recorded(name: string): RecordedSession {
+  return JSON.parse(readFileSync(join(fixtures, 'brain', name), 'utf8')) as RecordedSession;
+}
+
+test('a layout-3 state file is read, continued and written back identically, text for text', () => {
+  const v3 = recorded('state-v3.json');
+  assert.equal(v3.state.version, 3);
+  const brain = new Brain(v3.bundle);
+  brain.importState(structuredClone(v3.state));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v3.state));
+  const replies = v3.requests.map((r) => brain.tick(r));
+  assert.equal(JSON.stringify(replies), JSON.stringify(v3.replies));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v3.after));
+  assert.equal(JSON.stringify(v3.after.agents.map((a) => brain.persona(a.id) ?? null)), JSON.stringify(v3.personas));
+});
+
+test('a layout-2 state file written by the layout-2 brain keeps every field and gains the layout-3 clocks at "nothing under way"', () => {
+  const v2 = recorded('state-v2.json');
+  assert.equal(v2.state.version, 2);
+  const brain = new Brain(v2.bundle);
+  brain.importState(structuredClone(v2.state));
+  const loaded = brain.exportState();
+  assert.equal(loaded.version, STATE_VERSION);
+  const added = fieldsAddedAfter(2);
+  assert.ok(Object.keys(added).length > 0);
+  loaded.agents.forEach((a, i) => {
+    const rec = a as unknown as Record<string, unknown>;
+    const old = v2.state.agents[i] as unknown as Record<string, unknown>;
+    for (const key of Object.keys(old)) assert.deepEqual(rec[key], old[key], key);
+    for (const [key, value] of Object.entries(added)) assert.equal(rec[key], value, key);
+  });
 });
 
 test('a layout-2 state file (before waypoint pauses and detours) loads with those clocks at "nothing under way"', () => {

@@ -340,6 +340,18 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     await a.getByRole('link', { name: 'Harbour loft' }).waitFor();
     await shot(a, 'properties');
 
+    // Deletes: a photo (the finished video keeps playing), the video (its share link stops), the property.
+    await a.getByRole('link', { name: 'Harbour loft' }).click();
+    await a.locator('video[data-asset]').waitFor();
+    await a.getByRole('button', { name: 'Delete photo p1.jpg' }).click();
+    await a.getByRole('heading', { name: 'Photos (1)' }).waitFor();
+    await a.getByRole('button', { name: 'Delete video' }).click();
+    await a.getByText('No videos yet.').waitFor();
+    assert.equal((await fetch(link)).status, 404, 'a deleted video\'s share link is 404');
+    await a.getByRole('button', { name: 'Delete property' }).click();
+    await a.waitForURL(/#\/properties$/);
+    await a.getByText('No properties yet.').waitFor();
+
     // Billing.
     await a.goto(`${s.url}/#/billing`);
     await a.getByRole('button', { name: /Check out Cloud/ }).first().waitFor();

@@ -14,7 +14,10 @@ export interface TestServer extends Embedded {
 /** A real embedded server on port 0 over a SQLite file in a fresh temp dir. */
 export async function startTestServer(options: Partial<EmbeddedOptions> = {}): Promise<TestServer> {
   const dir = tempDir();
-  const server = await startEmbedded({ port: 0, db: join(dir.path, 'test.db'), adminToken: ADMIN_TOKEN, ...options });
+  const server = await startEmbedded({ port: 0, db: join(dir.path, 'test.db'), adminToken: ADMIN_TOKEN, ...options }).catch((err: unknown) => {
+    dir.dispose();
+    throw err;
+  });
   return {
     ...server,
     dir: dir.path,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decode, encode } from '@msgpack/msgpack';
-import { TICK_MAX_BODY } from '../../src/sidecar/tick/tick.js';
+import { TICK_MAX_BODY } from '../../src/sidecar/tick/handler.js';
 import { fullTick, post, startTest } from './helpers.js';
 
 const POSTURES = ['standing', 'crouched', 'prone'];

@@ -4,7 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { parseObjectStoreUrl, s3ClientFromEnv } from '../../src/video/s3-storage.js';
+import { parseObjectStoreUrl, S3Storage, s3ClientFromEnv } from '../../src/video/s3-storage.js';
+import { assetStorageContract } from './storage-contract.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';
 import { apiKey, createProperty, ffprobe, POLLING_LIMITS, startVideoServer, testImage, uploadMultipart, waitForVideo } from './helpers.js';
 
@@ -18,20 +19,27 @@ let s3rver: ChildProcess;
 let s3dir: { path: string; dispose(): void };
 let client: S3Client;
 
-before(async () => {
-  s3dir = tempDir('brainstem-s3-');
-  s3rver = spawn(process.execPath, [join(repoRoot, 'node_modules', 's3rver', 'bin', 's3rver.js'), '-d', s3dir.path, '-a', '127.0.0.1', '-p', '0', '--silent', '--configure-bucket', BUCKET], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
+/** A real s3rver process on `port` (0: any free one) serving s3dir, with the bucket made. */
+async function startS3rver(port: number): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [join(repoRoot, 'node_modules', 's3rver', 'bin', 's3rver.js'), '-d', s3dir.path, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', BUCKET], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const bound = await new Promise<number>((resolve, reject) => {
     let out = '';
-    s3rver.stdout!.on('data', (c: Buffer) => {
+    child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       const m = /listening on [^:]+:(\d+)/.exec(out);
       if (m) resolve(Number(m[1]));
     });
-    s3rver.on('exit', (code) => reject(new Error(`s3rver exited ${code}: ${out}`)));
+    child.on('exit', (code) => reject(new Error(`s3rver exited ${code}: ${out}`)));
   });
+  return { child, port: bound };
+}
+
+before(async () => {
+  s3dir = tempDir('brainstem-s3-');
+  const started = await startS3rver(0);
+  s3rver = started.child;
   // The standard AWS environment, as an operator would set it; s3rver accepts its own fixed credentials.
-  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: `http://127.0.0.1:${port}` });
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: `http://127.0.0.1:${started.port}` });
   client = s3ClientFromEnv();
 });
 
@@ -50,6 +58,12 @@ async function object(key: string): Promise<Buffer> {
   const r = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
   return Buffer.from(await r.Body!.transformToByteArray());
 }
+
+let prefixes = 0;
+assetStorageContract('S3-compatible bucket (s3rver)', async () => {
+  const storage = new S3Storage({ bucket: BUCKET, prefix: `contract/${++prefixes}` }, s3ClientFromEnv());
+  return { storage, close: async () => storage.close() };
+});
 
 test('--object-store URLs: s3://bucket with an optional prefix, anything else refused in one line', () => {
   assert.deepEqual(parseObjectStoreUrl('s3://media'), { bucket: 'media', prefix: '' });
@@ -119,4 +133,37 @@ test('photos, renders, downloads (Range, signed URLs) and deletes go through the
 
 test('a bucket that does not exist stops the server\'s start with the reason', async () => {
   await assert.rejects(startVideoServer({ objectStore: 's3://no-such-bucket-here' }), /object store s3:\/\/no-such-bucket-here is not usable: no such bucket/);
+});
+
+test('downloads while the bucket is out of reach are 503 unavailable with Retry-After, and work again when it is back', async () => {
+  const s = await startVideoServer({ objectStore: `s3://${BUCKET}/outage`, limits: POLLING_LIMITS });
+  try {
+    const { key } = await apiKey(s);
+    const pid = await createProperty(s, key);
+    assert.equal((await uploadMultipart(s, `/v1/properties/${pid}/photos`, key, [{ name: 'a.png', data: testImage('png') }])).status, 201);
+    const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '1:1' } });
+    const done = await waitForVideo(s, key, v.body.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    const signed = (await s.call('GET', `/v1/assets/${done.poster_asset_id}/url`, { token: key })).body.url as string;
+    assert.equal((await fetch(signed)).status, 200);
+
+    const port = Number(new URL(process.env.AWS_ENDPOINT_URL!).port);
+    const exited = new Promise((resolve) => s3rver.once('exit', resolve));
+    s3rver.kill();
+    await exited;
+    const out = await fetch(signed);
+    assert.equal(out.status, 503);
+    assert.equal(out.headers.get('retry-after'), '5');
+    assert.equal(((await out.json()) as { error: { code: string } }).error.code, 'unavailable');
+    const keyed = await s.call('GET', `/v1/assets/${done.video_asset_id}/file`, { token: key });
+    assert.equal(keyed.status, 503, 'keyed downloads alike');
+
+    s3rver = (await startS3rver(port)).child;
+    const back = await fetch(signed);
+    assert.equal(back.status, 200);
+    assert.equal(back.headers.get('content-type'), 'image/jpeg');
+    await back.arrayBuffer();
+  } finally {
+    await s.stop();
+  }
 });

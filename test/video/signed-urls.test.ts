@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { AssetUrlSigner, loadSigningKey, originOf, SIGNED_URL_TTL, URL_SIGNING_KEY_FILE } from '../../src/video/signed-urls.js';
+import { AssetUrlSigner, loadSigningKey, originOf, signingKeyFromHex, SIGNED_URL_TTL, URL_SIGNING_KEY_FILE } from '../../src/video/signed-urls.js';
 import type { Request } from '../../src/http/server.js';
 import type { AssetId } from '../../src/video/types.js';
 import { ADMIN_TOKEN } from '../helpers/embedded.js';
@@ -36,6 +36,25 @@ test('the signing key is made once in the data directory (0600) and read back by
     assert.deepEqual(await loadSigningKey(dir.path), a);
   } finally {
     dir.dispose();
+  }
+});
+
+test('SERVICE_URL_SIGNING_KEY (hex, at least 32 bytes) replaces the key file, so replicas can share one key', async () => {
+  const hex = 'ab'.repeat(32);
+  assert.deepEqual(signingKeyFromHex(` ${hex}\n`, 'X'), Buffer.alloc(32, 0xab));
+  for (const bad of ['', 'ab'.repeat(31), `${hex}a`, 'zz'.repeat(32)]) assert.throws(() => signingKeyFromHex(bad, 'SERVICE_URL_SIGNING_KEY'), /SERVICE_URL_SIGNING_KEY must be at least 32 bytes as hex/, bad);
+  process.env.SERVICE_URL_SIGNING_KEY = 'not hex';
+  try {
+    await assert.rejects(startVideoServer(), /SERVICE_URL_SIGNING_KEY must be at least 32 bytes/);
+    process.env.SERVICE_URL_SIGNING_KEY = hex;
+    const s = await startVideoServer();
+    try {
+      assert.equal(existsSync(join(s.dir, 'data', URL_SIGNING_KEY_FILE)), false, 'no key file is made when the key is given');
+    } finally {
+      await s.stop();
+    }
+  } finally {
+    delete process.env.SERVICE_URL_SIGNING_KEY;
   }
 });
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiKey, createProperty, startVideoServer, testImage, waitForVideo } from './helpers.js';
+import { apiKey, createProperty, POLLING_LIMITS, startVideoServer, testImage, waitForVideo } from './helpers.js';
 import { tenantSession, type TestServer } from '../helpers/embedded.js';
 
 async function withPhoto(s: TestServer, key: string): Promise<number> {
@@ -8,6 +8,16 @@ async function withPhoto(s: TestServer, key: string): Promise<number> {
   const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ filename: 'a.png', data_base64: testImage('png').toString('base64') }] } });
   assert.equal(up.status, 201);
   return pid;
+}
+
+/** Polls a video until it shows `status` (the render queue moves it on its own). */
+async function waitForStatus(s: TestServer, key: string, id: number, status: string): Promise<void> {
+  for (;;) {
+    const r = await s.call('GET', `/v1/videos/${id}`, { token: key });
+    if (r.body.status === status) return;
+    assert.ok(r.body.status === 'queued' || r.body.status === status, `video ${id} is ${r.body.status}, waiting for ${status}`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
 }
 
 async function video(s: TestServer, key: string, pid: number): Promise<number> {
@@ -60,38 +70,66 @@ test('GET /v1/videos lists the tenant\'s videos newest first, paginated, filtere
   }
 });
 
-test('a video is deleted (204, then 404), unless it is rendering (409 conflict); another tenant\'s id is 404', async () => {
+test('deletes refuse (409 conflict) while a render needs what they would remove; a queued video is deleted out of the queue', async () => {
+  // One render slot held by a ten-minute tour: the first video stays rendering and the next one
+  // queued for as long as the test needs (stopping the server kills ffmpeg).
+  const s = await startVideoServer({ renderConcurrency: 1, limits: POLLING_LIMITS, video: { timings: { titleS: 300, photoS: 300, fadeS: 0.5, fps: 25 } } });
+  try {
+    const { key } = await apiKey(s);
+    const pid = await withPhoto(s, key);
+    const first = (await s.call('GET', `/v1/properties/${pid}`, { token: key })).body.photos[0].id;
+    const rendering = await video(s, key, pid);
+    await waitForStatus(s, key, rendering, 'rendering');
+    const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ filename: 'b.png', data_base64: testImage('png').toString('base64') }] } });
+    const second = up.body.data[0].id;
+    const queued = await video(s, key, pid);
+    assert.equal((await s.call('GET', `/v1/videos/${queued}`, { token: key })).body.status, 'queued');
+
+    const conflict = async (path: string, message: RegExp) => {
+      const r = await s.call('DELETE', path, { token: key });
+      assert.equal(r.status, 409, path);
+      assert.equal(r.body.error.code, 'conflict');
+      assert.match(r.body.error.message, message);
+    };
+    await conflict(`/v1/videos/${rendering}`, new RegExp(`Video ${rendering} is rendering`));
+    await conflict(`/v1/properties/${pid}`, new RegExp(`Video ${rendering} of property ${pid} is rendering`));
+    await conflict(`/v1/properties/${pid}/photos/${first}`, new RegExp(`Photo ${first} is in video ${rendering}, which is rendering`));
+    await conflict(`/v1/properties/${pid}/photos/${second}`, new RegExp(`Photo ${second} is in video ${queued}, which is queued; delete that video first`));
+    assert.equal((await s.call('GET', `/v1/properties/${pid}`, { token: key })).body.photo_count, 2, 'a refused delete changes nothing');
+
+    assert.equal((await s.call('DELETE', `/v1/videos/${queued}`, { token: key })).status, 204, 'a queued video is deleted');
+    assert.equal((await s.call('GET', `/v1/videos/${queued}`, { token: key })).status, 404);
+    assert.equal((await s.call('DELETE', `/v1/properties/${pid}/photos/${second}`, { token: key })).status, 204, 'no unfinished video shows it any more');
+    assert.equal((await s.call('GET', `/v1/videos/${rendering}`, { token: key })).body.status, 'rendering');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a finished video is deleted (204, then 404); another tenant\'s id and malformed ids are 404', async () => {
   const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg' });
   try {
     const { key } = await apiKey(s);
     const other = await apiKey(s);
     const pid = await withPhoto(s, key);
     const id = await video(s, key, pid);
-    await waitForVideo(s, key, id);
-    // A render in progress (on this replica or another) is a 'rendering' row in the store.
-    s.db.prepare(`UPDATE video_videos SET status = 'rendering' WHERE id = ?`).run(id);
-    const busy = await s.call('DELETE', `/v1/videos/${id}`, { token: key });
-    assert.equal(busy.status, 409);
-    assert.equal(busy.body.error.code, 'conflict');
-    assert.match(busy.body.error.message, /rendering/);
-    assert.equal((await s.call('GET', `/v1/videos/${id}`, { token: key })).body.status, 'rendering', 'a refused delete changes nothing');
-    s.db.prepare(`UPDATE video_videos SET status = 'queued' WHERE id = ?`).run(id);
-
+    assert.equal((await waitForVideo(s, key, id)).status, 'failed');
     const foreign = await s.call('DELETE', `/v1/videos/${id}`, { token: other.key });
     assert.equal(foreign.status, 404);
     assert.equal(foreign.body.error.code, 'not_found');
     const gone = await s.call('DELETE', `/v1/videos/${id}`, { token: key });
-    assert.equal(gone.status, 204, 'a queued video is deleted: it leaves the queue');
+    assert.equal(gone.status, 204);
     assert.equal(gone.body, '');
     assert.equal((await s.call('GET', `/v1/videos/${id}`, { token: key })).status, 404);
     assert.equal((await s.call('DELETE', `/v1/videos/${id}`, { token: key })).status, 404);
+    assert.equal((await s.call('GET', `/v1/properties/${pid}`, { token: key })).body.photo_count, 1, 'the property and its photos stay');
     for (const bad of ['0', 'abc', '-1', '99999999']) assert.equal((await s.call('DELETE', `/v1/videos/${bad}`, { token: key })).status, 404, bad);
   } finally {
     await s.stop();
   }
 });
 
-test('a photo in a queued or rendering video is 409 to delete; in a finished one it is deleted and the video keeps its photo_ids', async () => {
+test('a photo of a finished video is deleted and the video keeps its photo_ids; photos are addressed under their own property', async () => {
   const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg' });
   try {
     const { key } = await apiKey(s);
@@ -100,14 +138,6 @@ test('a photo in a queued or rendering video is 409 to delete; in a finished one
     const photoId = (await s.call('GET', `/v1/properties/${pid}`, { token: key })).body.photos[0].id;
     const id = await video(s, key, pid);
     await waitForVideo(s, key, id);
-    for (const status of ['queued', 'rendering']) {
-      s.db.prepare(`UPDATE video_videos SET status = ? WHERE id = ?`).run(status, id);
-      const r = await s.call('DELETE', `/v1/properties/${pid}/photos/${photoId}`, { token: key });
-      assert.equal(r.status, 409, status);
-      assert.equal(r.body.error.code, 'conflict');
-      assert.match(r.body.error.message, new RegExp(`video ${id}, which is ${status}`));
-    }
-    s.db.prepare(`UPDATE video_videos SET status = 'failed' WHERE id = ?`).run(id);
     assert.equal((await s.call('DELETE', `/v1/properties/${pid}/photos/${photoId}`, { token: other.key })).status, 404);
     const otherPid = await withPhoto(s, key);
     const wrongParent = await s.call('DELETE', `/v1/properties/${otherPid}/photos/${photoId}`, { token: key });
@@ -125,7 +155,7 @@ test('a photo in a queued or rendering video is 409 to delete; in a finished one
   }
 });
 
-test('a property is deleted with its photos and videos (queued ones leave the queue), unless one of its videos is rendering', async () => {
+test('a property is deleted with its photos and videos; another tenant\'s id is 404', async () => {
   const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg' });
   try {
     const { key } = await apiKey(s);
@@ -136,19 +166,12 @@ test('a property is deleted with its photos and videos (queued ones leave the qu
     const b = await video(s, key, pid);
     await waitForVideo(s, key, a);
     await waitForVideo(s, key, b);
-    s.db.prepare(`UPDATE video_videos SET status = 'rendering' WHERE id = ?`).run(b);
-    const busy = await s.call('DELETE', `/v1/properties/${pid}`, { token: key });
-    assert.equal(busy.status, 409);
-    assert.equal(busy.body.error.code, 'conflict');
-    assert.match(busy.body.error.message, new RegExp(`Video ${b} of property ${pid} is rendering`));
-    assert.equal((await s.call('GET', `/v1/properties/${pid}`, { token: key })).status, 200);
-    s.db.prepare(`UPDATE video_videos SET status = 'queued' WHERE id = ?`).run(b);
     assert.equal((await s.call('DELETE', `/v1/properties/${pid}`, { token: other.key })).status, 404);
     assert.equal((await s.call('DELETE', `/v1/properties/${pid}`, { token: key })).status, 204);
     assert.equal((await s.call('GET', `/v1/properties/${pid}`, { token: key })).status, 404);
     assert.equal((await s.call('GET', `/v1/videos/${a}`, { token: key })).status, 404);
     assert.equal((await s.call('GET', `/v1/videos/${b}`, { token: key })).status, 404);
-    assert.equal((await s.call('GET', '/v1/properties', { token: key })).body.data[0].id, keep);
+    assert.deepEqual((await s.call('GET', '/v1/properties', { token: key })).body.data.map((p: { id: number }) => p.id), [keep]);
     assert.equal((await s.call('DELETE', `/v1/properties/${pid}`, { token: key })).status, 404);
   } finally {
     await s.stop();

@@ -1,11 +1,19 @@
 import { isUtf8 } from 'node:buffer';
 import {
-  ROLES,
-  TARGET_KINDS,
-  TICK_LIMITS,
-  TRAIT_NAMES,
+  HEARD_FIELDS,
+  POI_FIELDS,
+  PROFILE_FIELDS,
+  SELF_STATE_FIELDS,
+  SNAPSHOT_FIELDS,
+  TARGET_FIELDS,
+  TICK_REQUEST_FIELDS,
+  TRAIT_FIELDS,
+  VEC3_KEYS,
   type AgentId,
+  type Fields,
   type HeardSpeech,
+  type IntegerSpec,
+  type NumberSpec,
   type PointOfInterest,
   type Profile,
   type Role,
@@ -19,12 +27,14 @@ import {
 } from '../../../brain/index.js';
 
 /**
- * The shape of a /tick request (BRAIN.md §Request), read from an encoded body straight into
+ * The shape of a /tick request, read from an encoded body straight into
  * the TickRequest the brain takes, validating while it reads: no decode of the whole body
  * into a generic tree and no second walk over it. JSON.parse or the MessagePack decoder alone
  * cost more than the brain's whole tick. Subclasses supply the encoding's tokens; this class
- * knows the fields, their ranges and caps, and builds each object in the key order
- * parseTickRequest gives it.
+ * knows the fields and builds each object in the key order parseTickRequest gives it. The key
+ * tables, ranges and caps come from the tick schema (brain/tick-schema.ts), built once at
+ * load; a key the schema knows but no `case` below reads makes the reader bail, so a new
+ * field is never dropped silently (and the schema guard test fails until it is read here).
  *
  * It is a fast path only. Whenever a body is anything but a well-formed, valid tick (a syntax
  * error, an escaped key, a value out of range, a list over its cap, nesting it does not
@@ -43,8 +53,6 @@ const BAIL = { bail: true } as const;
 export function bail(): never {
   throw BAIL;
 }
-
-const SAFE = Number.MAX_SAFE_INTEGER;
 
 /** The request `reader` finds in its body, or null when only the exact path can answer for it. */
 export function readOrNull(reader: TickReader): TickRequest | null {
@@ -85,8 +93,19 @@ export class Name {
   }
 }
 
-function names(...list: string[]): Name[] {
+function names(list: readonly string[]): Name[] {
   return list.map((s) => new Name(s));
+}
+
+/** A schema object's keys as Names in the schema's order, and each key's index among them. */
+interface KeyTable<F extends Fields> {
+  readonly names: readonly Name[];
+  readonly at: { readonly [K in keyof F]: number };
+}
+
+function keyTable<F extends Fields>(fields: F): KeyTable<F> {
+  const keys = Object.keys(fields);
+  return { names: names(keys), at: Object.fromEntries(keys.map((k, i) => [k, i])) as KeyTable<F>['at'] };
 }
 
 // One DataView per underlying ArrayBuffer, reused while bodies keep coming from the same one
@@ -102,17 +121,32 @@ function viewOf(b: Buffer): DataView {
   return wholeView!;
 }
 
-const TOP_KEYS = names('snapshot', 'profile');
-const SNAPSHOT_KEYS = names('agent', 'time_s', 'self_state', 'targets', 'route', 'poi', 'heard', 'squad');
-const SELF_KEYS = names('pos', 'heading_deg', 'health', 'blood', 'hunger', 'thirst', 'has_weapon', 'ammo');
-const VEC_KEYS = names('x', 'y', 'z');
-const TARGET_KEYS = names('id', 'kind', 'pos', 'hostile', 'visible', 'name', 'health');
-const POI_KEYS = names('id', 'kind', 'pos');
-const HEARD_KEYS = names('from', 'text', 'at_s');
-const PROFILE_KEYS = names('name', 'role', 'coward', 'traits');
-const TRAIT_KEYS = names(...TRAIT_NAMES);
-const TARGET_KIND_BYTES = names(...TARGET_KINDS);
-const ROLE_BYTES = names(...ROLES);
+// The key tables, derived from the schema once at load. A reader's `case T.name:` ties each
+// branch to its field by name, whatever the field's place in the schema.
+const TOP_KEYS = keyTable(TICK_REQUEST_FIELDS);
+const SNAPSHOT_KEYS = keyTable(SNAPSHOT_FIELDS);
+const SELF_KEYS = keyTable(SELF_STATE_FIELDS);
+const TARGET_KEYS = keyTable(TARGET_FIELDS);
+const POI_KEYS = keyTable(POI_FIELDS);
+const HEARD_KEYS = keyTable(HEARD_FIELDS);
+const PROFILE_KEYS = keyTable(PROFILE_FIELDS);
+const TRAIT_KEYS = keyTable(TRAIT_FIELDS);
+const VEC_KEYS = names(VEC3_KEYS);
+const TOP = TOP_KEYS.at;
+const SNAPSHOT = SNAPSHOT_KEYS.at;
+const SELF = SELF_KEYS.at;
+const TARGET = TARGET_KEYS.at;
+const POI = POI_KEYS.at;
+const HEARD = HEARD_KEYS.at;
+const PROFILE = PROFILE_KEYS.at;
+const TRAIT = TRAIT_KEYS.at;
+const TARGET_KINDS = TARGET_FIELDS.kind.values;
+const TARGET_KIND_NAMES = names(TARGET_KINDS);
+const ROLES = PROFILE_FIELDS.role.values;
+const ROLE_NAMES = names(ROLES);
+
+/** What a `default:` of a reader's switch does: skips a key the tick does not know (-1), bails on one the schema knows but no case reads. */
+const UNKNOWN = -1;
 
 /** Skipped values nest at most this deep before the exact path is left to judge them. */
 export const MAX_SKIP_DEPTH = 32;
@@ -216,16 +250,22 @@ export abstract class TickReader {
     return s;
   }
 
-  private within(min: number, max: number): number {
+  private within(spec: NumberSpec): number {
     const v = this.number();
-    if (v < min || v > max) bail();
+    if (v < spec.min || v > spec.max) bail();
     return v;
   }
 
-  private integer(min: number, max: number): number {
+  private integer(spec: IntegerSpec): number {
     const v = this.number();
-    if (v < min || v > max || !Number.isInteger(v)) bail();
+    if (v < spec.min || v > spec.max || !Number.isInteger(v)) bail();
     return v;
+  }
+
+  /** A key the tick does not know is skipped; one the schema knows that no case reads leaves the fast path. */
+  private other(k: number): void {
+    if (k !== UNKNOWN) bail();
+    this.skip(0);
   }
 
   private vec3(): Vec3 {
@@ -238,7 +278,7 @@ export abstract class TickReader {
         case 0: x = this.number(); break;
         case 1: y = this.number(); break;
         case 2: z = this.number(); break;
-        default: this.skip(0);
+        default: this.other(next);
       }
     }
     // NaN is what a missing coordinate left: the parser itself never yields one.
@@ -247,6 +287,7 @@ export abstract class TickReader {
   }
 
   private selfState(): SelfState {
+    const F = SELF_STATE_FIELDS;
     let pos: Vec3 | undefined;
     let heading = NaN;
     let health = NaN;
@@ -257,16 +298,16 @@ export abstract class TickReader {
     let ammo = NaN;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(SELF_KEYS, next + 1))) {
-        case 0: pos = this.vec3(); break;
-        case 1: heading = this.number(); break;
-        case 2: health = this.within(0, 100); break;
-        case 3: blood = this.within(0, 5000); break;
-        case 4: hunger = this.within(0, 100); break;
-        case 5: thirst = this.within(0, 100); break;
-        case 6: hasWeapon = this.boolean(); break;
-        case 7: ammo = this.integer(0, SAFE); break;
-        default: this.skip(0);
+      switch ((next = this.key(SELF_KEYS.names, next + 1))) {
+        case SELF.pos: pos = this.vec3(); break;
+        case SELF.heading_deg: heading = this.within(F.heading_deg); break;
+        case SELF.health: health = this.within(F.health); break;
+        case SELF.blood: blood = this.within(F.blood); break;
+        case SELF.hunger: hunger = this.within(F.hunger); break;
+        case SELF.thirst: thirst = this.within(F.thirst); break;
+        case SELF.has_weapon: hasWeapon = this.boolean(); break;
+        case SELF.ammo: ammo = this.integer(F.ammo); break;
+        default: this.other(next);
       }
     }
     if (pos === undefined || hasWeapon === undefined || heading !== heading || health !== health || blood !== blood || hunger !== hunger || thirst !== thirst || ammo !== ammo) bail();
@@ -274,6 +315,7 @@ export abstract class TickReader {
   }
 
   private target(): Target {
+    const F = TARGET_FIELDS;
     let id = NaN;
     let kind: TargetKind | undefined;
     let pos: Vec3 | undefined;
@@ -284,15 +326,15 @@ export abstract class TickReader {
     let hasHealth = false;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(TARGET_KEYS, next + 1))) {
-        case 0: id = this.integer(-SAFE, SAFE); break;
-        case 1: kind = this.oneOf(TARGET_KIND_BYTES, TARGET_KINDS); break;
-        case 2: pos = this.vec3(); break;
-        case 3: hostile = this.boolean(); break;
-        case 4: visible = this.boolean(); break;
-        case 5: name = this.string(TICK_LIMITS.maxName); break;
-        case 6: health = this.within(0, 100); hasHealth = true; break;
-        default: this.skip(0);
+      switch ((next = this.key(TARGET_KEYS.names, next + 1))) {
+        case TARGET.id: id = this.integer(F.id); break;
+        case TARGET.kind: kind = this.oneOf(TARGET_KIND_NAMES, TARGET_KINDS); break;
+        case TARGET.pos: pos = this.vec3(); break;
+        case TARGET.hostile: hostile = this.boolean(); break;
+        case TARGET.visible: visible = this.boolean(); break;
+        case TARGET.name: name = this.string(F.name.maxLength); break;
+        case TARGET.health: health = this.within(F.health); hasHealth = true; break;
+        default: this.other(next);
       }
     }
     if (id !== id || kind === undefined || pos === undefined || hostile === undefined || visible === undefined) bail();
@@ -303,16 +345,17 @@ export abstract class TickReader {
   }
 
   private poi(): PointOfInterest {
+    const F = POI_FIELDS;
     let id: string | undefined;
     let kind: string | undefined;
     let pos: Vec3 | undefined;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(POI_KEYS, next + 1))) {
-        case 0: id = this.string(TICK_LIMITS.maxPoiField); break;
-        case 1: kind = this.string(TICK_LIMITS.maxPoiField); break;
-        case 2: pos = this.vec3(); break;
-        default: this.skip(0);
+      switch ((next = this.key(POI_KEYS.names, next + 1))) {
+        case POI.id: id = this.string(F.id.maxLength); break;
+        case POI.kind: kind = this.string(F.kind.maxLength); break;
+        case POI.pos: pos = this.vec3(); break;
+        default: this.other(next);
       }
     }
     if (id === undefined || kind === undefined || pos === undefined) bail();
@@ -320,16 +363,17 @@ export abstract class TickReader {
   }
 
   private heard(): HeardSpeech {
+    const F = HEARD_FIELDS;
     let from = NaN;
     let text: string | undefined;
     let at = NaN;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(HEARD_KEYS, next + 1))) {
-        case 0: from = this.integer(-SAFE, SAFE); break;
-        case 1: text = this.string(TICK_LIMITS.maxHeardText); break;
-        case 2: at = this.number(); break;
-        default: this.skip(0);
+      switch ((next = this.key(HEARD_KEYS.names, next + 1))) {
+        case HEARD.from: from = this.integer(F.from); break;
+        case HEARD.text: text = this.string(F.text.maxLength); break;
+        case HEARD.at_s: at = this.within(F.at_s); break;
+        default: this.other(next);
       }
     }
     if (from !== from || text === undefined || at !== at) bail();
@@ -337,42 +381,47 @@ export abstract class TickReader {
   }
 
   private targets(): Target[] {
+    const max = SNAPSHOT_FIELDS.targets.max;
     const out: Target[] = [];
     for (let left = this.openList(); left > 0; left = this.afterItem(left)) {
-      if (out.length === TICK_LIMITS.maxTargets) bail();
+      if (out.length === max) bail();
       out.push(this.target());
     }
     return out;
   }
 
   private route(): Vec3[] {
+    const max = SNAPSHOT_FIELDS.route.max;
     const out: Vec3[] = [];
     for (let left = this.openList(); left > 0; left = this.afterItem(left)) {
-      if (out.length === TICK_LIMITS.maxRoute) bail();
+      if (out.length === max) bail();
       out.push(this.vec3());
     }
     return out;
   }
 
   private pois(): PointOfInterest[] {
+    const max = SNAPSHOT_FIELDS.poi.max;
     const out: PointOfInterest[] = [];
     for (let left = this.openList(); left > 0; left = this.afterItem(left)) {
-      if (out.length === TICK_LIMITS.maxPoi) bail();
+      if (out.length === max) bail();
       out.push(this.poi());
     }
     return out;
   }
 
   private heardList(): HeardSpeech[] {
+    const max = SNAPSHOT_FIELDS.heard.max;
     const out: HeardSpeech[] = [];
     for (let left = this.openList(); left > 0; left = this.afterItem(left)) {
-      if (out.length === TICK_LIMITS.maxHeard) bail();
+      if (out.length === max) bail();
       out.push(this.heard());
     }
     return out;
   }
 
   private snapshot(): Snapshot {
+    const F = SNAPSHOT_FIELDS;
     let agent = NaN;
     let time = NaN;
     let self: SelfState | undefined;
@@ -383,16 +432,16 @@ export abstract class TickReader {
     let squad: string | undefined;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(SNAPSHOT_KEYS, next + 1))) {
-        case 0: agent = this.integer(-SAFE, SAFE); break;
-        case 1: time = this.within(0, Infinity); break;
-        case 2: self = this.selfState(); break;
-        case 3: seen = this.targets(); break;
-        case 4: path = this.route(); break;
-        case 5: places = this.pois(); break;
-        case 6: speech = this.heardList(); break;
-        case 7: squad = this.string(TICK_LIMITS.maxSquad); break;
-        default: this.skip(0);
+      switch ((next = this.key(SNAPSHOT_KEYS.names, next + 1))) {
+        case SNAPSHOT.agent: agent = this.integer(F.agent); break;
+        case SNAPSHOT.time_s: time = this.within(F.time_s); break;
+        case SNAPSHOT.self_state: self = this.selfState(); break;
+        case SNAPSHOT.targets: seen = this.targets(); break;
+        case SNAPSHOT.route: path = this.route(); break;
+        case SNAPSHOT.poi: places = this.pois(); break;
+        case SNAPSHOT.heard: speech = this.heardList(); break;
+        case SNAPSHOT.squad: squad = this.string(F.squad.maxLength); break;
+        default: this.other(next);
       }
     }
     if (agent !== agent || time !== time || self === undefined || seen === undefined) bail();
@@ -405,6 +454,7 @@ export abstract class TickReader {
   }
 
   private traits(): Partial<Traits> {
+    const F = TRAIT_FIELDS;
     let openness = NaN;
     let conscientiousness = NaN;
     let extraversion = NaN;
@@ -415,19 +465,19 @@ export abstract class TickReader {
     let fatigue = NaN;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(TRAIT_KEYS, next + 1))) {
-        case 0: openness = this.within(0, 1); break;
-        case 1: conscientiousness = this.within(0, 1); break;
-        case 2: extraversion = this.within(0, 1); break;
-        case 3: agreeableness = this.within(0, 1); break;
-        case 4: neuroticism = this.within(0, 1); break;
-        case 5: afk = this.within(0, 1); break;
-        case 6: breaks = this.within(0, 1); break;
-        case 7: fatigue = this.within(0, 1); break;
-        default: this.skip(0);
+      switch ((next = this.key(TRAIT_KEYS.names, next + 1))) {
+        case TRAIT.openness: openness = this.within(F.openness); break;
+        case TRAIT.conscientiousness: conscientiousness = this.within(F.conscientiousness); break;
+        case TRAIT.extraversion: extraversion = this.within(F.extraversion); break;
+        case TRAIT.agreeableness: agreeableness = this.within(F.agreeableness); break;
+        case TRAIT.neuroticism: neuroticism = this.within(F.neuroticism); break;
+        case TRAIT.afk_proneness: afk = this.within(F.afk_proneness); break;
+        case TRAIT.break_proneness: breaks = this.within(F.break_proneness); break;
+        case TRAIT.fatigue_rate: fatigue = this.within(F.fatigue_rate); break;
+        default: this.other(next);
       }
     }
-    // Named stores in TRAIT_NAMES order, present traits only, as parseTickRequest adds them:
+    // Named stores in the schema's order, present traits only, as parseTickRequest adds them:
     // a loop of keyed stores measured as the reader's costliest object.
     const out: Partial<Traits> = {};
     if (openness === openness) out.openness = openness;
@@ -441,20 +491,20 @@ export abstract class TickReader {
     return out;
   }
 
-
   private profile(): Profile {
+    const F = PROFILE_FIELDS;
     let name: string | undefined;
     let role: Role | undefined;
     let coward: boolean | undefined;
     let traitSet: Partial<Traits> | undefined;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(PROFILE_KEYS, next + 1))) {
-        case 0: name = this.string(TICK_LIMITS.maxName); break;
-        case 1: role = this.oneOf(ROLE_BYTES, ROLES); break;
-        case 2: coward = this.boolean(); break;
-        case 3: traitSet = this.traits(); break;
-        default: this.skip(0);
+      switch ((next = this.key(PROFILE_KEYS.names, next + 1))) {
+        case PROFILE.name: name = this.string(F.name.maxLength); break;
+        case PROFILE.role: role = this.oneOf(ROLE_NAMES, ROLES); break;
+        case PROFILE.coward: coward = this.boolean(); break;
+        case PROFILE.traits: traitSet = this.traits(); break;
+        default: this.other(next);
       }
     }
     const out: Profile = {};
@@ -470,10 +520,10 @@ export abstract class TickReader {
     let prof: Profile | undefined;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(TOP_KEYS, next + 1))) {
-        case 0: snap = this.snapshot(); break;
-        case 1: prof = this.profile(); break;
-        default: this.skip(0);
+      switch ((next = this.key(TOP_KEYS.names, next + 1))) {
+        case TOP.snapshot: snap = this.snapshot(); break;
+        case TOP.profile: prof = this.profile(); break;
+        default: this.other(next);
       }
     }
     if (snap === undefined) bail();

@@ -6,7 +6,9 @@ import { HttpServer } from '../../../src/http/server.js';
 import type { DialogueWiring } from '../../../src/sidecar/dialogue.js';
 import type { Evaluator } from '../../../src/sidecar/tick/evaluator.js';
 import { silentLogger } from '../../../src/log.js';
-import { mountTick, TickBatch, TickHandler } from '../../../src/sidecar/tick/tick.js';
+import { TickBatch } from '../../../src/sidecar/tick/batch.js';
+import { TickHandler } from '../../../src/sidecar/tick/handler.js';
+import { mountTick } from '../../../src/sidecar/tick/routes.js';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { fullTick, post, startTest } from '../helpers.js';
 

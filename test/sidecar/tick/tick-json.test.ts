@@ -153,6 +153,7 @@ test('the reply writer gives JSON.stringify byte for byte', () => {
   const odd: Intent[] = [
     { kind: 'Say', text: 'he said "run" \\ now\n\u2028 🙂 \ud800', channel: 'proximity', line_id: 'l-1' },
     { kind: 'Say', text: 'x', channel: 'radio', line_id: 'l-2', audio_url: '/audio/a b.wav' },
+    { kind: 'Say', text: 'plain words', channel: 'global', line_id: 'l-3', audio_url: undefined },
     { kind: 'Idle', reason: 'caf\u00e9 "break"' },
     { kind: 'Emote', name: 'wave' },
     { kind: 'Face', yaw_deg: -0 },

@@ -1,0 +1,173 @@
+import type { Encoding } from '../../http/codec.js';
+import { HttpError } from '../../http/errors.js';
+import type { Reply } from '../../http/reply.js';
+import { failRaw, type HttpServer, type RawControl, type RawState } from '../../http/server.js';
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { failureOf, TickBatch } from './batch.js';
+import { TICK_MAX_BODY, type Credentials, type TickHandler } from './handler.js';
+import { AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, sendGroup, sendTick, TICK_SITE, TICKS_SITE, X_BRAIN_TOKEN } from './send.js';
+import { TickFailure, TICKS_MAX_BODY, type BatchItem } from './tick-array.js';
+
+/**
+ * Mounts POST /tick as a raw uWS route: the three headers it reads are taken straight from
+ * uWS, and the reply is written without the generic router's request object and header maps.
+ * Status codes, error shapes and their order are those of the generic route: 413 on a
+ * declared or actual body over the limit, then 401, 415, 400 (see docs/sidecar.md).
+ *
+ * With the inline evaluator, the size, token and media type of a tick are checked as it
+ * arrives (those refusals go out at once); the tick itself is answered in a batch with every
+ * other tick of the same turn of the event loop (TickBatch). With workers, a tick is read in
+ * place from uWS's chunk, without a copy, and handed to the pools at once.
+ */
+export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
+  mountTickRoute(server, ticks, maxBody, TICK_SITE, (res, state, control, last, encoding, batch) => {
+    if (batch !== null) {
+      if (state.chunks === null) batch.add(res, state, control, last, encoding);
+      else batch.addWhole(res, state, control, wholeBody(state, last), encoding);
+      return;
+    }
+    const started = ticks.clock();
+    const out = ticks.answer(ticks.accept(wholeBody(state, last), encoding), encoding, started);
+    if (out instanceof Promise) {
+      out.then(
+        (reply) => sendTick(res, state, reply, control),
+        (err: unknown) => failRaw(res, state, err, control, TICK_SITE),
+      );
+    } else sendTick(res, state, out, control);
+  });
+}
+
+/**
+ * What a tick route does with a whole body whose size, token and media type passed: `last` is
+ * its last chunk as uWS lent it (valid only during the call), `batch` the handler's batch when
+ * the evaluator is inline. Called inside the route's guard: a throw is answered.
+ */
+type TickBody = (res: UwsResponse, state: TickCall, control: RawControl, last: ArrayBuffer, encoding: Encoding, batch: TickBatch | null) => void;
+
+/**
+ * The part the tick routes share: the credentials and headers read before the body, the body
+ * collected chunk by chunk within maxBody, its media type checked, then `onBody`, every step
+ * inside one guard (one try around the whole chunk, not one per step: it costs nothing on the
+ * way through). `onBody` is one function per route, not per request.
+ */
+function mountTickRoute(server: HttpServer, ticks: TickHandler, maxBody: number, site: typeof TICK_SITE | typeof TICKS_SITE, onBody: TickBody): void {
+  // The evaluator's mode is fixed for the handler's life.
+  const batch = ticks.synchronous ? TickBatch.of(ticks) : null;
+  const gated = ticks.gated;
+  server.raw(site.method, site.path, (res, req, control) => {
+    const state = beginTick(res, req, control, gated, maxBody, site);
+    if (state === null) return;
+    res.onData((ab, isLast) => {
+      if (state.finished) return;
+      try {
+        if (!bodyChunk(state, ab, isLast, maxBody)) return;
+        onBody(res, state, control, ab, ticks.encoding(state.size, state.contentType || undefined, state), batch);
+      } catch (err) {
+        failRaw(res, state, err, control, site);
+      }
+    });
+  });
+}
+
+/**
+ * Mounts POST /ticks: a batch of tick requests (a JSON or MessagePack array of at most
+ * MAX_BATCH_TICKS) answered 200 with an array of replies in the same order, each the reply
+ * /tick gives for the same tick sent alone, in turn; an element /tick would refuse gets
+ * `{agent?, error: {code, message, details}}` in its place. Whole-body problems answer as
+ * /tick does: 413 over the size limit or the element cap, then 401, 415, 400. The elements
+ * are read by the fast readers and, inline, answered through the same TickBatch phases as
+ * /tick (after any ticks queued before them); with workers they are handed to the pools in
+ * order, at once.
+ */
+export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TICKS_MAX_BODY): void {
+  mountTickRoute(server, ticks, maxBody, TICKS_SITE, (res, state, control, last, encoding, batch) => {
+    // Read at once into fresh requests: nothing keeps the body once this returns.
+    const items = ticks.acceptBatch(wholeBody(state, last), encoding);
+    ticks.countBatch(items.length);
+    if (batch !== null) {
+      const out = batch.answerGroup(items, encoding, control.logger);
+      // Answering the ticks queued before may have corked other responses: cork this one again.
+      sendGroup(res, state, out, encoding, control);
+      return;
+    }
+    const started = ticks.clock();
+    const settle = (item: BatchItem): Promise<Reply | TickFailure> => {
+      if (item instanceof TickFailure) return Promise.resolve(item);
+      try {
+        return Promise.resolve(ticks.answer(item, encoding, started)).catch((err: unknown) => failureOf(err, item.snapshot.agent, control.logger));
+      } catch (err) {
+        return Promise.resolve(failureOf(err, item.snapshot.agent, control.logger));
+      }
+    };
+    Promise.all(items.map(settle)).then(
+      (out) => sendGroup(res, state, out, encoding, control),
+      (err: unknown) => failRaw(res, state, err, control, TICKS_SITE),
+    );
+  });
+}
+
+/**
+ * A tick route's request as read before its body (the headers it needs, and whether the client
+ * went away), and its body as it arrives: one object per request, also the abort state and the
+ * credentials.
+ */
+interface TickCall extends Credentials, RawState {
+  readonly contentType: string;
+  /** Body bytes received so far. */
+  size: number;
+  /** Copies of the chunks before the last; null while the body came in one chunk. */
+  chunks: Buffer[] | null;
+}
+
+/**
+ * Takes one chunk of a tick route's body: a 413 (thrown, for the route's guard to answer) once
+ * the body passes maxBody, a copy kept of a chunk that is not the last (uWS reuses its memory
+ * once the callback returns). True when the chunk was the last: the body is whole.
+ */
+function bodyChunk(call: TickCall, chunk: ArrayBuffer, isLast: boolean, maxBody: number): boolean {
+  call.size += chunk.byteLength;
+  if (call.size > maxBody) throw tooLarge(maxBody);
+  if (isLast) return true;
+  (call.chunks ??= []).push(Buffer.from(chunk.slice(0)));
+  return false;
+}
+
+/**
+ * The whole body, given its last chunk: a body in one chunk is that chunk in place (valid only
+ * during the callback: read it at once), a longer one its chunks joined once into a new Buffer.
+ */
+function wholeBody(call: TickCall, last: ArrayBuffer): Buffer {
+  return call.chunks === null ? Buffer.from(last) : Buffer.concat([...call.chunks, Buffer.from(last)], call.size);
+}
+
+/**
+ * Reads what a tick route needs of the uWS request (uWS's request is gone once the handler
+ * returns) and watches for the client going away; null when a declared body over `maxBody`
+ * was answered 413 already. One object per request: it is also the abort state and the
+ * credentials. Without a token nothing of them is read; with one, the forms are read in the
+ * gate's order up to the first present, so the usual Authorization header costs one header
+ * read and the query string is read only when no header carries the token.
+ */
+function beginTick(res: UwsResponse, req: UwsRequest, control: RawControl, gated: boolean, maxBody: number, site: { method: string; path: string }): TickCall | null {
+  const authorization = gated ? req.getHeader(AUTHORIZATION) : '';
+  const headerToken = gated && authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
+  const query = gated && authorization === '' && headerToken === '' ? (req.getQuery() ?? '') : '';
+  const call: TickCall = { aborted: false, answered: false, finished: false, contentType: req.getHeader(CONTENT_TYPE), authorization, headerToken, query, size: 0, chunks: null };
+  const declared = req.getHeader(CONTENT_LENGTH);
+  res.onAborted(() => {
+    call.aborted = true;
+  });
+  if (declared !== '' && Number(declared) > maxBody) {
+    // The connection is kept on a 413 (uWS discards the rest of the body), so a client still
+    // writing it reads the answer rather than failing with EPIPE.
+    failRaw(res, call, tooLarge(maxBody), control, site);
+    return null;
+  }
+  return call;
+}
+
+/** The 413 of a tick route. */
+function tooLarge(maxBody: number): HttpError {
+  return new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`);
+}
+
