@@ -73,12 +73,17 @@ test('publish on one replica: a signed pull on another gets the new version at o
   });
   assert.equal(put.status, 200);
 
-  const fresh = await pull(1, 4, '"v1"');
-  assert.equal(fresh.status, 200);
+  // The other replicas hear of it through PostgreSQL's NOTIFY, delivered within milliseconds of
+  // the commit; a heavily loaded machine may take a moment more, so the first pull may be early.
+  let n = 100;
+  const fresh = await waitFor('replica 1 to serve version 2', async () => {
+    const r = await pull(1, n++, '"v1"');
+    return r.status === 200 ? r : undefined;
+  });
   assert.equal(fresh.headers.get('etag'), '"v2"');
   assert.equal(fresh.body.game.name, 'Replicated');
-  assert.equal((await pull(2, 5, '"v2"')).status, 304);
-  assert.equal((await pull(2, 6, '"v1"')).headers.get('etag'), '"v2"');
+  await waitFor('replica 2 to answer 304 for version 2', async () => ((await pull(2, n++, '"v2"')).status === 304 ? true : undefined));
+  assert.equal((await pull(2, n++, '"v1"')).headers.get('etag'), '"v2"');
 
   // A signature used on one replica is a replay on every other.
   const once = { at: Date.now() };
@@ -91,7 +96,7 @@ test('publish on one replica: a signed pull on another gets the new version at o
   // A key revoked on one replica is refused on another that had it cached.
   const keys = await call(replicas[0]!.url, 'GET', `/v1/servers/${server.body.id}/keys`, { token });
   assert.equal((await call(replicas[0]!.url, 'DELETE', `/v1/servers/${server.body.id}/keys/${keys.body[0].id}`, { token })).status, 204);
-  assert.equal((await pull(2, 8, '"v2"')).status, 401);
+  await waitFor('replica 2 to refuse the revoked key', async () => ((await pull(2, n++, '"v2"')).status === 401 ? true : undefined));
 });
 
 test('a suspension on one replica reaches another that had the tenant cached', async () => {
@@ -101,8 +106,11 @@ test('a suspension on one replica reaches another that had the tenant cached', a
   const key = (await call(replicas[0]!.url, 'POST', `/v1/servers/${server.body.id}/keys`, { token })).body.key as string;
   assert.equal((await signed(at(1), key, 'GET', `/v1/config?server=${server.body.id}&n=1`)).status, 200);
   assert.equal((await call(replicas[2]!.url, 'POST', `/v1/admin/tenants/${me.body.tenant.id}/suspend`, { token: ADMIN })).status, 200);
-  const refused = await signed(at(1), key, 'GET', `/v1/config?server=${server.body.id}&n=2`, { headers: { 'if-none-match': '"v1"' } });
-  assert.equal(refused.status, 403);
+  let n = 2;
+  const refused = await waitFor('replica 1 to refuse the suspended tenant', async () => {
+    const r = await signed(at(1), key, 'GET', `/v1/config?server=${server.body.id}&n=${n++}`, { headers: { 'if-none-match': '"v1"' } });
+    return r.status === 403 ? r : undefined;
+  });
   assert.equal(refused.body.error.code, 'tenant_suspended');
 });
 
