@@ -4,21 +4,34 @@ import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import type { Db } from '../store/sqlite.js';
-import { openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
+import type { Database, DatabaseLocation } from '../store/database.js';
 import { Authenticator } from '../identity/auth.js';
-import { SqliteIdentityStore } from '../identity/sqlite-store.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
-import { openWebhookStore } from '../webhooks/open-store.js';
 import { mountVideo, type VideoService, type VideoServiceOptions } from '../video/index.js';
 import { dirname, join } from 'node:path';
-import { mountControlPlane, SqliteControlPlaneStore } from '../controlplane/index.js';
+import { mountControlPlane } from '../controlplane/index.js';
 import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/provider.js';
 import { mountDashboard } from '../dashboard/static.js';
 import { limitsWith, type Limits } from '../http/limits.js';
-import { MemoryRateLimiter } from '../http/ratelimit.js';
+import { openBackend } from './backend.js';
+
+/**
+ * What one `serve` process does: `api` answers HTTP and runs no background loop, `worker`
+ * runs the background jobs (render queue, webhook outbox, video callbacks, webhook log
+ * retention) and answers only /health, `all` (the default) does both.
+ */
+export const ROLES = ['api', 'worker', 'all'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The channel on which an API replica tells the workers a video was queued. */
+const VIDEO_QUEUED_CHANNEL = 'brainstem_video_queued';
+/** A process with the background role also looks for queued videos this often (ms). */
+export const WORKER_RENDER_POLL_MS = 5000;
 
 export interface EmbeddedOptions {
+  /** Default 'all'. */
+  role?: Role;
   host?: string;
   port?: number;
   /** Where every service keeps its data (`--database`); `db` is the SQLite shorthand (`--db FILE`). One of the two is required. */
@@ -69,8 +82,9 @@ export interface Embedded {
 }
 
 /**
- * The embedded server: every service on one HttpServer and one SQLite file. The services
- * never import one another; this is where they meet.
+ * The embedded server: every service on one HttpServer and one database (a SQLite file, or
+ * PostgreSQL shared by any number of replicas). The services never import one another; this
+ * is where they meet.
  */
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
   const logger = options.logger ?? silentLogger;
@@ -79,18 +93,21 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   if (!options.tls && !options.insecureHttp && !isLoopbackHost(host)) {
     throw new Error(`refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`);
   }
+  const role = options.role ?? 'all';
   const location = locationOf(options);
-  if (location.kind === 'postgres') throw new Error('serve on PostgreSQL needs the PostgreSQL stores of every service');
-  const database = openDatabaseAt(location);
-  if (database.kind !== 'sqlite') throw new Error('unreachable');
-  const db = database.db;
+  const backend = await openBackend(location, { now, logger });
+  const { database, stores, cluster } = backend;
+  const identity = stores.identity;
   const server = new HttpServer({ logger, ...(options.tls ? { tls: options.tls } : {}) });
+  // A worker answers /health alone: the services' routes go on a server that never listens,
+  // so every service is built the same way whatever the role.
+  const routes = role === 'worker' ? new HttpServer({ logger }) : server;
+  const background = role !== 'api';
 
-  const identity = new SqliteIdentityStore(db, now);
   // One limiter for every route class: sessions, API keys, server keys, widget keys, logins.
-  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: new MemoryRateLimiter(), limits: limitsWith(options.limits) });
-  const controlPlane = mountControlPlane(server, {
-    store: new SqliteControlPlaneStore(db, now),
+  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits: limitsWith(options.limits) });
+  const controlPlane = mountControlPlane(routes, {
+    store: stores.controlPlane,
     auth,
     identity,
     now,
@@ -99,11 +116,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     stripeWebhookSecret: options.stripeWebhookSecret ?? process.env.STRIPE_WEBHOOK_SECRET,
     countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,
     tls: Boolean(options.tls),
+    logger,
+    ...(cluster ? { cluster } : {}),
   });
-  mountIdentityRoutes(server, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
+  mountIdentityRoutes(routes, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
   const webhooks = createWebhooks({
-    store: await openWebhookStore(database, now),
-    server,
+    store: stores.webhooks,
+    server: routes,
     auth,
     getTenant: (id) => identity.getTenant(id),
     plans: controlPlane.plans,
@@ -113,10 +132,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     ...options.webhooks,
   });
 
+  const announceQueued = cluster ? () => void cluster.broadcast.send(VIDEO_QUEUED_CHANNEL, '').catch(() => {}) : undefined;
   let video: VideoService;
   try {
-    video = await mountVideo(server, {
-      db,
+    video = await mountVideo(routes, {
+      store: stores.video,
+      background,
+      ...(announceQueued ? { onQueued: announceQueued } : {}),
       auth,
       dataDir: options.dataDir ?? join(location.kind === 'sqlite' ? dirname(location.file) : process.cwd(), 'data'),
       objectStore: options.objectStore,
@@ -133,23 +155,31 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     });
   } catch (err) {
     // A storage that does not answer (a wrong bucket or credential) stops the start cleanly.
-    db.close();
+    await backend.close();
     throw err;
   }
   // For load balancers and supervisors: answers while the process serves, touches no storage.
   server.get('/health', () => text(200, 'ok'), { headers: [] });
   // Last, so that no API route is shadowed by the page's static routes.
-  mountDashboard(server, { logger });
+  if (role !== 'worker') mountDashboard(server, { logger });
 
   let port: number;
   try {
     port = await server.listen(host, options.port ?? 8080);
   } catch (err) {
     await video.close();
-    db.close();
+    await backend.close();
     throw err;
   }
-  await webhooks.start();
+  let renderPoll: NodeJS.Timeout | null = null;
+  if (background) {
+    await webhooks.start();
+    // Videos queued by other processes on the database: told at once on PostgreSQL, and looked
+    // for now and then in any case (an API-only process on the same SQLite file, a missed message).
+    cluster?.broadcast.listen(VIDEO_QUEUED_CHANNEL, () => video.kick(), () => video.kick());
+    renderPoll = setInterval(() => video.kick(), WORKER_RENDER_POLL_MS);
+    renderPoll.unref();
+  }
   const scheme = options.tls ? 'https' : 'http';
   return {
     port,
@@ -162,10 +192,11 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     webhooks,
     routes: () => server.routes(),
     async close() {
+      if (renderPoll) clearInterval(renderPoll);
       await server.close();
       await video.close();
-      await webhooks.stop();
-      db.close();
+      if (background) await webhooks.stop();
+      await backend.close();
     },
   };
 }

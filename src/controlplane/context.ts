@@ -3,6 +3,7 @@ import { HttpError } from '../http/errors.js';
 import type { Authenticator, SessionPrincipal } from '../identity/auth.js';
 import type { UserId, UserRecord } from '../identity/types.js';
 import type { TenantPlans } from '../identity/plan-limits.js';
+import type { ControlPlaneSync } from './cluster.js';
 import type { HeadCache } from './heads.js';
 import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
@@ -19,6 +20,8 @@ export interface ControlPlaneContext {
   /** Plan limits and trial ends, from the billing catalogue. */
   plans: TenantPlans;
   quota: LineQuota;
+  /** Tells the other replicas on the database what this one changed. */
+  sync: ControlPlaneSync;
   now: () => number;
 }
 

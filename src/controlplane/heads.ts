@@ -33,7 +33,8 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
 
 /**
  * The current head of every server that has been pulled, in memory. Filled from the store on
- * the first pull and replaced on every publish or rollback of this process.
+ * the first pull and replaced on every publish or rollback, of this process or (told through
+ * the control plane's broadcast) of another replica on the same database.
  */
 export class HeadCache {
   private readonly heads = new Map<ServerId, Head>();
@@ -53,6 +54,24 @@ export class HeadCache {
     const head = await this.store.head(serverId);
     if (!head) return null;
     return this.set(serverId, server.tenantId, head);
+  }
+
+  /** Drops a server's cached head when it is older than `version`. */
+  forget(serverId: ServerId, version: number): void {
+    const current = this.heads.get(serverId);
+    if (current && current.version < version) this.heads.delete(serverId);
+  }
+
+  /** Reads a server's head again (another replica published); a server that is gone is dropped. */
+  async reload(serverId: ServerId): Promise<void> {
+    const [server, head] = await Promise.all([this.store.getServer(serverId), this.store.head(serverId)]);
+    if (!server || !head) this.heads.delete(serverId);
+    else this.set(serverId, server.tenantId, head);
+  }
+
+  /** Reads every cached head again (after missing what other replicas published). */
+  async reloadAll(): Promise<void> {
+    await Promise.all([...this.heads.keys()].map((id) => this.reload(id)));
   }
 
   set(serverId: ServerId, tenantId: TenantId, published: PublishedBundle): Head {

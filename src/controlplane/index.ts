@@ -7,7 +7,11 @@ import { loadPlans, tenantPlans, type PlanCatalogue } from './billing/plans.js';
 import { OfflineProvider, type PaymentProvider } from './billing/provider.js';
 import { mountBillingRoutes } from './billing/routes.js';
 import type { ControlPlaneContext } from './context.js';
+import { ControlPlaneSync } from './cluster.js';
 import { HeadCache } from './heads.js';
+import type { ReplayLedger } from './replay.js';
+import type { Broadcast } from '../store/broadcast.js';
+import { silentLogger, type Logger } from '../log.js';
 import { LineQuota } from './line-quota.js';
 import { monthOf } from './read-models.js';
 import { mountConfigRoutes } from './routes-config.js';
@@ -34,7 +38,13 @@ export interface ControlPlaneOptions {
   tls?: boolean;
   /** Signatures remembered for replay detection (default 1,000,000). */
   replayEntries?: number;
+  /** Several replicas on one database: how they tell each other of changes, and the replay record they share. Absent for a single process. */
+  cluster?: { broadcast: Broadcast; replay: ReplayLedger };
+  logger?: Logger;
 }
+
+/** With replicas, how old (ms) a tenant's line count may get before it is read again from the store (each replica counts only its own reports). */
+export const LINE_QUOTA_REFRESH_MS = 1000;
 
 export interface ControlPlane {
   /** For mountIdentityRoutes: server counts, spend and servers per tenant. */
@@ -49,15 +59,24 @@ export interface ControlPlane {
 export function mountControlPlane(server: HttpServer, options: ControlPlaneOptions): ControlPlane {
   const now = options.now ?? Date.now;
   const { store, auth } = options;
-  const keyAuth = new ServerKeyAuth(store, options.identity, auth, { now, limiter: auth.limiter, rate: auth.limits.serverKey, ...(options.replayEntries ? { replayEntries: options.replayEntries } : {}) });
+  const keyAuth = new ServerKeyAuth(store, options.identity, auth, {
+    now,
+    limiter: auth.limiter,
+    rate: auth.limits.serverKey,
+    ...(options.replayEntries ? { replayEntries: options.replayEntries } : {}),
+    ...(options.cluster ? { ledger: options.cluster.replay } : {}),
+  });
   auth.addProbe(keyAuth.probe);
   const catalogue = options.plans ?? loadPlans();
   const rules = tenantPlans(catalogue);
   const heads = new HeadCache(store);
-  const quota = new LineQuota({ store, heads, now }, rules, options.identity);
-  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads, users: options.identity, plans: rules, quota, now };
+  const sync = new ControlPlaneSync(options.cluster?.broadcast ?? null, options.logger ?? silentLogger);
+  const quota = new LineQuota({ store, heads, now, sync }, rules, options.identity, options.cluster ? LINE_QUOTA_REFRESH_MS : null);
+  sync.follow({ heads, keyAuth, quota });
+  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads, users: options.identity, plans: rules, quota, sync, now };
   const tenantChanged = async (id: TenantId): Promise<void> => {
     keyAuth.tenantChanged(id);
+    await sync.announce({ kind: 'tenant', tenantId: id });
     await quota.reconsider(id);
   };
 

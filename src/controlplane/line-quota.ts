@@ -14,6 +14,8 @@ interface Watch {
   month: string;
   lines: number;
   limit: number | null;
+  /** When the month's total was last read from the store (epoch ms). */
+  readAt: number;
   /** Dialogue was switched off this month (so a later report checks only its own server). */
   held: boolean;
   /** Under quota and the servers' heads were checked for a hold to lift. */
@@ -34,25 +36,50 @@ export class LineQuota {
   /** The head version of each held server last seen with dialogue off. */
   private readonly offAt = new Map<ServerId, number>();
 
-  constructor(private readonly ctx: Pick<ControlPlaneContext, 'store' | 'heads' | 'now'>, private readonly plans: TenantPlans, private readonly tenants: TenantLookup) {}
+  /**
+   * `refreshMs`: with several replicas on one database each counts only the reports it took,
+   * so the month's total is read again from the store when the count is older than this
+   * (null: never, a single process sees every report).
+   */
+  constructor(
+    private readonly ctx: Pick<ControlPlaneContext, 'store' | 'heads' | 'now' | 'sync'>,
+    private readonly plans: TenantPlans,
+    private readonly tenants: TenantLookup,
+    private readonly refreshMs: number | null = null,
+  ) {}
+
+  /** Forgets a tenant's count and limit (changed by another replica); the next report reads them again. */
+  forget(tenantId: TenantId): void {
+    this.watches.delete(tenantId);
+    this.offAt.clear();
+  }
+
+  forgetAll(): void {
+    this.watches.clear();
+    this.offAt.clear();
+  }
 
   /** A tenant's plan changed: re-read its limit and apply or lift the hold at once. */
   async reconsider(tenantId: TenantId): Promise<void> {
-    this.watches.delete(tenantId);
-    this.offAt.clear();
+    this.forget(tenantId);
     await this.afterIngest(tenantId, null, 0);
   }
 
   /** Called after a report of `serverId` was stored with `lines` spoken. */
   async afterIngest(tenantId: TenantId, serverId: ServerId | null, lines: number): Promise<void> {
     const month = monthOf(this.ctx.now());
+    const now = this.ctx.now();
     let w = this.watches.get(tenantId);
     if (w === undefined || w.month !== month.firstDay) {
       const tenant = await this.tenants.getTenant(tenantId);
       if (!tenant) return;
       const used = await this.ctx.store.tenantUsage(tenantId, month.firstDay, month.lastDay);
-      w = { month: month.firstDay, lines: used.linesSpoken, limit: this.plans.limits(tenant.plan).linesPerMonth, held: false, released: false };
+      w = { month: month.firstDay, lines: used.linesSpoken, limit: this.plans.limits(tenant.plan).linesPerMonth, readAt: now, held: false, released: false };
       this.watches.set(tenantId, w);
+    } else if (this.refreshMs !== null && now - w.readAt >= this.refreshMs) {
+      // The stored total already holds this report.
+      w.lines = (await this.ctx.store.tenantUsage(tenantId, month.firstDay, month.lastDay)).linesSpoken;
+      w.readAt = now;
     } else w.lines += lines;
     const over = w.limit !== null && w.lines >= w.limit;
     if (over) {
@@ -91,6 +118,7 @@ export class LineQuota {
     const result = await this.ctx.store.publish(serverId, head.bundle.version, bundle, QUOTA_PUBLISHER, note);
     if (!result.ok) return null;
     this.ctx.heads.set(serverId, tenantId, result.published);
+    await this.ctx.sync.announce({ kind: 'head', serverId, version: result.published.bundle.version });
     return result.published.bundle.version;
   }
 }

@@ -115,6 +115,13 @@ export const CONTROLPLANE_PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE UNIQUE INDEX cp_checkouts_ref ON cp_checkouts (provider, provider_ref);
     `,
   },
+  {
+    version: 2,
+    // Signatures of signed sidecar requests inside the timestamp window, shared by every
+    // replica (PgReplayLedger). Unlogged: worth no WAL write each; after a crash of the
+    // database server the timestamp window alone bounds a replay to 300 s, as after a restart.
+    sql: 'CREATE UNLOGGED TABLE cp_replay (ts BIGINT NOT NULL, slot BIGINT NOT NULL, PRIMARY KEY (ts, slot));',
+  },
 ];
 
 /** An integer as a BIGINT column takes it: saturated at Number.MAX_SAFE_INTEGER (a batch's sum may pass it in JavaScript). */

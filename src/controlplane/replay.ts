@@ -97,3 +97,11 @@ class SlotSet {
     }
   }
 }
+
+/**
+ * Signatures recorded where every replica on one database sees them: a signature used on one
+ * replica is a replay on every other. `record` resolves true when the signature is new.
+ */
+export interface ReplayLedger {
+  record(ts: number, slot: number): Promise<boolean>;
+}

@@ -46,6 +46,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
       throw new HttpError('config_not_found', `No configuration for server ${record.id}.`);
     }
     heads.set(record.id, record.tenantId, result.published);
+    await ctx.sync.announce({ kind: 'head', serverId: record.id, version: result.published.bundle.version });
     return published(result.published);
   });
 
@@ -73,6 +74,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     const result = await store.rollback(record.id, version!, await publisher(ctx, session), note);
     if (!result.ok) throw new HttpError('not_found', `Server ${record.id} has no configuration version ${version}.`);
     heads.set(record.id, record.tenantId, result.published);
+    await ctx.sync.announce({ kind: 'head', serverId: record.id, version: result.published.bundle.version });
     return published(result.published);
   });
 }

@@ -54,6 +54,7 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     const revoked = await store.revokeServerKey(record.id, keyId);
     if (!revoked) throw new HttpError('not_found', `No live server key with id ${keyId} on server ${record.id}.`);
     ctx.keyAuth.keyRevoked(revoked.tokenHash);
+    await ctx.sync.announce({ kind: 'key_revoked', tokenHash: revoked.tokenHash });
     return empty(204);
   });
 }

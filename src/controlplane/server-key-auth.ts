@@ -9,7 +9,7 @@ import { keyVerifier, type KeyVerifier } from '../signing/key-verifier.js';
 import { SIGNATURE_HEADER, SIGNATURE_WINDOW_S, TIMESTAMP_HEADER } from '../signing/request.js';
 import type { ControlPlaneStore } from './store.js';
 import type { KeyOwner } from './types.js';
-import { ReplayGuard } from './replay.js';
+import { ReplayGuard, type ReplayLedger } from './replay.js';
 
 /** How the control plane reads tenants (the identity store satisfies it). */
 export interface TenantLookup {
@@ -33,6 +33,11 @@ export interface ServerKeyAuthOptions {
   replayEntries?: number;
   /** Live keys kept resolved in memory (default 10,000). */
   keyEntries?: number;
+  /**
+   * Signatures shared with the other replicas on the database. With one, every signed request
+   * also waits for its signature to be recorded there (so the no-await pull shortcut declines).
+   */
+  ledger?: ReplayLedger;
   windowS?: number;
 }
 
@@ -62,6 +67,7 @@ export class ServerKeyAuth {
   private readonly windowS: number;
   private readonly limiter: RateLimiter;
   private readonly rate: Rate;
+  private readonly ledger: ReplayLedger | undefined;
 
   constructor(
     private readonly store: ControlPlaneStore,
@@ -76,6 +82,7 @@ export class ServerKeyAuth {
     this.keys = new LRUCache({ max: options.keyEntries ?? 10_000 });
     this.maxTokens = options.keyEntries ?? 10_000;
     this.seen = new ReplayGuard(this.windowS, options.replayEntries ?? 1_000_000);
+    this.ledger = options.ledger;
   }
 
   /** For `auth.addProbe`: a live server key anywhere else is a 403 (or tenant_suspended). */
@@ -98,6 +105,16 @@ export class ServerKeyAuth {
   tenantChanged(id: TenantId): void {
     this.tenantChanges++;
     this.tenantStatus.delete(id);
+  }
+
+  /** Drops every resolved key and tenant status (changes made elsewhere may have been missed); the next request of each reads the store. */
+  forgetAll(): void {
+    this.revocations++;
+    this.tenantChanges++;
+    this.keys.clear();
+    this.tokens.clear();
+    this.tokenOfHash.clear();
+    this.tenantStatus.clear();
   }
 
   /**
@@ -134,6 +151,8 @@ export class ServerKeyAuth {
    * recorded nothing, in every other case; `check` then gives the precise error.
    */
   accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string): boolean {
+    // A shared ledger must be awaited: `check` does that.
+    if (this.ledger) return false;
     const now = this.now();
     // A key at its limit is left to `check`, which answers the 429: nothing may be recorded here first.
     if (!this.limiter.peek(limitKey(key.owner), this.rate, now).allowed) return false;
@@ -187,7 +206,7 @@ export class ServerKeyAuth {
     return owner;
   }
 
-  private finish(req: Request, verify: KeyVerifier, owner: KeyOwner, status: TenantStatus): KeyOwner {
+  private finish(req: Request, verify: KeyVerifier, owner: KeyOwner, status: TenantStatus): KeyOwner | Promise<KeyOwner> {
     const now = this.now();
     const timestamp = req.headers[TIMESTAMP_HEADER];
     const slot = this.authentic(verify, req.method, req.target, req.body, timestamp, req.headers[SIGNATURE_HEADER], now);
@@ -195,9 +214,18 @@ export class ServerKeyAuth {
     // The replay record is the signature alone: a header the signature does not cover (such
     // as If-None-Match) never makes a second use of it look new. Clients that repeat a
     // request within a second vary what is signed (the sidecar adds a random nonce).
-    if (!this.seen.remember(unixSeconds(timestamp!), slot, Math.floor(now / 1000))) {
-      throw new HttpError('unauthorized', 'This signature was already used (replay).');
+    if (!this.seen.remember(unixSeconds(timestamp!), slot, Math.floor(now / 1000))) throw replayed();
+    if (this.ledger) {
+      return this.ledger.record(unixSeconds(timestamp!), slot).then((fresh) => {
+        if (!fresh) throw replayed();
+        return this.admit(owner, status, now);
+      });
     }
+    return this.admit(owner, status, now);
+  }
+
+  /** The last checks of an authentic, fresh request: the tenant's status and the key's rate. */
+  private admit(owner: KeyOwner, status: TenantStatus, now: number): KeyOwner {
     if (status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this server key is suspended.');
     const d = this.limiter.hit(limitKey(owner), this.rate, now);
     if (!d.allowed) throw overLimit(d, `${describeRate(this.rate)} per server key`);
@@ -232,6 +260,7 @@ export class ServerKeyAuth {
 }
 
 const limitKey = (owner: KeyOwner): string => `server-key:${owner.keyId}`;
+const replayed = (): HttpError => new HttpError('unauthorized', 'This signature was already used (replay).');
 
 const MISSING_HEADERS = -1;
 const BAD_TIMESTAMP = -2;

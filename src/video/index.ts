@@ -3,12 +3,10 @@ import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import type { HttpServer } from '../http/server.js';
 import type { Authenticator } from '../identity/auth.js';
-import type { Db } from '../store/sqlite.js';
 import { PRIVATE_DIR_MODE } from '../store/files.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
-import type { CallbackFor } from './store.js';
-import { SqliteVideoStore } from './sqlite-store.js';
+import type { CallbackFor, VideoStore } from './store.js';
 import { mountVideoRoutes } from './routes.js';
 import { RenderQueue, type WallClock } from './queue.js';
 import { CallbackDispatcher } from './callbacks.js';
@@ -26,7 +24,8 @@ import { parseObjectStoreUrl, S3Storage, s3ClientFromEnv } from './s3-storage.js
 import { AssetUrlSigner, loadSigningKey } from './signed-urls.js';
 
 export interface VideoServiceOptions {
-  db: Db;
+  /** Properties, photos, videos and assets, on the services' database. */
+  store: VideoStore;
   auth: Authenticator;
   /** Photos, rendered assets and scratch files live here (`--data`, default ./data). */
   dataDir: string;
@@ -63,11 +62,17 @@ export interface VideoServiceOptions {
   scheme?: 'http' | 'https' | undefined;
   /** The tenant of an asset opened with a signed URL (to check it is active and on the plan). */
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+  /** Run the render queue and callback delivery here (default true); false serves the routes alone (an API-only replica). */
+  background?: boolean | undefined;
+  /** Told after a video is queued (besides this process's own queue), so other processes' queues can look. */
+  onQueued?: (() => void) | undefined;
 }
 
 export interface VideoService {
   ffmpeg: FfmpegBinary | null;
   fontFile: string | null;
+  /** Looks for queued videos now (one queued by another process); nothing without the background role. */
+  kick(): void;
   /** Stops rendering (interrupted renders resume on the next start) and callback delivery. */
   close(): Promise<void>;
 }
@@ -122,7 +127,8 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
   await mkdir(join(options.dataDir, 'tmp'), { recursive: true, mode: PRIVATE_DIR_MODE });
 
-  const store = new SqliteVideoStore(options.db, now);
+  const store = options.store;
+  const background = options.background ?? true;
   const callbackFor: CallbackFor = (video) =>
     video.callbackUrl
       ? {
@@ -175,13 +181,21 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     allowPrivateCallbacks: options.allowPrivateCallbacks ?? false,
     resolve: options.resolve,
     logger,
-    onQueued: () => queue.kick(),
+    onQueued: () => {
+      if (background) queue.kick();
+      options.onQueued?.();
+    },
   });
-  await queue.start();
-  callbacks.start();
+  if (background) {
+    await queue.start();
+    callbacks.start();
+  }
   return {
     ffmpeg,
     fontFile,
+    kick: () => {
+      if (background) queue.kick();
+    },
     async close() {
       await queue.close();
       await callbacks.close();

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
-import { startEmbedded } from '../embedded.js';
+import { ROLES, startEmbedded, type Role } from '../embedded.js';
 import { describeDatabase } from '../../store/database.js';
 import { CliError, databaseFlag, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
 
@@ -18,6 +18,7 @@ interface ServeFlags {
   allowPrivateWebhooks?: boolean;
   limits?: string;
   insecureHttp?: boolean;
+  role: string;
 }
 
 export function registerServe(program: Command): void {
@@ -25,7 +26,8 @@ export function registerServe(program: Command): void {
     program
       .command('serve')
       .description('embedded mode: control plane, property-video API, webhooks and dashboard on one SQLite file or a PostgreSQL database')
-      .option('--addr <host:port>', 'bind address', '127.0.0.1:8080'),
+      .option('--addr <host:port>', 'bind address', '127.0.0.1:8080')
+      .option('--role <role>', 'api (HTTP only, no background jobs), worker (background jobs, and /health only) or all', 'all'),
   )
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
@@ -41,6 +43,8 @@ export function registerServe(program: Command): void {
       const { host, port } = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
       const database = databaseFlag(flags);
+      if (!ROLES.includes(flags.role as Role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}, got "${flags.role}"`);
+      const role = flags.role as Role;
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
       const logger = createLogger();
       const adminToken = process.env.SERVICE_ADMIN_TOKEN;
@@ -49,6 +53,7 @@ export function registerServe(program: Command): void {
         host,
         port,
         database,
+        role,
         adminToken,
         logger,
         dataDir: flags.data,
@@ -62,7 +67,7 @@ export function registerServe(program: Command): void {
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
       if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
-      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, data ${flags.data}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`);
+      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, role ${role}, data ${flags.data}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`);
       await untilSignal();
       await server.close();
     });

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
+import { PgBroadcast } from '../../src/store/broadcast.js';
+import { openPool } from '../../src/store/postgres.js';
+import { freshDatabase } from '../helpers/postgres.js';
+
+const next = (list: string[], n: number): Promise<void> =>
+  new Promise((resolve) => {
+    const check = setInterval(() => {
+      if (list.length >= n) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 5);
+  });
+
+test('a broadcast reaches every process listening on the channel, the sender included', async () => {
+  const url = await freshDatabase();
+  const pool = openPool(url);
+  const a = new PgBroadcast(url, pool);
+  const b = new PgBroadcast(url, pool);
+  try {
+    const heardA: string[] = [];
+    const heardB: string[] = [];
+    a.listen('chan_x', (p) => heardA.push(p), () => {});
+    b.listen('chan_x', (p) => heardB.push(p), () => {});
+    b.listen('chan_y', () => heardB.push('wrong channel'), () => {});
+    await Promise.all([a.start(), b.start()]);
+    await a.send('chan_x', 'hello');
+    await Promise.all([next(heardA, 1), next(heardB, 1)]);
+    assert.deepEqual([heardA, heardB], [['hello'], ['hello']]);
+  } finally {
+    await a.close();
+    await b.close();
+    await pool.end();
+  }
+});
+
+test('a listener whose connection is cut reconnects, listens again and is told to resync', async () => {
+  const url = await freshDatabase();
+  const pool = openPool(url);
+  const a = new PgBroadcast(url, pool);
+  try {
+    const heard: string[] = [];
+    const resyncs: string[] = [];
+    a.listen('chan_r', (p) => heard.push(p), () => resyncs.push('resync'));
+    await a.start();
+    // Another session ends the listening connection, as a database restart or a network cut would.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    await admin.end();
+    await next(resyncs, 1);
+    await a.send('chan_r', 'after');
+    await next(heard, 1);
+    assert.deepEqual(heard, ['after']);
+  } finally {
+    await a.close();
+    await pool.end();
+  }
+});
+
+test('channels are identifiers and payloads fit a NOTIFY', async () => {
+  const url = await freshDatabase();
+  const pool = openPool(url);
+  const a = new PgBroadcast(url, pool);
+  try {
+    assert.throws(() => a.listen('bad; DROP', () => {}, () => {}), /lower-case identifier/);
+    await assert.rejects(a.send('ok', 'x'.repeat(8000)), /at most 7999 bytes/);
+  } finally {
+    await a.close();
+    await pool.end();
+  }
+});
