@@ -66,6 +66,8 @@ export interface VideoServiceOptions {
   background?: boolean | undefined;
   /** Told after a video is queued (besides this process's own queue), so other processes' queues can look. */
   onQueued?: (() => void) | undefined;
+  /** Lease of renders and callbacks; default RENDER_LEASE_MS and CALLBACK_LEASE_MS. */
+  leaseMs?: number | undefined;
 }
 
 export interface VideoService {
@@ -147,6 +149,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     now,
     logger,
     ...(options.callbackPollMs ? { pollMs: options.callbackPollMs } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   const signer = new AssetUrlSigner(await loadSigningKey(options.dataDir));
   const queue = new RenderQueue({
@@ -164,6 +167,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     logger,
     callbackFor,
     onFinished: () => callbacks.kick(),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   mountVideoRoutes(server, {
     store,

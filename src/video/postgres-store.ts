@@ -113,7 +113,7 @@ const UNFINISHED_LOCK = 0x7669_6431; // "vid1"
 
 /**
  * VideoStore on PostgreSQL, shared by every replica. Renders and callbacks are claimed with
- * `FOR UPDATE SKIP LOCKED` and leased, so replicas never take the same job while its lease
+ * `FOR NO KEY UPDATE SKIP LOCKED` and leased, so replicas never take the same job while its lease
  * runs; deletes lock the rows a claim would take, so a delete and a claim never both win.
  */
 export class PostgresVideoStore implements VideoStore {
@@ -178,7 +178,7 @@ export class PostgresVideoStore implements VideoStore {
   async addPhotos(propertyId: PropertyId, photos: readonly NewPhoto[], maxPerProperty: number): Promise<PhotoRecord[] | 'too_many'> {
     return transaction(this.pool, async (c): Promise<PhotoRecord[] | 'too_many'> => {
       // The property's row lock makes the count and the inserts one step for concurrent uploads.
-      await c.query('SELECT 1 FROM video_properties WHERE id = $1 FOR UPDATE', [propertyId]);
+      await c.query('SELECT 1 FROM video_properties WHERE id = $1 FOR NO KEY UPDATE', [propertyId]);
       const { n } = (await this.row<{ n: number }>(c, 'SELECT COUNT(*) AS n FROM video_photos WHERE property_id = $1', [propertyId]))!;
       if (n + photos.length > maxPerProperty) return 'too_many';
       const at = this.iso();
@@ -252,7 +252,7 @@ export class PostgresVideoStore implements VideoStore {
       const at = this.now();
       // Rows another replica is claiming right now are locked: skipped, never waited for.
       const next =
-        (await this.row<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'rendering' AND lease_until <= $1 ORDER BY lease_until, id LIMIT 1 FOR UPDATE SKIP LOCKED`, [at])) ??
+        (await this.row<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'rendering' AND lease_until <= $1 ORDER BY lease_until, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`, [at])) ??
         (afterTenant !== null ? await this.nextQueued(c, afterTenant) : undefined) ??
         (await this.nextQueued(c, 0));
       if (!next) return null;
@@ -266,7 +266,7 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   private nextQueued(c: Queryable, afterTenant: number) {
-    return this.row<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > $1 ORDER BY tenant_id, id LIMIT 1 FOR UPDATE SKIP LOCKED`, [afterTenant]);
+    return this.row<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > $1 ORDER BY tenant_id, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`, [afterTenant]);
   }
 
   async renewRender(lease: Lease, id: VideoId): Promise<boolean> {
@@ -287,7 +287,7 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   private async holds(c: Queryable, owner: string, id: VideoId): Promise<boolean> {
-    return (await this.row(c, `SELECT 1 FROM video_videos WHERE id = $1 AND status = 'rendering' AND lease_owner = $2 FOR UPDATE`, [id, owner])) !== undefined;
+    return (await this.row(c, `SELECT 1 FROM video_videos WHERE id = $1 AND status = 'rendering' AND lease_owner = $2 FOR NO KEY UPDATE`, [id, owner])) !== undefined;
   }
 
   private async enqueueCallback(c: Queryable, video: VideoRecord, callback: CallbackFor): Promise<void> {
@@ -377,7 +377,7 @@ export class PostgresVideoStore implements VideoStore {
   async deletePhoto(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId): Promise<DeleteOutcome> {
     return transaction(this.pool, async (c): Promise<DeleteOutcome> => {
       // The property's row lock waits for video creates on it (they hold it shared).
-      const prop = await this.row(c, 'SELECT 1 FROM video_properties WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, propertyId]);
+      const prop = await this.row(c, 'SELECT 1 FROM video_properties WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE', [tenantId, propertyId]);
       const photo = prop ? await this.row<{ storage_key: string }>(c, 'SELECT storage_key FROM video_photos WHERE property_id = $1 AND id = $2', [propertyId, photoId]) : undefined;
       if (!photo) return { kind: 'not_found' };
       const user = await this.row<{ id: number; status: 'queued' | 'rendering' }>(
@@ -429,7 +429,7 @@ export class PostgresVideoStore implements VideoStore {
       this.pool,
       `UPDATE video_callbacks SET lease_owner = $1, lease_until = $2 WHERE id IN (
          SELECT id FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
-         ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
+         ORDER BY next_attempt_at, id LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED)
        RETURNING *`,
       [lease.owner, now + lease.ms, now, limit],
     );

@@ -106,8 +106,8 @@ const PRUNE_SLICE = 2000;
 type SeqRow = { seq: number; endpoint_id: string };
 
 /**
- * WebhookStore on PostgreSQL, shared by every replica. Claims take rows with `FOR UPDATE SKIP
- * LOCKED`, so replicas claiming at once each get different deliveries and never wait on one
+ * WebhookStore on PostgreSQL, shared by every replica. Claims take rows with `FOR NO KEY UPDATE
+ * SKIP LOCKED`, so replicas claiming at once each get different deliveries and never wait on one
  * another; the lease they write keeps the delivery theirs after the claim commits.
  */
 export class PostgresWebhookStore implements WebhookStore {
@@ -180,7 +180,7 @@ export class PostgresWebhookStore implements WebhookStore {
   async createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget = Infinity): Promise<EndpointRecord | 'limit'> {
     return transaction(this.pool, async (c): Promise<EndpointRecord | 'limit'> => {
       // The widget's row lock makes the count and the insert one step for concurrent creates on other replicas.
-      await c.query('SELECT 1 FROM webhook_widgets WHERE id = $1 FOR UPDATE', [widgetId]);
+      await c.query('SELECT 1 FROM webhook_widgets WHERE id = $1 FOR NO KEY UPDATE', [widgetId]);
       const { n } = (await this.row<{ n: number }>(c, 'SELECT COUNT(*) AS n FROM webhook_endpoints WHERE widget_id = $1', [widgetId]))!;
       if (n >= maxPerWidget) return 'limit';
       const at = this.now();
@@ -205,7 +205,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async updateEndpoint(widgetId: WidgetId, id: EndpointId, patch: EndpointPatch) {
     return transaction(this.pool, async (c) => {
-      const current = await this.row<EndpointRow>(c, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND id = $2 FOR UPDATE', [widgetId, id]);
+      const current = await this.row<EndpointRow>(c, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND id = $2 FOR NO KEY UPDATE', [widgetId, id]);
       if (!current) return null;
       const at = this.now();
       await c.query('UPDATE webhook_endpoints SET url = $1, events = $2, updated_at = $3 WHERE id = $4', [patch.url ?? current.url, patch.events ? JSON.stringify(patch.events) : current.events, at, id]);
@@ -270,9 +270,13 @@ export class PostgresWebhookStore implements WebhookStore {
     return transaction(this.pool, async (c) => {
       const at = this.now();
       const chosen: number[] = [];
+      // Rows this transaction locked in an earlier round are not skipped by its own later rounds.
+      const seen = new Set<number>();
       const taken = new Map<string, number>();
       const saturated: string[] = [];
       const take = (r: SeqRow) => {
+        if (seen.has(r.seq)) return;
+        seen.add(r.seq);
         if (perEndpoint(r.endpoint_id as EndpointId) - (taken.get(r.endpoint_id) ?? 0) <= 0) {
           if (!saturated.includes(r.endpoint_id)) saturated.push(r.endpoint_id);
           return;
@@ -284,7 +288,7 @@ export class PostgresWebhookStore implements WebhookStore {
       // Lapsed leases first: their deliveries were due before anything pending now.
       const lapsed = await this.rows<SeqRow>(
         c,
-        `SELECT seq, endpoint_id FROM webhook_deliveries WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        `SELECT seq, endpoint_id FROM webhook_deliveries WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`,
         [at, limit],
       );
       for (const r of lapsed) if (chosen.length < limit) take(r);
@@ -295,7 +299,7 @@ export class PostgresWebhookStore implements WebhookStore {
           c,
           `SELECT seq, endpoint_id FROM webhook_deliveries
            WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (endpoint_id = ANY($2::text[]))
-           ORDER BY next_attempt_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`,
+           ORDER BY next_attempt_at, seq LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED`,
           [at, saturated, want],
         );
         for (const r of rows) if (chosen.length < limit) take(r);
@@ -320,11 +324,13 @@ export class PostgresWebhookStore implements WebhookStore {
     if (results.length === 0) return { disabled: [], lost: 0 };
     return transaction(this.pool, async (c) => {
       const at = this.now();
-      // Rows locked in one order (deliveries, then endpoints, each sorted) so two replicas' batches cannot deadlock.
+      // Rows locked in one order (deliveries, then endpoints, each sorted) so two replicas' batches cannot
+      // deadlock, and with NO KEY UPDATE, which leaves the key-share locks of concurrent inserts that
+      // reference these rows (an enqueue's deliveries) alone: those inserts neither wait nor deadlock.
       const held = new Set(
         (await this.rows<{ id: string }>(
           c,
-          `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND status = 'inflight' AND lease_owner = $2 ORDER BY id FOR UPDATE`,
+          `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND status = 'inflight' AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE`,
           [results.map((r) => r.deliveryId), owner],
         )).map((r) => r.id),
       );
@@ -333,7 +339,7 @@ export class PostgresWebhookStore implements WebhookStore {
       const endpoints = new Map(
         (await this.rows<{ id: string; enabled: number; failing_since: number | null }>(
           c,
-          'SELECT id, enabled, failing_since FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+          'SELECT id, enabled, failing_since FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE',
           [[...new Set(mine.map((r) => r.endpointId))]],
         )).map((r) => [r.id, { enabled: r.enabled === 1, failingSince: r.failing_since, changed: false }]),
       );
@@ -431,7 +437,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async retryDelivery(endpointId: EndpointId, id: DeliveryId) {
     return transaction(this.pool, async (c) => {
-      const current = await this.row<{ status: string }>(c, 'SELECT status FROM webhook_deliveries WHERE endpoint_id = $1 AND id = $2 FOR UPDATE', [endpointId, id]);
+      const current = await this.row<{ status: string }>(c, 'SELECT status FROM webhook_deliveries WHERE endpoint_id = $1 AND id = $2 FOR NO KEY UPDATE', [endpointId, id]);
       if (!current) return null;
       if (current.status === 'inflight') return 'inflight' as const;
       const at = this.now();
@@ -455,7 +461,7 @@ export class PostgresWebhookStore implements WebhookStore {
       const n = await this.count(
         this.pool,
         `DELETE FROM webhook_deliveries WHERE seq IN (
-           SELECT seq FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND updated_at < $1 LIMIT ${PRUNE_SLICE} FOR UPDATE SKIP LOCKED)`,
+           SELECT seq FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND updated_at < $1 LIMIT ${PRUNE_SLICE} FOR NO KEY UPDATE SKIP LOCKED)`,
         [before],
       );
       deliveries += n;

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { ROLES, startEmbedded, type Role } from '../embedded.js';
 import { describeDatabase } from '../../store/database.js';
+import { MAX_LEASE_MS, MIN_LEASE_MS } from '../../store/lease.js';
 import { CliError, databaseFlag, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
 
 interface ServeFlags {
@@ -19,6 +20,7 @@ interface ServeFlags {
   limits?: string;
   insecureHttp?: boolean;
   role: string;
+  jobLease?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -39,6 +41,7 @@ export function registerServe(program: Command): void {
     .option('--insecure-http', 'serve plain HTTP on an address that is not loopback (only behind a TLS-terminating proxy); loopback never needs it')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .option('--limits <file>', LIMITS_FLAG_HELP)
+    .option('--job-lease <seconds>', `how long a claimed background job (webhook delivery, render, video callback) stays with the process that claimed it before another may take it (default: 60; ${MIN_LEASE_MS / 1000} to ${MAX_LEASE_MS / 1000})`)
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
@@ -62,6 +65,7 @@ export function registerServe(program: Command): void {
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+        ...(flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {}),
         ...limits,
         insecureHttp: flags.insecureHttp === true,
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
