@@ -170,7 +170,9 @@ export class RenderQueue {
   }
 
   private async render(video: VideoRecord, slot: { child: ChildProcess | null; lost: boolean }): Promise<void> {
-    const work = join(this.o.dataDir, 'work', String(video.id));
+    // One scratch directory per attempt: a worker that died mid-render may have left an ffmpeg
+    // writing into its own, and replicas on one machine may share the data directory.
+    const work = join(this.o.dataDir, 'work', `${video.id}-${randomUUID()}`);
     /** Assets stored for this render: removed again if it does not complete. */
     const stored: string[] = [];
     const stopRenewing = this.keepLease(video, slot);
