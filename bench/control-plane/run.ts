@@ -8,11 +8,11 @@ import { signature } from '../../src/signing/request.js';
 import { runWrk, type WrkResult } from './wrk.js';
 
 /** dist/bench/control-plane/ → repository root. */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The limits the benchmark raises (see the limits file of `brainstem serve --limits`). */
-const BENCH_LIMITS = { serverKey: 1e9, telemetryReports: { limit: 1e9, windowSeconds: 1 }, session: 1e9 };
-const HERE = join(ROOT, 'bench', 'control-plane');
-const ADMIN = 'bsa_bench_admin_token';
+export const BENCH_LIMITS = { serverKey: 1e9, telemetryReports: { limit: 1e9, windowSeconds: 1 }, session: 1e9 };
+export const HERE = join(ROOT, 'bench', 'control-plane');
+export const ADMIN = 'bsa_bench_admin_token';
 
 export interface ControlPlaneBenchOptions {
   durationS: number;
@@ -42,12 +42,12 @@ function medianBy(runs: WrkResult[]): WrkResult {
   return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
 }
 
-function pinned(cpu: string | undefined, cmd: string, args: string[]): [string, string[]] {
+export function pinned(cpu: string | undefined, cmd: string, args: string[]): [string, string[]] {
   return cpu ? ['taskset', ['-c', cpu, cmd, ...args]] : [cmd, args];
 }
 
 /** Starts a child and resolves with the port it prints (pattern's first group). */
-function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv, pattern: RegExp): Promise<{ child: ChildProcess; port: number }> {
+export function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv, pattern: RegExp): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -66,7 +66,7 @@ function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv, pattern
   });
 }
 
-function stop(child: ChildProcess): Promise<void> {
+export function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.removeAllListeners('exit');
@@ -75,7 +75,7 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-async function call(base: string, method: string, path: string, token: string | null, body?: unknown): Promise<any> {
+export async function call(base: string, method: string, path: string, token: string | null, body?: unknown): Promise<any> {
   const res = await fetch(base + path, {
     method,
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -86,7 +86,7 @@ async function call(base: string, method: string, path: string, token: string | 
 }
 
 /** Writes `count` lines "timestamp signature" for the Lua scripts; `target(i)` and `body(i)` rebuild request i. */
-async function writePool(file: string, key: string, count: number, method: string, target: (i: number) => string, body: (i: number) => string | undefined): Promise<void> {
+export async function writePool(file: string, key: string, count: number, method: string, target: (i: number) => string, body: (i: number) => string | undefined): Promise<void> {
   const out = createWriteStream(file);
   const timestamp = Math.floor(Date.now() / 1000);
   let chunk = '';

@@ -139,7 +139,11 @@ export class Dispatcher {
     await this.flush();
     this.generation.abort.abort();
     // The abandoned sends are aborted now: hand their deliveries back rather than let them wait out the lease.
-    const released = await this.store.releaseLeases(this.lease.owner);
+    // A store that fails here (gone with the process) loses nothing: the leases lapse and the deliveries are claimed again.
+    const released = await this.store.releaseLeases(this.lease.owner).catch((err: unknown) => {
+      this.logger.warn('webhooks: could not release leases at stop; they lapse instead', { error: String(err) });
+      return 0;
+    });
     if (released > 0) this.logger.warn('webhooks: released deliveries abandoned at stop', { count: released });
     this.generation = Dispatcher.newGeneration();
     this.sends.clear();

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { parseDatabaseUrl } from '../../store/database.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 
 interface Flags {
@@ -10,6 +11,8 @@ interface Flags {
   poolRate: string;
   rounds: string;
   json?: boolean;
+  database?: string;
+  replicas: string;
 }
 
 /** `brainstem bench control-plane`: signed 304 pulls and telemetry ingest beside a bare uWS hello-world. */
@@ -24,8 +27,11 @@ export function registerBenchControlPlane(bench: Command): void {
     .option('--load-cpu <list>', 'taskset CPU list for wrk ("" = unpinned)', '1')
     .option('--pool-rate <n>', 'signed requests precomputed per second of run (upper bound of the rate)', '150000')
     .option('--rounds <n>', 'rounds of baseline + scenarios; medians are reported', '3')
+    .option('--database <url>', 'instead: PostgreSQL (a role that may create databases) with --replicas beside one SQLite process, each replica driven by its own wrk')
+    .option('--replicas <list>', 'with --database: replica counts to run, comma-separated', '1,3')
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {
+      if (flags.database !== undefined) return replicaBench(flags);
       const { runControlPlaneBench, resultTable } = await import('../../../bench/control-plane/run.js');
       const result = await runControlPlaneBench({
         durationS: parseInteger(flags.duration, '--duration', 1, 600),
@@ -44,4 +50,32 @@ export function registerBenchControlPlane(bench: Command): void {
       printJson(result);
       if (!flags.json) process.stdout.write(`\n${resultTable(result)}\n`);
     });
+}
+
+async function replicaBench(flags: Flags): Promise<void> {
+  let location;
+  try {
+    location = parseDatabaseUrl(flags.database!);
+  } catch (err) {
+    throw new CliError(`--database: ${(err as Error).message}`);
+  }
+  if (location.kind !== 'postgres') throw new CliError('--database must be a postgres:// URL (SQLite always runs beside it)');
+  const replicas = flags.replicas.split(',').map((r) => parseInteger(r.trim(), '--replicas', 1, 16));
+  const { runReplicaBench, replicaTable } = await import('../../../bench/control-plane/replicas.js');
+  const result = await runReplicaBench({
+    database: location.url,
+    replicas,
+    durationS: parseInteger(flags.duration, '--duration', 1, 600),
+    connections: parseInteger(flags.connections, '--connections', 1, 10_000),
+    serverCpu: flags.serverCpu || undefined,
+    loadCpu: flags.loadCpu || undefined,
+    poolRate: parseInteger(flags.poolRate, '--pool-rate', 1000, 5_000_000),
+    log: (line) => {
+      if (!flags.json) process.stderr.write(`bench control-plane: ${line}\n`);
+    },
+  }).catch((err: Error) => {
+    throw new CliError(`bench control-plane failed: ${err.message}`);
+  });
+  printJson(result);
+  if (!flags.json) process.stdout.write(`\n${replicaTable(result)}\n`);
 }

@@ -9,6 +9,7 @@ import { registerWebhooks } from './webhooks.js';
 import { registerSidecar } from './sidecar.js';
 import { registerSim } from './sim.js';
 import { registerUp } from './up.js';
+import { registerMigrateStore } from './migrate-store.js';
 
 /** Every CLI command, in the order --help lists them. */
 export const commands: RegisterCommand[] = [
@@ -16,6 +17,7 @@ export const commands: RegisterCommand[] = [
   registerServe,
   registerUp,
   registerAdmin,
+  registerMigrateStore,
   registerBundle,
   registerConfig,
   registerWebhooks,
