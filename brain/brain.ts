@@ -20,10 +20,13 @@ import {
   MAX_INVESTIGATORS,
   newRhythm,
   NO_RETURN_S,
+  pausedAtWaypoint,
+  detour,
   pushFlight,
   pushLook,
   pushManoeuvre,
   pushSearch,
+  SEEK_BRAVERY,
   shooterFree,
   startFlight,
   windingDown,
@@ -106,7 +109,13 @@ const FLEE_KEEP_S = 8;
 /** A squad member's place beside its leader: this far, at its own angle, and close enough within the slack. */
 const FOLLOW_MIN_M = 3;
 const FOLLOW_MAX_M = 8;
-const FOLLOW_SLACK_M = 3;
+/**
+ * A standing member sets off when its place is more than FOLLOW_SLACK_M away and, once walking,
+ * goes on until within FOLLOW_ARRIVE_M: without the gap a member beside a walking leader
+ * stops and starts every other tick.
+ */
+const FOLLOW_SLACK_M = 5;
+const FOLLOW_ARRIVE_M = 1.5;
 
 /** The module's own copy of a role: a string from the request is young and must not be kept. */
 function ownRole(role: Role): Role {
@@ -311,7 +320,7 @@ export class Brain {
       mode = 'fleeing';
     } else if (
       (sw.human ? a.contact && (wasMode === 'investigating' || time - a.contactT <= CONTACT_MEMORY_S) : hasRecentContact(a, pos, time)) &&
-      (p.wounded || (a.contactShared && prof.coward !== true && !cowardly(a))) &&
+      (p.wounded || ((a.contactShared || (sw.human && a.brave >= SEEK_BRAVERY)) && prof.coward !== true && !cowardly(a))) &&
       !(sw.human && this.investigationBarred(a, sq, pos.x, pos.z, time, wasMode))
     ) {
       if (sw.human) {
@@ -350,9 +359,16 @@ export class Brain {
         mode = speed === null ? 'idle' : 'traveling';
       }
     } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && needy(a, s))) {
-      pushPatrol(out, a, pos, s.route);
-      speed = 'walk';
       mode = 'patrolling';
+      if (sw.human && pausedAtWaypoint(a, pos, s.route, time)) out.push({ kind: 'Idle', reason: 'looking_around' });
+      else {
+        speed = 'walk';
+        const route = s.route;
+        const wp = route[a.waypoint >= 0 && a.waypoint < route.length ? a.waypoint : 0]!;
+        const how = sw.human ? detour(out, a, pos, wp.x, wp.z, speed, time, wasMode === 'patrolling') : null;
+        if (how === 'give_up') a.waypoint = (a.waypoint + 1) % route.length;
+        if (how !== 'detour') pushPatrol(out, a, pos, route);
+      }
     } else if (sq !== null && !(sw.goals && needy(a, s)) && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
       mode = 'regrouping';
 
@@ -363,7 +379,14 @@ export class Brain {
         remember(a, EV.plan, time, 0);
       }
       const want = goalSpeed(a, urgent(a, s));
-      speed = pushGoal(out, a, pos, sw.human ? tiredSpeed(a, want) : want);
+      const pace = sw.human ? tiredSpeed(a, want) : want;
+      const how = sw.human && a.goalHas ? detour(out, a, pos, a.goalX, a.goalZ, pace, time, wasMode === modeForGoal(a.goal)) : null;
+      if (how === 'give_up') {
+        // Unreachable from here: drop it and choose again next tick.
+        a.goalHas = false;
+        a.goalT = -1e9;
+      }
+      speed = how === 'detour' ? pace : pushGoal(out, a, pos, pace);
       mode = speed === null ? (a.goal === 'guard' ? 'guarding' : 'idle') : modeForGoal(a.goal);
     } else {
       out.push({ kind: 'Idle', reason: 'none' });
@@ -437,7 +460,7 @@ export class Brain {
     const tx = leader.x + Math.sin(angle) * r;
     const tz = leader.z + Math.cos(angle) * r;
     const d = distH(x, z, tx, tz);
-    if (d <= FOLLOW_SLACK_M) {
+    if (d <= (a.mode === 'traveling' ? FOLLOW_ARRIVE_M : FOLLOW_SLACK_M)) {
       out.push({ kind: 'Idle', reason: 'with_squad' });
       return null;
     }

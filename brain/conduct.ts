@@ -1,7 +1,8 @@
 import { cm, distH, vec, yawTo } from './geometry.js';
 import { noise } from './prng.js';
 import type { AgentState } from './state.js';
-import type { Intent, PointOfInterest, Role, Snapshot, Speed, Target, TargetKind } from './types.js';
+import type { Intent, PointOfInterest, Role, Snapshot, Speed, Target, TargetKind, Vec3 } from './types.js';
+import { ARRIVAL_M } from './reactive/patrol.js';
 
 /**
  * Believable conduct (human_factors on): how a character fights, flees, searches and idles,
@@ -227,6 +228,12 @@ export const SEARCH_MIN_S = 10;
 export const SEARCH_MAX_S = 20;
 /** An investigation is given up after this long. */
 export const INVESTIGATE_MAX_S = 120;
+/**
+ * A healthy character goes to look where a hostile it saw itself went out of sight only when
+ * at least this brave (the wounded always do, the timid never): curiosity that looks meant,
+ * not a crowd converging.
+ */
+export const SEEK_BRAVERY = 0.55;
 /** At most this many members of a squad investigate one contact. */
 export const MAX_INVESTIGATORS = 2;
 
@@ -262,6 +269,82 @@ export function pushSearch(out: Intent[], a: AgentState, x: number, z: number, t
   out.push({ kind: 'Investigate', at });
   out.push({ kind: 'MoveTo', to: at, speed });
   return speed;
+}
+
+// ---- pauses and detours ----
+
+/**
+ * A patrol stops at a waypoint for PAUSE_MIN_S..PAUSE_MAX_S (looking around), at most once
+ * every PAUSE_GAP_S and not in a session's first PAUSE_GAP_S: a guard who stops now and then,
+ * not a shuttle, nor one who stops at every post.
+ */
+export const PAUSE_MIN_S = 2;
+export const PAUSE_MAX_S = 8;
+export const PAUSE_GAP_S = 30;
+
+/** Whether the character stands at its current waypoint now (a pause begun or under way). */
+export function pausedAtWaypoint(a: AgentState, pos: Vec3, route: readonly Vec3[], time: number): boolean {
+  if (time < a.pauseUntil) return standing(a, pos, time);
+  const wp = route[a.waypoint >= 0 && a.waypoint < route.length ? a.waypoint : 0]!;
+  if (distH(pos.x, pos.z, wp.x, wp.z) > ARRIVAL_M || time - a.pausedT < PAUSE_GAP_S || time - a.firstT < PAUSE_GAP_S) return false;
+  a.pausedT = time;
+  a.pauseUntil = time + PAUSE_MIN_S + (PAUSE_MAX_S - PAUSE_MIN_S) * noise(a.id, time);
+  return standing(a, pos, time);
+}
+
+/** Standing on purpose is not being stuck: the progress watch starts again from here. */
+function standing(a: AgentState, pos: Vec3, time: number): true {
+  a.progT = time;
+  a.progX = pos.x;
+  a.progZ = pos.z;
+  return true;
+}
+
+/**
+ * A character on its way somewhere that has gained less than PROGRESS_M in NO_PROGRESS_S (a
+ * wall, a fence, a corner) steps DETOUR_M aside for DETOUR_S and tries again; stuck again
+ * within GIVE_UP_S of a detour, it gives the destination up.
+ */
+export const NO_PROGRESS_S = 10;
+export const PROGRESS_M = 2;
+export const DETOUR_S = 5;
+export const DETOUR_M = 15;
+export const GIVE_UP_S = 2 * NO_PROGRESS_S + DETOUR_S;
+
+/**
+ * Watches progress toward (tx, tz). Pushes a MoveTo and returns 'detour' while a detour is
+ * under way, returns 'give_up' when the destination is to be dropped, and null to go on as
+ * planned. `going` says the character was already on its way last tick (else the watch starts afresh).
+ */
+export function detour(out: Intent[], a: AgentState, pos: Vec3, tx: number, tz: number, speed: Speed, time: number, going: boolean): 'detour' | 'give_up' | null {
+  if (!going) {
+    a.detourUntil = -1e9;
+    a.progT = time;
+    a.progX = pos.x;
+    a.progZ = pos.z;
+    return null;
+  }
+  if (time < a.detourUntil) {
+    out.push({ kind: 'MoveTo', to: vec(a.detourX, pos.y, a.detourZ), speed });
+    return 'detour';
+  }
+  if (distH(pos.x, pos.z, a.progX, a.progZ) > PROGRESS_M) {
+    a.progT = time;
+    a.progX = pos.x;
+    a.progZ = pos.z;
+    return null;
+  }
+  if (time - a.progT < NO_PROGRESS_S) return null;
+  a.progT = time;
+  if (time - a.detourUntil < GIVE_UP_S) return 'give_up';
+  // Sideways to the way it was going, to the side its own noise picks.
+  const d = distH(pos.x, pos.z, tx, tz) || 1;
+  const side = noise(a.id, time) < 0.5 ? -1 : 1;
+  a.detourX = pos.x + (side * -(tz - pos.z) * DETOUR_M) / d;
+  a.detourZ = pos.z + (side * (tx - pos.x) * DETOUR_M) / d;
+  a.detourUntil = time + DETOUR_S;
+  out.push({ kind: 'MoveTo', to: vec(a.detourX, pos.y, a.detourZ), speed });
+  return 'detour';
 }
 
 // ---- alive when idle ----

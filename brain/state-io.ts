@@ -1,4 +1,4 @@
-import { LAYOUT_2_DEFAULTS, STATE_SCHEMA, fromPlain, toPlain, type AgentState, type Field, type PlainAgent, type Schema } from './state.js';
+import { LAYOUT_2_DEFAULTS, LAYOUT_3_DEFAULTS, STATE_SCHEMA, fromPlain, toPlain, type AgentState, type Field, type PlainAgent, type Schema } from './state.js';
 import { isObj } from './json.js';
 import type { Problem } from './types.js';
 
@@ -10,9 +10,9 @@ import type { Problem } from './types.js';
  */
 
 export const STATE_FORMAT = 'brainstem.brain-state';
-export const STATE_VERSION = 2;
-/** Layouts this brain reads: 1 lacks the believable-behaviour clocks, which load as "nothing under way". */
-const READS_VERSIONS: readonly number[] = [1, 2];
+export const STATE_VERSION = 3;
+/** Layouts this brain reads: 1 lacks the believable-behaviour clocks, 2 the pause and detour clocks; missing clocks load as "nothing under way". */
+const READS_VERSIONS: readonly number[] = [1, 2, 3];
 /** More agents than any store would keep: a document above it is not ours. */
 const MAX_AGENTS_IN_STATE = 1_000_000;
 
@@ -93,8 +93,11 @@ export function parseState(value: unknown): AgentState[] {
   if (value.format !== STATE_FORMAT) problems.push({ path: 'format', message: `must be ${JSON.stringify(STATE_FORMAT)}` });
   if (typeof value.version !== 'number' || !READS_VERSIONS.includes(value.version)) problems.push({ path: 'version', message: `must be one of ${READS_VERSIONS.join(', ')} (the layouts this brain reads)` });
   let agents = value.agents;
-  // A layout-1 agent gains the layout-2 fields at their defaults; a copy, the caller's document is not touched.
-  if (value.version === 1 && Array.isArray(agents)) agents = agents.map((a) => (isObj(a) ? { ...LAYOUT_2_DEFAULTS, ...a } : a));
+  // An older agent gains the later layouts' fields at their defaults; a copy, the caller's document is not touched.
+  if (typeof value.version === 'number' && value.version < STATE_VERSION && Array.isArray(agents)) {
+    const defaults = value.version === 1 ? { ...LAYOUT_2_DEFAULTS, ...LAYOUT_3_DEFAULTS } : LAYOUT_3_DEFAULTS;
+    agents = agents.map((a) => (isObj(a) ? { ...defaults, ...a } : a));
+  }
   if (!Array.isArray(agents)) problems.push({ path: 'agents', message: 'must be an array' });
   else if (agents.length > MAX_AGENTS_IN_STATE) problems.push({ path: 'agents', message: `must have at most ${MAX_AGENTS_IN_STATE} items` });
   else {

@@ -131,6 +131,14 @@ export const NUM_FIELDS = [
   'fledT',
   'invT',
   'searchT',
+  'pauseUntil',
+  'pausedT',
+  'progT',
+  'progX',
+  'progZ',
+  'detourUntil',
+  'detourX',
+  'detourZ',
 ] as const;
 export type NumField = (typeof NUM_FIELDS)[number];
 
@@ -154,6 +162,21 @@ export const LAYOUT_2_DEFAULTS: Readonly<Partial<Record<NumField, number>>> = {
   fledT: -1e9,
   invT: -1e9,
   searchT: -1e9,
+};
+
+/**
+ * The fields added in state layout 3 (waypoint pauses and the no-progress detour, see
+ * conduct.ts), with the value a character loaded from an older file starts with: nothing under way.
+ */
+export const LAYOUT_3_DEFAULTS: Readonly<Partial<Record<NumField, number>>> = {
+  pauseUntil: -1e9,
+  pausedT: -1e9,
+  progT: -1e9,
+  progX: 0,
+  progZ: 0,
+  detourUntil: -1e9,
+  detourX: 0,
+  detourZ: 0,
 };
 
 export const VISITED_CAP = 4;
@@ -212,6 +235,7 @@ export class AgentState {
     this.engagedPlayerT = -1e9;
     this.memT = -1e9;
     for (const [k, v] of Object.entries(LAYOUT_2_DEFAULTS)) this.num[NUM_FIELDS.indexOf(k as NumField)] = v;
+    for (const [k, v] of Object.entries(LAYOUT_3_DEFAULTS)) this.num[NUM_FIELDS.indexOf(k as NumField)] = v;
   }
 
   /** PRNG state word (a uint32; kept as a double so it never boxes). */
@@ -574,6 +598,62 @@ export class AgentState {
   set searchT(v: number) {
     this.num[50] = v;
   }
+
+  get pauseUntil(): number {
+    return this.num[51]!;
+  }
+  set pauseUntil(v: number) {
+    this.num[51] = v;
+  }
+
+  get pausedT(): number {
+    return this.num[52]!;
+  }
+  set pausedT(v: number) {
+    this.num[52] = v;
+  }
+
+  get progT(): number {
+    return this.num[53]!;
+  }
+  set progT(v: number) {
+    this.num[53] = v;
+  }
+
+  get progX(): number {
+    return this.num[54]!;
+  }
+  set progX(v: number) {
+    this.num[54] = v;
+  }
+
+  get progZ(): number {
+    return this.num[55]!;
+  }
+  set progZ(v: number) {
+    this.num[55] = v;
+  }
+
+  get detourUntil(): number {
+    return this.num[56]!;
+  }
+  set detourUntil(v: number) {
+    this.num[56] = v;
+  }
+
+  get detourX(): number {
+    return this.num[57]!;
+  }
+  set detourX(v: number) {
+    this.num[57] = v;
+  }
+
+  get detourZ(): number {
+    return this.num[58]!;
+  }
+  set detourZ(v: number) {
+    this.num[58] = v;
+  }
 }
 
 /** The JSON form of an agent: every field by name, numbers included. */
@@ -791,5 +871,13 @@ export const STATE_SCHEMA: Schema = {
   fledT: 'num',
   invT: 'num',
   searchT: 'num',
+  pauseUntil: 'num',
+  pausedT: 'num',
+  progT: 'num',
+  progX: 'num',
+  progZ: 'num',
+  detourUntil: 'num',
+  detourX: 'num',
+  detourZ: 'num',
   mem: { nullable: { obj: MEMORY_SCHEMA } },
 };

@@ -23,8 +23,11 @@ export function crowdScenario(agents = 50, durationS = 300, tickHz = 2, seed = 7
     }
   };
   const characters: CharacterSpec[] = [];
+  // A squad spawns together, as squads do in games: its members start within 30 m of its camp.
+  let camp: Vec3 = { x: 0, y: 0, z: 0 };
   for (let i = 0; i < agents; i++) {
-    const home = at(400);
+    if (i % 5 === 0) camp = at(400);
+    const home = at(30, camp);
     characters.push({
       id: i + 1,
       brain: true,

@@ -67,7 +67,7 @@ export function quiet(z: StandardSizes): Scenario {
   return { ...base, name: 'quiet', description: `${z.agents} characters for ${z.quietS} s with nothing hostile.`, characters, script, ...(bundle ? { bundle } : {}) };
 }
 
-/** 30 characters of the default population in six squads around a camp with cover; a hostile squad of 3 walks in. */
+/** 30 characters of the default population in six squads around a camp with cover; a hostile squad of 3 springs an ambush from behind a ridge. */
 export function ambush30(z: StandardSizes): Scenario {
   const rnd = seededRandom(41);
   const characters: CharacterSpec[] = [];
@@ -78,8 +78,10 @@ export function ambush30(z: StandardSizes): Scenario {
     const home: Vec3 = { x: cx + Math.round((rnd() - 0.5) * 16), y: 0, z: cz + Math.round((rnd() - 0.5) * 16) };
     characters.push({ id: i + 1, brain: true, pos: home, squad: `camp${sq}`, route: [home, { x: home.x + Math.round((rnd() - 0.5) * 40), y: 0, z: home.z + Math.round((rnd() - 0.5) * 40) }] });
   }
+  // The raiders wait behind the ridge east of the camp, 50-70 m from the nearest squad, and
+  // come out toward the well: an ambush at close range, not a stand-off at the edge of sight.
   for (let k = 0; k < 3; k++) {
-    const start = { x: 240 + k * 6, y: 0, z: -20 + k * 8 };
+    const start = { x: 112 + k * 3, y: 0, z: -42 + k * 8 };
     characters.push({
       id: 100 + k,
       brain: true,
@@ -94,13 +96,14 @@ export function ambush30(z: StandardSizes): Scenario {
   }
   return {
     name: 'ambush-30',
-    description: '30 characters of the default population in six squads of five around a camp; a hostile squad of 3 walks in from 240 m.',
+    description: '30 characters of the default population in six squads of five around a camp; a hostile squad of 3 waits behind a ridge 50-70 m east of the nearest squad and comes out toward the well.',
     duration_s: z.ambushS,
     tick_hz: 2,
     world: {
       obstacles: [
         { min: { x: 20, z: -30 }, max: { x: 24, z: -10 } },
         { min: { x: -40, z: 30 }, max: { x: -20, z: 34 } },
+        { min: { x: 104, z: -60 }, max: { x: 108, z: -10 } },
       ],
       poi: [
         { id: 'well', kind: 'water', pos: { x: 0, y: 0, z: 0 } },
@@ -108,6 +111,7 @@ export function ambush30(z: StandardSizes): Scenario {
         { id: 'wall-north', kind: 'cover', pos: { x: -30, y: 0, z: 28 } },
         { id: 'rocks', kind: 'cover', pos: { x: 40, y: 0, z: 50 } },
         { id: 'truck', kind: 'cover', pos: { x: -50, y: 0, z: -40 } },
+        { id: 'ridge', kind: 'cover', pos: { x: 102, y: 0, z: -35 } },
       ],
       perception_m: 300,
     },
@@ -132,5 +136,5 @@ export function probe(z: StandardSizes): Scenario {
 
 export function scaled(scale: number): StandardSizes {
   const f = (v: number, min: number): number => Math.max(min, Math.round(v * scale));
-  return { agents: f(FULL_SIZES.agents, 10), crowdS: f(FULL_SIZES.crowdS, 120), wavesS: f(FULL_SIZES.wavesS, 120), quietS: f(FULL_SIZES.quietS, 600), probe: f(FULL_SIZES.probe, 60), ambushS: f(FULL_SIZES.ambushS, 90) };
+  return { agents: f(FULL_SIZES.agents, 10), crowdS: f(FULL_SIZES.crowdS, 120), wavesS: f(FULL_SIZES.wavesS, 120), quietS: f(FULL_SIZES.quietS, 600), probe: f(FULL_SIZES.probe, 60), ambushS: f(FULL_SIZES.ambushS, 150) };
 }

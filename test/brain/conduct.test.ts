@@ -5,14 +5,20 @@ import {
   ACQUIRE_MAX_S,
   AMBIENT_MAX_S,
   AMBIENT_MIN_S,
+  DETOUR_M,
   FLEE_MIN_S,
+  NO_PROGRESS_S,
+  PAUSE_GAP_S,
+  PAUSE_MAX_S,
+  PAUSE_MIN_S,
+  SEEK_BRAVERY,
   MAX_SHOOTERS_PER_TARGET,
   NO_RETURN_S,
   SEARCH_MAX_S,
   SEARCH_MIN_S,
   WIND_DOWN_MAX_S,
 } from '../../brain/conduct.js';
-import { bundle, find, hostile, kinds, req, self } from './sim.js';
+import { bundle, find, follow, hostile, kinds, req, self } from './sim.js';
 
 // Believable conduct, with human_factors on (the default). Goals are off where they would move the character.
 const calm = { traits: { neuroticism: 0.1, agreeableness: 0.6, conscientiousness: 0.2, openness: 0.3, extraversion: 0.5 } };
@@ -187,4 +193,76 @@ test('the last seconds of a session are a wind-down standing still, then Logoff'
   }
   assert.ok(logoffT >= 120 && logoffT <= 121, `logoff at ${logoffT}`);
   assert.ok(logoffT - moveT >= 10 && logoffT - moveT <= WIND_DOWN_MAX_S + 0.5, `still for ${logoffT - moveT} s`);
+});
+
+test(`a patrol pauses ${PAUSE_MIN_S}-${PAUSE_MAX_S} s at a waypoint now and then, looking around, then walks on`, () => {
+  const brain = new Brain(bundle({ global_goals: false }));
+  const route = [
+    { x: 0, y: 8, z: 0 },
+    { x: 30, y: 8, z: 0 },
+  ];
+  let pos = { x: 15, y: 8, z: 0 };
+  const pauses: number[] = [];
+  const starts: number[] = [];
+  let pausedSince = -1;
+  let switches = 0;
+  let last: string | undefined;
+  for (let t = 0; t < 300; t += 0.5) {
+    const r = brain.tick(req(1, t, self(pos), { route }, calm));
+    const m = find(r, 'MoveTo');
+    if (m === undefined) {
+      assert.equal(find(r, 'Idle')?.reason, 'looking_around', `at ${t} s`);
+      if (pausedSince < 0) starts.push((pausedSince = t));
+    } else {
+      if (pausedSince >= 0) pauses.push(t - pausedSince);
+      pausedSince = -1;
+      const key = JSON.stringify(m.to);
+      if (last !== undefined && key !== last) switches++;
+      last = key;
+    }
+    pos = follow(pos, r, 0.5);
+  }
+  assert.ok(pauses.length >= 3, `paused ${pauses.length} times`);
+  for (const p of pauses) assert.ok(p >= PAUSE_MIN_S && p <= PAUSE_MAX_S + 0.5, `paused ${p} s`);
+  // Not at every waypoint: ~20 s between waypoints, a pause at most every PAUSE_GAP_S.
+  assert.ok(pauses.length < switches, `${pauses.length} pauses for ${switches} waypoints`);
+  assert.ok(starts[0]! >= PAUSE_GAP_S && starts.every((t, i) => i === 0 || t - starts[i - 1]! >= PAUSE_GAP_S), starts.join());
+});
+
+test(`a character that makes no progress for ${NO_PROGRESS_S} s steps aside, and gives a blocked destination up`, () => {
+  const brain = new Brain(bundle({ global_goals: false }));
+  const route = [
+    { x: 0, y: 8, z: 0 },
+    { x: 100, y: 8, z: 0 },
+  ];
+  // A wall at x = 50 the character cannot pass: it stays where it is whatever it is told.
+  const wall = (p: { x: number; y: number; z: number }) => ({ ...p, x: Math.min(p.x, 50) });
+  let pos = { x: 40, y: 8, z: 0 };
+  brain.tick(req(1, 0, self({ x: 0, y: 8, z: 0 }), { route }, calm));
+  let aside: { x: number; z: number } | null = null;
+  let gaveUp = -1;
+  for (let t = 1; t < 80 && gaveUp < 0; t += 0.5) {
+    const r = brain.tick(req(1, t, self(pos), { route }, calm));
+    const m = find(r, 'MoveTo');
+    if (m !== undefined && aside === null && Math.abs(m.to.z) > 1) aside = m.to;
+    if (m !== undefined && aside !== null && m.to.x === 0 && m.to.z === 0) gaveUp = t;
+    pos = wall(follow(pos, r, 0.5));
+  }
+  assert.ok(aside !== null, 'never stepped aside');
+  assert.ok(Math.abs(Math.abs(aside.z) - DETOUR_M) < 5, `stepped aside to ${JSON.stringify(aside)}`);
+  assert.ok(gaveUp > 0, 'never gave the blocked waypoint up');
+});
+
+test('a brave, healthy character goes to look where a hostile it saw itself went out of sight; a timid one does not', () => {
+  const brave = { traits: { neuroticism: 0.05, agreeableness: 0.2, conscientiousness: 0.2, openness: 0.5, extraversion: 0.9 } };
+  const timid = { traits: { neuroticism: 0.55, agreeableness: 0.6, conscientiousness: 0.5, openness: 0.5, extraversion: 0.1 } };
+  const looks = (profile: typeof brave) => {
+    const brain = new Brain(bundle({ global_goals: false }));
+    brain.tick(req(1, 0, self(), {}, profile));
+    brain.tick(req(1, 1, self(), { targets: [hostile(7, { x: 40, y: 8, z: 0 })] }, profile));
+    const r = brain.tick(req(1, 2, self(), { targets: [hostile(7, { x: 40, y: 8, z: 0 }, { visible: false })] }, profile));
+    return find(r, 'Investigate') !== undefined;
+  };
+  assert.equal(looks(brave), true, `bravery >= ${SEEK_BRAVERY}`);
+  assert.equal(looks(timid), false);
 });

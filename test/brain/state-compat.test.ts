@@ -77,3 +77,30 @@ test('memory blocks refuse kinds and ring positions the brain never writes, nami
   brain.importState(good);
   assert.deepEqual(brain.exportState(), good);
 });
+
+test('a layout-2 state file (before waypoint pauses and detours) loads with those clocks at "nothing under way"', () => {
+  const brain = new Brain(fixture.bundle);
+  brain.importState(structuredClone(fixture.state));
+  fixture.requests.forEach((r) => brain.tick(structuredClone(r)));
+  const now = brain.exportState();
+  const layout3 = ['pauseUntil', 'pausedT', 'progT', 'progX', 'progZ', 'detourUntil', 'detourX', 'detourZ'];
+  const v2 = {
+    ...now,
+    version: 2,
+    agents: now.agents.map((a) => Object.fromEntries(Object.entries(a).filter(([k]) => !layout3.includes(k)))),
+  } as unknown as BrainState;
+  const again = new Brain(fixture.bundle);
+  again.importState(v2);
+  const loaded = again.exportState();
+  assert.equal(loaded.version, STATE_VERSION);
+  for (const a of loaded.agents) {
+    const rec = a as unknown as Record<string, number>;
+    assert.equal(rec.pauseUntil, -1e9);
+    assert.equal(rec.detourUntil, -1e9);
+  }
+  // Every layout-2 field is kept as it was.
+  assert.deepEqual(
+    loaded.agents.map((a) => Object.fromEntries(Object.entries(a).filter(([k]) => !layout3.includes(k)))),
+    v2.agents,
+  );
+});
