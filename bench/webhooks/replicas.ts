@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ADMIN, ROOT, call, startChild, stop } from '../control-plane/run.js';
-import { cpuMs, databaseUrl, withAdmin } from '../control-plane/replicas.js';
+import { acrossConfigurations, cpuMs } from '../control-plane/replicas.js';
 
 /**
  * The webhook outbox on PostgreSQL with 1 and N `serve` replicas beside one process on SQLite,
@@ -51,19 +51,8 @@ async function receiver(): Promise<{ child: ChildProcess; url: string; count(): 
   return { child, url: `http://127.0.0.1:${String(first.value).trim()}/hook`, count };
 }
 
-export async function runWebhookReplicaBench(o: WebhookReplicaOptions): Promise<WebhookConfigurationResult[]> {
-  const out: WebhookConfigurationResult[] = [];
-  out.push(await runConfiguration(o, 'sqlite, 1 process', 1, null));
-  for (const n of o.replicas) {
-    const name = `brainstem_bench_webhooks_${process.pid}_${n}`;
-    await withAdmin(o.database, (c) => c.query(`CREATE DATABASE ${name}`));
-    try {
-      out.push(await runConfiguration(o, `postgres, ${n} replica${n === 1 ? '' : 's'}`, n, databaseUrl(o.database, name)));
-    } finally {
-      await withAdmin(o.database, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-    }
-  }
-  return out;
+export function runWebhookReplicaBench(o: WebhookReplicaOptions): Promise<WebhookConfigurationResult[]> {
+  return acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, name, n, url));
 }
 
 async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas: number, url: string | null): Promise<WebhookConfigurationResult> {

@@ -20,6 +20,7 @@ async function outbox(now: () => number) {
   const { widget } = await store.createWidget(1 as TenantId, 'w', { hash: 'h'.repeat(64), preview: 'p' });
   return {
     store,
+    db,
     widget: widget.id,
     close() {
       db.close();
@@ -87,6 +88,34 @@ test('a dispatcher that stops answering keeps its deliveries until the lease lap
     }
   } finally {
     await stuck.stop(0);
+    sender.close();
+    await rx.close();
+    o.close();
+  }
+});
+
+test('a dispatcher whose own lease lapses mid-send takes the delivery back but does not send it again', async () => {
+  const rx = await startReceiver(() => ({ status: 200, hang: true }));
+  const clock = testClock();
+  const o = await outbox(clock.now);
+  const sender = createSender();
+  const d = new Dispatcher({ store: o.store, send: sender.send, allowPrivate: true, owner: 'slow', now: clock.now, pollMs: 1 });
+  try {
+    const ep = await addEndpoint(o.store, o.widget, rx.url);
+    const [id] = (await o.store.enqueue(o.widget, 'lead.captured', '{}')).deliveries;
+    await d.start();
+    await rx.waitFor(1);
+    const leaseUntil = () => (o.db.prepare('SELECT lease_until FROM webhook_deliveries WHERE id = ?').get(id) as { lease_until: number | null }).lease_until;
+    const first = leaseUntil();
+    clock.advance(DELIVERY_LEASE_MS);
+    while (leaseUntil() === first) await new Promise((r) => setImmediate(r)); // the next poll claims the lapsed lease again
+    rx.releaseHanging();
+    await d.stop();
+    assert.equal(rx.received.length, 1, 'sent once');
+    const r = await o.store.getDelivery(ep, id!);
+    assert.deepEqual([r?.status, r?.attemptLog.length], ['succeeded', 1]);
+  } finally {
+    await d.stop(0);
     sender.close();
     await rx.close();
     o.close();

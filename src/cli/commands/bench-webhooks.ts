@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { parseDatabaseUrl } from '../../store/database.js';
-import { CliError, parseInteger } from '../util.js';
+import { CliError, parseInteger, replicaBenchFlags } from '../util.js';
 
 /** `brainstem bench webhooks`: outbox → receiver throughput beside a raw-POST baseline, and enqueue latency. */
 export function registerBenchWebhooks(bench: Command): void {
@@ -26,17 +25,10 @@ export function registerBenchWebhooks(bench: Command): void {
 }
 
 async function replicaBench(flags: { deliveries: string; json?: boolean; database?: string; replicas: string; endpoints: string }): Promise<void> {
-  let location;
-  try {
-    location = parseDatabaseUrl(flags.database!);
-  } catch (err) {
-    throw new CliError(`--database: ${(err as Error).message}`);
-  }
-  if (location.kind !== 'postgres') throw new CliError('--database must be a postgres:// URL (SQLite always runs beside it)');
-  const replicas = flags.replicas.split(',').map((r) => parseInteger(r.trim(), '--replicas', 1, 16));
+  const { url, replicas } = replicaBenchFlags(flags.database!, flags.replicas);
   const { runWebhookReplicaBench, replicaTable } = await import('../../../bench/webhooks/replicas.js');
   const result = await runWebhookReplicaBench({
-    database: location.url,
+    database: url,
     replicas,
     deliveries: parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000),
     endpoints: parseInteger(flags.endpoints, '--endpoints', 1, 100),
