@@ -126,6 +126,8 @@ export class RenderQueue {
     while (!this.stopping && this.running.size < this.o.concurrency) {
       const video = await this.o.store.claimNextQueued(this.lease, this.lastTenant);
       if (!video) return;
+      // Its own render, whose lease lapsed while this process stalled: the claim renewed it; it is not started twice.
+      if (this.running.has(video.id)) continue;
       this.lastTenant = video.tenantId;
       const slot: { child: ChildProcess | null; lost: boolean; done: Promise<void> } = { child: null, lost: false, done: Promise.resolve() };
       slot.done = this.render(video, slot).finally(() => {

@@ -299,6 +299,8 @@ export class Dispatcher {
     } finally {
       for (const r of batch) this.holding.delete(r.deliveryId);
       this.flushing = null;
+      // Results that arrived while this batch was written would otherwise wait for another attempt to end.
+      if (this.results.length > 0) this.scheduleFlush();
       if (this.running) this.wake();
     }
   }

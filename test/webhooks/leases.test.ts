@@ -121,3 +121,44 @@ test('a dispatcher whose own lease lapses mid-send takes the delivery back but d
     o.close();
   }
 });
+
+test('results that arrive while a batch is being written are written too, with no later attempt to carry them', { timeout: 60_000 }, async () => {
+  const rx = await startReceiver((_r, index) => (index === 0 ? { status: 200 } : { status: 200, hang: true }));
+  const o = await outbox(Date.now);
+  // The real store, its first write of results held until the test lets it go.
+  let entered = false;
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const store: WebhookStore = Object.create(o.store, {
+    recordResults: {
+      value: async (...args: Parameters<WebhookStore['recordResults']>) => {
+        if (!entered) {
+          entered = true;
+          await gate;
+        }
+        return o.store.recordResults(...args);
+      },
+    },
+  });
+  const sender = createSender();
+  const d = new Dispatcher({ store, send: sender.send, allowPrivate: true });
+  try {
+    const ep = await addEndpoint(o.store, o.widget, rx.url);
+    const ids = [...(await o.store.enqueue(o.widget, 'lead.captured', '{"n":1}')).deliveries, ...(await o.store.enqueue(o.widget, 'lead.captured', '{"n":2}')).deliveries];
+    await d.start();
+    await rx.waitFor(2);
+    while (!entered) await new Promise((r) => setImmediate(r));
+    rx.releaseHanging();
+    while (d.stats.inFlight > 0) await new Promise((r) => setImmediate(r));
+    open();
+    const done = async () => (await Promise.all(ids.map((id) => o.store.getDelivery(ep, id)))).every((r) => r?.status === 'succeeded');
+    while (!(await done())) await new Promise((r) => setImmediate(r));
+    assert.equal(rx.received.length, 2);
+  } finally {
+    open();
+    await d.stop(0);
+    sender.close();
+    await rx.close();
+    o.close();
+  }
+});
