@@ -40,7 +40,7 @@ export interface ReplicaBenchResult {
 const TICKS_PER_S = 100;
 
 /** CPU time (ms) a process has used, user and system, from /proc/PID/stat. */
-function cpuMs(pid: number): number {
+export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
@@ -73,18 +73,26 @@ function combine(runs: WrkResult[]): { rps: number; errors: number; requests: nu
   };
 }
 
-export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBenchResult> {
-  const configurations: ConfigurationResult[] = [];
-  configurations.push(await runConfiguration(o, 'sqlite, 1 process', 1, null));
-  for (const n of o.replicas) {
+/**
+ * Runs one configuration on SQLite (one process, `url` null), then one per replica count on a
+ * fresh database of the PostgreSQL server at `base` (dropped after); the results in that order.
+ */
+export async function acrossConfigurations<T>(base: string, replicas: number[], run: (name: string, replicas: number, url: string | null) => Promise<T>): Promise<T[]> {
+  const out = [await run('sqlite, 1 process', 1, null)];
+  for (const n of replicas) {
     const name = `brainstem_bench_${process.pid}_${n}`;
-    await withAdmin(o.database, (c) => c.query(`CREATE DATABASE ${name}`));
+    await withAdmin(base, (c) => c.query(`CREATE DATABASE ${name}`));
     try {
-      configurations.push(await runConfiguration(o, `postgres, ${n} replica${n === 1 ? '' : 's'}`, n, databaseUrl(o.database, name)));
+      out.push(await run(`postgres, ${n} replica${n === 1 ? '' : 's'}`, n, databaseUrl(base, name)));
     } finally {
-      await withAdmin(o.database, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await withAdmin(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     }
   }
+  return out;
+}
+
+export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBenchResult> {
+  const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, name, n, url));
   return { settings: { durationS: o.durationS, connections: o.connections, serverCpu: o.serverCpu ?? null, loadCpu: o.loadCpu ?? null }, configurations };
 }
 

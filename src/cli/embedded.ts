@@ -62,6 +62,8 @@ export interface EmbeddedOptions {
   video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
   /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
   limits?: Partial<Limits>;
+  /** `--job-lease`: the lease of every background job (webhook deliveries, renders, video callbacks); default each one's own constant. */
+  jobLeaseMs?: number;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
@@ -136,6 +138,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     now,
     logger,
     ...options.webhooks,
+    ...(options.jobLeaseMs ? { dispatcher: { ...options.webhooks?.dispatcher, leaseMs: options.jobLeaseMs } } : {}),
   });
 
   const announceQueued = cluster ? () => void cluster.broadcast.send(VIDEO_QUEUED_CHANNEL, '').catch(() => {}) : undefined;
@@ -158,6 +161,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       getTenant: (id) => identity.getTenant(id),
       now,
       logger,
+      ...(options.jobLeaseMs ? { leaseMs: options.jobLeaseMs } : {}),
       ...options.video,
     });
   } catch (err) {

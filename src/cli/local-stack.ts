@@ -7,7 +7,7 @@ import { openIdentityStore } from '../identity/open-store.js';
 import { hashPassword, hashToken, newToken } from '../identity/tokens.js';
 import type { TenantId } from '../identity/types.js';
 import { openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
-import { migratePg, queryOne, type Pool } from '../store/postgres.js';
+import { migratePg, queryRow, type Pool } from '../store/postgres.js';
 import { migrate, type Db } from '../store/sqlite.js';
 
 /** What `brainstem up` creates on its first run and reuses afterwards. */
@@ -137,7 +137,7 @@ async function localStackRows(database: Database): Promise<LocalStackRows> {
   const pool: Pool = database.pool;
   await migratePg(pool, 'up', PG_MIGRATIONS);
   return {
-    read: () => queryOne<Row>(pool, READ, []),
+    read: () => queryRow<Row>(pool, READ, []),
     save: async (r, now) => void (await pool.query(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, $1, $2, $3, $4, $5, $6, $7) ${ON_CONFLICT}`, values(r, now))),
   };
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { readLimitsFile, type Limits } from '../http/limits.js';
 import { accessLogLine, type RequestObserver } from '../http/observe.js';
-import { chooseDatabase, DEFAULT_DATABASE, type DatabaseLocation } from '../store/database.js';
+import { chooseDatabase, DEFAULT_DATABASE, parseDatabaseUrl, type DatabaseLocation } from '../store/database.js';
 
 /** An expected failure of a command: printed as one line, no stack. */
 export class CliError extends Error {
@@ -77,4 +77,16 @@ export function databaseFlag(flags: { database?: string | undefined; db?: string
   } catch (err) {
     throw new CliError((err as Error).message);
   }
+}
+
+/** `--database URL --replicas LIST` of a replica benchmark: a PostgreSQL URL and the replica counts to run. */
+export function replicaBenchFlags(database: string, replicas: string): { url: string; replicas: number[] } {
+  let location;
+  try {
+    location = parseDatabaseUrl(database);
+  } catch (err) {
+    throw new CliError(`--database: ${(err as Error).message}`);
+  }
+  if (location.kind !== 'postgres') throw new CliError('--database must be a postgres:// URL (SQLite always runs beside it)');
+  return { url: location.url, replicas: replicas.split(',').map((r) => parseInteger(r.trim(), '--replicas', 1, 16)) };
 }

@@ -1,6 +1,6 @@
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
-import { MAX_SAFE, migratePg, queryAll, queryOne, transaction, type PgMigration, type Pool } from '../store/postgres.js';
+import { MAX_SAFE, migratePg, queryRows, queryRow, transaction, type PgMigration, type Pool } from '../store/postgres.js';
 import { activityOf, checkoutOf, entryOf, keyOf, serverOf, totalsOf, UsageFold, type ActivityRow, type CheckoutRow, type KeyRow, type ServerRow, type UsageRow, type VersionRow } from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
@@ -166,7 +166,7 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
 
   async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord> {
     return transaction(this.pool, async (c) => {
-      const server = serverOf((await queryOne<ServerRow>(c, 'INSERT INTO cp_servers (tenant_id, name, created_at) VALUES ($1, $2, $3) RETURNING *', [tenantId, name, this.iso()]))!);
+      const server = serverOf((await queryRow<ServerRow>(c, 'INSERT INTO cp_servers (tenant_id, name, created_at) VALUES ($1, $2, $3) RETURNING *', [tenantId, name, this.iso()]))!);
       await c.query('INSERT INTO cp_config_versions (server_id, version, bundle, published_at, published_by, note) VALUES ($1, 1, $2, $3, $4, $5)', [
         server.id, JSON.stringify({ ...bundle, version: 1 }), server.createdAt, publishedBy, 'initial default bundle',
       ]);
@@ -175,34 +175,34 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async getServer(id: ServerId): Promise<ServerRecord | null> {
-    const row = await queryOne<ServerRow>(this.pool, 'SELECT * FROM cp_servers WHERE id = $1', [id]);
+    const row = await queryRow<ServerRow>(this.pool, 'SELECT * FROM cp_servers WHERE id = $1', [id]);
     return row ? serverOf(row) : null;
   }
 
   async listServers(tenantId: TenantId): Promise<ServerRecord[]> {
-    return (await queryAll<ServerRow>(this.pool, 'SELECT * FROM cp_servers WHERE tenant_id = $1 ORDER BY id', [tenantId])).map(serverOf);
+    return (await queryRows<ServerRow>(this.pool, 'SELECT * FROM cp_servers WHERE tenant_id = $1 ORDER BY id', [tenantId])).map(serverOf);
   }
 
   async createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord> {
-    return keyOf((await queryOne<KeyRow>(this.pool, 'INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [serverId, tokenHash, preview, this.iso()]))!);
+    return keyOf((await queryRow<KeyRow>(this.pool, 'INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [serverId, tokenHash, preview, this.iso()]))!);
   }
 
   async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {
-    return (await queryAll<KeyRow>(this.pool, 'SELECT * FROM cp_server_keys WHERE server_id = $1 ORDER BY id', [serverId])).map(keyOf);
+    return (await queryRows<KeyRow>(this.pool, 'SELECT * FROM cp_server_keys WHERE server_id = $1 ORDER BY id', [serverId])).map(keyOf);
   }
 
   async revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null> {
-    const row = await queryOne<{ token_hash: string }>(this.pool, 'UPDATE cp_server_keys SET revoked_at = $1 WHERE server_id = $2 AND id = $3 AND revoked_at IS NULL RETURNING token_hash', [this.iso(), serverId, keyId]);
+    const row = await queryRow<{ token_hash: string }>(this.pool, 'UPDATE cp_server_keys SET revoked_at = $1 WHERE server_id = $2 AND id = $3 AND revoked_at IS NULL RETURNING token_hash', [this.iso(), serverId, keyId]);
     return row ? { tokenHash: row.token_hash } : null;
   }
 
   async findServerKey(tokenHash: string): Promise<KeyOwner | null> {
-    const row = await queryOne<{ key_id: number; server_id: number; tenant_id: number }>(this.pool, 'SELECT k.id AS key_id, k.server_id, s.tenant_id FROM cp_server_keys k JOIN cp_servers s ON s.id = k.server_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL', [tokenHash]);
+    const row = await queryRow<{ key_id: number; server_id: number; tenant_id: number }>(this.pool, 'SELECT k.id AS key_id, k.server_id, s.tenant_id FROM cp_server_keys k JOIN cp_servers s ON s.id = k.server_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL', [tokenHash]);
     return row ? { keyId: row.key_id as ServerKeyId, serverId: row.server_id as ServerId, tenantId: row.tenant_id as TenantId } : null;
   }
 
   async head(serverId: ServerId): Promise<PublishedBundle | null> {
-    const row = await queryOne<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 ORDER BY version DESC LIMIT 1', [serverId]);
+    const row = await queryRow<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 ORDER BY version DESC LIMIT 1', [serverId]);
     return row ? { bundle: JSON.parse(row.bundle!) as ConfigBundle, entry: entryOf(row) } : null;
   }
 
@@ -212,8 +212,8 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
    */
   private publishOn(serverId: ServerId, baseVersion: number | null, bundle: ConfigBundle, by: string, note: string): Promise<PublishResult> {
     return transaction(this.pool, async (c): Promise<PublishResult> => {
-      if (!(await queryOne(c, 'SELECT id FROM cp_servers WHERE id = $1 FOR UPDATE', [serverId]))) return { ok: false, reason: 'no_server' };
-      const head = (await queryOne<{ v: number | null }>(c, 'SELECT MAX(version) AS v FROM cp_config_versions WHERE server_id = $1', [serverId]))!.v;
+      if (!(await queryRow(c, 'SELECT id FROM cp_servers WHERE id = $1 FOR UPDATE', [serverId]))) return { ok: false, reason: 'no_server' };
+      const head = (await queryRow<{ v: number | null }>(c, 'SELECT MAX(version) AS v FROM cp_config_versions WHERE server_id = $1', [serverId]))!.v;
       if (head === null) return { ok: false, reason: 'no_server' };
       if (baseVersion !== null && baseVersion !== head) return { ok: false, reason: 'version_conflict', head };
       const version = head + 1;
@@ -231,18 +231,18 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async rollback(serverId: ServerId, version: number, publishedBy: string, note: string): Promise<RollbackResult> {
-    const target = await queryOne<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 AND version = $2', [serverId, version]);
+    const target = await queryRow<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 AND version = $2', [serverId, version]);
     if (!target) return { ok: false, reason: (await this.getServer(serverId)) ? 'no_version' : 'no_server' };
     const result = await this.publishOn(serverId, null, JSON.parse(target.bundle!) as ConfigBundle, publishedBy, note);
     return result.ok ? result : { ok: false, reason: 'no_server' };
   }
 
   async listVersions(serverId: ServerId): Promise<ConfigVersion[]> {
-    return (await queryAll<VersionRow>(this.pool, 'SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = $1 ORDER BY version DESC', [serverId])).map(entryOf);
+    return (await queryRows<VersionRow>(this.pool, 'SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = $1 ORDER BY version DESC', [serverId])).map(entryOf);
   }
 
   async getVersion(serverId: ServerId, version: number): Promise<PublishedBundle | null> {
-    const row = await queryOne<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 AND version = $2', [serverId, version]);
+    const row = await queryRow<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 AND version = $2', [serverId, version]);
     return row ? { bundle: JSON.parse(row.bundle!) as ConfigBundle, entry: entryOf(row) } : null;
   }
 
@@ -296,32 +296,32 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async latestReport(serverId: ServerId): Promise<LatestReport | null> {
-    const r = await queryOne<{ received_at: number; ts: string; bot_count: number; players_online: number; latency_p50: number | null; latency_p99: number | null }>(this.pool, 'SELECT received_at, ts, bot_count, players_online, latency_p50, latency_p99 FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1', [serverId]);
+    const r = await queryRow<{ received_at: number; ts: string; bot_count: number; players_online: number; latency_p50: number | null; latency_p99: number | null }>(this.pool, 'SELECT received_at, ts, bot_count, players_online, latency_p50, latency_p99 FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1', [serverId]);
     return r ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 } : null;
   }
 
   async roster(serverId: ServerId): Promise<Survivor[]> {
-    const row = await queryOne<{ roster: string }>(this.pool, 'SELECT roster FROM cp_roster WHERE server_id = $1', [serverId]);
+    const row = await queryRow<{ roster: string }>(this.pool, 'SELECT roster FROM cp_roster WHERE server_id = $1', [serverId]);
     return row ? (JSON.parse(row.roster) as Survivor[]) : [];
   }
 
   async activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]> {
-    const rows = await queryAll<ActivityRow>(this.pool, "SELECT id, ts, events FROM cp_reports WHERE server_id = $1 AND events <> '[]' ORDER BY id DESC LIMIT $2", [serverId, limit]);
+    const rows = await queryRows<ActivityRow>(this.pool, "SELECT id, ts, events FROM cp_reports WHERE server_id = $1 AND events <> '[]' ORDER BY id DESC LIMIT $2", [serverId, limit]);
     return activityOf(serverId, rows, limit);
   }
 
   async dailyUsage(serverId: ServerId, fromDay: string, toDay: string): Promise<DailyUsage[]> {
-    const rows = await queryAll<UsageRow>(this.pool, 'SELECT * FROM cp_usage_daily WHERE server_id = $1 AND day >= $2 AND day <= $3 ORDER BY day', [serverId, fromDay, toDay]);
+    const rows = await queryRows<UsageRow>(this.pool, 'SELECT * FROM cp_usage_daily WHERE server_id = $1 AND day >= $2 AND day <= $3 ORDER BY day', [serverId, fromDay, toDay]);
     return rows.map((r) => ({ day: r.day!, ...totalsOf(r) }));
   }
 
   async tenantUsage(tenantId: TenantId, fromDay: string, toDay: string): Promise<UsageTotals> {
-    const row = await queryOne<UsageRow>(this.pool, `SELECT ${SUMS} FROM cp_usage_daily u JOIN cp_servers s ON s.id = u.server_id WHERE s.tenant_id = $1 AND day >= $2 AND day <= $3`, [tenantId, fromDay, toDay]);
+    const row = await queryRow<UsageRow>(this.pool, `SELECT ${SUMS} FROM cp_usage_daily u JOIN cp_servers s ON s.id = u.server_id WHERE s.tenant_id = $1 AND day >= $2 AND day <= $3`, [tenantId, fromDay, toDay]);
     return row ? totalsOf(row) : { ...EMPTY_TOTALS };
   }
 
   async countReports(serverId: ServerId): Promise<number> {
-    return (await queryOne<{ n: number }>(this.pool, 'SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = $1', [serverId]))!.n;
+    return (await queryRow<{ n: number }>(this.pool, 'SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = $1', [serverId]))!.n;
   }
 
   async pruneReports(before: number, max: number): Promise<number> {
@@ -337,23 +337,23 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async createCheckout(r: Omit<CheckoutRecord, 'id' | 'createdAt' | 'completedAt'>): Promise<CheckoutRecord> {
-    const row = await queryOne<CheckoutRow>(this.pool, `INSERT INTO cp_checkouts (tenant_id, provider, provider_ref, status, url, plan, tier, amount_usd, interval, created_at)
+    const row = await queryRow<CheckoutRow>(this.pool, `INSERT INTO cp_checkouts (tenant_id, provider, provider_ref, status, url, plan, tier, amount_usd, interval, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`, [r.tenantId, r.provider, r.providerRef, r.status, r.url, r.plan, r.tier, r.amountUsd, r.interval, this.iso()]);
     return checkoutOf(row!);
   }
 
   async getCheckout(id: CheckoutId): Promise<CheckoutRecord | null> {
-    const row = await queryOne<CheckoutRow>(this.pool, 'SELECT * FROM cp_checkouts WHERE id = $1', [id]);
+    const row = await queryRow<CheckoutRow>(this.pool, 'SELECT * FROM cp_checkouts WHERE id = $1', [id]);
     return row ? checkoutOf(row) : null;
   }
 
   async findCheckout(provider: string, providerRef: string): Promise<CheckoutRecord | null> {
-    const row = await queryOne<CheckoutRow>(this.pool, 'SELECT * FROM cp_checkouts WHERE provider = $1 AND provider_ref = $2', [provider, providerRef]);
+    const row = await queryRow<CheckoutRow>(this.pool, 'SELECT * FROM cp_checkouts WHERE provider = $1 AND provider_ref = $2', [provider, providerRef]);
     return row ? checkoutOf(row) : null;
   }
 
   async setCheckoutStatus(id: CheckoutId, status: CheckoutStatus): Promise<CheckoutRecord | null> {
-    const row = await queryOne<CheckoutRow>(this.pool, `UPDATE cp_checkouts SET status = $1, completed_at = CASE WHEN $1 = 'complete' THEN COALESCE(completed_at, $2) ELSE completed_at END WHERE id = $3 RETURNING *`, [status, this.iso(), id]);
+    const row = await queryRow<CheckoutRow>(this.pool, `UPDATE cp_checkouts SET status = $1, completed_at = CASE WHEN $1 = 'complete' THEN COALESCE(completed_at, $2) ELSE completed_at END WHERE id = $3 RETURNING *`, [status, this.iso(), id]);
     return row ? checkoutOf(row) : null;
   }
 }

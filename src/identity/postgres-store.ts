@@ -1,4 +1,4 @@
-import { migratePg, queryOne, sqlState, transaction, UNIQUE_VIOLATION, type PgMigration, type Pool } from '../store/postgres.js';
+import { migratePg, queryRow, sqlState, transaction, UNIQUE_VIOLATION, type PgMigration, type Pool } from '../store/postgres.js';
 import { apiKeyOf, PERSONAL_TOKEN_USE_COLUMNS, personalTokenOf, personalTokenUseOf, tenantOf, type ApiKeyRow, type PersonalTokenRow, type PersonalTokenUseRow, type TenantRow } from './rows.js';
 import { LAST_USED_RESOLUTION_MS, type IdentityStore, type NewPersonalToken } from './store.js';
 import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, UserId, UserRecord } from './types.js';
@@ -80,11 +80,11 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async createTenant(name: string, plan: Plan): Promise<TenantRecord> {
-    return tenantOf((await queryOne<TenantRow>(this.pool, 'INSERT INTO tenants (name, plan, created_at) VALUES ($1, $2, $3) RETURNING *', [name, plan, this.iso()]))!);
+    return tenantOf((await queryRow<TenantRow>(this.pool, 'INSERT INTO tenants (name, plan, created_at) VALUES ($1, $2, $3) RETURNING *', [name, plan, this.iso()]))!);
   }
 
   async getTenant(id: TenantId): Promise<TenantRecord | null> {
-    const row = await queryOne<TenantRow>(this.pool, 'SELECT * FROM tenants WHERE id = $1', [id]);
+    const row = await queryRow<TenantRow>(this.pool, 'SELECT * FROM tenants WHERE id = $1', [id]);
     return row ? tenantOf(row) : null;
   }
 
@@ -93,18 +93,18 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async setTenantStatus(id: TenantId, status: TenantStatus): Promise<TenantRecord | null> {
-    const row = await queryOne<TenantRow>(this.pool, 'UPDATE tenants SET status = $1 WHERE id = $2 RETURNING *', [status, id]);
+    const row = await queryRow<TenantRow>(this.pool, 'UPDATE tenants SET status = $1 WHERE id = $2 RETURNING *', [status, id]);
     return row ? tenantOf(row) : null;
   }
 
   async setTenantPlan(id: TenantId, plan: Plan): Promise<TenantRecord | null> {
-    const row = await queryOne<TenantRow>(this.pool, 'UPDATE tenants SET plan = $1 WHERE id = $2 RETURNING *', [plan, id]);
+    const row = await queryRow<TenantRow>(this.pool, 'UPDATE tenants SET plan = $1 WHERE id = $2 RETURNING *', [plan, id]);
     return row ? tenantOf(row) : null;
   }
 
   async createUser(tenantId: TenantId, email: string, passwordHash: string): Promise<UserRecord | 'email_taken'> {
     try {
-      const row = await queryOne<UserRow>(this.pool, 
+      const row = await queryRow<UserRow>(this.pool, 
         'INSERT INTO users (tenant_id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING id, tenant_id, email, created_at',
         [tenantId, email, passwordHash, this.iso()],
       );
@@ -116,12 +116,12 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | null> {
-    const row = await queryOne<UserRow & { password_hash: string }>(this.pool, 'SELECT * FROM users WHERE lower(email) = lower($1)', [email]);
+    const row = await queryRow<UserRow & { password_hash: string }>(this.pool, 'SELECT * FROM users WHERE lower(email) = lower($1)', [email]);
     return row ? { ...userOf(row), passwordHash: row.password_hash } : null;
   }
 
   async getUser(id: UserId): Promise<UserRecord | null> {
-    const row = await queryOne<UserRow>(this.pool, 'SELECT id, tenant_id, email, created_at FROM users WHERE id = $1', [id]);
+    const row = await queryRow<UserRow>(this.pool, 'SELECT id, tenant_id, email, created_at FROM users WHERE id = $1', [id]);
     return row ? userOf(row) : null;
   }
 
@@ -133,7 +133,7 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async findSession(tokenHash: string, now: number): Promise<{ userId: UserId; tenant: TenantRecord; expiresAt: number } | null> {
-    const row = await queryOne<TenantRow & { user_id: number; expires_at: number }>(this.pool, 
+    const row = await queryRow<TenantRow & { user_id: number; expires_at: number }>(this.pool, 
       'SELECT s.user_id, s.expires_at, t.* FROM sessions s JOIN tenants t ON t.id = s.tenant_id WHERE s.token_hash = $1 AND s.expires_at > $2',
       [tokenHash, now],
     );
@@ -172,7 +172,7 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null> {
-    const row = await queryOne<TenantRow & { key_id: number }>(this.pool, 
+    const row = await queryRow<TenantRow & { key_id: number }>(this.pool, 
       'SELECT k.id AS key_id, t.* FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL',
       [tokenHash],
     );
@@ -180,7 +180,7 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord> {
-    const row = await queryOne<PersonalTokenRow>(this.pool, 
+    const row = await queryRow<PersonalTokenRow>(this.pool, 
       'INSERT INTO personal_tokens (user_id, tenant_id, name, scopes, token_hash, preview, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *',
       [input.userId, input.tenantId, input.name, JSON.stringify(input.scopes), input.tokenHash, input.preview, this.iso(), input.expiresAt],
     );
@@ -197,7 +197,7 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async usePersonalToken(tokenHash: string, now: number): Promise<{ token: PersonalTokenRecord; tenant: TenantRecord } | null> {
-    const row = await queryOne<PersonalTokenUseRow>(
+    const row = await queryRow<PersonalTokenUseRow>(
       this.pool,
       `SELECT ${PERSONAL_TOKEN_USE_COLUMNS} FROM personal_tokens p JOIN tenants t ON t.id = p.tenant_id
         WHERE p.token_hash = $1 AND p.revoked_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > $2)`,

@@ -11,6 +11,14 @@ export interface Lease {
   ms: number;
 }
 
+/**
+ * The shortest lease a server accepts (`--job-lease`): longer than the 10 s an outbound
+ * delivery may take, with room for the address lookup and writing the result.
+ */
+export const MIN_LEASE_MS = 15_000;
+/** The longest: a dead replica's jobs wait at most this long for another. */
+export const MAX_LEASE_MS = 3_600_000;
+
 /** Names one worker's claims: the host and pid say where it ran, the suffix tells runs apart. */
 export function leaseOwner(): string {
   return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;

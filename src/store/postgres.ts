@@ -56,14 +56,19 @@ export function openClient(url: string): pg.Client {
   return new pg.Client({ connectionString: url, types, application_name: 'brainstem' });
 }
 
-/** The first row of a query, or undefined. */
-export async function queryOne<T>(on: Queryable, sql: string, params: unknown[]): Promise<T | undefined> {
-  return (await on.query(sql, params)).rows[0] as T | undefined;
+/** The rows of one parameterised statement. */
+export async function queryRows<T>(q: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
+  return (await q.query(sql, params)).rows as T[];
 }
 
-/** Every row of a query. */
-export async function queryAll<T>(on: Queryable, sql: string, params: unknown[]): Promise<T[]> {
-  return (await on.query(sql, params)).rows as T[];
+/** The first row of one parameterised statement, or undefined. */
+export async function queryRow<T>(q: Queryable, sql: string, params: unknown[] = []): Promise<T | undefined> {
+  return (await q.query(sql, params)).rows[0] as T | undefined;
+}
+
+/** How many rows one parameterised statement wrote. */
+export async function queryCount(q: Queryable, sql: string, params: unknown[] = []): Promise<number> {
+  return (await q.query(sql, params)).rowCount ?? 0;
 }
 
 export type Isolation = 'read committed' | 'repeatable read' | 'serializable';

@@ -44,6 +44,8 @@ export interface CallbackDispatcherOptions {
   resolve?: Resolve;
   /** Names this dispatcher's claims; default host, pid and a random suffix. */
   owner?: string;
+  /** How long a claim holds a callback; default CALLBACK_LEASE_MS, and above DELIVERY_TIMEOUT_MS. */
+  leaseMs?: number;
 }
 
 /**
@@ -62,7 +64,8 @@ export class CallbackDispatcher {
 
   constructor(options: CallbackDispatcherOptions) {
     this.o = options;
-    this.lease = { owner: options.owner ?? leaseOwner(), ms: CALLBACK_LEASE_MS };
+    this.lease = { owner: options.owner ?? leaseOwner(), ms: options.leaseMs ?? CALLBACK_LEASE_MS };
+    if (!Number.isInteger(this.lease.ms) || this.lease.ms <= DELIVERY_TIMEOUT_MS) throw new Error(`leaseMs must be an integer above ${DELIVERY_TIMEOUT_MS}, got ${this.lease.ms}`);
   }
 
   start(): void {

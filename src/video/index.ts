@@ -54,10 +54,6 @@ export interface VideoServiceOptions {
   resolve?: Resolve | undefined;
   /** Real milliseconds between looks for due callback retries; default 1000. */
   callbackPollMs?: number | undefined;
-  /** Run the render queue and callback delivery here (default true); false serves the routes alone (an API-only replica). */
-  background?: boolean | undefined;
-  /** Told after a video is queued (besides this process's own queue), so other processes' queues can look. */
-  onQueued?: (() => void) | undefined;
   /** `s3://bucket/prefix`: photos and rendered assets go to S3-compatible storage (AWS_* environment); default the data directory. */
   objectStore?: string | undefined;
   /** The origin signed asset URLs start with (SERVICE_PUBLIC_URL); default the request's scheme and Host header. */
@@ -68,6 +64,12 @@ export interface VideoServiceOptions {
   scheme?: 'http' | 'https' | undefined;
   /** The tenant of an asset opened with a signed URL (to check it is active and on the plan). */
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+  /** Run the render queue and callback delivery here (default true); false serves the routes alone (an API-only replica). */
+  background?: boolean | undefined;
+  /** Told after a video is queued (besides this process's own queue), so other processes' queues can look. */
+  onQueued?: (() => void) | undefined;
+  /** Lease of renders and callbacks; default RENDER_LEASE_MS and CALLBACK_LEASE_MS. */
+  leaseMs?: number | undefined;
 }
 
 export interface VideoService {
@@ -153,6 +155,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     now,
     logger,
     ...(options.callbackPollMs ? { pollMs: options.callbackPollMs } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   const queue = new RenderQueue({
     store,
@@ -169,6 +172,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     logger,
     callbackFor,
     onFinished: () => callbacks.kick(),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   mountVideoRoutes(server, {
     store,

@@ -1,4 +1,4 @@
-import { migratePg, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
+import { migratePg, queryCount, queryRow, queryRows, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
 import type { Lease } from '../store/lease.js';
 import type { TenantId } from '../identity/types.js';
 import { assetOf, callbackOf, page, photoOf, propertyOf, PROPERTY_COLUMNS, videoOf, type AssetRow, type CallbackRow, type PhotoRow, type PropertyRow, type VideoRow } from './rows.js';
@@ -113,7 +113,7 @@ const UNFINISHED_LOCK = 0x7669_6431; // "vid1"
 
 /**
  * VideoStore on PostgreSQL, shared by every replica. Renders and callbacks are claimed with
- * `FOR UPDATE SKIP LOCKED` and leased, so replicas never take the same job while its lease
+ * `FOR NO KEY UPDATE SKIP LOCKED` and leased, so replicas never take the same job while its lease
  * runs; deletes lock the rows a claim would take, so a delete and a claim never both win.
  */
 export class PostgresVideoStore implements VideoStore {
@@ -129,21 +129,13 @@ export class PostgresVideoStore implements VideoStore {
     return new Date(this.now()).toISOString();
   }
 
-  private async rows<T>(q: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await q.query(sql, params)).rows as T[];
-  }
-
-  private async row<T>(q: Queryable, sql: string, params: unknown[] = []): Promise<T | undefined> {
-    return (await this.rows<T>(q, sql, params))[0];
-  }
-
   private async keys(q: Queryable, sql: string, id: number): Promise<string[]> {
-    return (await this.rows<{ storage_key: string }>(q, sql, [id])).map((r) => r.storage_key);
+    return (await queryRows<{ storage_key: string }>(q, sql, [id])).map((r) => r.storage_key);
   }
 
   async createProperty(tenantId: TenantId, input: PropertyInput): Promise<PropertyRecord> {
     const createdAt = this.iso();
-    const { id } = (await this.row<{ id: number }>(
+    const { id } = (await queryRow<{ id: number }>(
       this.pool,
       `INSERT INTO video_properties (tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
@@ -153,12 +145,12 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   async getProperty(tenantId: TenantId, id: PropertyId): Promise<PropertyRecord | null> {
-    const r = await this.row<PropertyRow>(this.pool, `SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = $1 AND p.id = $2`, [tenantId, id]);
+    const r = await queryRow<PropertyRow>(this.pool, `SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = $1 AND p.id = $2`, [tenantId, id]);
     return r ? propertyOf(r) : null;
   }
 
   async listProperties(tenantId: TenantId, limit: number, before: number | null): Promise<Page<PropertyRecord>> {
-    const rows = await this.rows<PropertyRow>(
+    const rows = await queryRows<PropertyRow>(
       this.pool,
       `SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = $1 AND p.id < $2 ORDER BY p.id DESC LIMIT $3`,
       [tenantId, before ?? Number.MAX_SAFE_INTEGER, limit + 1],
@@ -170,7 +162,7 @@ export class PostgresVideoStore implements VideoStore {
   async photosOf(propertyIds: readonly PropertyId[]): Promise<Map<PropertyId, PhotoRecord[]>> {
     const out = new Map<PropertyId, PhotoRecord[]>(propertyIds.map((id) => [id, []]));
     if (propertyIds.length === 0) return out;
-    const rows = await this.rows<PhotoRow>(this.pool, 'SELECT * FROM video_photos WHERE property_id = ANY($1::bigint[]) ORDER BY id', [propertyIds]);
+    const rows = await queryRows<PhotoRow>(this.pool, 'SELECT * FROM video_photos WHERE property_id = ANY($1::bigint[]) ORDER BY id', [propertyIds]);
     for (const r of rows) out.get(r.property_id as PropertyId)!.push(photoOf(r));
     return out;
   }
@@ -178,13 +170,13 @@ export class PostgresVideoStore implements VideoStore {
   async addPhotos(propertyId: PropertyId, photos: readonly NewPhoto[], maxPerProperty: number): Promise<PhotoRecord[] | 'too_many'> {
     return transaction(this.pool, async (c): Promise<PhotoRecord[] | 'too_many'> => {
       // The property's row lock makes the count and the inserts one step for concurrent uploads.
-      await c.query('SELECT 1 FROM video_properties WHERE id = $1 FOR UPDATE', [propertyId]);
-      const { n } = (await this.row<{ n: number }>(c, 'SELECT COUNT(*) AS n FROM video_photos WHERE property_id = $1', [propertyId]))!;
+      await c.query('SELECT 1 FROM video_properties WHERE id = $1 FOR NO KEY UPDATE', [propertyId]);
+      const { n } = (await queryRow<{ n: number }>(c, 'SELECT COUNT(*) AS n FROM video_photos WHERE property_id = $1', [propertyId]))!;
       if (n + photos.length > maxPerProperty) return 'too_many';
       const at = this.iso();
       const out: PhotoRecord[] = [];
       for (const p of photos) {
-        const r = await this.row<PhotoRow>(
+        const r = await queryRow<PhotoRow>(
           c,
           `INSERT INTO video_photos (property_id, filename, content_type, size_bytes, width, height, storage_key, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
@@ -198,7 +190,7 @@ export class PostgresVideoStore implements VideoStore {
 
   async photosByIds(ids: readonly PhotoId[]): Promise<PhotoRecord[]> {
     if (ids.length === 0) return [];
-    const rows = await this.rows<PhotoRow>(this.pool, 'SELECT * FROM video_photos WHERE id = ANY($1::bigint[])', [ids]);
+    const rows = await queryRows<PhotoRow>(this.pool, 'SELECT * FROM video_photos WHERE id = ANY($1::bigint[])', [ids]);
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => byId.get(id)).filter((r): r is PhotoRow => r !== undefined).map(photoOf);
   }
@@ -210,9 +202,9 @@ export class PostgresVideoStore implements VideoStore {
       await c.query('SELECT pg_advisory_xact_lock($1, $2::int)', [UNFINISHED_LOCK, tenantId]);
       // Shares the property's lock with other creates; a photo or property delete waits for it.
       await c.query('SELECT 1 FROM video_properties WHERE id = $1 FOR SHARE', [input.propertyId]);
-      const { n } = (await this.row<{ n: number }>(c, `SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = $1`, [tenantId]))!;
+      const { n } = (await queryRow<{ n: number }>(c, `SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = $1`, [tenantId]))!;
       if (n >= maxUnfinished) return 'limit';
-      const r = await this.row<VideoRow>(
+      const r = await queryRow<VideoRow>(
         c,
         `INSERT INTO video_videos (tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at)
          VALUES ($1, $2, $3, $4, 'queued', 0, $5, $6, $7) RETURNING *`,
@@ -223,7 +215,7 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   async getVideo(tenantId: TenantId, id: VideoId): Promise<VideoRecord | null> {
-    const r = await this.row<VideoRow>(this.pool, 'SELECT * FROM video_videos WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+    const r = await queryRow<VideoRow>(this.pool, 'SELECT * FROM video_videos WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
     return r ? videoOf(r) : null;
   }
 
@@ -232,13 +224,13 @@ export class PostgresVideoStore implements VideoStore {
     const where = ['tenant_id = $1', 'id < $2'];
     if (filter.propertyId !== undefined) where.push(`property_id = $${args.push(filter.propertyId)}`);
     if (filter.status !== undefined) where.push(`status = $${args.push(filter.status)}`);
-    const rows = await this.rows<VideoRow>(this.pool, `SELECT * FROM video_videos WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.push(limit + 1)}`, args);
+    const rows = await queryRows<VideoRow>(this.pool, `SELECT * FROM video_videos WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.push(limit + 1)}`, args);
     const p = page(rows, limit);
     return { items: p.items.map(videoOf), nextAfter: p.nextAfter };
   }
 
   async videoById(id: VideoId): Promise<VideoRecord | null> {
-    const r = await this.row<VideoRow>(this.pool, 'SELECT * FROM video_videos WHERE id = $1', [id]);
+    const r = await queryRow<VideoRow>(this.pool, 'SELECT * FROM video_videos WHERE id = $1', [id]);
     return r ? videoOf(r) : null;
   }
 
@@ -252,11 +244,11 @@ export class PostgresVideoStore implements VideoStore {
       const at = this.now();
       // Rows another replica is claiming right now are locked: skipped, never waited for.
       const next =
-        (await this.row<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'rendering' AND lease_until <= $1 ORDER BY lease_until, id LIMIT 1 FOR UPDATE SKIP LOCKED`, [at])) ??
+        (await queryRow<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'rendering' AND lease_until <= $1 ORDER BY lease_until, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`, [at])) ??
         (afterTenant !== null ? await this.nextQueued(c, afterTenant) : undefined) ??
         (await this.nextQueued(c, 0));
       if (!next) return null;
-      const r = await this.row<VideoRow>(
+      const r = await queryRow<VideoRow>(
         c,
         `UPDATE video_videos SET status = 'rendering', progress = 0, started_at = $1, lease_owner = $2, lease_until = $3 WHERE id = $4 RETURNING *`,
         [this.iso(), lease.owner, at + lease.ms, next.id],
@@ -266,20 +258,24 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   private nextQueued(c: Queryable, afterTenant: number) {
-    return this.row<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > $1 ORDER BY tenant_id, id LIMIT 1 FOR UPDATE SKIP LOCKED`, [afterTenant]);
+    return queryRow<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > $1 ORDER BY tenant_id, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`, [afterTenant]);
   }
 
   async renewRender(lease: Lease, id: VideoId): Promise<boolean> {
-    const r = await this.pool.query(`UPDATE video_videos SET lease_until = $1 WHERE id = $2 AND status = 'rendering' AND lease_owner = $3`, [this.now() + lease.ms, id, lease.owner]);
-    return (r.rowCount ?? 0) > 0;
+    const renewed = await queryCount(this.pool, `UPDATE video_videos SET lease_until = $1 WHERE id = $2 AND status = 'rendering' AND lease_owner = $3`, [
+      this.now() + lease.ms,
+      id,
+      lease.owner,
+    ]);
+    return renewed > 0;
   }
 
   async releaseRenders(owner: string): Promise<number> {
-    const r = await this.pool.query(
+    return queryCount(
+      this.pool,
       `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering' AND lease_owner = $1`,
       [owner],
     );
-    return r.rowCount ?? 0;
   }
 
   async setProgress(id: VideoId, progress: number): Promise<void> {
@@ -287,7 +283,7 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   private async holds(c: Queryable, owner: string, id: VideoId): Promise<boolean> {
-    return (await this.row(c, `SELECT 1 FROM video_videos WHERE id = $1 AND status = 'rendering' AND lease_owner = $2 FOR UPDATE`, [id, owner])) !== undefined;
+    return (await queryRow(c, `SELECT 1 FROM video_videos WHERE id = $1 AND status = 'rendering' AND lease_owner = $2 FOR NO KEY UPDATE`, [id, owner])) !== undefined;
   }
 
   private async enqueueCallback(c: Queryable, video: VideoRecord, callback: CallbackFor): Promise<void> {
@@ -301,10 +297,10 @@ export class PostgresVideoStore implements VideoStore {
   async completeVideo(owner: string, id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor): Promise<VideoRecord | null> {
     return transaction(this.pool, async (c) => {
       if (!(await this.holds(c, owner, id))) return null;
-      const v = videoOf((await this.row<VideoRow>(c, 'SELECT * FROM video_videos WHERE id = $1', [id]))!);
+      const v = videoOf((await queryRow<VideoRow>(c, 'SELECT * FROM video_videos WHERE id = $1', [id]))!);
       const at = this.iso();
       const insert = async (a: NewAsset, kind: AssetKind): Promise<number> =>
-        (await this.row<{ id: number }>(
+        (await queryRow<{ id: number }>(
           c,
           `INSERT INTO video_assets (tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
@@ -313,7 +309,7 @@ export class PostgresVideoStore implements VideoStore {
       const videoAsset = await insert(assets.video, 'video');
       const posterAsset = await insert(assets.poster, 'poster');
       const done = videoOf(
-        (await this.row<VideoRow>(
+        (await queryRow<VideoRow>(
           c,
           `UPDATE video_videos SET status = 'completed', progress = 1, completed_at = $1, video_asset_id = $2, poster_asset_id = $3, error = NULL,
              lease_owner = NULL, lease_until = NULL WHERE id = $4 RETURNING *`,
@@ -329,7 +325,7 @@ export class PostgresVideoStore implements VideoStore {
     return transaction(this.pool, async (c) => {
       if (!(await this.holds(c, owner, id))) return null;
       const done = videoOf(
-        (await this.row<VideoRow>(
+        (await queryRow<VideoRow>(
           c,
           `UPDATE video_videos SET status = 'failed', error = $1, completed_at = $2, lease_owner = NULL, lease_until = NULL WHERE id = $3 RETURNING *`,
           [error, this.iso(), id],
@@ -345,25 +341,25 @@ export class PostgresVideoStore implements VideoStore {
     const where = ['tenant_id = $1', 'id < $2'];
     if (filter.propertyId !== undefined) where.push(`property_id = $${args.push(filter.propertyId)}`);
     if (filter.videoId !== undefined) where.push(`video_id = $${args.push(filter.videoId)}`);
-    const rows = await this.rows<AssetRow>(this.pool, `SELECT * FROM video_assets WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.push(limit + 1)}`, args);
+    const rows = await queryRows<AssetRow>(this.pool, `SELECT * FROM video_assets WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.push(limit + 1)}`, args);
     const p = page(rows, limit);
     return { items: p.items.map(assetOf), nextAfter: p.nextAfter };
   }
 
   async getAsset(tenantId: TenantId, id: AssetId): Promise<AssetRecord | null> {
-    const r = await this.row<AssetRow>(this.pool, 'SELECT * FROM video_assets WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+    const r = await queryRow<AssetRow>(this.pool, 'SELECT * FROM video_assets WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
     return r ? assetOf(r) : null;
   }
 
   async assetById(id: AssetId): Promise<AssetRecord | null> {
-    const r = await this.row<AssetRow>(this.pool, 'SELECT * FROM video_assets WHERE id = $1', [id]);
+    const r = await queryRow<AssetRow>(this.pool, 'SELECT * FROM video_assets WHERE id = $1', [id]);
     return r ? assetOf(r) : null;
   }
 
   async deleteVideo(tenantId: TenantId, id: VideoId): Promise<DeleteOutcome> {
     return transaction(this.pool, async (c): Promise<DeleteOutcome> => {
       // The row lock waits for a claim in progress, so a video being claimed is seen rendering.
-      const r = await this.row<{ status: string }>(c, 'SELECT status FROM video_videos WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, id]);
+      const r = await queryRow<{ status: string }>(c, 'SELECT status FROM video_videos WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, id]);
       if (!r) return { kind: 'not_found' };
       if (r.status === 'rendering') return { kind: 'busy', videoId: id, status: 'rendering' };
       const assetKeys = await this.keys(c, 'SELECT storage_key FROM video_assets WHERE video_id = $1 ORDER BY id', id);
@@ -377,10 +373,10 @@ export class PostgresVideoStore implements VideoStore {
   async deletePhoto(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId): Promise<DeleteOutcome> {
     return transaction(this.pool, async (c): Promise<DeleteOutcome> => {
       // The property's row lock waits for video creates on it (they hold it shared).
-      const prop = await this.row(c, 'SELECT 1 FROM video_properties WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, propertyId]);
-      const photo = prop ? await this.row<{ storage_key: string }>(c, 'SELECT storage_key FROM video_photos WHERE property_id = $1 AND id = $2', [propertyId, photoId]) : undefined;
+      const prop = await queryRow(c, 'SELECT 1 FROM video_properties WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE', [tenantId, propertyId]);
+      const photo = prop ? await queryRow<{ storage_key: string }>(c, 'SELECT storage_key FROM video_photos WHERE property_id = $1 AND id = $2', [propertyId, photoId]) : undefined;
       if (!photo) return { kind: 'not_found' };
-      const user = await this.row<{ id: number; status: 'queued' | 'rendering' }>(
+      const user = await queryRow<{ id: number; status: 'queued' | 'rendering' }>(
         c,
         `SELECT id, status FROM video_videos WHERE tenant_id = $1 AND status IN ('queued', 'rendering') AND photo_ids::jsonb @> jsonb_build_array($2::bigint)
          ORDER BY id LIMIT 1`,
@@ -394,9 +390,9 @@ export class PostgresVideoStore implements VideoStore {
 
   async deleteProperty(tenantId: TenantId, id: PropertyId): Promise<DeleteOutcome> {
     return transaction(this.pool, async (c): Promise<DeleteOutcome> => {
-      if (!(await this.row(c, 'SELECT 1 FROM video_properties WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, id]))) return { kind: 'not_found' };
+      if (!(await queryRow(c, 'SELECT 1 FROM video_properties WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, id]))) return { kind: 'not_found' };
       // Locking the property's videos waits for a claim in progress, so one just claimed is seen rendering.
-      const videos = await this.rows<{ id: number; status: string }>(c, 'SELECT id, status FROM video_videos WHERE property_id = $1 ORDER BY id FOR UPDATE', [id]);
+      const videos = await queryRows<{ id: number; status: string }>(c, 'SELECT id, status FROM video_videos WHERE property_id = $1 ORDER BY id FOR UPDATE', [id]);
       const rendering = videos.find((v) => v.status === 'rendering');
       if (rendering) return { kind: 'busy', videoId: rendering.id as VideoId, status: 'rendering' };
       const orphans = {
@@ -414,7 +410,7 @@ export class PostgresVideoStore implements VideoStore {
 
   async callbackSecret(tenantId: TenantId, fresh: () => string): Promise<string> {
     await this.pool.query('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (tenant_id) DO NOTHING', [tenantId, fresh(), this.iso()]);
-    return (await this.row<{ secret: string }>(this.pool, 'SELECT secret FROM video_callback_secrets WHERE tenant_id = $1', [tenantId]))!.secret;
+    return (await queryRow<{ secret: string }>(this.pool, 'SELECT secret FROM video_callback_secrets WHERE tenant_id = $1', [tenantId]))!.secret;
   }
 
   async rotateCallbackSecret(tenantId: TenantId, secret: string): Promise<void> {
@@ -425,11 +421,11 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   async claimCallbacks(lease: Lease, now: number, limit: number): Promise<CallbackRecord[]> {
-    const rows = await this.rows<CallbackRow>(
+    const rows = await queryRows<CallbackRow>(
       this.pool,
       `UPDATE video_callbacks SET lease_owner = $1, lease_until = $2 WHERE id IN (
          SELECT id FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
-         ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
+         ORDER BY next_attempt_at, id LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED)
        RETURNING *`,
       [lease.owner, now + lease.ms, now, limit],
     );
@@ -437,15 +433,16 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   async recordCallbackAttempt(owner: string, id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<boolean> {
-    const r = await this.pool.query(
+    const written = await queryCount(
+      this.pool,
       `UPDATE video_callbacks SET attempts = attempts + 1, status = $1, next_attempt_at = $2, last_error = $3, lease_owner = NULL, lease_until = NULL
        WHERE id = $4 AND status = 'pending' AND lease_owner = $5`,
       [outcome.status, outcome.nextAttemptAt, outcome.error, id, owner],
     );
-    return (r.rowCount ?? 0) > 0;
+    return written > 0;
   }
 
   async callbacksOf(videoId: VideoId): Promise<CallbackRecord[]> {
-    return (await this.rows<CallbackRow>(this.pool, 'SELECT * FROM video_callbacks WHERE video_id = $1 ORDER BY id', [videoId])).map(callbackOf);
+    return (await queryRows<CallbackRow>(this.pool, 'SELECT * FROM video_callbacks WHERE video_id = $1 ORDER BY id', [videoId])).map(callbackOf);
   }
 }

@@ -133,6 +133,8 @@ export class RenderQueue {
     while (!this.stopping && this.running.size < this.o.concurrency) {
       const video = await this.o.store.claimNextQueued(this.lease, this.lastTenant);
       if (!video) return;
+      // Its own render, whose lease lapsed while this process stalled: the claim renewed it; it is not started twice.
+      if (this.running.has(video.id)) continue;
       this.lastTenant = video.tenantId;
       const slot: { child: ChildProcess | null; lost: boolean; done: Promise<void> } = { child: null, lost: false, done: Promise.resolve() };
       slot.done = this.render(video, slot).finally(() => {
@@ -177,7 +179,9 @@ export class RenderQueue {
   }
 
   private async render(video: VideoRecord, slot: { child: ChildProcess | null; lost: boolean }): Promise<void> {
-    const work = join(this.o.dataDir, 'work', String(video.id));
+    // One scratch directory per attempt: a worker that died mid-render may have left an ffmpeg
+    // writing into its own, and replicas on one machine may share the data directory.
+    const work = join(this.o.dataDir, 'work', `${video.id}-${randomUUID()}`);
     /** Assets stored for this render: removed again if it does not complete. */
     const stored: string[] = [];
     const stopRenewing = this.keepLease(video, slot);

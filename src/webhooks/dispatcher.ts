@@ -66,6 +66,12 @@ export class Dispatcher {
   readonly attempts = { succeeded: 0, retrying: 0, failed: 0 };
   private readonly inFlightByEndpoint = new Map<string, number>();
   private readonly sends = new Set<Promise<void>>();
+  /**
+   * Deliveries this dispatcher is sending or has results for that are not yet recorded. A lease
+   * that lapses meanwhile (a stalled process) may hand one back to this same dispatcher: it is
+   * not sent again, the attempt under way speaks for it.
+   */
+  private readonly holding = new Set<string>();
   private results: AttemptResult[] = [];
   private flushing: Promise<void> | null = null;
   private pumping: Promise<number> | null = null;
@@ -149,6 +155,7 @@ export class Dispatcher {
     if (released > 0) this.logger.warn('webhooks: released deliveries abandoned at stop', { count: released });
     this.generation = Dispatcher.newGeneration();
     this.sends.clear();
+    this.holding.clear();
     this.inFlight = 0;
     this.inFlightByEndpoint.clear();
   }
@@ -213,8 +220,11 @@ export class Dispatcher {
           this.lastReach = t;
           this.reachCostMs = performance.now() - t;
         } else if (batch.length < room && this.anySaturated()) this.reachLater(this.lastReach + Math.max(25, this.reachCostMs * 10) - t);
-        for (const d of batch) this.begin(d);
-        total += batch.length;
+        for (const d of batch) {
+          if (this.holding.has(d.id)) continue;
+          this.begin(d);
+          total++;
+        }
       } while (this.pumpAgain);
       return total;
     })().finally(() => {
@@ -240,6 +250,7 @@ export class Dispatcher {
 
   private begin(d: DueDelivery): void {
     const generation = this.generation;
+    this.holding.add(d.id);
     this.inFlight++;
     this.inFlightByEndpoint.set(d.endpointId, (this.inFlightByEndpoint.get(d.endpointId) ?? 0) + 1);
     const p: Promise<void> = this.attempt(d, generation.abort.signal)
@@ -248,7 +259,10 @@ export class Dispatcher {
         this.results.push(result);
         this.tally(d, result);
       })
-      .catch((err) => this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) }))
+      .catch((err) => {
+        this.holding.delete(d.id);
+        this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) });
+      })
       .finally(() => {
         if (generation !== this.generation) return;
         this.sends.delete(p);
@@ -307,7 +321,10 @@ export class Dispatcher {
       // Unrecorded results stay leased to this dispatcher; when the lease lapses they are claimed again (at-least-once).
       this.logger.error('webhooks: recording results failed', { error: String(err), count: batch.length });
     } finally {
+      for (const r of batch) this.holding.delete(r.deliveryId);
       this.flushing = null;
+      // Results that arrived while this batch was written would otherwise wait for another attempt to end.
+      if (this.results.length > 0) this.scheduleFlush();
       if (this.running) this.wake();
     }
   }

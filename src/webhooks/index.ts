@@ -11,7 +11,7 @@ import type { Resolve } from '../net/ssrf.js';
 import type { WebhookStore } from './store.js';
 
 export interface WebhooksOptions {
-  /** Widgets, endpoints and the outbox: openWebhookStore() on the server's database. */
+  /** The outbox, endpoints and widgets, on the services' database. */
   store: WebhookStore;
   server: HttpServer;
   auth: Authenticator;
@@ -45,7 +45,7 @@ export interface Webhooks {
 export const RETENTION_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
-/** Builds the webhook emitter on its store and the shared server: store, dispatcher, routes and the widget-key probe. */
+/** Builds the webhook emitter on the shared store and server: store, dispatcher, routes and the widget-key probe. */
 export function createWebhooks(options: WebhooksOptions): Webhooks {
   const now = options.now ?? Date.now;
   const store = options.store;

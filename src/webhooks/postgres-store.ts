@@ -1,4 +1,4 @@
-import { migratePg, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
+import { migratePg, queryCount, queryRow, queryRows, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import { attemptOf, DELIVERY_COLUMNS, deliveryOf, dueOf, endpointOf, keyOf, nextState, widgetOf, type AttemptRow, type DeliveryRow, type DueRow, type EndpointRow, type KeyRow, type WidgetRow } from './rows.js';
@@ -106,8 +106,8 @@ const PRUNE_SLICE = 2000;
 type SeqRow = { seq: number; endpoint_id: string };
 
 /**
- * WebhookStore on PostgreSQL, shared by every replica. Claims take rows with `FOR UPDATE SKIP
- * LOCKED`, so replicas claiming at once each get different deliveries and never wait on one
+ * WebhookStore on PostgreSQL, shared by every replica. Claims take rows with `FOR NO KEY UPDATE
+ * SKIP LOCKED`, so replicas claiming at once each get different deliveries and never wait on one
  * another; the lease they write keeps the delivery theirs after the claim commits.
  */
 export class PostgresWebhookStore implements WebhookStore {
@@ -119,55 +119,43 @@ export class PostgresWebhookStore implements WebhookStore {
     return new PostgresWebhookStore(pool, now);
   }
 
-  private async rows<T>(q: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await q.query(sql, params)).rows as T[];
-  }
-
-  private async row<T>(q: Queryable, sql: string, params: unknown[] = []): Promise<T | undefined> {
-    return (await this.rows<T>(q, sql, params))[0];
-  }
-
-  private async count(q: Queryable, sql: string, params: unknown[]): Promise<number> {
-    return (await q.query(sql, params)).rowCount ?? 0;
-  }
-
   async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }) {
     return transaction(this.pool, async (c) => {
       const at = this.now();
-      const widget = widgetOf((await this.row<WidgetRow>(c, 'INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [newId('wid_'), tenantId, name, at]))!);
-      const k = keyOf((await this.row<KeyRow>(c, 'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [newId('wk_'), widget.id, key.hash, key.preview, at]))!);
+      const widget = widgetOf((await queryRow<WidgetRow>(c, 'INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [newId('wid_'), tenantId, name, at]))!);
+      const k = keyOf((await queryRow<KeyRow>(c, 'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [newId('wk_'), widget.id, key.hash, key.preview, at]))!);
       return { widget, key: k };
     });
   }
 
   async listWidgets(tenantId: TenantId) {
-    return (await this.rows<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE tenant_id = $1 ORDER BY seq', [tenantId])).map(widgetOf);
+    return (await queryRows<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE tenant_id = $1 ORDER BY seq', [tenantId])).map(widgetOf);
   }
 
   async getWidget(tenantId: TenantId, id: string) {
-    const r = await this.row<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+    const r = await queryRow<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
     return r ? widgetOf(r) : null;
   }
 
   async findWidget(id: string) {
-    const r = await this.row<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE id = $1', [id]);
+    const r = await queryRow<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE id = $1', [id]);
     return r ? widgetOf(r) : null;
   }
 
   async createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }) {
-    return keyOf((await this.row<KeyRow>(this.pool, 'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [newId('wk_'), widgetId, key.hash, key.preview, this.now()]))!);
+    return keyOf((await queryRow<KeyRow>(this.pool, 'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [newId('wk_'), widgetId, key.hash, key.preview, this.now()]))!);
   }
 
   async listWidgetKeys(widgetId: WidgetId) {
-    return (await this.rows<KeyRow>(this.pool, 'SELECT * FROM webhook_widget_keys WHERE widget_id = $1 ORDER BY created_at, id', [widgetId])).map(keyOf);
+    return (await queryRows<KeyRow>(this.pool, 'SELECT * FROM webhook_widget_keys WHERE widget_id = $1 ORDER BY created_at, id', [widgetId])).map(keyOf);
   }
 
   async revokeWidgetKey(widgetId: WidgetId, keyId: string) {
-    return (await this.count(this.pool, 'UPDATE webhook_widget_keys SET revoked_at = $1 WHERE widget_id = $2 AND id = $3 AND revoked_at IS NULL', [this.now(), widgetId, keyId])) > 0;
+    return (await queryCount(this.pool, 'UPDATE webhook_widget_keys SET revoked_at = $1 WHERE widget_id = $2 AND id = $3 AND revoked_at IS NULL', [this.now(), widgetId, keyId])) > 0;
   }
 
   async findWidgetKey(hash: string) {
-    const r = await this.row<{ widget_id: string; tenant_id: number }>(
+    const r = await queryRow<{ widget_id: string; tenant_id: number }>(
       this.pool,
       'SELECT k.widget_id, w.tenant_id FROM webhook_widget_keys k JOIN webhook_widgets w ON w.id = k.widget_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL',
       [hash],
@@ -180,11 +168,11 @@ export class PostgresWebhookStore implements WebhookStore {
   async createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget = Infinity): Promise<EndpointRecord | 'limit'> {
     return transaction(this.pool, async (c): Promise<EndpointRecord | 'limit'> => {
       // The widget's row lock makes the count and the insert one step for concurrent creates on other replicas.
-      await c.query('SELECT 1 FROM webhook_widgets WHERE id = $1 FOR UPDATE', [widgetId]);
-      const { n } = (await this.row<{ n: number }>(c, 'SELECT COUNT(*) AS n FROM webhook_endpoints WHERE widget_id = $1', [widgetId]))!;
+      await c.query('SELECT 1 FROM webhook_widgets WHERE id = $1 FOR NO KEY UPDATE', [widgetId]);
+      const { n } = (await queryRow<{ n: number }>(c, 'SELECT COUNT(*) AS n FROM webhook_endpoints WHERE widget_id = $1', [widgetId]))!;
       if (n >= maxPerWidget) return 'limit';
       const at = this.now();
-      const row = await this.row<EndpointRow>(
+      const row = await queryRow<EndpointRow>(
         c,
         `INSERT INTO webhook_endpoints (id, widget_id, url, secret, events, enabled, disabled_reason, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
@@ -195,17 +183,17 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async listEndpoints(widgetId: WidgetId) {
-    return (await this.rows<EndpointRow>(this.pool, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 ORDER BY seq', [widgetId])).map(endpointOf);
+    return (await queryRows<EndpointRow>(this.pool, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 ORDER BY seq', [widgetId])).map(endpointOf);
   }
 
   async getEndpoint(widgetId: WidgetId, id: string) {
-    const r = await this.row<EndpointRow>(this.pool, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND id = $2', [widgetId, id]);
+    const r = await queryRow<EndpointRow>(this.pool, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND id = $2', [widgetId, id]);
     return r ? endpointOf(r) : null;
   }
 
   async updateEndpoint(widgetId: WidgetId, id: EndpointId, patch: EndpointPatch) {
     return transaction(this.pool, async (c) => {
-      const current = await this.row<EndpointRow>(c, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND id = $2 FOR UPDATE', [widgetId, id]);
+      const current = await queryRow<EndpointRow>(c, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND id = $2 FOR NO KEY UPDATE', [widgetId, id]);
       if (!current) return null;
       const at = this.now();
       await c.query('UPDATE webhook_endpoints SET url = $1, events = $2, updated_at = $3 WHERE id = $4', [patch.url ?? current.url, patch.events ? JSON.stringify(patch.events) : current.events, at, id]);
@@ -213,12 +201,12 @@ export class PostgresWebhookStore implements WebhookStore {
         await c.query('UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL, updated_at = $1 WHERE id = $2', [at, id]);
       }
       if (patch.enabled === false && current.enabled === 1) await this.disableEndpoint(c, id, 'user', at);
-      return endpointOf((await this.row<EndpointRow>(c, 'SELECT * FROM webhook_endpoints WHERE id = $1', [id]))!);
+      return endpointOf((await queryRow<EndpointRow>(c, 'SELECT * FROM webhook_endpoints WHERE id = $1', [id]))!);
     });
   }
 
   private async disableEndpoint(c: Queryable, id: string, reason: DisabledReason, at: number): Promise<boolean> {
-    if ((await this.count(c, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3 AND enabled = 1', [reason, at, id])) === 0) return false;
+    if ((await queryCount(c, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3 AND enabled = 1', [reason, at, id])) === 0) return false;
     await c.query(
       `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $1, updated_at = $2 WHERE endpoint_id = $3 AND status = 'pending'`,
       [`endpoint disabled (${reason})`, at, id],
@@ -227,11 +215,11 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async deleteEndpoint(widgetId: WidgetId, id: string) {
-    return (await this.count(this.pool, 'DELETE FROM webhook_endpoints WHERE widget_id = $1 AND id = $2', [widgetId, id])) > 0;
+    return (await queryCount(this.pool, 'DELETE FROM webhook_endpoints WHERE widget_id = $1 AND id = $2', [widgetId, id])) > 0;
   }
 
   async rotateSecret(widgetId: WidgetId, id: EndpointId, secret: string, previousExpiresAt: number) {
-    const r = await this.row<EndpointRow>(
+    const r = await queryRow<EndpointRow>(
       this.pool,
       `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = $1, secret = $2, updated_at = $3 WHERE widget_id = $4 AND id = $5 RETURNING *`,
       [previousExpiresAt, secret, this.now(), widgetId, id],
@@ -245,14 +233,14 @@ export class PostgresWebhookStore implements WebhookStore {
       const eventId = newId<EventId>('evt_');
       if (onceKey !== undefined) {
         // A concurrent insert of the same key waits for this one's commit, then stores nothing.
-        const claimed = await this.count(c, 'INSERT INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [widgetId, onceKey, eventId, at]);
+        const claimed = await queryCount(c, 'INSERT INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [widgetId, onceKey, eventId, at]);
         if (claimed === 0) {
-          const first = await this.row<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [widgetId, onceKey]);
+          const first = await queryRow<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [widgetId, onceKey]);
           return { eventId: first!.event_id as EventId, deliveries: [], duplicate: true };
         }
       }
-      const { seq } = (await this.row<{ seq: number }>(c, 'INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq', [eventId, widgetId, event, body, at]))!;
-      const endpoints = await this.rows<{ id: string; events: string }>(c, 'SELECT id, events FROM webhook_endpoints WHERE widget_id = $1 AND enabled = 1 ORDER BY seq', [widgetId]);
+      const { seq } = (await queryRow<{ seq: number }>(c, 'INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq', [eventId, widgetId, event, body, at]))!;
+      const endpoints = await queryRows<{ id: string; events: string }>(c, 'SELECT id, events FROM webhook_endpoints WHERE widget_id = $1 AND enabled = 1 ORDER BY seq', [widgetId]);
       const targets = endpoints.filter((ep) => (JSON.parse(ep.events) as string[]).includes(event)).map((ep) => ep.id);
       const deliveries = targets.map(() => newId<DeliveryId>('dlv_'));
       if (deliveries.length > 0) {
@@ -270,9 +258,13 @@ export class PostgresWebhookStore implements WebhookStore {
     return transaction(this.pool, async (c) => {
       const at = this.now();
       const chosen: number[] = [];
+      // Rows this transaction locked in an earlier round are not skipped by its own later rounds.
+      const seen = new Set<number>();
       const taken = new Map<string, number>();
       const saturated: string[] = [];
       const take = (r: SeqRow) => {
+        if (seen.has(r.seq)) return;
+        seen.add(r.seq);
         if (perEndpoint(r.endpoint_id as EndpointId) - (taken.get(r.endpoint_id) ?? 0) <= 0) {
           if (!saturated.includes(r.endpoint_id)) saturated.push(r.endpoint_id);
           return;
@@ -282,27 +274,27 @@ export class PostgresWebhookStore implements WebhookStore {
       };
       // Rows another replica is claiming right now are locked: skipped, never waited for.
       // Lapsed leases first: their deliveries were due before anything pending now.
-      const lapsed = await this.rows<SeqRow>(
+      const lapsed = await queryRows<SeqRow>(
         c,
-        `SELECT seq, endpoint_id FROM webhook_deliveries WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        `SELECT seq, endpoint_id FROM webhook_deliveries WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`,
         [at, limit],
       );
       for (const r of lapsed) if (chosen.length < limit) take(r);
       const rounds = options.reachPast ? 2 : 1;
       for (let round = 0; round < rounds && chosen.length < limit; round++) {
         const want = limit - chosen.length + 8;
-        const rows = await this.rows<SeqRow>(
+        const rows = await queryRows<SeqRow>(
           c,
           `SELECT seq, endpoint_id FROM webhook_deliveries
            WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (endpoint_id = ANY($2::text[]))
-           ORDER BY next_attempt_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED`,
+           ORDER BY next_attempt_at, seq LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED`,
           [at, saturated, want],
         );
         for (const r of rows) if (chosen.length < limit) take(r);
         if (rows.length < want || saturated.length === 0) break;
       }
       if (chosen.length === 0) return [];
-      const due = await this.rows<DueRow>(
+      const due = await queryRows<DueRow>(
         c,
         `WITH leased AS (
            UPDATE webhook_deliveries SET status = 'inflight', lease_owner = $2, lease_until = $3, updated_at = $4 WHERE seq = ANY($1::bigint[])
@@ -320,20 +312,22 @@ export class PostgresWebhookStore implements WebhookStore {
     if (results.length === 0) return { disabled: [], lost: 0 };
     return transaction(this.pool, async (c) => {
       const at = this.now();
-      // Rows locked in one order (deliveries, then endpoints, each sorted) so two replicas' batches cannot deadlock.
+      // Rows locked in one order (deliveries, then endpoints, each sorted) so two replicas' batches cannot
+      // deadlock, and with NO KEY UPDATE, which leaves the key-share locks of concurrent inserts that
+      // reference these rows (an enqueue's deliveries) alone: those inserts neither wait nor deadlock.
       const held = new Set(
-        (await this.rows<{ id: string }>(
+        (await queryRows<{ id: string }>(
           c,
-          `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND status = 'inflight' AND lease_owner = $2 ORDER BY id FOR UPDATE`,
+          `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND status = 'inflight' AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE`,
           [results.map((r) => r.deliveryId), owner],
         )).map((r) => r.id),
       );
       const mine = results.filter((r) => held.has(r.deliveryId));
       if (mine.length === 0) return { disabled: [], lost: results.length };
       const endpoints = new Map(
-        (await this.rows<{ id: string; enabled: number; failing_since: number | null }>(
+        (await queryRows<{ id: string; enabled: number; failing_since: number | null }>(
           c,
-          'SELECT id, enabled, failing_since FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+          'SELECT id, enabled, failing_since FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE',
           [[...new Set(mine.map((r) => r.endpointId))]],
         )).map((r) => [r.id, { enabled: r.enabled === 1, failingSince: r.failing_since, changed: false }]),
       );
@@ -390,7 +384,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async releaseLeases(owner: string) {
     const at = this.now();
-    return this.count(
+    return queryCount(
       this.pool,
       `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1, lease_owner = NULL, lease_until = NULL WHERE status = 'inflight' AND lease_owner = $2`,
       [at, owner],
@@ -403,11 +397,11 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async nextDueAt() {
-    return (await this.row<{ at: number | null }>(this.pool, `SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`))!.at;
+    return (await queryRow<{ at: number | null }>(this.pool, `SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`))!.at;
   }
 
   async listDeliveries(endpointId: EndpointId, options: { limit: number; before: number | null; status?: DeliveryStatus }) {
-    const rows = await this.rows<DeliveryRow>(
+    const rows = await queryRows<DeliveryRow>(
       this.pool,
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
        WHERE d.endpoint_id = $1 AND d.seq < $2 AND ($3::text IS NULL OR d.status = $3) ORDER BY d.seq DESC LIMIT $4`,
@@ -419,19 +413,19 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   private deliveryRow(q: Queryable, endpointId: EndpointId, id: string) {
-    return this.row<DeliveryRow>(q, `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = $1 AND d.id = $2`, [endpointId, id]);
+    return queryRow<DeliveryRow>(q, `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = $1 AND d.id = $2`, [endpointId, id]);
   }
 
   async getDelivery(endpointId: EndpointId, id: string) {
     const r = await this.deliveryRow(this.pool, endpointId, id);
     if (!r) return null;
-    const attempts = await this.rows<AttemptRow>(this.pool, 'SELECT * FROM webhook_attempts WHERE delivery_seq = $1 ORDER BY seq', [r.seq]);
+    const attempts = await queryRows<AttemptRow>(this.pool, 'SELECT * FROM webhook_attempts WHERE delivery_seq = $1 ORDER BY seq', [r.seq]);
     return { ...deliveryOf(r), attemptLog: attempts.map((a) => attemptOf(r.id as DeliveryId, a)) };
   }
 
   async retryDelivery(endpointId: EndpointId, id: DeliveryId) {
     return transaction(this.pool, async (c) => {
-      const current = await this.row<{ status: string }>(c, 'SELECT status FROM webhook_deliveries WHERE endpoint_id = $1 AND id = $2 FOR UPDATE', [endpointId, id]);
+      const current = await queryRow<{ status: string }>(c, 'SELECT status FROM webhook_deliveries WHERE endpoint_id = $1 AND id = $2 FOR NO KEY UPDATE', [endpointId, id]);
       if (!current) return null;
       if (current.status === 'inflight') return 'inflight' as const;
       const at = this.now();
@@ -442,7 +436,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async recoverFailed(endpointId: EndpointId, since: number) {
     const at = this.now();
-    return this.count(
+    return queryCount(
       this.pool,
       `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1 WHERE endpoint_id = $2 AND status = 'failed' AND created_at >= $3`,
       [at, endpointId, since],
@@ -452,16 +446,16 @@ export class PostgresWebhookStore implements WebhookStore {
   async prune(before: number) {
     let deliveries = 0;
     for (;;) {
-      const n = await this.count(
+      const n = await queryCount(
         this.pool,
         `DELETE FROM webhook_deliveries WHERE seq IN (
-           SELECT seq FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND updated_at < $1 LIMIT ${PRUNE_SLICE} FOR UPDATE SKIP LOCKED)`,
+           SELECT seq FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND updated_at < $1 LIMIT ${PRUNE_SLICE} FOR NO KEY UPDATE SKIP LOCKED)`,
         [before],
       );
       deliveries += n;
       if (n < PRUNE_SLICE) break;
     }
-    const events = await this.count(
+    const events = await queryCount(
       this.pool,
       `DELETE FROM webhook_events e WHERE e.created_at < $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq)`,
       [before],

@@ -245,10 +245,7 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
     });
 
     test('a callback claim is a lease: no other worker takes it until it runs out, and a late holder\'s record is refused', async () => {
-      const a = await h.newTenant();
-      const v = await queued(a, 'https://example.com/hook');
-      await s.claimNextQueued(L, null);
-      await complete(v.id, { video: asset('video'), poster: asset('poster') }, withCallback);
+      const v = await completed(await h.newTenant());
       const [cb] = await s.claimCallbacks(L, clock, 10);
       assert.ok(cb);
       assert.deepEqual(await s.claimCallbacks(M, clock + L.ms - 1, 10), []);

@@ -1,38 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { cli, tempDir } from '../helpers/paths.js';
+import { dirname, join } from 'node:path';
+import { tempDir } from '../helpers/paths.js';
+import { call, REPLICA_ADMIN as ADMIN, startReplica, type Replica } from '../helpers/replicas.js';
 import { startReceiver } from './receiver.js';
 
-const ADMIN = 'bsa_crash_test_admin';
-
-async function serve(db: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, 'serve', '--addr', '127.0.0.1:0', '--db', db, '--allow-private-webhooks'], {
-    env: { ...process.env, SERVICE_ADMIN_TOKEN: ADMIN, BRAINSTEM_LOG: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited early (${code}): ${out}`)));
-  });
-  return { child, url };
-}
-
-async function call(base: string, method: string, path: string, token: string | null, body?: unknown): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
+async function serve(db: string): Promise<Replica> {
+  return startReplica(`sqlite:${db}`, dirname(db), ['--allow-private-webhooks']);
 }
 
 test('kill -9 with deliveries in flight and pending, then a restart on the same DB: every event is delivered, ids stable', async () => {
@@ -54,8 +28,7 @@ test('kill -9 with deliveries in flight and pending, then a restart on the same 
     }
     await rx.waitFor(4);
     const heldIds = rx.received.map((r) => String(r.headers['x-service-delivery']));
-    first.child.kill('SIGKILL');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await first.kill();
 
     // Phase 2: the receiver answers 200; a new process on the same file must deliver all twenty.
     const before = rx.received.length;
@@ -77,7 +50,7 @@ test('kill -9 with deliveries in flight and pending, then a restart on the same 
     assert.equal(page.data.length, total);
     assert.ok(page.data.every((d: any) => d.status === 'succeeded'));
   } finally {
-    first.child.kill('SIGKILL');
+    await first.kill();
     await rx.close();
     dir.dispose();
   }

@@ -20,6 +20,7 @@ async function outbox(now: () => number) {
   const { widget } = await store.createWidget(1 as TenantId, 'w', { hash: 'h'.repeat(64), preview: 'p' });
   return {
     store,
+    db,
     widget: widget.id,
     close() {
       db.close();
@@ -87,6 +88,75 @@ test('a dispatcher that stops answering keeps its deliveries until the lease lap
     }
   } finally {
     await stuck.stop(0);
+    sender.close();
+    await rx.close();
+    o.close();
+  }
+});
+
+test('a dispatcher whose own lease lapses mid-send takes the delivery back but does not send it again', async () => {
+  const rx = await startReceiver(() => ({ status: 200, hang: true }));
+  const clock = testClock();
+  const o = await outbox(clock.now);
+  const sender = createSender();
+  const d = new Dispatcher({ store: o.store, send: sender.send, allowPrivate: true, owner: 'slow', now: clock.now, pollMs: 1 });
+  try {
+    const ep = await addEndpoint(o.store, o.widget, rx.url);
+    const [id] = (await o.store.enqueue(o.widget, 'lead.captured', '{}')).deliveries;
+    await d.start();
+    await rx.waitFor(1);
+    const leaseUntil = () => (o.db.prepare('SELECT lease_until FROM webhook_deliveries WHERE id = ?').get(id) as { lease_until: number | null }).lease_until;
+    const first = leaseUntil();
+    clock.advance(DELIVERY_LEASE_MS);
+    while (leaseUntil() === first) await new Promise((r) => setImmediate(r)); // the next poll claims the lapsed lease again
+    rx.releaseHanging();
+    await d.stop();
+    assert.equal(rx.received.length, 1, 'sent once');
+    const r = await o.store.getDelivery(ep, id!);
+    assert.deepEqual([r?.status, r?.attemptLog.length], ['succeeded', 1]);
+  } finally {
+    await d.stop(0);
+    sender.close();
+    await rx.close();
+    o.close();
+  }
+});
+
+test('results that arrive while a batch is being written are written too, with no later attempt to carry them', { timeout: 60_000 }, async () => {
+  const rx = await startReceiver((_r, index) => (index === 0 ? { status: 200 } : { status: 200, hang: true }));
+  const o = await outbox(Date.now);
+  // The real store, its first write of results held until the test lets it go.
+  let entered = false;
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const store: WebhookStore = Object.create(o.store, {
+    recordResults: {
+      value: async (...args: Parameters<WebhookStore['recordResults']>) => {
+        if (!entered) {
+          entered = true;
+          await gate;
+        }
+        return o.store.recordResults(...args);
+      },
+    },
+  });
+  const sender = createSender();
+  const d = new Dispatcher({ store, send: sender.send, allowPrivate: true });
+  try {
+    const ep = await addEndpoint(o.store, o.widget, rx.url);
+    const ids = [...(await o.store.enqueue(o.widget, 'lead.captured', '{"n":1}')).deliveries, ...(await o.store.enqueue(o.widget, 'lead.captured', '{"n":2}')).deliveries];
+    await d.start();
+    await rx.waitFor(2);
+    while (!entered) await new Promise((r) => setImmediate(r));
+    rx.releaseHanging();
+    while (d.stats.inFlight > 0) await new Promise((r) => setImmediate(r));
+    open();
+    const done = async () => (await Promise.all(ids.map((id) => o.store.getDelivery(ep, id)))).every((r) => r?.status === 'succeeded');
+    while (!(await done())) await new Promise((r) => setImmediate(r));
+    assert.equal(rx.received.length, 2);
+  } finally {
+    open();
+    await d.stop(0);
     sender.close();
     await rx.close();
     o.close();

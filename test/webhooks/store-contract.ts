@@ -206,6 +206,25 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
+    test('claimDue reaching past a saturated endpoint never hands out one delivery twice', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const busy = await endpoint(['conversation.ended']);
+        await endpoint(['lead.captured']);
+        await store.enqueue(widget, 'lead.captured', '{}');
+        for (let i = 0; i < 20; i++) {
+          clock.advance(1);
+          await store.enqueue(widget, 'conversation.ended', '{}');
+        }
+        for (let i = 0; i < 3; i++) {
+          clock.advance(1);
+          await store.enqueue(widget, 'lead.captured', '{}');
+        }
+        const claimed = await store.claimDue(A, 6, (ep) => (ep === busy ? 1 : 10), { reachPast: true });
+        assert.equal(new Set(claimed.map((d) => d.id)).size, claimed.length, 'no delivery twice in one claim');
+        assert.deepEqual([claimed.length, claimed.filter((d) => d.endpointId === busy).length], [5, 1]);
+      });
+    });
+
     test('claimDue leaves deliveries not yet due; nextDueAt answers the earliest pending time', async () => {
       await withStore(factory, async ({ store, widget, endpoint, clock }) => {
         await endpoint();

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { parseDatabaseUrl } from '../../store/database.js';
-import { CliError, parseInteger, printJson } from '../util.js';
+import { CliError, parseInteger, printJson, replicaBenchFlags } from '../util.js';
 
 interface Flags {
   duration: string;
@@ -53,17 +52,10 @@ export function registerBenchControlPlane(bench: Command): void {
 }
 
 async function replicaBench(flags: Flags): Promise<void> {
-  let location;
-  try {
-    location = parseDatabaseUrl(flags.database!);
-  } catch (err) {
-    throw new CliError(`--database: ${(err as Error).message}`);
-  }
-  if (location.kind !== 'postgres') throw new CliError('--database must be a postgres:// URL (SQLite always runs beside it)');
-  const replicas = flags.replicas.split(',').map((r) => parseInteger(r.trim(), '--replicas', 1, 16));
+  const { url, replicas } = replicaBenchFlags(flags.database!, flags.replicas);
   const { runReplicaBench, replicaTable } = await import('../../../bench/control-plane/replicas.js');
   const result = await runReplicaBench({
-    database: location.url,
+    database: url,
     replicas,
     durationS: parseInteger(flags.duration, '--duration', 1, 600),
     connections: parseInteger(flags.connections, '--connections', 1, 10_000),

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parseInteger } from '../util.js';
+import { CliError, parseInteger, replicaBenchFlags } from '../util.js';
 
 /** `brainstem bench webhooks`: outbox → receiver throughput beside a raw-POST baseline, and enqueue latency. */
 export function registerBenchWebhooks(bench: Command): void {
@@ -8,8 +8,12 @@ export function registerBenchWebhooks(bench: Command): void {
     .description('deliveries/s from the outbox to a local receiver (1, 10, 100 endpoints) beside raw POSTs/s, and events accepted/s with p99 enqueue latency')
     .option('--deliveries <n>', 'deliveries per scenario', '20000')
     .option('--events <n>', 'events for the enqueue measurement', '20000')
+    .option('--database <url>', 'instead: PostgreSQL (a role that may create databases) with --replicas serve processes beside one on SQLite, events posted over HTTP and delivered to a local receiver')
+    .option('--replicas <list>', 'with --database: replica counts to run, comma-separated', '1,3')
+    .option('--endpoints <n>', 'with --database: endpoints the deliveries are spread over', '8')
     .option('--json', 'print JSON only')
-    .action(async (flags: { deliveries: string; events: string; json?: boolean }) => {
+    .action(async (flags: { deliveries: string; events: string; json?: boolean; database?: string; replicas: string; endpoints: string }) => {
+      if (flags.database !== undefined) return replicaBench(flags);
       const deliveries = parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000);
       const events = parseInteger(flags.events, '--events', 100, 10_000_000);
       // The harness lives in bench/ and is loaded only when this command runs.
@@ -18,4 +22,22 @@ export function registerBenchWebhooks(bench: Command): void {
       if (!flags.json) process.stdout.write(`${formatTable(result)}\n\n`);
       process.stdout.write(`${JSON.stringify(result, null, flags.json ? 2 : undefined)}\n`);
     });
+}
+
+async function replicaBench(flags: { deliveries: string; json?: boolean; database?: string; replicas: string; endpoints: string }): Promise<void> {
+  const { url, replicas } = replicaBenchFlags(flags.database!, flags.replicas);
+  const { runWebhookReplicaBench, replicaTable } = await import('../../../bench/webhooks/replicas.js');
+  const result = await runWebhookReplicaBench({
+    database: url,
+    replicas,
+    deliveries: parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000),
+    endpoints: parseInteger(flags.endpoints, '--endpoints', 1, 100),
+    log: (line) => {
+      if (!flags.json) process.stderr.write(`bench webhooks: ${line}\n`);
+    },
+  }).catch((err: Error) => {
+    throw new CliError(`bench webhooks failed: ${err.message}`);
+  });
+  if (!flags.json) process.stdout.write(`${replicaTable(result)}\n\n`);
+  process.stdout.write(`${JSON.stringify(result, null, flags.json ? 2 : undefined)}\n`);
 }

@@ -5,6 +5,7 @@ import { describeDatabase } from '../../store/database.js';
 import { join, resolve } from 'node:path';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
 import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
+import { MAX_LEASE_MS, MIN_LEASE_MS } from '../../store/lease.js';
 
 interface ServeFlags {
   addr: string;
@@ -23,6 +24,7 @@ interface ServeFlags {
   insecureHttp?: boolean;
   role: string;
   accessLog?: boolean;
+  jobLease?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -44,6 +46,7 @@ export function registerServe(program: Command): void {
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .option('--limits <file>', LIMITS_FLAG_HELP)
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
+    .option('--job-lease <seconds>', `how long a claimed background job (webhook delivery, render, video callback) stays with the process that claimed it before another may take it (default: 60; ${MIN_LEASE_MS / 1000} to ${MAX_LEASE_MS / 1000})`)
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
@@ -68,6 +71,7 @@ export function registerServe(program: Command): void {
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+        ...(flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {}),
         ...limits,
         insecureHttp: flags.insecureHttp === true,
         accessLog: accessLogFlag(flags.accessLog),

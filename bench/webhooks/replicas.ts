@@ -1,0 +1,122 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ADMIN, ROOT, call, startChild, stop } from '../control-plane/run.js';
+import { acrossConfigurations, cpuMs } from '../control-plane/replicas.js';
+
+/**
+ * The webhook outbox on PostgreSQL with 1 and N `serve` replicas beside one process on SQLite,
+ * in one run: events posted over HTTP spread over the replicas (as a load balancer would), each
+ * delivered to a receiver in its own process, timed from the first post to the last delivery.
+ * Every replica's CPU time comes from /proc, so the cost per delivery includes accepting the
+ * event, claiming under a lease, sending and recording the result.
+ */
+export interface WebhookReplicaOptions {
+  /** A PostgreSQL server URL whose role may create databases; each configuration gets a fresh one, dropped after. */
+  database: string;
+  replicas: number[];
+  /** Deliveries per configuration (events × endpoints). */
+  deliveries: number;
+  endpoints: number;
+  log: (line: string) => void;
+}
+
+export interface WebhookConfigurationResult {
+  name: string;
+  replicas: number;
+  deliveries: number;
+  seconds: number;
+  deliveriesPerSec: number;
+  /** CPU ms each replica used per delivery of the whole run (its share of the work, whatever it was). */
+  cpuMsPerDelivery: number[];
+  /** All replicas' CPU ms over all deliveries: the cost of one delivery to the cluster. */
+  totalCpuMsPerDelivery: number;
+}
+
+/** One widget key posts far past its default rate here: the benchmark measures throughput. */
+const LIMITS = { widgetKey: { limit: 1e9, windowSeconds: 60 } };
+/** Clients posting events at once, over all replicas. */
+const POSTERS = 16;
+
+async function receiver(): Promise<{ child: ChildProcess; url: string; count(): Promise<number> }> {
+  const child = fork(new URL('./receiver.js', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
+  const count = () =>
+    new Promise<number>((resolve) => {
+      child.once('message', (m: { count: number }) => resolve(m.count));
+      child.send('count');
+    });
+  return { child, url: `http://127.0.0.1:${String(first.value).trim()}/hook`, count };
+}
+
+export function runWebhookReplicaBench(o: WebhookReplicaOptions): Promise<WebhookConfigurationResult[]> {
+  return acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, name, n, url));
+}
+
+async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas: number, url: string | null): Promise<WebhookConfigurationResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-webhooks-'));
+  const children: ChildProcess[] = [];
+  const rx = await receiver();
+  try {
+    const limits = join(dir, 'limits.json');
+    writeFileSync(limits, JSON.stringify(LIMITS));
+    const env = { ...process.env, SERVICE_ADMIN_TOKEN: ADMIN, BRAINSTEM_LOG: 'error' };
+    const database = url ?? `sqlite:${join(dir, 'bench.db')}`;
+    const ports: number[] = [];
+    for (let i = 0; i < replicas; i++) {
+      const args = [join(ROOT, 'bin', 'brainstem'), 'serve', '--addr', '127.0.0.1:0', '--database', database, '--data', join(dir, 'data'), '--limits', limits, '--allow-private-webhooks'];
+      const s = await startChild(process.execPath, args, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      children.push(s.child);
+      ports.push(s.port);
+    }
+    const bases = ports.map((p) => `http://127.0.0.1:${p}`);
+    o.log(`${name}: ${replicas} serve process${replicas === 1 ? '' : 'es'} on ${url ? 'PostgreSQL' : 'SQLite'}`);
+    const tenant = await call(bases[0]!, 'POST', '/v1/admin/tenants', ADMIN, { name: 'bench', plan: 'enterprise' });
+    await call(bases[0]!, 'POST', `/v1/admin/tenants/${tenant.id}/users`, ADMIN, { email: 'bench@example.com', password: 'bench-password' });
+    const { token } = await call(bases[0]!, 'POST', '/v1/auth/login', null, { email: 'bench@example.com', password: 'bench-password' });
+    const widget = await call(bases[0]!, 'POST', '/v1/widgets', token, { name: 'bench' });
+    for (let i = 0; i < o.endpoints; i++) await call(bases[0]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['conversation.ended'] });
+
+    const events = Math.ceil(o.deliveries / o.endpoints);
+    const total = events * o.endpoints;
+    const pids = children.map((c) => c.pid!);
+    const cpuBefore = pids.map(cpuMs);
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: POSTERS }, async () => {
+        while (next < events) {
+          const i = next++;
+          await call(bases[i % replicas]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, { event: 'conversation.ended', data: { conversation_id: `ses_${i}` } });
+        }
+      }),
+    );
+    while ((await rx.count()) < total) await new Promise((r) => setTimeout(r, 5));
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = pids.map((pid, i) => cpuMs(pid) - cpuBefore[i]!);
+    const round = (x: number) => Math.round(x * 1000) / 1000;
+    return {
+      name,
+      replicas,
+      deliveries: total,
+      seconds: round(seconds),
+      deliveriesPerSec: Math.round(total / seconds),
+      cpuMsPerDelivery: cpu.map((c) => round(c / total)),
+      totalCpuMsPerDelivery: round(cpu.reduce((a, b) => a + b, 0) / total),
+    };
+  } finally {
+    for (const c of children) await stop(c);
+    rx.child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function replicaTable(results: WebhookConfigurationResult[]): string {
+  const rows = [['configuration', 'deliveries', 'seconds', 'deliveries/s', 'CPU ms per delivery, per replica', 'CPU ms per delivery, all replicas']];
+  for (const r of results) rows.push([r.name, String(r.deliveries), r.seconds.toFixed(2), String(r.deliveriesPerSec), r.cpuMsPerDelivery.join(' / '), String(r.totalCpuMsPerDelivery)]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
