@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { seededRandom } from '../random.js';
 
 /** Anything a query runs on: the pool (one statement, autocommit) or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
@@ -76,7 +77,13 @@ export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
 /** SQLSTATEs after which the whole transaction may simply run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 /** Attempts of a transaction that keeps losing serialization or deadlock races. */
-export const TRANSACTION_ATTEMPTS = 5;
+export const TRANSACTION_ATTEMPTS = 10;
+/**
+ * Before attempt n a loser waits up to n × RETRY_STEP_MS, at a random point: racers that
+ * retried at once would meet again, and one of them could lose every attempt.
+ */
+export const RETRY_STEP_MS = 5;
+const jitter = seededRandom(process.pid);
 
 /**
  * Runs `fn` in one transaction on one pooled connection: committed when it resolves, rolled
@@ -100,11 +107,11 @@ export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) 
         // The connection itself failed: it must not go back into the pool.
         broken = true;
       }
-      if (attempt < TRANSACTION_ATTEMPTS && RETRYABLE.has(sqlState(err) ?? '')) continue;
-      throw err;
+      if (attempt >= TRANSACTION_ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? '')) throw err;
     } finally {
       client.release(broken);
     }
+    await new Promise((resolve) => setTimeout(resolve, jitter() * attempt * RETRY_STEP_MS));
   }
 }
 
