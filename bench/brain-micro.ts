@@ -32,7 +32,6 @@ export interface BrainMicroResult {
   all_on_vs_reactive_wall: number;
 }
 
-
 /**
  * Realistic traffic: agents on a 1 km field ticking at 2 Hz. Each agent perceives its own
  * 0-8 targets (agent i sees i mod 9), a third hostile, which move smoothly and drop in and
@@ -104,7 +103,14 @@ export function workload(agents: number, ticks: number): TickRequest[] {
             ammo: a % 9 === 0 ? 0 : 30,
           },
           targets,
-          ...(a % 4 === 0 ? { route: [{ x: 0, y: 8, z: 0 }, { x: 100, y: 8, z: 0 }] } : {}),
+          ...(a % 4 === 0
+            ? {
+                route: [
+                  { x: 0, y: 8, z: 0 },
+                  { x: 100, y: 8, z: 0 },
+                ],
+              }
+            : {}),
           poi,
           ...(rnd() < 0.05 ? { heard: [{ from: 10_001, text: 'anyone out there?', at_s: t * 0.5 }] } : {}),
           ...(a % 3 === 0 ? { squad: `sq${a % 12}` } : {}),

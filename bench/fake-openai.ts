@@ -82,7 +82,16 @@ export async function startFakeOpenAI(options: { latencyMs?: number } = {}): Pro
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '').split('?')[0] ?? '';
-    const route = path === '/v1/chat/completions' ? 'chat' : path === '/v1/audio/speech' ? 'speech' : path === '/v1/audio/transcriptions' ? 'transcriptions' : path === '/v1/models' ? 'models' : null;
+    const route =
+      path === '/v1/chat/completions'
+        ? 'chat'
+        : path === '/v1/audio/speech'
+          ? 'speech'
+          : path === '/v1/audio/transcriptions'
+            ? 'transcriptions'
+            : path === '/v1/models'
+              ? 'models'
+              : null;
     if (!route) return send(res, 404, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });
     counts[route]++;
     if (route === 'models') return send(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'test' }] });

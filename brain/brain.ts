@@ -373,7 +373,6 @@ export class Brain {
       }
     } else if (sq !== null && !(sw.goals && needy(a, s)) && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
       mode = 'regrouping';
-
     } else if (sw.goals) {
       if (a.goal === 'regroup') a.goalT = -1e9;
       if (plan(a, s, time, sw.framing, sw.knowledge, sw.human ? a.fatigue : 0)) {

@@ -1,12 +1,5 @@
 import { isObj, type Obj } from './json.js';
-import {
-  ECONOMIES,
-  POLICY_KEYS,
-  TRAIT_NAMES,
-  type ConfigBundle,
-  type PolicyKey,
-  type Problem,
-} from './types.js';
+import { ECONOMIES, POLICY_KEYS, TRAIT_NAMES, type ConfigBundle, type PolicyKey, type Problem } from './types.js';
 
 /**
  * The one bundle validator: the sidecar uses it on a bundle directory, the control plane on
@@ -159,7 +152,8 @@ export function validateBundle(value: unknown): BundleCheck {
       let themeCount: number | null = null;
       if (flavor.themes !== undefined) {
         if (!Array.isArray(flavor.themes)) c.add('flavor.themes', `must be an array, got ${typeName(flavor.themes)}`);
-        else if (flavor.themes.length > BUNDLE_LIMITS.maxThemes) c.add('flavor.themes', `must have at most ${BUNDLE_LIMITS.maxThemes} themes, got ${flavor.themes.length}`);
+        else if (flavor.themes.length > BUNDLE_LIMITS.maxThemes)
+          c.add('flavor.themes', `must have at most ${BUNDLE_LIMITS.maxThemes} themes, got ${flavor.themes.length}`);
         else {
           themeCount = flavor.themes.length;
           flavor.themes.forEach((t, i) => {

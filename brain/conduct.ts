@@ -316,7 +316,16 @@ export const GIVE_UP_S = 2 * NO_PROGRESS_S + DETOUR_S;
  * under way, returns 'give_up' when the destination is to be dropped, and null to go on as
  * planned. `going` says the character was already on its way last tick (else the watch starts afresh).
  */
-export function detour(out: Intent[], a: AgentState, pos: Vec3, tx: number, tz: number, speed: Speed, time: number, going: boolean): 'detour' | 'give_up' | null {
+export function detour(
+  out: Intent[],
+  a: AgentState,
+  pos: Vec3,
+  tx: number,
+  tz: number,
+  speed: Speed,
+  time: number,
+  going: boolean,
+): 'detour' | 'give_up' | null {
   if (!going) {
     a.detourUntil = -1e9;
     a.progT = time;

@@ -146,7 +146,8 @@ function rememberPlayer(a: AgentState, m: Float64Array, id: number, name: string
     if (m[PL_ID + i] === id) {
       if (t - m[PL_LAST + i]! >= MEETING_GAP_S) m[PL_MEETINGS + i] = m[PL_MEETINGS + i]! + 1;
       m[PL_LAST + i] = t;
-      if (name !== '' && (a.memNames === null || a.memNames[i] !== name)) (a.memNames ??= emptyStrings(MEMORY_CAPS.players))[i] = clip(name, MEMORY_CAPS.nameChars);
+      if (name !== '' && (a.memNames === null || a.memNames[i] !== name))
+        (a.memNames ??= emptyStrings(MEMORY_CAPS.players))[i] = clip(name, MEMORY_CAPS.nameChars);
       return;
     }
     if (m[PL_LAST + i]! < m[PL_LAST + oldest]!) oldest = i;
@@ -180,7 +181,8 @@ export function summarize(a: AgentState | null): MemorySummary {
   let last = -1;
   for (let i = 0; i < m[CONTACTS_LEN]!; i++) if (last < 0 || m[CT_T + i]! > m[CT_T + last]!) last = i;
   const players = [];
-  for (let i = 0; i < m[PLAYERS_LEN]!; i++) players.push({ id: m[PL_ID + i]!, name: a.memNames?.[i] ?? '', last_s: m[PL_LAST + i]!, meetings: m[PL_MEETINGS + i]! });
+  for (let i = 0; i < m[PLAYERS_LEN]!; i++)
+    players.push({ id: m[PL_ID + i]!, name: a.memNames?.[i] ?? '', last_s: m[PL_LAST + i]!, meetings: m[PL_MEETINGS + i]! });
   const heard = [];
   for (let i = 0; i < m[HEARD_LEN]!; i++) heard.push({ from: m[HD_FROM + i]!, text: a.memTexts?.[i] ?? '', at_s: m[HD_AT + i]! });
   const events = [];
@@ -190,7 +192,12 @@ export function summarize(a: AgentState | null): MemorySummary {
     last_contact:
       last < 0
         ? null
-        : { target: m[CT_TARGET + last]!, kind: CONTACT_KINDS[m[CT_KIND + last]!]!, at: { x: m[CT_X + last]!, y: m[CT_Y + last]!, z: m[CT_Z + last]! }, t: m[CT_T + last]! },
+        : {
+            target: m[CT_TARGET + last]!,
+            kind: CONTACT_KINDS[m[CT_KIND + last]!]!,
+            at: { x: m[CT_X + last]!, y: m[CT_Y + last]!, z: m[CT_Z + last]! },
+            t: m[CT_T + last]!,
+          },
     players_met: players
       .sort((x, y) => y.last_s - x.last_s || x.id - y.id)
       .map((p) => ({ id: p.id, name: p.name === '' ? null : p.name, meetings: p.meetings })),

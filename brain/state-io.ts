@@ -27,7 +27,12 @@ export interface BrainState {
 export class BrainStateError extends Error {
   readonly code = 'invalid_brain_state';
   constructor(readonly problems: Problem[]) {
-    super(`invalid brain state: ${problems.slice(0, 5).map((p) => `${p.path || '(root)'} ${p.message}`).join('; ')}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ''}`);
+    super(
+      `invalid brain state: ${problems
+        .slice(0, 5)
+        .map((p) => `${p.path || '(root)'} ${p.message}`)
+        .join('; ')}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ''}`,
+    );
     this.name = 'BrainStateError';
   }
 }
@@ -93,7 +98,8 @@ export function parseState(value: unknown): AgentState[] {
   const problems: Problem[] = [];
   if (!isObj(value)) throw new BrainStateError([{ path: '', message: 'must be an object' }]);
   if (value.format !== STATE_FORMAT) problems.push({ path: 'format', message: `must be ${JSON.stringify(STATE_FORMAT)}` });
-  if (typeof value.version !== 'number' || !READS_VERSIONS.includes(value.version)) problems.push({ path: 'version', message: `must be one of ${READS_VERSIONS.join(', ')} (the layouts this brain reads)` });
+  if (typeof value.version !== 'number' || !READS_VERSIONS.includes(value.version))
+    problems.push({ path: 'version', message: `must be one of ${READS_VERSIONS.join(', ')} (the layouts this brain reads)` });
   let agents = value.agents;
   // An older agent gains the later layouts' fields at their defaults; a copy, the caller's document is not touched.
   if (typeof value.version === 'number' && value.version < STATE_VERSION && Array.isArray(agents)) {

@@ -3,7 +3,18 @@
  * reply, and the configuration bundle. Nothing here knows about HTTP or storage.
  */
 
-import type { Field, Fields, HEARD_FIELDS, POI_FIELDS, PROFILE_FIELDS, SELF_STATE_FIELDS, SNAPSHOT_FIELDS, TARGET_FIELDS, TRAIT_NAMES, ValueSpec } from './tick-schema.js';
+import type {
+  Field,
+  Fields,
+  HEARD_FIELDS,
+  POI_FIELDS,
+  PROFILE_FIELDS,
+  SELF_STATE_FIELDS,
+  SNAPSHOT_FIELDS,
+  TARGET_FIELDS,
+  TRAIT_NAMES,
+  ValueSpec,
+} from './tick-schema.js';
 import type { TARGET_KINDS, ROLES } from './tick-schema.js';
 
 export { ROLES, TARGET_KINDS, TRAIT_NAMES } from './tick-schema.js';

@@ -12,10 +12,7 @@ export interface WorkerTelemetry {
   agents: number;
 }
 
-export type WorkerTask =
-  | { type: 'bundle'; bundle: ConfigBundle; maxAgents?: number }
-  | { type: 'tick'; requests: TickRequest[] }
-  | { type: 'drain' };
+export type WorkerTask = { type: 'bundle'; bundle: ConfigBundle; maxAgents?: number } | { type: 'tick'; requests: TickRequest[] } | { type: 'drain' };
 
 export type WorkerReply =
   | { type: 'bundle'; version: number }

@@ -5,20 +5,43 @@
  */
 
 export const POLICY_KEYS = [
-  'llm_dialogue', 'voice_in', 'voice_out', 'emotes', 'phrase_cache', 'flavor',
-  'human_factors', 'emotional_events', 'game_knowledge', 'global_goals', 'squads', 'memory',
+  'llm_dialogue',
+  'voice_in',
+  'voice_out',
+  'emotes',
+  'phrase_cache',
+  'flavor',
+  'human_factors',
+  'emotional_events',
+  'game_knowledge',
+  'global_goals',
+  'squads',
+  'memory',
 ] as const;
 export type PolicyKey = (typeof POLICY_KEYS)[number];
 
 export const TRAIT_NAMES = [
-  'openness', 'conscientiousness', 'extraversion', 'agreeableness', 'neuroticism',
-  'afk_proneness', 'break_proneness', 'fatigue_rate',
+  'openness',
+  'conscientiousness',
+  'extraversion',
+  'agreeableness',
+  'neuroticism',
+  'afk_proneness',
+  'break_proneness',
+  'fatigue_rate',
 ] as const;
 export type TraitName = (typeof TRAIT_NAMES)[number];
 
 export const ECONOMIES = ['Silent', 'Frugal', 'Normal', 'Chatty'] as const;
 
-export const LIMITS = { maxThemes: 256, maxText: 2000, maxSessionMin: 7 * 24 * 60, maxSpeechLimit: 1_000_000, maxVarietyTarget: 1_000_000, maxVersion: Number.MAX_SAFE_INTEGER } as const;
+export const LIMITS = {
+  maxThemes: 256,
+  maxText: 2000,
+  maxSessionMin: 7 * 24 * 60,
+  maxSpeechLimit: 1_000_000,
+  maxVarietyTarget: 1_000_000,
+  maxVersion: Number.MAX_SAFE_INTEGER,
+} as const;
 
 export interface ConfigBundle {
   version: number;

@@ -35,7 +35,11 @@ export function Chart({ label, x, series, height = 220 }: { label: string; x: nu
         })),
       ],
       // One tick per day, labelled MM-DD (UTC), instead of uPlot's hour ticks.
-      axes: [{ splits: () => x, values: (_u: uPlot, ticks: number[]) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) }, { scale: 'y' }, ...(hasRight ? [{ scale: 'right', side: 1 as const, grid: { show: false } }] : [])],
+      axes: [
+        { splits: () => x, values: (_u: uPlot, ticks: number[]) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) },
+        { scale: 'y' },
+        ...(hasRight ? [{ scale: 'right', side: 1 as const, grid: { show: false } }] : []),
+      ],
       scales: { x: { time: true } },
       legend: { live: false },
     };
@@ -47,5 +51,8 @@ export function Chart({ label, x, series, height = 220 }: { label: string; x: nu
       plot.destroy();
     };
   }, [JSON.stringify([x, series]), height]);
-  return html`<figure class="chart"><div ref=${box} role="img" aria-label=${label}></div><figcaption>${label}</figcaption></figure>`;
+  return html`<figure class="chart">
+    <div ref=${box} role="img" aria-label=${label}></div>
+    <figcaption>${label}</figcaption>
+  </figure>`;
 }

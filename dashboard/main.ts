@@ -77,7 +77,15 @@ function App() {
   };
 
   return html`
-    <a class="skip" href="#main" onClick=${(e: Event) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+    <a
+      class="skip"
+      href="#main"
+      onClick=${(e: Event) => {
+        e.preventDefault();
+        document.getElementById('main')?.focus();
+      }}
+      >Skip to content</a
+    >
     <header class="top">
       <a class="brand" href="#/servers">brainstem</a>
       <nav aria-label="Main">
@@ -85,9 +93,11 @@ function App() {
           ${NAV.map((n) => html`<li><a href=${n.href} aria-current=${route[0] === n.section ? 'page' : undefined}>${n.label}</a></li>`)}
         </ul>
       </nav>
-      ${session
-        ? html`<div class="who"><span class="email">${session.email}</span><button type="button" class="secondary" onClick=${logout}>Log out</button></div>`
-        : html`<div class="who"><a href="#/login">Log in</a></div>`}
+      ${
+        session
+          ? html`<div class="who"><span class="email">${session.email}</span><button type="button" class="secondary" onClick=${logout}>Log out</button></div>`
+          : html`<div class="who"><a href="#/login">Log in</a></div>`
+      }
     </header>
     <main id="main" tabindex="-1">${page(route)}</main>
   `;

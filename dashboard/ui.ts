@@ -4,7 +4,10 @@ import { html } from './html.js';
 import { messageOf } from './api.js';
 
 /** Loads data on mount and when deps change; `reload` runs it again. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; loading: boolean; reload: () => Promise<void> } {
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+): { data: T | undefined; error: string | null; loading: boolean; reload: () => Promise<void> } {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
@@ -63,8 +66,7 @@ interface FieldProps {
 export function Field({ id, label, error, hint, children }: FieldProps) {
   return html`<div class=${`field${error ? ' invalid' : ''}`}>
     <label for=${id}>${label}</label>
-    ${children}
-    ${hint ? html`<p class="hint" id=${`${id}-hint`}>${hint}</p>` : null}
+    ${children} ${hint ? html`<p class="hint" id=${`${id}-hint`}>${hint}</p>` : null}
     ${error ? html`<p class="field-error" id=${`${id}-error`} data-error-for=${id}>${error}</p>` : null}
   </div>`;
 }
@@ -92,9 +94,20 @@ export function TextField(p: TextProps) {
   const attrs = describedBy(p.id, p.error, p.hint);
   const onInput = (e: Event) => p.onValue((e.currentTarget as HTMLInputElement).value);
   return html`<${Field} id=${p.id} label=${p.label} error=${p.error} hint=${p.hint}>
-    ${p.multiline
-      ? html`<textarea id=${p.id} value=${p.value} onInput=${onInput} rows="3" maxLength=${p.maxLength} ...${attrs}></textarea>`
-      : html`<input id=${p.id} type=${p.type ?? 'text'} value=${p.value} onInput=${onInput} required=${p.required} maxLength=${p.maxLength} autocomplete=${p.autocomplete} ...${attrs} />`}
+    ${
+      p.multiline
+        ? html`<textarea id=${p.id} value=${p.value} onInput=${onInput} rows="3" maxLength=${p.maxLength} ...${attrs}></textarea>`
+        : html`<input
+            id=${p.id}
+            type=${p.type ?? 'text'}
+            value=${p.value}
+            onInput=${onInput}
+            required=${p.required}
+            maxLength=${p.maxLength}
+            autocomplete=${p.autocomplete}
+            ...${attrs}
+          />`
+    }
   <//>`;
 }
 
@@ -113,14 +126,41 @@ interface NumberProps {
 export function NumberField(p: NumberProps) {
   const attrs = describedBy(p.id, p.error, p.hint);
   return html`<${Field} id=${p.id} label=${p.label} error=${p.error} hint=${p.hint}>
-    <input id=${p.id} type="number" inputmode="decimal" value=${Number.isNaN(p.value) ? '' : p.value} min=${p.min} max=${p.max} step=${p.step ?? 1}
-      onInput=${(e: Event) => p.onValue((e.currentTarget as HTMLInputElement).valueAsNumber)} ...${attrs} />
+    <input
+      id=${p.id}
+      type="number"
+      inputmode="decimal"
+      value=${Number.isNaN(p.value) ? '' : p.value}
+      min=${p.min}
+      max=${p.max}
+      step=${p.step ?? 1}
+      onInput=${(e: Event) => p.onValue((e.currentTarget as HTMLInputElement).valueAsNumber)}
+      ...${attrs}
+    />
   <//>`;
 }
 
-export function Checkbox({ id, label, checked, onValue, error }: { id: string; label: string; checked: boolean; onValue: (v: boolean) => void; error?: string | undefined }) {
+export function Checkbox({
+  id,
+  label,
+  checked,
+  onValue,
+  error,
+}: {
+  id: string;
+  label: string;
+  checked: boolean;
+  onValue: (v: boolean) => void;
+  error?: string | undefined;
+}) {
   return html`<div class=${`check${error ? ' invalid' : ''}`}>
-    <input id=${id} type="checkbox" checked=${checked} onChange=${(e: Event) => onValue((e.currentTarget as HTMLInputElement).checked)} ...${describedBy(id, error)} />
+    <input
+      id=${id}
+      type="checkbox"
+      checked=${checked}
+      onChange=${(e: Event) => onValue((e.currentTarget as HTMLInputElement).checked)}
+      ...${describedBy(id, error)}
+    />
     <label for=${id}>${label}</label>
     ${error ? html`<p class="field-error" id=${`${id}-error`} data-error-for=${id}>${error}</p>` : null}
   </div>`;
@@ -146,8 +186,7 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
   };
   return html`<div class="shown-once" role="status">
     <p><strong>${label}</strong> — shown only now; store it safely.</p>
-    <div class="row"><code class="secret" data-secret>${value}</code>
-    <button type="button" onClick=${copy}>${copied ? 'Copied' : 'Copy'}</button></div>
+    <div class="row"><code class="secret" data-secret>${value}</code> <button type="button" onClick=${copy}>${copied ? 'Copied' : 'Copy'}</button></div>
   </div>`;
 }
 

@@ -100,7 +100,11 @@ const QUOTES = /^["'“”‘’«»`]+|["'“”‘’«»`]+$/g;
 
 /** One spoken line: first non-empty line, no speaker prefix or surrounding quotes, capped at maxChars. */
 function cleanLine(raw: string, speaker: string, maxChars: number): string {
-  const first = raw.split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? '';
+  const first =
+    raw
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? '';
   let line = first.replace(/\s+/g, ' ').replace(QUOTES, '').trim();
   const prefix = `${speaker}:`;
   if (speaker && line.toLowerCase().startsWith(prefix.toLowerCase())) line = line.slice(prefix.length).trim().replace(QUOTES, '').trim();

@@ -115,16 +115,7 @@ export type ResultOf<M extends MethodName> = MethodMap[M]['result'];
  * Error codes a plugin (or the supervisor on its behalf) reports. `unavailable` carries
  * `retry_after_ms`: the backend is down or throttling and asking again sooner is useless.
  */
-export const PLUGIN_ERROR_CODES = [
-  'unavailable',
-  'bad_request',
-  'unknown_method',
-  'internal',
-  'timeout',
-  'crashed',
-  'queue_full',
-  'closed',
-] as const;
+export const PLUGIN_ERROR_CODES = ['unavailable', 'bad_request', 'unknown_method', 'internal', 'timeout', 'crashed', 'queue_full', 'closed'] as const;
 export type PluginErrorCode = (typeof PLUGIN_ERROR_CODES)[number];
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -137,9 +128,7 @@ export type ChildMessage =
   | { type: 'log'; level: LogLevel; message: string; fields?: Record<string, unknown> };
 
 /** Parent → child. */
-export type ParentMessage =
-  | { type: 'request'; id: number; method: MethodName; params: unknown }
-  | { type: 'shutdown' };
+export type ParentMessage = { type: 'request'; id: number; method: MethodName; params: unknown } | { type: 'shutdown' };
 
 export const PROTOCOL_VERSION = 1;
 
@@ -220,7 +209,11 @@ export function parseParentMessage(line: string): ParentMessage | null {
 
 /** An error a handler throws to answer with a specific code. */
 export class PluginError extends Error {
-  constructor(readonly code: PluginErrorCode, message: string, readonly retryAfterMs?: number) {
+  constructor(
+    readonly code: PluginErrorCode,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
     super(message);
     this.name = 'PluginError';
   }
@@ -267,7 +260,13 @@ export function runPlugin(name: string, build: (ctx: PluginContext) => Handlers)
         (result) => write({ type: 'response', id: msg.id, result }),
         (err: unknown) => {
           if (err instanceof PluginError) {
-            write({ type: 'error', id: msg.id, code: err.code, message: err.message, ...(err.retryAfterMs !== undefined ? { retry_after_ms: err.retryAfterMs } : {}) });
+            write({
+              type: 'error',
+              id: msg.id,
+              code: err.code,
+              message: err.message,
+              ...(err.retryAfterMs !== undefined ? { retry_after_ms: err.retryAfterMs } : {}),
+            });
           } else {
             write({ type: 'error', id: msg.id, code: 'internal', message: err instanceof Error ? err.message : String(err) });
           }

@@ -16,11 +16,17 @@ runPlugin('voice-in', (ctx) => {
   const model = env.SERVICE_STT_MODEL?.trim() || 'whisper-1';
   const language = env.SERVICE_STT_LANGUAGE?.trim() || undefined;
   const problems: string[] = [];
-  if (!base) problems.push('SERVICE_STT_BASE_URL is not set (an OpenAI-compatible server with /audio/transcriptions; SERVICE_LLM_BASE_URL is used when it is unset)');
+  if (!base)
+    problems.push('SERVICE_STT_BASE_URL is not set (an OpenAI-compatible server with /audio/transcriptions; SERVICE_LLM_BASE_URL is used when it is unset)');
   else if (!/^https?:\/\//.test(base)) problems.push(`SERVICE_STT_BASE_URL must be an http(s) URL, got "${base}"`);
   const client = problems.length
     ? null
-    : new OpenAI({ baseURL: base, apiKey: env.SERVICE_STT_KEY || env.SERVICE_LLM_KEY || 'unused', maxRetries: 0, timeout: Number(env.SERVICE_STT_TIMEOUT_MS ?? 30_000) });
+    : new OpenAI({
+        baseURL: base,
+        apiKey: env.SERVICE_STT_KEY || env.SERVICE_LLM_KEY || 'unused',
+        maxRetries: 0,
+        timeout: Number(env.SERVICE_STT_TIMEOUT_MS ?? 30_000),
+      });
   const backoff = new Backoff('the transcription server');
 
   return {
@@ -32,7 +38,8 @@ runPlugin('voice-in', (ctx) => {
         await client.models.list({ timeout: 5000 });
       } catch (err) {
         const status = (err as { status?: unknown }).status;
-        if (status === 401 || status === 403) return { ok: false, problems: [`the transcription server at ${base} rejected the key (${status}); check SERVICE_STT_KEY`], info };
+        if (status === 401 || status === 403)
+          return { ok: false, problems: [`the transcription server at ${base} rejected the key (${status}); check SERVICE_STT_KEY`], info };
         if (typeof status !== 'number') return { ok: false, problems: [`the transcription server at ${base} is unreachable: ${describeError(err)}`], info };
       }
       return { ok: true, problems: [], info };

@@ -12,7 +12,16 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import OpenAI from 'openai';
-import { Backoff, PluginError, describeError, runPlugin, type HealthResult, type SynthesizeParams, type SynthesizeResult, type VoiceParam } from './protocol.js';
+import {
+  Backoff,
+  PluginError,
+  describeError,
+  runPlugin,
+  type HealthResult,
+  type SynthesizeParams,
+  type SynthesizeResult,
+  type VoiceParam,
+} from './protocol.js';
 
 const ENGINES = ['openai', 'espeak', 'espeak-wasm'] as const;
 type Engine = (typeof ENGINES)[number];
@@ -72,12 +81,14 @@ type ESpeakModule = (options: Record<string, unknown>) => Promise<{ FS: { readFi
 // The project's lib settings carry no WebAssembly typings; the few calls used are typed here.
 type WasmModule = object;
 type WasmInstance = object;
-const Wasm = (globalThis as unknown as {
-  WebAssembly: {
-    compile(bytes: Uint8Array): Promise<WasmModule>;
-    instantiate(module: WasmModule, imports: object): Promise<WasmInstance>;
-  };
-}).WebAssembly;
+const Wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      compile(bytes: Uint8Array): Promise<WasmModule>;
+      instantiate(module: WasmModule, imports: object): Promise<WasmInstance>;
+    };
+  }
+).WebAssembly;
 /** A variable specifier keeps tsc from looking for typings the package does not ship. */
 const ESPEAK_PACKAGE = 'espeak-ng';
 
@@ -140,7 +151,12 @@ runPlugin('voice-out', (ctx) => {
   const ttsModel = env.SERVICE_TTS_MODEL?.trim() || 'tts-1';
   const fixedVoice = env.SERVICE_TTS_VOICE?.trim() ?? '';
   const client = ttsBase
-    ? new OpenAI({ baseURL: ttsBase, apiKey: env.SERVICE_TTS_KEY || env.SERVICE_LLM_KEY || 'unused', maxRetries: 0, timeout: Number(env.SERVICE_TTS_TIMEOUT_MS ?? 20_000) })
+    ? new OpenAI({
+        baseURL: ttsBase,
+        apiKey: env.SERVICE_TTS_KEY || env.SERVICE_LLM_KEY || 'unused',
+        maxRetries: 0,
+        timeout: Number(env.SERVICE_TTS_TIMEOUT_MS ?? 20_000),
+      })
     : null;
   const backoff = new Backoff('the speech server');
   const wasm = new WasmEspeak();
@@ -153,7 +169,9 @@ runPlugin('voice-out', (ctx) => {
         case 'openai':
           return client ? 'openai' : 'SERVICE_TTS_ENGINE=openai needs SERVICE_TTS_BASE_URL (an OpenAI-compatible server with /audio/speech)';
         case 'espeak':
-          return (await binaryWorks(espeakPath)) ? 'espeak' : `the espeak-ng binary "${espeakPath}" does not run; install it (apt-get install espeak-ng) or set SERVICE_TTS_ENGINE=espeak-wasm`;
+          return (await binaryWorks(espeakPath))
+            ? 'espeak'
+            : `the espeak-ng binary "${espeakPath}" does not run; install it (apt-get install espeak-ng) or set SERVICE_TTS_ENGINE=espeak-wasm`;
         case 'espeak-wasm':
           return 'espeak-wasm';
         case 'auto':
@@ -197,7 +215,8 @@ runPlugin('voice-out', (ctx) => {
           await client!.models.list({ timeout: 5000 });
         } catch (err) {
           const status = (err as { status?: unknown }).status;
-          if (status === 401 || status === 403) return { ok: false, problems: [`the speech server at ${ttsBase} rejected the key (${status}); check SERVICE_TTS_KEY`], info };
+          if (status === 401 || status === 403)
+            return { ok: false, problems: [`the speech server at ${ttsBase} rejected the key (${status}); check SERVICE_TTS_KEY`], info };
           if (typeof status !== 'number') return { ok: false, problems: [`the speech server at ${ttsBase} is unreachable: ${describeError(err)}`], info };
         }
         return { ok: true, problems: [], info };

@@ -141,10 +141,13 @@ test('every relative import names a file that exists', () => {
   );
 });
 
-test('the tick path (src/sidecar/tick/) imports nothing from the sidecar\'s config/, control-plane/ or state/', () => {
+test("the tick path (src/sidecar/tick/) imports nothing from the sidecar's config/, control-plane/ or state/", () => {
   const bad = edges.filter((e) => e.from.startsWith('src/sidecar/tick/') && /^src\/sidecar\/(config|control-plane|state)\//.test(e.to));
   assert.deepEqual(show(bad), []);
-  assert.ok(edges.some((e) => e.from.startsWith('src/sidecar/tick/')), 'the scan sees src/sidecar/tick/');
+  assert.ok(
+    edges.some((e) => e.from.startsWith('src/sidecar/tick/')),
+    'the scan sees src/sidecar/tick/',
+  );
 });
 
 test('the tick schema (brain/tick-schema.ts) is data and imports nothing: the types, the validator and the fast readers derive from it', () => {

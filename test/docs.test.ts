@@ -8,12 +8,21 @@ import { repoRoot } from './helpers/paths.js';
 export const README_MAX_LINES = 250;
 
 const docsDir = join(repoRoot, 'docs');
-const pages = ['README.md', ...readdirSync(docsDir).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+const pages = [
+  'README.md',
+  ...readdirSync(docsDir)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join('docs', f)),
+];
 const read = (page: string) => readFileSync(join(repoRoot, page), 'utf8');
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to dashes. */
 function anchorOf(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
 function anchorsOf(text: string): Set<string> {
@@ -29,7 +38,10 @@ function anchorsOf(text: string): Set<string> {
 
 /** Text outside fenced code blocks. */
 function prose(text: string): string {
-  return text.split(/^```.*$/m).filter((_, i) => i % 2 === 0).join('\n');
+  return text
+    .split(/^```.*$/m)
+    .filter((_, i) => i % 2 === 0)
+    .join('\n');
 }
 
 test(`the README stays a front door of at most ${README_MAX_LINES} lines, starting with the two commands`, () => {
@@ -66,7 +78,10 @@ test('every relative link of the docs reaches an existing file and heading', () 
 
 test('examples run the CLI through npx (nothing puts a bare brainstem on PATH)', () => {
   for (const page of pages) {
-    const code = read(page).split(/^```.*$/m).filter((_, i) => i % 2 === 1).join('\n');
+    const code = read(page)
+      .split(/^```.*$/m)
+      .filter((_, i) => i % 2 === 1)
+      .join('\n');
     const bare = code.split('\n').filter((line) => /^(\$ )?brainstem [a-z]/.test(line) && !/^brainstem [a-z]+:/.test(line));
     assert.deepEqual(bare, [], `${page} runs a bare brainstem`);
   }

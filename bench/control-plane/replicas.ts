@@ -77,7 +77,11 @@ function combine(runs: WrkResult[]): { rps: number; errors: number; requests: nu
  * Runs one configuration on SQLite (one process, `url` null), then one per replica count on a
  * fresh database of the PostgreSQL server at `base` (dropped after); the results in that order.
  */
-export async function acrossConfigurations<T>(base: string, replicas: number[], run: (name: string, replicas: number, url: string | null) => Promise<T>): Promise<T[]> {
+export async function acrossConfigurations<T>(
+  base: string,
+  replicas: number[],
+  run: (name: string, replicas: number, url: string | null) => Promise<T>,
+): Promise<T[]> {
   const out = [await run('sqlite, 1 process', 1, null)];
   for (const n of replicas) {
     const name = `brainstem_bench_${process.pid}_${n}`;
@@ -107,7 +111,18 @@ async function runConfiguration(o: ReplicaBenchOptions, name: string, replicas: 
     const ports: number[] = [];
     for (let i = 0; i < replicas; i++) {
       // Replicas start one after another: the first migrates, the others find the schema there.
-      const [cmd, args] = pinned(o.serverCpu, process.execPath, [join(ROOT, 'bin', 'brainstem'), 'serve', '--addr', '127.0.0.1:0', '--database', database, '--data', join(dir, 'data'), '--limits', limits]);
+      const [cmd, args] = pinned(o.serverCpu, process.execPath, [
+        join(ROOT, 'bin', 'brainstem'),
+        'serve',
+        '--addr',
+        '127.0.0.1:0',
+        '--database',
+        database,
+        '--data',
+        join(dir, 'data'),
+        '--limits',
+        limits,
+      ]);
       const s = await startChild(cmd, args, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
       children.push(s.child);
       ports.push(s.port);
@@ -132,8 +147,24 @@ async function runConfiguration(o: ReplicaBenchOptions, name: string, replicas: 
         bases.map(async (_, r) => {
           const file = join(dir, `${kind}-${r}.pool`);
           const offset = r * (kind === 'pull' ? pullCount : pushCount);
-          if (kind === 'pull') await writePool(file, key, pullCount, 'GET', (i) => `/v1/config?server=${server.id}&n=${offset + i}`, () => undefined);
-          else await writePool(file, key, pushCount, 'POST', () => '/v1/telemetry', (i) => benchReport(server.id, reportTs, offset + i));
+          if (kind === 'pull')
+            await writePool(
+              file,
+              key,
+              pullCount,
+              'GET',
+              (i) => `/v1/config?server=${server.id}&n=${offset + i}`,
+              () => undefined,
+            );
+          else
+            await writePool(
+              file,
+              key,
+              pushCount,
+              'POST',
+              () => '/v1/telemetry',
+              (i) => benchReport(server.id, reportTs, offset + i),
+            );
           return { file, offset };
         }),
       );
@@ -147,7 +178,10 @@ async function runConfiguration(o: ReplicaBenchOptions, name: string, replicas: 
             durationS: o.durationS,
             cpu: o.loadCpu,
             script: join(HERE, kind === 'pull' ? 'pull.lua' : 'telemetry.lua'),
-            args: kind === 'pull' ? [pools[r]!.file, '1', key, String(server.id), String(pools[r]!.offset)] : [pools[r]!.file, '1', key, String(server.id), reportTs, String(pools[r]!.offset)],
+            args:
+              kind === 'pull'
+                ? [pools[r]!.file, '1', key, String(server.id), String(pools[r]!.offset)]
+                : [pools[r]!.file, '1', key, String(server.id), reportTs, String(pools[r]!.offset)],
           }),
         ),
       );

@@ -86,7 +86,14 @@ export async function call(base: string, method: string, path: string, token: st
 }
 
 /** Writes `count` lines "timestamp signature" for the Lua scripts; `target(i)` and `body(i)` rebuild request i. */
-export async function writePool(file: string, key: string, count: number, method: string, target: (i: number) => string, body: (i: number) => string | undefined): Promise<void> {
+export async function writePool(
+  file: string,
+  key: string,
+  count: number,
+  method: string,
+  target: (i: number) => string,
+  body: (i: number) => string | undefined,
+): Promise<void> {
   const out = createWriteStream(file);
   const timestamp = Math.floor(Date.now() / 1000);
   let chunk = '';
@@ -129,7 +136,16 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
     // sidecar gets by default: the benchmark measures throughput, so it lifts those limits.
     const limits = join(dir, 'limits.json');
     writeFileSync(limits, JSON.stringify(BENCH_LIMITS));
-    const [sCmd, sArgs] = pinned(o.serverCpu, process.execPath, [join(ROOT, 'bin', 'brainstem'), 'serve', '--addr', '127.0.0.1:0', '--db', db, '--limits', limits]);
+    const [sCmd, sArgs] = pinned(o.serverCpu, process.execPath, [
+      join(ROOT, 'bin', 'brainstem'),
+      'serve',
+      '--addr',
+      '127.0.0.1:0',
+      '--db',
+      db,
+      '--limits',
+      limits,
+    ]);
     const serve = await startChild(sCmd, sArgs, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
     children.push(serve.child);
     const base = `http://127.0.0.1:${serve.port}`;
@@ -155,8 +171,22 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
       o.log(`round ${round + 1}/${o.rounds}: precomputing ${pullCount} signed pulls and ${pushCount} signed reports`);
       const pullOffset = round * pullCount;
       const pushOffset = round * pushCount;
-      await writePool(pullPool, key, pullCount, 'GET', (i) => `/v1/config?server=${server.id}&n=${pullOffset + i}`, () => undefined);
-      await writePool(pushPool, key, pushCount, 'POST', () => '/v1/telemetry', (i) => benchReport(server.id, reportTs, pushOffset + i));
+      await writePool(
+        pullPool,
+        key,
+        pullCount,
+        'GET',
+        (i) => `/v1/config?server=${server.id}&n=${pullOffset + i}`,
+        () => undefined,
+      );
+      await writePool(
+        pushPool,
+        key,
+        pushCount,
+        'POST',
+        () => '/v1/telemetry',
+        (i) => benchReport(server.id, reportTs, pushOffset + i),
+      );
       const pullArgs = [pullPool, String(o.threads), key, String(server.id), String(pullOffset)];
       o.log(`round ${round + 1}: hello-world baseline`);
       const helloRun = await runWrk({ ...common, url: `http://127.0.0.1:${hello.port}`, script: join(HERE, 'pull.lua'), args: pullArgs });
@@ -211,7 +241,15 @@ export function resultTable(r: ControlPlaneBenchResult): string {
     '| scenario | req/s | p50 ms | p99 ms | non-2xx/3xx | notes |',
     '|---|---:|---:|---:|---:|---|',
     row('uWS hello-world (baseline)', r.helloWorld, 'same wrk script'),
-    row('signed config pull → 304', r.signed304, `${(r.signed304.shareOfHelloWorld * 100).toFixed(1)}% of hello-world (median of per-round ratios), best round vs best round ${(r.signed304.bestShareOfHelloWorld * 100).toFixed(1)}% (target ≥ 50%)`),
-    row('telemetry ingest → 202', r.telemetry, `all rounds: ${r.telemetry.stored.toLocaleString('en-US')} stored / ${r.telemetry.acknowledged.toLocaleString('en-US')} acknowledged, lost ${r.telemetry.lost} (target ≥ 10,000/s)`),
+    row(
+      'signed config pull → 304',
+      r.signed304,
+      `${(r.signed304.shareOfHelloWorld * 100).toFixed(1)}% of hello-world (median of per-round ratios), best round vs best round ${(r.signed304.bestShareOfHelloWorld * 100).toFixed(1)}% (target ≥ 50%)`,
+    ),
+    row(
+      'telemetry ingest → 202',
+      r.telemetry,
+      `all rounds: ${r.telemetry.stored.toLocaleString('en-US')} stored / ${r.telemetry.acknowledged.toLocaleString('en-US')} acknowledged, lost ${r.telemetry.lost} (target ≥ 10,000/s)`,
+    ),
   ].join('\n');
 }

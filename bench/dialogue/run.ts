@@ -111,7 +111,11 @@ class Variant {
   batchNs = 0n;
   batchCalls = 0;
 
-  constructor(readonly name: 'off' | 'on', readonly tier: DialogueTier, agents: number) {
+  constructor(
+    readonly name: 'off' | 'on',
+    readonly tier: DialogueTier,
+    agents: number,
+  ) {
     this.contexts = population(agents);
     this.lastHeard = new Float64Array(agents).fill(-Infinity);
   }
@@ -170,7 +174,13 @@ function timerOverheadNs(): number {
 
 export async function runDialogueBench(opts: DialogueBenchOptions): Promise<DialogueBenchResult> {
   const fake = await startFakeOpenAI({ latencyMs: opts.latencyMs });
-  const env = { ...process.env, SERVICE_LLM_BASE_URL: fake.baseUrl, SERVICE_LLM_MODEL: 'bench-model', SERVICE_TTS_ENGINE: 'off', SERVICE_LLM_CONCURRENCY: '64' };
+  const env = {
+    ...process.env,
+    SERVICE_LLM_BASE_URL: fake.baseUrl,
+    SERVICE_LLM_MODEL: 'bench-model',
+    SERVICE_TTS_ENGINE: 'off',
+    SERVICE_LLM_CONCURRENCY: '64',
+  };
   const off = new Variant('off', createDialogueTier({ bundle: { ...BUNDLE, policy: { llm_dialogue: false } }, env }), opts.agents);
   const on = new Variant('on', createDialogueTier({ bundle: BUNDLE, env }), opts.agents);
   try {

@@ -60,24 +60,62 @@ export const GOALS: Goal[] = [
   { id: 'signatures', label: 'distinct reply signatures, one hostile at 25 m', before: '1', goal: '>= 3', probe: 'distinct_signatures', ok: (v) => v >= 3 },
   { id: 'modal_share', label: 'modal signature share, one hostile at 25 m', before: '100%', goal: '<= 0.7', probe: 'modal_share', ok: (v) => v <= 0.7 },
   { id: 'bravery', label: 'bravery-engage correlation', before: '-', goal: '> 0.5', probe: 'bravery_engage_correlation', ok: (v) => v > 0.5 },
-  { id: 'goal_changes', label: 'goal changes per character-minute outside combat', before: '3.2', goal: '<= 0.3', key: 'goal_changes_per_min', ok: (v) => v <= 0.3 },
+  {
+    id: 'goal_changes',
+    label: 'goal changes per character-minute outside combat',
+    before: '3.2',
+    goal: '<= 0.3',
+    key: 'goal_changes_per_min',
+    ok: (v) => v <= 0.3,
+  },
   { id: 'u_turns', label: 'U-turns per character-hour outside combat', before: '135', goal: '<= 2', key: 'u_turns_per_hour', ok: (v) => v <= 2 },
   { id: 'flight', label: 'median flight (s)', before: '<= 1', goal: '>= 5', key: 'median_flight_s', ok: (v) => v >= 5 },
   { id: 'back_to_fled', label: 'flee -> investigate same contact', before: '772', goal: '0', key: 'flee_to_investigate_same_contact', ok: (v) => v === 0 },
-  { id: 'engage_moving', label: 'engage ticks with movement (non-holding)', before: '0', goal: '>= 0.3', key: 'engage_ticks_moving_share', ok: (v) => v >= 0.3 },
+  {
+    id: 'engage_moving',
+    label: 'engage ticks with movement (non-holding)',
+    before: '0',
+    goal: '>= 0.3',
+    key: 'engage_ticks_moving_share',
+    ok: (v) => v >= 0.3,
+  },
   { id: 'fire_pauses', label: 'fire pauses per 10 s of engagement', before: '0', goal: '>= 1', key: 'fire_pauses_per_10s', ok: (v) => v >= 1 },
   { id: 'shooters', label: 'shooters per target per squad (max)', before: '14', goal: '<= 3', key: 'max_shooters_per_target_per_squad', ok: (v) => v <= 3 },
-  { id: 'alike', label: 'share of changes on ticks where >= 5 switch alike', before: '0.095-0.45', goal: '<= 0.1', key: 'alike_change_share', ok: (v) => v <= 0.1 },
+  {
+    id: 'alike',
+    label: 'share of changes on ticks where >= 5 switch alike',
+    before: '0.095-0.45',
+    goal: '<= 0.1',
+    key: 'alike_change_share',
+    ok: (v) => v <= 0.1,
+  },
   { id: 'investigations', label: 'investigations that reach the spot', before: '0', goal: '>= 0.7', key: 'investigations_reached_share', ok: (v) => v >= 0.7 },
   { id: 'statues', label: 'non-away stretches, identical reply > 60 s', before: '100 in 3 h', goal: '0', key: 'statue_stretches', ok: (v) => v === 0 },
-  { id: 'emotes', label: 'emotes per character-hour (quiet run)', before: '0', goal: '2-6', key: 'emotes_per_hour', runs: ['quiet'], ok: (v) => v >= 2 && v <= 6 },
+  {
+    id: 'emotes',
+    label: 'emotes per character-hour (quiet run)',
+    before: '0',
+    goal: '2-6',
+    key: 'emotes_per_hour',
+    runs: ['quiet'],
+    ok: (v) => v >= 2 && v <= 6,
+  },
   { id: 'heard', label: 'heard lines answered by a turn within 2 s', before: '~base rate', goal: '>= 0.5', key: 'heard_turn_share', ok: (v) => v >= 0.5 },
   { id: 'logoffs', label: 'logoffs after >= 10 s standing still', before: '0.24', goal: '>= 0.8', key: 'logoffs_wound_down_share', ok: (v) => v >= 0.8 },
-  { id: 'squad_distance', label: 'median distance to squad centre outside combat (m)', before: '108', goal: '<= 25', key: 'median_squad_distance_m', ok: (v) => v <= 25 },
+  {
+    id: 'squad_distance',
+    label: 'median distance to squad centre outside combat (m)',
+    before: '108',
+    goal: '<= 25',
+    key: 'median_squad_distance_m',
+    ok: (v) => v <= 25,
+  },
 ];
 
 /** Runs a scenario through the simulator with a fresh in-process brain, counting figures. */
-export async function measure(scenario: Scenario): Promise<{ figures: Figures; brain: ReturnType<typeof inProcessTransport>['brain']; replies: Map<number, string[]> }> {
+export async function measure(
+  scenario: Scenario,
+): Promise<{ figures: Figures; brain: ReturnType<typeof inProcessTransport>['brain']; replies: Map<number, string[]> }> {
   const transport = inProcessTransport(scenarioBundle(scenario));
   const counter = new FigureCounter(scenario.tick_hz);
   const replies = new Map<number, string[]>();
@@ -187,6 +225,10 @@ export function formatTable(r: BelievabilityResult): string {
     const cells = cols.map((c) => (c in g.values ? fmt(g.values[c] ?? null) : ''));
     lines.push(`| ${g.label} | ${g.before} | ${cells.join(' | ')} | ${g.goal} | ${g.met ? 'yes' : 'no'} |`);
   }
-  lines.push(`\n${r.met} of ${r.total} goals met (scale ${r.scale}); ticks: ${Object.keys(r.scenarios).map((c) => `${c} ${r.scenarios[c]!.ticks}`).join(', ')}`);
+  lines.push(
+    `\n${r.met} of ${r.total} goals met (scale ${r.scale}); ticks: ${Object.keys(r.scenarios)
+      .map((c) => `${c} ${r.scenarios[c]!.ticks}`)
+      .join(', ')}`,
+  );
   return lines.join('\n');
 }

@@ -445,7 +445,10 @@ export class Simulation {
       case 'intent_seen':
       case 'intent_never': {
         const hits = this.observations.filter(
-          (o) => (e.agent === undefined || o.agent === e.agent) && this.inWindow(o, e.from_s, e.to_s) && o.intents.some((i) => i.kind === e.kind && (e.reason === undefined || (i.kind === 'Idle' && i.reason === e.reason))),
+          (o) =>
+            (e.agent === undefined || o.agent === e.agent) &&
+            this.inWindow(o, e.from_s, e.to_s) &&
+            o.intents.some((i) => i.kind === e.kind && (e.reason === undefined || (i.kind === 'Idle' && i.reason === e.reason))),
         );
         const first = hits[0];
         return e.check === 'intent_seen'

@@ -144,7 +144,10 @@ function isAway(r: TickResponse): boolean {
 class Histogram {
   private readonly bins: Float64Array;
   private n = 0;
-  constructor(private readonly width: number, count: number) {
+  constructor(
+    private readonly width: number,
+    count: number,
+  ) {
     this.bins = new Float64Array(count);
   }
   add(v: number): void {
@@ -202,9 +205,37 @@ export class FigureCounter {
     let c = this.chars.get(id);
     if (c === undefined) {
       c = {
-        lastT: t, combatT: -1e9, destSet: false, destX: 0, destZ: 0, cls: '', fleeing: false, fleeStart: 0, fledFrom: new Map(), fleeEnd: -1e9,
-        investigating: false, invAt: { x: 0, y: 0, z: 0 }, invReached: false, engaging: false, engStart: 0, engFired: false, engLastFire: 0, engPauses: 0, lastFire: false,
-        engageTicks: 0, engageMoving: 0, reply: '', replySince: t, replyCounts: false, moveT: t, firstT: t, loggedOff: false, x: 0, z: 0, squad: '', pending: [],
+        lastT: t,
+        combatT: -1e9,
+        destSet: false,
+        destX: 0,
+        destZ: 0,
+        cls: '',
+        fleeing: false,
+        fleeStart: 0,
+        fledFrom: new Map(),
+        fleeEnd: -1e9,
+        investigating: false,
+        invAt: { x: 0, y: 0, z: 0 },
+        invReached: false,
+        engaging: false,
+        engStart: 0,
+        engFired: false,
+        engLastFire: 0,
+        engPauses: 0,
+        lastFire: false,
+        engageTicks: 0,
+        engageMoving: 0,
+        reply: '',
+        replySince: t,
+        replyCounts: false,
+        moveT: t,
+        firstT: t,
+        loggedOff: false,
+        x: 0,
+        z: 0,
+        squad: '',
+        pending: [],
       };
       this.chars.set(id, c);
     }
@@ -223,7 +254,8 @@ export class FigureCounter {
     c.squad = s.squad ?? '';
     let seesHostile = false;
     for (const tg of s.targets) if (tg.hostile && tg.visible) seesHostile = true;
-    const get = <K extends Intent['kind']>(k: K): Extract<Intent, { kind: K }> | undefined => reply.intents.find((i) => i.kind === k) as Extract<Intent, { kind: K }> | undefined;
+    const get = <K extends Intent['kind']>(k: K): Extract<Intent, { kind: K }> | undefined =>
+      reply.intents.find((i) => i.kind === k) as Extract<Intent, { kind: K }> | undefined;
     const move = get('MoveTo');
     const engage = get('Engage');
     const flee = get('Flee');

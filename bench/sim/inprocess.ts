@@ -11,7 +11,8 @@ export function inProcessTransport(bundle: ConfigBundle): TickTransport & { brai
   const brain = new Brain(bundle);
   const send = (body: string): Promise<{ status: number; body: string }> => {
     const parsed = parseTickRequest(JSON.parse(body));
-    if (!parsed.ok) return Promise.resolve({ status: 400, body: JSON.stringify({ error: { code: 'invalid_tick', message: 'invalid tick', details: parsed.problems } }) });
+    if (!parsed.ok)
+      return Promise.resolve({ status: 400, body: JSON.stringify({ error: { code: 'invalid_tick', message: 'invalid tick', details: parsed.problems } }) });
     return Promise.resolve({ status: 200, body: JSON.stringify(brain.tick(parsed.request)) });
   };
   return Object.assign(send, { brain });

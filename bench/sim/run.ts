@@ -32,7 +32,6 @@ export function loadScenario(file: string): Scenario {
   return value as Scenario;
 }
 
-
 function deepMerge(base: unknown, over: unknown): unknown {
   if (!isObj(base) || !isObj(over)) return over === undefined ? base : over;
   const out: Record<string, unknown> = { ...base };
@@ -96,10 +95,14 @@ export async function spawnSidecar(bundle: ConfigBundle, extraArgs: string[] = [
   // The brain memory file goes in the scratch directory too: each simulated sidecar starts
   // fresh and leaves nothing in the working directory.
   const state = ['--state', join(dir, 'brain-state.json')];
-  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'brainstem'), 'sidecar', '--bundle', join(dir, 'bundle'), '--addr', `127.0.0.1:${port}`, ...state, ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SERVICE_BRAIN_TOKEN: '', BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'error' },
-  });
+  const child = spawn(
+    process.execPath,
+    [join(repoRoot, 'bin', 'brainstem'), 'sidecar', '--bundle', join(dir, 'bundle'), '--addr', `127.0.0.1:${port}`, ...state, ...extraArgs],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SERVICE_BRAIN_TOKEN: '', BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'error' },
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdout!.resume();
@@ -150,7 +153,12 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const out = options.recordFile ? createWriteStream(options.recordFile) : null;
   out?.write(`${JSON.stringify({ scenario: scenario.name, bundle })}\n`);
   try {
-    const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined, options.onFrame ? { onFrame: options.onFrame } : {});
+    const sim = new Simulation(
+      scenario,
+      transport,
+      out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined,
+      options.onFrame ? { onFrame: options.onFrame } : {},
+    );
     return await sim.run();
   } finally {
     transport.close();

@@ -66,7 +66,16 @@ type Issue = string;
 
 const SCRIPT_VERBS: readonly ScriptEvent['do'][] = ['damage', 'teleport', 'say', 'remove', 'spawn', 'set', 'set_weapon'];
 const CHECKS: readonly Expectation['check'][] = [
-  'distance_gt', 'distance_lt', 'intent_seen', 'intent_never', 'posture_seen', 'logoff_between', 'intent_count_gt', 'intent_count_lt', 'waypoint_switches_gt', 'alive',
+  'distance_gt',
+  'distance_lt',
+  'intent_seen',
+  'intent_never',
+  'posture_seen',
+  'logoff_between',
+  'intent_count_gt',
+  'intent_count_lt',
+  'waypoint_switches_gt',
+  'alive',
 ];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -94,18 +103,20 @@ export function checkScenario(value: unknown): Issue[] {
   if (s.bundle !== undefined && !isObject(s.bundle)) issues.push('bundle: object (a partial bundle merged over the default)');
   if (s.script !== undefined) {
     if (!Array.isArray(s.script)) issues.push('script: array');
-    else s.script.forEach((e: unknown, i) => {
-      if (!isObject(e)) return void issues.push(`script[${i}]: object`);
-      if (typeof e.at_s !== 'number' || !(e.at_s >= 0)) issues.push(`script[${i}].at_s: number >= 0`);
-      if (!SCRIPT_VERBS.includes(e.do as ScriptEvent['do'])) issues.push(`script[${i}].do: one of ${SCRIPT_VERBS.join(', ')}`);
-    });
+    else
+      s.script.forEach((e: unknown, i) => {
+        if (!isObject(e)) return void issues.push(`script[${i}]: object`);
+        if (typeof e.at_s !== 'number' || !(e.at_s >= 0)) issues.push(`script[${i}].at_s: number >= 0`);
+        if (!SCRIPT_VERBS.includes(e.do as ScriptEvent['do'])) issues.push(`script[${i}].do: one of ${SCRIPT_VERBS.join(', ')}`);
+      });
   }
   if (s.expect !== undefined) {
     if (!Array.isArray(s.expect)) issues.push('expect: array');
-    else s.expect.forEach((e: unknown, i) => {
-      if (!isObject(e)) return void issues.push(`expect[${i}]: object`);
-      if (!CHECKS.includes(e.check as Expectation['check'])) issues.push(`expect[${i}].check: one of ${CHECKS.join(', ')}`);
-    });
+    else
+      s.expect.forEach((e: unknown, i) => {
+        if (!isObject(e)) return void issues.push(`expect[${i}]: object`);
+        if (!CHECKS.includes(e.check as Expectation['check'])) issues.push(`expect[${i}].check: one of ${CHECKS.join(', ')}`);
+      });
   }
   return issues;
 }

@@ -47,7 +47,19 @@ export function waves(z: StandardSizes): Scenario {
     const from = { x: Math.round(Math.sin(a) * 260), y: 0, z: Math.round(Math.cos(a) * 260) };
     const to = { x: Math.round((rnd() - 0.5) * 200), y: 0, z: Math.round((rnd() - 0.5) * 200) };
     const id = 2000 + k;
-    script.push({ at_s: t, do: 'spawn', character: { id, brain: false, kind: k % 3 === 1 ? 'zombie' : 'player', team: 'raiders', name: `Raider${k}`, pos: from, path: [{ at_s: t + WAVE_STAY_S, pos: to }] } });
+    script.push({
+      at_s: t,
+      do: 'spawn',
+      character: {
+        id,
+        brain: false,
+        kind: k % 3 === 1 ? 'zombie' : 'player',
+        team: 'raiders',
+        name: `Raider${k}`,
+        pos: from,
+        path: [{ at_s: t + WAVE_STAY_S, pos: to }],
+      },
+    });
     script.push({ at_s: t + WAVE_STAY_S, do: 'remove', id });
   }
   return { ...base, name: 'waves', description: `${z.agents} characters for ${z.wavesS} s, a new hostile every ${WAVE_EVERY_S} s.`, script };
@@ -64,7 +76,14 @@ export function quiet(z: StandardSizes): Scenario {
   }
   // A shortened run keeps sessions ending within it (the default 45-180 min would outlast it).
   const bundle = z.quietS < FULL_SIZES.quietS ? { population: { session_min: [z.quietS / 180, z.quietS / 70] } } : undefined;
-  return { ...base, name: 'quiet', description: `${z.agents} characters for ${z.quietS} s with nothing hostile.`, characters, script, ...(bundle ? { bundle } : {}) };
+  return {
+    ...base,
+    name: 'quiet',
+    description: `${z.agents} characters for ${z.quietS} s with nothing hostile.`,
+    characters,
+    script,
+    ...(bundle ? { bundle } : {}),
+  };
 }
 
 /** 30 characters of the default population in six squads around a camp with cover; a hostile squad of 3 springs an ambush from behind a ridge. */
@@ -76,7 +95,13 @@ export function ambush30(z: StandardSizes): Scenario {
     const cx = Math.round(Math.sin((sq * Math.PI) / 3) * 60);
     const cz = Math.round(Math.cos((sq * Math.PI) / 3) * 60);
     const home: Vec3 = { x: cx + Math.round((rnd() - 0.5) * 16), y: 0, z: cz + Math.round((rnd() - 0.5) * 16) };
-    characters.push({ id: i + 1, brain: true, pos: home, squad: `camp${sq}`, route: [home, { x: home.x + Math.round((rnd() - 0.5) * 40), y: 0, z: home.z + Math.round((rnd() - 0.5) * 40) }] });
+    characters.push({
+      id: i + 1,
+      brain: true,
+      pos: home,
+      squad: `camp${sq}`,
+      route: [home, { x: home.x + Math.round((rnd() - 0.5) * 40), y: 0, z: home.z + Math.round((rnd() - 0.5) * 40) }],
+    });
   }
   // The raiders wait behind the ridge east of the camp, 50-70 m from the nearest squad, and
   // come out toward the well: an ambush at close range, not a stand-off at the edge of sight.
@@ -96,7 +121,8 @@ export function ambush30(z: StandardSizes): Scenario {
   }
   return {
     name: 'ambush-30',
-    description: '30 characters of the default population in six squads of five around a camp; a hostile squad of 3 waits behind a ridge 50-70 m east of the nearest squad and comes out toward the well.',
+    description:
+      '30 characters of the default population in six squads of five around a camp; a hostile squad of 3 waits behind a ridge 50-70 m east of the nearest squad and comes out toward the well.',
     duration_s: z.ambushS,
     tick_hz: 2,
     world: {
@@ -136,5 +162,12 @@ export function probe(z: StandardSizes): Scenario {
 
 export function scaled(scale: number): StandardSizes {
   const f = (v: number, min: number): number => Math.max(min, Math.round(v * scale));
-  return { agents: f(FULL_SIZES.agents, 10), crowdS: f(FULL_SIZES.crowdS, 120), wavesS: f(FULL_SIZES.wavesS, 120), quietS: f(FULL_SIZES.quietS, 600), probe: f(FULL_SIZES.probe, 60), ambushS: f(FULL_SIZES.ambushS, 150) };
+  return {
+    agents: f(FULL_SIZES.agents, 10),
+    crowdS: f(FULL_SIZES.crowdS, 120),
+    wavesS: f(FULL_SIZES.wavesS, 120),
+    quietS: f(FULL_SIZES.quietS, 600),
+    probe: f(FULL_SIZES.probe, 60),
+    ambushS: f(FULL_SIZES.ambushS, 150),
+  };
 }

@@ -63,17 +63,30 @@ interface Stack {
 }
 
 async function startStack(dir: string): Promise<Stack> {
-  const child = spawn(process.execPath, [CLI, 'up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--json', '--db', join(dir, 'soak.db'), '--data', join(dir, 'data')], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'error', SERVICE_BRAIN_TOKEN: '', SERVICE_ADMIN_TOKEN: '', SERVICE_LLM_BASE_URL: '' },
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--json', '--db', join(dir, 'soak.db'), '--data', join(dir, 'data')],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'error', SERVICE_BRAIN_TOKEN: '', SERVICE_ADMIN_TOKEN: '', SERVICE_LLM_BASE_URL: '' },
+    },
+  );
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`brainstem up exited (${code}) before it was ready`)));
   });
   const up = JSON.parse(line) as { api: string; sidecar: string; email: string; password: string; adminToken: string; serverId: number };
-  const stack: Stack = { child, api: up.api.replace(/\/v1$/, ''), sidecar: up.sidecar, email: up.email, password: up.password, adminToken: up.adminToken, serverId: up.serverId, exit: null };
+  const stack: Stack = {
+    child,
+    api: up.api.replace(/\/v1$/, ''),
+    sidecar: up.sidecar,
+    email: up.email,
+    password: up.password,
+    adminToken: up.adminToken,
+    serverId: up.serverId,
+    exit: null,
+  };
   child.on('exit', (code, signal) => (stack.exit = `exit ${code ?? signal}`));
   return stack;
 }
@@ -93,12 +106,18 @@ function post(url: string, token: string, body: unknown): Promise<Response> {
 async function setUp(stack: Stack): Promise<SoakContext> {
   const api = stack.api;
   const login = (email: string, password: string) =>
-    json<{ token: string }>(fetch(`${api}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) }), 'login');
+    json<{ token: string }>(
+      fetch(`${api}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) }),
+      'login',
+    );
   const a = (await login(stack.email, stack.password)).token;
   const aKey = await json<{ key: string }>(post(`${api}/v1/servers/${stack.serverId}/keys`, a, {}), 'server key');
   const apiKey = await json<{ key: string }>(post(`${api}/v1/api-keys`, a, { name: 'soak' }), 'API key');
   const widget = await json<{ id: string }>(post(`${api}/v1/widgets`, a, { name: 'soak' }), 'widget');
-  const property = await json<{ id: number }>(post(`${api}/v1/properties`, apiKey.key, { title: 'Soak', address: '1 Soak Road', city: 'Lyon', price: 1, currency: 'EUR', bedrooms: 1 }), 'property');
+  const property = await json<{ id: number }>(
+    post(`${api}/v1/properties`, apiKey.key, { title: 'Soak', address: '1 Soak Road', city: 'Lyon', price: 1, currency: 'EUR', bedrooms: 1 }),
+    'property',
+  );
   const tenant = await json<{ id: number }>(post(`${api}/v1/admin/tenants`, stack.adminToken, { name: 'Calm tenant', plan: 'agency' }), 'tenant');
   await json(post(`${api}/v1/admin/tenants/${tenant.id}/users`, stack.adminToken, { email: 'calm@soak.local', password: 'calm soak password' }), 'user');
   const b = (await login('calm@soak.local', 'calm soak password')).token;
@@ -111,7 +130,16 @@ async function setUp(stack: Stack): Promise<SoakContext> {
   return {
     api,
     sidecar: stack.sidecar,
-    flood: { session: a, email: stack.email, serverId: stack.serverId, serverKey: aKey.key, apiKey: apiKey.key, widgetId: widget.id, propertyId: property.id, photos: 0 },
+    flood: {
+      session: a,
+      email: stack.email,
+      serverId: stack.serverId,
+      serverKey: aKey.key,
+      apiKey: apiKey.key,
+      widgetId: widget.id,
+      propertyId: property.id,
+      photos: 0,
+    },
     calm: { session: b, serverId: bServer.id, serverKey: bKey.key, etag: first.headers.get('etag') },
     png: solidPng(64, 48, [40, 120, 200]),
     seq: 0,
@@ -168,11 +196,14 @@ class Recorder {
 function calmClient(ctx: SoakContext, rate: number, rec: Recorder): { stop(): Promise<void> } {
   const inFlight = new Set<Promise<void>>();
   const timers = CALM.map((kind) =>
-    setInterval(() => {
-      const p = shoot(kind, ctx).then((o) => rec.add(o));
-      inFlight.add(p);
-      void p.finally(() => inFlight.delete(p));
-    }, 1000 / calmPace(kind, rate)),
+    setInterval(
+      () => {
+        const p = shoot(kind, ctx).then((o) => rec.add(o));
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+      },
+      1000 / calmPace(kind, rate),
+    ),
   );
   return {
     async stop() {
@@ -234,12 +265,23 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       await sleep(Math.min(5000, Math.max(0, until - Date.now())));
       if (stack.exit !== null) break;
       if (Number.isNaN(baselineMb) && Date.now() >= baselineAt) baselineMb = rssMb(pid);
-      o.log(`${Math.round((Date.now() - started) / 1000)} s: rss ${rssMb(pid)} MB, ${calmLoaded.stats().reduce((a, r) => a + r.requests, 0)} well-behaved requests answered`);
+      o.log(
+        `${Math.round((Date.now() - started) / 1000)} s: rss ${rssMb(pid)} MB, ${calmLoaded.stats().reduce((a, r) => a + r.requests, 0)} well-behaved requests answered`,
+      );
     }
     await floods;
     await calm.stop();
     const endMb = stack.exit === null ? rssMb(pid) : NaN;
-    const alive = stack.exit === null && (await fetch(`${stack.api}/health`).then((r) => r.ok, () => false)) && (await fetch(`${stack.sidecar}/health`).then((r) => r.ok, () => false));
+    const alive =
+      stack.exit === null &&
+      (await fetch(`${stack.api}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )) &&
+      (await fetch(`${stack.sidecar}/health`).then(
+        (r) => r.ok,
+        () => false,
+      ));
 
     const unloadedStats = unloaded.stats();
     const calmStats = calmLoaded.stats();
@@ -255,7 +297,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       baselineS: o.baselineS,
       floodWorkers: o.floodWorkers,
       calmRate: o.calmRate,
-      crashed: alive ? null : stack.exit ?? 'stopped answering /health',
+      crashed: alive ? null : (stack.exit ?? 'stopped answering /health'),
       routes: [...loaded.stats(), ...calmStats],
       calm: calmRows,
       errors: {
@@ -289,7 +331,12 @@ export function soakTable(r: SoakResult): string {
     '',
     '| route | requests | p50 ms | p99 ms | answers |',
     '|---|--:|--:|--:|---|',
-    ...r.routes.map((s) => `| ${s.route} | ${s.requests} | ${s.p50Ms} | ${s.p99Ms} | ${Object.entries(s.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')} |`),
+    ...r.routes.map(
+      (s) =>
+        `| ${s.route} | ${s.requests} | ${s.p50Ms} | ${s.p99Ms} | ${Object.entries(s.statuses)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(', ')} |`,
+    ),
     '',
     '| well-behaved route | p99 unloaded ms | p99 loaded ms | ratio |',
     '|---|--:|--:|--:|',

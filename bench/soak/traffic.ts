@@ -66,7 +66,10 @@ function tickBody(agent: number, time: number): string {
       time_s: time,
       self_state: { pos: { x: 100, y: 0, z: 40 }, heading_deg: 180, health: 90, blood: 4800, hunger: 35, thirst: 40, has_weapon: true, ammo: 12 },
       targets: [{ id: 7, kind: 'player', pos: { x: 110, y: 0, z: 44 }, hostile: false, visible: true, name: 'Sam' }],
-      route: [{ x: 100, y: 0, z: 40 }, { x: 100, y: 0, z: 90 }],
+      route: [
+        { x: 100, y: 0, z: 40 },
+        { x: 100, y: 0, z: 90 },
+      ],
     },
     profile: { name: 'Gate guard', role: 'guard' },
   });
@@ -92,23 +95,37 @@ function telemetry(ctx: SoakContext): Promise<Response> {
     playersOnline: 30,
     linesSpoken: 4,
     spendUsd: 0.01,
-    events: [{ kind: 'spoke', count: 4 }, { kind: 'spawn', count: 1 }],
+    events: [
+      { kind: 'spoke', count: 4 },
+      { kind: 'spawn', count: 1 },
+    ],
   });
-  return call(ctx.api + target, { method: 'POST', headers: { ...signRequest(ctx.flood.serverKey, { method: 'POST', target, body }), 'content-type': 'application/json' }, body });
+  return call(ctx.api + target, {
+    method: 'POST',
+    headers: { ...signRequest(ctx.flood.serverKey, { method: 'POST', target, body }), 'content-type': 'application/json' },
+    body,
+  });
 }
 
 /** Photos go to the current property; a fresh one is made before the per-property cap is reached. */
 async function upload(ctx: SoakContext): Promise<Response> {
   if (ctx.flood.photos >= 90) {
     ctx.flood.photos = 0;
-    const created = await call(`${ctx.api}/v1/properties`, bearer(ctx.flood.apiKey, { title: `Soak ${ctx.seq}`, address: '1 Soak Road', city: 'Lyon', price: 1, currency: 'EUR', bedrooms: 1 }));
+    const created = await call(
+      `${ctx.api}/v1/properties`,
+      bearer(ctx.flood.apiKey, { title: `Soak ${ctx.seq}`, address: '1 Soak Road', city: 'Lyon', price: 1, currency: 'EUR', bedrooms: 1 }),
+    );
     if (created.status === 201) ctx.flood.propertyId = ((await created.json()) as { id: number }).id;
     else await created.arrayBuffer();
   }
   ctx.flood.photos++;
   const form = new FormData();
   form.append('photos', new Blob([ctx.png], { type: 'image/png' }), 'soak.png');
-  return call(`${ctx.api}/v1/properties/${ctx.flood.propertyId}/photos`, { method: 'POST', headers: { authorization: `Bearer ${ctx.flood.apiKey}` }, body: form });
+  return call(`${ctx.api}/v1/properties/${ctx.flood.propertyId}/photos`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ctx.flood.apiKey}` },
+    body: form,
+  });
 }
 
 /** Requests no client should send: each must be a 4xx in the error shape. */
@@ -119,9 +136,15 @@ const MALFORMED: ((ctx: SoakContext) => Promise<Response>)[] = [
   (ctx) => call(`${ctx.sidecar}/tick`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"snapshot":' }),
   (ctx) => call(`${ctx.sidecar}/tick`, { method: 'POST', headers: { 'content-type': 'application/msgpack' }, body: new Uint8Array([0xc1, 0xff]) }),
   (ctx) => call(`${ctx.api}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[' }),
-  (ctx) => call(`${ctx.api}/v1/config?server=%ZZ`, { headers: { authorization: 'Bearer bsk_nothing', 'x-service-timestamp': 'x', 'x-service-signature': 'y' } }),
+  (ctx) =>
+    call(`${ctx.api}/v1/config?server=%ZZ`, { headers: { authorization: 'Bearer bsk_nothing', 'x-service-timestamp': 'x', 'x-service-signature': 'y' } }),
   (ctx) => call(`${ctx.api}/v1/widgets/${ctx.flood.widgetId}/events`, { ...bearer(ctx.flood.session, { event: 'nope', data: [] }) }),
-  (ctx) => call(`${ctx.api}/v1/properties/1/photos`, { method: 'POST', headers: { authorization: `Bearer ${ctx.flood.apiKey}`, 'content-type': 'multipart/form-data; boundary=x' }, body: '--x\r\nbroken' }),
+  (ctx) =>
+    call(`${ctx.api}/v1/properties/1/photos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ctx.flood.apiKey}`, 'content-type': 'multipart/form-data; boundary=x' },
+      body: '--x\r\nbroken',
+    }),
 ];
 
 /** The flooding tenant's mix. */
@@ -130,17 +153,56 @@ export const FLOOD: Kind[] = [
   { route: 'GET /v1/config', weight: 12, valid: true, send: (ctx) => pull(ctx, ctx.flood.serverId, ctx.flood.serverKey, null) },
   { route: 'POST /v1/telemetry', weight: 5, valid: true, send: telemetry },
   { route: 'POST /v1/properties/:id/photos', weight: 3, valid: true, send: upload },
-  { route: 'POST /v1/widgets/:id/events', weight: 10, valid: true, send: (ctx) => call(`${ctx.api}/v1/widgets/${ctx.flood.widgetId}/events`, bearer(ctx.flood.session, { event: 'lead.captured', data: { conversation_id: `ses_${ctx.seq}`, visitor_id: 'vis_1', has_email: true, has_phone: false } })) },
-  { route: 'POST /v1/auth/login (wrong password)', weight: 5, valid: true, send: (ctx) => call(`${ctx.api}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: ctx.flood.email, password: `wrong-${ctx.seq}` }) }) },
-  { route: 'GET /v1/servers/:id/overview', weight: 10, valid: true, send: (ctx) => call(`${ctx.api}/v1/servers/${ctx.flood.serverId}/overview`, bearer(ctx.flood.session)) },
+  {
+    route: 'POST /v1/widgets/:id/events',
+    weight: 10,
+    valid: true,
+    send: (ctx) =>
+      call(
+        `${ctx.api}/v1/widgets/${ctx.flood.widgetId}/events`,
+        bearer(ctx.flood.session, {
+          event: 'lead.captured',
+          data: { conversation_id: `ses_${ctx.seq}`, visitor_id: 'vis_1', has_email: true, has_phone: false },
+        }),
+      ),
+  },
+  {
+    route: 'POST /v1/auth/login (wrong password)',
+    weight: 5,
+    valid: true,
+    send: (ctx) =>
+      call(`${ctx.api}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: ctx.flood.email, password: `wrong-${ctx.seq}` }),
+      }),
+  },
+  {
+    route: 'GET /v1/servers/:id/overview',
+    weight: 10,
+    valid: true,
+    send: (ctx) => call(`${ctx.api}/v1/servers/${ctx.flood.serverId}/overview`, bearer(ctx.flood.session)),
+  },
   { route: 'malformed', weight: 15, valid: false, send: (ctx) => MALFORMED[ctx.seq % MALFORMED.length]!(ctx) },
 ];
 
 /** The well-behaved tenant's requests, each kind at a fixed pace (see calmClient). */
 export const CALM: Kind[] = [
   { route: 'POST /tick (calm)', weight: 1, valid: true, send: (ctx) => tick(ctx, 5000 + (ctx.seq % 100)) },
-  { route: 'GET /v1/config (calm)', weight: 1, valid: true, maxPerS: CALM_PULLS_PER_S, send: (ctx) => pull(ctx, ctx.calm.serverId, ctx.calm.serverKey, ctx.calm.etag) },
-  { route: 'GET /v1/servers (calm)', weight: 1, valid: true, maxPerS: CALM_READS_PER_S, send: (ctx) => call(`${ctx.api}/v1/servers`, bearer(ctx.calm.session)) },
+  {
+    route: 'GET /v1/config (calm)',
+    weight: 1,
+    valid: true,
+    maxPerS: CALM_PULLS_PER_S,
+    send: (ctx) => pull(ctx, ctx.calm.serverId, ctx.calm.serverKey, ctx.calm.etag),
+  },
+  {
+    route: 'GET /v1/servers (calm)',
+    weight: 1,
+    valid: true,
+    maxPerS: CALM_READS_PER_S,
+    send: (ctx) => call(`${ctx.api}/v1/servers`, bearer(ctx.calm.session)),
+  },
 ];
 
 /** Sends one request of `kind` and reads its answer to the end. */

@@ -91,16 +91,38 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
     const batches = new Map(sizes.map((n) => [n, writeBatches(dir, opts.agents, n)]));
     const fixed = writeBatches(dir, opts.agents, FIXED_BATCH);
     for (let round = 1; round <= opts.rounds; round++) {
-      const brain = spawnSync('taskset', ['-c', opts.serverCpu, process.execPath, BRAIN_RATE, String(opts.agents), String(opts.duration)], { encoding: 'utf8' });
+      const brain = spawnSync('taskset', ['-c', opts.serverCpu, process.execPath, BRAIN_RATE, String(opts.agents), String(opts.duration)], {
+        encoding: 'utf8',
+      });
       if (brain.status !== 0) throw new Error(`the in-process brain run failed: ${brain.stderr}`);
       const { decisions_per_s: rate, cpu_us_per_decision: cpuUs } = JSON.parse(brain.stdout) as { decisions_per_s: number; cpu_us_per_decision: number };
-      keep({ route: 'Brain.tick in process', batch: 1, load: 'loop', requests_per_s: rate, decisions_per_s: rate, p50_us: null, p99_us: null, cpu_us_per_decision: cpuUs, errors: 0 });
+      keep({
+        route: 'Brain.tick in process',
+        batch: 1,
+        load: 'loop',
+        requests_per_s: rate,
+        decisions_per_s: rate,
+        p50_us: null,
+        p99_us: null,
+        cpu_us_per_decision: cpuUs,
+        errors: 0,
+      });
       progress(`round ${round}: Brain.tick in process: ${rate} decisions/s`);
       const { child, port } = await startServer(spec, opts.serverCpu);
       try {
         const pid = child.pid!;
         const t = maxRun(opts, spec, pid, port, single, 'json');
-        keep({ route: '/tick', batch: 1, load: `max, ${opts.connections} conns`, requests_per_s: t.ticks_per_s, decisions_per_s: t.ticks_per_s, p50_us: t.p50_us, p99_us: t.p99_us, cpu_us_per_decision: t.cpu_us_per_tick, errors: t.errors });
+        keep({
+          route: '/tick',
+          batch: 1,
+          load: `max, ${opts.connections} conns`,
+          requests_per_s: t.ticks_per_s,
+          decisions_per_s: t.ticks_per_s,
+          p50_us: t.p50_us,
+          p99_us: t.p99_us,
+          cpu_us_per_decision: t.cpu_us_per_tick,
+          errors: t.errors,
+        });
         progress(`round ${round}: /tick: ${t.ticks_per_s} decisions/s, p99 ${t.p99_us} µs`);
         for (const n of sizes) {
           const corpus = batches.get(n)!;
@@ -146,7 +168,13 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
     options: { ...opts, sizes: [...sizes] },
     rows,
     at100,
-    targets: at100 ? { four_times_tick: at100.vs_tick >= 4, half_of_brain: at100.vs_brain >= 0.5, p99_under_2ms_at_50_per_s: at100.fixed_p99_us !== null && at100.fixed_p99_us < 2000 } : null,
+    targets: at100
+      ? {
+          four_times_tick: at100.vs_tick >= 4,
+          half_of_brain: at100.vs_brain >= 0.5,
+          p99_under_2ms_at_50_per_s: at100.fixed_p99_us !== null && at100.fixed_p99_us < 2000,
+        }
+      : null,
   };
 }
 
@@ -154,7 +182,10 @@ export function formatBatchTable(report: BatchBenchReport): string {
   const lines = [
     '| route | agents per request | load | requests/s | decisions/s | p50 µs | p99 µs | CPU µs/decision | errors |',
     '|---|--:|---|--:|--:|--:|--:|--:|--:|',
-    ...report.rows.map((r) => `| ${r.route} | ${r.batch} | ${r.load} | ${r.requests_per_s} | ${r.decisions_per_s} | ${r.p50_us ?? '—'} | ${r.p99_us ?? '—'} | ${r.cpu_us_per_decision ?? '—'} | ${r.errors} |`),
+    ...report.rows.map(
+      (r) =>
+        `| ${r.route} | ${r.batch} | ${r.load} | ${r.requests_per_s} | ${r.decisions_per_s} | ${r.p50_us ?? '—'} | ${r.p99_us ?? '—'} | ${r.cpu_us_per_decision ?? '—'} | ${r.errors} |`,
+    ),
     '',
   ];
   const a = report.at100;

@@ -30,4 +30,6 @@ while (now < until) {
 }
 const used = process.cpuUsage(cpu);
 const cpuUs = used.user + used.system;
-process.stdout.write(`${JSON.stringify({ decisions_per_s: Math.round(count / ((now - started) / 1000)), cpu_us_per_decision: Math.round((cpuUs / count) * 100) / 100 })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ decisions_per_s: Math.round(count / ((now - started) / 1000)), cpu_us_per_decision: Math.round((cpuUs / count) * 100) / 100 })}\n`,
+);

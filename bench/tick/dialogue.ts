@@ -5,7 +5,20 @@ import { fileURLToPath } from 'node:url';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuUs, medianRun, rssMb, startServer, stopServer, toRun, wrk, writeCorpus, type RunResult, type ServerSpec, type TickBenchOptions, type WrkResult } from './run.js';
+import {
+  cpuUs,
+  medianRun,
+  rssMb,
+  startServer,
+  stopServer,
+  toRun,
+  wrk,
+  writeCorpus,
+  type RunResult,
+  type ServerSpec,
+  type TickBenchOptions,
+  type WrkResult,
+} from './run.js';
 
 /**
  * `brainstem bench tick --dialogue`: the sidecar inline with and without the dialogue tier,
@@ -136,7 +149,9 @@ export function medianRatios(rounds: readonly DialogueRound[]): DialogueRatios {
 }
 
 export async function runDialogueBench(opts: TickBenchOptions, latencyMs: number, progress: (line: string) => void): Promise<DialogueBenchReport> {
-  const model = spawn(process.execPath, [fileURLToPath(new URL('./fake-model.js', import.meta.url)), String(latencyMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const model = spawn(process.execPath, [fileURLToPath(new URL('./fake-model.js', import.meta.url)), String(latencyMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const modelLines = createInterface({ input: model.stdout! });
   const [first] = (await once(modelLines, 'line')) as [string];
   const fake = { baseUrl: (JSON.parse(first) as { baseUrl: string }).baseUrl, chats: 0 };
@@ -174,7 +189,10 @@ export async function runDialogueBench(opts: TickBenchOptions, latencyMs: number
         for (let i = 0; i < warmup; i++) for (const s of i % 2 === 0 ? [a, b] : [b, a]) wrk(opts, s.port, corpus, 'json', 1, opts.connections);
         for (const s of started) if (s.spec === DIALOGUE) repinChildren(s.pid, opts.clientCpu);
         const phase = (mode: RunResult['mode'], connections: number, delay?: number): [RunResult, RunResult] => {
-          const slices = new Map<Started, WrkResult[]>([[a, []], [b, []]]);
+          const slices = new Map<Started, WrkResult[]>([
+            [a, []],
+            [b, []],
+          ]);
           const cpu0 = [cpuUs(a.pid), cpuUs(b.pid)];
           for (let i = 0; i < opts.duration; i++) {
             for (const s of i % 2 === 0 ? [a, b] : [b, a]) slices.get(s)!.push(wrk(opts, s.port, corpus, 'json', 1, connections, delay));
@@ -191,7 +209,9 @@ export async function runDialogueBench(opts: TickBenchOptions, latencyMs: number
         const [off, on] = a.spec === PLAIN ? [sideA, sideB] : [sideB, sideA];
         const ratios = roundRatios(off, on);
         rounds.push({ round, first, off, on, ratios });
-        progress(`round ${round}: with / without: throughput ${ratios.ticks_per_s}, CPU per tick ${ratios.cpu_us_per_tick}, p99 at ~${opts.rate}/s ${ratios.p99_at_rate}`);
+        progress(
+          `round ${round}: with / without: throughput ${ratios.ticks_per_s}, CPU per tick ${ratios.cpu_us_per_tick}, p99 at ~${opts.rate}/s ${ratios.p99_at_rate}`,
+        );
       } finally {
         for (const s of started) absorb(await s.stop());
       }
@@ -251,7 +271,8 @@ export function formatDialogueTable(report: DialogueBenchReport): string {
   const head = '| server | load | ticks/s | p50 µs | p99 µs | p99.9 µs | CPU µs/tick | errors | RSS MB |';
   const rule = '|---|---|--:|--:|--:|--:|--:|--:|--:|';
   const rows = report.runs.map(
-    (r) => `| ${r.server} | ${r.mode === 'max' ? `max, ${r.connections} conns` : `~${rate}/s offered, ${r.connections} conns`} | ${r.ticks_per_s} | ${r.p50_us} | ${r.p99_us} | ${r.p999_us} | ${r.cpu_us_per_tick} | ${r.errors} | ${r.rss_mb} |`,
+    (r) =>
+      `| ${r.server} | ${r.mode === 'max' ? `max, ${r.connections} conns` : `~${rate}/s offered, ${r.connections} conns`} | ${r.ticks_per_s} | ${r.p50_us} | ${r.p99_us} | ${r.p999_us} | ${r.cpu_us_per_tick} | ${r.errors} | ${r.rss_mb} |`,
   );
   const perRound = [
     `| round | first | ticks/s off / on | ratio | CPU µs/tick off / on | ratio | p99 µs at ~${rate}/s off / on | ratio |`,

@@ -51,9 +51,15 @@ export function runTickMicro(calls = 50_000, rounds = 5): MicroRow[] {
     { name: 'decode msgpack: generic codec (baseline)', ns_per_call: time(calls, rounds, (i) => decodeBody(msgpack[i % n]!, 'application/msgpack')) },
     { name: 'decode msgpack: decodeTick', ns_per_call: time(calls, rounds, (i) => decodeTick(msgpack[i % n]!, 'application/msgpack')) },
     { name: 'parseTickRequest', ns_per_call: time(calls, rounds, (i) => parseTickRequest(values[i % n])) },
-    { name: 'decode + validate JSON: exact path, decodeTick + parseTickRequest (baseline)', ns_per_call: time(calls, rounds, (i) => parseTickRequest(decodeTick(json[i % n]!, 'application/json').value)) },
+    {
+      name: 'decode + validate JSON: exact path, decodeTick + parseTickRequest (baseline)',
+      ns_per_call: time(calls, rounds, (i) => parseTickRequest(decodeTick(json[i % n]!, 'application/json').value)),
+    },
     { name: 'decode + validate JSON: readTickJson (fast path)', ns_per_call: time(calls, rounds, (i) => readTickJson(json[i % n]!)) },
-    { name: 'decode + validate msgpack: exact path, decodeTick + parseTickRequest (baseline)', ns_per_call: time(calls, rounds, (i) => parseTickRequest(decodeTick(msgpack[i % n]!, 'application/msgpack').value)) },
+    {
+      name: 'decode + validate msgpack: exact path, decodeTick + parseTickRequest (baseline)',
+      ns_per_call: time(calls, rounds, (i) => parseTickRequest(decodeTick(msgpack[i % n]!, 'application/msgpack').value)),
+    },
     { name: 'decode + validate msgpack: readTickMsgpack (fast path)', ns_per_call: time(calls, rounds, (i) => readTickMsgpack(msgpack[i % n]!)) },
     { name: 'encode msgpack reply: generic codec (baseline)', ns_per_call: time(calls, rounds, () => encodeBody(reply, 'msgpack')) },
     { name: 'encode msgpack reply: encodeTick', ns_per_call: time(calls, rounds, () => encodeTick(reply, 'msgpack')) },

@@ -80,7 +80,9 @@ export async function runPolicyCompare(opts: TickBenchOptions, progress: (line: 
 export function formatPolicyCompare(report: PolicyCompareReport): string {
   const head = '| server | encoding | ticks/s | CPU µs/tick | p50 µs | p99 µs | errors | RSS MB |';
   const rule = '|---|---|--:|--:|--:|--:|--:|--:|';
-  const rows = report.runs.map((r) => `| ${r.server} | ${r.encoding} | ${r.ticks_per_s} | ${r.cpu_us_per_tick} | ${r.p50_us} | ${r.p99_us} | ${r.errors} | ${r.rss_mb} |`);
+  const rows = report.runs.map(
+    (r) => `| ${r.server} | ${r.encoding} | ${r.ticks_per_s} | ${r.cpu_us_per_tick} | ${r.p50_us} | ${r.p99_us} | ${r.errors} | ${r.rss_mb} |`,
+  );
   const met = (ok: boolean): string => (ok ? 'met' : 'missed');
   return [
     head,

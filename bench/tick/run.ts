@@ -106,7 +106,11 @@ export function writeCorpus(dir: string, agents: number): Record<Encoding, { bod
   return out;
 }
 
-export async function startServer(spec: ServerSpec, cpu: string, env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number; lines: ReturnType<typeof createInterface> }> {
+export async function startServer(
+  spec: ServerSpec,
+  cpu: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; port: number; lines: ReturnType<typeof createInterface> }> {
   const child = spawn('taskset', ['-c', cpu, process.execPath, SERVER, spec.kind, String(spec.workers), spec.policy ?? 'default'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, BRAINSTEM_LOG: 'silent', ...env },
@@ -154,7 +158,16 @@ export interface WrkResult {
   max_us: number;
 }
 
-export function wrk(opts: TickBenchOptions, port: number, corpus: { bodies: string; index: string }, encoding: Encoding, seconds: number, connections: number, delayMs?: number, path = '/tick'): WrkResult {
+export function wrk(
+  opts: TickBenchOptions,
+  port: number,
+  corpus: { bodies: string; index: string },
+  encoding: Encoding,
+  seconds: number,
+  connections: number,
+  delayMs?: number,
+  path = '/tick',
+): WrkResult {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     TICK_BODIES: corpus.bodies,
@@ -177,7 +190,14 @@ export function measured(pid: number, run: () => WrkResult): { w: WrkResult; cpu
   return { w, cpu: cpuUs(pid) - before };
 }
 
-export function toRun(spec: ServerSpec, encoding: Encoding, mode: RunResult['mode'], connections: number, { w, cpu }: { w: WrkResult; cpu: number }, rss: number): RunResult {
+export function toRun(
+  spec: ServerSpec,
+  encoding: Encoding,
+  mode: RunResult['mode'],
+  connections: number,
+  { w, cpu }: { w: WrkResult; cpu: number },
+  rss: number,
+): RunResult {
   return {
     server: spec.label,
     encoding,
@@ -201,7 +221,14 @@ export function medianRun(list: readonly RunResult[]): RunResult {
 }
 
 /** Warms a started server up, then drives it at full load with `opts.connections` and measures it. */
-export function maxRun(opts: TickBenchOptions, spec: ServerSpec, pid: number, port: number, corpus: { bodies: string; index: string }, encoding: Encoding): RunResult {
+export function maxRun(
+  opts: TickBenchOptions,
+  spec: ServerSpec,
+  pid: number,
+  port: number,
+  corpus: { bodies: string; index: string },
+  encoding: Encoding,
+): RunResult {
   if (opts.warmup > 0) wrk(opts, port, corpus, encoding, opts.warmup, opts.connections);
   const w = measured(pid, () => wrk(opts, port, corpus, encoding, opts.duration, opts.connections));
   return toRun(spec, encoding, 'max', opts.connections, w, rssMb(pid));
@@ -215,7 +242,10 @@ export async function runTickBench(opts: TickBenchOptions, progress: (line: stri
     const key = `${run.server}|${run.encoding}|${run.mode}`;
     samples.set(key, [...(samples.get(key) ?? []), run]);
   };
-  const servers = opts.policy === undefined ? SERVERS : SERVERS.map((spec) => (spec.kind === 'uws-bare' || spec.kind === 'uws-parse' ? spec : { ...spec, policy: opts.policy }));
+  const servers =
+    opts.policy === undefined
+      ? SERVERS
+      : SERVERS.map((spec) => (spec.kind === 'uws-bare' || spec.kind === 'uws-parse' ? spec : { ...spec, policy: opts.policy }));
   try {
     const corpus = writeCorpus(dir, opts.agents);
     for (let round = 1; round <= opts.rounds; round++) {
@@ -225,7 +255,9 @@ export async function runTickBench(opts: TickBenchOptions, progress: (line: stri
           try {
             const run = maxRun(opts, spec, child.pid!, port, corpus[encoding], encoding);
             keep(run);
-            progress(`round ${round}: ${spec.label} ${encoding}: ${run.ticks_per_s} ticks/s, p99 ${run.p99_us} µs, ${run.cpu_us_per_tick} µs CPU/tick, rss ${run.rss_mb} MB`);
+            progress(
+              `round ${round}: ${spec.label} ${encoding}: ${run.ticks_per_s} ticks/s, p99 ${run.p99_us} µs, ${run.cpu_us_per_tick} µs CPU/tick, rss ${run.rss_mb} MB`,
+            );
             if (spec.kind === 'sidecar' && encoding === 'json') {
               // wrk's delay() is whole milliseconds per connection: a 2 ms pause plus about half a
               // millisecond of round trip and timer slack per request, over enough connections,
@@ -286,7 +318,9 @@ export function formatTable(report: TickBenchReport): string {
   const t = report.targets;
   const policy = report.options.policy;
   return [
-    ...(policy === undefined ? [] : [`brain policy: every bundle policy ${policy === 'all' ? 'on' : 'off'} (--policy ${policy}; sidecar rows and the node:http handler)`, '']),
+    ...(policy === undefined
+      ? []
+      : [`brain policy: every bundle policy ${policy === 'all' ? 'on' : 'off'} (--policy ${policy}; sidecar rows and the node:http handler)`, '']),
     head,
     rule,
     ...rows,
@@ -296,7 +330,9 @@ export function formatTable(report: TickBenchReport): string {
     `sidecar inline JSON vs uWS that only JSON.parses the body: ${report.ratios.json_vs_uws_parse}`,
     `same ratios from server CPU per tick: ${report.ratios.cpu_json_vs_bare_uws} of bare uWS, ${report.ratios.cpu_json_vs_node_http}× node:http`,
     `p99 < 1 ms at ~${report.options.rate}/s (inline): ${t.p99_under_1ms_at_rate ? 'met' : 'missed'}`,
-    `RSS < 150 MB with ${report.options.agents} agents, inline (the default): ${t.rss_under_150mb ? 'met' : 'missed'}; largest RSS per mode: ${Object.entries(report.rss_mb)
+    `RSS < 150 MB with ${report.options.agents} agents, inline (the default): ${t.rss_under_150mb ? 'met' : 'missed'}; largest RSS per mode: ${Object.entries(
+      report.rss_mb,
+    )
       .map(([mode, mb]) => `${mode} ${mb} MB`)
       .join(', ')}`,
   ].join('\n');

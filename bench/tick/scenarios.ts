@@ -68,12 +68,15 @@ export function generateTicks(options: TickScenarioOptions): Record<string, unkn
     if (rand() < 0.3) snapshot.poi = [{ id: `well_${agent % 50}`, kind: 'water', pos: near(100) }];
     if (situation === 'chatter') snapshot.heard = [{ from: 100000 + Math.floor(rand() * 5000), text: 'hey, you got any water?', at_s: 599.5 + round * 0.25 }];
     if (rand() < 0.25) snapshot.squad = `squad_${agent % 40}`;
-    const profile: Record<string, unknown> = rand() < 0.2 ? {} : {
-      name: pick(NAMES),
-      role: pick(ROLES),
-      coward: situation === 'coward',
-      traits: { openness: r(0, 1), neuroticism: r(0, 1), agreeableness: r(0, 1) },
-    };
+    const profile: Record<string, unknown> =
+      rand() < 0.2
+        ? {}
+        : {
+            name: pick(NAMES),
+            role: pick(ROLES),
+            coward: situation === 'coward',
+            traits: { openness: r(0, 1), neuroticism: r(0, 1), agreeableness: r(0, 1) },
+          };
     out.push({ snapshot, profile });
   }
   return out;

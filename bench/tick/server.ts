@@ -60,7 +60,16 @@ function requestOf(msg: IncomingMessage, body: Buffer): Request {
   }
   const path = msg.url ?? '/';
   return {
-    method: 'POST', path, query: '', target: path, params: {}, headers, remoteAddress: '', body, stream: null, aborted: false,
+    method: 'POST',
+    path,
+    query: '',
+    target: path,
+    params: {},
+    headers,
+    remoteAddress: '',
+    body,
+    stream: null,
+    aborted: false,
     searchParams: () => new URLSearchParams(),
   };
 }
@@ -107,7 +116,13 @@ async function nodeHttp(workers: number, bundle: ConfigBundle): Promise<() => Pr
 }
 
 async function sidecar(workers: number, dialogue: boolean, policy: BrainPolicy): Promise<() => Promise<void>> {
-  const env = { ...process.env, SERVICE_LLM_BASE_URL: process.env.BENCH_LLM_BASE_URL ?? '', SERVICE_LLM_MODEL: 'fake-model', SERVICE_LLM_KEY: 'sk-bench', SERVICE_TTS_ENGINE: 'off' };
+  const env = {
+    ...process.env,
+    SERVICE_LLM_BASE_URL: process.env.BENCH_LLM_BASE_URL ?? '',
+    SERVICE_LLM_MODEL: 'fake-model',
+    SERVICE_LLM_KEY: 'sk-bench',
+    SERVICE_TTS_ENGINE: 'off',
+  };
   const source = new DefaultsSource(policyBundle(policy));
   const s = await startSidecar({ host: '127.0.0.1', port: 0, source, workers, dialogue: dialogue ? { env } : null });
   ready(s.port);
@@ -122,10 +137,13 @@ const kind = process.argv[2] as ServerKind;
 const workers = Number(process.argv[3] ?? 0);
 const policy = parseBrainPolicy(process.argv[4]);
 const stop =
-  kind === 'uws-bare' || kind === 'uws-parse' ? await bareUws(kind === 'uws-parse')
-  : kind === 'node-http' ? await nodeHttp(workers, policyBundle(policy))
-  : kind === 'sidecar' || kind === 'sidecar-dialogue' ? await sidecar(workers, kind === 'sidecar-dialogue', policy)
-  : null;
+  kind === 'uws-bare' || kind === 'uws-parse'
+    ? await bareUws(kind === 'uws-parse')
+    : kind === 'node-http'
+      ? await nodeHttp(workers, policyBundle(policy))
+      : kind === 'sidecar' || kind === 'sidecar-dialogue'
+        ? await sidecar(workers, kind === 'sidecar-dialogue', policy)
+        : null;
 if (!stop) {
   process.stderr.write(`unknown server kind ${kind}\n`);
   process.exit(2);

@@ -36,7 +36,15 @@ function arg(name: string, fallback: number): number {
 
 async function serve(budget: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-json-memory-'));
-  const e = await startEmbedded({ port: 0, db: join(dir, 'b.db'), dataDir: join(dir, 'data'), adminToken: ADMIN, ffmpegPath: '/nonexistent/ffmpeg', limits: { apiKey: { limit: 1e9, windowMs: 60_000 }, tenantApiKeys: { limit: 1e9, windowMs: 60_000 } }, video: { jsonUploadBudget: new ByteBudget(budget) } });
+  const e = await startEmbedded({
+    port: 0,
+    db: join(dir, 'b.db'),
+    dataDir: join(dir, 'data'),
+    adminToken: ADMIN,
+    ffmpegPath: '/nonexistent/ffmpeg',
+    limits: { apiKey: { limit: 1e9, windowMs: 60_000 }, tenantApiKeys: { limit: 1e9, windowMs: 60_000 } },
+    video: { jsonUploadBudget: new ByteBudget(budget) },
+  });
   process.stdout.write(`${e.url}\n`);
   process.stdin.resume();
   process.stdin.on('end', () => void e.close().then(() => rmSync(dir, { recursive: true, force: true })));
@@ -58,7 +66,10 @@ function peakRssMiB(pid: number): number {
 }
 
 async function measure(label: string, budget: number, uploads: number, bytes: number): Promise<Run> {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', String(budget)], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, BRAINSTEM_LOG: 'silent' } });
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', String(budget)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, BRAINSTEM_LOG: 'silent' },
+  });
   const url = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
   try {
     const e = { url };
@@ -69,7 +80,14 @@ async function measure(label: string, budget: number, uploads: number, bytes: nu
     const body = Buffer.concat([core, Buffer.alloc(bytes - core.length, 0x20)]);
     const statuses = Promise.all(
       Array.from({ length: uploads }, () =>
-        fetch(`${url}/v1/properties/${pid}/photos`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body }).then(async (r) => (await r.arrayBuffer(), r.status), () => 0),
+        fetch(`${url}/v1/properties/${pid}/photos`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+        }).then(
+          async (r) => (await r.arrayBuffer(), r.status),
+          () => 0,
+        ),
       ),
     );
     const t0 = performance.now();
@@ -102,7 +120,10 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${JSON.stringify(runs)}\n`);
   process.stdout.write('| budget | uploads | 201 | 503 | other | server peak RSS | unrelated GET |\n|---|---|---|---|---|---|---|\n');
-  for (const r of runs) process.stdout.write(`| ${r.budget} | ${r.uploads} | ${r.created} | ${r.refused503} | ${r.other.join(' ') || '-'} | ${r.peakRssMiB} MiB | ${r.unrelatedGetMs} ms |\n`);
+  for (const r of runs)
+    process.stdout.write(
+      `| ${r.budget} | ${r.uploads} | ${r.created} | ${r.refused503} | ${r.other.join(' ') || '-'} | ${r.peakRssMiB} MiB | ${r.unrelatedGetMs} ms |\n`,
+    );
 }
 
 await main();

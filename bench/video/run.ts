@@ -43,7 +43,11 @@ export async function call(e: { url: string }, method: string, path: string, tok
 export async function apiKey(e: { url: string }): Promise<string> {
   const t = await call(e, 'POST', '/v1/admin/tenants', ADMIN, { name: 'bench', plan: 'agency' });
   await call(e, 'POST', `/v1/admin/tenants/${t.id}/users`, ADMIN, { email: 'bench@example.com', password: 'bench-password' });
-  const login = await fetch(`${e.url}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) });
+  const login = await fetch(`${e.url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }),
+  });
   const { token } = (await login.json()) as { token: string };
   return (await call(e, 'POST', '/v1/api-keys', token, { name: 'bench' })).key;
 }
@@ -96,7 +100,14 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
   o.log(`ffmpeg ${ffmpeg.path} (${ffmpeg.source}, xfade ${ffmpeg.xfade})`);
   const preset = 'ultrafast';
   // The rate limit would cap the request-rate measurement at 100/min; the bench raises it.
-  const e = await startEmbedded({ port: 0, db: join(o.workDir, 'bench.db'), dataDir: join(o.workDir, 'data'), adminToken: ADMIN, video: { preset }, limits: { apiKey: { limit: 1e9, windowMs: 60_000 }, tenantApiKeys: { limit: 1e9, windowMs: 60_000 }, queuedVideosPerTenant: 1e9 } });
+  const e = await startEmbedded({
+    port: 0,
+    db: join(o.workDir, 'bench.db'),
+    dataDir: join(o.workDir, 'data'),
+    adminToken: ADMIN,
+    video: { preset },
+    limits: { apiKey: { limit: 1e9, windowMs: 60_000 }, tenantApiKeys: { limit: 1e9, windowMs: 60_000 }, queuedVideosPerTenant: 1e9 },
+  });
   const baseline = new HttpServer();
   baseline.get('/hello', () => json(200, { ok: true }));
   const baselinePort = await baseline.listen('127.0.0.1', 0);
@@ -105,9 +116,20 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
 
     o.log(`rendering a ${o.photos}-photo ${o.format} tour`);
     const photos = makePhotos(ffmpeg.path, o.workDir, o.photos);
-    const pid = (await call(e, 'POST', '/v1/properties', key, { title: 'Benchmark Villa', address: '1 Render Road', city: 'Cores', price: 990000, currency: 'EUR', bedrooms: 5 })).id;
+    const pid = (
+      await call(e, 'POST', '/v1/properties', key, {
+        title: 'Benchmark Villa',
+        address: '1 Render Road',
+        city: 'Cores',
+        price: 990000,
+        currency: 'EUR',
+        bedrooms: 5,
+      })
+    ).id;
     for (let i = 0; i < photos.length; i += 5) {
-      await call(e, 'POST', `/v1/properties/${pid}/photos`, key, { photos: photos.slice(i, i + 5).map((p, j) => ({ filename: `p${i + j}.jpg`, data_base64: p.toString('base64') })) });
+      await call(e, 'POST', `/v1/properties/${pid}/photos`, key, {
+        photos: photos.slice(i, i + 5).map((p, j) => ({ filename: `p${i + j}.jpg`, data_base64: p.toString('base64') })),
+      });
     }
     const t0 = performance.now();
     const video = await call(e, 'POST', '/v1/videos', key, { property_id: pid, template: 'tour', format: o.format });
@@ -125,7 +147,9 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
     const small = photos[0]!.toString('base64');
     let oneId = 0;
     for (let i = 0; i < 40; i++) {
-      const id = (await call(e, 'POST', '/v1/properties', key, { title: `Listing ${i}`, address: `${i} Bench St`, price: 100000 + i, currency: 'USD', bedrooms: i % 5 })).id;
+      const id = (
+        await call(e, 'POST', '/v1/properties', key, { title: `Listing ${i}`, address: `${i} Bench St`, price: 100000 + i, currency: 'USD', bedrooms: i % 5 })
+      ).id;
       await call(e, 'POST', `/v1/properties/${id}/photos`, key, { photos: [{ data_base64: small }, { data_base64: small }] });
       oneId = id;
     }
@@ -139,7 +163,15 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
     return {
       ffmpeg: `${ffmpeg.path} (${ffmpeg.source})`,
       render: { photos: o.photos, format: o.format, width, height, renderS: round(renderS), videoS, ratio: round(renderS / videoS), preset },
-      api: { tool, connections: o.connections, seconds: o.seconds, propertiesRps: Math.round(propertiesRps), propertyRps: Math.round(propertyRps), baselineRps: Math.round(baselineRps), share: round(propertiesRps / baselineRps) },
+      api: {
+        tool,
+        connections: o.connections,
+        seconds: o.seconds,
+        propertiesRps: Math.round(propertiesRps),
+        propertyRps: Math.round(propertyRps),
+        baselineRps: Math.round(baselineRps),
+        share: round(propertiesRps / baselineRps),
+      },
     };
   } finally {
     await baseline.close();

@@ -66,7 +66,19 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
     const database = url ?? `sqlite:${join(dir, 'bench.db')}`;
     const ports: number[] = [];
     for (let i = 0; i < replicas; i++) {
-      const args = [join(ROOT, 'bin', 'brainstem'), 'serve', '--addr', '127.0.0.1:0', '--database', database, '--data', join(dir, 'data'), '--limits', limits, '--allow-private-webhooks'];
+      const args = [
+        join(ROOT, 'bin', 'brainstem'),
+        'serve',
+        '--addr',
+        '127.0.0.1:0',
+        '--database',
+        database,
+        '--data',
+        join(dir, 'data'),
+        '--limits',
+        limits,
+        '--allow-private-webhooks',
+      ];
       const s = await startChild(process.execPath, args, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
       children.push(s.child);
       ports.push(s.port);
@@ -77,7 +89,8 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
     await call(bases[0]!, 'POST', `/v1/admin/tenants/${tenant.id}/users`, ADMIN, { email: 'bench@example.com', password: 'bench-password' });
     const { token } = await call(bases[0]!, 'POST', '/v1/auth/login', null, { email: 'bench@example.com', password: 'bench-password' });
     const widget = await call(bases[0]!, 'POST', '/v1/widgets', token, { name: 'bench' });
-    for (let i = 0; i < o.endpoints; i++) await call(bases[0]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['conversation.ended'] });
+    for (let i = 0; i < o.endpoints; i++)
+      await call(bases[0]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['conversation.ended'] });
 
     const events = Math.ceil(o.deliveries / o.endpoints);
     const total = events * o.endpoints;
@@ -89,7 +102,10 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
       Array.from({ length: POSTERS }, async () => {
         while (next < events) {
           const i = next++;
-          await call(bases[i % replicas]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, { event: 'conversation.ended', data: { conversation_id: `ses_${i}` } });
+          await call(bases[i % replicas]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
+            event: 'conversation.ended',
+            data: { conversation_id: `ses_${i}` },
+          });
         }
       }),
     );
@@ -115,7 +131,15 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
 
 export function replicaTable(results: WebhookConfigurationResult[]): string {
   const rows = [['configuration', 'deliveries', 'seconds', 'deliveries/s', 'CPU ms per delivery, per replica', 'CPU ms per delivery, all replicas']];
-  for (const r of results) rows.push([r.name, String(r.deliveries), r.seconds.toFixed(2), String(r.deliveriesPerSec), r.cpuMsPerDelivery.join(' / '), String(r.totalCpuMsPerDelivery)]);
+  for (const r of results)
+    rows.push([
+      r.name,
+      String(r.deliveries),
+      r.seconds.toFixed(2),
+      String(r.deliveriesPerSec),
+      r.cpuMsPerDelivery.join(' / '),
+      String(r.totalCpuMsPerDelivery),
+    ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');

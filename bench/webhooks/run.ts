@@ -40,7 +40,16 @@ export interface BenchResult {
   baseline: { requests: number; concurrency: number; seconds: number; requestsPerSec: number };
   enqueue: { events: number; endpoints: number; seconds: number; eventsPerSec: number; p50Ms: number; p99Ms: number };
   /** POST /v1/widgets/{id}/events over HTTP with a widget key, while the dispatcher delivers the events. */
-  enqueueHttp: { events: number; measured: number; concurrency: number; seconds: number; eventsPerSec: number; p50Ms: number; p99Ms: number; delivered: number };
+  enqueueHttp: {
+    events: number;
+    measured: number;
+    concurrency: number;
+    seconds: number;
+    eventsPerSec: number;
+    p50Ms: number;
+    p99Ms: number;
+    delivered: number;
+  };
   scenarios: ScenarioResult[];
 }
 
@@ -77,7 +86,15 @@ function fresh() {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-'));
   const db = openDatabase(join(dir, 'bench.db'));
   const store = new SqliteWebhookStore(db);
-  return { dir, db, store, dispose: () => { db.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    dir,
+    db,
+    store,
+    dispose: () => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Events accepted per second through emit() (validation + one committed transaction each), one endpoint subscribed. */
@@ -130,7 +147,14 @@ async function enqueueHttp(url: string, events: number, concurrency: number) {
       new Promise<number>((resolve, reject) => {
         const body = JSON.stringify({ event: 'conversation.started', data: { conversation_id: `ses_${i}` } });
         const r = http.request(
-          { host: '127.0.0.1', port: server.port, path, method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          {
+            host: '127.0.0.1',
+            port: server.port,
+            path,
+            method: 'POST',
+            agent,
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
           (res) => {
             res.resume();
             res.on('end', () => resolve(res.statusCode ?? 0));
@@ -160,8 +184,18 @@ async function enqueueHttp(url: string, events: number, concurrency: number) {
     const seconds = (performance.now() - started) / 1000;
     await server.webhooks.dispatcher.runDue();
     agent.destroy();
-    const delivered = (server.db.prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'succeeded'`).get(ep.id) as { n: number }).n;
-    return { events: events + Math.min(1000, events), measured: events, concurrency, seconds, eventsPerSec: Math.round(events / seconds), ...percentiles(lat), delivered };
+    const delivered = (
+      server.db.prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'succeeded'`).get(ep.id) as { n: number }
+    ).n;
+    return {
+      events: events + Math.min(1000, events),
+      measured: events,
+      concurrency,
+      seconds,
+      eventsPerSec: Math.round(events / seconds),
+      ...percentiles(lat),
+      delivered,
+    };
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });
@@ -187,7 +221,15 @@ async function deliver(url: string, s: Scenario, deliveries: number): Promise<Sc
     const seconds = (performance.now() - started) / 1000;
     const total = events * s.endpoints;
     if (attempts !== total) throw new Error(`${s.name}: expected ${total} attempts, made ${attempts}`);
-    return { scenario: s.name, endpoints: s.endpoints, perEndpoint: s.perEndpoint, concurrency: s.concurrency, deliveries: total, seconds, deliveriesPerSec: Math.round(total / seconds) };
+    return {
+      scenario: s.name,
+      endpoints: s.endpoints,
+      perEndpoint: s.perEndpoint,
+      concurrency: s.concurrency,
+      deliveries: total,
+      seconds,
+      deliveriesPerSec: Math.round(total / seconds),
+    };
   } finally {
     sender.close();
     dispose();
@@ -207,7 +249,14 @@ export async function runWebhooksBench(options: BenchOptions, scenarios: Scenari
     // Measured again after the scenarios (receiver fully warm); the better run is the baseline.
     const again = await baseline(rx.url, options.deliveries, 64);
     const best = again.requestsPerSec > base.requestsPerSec ? again : base;
-    return { cpus: (await import('node:os')).availableParallelism(), node: process.version, baseline: best, enqueue: enq, enqueueHttp: enqHttp, scenarios: results };
+    return {
+      cpus: (await import('node:os')).availableParallelism(),
+      node: process.version,
+      baseline: best,
+      enqueue: enq,
+      enqueueHttp: enqHttp,
+      scenarios: results,
+    };
   } finally {
     rx.child.kill();
   }
@@ -215,16 +264,37 @@ export async function runWebhooksBench(options: BenchOptions, scenarios: Scenari
 
 export function formatTable(r: BenchResult): string {
   const rows: string[][] = [['scenario', 'endpoints', 'in flight (per endpoint / total)', 'deliveries', 'seconds', 'deliveries/s', 'vs baseline']];
-  rows.push(['baseline: raw POSTs, same sender', '1', `- / ${r.baseline.concurrency}`, String(r.baseline.requests), r.baseline.seconds.toFixed(2), String(r.baseline.requestsPerSec), '100%']);
+  rows.push([
+    'baseline: raw POSTs, same sender',
+    '1',
+    `- / ${r.baseline.concurrency}`,
+    String(r.baseline.requests),
+    r.baseline.seconds.toFixed(2),
+    String(r.baseline.requestsPerSec),
+    '100%',
+  ]);
   for (const s of r.scenarios) {
-    rows.push([s.scenario, String(s.endpoints), `${s.perEndpoint} / ${s.concurrency}`, String(s.deliveries), s.seconds.toFixed(2), String(s.deliveriesPerSec), `${Math.round((100 * s.deliveriesPerSec) / r.baseline.requestsPerSec)}%`]);
+    rows.push([
+      s.scenario,
+      String(s.endpoints),
+      `${s.perEndpoint} / ${s.concurrency}`,
+      String(s.deliveries),
+      s.seconds.toFixed(2),
+      String(s.deliveriesPerSec),
+      `${Math.round((100 * s.deliveriesPerSec) / r.baseline.requestsPerSec)}%`,
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   const out = [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)];
-  out.push('', `enqueue (emit → committed, 1 endpoint): ${r.enqueue.eventsPerSec} events/s, p50 ${r.enqueue.p50Ms} ms, p99 ${r.enqueue.p99Ms} ms over ${r.enqueue.events} events`);
+  out.push(
+    '',
+    `enqueue (emit → committed, 1 endpoint): ${r.enqueue.eventsPerSec} events/s, p50 ${r.enqueue.p50Ms} ms, p99 ${r.enqueue.p99Ms} ms over ${r.enqueue.events} events`,
+  );
   const h = r.enqueueHttp;
-  out.push(`enqueue over HTTP (POST …/events, widget key, ${h.concurrency} concurrent, same process, dispatcher delivering): ${h.eventsPerSec} events/s, p50 ${h.p50Ms} ms, p99 ${h.p99Ms} ms; ${h.delivered}/${h.events} delivered (warm-up included)`);
+  out.push(
+    `enqueue over HTTP (POST …/events, widget key, ${h.concurrency} concurrent, same process, dispatcher delivering): ${h.eventsPerSec} events/s, p50 ${h.p50Ms} ms, p99 ${h.p99Ms} ms; ${h.delivered}/${h.events} delivered (warm-up included)`,
+  );
   out.push(`node ${r.node}, ${r.cpus} CPUs`);
   return out.join('\n');
 }

@@ -73,16 +73,40 @@ function ApiKeys() {
     ${fresh ? html`<${ShownOnce} label="New API key" value=${fresh} />` : null}
     <${ErrorBox} error=${error ?? keys.error} />
     ${keys.data && keys.data.length === 0 ? html`<p class="empty">No API keys yet.</p>` : null}
-    ${keys.data && keys.data.length > 0
-      ? html`<div class="table-wrap"><table>
-          <caption class="sr-only">API keys</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-          <tbody>${keys.data.map((k) => html`<tr>
-            <th scope="row">${k.name}</th><td><code>${k.preview}…</code></td><td>${fmtTime(k.createdAt)}</td><td>${statusOf(k)}</td>
-            <td>${k.revokedAt ? null : html`<button type="button" class="danger" onClick=${() => revoke(k)} aria-label=${`Revoke API key ${k.name}`}>Revoke</button>`}</td>
-          </tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      keys.data && keys.data.length > 0
+        ? html`<div class="table-wrap">
+            <table>
+              <caption class="sr-only">
+                API keys
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Status</th>
+                  <th scope="col"><span class="sr-only">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${keys.data.map(
+                  (k) =>
+                    html`<tr>
+                      <th scope="row">${k.name}</th>
+                      <td><code>${k.preview}…</code></td>
+                      <td>${fmtTime(k.createdAt)}</td>
+                      <td>${statusOf(k)}</td>
+                      <td>
+                        ${k.revokedAt ? null : html`<button type="button" class="danger" onClick=${() => revoke(k)} aria-label=${`Revoke API key ${k.name}`}>Revoke</button>`}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </section>`;
 }
 
@@ -124,25 +148,60 @@ function PersonalTokens() {
     <p class="hint">For scripts and CI: <code>BRAINSTEM_TOKEN=bsu_… npx brainstem config publish --server ID</code>. A token acts as you, within its scopes.</p>
     <form onSubmit=${create}>
       <${TextField} id="token-name" label="Token name" value=${name} onValue=${setName} required maxLength=${200} />
-      <fieldset><legend>Scopes</legend>
+      <fieldset>
+        <legend>Scopes</legend>
         ${SCOPES.map((s) => html`<${Checkbox} id=${`scope-${s.id.replace(':', '-')}`} label=${s.label} checked=${scopes.includes(s.id)} onValue=${(on: boolean) => toggle(s.id, on)} />`)}
       </fieldset>
-      <${NumberField} id="token-days" label="Expires after (days)" value=${days} onValue=${setDays} min=${1} max=${3650} hint="Leave empty for a token that does not expire." />
+      <${NumberField}
+        id="token-days"
+        label="Expires after (days)"
+        value=${days}
+        onValue=${setDays}
+        min=${1}
+        max=${3650}
+        hint="Leave empty for a token that does not expire."
+      />
       <button type="submit" disabled=${!name.trim() || scopes.length === 0}>Create token</button>
     </form>
     ${fresh ? html`<${ShownOnce} label="New personal access token" value=${fresh} />` : null}
     <${ErrorBox} error=${error ?? tokens.error} />
     ${tokens.data && tokens.data.length === 0 ? html`<p class="empty">No tokens yet.</p>` : null}
-    ${tokens.data && tokens.data.length > 0
-      ? html`<div class="table-wrap"><table>
-          <caption class="sr-only">Personal access tokens</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Token</th><th scope="col">Scopes</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-          <tbody>${tokens.data.map((t) => html`<tr>
-            <th scope="row">${t.name}</th><td><code>${t.preview}…</code></td><td>${t.scopes.join(', ')}</td><td>${fmtTime(t.lastUsedAt)}</td><td>${statusOf(t)}</td>
-            <td>${t.revokedAt ? null : html`<button type="button" class="danger" onClick=${() => revoke(t)} aria-label=${`Revoke token ${t.name}`}>Revoke</button>`}</td>
-          </tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      tokens.data && tokens.data.length > 0
+        ? html`<div class="table-wrap">
+            <table>
+              <caption class="sr-only">
+                Personal access tokens
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Token</th>
+                  <th scope="col">Scopes</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Status</th>
+                  <th scope="col"><span class="sr-only">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${tokens.data.map(
+                  (t) =>
+                    html`<tr>
+                      <th scope="row">${t.name}</th>
+                      <td><code>${t.preview}…</code></td>
+                      <td>${t.scopes.join(', ')}</td>
+                      <td>${fmtTime(t.lastUsedAt)}</td>
+                      <td>${statusOf(t)}</td>
+                      <td>
+                        ${t.revokedAt ? null : html`<button type="button" class="danger" onClick=${() => revoke(t)} aria-label=${`Revoke token ${t.name}`}>Revoke</button>`}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </section>`;
 }
 

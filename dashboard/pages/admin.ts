@@ -47,29 +47,69 @@ function useAdminGate(): [boolean, () => void] {
 export function AdminPage() {
   const [has, refresh] = useAdminGate();
   if (!has) return html`<${TokenGate} onToken=${refresh} />`;
-  return html`<${TenantList} onForget=${() => { setAdminToken(null); refresh(); }} />`;
+  return html`<${TenantList}
+    onForget=${() => {
+      setAdminToken(null);
+      refresh();
+    }}
+  />`;
 }
 
 function TenantList({ onForget }: { onForget: () => void }) {
   const tenants = useLoad(() => call<Tenant[]>('GET', '/v1/admin/tenants', { auth: 'admin' }), []);
   return html`<section>
-    <div class="row spread"><h1>Tenants</h1><button type="button" class="secondary" onClick=${onForget}>Forget admin token</button></div>
+    <div class="row spread">
+      <h1>Tenants</h1>
+      <button type="button" class="secondary" onClick=${onForget}>Forget admin token</button>
+    </div>
     <${ErrorBox} error=${tenants.error} />
     ${tenants.data?.length === 0 ? html`<p class="empty">No tenants.</p>` : null}
-    ${tenants.data && tenants.data.length > 0
-      ? html`<div class="table-wrap"><table>
-          <caption class="sr-only">Tenants</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Servers</th><th scope="col">Spend this month</th><th scope="col">Created</th></tr></thead>
-          <tbody>${tenants.data.map((t) => html`<tr><th scope="row"><a href=${`#/admin/tenants/${t.id}`}>${t.name}</a></th><td>${t.plan}</td>
-            <td><span class=${`badge ${t.status === 'active' ? 'ok' : 'bad'}`}>${t.status}</span></td><td>${t.serverCount}</td><td>${fmtUsd(t.monthlySpendUsd)}</td><td>${fmtTime(t.createdAt)}</td></tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      tenants.data && tenants.data.length > 0
+        ? html`<div class="table-wrap">
+            <table>
+              <caption class="sr-only">
+                Tenants
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Plan</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Servers</th>
+                  <th scope="col">Spend this month</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${tenants.data.map(
+                  (t) =>
+                    html`<tr>
+                      <th scope="row"><a href=${`#/admin/tenants/${t.id}`}>${t.name}</a></th>
+                      <td>${t.plan}</td>
+                      <td><span class=${`badge ${t.status === 'active' ? 'ok' : 'bad'}`}>${t.status}</span></td>
+                      <td>${t.serverCount}</td>
+                      <td>${fmtUsd(t.monthlySpendUsd)}</td>
+                      <td>${fmtTime(t.createdAt)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </section>`;
 }
 
 export function AdminTenantPage({ id }: { id: string }) {
   const [has, refresh] = useAdminGate();
-  const tenant = useLoad(() => (getAdminToken() ? call<Tenant & { servers: ServerSummary[] }>('GET', `/v1/admin/tenants/${encodeURIComponent(id)}`, { auth: 'admin' }) : Promise.resolve(undefined)), [id, has]);
+  const tenant = useLoad(
+    () =>
+      getAdminToken()
+        ? call<Tenant & { servers: ServerSummary[] }>('GET', `/v1/admin/tenants/${encodeURIComponent(id)}`, { auth: 'admin' })
+        : Promise.resolve(undefined),
+    [id, has],
+  );
   const [error, setError] = useState<string | null>(null);
   if (!has) return html`<${TokenGate} onToken=${refresh} />`;
   const t = tenant.data;
@@ -89,22 +129,63 @@ export function AdminTenantPage({ id }: { id: string }) {
     <p class="crumbs"><a href="#/admin">Tenants</a> ›</p>
     <h1>${t?.name ?? `Tenant ${id}`}</h1>
     <${ErrorBox} error=${error ?? tenant.error} />
-    ${t
-      ? html`<dl class="kpis">
-          <div class="kpi"><dt>Plan</dt><dd>${t.plan}</dd></div>
-          <div class="kpi"><dt>Status</dt><dd data-tenant-status>${t.status}</dd></div>
-          <div class="kpi"><dt>Servers</dt><dd>${t.serverCount}</dd></div>
-          <div class="kpi"><dt>Spend this month</dt><dd>${fmtUsd(t.monthlySpendUsd)}</dd></div>
-        </dl>
-        <button type="button" class=${t.status === 'active' ? 'danger' : ''} onClick=${toggle}>${t.status === 'active' ? 'Suspend tenant' : 'Resume tenant'}</button>
-        <h2>Servers</h2>
-        ${t.servers.length === 0 ? html`<p class="empty">No servers.</p>` : null}
-        ${t.servers.length > 0
-          ? html`<div class="table-wrap"><table>
-              <thead><tr><th scope="col">Name</th><th scope="col">Config</th><th scope="col">Bots</th><th scope="col">Players</th><th scope="col">Keys</th><th scope="col">Last seen</th></tr></thead>
-              <tbody>${t.servers.map((s) => html`<tr><th scope="row">${s.name}</th><td>v${s.configVersion}</td><td>${s.botCount}</td><td>${s.playersOnline}</td><td>${s.activeKeys}</td><td>${fmtTime(s.lastSeenAt)}</td></tr>`)}</tbody>
-            </table></div>`
-          : null}`
-      : null}
+    ${
+      t
+        ? html`<dl class="kpis">
+              <div class="kpi">
+                <dt>Plan</dt>
+                <dd>${t.plan}</dd>
+              </div>
+              <div class="kpi">
+                <dt>Status</dt>
+                <dd data-tenant-status>${t.status}</dd>
+              </div>
+              <div class="kpi">
+                <dt>Servers</dt>
+                <dd>${t.serverCount}</dd>
+              </div>
+              <div class="kpi">
+                <dt>Spend this month</dt>
+                <dd>${fmtUsd(t.monthlySpendUsd)}</dd>
+              </div>
+            </dl>
+            <button type="button" class=${t.status === 'active' ? 'danger' : ''} onClick=${toggle}>
+              ${t.status === 'active' ? 'Suspend tenant' : 'Resume tenant'}
+            </button>
+            <h2>Servers</h2>
+            ${t.servers.length === 0 ? html`<p class="empty">No servers.</p>` : null}
+            ${
+              t.servers.length > 0
+                ? html`<div class="table-wrap">
+                    <table>
+                      <thead>
+                        <tr>
+                          <th scope="col">Name</th>
+                          <th scope="col">Config</th>
+                          <th scope="col">Bots</th>
+                          <th scope="col">Players</th>
+                          <th scope="col">Keys</th>
+                          <th scope="col">Last seen</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        ${t.servers.map(
+                          (s) =>
+                            html`<tr>
+                              <th scope="row">${s.name}</th>
+                              <td>v${s.configVersion}</td>
+                              <td>${s.botCount}</td>
+                              <td>${s.playersOnline}</td>
+                              <td>${s.activeKeys}</td>
+                              <td>${fmtTime(s.lastSeenAt)}</td>
+                            </tr>`,
+                        )}
+                      </tbody>
+                    </table>
+                  </div>`
+                : null
+            }`
+        : null
+    }
   </section>`;
 }

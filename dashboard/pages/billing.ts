@@ -49,25 +49,57 @@ const LIMIT_ROWS: [keyof Limits, string][] = [
 const fmtLimit = (n: number | null) => (n === null ? 'unlimited' : n.toLocaleString('en'));
 
 /** The limits a plan or tier grants, as a short line. */
-const limitsLine = (l: Limits | undefined) => (l ? LIMIT_ROWS.map(([k, label]) => `${label.replace(' this month', '/month')}: ${fmtLimit(l[k])}`).join(' · ') : '');
+const limitsLine = (l: Limits | undefined) =>
+  l ? LIMIT_ROWS.map(([k, label]) => `${label.replace(' this month', '/month')}: ${fmtLimit(l[k])}`).join(' · ') : '';
 
 function CurrentPlan({ account }: { account: Account }) {
   return html`<section aria-labelledby="current-plan" data-plan=${account.plan}>
     <h2 id="current-plan">Current plan: ${account.plan}</h2>
-    <p class="hint">${account.billingPlan}${account.tier ? ` (${account.tier})` : ''}; period ${fmtTime(account.period.start)} to ${fmtTime(account.period.end)}</p>
-    ${account.trial
-      ? html`<p class=${account.trial.expired ? 'notice error' : 'notice'} role="status">${account.trial.expired
-          ? `The trial ended on ${fmtTime(account.trial.endsAt)}: publishing and new keys need a plan.`
-          : `The trial ends on ${fmtTime(account.trial.endsAt)}.`}</p>`
-      : null}
-    ${account.dialogueOff
-      ? html`<p class="notice" role="status">This month's dialogue lines are used up: servers get their bundle with llm_dialogue off until ${fmtTime(account.period.end)} or a plan with more lines.</p>`
-      : null}
+    <p class="hint">
+      ${account.billingPlan}${account.tier ? ` (${account.tier})` : ''}; period ${fmtTime(account.period.start)} to ${fmtTime(account.period.end)}
+    </p>
+    ${
+      account.trial
+        ? html`<p class=${account.trial.expired ? 'notice error' : 'notice'} role="status">
+            ${
+              account.trial.expired
+                ? `The trial ended on ${fmtTime(account.trial.endsAt)}: publishing and new keys need a plan.`
+                : `The trial ends on ${fmtTime(account.trial.endsAt)}.`
+            }
+          </p>`
+        : null
+    }
+    ${
+      account.dialogueOff
+        ? html`<p class="notice" role="status">
+            This month's dialogue lines are used up: servers get their bundle with llm_dialogue off until ${fmtTime(account.period.end)} or a plan with more
+            lines.
+          </p>`
+        : null
+    }
     <table>
-      <thead><tr><th scope="col">Limit</th><th scope="col">Used</th><th scope="col">Allowed</th></tr></thead>
-      <tbody>${LIMIT_ROWS.map(([k, label]) => html`<tr data-limit=${k}><th scope="row">${label}</th><td>${account.usage[k].toLocaleString('en')}</td><td>${fmtLimit(account.limits[k])}</td></tr>`)}</tbody>
+      <thead>
+        <tr>
+          <th scope="col">Limit</th>
+          <th scope="col">Used</th>
+          <th scope="col">Allowed</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${LIMIT_ROWS.map(
+          ([k, label]) =>
+            html`<tr data-limit=${k}>
+              <th scope="row">${label}</th>
+              <td>${account.usage[k].toLocaleString('en')}</td>
+              <td>${fmtLimit(account.limits[k])}</td>
+            </tr>`,
+        )}
+      </tbody>
     </table>
-    <p class="hint">A new server or widget beyond the plan is refused. When the month's dialogue lines reach the limit, the next config pull of each server serves its bundle with llm_dialogue off (a new version in its history), until the month ends or a plan with more lines is bought.</p>
+    <p class="hint">
+      A new server or widget beyond the plan is refused. When the month's dialogue lines reach the limit, the next config pull of each server serves its bundle
+      with llm_dialogue off (a new version in its history), until the month ends or a plan with more lines is bought.
+    </p>
   </section>`;
 }
 
@@ -106,17 +138,38 @@ export function BillingPage() {
     ${account.data ? html`<${CurrentPlan} account=${account.data} />` : null}
     ${session ? html`<p class="notice" role="status">Checkout ${session.id} (${session.status}, ${fmtTime(session.createdAt)}): <a href=${session.url} target="_blank" rel="noopener">open the payment page</a>.</p>` : null}
     <ul class="cards plans">
-      ${(plans.data?.plans ?? []).map((p) => html`<li class="card">
-        <h2 class="h3">${p.name}</h2>
-        <p>${p.description}</p>
-        ${p.trialDays ? html`<p class="hint">${p.trialDays}-day free trial</p>` : null}
-        ${p.tiers
-          ? html`<ul class="plain">${p.tiers.map((t) => html`<li><p class="row spread"><span>${t.name}: $${t.priceUsd}${per(p.interval)} (${t.grants} plan)</span>
-              <button type="button" onClick=${() => checkout(p.id, t.id)} aria-label=${`Check out ${p.name} ${t.name}`}>Check out</button></p><p class="hint">${limitsLine(t.limits)}</p></li>`)}</ul>`
-          : html`${p.priceUsd
-              ? html`<p class="row spread"><span>$${p.priceUsd}${per(p.interval)} (${p.grants} plan)</span><button type="button" onClick=${() => checkout(p.id)} aria-label=${`Check out ${p.name}`}>Check out</button></p>`
-              : html`<p class="hint">Free</p>`}<p class="hint">${limitsLine(p.limits)}</p>`}
-      </li>`)}
+      ${(plans.data?.plans ?? []).map(
+        (p) =>
+          html`<li class="card">
+            <h2 class="h3">${p.name}</h2>
+            <p>${p.description}</p>
+            ${p.trialDays ? html`<p class="hint">${p.trialDays}-day free trial</p>` : null}
+            ${
+              p.tiers
+                ? html`<ul class="plain">
+                    ${p.tiers.map(
+                      (t) =>
+                        html`<li>
+                          <p class="row spread">
+                            <span>${t.name}: $${t.priceUsd}${per(p.interval)} (${t.grants} plan)</span>
+                            <button type="button" onClick=${() => checkout(p.id, t.id)} aria-label=${`Check out ${p.name} ${t.name}`}>Check out</button>
+                          </p>
+                          <p class="hint">${limitsLine(t.limits)}</p>
+                        </li>`,
+                    )}
+                  </ul>`
+                : html`${
+                      p.priceUsd
+                        ? html`<p class="row spread">
+                            <span>$${p.priceUsd}${per(p.interval)} (${p.grants} plan)</span
+                            ><button type="button" onClick=${() => checkout(p.id)} aria-label=${`Check out ${p.name}`}>Check out</button>
+                          </p>`
+                        : html`<p class="hint">Free</p>`
+                    }
+                    <p class="hint">${limitsLine(p.limits)}</p>`
+            }
+          </li>`,
+      )}
     </ul>
   </section>`;
 }

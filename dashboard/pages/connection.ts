@@ -38,8 +38,14 @@ export function ConnectionLine({ c, published }: { c: SidecarConnection; publish
   const behind = c.appliedVersion !== null && c.appliedVersion !== published;
   return html`<span class="connection" data-connection=${c.state}>
     <span class=${`badge ${STATE_CLASS[c.state]}`}>${STATE_TEXT[c.state]}</span>
-    ${c.state === 'never'
-      ? html` <span class="muted-text">no config pull or report yet</span>`
-      : html` <span>pulled ${ago(c.lastPullAt)}${c.appliedVersion !== null ? html`, runs <span class=${behind ? 'warn' : ''}>v${c.appliedVersion}${behind ? ` (v${published} published)` : ''}</span>` : null}</span>${SEP}<span>report ${ago(c.lastReportAt)}</span>${c.latencyMs ? html`${SEP}<span>tick p50 ${ms(c.latencyMs.p50)} / p99 ${ms(c.latencyMs.p99)}</span>` : null}${c.sidecarVersion ? html`${SEP}<span class="muted-text">${c.sidecarVersion}</span>` : null}`}
+    ${
+      c.state === 'never'
+        ? html` <span class="muted-text">no config pull or report yet</span>`
+        : html` <span
+              >pulled
+              ${ago(c.lastPullAt)}${c.appliedVersion !== null ? html`, runs <span class=${behind ? 'warn' : ''}>v${c.appliedVersion}${behind ? ` (v${published} published)` : ''}</span>` : null}</span
+            >${SEP}<span>report ${ago(c.lastReportAt)}</span
+            >${c.latencyMs ? html`${SEP}<span>tick p50 ${ms(c.latencyMs.p50)} / p99 ${ms(c.latencyMs.p99)}</span>` : null}${c.sidecarVersion ? html`${SEP}<span class="muted-text">${c.sidecarVersion}</span>` : null}`
+    }
   </span>`;
 }

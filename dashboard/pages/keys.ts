@@ -43,16 +43,37 @@ export function KeysTab({ id }: { id: string }) {
     ${fresh ? html`<${ShownOnce} label="New server key" value=${fresh} />` : null}
     <${ErrorBox} error=${error ?? keys.error} />
     ${keys.data && keys.data.length === 0 ? html`<p class="empty">No keys yet.</p>` : null}
-    ${keys.data && keys.data.length > 0
-      ? html`<div class="table-wrap"><table>
-          <caption class="sr-only">Server keys</caption>
-          <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-          <tbody>${keys.data.map((k) => html`<tr>
-            <th scope="row"><code>${k.preview}…</code></th><td>${fmtTime(k.createdAt)}</td>
-            <td>${k.revokedAt ? `revoked ${fmtTime(k.revokedAt)}` : 'active'}</td>
-            <td>${k.revokedAt ? null : html`<button type="button" class="danger" onClick=${() => revoke(k)} aria-label=${`Revoke key ${k.preview}`}>Revoke</button>`}</td>
-          </tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      keys.data && keys.data.length > 0
+        ? html`<div class="table-wrap">
+            <table>
+              <caption class="sr-only">
+                Server keys
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Status</th>
+                  <th scope="col"><span class="sr-only">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${keys.data.map(
+                  (k) =>
+                    html`<tr>
+                      <th scope="row"><code>${k.preview}…</code></th>
+                      <td>${fmtTime(k.createdAt)}</td>
+                      <td>${k.revokedAt ? `revoked ${fmtTime(k.revokedAt)}` : 'active'}</td>
+                      <td>
+                        ${k.revokedAt ? null : html`<button type="button" class="danger" onClick=${() => revoke(k)} aria-label=${`Revoke key ${k.preview}`}>Revoke</button>`}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </div>`;
 }

@@ -34,7 +34,16 @@ export function LoginPage() {
       ${flash ? html`<p class="notice warn" role="alert" data-flash>${flash}</p>` : null}
       <${ErrorBox} error=${error} />
       <${TextField} id="login-email" label="E-mail" type="email" autocomplete="username" required value=${email} onValue=${setEmail} error=${fields.email} />
-      <${TextField} id="login-password" label="Password" type="password" autocomplete="current-password" required value=${password} onValue=${setPassword} error=${fields.password} />
+      <${TextField}
+        id="login-password"
+        label="Password"
+        type="password"
+        autocomplete="current-password"
+        required
+        value=${password}
+        onValue=${setPassword}
+        error=${fields.password}
+      />
       <button type="submit" disabled=${busy}>${busy ? 'Logging in…' : 'Log in'}</button>
       <p class="hint">Operators without an account: <a href="#/admin">admin console</a> (admin token).</p>
     </form>

@@ -80,21 +80,52 @@ export function PropertiesPage() {
       </div>
       <div class="row">
         <${NumberField} id="prop-price" label="Price" value=${form.price} onValue=${set('price')} min=${0} step="any" error=${fields.price} />
-        <${TextField} id="prop-currency" label="Currency" value=${form.currency} onValue=${(v: string) => set('currency')(v.toUpperCase())} maxLength=${3} error=${fields.currency} />
+        <${TextField}
+          id="prop-currency"
+          label="Currency"
+          value=${form.currency}
+          onValue=${(v: string) => set('currency')(v.toUpperCase())}
+          maxLength=${3}
+          error=${fields.currency}
+        />
         <${NumberField} id="prop-bedrooms" label="Bedrooms (optional)" value=${form.bedrooms} onValue=${set('bedrooms')} min=${0} error=${fields.bedrooms} />
       </div>
       <button type="submit">Create property</button>
     </form>
     <${ErrorBox} error=${list.error} />
     ${list.data?.data.length === 0 ? html`<p class="empty">No properties yet.</p>` : null}
-    ${list.data && list.data.data.length > 0
-      ? html`<div class="table-wrap"><table>
-          <caption class="sr-only">Properties</caption>
-          <thead><tr><th scope="col">Title</th><th scope="col">Address</th><th scope="col">Price</th><th scope="col">Photos</th><th scope="col">Created</th></tr></thead>
-          <tbody>${list.data.data.map((p) => html`<tr><th scope="row"><a href=${`#/properties/${p.id}`}>${p.title}</a></th><td>${p.address}${p.city ? `, ${p.city}` : ''}</td>
-            <td>${priceText(p)}</td><td>${p.photo_count}</td><td>${fmtTime(p.created_at)}</td></tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      list.data && list.data.data.length > 0
+        ? html`<div class="table-wrap">
+            <table>
+              <caption class="sr-only">
+                Properties
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Title</th>
+                  <th scope="col">Address</th>
+                  <th scope="col">Price</th>
+                  <th scope="col">Photos</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${list.data.data.map(
+                  (p) =>
+                    html`<tr>
+                      <th scope="row"><a href=${`#/properties/${p.id}`}>${p.title}</a></th>
+                      <td>${p.address}${p.city ? `, ${p.city}` : ''}</td>
+                      <td>${priceText(p)}</td>
+                      <td>${p.photo_count}</td>
+                      <td>${fmtTime(p.created_at)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </section>`;
 }
 
@@ -126,12 +157,16 @@ export function PropertyPage({ id }: { id: string }) {
     <ul class="assets">
       ${(videos.data?.data ?? []).map((v) => html`<li class="card" key=${v.id}><${VideoCard} initial=${v} onDeleted=${() => videos.reload()} /></li>`)}
     </ul>
-    ${p ? html`<div class="card">
-      <h2 class="h3">Delete this property</h2>
-      <p class="hint">Deletes its photos and videos with their files. Not possible while one of its videos is rendering.</p>
-      <${ErrorBox} error=${error} />
-      <button type="button" class="danger" onClick=${remove}>Delete property</button>
-    </div>` : null}
+    ${
+      p
+        ? html`<div class="card">
+            <h2 class="h3">Delete this property</h2>
+            <p class="hint">Deletes its photos and videos with their files. Not possible while one of its videos is rendering.</p>
+            <${ErrorBox} error=${error} />
+            <button type="button" class="danger" onClick=${remove}>Delete property</button>
+          </div>`
+        : null
+    }
   </section>`;
 }
 
@@ -151,7 +186,10 @@ function Photos({ id, photos, onChanged }: { id: string; photos: Photo[]; onChan
       await upload(`/v1/properties/${encodeURIComponent(id)}/photos`, form, setProgress);
       onChanged();
     } catch (err) {
-      const details = err instanceof ApiError && err.details.length ? ` (${err.details.map((d) => `${files[Number(/\[(\d+)\]/.exec(d.path)?.[1])]?.name ?? d.path}: ${d.message}`).join('; ')})` : '';
+      const details =
+        err instanceof ApiError && err.details.length
+          ? ` (${err.details.map((d) => `${files[Number(/\[(\d+)\]/.exec(d.path)?.[1])]?.name ?? d.path}: ${d.message}`).join('; ')})`
+          : '';
       setError(messageOf(err) + details);
     } finally {
       setProgress(null);
@@ -172,19 +210,42 @@ function Photos({ id, photos, onChanged }: { id: string; photos: Photo[]; onChan
 
   return html`<div class="photos">
     <h2>Photos (${photos.length})</h2>
-    <div class=${`dropzone${over ? ' over' : ''}`}
-      onDragOver=${(e: DragEvent) => { e.preventDefault(); setOver(true); }}
+    <div
+      class=${`dropzone${over ? ' over' : ''}`}
+      onDragOver=${(e: DragEvent) => {
+        e.preventDefault();
+        setOver(true);
+      }}
       onDragLeave=${() => setOver(false)}
-      onDrop=${(e: DragEvent) => { e.preventDefault(); setOver(false); void send([...(e.dataTransfer?.files ?? [])]); }}>
+      onDrop=${(e: DragEvent) => {
+        e.preventDefault();
+        setOver(false);
+        void send([...(e.dataTransfer?.files ?? [])]);
+      }}
+    >
       <p>Drop JPEG, PNG or WebP photos here (up to 20 at once, 15 MiB each), or</p>
       <label for="photo-input" class="button">Choose photos</label>
-      <input id="photo-input" ref=${input} class="visually-hidden-file" type="file" accept="image/jpeg,image/png,image/webp" multiple
-        onChange=${(e: Event) => void send([...((e.currentTarget as HTMLInputElement).files ?? [])])} />
+      <input
+        id="photo-input"
+        ref=${input}
+        class="visually-hidden-file"
+        type="file"
+        accept="image/jpeg,image/png,image/webp"
+        multiple
+        onChange=${(e: Event) => void send([...((e.currentTarget as HTMLInputElement).files ?? [])])}
+      />
     </div>
     ${progress !== null ? html`<${Field} id="upload-progress" label="Uploading"><progress id="upload-progress" max="1" value=${progress}>${Math.round(progress * 100)} %</progress><//>` : null}
     <${ErrorBox} error=${error} />
-    <ol class="photo-list">${photos.map((ph) => html`<li data-photo=${ph.id}>${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB
-      <button type="button" class="danger small" onClick=${() => void remove(ph)} aria-label=${`Delete photo ${ph.filename}`}>Delete</button></li>`)}</ol>
+    <ol class="photo-list">
+      ${photos.map(
+        (ph) =>
+          html`<li data-photo=${ph.id}>
+            ${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB
+            <button type="button" class="danger small" onClick=${() => void remove(ph)} aria-label=${`Delete photo ${ph.filename}`}>Delete</button>
+          </li>`,
+      )}
+    </ol>
   </div>`;
 }
 
@@ -205,8 +266,15 @@ function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: b
     <h2 id="video-title" class="h3">Request a tour video</h2>
     <fieldset>
       <legend>Format</legend>
-      <div class="row">${FORMATS.map((f) => html`<div class="check"><input type="radio" name="video-format" id=${`fmt-${f.replace(':', 'x')}`} value=${f} checked=${format === f} onChange=${() => setFormat(f)} />
-        <label for=${`fmt-${f.replace(':', 'x')}`}>${f}</label></div>`)}</div>
+      <div class="row">
+        ${FORMATS.map(
+          (f) =>
+            html`<div class="check">
+              <input type="radio" name="video-format" id=${`fmt-${f.replace(':', 'x')}`} value=${f} checked=${format === f} onChange=${() => setFormat(f)} />
+              <label for=${`fmt-${f.replace(':', 'x')}`}>${f}</label>
+            </div>`,
+        )}
+      </div>
     </fieldset>
     <${ErrorBox} error=${error} />
     <button type="submit" disabled=${!hasPhotos}>Request video</button>
@@ -296,11 +364,25 @@ function AssetVideo({ id, videoId, posterId }: { id: number; videoId: number; po
   const poster = useSignedPath(posterId);
   return html`<div>
     <${ErrorBox} error=${error} />
-    ${path ? html`<video src=${path} poster=${poster.path ?? undefined} controls preload="metadata" playsinline data-asset=${id} aria-label=${`Tour video, asset ${id}`}></video>
-      <div class="row">
-        <a class="button" href=${path} download=${`tour-${videoId}.mp4`} data-download=${id}>Download MP4</a>
-        <${ShareLink} id=${id} />
-      </div>` : error ? null : html`<p>Loading video…</p>`}
+    ${
+      path
+        ? html`<video
+              src=${path}
+              poster=${poster.path ?? undefined}
+              controls
+              preload="metadata"
+              playsinline
+              data-asset=${id}
+              aria-label=${`Tour video, asset ${id}`}
+            ></video>
+            <div class="row">
+              <a class="button" href=${path} download=${`tour-${videoId}.mp4`} data-download=${id}>Download MP4</a>
+              <${ShareLink} id=${id} />
+            </div>`
+        : error
+          ? null
+          : html`<p>Loading video…</p>`
+    }
   </div>`;
 }
 
@@ -328,9 +410,19 @@ function ShareLink({ id }: { id: number }) {
   return html`<div class="share">
     <button type="button" onClick=${share}>Share link</button>
     <${ErrorBox} error=${error} />
-    ${link ? html`<p role="status" data-share=${id}>${copied ? 'Link copied. ' : ''}Anyone with the link can watch until ${fmtTime(link.expires_at)}.</p>
-      <label class="sr-only" for=${`share-${id}`}>Share link</label>
-      <input id=${`share-${id}`} class="share-url" readonly value=${link.url} onFocus=${(e: FocusEvent) => (e.currentTarget as HTMLInputElement).select()} />` : null}
+    ${
+      link
+        ? html`<p role="status" data-share=${id}>${copied ? 'Link copied. ' : ''}Anyone with the link can watch until ${fmtTime(link.expires_at)}.</p>
+            <label class="sr-only" for=${`share-${id}`}>Share link</label>
+            <input
+              id=${`share-${id}`}
+              class="share-url"
+              readonly
+              value=${link.url}
+              onFocus=${(e: FocusEvent) => (e.currentTarget as HTMLInputElement).select()}
+            />`
+        : null
+    }
   </div>`;
 }
 

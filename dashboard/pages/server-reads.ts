@@ -19,7 +19,10 @@ interface Overview {
 }
 
 function Kpi({ label, value }: { label: string; value: string | number }) {
-  return html`<div class="kpi"><dt>${label}</dt><dd>${value}</dd></div>`;
+  return html`<div class="kpi">
+    <dt>${label}</dt>
+    <dd>${value}</dd>
+  </div>`;
 }
 
 const daySeconds = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
@@ -31,29 +34,57 @@ export function OverviewTab({ id }: { id: string }) {
   return html`<div>
     <h2>Overview</h2>
     <${ErrorBox} error=${o.error} />
-    ${d
-      ? html`<dl class="kpis">
-          <${Kpi} label="Survivors (AI)" value=${d.survivors} />
-          <${Kpi} label="Players online" value=${d.players} />
-          <${Kpi} label="Lines today" value=${d.lines} />
-          <${Kpi} label="Spend today" value=${fmtUsd(d.spend)} />
-          <${Kpi} label="Cache share today" value=${fmtPct(d.cache)} />
-          <${Kpi} label="Tick p50 / p99" value=${d.p50 === null ? '—' : `${d.p50} / ${d.p99 ?? '—'} ms`} />
-          <${Kpi} label="Lines this month" value=${d.period.lines} />
-          <${Kpi} label="Spend this month" value=${fmtUsd(d.period.spendUsd)} />
-        </dl>
-        <p class="hint">Last report: ${fmtTime(d.lastSeenAt)}. Billing period ${d.period.start.slice(0, 10)} – ${d.period.end.slice(0, 10)} (UTC).</p>
-        <${Chart} label="Lines spoken and spend (USD, right axis), last 7 days" x=${d.series.map((s) => daySeconds(s.day))}
-          series=${[
-            { label: 'Lines', values: d.series.map((s) => s.lines), color: '#2563eb' },
-            { label: 'Spend USD', values: d.series.map((s) => s.spendUsd), color: '#c2410c', right: true },
-          ]} />
-        <div class="table-wrap"><table>
-          <caption>Last 7 days (UTC)</caption>
-          <thead><tr><th scope="col">Day</th><th scope="col">Lines</th><th scope="col">Spend</th><th scope="col">Cache hits</th><th scope="col">Reports</th></tr></thead>
-          <tbody>${d.series.map((s) => html`<tr><th scope="row">${s.day}</th><td>${s.lines}</td><td>${fmtUsd(s.spendUsd)}</td><td>${s.cacheHits}</td><td>${s.reports}</td></tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      d
+        ? html`<dl class="kpis">
+              <${Kpi} label="Survivors (AI)" value=${d.survivors} />
+              <${Kpi} label="Players online" value=${d.players} />
+              <${Kpi} label="Lines today" value=${d.lines} />
+              <${Kpi} label="Spend today" value=${fmtUsd(d.spend)} />
+              <${Kpi} label="Cache share today" value=${fmtPct(d.cache)} />
+              <${Kpi} label="Tick p50 / p99" value=${d.p50 === null ? '—' : `${d.p50} / ${d.p99 ?? '—'} ms`} />
+              <${Kpi} label="Lines this month" value=${d.period.lines} />
+              <${Kpi} label="Spend this month" value=${fmtUsd(d.period.spendUsd)} />
+            </dl>
+            <p class="hint">Last report: ${fmtTime(d.lastSeenAt)}. Billing period ${d.period.start.slice(0, 10)} – ${d.period.end.slice(0, 10)} (UTC).</p>
+            <${Chart}
+              label="Lines spoken and spend (USD, right axis), last 7 days"
+              x=${d.series.map((s) => daySeconds(s.day))}
+              series=${[
+                { label: 'Lines', values: d.series.map((s) => s.lines), color: '#2563eb' },
+                { label: 'Spend USD', values: d.series.map((s) => s.spendUsd), color: '#c2410c', right: true },
+              ]}
+            />
+            <div class="table-wrap">
+              <table>
+                <caption>
+                  Last 7 days (UTC)
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Day</th>
+                    <th scope="col">Lines</th>
+                    <th scope="col">Spend</th>
+                    <th scope="col">Cache hits</th>
+                    <th scope="col">Reports</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${d.series.map(
+                    (s) =>
+                      html`<tr>
+                        <th scope="row">${s.day}</th>
+                        <td>${s.lines}</td>
+                        <td>${fmtUsd(s.spendUsd)}</td>
+                        <td>${s.cacheHits}</td>
+                        <td>${s.reports}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>`
+        : null
+    }
   </div>`;
 }
 
@@ -76,13 +107,38 @@ export function RosterTab({ id }: { id: string }) {
     <${ErrorBox} error=${r.error} />
     ${r.data && r.data.some((s) => s.stale) ? html`<p class="notice warn" role="status">The sidecar has not reported for a while: these characters' states are not current.</p>` : null}
     ${r.data && r.data.length === 0 ? html`<p class="empty">No roster yet: it appears with the sidecar's first report that carries one.</p>` : null}
-    ${r.data && r.data.length > 0
-      ? html`<div class="table-wrap"><table>
-          <caption class="sr-only">AI roster</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Alignment</th><th scope="col">Goal</th><th scope="col">State</th></tr></thead>
-          <tbody>${r.data.map((s) => html`<tr class=${s.stale ? 'stale' : ''}><th scope="row">${s.name}</th><td>${s.alignment}</td><td>${s.goal}</td><td>${s.stale ? html`<span class="muted-text" title=${`last reported ${s.state}`}>unknown: last reported ${ago(s.seenAt ?? null)}</span>` : s.state}</td></tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      r.data && r.data.length > 0
+        ? html`<div class="table-wrap">
+            <table>
+              <caption class="sr-only">
+                AI roster
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Alignment</th>
+                  <th scope="col">Goal</th>
+                  <th scope="col">State</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${r.data.map(
+                  (s) =>
+                    html`<tr class=${s.stale ? 'stale' : ''}>
+                      <th scope="row">${s.name}</th>
+                      <td>${s.alignment}</td>
+                      <td>${s.goal}</td>
+                      <td>
+                        ${s.stale ? html`<span class="muted-text" title=${`last reported ${s.state}`}>unknown: last reported ${ago(s.seenAt ?? null)}</span>` : s.state}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </div>`;
 }
 
@@ -133,26 +189,71 @@ export function EconomyTab({ id }: { id: string }) {
   return html`<div>
     <h2>Economy (this month, UTC)</h2>
     <${ErrorBox} error=${e.error ?? o.error} />
-    ${o.data
-      ? html`<${Chart} label="Cache hits and lines spoken per day, last 7 days" x=${o.data.series.map((s) => daySeconds(s.day))}
-          series=${[
-            { label: 'Lines', values: o.data.series.map((s) => s.lines), color: '#2563eb', bars: true },
-            { label: 'Cache hits', values: o.data.series.map((s) => s.cacheHits), color: '#15803d', bars: true },
-          ]} />`
-      : null}
-    ${d
-      ? html`<div class="table-wrap"><table>
-          <caption>Spend by source, ${d.periodStart.slice(0, 10)} – ${d.periodEnd.slice(0, 10)}</caption>
-          <thead><tr><th scope="col">Source</th><th scope="col">Volume</th><th scope="col">USD</th><th scope="col">Share</th></tr></thead>
-          <tbody>
-            <tr><th scope="row">TTS</th><td>${d.tts.characters} characters</td><td>${fmtUsd(d.tts.usd)}</td><td>${fmtPct(d.tts.share)}</td></tr>
-            <tr><th scope="row">LLM</th><td>${d.llm.tokens} tokens</td><td>${fmtUsd(d.llm.usd)}</td><td>${fmtPct(d.llm.share)}</td></tr>
-            <tr><th scope="row">Other</th><td>—</td><td>${fmtUsd(d.other.usd)}</td><td>${fmtPct(d.other.share)}</td></tr>
-            <tr><th scope="row">Phrase cache</th><td>${d.cache.hits} of ${d.cache.lines} lines</td><td>—</td><td>${fmtPct(d.cache.share)}</td></tr>
-          </tbody>
-          <tfoot><tr><th scope="row">Total</th><td></td><td>${fmtUsd(d.totalUsd)}</td><td></td></tr></tfoot>
-        </table></div>`
-      : null}
+    ${
+      o.data
+        ? html`<${Chart}
+            label="Cache hits and lines spoken per day, last 7 days"
+            x=${o.data.series.map((s) => daySeconds(s.day))}
+            series=${[
+              { label: 'Lines', values: o.data.series.map((s) => s.lines), color: '#2563eb', bars: true },
+              { label: 'Cache hits', values: o.data.series.map((s) => s.cacheHits), color: '#15803d', bars: true },
+            ]}
+          />`
+        : null
+    }
+    ${
+      d
+        ? html`<div class="table-wrap">
+            <table>
+              <caption>
+                Spend by source, ${d.periodStart.slice(0, 10)} – ${d.periodEnd.slice(0, 10)}
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Source</th>
+                  <th scope="col">Volume</th>
+                  <th scope="col">USD</th>
+                  <th scope="col">Share</th>
+                </tr>
+              </thead>
+              <tbody>
+                <tr>
+                  <th scope="row">TTS</th>
+                  <td>${d.tts.characters} characters</td>
+                  <td>${fmtUsd(d.tts.usd)}</td>
+                  <td>${fmtPct(d.tts.share)}</td>
+                </tr>
+                <tr>
+                  <th scope="row">LLM</th>
+                  <td>${d.llm.tokens} tokens</td>
+                  <td>${fmtUsd(d.llm.usd)}</td>
+                  <td>${fmtPct(d.llm.share)}</td>
+                </tr>
+                <tr>
+                  <th scope="row">Other</th>
+                  <td>—</td>
+                  <td>${fmtUsd(d.other.usd)}</td>
+                  <td>${fmtPct(d.other.share)}</td>
+                </tr>
+                <tr>
+                  <th scope="row">Phrase cache</th>
+                  <td>${d.cache.hits} of ${d.cache.lines} lines</td>
+                  <td>—</td>
+                  <td>${fmtPct(d.cache.share)}</td>
+                </tr>
+              </tbody>
+              <tfoot>
+                <tr>
+                  <th scope="row">Total</th>
+                  <td></td>
+                  <td>${fmtUsd(d.totalUsd)}</td>
+                  <td></td>
+                </tr>
+              </tfoot>
+            </table>
+          </div>`
+        : null
+    }
   </div>`;
 }
 
@@ -171,14 +272,16 @@ export function UsageTab({ id }: { id: string }) {
   return html`<div>
     <h2>Usage (current period)</h2>
     <${ErrorBox} error=${u.error} />
-    ${d
-      ? html`<dl class="kpis">
-          <${Kpi} label="Period" value=${`${d.periodStart.slice(0, 10)} – ${d.periodEnd.slice(0, 10)}`} />
-          <${Kpi} label="Lines spoken" value=${d.linesSpoken} />
-          <${Kpi} label="LLM tokens" value=${d.llmTokens} />
-          <${Kpi} label="TTS characters" value=${d.ttsCharacters} />
-          <${Kpi} label="Spend" value=${fmtUsd(d.spendUsd)} />
-        </dl>`
-      : null}
+    ${
+      d
+        ? html`<dl class="kpis">
+            <${Kpi} label="Period" value=${`${d.periodStart.slice(0, 10)} – ${d.periodEnd.slice(0, 10)}`} />
+            <${Kpi} label="Lines spoken" value=${d.linesSpoken} />
+            <${Kpi} label="LLM tokens" value=${d.llmTokens} />
+            <${Kpi} label="TTS characters" value=${d.ttsCharacters} />
+            <${Kpi} label="Spend" value=${fmtUsd(d.spendUsd)} />
+          </dl>`
+        : null
+    }
   </div>`;
 }

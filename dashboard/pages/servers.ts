@@ -53,16 +53,40 @@ export function ServersPage() {
     </form>
     <${ErrorBox} error=${error ?? servers.error} />
     ${servers.data && servers.data.length === 0 ? html`<p class="empty">No servers yet. Create one above.</p>` : null}
-    ${servers.data && servers.data.length > 0
-      ? html`<div class="table-wrap"><table>
-          <caption class="sr-only">Your game servers</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Config</th><th scope="col">Bots</th><th scope="col">Players</th><th scope="col">Keys</th><th scope="col">Sidecar</th></tr></thead>
-          <tbody>${servers.data.map((s) => html`<tr>
-            <th scope="row"><a href=${`#/servers/${s.id}/overview`}>${s.name}</a></th>
-            <td>v${s.configVersion}</td><td>${s.botCount}</td><td>${s.playersOnline}</td><td>${s.activeKeys}</td><td><${ConnectionLine} c=${s.connection} published=${s.configVersion} /></td>
-          </tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      servers.data && servers.data.length > 0
+        ? html`<div class="table-wrap">
+            <table>
+              <caption class="sr-only">
+                Your game servers
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Config</th>
+                  <th scope="col">Bots</th>
+                  <th scope="col">Players</th>
+                  <th scope="col">Keys</th>
+                  <th scope="col">Sidecar</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${servers.data.map(
+                  (s) =>
+                    html`<tr>
+                      <th scope="row"><a href=${`#/servers/${s.id}/overview`}>${s.name}</a></th>
+                      <td>v${s.configVersion}</td>
+                      <td>${s.botCount}</td>
+                      <td>${s.playersOnline}</td>
+                      <td>${s.activeKeys}</td>
+                      <td><${ConnectionLine} c=${s.connection} published=${s.configVersion} /></td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </section>`;
 }
 
@@ -99,7 +123,9 @@ export function ServerPage({ id, tab }: { id: string; tab: string }) {
   })();
   return html`<section>
     <p class="crumbs"><a href="#/servers">Servers</a> ›</p>
-    <h1>${server.data?.name ?? `Server ${id}`} ${server.data ? html`<span class="badge" data-config-version>config v${server.data.configVersion}</span>` : null}</h1>
+    <h1>
+      ${server.data?.name ?? `Server ${id}`} ${server.data ? html`<span class="badge" data-config-version>config v${server.data.configVersion}</span>` : null}
+    </h1>
     ${server.data ? html`<p class="connection-line">Sidecar: <${ConnectionLine} c=${server.data.connection} published=${server.data.configVersion} /> <span class="muted-text">(last report at ${fmtTime(server.data.lastSeenAt)})</span></p>` : null}
     <${ErrorBox} error=${server.error} />
     <${Tabs} label="Server sections" items=${TABS.map(([t, label]) => ({ href: `#/servers/${id}/${t}`, label, current: t === tab }))} />

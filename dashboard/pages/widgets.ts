@@ -46,11 +46,14 @@ export function WidgetsPage() {
     <${ErrorBox} error=${error ?? widgets.error} />
     ${widgets.data?.length === 0 ? html`<p class="empty">No widgets yet.</p>` : null}
     <ul class="cards">
-      ${(widgets.data ?? []).map((w) => html`<li class="card">
-        <h2 class="h3">${w.name}</h2>
-        <p class="hint"><code>${w.id}</code> · created ${fmtTime(w.created_at)}</p>
-        <p><a href=${`#/widgets/${w.id}/settings`}>Settings</a> · <a href=${`#/widgets/${w.id}/settings/analytics/webhooks`}>Webhooks</a></p>
-      </li>`)}
+      ${(widgets.data ?? []).map(
+        (w) =>
+          html`<li class="card">
+            <h2 class="h3">${w.name}</h2>
+            <p class="hint"><code>${w.id}</code> · created ${fmtTime(w.created_at)}</p>
+            <p><a href=${`#/widgets/${w.id}/settings`}>Settings</a> · <a href=${`#/widgets/${w.id}/settings/analytics/webhooks`}>Webhooks</a></p>
+          </li>`,
+      )}
     </ul>
   </section>`;
 }
@@ -63,16 +66,21 @@ export function WidgetSettingsPage({ id, path }: { id: string; path: string[] })
     <p class="crumbs"><a href="#/widgets">Widgets</a> › ${widget.data?.name ?? id} › Settings${area === 'analytics' ? ' › Analytics › Webhooks' : ''}</p>
     <h1>${widget.data?.name ?? 'Widget'} settings</h1>
     <${ErrorBox} error=${widget.error} />
-    <${Tabs} label="Widget settings" items=${[
-      { href: base, label: 'General', current: area === 'general' },
-      { href: `${base}/analytics/webhooks`, label: 'Analytics', current: area === 'analytics' },
-    ]} />
-    ${area === 'analytics'
-      ? html`<div class="tab-body">
-          <${Tabs} label="Analytics" items=${[{ href: `${base}/analytics/webhooks`, label: 'Webhooks', current: true }]} />
-          <${WebhooksPage} widgetId=${id} />
-        </div>`
-      : html`<div class="tab-body"><${WidgetKeys} widgetId=${id} /></div>`}
+    <${Tabs}
+      label="Widget settings"
+      items=${[
+        { href: base, label: 'General', current: area === 'general' },
+        { href: `${base}/analytics/webhooks`, label: 'Analytics', current: area === 'analytics' },
+      ]}
+    />
+    ${
+      area === 'analytics'
+        ? html`<div class="tab-body">
+            <${Tabs} label="Analytics" items=${[{ href: `${base}/analytics/webhooks`, label: 'Webhooks', current: true }]} />
+            <${WebhooksPage} widgetId=${id} />
+          </div>`
+        : html`<div class="tab-body"><${WidgetKeys} widgetId=${id} /></div>`
+    }
   </section>`;
 }
 
@@ -99,12 +107,31 @@ function WidgetKeys({ widgetId }: { widgetId: string }) {
   return html`<div>
     <h2>Widget keys</h2>
     <p class="hint">A widget key (<code>bwk_…</code>) lets the widget's backend post events for this widget only.</p>
-    <button type="button" onClick=${() => act(async () => setFresh((await call<{ key: string }>('POST', `/v1/widgets/${widgetId}/keys`)).key))}>Issue a widget key</button>
+    <button type="button" onClick=${() => act(async () => setFresh((await call<{ key: string }>('POST', `/v1/widgets/${widgetId}/keys`)).key))}>
+      Issue a widget key
+    </button>
     ${fresh ? html`<${ShownOnce} label="New widget key" value=${fresh} />` : null}
     <${ErrorBox} error=${error ?? keys.error} />
-    <ul class="plain">${(keys.data ?? []).map((k) => html`<li><code>${k.preview}…</code> ${fmtTime(k.created_at)} ${k.revoked_at
-      ? html`<span class="badge muted">revoked</span>`
-      : html`<button type="button" class="danger small" aria-label=${`Revoke widget key ${k.preview}`} onClick=${() => act(() => call('DELETE', `/v1/widgets/${widgetId}/keys/${k.id}`))}>Revoke</button>`}</li>`)}</ul>
+    <ul class="plain">
+      ${(keys.data ?? []).map(
+        (k) =>
+          html`<li>
+            <code>${k.preview}…</code> ${fmtTime(k.created_at)}
+            ${
+              k.revoked_at
+                ? html`<span class="badge muted">revoked</span>`
+                : html`<button
+                    type="button"
+                    class="danger small"
+                    aria-label=${`Revoke widget key ${k.preview}`}
+                    onClick=${() => act(() => call('DELETE', `/v1/widgets/${widgetId}/keys/${k.id}`))}
+                  >
+                    Revoke
+                  </button>`
+            }
+          </li>`,
+      )}
+    </ul>
   </div>`;
 }
 
@@ -138,29 +165,45 @@ export function WebhooksPage({ widgetId }: { widgetId: string }) {
   return html`<div class="webhooks">
     <h2>Webhooks</h2>
     <p class="hint">Signed HTTP POSTs to your endpoints when conversations start or end, an escalation triggers or a lead is captured.</p>
-    ${secret ? html`<${ShownOnce} label=${secret.label} value=${secret.value} />` : null}
-    ${note ? html`<${Notice}>${note}<//>` : null}
+    ${secret ? html`<${ShownOnce} label=${secret.label} value=${secret.value} />` : null} ${note ? html`<${Notice}>${note}<//>` : null}
     <${ErrorBox} error=${error ?? endpoints.error} />
-    ${endpoints.data && endpoints.data.length === 0
-      ? html`<p class="empty" data-empty-endpoints>No webhook endpoints yet. Add one below to start receiving events.</p>`
-      : null}
+    ${
+      endpoints.data && endpoints.data.length === 0
+        ? html`<p class="empty" data-empty-endpoints>No webhook endpoints yet. Add one below to start receiving events.</p>`
+        : null
+    }
     <ul class="endpoints">
-      ${(endpoints.data ?? []).map((ep) => html`<${EndpointItem} key=${ep.id} widgetId=${widgetId} ep=${ep}
-        onToggle=${() => act(async () => { await call('PATCH', `/v1/widgets/${widgetId}/webhooks/${ep.id}`, { body: { enabled: !ep.enabled } }); })}
-        onRotate=${() => act(async () => {
-          if (!confirm('Rotate the signing secret? The old one keeps verifying (Standard Webhooks header) for 24 hours.')) return;
-          const r = await call<{ secret: string }>('POST', `/v1/widgets/${widgetId}/webhooks/${ep.id}/rotate-secret`);
-          setSecret({ label: `New signing secret for ${ep.url}`, value: r.secret });
-        })}
-        onDelete=${() => act(async () => {
-          if (!confirm(`Delete the endpoint ${ep.url} and its delivery log?`)) return;
-          await call('DELETE', `/v1/widgets/${widgetId}/webhooks/${ep.id}`);
-        })} />`)}
+      ${(endpoints.data ?? []).map(
+        (ep) =>
+          html`<${EndpointItem}
+            key=${ep.id}
+            widgetId=${widgetId}
+            ep=${ep}
+            onToggle=${() =>
+              act(async () => {
+                await call('PATCH', `/v1/widgets/${widgetId}/webhooks/${ep.id}`, { body: { enabled: !ep.enabled } });
+              })}
+            onRotate=${() =>
+              act(async () => {
+                if (!confirm('Rotate the signing secret? The old one keeps verifying (Standard Webhooks header) for 24 hours.')) return;
+                const r = await call<{ secret: string }>('POST', `/v1/widgets/${widgetId}/webhooks/${ep.id}/rotate-secret`);
+                setSecret({ label: `New signing secret for ${ep.url}`, value: r.secret });
+              })}
+            onDelete=${() =>
+              act(async () => {
+                if (!confirm(`Delete the endpoint ${ep.url} and its delivery log?`)) return;
+                await call('DELETE', `/v1/widgets/${widgetId}/webhooks/${ep.id}`);
+              })}
+          />`,
+      )}
     </ul>
-    <${AddEndpoint} widgetId=${widgetId} onAdded=${async (ep: Endpoint & { secret: string }) => {
-      setSecret({ label: `Signing secret for ${ep.url}`, value: ep.secret });
-      await endpoints.reload();
-    }} />
+    <${AddEndpoint}
+      widgetId=${widgetId}
+      onAdded=${async (ep: Endpoint & { secret: string }) => {
+        setSecret({ label: `Signing secret for ${ep.url}`, value: ep.secret });
+        await endpoints.reload();
+      }}
+    />
     ${endpoints.data && endpoints.data.length > 0 ? html`<${TestEvent} widgetId=${widgetId} onSent=${(n: number) => setNote(`Test event accepted: ${n} deliver${n === 1 ? 'y' : 'ies'} queued.`)} onError=${setError} />` : null}
   </div>`;
 }
@@ -206,8 +249,25 @@ function AddEndpoint({ widgetId, onAdded }: { widgetId: string; onAdded: (ep: En
   return html`<form class="card" onSubmit=${submit} novalidate aria-labelledby="add-endpoint-title">
     <h3 id="add-endpoint-title">Add an endpoint</h3>
     <${ErrorBox} error=${error} />
-    <${TextField} id="ep-url" label="Endpoint URL" type="url" value=${url} onValue=${setUrl} maxLength=${512} error=${fields.url} hint="https:// and publicly reachable; at most 512 characters." />
-    <${TextField} id="ep-secret" label="Signing secret (optional)" value=${secret} onValue=${setSecret} maxLength=${4096} error=${fields.secret} hint="Leave empty to have one generated (whsec_…)." />
+    <${TextField}
+      id="ep-url"
+      label="Endpoint URL"
+      type="url"
+      value=${url}
+      onValue=${setUrl}
+      maxLength=${512}
+      error=${fields.url}
+      hint="https:// and publicly reachable; at most 512 characters."
+    />
+    <${TextField}
+      id="ep-secret"
+      label="Signing secret (optional)"
+      value=${secret}
+      onValue=${setSecret}
+      maxLength=${4096}
+      error=${fields.secret}
+      hint="Leave empty to have one generated (whsec_…)."
+    />
     <fieldset class=${fields.events ? 'invalid' : ''} aria-describedby=${fields.events ? 'ep-events-error' : undefined}>
       <legend>Events</legend>
       ${EVENTS.map((ev) => html`<${Checkbox} id=${`ep-ev-${ev.replace('.', '-')}`} label=${ev} checked=${events.includes(ev)} onValue=${(v: boolean) => toggle(ev, v)} />`)}
@@ -237,7 +297,19 @@ interface Attempt {
   outcome: string;
 }
 
-function EndpointItem({ widgetId, ep, onToggle, onRotate, onDelete }: { widgetId: string; ep: Endpoint; onToggle: () => void; onRotate: () => void; onDelete: () => void }) {
+function EndpointItem({
+  widgetId,
+  ep,
+  onToggle,
+  onRotate,
+  onDelete,
+}: {
+  widgetId: string;
+  ep: Endpoint;
+  onToggle: () => void;
+  onRotate: () => void;
+  onDelete: () => void;
+}) {
   const base = `/v1/widgets/${widgetId}/webhooks/${ep.id}`;
   const deliveries = useLoad(() => call<{ data: Delivery[] }>('GET', `${base}/deliveries?limit=20`), [base]);
   useInterval(() => void deliveries.reload(), 3000);
@@ -278,25 +350,59 @@ function EndpointItem({ widgetId, ep, onToggle, onRotate, onDelete }: { widgetId
     <${ErrorBox} error=${error ?? deliveries.error} />
     <h4>Delivery log</h4>
     ${deliveries.data?.data.length === 0 ? html`<p class="empty">No deliveries yet.</p>` : null}
-    ${deliveries.data && deliveries.data.data.length > 0
-      ? html`<div class="table-wrap"><table class="deliveries">
-          <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last result</th><th scope="col">Created</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-          <tbody>${deliveries.data.data.map((d) => html`<tr data-delivery=${d.id}>
-            <th scope="row">${d.event}</th>
-            <td><span class=${`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'muted'}`}>${d.status}</span></td>
-            <td>${d.attempts}</td>
-            <td>${d.last_status_code ?? ''} ${d.last_error ?? ''}</td>
-            <td>${fmtTime(d.created_at)}</td>
-            <td class="actions">
-              <button type="button" class="secondary small" aria-expanded=${open?.id === d.id} onClick=${() => attempts(d)}>Attempts</button>
-              <button type="button" class="secondary small" disabled=${d.status === 'inflight' || !ep.enabled} onClick=${() => retry(d)} aria-label=${`Retry delivery ${d.id}`}>Retry</button>
-            </td>
-          </tr>
-          ${open?.id === d.id
-            ? html`<tr><td colspan="6"><ol class="attempts">${open.attempts.map((a) => html`<li>${fmtTime(a.started_at)} · ${a.outcome} · ${a.status_code ?? '—'} · ${a.duration_ms} ms${a.error ? ` · ${a.error}` : ''}</li>`)}</ol></td></tr>`
-            : null}`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      deliveries.data && deliveries.data.data.length > 0
+        ? html`<div class="table-wrap">
+            <table class="deliveries">
+              <thead>
+                <tr>
+                  <th scope="col">Event</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last result</th>
+                  <th scope="col">Created</th>
+                  <th scope="col"><span class="sr-only">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${deliveries.data.data.map(
+                  (d) =>
+                    html`<tr data-delivery=${d.id}>
+                        <th scope="row">${d.event}</th>
+                        <td><span class=${`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'muted'}`}>${d.status}</span></td>
+                        <td>${d.attempts}</td>
+                        <td>${d.last_status_code ?? ''} ${d.last_error ?? ''}</td>
+                        <td>${fmtTime(d.created_at)}</td>
+                        <td class="actions">
+                          <button type="button" class="secondary small" aria-expanded=${open?.id === d.id} onClick=${() => attempts(d)}>Attempts</button>
+                          <button
+                            type="button"
+                            class="secondary small"
+                            disabled=${d.status === 'inflight' || !ep.enabled}
+                            onClick=${() => retry(d)}
+                            aria-label=${`Retry delivery ${d.id}`}
+                          >
+                            Retry
+                          </button>
+                        </td>
+                      </tr>
+                      ${
+                        open?.id === d.id
+                          ? html`<tr>
+                              <td colspan="6">
+                                <ol class="attempts">
+                                  ${open.attempts.map((a) => html`<li>${fmtTime(a.started_at)} · ${a.outcome} · ${a.status_code ?? '—'} · ${a.duration_ms} ms${a.error ? ` · ${a.error}` : ''}</li>`)}
+                                </ol>
+                              </td>
+                            </tr>`
+                          : null
+                      }`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </li>`;
 }
 
@@ -319,10 +425,12 @@ function TestEvent({ widgetId, onSent, onError }: { widgetId: string; onSent: (n
     }
   };
   return html`<form class="card inline" onSubmit=${send} aria-label="Send a test event">
-    <div class="field"><label for="test-event">Test event</label>
+    <div class="field">
+      <label for="test-event">Test event</label>
       <select id="test-event" value=${event} onChange=${(e: Event) => setEvent((e.currentTarget as HTMLSelectElement).value as EventType)}>
         ${EVENTS.map((x) => html`<option value=${x}>${x}</option>`)}
-      </select></div>
+      </select>
+    </div>
     <button type="submit">Send test event</button>
   </form>`;
 }

@@ -46,7 +46,10 @@ export function stackDataDir(
 }
 
 /** The database of a stack: the one --database, --db or DATABASE_URL names, else brainstem.db in a given data directory, else ./brainstem.db. */
-export function stackDatabase(flags: { dataDir?: string | undefined; database?: string | undefined; db?: string | undefined }, env: NodeJS.ProcessEnv = process.env): DatabaseLocation {
+export function stackDatabase(
+  flags: { dataDir?: string | undefined; database?: string | undefined; db?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): DatabaseLocation {
   const given = givenDataDir(flags.dataDir, env);
   const named = flags.database !== undefined || flags.db !== undefined || (env.DATABASE_URL ?? '').trim() !== '';
   return given !== undefined && !named ? { kind: 'sqlite', file: join(given, DATA_DIR_DATABASE) } : databaseFlag(flags, env);

@@ -98,7 +98,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const now = options.now ?? Date.now;
   const host = options.host ?? '127.0.0.1';
   if (!options.tls && !options.insecureHttp && !isLoopbackHost(host)) {
-    throw new Error(`refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`);
+    throw new Error(
+      `refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`,
+    );
   }
   const role = options.role ?? 'all';
   const location = locationOf(options);
@@ -177,7 +179,10 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     renders: () => video.renders(),
   });
   // Prometheus text format, for the admin token only: route names and volumes are operator business.
-  server.get('/metrics', metricsHandler(metrics.registry, (req) => auth.admin(req)));
+  server.get(
+    '/metrics',
+    metricsHandler(metrics.registry, (req) => auth.admin(req)),
+  );
   // Last, so that no API route is shadowed by the page's static routes.
   if (role !== 'worker') mountDashboard(server, { logger });
 
@@ -194,7 +199,11 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     await webhooks.start();
     // Videos queued by other processes on the database: told at once on PostgreSQL, and looked
     // for now and then in any case (an API-only process on the same SQLite file, a missed message).
-    cluster?.broadcast.listen(VIDEO_QUEUED_CHANNEL, () => video.kick(), () => video.kick());
+    cluster?.broadcast.listen(
+      VIDEO_QUEUED_CHANNEL,
+      () => video.kick(),
+      () => video.kick(),
+    );
     renderPoll = setInterval(() => video.kick(), WORKER_RENDER_POLL_MS);
     renderPoll.unref();
   }

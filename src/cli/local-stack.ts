@@ -73,7 +73,10 @@ interface Row {
  * revoked meanwhile is replaced by a fresh one. `adminToken` (SERVICE_ADMIN_TOKEN) wins over
  * the stored one without replacing it. The database is closed again before returning.
  */
-export async function ensureLocalStack(location: DatabaseLocation, options: { adminToken?: string; now?: () => number } = {}): Promise<{ stack: LocalStack; created: boolean }> {
+export async function ensureLocalStack(
+  location: DatabaseLocation,
+  options: { adminToken?: string; now?: () => number } = {},
+): Promise<{ stack: LocalStack; created: boolean }> {
   const database = openDatabaseAt(location);
   try {
     const identity = await openIdentityStore(database, options.now);
@@ -131,14 +134,16 @@ async function localStackRows(database: Database): Promise<LocalStackRows> {
     migrate(db, 'up', MIGRATIONS);
     return {
       read: async () => db.prepare(READ).get() as Row | undefined,
-      save: async (r, now) => void db.prepare(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, ?, ?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`).run(...values(r, now)),
+      save: async (r, now) =>
+        void db.prepare(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, ?, ?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`).run(...values(r, now)),
     };
   }
   const pool: Pool = database.pool;
   await migratePg(pool, 'up', PG_MIGRATIONS);
   return {
     read: () => queryRow<Row>(pool, READ, []),
-    save: async (r, now) => void (await pool.query(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, $1, $2, $3, $4, $5, $6, $7) ${ON_CONFLICT}`, values(r, now))),
+    save: async (r, now) =>
+      void (await pool.query(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, $1, $2, $3, $4, $5, $6, $7) ${ON_CONFLICT}`, values(r, now))),
   };
 }
 

@@ -41,7 +41,11 @@ export async function migrateStore(sqliteFile: string, postgresUrl: string): Pro
       return await transaction(target.pool, async (client) => {
         const targetTables = await tablesInOrder(client);
         const sourceTables = new Set(
-          (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'").all() as { name: string }[]).map((r) => r.name),
+          (
+            db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'").all() as {
+              name: string;
+            }[]
+          ).map((r) => r.name),
         );
         const skipped = [...sourceTables].filter((t) => NOT_CARRIED_TABLES.has(t)).sort();
         const missing = [...sourceTables].filter((t) => !NOT_CARRIED_TABLES.has(t) && !targetTables.includes(t));
@@ -63,7 +67,9 @@ export async function migrateStore(sqliteFile: string, postgresUrl: string): Pro
 
 /** The target's tables (schema public), parents before the tables that refer to them. */
 async function tablesInOrder(client: PoolClient): Promise<string[]> {
-  const { rows: tables } = await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations' ORDER BY tablename");
+  const { rows: tables } = await client.query<{ name: string }>(
+    "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations' ORDER BY tablename",
+  );
   const { rows: refs } = await client.query<{ child: string; parent: string }>(
     `SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent
        FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace

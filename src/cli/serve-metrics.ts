@@ -26,9 +26,24 @@ export interface ServeMetricSources {
 export function serveMetrics(): { registry: Registry; observe: RequestObserver; attach(sources: ServeMetricSources): void } {
   const registry = newRegistry();
   const requests = requestMetrics(registry, SERVE_METRICS_PREFIX);
-  const pulls = new Counter({ name: `${SERVE_METRICS_PREFIX}_config_pulls_total`, help: 'Config pulls by sidecars (GET /v1/config), by status (304 = unchanged)', labelNames: ['status'], registers: [registry] });
-  const reports = new Counter({ name: `${SERVE_METRICS_PREFIX}_telemetry_reports_total`, help: 'Telemetry reports received (POST /v1/telemetry), by status', labelNames: ['status'], registers: [registry] });
-  const limited = new Counter({ name: `${SERVE_METRICS_PREFIX}_rate_limited_total`, help: 'Requests refused with 429 rate_limited, by route pattern', labelNames: ['route'], registers: [registry] });
+  const pulls = new Counter({
+    name: `${SERVE_METRICS_PREFIX}_config_pulls_total`,
+    help: 'Config pulls by sidecars (GET /v1/config), by status (304 = unchanged)',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const reports = new Counter({
+    name: `${SERVE_METRICS_PREFIX}_telemetry_reports_total`,
+    help: 'Telemetry reports received (POST /v1/telemetry), by status',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const limited = new Counter({
+    name: `${SERVE_METRICS_PREFIX}_rate_limited_total`,
+    help: 'Requests refused with 429 rate_limited, by route pattern',
+    labelNames: ['route'],
+    registers: [registry],
+  });
   const observe: RequestObserver = (r) => {
     requests(r);
     if (r.route === CONFIG_PULL_ROUTE && r.method === 'GET') pulls.inc({ status: r.status });
@@ -36,12 +51,24 @@ export function serveMetrics(): { registry: Registry; observe: RequestObserver; 
     if (r.status === 429) limited.inc({ route: r.route ?? 'unmatched' });
   };
   const attach = (s: ServeMetricSources): void => {
-    externalCounter(registry, `${SERVE_METRICS_PREFIX}_webhook_delivery_attempts_total`, 'Webhook delivery attempts by outcome: succeeded, retrying (failed, retry scheduled), failed (given up)', s.webhookAttempts, 'outcome');
+    externalCounter(
+      registry,
+      `${SERVE_METRICS_PREFIX}_webhook_delivery_attempts_total`,
+      'Webhook delivery attempts by outcome: succeeded, retrying (failed, retry scheduled), failed (given up)',
+      s.webhookAttempts,
+      'outcome',
+    );
     externalGauge(registry, `${SERVE_METRICS_PREFIX}_webhook_deliveries_in_flight`, 'Webhook deliveries being sent now', s.webhooksInFlight);
-    externalCounter(registry, `${SERVE_METRICS_PREFIX}_video_renders_total`, 'Video renders finished, by outcome', () => {
-      const { succeeded, failed } = s.renders();
-      return { succeeded, failed };
-    }, 'outcome');
+    externalCounter(
+      registry,
+      `${SERVE_METRICS_PREFIX}_video_renders_total`,
+      'Video renders finished, by outcome',
+      () => {
+        const { succeeded, failed } = s.renders();
+        return { succeeded, failed };
+      },
+      'outcome',
+    );
     externalGauge(registry, `${SERVE_METRICS_PREFIX}_video_renders_running`, 'Video renders running now', () => s.renders().rendering);
   };
   return { registry, observe, attach };

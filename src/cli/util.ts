@@ -5,7 +5,10 @@ import { chooseDatabase, DEFAULT_DATABASE, parseDatabaseUrl, type DatabaseLocati
 
 /** An expected failure of a command: printed as one line, no stack. */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
     this.name = 'CliError';
   }
@@ -37,7 +40,8 @@ export function limitsFlag(file: string | undefined): { limits?: Limits } {
   }
 }
 
-export const LIMITS_FLAG_HELP = 'a JSON file of rate limits and quotas that differ from the defaults, e.g. {"session": 1200, "serverKey": {"limit": 600, "windowSeconds": 60}}';
+export const LIMITS_FLAG_HELP =
+  'a JSON file of rate limits and quotas that differ from the defaults, e.g. {"session": 1200, "serverKey": {"limit": 600, "windowSeconds": 60}}';
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -31,12 +31,19 @@ export type ControlPlaneEvent =
 export class ControlPlaneSync {
   private views: Views | null = null;
 
-  constructor(private readonly broadcast: Broadcast | null, private readonly logger: Logger) {}
+  constructor(
+    private readonly broadcast: Broadcast | null,
+    private readonly logger: Logger,
+  ) {}
 
   /** Starts applying other replicas' changes to these views (made after this object, since they announce through it). */
   follow(views: Views): void {
     this.views = views;
-    this.broadcast?.listen(CONTROLPLANE_CHANNEL, (payload) => this.heard(payload), () => this.resync());
+    this.broadcast?.listen(
+      CONTROLPLANE_CHANNEL,
+      (payload) => this.heard(payload),
+      () => this.resync(),
+    );
   }
 
   /**
@@ -62,7 +69,8 @@ export class ControlPlaneSync {
     } catch {
       return;
     }
-    const failed = (err: unknown) => this.logger.error('control plane: could not apply a change from another replica', { event: event.kind, error: String(err) });
+    const failed = (err: unknown) =>
+      this.logger.error('control plane: could not apply a change from another replica', { event: event.kind, error: String(err) });
     switch (event.kind) {
       case 'head':
         // Dropped at once, so a pull arriving before the reload reads the store, never the old head.

@@ -110,7 +110,13 @@ export class LineQuota {
     const head = await this.ctx.store.head(serverId);
     if (!head || head.entry.publishedBy !== QUOTA_PUBLISHER || head.bundle.policy.llm_dialogue !== false) return;
     const before = await this.ctx.store.getVersion(serverId, head.entry.version - 1);
-    await this.publish(serverId, tenantId, head, withDialogue(head.bundle, before?.bundle.policy.llm_dialogue), 'line quota renewed: llm_dialogue as before the hold');
+    await this.publish(
+      serverId,
+      tenantId,
+      head,
+      withDialogue(head.bundle, before?.bundle.policy.llm_dialogue),
+      'line quota renewed: llm_dialogue as before the hold',
+    );
   }
 
   /** The version published, or null when a user's publish landed first (the next report retries). */

@@ -23,7 +23,11 @@ export class PgReplayLedger implements ReplayLedger {
   private running = false;
   private lastPrune = 0;
 
-  constructor(private readonly pool: Pool, private readonly windowS: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly windowS: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   record(ts: number, slot: number): Promise<boolean> {
     return new Promise((resolve, reject) => {

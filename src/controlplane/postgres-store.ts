@@ -1,7 +1,21 @@
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
 import { MAX_SAFE, migratePg, queryRows, queryRow, transaction, type PgMigration, type Pool } from '../store/postgres.js';
-import { activityOf, checkoutOf, entryOf, keyOf, serverOf, totalsOf, UsageFold, type ActivityRow, type CheckoutRow, type KeyRow, type ServerRow, type UsageRow, type VersionRow } from './rows.js';
+import {
+  activityOf,
+  checkoutOf,
+  entryOf,
+  keyOf,
+  serverOf,
+  totalsOf,
+  UsageFold,
+  type ActivityRow,
+  type CheckoutRow,
+  type KeyRow,
+  type ServerRow,
+  type UsageRow,
+  type VersionRow,
+} from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
   ActivityEvent,
@@ -152,7 +166,10 @@ const INSERT_REPORTS = `INSERT INTO cp_reports (server_id, report_id, ts, receiv
   ON CONFLICT (server_id, report_id) WHERE report_id IS NOT NULL DO NOTHING RETURNING server_id, report_id`;
 
 export class PostgresControlPlaneStore implements ControlPlaneStore {
-  private constructor(private readonly pool: Pool, private readonly now: () => number) {}
+  private constructor(
+    private readonly pool: Pool,
+    private readonly now: () => number,
+  ) {}
 
   /** The store on `pool`, its schema migrated first (the identity schema must be there: servers belong to tenants). */
   static async open(pool: Pool, now: () => number = Date.now): Promise<PostgresControlPlaneStore> {
@@ -166,9 +183,15 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
 
   async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord> {
     return transaction(this.pool, async (c) => {
-      const server = serverOf((await queryRow<ServerRow>(c, 'INSERT INTO cp_servers (tenant_id, name, created_at) VALUES ($1, $2, $3) RETURNING *', [tenantId, name, this.iso()]))!);
+      const server = serverOf(
+        (await queryRow<ServerRow>(c, 'INSERT INTO cp_servers (tenant_id, name, created_at) VALUES ($1, $2, $3) RETURNING *', [tenantId, name, this.iso()]))!,
+      );
       await c.query('INSERT INTO cp_config_versions (server_id, version, bundle, published_at, published_by, note) VALUES ($1, 1, $2, $3, $4, $5)', [
-        server.id, JSON.stringify({ ...bundle, version: 1 }), server.createdAt, publishedBy, 'initial default bundle',
+        server.id,
+        JSON.stringify({ ...bundle, version: 1 }),
+        server.createdAt,
+        publishedBy,
+        'initial default bundle',
       ]);
       return server;
     });
@@ -184,7 +207,14 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord> {
-    return keyOf((await queryRow<KeyRow>(this.pool, 'INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [serverId, tokenHash, preview, this.iso()]))!);
+    return keyOf(
+      (await queryRow<KeyRow>(this.pool, 'INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [
+        serverId,
+        tokenHash,
+        preview,
+        this.iso(),
+      ]))!,
+    );
   }
 
   async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {
@@ -192,12 +222,20 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null> {
-    const row = await queryRow<{ token_hash: string }>(this.pool, 'UPDATE cp_server_keys SET revoked_at = $1 WHERE server_id = $2 AND id = $3 AND revoked_at IS NULL RETURNING token_hash', [this.iso(), serverId, keyId]);
+    const row = await queryRow<{ token_hash: string }>(
+      this.pool,
+      'UPDATE cp_server_keys SET revoked_at = $1 WHERE server_id = $2 AND id = $3 AND revoked_at IS NULL RETURNING token_hash',
+      [this.iso(), serverId, keyId],
+    );
     return row ? { tokenHash: row.token_hash } : null;
   }
 
   async findServerKey(tokenHash: string): Promise<KeyOwner | null> {
-    const row = await queryRow<{ key_id: number; server_id: number; tenant_id: number }>(this.pool, 'SELECT k.id AS key_id, k.server_id, s.tenant_id FROM cp_server_keys k JOIN cp_servers s ON s.id = k.server_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL', [tokenHash]);
+    const row = await queryRow<{ key_id: number; server_id: number; tenant_id: number }>(
+      this.pool,
+      'SELECT k.id AS key_id, k.server_id, s.tenant_id FROM cp_server_keys k JOIN cp_servers s ON s.id = k.server_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL',
+      [tokenHash],
+    );
     return row ? { keyId: row.key_id as ServerKeyId, serverId: row.server_id as ServerId, tenantId: row.tenant_id as TenantId } : null;
   }
 
@@ -220,7 +258,12 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
       const published = { ...bundle, version };
       const publishedAt = this.iso();
       await c.query('INSERT INTO cp_config_versions (server_id, version, bundle, published_at, published_by, note) VALUES ($1, $2, $3, $4, $5, $6)', [
-        serverId, version, JSON.stringify(published), publishedAt, by, note,
+        serverId,
+        version,
+        JSON.stringify(published),
+        publishedAt,
+        by,
+        note,
       ]);
       return { ok: true, published: { bundle: published, entry: { version, publishedAt, publishedBy: by, note } } };
     });
@@ -238,7 +281,13 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async listVersions(serverId: ServerId): Promise<ConfigVersion[]> {
-    return (await queryRows<VersionRow>(this.pool, 'SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = $1 ORDER BY version DESC', [serverId])).map(entryOf);
+    return (
+      await queryRows<VersionRow>(
+        this.pool,
+        'SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = $1 ORDER BY version DESC',
+        [serverId],
+      )
+    ).map(entryOf);
   }
 
   async getVersion(serverId: ServerId, version: number): Promise<PublishedBundle | null> {
@@ -282,7 +331,18 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
         return { accepted: true, received: report.events.length };
       });
       for (const [serverId, day, t] of fold.usage()) {
-        await c.query(UPSERT_USAGE, [serverId, day, safe(t.reports), safe(t.linesSpoken), safe(t.llmTokens), safe(t.ttsCharacters), t.spendUsd, safe(t.cacheHits), t.ttsUsd, t.llmUsd]);
+        await c.query(UPSERT_USAGE, [
+          serverId,
+          day,
+          safe(t.reports),
+          safe(t.linesSpoken),
+          safe(t.llmTokens),
+          safe(t.ttsCharacters),
+          t.spendUsd,
+          safe(t.cacheHits),
+          t.ttsUsd,
+          t.llmUsd,
+        ]);
       }
       for (const [serverId, receivedAt, roster] of fold.rosters()) {
         await c.query(
@@ -296,8 +356,19 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async latestReport(serverId: ServerId): Promise<LatestReport | null> {
-    const r = await queryRow<{ received_at: number; ts: string; bot_count: number; players_online: number; latency_p50: number | null; latency_p99: number | null }>(this.pool, 'SELECT received_at, ts, bot_count, players_online, latency_p50, latency_p99 FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1', [serverId]);
-    return r ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 } : null;
+    const r = await queryRow<{
+      received_at: number;
+      ts: string;
+      bot_count: number;
+      players_online: number;
+      latency_p50: number | null;
+      latency_p99: number | null;
+    }>(this.pool, 'SELECT received_at, ts, bot_count, players_online, latency_p50, latency_p99 FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1', [
+      serverId,
+    ]);
+    return r
+      ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 }
+      : null;
   }
 
   async roster(serverId: ServerId): Promise<Survivor[]> {
@@ -306,17 +377,29 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]> {
-    const rows = await queryRows<ActivityRow>(this.pool, "SELECT id, ts, events FROM cp_reports WHERE server_id = $1 AND events <> '[]' ORDER BY id DESC LIMIT $2", [serverId, limit]);
+    const rows = await queryRows<ActivityRow>(
+      this.pool,
+      "SELECT id, ts, events FROM cp_reports WHERE server_id = $1 AND events <> '[]' ORDER BY id DESC LIMIT $2",
+      [serverId, limit],
+    );
     return activityOf(serverId, rows, limit);
   }
 
   async dailyUsage(serverId: ServerId, fromDay: string, toDay: string): Promise<DailyUsage[]> {
-    const rows = await queryRows<UsageRow>(this.pool, 'SELECT * FROM cp_usage_daily WHERE server_id = $1 AND day >= $2 AND day <= $3 ORDER BY day', [serverId, fromDay, toDay]);
+    const rows = await queryRows<UsageRow>(this.pool, 'SELECT * FROM cp_usage_daily WHERE server_id = $1 AND day >= $2 AND day <= $3 ORDER BY day', [
+      serverId,
+      fromDay,
+      toDay,
+    ]);
     return rows.map((r) => ({ day: r.day!, ...totalsOf(r) }));
   }
 
   async tenantUsage(tenantId: TenantId, fromDay: string, toDay: string): Promise<UsageTotals> {
-    const row = await queryRow<UsageRow>(this.pool, `SELECT ${SUMS} FROM cp_usage_daily u JOIN cp_servers s ON s.id = u.server_id WHERE s.tenant_id = $1 AND day >= $2 AND day <= $3`, [tenantId, fromDay, toDay]);
+    const row = await queryRow<UsageRow>(
+      this.pool,
+      `SELECT ${SUMS} FROM cp_usage_daily u JOIN cp_servers s ON s.id = u.server_id WHERE s.tenant_id = $1 AND day >= $2 AND day <= $3`,
+      [tenantId, fromDay, toDay],
+    );
     return row ? totalsOf(row) : { ...EMPTY_TOTALS };
   }
 
@@ -337,8 +420,12 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async createCheckout(r: Omit<CheckoutRecord, 'id' | 'createdAt' | 'completedAt'>): Promise<CheckoutRecord> {
-    const row = await queryRow<CheckoutRow>(this.pool, `INSERT INTO cp_checkouts (tenant_id, provider, provider_ref, status, url, plan, tier, amount_usd, interval, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`, [r.tenantId, r.provider, r.providerRef, r.status, r.url, r.plan, r.tier, r.amountUsd, r.interval, this.iso()]);
+    const row = await queryRow<CheckoutRow>(
+      this.pool,
+      `INSERT INTO cp_checkouts (tenant_id, provider, provider_ref, status, url, plan, tier, amount_usd, interval, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      [r.tenantId, r.provider, r.providerRef, r.status, r.url, r.plan, r.tier, r.amountUsd, r.interval, this.iso()],
+    );
     return checkoutOf(row!);
   }
 
@@ -353,7 +440,11 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async setCheckoutStatus(id: CheckoutId, status: CheckoutStatus): Promise<CheckoutRecord | null> {
-    const row = await queryRow<CheckoutRow>(this.pool, `UPDATE cp_checkouts SET status = $1, completed_at = CASE WHEN $1 = 'complete' THEN COALESCE(completed_at, $2) ELSE completed_at END WHERE id = $3 RETURNING *`, [status, this.iso(), id]);
+    const row = await queryRow<CheckoutRow>(
+      this.pool,
+      `UPDATE cp_checkouts SET status = $1, completed_at = CASE WHEN $1 = 'complete' THEN COALESCE(completed_at, $2) ELSE completed_at END WHERE id = $3 RETURNING *`,
+      [status, this.iso(), id],
+    );
     return row ? checkoutOf(row) : null;
   }
 }

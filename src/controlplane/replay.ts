@@ -10,7 +10,10 @@ export class ReplayGuard {
   private latest: SlotSet | undefined;
   private size = 0;
 
-  constructor(private readonly windowS: number, private readonly max: number) {}
+  constructor(
+    private readonly windowS: number,
+    private readonly max: number,
+  ) {}
 
   /**
    * Records a signature (its first 52 bits as a number: a false match needs a 2^-52

@@ -16,7 +16,11 @@ export class ReportRetention {
   private nextAt = -Infinity;
   private running: Promise<void> | null = null;
 
-  constructor(private readonly store: ControlPlaneStore, private readonly days: number, private readonly now: () => number) {}
+  constructor(
+    private readonly store: ControlPlaneStore,
+    private readonly days: number,
+    private readonly now: () => number,
+  ) {}
 
   /** Prunes when a pass is due; resolves when it is done (at once when none is due). */
   maybePrune(): Promise<void> {

@@ -37,11 +37,18 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
     const note = noteOf(req);
     const check = validateBundle(readJsonObject(req));
-    if (!check.ok) throw validationFailed(check.problems.map((p) => ({ path: p.path, message: p.message })), 'The configuration bundle failed validation.');
+    if (!check.ok)
+      throw validationFailed(
+        check.problems.map((p) => ({ path: p.path, message: p.message })),
+        'The configuration bundle failed validation.',
+      );
     const result = await store.publish(record.id, check.bundle.version, check.bundle, await publisher(ctx, session), note);
     if (!result.ok) {
       if (result.reason === 'version_conflict') {
-        throw new HttpError('version_conflict', `The configuration is at version ${result.head}; the edit was based on version ${check.bundle.version}. Reload version ${result.head} and apply the edit again.`);
+        throw new HttpError(
+          'version_conflict',
+          `The configuration is at version ${result.head}; the edit was based on version ${check.bundle.version}. Reload version ${result.head} and apply the edit again.`,
+        );
       }
       throw new HttpError('config_not_found', `No configuration for server ${record.id}.`);
     }

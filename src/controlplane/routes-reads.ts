@@ -24,7 +24,10 @@ export function mountReadRoutes(server: HttpServer, ctx: ControlPlaneContext): v
     // read as characters still engaging minutes later.
     const seenAt = latest ? new Date(latest.receivedAt).toISOString() : null;
     const stale = latest ? ctx.now() - latest.receivedAt > CONNECTED_WITHIN_MS : true;
-    return json(200, roster.map((r) => ({ ...r, seenAt, stale })));
+    return json(
+      200,
+      roster.map((r) => ({ ...r, seenAt, stale })),
+    );
   });
 
   server.get('/v1/servers/:id/activity', async (req) => {

@@ -35,13 +35,17 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     return json(200, await serverSummary(ctx, record));
   });
 
-  server.post('/v1/servers/:id/keys', async (req) => {
-    const { session, server: record } = await ownedServer(ctx, req);
-    requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'a new server key');
-    const key = newToken('serverKey');
-    const created = await store.createServerKey(record.id, hashToken(key), key.slice(0, 8));
-    return json(201, { id: created.id, key, serverId: record.id, preview: created.preview, createdAt: created.createdAt });
-  }, { body: 'none' });
+  server.post(
+    '/v1/servers/:id/keys',
+    async (req) => {
+      const { session, server: record } = await ownedServer(ctx, req);
+      requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'a new server key');
+      const key = newToken('serverKey');
+      const created = await store.createServerKey(record.id, hashToken(key), key.slice(0, 8));
+      return json(201, { id: created.id, key, serverId: record.id, preview: created.preview, createdAt: created.createdAt });
+    },
+    { body: 'none' },
+  );
 
   server.get('/v1/servers/:id/keys', async (req) => {
     const { server: record } = await ownedServer(ctx, req);

@@ -15,14 +15,60 @@ import type {
 } from './types.js';
 
 /** Rows of the control-plane tables as both stores read them (the schemas match column for column). */
-export interface ServerRow { id: number; tenant_id: number; name: string; created_at: string }
-export interface KeyRow { id: number; server_id: number; preview: string; created_at: string; revoked_at: string | null }
-export interface VersionRow { version: number; bundle?: string; published_at: string; published_by: string; note: string }
-export interface UsageRow { day?: string; reports: number; lines_spoken: number; llm_tokens: number; tts_characters: number; spend_usd: number; cache_hits: number; tts_usd: number; llm_usd: number }
-export interface CheckoutRow { id: number; tenant_id: number; provider: string; provider_ref: string; status: string; url: string; plan: string; tier: string | null; amount_usd: number; interval: string; created_at: string; completed_at: string | null }
+export interface ServerRow {
+  id: number;
+  tenant_id: number;
+  name: string;
+  created_at: string;
+}
+export interface KeyRow {
+  id: number;
+  server_id: number;
+  preview: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+export interface VersionRow {
+  version: number;
+  bundle?: string;
+  published_at: string;
+  published_by: string;
+  note: string;
+}
+export interface UsageRow {
+  day?: string;
+  reports: number;
+  lines_spoken: number;
+  llm_tokens: number;
+  tts_characters: number;
+  spend_usd: number;
+  cache_hits: number;
+  tts_usd: number;
+  llm_usd: number;
+}
+export interface CheckoutRow {
+  id: number;
+  tenant_id: number;
+  provider: string;
+  provider_ref: string;
+  status: string;
+  url: string;
+  plan: string;
+  tier: string | null;
+  amount_usd: number;
+  interval: string;
+  created_at: string;
+  completed_at: string | null;
+}
 
 export const serverOf = (r: ServerRow): ServerRecord => ({ id: r.id as ServerId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });
-export const keyOf = (r: KeyRow): ServerKeyRecord => ({ id: r.id as ServerKeyId, serverId: r.server_id as ServerId, preview: r.preview, createdAt: r.created_at, revokedAt: r.revoked_at });
+export const keyOf = (r: KeyRow): ServerKeyRecord => ({
+  id: r.id as ServerKeyId,
+  serverId: r.server_id as ServerId,
+  preview: r.preview,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
 export const entryOf = (r: VersionRow): ConfigVersion => ({ version: r.version, publishedAt: r.published_at, publishedBy: r.published_by, note: r.note });
 /** A count as the read models show it: an integer, at most Number.MAX_SAFE_INTEGER. */
 export const count = (v: number | null | undefined): number => Math.min(Math.round(v ?? 0), Number.MAX_SAFE_INTEGER);
@@ -54,7 +100,11 @@ export const checkoutOf = (r: CheckoutRow): CheckoutRecord => ({
 /** Activity event ids are report row id × stride + the event's index in its report (at most 1000 events per report). */
 export const ACTIVITY_ID_STRIDE = 1000;
 
-export interface ActivityRow { id: number; ts: string; events: string }
+export interface ActivityRow {
+  id: number;
+  ts: string;
+  events: string;
+}
 
 /** The newest `limit` events of the newest reports (rows newest first), each report's events last first. */
 export function activityOf(serverId: ServerId, rows: readonly ActivityRow[], limit: number): ActivityEvent[] {

@@ -237,7 +237,15 @@ export class ServerKeyAuth {
    * key's verifier: the signature's replay slot (≥ 0), or a negative reason code. A number
    * rather than a result object because it runs on every signed request.
    */
-  private authentic(verify: KeyVerifier, method: string, target: string, body: Uint8Array | undefined, timestamp: string | undefined, signature: string | undefined, now: number): number {
+  private authentic(
+    verify: KeyVerifier,
+    method: string,
+    target: string,
+    body: Uint8Array | undefined,
+    timestamp: string | undefined,
+    signature: string | undefined,
+    now: number,
+  ): number {
     if (!timestamp || !signature) return MISSING_HEADERS;
     const seconds = unixSeconds(timestamp);
     if (seconds < 0) return BAD_TIMESTAMP;

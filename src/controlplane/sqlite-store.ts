@@ -1,7 +1,21 @@
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
 import { migrate, type Db } from '../store/sqlite.js';
-import { activityOf, checkoutOf, entryOf, keyOf, serverOf, totalsOf, UsageFold, type ActivityRow, type CheckoutRow, type KeyRow, type ServerRow, type UsageRow, type VersionRow } from './rows.js';
+import {
+  activityOf,
+  checkoutOf,
+  entryOf,
+  keyOf,
+  serverOf,
+  totalsOf,
+  UsageFold,
+  type ActivityRow,
+  type CheckoutRow,
+  type KeyRow,
+  type ServerRow,
+  type UsageRow,
+  type VersionRow,
+} from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
   ActivityEvent,
@@ -141,7 +155,10 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   private readonly publishTx;
   private readonly ingestTx;
 
-  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
     migrate(db, 'controlplane', MIGRATIONS);
     this.q = {
       insertServer: db.prepare('INSERT INTO cp_servers (tenant_id, name, created_at) VALUES (?, ?, ?) RETURNING *'),
@@ -231,8 +248,22 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       const ttsUsd = report.economy?.ttsUsd ?? 0;
       const llmUsd = report.economy?.llmUsd ?? 0;
       const info = this.q.insertReport.run(
-        serverId, report.reportId ?? null, report.ts, receivedAt, report.botCount, report.playersOnline, report.linesSpoken, report.spendUsd,
-        llmTokens, ttsCharacters, cacheHits, report.latency?.p50 ?? null, report.latency?.p99 ?? null, ttsUsd, llmUsd, JSON.stringify(report.events),
+        serverId,
+        report.reportId ?? null,
+        report.ts,
+        receivedAt,
+        report.botCount,
+        report.playersOnline,
+        report.linesSpoken,
+        report.spendUsd,
+        llmTokens,
+        ttsCharacters,
+        cacheHits,
+        report.latency?.p50 ?? null,
+        report.latency?.p99 ?? null,
+        ttsUsd,
+        llmUsd,
+        JSON.stringify(report.events),
       );
       if (info.changes === 0) return { accepted: false, received: 0 };
       fold.add(serverId, receivedAt, report);
@@ -313,7 +344,9 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
     const r = this.q.latest.get(serverId) as
       | { received_at: number; ts: string; bot_count: number; players_online: number; latency_p50: number | null; latency_p99: number | null }
       | undefined;
-    return r ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 } : null;
+    return r
+      ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 }
+      : null;
   }
 
   async roster(serverId: ServerId): Promise<Survivor[]> {

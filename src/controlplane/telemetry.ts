@@ -7,11 +7,25 @@ import type { IngestOutcome, TelemetryRecord, TelemetryReport } from './types.js
 
 export const TELEMETRY_LIMITS = { maxRoster: 1000, maxKind: 64, maxText: 200, maxReportId: 128, maxBody: 256 * 1024 } as const;
 
-const TOP = ['serverId', 'ts', 'botCount', 'playersOnline', 'linesSpoken', 'spendUsd', 'events', 'reportId', 'llmTokens', 'ttsCharacters', 'cacheHits', 'latency', 'roster', 'economy'];
+const TOP = [
+  'serverId',
+  'ts',
+  'botCount',
+  'playersOnline',
+  'linesSpoken',
+  'spendUsd',
+  'events',
+  'reportId',
+  'llmTokens',
+  'ttsCharacters',
+  'cacheHits',
+  'latency',
+  'roster',
+  'economy',
+];
 const ROSTER_KEYS = ['agent', 'name', 'alignment', 'goal', 'state'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 const MAX_COUNT = 1e12;
-
 
 /** Collects every problem of a report, then answers one 422 with all of them. */
 class Check {
@@ -116,7 +130,8 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
       // The phrase cache's hits may come here instead of at the top level (the same number).
       const hits = c.int(value.economy, 'cacheHits', 'economy.cacheHits', false);
       if (hits !== undefined && report.cacheHits === undefined) report.cacheHits = hits;
-      if (hits !== undefined && report.cacheHits !== undefined && hits !== report.cacheHits) c.add('economy.cacheHits', `must equal cacheHits (${report.cacheHits}) when both are sent, got ${hits}`);
+      if (hits !== undefined && report.cacheHits !== undefined && hits !== report.cacheHits)
+        c.add('economy.cacheHits', `must equal cacheHits (${report.cacheHits}) when both are sent, got ${hits}`);
     }
   }
   if (report.cacheHits !== undefined && report.linesSpoken !== undefined && report.cacheHits > report.linesSpoken) {

@@ -42,7 +42,10 @@ export interface PublishedBundle {
   entry: ConfigVersion;
 }
 
-export type PublishResult = { ok: true; published: PublishedBundle } | { ok: false; reason: 'version_conflict'; head: number } | { ok: false; reason: 'no_server' };
+export type PublishResult =
+  | { ok: true; published: PublishedBundle }
+  | { ok: false; reason: 'version_conflict'; head: number }
+  | { ok: false; reason: 'no_server' };
 export type RollbackResult = { ok: true; published: PublishedBundle } | { ok: false; reason: 'no_version' | 'no_server' };
 
 export interface TelemetryEvent {

@@ -47,7 +47,9 @@ const IMPORTS: Record<string, string> = {
 
 /** A static import, re-export or dynamic import of one of the IMPORTS names, in either quote. */
 const BARE_IMPORT = new RegExp(
-  `(\\bfrom\\s*|\\bimport\\s*\\(?\\s*)(["'])(${Object.keys(IMPORTS).map((n) => n.replace('/', '\\/')).join('|')})\\2`,
+  `(\\bfrom\\s*|\\bimport\\s*\\(?\\s*)(["'])(${Object.keys(IMPORTS)
+    .map((n) => n.replace('/', '\\/'))
+    .join('|')})\\2`,
   'g',
 );
 
@@ -102,7 +104,10 @@ export function mountDashboard(server: HttpServer, options: DashboardOptions = {
     let found = app.get(name);
     if (!found) {
       // The compiled tree can change under a running server (tsc --watch); list it again on a miss.
-      const files = new Map<string, string>([['style.css', join(source, 'style.css')], [FAVICON, join(source, FAVICON)]]);
+      const files = new Map<string, string>([
+        ['style.css', join(source, 'style.css')],
+        [FAVICON, join(source, FAVICON)],
+      ]);
       for (const file of listFiles(compiled)) files.set(relative(compiled, file).split(sep).join('/'), file);
       const file = files.get(name);
       if (file && typeFor(file)) app.set(name, (found = asset(file)));

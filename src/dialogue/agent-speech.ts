@@ -97,7 +97,14 @@ export class AgentSpeech {
     const e = p.emotion;
     const level = emotionLevel(e);
     const emotion = e ? e.name : '';
-    if (this.sigLevel !== level || this.sigKind !== kind || this.sigRole !== p.role || this.sigGoal !== p.goal || this.sigEvent !== eventKind || this.sigEmotion !== emotion) {
+    if (
+      this.sigLevel !== level ||
+      this.sigKind !== kind ||
+      this.sigRole !== p.role ||
+      this.sigGoal !== p.goal ||
+      this.sigEvent !== eventKind ||
+      this.sigEmotion !== emotion
+    ) {
       this.sig = situationSignature(p.role, p.goal, kind, eventKind, e);
       this.sigLevel = level;
       this.sigKind = kind;

@@ -6,9 +6,7 @@ export const QUEUE_FULL_BACKOFF_MS = 1000;
 export const MIN_BACKOFF_MS = 100;
 
 /** What a failed model call means for the next ones. */
-export type ModelFailure =
-  | { kind: 'refused'; code: 'bad_request' }
-  | { kind: 'backing_off'; code: string; waitMs: number };
+export type ModelFailure = { kind: 'refused'; code: 'bad_request' } | { kind: 'backing_off'; code: string; waitMs: number };
 
 /**
  * The model's back-off on the wall clock: after a failure it is not asked until its hint

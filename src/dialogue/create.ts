@@ -34,12 +34,22 @@ export function createDialogueTier(options: CreateDialogueTierOptions): Dialogue
   const wanted = configuredPlugins(env);
   const supervisors: PluginSupervisor[] = [];
   const start = (name: PluginName, extra: Partial<SupervisorOptions> = {}): PluginSupervisor => {
-    const s = new PluginSupervisor({ ...extra, ...options.supervisor, name, env, logger, ...(options.now ? { now: options.now } : {}), ...(options.scripts?.[name] ? { script: options.scripts[name] } : {}) });
+    const s = new PluginSupervisor({
+      ...extra,
+      ...options.supervisor,
+      name,
+      env,
+      logger,
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.scripts?.[name] ? { script: options.scripts[name] } : {}),
+    });
     supervisors.push(s);
     return s;
   };
   const concurrency = Number(env.SERVICE_LLM_CONCURRENCY ?? 8);
-  const dialogue = wanted.dialogue ? start('dialogue', Number.isInteger(concurrency) && concurrency > 0 ? { concurrency, maxQueue: Math.max(32, concurrency * 8) } : {}) : null;
+  const dialogue = wanted.dialogue
+    ? start('dialogue', Number.isInteger(concurrency) && concurrency > 0 ? { concurrency, maxQueue: Math.max(32, concurrency * 8) } : {})
+    : null;
   // Synthesis and transcription are slower than a chat line; they get longer timeouts.
   const voiceOut = wanted['voice-out'] && options.audioDir ? start('voice-out', { requestTimeoutMs: 30_000, concurrency: 2 }) : null;
   const voiceIn = wanted['voice-in'] && options.audioDir ? start('voice-in', { requestTimeoutMs: 45_000, concurrency: 2 }) : null;

@@ -24,7 +24,9 @@ export async function modelServerProblem(
     });
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
-    return e.name === 'TimeoutError' ? `unreachable: no answer within ${options.timeoutMs ?? MODEL_CHECK_TIMEOUT_MS} ms` : `unreachable (${e.cause?.code ?? e.message})`;
+    return e.name === 'TimeoutError'
+      ? `unreachable: no answer within ${options.timeoutMs ?? MODEL_CHECK_TIMEOUT_MS} ms`
+      : `unreachable (${e.cause?.code ?? e.message})`;
   }
   if (res.status === 401 || res.status === 403) {
     await res.body?.cancel();

@@ -79,7 +79,10 @@ export class PhraseCache {
    */
   changes = 0;
 
-  constructor(private config: PhraseCacheConfig, private readonly random: () => number) {
+  constructor(
+    private config: PhraseCacheConfig,
+    private readonly random: () => number,
+  ) {
     this.cache = this.build();
   }
 
@@ -98,7 +101,10 @@ export class PhraseCache {
   }
 
   configure(config: PhraseCacheConfig): void {
-    const same = config.variety_target === this.config.variety_target && config.max_reuse === this.config.max_reuse && config.allow_player_names === this.config.allow_player_names;
+    const same =
+      config.variety_target === this.config.variety_target &&
+      config.max_reuse === this.config.max_reuse &&
+      config.allow_player_names === this.config.allow_player_names;
     this.config = config;
     this.changes++;
     if (!same) this.cache = this.build();

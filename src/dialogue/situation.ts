@@ -23,7 +23,13 @@ export interface SituationRules {
  * a player newly in range (greet) or one still near (idle, no more often than the economy
  * allows). Refreshes when each near player was last seen.
  */
-export function situationOf(st: AgentSpeech, timeS: number, players: readonly NearbyPlayer[], event: NotableEvent | null, rules: SituationRules): SituationKind | null {
+export function situationOf(
+  st: AgentSpeech,
+  timeS: number,
+  players: readonly NearbyPlayer[],
+  event: NotableEvent | null,
+  rules: SituationRules,
+): SituationKind | null {
   const owed = st.owed;
   if (owed !== null) {
     // Speech heard long ago and never answered is stale: answering it now would be odd.
@@ -65,7 +71,10 @@ export function lineParams(
   const flavorOn = bundle.policy.flavor !== false && bundle.flavor.enabled;
   const traits: Record<string, number> = {};
   for (const [k, v] of Object.entries(p.traits)) if (typeof v === 'number') traits[k] = v;
-  const near = ctx.players.filter((pl) => pl.distance_m <= rangeM * 3).sort((a, b) => a.distance_m - b.distance_m).slice(0, MAX_NAMED_PLAYERS);
+  const near = ctx.players
+    .filter((pl) => pl.distance_m <= rangeM * 3)
+    .sort((a, b) => a.distance_m - b.distance_m)
+    .slice(0, MAX_NAMED_PLAYERS);
   const emotion = p.emotion ? `${p.emotion.intensity >= 0.67 ? 'very ' : p.emotion.intensity < 0.34 ? 'a little ' : ''}${p.emotion.name}` : '';
   return {
     game: bundle.game ? { ...bundle.game } : null,

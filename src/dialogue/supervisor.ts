@@ -15,7 +15,11 @@ import { silentLogger } from '../log.js';
 
 /** A failed plugin request, with the protocol's code (the supervisor adds timeout, crashed, queue_full, closed). */
 export class PluginRequestError extends Error {
-  constructor(readonly code: PluginErrorCode, message: string, readonly retryAfterMs?: number) {
+  constructor(
+    readonly code: PluginErrorCode,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
     super(message);
     this.name = 'PluginRequestError';
   }
@@ -127,7 +131,7 @@ export class PluginSupervisor {
 
   /** The child's pid while it runs (tests kill it to prove restarts). */
   get pid(): number | null {
-    return this.state.kind === 'starting' || this.state.kind === 'ready' ? this.state.child.pid ?? null : null;
+    return this.state.kind === 'starting' || this.state.kind === 'ready' ? (this.state.child.pid ?? null) : null;
   }
 
   get status(): { state: State['kind']; queued: number; inFlight: number; restarts: number; backoffUntil: number | null } {
@@ -275,19 +279,22 @@ export class PluginSupervisor {
     if (this.hungTimer || this.overdue.size === 0) return;
     let first = Infinity;
     for (const deadline of this.overdue.values()) first = Math.min(first, deadline);
-    this.hungTimer = setTimeout(() => {
-      this.hungTimer = null;
-      const s = this.state;
-      const now = this.now();
-      let stuck = false;
-      for (const deadline of this.overdue.values()) if (deadline <= now) stuck = true;
-      if (stuck && (s.kind === 'ready' || s.kind === 'starting')) {
-        this.logger.warn('plugin is hung; killing it', { plugin: this.name, overdue: this.overdue.size });
-        s.child.kill('SIGKILL');
-        return;
-      }
-      this.armHungCheck();
-    }, Math.max(1, first - this.now()));
+    this.hungTimer = setTimeout(
+      () => {
+        this.hungTimer = null;
+        const s = this.state;
+        const now = this.now();
+        let stuck = false;
+        for (const deadline of this.overdue.values()) if (deadline <= now) stuck = true;
+        if (stuck && (s.kind === 'ready' || s.kind === 'starting')) {
+          this.logger.warn('plugin is hung; killing it', { plugin: this.name, overdue: this.overdue.size });
+          s.child.kill('SIGKILL');
+          return;
+        }
+        this.armHungCheck();
+      },
+      Math.max(1, first - this.now()),
+    );
   }
 
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, stderrTail: string): void {
@@ -310,7 +317,10 @@ export class PluginSupervisor {
     this.failures++;
     const delay = Math.min(this.maxBackoffMs, this.backoffMs * 2 ** (this.failures - 1));
     this.logger.warn('plugin exited; restarting after back-off', { plugin: this.name, code, signal, delayMs: delay, stderr: stderrTail.trim().slice(-500) });
-    const reason = s.kind === 'starting' ? `${this.name} plugin failed to start (${signal ?? `exit ${code}`})${stderrTail ? `: ${lastLine(stderrTail)}` : ''}` : `${this.name} plugin exited (${signal ?? `exit ${code}`})`;
+    const reason =
+      s.kind === 'starting'
+        ? `${this.name} plugin failed to start (${signal ?? `exit ${code}`})${stderrTail ? `: ${lastLine(stderrTail)}` : ''}`
+        : `${this.name} plugin exited (${signal ?? `exit ${code}`})`;
     for (const p of this.inFlight.values()) {
       if (p.timer) clearTimeout(p.timer);
       p.reject(new PluginRequestError('crashed', reason, delay));
@@ -338,7 +348,10 @@ export class PluginSupervisor {
 
 /** The line of a crash's stderr that says what went wrong: the first "…Error: …" line, else the last one. */
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n').filter((l) => l.trim() !== '' && !l.startsWith('Node.js v'));
+  const lines = text
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('Node.js v'));
   const error = lines.find((l) => /^\w*Error\b.*:/.test(l.trim()));
   return (error ?? lines[lines.length - 1] ?? '').trim().slice(0, 300);
 }

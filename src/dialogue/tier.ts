@@ -128,7 +128,14 @@ export class DialogueTier {
     this.random = options.random ?? seededRandom(options.bundle.flavor.seed ^ 0x5eed);
     this.logger = options.logger ?? silentLogger;
     this.onClose = options.onClose;
-    const positive = { rangeM: this.rangeM, maxChars: this.maxChars, lineTtlS: this.lineTtlS, greetAgainS: this.greetAgainS, unavailableMs: this.unavailableMs, maxAudioFiles: this.maxAudioFiles };
+    const positive = {
+      rangeM: this.rangeM,
+      maxChars: this.maxChars,
+      lineTtlS: this.lineTtlS,
+      greetAgainS: this.greetAgainS,
+      unavailableMs: this.unavailableMs,
+      maxAudioFiles: this.maxAudioFiles,
+    };
     for (const [key, value] of Object.entries(positive)) {
       if (!(Number.isFinite(value) && value > 0)) throw new Error(`DialogueTier option ${key} must be a positive number, got ${value}`);
     }
@@ -138,7 +145,9 @@ export class DialogueTier {
     this.files = this.audioDir === null ? null : new VoiceFiles(this.audioDir, this.maxAudioFiles);
     this.limiter = new SpeechLimiter(options.bundle.speech.limits);
     this.cache = new PhraseCache(options.bundle.speech.phrase_cache, this.random);
-    this.idPrefix = Math.floor(this.random() * 36 ** 4).toString(36).padStart(4, '0');
+    this.idPrefix = Math.floor(this.random() * 36 ** 4)
+      .toString(36)
+      .padStart(4, '0');
   }
 
   /** Applies a new bundle (limits, economy, cache settings, policy) from the next tick on. */
@@ -193,7 +202,10 @@ export class DialogueTier {
     } catch (err) {
       if (!this.tickErrorLogged) {
         this.tickErrorLogged = true;
-        this.logger.error('dialogue tier failed on a tick; the character stays silent', { agent: agentId, error: err instanceof Error ? err.message : String(err) });
+        this.logger.error('dialogue tier failed on a tick; the character stays silent', {
+          agent: agentId,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
       return null;
     }
@@ -344,7 +356,11 @@ export class DialogueTier {
         this.counters.llmErrors++;
         const failure = this.backoff.failed(err);
         if (failure.kind === 'refused') return;
-        this.logger.warn('dialogue model unavailable; characters stay silent until it recovers', { code: failure.code, message: err instanceof Error ? err.message : String(err), retryInMs: failure.waitMs });
+        this.logger.warn('dialogue model unavailable; characters stay silent until it recovers', {
+          code: failure.code,
+          message: err instanceof Error ? err.message : String(err),
+          retryInMs: failure.waitMs,
+        });
       },
     );
     return null;
@@ -356,7 +372,9 @@ export class DialogueTier {
 
   private say(text: string, audioUrl?: string): SayIntent {
     const line_id = `l_${this.idPrefix}${(++this.seq).toString(36)}`;
-    return audioUrl === undefined ? { kind: 'Say', text, channel: 'proximity', line_id } : { kind: 'Say', text, channel: 'proximity', line_id, audio_url: audioUrl };
+    return audioUrl === undefined
+      ? { kind: 'Say', text, channel: 'proximity', line_id }
+      : { kind: 'Say', text, channel: 'proximity', line_id, audio_url: audioUrl };
   }
 
   /** Makes the line ready for the next tick, with synthesised audio when voice out is on. */

@@ -55,36 +55,44 @@ export function mountVoiceRoutes(server: HttpServer, tier: VoiceTier, options: V
   const logger = options.logger ?? silentLogger;
   const maxBody = options.maxVoiceBytes ?? MAX_VOICE_BYTES;
 
-  server.get(`${prefix}/:file`, async (req): Promise<Reply> => {
-    authorize(req);
-    const dir = tier.audioDirectory;
-    const file = req.params.file ?? '';
-    if (!dir || !AUDIO_FILE.test(file)) throw new HttpError('not_found', 'No such audio file.');
-    const path = join(dir, file);
-    let size: number;
-    try {
-      const s = await stat(path);
-      if (!s.isFile()) throw new Error('not a file');
-      size = s.size;
-    } catch {
-      throw new HttpError('not_found', 'No such audio file.');
-    }
-    return { status: 200, headers: { 'content-type': 'audio/wav', 'cache-control': 'public, max-age=3600' }, stream: createReadStream(path), length: size };
-  }, { headers: ['authorization', 'x-brain-token'] });
+  server.get(
+    `${prefix}/:file`,
+    async (req): Promise<Reply> => {
+      authorize(req);
+      const dir = tier.audioDirectory;
+      const file = req.params.file ?? '';
+      if (!dir || !AUDIO_FILE.test(file)) throw new HttpError('not_found', 'No such audio file.');
+      const path = join(dir, file);
+      let size: number;
+      try {
+        const s = await stat(path);
+        if (!s.isFile()) throw new Error('not a file');
+        size = s.size;
+      } catch {
+        throw new HttpError('not_found', 'No such audio file.');
+      }
+      return { status: 200, headers: { 'content-type': 'audio/wav', 'cache-control': 'public, max-age=3600' }, stream: createReadStream(path), length: size };
+    },
+    { headers: ['authorization', 'x-brain-token'] },
+  );
 
-  server.post('/voice/:agent', (req): Reply => {
-    authorize(req);
-    const agent = req.params.agent ?? '';
-    if (!AGENT.test(agent)) throw new HttpError('not_found', 'The agent must be a non-negative integer id.');
-    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    const mime = VOICE_TYPES[type];
-    if (!mime) throw new HttpError('unsupported_media_type', `Voice clips must be audio/wav, audio/mpeg, audio/ogg or audio/webm, got "${type || 'none'}".`);
-    if (req.body.length === 0) throw new HttpError('bad_request', 'The voice clip is empty.');
-    if (!tier.voiceInAvailable()) throw new HttpError('unavailable', 'Voice input is off or not configured (policy.voice_in, SERVICE_STT_BASE_URL).');
-    const id = Number(agent);
-    tier.transcribe(id, req.body, mime).catch((err: unknown) => {
-      logger.warn('voice clip not transcribed', { agent: id, error: err instanceof Error ? err.message : String(err) });
-    });
-    return json(202, { accepted: true, agent: id, bytes: req.body.length });
-  }, { maxBody, headers: ['content-type', 'content-length', 'authorization', 'x-brain-token'] });
+  server.post(
+    '/voice/:agent',
+    (req): Reply => {
+      authorize(req);
+      const agent = req.params.agent ?? '';
+      if (!AGENT.test(agent)) throw new HttpError('not_found', 'The agent must be a non-negative integer id.');
+      const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      const mime = VOICE_TYPES[type];
+      if (!mime) throw new HttpError('unsupported_media_type', `Voice clips must be audio/wav, audio/mpeg, audio/ogg or audio/webm, got "${type || 'none'}".`);
+      if (req.body.length === 0) throw new HttpError('bad_request', 'The voice clip is empty.');
+      if (!tier.voiceInAvailable()) throw new HttpError('unavailable', 'Voice input is off or not configured (policy.voice_in, SERVICE_STT_BASE_URL).');
+      const id = Number(agent);
+      tier.transcribe(id, req.body, mime).catch((err: unknown) => {
+        logger.warn('voice clip not transcribed', { agent: id, error: err instanceof Error ? err.message : String(err) });
+      });
+      return json(202, { accepted: true, agent: id, bytes: req.body.length });
+    },
+    { maxBody, headers: ['content-type', 'content-length', 'authorization', 'x-brain-token'] },
+  );
 }

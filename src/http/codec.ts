@@ -50,9 +50,7 @@ export function parseJson(body: Buffer | string): unknown {
   if (!depthOk(text)) throw new HttpError('bad_request', `The request body is nested deeper than ${MAX_DEPTH} levels.`);
   try {
     // The reviver costs a call per key; only pay it when a poisoned key can be present.
-    return text.includes('__proto__') || text.includes('constructor') || text.includes('prototype')
-      ? JSON.parse(text, rejectPoisonKeys)
-      : JSON.parse(text);
+    return text.includes('__proto__') || text.includes('constructor') || text.includes('prototype') ? JSON.parse(text, rejectPoisonKeys) : JSON.parse(text);
   } catch {
     throw new HttpError('bad_request', 'The request body is not valid JSON.');
   }

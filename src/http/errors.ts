@@ -42,11 +42,7 @@ export class HttpError extends Error {
   readonly details: ErrorDetail[] | undefined;
   readonly headers: Record<string, string> | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message: string = ERRORS[code].message,
-    options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
-  ) {
+  constructor(code: ErrorCode, message: string = ERRORS[code].message, options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
     super(message);
     this.name = 'HttpError';
     this.code = code;
@@ -62,11 +58,7 @@ export class HttpError extends Error {
   }
 }
 
-export function httpError(
-  code: ErrorCode,
-  message?: string,
-  options?: { details?: ErrorDetail[]; headers?: Record<string, string> },
-): HttpError {
+export function httpError(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string> }): HttpError {
   return new HttpError(code, message, options);
 }
 

@@ -64,7 +64,7 @@ export function answerFailure(
     return;
   }
   if (!(err instanceof HttpError)) {
-    logger.error('request failed', { method: site.method, path: site.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+    logger.error('request failed', { method: site.method, path: site.path, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   }
   if (state.answered) {
     // A half-written answer cannot become an error any more: the connection goes, so the
@@ -98,7 +98,7 @@ export function guardTask(fn: () => void, logger: Logger, what: string): () => v
     try {
       fn();
     } catch (err) {
-      logger.error(`${what} failed`, { error: err instanceof Error ? err.stack ?? err.message : String(err) });
+      logger.error(`${what} failed`, { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     }
   };
 }

@@ -69,7 +69,8 @@ export function limitsWith(overrides: Partial<Limits> = {}): Limits {
  * a number. Anything else, an unknown name included, throws with a message naming the fix.
  */
 export function parseLimits(value: unknown, source = 'the limits file'): Limits {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${source} must hold a JSON object of limits, such as {"session": 1200}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`${source} must hold a JSON object of limits, such as {"session": 1200}`);
   const limits = limitsWith();
   const names = Object.keys(DEFAULT_LIMITS) as LimitName[];
   for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
@@ -105,16 +106,19 @@ function parseRate(raw: unknown, where: string, defaultWindowMs: number): Rate {
   if (typeof raw === 'number') return { limit: count(raw, where, 1), windowMs: defaultWindowMs };
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error(`${where} must be a number or {"limit": N, "windowSeconds": S}`);
   const o = raw as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (k !== 'limit' && k !== 'windowSeconds') throw new Error(`${where}: unknown field "${k}" (a rate has limit and windowSeconds)`);
+  for (const k of Object.keys(o))
+    if (k !== 'limit' && k !== 'windowSeconds') throw new Error(`${where}: unknown field "${k}" (a rate has limit and windowSeconds)`);
   const limit = count(o.limit, `${where}.limit`, 1);
   if (o.windowSeconds === undefined) return { limit, windowMs: defaultWindowMs };
   const s = o.windowSeconds;
-  if (typeof s !== 'number' || !Number.isFinite(s) || s < 0.001 || s > MAX_WINDOW_S) throw new Error(`${where}.windowSeconds must be a number from 0.001 to ${MAX_WINDOW_S}, got ${JSON.stringify(s)}`);
+  if (typeof s !== 'number' || !Number.isFinite(s) || s < 0.001 || s > MAX_WINDOW_S)
+    throw new Error(`${where}.windowSeconds must be a number from 0.001 to ${MAX_WINDOW_S}, got ${JSON.stringify(s)}`);
   return { limit, windowMs: Math.round(s * 1000) };
 }
 
 function count(raw: unknown, where: string, min: number, max = MAX_VALUE): number {
-  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) throw new Error(`${where} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max)
+    throw new Error(`${where} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   return raw;
 }
 

@@ -29,10 +29,15 @@ export function metricsHandler(registry: Registry, authorize: (req: Request) => 
 
 /** Requests by method, route pattern and status, and their latency, counted by a request observer. */
 export function requestMetrics(registry: Registry, prefix: string): RequestObserver {
-  const total = new Counter({ name: `${prefix}_http_requests_total`, help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const total = new Counter({
+    name: `${prefix}_http_requests_total`,
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
   const seconds = new Histogram({
     name: `${prefix}_http_request_duration_seconds`,
-    help: 'Time from a request\'s arrival until its response was finished, by method and route pattern',
+    help: "Time from a request's arrival until its response was finished, by method and route pattern",
     labelNames: ['method', 'route'],
     buckets: [...REQUEST_SECONDS_BUCKETS],
     registers: [registry],
@@ -102,7 +107,11 @@ export function externalHistogram(registry: Registry, name: string, help: string
     reset() {},
     get: async () => {
       const h = read();
-      const values: { metricName: string; labels: Record<string, string>; value: number }[] = h.edges.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le: String(le) }, value: h.cumulative[i]! }));
+      const values: { metricName: string; labels: Record<string, string>; value: number }[] = h.edges.map((le, i) => ({
+        metricName: `${name}_bucket`,
+        labels: { le: String(le) },
+        value: h.cumulative[i]!,
+      }));
       values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: h.count });
       return {
         name,

@@ -44,11 +44,15 @@ export function observeResponse(res: UwsResponse, method: string, route: string 
       return result;
     } as Fn;
   };
-  wrap('writeStatus', () => {}, (args) => {
-    const code = Number.parseInt(String(args[0]), 10);
-    if (Number.isInteger(code)) status = code;
-    return args;
-  });
+  wrap(
+    'writeStatus',
+    () => {},
+    (args) => {
+      const code = Number.parseInt(String(args[0]), 10);
+      if (Number.isInteger(code)) status = code;
+      return args;
+    },
+  );
   wrap('end', finish);
   wrap('endWithoutBody', finish);
   wrap('tryEnd', (result) => {
@@ -58,18 +62,22 @@ export function observeResponse(res: UwsResponse, method: string, route: string 
     if (!finished) status = CLIENT_CLOSED;
     finish();
   });
-  wrap('onAborted', () => {}, (args) => {
-    const handler = args[0] as () => void;
-    return [
-      () => {
-        if (!finished) {
-          status = CLIENT_CLOSED;
-          finish();
-        }
-        handler();
-      },
-    ];
-  });
+  wrap(
+    'onAborted',
+    () => {},
+    (args) => {
+      const handler = args[0] as () => void;
+      return [
+        () => {
+          if (!finished) {
+            status = CLIENT_CLOSED;
+            finish();
+          }
+          handler();
+        },
+      ];
+    },
+  );
 }
 
 /** The access log's line for a record: JSON, no path, query, header or body (tokens and keys travel there). */

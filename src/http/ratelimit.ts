@@ -69,7 +69,13 @@ export class MemoryRateLimiter implements RateLimiter {
     if (!log) return { allowed: true, limit: rate.limit, remaining: rate.limit, resetAt: now, retryAfterMs: 0 };
     expire(log, now);
     if (log.size >= rate.limit) return refused(log, rate, now);
-    return { allowed: true, limit: rate.limit, remaining: rate.limit - log.size, resetAt: log.size > 0 ? log.times[log.head]! + rate.windowMs : now, retryAfterMs: 0 };
+    return {
+      allowed: true,
+      limit: rate.limit,
+      remaining: rate.limit - log.size,
+      resetAt: log.size > 0 ? log.times[log.head]! + rate.windowMs : now,
+      retryAfterMs: 0,
+    };
   }
 
   /** Keys with a request inside their window (idle keys are forgotten within a minute). */
@@ -137,10 +143,13 @@ export function describeRate(rate: Rate, noun = 'requests'): string {
   const { limit, windowMs } = rate;
   const per = (n: number, unit: string): string => (n === 1 ? `per ${unit}` : `per ${n} ${unit}s`);
   const window =
-    windowMs % 3_600_000 === 0 ? per(windowMs / 3_600_000, 'hour')
-    : windowMs % 60_000 === 0 ? per(windowMs / 60_000, 'minute')
-    : windowMs % 1000 === 0 ? per(windowMs / 1000, 'second')
-    : `per ${windowMs} ms`;
+    windowMs % 3_600_000 === 0
+      ? per(windowMs / 3_600_000, 'hour')
+      : windowMs % 60_000 === 0
+        ? per(windowMs / 60_000, 'minute')
+        : windowMs % 1000 === 0
+          ? per(windowMs / 1000, 'second')
+          : `per ${windowMs} ms`;
   return `${limit} ${noun} ${window}`;
 }
 

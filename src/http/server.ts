@@ -111,7 +111,13 @@ export function failRaw(res: UwsResponse, state: RawState, err: unknown, control
 export type RawHandler = (res: UwsResponse, req: UwsRequest, control: RawControl) => void;
 
 const REGISTER = {
-  GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del', HEAD: 'head', OPTIONS: 'options',
+  GET: 'get',
+  POST: 'post',
+  PUT: 'put',
+  PATCH: 'patch',
+  DELETE: 'del',
+  HEAD: 'head',
+  OPTIONS: 'options',
 } as const;
 
 /** Per-request state; kept off the uWS handle, which must not carry our fields. */
@@ -177,7 +183,10 @@ function direct(method: string): GuardState & { method: string } {
 }
 
 function paramNames(pattern: string): string[] {
-  return pattern.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  return pattern
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
 }
 
 /**
@@ -236,53 +245,55 @@ export class HttpServer {
 
     const shortcut = options.shortcut;
     const observe = this.observe;
-    const uwsHandler = (as: Method) => (res: UwsResponse, req: UwsRequest): void => {
-      let state: RequestState | null = null;
-      if (observe !== null) observeResponse(res, as, pattern, observe);
-      try {
-        if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, method)) return;
-        // req is only valid inside this callback: everything needed later is copied out here.
-        const headers: Record<string, string> = {};
-        if (wanted) {
-          for (const name of wanted) {
-            const value = req.getHeader(name);
-            if (value) headers[name] = value;
+    const uwsHandler =
+      (as: Method) =>
+      (res: UwsResponse, req: UwsRequest): void => {
+        let state: RequestState | null = null;
+        if (observe !== null) observeResponse(res, as, pattern, observe);
+        try {
+          if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, method)) return;
+          // req is only valid inside this callback: everything needed later is copied out here.
+          const headers: Record<string, string> = {};
+          if (wanted) {
+            for (const name of wanted) {
+              const value = req.getHeader(name);
+              if (value) headers[name] = value;
+            }
+          } else {
+            req.forEach((k, v) => {
+              headers[k] = v;
+            });
           }
-        } else {
-          req.forEach((k, v) => {
-            headers[k] = v;
+          const params: Record<string, string> = {};
+          const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res));
+          // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
+          // uWS, and returning from this callback with neither is fatal.
+          res.onAborted(() => {
+            s.aborted = true;
+            try {
+              if (s.stream) s.stream.destroy(new ClientAborted());
+            } catch (err) {
+              answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
+            }
           });
-        }
-        const params: Record<string, string> = {};
-        const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res));
-        // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
-        // uWS, and returning from this callback with neither is fatal.
-        res.onAborted(() => {
-          s.aborted = true;
-          try {
-            if (s.stream) s.stream.destroy(new ClientAborted());
-          } catch (err) {
-            answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
+          for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(req.getParameter(i) ?? '');
+          this.begin(s);
+          if (this.closing) {
+            s.answered = true;
+            writeError(res, s, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
+            this.end(s);
+            return;
           }
-        });
-        for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(req.getParameter(i) ?? '');
-        this.begin(s);
-        if (this.closing) {
-          s.answered = true;
-          writeError(res, s, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
-          this.end(s);
-          return;
+          if (bodyMode === 'buffer') this.readWhole(res, s, maxBody, handler);
+          else if (bodyMode === 'stream') {
+            s.stream = this.streamBody(res, s, maxBody);
+            this.dispatch(res, s, handler);
+          } else this.dispatch(res, s, handler);
+        } catch (err) {
+          if (state) this.fail(res, state, err);
+          else this.failEarly(res, req, as, err);
         }
-        if (bodyMode === 'buffer') this.readWhole(res, s, maxBody, handler);
-        else if (bodyMode === 'stream') {
-          s.stream = this.streamBody(res, s, maxBody);
-          this.dispatch(res, s, handler);
-        } else this.dispatch(res, s, handler);
-      } catch (err) {
-        if (state) this.fail(res, state, err);
-        else this.failEarly(res, req, as, err);
-      }
-    };
+      };
 
     this.app[REGISTER[method]](pattern, uwsHandler(method));
     if (method === 'GET') this.app.head(pattern, uwsHandler('HEAD'));
@@ -375,7 +386,9 @@ export class HttpServer {
     if (declared > maxBody) {
       // Past DISCARD_LIMIT the rest is not worth reading just to keep the connection.
       state.answered = true;
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: declared - maxBody > DISCARD_LIMIT });
+      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, {
+        close: declared - maxBody > DISCARD_LIMIT,
+      });
       this.end(state);
       return;
     }

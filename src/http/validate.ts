@@ -18,7 +18,10 @@ export function readJsonObject(req: Request): Record<string, unknown> {
 export class Fields {
   readonly details: ErrorDetail[] = [];
 
-  constructor(private readonly body: Record<string, unknown>, private readonly prefix = '') {}
+  constructor(
+    private readonly body: Record<string, unknown>,
+    private readonly prefix = '',
+  ) {}
 
   private path(key: string): string {
     return this.prefix ? `${this.prefix}.${key}` : key;
@@ -92,7 +95,8 @@ export function typeOf(v: unknown): string {
 /** Parses a positive integer path parameter; anything else is a 404 (no such resource). */
 export function idParam(value: string | undefined, what = 'resource'): number {
   const n = Number(value);
-  if (!value || !/^\d{1,15}$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new HttpError('not_found', `No ${what} with id ${JSON.stringify(value ?? '')}.`);
+  if (!value || !/^\d{1,15}$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
+    throw new HttpError('not_found', `No ${what} with id ${JSON.stringify(value ?? '')}.`);
   return n;
 }
 

@@ -50,7 +50,10 @@ export class Authenticator {
   readonly limiter: RateLimiter;
   readonly limits: Limits;
 
-  constructor(private readonly store: IdentityStore, options: AuthenticatorOptions = {}) {
+  constructor(
+    private readonly store: IdentityStore,
+    options: AuthenticatorOptions = {},
+  ) {
     this.adminToken = options.adminToken || undefined;
     this.now = options.now ?? Date.now;
     this.limiter = options.limiter ?? new MemoryRateLimiter();
@@ -128,7 +131,10 @@ export class Authenticator {
 
   admin(req: Request): Promise<Extract<Principal, { kind: 'admin' }>> {
     // Nothing could ever pass: say what would, rather than that the credential is wrong.
-    if (!this.adminToken) return Promise.reject(new HttpError('unauthorized', 'This server has no admin token: start it with SERVICE_ADMIN_TOKEN set to use the admin routes and /metrics.'));
+    if (!this.adminToken)
+      return Promise.reject(
+        new HttpError('unauthorized', 'This server has no admin token: start it with SERVICE_ADMIN_TOKEN set to use the admin routes and /metrics.'),
+      );
     return this.require(req, ['admin'], 'the admin token');
   }
 

@@ -10,7 +10,10 @@ export class HashGate {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly concurrency: number, private readonly queue: number) {
+  constructor(
+    private readonly concurrency: number,
+    private readonly queue: number,
+  ) {
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`password hash concurrency must be a positive integer, got ${concurrency}`);
     if (!Number.isInteger(queue) || queue < 0) throw new Error(`password hash queue must be a non-negative integer, got ${queue}`);
   }
@@ -18,7 +21,9 @@ export class HashGate {
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.running >= this.concurrency) {
       if (this.waiting.length >= this.queue) {
-        throw new HttpError('rate_limited', `Too many password checks at once (${this.concurrency} run, ${this.queue} wait); retry after 1 s.`, { headers: { 'retry-after': '1' } });
+        throw new HttpError('rate_limited', `Too many password checks at once (${this.concurrency} run, ${this.queue} wait); retry after 1 s.`, {
+          headers: { 'retry-after': '1' },
+        });
       }
       // The slot is handed over by the finishing run, so `running` never dips in between.
       await new Promise<void>((resolve) => this.waiting.push(resolve));

@@ -27,7 +27,10 @@ export interface TenantPlans {
 export function requireCurrentPlan(plans: TenantPlans, tenant: TenantRecord, now: number, action: string): void {
   const ends = plans.trialEndsAt(tenant);
   if (ends !== null && now >= ends) {
-    throw new HttpError('plan_expired', `The ${tenant.plan} plan ended on ${new Date(ends).toISOString()}; ${action} needs a plan (POST /v1/billing/checkout).`);
+    throw new HttpError(
+      'plan_expired',
+      `The ${tenant.plan} plan ended on ${new Date(ends).toISOString()}; ${action} needs a plan (POST /v1/billing/checkout).`,
+    );
   }
 }
 

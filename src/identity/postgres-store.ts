@@ -1,5 +1,15 @@
 import { migratePg, queryRow, sqlState, transaction, UNIQUE_VIOLATION, type PgMigration, type Pool } from '../store/postgres.js';
-import { apiKeyOf, PERSONAL_TOKEN_USE_COLUMNS, personalTokenOf, personalTokenUseOf, tenantOf, type ApiKeyRow, type PersonalTokenRow, type PersonalTokenUseRow, type TenantRow } from './rows.js';
+import {
+  apiKeyOf,
+  PERSONAL_TOKEN_USE_COLUMNS,
+  personalTokenOf,
+  personalTokenUseOf,
+  tenantOf,
+  type ApiKeyRow,
+  type PersonalTokenRow,
+  type PersonalTokenUseRow,
+  type TenantRow,
+} from './rows.js';
 import { LAST_USED_RESOLUTION_MS, type IdentityStore, type NewPersonalToken } from './store.js';
 import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, UserId, UserRecord } from './types.js';
 
@@ -67,7 +77,10 @@ type UserRow = { id: number; tenant_id: number; email: string; created_at: strin
 const userOf = (r: UserRow): UserRecord => ({ id: r.id as UserId, tenantId: r.tenant_id as TenantId, email: r.email, createdAt: r.created_at });
 
 export class PostgresIdentityStore implements IdentityStore {
-  private constructor(private readonly pool: Pool, private readonly now: () => number) {}
+  private constructor(
+    private readonly pool: Pool,
+    private readonly now: () => number,
+  ) {}
 
   /** The store on `pool`, its schema migrated first. */
   static async open(pool: Pool, now: () => number = Date.now): Promise<PostgresIdentityStore> {
@@ -80,7 +93,9 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async createTenant(name: string, plan: Plan): Promise<TenantRecord> {
-    return tenantOf((await queryRow<TenantRow>(this.pool, 'INSERT INTO tenants (name, plan, created_at) VALUES ($1, $2, $3) RETURNING *', [name, plan, this.iso()]))!);
+    return tenantOf(
+      (await queryRow<TenantRow>(this.pool, 'INSERT INTO tenants (name, plan, created_at) VALUES ($1, $2, $3) RETURNING *', [name, plan, this.iso()]))!,
+    );
   }
 
   async getTenant(id: TenantId): Promise<TenantRecord | null> {
@@ -104,7 +119,8 @@ export class PostgresIdentityStore implements IdentityStore {
 
   async createUser(tenantId: TenantId, email: string, passwordHash: string): Promise<UserRecord | 'email_taken'> {
     try {
-      const row = await queryRow<UserRow>(this.pool, 
+      const row = await queryRow<UserRow>(
+        this.pool,
         'INSERT INTO users (tenant_id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING id, tenant_id, email, created_at',
         [tenantId, email, passwordHash, this.iso()],
       );
@@ -128,12 +144,17 @@ export class PostgresIdentityStore implements IdentityStore {
   async createSession(tokenHash: string, userId: UserId, tenantId: TenantId, expiresAt: number): Promise<void> {
     await this.pool.query('DELETE FROM sessions WHERE expires_at <= $1', [this.now()]);
     await this.pool.query('INSERT INTO sessions (token_hash, user_id, tenant_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)', [
-      tokenHash, userId, tenantId, expiresAt, this.iso(),
+      tokenHash,
+      userId,
+      tenantId,
+      expiresAt,
+      this.iso(),
     ]);
   }
 
   async findSession(tokenHash: string, now: number): Promise<{ userId: UserId; tenant: TenantRecord; expiresAt: number } | null> {
-    const row = await queryRow<TenantRow & { user_id: number; expires_at: number }>(this.pool, 
+    const row = await queryRow<TenantRow & { user_id: number; expires_at: number }>(
+      this.pool,
       'SELECT s.user_id, s.expires_at, t.* FROM sessions s JOIN tenants t ON t.id = s.tenant_id WHERE s.token_hash = $1 AND s.expires_at > $2',
       [tokenHash, now],
     );
@@ -155,9 +176,10 @@ export class PostgresIdentityStore implements IdentityStore {
         const { rows } = await c.query<{ n: number }>('SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = $1 AND revoked_at IS NULL', [tenantId]);
         if (rows[0]!.n >= maxLive) return 'limit';
       }
-      const { rows } = await c.query<ApiKeyRow>('INSERT INTO api_keys (tenant_id, name, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [
-        tenantId, name, tokenHash, preview, this.iso(),
-      ]);
+      const { rows } = await c.query<ApiKeyRow>(
+        'INSERT INTO api_keys (tenant_id, name, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [tenantId, name, tokenHash, preview, this.iso()],
+      );
       return apiKeyOf(rows[0]!);
     });
   }
@@ -172,7 +194,8 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null> {
-    const row = await queryRow<TenantRow & { key_id: number }>(this.pool, 
+    const row = await queryRow<TenantRow & { key_id: number }>(
+      this.pool,
       'SELECT k.id AS key_id, t.* FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL',
       [tokenHash],
     );
@@ -180,7 +203,8 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord> {
-    const row = await queryRow<PersonalTokenRow>(this.pool, 
+    const row = await queryRow<PersonalTokenRow>(
+      this.pool,
       'INSERT INTO personal_tokens (user_id, tenant_id, name, scopes, token_hash, preview, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *',
       [input.userId, input.tenantId, input.name, JSON.stringify(input.scopes), input.tokenHash, input.preview, this.iso(), input.expiresAt],
     );
@@ -188,11 +212,17 @@ export class PostgresIdentityStore implements IdentityStore {
   }
 
   async listPersonalTokens(userId: UserId): Promise<PersonalTokenRecord[]> {
-    return ((await this.pool.query('SELECT * FROM personal_tokens WHERE user_id = $1 ORDER BY id DESC', [userId])).rows as PersonalTokenRow[]).map(personalTokenOf);
+    return ((await this.pool.query('SELECT * FROM personal_tokens WHERE user_id = $1 ORDER BY id DESC', [userId])).rows as PersonalTokenRow[]).map(
+      personalTokenOf,
+    );
   }
 
   async revokePersonalToken(userId: UserId, id: number): Promise<boolean> {
-    const r = await this.pool.query('UPDATE personal_tokens SET revoked_at = $1 WHERE user_id = $2 AND id = $3 AND revoked_at IS NULL', [this.iso(), userId, id]);
+    const r = await this.pool.query('UPDATE personal_tokens SET revoked_at = $1 WHERE user_id = $2 AND id = $3 AND revoked_at IS NULL', [
+      this.iso(),
+      userId,
+      id,
+    ]);
     return (r.rowCount ?? 0) > 0;
   }
 

@@ -44,7 +44,15 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
 
   const tenantView = async (t: TenantRecord) => {
     const stats = await insights().stats(t.id);
-    return { id: t.id, name: t.name, plan: t.plan, serverCount: stats.serverCount, monthlySpendUsd: stats.monthlySpendUsd, status: t.status, createdAt: t.createdAt };
+    return {
+      id: t.id,
+      name: t.name,
+      plan: t.plan,
+      serverCount: stats.serverCount,
+      monthlySpendUsd: stats.monthlySpendUsd,
+      status: t.status,
+      createdAt: t.createdAt,
+    };
   };
 
   const tenantOr404 = async (id: string | undefined): Promise<TenantRecord> => {
@@ -84,14 +92,21 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
     return json(200, await tenantView(updated!));
   });
 
-  for (const [action, status] of [['suspend', 'suspended'], ['resume', 'active']] as const) {
-    server.post(`/v1/admin/tenants/:id/${action}`, async (req) => {
-      await auth.admin(req);
-      const tenant = await tenantOr404(req.params.id);
-      const updated = await store.setTenantStatus(tenant.id, status);
-      await options.onTenantChange?.(tenant.id);
-      return json(200, { ok: true, tenant: await tenantView(updated!) });
-    }, { body: 'none' });
+  for (const [action, status] of [
+    ['suspend', 'suspended'],
+    ['resume', 'active'],
+  ] as const) {
+    server.post(
+      `/v1/admin/tenants/:id/${action}`,
+      async (req) => {
+        await auth.admin(req);
+        const tenant = await tenantOr404(req.params.id);
+        const updated = await store.setTenantStatus(tenant.id, status);
+        await options.onTenantChange?.(tenant.id);
+        return json(200, { ok: true, tenant: await tenantView(updated!) });
+      },
+      { body: 'none' },
+    );
   }
 
   server.post('/v1/admin/tenants/:id/users', async (req) => {
@@ -135,11 +150,15 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
     return json(200, { token, expiresAt: new Date(expiresAt).toISOString() });
   });
 
-  server.post('/v1/auth/logout', async (req) => {
-    const session = await auth.session(req);
-    await store.deleteSession(session.tokenHash);
-    return empty(204);
-  }, { body: 'none' });
+  server.post(
+    '/v1/auth/logout',
+    async (req) => {
+      const session = await auth.session(req);
+      await store.deleteSession(session.tokenHash);
+      return empty(204);
+    },
+    { body: 'none' },
+  );
 
   server.get('/v1/auth/me', async (req) => {
     const session = await auth.session(req);
@@ -155,7 +174,10 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
     const key = newToken('apiKey');
     const record = await store.createApiKey(session.tenant.id, name!, hashToken(key), key.slice(0, 8), limits.liveApiKeys);
     if (record === 'limit') {
-      throw new HttpError('plan_limit', `A tenant may have at most ${limits.liveApiKeys} live API keys; revoke one (DELETE /v1/api-keys/{id}) before creating another.`);
+      throw new HttpError(
+        'plan_limit',
+        `A tenant may have at most ${limits.liveApiKeys} live API keys; revoke one (DELETE /v1/api-keys/{id}) before creating another.`,
+      );
     }
     return json(201, { id: record.id, name: record.name, key, createdAt: record.createdAt });
   });

@@ -1,7 +1,17 @@
 import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import { LAST_USED_RESOLUTION_MS, type IdentityStore, type NewPersonalToken } from './store.js';
-import { apiKeyOf, PERSONAL_TOKEN_USE_COLUMNS, personalTokenOf, personalTokenUseOf, tenantOf, type ApiKeyRow, type PersonalTokenRow, type PersonalTokenUseRow, type TenantRow } from './rows.js';
+import {
+  apiKeyOf,
+  PERSONAL_TOKEN_USE_COLUMNS,
+  personalTokenOf,
+  personalTokenUseOf,
+  tenantOf,
+  type ApiKeyRow,
+  type PersonalTokenRow,
+  type PersonalTokenUseRow,
+  type TenantRow,
+} from './rows.js';
 import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, UserId, UserRecord } from './types.js';
 
 const MIGRATIONS = [
@@ -66,7 +76,10 @@ export class SqliteIdentityStore implements IdentityStore {
   private readonly q;
   private readonly createKeyTx;
 
-  constructor(db: Db, private readonly now: () => number = Date.now) {
+  constructor(
+    db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
     migrate(db, 'identity', MIGRATIONS);
     this.q = {
       insertTenant: db.prepare('INSERT INTO tenants (name, plan, created_at) VALUES (?, ?, ?) RETURNING *'),
@@ -144,7 +157,9 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | null> {
     const row = this.q.userByEmail.get(email) as { id: number; tenant_id: number; email: string; password_hash: string; created_at: string } | undefined;
-    return row ? { id: row.id as UserId, tenantId: row.tenant_id as TenantId, email: row.email, createdAt: row.created_at, passwordHash: row.password_hash } : null;
+    return row
+      ? { id: row.id as UserId, tenantId: row.tenant_id as TenantId, email: row.email, createdAt: row.created_at, passwordHash: row.password_hash }
+      : null;
   }
 
   async getUser(id: UserId): Promise<UserRecord | null> {
@@ -186,7 +201,16 @@ export class SqliteIdentityStore implements IdentityStore {
   }
 
   async createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord> {
-    const row = this.q.insertPersonal.get(input.userId, input.tenantId, input.name, JSON.stringify(input.scopes), input.tokenHash, input.preview, this.iso(), input.expiresAt);
+    const row = this.q.insertPersonal.get(
+      input.userId,
+      input.tenantId,
+      input.name,
+      JSON.stringify(input.scopes),
+      input.tokenHash,
+      input.preview,
+      this.iso(),
+      input.expiresAt,
+    );
     return personalTokenOf(row as PersonalTokenRow);
   }
 

@@ -46,7 +46,10 @@ export const PACKAGE_VERSION = packageVersion();
  * receiver) with the host's DNS lookup replaced by the pinned address. Redirects are never
  * followed: node:http does not follow them, and a 3xx counts as a failure.
  */
-export function createSender(options: { maxSockets?: number; /** Extra trusted CA certificates (PEM), added to Node's defaults. */ ca?: string[] } = {}): { send: Send; close(): void } {
+export function createSender(options: { maxSockets?: number; /** Extra trusted CA certificates (PEM), added to Node's defaults. */ ca?: string[] } = {}): {
+  send: Send;
+  close(): void;
+} {
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? Infinity, maxFreeSockets: 256, scheduling: 'lifo' as const };
   const httpAgent = new http.Agent(agentOptions);
   const httpsAgent = new https.Agent({ ...agentOptions, ...(options.ca ? { ca: [...tls.rootCertificates, ...options.ca] } : {}) });
@@ -92,13 +95,17 @@ export function createSender(options: { maxSockets?: number; /** Extra trusted C
             if (total > DRAIN_LIMIT) res.destroy();
           });
           const done = () =>
-            finish(timedOut ? { kind: 'error', error: `timed out after ${req.timeoutMs} ms`, durationMs: elapsed() } : {
-              kind: 'response',
-              status: res.statusCode ?? 0,
-              retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
-              excerpt: Buffer.concat(chunks, kept).toString('utf8'),
-              durationMs: elapsed(),
-            });
+            finish(
+              timedOut
+                ? { kind: 'error', error: `timed out after ${req.timeoutMs} ms`, durationMs: elapsed() }
+                : {
+                    kind: 'response',
+                    status: res.statusCode ?? 0,
+                    retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
+                    excerpt: Buffer.concat(chunks, kept).toString('utf8'),
+                    durationMs: elapsed(),
+                  },
+            );
           res.on('end', done);
           res.on('close', done);
           res.on('error', done);
@@ -108,7 +115,9 @@ export function createSender(options: { maxSockets?: number; /** Extra trusted C
         timedOut = true;
         r.destroy(new Error(`timed out after ${req.timeoutMs} ms`));
       }, req.timeoutMs);
-      r.on('error', (err: NodeJS.ErrnoException) => finish({ kind: 'error', error: err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message, durationMs: elapsed() }));
+      r.on('error', (err: NodeJS.ErrnoException) =>
+        finish({ kind: 'error', error: err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message, durationMs: elapsed() }),
+      );
       r.end(req.body);
     });
 

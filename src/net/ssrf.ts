@@ -11,17 +11,7 @@ import { isIP } from 'node:net';
  * URL parser; IPv6 forms that embed an IPv4 address are judged by that address.
  */
 
-export type AddressClass =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'link_local'
-  | 'cgnat'
-  | 'unique_local'
-  | 'unspecified'
-  | 'multicast'
-  | 'broadcast'
-  | 'reserved';
+export type AddressClass = 'public' | 'loopback' | 'private' | 'link_local' | 'cgnat' | 'unique_local' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved';
 
 export type Resolve = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
 
@@ -49,7 +39,8 @@ export interface GuardOptions {
  * Appended to every refusal that `--allow-private-webhooks` would have admitted, so whoever
  * reads it (an API client's error, a delivery log line) learns the way out in the same line.
  */
-export const ALLOW_PRIVATE_HINT = 'start the server with --allow-private-webhooks (brainstem serve or up) to allow plain http and private addresses in development';
+export const ALLOW_PRIVATE_HINT =
+  'start the server with --allow-private-webhooks (brainstem serve or up) to allow plain http and private addresses in development';
 
 /** Checks a URL's scheme and every address its host resolves to. */
 export async function guardUrl(raw: string, options: GuardOptions): Promise<GuardResult> {
@@ -60,7 +51,10 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
     return { ok: false, reason: 'is not a valid absolute URL' };
   }
   if (url.protocol !== 'https:' && !(options.allowPrivate && url.protocol === 'http:')) {
-    return { ok: false, reason: options.allowPrivate ? 'must use http or https' : url.protocol === 'http:' ? `must use https; ${ALLOW_PRIVATE_HINT}` : 'must use https' };
+    return {
+      ok: false,
+      reason: options.allowPrivate ? 'must use http or https' : url.protocol === 'http:' ? `must use https; ${ALLOW_PRIVATE_HINT}` : 'must use https',
+    };
   }
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -78,12 +72,14 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
       if (options.admitUnresolved) return { ok: true, url, addresses: [] };
       return { ok: false, reason: `host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`, unresolved: true };
     }
-    if (addresses.length === 0) return options.admitUnresolved ? { ok: true, url, addresses } : { ok: false, reason: `host ${host} does not resolve`, unresolved: true };
+    if (addresses.length === 0)
+      return options.admitUnresolved ? { ok: true, url, addresses } : { ok: false, reason: `host ${host} does not resolve`, unresolved: true };
   }
   if (!options.allowPrivate) {
     for (const a of addresses) {
       const cls = classifyAddress(a.address);
-      if (cls !== 'public') return { ok: false, reason: `resolves to a ${cls.replace('_', '-')} address (${a.address}); only public addresses are allowed; ${ALLOW_PRIVATE_HINT}` };
+      if (cls !== 'public')
+        return { ok: false, reason: `resolves to a ${cls.replace('_', '-')} address (${a.address}); only public addresses are allowed; ${ALLOW_PRIVATE_HINT}` };
     }
   }
   return { ok: true, url, addresses };

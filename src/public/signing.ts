@@ -3,4 +3,14 @@
  * The implementation, `src/signing/request.ts`, uses only node:crypto: copy that one file into
  * another project as is. The algorithm and a worked example are in docs/controlplane.md (request signing).
  */
-export { canonicalString, signature, signRequest, verifyRequest, SIGNATURE_HEADER, TIMESTAMP_HEADER, SIGNATURE_WINDOW_S, type SignedParts, type VerifyResult } from '../signing/request.js';
+export {
+  canonicalString,
+  signature,
+  signRequest,
+  verifyRequest,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  SIGNATURE_WINDOW_S,
+  type SignedParts,
+  type VerifyResult,
+} from '../signing/request.js';

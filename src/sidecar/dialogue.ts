@@ -75,7 +75,14 @@ export interface DialoguePersona {
 }
 
 export function dialoguePersona(p: BrainPersona, time: number): DialoguePersona {
-  const intensity = p.emotion.mood === 'afraid' ? p.emotion.fear : p.emotion.mood === 'angry' ? p.emotion.anger : p.emotion.mood === 'calm' ? p.emotion.calm : 1 - p.emotion.calm;
+  const intensity =
+    p.emotion.mood === 'afraid'
+      ? p.emotion.fear
+      : p.emotion.mood === 'angry'
+        ? p.emotion.anger
+        : p.emotion.mood === 'calm'
+          ? p.emotion.calm
+          : 1 - p.emotion.calm;
   return {
     persona: {
       name: p.name,

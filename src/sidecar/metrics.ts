@@ -23,23 +23,37 @@ export function sidecarRegistry(ticks: TickHandler, evaluator: Evaluator, source
   const p = SIDECAR_METRICS_PREFIX;
   externalCounter(registry, `${p}_ticks_total`, 'Ticks answered, by outcome: ok (200), rejected (4xx), failed (500)', () => ({ ...ticks.counters }), 'outcome');
   const edgesSeconds = TICK_LATENCY_EDGES_US.map((us) => us / 1e6);
-  externalHistogram(registry, `${p}_tick_latency_seconds`, 'Time from a tick\'s arrival until its reply was encoded (buckets about 12% wide, a value counted at the next edge up)', () => ({
-    edges: edgesSeconds,
-    cumulative: ticks.latency.cumulative(TICK_LATENCY_EDGES_US),
-    sum: ticks.latency.sumUs / 1e6,
-    count: ticks.latency.count,
-  }));
+  externalHistogram(
+    registry,
+    `${p}_tick_latency_seconds`,
+    "Time from a tick's arrival until its reply was encoded (buckets about 12% wide, a value counted at the next edge up)",
+    () => ({
+      edges: edgesSeconds,
+      cumulative: ticks.latency.cumulative(TICK_LATENCY_EDGES_US),
+      sum: ticks.latency.sumUs / 1e6,
+      count: ticks.latency.count,
+    }),
+  );
   externalHistogram(registry, `${p}_batch_size`, 'Ticks per POST /ticks batch', () => {
     let seen = 0;
     const cumulative = Array.from(ticks.batchSizes, (n) => (seen += n));
     return { edges: BATCH_SIZE_EDGES, cumulative, sum: ticks.batchTicks, count: seen };
   });
-  externalGauge(registry, `${p}_agents`, 'Characters the brains hold (with workers: as of the last telemetry drain)', () => evaluator.liveAgents ?? agents() ?? 0);
+  externalGauge(
+    registry,
+    `${p}_agents`,
+    'Characters the brains hold (with workers: as of the last telemetry drain)',
+    () => evaluator.liveAgents ?? agents() ?? 0,
+  );
   externalGauge(registry, `${p}_bundle_version`, 'Version of the configuration bundle applied', () => source.status().version);
   return registry;
 }
 
 /** GET /metrics on the sidecar, behind its token when one is set (any of the three forms /tick takes). */
 export function mountMetrics(server: HttpServer, gate: BearerGate | null, registry: Registry): void {
-  server.get('/metrics', metricsHandler(registry, (req) => gate?.checkRequest(req)), { headers: GATE_HEADERS });
+  server.get(
+    '/metrics',
+    metricsHandler(registry, (req) => gate?.checkRequest(req)),
+    { headers: GATE_HEADERS },
+  );
 }

@@ -13,7 +13,9 @@ type OneShotHash = (algorithm: string, data: string | Uint8Array, encoding: 'lat
 const oneShot = (crypto as unknown as { hash?: OneShotHash }).hash;
 
 /** A SHA-256 digest as a 32-character latin1 string (one char per byte, no Buffer allocated). */
-const sha256 = oneShot ? (data: string | Uint8Array): string => oneShot('sha256', data, 'latin1') : (data: string | Uint8Array): string => createHash('sha256').update(data).digest('binary');
+const sha256 = oneShot
+  ? (data: string | Uint8Array): string => oneShot('sha256', data, 'latin1')
+  : (data: string | Uint8Array): string => createHash('sha256').update(data).digest('binary');
 
 /** The body hash of every GET: hashing an empty body per request would be waste. */
 const EMPTY_SHA256_HEX = createHash('sha256').digest('hex');

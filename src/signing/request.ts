@@ -68,9 +68,7 @@ export function signRequest(
   };
 }
 
-export type VerifyResult =
-  | { ok: true; timestamp: number }
-  | { ok: false; reason: 'missing_headers' | 'bad_timestamp' | 'stale_timestamp' | 'bad_signature' };
+export type VerifyResult = { ok: true; timestamp: number } | { ok: false; reason: 'missing_headers' | 'bad_timestamp' | 'stale_timestamp' | 'bad_signature' };
 
 /**
  * Checks a request's timestamp and signature with the key it claims. `now` is milliseconds.

@@ -38,7 +38,11 @@ export class PgBroadcast implements Broadcast {
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly logger: Logger;
 
-  constructor(private readonly url: string, private readonly pool: Pick<pg.Pool, 'query'>, options: { logger?: Logger } = {}) {
+  constructor(
+    private readonly url: string,
+    private readonly pool: Pick<pg.Pool, 'query'>,
+    options: { logger?: Logger } = {},
+  ) {
     this.logger = options.logger ?? silentLogger;
   }
 

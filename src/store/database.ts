@@ -22,7 +22,8 @@ export function parseDatabaseUrl(raw: string): DatabaseLocation {
     } catch {
       throw new Error(`the database URL "${redact(value)}" is not a valid URL`);
     }
-    if (url.pathname.length <= 1 && !url.searchParams.has('dbname')) throw new Error(`the database URL "${redact(value)}" names no database (postgres://USER:PASSWORD@HOST:PORT/DATABASE)`);
+    if (url.pathname.length <= 1 && !url.searchParams.has('dbname'))
+      throw new Error(`the database URL "${redact(value)}" names no database (postgres://USER:PASSWORD@HOST:PORT/DATABASE)`);
     return { kind: 'postgres', url: value };
   }
   const sqlite = /^sqlite:(?:\/\/)?(.*)$/i.exec(value);
@@ -69,9 +70,14 @@ export type Database = ({ kind: 'sqlite'; db: Db } | { kind: 'postgres'; pool: P
 export function openDatabaseAt(location: DatabaseLocation, pool: PoolOptions = {}): Database {
   if (location.kind === 'sqlite') {
     const db = openDatabase(location.file);
-    return { kind: 'sqlite', db, location, close: async () => {
-      db.close();
-    } };
+    return {
+      kind: 'sqlite',
+      db,
+      location,
+      close: async () => {
+        db.close();
+      },
+    };
   }
   const p = openPool(location.url, pool);
   return { kind: 'postgres', pool: p, url: location.url, location, close: () => p.end() };

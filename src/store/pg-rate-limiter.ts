@@ -64,7 +64,10 @@ export class PgRateLimiter implements RateLimiter {
   private readonly now: () => number;
   private readonly logger: Logger;
 
-  private constructor(private readonly pool: Pool, options: PgRateLimiterOptions) {
+  private constructor(
+    private readonly pool: Pool,
+    options: PgRateLimiterOptions,
+  ) {
     this.replica = options.replicaId ?? randomUUID();
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;

@@ -159,7 +159,11 @@ export async function migratePg(pool: pg.Pool, component: string, migrations: re
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
-          await client.query('INSERT INTO schema_migrations (component, version, applied_at) VALUES ($1, $2, $3)', [component, m.version, new Date().toISOString()]);
+          await client.query('INSERT INTO schema_migrations (component, version, applied_at) VALUES ($1, $2, $3)', [
+            component,
+            m.version,
+            new Date().toISOString(),
+          ]);
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK');

@@ -62,7 +62,8 @@ export function migrate(db: Db, component: string, migrations: readonly Migratio
     try {
       db.transaction(() => {
         db.exec(m.sql);
-        if (m.rebuildsTable && (db.pragma('foreign_key_check') as unknown[]).length > 0) throw new Error(`${component} migration ${m.version} broke a foreign key`);
+        if (m.rebuildsTable && (db.pragma('foreign_key_check') as unknown[]).length > 0)
+          throw new Error(`${component} migration ${m.version} broke a foreign key`);
         record.run(component, m.version, new Date().toISOString());
       })();
     } finally {

@@ -21,13 +21,16 @@ export const STORAGE_RETRY_AFTER_S = 5;
 export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler): void {
   const { store } = o;
 
-  server.get('/v1/assets', api(async (req, tenant) => {
-    const limit = limitParam(req, 20, 100);
-    const propertyId = optionalId(req, 'property_id') as PropertyId | undefined;
-    const videoId = optionalId(req, 'video_id') as VideoId | undefined;
-    const page = await store.listAssets(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(videoId ? { videoId } : {}) }, limit, decodeCursor(req));
-    return json(200, { data: page.items.map(assetView), next_cursor: encodeCursor(page.nextAfter) });
-  }));
+  server.get(
+    '/v1/assets',
+    api(async (req, tenant) => {
+      const limit = limitParam(req, 20, 100);
+      const propertyId = optionalId(req, 'property_id') as PropertyId | undefined;
+      const videoId = optionalId(req, 'video_id') as VideoId | undefined;
+      const page = await store.listAssets(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(videoId ? { videoId } : {}) }, limit, decodeCursor(req));
+      return json(200, { data: page.items.map(assetView), next_cursor: encodeCursor(page.nextAfter) });
+    }),
+  );
 
   const assetOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
     const id = idParam(raw, 'asset') as AssetId;
@@ -36,7 +39,10 @@ export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     return a;
   };
 
-  server.get('/v1/assets/:id', api(async (req, tenant) => json(200, assetView(await assetOr404(tenant, req.params.id)))));
+  server.get(
+    '/v1/assets/:id',
+    api(async (req, tenant) => json(200, assetView(await assetOr404(tenant, req.params.id)))),
+  );
 
   /** The asset's file, whole or one range, with the validators that let players and caches resume. */
   const fileReply = async (req: Request, asset: AssetRecord): Promise<Reply> => {
@@ -46,15 +52,21 @@ export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     // If-Range with another validator asks for the whole (changed) file.
     const ifRange = req.headers['if-range'];
     const range = ifRange && ifRange !== asset.etag ? { kind: 'whole' as const } : parseRange(req.headers.range, size);
-    if (range.kind === 'unsatisfiable') throw new HttpError('range_not_satisfiable', `The file has ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
+    if (range.kind === 'unsatisfiable')
+      throw new HttpError('range_not_satisfiable', `The file has ${size} bytes.`, { headers: { 'content-range': `bytes */${size}` } });
     const part = range.kind === 'partial' ? { start: range.start, end: range.end } : undefined;
     const stream = await o.storage.get('assets', asset.storageKey, part).catch((err: unknown) => {
       // Storage that does not answer (a bucket out of reach) is a passing outage, not a fault of this server.
-      o.logger.error('reading an asset from storage failed', { assetId: asset.id, where: o.storage.description, error: err instanceof Error ? err.message : String(err) });
+      o.logger.error('reading an asset from storage failed', {
+        assetId: asset.id,
+        where: o.storage.description,
+        error: err instanceof Error ? err.message : String(err),
+      });
       throw new HttpError('unavailable', 'The file storage did not answer; retry shortly.', { headers: { 'retry-after': String(STORAGE_RETRY_AFTER_S) } });
     });
     if (!stream) throw new HttpError('not_found', `The file of asset ${asset.id} is missing.`);
-    if (part) return { status: 206, headers: { ...base, 'content-range': `bytes ${part.start}-${part.end}/${size}` }, stream, length: part.end - part.start + 1 };
+    if (part)
+      return { status: 206, headers: { ...base, 'content-range': `bytes ${part.start}-${part.end}/${size}` }, stream, length: part.end - part.start + 1 };
     return { status: 200, headers: base, stream, length: size };
   };
 
@@ -68,7 +80,11 @@ export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     const q = req.searchParams();
     const verdict = o.signer.verify(id, q.get('expires'), q.get('signature'), o.now());
     if (verdict === 'invalid') throw new HttpError('forbidden', 'The signature of this asset URL is invalid; ask for a new URL (GET /v1/assets/{id}/url).');
-    if (verdict === 'expired') throw new HttpError('forbidden', `This asset URL expired at ${new Date(Number(q.get('expires')) * 1000).toISOString()}; ask for a new one (GET /v1/assets/{id}/url).`);
+    if (verdict === 'expired')
+      throw new HttpError(
+        'forbidden',
+        `This asset URL expired at ${new Date(Number(q.get('expires')) * 1000).toISOString()}; ask for a new one (GET /v1/assets/{id}/url).`,
+      );
     const asset = await store.assetById(id);
     if (!asset) throw new HttpError('not_found', `No asset with id ${id}: it was deleted.`);
     const tenant = await o.getTenant(asset.tenantId);
@@ -81,11 +97,14 @@ export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api:
   const keyedFile = api(async (req, tenant) => fileReply(req, await assetOr404(tenant, req.params.id)));
   server.get('/v1/assets/:id/file', (req) => (isSigned(req) ? signedFile(req) : keyedFile(req)));
 
-  server.get('/v1/assets/:id/url', api(async (req, tenant) => {
-    const asset = await assetOr404(tenant, req.params.id);
-    const ttl = ttlParam(req);
-    const expiresS = Math.floor(o.now() / 1000) + ttl;
-    const url = `${originOf(req, o.publicUrl, o.scheme)}/v1/assets/${asset.id}/file?${o.signer.query(asset.id, expiresS)}`;
-    return json(200, { url, expires_at: new Date(expiresS * 1000).toISOString() });
-  }));
+  server.get(
+    '/v1/assets/:id/url',
+    api(async (req, tenant) => {
+      const asset = await assetOr404(tenant, req.params.id);
+      const ttl = ttlParam(req);
+      const expiresS = Math.floor(o.now() / 1000) + ttl;
+      const url = `${originOf(req, o.publicUrl, o.scheme)}/v1/assets/${asset.id}/file?${o.signer.query(asset.id, expiresS)}`;
+      return json(200, { url, expires_at: new Date(expiresS * 1000).toISOString() });
+    }),
+  );
 }

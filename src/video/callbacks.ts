@@ -65,7 +65,8 @@ export class CallbackDispatcher {
   constructor(options: CallbackDispatcherOptions) {
     this.o = options;
     this.lease = { owner: options.owner ?? leaseOwner(), ms: options.leaseMs ?? CALLBACK_LEASE_MS };
-    if (!Number.isInteger(this.lease.ms) || this.lease.ms <= DELIVERY_TIMEOUT_MS) throw new Error(`leaseMs must be an integer above ${DELIVERY_TIMEOUT_MS}, got ${this.lease.ms}`);
+    if (!Number.isInteger(this.lease.ms) || this.lease.ms <= DELIVERY_TIMEOUT_MS)
+      throw new Error(`leaseMs must be an integer above ${DELIVERY_TIMEOUT_MS}, got ${this.lease.ms}`);
   }
 
   start(): void {

@@ -107,10 +107,13 @@ export function runFfmpeg(bin: string, args: readonly string[], options: RunOpti
       : spawn(bin, full, { stdio: ['ignore', 'pipe', 'pipe'] });
     options.onSpawn?.(child);
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, Math.max(0, options.timeoutMs));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      },
+      Math.max(0, options.timeoutMs),
+    );
     let stderr = '';
     let pending = '';
     child.stderr.setEncoding('utf8');
@@ -143,7 +146,9 @@ export function runFfmpeg(bin: string, args: readonly string[], options: RunOpti
         const memory = prlimit !== null && /cannot allocate memory|out of memory|ENOMEM|failed to map segment/i.test(stderr);
         const summary = memory
           ? `ffmpeg needed more than its address-space limit of ${addressSpaceBytes} bytes`
-          : signal ? `ffmpeg was stopped by ${signal}` : `ffmpeg exited with code ${code}`;
+          : signal
+            ? `ffmpeg was stopped by ${signal}`
+            : `ffmpeg exited with code ${code}`;
         reject(new FfmpegError(`${summary}: ${lastLines(stderr)}`, summary, signal));
       }
     });
@@ -152,7 +157,11 @@ export function runFfmpeg(bin: string, args: readonly string[], options: RunOpti
 
 export class FfmpegError extends Error {
   /** `publicMessage` leaves out ffmpeg's output, which names server paths. */
-  constructor(message: string, readonly publicMessage: string, readonly signal: NodeJS.Signals | null) {
+  constructor(
+    message: string,
+    readonly publicMessage: string,
+    readonly signal: NodeJS.Signals | null,
+  ) {
     super(message);
     this.name = 'FfmpegError';
   }

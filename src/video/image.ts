@@ -9,15 +9,14 @@ export const MAX_SIDE = 12_000;
 /** Most pixels in any frame of a photo: ffmpeg decodes whole frames, about 4 bytes a pixel and more in its filters. */
 export const MAX_PIXELS = 40_000_000;
 
-export type ImageInfo =
-  | { ok: true; contentType: ImageType; width: number; height: number }
-  | { ok: false; reason: string };
+export type ImageInfo = { ok: true; contentType: ImageType; width: number; height: number } | { ok: false; reason: string };
 
 /** The image type from the magic bytes, whatever the client declared. */
 export function sniff(head: Uint8Array): ImageType | null {
   const b = head;
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
-  if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47 && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) return 'image/png';
+  if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47 && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a)
+    return 'image/png';
   if (b.length >= 12 && ascii(b, 0, 4) === 'RIFF' && ascii(b, 8, 4) === 'WEBP') return 'image/webp';
   return null;
 }
@@ -162,7 +161,8 @@ export class ImageChecker implements Sink {
 
   add(chunk: Buffer): void {
     this.size += chunk.length;
-    this.tailBuf = chunk.length >= TAIL_BYTES ? Buffer.from(chunk.subarray(chunk.length - TAIL_BYTES)) : Buffer.concat([this.tailBuf, chunk]).subarray(-TAIL_BYTES);
+    this.tailBuf =
+      chunk.length >= TAIL_BYTES ? Buffer.from(chunk.subarray(chunk.length - TAIL_BYTES)) : Buffer.concat([this.tailBuf, chunk]).subarray(-TAIL_BYTES);
     if (this.headSize < HEAD_BYTES) {
       const take = Buffer.from(chunk.subarray(0, HEAD_BYTES - this.headSize));
       this.head.push(take);

@@ -120,14 +120,25 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     logger.error('video rendering unavailable', { error: ffmpegProblem });
   }
   const addressSpaceBytes = options.ffmpegAddressSpaceBytes ?? DEFAULT_FFMPEG_ADDRESS_SPACE;
-  if (!Number.isSafeInteger(addressSpaceBytes) || addressSpaceBytes < 64 * 1024 * 1024) throw new Error(`ffmpegAddressSpaceBytes must be an integer of at least 64 MiB, got ${addressSpaceBytes}`);
+  if (!Number.isSafeInteger(addressSpaceBytes) || addressSpaceBytes < 64 * 1024 * 1024)
+    throw new Error(`ffmpegAddressSpaceBytes must be an integer of at least 64 MiB, got ${addressSpaceBytes}`);
   const confinement: FfmpegConfinement = { prlimit: options.prlimitPath === undefined ? findPrlimit() : options.prlimitPath, addressSpaceBytes };
-  if (ffmpeg && !confinement.prlimit) logger.warn('prlimit not found: ffmpeg renders run with their wall-clock limit but without an address-space limit (install util-linux)');
+  if (ffmpeg && !confinement.prlimit)
+    logger.warn('prlimit not found: ffmpeg renders run with their wall-clock limit but without an address-space limit (install util-linux)');
   const fontFile = findFont(options.fontFile);
-  if (ffmpeg) logger.info('video renderer', { ffmpeg: ffmpeg.path, source: ffmpeg.source, xfade: ffmpeg.xfade, font: fontFile ?? 'built-in bitmap font', addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null });
+  if (ffmpeg)
+    logger.info('video renderer', {
+      ffmpeg: ffmpeg.path,
+      source: ffmpeg.source,
+      xfade: ffmpeg.xfade,
+      font: fontFile ?? 'built-in bitmap font',
+      addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null,
+    });
   const local = ['work', ...(options.objectStore ? [] : ['photos', 'assets'])];
   for (const sub of local) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
-  const signer = new AssetUrlSigner(options.urlSigningKey ? signingKeyFromHex(options.urlSigningKey, 'SERVICE_URL_SIGNING_KEY') : await loadSigningKey(options.dataDir));
+  const signer = new AssetUrlSigner(
+    options.urlSigningKey ? signingKeyFromHex(options.urlSigningKey, 'SERVICE_URL_SIGNING_KEY') : await loadSigningKey(options.dataDir),
+  );
   // Opened after what may refuse the start (a malformed key), so a refusal leaves no client open.
   const storage = await openStorage(options.objectStore, options.dataDir);
   logger.info('video storage', { where: storage.description });

@@ -1,9 +1,37 @@
 import { migratePg, queryCount, queryRow, queryRows, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
 import type { Lease } from '../store/lease.js';
 import type { TenantId } from '../identity/types.js';
-import { assetOf, callbackOf, page, photoOf, propertyOf, PROPERTY_COLUMNS, videoOf, type AssetRow, type CallbackRow, type PhotoRow, type PropertyRow, type VideoRow } from './rows.js';
+import {
+  assetOf,
+  callbackOf,
+  page,
+  photoOf,
+  propertyOf,
+  PROPERTY_COLUMNS,
+  videoOf,
+  type AssetRow,
+  type CallbackRow,
+  type PhotoRow,
+  type PropertyRow,
+  type VideoRow,
+} from './rows.js';
 import type { CallbackFor, DeleteOutcome, VideoFilter, VideoInput, VideoStore } from './store.js';
-import type { AssetId, AssetKind, AssetRecord, CallbackRecord, NewAsset, NewPhoto, Page, PhotoId, PhotoRecord, PropertyId, PropertyInput, PropertyRecord, VideoId, VideoRecord } from './types.js';
+import type {
+  AssetId,
+  AssetKind,
+  AssetRecord,
+  CallbackRecord,
+  NewAsset,
+  NewPhoto,
+  Page,
+  PhotoId,
+  PhotoRecord,
+  PropertyId,
+  PropertyInput,
+  PropertyRecord,
+  VideoId,
+  VideoRecord,
+} from './types.js';
 
 /**
  * The video schema on PostgreSQL: the SQLite tables column for column (times as ISO text,
@@ -117,7 +145,10 @@ const UNFINISHED_LOCK = 0x7669_6431; // "vid1"
  * runs; deletes lock the rows a claim would take, so a delete and a claim never both win.
  */
 export class PostgresVideoStore implements VideoStore {
-  private constructor(private readonly pool: Pool, private readonly now: () => number) {}
+  private constructor(
+    private readonly pool: Pool,
+    private readonly now: () => number,
+  ) {}
 
   /** The store on a pool, its schema migrated (the identity schema first: videos reference tenants). */
   static async open(pool: Pool, now: () => number = Date.now): Promise<PostgresVideoStore> {
@@ -139,7 +170,19 @@ export class PostgresVideoStore implements VideoStore {
       this.pool,
       `INSERT INTO video_properties (tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-      [tenantId, input.title, input.address, input.city, input.price, input.currency, input.bedrooms, input.bathrooms, input.area, input.description, createdAt],
+      [
+        tenantId,
+        input.title,
+        input.address,
+        input.city,
+        input.price,
+        input.currency,
+        input.bedrooms,
+        input.bathrooms,
+        input.area,
+        input.description,
+        createdAt,
+      ],
     ))!;
     return { ...input, id: id as PropertyId, tenantId, createdAt, photoCount: 0 };
   }
@@ -192,7 +235,10 @@ export class PostgresVideoStore implements VideoStore {
     if (ids.length === 0) return [];
     const rows = await queryRows<PhotoRow>(this.pool, 'SELECT * FROM video_photos WHERE id = ANY($1::bigint[])', [ids]);
     const byId = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((id) => byId.get(id)).filter((r): r is PhotoRow => r !== undefined).map(photoOf);
+    return ids
+      .map((id) => byId.get(id))
+      .filter((r): r is PhotoRow => r !== undefined)
+      .map(photoOf);
   }
 
   createVideo(tenantId: TenantId, input: VideoInput): Promise<VideoRecord>;
@@ -202,7 +248,9 @@ export class PostgresVideoStore implements VideoStore {
       await c.query('SELECT pg_advisory_xact_lock($1, $2::int)', [UNFINISHED_LOCK, tenantId]);
       // Shares the property's lock with other creates; a photo or property delete waits for it.
       await c.query('SELECT 1 FROM video_properties WHERE id = $1 FOR SHARE', [input.propertyId]);
-      const { n } = (await queryRow<{ n: number }>(c, `SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = $1`, [tenantId]))!;
+      const { n } = (await queryRow<{ n: number }>(c, `SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = $1`, [
+        tenantId,
+      ]))!;
       if (n >= maxUnfinished) return 'limit';
       const r = await queryRow<VideoRow>(
         c,
@@ -224,7 +272,11 @@ export class PostgresVideoStore implements VideoStore {
     const where = ['tenant_id = $1', 'id < $2'];
     if (filter.propertyId !== undefined) where.push(`property_id = $${args.push(filter.propertyId)}`);
     if (filter.status !== undefined) where.push(`status = $${args.push(filter.status)}`);
-    const rows = await queryRows<VideoRow>(this.pool, `SELECT * FROM video_videos WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.push(limit + 1)}`, args);
+    const rows = await queryRows<VideoRow>(
+      this.pool,
+      `SELECT * FROM video_videos WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.push(limit + 1)}`,
+      args,
+    );
     const p = page(rows, limit);
     return { items: p.items.map(videoOf), nextAfter: p.nextAfter };
   }
@@ -244,7 +296,11 @@ export class PostgresVideoStore implements VideoStore {
       const at = this.now();
       // Rows another replica is claiming right now are locked: skipped, never waited for.
       const next =
-        (await queryRow<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'rendering' AND lease_until <= $1 ORDER BY lease_until, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`, [at])) ??
+        (await queryRow<{ id: number }>(
+          c,
+          `SELECT id FROM video_videos WHERE status = 'rendering' AND lease_until <= $1 ORDER BY lease_until, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`,
+          [at],
+        )) ??
         (afterTenant !== null ? await this.nextQueued(c, afterTenant) : undefined) ??
         (await this.nextQueued(c, 0));
       if (!next) return null;
@@ -258,7 +314,11 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   private nextQueued(c: Queryable, afterTenant: number) {
-    return queryRow<{ id: number }>(c, `SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > $1 ORDER BY tenant_id, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`, [afterTenant]);
+    return queryRow<{ id: number }>(
+      c,
+      `SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > $1 ORDER BY tenant_id, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`,
+      [afterTenant],
+    );
   }
 
   async renewRender(lease: Lease, id: VideoId): Promise<boolean> {
@@ -283,14 +343,22 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   private async holds(c: Queryable, owner: string, id: VideoId): Promise<boolean> {
-    return (await queryRow(c, `SELECT 1 FROM video_videos WHERE id = $1 AND status = 'rendering' AND lease_owner = $2 FOR NO KEY UPDATE`, [id, owner])) !== undefined;
+    return (
+      (await queryRow(c, `SELECT 1 FROM video_videos WHERE id = $1 AND status = 'rendering' AND lease_owner = $2 FOR NO KEY UPDATE`, [id, owner])) !== undefined
+    );
   }
 
   private async enqueueCallback(c: Queryable, video: VideoRecord, callback: CallbackFor): Promise<void> {
     const cb = callback(video);
     if (!cb) return;
     await c.query(`INSERT INTO video_callbacks (tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-      video.tenantId, video.id, cb.url, cb.event, cb.body, this.now(), this.iso(),
+      video.tenantId,
+      video.id,
+      cb.url,
+      cb.event,
+      cb.body,
+      this.now(),
+      this.iso(),
     ]);
   }
 
@@ -336,12 +404,21 @@ export class PostgresVideoStore implements VideoStore {
     });
   }
 
-  async listAssets(tenantId: TenantId, filter: { propertyId?: PropertyId; videoId?: VideoId }, limit: number, before: number | null): Promise<Page<AssetRecord>> {
+  async listAssets(
+    tenantId: TenantId,
+    filter: { propertyId?: PropertyId; videoId?: VideoId },
+    limit: number,
+    before: number | null,
+  ): Promise<Page<AssetRecord>> {
     const args: unknown[] = [tenantId, before ?? Number.MAX_SAFE_INTEGER];
     const where = ['tenant_id = $1', 'id < $2'];
     if (filter.propertyId !== undefined) where.push(`property_id = $${args.push(filter.propertyId)}`);
     if (filter.videoId !== undefined) where.push(`video_id = $${args.push(filter.videoId)}`);
-    const rows = await queryRows<AssetRow>(this.pool, `SELECT * FROM video_assets WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.push(limit + 1)}`, args);
+    const rows = await queryRows<AssetRow>(
+      this.pool,
+      `SELECT * FROM video_assets WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.push(limit + 1)}`,
+      args,
+    );
     const p = page(rows, limit);
     return { items: p.items.map(assetOf), nextAfter: p.nextAfter };
   }
@@ -374,7 +451,9 @@ export class PostgresVideoStore implements VideoStore {
     return transaction(this.pool, async (c): Promise<DeleteOutcome> => {
       // The property's row lock waits for video creates on it (they hold it shared).
       const prop = await queryRow(c, 'SELECT 1 FROM video_properties WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE', [tenantId, propertyId]);
-      const photo = prop ? await queryRow<{ storage_key: string }>(c, 'SELECT storage_key FROM video_photos WHERE property_id = $1 AND id = $2', [propertyId, photoId]) : undefined;
+      const photo = prop
+        ? await queryRow<{ storage_key: string }>(c, 'SELECT storage_key FROM video_photos WHERE property_id = $1 AND id = $2', [propertyId, photoId])
+        : undefined;
       if (!photo) return { kind: 'not_found' };
       const user = await queryRow<{ id: number; status: 'queued' | 'rendering' }>(
         c,
@@ -392,7 +471,9 @@ export class PostgresVideoStore implements VideoStore {
     return transaction(this.pool, async (c): Promise<DeleteOutcome> => {
       if (!(await queryRow(c, 'SELECT 1 FROM video_properties WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, id]))) return { kind: 'not_found' };
       // Locking the property's videos waits for a claim in progress, so one just claimed is seen rendering.
-      const videos = await queryRows<{ id: number; status: string }>(c, 'SELECT id, status FROM video_videos WHERE property_id = $1 ORDER BY id FOR UPDATE', [id]);
+      const videos = await queryRows<{ id: number; status: string }>(c, 'SELECT id, status FROM video_videos WHERE property_id = $1 ORDER BY id FOR UPDATE', [
+        id,
+      ]);
       const rendering = videos.find((v) => v.status === 'rendering');
       if (rendering) return { kind: 'busy', videoId: rendering.id as VideoId, status: 'rendering' };
       const orphans = {
@@ -409,7 +490,11 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   async callbackSecret(tenantId: TenantId, fresh: () => string): Promise<string> {
-    await this.pool.query('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (tenant_id) DO NOTHING', [tenantId, fresh(), this.iso()]);
+    await this.pool.query('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (tenant_id) DO NOTHING', [
+      tenantId,
+      fresh(),
+      this.iso(),
+    ]);
     return (await queryRow<{ secret: string }>(this.pool, 'SELECT secret FROM video_callback_secrets WHERE tenant_id = $1', [tenantId]))!.secret;
   }
 
@@ -432,7 +517,11 @@ export class PostgresVideoStore implements VideoStore {
     return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id).map(callbackOf);
   }
 
-  async recordCallbackAttempt(owner: string, id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<boolean> {
+  async recordCallbackAttempt(
+    owner: string,
+    id: number,
+    outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null },
+  ): Promise<boolean> {
     const written = await queryCount(
       this.pool,
       `UPDATE video_callbacks SET attempts = attempts + 1, status = $1, next_attempt_at = $2, last_error = $3, lease_owner = NULL, lease_until = NULL

@@ -97,9 +97,11 @@ export class RenderQueue {
   }
 
   constructor(options: RenderQueueOptions) {
-    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
+      throw new Error(`renderConcurrency must be a positive integer, got ${options.concurrency}`);
     const t = options.timings;
-    if (!(t.fadeS > 0 && t.titleS > t.fadeS && t.photoS > t.fadeS)) throw new Error(`timings need titleS and photoS longer than fadeS > 0, got ${JSON.stringify(t)}`);
+    if (!(t.fadeS > 0 && t.titleS > t.fadeS && t.photoS > t.fadeS))
+      throw new Error(`timings need titleS and photoS longer than fadeS > 0, got ${JSON.stringify(t)}`);
     if (!Number.isInteger(t.fps) || t.fps < 1 || t.fps > 60) throw new Error(`timings.fps must be an integer from 1 to 60, got ${t.fps}`);
     this.o = options;
     this.lease = { owner: options.owner ?? leaseOwner(), ms: options.leaseMs ?? RENDER_LEASE_MS };
@@ -163,17 +165,20 @@ export class RenderQueue {
    * nothing written.
    */
   private keepLease(video: VideoRecord, slot: { child: ChildProcess | null; lost: boolean }): () => void {
-    const timer = setInterval(() => {
-      this.o.store.renewRender(this.lease, video.id).then(
-        (held) => {
-          if (held || slot.lost) return;
-          slot.lost = true;
-          this.o.logger.warn('render lease lost to another worker; abandoning the render', { videoId: video.id });
-          slot.child?.kill('SIGKILL');
-        },
-        (err: unknown) => this.o.logger.warn('render lease renewal failed', { videoId: video.id, error: err instanceof Error ? err.message : String(err) }),
-      );
-    }, Math.floor(this.lease.ms / 3));
+    const timer = setInterval(
+      () => {
+        this.o.store.renewRender(this.lease, video.id).then(
+          (held) => {
+            if (held || slot.lost) return;
+            slot.lost = true;
+            this.o.logger.warn('render lease lost to another worker; abandoning the render', { videoId: video.id });
+            slot.child?.kill('SIGKILL');
+          },
+          (err: unknown) => this.o.logger.warn('render lease renewal failed', { videoId: video.id, error: err instanceof Error ? err.message : String(err) }),
+        );
+      },
+      Math.floor(this.lease.ms / 3),
+    );
     timer.unref();
     return () => clearInterval(timer);
   }
@@ -193,7 +198,8 @@ export class RenderQueue {
       await mkdir(work, { recursive: true });
       const property = await this.o.store.getProperty(video.tenantId, video.propertyId);
       const photos = await this.o.store.photosByIds(video.photoIds);
-      if (!property || photos.length !== video.photoIds.length || photos.length === 0) throw new RenderError('the property or some of its photos no longer exist');
+      if (!property || photos.length !== video.photoIds.length || photos.length === 0)
+        throw new RenderError('the property or some of its photos no longer exist');
       const title = await this.titleCard(property, work, video, ffmpeg);
       const output = join(work, 'video.mp4');
       const { width: W, height: H } = FORMATS[video.format];
@@ -253,8 +259,26 @@ export class RenderQueue {
         this.lease.owner,
         video.id,
         {
-          video: { kind: 'video', contentType: 'video/mp4', sizeBytes: videoSize, width: plan.width, height: plan.height, durationS: plan.durationS, etag: videoTag, storageKey: videoKey },
-          poster: { kind: 'poster', contentType: 'image/jpeg', sizeBytes: posterSize, width: plan.width, height: plan.height, durationS: null, etag: posterTag, storageKey: posterKey },
+          video: {
+            kind: 'video',
+            contentType: 'video/mp4',
+            sizeBytes: videoSize,
+            width: plan.width,
+            height: plan.height,
+            durationS: plan.durationS,
+            etag: videoTag,
+            storageKey: videoKey,
+          },
+          poster: {
+            kind: 'poster',
+            contentType: 'image/jpeg',
+            sizeBytes: posterSize,
+            width: plan.width,
+            height: plan.height,
+            durationS: null,
+            etag: posterTag,
+            storageKey: posterKey,
+          },
         },
         this.o.callbackFor,
       );
@@ -304,7 +328,10 @@ export class RenderQueue {
 
 /** A render failure whose message is fit for the client; `detail` is for the log. */
 class RenderError extends Error {
-  constructor(message: string, readonly detail: string = message) {
+  constructor(
+    message: string,
+    readonly detail: string = message,
+  ) {
     super(message);
     this.name = 'RenderError';
   }

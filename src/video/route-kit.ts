@@ -39,7 +39,8 @@ export function optionalId(req: Request, name: string): number | undefined {
 export function statusParam(req: Request): VideoStatus | undefined {
   const raw = req.searchParams().get('status');
   if (raw === null || raw === '') return undefined;
-  if (!(VIDEO_STATUSES as readonly string[]).includes(raw)) throw new HttpError('bad_request', `status must be one of ${VIDEO_STATUSES.join(', ')}, got ${JSON.stringify(raw)}.`);
+  if (!(VIDEO_STATUSES as readonly string[]).includes(raw))
+    throw new HttpError('bad_request', `status must be one of ${VIDEO_STATUSES.join(', ')}, got ${JSON.stringify(raw)}.`);
   return raw as VideoStatus;
 }
 
@@ -57,10 +58,11 @@ export function tenantRoute(auth: Authenticator, logger: Logger): (h: TenantHand
       requirePlan(principal.tenant.plan, 'agency');
       return withHeaders(await h(req, principal.tenant), headers);
     } catch (err) {
-      if (err instanceof HttpError) throw new HttpError(err.code, err.message, { ...(err.details ? { details: err.details } : {}), headers: { ...err.headers, ...headers } });
+      if (err instanceof HttpError)
+        throw new HttpError(err.code, err.message, { ...(err.details ? { details: err.details } : {}), headers: { ...err.headers, ...headers } });
       // A client that went away is not a server fault: the server logs it at debug level.
       if (req.aborted || isClientAbort(err)) throw err;
-      logger.error('video API request failed', { path: req.path, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+      logger.error('video API request failed', { path: req.path, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
       throw new HttpError('internal', undefined, { headers });
     }
   };

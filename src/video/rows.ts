@@ -1,52 +1,164 @@
 import type { TenantId } from '../identity/types.js';
 import type {
-  AssetId, AssetKind, AssetRecord, CallbackEvent, CallbackRecord, Format, ImageType, Page, PhotoId,
-  PhotoRecord, PropertyId, PropertyRecord, Template, VideoId, VideoRecord, VideoStatus,
+  AssetId,
+  AssetKind,
+  AssetRecord,
+  CallbackEvent,
+  CallbackRecord,
+  Format,
+  ImageType,
+  Page,
+  PhotoId,
+  PhotoRecord,
+  PropertyId,
+  PropertyRecord,
+  Template,
+  VideoId,
+  VideoRecord,
+  VideoStatus,
 } from './types.js';
 
 /** Rows of the video tables as both stores read them (the PostgreSQL schema keeps the SQLite one column for column). */
 export interface PropertyRow {
-  id: number; tenant_id: number; title: string; address: string; city: string | null; price: number | null; currency: string | null;
-  bedrooms: number | null; bathrooms: number | null; area: number | null; description: string | null; created_at: string; photo_count: number;
+  id: number;
+  tenant_id: number;
+  title: string;
+  address: string;
+  city: string | null;
+  price: number | null;
+  currency: string | null;
+  bedrooms: number | null;
+  bathrooms: number | null;
+  area: number | null;
+  description: string | null;
+  created_at: string;
+  photo_count: number;
 }
 export interface PhotoRow {
-  id: number; property_id: number; filename: string; content_type: string; size_bytes: number; width: number; height: number; storage_key: string; created_at: string;
+  id: number;
+  property_id: number;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  width: number;
+  height: number;
+  storage_key: string;
+  created_at: string;
 }
 export interface VideoRow {
-  id: number; tenant_id: number; property_id: number; template: string; format: string; status: string; progress: number; error: string | null;
-  callback_url: string | null; photo_ids: string; created_at: string; started_at: string | null; completed_at: string | null;
-  video_asset_id: number | null; poster_asset_id: number | null;
+  id: number;
+  tenant_id: number;
+  property_id: number;
+  template: string;
+  format: string;
+  status: string;
+  progress: number;
+  error: string | null;
+  callback_url: string | null;
+  photo_ids: string;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  video_asset_id: number | null;
+  poster_asset_id: number | null;
 }
 export interface AssetRow {
-  id: number; tenant_id: number; kind: string; video_id: number; property_id: number; content_type: string; size_bytes: number; width: number;
-  height: number; duration_s: number | null; etag: string; storage_key: string; created_at: string;
+  id: number;
+  tenant_id: number;
+  kind: string;
+  video_id: number;
+  property_id: number;
+  content_type: string;
+  size_bytes: number;
+  width: number;
+  height: number;
+  duration_s: number | null;
+  etag: string;
+  storage_key: string;
+  created_at: string;
 }
 export interface CallbackRow {
-  id: number; tenant_id: number; video_id: number; url: string; event: string; body: string; attempts: number; next_attempt_at: number; status: string; last_error: string | null;
+  id: number;
+  tenant_id: number;
+  video_id: number;
+  url: string;
+  event: string;
+  body: string;
+  attempts: number;
+  next_attempt_at: number;
+  status: string;
+  last_error: string | null;
 }
 
 export const propertyOf = (r: PropertyRow): PropertyRecord => ({
-  id: r.id as PropertyId, tenantId: r.tenant_id as TenantId, title: r.title, address: r.address, city: r.city, price: r.price, currency: r.currency,
-  bedrooms: r.bedrooms, bathrooms: r.bathrooms, area: r.area, description: r.description, createdAt: r.created_at, photoCount: r.photo_count,
+  id: r.id as PropertyId,
+  tenantId: r.tenant_id as TenantId,
+  title: r.title,
+  address: r.address,
+  city: r.city,
+  price: r.price,
+  currency: r.currency,
+  bedrooms: r.bedrooms,
+  bathrooms: r.bathrooms,
+  area: r.area,
+  description: r.description,
+  createdAt: r.created_at,
+  photoCount: r.photo_count,
 });
 export const photoOf = (r: PhotoRow): PhotoRecord => ({
-  id: r.id as PhotoId, propertyId: r.property_id as PropertyId, filename: r.filename, contentType: r.content_type as ImageType, sizeBytes: r.size_bytes,
-  width: r.width, height: r.height, storageKey: r.storage_key, createdAt: r.created_at,
+  id: r.id as PhotoId,
+  propertyId: r.property_id as PropertyId,
+  filename: r.filename,
+  contentType: r.content_type as ImageType,
+  sizeBytes: r.size_bytes,
+  width: r.width,
+  height: r.height,
+  storageKey: r.storage_key,
+  createdAt: r.created_at,
 });
 export const videoOf = (r: VideoRow): VideoRecord => ({
-  id: r.id as VideoId, tenantId: r.tenant_id as TenantId, propertyId: r.property_id as PropertyId, template: r.template as Template, format: r.format as Format,
-  status: r.status as VideoStatus, progress: r.progress, error: r.error, callbackUrl: r.callback_url, photoIds: JSON.parse(r.photo_ids) as PhotoId[],
-  createdAt: r.created_at, startedAt: r.started_at, completedAt: r.completed_at,
-  videoAssetId: r.video_asset_id as AssetId | null, posterAssetId: r.poster_asset_id as AssetId | null,
+  id: r.id as VideoId,
+  tenantId: r.tenant_id as TenantId,
+  propertyId: r.property_id as PropertyId,
+  template: r.template as Template,
+  format: r.format as Format,
+  status: r.status as VideoStatus,
+  progress: r.progress,
+  error: r.error,
+  callbackUrl: r.callback_url,
+  photoIds: JSON.parse(r.photo_ids) as PhotoId[],
+  createdAt: r.created_at,
+  startedAt: r.started_at,
+  completedAt: r.completed_at,
+  videoAssetId: r.video_asset_id as AssetId | null,
+  posterAssetId: r.poster_asset_id as AssetId | null,
 });
 export const assetOf = (r: AssetRow): AssetRecord => ({
-  id: r.id as AssetId, tenantId: r.tenant_id as TenantId, kind: r.kind as AssetKind, videoId: r.video_id as VideoId, propertyId: r.property_id as PropertyId,
-  contentType: r.content_type, sizeBytes: r.size_bytes, width: r.width, height: r.height, durationS: r.duration_s, etag: r.etag, storageKey: r.storage_key,
+  id: r.id as AssetId,
+  tenantId: r.tenant_id as TenantId,
+  kind: r.kind as AssetKind,
+  videoId: r.video_id as VideoId,
+  propertyId: r.property_id as PropertyId,
+  contentType: r.content_type,
+  sizeBytes: r.size_bytes,
+  width: r.width,
+  height: r.height,
+  durationS: r.duration_s,
+  etag: r.etag,
+  storageKey: r.storage_key,
   createdAt: r.created_at,
 });
 export const callbackOf = (r: CallbackRow): CallbackRecord => ({
-  id: r.id, tenantId: r.tenant_id as TenantId, videoId: r.video_id as VideoId, url: r.url, event: r.event as CallbackEvent, body: r.body, attempts: r.attempts,
-  nextAttemptAt: r.next_attempt_at, status: r.status as CallbackRecord['status'], lastError: r.last_error,
+  id: r.id,
+  tenantId: r.tenant_id as TenantId,
+  videoId: r.video_id as VideoId,
+  url: r.url,
+  event: r.event as CallbackEvent,
+  body: r.body,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  status: r.status as CallbackRecord['status'],
+  lastError: r.last_error,
 });
 
 export function page<T extends { id: number }>(rows: T[], limit: number): Page<T> {
@@ -56,4 +168,3 @@ export function page<T extends { id: number }>(rows: T[], limit: number): Page<T
 }
 
 export const PROPERTY_COLUMNS = `p.*, (SELECT COUNT(*) FROM video_photos ph WHERE ph.property_id = p.id) AS photo_count`;
-

@@ -20,7 +20,8 @@ export function parseObjectStoreUrl(raw: string): ObjectStoreLocation {
   const m = /^s3:\/\/([^/?#]+)(?:\/([^?#]*))?$/.exec(raw.trim());
   if (!m) throw new Error(`--object-store must look like s3://bucket or s3://bucket/prefix, got ${JSON.stringify(raw)}`);
   const bucket = m[1]!;
-  if (!BUCKET.test(bucket)) throw new Error(`--object-store: ${JSON.stringify(bucket)} is not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
+  if (!BUCKET.test(bucket))
+    throw new Error(`--object-store: ${JSON.stringify(bucket)} is not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
   const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
   if (prefix !== '' && prefix.split('/').some((part) => part === '' || part === '.' || part === '..')) {
     throw new Error(`--object-store: the prefix ${JSON.stringify(prefix)} has an empty, '.' or '..' segment`);
@@ -57,7 +58,10 @@ function isMissing(err: unknown): boolean {
 export class S3Storage implements AssetStorage {
   readonly description: string;
 
-  constructor(private readonly where: ObjectStoreLocation, private readonly client: S3Client) {
+  constructor(
+    private readonly where: ObjectStoreLocation,
+    private readonly client: S3Client,
+  ) {
     this.description = `s3://${where.bucket}${where.prefix ? `/${where.prefix}` : ''}`;
   }
 
@@ -72,19 +76,31 @@ export class S3Storage implements AssetStorage {
     } catch (err) {
       const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
       const status = e.$metadata?.httpStatusCode;
-      throw new Error(`object store ${this.description} is not usable: ${status === 404 ? 'no such bucket' : status === 403 ? 'access denied (check the AWS_* credentials)' : (e.message || e.name || String(err))}`);
+      throw new Error(
+        `object store ${this.description} is not usable: ${status === 404 ? 'no such bucket' : status === 403 ? 'access denied (check the AWS_* credentials)' : e.message || e.name || String(err)}`,
+      );
     }
   }
 
   async putFile(area: Area, key: string, localPath: string, contentType: string): Promise<void> {
     const { size } = await stat(localPath);
-    await this.client.send(new PutObjectCommand({ Bucket: this.where.bucket, Key: this.key(area, key), Body: createReadStream(localPath), ContentLength: size, ContentType: contentType }));
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.where.bucket,
+        Key: this.key(area, key),
+        Body: createReadStream(localPath),
+        ContentLength: size,
+        ContentType: contentType,
+      }),
+    );
     await unlink(localPath);
   }
 
   async get(area: Area, key: string, range?: ByteRange): Promise<Readable | null> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.where.bucket, Key: this.key(area, key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.where.bucket, Key: this.key(area, key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+      );
       return res.Body as Readable;
     } catch (err) {
       if (isMissing(err)) return null;

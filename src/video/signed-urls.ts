@@ -19,7 +19,8 @@ const KEY_BYTES = 32;
 /** The key given as hex (SERVICE_URL_SIGNING_KEY, shared by replicas), checked for length and form. */
 export function signingKeyFromHex(hex: string, source: string): Buffer {
   const text = hex.trim();
-  if (!/^(?:[0-9a-fA-F]{2}){32,}$/.test(text)) throw new Error(`${source} must be at least ${KEY_BYTES} bytes as hex (${KEY_BYTES * 2} or more hex digits), e.g. from: openssl rand -hex ${KEY_BYTES}`);
+  if (!/^(?:[0-9a-fA-F]{2}){32,}$/.test(text))
+    throw new Error(`${source} must be at least ${KEY_BYTES} bytes as hex (${KEY_BYTES * 2} or more hex digits), e.g. from: openssl rand -hex ${KEY_BYTES}`);
   return Buffer.from(text, 'hex');
 }
 
@@ -87,6 +88,7 @@ const HOST = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 export function originOf(req: Request, publicUrl: string | undefined, scheme: 'http' | 'https'): string {
   if (publicUrl) return publicUrl.replace(/\/+$/, '');
   const host = req.headers.host;
-  if (!host || !HOST.test(host)) throw new HttpError('bad_request', 'A signed URL needs the Host header this server is reached at (or the server configured with SERVICE_PUBLIC_URL).');
+  if (!host || !HOST.test(host))
+    throw new HttpError('bad_request', 'A signed URL needs the Host header this server is reached at (or the server configured with SERVICE_PUBLIC_URL).');
   return `${scheme}://${host}`;
 }

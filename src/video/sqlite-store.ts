@@ -1,9 +1,37 @@
 import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
-import type { AssetId, AssetKind, AssetRecord, CallbackRecord, NewAsset, NewPhoto, Page, PhotoId, PhotoRecord, PropertyId, PropertyInput, PropertyRecord, VideoId, VideoRecord } from './types.js';
+import type {
+  AssetId,
+  AssetKind,
+  AssetRecord,
+  CallbackRecord,
+  NewAsset,
+  NewPhoto,
+  Page,
+  PhotoId,
+  PhotoRecord,
+  PropertyId,
+  PropertyInput,
+  PropertyRecord,
+  VideoId,
+  VideoRecord,
+} from './types.js';
 import type { CallbackFor, DeleteOutcome, VideoFilter, VideoInput, VideoStore } from './store.js';
-import { assetOf, callbackOf, page, photoOf, propertyOf, PROPERTY_COLUMNS, videoOf, type AssetRow, type CallbackRow, type PhotoRow, type PropertyRow, type VideoRow } from './rows.js';
+import {
+  assetOf,
+  callbackOf,
+  page,
+  photoOf,
+  propertyOf,
+  PROPERTY_COLUMNS,
+  videoOf,
+  type AssetRow,
+  type CallbackRow,
+  type PhotoRow,
+  type PropertyRow,
+  type VideoRow,
+} from './rows.js';
 import type { Lease } from '../store/lease.js';
 
 export const VIDEO_MIGRATIONS = [
@@ -154,10 +182,14 @@ export const VIDEO_MIGRATIONS = [
 export class SqliteVideoStore implements VideoStore {
   private readonly q;
 
-  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
     migrate(db, 'video', VIDEO_MIGRATIONS);
     this.q = {
-      insertProperty: db.prepare(`INSERT INTO video_properties (tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
+      insertProperty:
+        db.prepare(`INSERT INTO video_properties (tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
         VALUES (@tenantId, @title, @address, @city, @price, @currency, @bedrooms, @bathrooms, @area, @description, @createdAt) RETURNING id`),
       property: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id = ?`),
       properties: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id < ? ORDER BY p.id DESC LIMIT ?`),
@@ -171,11 +203,15 @@ export class SqliteVideoStore implements VideoStore {
       video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
       videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
       unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
-      requeue: db.prepare(`UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering'`),
+      requeue: db.prepare(
+        `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering'`,
+      ),
       release: db.prepare(
         `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering' AND lease_owner = ?`,
       ),
-      lapsed: db.prepare(`SELECT id FROM video_videos INDEXED BY video_videos_lease WHERE status = 'rendering' AND lease_until <= ? ORDER BY lease_until, id LIMIT 1`),
+      lapsed: db.prepare(
+        `SELECT id FROM video_videos INDEXED BY video_videos_lease WHERE status = 'rendering' AND lease_until <= ? ORDER BY lease_until, id LIMIT 1`,
+      ),
       nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > ? ORDER BY tenant_id, id LIMIT 1`),
       claim: db.prepare(
         `UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ?, lease_owner = ?, lease_until = ?
@@ -184,11 +220,14 @@ export class SqliteVideoStore implements VideoStore {
       renew: db.prepare(`UPDATE video_videos SET lease_until = ? WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
       holds: db.prepare(`SELECT 1 FROM video_videos WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
       progress: db.prepare(`UPDATE video_videos SET progress = ? WHERE id = ? AND status = 'rendering'`),
-      insertAsset: db.prepare(`INSERT INTO video_assets (tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
+      insertAsset:
+        db.prepare(`INSERT INTO video_assets (tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
       complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL,
         lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
-      fail: db.prepare(`UPDATE video_videos SET status = 'failed', error = ?, completed_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
+      fail: db.prepare(
+        `UPDATE video_videos SET status = 'failed', error = ?, completed_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`,
+      ),
       asset: db.prepare('SELECT * FROM video_assets WHERE tenant_id = ? AND id = ?'),
       assetById: db.prepare('SELECT * FROM video_assets WHERE id = ?'),
       photoOfTenant: db.prepare(`SELECT ph.storage_key FROM video_photos ph JOIN video_properties p ON p.id = ph.property_id
@@ -210,8 +249,12 @@ export class SqliteVideoStore implements VideoStore {
       deleteProperty: db.prepare('DELETE FROM video_properties WHERE id = ?'),
       secret: db.prepare('SELECT secret FROM video_callback_secrets WHERE tenant_id = ?'),
       insertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO NOTHING'),
-      upsertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at'),
-      insertCallback: db.prepare(`INSERT INTO video_callbacks (tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      upsertSecret: db.prepare(
+        'INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at',
+      ),
+      insertCallback: db.prepare(
+        `INSERT INTO video_callbacks (tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
       dueCallbacks: db.prepare(
         `SELECT id FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`,
       ),
@@ -266,16 +309,31 @@ export class SqliteVideoStore implements VideoStore {
   }
 
   async photosByIds(ids: readonly PhotoId[]): Promise<PhotoRecord[]> {
-    return ids.map((id) => this.q.photo.get(id) as PhotoRow | undefined).filter((r): r is PhotoRow => r !== undefined).map(photoOf);
+    return ids
+      .map((id) => this.q.photo.get(id) as PhotoRow | undefined)
+      .filter((r): r is PhotoRow => r !== undefined)
+      .map(photoOf);
   }
 
   createVideo(tenantId: TenantId, input: VideoInput): Promise<VideoRecord>;
   createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished: number): Promise<VideoRecord | 'limit'>;
   async createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished = Infinity): Promise<VideoRecord | 'limit'> {
-    return this.db.transaction((): VideoRecord | 'limit' => {
-      if ((this.q.unfinished.get(tenantId) as { n: number }).n >= maxUnfinished) return 'limit';
-      return videoOf(this.q.insertVideo.get(tenantId, input.propertyId, input.template, input.format, input.callbackUrl, JSON.stringify(input.photoIds), this.iso()) as VideoRow);
-    }).immediate();
+    return this.db
+      .transaction((): VideoRecord | 'limit' => {
+        if ((this.q.unfinished.get(tenantId) as { n: number }).n >= maxUnfinished) return 'limit';
+        return videoOf(
+          this.q.insertVideo.get(
+            tenantId,
+            input.propertyId,
+            input.template,
+            input.format,
+            input.callbackUrl,
+            JSON.stringify(input.photoIds),
+            this.iso(),
+          ) as VideoRow,
+        );
+      })
+      .immediate();
   }
 
   async getVideo(tenantId: TenantId, id: VideoId): Promise<VideoRecord | null> {
@@ -306,9 +364,9 @@ export class SqliteVideoStore implements VideoStore {
     return this.db.transaction((): VideoRecord | null => {
       const at = this.now();
       // A render whose holder died goes first: it has waited longest. Otherwise tenants take turns.
-      const next = (this.q.lapsed.get(at) ??
-        (afterTenant !== null ? this.q.nextQueued.get(afterTenant) : undefined) ??
-        this.q.nextQueued.get(0)) as { id: number } | undefined;
+      const next = (this.q.lapsed.get(at) ?? (afterTenant !== null ? this.q.nextQueued.get(afterTenant) : undefined) ?? this.q.nextQueued.get(0)) as
+        | { id: number }
+        | undefined;
       if (!next) return null;
       const row = this.q.claim.get(this.iso(), lease.owner, at + lease.ms, next.id, at) as VideoRow | undefined;
       return row ? videoOf(row) : null;
@@ -338,7 +396,22 @@ export class SqliteVideoStore implements VideoStore {
       const v = videoOf(this.q.videoById.get(id) as VideoRow);
       const at = this.iso();
       const insert = (a: NewAsset, kind: AssetKind): number =>
-        (this.q.insertAsset.get(v.tenantId, kind, v.id, v.propertyId, a.contentType, a.sizeBytes, a.width, a.height, a.durationS, a.etag, a.storageKey, at) as { id: number }).id;
+        (
+          this.q.insertAsset.get(
+            v.tenantId,
+            kind,
+            v.id,
+            v.propertyId,
+            a.contentType,
+            a.sizeBytes,
+            a.width,
+            a.height,
+            a.durationS,
+            a.etag,
+            a.storageKey,
+            at,
+          ) as { id: number }
+        ).id;
       const videoAsset = insert(assets.video, 'video');
       const posterAsset = insert(assets.poster, 'poster');
       const done = videoOf(this.q.complete.get(at, videoAsset, posterAsset, id) as VideoRow);
@@ -356,7 +429,12 @@ export class SqliteVideoStore implements VideoStore {
     })();
   }
 
-  async listAssets(tenantId: TenantId, filter: { propertyId?: PropertyId; videoId?: VideoId }, limit: number, before: number | null): Promise<Page<AssetRecord>> {
+  async listAssets(
+    tenantId: TenantId,
+    filter: { propertyId?: PropertyId; videoId?: VideoId },
+    limit: number,
+    before: number | null,
+  ): Promise<Page<AssetRecord>> {
     const where = ['tenant_id = ?', 'id < ?'];
     const args: number[] = [tenantId, before ?? Number.MAX_SAFE_INTEGER];
     if (filter.propertyId !== undefined) (where.push('property_id = ?'), args.push(filter.propertyId));
@@ -381,42 +459,48 @@ export class SqliteVideoStore implements VideoStore {
   }
 
   async deleteVideo(tenantId: TenantId, id: VideoId): Promise<DeleteOutcome> {
-    return this.db.transaction((): DeleteOutcome => {
-      const row = this.q.video.get(tenantId, id) as VideoRow | undefined;
-      if (!row) return { kind: 'not_found' };
-      if (row.status === 'rendering') return { kind: 'busy', videoId: id, status: 'rendering' };
-      const assetKeys = this.keys(this.q.assetKeysOfVideo, id);
-      this.q.deleteCallbacksOfVideo.run(id);
-      this.q.deleteAssetsOfVideo.run(id);
-      this.q.deleteVideo.run(id);
-      return { kind: 'deleted', orphans: { photoKeys: [], assetKeys } };
-    }).immediate();
+    return this.db
+      .transaction((): DeleteOutcome => {
+        const row = this.q.video.get(tenantId, id) as VideoRow | undefined;
+        if (!row) return { kind: 'not_found' };
+        if (row.status === 'rendering') return { kind: 'busy', videoId: id, status: 'rendering' };
+        const assetKeys = this.keys(this.q.assetKeysOfVideo, id);
+        this.q.deleteCallbacksOfVideo.run(id);
+        this.q.deleteAssetsOfVideo.run(id);
+        this.q.deleteVideo.run(id);
+        return { kind: 'deleted', orphans: { photoKeys: [], assetKeys } };
+      })
+      .immediate();
   }
 
   async deletePhoto(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId): Promise<DeleteOutcome> {
-    return this.db.transaction((): DeleteOutcome => {
-      const row = this.q.photoOfTenant.get(tenantId, propertyId, photoId) as { storage_key: string } | undefined;
-      if (!row) return { kind: 'not_found' };
-      const user = this.q.videoShowingPhoto.get(tenantId, photoId) as { id: number; status: 'queued' | 'rendering' } | undefined;
-      if (user) return { kind: 'busy', videoId: user.id as VideoId, status: user.status };
-      this.q.deletePhoto.run(photoId);
-      return { kind: 'deleted', orphans: { photoKeys: [row.storage_key], assetKeys: [] } };
-    }).immediate();
+    return this.db
+      .transaction((): DeleteOutcome => {
+        const row = this.q.photoOfTenant.get(tenantId, propertyId, photoId) as { storage_key: string } | undefined;
+        if (!row) return { kind: 'not_found' };
+        const user = this.q.videoShowingPhoto.get(tenantId, photoId) as { id: number; status: 'queued' | 'rendering' } | undefined;
+        if (user) return { kind: 'busy', videoId: user.id as VideoId, status: user.status };
+        this.q.deletePhoto.run(photoId);
+        return { kind: 'deleted', orphans: { photoKeys: [row.storage_key], assetKeys: [] } };
+      })
+      .immediate();
   }
 
   async deleteProperty(tenantId: TenantId, id: PropertyId): Promise<DeleteOutcome> {
-    return this.db.transaction((): DeleteOutcome => {
-      if (!this.q.property.get(tenantId, id)) return { kind: 'not_found' };
-      const rendering = this.q.renderingOfProperty.get(id) as { id: number } | undefined;
-      if (rendering) return { kind: 'busy', videoId: rendering.id as VideoId, status: 'rendering' };
-      const orphans = { photoKeys: this.keys(this.q.photoKeysOfProperty, id), assetKeys: this.keys(this.q.assetKeysOfProperty, id) };
-      this.q.deleteCallbacksOfProperty.run(id);
-      this.q.deleteAssetsOfProperty.run(id);
-      this.q.deleteVideosOfProperty.run(id);
-      this.q.deletePhotosOfProperty.run(id);
-      this.q.deleteProperty.run(id);
-      return { kind: 'deleted', orphans };
-    }).immediate();
+    return this.db
+      .transaction((): DeleteOutcome => {
+        if (!this.q.property.get(tenantId, id)) return { kind: 'not_found' };
+        const rendering = this.q.renderingOfProperty.get(id) as { id: number } | undefined;
+        if (rendering) return { kind: 'busy', videoId: rendering.id as VideoId, status: 'rendering' };
+        const orphans = { photoKeys: this.keys(this.q.photoKeysOfProperty, id), assetKeys: this.keys(this.q.assetKeysOfProperty, id) };
+        this.q.deleteCallbacksOfProperty.run(id);
+        this.q.deleteAssetsOfProperty.run(id);
+        this.q.deleteVideosOfProperty.run(id);
+        this.q.deletePhotosOfProperty.run(id);
+        this.q.deleteProperty.run(id);
+        return { kind: 'deleted', orphans };
+      })
+      .immediate();
   }
 
   async callbackSecret(tenantId: TenantId, fresh: () => string): Promise<string> {
@@ -437,7 +521,11 @@ export class SqliteVideoStore implements VideoStore {
     })();
   }
 
-  async recordCallbackAttempt(owner: string, id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<boolean> {
+  async recordCallbackAttempt(
+    owner: string,
+    id: number,
+    outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null },
+  ): Promise<boolean> {
     return this.q.recordAttempt.run(outcome.status, outcome.nextAttemptAt, outcome.error, id, owner).changes > 0;
   }
 

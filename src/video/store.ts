@@ -1,8 +1,23 @@
 import type { TenantId } from '../identity/types.js';
 import type { Lease } from '../store/lease.js';
 import type {
-  AssetId, AssetRecord, CallbackEvent, CallbackRecord, Format, NewAsset, NewPhoto, Page, PhotoId,
-  PhotoRecord, PropertyId, PropertyInput, PropertyRecord, Template, VideoId, VideoRecord, VideoStatus,
+  AssetId,
+  AssetRecord,
+  CallbackEvent,
+  CallbackRecord,
+  Format,
+  NewAsset,
+  NewPhoto,
+  Page,
+  PhotoId,
+  PhotoRecord,
+  PropertyId,
+  PropertyInput,
+  PropertyRecord,
+  Template,
+  VideoId,
+  VideoRecord,
+  VideoStatus,
 } from './types.js';
 
 /** What to enqueue for the callback of a finished video, built from its final record. */
@@ -101,6 +116,10 @@ export interface VideoStore {
    * Records one delivery attempt (delivered, retry at `nextAttemptAt`, or given up) and clears
    * the lease; false, writing nothing, when `owner` no longer holds the callback.
    */
-  recordCallbackAttempt(owner: string, id: number, outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null }): Promise<boolean>;
+  recordCallbackAttempt(
+    owner: string,
+    id: number,
+    outcome: { status: CallbackRecord['status']; nextAttemptAt: number; error: string | null },
+  ): Promise<boolean>;
   callbacksOf(videoId: VideoId): Promise<CallbackRecord[]>;
 }

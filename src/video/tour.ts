@@ -16,9 +16,7 @@ export const DEFAULT_TIMINGS: TourTimings = { titleS: 3, photoS: 3, fadeS: 0.5, 
  * The title card: either text drawn by ffmpeg with a font file (text taken literally:
  * `expansion=none`, so a `%` in a title is not a drawtext function), or a ready-made image.
  */
-export type TitleCard =
-  | { kind: 'drawtext'; fontFile: string; lines: { textFile: string; scale: number }[] }
-  | { kind: 'image'; path: string };
+export type TitleCard = { kind: 'drawtext'; fontFile: string; lines: { textFile: string; scale: number }[] } | { kind: 'image'; path: string };
 
 export interface TourInput {
   photos: readonly string[];
@@ -116,13 +114,32 @@ export function planTour(input: TourInput): TourPlan {
   }
   durationS = round(durationS);
   args.push(
-    '-filter_complex', graph.join(';'),
-    '-map', '[vout]', '-map', `${audioInput}:a`,
-    '-c:v', 'libx264', '-preset', input.preset, '-crf', '23', '-pix_fmt', 'yuv420p', '-r', String(fps),
-    '-c:a', 'aac', '-b:a', '64k',
-    '-t', String(durationS),
-    '-movflags', '+faststart',
-    '-y', input.output,
+    '-filter_complex',
+    graph.join(';'),
+    '-map',
+    '[vout]',
+    '-map',
+    `${audioInput}:a`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    input.preset,
+    '-crf',
+    '23',
+    '-pix_fmt',
+    'yuv420p',
+    '-r',
+    String(fps),
+    '-c:a',
+    'aac',
+    '-b:a',
+    '64k',
+    '-t',
+    String(durationS),
+    '-movflags',
+    '+faststart',
+    '-y',
+    input.output,
   );
   const posterAtS = round(input.xfade ? titleS + (photoS - fadeS) / 2 : titleS + photoS / 2);
   return { args, durationS, posterAtS, width: W, height: H };

@@ -35,7 +35,9 @@ export interface StagedPhoto {
 const EXT: Record<ImageType, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
 
 function cleanName(name: string | undefined, index: number): string {
-  const base = basename((name ?? '').replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  const base = basename((name ?? '').replace(/\\/g, '/'))
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim();
   return (base || `photo-${index + 1}`).slice(0, 255);
 }
 
@@ -49,7 +51,15 @@ function check(files: { checker: ImageChecker; filename: string; tmpPath: string
   files.forEach((f, i) => {
     const info = f.checker.result();
     if (!info.ok) details.push({ path: `photos[${i}]`, message: `${f.filename} ${info.reason}` });
-    else staged.push({ tmpPath: f.tmpPath, filename: f.filename, contentType: info.contentType, width: info.width, height: info.height, sizeBytes: f.checker.size });
+    else
+      staged.push({
+        tmpPath: f.tmpPath,
+        filename: f.filename,
+        contentType: info.contentType,
+        width: info.width,
+        height: info.height,
+        sizeBytes: f.checker.size,
+      });
   });
   if (details.length > 0) throw validationFailed(details, 'Every upload must be a complete JPEG, PNG or WebP image; nothing was stored.');
   return staged;
@@ -60,7 +70,10 @@ function tooLarge(filename: string, limits: UploadLimits): HttpError {
 }
 
 function tooMany(limits: UploadLimits): HttpError {
-  return validationFailed([{ path: 'photos', message: `at most ${limits.maxPhotos} photos per request` }], 'Too many photos in one request; nothing was stored.');
+  return validationFailed(
+    [{ path: 'photos', message: `at most ${limits.maxPhotos} photos per request` }],
+    'Too many photos in one request; nothing was stored.',
+  );
 }
 
 function nonePresent(): HttpError {
@@ -76,7 +89,10 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
   // busboy reports the limit on reaching fileSize bytes, so one more than the largest allowed.
   let bb: busboy.Busboy;
   try {
-    bb = busboy({ headers: { 'content-type': contentType }, limits: { fileSize: limits.maxPhotoBytes + 1, files: limits.maxPhotos, fields: 50, parts: limits.maxPhotos + 50 } });
+    bb = busboy({
+      headers: { 'content-type': contentType },
+      limits: { fileSize: limits.maxPhotoBytes + 1, files: limits.maxPhotos, fields: 50, parts: limits.maxPhotos + 50 },
+    });
   } catch {
     throw new HttpError('bad_request', 'The multipart/form-data Content-Type needs a boundary.');
   }
@@ -131,9 +147,13 @@ const DATA_URL_HEADER = /^data:[\w.+-]+\/[\w.+-]+;base64,/i;
 export const JSON_BUDGET_RETRY_AFTER_S = 1;
 
 function budgetSpent(budget: ByteBudget): HttpError {
-  return new HttpError('unavailable', `The server is holding as many JSON photo uploads as it may (${budget.limit} bytes in all); retry shortly or upload as multipart/form-data, which is streamed.`, {
-    headers: { 'retry-after': String(JSON_BUDGET_RETRY_AFTER_S) },
-  });
+  return new HttpError(
+    'unavailable',
+    `The server is holding as many JSON photo uploads as it may (${budget.limit} bytes in all); retry shortly or upload as multipart/form-data, which is streamed.`,
+    {
+      headers: { 'retry-after': String(JSON_BUDGET_RETRY_AFTER_S) },
+    },
+  );
 }
 
 /**
@@ -141,7 +161,13 @@ function budgetSpent(budget: ByteBudget): HttpError {
  * files. Its bytes are taken from `budget` while held: the declared Content-Length up front,
  * or chunk by chunk when none is declared; over the budget the answer is 503 with Retry-After.
  */
-export async function receiveJson(stream: Readable, declaredLength: number | null, tmpDir: string, limits: UploadLimits, budget: ByteBudget): Promise<StagedPhoto[]> {
+export async function receiveJson(
+  stream: Readable,
+  declaredLength: number | null,
+  tmpDir: string,
+  limits: UploadLimits,
+  budget: ByteBudget,
+): Promise<StagedPhoto[]> {
   const tooBig = () => new HttpError('payload_too_large', `A JSON photo upload may be at most ${limits.maxJsonBytes} bytes; use multipart/form-data for more.`);
   if (declaredLength !== null && declaredLength > limits.maxJsonBytes) {
     stream.resume();
@@ -163,7 +189,13 @@ export async function receiveJson(stream: Readable, declaredLength: number | nul
   }
 }
 
-async function readJsonPhotos(stream: Readable, hold: ((n: number) => void) | null, tmpDir: string, limits: UploadLimits, tooBig: () => HttpError): Promise<StagedPhoto[]> {
+async function readJsonPhotos(
+  stream: Readable,
+  hold: ((n: number) => void) | null,
+  tmpDir: string,
+  limits: UploadLimits,
+  tooBig: () => HttpError,
+): Promise<StagedPhoto[]> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -184,12 +216,15 @@ async function readJsonPhotos(stream: Readable, hold: ((n: number) => void) | nu
   const details: ErrorDetail[] = [];
   const decoded: { filename: string; data: Buffer }[] = [];
   list.forEach((item, i) => {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return void details.push({ path: `photos[${i}]`, message: `must be an object, got ${typeOf(item)}` });
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      return void details.push({ path: `photos[${i}]`, message: `must be an object, got ${typeOf(item)}` });
     const { filename, data_base64: raw } = item as Record<string, unknown>;
     // A data URL (what a browser's FileReader gives) carries the same base64 after its header.
     const data = typeof raw === 'string' ? raw.replace(DATA_URL_HEADER, '') : raw;
-    if (filename !== undefined && typeof filename !== 'string') details.push({ path: `photos[${i}].filename`, message: `must be a string, got ${typeOf(filename)}` });
-    if (typeof data !== 'string' || data.length === 0) return void details.push({ path: `photos[${i}].data_base64`, message: data === undefined ? 'is required' : 'must be a non-empty base64 string' });
+    if (filename !== undefined && typeof filename !== 'string')
+      details.push({ path: `photos[${i}].filename`, message: `must be a string, got ${typeOf(filename)}` });
+    if (typeof data !== 'string' || data.length === 0)
+      return void details.push({ path: `photos[${i}].data_base64`, message: data === undefined ? 'is required' : 'must be a non-empty base64 string' });
     if (!BASE64.test(data)) return void details.push({ path: `photos[${i}].data_base64`, message: 'is not valid base64' });
     decoded.push({ filename: cleanName(filename as string | undefined, i), data: Buffer.from(data, 'base64') });
   });
@@ -223,7 +258,12 @@ export async function commitPhotos(staged: readonly StagedPhoto[], storage: Asse
       photos.push({ filename: s.filename, contentType: s.contentType, sizeBytes: s.sizeBytes, width: s.width, height: s.height, storageKey });
     }
   } catch (err) {
-    await storage.delete('photos', photos.map((p) => p.storageKey)).catch(() => {});
+    await storage
+      .delete(
+        'photos',
+        photos.map((p) => p.storageKey),
+      )
+      .catch(() => {});
     await removeAll(staged.map((s) => s.tmpPath));
     throw err;
   }

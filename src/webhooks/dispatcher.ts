@@ -111,7 +111,12 @@ export class Dispatcher {
     this.retryDelays = options.retryDelays ?? RETRY_DELAYS_MS;
     this.disableAfterMs = options.disableAfterMs ?? DISABLE_AFTER_MS;
     this.guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
-    for (const [name, value] of [['timeoutMs', this.timeoutMs], ['concurrency', this.concurrency], ['perEndpoint', this.perEndpoint], ['pollMs', this.pollMs]] as const) {
+    for (const [name, value] of [
+      ['timeoutMs', this.timeoutMs],
+      ['concurrency', this.concurrency],
+      ['perEndpoint', this.perEndpoint],
+      ['pollMs', this.pollMs],
+    ] as const) {
       if (!Number.isInteger(value) || value < 1) throw new Error(`Dispatcher option ${name} must be a positive integer, got ${value}`);
     }
     if (!Number.isInteger(this.lease.ms) || this.lease.ms <= this.timeoutMs) {
@@ -241,10 +246,13 @@ export class Dispatcher {
   /** Work may sit behind a saturated endpoint: come back when the next reach-past claim is allowed. */
   private reachLater(ms: number): void {
     if (!this.running || this.reachTimer) return;
-    this.reachTimer = setTimeout(() => {
-      this.reachTimer = null;
-      this.wake();
-    }, Math.max(1, Math.ceil(ms)));
+    this.reachTimer = setTimeout(
+      () => {
+        this.reachTimer = null;
+        this.wake();
+      },
+      Math.max(1, Math.ceil(ms)),
+    );
     this.reachTimer.unref();
   }
 
@@ -370,7 +378,12 @@ export class Dispatcher {
       };
     }
     const status = outcome.kind === 'response' ? outcome.status : null;
-    const error = outcome.kind === 'error' ? outcome.error : status !== null && status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+    const error =
+      outcome.kind === 'error'
+        ? outcome.error
+        : status !== null && status >= 300 && status < 400
+          ? `HTTP ${status} (redirects are not followed)`
+          : `HTTP ${status}`;
     const attempt = {
       startedAt,
       durationMs: outcome.durationMs,

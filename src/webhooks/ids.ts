@@ -9,4 +9,3 @@ export function newId<T extends string>(prefix: string): T {
   for (const b of bytes) out += ALPHABET[b % 36];
   return out as T;
 }
-

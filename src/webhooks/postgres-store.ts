@@ -1,7 +1,22 @@
 import { migratePg, queryCount, queryRow, queryRows, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
-import { attemptOf, DELIVERY_COLUMNS, deliveryOf, dueOf, endpointOf, keyOf, nextState, widgetOf, type AttemptRow, type DeliveryRow, type DueRow, type EndpointRow, type KeyRow, type WidgetRow } from './rows.js';
+import {
+  attemptOf,
+  DELIVERY_COLUMNS,
+  deliveryOf,
+  dueOf,
+  endpointOf,
+  keyOf,
+  nextState,
+  widgetOf,
+  type AttemptRow,
+  type DeliveryRow,
+  type DueRow,
+  type EndpointRow,
+  type KeyRow,
+  type WidgetRow,
+} from './rows.js';
 import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
 import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
@@ -111,7 +126,10 @@ type SeqRow = { seq: number; endpoint_id: string };
  * another; the lease they write keeps the delivery theirs after the claim commits.
  */
 export class PostgresWebhookStore implements WebhookStore {
-  private constructor(private readonly pool: Pool, private readonly now: () => number) {}
+  private constructor(
+    private readonly pool: Pool,
+    private readonly now: () => number,
+  ) {}
 
   /** The store on a pool, its schema migrated. */
   static async open(pool: Pool, now: () => number = Date.now): Promise<PostgresWebhookStore> {
@@ -122,8 +140,23 @@ export class PostgresWebhookStore implements WebhookStore {
   async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }) {
     return transaction(this.pool, async (c) => {
       const at = this.now();
-      const widget = widgetOf((await queryRow<WidgetRow>(c, 'INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [newId('wid_'), tenantId, name, at]))!);
-      const k = keyOf((await queryRow<KeyRow>(c, 'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [newId('wk_'), widget.id, key.hash, key.preview, at]))!);
+      const widget = widgetOf(
+        (await queryRow<WidgetRow>(c, 'INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [
+          newId('wid_'),
+          tenantId,
+          name,
+          at,
+        ]))!,
+      );
+      const k = keyOf(
+        (await queryRow<KeyRow>(c, 'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [
+          newId('wk_'),
+          widget.id,
+          key.hash,
+          key.preview,
+          at,
+        ]))!,
+      );
       return { widget, key: k };
     });
   }
@@ -143,7 +176,13 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }) {
-    return keyOf((await queryRow<KeyRow>(this.pool, 'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [newId('wk_'), widgetId, key.hash, key.preview, this.now()]))!);
+    return keyOf(
+      (await queryRow<KeyRow>(
+        this.pool,
+        'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [newId('wk_'), widgetId, key.hash, key.preview, this.now()],
+      ))!,
+    );
   }
 
   async listWidgetKeys(widgetId: WidgetId) {
@@ -151,7 +190,13 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async revokeWidgetKey(widgetId: WidgetId, keyId: string) {
-    return (await queryCount(this.pool, 'UPDATE webhook_widget_keys SET revoked_at = $1 WHERE widget_id = $2 AND id = $3 AND revoked_at IS NULL', [this.now(), widgetId, keyId])) > 0;
+    return (
+      (await queryCount(this.pool, 'UPDATE webhook_widget_keys SET revoked_at = $1 WHERE widget_id = $2 AND id = $3 AND revoked_at IS NULL', [
+        this.now(),
+        widgetId,
+        keyId,
+      ])) > 0
+    );
   }
 
   async findWidgetKey(hash: string) {
@@ -196,7 +241,12 @@ export class PostgresWebhookStore implements WebhookStore {
       const current = await queryRow<EndpointRow>(c, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND id = $2 FOR NO KEY UPDATE', [widgetId, id]);
       if (!current) return null;
       const at = this.now();
-      await c.query('UPDATE webhook_endpoints SET url = $1, events = $2, updated_at = $3 WHERE id = $4', [patch.url ?? current.url, patch.events ? JSON.stringify(patch.events) : current.events, at, id]);
+      await c.query('UPDATE webhook_endpoints SET url = $1, events = $2, updated_at = $3 WHERE id = $4', [
+        patch.url ?? current.url,
+        patch.events ? JSON.stringify(patch.events) : current.events,
+        at,
+        id,
+      ]);
       if (patch.enabled === true && current.enabled === 0) {
         await c.query('UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL, updated_at = $1 WHERE id = $2', [at, id]);
       }
@@ -206,7 +256,14 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   private async disableEndpoint(c: Queryable, id: string, reason: DisabledReason, at: number): Promise<boolean> {
-    if ((await queryCount(c, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3 AND enabled = 1', [reason, at, id])) === 0) return false;
+    if (
+      (await queryCount(c, 'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3 AND enabled = 1', [
+        reason,
+        at,
+        id,
+      ])) === 0
+    )
+      return false;
     await c.query(
       `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $1, updated_at = $2 WHERE endpoint_id = $3 AND status = 'pending'`,
       [`endpoint disabled (${reason})`, at, id],
@@ -233,14 +290,29 @@ export class PostgresWebhookStore implements WebhookStore {
       const eventId = newId<EventId>('evt_');
       if (onceKey !== undefined) {
         // A concurrent insert of the same key waits for this one's commit, then stores nothing.
-        const claimed = await queryCount(c, 'INSERT INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [widgetId, onceKey, eventId, at]);
+        const claimed = await queryCount(
+          c,
+          'INSERT INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+          [widgetId, onceKey, eventId, at],
+        );
         if (claimed === 0) {
-          const first = await queryRow<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [widgetId, onceKey]);
+          const first = await queryRow<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [
+            widgetId,
+            onceKey,
+          ]);
           return { eventId: first!.event_id as EventId, deliveries: [], duplicate: true };
         }
       }
-      const { seq } = (await queryRow<{ seq: number }>(c, 'INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq', [eventId, widgetId, event, body, at]))!;
-      const endpoints = await queryRows<{ id: string; events: string }>(c, 'SELECT id, events FROM webhook_endpoints WHERE widget_id = $1 AND enabled = 1 ORDER BY seq', [widgetId]);
+      const { seq } = (await queryRow<{ seq: number }>(
+        c,
+        'INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq',
+        [eventId, widgetId, event, body, at],
+      ))!;
+      const endpoints = await queryRows<{ id: string; events: string }>(
+        c,
+        'SELECT id, events FROM webhook_endpoints WHERE widget_id = $1 AND enabled = 1 ORDER BY seq',
+        [widgetId],
+      );
       const targets = endpoints.filter((ep) => (JSON.parse(ep.events) as string[]).includes(event)).map((ep) => ep.id);
       const deliveries = targets.map(() => newId<DeliveryId>('dlv_'));
       if (deliveries.length > 0) {
@@ -304,7 +376,10 @@ export class PostgresWebhookStore implements WebhookStore {
         [chosen, lease.owner, at + lease.ms, at],
       );
       const bySeq = new Map(due.map((d) => [d.seq, d]));
-      return chosen.map((seq) => bySeq.get(seq)).filter((d): d is DueRow => d !== undefined).map(dueOf);
+      return chosen
+        .map((seq) => bySeq.get(seq))
+        .filter((d): d is DueRow => d !== undefined)
+        .map(dueOf);
     });
   }
 
@@ -316,20 +391,24 @@ export class PostgresWebhookStore implements WebhookStore {
       // deadlock, and with NO KEY UPDATE, which leaves the key-share locks of concurrent inserts that
       // reference these rows (an enqueue's deliveries) alone: those inserts neither wait nor deadlock.
       const held = new Set(
-        (await queryRows<{ id: string }>(
-          c,
-          `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND status = 'inflight' AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE`,
-          [results.map((r) => r.deliveryId), owner],
-        )).map((r) => r.id),
+        (
+          await queryRows<{ id: string }>(
+            c,
+            `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND status = 'inflight' AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE`,
+            [results.map((r) => r.deliveryId), owner],
+          )
+        ).map((r) => r.id),
       );
       const mine = results.filter((r) => held.has(r.deliveryId));
       if (mine.length === 0) return { disabled: [], lost: results.length };
       const endpoints = new Map(
-        (await queryRows<{ id: string; enabled: number; failing_since: number | null }>(
-          c,
-          'SELECT id, enabled, failing_since FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE',
-          [[...new Set(mine.map((r) => r.endpointId))]],
-        )).map((r) => [r.id, { enabled: r.enabled === 1, failingSince: r.failing_since, changed: false }]),
+        (
+          await queryRows<{ id: string; enabled: number; failing_since: number | null }>(
+            c,
+            'SELECT id, enabled, failing_since FROM webhook_endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE',
+            [[...new Set(mine.map((r) => r.endpointId))]],
+          )
+        ).map((r) => [r.id, { enabled: r.enabled === 1, failingSince: r.failing_since, changed: false }]),
       );
       const disabled: { id: EndpointId; reason: DisabledReason }[] = [];
       const finished = mine.map((r) => {
@@ -358,7 +437,15 @@ export class PostgresWebhookStore implements WebhookStore {
          FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY
            AS x(id, started_at, duration_ms, status_code, excerpt, error, outcome, n)
          JOIN webhook_deliveries d ON d.id = x.id ORDER BY x.n`,
-        [mine.map((r) => r.deliveryId), a.map((x) => x.startedAt), a.map((x) => Math.round(x.durationMs)), a.map((x) => x.statusCode), a.map((x) => x.responseExcerpt), a.map((x) => x.error), a.map((x) => x.outcome)],
+        [
+          mine.map((r) => r.deliveryId),
+          a.map((x) => x.startedAt),
+          a.map((x) => Math.round(x.durationMs)),
+          a.map((x) => x.statusCode),
+          a.map((x) => x.responseExcerpt),
+          a.map((x) => x.error),
+          a.map((x) => x.outcome),
+        ],
       );
       await c.query(
         `UPDATE webhook_deliveries d SET status = x.status, attempts = d.attempts + 1, next_attempt_at = x.next_at, last_status_code = x.status_code,
@@ -413,7 +500,11 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   private deliveryRow(q: Queryable, endpointId: EndpointId, id: string) {
-    return queryRow<DeliveryRow>(q, `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = $1 AND d.id = $2`, [endpointId, id]);
+    return queryRow<DeliveryRow>(
+      q,
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = $1 AND d.id = $2`,
+      [endpointId, id],
+    );
   }
 
   async getDelivery(endpointId: EndpointId, id: string) {
@@ -425,11 +516,18 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async retryDelivery(endpointId: EndpointId, id: DeliveryId) {
     return transaction(this.pool, async (c) => {
-      const current = await queryRow<{ status: string }>(c, 'SELECT status FROM webhook_deliveries WHERE endpoint_id = $1 AND id = $2 FOR NO KEY UPDATE', [endpointId, id]);
+      const current = await queryRow<{ status: string }>(c, 'SELECT status FROM webhook_deliveries WHERE endpoint_id = $1 AND id = $2 FOR NO KEY UPDATE', [
+        endpointId,
+        id,
+      ]);
       if (!current) return null;
       if (current.status === 'inflight') return 'inflight' as const;
       const at = this.now();
-      await c.query(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1 WHERE endpoint_id = $2 AND id = $3`, [at, endpointId, id]);
+      await c.query(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1 WHERE endpoint_id = $2 AND id = $3`, [
+        at,
+        endpointId,
+        id,
+      ]);
       return deliveryOf((await this.deliveryRow(c, endpointId, id))!);
     });
   }

@@ -163,7 +163,8 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const secret = f.string('secret', { min: 1, max: Number.MAX_SAFE_INTEGER });
     if (secret === undefined) return undefined;
     if (length(secret) > SECRET_MAX) return void f.problem('secret', `must be at most ${SECRET_MAX} characters, got ${length(secret)}`);
-    if (LONE_SURROGATE.test(secret)) return void f.problem('secret', 'must be well-formed Unicode (it holds a lone surrogate, which cannot be stored or signed with as sent)');
+    if (LONE_SURROGATE.test(secret))
+      return void f.problem('secret', 'must be well-formed Unicode (it holds a lone surrogate, which cannot be stored or signed with as sent)');
     return secret;
   };
 
@@ -187,18 +188,25 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
 
   server.get('/v1/widgets/:id', async (req) => json(200, widgetView(await widgetOf(req))));
 
-  server.post('/v1/widgets/:id/keys', async (req) => {
-    const widget = await widgetOf(req);
-    requireCurrentPlan(options.plans, (await auth.session(req)).tenant, now(), 'a new widget key');
-    const key = newToken('widgetKey');
-    const record = await store.createWidgetKey(widget.id, { hash: hashToken(key), preview: key.slice(0, 8) });
-    return json(201, { id: record.id, key, preview: record.preview, created_at: iso(record.createdAt) });
-  }, { body: 'none' });
+  server.post(
+    '/v1/widgets/:id/keys',
+    async (req) => {
+      const widget = await widgetOf(req);
+      requireCurrentPlan(options.plans, (await auth.session(req)).tenant, now(), 'a new widget key');
+      const key = newToken('widgetKey');
+      const record = await store.createWidgetKey(widget.id, { hash: hashToken(key), preview: key.slice(0, 8) });
+      return json(201, { id: record.id, key, preview: record.preview, created_at: iso(record.createdAt) });
+    },
+    { body: 'none' },
+  );
 
   server.get('/v1/widgets/:id/keys', async (req) => {
     const widget = await widgetOf(req);
     const keys = await store.listWidgetKeys(widget.id);
-    return json(200, keys.map((k) => ({ id: k.id, preview: k.preview, created_at: iso(k.createdAt), revoked_at: iso(k.revokedAt) })));
+    return json(
+      200,
+      keys.map((k) => ({ id: k.id, preview: k.preview, created_at: iso(k.createdAt), revoked_at: iso(k.revokedAt) })),
+    );
   });
 
   server.delete('/v1/widgets/:id/keys/:keyId', async (req) => {
@@ -259,13 +267,17 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     return empty(204);
   });
 
-  server.post('/v1/widgets/:id/webhooks/:endpointId/rotate-secret', async (req) => {
-    const endpoint = await endpointOf(req);
-    const expires = now() + ROTATION_OVERLAP_MS;
-    const rotated = await store.rotateSecret(endpoint.widgetId, endpoint.id, generateSecret(), expires);
-    if (!rotated) throw new HttpError('not_found', 'No webhook endpoint with that id.');
-    return json(200, { ...endpointView(rotated), secret: rotated.secret, previous_secret_expires_at: iso(expires) });
-  }, { body: 'none' });
+  server.post(
+    '/v1/widgets/:id/webhooks/:endpointId/rotate-secret',
+    async (req) => {
+      const endpoint = await endpointOf(req);
+      const expires = now() + ROTATION_OVERLAP_MS;
+      const rotated = await store.rotateSecret(endpoint.widgetId, endpoint.id, generateSecret(), expires);
+      if (!rotated) throw new HttpError('not_found', 'No webhook endpoint with that id.');
+      return json(200, { ...endpointView(rotated), secret: rotated.secret, previous_secret_expires_at: iso(expires) });
+    },
+    { body: 'none' },
+  );
 
   server.get('/v1/widgets/:id/webhooks/:endpointId/deliveries', async (req) => {
     const endpoint = await endpointOf(req);
@@ -286,15 +298,19 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     return json(200, { ...deliveryView(d), attempt_log: d.attemptLog.map(attemptView) });
   });
 
-  server.post('/v1/widgets/:id/webhooks/:endpointId/deliveries/:deliveryId/retry', async (req) => {
-    const endpoint = await endpointOf(req);
-    if (!endpoint.enabled) throw new HttpError('conflict', 'The endpoint is disabled; enable it (PATCH enabled: true) before retrying.');
-    const d = await store.retryDelivery(endpoint.id, (req.params.deliveryId ?? '') as DeliveryId);
-    if (d === null) throw new HttpError('not_found', 'No delivery with that id for this endpoint.');
-    if (d === 'inflight') throw new HttpError('conflict', 'The delivery is being attempted right now.');
-    service.dispatcher.notify();
-    return json(202, deliveryView(d));
-  }, { body: 'none' });
+  server.post(
+    '/v1/widgets/:id/webhooks/:endpointId/deliveries/:deliveryId/retry',
+    async (req) => {
+      const endpoint = await endpointOf(req);
+      if (!endpoint.enabled) throw new HttpError('conflict', 'The endpoint is disabled; enable it (PATCH enabled: true) before retrying.');
+      const d = await store.retryDelivery(endpoint.id, (req.params.deliveryId ?? '') as DeliveryId);
+      if (d === null) throw new HttpError('not_found', 'No delivery with that id for this endpoint.');
+      if (d === 'inflight') throw new HttpError('conflict', 'The delivery is being attempted right now.');
+      service.dispatcher.notify();
+      return json(202, deliveryView(d));
+    },
+    { body: 'none' },
+  );
 
   server.post('/v1/widgets/:id/webhooks/:endpointId/recover', async (req) => {
     const endpoint = await endpointOf(req);
@@ -311,24 +327,29 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     return json(202, { requeued });
   });
 
-  server.post('/v1/widgets/:id/events', async (req) => {
-    const token = bearerToken(req);
-    let widget: WidgetRecord;
-    if (token?.startsWith(TOKEN_PREFIX.widgetKey)) {
-      const key = await service.widgetKey(token);
-      const rate = auth.limits.widgetKey;
-      const d = auth.limiter.hit(`widget-key:${hashToken(token)}`, rate, now());
-      if (!d.allowed) throw overLimit(d, `${describeRate(rate)} per widget key`);
-      if (key.widgetId !== req.params.id) throw new HttpError('forbidden', 'This widget key belongs to another widget.');
-      const found = await store.getWidget(key.tenant.id, key.widgetId);
-      if (!found) throw new HttpError('not_found', 'No widget with that id.');
-      widget = found;
-    } else widget = await widgetOf(req);
-    const body = readJsonObject(req);
-    const details: ErrorDetail[] = [];
-    for (const key of Object.keys(body)) if (key !== 'event' && key !== 'data') details.push({ path: key, message: 'is not a known field; expected event, data' });
-    if (details.length > 0) throw validationFailed(details);
-    const accepted = await service.emitFor(widget, body.event, body.data);
-    return json(202, accepted);
-  }, { maxBody: 64 * 1024 });
+  server.post(
+    '/v1/widgets/:id/events',
+    async (req) => {
+      const token = bearerToken(req);
+      let widget: WidgetRecord;
+      if (token?.startsWith(TOKEN_PREFIX.widgetKey)) {
+        const key = await service.widgetKey(token);
+        const rate = auth.limits.widgetKey;
+        const d = auth.limiter.hit(`widget-key:${hashToken(token)}`, rate, now());
+        if (!d.allowed) throw overLimit(d, `${describeRate(rate)} per widget key`);
+        if (key.widgetId !== req.params.id) throw new HttpError('forbidden', 'This widget key belongs to another widget.');
+        const found = await store.getWidget(key.tenant.id, key.widgetId);
+        if (!found) throw new HttpError('not_found', 'No widget with that id.');
+        widget = found;
+      } else widget = await widgetOf(req);
+      const body = readJsonObject(req);
+      const details: ErrorDetail[] = [];
+      for (const key of Object.keys(body))
+        if (key !== 'event' && key !== 'data') details.push({ path: key, message: 'is not a known field; expected event, data' });
+      if (details.length > 0) throw validationFailed(details);
+      const accepted = await service.emitFor(widget, body.event, body.data);
+      return json(202, accepted);
+    },
+    { maxBody: 64 * 1024 },
+  );
 }

@@ -3,15 +3,7 @@
  * turn (8 attempts over about 28 hours, as Svix does), each delay spread by ±10% so that
  * receivers coming back from an outage are not hit by every retry at the same instant.
  */
-export const RETRY_DELAYS_MS: readonly number[] = [
-  5_000,
-  5 * 60_000,
-  30 * 60_000,
-  2 * 3_600_000,
-  5 * 3_600_000,
-  10 * 3_600_000,
-  10 * 3_600_000,
-];
+export const RETRY_DELAYS_MS: readonly number[] = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000];
 
 export const JITTER = 0.1;
 /** The longest wait a receiver's Retry-After can impose. */

@@ -46,7 +46,12 @@ export class WebhookService {
     const checked = validateEvent(event, data);
     if (!checked.ok) throw validationFailed(checked.details);
     const onceKey = checked.event === 'conversation.started' ? `conversation.started:${String(checked.data.conversation_id)}` : undefined;
-    const { eventId, deliveries, duplicate } = await this.store.enqueue(widget.id, checked.event, deliveryBody(checked.event, widget.id, checked.data), onceKey);
+    const { eventId, deliveries, duplicate } = await this.store.enqueue(
+      widget.id,
+      checked.event,
+      deliveryBody(checked.event, widget.id, checked.data),
+      onceKey,
+    );
     if (deliveries.length > 0) this.dispatcher.notify();
     return duplicate ? { id: eventId, deliveries: 0, duplicate: true } : { id: eventId, deliveries: deliveries.length };
   }

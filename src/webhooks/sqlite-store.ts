@@ -4,18 +4,23 @@ import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
-import { attemptOf, DELIVERY_COLUMNS, deliveryOf, dueOf, endpointOf, keyOf, nextState, widgetOf, type AttemptRow, type DeliveryRow, type DueRow, type EndpointRow, type KeyRow, type WidgetRow } from './rows.js';
-import type {
-  DeliveryId,
-  DeliveryStatus,
-  DisabledReason,
-  DueDelivery,
-  EndpointId,
-  EndpointRecord,
-  EventId,
-  EventType,
-  WidgetId,
-} from './types.js';
+import {
+  attemptOf,
+  DELIVERY_COLUMNS,
+  deliveryOf,
+  dueOf,
+  endpointOf,
+  keyOf,
+  nextState,
+  widgetOf,
+  type AttemptRow,
+  type DeliveryRow,
+  type DueRow,
+  type EndpointRow,
+  type KeyRow,
+  type WidgetRow,
+} from './rows.js';
+import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
 
 const MIGRATIONS = [
   {
@@ -124,7 +129,10 @@ const MIGRATIONS = [
 export class SqliteWebhookStore implements WebhookStore {
   private readonly q;
 
-  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
     migrate(db, 'webhooks', MIGRATIONS);
     this.q = {
       insertWidget: db.prepare('INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
@@ -205,7 +213,9 @@ export class SqliteWebhookStore implements WebhookStore {
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
          WHERE d.endpoint_id = ? AND d.seq < ? AND (? IS NULL OR d.status = ?) ORDER BY d.seq DESC LIMIT ?`,
       ),
-      delivery: db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = ? AND d.id = ?`),
+      delivery: db.prepare(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = ? AND d.id = ?`,
+      ),
       attempts: db.prepare('SELECT * FROM webhook_attempts WHERE delivery_seq = ? ORDER BY seq'),
       retry: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND id = ? AND status IN ('failed', 'succeeded', 'pending')`,
@@ -266,14 +276,24 @@ export class SqliteWebhookStore implements WebhookStore {
   createEndpoint(widgetId: WidgetId, input: EndpointInput): Promise<EndpointRecord>;
   createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget: number): Promise<EndpointRecord | 'limit'>;
   async createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget = Infinity): Promise<EndpointRecord | 'limit'> {
-    return this.db.transaction((): EndpointRecord | 'limit' => {
-      if ((this.q.countEndpoints.get(widgetId) as { n: number }).n >= maxPerWidget) return 'limit';
-      const at = this.now();
-      const row = this.q.insertEndpoint.get(
-        newId('ep_'), widgetId, input.url, input.secret, JSON.stringify(input.events), input.enabled ? 1 : 0, input.enabled ? null : 'user', at, at,
-      ) as EndpointRow;
-      return endpointOf(row);
-    }).immediate();
+    return this.db
+      .transaction((): EndpointRecord | 'limit' => {
+        if ((this.q.countEndpoints.get(widgetId) as { n: number }).n >= maxPerWidget) return 'limit';
+        const at = this.now();
+        const row = this.q.insertEndpoint.get(
+          newId('ep_'),
+          widgetId,
+          input.url,
+          input.secret,
+          JSON.stringify(input.events),
+          input.enabled ? 1 : 0,
+          input.enabled ? null : 'user',
+          at,
+          at,
+        ) as EndpointRow;
+        return endpointOf(row);
+      })
+      .immediate();
   }
 
   async listEndpoints(widgetId: WidgetId) {

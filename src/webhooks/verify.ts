@@ -54,21 +54,30 @@ export function verifyWebhook(rawBody: string | Uint8Array, headers: HeaderBag, 
     if (Math.abs(Math.floor(now() / 1000) - timestamp) > tolerance) {
       return { ok: false, code: 'timestamp_out_of_range', message: `webhook-timestamp is more than ${tolerance} s from now` };
     }
-    if (!verifyStandardSignature(id, timestamp, rawBody, sig, secret)) return { ok: false, code: 'bad_signature', message: 'no webhook-signature matches the secret' };
+    if (!verifyStandardSignature(id, timestamp, rawBody, sig, secret))
+      return { ok: false, code: 'bad_signature', message: 'no webhook-signature matches the secret' };
     result = { ok: true, scheme: 'standard-webhooks', id, timestamp, event, payload: null };
   } else {
     if (options.requireTimestamp ?? true) {
       return {
         ok: false,
         code: 'missing_signature',
-        message: 'the webhook-id, webhook-timestamp and webhook-signature headers are required (requireTimestamp: false accepts X-Service-Signature alone, without replay protection)',
+        message:
+          'the webhook-id, webhook-timestamp and webhook-signature headers are required (requireTimestamp: false accepts X-Service-Signature alone, without replay protection)',
       };
     }
     const xs = header(headers, 'x-service-signature');
     if (!xs) return { ok: false, code: 'missing_signature', message: 'no X-Service-Signature header' };
     if (!verifyServiceSignature(rawBody, xs, secret)) return { ok: false, code: 'bad_signature', message: 'X-Service-Signature does not match the secret' };
     const xts = header(headers, 'x-service-timestamp');
-    result = { ok: true, scheme: 'x-service-signature', id: header(headers, 'x-service-delivery') ?? null, timestamp: xts && /^\d+$/.test(xts) ? Number(xts) : null, event, payload: null };
+    result = {
+      ok: true,
+      scheme: 'x-service-signature',
+      id: header(headers, 'x-service-delivery') ?? null,
+      timestamp: xts && /^\d+$/.test(xts) ? Number(xts) : null,
+      event,
+      payload: null,
+    };
   }
   try {
     result.payload = JSON.parse(typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8'));

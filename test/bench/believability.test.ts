@@ -7,7 +7,23 @@ import { runBelievability } from '../../bench/sim/believability.js';
  * standard sizes: 10 characters, 2-18 minutes, 60 probes) so the test stays well under a minute.
  * The two goals these short runs cannot show (emotes per hour, squad distance) are named in docs/brain.md.
  */
-const PINNED = ['signatures', 'modal_share', 'bravery', 'goal_changes', 'u_turns', 'flight', 'back_to_fled', 'engage_moving', 'fire_pauses', 'shooters', 'alike', 'investigations', 'statues', 'heard', 'logoffs'];
+const PINNED = [
+  'signatures',
+  'modal_share',
+  'bravery',
+  'goal_changes',
+  'u_turns',
+  'flight',
+  'back_to_fled',
+  'engage_moving',
+  'fire_pauses',
+  'shooters',
+  'alike',
+  'investigations',
+  'statues',
+  'heard',
+  'logoffs',
+];
 
 test('believability goals hold on the fixed-seed crowd, quiet, ambush-30 and probe runs', async () => {
   const r = await runBelievability(0.1, ['crowd', 'quiet', 'ambush-30']);

@@ -1,10 +1,31 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatDialogueTable, median, medianRatios, roundRatios, type DialogueBenchReport, type DialogueRound, type DialogueSide } from '../../bench/tick/dialogue.js';
+import {
+  formatDialogueTable,
+  median,
+  medianRatios,
+  roundRatios,
+  type DialogueBenchReport,
+  type DialogueRound,
+  type DialogueSide,
+} from '../../bench/tick/dialogue.js';
 import type { RunResult } from '../../bench/tick/run.js';
 
 function run(server: string, mode: RunResult['mode'], ticks: number, cpu: number, p99: number): RunResult {
-  return { server, encoding: 'json', mode, connections: mode === 'max' ? 50 : 13, ticks_per_s: ticks, p50_us: 100, p99_us: p99, p999_us: p99 * 2, max_us: p99 * 3, errors: 0, rss_mb: 110, cpu_us_per_tick: cpu };
+  return {
+    server,
+    encoding: 'json',
+    mode,
+    connections: mode === 'max' ? 50 : 13,
+    ticks_per_s: ticks,
+    p50_us: 100,
+    p99_us: p99,
+    p999_us: p99 * 2,
+    max_us: p99 * 3,
+    errors: 0,
+    rss_mb: 110,
+    cpu_us_per_tick: cpu,
+  };
 }
 
 function side(server: string, ticks: number, cpu: number, p99: number): DialogueSide {

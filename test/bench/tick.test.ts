@@ -42,7 +42,12 @@ test('bench tick --policy bundles: every key on, every key off, the default bund
 
 test('bench tick --policy compare: every round has the baselines and both policies, their order swapped each round', () => {
   const labels = (round: number) => roundOrder(round).map((r) => `${r.spec.label}|${r.encoding}`);
-  assert.deepEqual(labels(1).slice(0, 4), ['bare uWS (constant reply)|json', 'bare uWS (constant reply)|msgpack', 'node:http + tick handler|json', 'node:http + tick handler|msgpack']);
+  assert.deepEqual(labels(1).slice(0, 4), [
+    'bare uWS (constant reply)|json',
+    'bare uWS (constant reply)|msgpack',
+    'node:http + tick handler|json',
+    'node:http + tick handler|msgpack',
+  ]);
   assert.deepEqual(labels(1).slice(4), [`${POLICY_ALL.label}|json`, `${POLICY_NONE.label}|json`]);
   assert.deepEqual(labels(2).slice(4), [`${POLICY_NONE.label}|json`, `${POLICY_ALL.label}|json`]);
   assert.equal(POLICY_ALL.policy, 'all');

@@ -9,7 +9,10 @@ test('state is bounded by maxAgents: the least recently ticked agent is evicted'
   brain.tick(req(1, 1, self()));
   brain.tick(req(4, 1, self()));
   assert.equal(brain.agentCount, 3);
-  assert.deepEqual(brain.roster().map((r) => r.agent), [1, 3, 4]);
+  assert.deepEqual(
+    brain.roster().map((r) => r.agent),
+    [1, 3, 4],
+  );
   assert.equal(brain.persona(2), null);
   brain.drainEvents();
   // An evicted agent coming back starts afresh (a new spawn).
@@ -22,7 +25,10 @@ test('an agent is forgotten by its own clock only: other agents ticking far ahea
   const brain = new Brain(bundle(), { staleAfterS: 100 });
   brain.tick(req(1, 0, self()));
   for (let t = 0; t < 3000; t++) brain.tick(req(2, t * 0.1, self()));
-  assert.deepEqual(brain.roster().map((r) => r.agent), [1, 2]);
+  assert.deepEqual(
+    brain.roster().map((r) => r.agent),
+    [1, 2],
+  );
   brain.drainEvents();
   // 90 s after its own last tick: remembered, whatever the others' clocks say.
   brain.tick(req(1, 90, self()));
@@ -54,10 +60,19 @@ test('options are validated with messages that name the fix', () => {
 
 test('importing more agents than maxAgents keeps the most recently ticked', () => {
   const big = new Brain(bundle());
-  for (const [agent, t] of [[1, 50], [2, 10], [3, 30], [4, 40]] as const) big.tick(req(agent, t, self()));
+  for (const [agent, t] of [
+    [1, 50],
+    [2, 10],
+    [3, 30],
+    [4, 40],
+  ] as const)
+    big.tick(req(agent, t, self()));
   const small = new Brain(bundle(), { maxAgents: 2 });
   small.importState(JSON.parse(JSON.stringify(big.exportState())));
-  assert.deepEqual(small.roster().map((r) => r.agent), [1, 4]);
+  assert.deepEqual(
+    small.roster().map((r) => r.agent),
+    [1, 4],
+  );
 });
 
 test('persona and roster are copies: changing them changes nothing inside', () => {

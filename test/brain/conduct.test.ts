@@ -63,7 +63,8 @@ test(`at most ${MAX_SHOOTERS_PER_TARGET} members of a squad fire at one target a
   let most = 0;
   for (let t = 1; t < 20; t += 0.5) {
     let n = 0;
-    for (const id of ids) if (find(brain.tick(req(id, t, self({ x: id, y: 8, z: 0 }), { squad: 'a', targets: [hostile(9, { x: 20, y: 8, z: 0 })] }, calm)), 'Engage')?.fire) n++;
+    for (const id of ids)
+      if (find(brain.tick(req(id, t, self({ x: id, y: 8, z: 0 }), { squad: 'a', targets: [hostile(9, { x: 20, y: 8, z: 0 })] }, calm)), 'Engage')?.fire) n++;
     most = Math.max(most, n);
   }
   assert.equal(most, MAX_SHOOTERS_PER_TARGET);

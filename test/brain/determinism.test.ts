@@ -4,7 +4,11 @@ import { Brain, type TickRequest, type TickResponse } from '../../brain/index.js
 import { bundle, World } from './sim.js';
 
 /** Records every request and reply of a world run, so it can be replayed elsewhere. */
-function record(b: ReturnType<typeof bundle>, squads: boolean, rounds = 200): { requests: TickRequest[]; replies: TickResponse[]; events: Record<string, number> } {
+function record(
+  b: ReturnType<typeof bundle>,
+  squads: boolean,
+  rounds = 200,
+): { requests: TickRequest[]; replies: TickResponse[]; events: Record<string, number> } {
   const brain = new Brain(b);
   const world = new World(11, 8, { squads, hostiles: 3 });
   const requests: TickRequest[] = [];
@@ -31,9 +35,13 @@ test('the same bundle, snapshots and seed give identical replies and counters', 
 
 test('a different seed gives a different population', () => {
   const a = record(bundle(), false, 50);
-  const b = record(bundle({}, (x) => {
-    x.flavor.seed = 4242;
-  }), false, 50);
+  const b = record(
+    bundle({}, (x) => {
+      x.flavor.seed = 4242;
+    }),
+    false,
+    50,
+  );
   assert.notDeepEqual(b.replies, a.replies);
 });
 
@@ -44,7 +52,10 @@ test("interleaving other agents does not change an agent's replies (no squads)",
   const expected = replies.filter((r) => r.agent === agent);
   // Alone in a fresh brain.
   const alone = new Brain(bundle());
-  assert.deepEqual(mine.map((r) => alone.tick(structuredClone(r))), expected);
+  assert.deepEqual(
+    mine.map((r) => alone.tick(structuredClone(r))),
+    expected,
+  );
   // Amid other agents in reverse order and strangers that never existed before.
   const crowded = new Brain(bundle());
   const others = requests.filter((r) => r.snapshot.agent !== agent).reverse();
@@ -64,5 +75,8 @@ test("interleaving other agents does not change an agent's replies (no squads)",
 test('squad sharing is deterministic given the same global order', () => {
   const { requests, replies } = record(bundle(), true, 150);
   const brain = new Brain(bundle());
-  assert.deepEqual(requests.map((r) => brain.tick(structuredClone(r))), replies);
+  assert.deepEqual(
+    requests.map((r) => brain.tick(structuredClone(r))),
+    replies,
+  );
 });

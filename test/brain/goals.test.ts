@@ -20,7 +20,10 @@ test('needs pick the goal and the goal drives a MoveTo to the nearest matching p
   assert.deepEqual(find(hungry, 'MoveTo')?.to, { x: 0, y: 8, z: 80 });
   const hurt = brain.tick(req(3, 0, self({ x: 0, y: 8, z: 0 }, { health: 25, blood: 2500 }), { poi }));
   assert.deepEqual(find(hurt, 'MoveTo')?.to, { x: -60, y: 8, z: 0 });
-  assert.deepEqual(brain.roster().map((r) => r.goal), ['find_water', 'find_food', 'find_medical']);
+  assert.deepEqual(
+    brain.roster().map((r) => r.goal),
+    ['find_water', 'find_food', 'find_medical'],
+  );
   assert.equal(brain.drainEvents().plan, 3);
 });
 
@@ -47,7 +50,10 @@ test('a goal change counts plan; an unchanged goal does not', () => {
 
 test('an urgent need overrides a patrol route; a mild one does not', () => {
   const brain = new Brain(goalsOnly());
-  const route = [{ x: 0, y: 8, z: 50 }, { x: 0, y: 8, z: -50 }];
+  const route = [
+    { x: 0, y: 8, z: 50 },
+    { x: 0, y: 8, z: -50 },
+  ];
   assert.deepEqual(find(brain.tick(req(1, 0, self(), { poi, route })), 'MoveTo')?.to, { x: 0, y: 8, z: 50 });
   assert.deepEqual(find(brain.tick(req(2, 0, self(undefined, { thirst: 95 }), { poi, route })), 'MoveTo')?.to, { x: 100, y: 8, z: 0 });
 });
@@ -62,7 +68,7 @@ test('without game_knowledge the character knows no places and searches by roami
   assert.ok(d >= 40 && d <= 120, `${d}`);
 });
 
-test("the game framing tilts goals: a looting game loots more than default survival", () => {
+test('the game framing tilts goals: a looting game loots more than default survival', () => {
   const count = (b: ReturnType<typeof bundle>) => {
     const brain = new Brain(b);
     for (let agent = 1; agent <= 300; agent++) brain.tick(req(agent, 0, self(), { poi }));

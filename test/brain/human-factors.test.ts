@@ -110,6 +110,9 @@ test('an AFK character ignores a hostile in sight but comes back when hit', () =
   const enemy = { targets: [{ id: 9, kind: 'player' as const, pos: { x: 30, y: 8, z: 0 }, hostile: true, visible: true }] };
   assert.equal(find(brain.tick(req(1, t, self(), enemy, afkProne)), 'Idle')?.reason, 'afk');
   const hit = brain.tick(req(1, t + 1, self(undefined, { health: 80 }), enemy, afkProne));
-  assert.deepEqual(hit.intents.map((i) => i.kind), ['Face', 'Engage']);
+  assert.deepEqual(
+    hit.intents.map((i) => i.kind),
+    ['Face', 'Engage'],
+  );
   assert.equal(find(brain.tick(req(1, t + 2, self(undefined, { health: 80 }), enemy, afkProne)), 'Engage')?.target, 9);
 });

@@ -9,20 +9,38 @@ const named = (id: number, name: string) => ({ id, kind: 'player' as const, pos:
 
 test('memory records contacts, players met and speech heard, counting heard lines once', () => {
   const brain = new Brain(bundle());
-  brain.tick(req(1, 0, self(), { targets: [hostile(7, { x: 40, y: 8, z: 0 }, { kind: 'zombie' }), named(3, 'Alex')], heard: [{ from: 3, text: 'hello there', at_s: 0 }] }));
-  brain.tick(req(1, 1, self(), { targets: [named(3, 'Alex')], heard: [{ from: 3, text: 'hello there', at_s: 0 }, { from: 3, text: 'you ok?', at_s: 0.5 }] }));
+  brain.tick(
+    req(1, 0, self(), {
+      targets: [hostile(7, { x: 40, y: 8, z: 0 }, { kind: 'zombie' }), named(3, 'Alex')],
+      heard: [{ from: 3, text: 'hello there', at_s: 0 }],
+    }),
+  );
+  brain.tick(
+    req(1, 1, self(), {
+      targets: [named(3, 'Alex')],
+      heard: [
+        { from: 3, text: 'hello there', at_s: 0 },
+        { from: 3, text: 'you ok?', at_s: 0.5 },
+      ],
+    }),
+  );
   assert.equal(brain.drainEvents().heard, 2);
   const m = brain.persona(1)!.memory;
   assert.equal(m.contacts, 1);
   assert.deepEqual(m.last_contact, { target: 7, kind: 'zombie', at: { x: 40, y: 8, z: 0 }, t: 0 });
   assert.deepEqual(m.players_met, [{ id: 3, name: null, meetings: 1 }], 'no names unless allowed');
-  assert.deepEqual(m.heard.map((h) => h.text), ['you ok?', 'hello there']);
+  assert.deepEqual(
+    m.heard.map((h) => h.text),
+    ['you ok?', 'hello there'],
+  );
 });
 
 test('player names are kept only when speech.phrase_cache.allow_player_names is on', () => {
-  const brain = new Brain(bundle({}, (b) => {
-    b.speech.phrase_cache.allow_player_names = true;
-  }));
+  const brain = new Brain(
+    bundle({}, (b) => {
+      b.speech.phrase_cache.allow_player_names = true;
+    }),
+  );
   brain.tick(req(1, 0, self(), { targets: [named(3, 'Alex')] }));
   brain.tick(req(1, 100, self(), { targets: [named(3, 'Alex')] }));
   assert.deepEqual(brain.persona(1)!.memory.players_met, [{ id: 3, name: 'Alex', meetings: 2 }]);
@@ -31,10 +49,12 @@ test('player names are kept only when speech.phrase_cache.allow_player_names is 
 test('memory is bounded: rings keep the newest entries', () => {
   const brain = new Brain(bundle({ human_factors: false }));
   for (let t = 0; t < 200; t++) {
-    brain.tick(req(1, t, self(), {
-      targets: [hostile(1000 + t, { x: 50, y: 8, z: t }), named(2000 + t, 'x'.repeat(500))],
-      heard: [{ from: t, text: 'y'.repeat(10_000), at_s: t }],
-    }));
+    brain.tick(
+      req(1, t, self(), {
+        targets: [hostile(1000 + t, { x: 50, y: 8, z: t }), named(2000 + t, 'x'.repeat(500))],
+        heard: [{ from: t, text: 'y'.repeat(10_000), at_s: t }],
+      }),
+    );
   }
   const m = brain.persona(1)!.memory;
   assert.equal(m.contacts, 8);
@@ -107,15 +127,20 @@ test('10,000 agents with full memory fit well within 150 MB', () => {
   // Heap plus array buffers: each agent's numeric block is a Float64Array whose store may live off-heap.
   const used = (): number => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
   const before = used();
-  const brain = new Brain(bundle({}, (b) => {
-    b.speech.phrase_cache.allow_player_names = true;
-  }), { maxAgents: 10_000 });
+  const brain = new Brain(
+    bundle({}, (b) => {
+      b.speech.phrase_cache.allow_player_names = true;
+    }),
+    { maxAgents: 10_000 },
+  );
   for (let t = 0; t < 14; t++) {
     for (let agent = 1; agent <= 10_000; agent++) {
-      brain.tick(req(agent, t, self({ x: agent, y: 8, z: 0 }), {
-        targets: [hostile(t, { x: agent + 30, y: 8, z: 0 }), named(100 + t, `Player number ${t}`)],
-        heard: [{ from: 100 + t, text: `a fairly long line of chat number ${t} `.repeat(5), at_s: t }],
-      }));
+      brain.tick(
+        req(agent, t, self({ x: agent, y: 8, z: 0 }), {
+          targets: [hostile(t, { x: agent + 30, y: 8, z: 0 }), named(100 + t, `Player number ${t}`)],
+          heard: [{ from: 100 + t, text: `a fairly long line of chat number ${t} `.repeat(5), at_s: t }],
+        }),
+      );
     }
   }
   gc();

@@ -48,8 +48,14 @@ test('roster: name, alignment from role and behaviour, goal and state per agent,
   brain.tick(req(4, 0, self(), {}, { role: 'trader' }));
   brain.tick(req(5, 0, self(), { targets: [hostile(9, { x: 30, y: 8, z: 0 }, { kind: 'zombie' })] }));
   const rows = brain.roster();
-  assert.deepEqual(rows.map((r) => r.agent), [1, 2, 3, 4, 5]);
-  assert.deepEqual(rows.map((r) => r.alignment), ['friendly', 'hostile', 'hostile', 'friendly', 'neutral']);
+  assert.deepEqual(
+    rows.map((r) => r.agent),
+    [1, 2, 3, 4, 5],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.alignment),
+    ['friendly', 'hostile', 'hostile', 'friendly', 'neutral'],
+  );
   assert.deepEqual(rows.map((r) => r.state).slice(1, 2), ['engaging']);
   assert.equal(rows[2]!.name, 'Rook');
   for (const r of rows) assert.deepEqual(Object.keys(r).sort(), ['agent', 'alignment', 'goal', 'name', 'state']);

@@ -49,8 +49,11 @@ test('human_factors off: no AFK, break, Logoff, nor afk/logoff counters', () => 
   for (const k of ['afk', 'logoff']) assert.equal(events[k], undefined);
 });
 
-test('spawn is counted whatever the policy (it is no subsystem\'s event): every switch off still reports spawns', () => {
-  for (const [name, b] of [['human_factors off', busy({ human_factors: false })], ['every switch off', allOff()]] as const) {
+test("spawn is counted whatever the policy (it is no subsystem's event): every switch off still reports spawns", () => {
+  for (const [name, b] of [
+    ['human_factors off', busy({ human_factors: false })],
+    ['every switch off', allOff()],
+  ] as const) {
     const { events } = run(b, 20);
     assert.ok((events.spawn ?? 0) > 0, `spawn in ${JSON.stringify(events)} with ${name}`);
   }

@@ -11,7 +11,10 @@ const route = [
   { x: 100, y: 8, z: 0 },
 ];
 
-for (const [label, b] of [['reactive only', allOff()], ['all on', bundle()]] as const) {
+for (const [label, b] of [
+  ['reactive only', allOff()],
+  ['all on', bundle()],
+] as const) {
   test(`route, nothing hostile: MoveTo the current waypoint at walk, the other within 1.5 m (${label})`, () => {
     const brain = new Brain(b);
     let r = brain.tick(req(1, 0, self({ x: 50, y: 8, z: 0 }), { route }));

@@ -1,4 +1,18 @@
-import { DEFAULT_BUNDLE, POLICY_KEYS, type ConfigBundle, type Intent, type PolicyKey, type Profile, type SelfState, type Snapshot, type Target, type TickRequest, type TickResponse, type Vec3, type AgentId } from '../../brain/index.js';
+import {
+  DEFAULT_BUNDLE,
+  POLICY_KEYS,
+  type ConfigBundle,
+  type Intent,
+  type PolicyKey,
+  type Profile,
+  type SelfState,
+  type Snapshot,
+  type Target,
+  type TickRequest,
+  type TickResponse,
+  type Vec3,
+  type AgentId,
+} from '../../brain/index.js';
 import type { Brain } from '../../brain/index.js';
 
 /** Test helpers: bundles with policies switched, snapshots, and a tiny deterministic world. */
@@ -92,7 +106,8 @@ export class World {
         profile: i % 5 === 0 ? { role: 'guard' } : {},
       });
     }
-    for (let h = 0; h < (opts.hostiles ?? 3); h++) this.hostiles.push({ id: 1000 + h, hp: 100, pos: { x: this.rnd.next() * FIELD_M, y: 8, z: this.rnd.next() * FIELD_M } });
+    for (let h = 0; h < (opts.hostiles ?? 3); h++)
+      this.hostiles.push({ id: 1000 + h, hp: 100, pos: { x: this.rnd.next() * FIELD_M, y: 8, z: this.rnd.next() * FIELD_M } });
   }
 
   request(a: SimAgent): TickRequest {
@@ -101,7 +116,7 @@ export class World {
       const d = Math.hypot(h.pos.x - a.pos.x, h.pos.z - a.pos.z);
       if (d < 150) targets.push({ id: h.id, kind: 'zombie', pos: { ...h.pos }, hostile: true, visible: d < 80 });
     }
-    const friend = this.agents[(a.id % this.agents.length)]!;
+    const friend = this.agents[a.id % this.agents.length]!;
     targets.push({ id: 500 + friend.id, kind: 'player', pos: { ...friend.pos }, hostile: false, visible: true, name: `P${friend.id}` });
     const snapshot: Snapshot = {
       agent: a.id as AgentId,
@@ -115,7 +130,14 @@ export class World {
         { id: 'clinic', kind: 'medical', pos: { x: 20, y: 8, z: 180 } },
       ],
       heard: [{ from: 500 + friend.id, text: `hello at ${Math.floor(this.time / 10)}`, at_s: Math.floor(this.time / 10) * 10 }],
-      ...(a.id % 4 === 0 ? { route: [{ x: 10, y: 8, z: 10 }, { x: 60, y: 8, z: 10 }] } : {}),
+      ...(a.id % 4 === 0
+        ? {
+            route: [
+              { x: 10, y: 8, z: 10 },
+              { x: 60, y: 8, z: 10 },
+            ],
+          }
+        : {}),
       ...(a.squad !== undefined ? { squad: a.squad } : {}),
     };
     return { snapshot, profile: a.profile };
@@ -139,7 +161,11 @@ export class World {
       else if (a.health < 100 && this.rnd.next() < 0.05) a.health = Math.min(100, a.health + 5);
     }
     for (const h of this.hostiles) {
-      h.pos = { x: Math.min(FIELD_M, Math.max(0, h.pos.x + (this.rnd.next() - 0.5) * 6 * dt)), y: 8, z: Math.min(FIELD_M, Math.max(0, h.pos.z + (this.rnd.next() - 0.5) * 6 * dt)) };
+      h.pos = {
+        x: Math.min(FIELD_M, Math.max(0, h.pos.x + (this.rnd.next() - 0.5) * 6 * dt)),
+        y: 8,
+        z: Math.min(FIELD_M, Math.max(0, h.pos.z + (this.rnd.next() - 0.5) * 6 * dt)),
+      };
     }
     this.time += dt;
   }

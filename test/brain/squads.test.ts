@@ -34,7 +34,12 @@ test('without the squads policy, sightings stay private', () => {
 
 test('a squad does not all flee at once', () => {
   const timid = { traits: { neuroticism: 0.6, agreeableness: 0.6, extraversion: 0 } };
-  const threats = [hostile(7, { x: 30, y: 8, z: 0 }), hostile(8, { x: 32, y: 8, z: 2 }), hostile(9, { x: 34, y: 8, z: -2 }), hostile(10, { x: 36, y: 8, z: 0 })];
+  const threats = [
+    hostile(7, { x: 30, y: 8, z: 0 }),
+    hostile(8, { x: 32, y: 8, z: 2 }),
+    hostile(9, { x: 34, y: 8, z: -2 }),
+    hostile(10, { x: 36, y: 8, z: 0 }),
+  ];
   const tick = (brain: Brain, agent: number, squad?: string) =>
     brain.tick(req(agent, 1, self({ x: agent, y: 8, z: 0 }, { health: 40 }), { targets: threats, ...(squad ? { squad } : {}) }, timid));
   // Outnumbered and hurt, each of these would run on its own...

@@ -2,7 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Brain, BrainStateError, STATE_VERSION, type BrainState, type ConfigBundle, type Persona, type TickRequest, type TickResponse } from '../../brain/index.js';
+import {
+  Brain,
+  BrainStateError,
+  STATE_VERSION,
+  type BrainState,
+  type ConfigBundle,
+  type Persona,
+  type TickRequest,
+  type TickResponse,
+} from '../../brain/index.js';
 import { fieldsAddedAfter } from '../../brain/agent-fields.js';
 import { fixtures } from '../helpers/paths.js';
 import { bundle, hostile, req, self } from './sim.js';

@@ -6,7 +6,10 @@ import { logLevelOf } from '../../src/log.js';
 import { cli, repoRoot } from '../helpers/paths.js';
 
 const validate = (level: string) =>
-  spawnSync(process.execPath, [cli, 'bundle', 'validate', join(repoRoot, 'bundles', 'default')], { encoding: 'utf8', env: { ...process.env, BRAINSTEM_LOG: level } });
+  spawnSync(process.execPath, [cli, 'bundle', 'validate', join(repoRoot, 'bundles', 'default')], {
+    encoding: 'utf8',
+    env: { ...process.env, BRAINSTEM_LOG: level },
+  });
 
 test('regression: BRAINSTEM_LOG=bogus is refused in one line naming the levels (it was accepted silently)', () => {
   const run = validate('bogus');

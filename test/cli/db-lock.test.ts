@@ -39,7 +39,7 @@ test('lockDatabase: a lock left by a process that is gone is taken over', () => 
 });
 
 // Two `up` stacks on one database both started and shared one sidecar state directory.
-test('issue 14: a second brainstem up on the same database refuses to start, naming the first one\'s pid', async () => {
+test("issue 14: a second brainstem up on the same database refuses to start, naming the first one's pid", async () => {
   const cwd = tempDir();
   const env = { SERVICE_ADMIN_TOKEN: '', SERVICE_BRAIN_ADDR: '127.0.0.1:0' };
   const first = await spawnCli(['up', '--addr', '127.0.0.1:0', '--json'], /^\{/, { cwd: cwd.path, env });

@@ -18,7 +18,12 @@ test('the CLI starts from a build without dist/test and dist/bench', () => {
     const version = spawnSync(process.execPath, [cli, '--version'], { encoding: 'utf8' });
     assert.equal(version.status, 0, version.stderr);
     assert.equal(version.stdout.trim(), (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version);
-    for (const args of [['sidecar', '--help'], ['bench', 'tick', '--help'], ['bench', 'dialogue', '--help'], ['sim', '--help']]) {
+    for (const args of [
+      ['sidecar', '--help'],
+      ['bench', 'tick', '--help'],
+      ['bench', 'dialogue', '--help'],
+      ['sim', '--help'],
+    ]) {
       const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
       assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
     }

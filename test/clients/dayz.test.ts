@@ -45,7 +45,11 @@ function keys(value: unknown, into = new Set<string>()): Set<string> {
 test('dayz module: every source file has balanced braces, brackets and parentheses', () => {
   for (const file of files) {
     const text = code(source(file));
-    for (const [open, close] of [['{', '}'], ['(', ')'], ['[', ']']] as const) {
+    for (const [open, close] of [
+      ['{', '}'],
+      ['(', ')'],
+      ['[', ']'],
+    ] as const) {
       let depth = 0;
       for (const c of text) {
         if (c === open) depth++;

@@ -81,7 +81,20 @@ export function startTokenSidecar(): Promise<Sidecar> {
  */
 export async function startCliSidecar(): Promise<{ url: string; stop(): Promise<void> }> {
   const cwd = tempDir('brainstem-clients-');
-  const args = [cli, 'sidecar', '--bundle', join(repoRoot, 'bundles', 'default'), '--addr', '127.0.0.1:0', '--token', TOKEN, '--workers', '2', '--state', join(cwd.path, 'brain-state.json')];
+  const args = [
+    cli,
+    'sidecar',
+    '--bundle',
+    join(repoRoot, 'bundles', 'default'),
+    '--addr',
+    '127.0.0.1:0',
+    '--token',
+    TOKEN,
+    '--workers',
+    '2',
+    '--state',
+    join(cwd.path, 'brain-state.json'),
+  ];
   const child = spawn(process.execPath, args, { cwd: cwd.path, env: { ...process.env, BRAINSTEM_LOG: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   const url = /(http:\/\/\S+)/.exec(line)?.[1];

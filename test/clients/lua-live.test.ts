@@ -21,7 +21,10 @@ test('lua client: the README example runs against a real sidecar', { skip: skip 
     const r = await run('lua5.4', [join(CLIENT, 'example.lua'), sidecar.url, TOKEN, '2']);
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
-    assert.deepEqual(lines.slice(0, 4).map((l) => l.replace(/: .*/, '')), ['agent 1', 'agent 2', 'agent 1', 'agent 2']);
+    assert.deepEqual(
+      lines.slice(0, 4).map((l) => l.replace(/: .*/, '')),
+      ['agent 1', 'agent 2', 'agent 1', 'agent 2'],
+    );
     for (const line of lines.slice(0, 4)) assert.match(line, /: (standing|crouched|prone) \[/);
     assert.equal(lines[4], 'sent 2, applied 2, stale 0, failed 0');
   } finally {

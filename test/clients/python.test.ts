@@ -15,7 +15,10 @@ test('python client: long lists are packed in order into bodies of at most 1,024
   assert.deepEqual(chunks.small, [1024, 1024, 52]);
   assert.ok(chunks.big.length > 1, JSON.stringify(chunks.big));
   for (const bytes of chunks.bigBytes) assert.ok(bytes <= 4 * 1024 * 1024, `${bytes} bytes`);
-  assert.deepEqual(chunks.bigAgents, Array.from({ length: 2100 }, (_, i) => i));
+  assert.deepEqual(
+    chunks.bigAgents,
+    Array.from({ length: 2100 }, (_, i) => i),
+  );
   assert.equal(chunks.bodiesAreJson, true);
 });
 

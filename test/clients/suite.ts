@@ -9,7 +9,18 @@ import { createServer, type Socket } from 'node:net';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { signingVectors, SIGNING_VECTORS_FILE } from '../helpers/signing-vectors.js';
 import { serverWithKey } from '../controlplane/helpers.js';
-import { jsonOf, repliesFixture, repliesOneByOne, REPLIES_FIXTURE, startCliSidecar, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN, type Run } from './helpers.js';
+import {
+  jsonOf,
+  repliesFixture,
+  repliesOneByOne,
+  REPLIES_FIXTURE,
+  startCliSidecar,
+  startTokenSidecar,
+  ticksFixture,
+  TICKS_FIXTURE,
+  TOKEN,
+  type Run,
+} from './helpers.js';
 
 export const TOKEN_FORMS = ['bearer', 'header', 'query'] as const;
 
@@ -125,7 +136,10 @@ export function clientLiveSuite(c: ClientUnderTest): void {
       try {
         const out = jsonOf(await c.driver('many', sidecar.url, TOKEN, TICKS_FIXTURE, '1100'));
         assert.equal(out.replies, 1100);
-        assert.deepEqual(out.agents, Array.from({ length: 1100 }, (_, i) => i));
+        assert.deepEqual(
+          out.agents,
+          Array.from({ length: 1100 }, (_, i) => i),
+        );
       } finally {
         await sidecar.close();
       }

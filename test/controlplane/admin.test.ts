@@ -9,7 +9,7 @@ import { BURST_LIMITS, report, serverWithKey, signed } from './helpers.js';
 
 const run = promisify(execFile);
 
-test('admin tenants show serverCount and monthlySpendUsd; the drill-down lists the tenant\'s servers', async () => {
+test("admin tenants show serverCount and monthlySpendUsd; the drill-down lists the tenant's servers", async () => {
   const s = await startTestServer();
   try {
     const { token, tenantId } = await tenantSession(s);
@@ -22,7 +22,10 @@ test('admin tenants show serverCount and monthlySpendUsd; the drill-down lists t
     assert.equal(t.monthlySpendUsd, 1.25);
     const one = await s.call('GET', `/v1/admin/tenants/${tenantId}`, { token: ADMIN_TOKEN });
     assert.equal(one.status, 200);
-    assert.deepEqual(one.body.servers.map((x: { name: string }) => x.name), ['a', 'b']);
+    assert.deepEqual(
+      one.body.servers.map((x: { name: string }) => x.name),
+      ['a', 'b'],
+    );
     assert.equal(one.body.servers[0].botCount, 12);
   } finally {
     await s.stop();
@@ -35,7 +38,9 @@ test('brainstem admin create-server and create-server-key (JSON) make a key the 
   const s = await startTestServer({ db });
   try {
     const { tenantId } = await tenantSession(s);
-    const server = JSON.parse((await run(process.execPath, [cli, 'admin', '--db', db, 'create-server', '--tenant', String(tenantId), '--name', 'from-cli'])).stdout);
+    const server = JSON.parse(
+      (await run(process.execPath, [cli, 'admin', '--db', db, 'create-server', '--tenant', String(tenantId), '--name', 'from-cli'])).stdout,
+    );
     assert.equal(server.name, 'from-cli');
     assert.equal(server.configVersion, 1);
     const key = JSON.parse((await run(process.execPath, [cli, 'admin', '--db', db, 'create-server-key', '--server', String(server.id)])).stdout);
@@ -43,7 +48,9 @@ test('brainstem admin create-server and create-server-key (JSON) make a key the 
     const pull = await signed(s, key.key, 'GET', `/v1/config?server=${server.id}`);
     assert.equal(pull.status, 200);
     assert.equal(pull.headers.get('etag'), '"v1"');
-    const bad = await run(process.execPath, [cli, 'admin', '--db', db, 'create-server-key', '--server', '999']).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run(process.execPath, [cli, 'admin', '--db', db, 'create-server-key', '--server', '999']).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     assert.equal((bad as { code: number }).code, 1);
     assert.match((bad as { stderr: string }).stderr, /no server with id 999/);
   } finally {
@@ -60,7 +67,11 @@ test('durability: after close and reopen on the same file, history, keys, teleme
     const { token, email } = await tenantSession(s1, 'pro', `durable-${Date.now()}@example.com`);
     const a = await serverWithKey(s1, token);
     const head = (await s1.call('GET', `/v1/servers/${a.serverId}/config`, { token })).body;
-    await s1.call('PUT', `/v1/servers/${a.serverId}/config`, { token, body: { ...head, flavor: { ...head.flavor, seed: 7 } }, headers: { 'x-config-note': 'seed 7' } });
+    await s1.call('PUT', `/v1/servers/${a.serverId}/config`, {
+      token,
+      body: { ...head, flavor: { ...head.flavor, seed: 7 } },
+      headers: { 'x-config-note': 'seed 7' },
+    });
     for (let i = 0; i < 5; i++) {
       const r = await signed(s1, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { reportId: `d-${i}`, linesSpoken: 3 }) });
       assert.equal(r.status, 202);

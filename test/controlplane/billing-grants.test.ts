@@ -17,7 +17,10 @@ const me = async (s: TestServer, token: string) => (await s.call('GET', '/v1/aut
 test('one catalogue: every tenant plan is granted by exactly one plan or tier, with its limits; a file that breaks this fails at start', () => {
   const cat = loadPlans();
   const rules = tenantPlans(cat);
-  assert.deepEqual(PLANS.map((p) => rules.limits(p).servers), [1, 3, 10, 50, null]);
+  assert.deepEqual(
+    PLANS.map((p) => rules.limits(p).servers),
+    [1, 3, 10, 50, null],
+  );
   assert.deepEqual(rules.limits('trial'), { servers: 1, widgets: 1, linesPerMonth: 5000 });
   assert.equal(cat.plans.find((p) => p.id === 'trial')!.trialDays, 14);
   const dup = structuredClone(cat);
@@ -42,7 +45,12 @@ test('checkout takes {plan} or {tier} (or the tenant plan it grants); the offlin
     const agency = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'agency' } });
     assert.deepEqual([agency.body.plan, agency.body.tier, agency.body.grants], ['cloud', 'large', 'agency']);
     assert.equal((await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'enterprise' } })).body.plan, 'self-host');
-    for (const [body, path] of [[{ tier: 'huge' }, 'tier'], [{ plan: 'agency', tier: 'small' }, 'tier'], [{ plan: 'gold' }, 'plan'], [{}, 'plan']] as const) {
+    for (const [body, path] of [
+      [{ tier: 'huge' }, 'tier'],
+      [{ plan: 'agency', tier: 'small' }, 'tier'],
+      [{ plan: 'gold' }, 'plan'],
+      [{}, 'plan'],
+    ] as const) {
       const r = await s.call('POST', '/v1/billing/checkout', { token: t.token, body });
       assert.equal(r.status, 422, JSON.stringify(body));
       assert.equal(r.body.error.details[0].path, path);
@@ -69,9 +77,20 @@ test('Stripe: POST /v1/billing/stripe/webhook verifies checkout.session.complete
   const send = (event: Record<string, unknown>, secret = WHSEC, headers: Record<string, string> = {}) => {
     const payload = JSON.stringify(event);
     const signature = stripe.webhooks.generateTestHeaderString({ payload, secret });
-    return fetch(`${s.url}/v1/billing/stripe/webhook`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature, ...headers }, body: payload });
+    return fetch(`${s.url}/v1/billing/stripe/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature, ...headers },
+      body: payload,
+    });
   };
-  const event = (type: string, object: Record<string, unknown>) => ({ id: `evt_${type}`, object: 'event', type, api_version: '2024-06-20', created: Math.floor(Date.now() / 1000), data: { object } });
+  const event = (type: string, object: Record<string, unknown>) => ({
+    id: `evt_${type}`,
+    object: 'event',
+    type,
+    api_version: '2024-06-20',
+    created: Math.floor(Date.now() / 1000),
+    data: { object },
+  });
   try {
     const t = await tenantSession(s, 'trial');
     const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'large' } });
@@ -106,7 +125,11 @@ test('Stripe webhook without STRIPE_WEBHOOK_SECRET is 404; polling still complet
   const s = await startTestServer({ payments });
   try {
     const t = await tenantSession(s, 'trial');
-    const r = await fetch(`${s.url}/v1/billing/stripe/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, body: '{}' });
+    const r = await fetch(`${s.url}/v1/billing/stripe/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+      body: '{}',
+    });
     assert.equal(r.status, 404);
     const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'self-host' } });
     stripeApi.sessions.get(c.body.url.split('/').at(-1))!.status = 'complete';
@@ -179,14 +202,15 @@ test('a trial ends after its days: publishes and new keys are 403 plan_expired, 
   }
 });
 
-test('lines over the month\'s quota: the next pull serves a new version with llm_dialogue off; a plan with room (or a new month) brings it back', async () => {
+test("lines over the month's quota: the next pull serves a new version with llm_dialogue off; a plan with room (or a new month) brings it back", async () => {
   let now = Date.parse('2026-11-10T12:00:00Z');
   // Several reports at one frozen instant: more than the default 2 a second per server.
   const s = await startTestServer({ now: () => now, limits: { telemetryReports: { limit: 100, windowMs: 1000 } } });
   try {
     const t = await tenantSession(s, 'trial');
     const a = await serverWithKey(s, t.token);
-    const pull = (n: number, etag?: string) => signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=${n}`, { at: now, ...(etag ? { headers: { 'if-none-match': etag } } : {}) });
+    const pull = (n: number, etag?: string) =>
+      signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=${n}`, { at: now, ...(etag ? { headers: { 'if-none-match': etag } } : {}) });
     assert.equal((await pull(1)).headers.get('etag'), '"v1"');
     assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry?n=1', { at: now, body: report(a.serverId, { linesSpoken: 4999 }) })).status, 202);
     assert.equal((await pull(2, '"v1"')).status, 304, 'under the quota nothing changes');

@@ -25,7 +25,10 @@ test('§3/§4.3 PUT on the head publishes a higher version; a stale base is 409 
     assert.equal((await s.call('GET', `/v1/servers/${serverId}/config`, { token })).body.version, 2, 'a conflict leaves the head unchanged');
     const versions = await s.call('GET', `/v1/servers/${serverId}/config/versions`, { token });
     assert.equal(versions.status, 200);
-    assert.deepEqual(versions.body.map((v: { version: number }) => v.version), [2, 1]);
+    assert.deepEqual(
+      versions.body.map((v: { version: number }) => v.version),
+      [2, 1],
+    );
     assert.deepEqual(Object.keys(versions.body[0]).sort(), ['note', 'publishedAt', 'publishedBy', 'version']);
     assert.equal(versions.body[0].publishedBy, email);
     assert.equal(versions.body[0].note, 'quieter');
@@ -85,7 +88,10 @@ test('§3 rollback publishes the old content as a fresh, higher version; a missi
     const bad = await s.call('POST', `/v1/servers/${serverId}/config/rollback`, { token, body: { version: 'one' } });
     assert.equal(bad.status, 422);
     const versions = (await s.call('GET', `/v1/servers/${serverId}/config/versions`, { token })).body;
-    assert.deepEqual(versions.map((v: { version: number }) => v.version), [3, 2, 1]);
+    assert.deepEqual(
+      versions.map((v: { version: number }) => v.version),
+      [3, 2, 1],
+    );
     assert.equal(versions[0].note, 'rollback to version 1');
     assert.equal((await s.call('GET', `/v1/servers/${serverId}/config/versions/2`, { token })).body.bundle.game.name, 'N');
     // The base of the next edit is the new head.
@@ -108,7 +114,10 @@ test('concurrency: parallel publishes on the same base give exactly one 200, the
     const statuses = results.map((r) => r.status).sort();
     assert.deepEqual(statuses, [200, 409, 409, 409, 409, 409, 409, 409]);
     const versions = (await s.call('GET', `/v1/servers/${serverId}/config/versions`, { token })).body;
-    assert.deepEqual(versions.map((v: { version: number }) => v.version), [2, 1]);
+    assert.deepEqual(
+      versions.map((v: { version: number }) => v.version),
+      [2, 1],
+    );
   } finally {
     await s.stop();
   }

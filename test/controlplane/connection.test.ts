@@ -11,7 +11,14 @@ test('a server summary carries the sidecar connection: never, then connected by 
     const { token } = await tenantSession(s);
     const sc = await serverWithKey(s, token);
     const summary = async () => (await s.call('GET', `/v1/servers/${sc.serverId}`, { token })).body;
-    assert.deepEqual((await summary()).connection, { state: 'never', lastPullAt: null, appliedVersion: null, lastReportAt: null, sidecarVersion: null, latencyMs: null });
+    assert.deepEqual((await summary()).connection, {
+      state: 'never',
+      lastPullAt: null,
+      appliedVersion: null,
+      lastReportAt: null,
+      sidecarVersion: null,
+      latencyMs: null,
+    });
 
     const pull = await signed(s, sc.key, 'GET', `/v1/config?server=${sc.serverId}`, { headers: { 'user-agent': 'brainstem-sidecar/9.9.9' } });
     assert.equal(pull.status, 200);
@@ -23,8 +30,16 @@ test('a server summary carries the sidecar connection: never, then connected by 
     assert.equal(c.lastReportAt, null);
 
     const report = {
-      serverId: String(sc.serverId), ts: new Date(Date.now() + offset).toISOString(), botCount: 1, playersOnline: 0, linesSpoken: 0, spendUsd: 0,
-      events: [], reportId: 'first', latency: { p50: 1.5, p99: 6 }, roster: [{ agent: 1, name: 'Mara', alignment: 'friendly', goal: 'fight', state: 'engaging' }],
+      serverId: String(sc.serverId),
+      ts: new Date(Date.now() + offset).toISOString(),
+      botCount: 1,
+      playersOnline: 0,
+      linesSpoken: 0,
+      spendUsd: 0,
+      events: [],
+      reportId: 'first',
+      latency: { p50: 1.5, p99: 6 },
+      roster: [{ agent: 1, name: 'Mara', alignment: 'friendly', goal: 'fight', state: 'engaging' }],
     };
     assert.equal((await signed(s, sc.key, 'POST', '/v1/telemetry', { body: report })).status, 202);
     c = (await summary()).connection;

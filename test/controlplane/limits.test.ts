@@ -113,12 +113,18 @@ test('telemetry retention: raw reports go after 30 days, each server keeps its n
     const idleBefore = (await s.call('GET', `/v1/servers/${idle.serverId}/overview`, { token })).body;
 
     now += 30 * 86_400_000 - 10_000;
-    assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: 'new0', linesSpoken: 0, events: [] }) })).status, 202);
+    assert.equal(
+      (await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: 'new0', linesSpoken: 0, events: [] }) })).status,
+      202,
+    );
     assert.equal(count(a.serverId), 4, 'nothing is 30 days old yet');
 
     // Retention runs at most every 10 minutes, riding on ingest.
     now += 11 * 60_000;
-    assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: 'new1', linesSpoken: 0, events: [] }) })).status, 202);
+    assert.equal(
+      (await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: 'new1', linesSpoken: 0, events: [] }) })).status,
+      202,
+    );
     assert.equal(count(a.serverId), 2, 'the three old reports went');
     assert.equal(count(idle.serverId), 1, 'an idle server keeps its newest report');
     // A month on, the first session has expired: log in again to read.
@@ -147,19 +153,35 @@ test('counters are 64-bit safe: huge daily totals saturate, and no read of them 
     const servers = [await serverWithKey(s, token, 'a'), await serverWithKey(s, token, 'b')];
     const big = 1e12;
     for (const [i, srv] of servers.entries()) {
-      assert.equal((await signed(s, srv.key, 'POST', '/v1/telemetry', { at: now, body: report(srv.serverId, { reportId: `x${i}`, linesSpoken: big, llmTokens: big, cacheHits: big }) })).status, 202);
+      assert.equal(
+        (
+          await signed(s, srv.key, 'POST', '/v1/telemetry', {
+            at: now,
+            body: report(srv.serverId, { reportId: `x${i}`, linesSpoken: big, llmTokens: big, cacheHits: big }),
+          })
+        ).status,
+        202,
+      );
     }
     // Years of traffic at the per-report maximum, as the rollups would hold them: each day near 2^63.
-    s.db.prepare('UPDATE cp_usage_daily SET lines_spoken = ?, llm_tokens = ?, tts_characters = ?, cache_hits = ?, reports = ?').run(
-      9_000_000_000_000_000_000n, 9_000_000_000_000_000_000n, 9_000_000_000_000_000_000n, 9_000_000_000_000_000_000n, 9_000_000_000_000_000_000n,
-    );
+    s.db
+      .prepare('UPDATE cp_usage_daily SET lines_spoken = ?, llm_tokens = ?, tts_characters = ?, cache_hits = ?, reports = ?')
+      .run(9_000_000_000_000_000_000n, 9_000_000_000_000_000_000n, 9_000_000_000_000_000_000n, 9_000_000_000_000_000_000n, 9_000_000_000_000_000_000n);
     const tenants = await s.call('GET', '/v1/admin/tenants', { token: ADMIN_TOKEN });
     assert.equal(tenants.status, 200);
     assert.equal((await s.call('GET', `/v1/admin/tenants/${tenantId}`, { token: ADMIN_TOKEN })).status, 200);
     for (const srv of servers) {
       // Another report on the same day: the sum would pass 2^63; it saturates instead.
       now += 1000;
-      assert.equal((await signed(s, srv.key, 'POST', '/v1/telemetry', { at: now, body: report(srv.serverId, { reportId: 'more', linesSpoken: big, llmTokens: big, cacheHits: big }) })).status, 202);
+      assert.equal(
+        (
+          await signed(s, srv.key, 'POST', '/v1/telemetry', {
+            at: now,
+            body: report(srv.serverId, { reportId: 'more', linesSpoken: big, llmTokens: big, cacheHits: big }),
+          })
+        ).status,
+        202,
+      );
       const usage = await s.call('GET', `/v1/servers/${srv.serverId}/usage`, { token });
       assert.equal(usage.status, 200);
       assert.equal(usage.body.linesSpoken, Number.MAX_SAFE_INTEGER);

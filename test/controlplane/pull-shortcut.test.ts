@@ -39,7 +39,12 @@ test('warm pulls: 200, 304, HEAD and a publish behave as on the route, and every
       ['an unknown server', await signed(s, a.key, 'GET', '/v1/config?server=99999'), 404, 'config_not_found'],
       ['no server parameter', await signed(s, a.key, 'GET', '/v1/config?n=1'), 400, 'bad_request'],
       ['a stale timestamp', await signed(s, a.key, 'GET', target('stale'), { at: Date.now() - 301_000 }), 401, 'unauthorized'],
-      ['a malformed timestamp', await signed(s, a.key, 'GET', target('ts'), { tamper: (r) => void (r.headers['x-service-timestamp'] = '17e8') }), 401, 'unauthorized'],
+      [
+        'a malformed timestamp',
+        await signed(s, a.key, 'GET', target('ts'), { tamper: (r) => void (r.headers['x-service-timestamp'] = '17e8') }),
+        401,
+        'unauthorized',
+      ],
       ['no signature', await signed(s, a.key, 'GET', target('nosig'), { tamper: (r) => void delete r.headers['x-service-signature'] }), 401, 'unauthorized'],
       ['a tampered query', await signed(s, a.key, 'GET', target('q'), { tamper: (r) => void (r.target += '&x=1') }), 401, 'unauthorized'],
       ['a trailing slash', await signed(s, a.key, 'GET', `/v1/config/?server=${a.serverId}`), 404, 'not_found'],

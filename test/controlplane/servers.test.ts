@@ -8,7 +8,17 @@ test('POST /v1/servers makes a ServerSummary with the default bundle at version 
     const { token } = await tenantSession(s);
     const created = await s.call('POST', '/v1/servers', { token, body: { name: 'Chernarus #1' } });
     assert.equal(created.status, 201);
-    assert.deepEqual(Object.keys(created.body).sort(), ['activeKeys', 'botCount', 'configVersion', 'connection', 'createdAt', 'id', 'lastSeenAt', 'name', 'playersOnline']);
+    assert.deepEqual(Object.keys(created.body).sort(), [
+      'activeKeys',
+      'botCount',
+      'configVersion',
+      'connection',
+      'createdAt',
+      'id',
+      'lastSeenAt',
+      'name',
+      'playersOnline',
+    ]);
     assert.equal(created.body.name, 'Chernarus #1');
     assert.equal(created.body.configVersion, 1);
     assert.equal(created.body.lastSeenAt, null);
@@ -56,7 +66,7 @@ test('server keys: shown once on create, listed without secrets, revoked with 20
   }
 });
 
-test('cross-tenant isolation: another tenant\'s server is 404 on every dashboard route, and absent from its list', async () => {
+test("cross-tenant isolation: another tenant's server is 404 on every dashboard route, and absent from its list", async () => {
   const s = await startTestServer();
   try {
     const a = await tenantSession(s);

@@ -32,7 +32,7 @@ test('§4.2 GET /v1/config: 200 with ETag "v{version}", then 304 with an empty b
   }
 });
 
-test('§4.2 unknown server and another tenant\'s server are 404 config_not_found; another server of the key\'s tenant is 403; missing server is 400', async () => {
+test("§4.2 unknown server and another tenant's server are 404 config_not_found; another server of the key's tenant is 403; missing server is 400", async () => {
   // Four reports in a row from one server: more than the default 2 a second.
   const s = await startTestServer({ limits: { telemetryReports: { limit: 100, windowMs: 1000 } } });
   try {
@@ -51,7 +51,12 @@ test('§4.2 unknown server and another tenant\'s server are 404 config_not_found
     const foreign = await signed(s, a.key, 'GET', `/v1/config?server=${c.serverId}`);
     assert.equal(foreign.status, 404);
     assert.equal(foreign.body.error.code, 'config_not_found');
-    for (const [id, status, code] of [[String(b.serverId), 403, 'forbidden'], [String(c.serverId), 404, 'config_not_found'], ['9999', 404, 'config_not_found'], ['abc', 404, 'config_not_found']] as const) {
+    for (const [id, status, code] of [
+      [String(b.serverId), 403, 'forbidden'],
+      [String(c.serverId), 404, 'config_not_found'],
+      ['9999', 404, 'config_not_found'],
+      ['abc', 404, 'config_not_found'],
+    ] as const) {
       const r = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { serverId: id }) });
       assert.equal(r.status, status, `telemetry for server ${id}`);
       assert.equal(r.body.error.code, code);
@@ -74,8 +79,14 @@ test('§5 signatures: wrong key, tampered body, path, query or signature, missin
       'wrong key': await signed(s, a.key, 'GET', target, { signWith: 'bsk_not_the_key' }),
       'query tampered': await signed(s, a.key, 'GET', target, { tamper: (r) => void (r.target = `${target}&x=1`) }),
       'path tampered': await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId), signTarget: '/v1/telemetry/other' }),
-      'signature altered': await signed(s, a.key, 'GET', target, { signTarget: target, tamper: (r) => void (r.headers['x-service-signature'] = r.headers['x-service-signature']!.replace(/^./, (c) => (c === '0' ? '1' : '0'))) }),
-      'body tampered': await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId), tamper: (r) => void (r.body = r.body!.replace('"botCount":12', '"botCount":13')) }),
+      'signature altered': await signed(s, a.key, 'GET', target, {
+        signTarget: target,
+        tamper: (r) => void (r.headers['x-service-signature'] = r.headers['x-service-signature']!.replace(/^./, (c) => (c === '0' ? '1' : '0'))),
+      }),
+      'body tampered': await signed(s, a.key, 'POST', '/v1/telemetry', {
+        body: report(a.serverId),
+        tamper: (r) => void (r.body = r.body!.replace('"botCount":12', '"botCount":13')),
+      }),
       'no signature': await signed(s, a.key, 'GET', target, { tamper: (r) => void delete r.headers['x-service-signature'] }),
       'no timestamp': await signed(s, a.key, 'GET', target, { tamper: (r) => void delete r.headers['x-service-timestamp'] }),
       'unknown key': await signed(s, 'bsk_unknown', 'GET', target),

@@ -11,7 +11,10 @@ import type { TestDatabase } from '../helpers/databases.js';
 type Opened = { store: ControlPlaneStore; tenantId: TenantId; second?: () => ControlPlaneStore; close(): void | Promise<void> };
 
 /** The suite's `open` on a TestDatabase of either backend: a tenant made, both schemas migrated. */
-export function onTestDatabase(make: () => Promise<TestDatabase>, now: () => number = Date.now): () => Promise<Opened & { seconds: () => Promise<ControlPlaneStore> }> {
+export function onTestDatabase(
+  make: () => Promise<TestDatabase>,
+  now: () => number = Date.now,
+): () => Promise<Opened & { seconds: () => Promise<ControlPlaneStore> }> {
   return async () => {
     const t = await make();
     const tenant = await (await openIdentityStore(t.database, now)).createTenant('t', 'pro');
@@ -28,12 +31,16 @@ export function onTestDatabase(make: () => Promise<TestDatabase>, now: () => num
  * The behaviour every ControlPlaneStore must have. `open` gives a store (and a tenant id it
  * may own servers for); `second` opens another handle on the same storage, when there is one.
  */
-export function runControlPlaneStoreSuite(
-  name: string,
-  open: () => Promise<Opened & { seconds?: () => Promise<ControlPlaneStore> }>,
-): void {
+export function runControlPlaneStoreSuite(name: string, open: () => Promise<Opened & { seconds?: () => Promise<ControlPlaneStore> }>): void {
   const report = (extra: Partial<TelemetryReport> = {}): TelemetryReport => ({
-    serverId: '1', ts: '2026-05-02T10:00:00Z', botCount: 2, playersOnline: 3, linesSpoken: 4, spendUsd: 0.5, events: [{ kind: 'spoke', count: 4 }], ...extra,
+    serverId: '1',
+    ts: '2026-05-02T10:00:00Z',
+    botCount: 2,
+    playersOnline: 3,
+    linesSpoken: 4,
+    spendUsd: 0.5,
+    events: [{ kind: 'spoke', count: 4 }],
+    ...extra,
   });
 
   test(`${name}: a server starts at version 1; publish needs the head as base; rollback appends`, async () => {
@@ -47,7 +54,14 @@ export function runControlPlaneStoreSuite(
       const r = await store.rollback(server.id, 1, 'a@b.c', 'back');
       assert.ok(r.ok && r.published.bundle.version === 3 && r.published.bundle.game === null);
       assert.deepEqual(await store.rollback(server.id, 9, 'a@b.c', ''), { ok: false, reason: 'no_version' });
-      assert.deepEqual((await store.listVersions(server.id)).map((v) => [v.version, v.publishedBy, v.note]), [[3, 'a@b.c', 'back'], [2, 'a@b.c', 'n'], [1, 'system', 'initial default bundle']]);
+      assert.deepEqual(
+        (await store.listVersions(server.id)).map((v) => [v.version, v.publishedBy, v.note]),
+        [
+          [3, 'a@b.c', 'back'],
+          [2, 'a@b.c', 'n'],
+          [1, 'system', 'initial default bundle'],
+        ],
+      );
       assert.equal((await store.getVersion(server.id, 2))!.bundle.game!.name, 'a');
       assert.equal(await store.getVersion(server.id, 4), null);
     } finally {
@@ -80,12 +94,35 @@ export function runControlPlaneStoreSuite(
         { serverId: a.id, receivedAt: at, report: report({ reportId: 'x' }) },
         { serverId: a.id, receivedAt: at, report: report({ reportId: 'x' }) },
         { serverId: b.id, receivedAt: at, report: report({ reportId: 'x', roster: [{ agent: 1, name: 'n', alignment: 'a', goal: 'g', state: 's' }] }) },
-        { serverId: a.id, receivedAt: at + 86_400_000, report: report({ events: [{ kind: 'a', count: 1 }, { kind: 'b', count: 2 }] }) },
+        {
+          serverId: a.id,
+          receivedAt: at + 86_400_000,
+          report: report({
+            events: [
+              { kind: 'a', count: 1 },
+              { kind: 'b', count: 2 },
+            ],
+          }),
+        },
       ]);
-      assert.deepEqual(out, [{ accepted: true, received: 1 }, { accepted: false, received: 0 }, { accepted: true, received: 1 }, { accepted: true, received: 2 }]);
+      assert.deepEqual(out, [
+        { accepted: true, received: 1 },
+        { accepted: false, received: 0 },
+        { accepted: true, received: 1 },
+        { accepted: true, received: 2 },
+      ]);
       assert.equal(await store.countReports(a.id), 2);
-      assert.deepEqual((await store.activity(a.id, 10)).map((e) => e.kind), ['b', 'a', 'spoke']);
-      assert.deepEqual((await store.dailyUsage(a.id, '2026-05-01', '2026-05-31')).map((d) => [d.day, d.reports, d.linesSpoken]), [['2026-05-02', 1, 4], ['2026-05-03', 1, 4]]);
+      assert.deepEqual(
+        (await store.activity(a.id, 10)).map((e) => e.kind),
+        ['b', 'a', 'spoke'],
+      );
+      assert.deepEqual(
+        (await store.dailyUsage(a.id, '2026-05-01', '2026-05-31')).map((d) => [d.day, d.reports, d.linesSpoken]),
+        [
+          ['2026-05-02', 1, 4],
+          ['2026-05-03', 1, 4],
+        ],
+      );
       assert.equal((await store.tenantUsage(tenantId, '2026-05-01', '2026-05-31')).spendUsd, 1.5);
       assert.equal((await store.roster(b.id))[0]!.name, 'n');
       assert.deepEqual(await store.roster(a.id), []);
@@ -117,7 +154,10 @@ export function runControlPlaneStoreSuite(
       const at = Date.parse('2026-05-02T10:00:00Z');
       const huge = report({ linesSpoken: Number.MAX_SAFE_INTEGER, llmTokens: Number.MAX_SAFE_INTEGER, cacheHits: 1 });
       for (let i = 0; i < 3; i++) {
-        await store.ingest([{ serverId: a.id, receivedAt: at, report: huge }, { serverId: b.id, receivedAt: at, report: huge }]);
+        await store.ingest([
+          { serverId: a.id, receivedAt: at, report: huge },
+          { serverId: b.id, receivedAt: at, report: huge },
+        ]);
       }
       const [day] = await store.dailyUsage(a.id, '2026-05-02', '2026-05-02');
       assert.equal(day!.linesSpoken, Number.MAX_SAFE_INTEGER);
@@ -127,7 +167,16 @@ export function runControlPlaneStoreSuite(
       assert.equal(total.linesSpoken, Number.MAX_SAFE_INTEGER);
       assert.equal(total.reports, 6);
       assert.equal(total.cacheHits, 6);
-      assert.deepEqual(await store.tenantUsage(tenantId, '2027-01-01', '2027-01-31'), { reports: 0, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, cacheHits: 0, ttsUsd: 0, llmUsd: 0 });
+      assert.deepEqual(await store.tenantUsage(tenantId, '2027-01-01', '2027-01-31'), {
+        reports: 0,
+        linesSpoken: 0,
+        llmTokens: 0,
+        ttsCharacters: 0,
+        spendUsd: 0,
+        cacheHits: 0,
+        ttsUsd: 0,
+        llmUsd: 0,
+      });
     } finally {
       await close();
     }
@@ -157,7 +206,17 @@ export function runControlPlaneStoreSuite(
   test(`${name}: checkouts are found by id and provider reference; completing one stamps it once`, async () => {
     const { store, tenantId, close } = await open();
     try {
-      const c = await store.createCheckout({ tenantId, provider: 'offline', providerRef: 'ref1', status: 'open', url: 'https://x/1', plan: 'pro', tier: null, amountUsd: 49, interval: 'month' });
+      const c = await store.createCheckout({
+        tenantId,
+        provider: 'offline',
+        providerRef: 'ref1',
+        status: 'open',
+        url: 'https://x/1',
+        plan: 'pro',
+        tier: null,
+        amountUsd: 49,
+        interval: 'month',
+      });
       assert.equal(c.completedAt, null);
       assert.deepEqual(await store.getCheckout(c.id), c);
       assert.deepEqual(await store.findCheckout('offline', 'ref1'), c);
@@ -167,7 +226,19 @@ export function runControlPlaneStoreSuite(
       assert.ok(done!.completedAt);
       assert.equal((await store.setCheckoutStatus(c.id, 'complete'))!.completedAt, done!.completedAt);
       assert.equal(await store.setCheckoutStatus(999 as typeof c.id, 'complete'), null);
-      await assert.rejects(store.createCheckout({ tenantId, provider: 'offline', providerRef: 'ref1', status: 'open', url: 'u', plan: 'pro', tier: null, amountUsd: 1, interval: 'month' }));
+      await assert.rejects(
+        store.createCheckout({
+          tenantId,
+          provider: 'offline',
+          providerRef: 'ref1',
+          status: 'open',
+          url: 'u',
+          plan: 'pro',
+          tier: null,
+          amountUsd: 1,
+          interval: 'month',
+        }),
+      );
     } finally {
       await close();
     }

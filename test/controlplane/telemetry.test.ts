@@ -32,7 +32,7 @@ test('§4.2 POST /v1/telemetry is 202 {accepted, received}; a repeated reportId 
   }
 });
 
-test('telemetry validation: 422 validation_failed with every problem; another server\'s serverId is 403; not JSON is 415', async () => {
+test("telemetry validation: 422 validation_failed with every problem; another server's serverId is 403; not JSON is 415", async () => {
   const s = await startTestServer({ limits: BURST_LIMITS });
   try {
     const { token } = await tenantSession(s);
@@ -44,7 +44,8 @@ test('telemetry validation: 422 validation_failed with every problem; another se
     assert.equal(bad.status, 422);
     assert.equal(bad.body.error.code, 'validation_failed');
     const paths = bad.body.error.details.map((d: { path: string }) => d.path).sort();
-    for (const p of ['botCount', 'ts', 'events[0].kind', 'events[0].count', 'latency.p99', 'extra', 'roster[0].name']) assert.ok(paths.includes(p), `${p} in ${paths}`);
+    for (const p of ['botCount', 'ts', 'events[0].kind', 'events[0].count', 'latency.p99', 'extra', 'roster[0].name'])
+      assert.ok(paths.includes(p), `${p} in ${paths}`);
     const numericId = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { serverId: a.serverId }) });
     assert.equal(numericId.status, 422, 'serverId is a string (spec 001 §2.2)');
     const other = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(b.serverId) });
@@ -78,12 +79,31 @@ test('read models: overview, roster, activity (newest first, limit), economy and
     assert.equal((await push(report(a.serverId, { linesSpoken: 100, spendUsd: 1, llmTokens: 500 }))).status, 202);
     now = Date.parse('2026-04-01T10:00:00Z');
     assert.equal(
-      (await push(report(a.serverId, { linesSpoken: 10, spendUsd: 0.5, llmTokens: 1000, ttsCharacters: 400, cacheHits: 4, latency: { p50: 2.5, p99: 9 }, economy: { ttsUsd: 0.2, llmUsd: 0.2 }, roster, events: [{ kind: 'spoke', count: 10 }, { kind: 'snap', count: 1 }] })))
-        .status,
+      (
+        await push(
+          report(a.serverId, {
+            linesSpoken: 10,
+            spendUsd: 0.5,
+            llmTokens: 1000,
+            ttsCharacters: 400,
+            cacheHits: 4,
+            latency: { p50: 2.5, p99: 9 },
+            economy: { ttsUsd: 0.2, llmUsd: 0.2 },
+            roster,
+            events: [
+              { kind: 'spoke', count: 10 },
+              { kind: 'snap', count: 1 },
+            ],
+          }),
+        )
+      ).status,
       202,
     );
     now += 1000;
-    assert.equal((await push(report(a.serverId, { linesSpoken: 10, spendUsd: 0.5, cacheHits: 6, botCount: 14, events: [{ kind: 'squad', count: 3 }] }))).status, 202);
+    assert.equal(
+      (await push(report(a.serverId, { linesSpoken: 10, spendUsd: 0.5, cacheHits: 6, botCount: 14, events: [{ kind: 'squad', count: 3 }] }))).status,
+      202,
+    );
 
     const usage = await s.call('GET', `/v1/servers/${a.serverId}/usage`, { token });
     assert.deepEqual(usage.body, {
@@ -111,11 +131,17 @@ test('read models: overview, roster, activity (newest first, limit), economy and
 
     const shown = (await s.call('GET', `/v1/servers/${a.serverId}/roster`, { token })).body as Record<string, unknown>[];
     // Each row also says when it was reported and whether that is too old to trust.
-    assert.deepEqual(shown.map(({ seenAt: _seenAt, stale: _stale, ...r }) => r), roster);
+    assert.deepEqual(
+      shown.map(({ seenAt: _seenAt, stale: _stale, ...r }) => r),
+      roster,
+    );
     assert.ok(shown.every((r) => typeof r.seenAt === 'string' && typeof r.stale === 'boolean'));
 
     const feed = (await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body;
-    assert.deepEqual(feed.map((e: { kind: string }) => e.kind), ['squad', 'snap', 'spoke', 'spawn', 'spoke']);
+    assert.deepEqual(
+      feed.map((e: { kind: string }) => e.kind),
+      ['squad', 'snap', 'spoke', 'spawn', 'spoke'],
+    );
     assert.deepEqual(Object.keys(feed[0]).sort(), ['count', 'id', 'kind', 'serverId', 'ts']);
     assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/activity?limit=2`, { token })).body.length, 2);
     for (const limit of ['0', '101', 'x', '2.5']) {
@@ -148,7 +174,9 @@ test('burst: many reports at once are all stored (group commit) and counted once
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { reportId: `b-${i % 150}`, botCount: i, linesSpoken: 1, events: [] }) })),
+      Array.from({ length: 200 }, (_, i) =>
+        signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { reportId: `b-${i % 150}`, botCount: i, linesSpoken: 1, events: [] }) }),
+      ),
     );
     assert.ok(results.every((r) => r.status === 202));
     assert.equal(results.filter((r) => r.body.accepted).length, 150);
@@ -180,14 +208,22 @@ test('regression: a telemetry ts with an offset is stored and echoed in UTC (…
   try {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);
-    for (const [ts, n] of [['2026-11-25T14:00:00+02:00', 1], ['2026-11-25t12:30:00.250-01:30', 2], ['2026-11-25t15:00:00z', 3]] as const) {
+    for (const [ts, n] of [
+      ['2026-11-25T14:00:00+02:00', 1],
+      ['2026-11-25t12:30:00.250-01:30', 2],
+      ['2026-11-25t15:00:00z', 3],
+    ] as const) {
       const r = await signed(s, a.key, 'POST', `/v1/telemetry?n=${n}`, { body: report(a.serverId, { ts, events: [{ kind: 'spawn', count: n }] }) });
       assert.equal(r.status, 202);
     }
     const feed = await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token });
     assert.deepEqual(
       feed.body.map((e: { ts: string; count: number }) => [e.count, e.ts]),
-      [[3, '2026-11-25T15:00:00Z'], [2, '2026-11-25T14:00:00.250Z'], [1, '2026-11-25T12:00:00.000Z']],
+      [
+        [3, '2026-11-25T15:00:00Z'],
+        [2, '2026-11-25T14:00:00.250Z'],
+        [1, '2026-11-25T12:00:00.000Z'],
+      ],
     );
   } finally {
     await s.stop();

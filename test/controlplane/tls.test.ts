@@ -8,7 +8,13 @@ import { ADMIN_TOKEN, startTestServer } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
 import { signRequest } from '../../src/signing/request.js';
 
-function get(url: string, ca: Buffer, headers: Record<string, string>, method = 'GET', body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function get(
+  url: string,
+  ca: Buffer,
+  headers: Record<string, string>,
+  method = 'GET',
+  body?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, ca, headers }, (res) => {
       let text = '';
@@ -24,7 +30,27 @@ test('serve over TLS (uWS SSLApp) with a self-signed certificate: signed pulls a
   const dir = tempDir();
   const certFile = join(dir.path, 'cert.pem');
   const keyFile = join(dir.path, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   const ca = readFileSync(certFile);
   const s = await startTestServer({ tls: { certFile, keyFile } });
   try {
@@ -33,7 +59,9 @@ test('serve over TLS (uWS SSLApp) with a self-signed certificate: signed pulls a
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, ...json };
     const tenant = JSON.parse((await get(`${s.url}/v1/admin/tenants`, ca, admin, 'POST', JSON.stringify({ name: 'tls', plan: 'pro' }))).body);
     await get(`${s.url}/v1/admin/tenants/${tenant.id}/users`, ca, admin, 'POST', JSON.stringify({ email: 'tls@example.com', password: 'correct horse' }));
-    const { token } = JSON.parse((await get(`${s.url}/v1/auth/login`, ca, json, 'POST', JSON.stringify({ email: 'tls@example.com', password: 'correct horse' }))).body);
+    const { token } = JSON.parse(
+      (await get(`${s.url}/v1/auth/login`, ca, json, 'POST', JSON.stringify({ email: 'tls@example.com', password: 'correct horse' }))).body,
+    );
     const session = { authorization: `Bearer ${token}`, ...json };
     const server = JSON.parse((await get(`${s.url}/v1/servers`, ca, session, 'POST', JSON.stringify({ name: 'tls' }))).body);
     const { key } = JSON.parse((await get(`${s.url}/v1/servers/${server.id}/keys`, ca, session, 'POST')).body);

@@ -122,7 +122,15 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+        '--no-first-run',
+      ],
     });
     contextA = await browser.newContext({ viewport: LAPTOP });
     contextB = await browser.newContext({ viewport: LAPTOP });
@@ -178,12 +186,32 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     const key = await s.call('POST', `/v1/servers/${serverId}/keys`, { token: session.token });
     for (const [i, lines] of [12, 30].entries()) {
       const body = JSON.stringify({
-        serverId: String(serverId), ts: new Date().toISOString(), botCount: 3, playersOnline: 5, linesSpoken: lines, spendUsd: 0.02 * lines,
-        events: [{ kind: 'spoke', count: lines }, { kind: 'spawn', count: 1 }], reportId: `r${i}`, cacheHits: 4, llmTokens: 900, ttsCharacters: 1200,
-        economy: { ttsUsd: 0.01 * lines, llmUsd: 0.008 * lines }, latency: { p50: 1.2, p99: 4.8 },
-        roster: [{ agent: 1, name: 'Mara', alignment: 'friendly', goal: 'find water', state: 'walking' }, { agent: 2, name: 'Ivo', alignment: 'hostile', goal: 'hold the bridge', state: 'guarding' }],
+        serverId: String(serverId),
+        ts: new Date().toISOString(),
+        botCount: 3,
+        playersOnline: 5,
+        linesSpoken: lines,
+        spendUsd: 0.02 * lines,
+        events: [
+          { kind: 'spoke', count: lines },
+          { kind: 'spawn', count: 1 },
+        ],
+        reportId: `r${i}`,
+        cacheHits: 4,
+        llmTokens: 900,
+        ttsCharacters: 1200,
+        economy: { ttsUsd: 0.01 * lines, llmUsd: 0.008 * lines },
+        latency: { p50: 1.2, p99: 4.8 },
+        roster: [
+          { agent: 1, name: 'Mara', alignment: 'friendly', goal: 'find water', state: 'walking' },
+          { agent: 2, name: 'Ivo', alignment: 'hostile', goal: 'hold the bridge', state: 'guarding' },
+        ],
       });
-      const res = await fetch(`${s.url}/v1/telemetry`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signRequest(key.body.key, { method: 'POST', target: '/v1/telemetry', body }) } });
+      const res = await fetch(`${s.url}/v1/telemetry`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...signRequest(key.body.key, { method: 'POST', target: '/v1/telemetry', body }) },
+      });
       assert.equal(res.status, 202);
     }
     await a.goto(`${s.url}/#/servers`);
@@ -306,19 +334,28 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
       return v !== null && v.readyState >= 1 && v.duration > 0;
     });
     // The video plays from a same-origin signed URL (no blob: under the policy); seeking uses Range requests.
-    assert.match(await video.getAttribute('src') ?? '', /^\/v1\/assets\/\d+\/file\?expires=\d+&signature=[\w-]+$/);
-    const seeked = await a.evaluate(() => new Promise<number>((resolve) => {
-      const v = (globalThis as any).document.querySelector('video[data-asset]') as { currentTime: number; addEventListener(e: string, f: () => void): void };
-      v.addEventListener('seeked', () => resolve(v.currentTime));
-      v.currentTime = 2;
-    }));
+    assert.match((await video.getAttribute('src')) ?? '', /^\/v1\/assets\/\d+\/file\?expires=\d+&signature=[\w-]+$/);
+    const seeked = await a.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const v = (globalThis as any).document.querySelector('video[data-asset]') as {
+            currentTime: number;
+            addEventListener(e: string, f: () => void): void;
+          };
+          v.addEventListener('seeked', () => resolve(v.currentTime));
+          v.currentTime = 2;
+        }),
+    );
     assert.ok(Math.abs(seeked - 2) < 0.5, `seeked to ${seeked}`);
     const download = a.locator('a[data-download]');
-    assert.match(await download.getAttribute('download') ?? '', /^tour-\d+\.mp4$/);
-    const fetched = await a.evaluate(async (href) => {
-      const res = await fetch(href!, { credentials: 'omit' });
-      return { status: res.status, type: res.headers.get('content-type'), size: (await res.arrayBuffer()).byteLength };
-    }, await download.getAttribute('href'));
+    assert.match((await download.getAttribute('download')) ?? '', /^tour-\d+\.mp4$/);
+    const fetched = await a.evaluate(
+      async (href) => {
+        const res = await fetch(href!, { credentials: 'omit' });
+        return { status: res.status, type: res.headers.get('content-type'), size: (await res.arrayBuffer()).byteLength };
+      },
+      await download.getAttribute('href'),
+    );
     assert.deepEqual([fetched.status, fetched.type], [200, 'video/mp4'], 'the download link opens without a credential');
     assert.ok(fetched.size > 1000);
     await contextA.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
@@ -347,14 +384,17 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     await a.getByRole('heading', { name: 'Photos (1)' }).waitFor();
     await a.getByRole('button', { name: 'Delete video' }).click();
     await a.getByText('No videos yet.').waitFor();
-    assert.equal((await fetch(link)).status, 404, 'a deleted video\'s share link is 404');
+    assert.equal((await fetch(link)).status, 404, "a deleted video's share link is 404");
     await a.getByRole('button', { name: 'Delete property' }).click();
     await a.waitForURL(/#\/properties$/);
     await a.getByText('No properties yet.').waitFor();
 
     // Billing.
     await a.goto(`${s.url}/#/billing`);
-    await a.getByRole('button', { name: /Check out Cloud/ }).first().waitFor();
+    await a
+      .getByRole('button', { name: /Check out Cloud/ })
+      .first()
+      .waitFor();
     await a.getByRole('heading', { name: /Current plan: / }).waitFor();
     assert.match(await a.locator('tr[data-limit="servers"]').innerText(), /Game servers\s+\d+\s+(\d+|unlimited)/);
     await shot(a, 'billing');
@@ -374,9 +414,14 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     await a.locator('[data-tenant-status]').getByText('active').waitFor();
 
     // A dead session sends the page back to login with a reason.
-    await b.evaluate(() => (globalThis as any).sessionStorage.setItem('brainstem.session', JSON.stringify({ token: 'bss_not_a_session', email: 'x@example.com' })));
+    await b.evaluate(() =>
+      (globalThis as any).sessionStorage.setItem('brainstem.session', JSON.stringify({ token: 'bss_not_a_session', email: 'x@example.com' })),
+    );
     await b.goto(`${s.url}/#/servers`);
-    await b.locator('[data-flash]').getByText(/session expired/i).waitFor();
+    await b
+      .locator('[data-flash]')
+      .getByText(/session expired/i)
+      .waitFor();
     await shot(b, 'session-expired');
 
     assert.deepEqual(failures, []);

@@ -108,7 +108,10 @@ test('the cache holds at most variety_target lines and evicts the least recently
 
 test('signatures bucket emotion; name stripping matches whole words in any case', () => {
   assert.equal(situationSignature('guard', 'g', 'greet', '', { name: 'afraid', intensity: 0.9 }), 'guard|g|greet||afraid:high');
-  assert.equal(situationSignature('guard', 'g', 'greet', '', { name: 'afraid', intensity: 0.8 }), situationSignature('guard', 'g', 'greet', '', { name: 'afraid', intensity: 0.7 }));
+  assert.equal(
+    situationSignature('guard', 'g', 'greet', '', { name: 'afraid', intensity: 0.8 }),
+    situationSignature('guard', 'g', 'greet', '', { name: 'afraid', intensity: 0.7 }),
+  );
   assert.equal(stripNames('ALEX! Alexander, alex.', ['Alex']), 'friend! Alexander, friend.');
   assert.equal(stripNames('Hi Zoë (Zoë)', ['Zoë', 'x']), 'Hi friend (friend)');
 });

@@ -16,7 +16,10 @@ import { turn } from './helpers.js';
 
 const BUNDLE: DialogueBundle = {
   ...DEFAULT_BUNDLE,
-  speech: { limits: { per_5min: 4, per_hour: 30, per_day: 200, economy: 'Chatty' }, phrase_cache: { variety_target: 6, max_reuse: 3, allow_player_names: false } },
+  speech: {
+    limits: { per_5min: 4, per_hour: 30, per_day: 200, economy: 'Chatty' },
+    phrase_cache: { variety_target: 6, max_reuse: 3, allow_player_names: false },
+  },
 };
 
 function model(): LineSource {
@@ -61,7 +64,15 @@ function script(seed: number, steps: number): Step[] {
       agent,
       time,
       ctx: {
-        persona: { name: `A${agent}`, role: 'survivor', traits: {}, themes: [], goal: rand() < 0.5 ? 'find water' : '', emotion: { name: 'wary', intensity: rand() }, memory: '' },
+        persona: {
+          name: `A${agent}`,
+          role: 'survivor',
+          traits: {},
+          themes: [],
+          goal: rand() < 0.5 ? 'find water' : '',
+          emotion: { name: 'wary', intensity: rand() },
+          memory: '',
+        },
         players,
         heard: r < 0.1 ? [{ from: 100, text: 'hey there Alex', at_s: time - (rand() < 0.5 ? 0 : 40) }] : [],
         doing: 'patrolling',
@@ -76,7 +87,10 @@ function script(seed: number, steps: number): Step[] {
   return out;
 }
 
-async function run(steps: readonly Step[], idOf: (agent: number) => number): Promise<{ says: Array<Pick<SayIntent, 'text' | 'line_id'> | null>; counters: unknown; agents: number[] }> {
+async function run(
+  steps: readonly Step[],
+  idOf: (agent: number) => number,
+): Promise<{ says: Array<Pick<SayIntent, 'text' | 'line_id'> | null>; counters: unknown; agents: number[] }> {
   const tier = tierFor();
   const says: Array<Pick<SayIntent, 'text' | 'line_id'> | null> = [];
   const agents: number[] = [];
@@ -107,8 +121,25 @@ for (const seed of [1, 2, 3]) {
 
 test('a line that arrives while its character is quiet is delivered on its next tick; entering a fight is remarked once', async () => {
   // random near 1: while the model is up, the phrase cache is never preferred over it.
-  const tier = new DialogueTier({ bundle: BUNDLE, random: () => 0.999, lines: { line: async (p) => ({ text: `about ${p.situation.event || p.situation.kind}`, model: 'm', usage: { prompt_tokens: 1, completion_tokens: 1 }, cost_usd: 0 }) } });
-  const quiet: DialogueContext = { persona: { name: 'Mira', role: 'guard', traits: {}, themes: [], goal: '', emotion: null, memory: '' }, players: [], heard: [], doing: '', event: null };
+  const tier = new DialogueTier({
+    bundle: BUNDLE,
+    random: () => 0.999,
+    lines: {
+      line: async (p) => ({
+        text: `about ${p.situation.event || p.situation.kind}`,
+        model: 'm',
+        usage: { prompt_tokens: 1, completion_tokens: 1 },
+        cost_usd: 0,
+      }),
+    },
+  });
+  const quiet: DialogueContext = {
+    persona: { name: 'Mira', role: 'guard', traits: {}, themes: [], goal: '', emotion: null, memory: '' },
+    players: [],
+    heard: [],
+    doing: '',
+    event: null,
+  };
   const fighting = { ...quiet, combat: { kind: 'fighting' } };
   assert.equal(tier.onTick(7, 0, fighting), null, 'entering the fight asks for a remark');
   await turn();

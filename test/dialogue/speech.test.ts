@@ -30,7 +30,15 @@ function bundle(economy: Economy, limits: Partial<DialogueBundle['speech']['limi
 
 function context(over: Partial<DialogueContext> = {}): DialogueContext {
   return {
-    persona: { name: 'Mira', role: 'survivor', traits: { extraversion: 0.8 }, themes: ['misses their family'], goal: 'find water', emotion: { name: 'wary', intensity: 0.5 }, memory: '' },
+    persona: {
+      name: 'Mira',
+      role: 'survivor',
+      traits: { extraversion: 0.8 },
+      themes: ['misses their family'],
+      goal: 'find water',
+      emotion: { name: 'wary', intensity: 0.5 },
+      memory: '',
+    },
     players: [{ id: 3, name: 'Alex', distance_m: 8 }],
     heard: [],
     doing: 'patrolling',

@@ -11,7 +11,10 @@ import { until } from './helpers.js';
 const BUNDLE: DialogueBundle = {
   ...DEFAULT_BUNDLE,
   game: { name: 'Dead Acres', premise: 'Farms overrun by the dead.', goal: 'Hold the farmhouse until the rescue.' },
-  speech: { limits: { per_5min: 100, per_hour: 1000, per_day: 10_000, economy: 'Chatty' }, phrase_cache: { variety_target: 200, max_reuse: 0, allow_player_names: false } },
+  speech: {
+    limits: { per_5min: 100, per_hour: 1000, per_day: 10_000, economy: 'Chatty' },
+    phrase_cache: { variety_target: 200, max_reuse: 0, allow_player_names: false },
+  },
 };
 
 function env(fake: FakeOpenAI, model = 'gpt-4o-mini'): NodeJS.ProcessEnv {
@@ -69,7 +72,23 @@ test('a line comes back as Say on a later tick, cleaned, with tokens and spend c
     assert.equal(say.audio_url, undefined);
     assert.equal(fake.chats.length, 1);
     const prompt = (fake.chats[0]!.messages as Array<{ content: string }>).map((m) => m.content).join('\n');
-    for (const part of ['Dead Acres', 'Farms overrun by the dead.', 'Hold the farmhouse', 'Mira', 'trader', 'high extraversion', 'low neuroticism', 'collects old maps', 'power went out', 'sell the last fuel can', 'very hopeful', 'Alex paid fairly', 'Alex (6 m)', 'how much for the fuel?', 'minding the stall']) {
+    for (const part of [
+      'Dead Acres',
+      'Farms overrun by the dead.',
+      'Hold the farmhouse',
+      'Mira',
+      'trader',
+      'high extraversion',
+      'low neuroticism',
+      'collects old maps',
+      'power went out',
+      'sell the last fuel can',
+      'very hopeful',
+      'Alex paid fairly',
+      'Alex (6 m)',
+      'how much for the fuel?',
+      'minding the stall',
+    ]) {
       assert.ok(prompt.includes(part), `the prompt carries "${part}"`);
     }
     assert.equal(fake.chats[0]!.model, 'gpt-4o-mini');
@@ -108,7 +127,10 @@ test('the default survival framing is used when the bundle has no game; long lin
 
 test('SERVICE_LLM_PRICES overrides the price table', async () => {
   const fake = await startFakeOpenAI();
-  const tier = createDialogueTier({ bundle: BUNDLE, env: { ...env(fake, 'house-model'), SERVICE_LLM_PRICES: '{"models":{"house-model":{"input":1000000,"output":0}}}' } });
+  const tier = createDialogueTier({
+    bundle: BUNDLE,
+    env: { ...env(fake, 'house-model'), SERVICE_LLM_PRICES: '{"models":{"house-model":{"input":1000000,"output":0}}}' },
+  });
   try {
     tier.onTick(1, 0, ctx());
     await tickUntilSay(tier, 1, 1, ctx());

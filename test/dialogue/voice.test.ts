@@ -25,7 +25,8 @@ function wavInfo(buf: Buffer): { channels: number; rate: number; bits: number; d
   while (off + 8 <= buf.length) {
     const id = buf.toString('latin1', off, off + 4);
     const size = buf.readUInt32LE(off + 4);
-    if (id === 'fmt ') fmt = { channels: buf.readUInt16LE(off + 10), rate: buf.readUInt32LE(off + 12), byteRate: buf.readUInt32LE(off + 16), bits: buf.readUInt16LE(off + 22) };
+    if (id === 'fmt ')
+      fmt = { channels: buf.readUInt16LE(off + 10), rate: buf.readUInt32LE(off + 12), byteRate: buf.readUInt32LE(off + 16), bits: buf.readUInt16LE(off + 22) };
     if (id === 'data') {
       assert.ok(fmt, 'fmt chunk before data');
       const dataBytes = Math.min(size, buf.length - off - 8);
@@ -38,7 +39,10 @@ function wavInfo(buf: Buffer): { channels: number; rate: number; bits: number; d
 
 const VOICE: VoiceParam = { pitch: 40, speed: 160, variant: 'f2', named: 'nova' };
 
-async function synthesizeWith(engine: string, envExtra: NodeJS.ProcessEnv = {}): Promise<{ result: { file: string; bytes: number; duration_s: number; characters: number; engine: string }; wav: Buffer }> {
+async function synthesizeWith(
+  engine: string,
+  envExtra: NodeJS.ProcessEnv = {},
+): Promise<{ result: { file: string; bytes: number; duration_s: number; characters: number; engine: string }; wav: Buffer }> {
   const dir = tempDir();
   const s = new PluginSupervisor({ name: 'voice-out', env: { ...process.env, SERVICE_TTS_ENGINE: engine, ...envExtra }, requestTimeoutMs: 30_000 });
   try {
@@ -96,7 +100,10 @@ test('voices differ between characters and follow traits', () => {
 
 const BUNDLE: DialogueBundle = {
   ...DEFAULT_BUNDLE,
-  speech: { limits: { per_5min: 100, per_hour: 1000, per_day: 10_000, economy: 'Chatty' }, phrase_cache: { variety_target: 10, max_reuse: 0, allow_player_names: false } },
+  speech: {
+    limits: { per_5min: 100, per_hour: 1000, per_day: 10_000, economy: 'Chatty' },
+    phrase_cache: { variety_target: 10, max_reuse: 0, allow_player_names: false },
+  },
 };
 
 function ctx(heard: DialogueContext['heard'] = []): DialogueContext {
@@ -124,7 +131,14 @@ test('voice in: POST /voice/:agent → 202, transcribed by the plugin, answered 
   const tier = createDialogueTier({
     bundle: BUNDLE,
     audioDir: dir.path,
-    env: { ...process.env, SERVICE_LLM_BASE_URL: fake.baseUrl, SERVICE_LLM_MODEL: 'm', SERVICE_STT_BASE_URL: fake.baseUrl, SERVICE_TTS_ENGINE: 'espeak-wasm', SERVICE_TTS_PRICE_PER_MCHAR: '15' },
+    env: {
+      ...process.env,
+      SERVICE_LLM_BASE_URL: fake.baseUrl,
+      SERVICE_LLM_MODEL: 'm',
+      SERVICE_STT_BASE_URL: fake.baseUrl,
+      SERVICE_TTS_ENGINE: 'espeak-wasm',
+      SERVICE_TTS_PRICE_PER_MCHAR: '15',
+    },
   });
   const { base, server } = await sidecar(tier);
   try {
@@ -138,7 +152,15 @@ test('voice in: POST /voice/:agent → 202, transcribed by the plugin, answered 
     assert.deepEqual(sent.file, clip);
     assert.equal(sent.mime, 'audio/wav');
     await until(() => tier.drainCounters().transcriptions === 1);
-    assert.equal(existsSync(join(dir.path, 'incoming')) ? spawnSync('ls', [join(dir.path, 'incoming')]).stdout.toString().trim() : '', '', 'the clip file is deleted');
+    assert.equal(
+      existsSync(join(dir.path, 'incoming'))
+        ? spawnSync('ls', [join(dir.path, 'incoming')])
+            .stdout.toString()
+            .trim()
+        : '',
+      '',
+      'the clip file is deleted',
+    );
 
     let say: SayIntent | null = null;
     let t = 100;

@@ -7,7 +7,11 @@ export const ADMIN_TOKEN = 'bsa_test_admin_token';
 export interface TestServer extends Embedded {
   dir: string;
   /** fetch against the server with optional bearer token and JSON body. */
-  call(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any }>;
+  call(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; headers: Headers; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -43,7 +47,11 @@ export async function startTestServer(options: Partial<EmbeddedOptions> = {}): P
 }
 
 /** Creates a tenant with a user and logs in; returns the tenant id and a session token. */
-export async function tenantSession(s: TestServer, plan = 'agency', email = `u${Math.random().toString(36).slice(2)}@example.com`): Promise<{ tenantId: number; token: string; email: string }> {
+export async function tenantSession(
+  s: TestServer,
+  plan = 'agency',
+  email = `u${Math.random().toString(36).slice(2)}@example.com`,
+): Promise<{ tenantId: number; token: string; email: string }> {
   const tenant = await s.call('POST', '/v1/admin/tenants', { token: ADMIN_TOKEN, body: { name: `t-${email}`, plan } });
   if (tenant.status !== 201) throw new Error(`create tenant: ${tenant.status} ${JSON.stringify(tenant.body)}`);
   const user = await s.call('POST', `/v1/admin/tenants/${tenant.body.id}/users`, { token: ADMIN_TOKEN, body: { email, password: 'correct horse battery' } });

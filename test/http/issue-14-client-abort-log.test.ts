@@ -28,14 +28,19 @@ test('issue 14: a client that goes away mid-upload is logged at debug level, nev
       const socket = connect(s.port, '127.0.0.1');
       socket.on('error', () => {});
       await new Promise((resolve) => socket.on('connect', resolve));
-      socket.write(`POST /v1/properties/${id}/photos HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\ncontent-type: multipart/form-data; boundary=x\r\ncontent-length: 10000000\r\n\r\n`);
+      socket.write(
+        `POST /v1/properties/${id}/photos HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\ncontent-type: multipart/form-data; boundary=x\r\ncontent-length: 10000000\r\n\r\n`,
+      );
       // Sent and read by the server (its first chunk reaches the upload), then the client resets.
       await new Promise<void>((resolve) => socket.write(part, () => resolve()));
       await waitFor('the upload to be staged', async () => (storedFiles(s).length > staged ? true : undefined));
       socket.resetAndDestroy();
       await waitFor(`abort ${i + 1} to be noticed`, async () => (logs.filter((l) => l.level === 'debug').length > i ? true : undefined));
     }
-    assert.deepEqual(logs.filter((l) => l.level === 'error'), []);
+    assert.deepEqual(
+      logs.filter((l) => l.level === 'error'),
+      [],
+    );
     assert.ok(logs.some((l) => l.level === 'debug' && l.message === 'client went away'));
     // And the server goes on.
     assert.equal((await fetch(`${s.url}/health`)).status, 200);

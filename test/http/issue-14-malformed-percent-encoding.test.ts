@@ -11,7 +11,10 @@ import { spawnCli, stop } from '../stack/helpers.js';
 
 test('serve: a malformed percent-encoding in a path parameter is a 400 and the process goes on', async () => {
   const dir = tempDir();
-  const serve = await spawnCli(['serve', '--addr', '127.0.0.1:0', '--db', join(dir.path, 'b.db'), '--data', join(dir.path, 'data')], /listening on (http:\/\/\S+)/);
+  const serve = await spawnCli(
+    ['serve', '--addr', '127.0.0.1:0', '--db', join(dir.path, 'b.db'), '--data', join(dir.path, 'data')],
+    /listening on (http:\/\/\S+)/,
+  );
   try {
     const port = Number(new URL(serve.match[1]!).port);
     for (const target of ['/v1/assets/%/file', '/v1/billing/offline/%ZZ/complete', '/v1/servers/%E0%A4%A']) {

@@ -41,7 +41,10 @@ async function withTakenPort(body: (port: number) => Promise<void>): Promise<voi
 
 test('a second serve on the port of a running serve exits 1 with one clear line', async () => {
   const dir = tempDir();
-  const first = await spawnCli(['serve', '--addr', '127.0.0.1:0', '--db', join(dir.path, 'a.db'), '--data', join(dir.path, 'da')], /listening on (http:\/\/\S+)/);
+  const first = await spawnCli(
+    ['serve', '--addr', '127.0.0.1:0', '--db', join(dir.path, 'a.db'), '--data', join(dir.path, 'da')],
+    /listening on (http:\/\/\S+)/,
+  );
   try {
     const port = Number(new URL(first.match[1]!).port);
     const second = await runToExit(['serve', '--addr', `127.0.0.1:${port}`, '--db', join(dir.path, 'b.db'), '--data', join(dir.path, 'db')]);

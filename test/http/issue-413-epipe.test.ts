@@ -15,18 +15,26 @@ async function start(): Promise<{ port: number; server: HttpServer }> {
   const server = new HttpServer();
   server.post('/x', () => json(200, {}), { maxBody: 1024 });
   server.get('/h', () => text(200, 'ok'));
-  server.post('/upload/:id', async (req) => {
-    // As a real route does (an auth or store look-up first): body bytes pile up meanwhile.
-    await new Promise((r) => setTimeout(r, 50));
-    throw new HttpError('not_found', `No property with id ${req.params.id}.`);
-  }, { body: 'stream', maxBody: 64 * 1024 * 1024 });
-  server.post('/upload-some', async (req) => {
-    for await (const _chunk of req.stream!) {
+  server.post(
+    '/upload/:id',
+    async (req) => {
+      // As a real route does (an auth or store look-up first): body bytes pile up meanwhile.
       await new Promise((r) => setTimeout(r, 50));
-      throw new HttpError('payload_too_large', 'The photo is over its limit.');
-    }
-    return json(200, {});
-  }, { body: 'stream', maxBody: 64 * 1024 * 1024 });
+      throw new HttpError('not_found', `No property with id ${req.params.id}.`);
+    },
+    { body: 'stream', maxBody: 64 * 1024 * 1024 },
+  );
+  server.post(
+    '/upload-some',
+    async (req) => {
+      for await (const _chunk of req.stream!) {
+        await new Promise((r) => setTimeout(r, 50));
+        throw new HttpError('payload_too_large', 'The photo is over its limit.');
+      }
+      return json(200, {});
+    },
+    { body: 'stream', maxBody: 64 * 1024 * 1024 },
+  );
   return { port: await server.listen('127.0.0.1', 0), server };
 }
 
@@ -90,7 +98,11 @@ test('sidecar /tick: fetch of a body far over its limit reads the 413', async ()
   const s = await startTest();
   try {
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${s.url}/tick`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...fullTick(), pad: BIG }) });
+      const res = await fetch(`${s.url}/tick`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...fullTick(), pad: BIG }),
+      });
       assert.equal(res.status, 413);
       assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'payload_too_large');
     }

@@ -17,7 +17,11 @@ test('a limits file changes only what it names: a rate as a count (default windo
 });
 
 test('a bad limits file is refused with a message naming the fix', () => {
-  const refuses = (value: unknown, pattern: RegExp) => assert.throws(() => parseLimits(value), (err: Error) => pattern.test(err.message));
+  const refuses = (value: unknown, pattern: RegExp) =>
+    assert.throws(
+      () => parseLimits(value),
+      (err: Error) => pattern.test(err.message),
+    );
   refuses([], /must hold a JSON object of limits/);
   refuses({ sesion: 5 }, /unknown limit "sesion"; did you mean "session"\?/);
   refuses({ bogus: 5 }, /unknown limit "bogus" \(known: loginFailuresPerEmail, /);
@@ -46,7 +50,7 @@ test('readLimitsFile: a missing file or one that is not JSON says so', () => {
   }
 });
 
-test('limitsWith never shares the defaults\' objects', () => {
+test("limitsWith never shares the defaults' objects", () => {
   const a = limitsWith();
   a.session.limit = 1;
   assert.equal(DEFAULT_LIMITS.session.limit, 600);

@@ -38,7 +38,14 @@ test('an observed server reports method, route pattern, status and µs of every 
     );
     for (const r of records) assert.ok(Number.isInteger(r.micros) && r.micros >= 0);
     const line = accessLogLine(records[0]!, () => 0);
-    assert.deepEqual(JSON.parse(line), { time: '1970-01-01T00:00:00.000Z', type: 'access', method: 'GET', route: '/items/:id', status: 200, us: records[0]!.micros });
+    assert.deepEqual(JSON.parse(line), {
+      time: '1970-01-01T00:00:00.000Z',
+      type: 'access',
+      method: 'GET',
+      route: '/items/:id',
+      status: 200,
+      us: records[0]!.micros,
+    });
     assert.doesNotMatch(records.map((r) => accessLogLine(r)).join(''), /secret|token|bsk_|bpk_/);
   } finally {
     await server.close();
@@ -67,7 +74,10 @@ test('a request whose client goes away before the answer is reported once, as 49
     while (records.length === 0) await new Promise((r) => setTimeout(r, 10));
     release();
     await new Promise((r) => setTimeout(r, 20));
-    assert.deepEqual(records.map((r) => [r.route, r.status]), [['/slow', CLIENT_CLOSED]]);
+    assert.deepEqual(
+      records.map((r) => [r.route, r.status]),
+      [['/slow', CLIENT_CLOSED]],
+    );
   } finally {
     release();
     await server.close();

@@ -35,15 +35,38 @@ const BAD_BODIES: Body[] = [
   {
     type: 'application/json',
     data: JSON.stringify({
-      name: 1, plan: [], email: {}, password: null, url: 7, event: [], data: 'x', version: 'a', bundle: 'x', snapshot: [], serverId: {},
-      price: 'x', photos: 1, format: 9, title: [], status: 5, events: 'x', reportId: 3, limits: [], propertyId: {}, secret: 1, enabled: 'yes',
+      name: 1,
+      plan: [],
+      email: {},
+      password: null,
+      url: 7,
+      event: [],
+      data: 'x',
+      version: 'a',
+      bundle: 'x',
+      snapshot: [],
+      serverId: {},
+      price: 'x',
+      photos: 1,
+      format: 9,
+      title: [],
+      status: 5,
+      events: 'x',
+      reportId: 3,
+      limits: [],
+      propertyId: {},
+      secret: 1,
+      enabled: 'yes',
     }),
   },
   { type: 'application/json', data: '{"id":1e309,"version":-1,"name":"\\u0000","count":9007199254740993}' },
   { type: 'application/json', data: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]) },
   { type: 'application/json; charset=utf-16', data: '{}' },
   { type: 'application/msgpack', data: Buffer.from([0xc1, 0xdf, 0xff, 0xff, 0xff, 0xff]) },
-  { type: 'multipart/form-data; boundary=x', data: '--x\r\nContent-Disposition: form-data; name="photos"; filename="../../etc/passwd"\r\nContent-Type: image/jpeg\r\n\r\nabc\r\n--x' },
+  {
+    type: 'multipart/form-data; boundary=x',
+    data: '--x\r\nContent-Disposition: form-data; name="photos"; filename="../../etc/passwd"\r\nContent-Type: image/jpeg\r\n\r\nabc\r\n--x',
+  },
   { type: 'multipart/form-data', data: 'no boundary' },
   { type: 'text/plain', data: 'hello' },
   { data: Buffer.alloc(3000, 0) },
@@ -79,7 +102,11 @@ interface Target {
 }
 
 const TARGET: Target = {
-  path: (pattern, fill) => pattern.split('/').map((seg) => (seg.startsWith(':') ? fill(seg.slice(1)) : seg === '*' ? fill('*') : seg)).join('/'),
+  path: (pattern, fill) =>
+    pattern
+      .split('/')
+      .map((seg) => (seg.startsWith(':') ? fill(seg.slice(1)) : seg === '*' ? fill('*') : seg))
+      .join('/'),
 };
 
 /** Checks one answer; returns a description of what is wrong, or null. */
@@ -96,13 +123,18 @@ function problem(r: RawRequest, a: RawAnswer): string | null {
     return `${what}: ${a.status} body is not JSON: ${a.body.toString('utf8').slice(0, 100)}`;
   }
   const code = parsed.error?.code as keyof typeof ERRORS | undefined;
-  if (!code || !(code in ERRORS) || typeof parsed.error?.message !== 'string') return `${what}: ${a.status} not the error shape: ${a.body.toString('utf8').slice(0, 200)}`;
+  if (!code || !(code in ERRORS) || typeof parsed.error?.message !== 'string')
+    return `${what}: ${a.status} not the error shape: ${a.body.toString('utf8').slice(0, 200)}`;
   if (ERRORS[code].status !== a.status) return `${what}: code ${code} answered with ${a.status}`;
   return null;
 }
 
 /** Every request a route gets: bad segments, bad queries, bad bodies, bad headers, other methods. */
-function requestsFor(route: Route, good: (name: string) => string, auth: (method: string, target: string, body?: Buffer | string) => Record<string, string>): RawRequest[] {
+function requestsFor(
+  route: Route,
+  good: (name: string) => string,
+  auth: (method: string, target: string, body?: Buffer | string) => Record<string, string>,
+): RawRequest[] {
   const out: RawRequest[] = [];
   const goodPath = TARGET.path(route.pattern, good);
   for (const method of route.methods) {
@@ -164,26 +196,38 @@ test('every route of serve answers malformed paths, encodings, methods, headers 
     const serverKey = await s.call('POST', `/v1/servers/${server.body.id}/keys`, { token });
     const apiKey = await s.call('POST', '/v1/api-keys', { token, body: { name: 'fuzz' } });
     const widget = await s.call('POST', '/v1/widgets', { token, body: { name: 'fuzz' } });
-    const endpoint = await s.call('POST', `/v1/widgets/${widget.body.id}/webhooks`, { token, body: { url: 'http://127.0.0.1:9/hook', events: ['lead.captured'] } });
+    const endpoint = await s.call('POST', `/v1/widgets/${widget.body.id}/webhooks`, {
+      token,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['lead.captured'] },
+    });
     const property = await s.call('POST', '/v1/properties', {
       token: apiKey.body.key,
       body: { title: 'Flat', address: '1 Road', city: 'Paris', price: 1, currency: 'EUR', bedrooms: 1 },
     });
     for (const r of [server, serverKey, apiKey, widget, endpoint, property]) assert.ok(r.status < 300, JSON.stringify(r.body));
 
-    const ids: Record<string, string> = { tenants: String(tenantId), servers: String(server.body.id), widgets: String(widget.body.id), properties: String(property.body.id) };
-    const auth = (pattern: string) => (method: string, target: string, body?: Buffer | string): Record<string, string> => {
-      if (pattern.startsWith('/v1/admin')) return { authorization: `Bearer ${ADMIN_TOKEN}` };
-      if (/^\/v1\/(config|telemetry)/.test(pattern)) return signRequest(serverKey.body.key, { method, target, ...(body !== undefined ? { body } : {}) });
-      if (/^\/v1\/(properties|videos|assets|callback-secret)/.test(pattern)) return { authorization: `Bearer ${apiKey.body.key}` };
-      return { authorization: `Bearer ${token}` };
+    const ids: Record<string, string> = {
+      tenants: String(tenantId),
+      servers: String(server.body.id),
+      widgets: String(widget.body.id),
+      properties: String(property.body.id),
     };
-    const good = (pattern: string) => (name: string): string => {
-      if (name === 'id') return ids[pattern.split('/')[pattern.startsWith('/v1/admin') ? 3 : 2]!] ?? '1';
-      if (name === 'endpointId') return String(endpoint.body.id);
-      if (name === '*') return 'main.js';
-      return '1';
-    };
+    const auth =
+      (pattern: string) =>
+      (method: string, target: string, body?: Buffer | string): Record<string, string> => {
+        if (pattern.startsWith('/v1/admin')) return { authorization: `Bearer ${ADMIN_TOKEN}` };
+        if (/^\/v1\/(config|telemetry)/.test(pattern)) return signRequest(serverKey.body.key, { method, target, ...(body !== undefined ? { body } : {}) });
+        if (/^\/v1\/(properties|videos|assets|callback-secret)/.test(pattern)) return { authorization: `Bearer ${apiKey.body.key}` };
+        return { authorization: `Bearer ${token}` };
+      };
+    const good =
+      (pattern: string) =>
+      (name: string): string => {
+        if (name === 'id') return ids[pattern.split('/')[pattern.startsWith('/v1/admin') ? 3 : 2]!] ?? '1';
+        if (name === 'endpointId') return String(endpoint.body.id);
+        if (name === '*') return 'main.js';
+        return '1';
+      };
     const routes = destructiveLast(s.routes());
     assert.ok(routes.length > 40, `only ${routes.length} routes`);
     const problems: string[] = [];
@@ -200,14 +244,34 @@ test('every route of serve answers malformed paths, encodings, methods, headers 
 test('every route of a sidecar with dialogue, voice and a token answers malformed input in the error shape, and the process goes on', async () => {
   const fake = await startFakeOpenAI();
   const audio = tempDir('brainstem-audio-');
-  const env = { ...process.env, SERVICE_LLM_BASE_URL: fake.baseUrl, SERVICE_LLM_MODEL: 'fake-model', SERVICE_LLM_KEY: 'sk-test', SERVICE_TTS_ENGINE: 'openai', SERVICE_TTS_BASE_URL: fake.baseUrl };
+  const env = {
+    ...process.env,
+    SERVICE_LLM_BASE_URL: fake.baseUrl,
+    SERVICE_LLM_MODEL: 'fake-model',
+    SERVICE_LLM_KEY: 'sk-test',
+    SERVICE_TTS_ENGINE: 'openai',
+    SERVICE_TTS_BASE_URL: fake.baseUrl,
+  };
   const sidecar = await startTest({ token: 'secret', dialogue: { env, audioDir: audio.path } });
   try {
     const routes = sidecar.routes();
-    for (const expected of ['/health', '/tick', '/ticks', '/status', '/voice/:agent']) assert.ok(routes.some((r) => r.pattern === expected), expected);
+    for (const expected of ['/health', '/tick', '/ticks', '/status', '/voice/:agent'])
+      assert.ok(
+        routes.some((r) => r.pattern === expected),
+        expected,
+      );
     const port = Number(new URL(sidecar.url).port);
     const problems: string[] = [];
-    for (const route of routes) await drive(port, requestsFor(route, () => '7', () => ({ authorization: 'Bearer secret' })), problems);
+    for (const route of routes)
+      await drive(
+        port,
+        requestsFor(
+          route,
+          () => '7',
+          () => ({ authorization: 'Bearer secret' }),
+        ),
+        problems,
+      );
     assert.deepEqual(problems, []);
 
     const health = await fetch(`${sidecar.url}/health`);

@@ -34,7 +34,12 @@ test('issue 14: every sidecar response carries X-Content-Type-Options: nosniff, 
 test('issue 14: every embedded-server response carries nosniff; the dashboard adds its CSP and Referrer-Policy, the API does not', async () => {
   const s = await startTestServer();
   try {
-    for (const [path, status] of [['/health', 200], ['/v1/auth/me', 401], ['/v1/nope', 404], ['/v1/servers/%ZZ', 400]] as const) {
+    for (const [path, status] of [
+      ['/health', 200],
+      ['/v1/auth/me', 401],
+      ['/v1/nope', 404],
+      ['/v1/servers/%ZZ', 400],
+    ] as const) {
       const a = await rawRequest(s.port, { method: 'GET', target: path });
       assert.equal(a.status, status, path);
       assert.equal(a.headers['x-content-type-options'], 'nosniff', path);

@@ -11,10 +11,14 @@ let slowStarted: () => void = () => {};
 async function start(): Promise<{ base: string; server: HttpServer }> {
   const server = new HttpServer();
   server.get('/health', () => text(200, 'ok'));
-  server.post('/echo', (req) => {
-    const { value, encoding } = decodeBody(req.body, req.headers['content-type']);
-    return encoded(200, { got: value }, encoding);
-  }, { maxBody: 1024 });
+  server.post(
+    '/echo',
+    (req) => {
+      const { value, encoding } = decodeBody(req.body, req.headers['content-type']);
+      return encoded(200, { got: value }, encoding);
+    },
+    { maxBody: 1024 },
+  );
   server.get('/items/:id', async (req) => {
     await new Promise((r) => setTimeout(r, 5));
     return json(200, { id: req.params.id, q: req.searchParams().get('q'), target: req.target });

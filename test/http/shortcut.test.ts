@@ -54,7 +54,7 @@ test('a shortcut answers with the default headers and the handler never runs; nu
   }
 });
 
-test('a GET route\'s shortcut is not tried for HEAD, and a throwing shortcut is a 500 in the error shape', async () => {
+test("a GET route's shortcut is not tried for HEAD, and a throwing shortcut is a 500 in the error shape", async () => {
   const { base, server, calls } = await start();
   try {
     const head = await fetch(`${base}/thing?fast`, { method: 'HEAD' });

@@ -7,14 +7,18 @@ import { json } from '../../src/http/reply.js';
 // then reset the second request after a streamed one on the same keep-alive connection.
 test('requests after a streamed body on one keep-alive connection are answered', async () => {
   const server = new HttpServer();
-  server.post('/up', async (req) => {
-    let n = 0;
-    for await (const chunk of req.stream!) {
-      n += (chunk as Buffer).length;
-      await new Promise((r) => setImmediate(r));
-    }
-    return json(201, { n });
-  }, { body: 'stream', maxBody: 64 * 1024 * 1024 });
+  server.post(
+    '/up',
+    async (req) => {
+      let n = 0;
+      for await (const chunk of req.stream!) {
+        n += (chunk as Buffer).length;
+        await new Promise((r) => setImmediate(r));
+      }
+      return json(201, { n });
+    },
+    { body: 'stream', maxBody: 64 * 1024 * 1024 },
+  );
   server.post('/b', async (req) => json(201, { n: req.body.length }));
   server.get('/g', async () => json(200, { ok: true }));
   const port = await server.listen('127.0.0.1', 0);

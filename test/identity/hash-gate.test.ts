@@ -42,7 +42,10 @@ test('hash gate: never more than `concurrency` at once; waiters run in order; pa
 
 test('hash gate: a failing hash frees its slot', async () => {
   const gate = new HashGate(1, 0);
-  await assert.rejects(gate.run(async () => Promise.reject(new Error('boom'))), /boom/);
+  await assert.rejects(
+    gate.run(async () => Promise.reject(new Error('boom'))),
+    /boom/,
+  );
   assert.equal(await gate.run(async () => 7), 7);
 });
 

@@ -72,7 +72,11 @@ test('validation: bad tenant and user bodies are 422 with details; duplicate e-m
     assert.equal(dup.status, 409);
     const nf = await s.call('POST', '/v1/admin/tenants/999/users', { token: ADMIN_TOKEN, body: { email: 'x@y.zz', password: 'whatever123' } });
     assert.equal(nf.status, 404);
-    const notJson = await s.call('POST', '/v1/admin/tenants', { token: ADMIN_TOKEN, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const notJson = await s.call('POST', '/v1/admin/tenants', {
+      token: ADMIN_TOKEN,
+      body: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(notJson.status, 415);
   } finally {
     await s.stop();

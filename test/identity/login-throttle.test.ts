@@ -79,7 +79,10 @@ test('login flood: at most 2 password hashes run at once; past the bounded queue
       assert.equal(r.body.error.code, 'rate_limited');
       assert.equal(r.headers.get('retry-after'), '1');
     }
-    assert.ok(statuses.every((c) => c === 401 || c === 429), statuses.join(','));
+    assert.ok(
+      statuses.every((c) => c === 401 || c === 429),
+      statuses.join(','),
+    );
     assert.ok(statuses.filter((c) => c === 401).length >= 6, 'two running and four queued are answered');
     // The server is not stuck: the queue drained.
     const t = await s.call('POST', '/v1/admin/tenants', { token: ADMIN_TOKEN, body: { name: 'after', plan: 'pro' } });

@@ -27,7 +27,10 @@ export function runIdentityStoreSuite(name: string, open: () => Promise<TestData
       const b = await store.createTenant('B', 'pro');
       assert.deepEqual(a, { id: a.id, name: 'A', plan: 'trial', status: 'active', createdAt: '2026-03-01T12:00:00.000Z' });
       assert.equal(typeof a.id, 'number');
-      assert.deepEqual((await store.listTenants()).map((t) => t.name), ['A', 'B']);
+      assert.deepEqual(
+        (await store.listTenants()).map((t) => t.name),
+        ['A', 'B'],
+      );
       assert.equal((await store.setTenantStatus(b.id, 'suspended'))!.status, 'suspended');
       assert.equal((await store.setTenantPlan(b.id, 'agency'))!.plan, 'agency');
       assert.deepEqual(await store.getTenant(b.id), { ...b, plan: 'agency', status: 'suspended' });
@@ -77,7 +80,14 @@ export function runIdentityStoreSuite(name: string, open: () => Promise<TestData
       assert.equal(await store.revokeApiKey(t.id, k1.id), false);
       assert.equal(await store.findApiKey('h1'), null);
       assert.ok((await store.createApiKey(t.id, 'three', 'h3', 'bpk_9', 2)) !== 'limit');
-      assert.deepEqual((await store.listApiKeys(t.id)).map((k) => [k.name, k.revokedAt !== null]), [['one', true], ['two', false], ['three', false]]);
+      assert.deepEqual(
+        (await store.listApiKeys(t.id)).map((k) => [k.name, k.revokedAt !== null]),
+        [
+          ['one', true],
+          ['two', false],
+          ['three', false],
+        ],
+      );
       // Without a cap there is none (the operator's own tool).
       assert.ok((await store.createApiKey(t.id, 'four', 'h4', 'bpk_4')) !== null);
     }));
@@ -94,8 +104,24 @@ export function runIdentityStoreSuite(name: string, open: () => Promise<TestData
     withStore(async (store) => {
       const t = await store.createTenant('A', 'pro');
       const u = (await store.createUser(t.id, 'a@example.com', 'h')) as { id: UserId };
-      const forever = await store.createPersonalToken({ userId: u.id, tenantId: t.id, name: 'ci', scopes: ['config:read'], tokenHash: 'p1', preview: 'bsu_1', expiresAt: null });
-      const brief = await store.createPersonalToken({ userId: u.id, tenantId: t.id, name: 'tmp', scopes: ['full'], tokenHash: 'p2', preview: 'bsu_2', expiresAt: T0 + 1000 });
+      const forever = await store.createPersonalToken({
+        userId: u.id,
+        tenantId: t.id,
+        name: 'ci',
+        scopes: ['config:read'],
+        tokenHash: 'p1',
+        preview: 'bsu_1',
+        expiresAt: null,
+      });
+      const brief = await store.createPersonalToken({
+        userId: u.id,
+        tenantId: t.id,
+        name: 'tmp',
+        scopes: ['full'],
+        tokenHash: 'p2',
+        preview: 'bsu_2',
+        expiresAt: T0 + 1000,
+      });
       assert.deepEqual(forever.scopes, ['config:read']);
       assert.equal(brief.expiresAt, '2026-03-01T12:00:01.000Z');
       const used = await store.usePersonalToken('p1', T0 + 10);
@@ -106,7 +132,10 @@ export function runIdentityStoreSuite(name: string, open: () => Promise<TestData
       await store.usePersonalToken('p1', T0 + 70_011);
       assert.equal((await store.listPersonalTokens(u.id)).find((p) => p.id === forever.id)!.lastUsedAt, new Date(T0 + 70_011).toISOString());
       assert.equal(await store.usePersonalToken('p2', T0 + 1000), null);
-      assert.deepEqual((await store.listPersonalTokens(u.id)).map((p) => p.name), ['tmp', 'ci']);
+      assert.deepEqual(
+        (await store.listPersonalTokens(u.id)).map((p) => p.name),
+        ['tmp', 'ci'],
+      );
       assert.equal(await store.revokePersonalToken(999 as UserId, forever.id), false);
       assert.equal(await store.revokePersonalToken(u.id, forever.id), true);
       assert.equal(await store.revokePersonalToken(u.id, forever.id), false);

@@ -54,7 +54,10 @@ test('every address class is recognised, IPv4-mapped and other embedded forms in
   assert.equal(parseIPv6('1::2::3'), null);
 });
 
-const resolveTo = (...addresses: string[]): Resolve => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const resolveTo =
+  (...addresses: string[]): Resolve =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 test('URLs: https only, IP literals in any notation, every resolved address checked', async () => {
   const strict = { allowPrivate: false, resolve: resolveTo('93.184.216.34') };
@@ -69,16 +72,35 @@ test('URLs: https only, IP literals in any notation, every resolved address chec
   assert.match(await refused('not a url'), /valid/);
   assert.match(await refused('https://user:pw@example.com/'), /credentials/);
   for (const literal of [
-    'https://127.0.0.1/', 'https://0x7f.0.0.1/', 'https://2130706433/', 'https://0177.0.0.1/', 'https://127.1/',
-    'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[::ffff:7f00:1]/', 'https://0/', 'https://[fe80::1]/',
-    'https://169.254.169.254/latest/meta-data', 'https://100.64.1.1/', 'https://[fd00::1]/', 'https://224.0.0.1/', 'https://255.255.255.255/',
-    'https://10.0.0.1/', 'https://172.16.5.4/', 'https://192.168.0.10/',
+    'https://127.0.0.1/',
+    'https://0x7f.0.0.1/',
+    'https://2130706433/',
+    'https://0177.0.0.1/',
+    'https://127.1/',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[::ffff:7f00:1]/',
+    'https://0/',
+    'https://[fe80::1]/',
+    'https://169.254.169.254/latest/meta-data',
+    'https://100.64.1.1/',
+    'https://[fd00::1]/',
+    'https://224.0.0.1/',
+    'https://255.255.255.255/',
+    'https://10.0.0.1/',
+    'https://172.16.5.4/',
+    'https://192.168.0.10/',
   ]) {
     await refused(literal);
   }
   assert.match(await refused('https://internal.example/', resolveTo('93.184.216.34', '10.0.0.5')), /private/);
   assert.match(await refused('https://rebind.example/', resolveTo('::ffff:127.0.0.1')), /loopback/);
-  assert.match(await refused('https://nowhere.invalid/', async () => { throw Object.assign(new Error('x'), { code: 'ENOTFOUND' }); }), /does not resolve/);
+  assert.match(
+    await refused('https://nowhere.invalid/', async () => {
+      throw Object.assign(new Error('x'), { code: 'ENOTFOUND' });
+    }),
+    /does not resolve/,
+  );
   const dev = await guardUrl('http://127.0.0.1:9/hook', { allowPrivate: true });
   assert.equal(dev.ok, true);
   assert.equal((await guardUrl('ftp://127.0.0.1/', { allowPrivate: true })).ok, false);

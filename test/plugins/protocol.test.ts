@@ -28,7 +28,10 @@ test('back-off honours Retry-After, doubles without it, and waits longest on mis
   let now = 0;
   const b = new Backoff('the server', { baseMs: 1000, maxMs: 60_000, now: () => now });
   assert.equal(b.failed(apiError(429, { 'retry-after': '3' })).retryAfterMs, 3000);
-  assert.throws(() => b.check(), (e: PluginError) => e.code === 'unavailable' && e.retryAfterMs === 3000);
+  assert.throws(
+    () => b.check(),
+    (e: PluginError) => e.code === 'unavailable' && e.retryAfterMs === 3000,
+  );
   now += 3000;
   b.check();
   assert.equal(b.failed(apiError(503, { 'retry-after-ms': '250' })).retryAfterMs, 250);

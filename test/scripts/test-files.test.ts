@@ -34,8 +34,5 @@ test('test:fast leaves out exactly the slow suites, each of which exists', async
   for (const f of SLOW_SUITES) assert.ok(existsSync(join(repoRoot, f)), `${f} exists`);
   const all = selectTests(repoRoot);
   const fast = selectTests(repoRoot, { fast: true });
-  assert.deepEqual(
-    all.filter((f) => !fast.includes(f)).sort(),
-    SLOW_SUITES.map((f) => join(repoRoot, 'dist', f.replace(/\.ts$/, '.js'))).sort(),
-  );
+  assert.deepEqual(all.filter((f) => !fast.includes(f)).sort(), SLOW_SUITES.map((f) => join(repoRoot, 'dist', f.replace(/\.ts$/, '.js'))).sort());
 });

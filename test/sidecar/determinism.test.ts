@@ -111,7 +111,11 @@ test('the CLI reads SERVICE_BRAIN_TOKEN and --token overrides it', async () => {
 });
 
 test('the CLI refuses a bad --addr or --workers with one line and exit 1', async () => {
-  for (const args of [['--addr', 'nowhere'], ['--workers', '-1'], ['--bundle', '/nonexistent/bundle/dir']]) {
+  for (const args of [
+    ['--addr', 'nowhere'],
+    ['--workers', '-1'],
+    ['--bundle', '/nonexistent/bundle/dir'],
+  ]) {
     const child = spawn(process.execPath, [cli, 'sidecar', '--addr', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));

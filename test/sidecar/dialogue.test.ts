@@ -90,7 +90,7 @@ for (const workers of [0, 1]) {
         const { reply, ticks } = await tickUntilSay(s, 7, 100, true);
         assert.ok(ticks > 1, 'the line comes on a later tick than the one that asked');
         const say = reply.intents.at(-1)!;
-        assert.equal(say.kind, 'Say', 'the Say comes after the brain\'s own intents');
+        assert.equal(say.kind, 'Say', "the Say comes after the brain's own intents");
         assert.equal(say.text, 'Evening, Alex. Water is scarce, friend.');
         assert.equal(say.channel, 'proximity');
         assert.match(String(say.line_id), /^l_[a-z0-9]+$/);
@@ -210,7 +210,12 @@ test('voice out configured: the Say carries audio_url, served by the sidecar as 
       const res = await fetch(`${s.url}${String(say.audio_url)}`);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('content-type'), 'audio/wav');
-      assert.equal(Buffer.from(await res.arrayBuffer()).subarray(0, 4).toString('latin1'), 'RIFF');
+      assert.equal(
+        Buffer.from(await res.arrayBuffer())
+          .subarray(0, 4)
+          .toString('latin1'),
+        'RIFF',
+      );
       assert.equal((await s.drainTelemetry()).ttsCharacters, String(say.text).length);
     } finally {
       await s.close();

@@ -10,7 +10,8 @@ test('sidecar GET /metrics: behind the token in all three forms; ticks, latency 
   try {
     assert.equal((await fetch(`${s.url}/metrics`)).status, 401);
     assert.equal((await fetch(`${s.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status, 401);
-    for (const headers of [{ authorization: 'Bearer sekret' }, { 'x-brain-token': 'sekret' }] as Record<string, string>[]) assert.equal((await fetch(`${s.url}/metrics`, { headers })).status, 200);
+    for (const headers of [{ authorization: 'Bearer sekret' }, { 'x-brain-token': 'sekret' }] as Record<string, string>[])
+      assert.equal((await fetch(`${s.url}/metrics`, { headers })).status, 200);
     assert.equal((await fetch(`${s.url}/metrics?token=sekret`)).status, 200);
 
     const auth = { authorization: 'Bearer sekret' };
@@ -58,7 +59,14 @@ test('sidecar --access-log: one record per request with the route pattern, never
     await post(`${s.url}`, fullTick(1), 'json', {});
     await postTo(`${s.url}/tick?token=sekret`, fullTick(1));
     await fetch(`${s.url}/health`);
-    assert.deepEqual(records.map((r) => [r.method, r.route, r.status]), [['POST', '/tick', 401], ['POST', '/tick', 200], ['GET', '/health', 200]]);
+    assert.deepEqual(
+      records.map((r) => [r.method, r.route, r.status]),
+      [
+        ['POST', '/tick', 401],
+        ['POST', '/tick', 200],
+        ['GET', '/health', 200],
+      ],
+    );
   } finally {
     await s.close();
   }

@@ -23,7 +23,10 @@ function edited(edit: (t: any) => void): any {
 
 /** MessagePack float64 NaN / Infinity spliced in where pos.x goes (JSON cannot carry them). */
 function msgpackWithFloat(value: number): Uint8Array {
-  return encode(edited((t) => (t.snapshot.self_state.pos.x = value)), { forceFloat32: false });
+  return encode(
+    edited((t) => (t.snapshot.self_state.pos.x = value)),
+    { forceFloat32: false },
+  );
 }
 
 function handwritten(): Case[] {
@@ -38,17 +41,32 @@ function handwritten(): Case[] {
     { name: 'deeply nested msgpack', body: deepMsg, enc: 'msgpack' },
     { name: 'huge target array within the body limit', body: JSON.stringify(edited((t) => (t.snapshot.targets = many))), enc: 'json' },
     { name: 'huge route', body: JSON.stringify(edited((t) => (t.snapshot.route = many))), enc: 'json' },
-    { name: 'msgpack array header claiming 2^32 items', body: Uint8Array.from([0x81, 0xa8, ...Buffer.from('snapshot'), 0xdd, 0xff, 0xff, 0xff, 0xff]), enc: 'msgpack' },
+    {
+      name: 'msgpack array header claiming 2^32 items',
+      body: Uint8Array.from([0x81, 0xa8, ...Buffer.from('snapshot'), 0xdd, 0xff, 0xff, 0xff, 0xff]),
+      enc: 'msgpack',
+    },
     { name: 'NaN via msgpack', body: msgpackWithFloat(NaN), enc: 'msgpack' },
     { name: 'Infinity via msgpack', body: msgpackWithFloat(Infinity), enc: 'msgpack' },
     { name: '1e999 in JSON', body: JSON.stringify(fullTick()).replace('"time_s":812.5', '"time_s":1e999'), enc: 'json' },
     { name: 'string where a number goes', body: JSON.stringify(edited((t) => (t.snapshot.self_state.health = '100'))), enc: 'json' },
     { name: 'negative ammo', body: JSON.stringify(edited((t) => (t.snapshot.self_state.ammo = -1))), enc: 'json' },
-    { name: 'agent as a 64-bit integer', body: encode(edited((t) => (t.snapshot.agent = 2n ** 63n - 1n)), { useBigInt64: true }), enc: 'msgpack' },
+    {
+      name: 'agent as a 64-bit integer',
+      body: encode(
+        edited((t) => (t.snapshot.agent = 2n ** 63n - 1n)),
+        { useBigInt64: true },
+      ),
+      enc: 'msgpack',
+    },
     { name: 'binary where a string goes', body: encode(edited((t) => (t.profile.name = new Uint8Array([1, 2, 3])))), enc: 'msgpack' },
     { name: 'msgpack extension value', body: Uint8Array.from([0x81, 0xa8, ...Buffer.from('snapshot'), 0xd4, 0x05, 0x00]), enc: 'msgpack' },
     { name: '__proto__ key in msgpack', body: Uint8Array.from([0x81, 0xa9, ...Buffer.from('__proto__'), 0x80]), enc: 'msgpack' },
-    { name: '__proto__ and constructor keys in JSON', body: '{"__proto__":{"snapshot":1},"constructor":{"prototype":{"x":1}},"snapshot":{"__proto__":[]}}', enc: 'json' },
+    {
+      name: '__proto__ and constructor keys in JSON',
+      body: '{"__proto__":{"snapshot":1},"constructor":{"prototype":{"x":1}},"snapshot":{"__proto__":[]}}',
+      enc: 'json',
+    },
     { name: 'truncated msgpack', body: encode(fullTick()).slice(0, 40), enc: 'msgpack' },
     { name: 'truncated JSON', body: JSON.stringify(fullTick()).slice(0, 100), enc: 'json' },
     { name: 'invalid UTF-8', body: Uint8Array.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]), enc: 'json' },

@@ -24,7 +24,9 @@ test('keyVerifier agrees with createHmac over the canonical string (the docs/con
   const get = { method: 'GET', target: '/v1/config?server=7', timestamp: TS };
   const sig = createHmac('sha256', key).update(canonicalString(get)).digest('hex');
   assert.equal(keyVerifier(key)('GET', get.target, TS, undefined, sig), slotOf(sig));
-  const body = Buffer.from('{"serverId":"7","ts":"2026-01-01T00:00:00Z","botCount":3,"playersOnline":5,"linesSpoken":2,"spendUsd":0.01,"events":[{"kind":"spoke","count":2}]}');
+  const body = Buffer.from(
+    '{"serverId":"7","ts":"2026-01-01T00:00:00Z","botCount":3,"playersOnline":5,"linesSpoken":2,"spendUsd":0.01,"events":[{"kind":"spoke","count":2}]}',
+  );
   const post = signature(key, { method: 'POST', target: '/v1/telemetry', timestamp: TS, body });
   assert.equal(keyVerifier(key)('POST', '/v1/telemetry', TS, body, post), slotOf(post));
   assert.equal(keyVerifier(key)('POST', '/v1/telemetry', TS, Buffer.from('{}'), post), -1, 'another body');
@@ -63,7 +65,12 @@ test('keyVerifier refuses every signature that is not exactly the 64 hex digits 
     assert.equal(verify('GET', target, TS, undefined, flipped), -1, `digit ${i} changed`);
     // 0x10-0x19 fold onto '0'-'9' under the case-insensitive compare; they must not pass.
     const code = sig.charCodeAt(i);
-    if (code <= 0x39) assert.equal(verify('GET', target, TS, undefined, sig.slice(0, i) + String.fromCharCode(code - 0x20) + sig.slice(i + 1)), -1, `control character at ${i}`);
+    if (code <= 0x39)
+      assert.equal(
+        verify('GET', target, TS, undefined, sig.slice(0, i) + String.fromCharCode(code - 0x20) + sig.slice(i + 1)),
+        -1,
+        `control character at ${i}`,
+      );
   }
   assert.equal(verify('GET', target, TS, undefined, sig.slice(0, 63)), -1, 'too short');
   assert.equal(verify('GET', target, TS, undefined, sig + '0'), -1, 'too long');

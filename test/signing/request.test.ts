@@ -39,7 +39,8 @@ test('verifyRequest: ok, wrong key, tampered parts, window edges', () => {
 });
 
 test('worked example of docs/controlplane.md (request signing): a telemetry POST', () => {
-  const body = '{"serverId":"7","ts":"2026-01-01T00:00:00Z","botCount":3,"playersOnline":5,"linesSpoken":2,"spendUsd":0.01,"events":[{"kind":"spoke","count":2}]}';
+  const body =
+    '{"serverId":"7","ts":"2026-01-01T00:00:00Z","botCount":3,"playersOnline":5,"linesSpoken":2,"spendUsd":0.01,"events":[{"kind":"spoke","count":2}]}';
   const parts = { method: 'POST', target: '/v1/telemetry', timestamp: 1767225600, body };
   assert.equal(canonicalString(parts), 'POST\n/v1/telemetry\n1767225600\nb39f18d0a5a4bc52f49518351dfe588894f03897e61c0e9935ce41386ffe1f67');
   assert.equal(signature(KEY, parts), 'c429c6cfa9858b13fe7673e2f2e28da7c7d87628dce4e4fa4ca6b33628952d7f');

@@ -30,10 +30,23 @@ describe('brainstem sim --html: the replay page in a browser', { skip: haveChrom
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const child = spawn(process.execPath, [join(repoRoot, 'bin', 'brainstem'), 'sim', join(repoRoot, 'bench', 'sim', 'scenarios', 'squad-shares-contacts.json'), '--html', page, '--record', record, '--quiet'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, BRAINSTEM_LOG: 'silent' },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(repoRoot, 'bin', 'brainstem'),
+        'sim',
+        join(repoRoot, 'bench', 'sim', 'scenarios', 'squad-shares-contacts.json'),
+        '--html',
+        page,
+        '--record',
+        record,
+        '--quiet',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, BRAINSTEM_LOG: 'silent' },
+      },
+    );
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout!.resume();
@@ -55,7 +68,11 @@ describe('brainstem sim --html: the replay page in a browser', { skip: haveChrom
   });
 
   test('scrubbing to a time draws each character where the record has it, labelled with its reply', async () => {
-    const lines = readFileSync(record, 'utf8').split('\n').filter(Boolean).slice(1).map((l) => JSON.parse(l) as Recorded);
+    const lines = readFileSync(record, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .slice(1)
+      .map((l) => JSON.parse(l) as Recorded);
     const at = 10;
     // A frame is the world after a step: the position the next step's request carries, the intents of this step's reply.
     const reply = lines.find((l) => l.t === at && (JSON.parse(l.reply) as TickResponse).agent === 2)!;
@@ -64,7 +81,9 @@ describe('brainstem sim --html: the replay page in a browser', { skip: haveChrom
     const label = describeIntents((JSON.parse(reply.reply) as TickResponse).intents);
 
     // Scrub as a user drags the slider: set its value, fire `input`. (Page code runs as strings: no DOM types here.)
-    await tab.evaluate(`{ const s = document.getElementById('timeline'); s.value = String(window.replay.frameAt(${at})); s.dispatchEvent(new Event('input')); }`);
+    await tab.evaluate(
+      `{ const s = document.getElementById('timeline'); s.value = String(window.replay.frameAt(${at})); s.dispatchEvent(new Event('input')); }`,
+    );
     assert.equal(await tab.locator('#time').textContent(), `${at.toFixed(1)} s`);
     const drawn = tab.locator('g.char[data-id="2"]');
     const cx = Number(await drawn.locator('circle').getAttribute('cx'));

@@ -25,7 +25,8 @@ test('an invalid scenario is refused with every problem at once: fields, script,
       () => loadScenario(file),
       (err: Error) => {
         assert.match(err.message, /invalid \(6 problems\)/);
-        for (const part of ['duration_s', 'script[0].at_s', 'script[0].do', 'expect[0].check', 'bundle.weights', 'bundle.version']) assert.ok(err.message.includes(part), part);
+        for (const part of ['duration_s', 'script[0].at_s', 'script[0].do', 'expect[0].check', 'bundle.weights', 'bundle.version'])
+          assert.ok(err.message.includes(part), part);
         return true;
       },
     );

@@ -61,7 +61,10 @@ test('§2 video creation input: property_id (integer), template ("tour") and for
     ] as const) {
       const r = await s.call('POST', '/v1/videos', { token: key, body });
       assert.equal(r.status, 422, JSON.stringify(body));
-      assert.ok(r.body.error.details.some((d: { path: string }) => d.path === field), `${field} in ${JSON.stringify(r.body.error.details)}`);
+      assert.ok(
+        r.body.error.details.some((d: { path: string }) => d.path === field),
+        `${field} in ${JSON.stringify(r.body.error.details)}`,
+      );
     }
   } finally {
     await s.stop();
@@ -74,14 +77,20 @@ test('§3/§4 the seven endpoints, in order: create and read properties, upload 
   const s = await startVideoServer();
   try {
     const { key } = await apiKey(s);
-    const created = await s.call('POST', '/v1/properties', { token: key, body: { title: 'Harbour loft', address: '1 Quay', city: 'Bristol', price: 300000, currency: 'GBP' } });
+    const created = await s.call('POST', '/v1/properties', {
+      token: key,
+      body: { title: 'Harbour loft', address: '1 Quay', city: 'Bristol', price: 300000, currency: 'GBP' },
+    });
     assert.equal(created.status, 201);
     const id = created.body.id;
     assert.ok(Number.isInteger(id));
     assert.ok((await s.call('GET', '/v1/properties', { token: key })).body.data.some((p: { id: number }) => p.id === id));
     assert.equal((await s.call('GET', `/v1/properties/${id}`, { token: key })).body.id, id);
     // §4 "All requests send Content-Type: application/json where a body is sent."
-    const photos = await s.call('POST', `/v1/properties/${id}/photos`, { token: key, body: { photos: [{ filename: 'a.jpg', data_base64: testImage('jpg').toString('base64') }] } });
+    const photos = await s.call('POST', `/v1/properties/${id}/photos`, {
+      token: key,
+      body: { photos: [{ filename: 'a.jpg', data_base64: testImage('jpg').toString('base64') }] },
+    });
     assert.equal(photos.status, 201);
     const video = await s.call('POST', '/v1/videos', { token: key, body: { property_id: id, template: 'tour', format: '16:9' } });
     assert.equal(video.status, 202);
@@ -97,11 +106,18 @@ test('§3/§4 the seven endpoints, in order: create and read properties, upload 
 });
 
 // §5.1 "Every request carries the header Authorization: Bearer <API_KEY>."
-test('§5.1 without a bearer API key every route is 401; the admin token is not an API key (403); the tenant\'s own session (the dashboard) is admitted', async () => {
+test("§5.1 without a bearer API key every route is 401; the admin token is not an API key (403); the tenant's own session (the dashboard) is admitted", async () => {
   const s = await startVideoServer();
   try {
     const { session } = await apiKey(s);
-    for (const [method, path] of [['GET', '/v1/properties'], ['POST', '/v1/properties'], ['GET', '/v1/properties/1'], ['POST', '/v1/videos'], ['GET', '/v1/videos/1'], ['GET', '/v1/assets']] as const) {
+    for (const [method, path] of [
+      ['GET', '/v1/properties'],
+      ['POST', '/v1/properties'],
+      ['GET', '/v1/properties/1'],
+      ['POST', '/v1/videos'],
+      ['GET', '/v1/videos/1'],
+      ['GET', '/v1/assets'],
+    ] as const) {
       const r = await s.call(method, path, method === 'POST' ? { body: {} } : {});
       assert.equal(r.status, 401, `${method} ${path}`);
       assert.equal(r.body.error.code, 'unauthorized');

@@ -82,7 +82,11 @@ test('§2.1 validation: themes_per_bot above the themes and a negative limit are
     const { token } = await tenantSession(s);
     const { serverId } = await serverWithKey(s, token);
     const head = (await s.call('GET', `/v1/servers/${serverId}/config`, { token })).body;
-    const bad = { ...head, flavor: { ...head.flavor, themes_per_bot: head.flavor.themes.length + 1 }, speech: { ...head.speech, limits: { ...head.speech.limits, per_hour: -1 } } };
+    const bad = {
+      ...head,
+      flavor: { ...head.flavor, themes_per_bot: head.flavor.themes.length + 1 },
+      speech: { ...head.speech, limits: { ...head.speech.limits, per_hour: -1 } },
+    };
     const r = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: bad });
     assert.equal(r.status, 422);
     const paths = r.body.error.details.map((d: { path: string }) => d.path);
@@ -103,7 +107,7 @@ test('§2.2 telemetry report: the spec fields are required and typed (serverId a
 // §2.3 "ConfigVersion: version (integer), publishedAt (timestamp), publishedBy (string), note (string)."
 // §2.4 "UsageSummary: serverId, periodStart, periodEnd, linesSpoken, llmTokens, ttsCharacters, spendUsd."
 // §2.5 "Tenant: id, name, plan, serverCount, monthlySpendUsd, status, createdAt."
-test('§2.3–§2.5 ConfigVersion, UsageSummary and Tenant carry exactly the spec\'s fields (and no fewer)', () =>
+test("§2.3–§2.5 ConfigVersion, UsageSummary and Tenant carry exactly the spec's fields (and no fewer)", () =>
   withServer(async (s) => {
     const t = await tenantSession(s);
     const a = await serverWithKey(s, t.token);
@@ -156,7 +160,10 @@ test('§3 configuration versions: publish, stale publish 409 version_conflict, r
     assert.ok(back.body.version > v2.body.version);
     assert.equal(back.body.game, null);
     assert.equal((await s.call('POST', `/v1/servers/${serverId}/config/rollback`, { token, body: { version: 99 } })).status, 404);
-    assert.deepEqual((await s.call('GET', `/v1/servers/${serverId}/config/versions`, { token })).body.map((v: { version: number }) => v.version), [3, 2, 1]);
+    assert.deepEqual(
+      (await s.call('GET', `/v1/servers/${serverId}/config/versions`, { token })).body.map((v: { version: number }) => v.version),
+      [3, 2, 1],
+    );
   }));
 
 // §4.2 "GET /v1/config?server={id} ... ETag: "v{version}" ... If-None-Match ... 304 with an empty body."
@@ -235,7 +242,15 @@ test('§6 known kinds are counted whatever the policy: spawn with every subsyste
   const b = structuredClone(DEFAULT_BUNDLE);
   b.policy = Object.fromEntries(Object.keys(DEFAULT_BUNDLE.policy).map((k) => [k, false]));
   const brain = new Brain(b);
-  brain.tick({ snapshot: { agent: 1 as AgentId, time_s: 1, self_state: { pos: { x: 0, y: 0, z: 0 }, heading_deg: 0, health: 100, blood: 5000, hunger: 0, thirst: 0, has_weapon: false, ammo: 0 }, targets: [] }, profile: {} });
+  brain.tick({
+    snapshot: {
+      agent: 1 as AgentId,
+      time_s: 1,
+      self_state: { pos: { x: 0, y: 0, z: 0 }, heading_deg: 0, health: 100, blood: 5000, hunger: 0, thirst: 0, has_weapon: false, ammo: 0 },
+      targets: [],
+    },
+    profile: {},
+  });
   assert.equal(brain.drainEvents().spawn, 1);
 });
 

@@ -12,7 +12,7 @@ import { LEAD, webhookServer } from '../webhooks/setup.js';
 const PUBLIC_URL = 'https://93.184.215.14/hooks/brainstem';
 
 // §1 "For each widget, the owner registers one or more HTTPS endpoints"; "Until an endpoint is added the list of endpoints for the widget is empty."
-test('§1 a new widget\'s endpoint list is empty; one or more endpoints can be registered', async () => {
+test("§1 a new widget's endpoint list is empty; one or more endpoints can be registered", async () => {
   const { s, token, widgetId, addEndpoint } = await webhookServer();
   try {
     assert.deepEqual((await s.call('GET', `/v1/widgets/${widgetId}/webhooks`, { token })).body, []);
@@ -49,8 +49,10 @@ test('§2/§5.3 URL: public HTTPS only (plain http and private addresses are 422
 test('§2/§8 signing secret: any string up to 4096 characters (whsec_ alone, unpadded base64, any text); 4097 is 422', async () => {
   const { s, token, widgetId } = await webhookServer();
   try {
-    const create = (secret: string) => s.call('POST', `/v1/widgets/${widgetId}/webhooks`, { token, body: { url: 'http://127.0.0.1:9/x', secret, events: ['lead.captured'] } });
-    for (const secret of ['whsec_', 'whsec_AAAA', 'whsec_AAE', 'whsec_a-b_', 'x', 'é'.repeat(4096)]) assert.equal((await create(secret)).status, 201, secret.slice(0, 12));
+    const create = (secret: string) =>
+      s.call('POST', `/v1/widgets/${widgetId}/webhooks`, { token, body: { url: 'http://127.0.0.1:9/x', secret, events: ['lead.captured'] } });
+    for (const secret of ['whsec_', 'whsec_AAAA', 'whsec_AAE', 'whsec_a-b_', 'x', 'é'.repeat(4096)])
+      assert.equal((await create(secret)).status, 201, secret.slice(0, 12));
     assert.equal((await create('é'.repeat(4097))).status, 422);
     assert.equal((await create('bad\ud800')).status, 422);
   } finally {
@@ -100,7 +102,11 @@ test('§2 lead.captured never carries an e-mail address or phone number: such da
   const { s, addEndpoint, post } = await webhookServer();
   try {
     await addEndpoint({ url: 'http://127.0.0.1:9/x', events: ['lead.captured'] });
-    for (const data of [{ ...LEAD, email: 'a@b.example' }, { ...LEAD, visitor_id: 'vis_x', note: '+44 20 7946 0958' }, { ...LEAD, conversation_id: 'conv_1' }]) {
+    for (const data of [
+      { ...LEAD, email: 'a@b.example' },
+      { ...LEAD, visitor_id: 'vis_x', note: '+44 20 7946 0958' },
+      { ...LEAD, conversation_id: 'conv_1' },
+    ]) {
       const r = await post('lead.captured', data);
       assert.equal(r.status, 422, JSON.stringify(data));
     }
@@ -135,7 +141,12 @@ test('§6 each delivery carries its type in event', async () => {
     await post('escalation.triggered', { conversation_id: 'ses_9' });
     await post('lead.captured', LEAD);
     await rx.waitFor(4);
-    assert.deepEqual(rx.received.map((r) => JSON.parse(r.body).event).sort(), ['conversation.ended', 'conversation.started', 'escalation.triggered', 'lead.captured']);
+    assert.deepEqual(rx.received.map((r) => JSON.parse(r.body).event).sort(), [
+      'conversation.ended',
+      'conversation.started',
+      'escalation.triggered',
+      'lead.captured',
+    ]);
   } finally {
     await s.stop();
     await rx.close();

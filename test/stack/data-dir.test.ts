@@ -7,10 +7,12 @@ import { spawnCli, stop } from './helpers.js';
 
 /** Every path under `dir`, relative, sorted. */
 function tree(dir: string, prefix = ''): string[] {
-  return readdirSync(dir).sort().flatMap((name) => {
-    const rel = prefix ? `${prefix}/${name}` : name;
-    return statSync(join(dir, name)).isDirectory() ? [rel, ...tree(join(dir, name), rel)] : [rel];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const rel = prefix ? `${prefix}/${name}` : name;
+      return statSync(join(dir, name)).isDirectory() ? [rel, ...tree(join(dir, name), rel)] : [rel];
+    });
 }
 
 test('up --db elsewhere keeps the database, video files and sidecar state beside it; nothing lands in the working directory', async () => {
@@ -18,7 +20,10 @@ test('up --db elsewhere keeps the database, video files and sidecar state beside
   const data = tempDir('brainstem-data-');
   try {
     const db = join(data.path, 'stack', 'mine.db');
-    const run = await spawnCli(['up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--db', db, '--json'], /^\{/, { cwd: cwd.path, env: { SERVICE_ADMIN_TOKEN: '' } });
+    const run = await spawnCli(['up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--db', db, '--json'], /^\{/, {
+      cwd: cwd.path,
+      env: { SERVICE_ADMIN_TOKEN: '' },
+    });
     const info = JSON.parse(run.match.input);
     assert.equal(info.dataDir, join(data.path, 'stack'));
     assert.equal(await stop(run.child, 'SIGINT'), 0);
@@ -38,7 +43,10 @@ test('up --data-dir (or BRAINSTEM_DATA_DIR) puts brainstem.db, data/ and the sid
   const data = tempDir('brainstem-data-');
   try {
     const dir = join(data.path, 'stack');
-    const run = await spawnCli(['up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--json'], /^\{/, { cwd: cwd.path, env: { SERVICE_ADMIN_TOKEN: '', BRAINSTEM_DATA_DIR: dir } });
+    const run = await spawnCli(['up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--json'], /^\{/, {
+      cwd: cwd.path,
+      env: { SERVICE_ADMIN_TOKEN: '', BRAINSTEM_DATA_DIR: dir },
+    });
     const info = JSON.parse(run.match.input);
     assert.equal(info.db, join(dir, 'brainstem.db'));
     assert.equal(await stop(run.child, 'SIGINT'), 0);
@@ -74,7 +82,14 @@ test('sidecar --bundle DIR --data-dir D: the brain state goes to D; nothing land
     const res = await fetch(`${run.match[1]}/tick`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ snapshot: { agent: 1, time_s: 1, self_state: { pos: { x: 0, y: 0, z: 0 }, heading_deg: 0, health: 100, blood: 5000, hunger: 0, thirst: 0, has_weapon: false, ammo: 0 }, targets: [] } }),
+      body: JSON.stringify({
+        snapshot: {
+          agent: 1,
+          time_s: 1,
+          self_state: { pos: { x: 0, y: 0, z: 0 }, heading_deg: 0, health: 100, blood: 5000, hunger: 0, thirst: 0, has_weapon: false, ammo: 0 },
+          targets: [],
+        },
+      }),
     });
     assert.equal(res.status, 200);
     assert.equal(await stop(run.child), 0);

@@ -15,11 +15,23 @@ export interface Child {
 }
 
 /** Spawns `bin/brainstem ...args` and resolves once stdout has a line matching `ready`. */
-export async function spawnCli(args: string[], ready: RegExp, options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Child & { match: RegExpExecArray }> {
+export async function spawnCli(
+  args: string[],
+  ready: RegExp,
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<Child & { match: RegExpExecArray }> {
   const child = spawn(process.execPath, [cli, ...args], {
     cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, BRAINSTEM_LOG: 'warn', SERVICE_BRAIN_TOKEN: '', SERVICE_LLM_BASE_URL: '', SERVICE_LLM_MODEL: '', SERVICE_ADMIN_TOKEN: ADMIN, ...options.env },
+    env: {
+      ...process.env,
+      BRAINSTEM_LOG: 'warn',
+      SERVICE_BRAIN_TOKEN: '',
+      SERVICE_LLM_BASE_URL: '',
+      SERVICE_LLM_MODEL: '',
+      SERVICE_ADMIN_TOKEN: ADMIN,
+      ...options.env,
+    },
   });
   const lines: string[] = [];
   const stderr: string[] = [];
@@ -44,7 +56,12 @@ export async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   return ((await exited) as [number | null])[0];
 }
 
-export async function call(base: string, method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<{ status: number; body: any }> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown } = {},
+): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = {};
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';

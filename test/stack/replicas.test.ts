@@ -24,7 +24,10 @@ before(async () => {
   writeFileSync(limits, JSON.stringify({ session: SESSION_LIMIT }));
   // One after another: the first creates the schema, the others find it there.
   for (let i = 0; i < 3; i++) {
-    const r = await spawnCli(['serve', '--addr', '127.0.0.1:0', '--database', url, '--data', join(dir.path, 'data'), '--limits', limits], /listening on (http:\/\/\S+)/);
+    const r = await spawnCli(
+      ['serve', '--addr', '127.0.0.1:0', '--database', url, '--data', join(dir.path, 'data'), '--limits', limits],
+      /listening on (http:\/\/\S+)/,
+    );
     replicas.push({ ...r, url: r.match[1]! });
   }
 });
@@ -126,5 +129,7 @@ test(`a rate limit counts across replicas: after ${SESSION_LIMIT} requests on on
   });
   assert.equal(refusal.body.error.code, 'rate_limited');
   assert.ok(admittedOnOther < SESSION_LIMIT / 2, `replica 1 admitted ${admittedOnOther} on its own before it counted replica 0's`);
-  await waitFor('a 429 from the third replica', async () => ((await call(replicas[2]!.url, 'GET', '/v1/auth/me', { token })).status === 429 ? true : undefined));
+  await waitFor('a 429 from the third replica', async () =>
+    (await call(replicas[2]!.url, 'GET', '/v1/auth/me', { token })).status === 429 ? true : undefined,
+  );
 });

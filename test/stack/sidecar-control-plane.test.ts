@@ -32,14 +32,34 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
     let api = cp.url;
     link.backend = api;
     const tenant = await call(api, 'POST', '/v1/admin/tenants', { token: ADMIN, body: { name: 'stack', plan: 'agency' } });
-    await call(api, 'POST', `/v1/admin/tenants/${tenant.body.id}/users`, { token: ADMIN, body: { email: 'op@example.com', password: 'correct horse battery' } });
+    await call(api, 'POST', `/v1/admin/tenants/${tenant.body.id}/users`, {
+      token: ADMIN,
+      body: { email: 'op@example.com', password: 'correct horse battery' },
+    });
     const session = (await call(api, 'POST', '/v1/auth/login', { body: { email: 'op@example.com', password: 'correct horse battery' } })).body.token as string;
     const server = (await call(api, 'POST', '/v1/servers', { token: session, body: { name: 'alpha' } })).body;
     const key = (await call(api, 'POST', `/v1/servers/${server.id}/keys`, { token: session })).body;
     assert.match(key.key, /^bsk_/);
 
-    const sidecarArgs = ['sidecar', '--addr', '127.0.0.1:0', '--control-plane', link.url, '--server-id', String(server.id), '--server-key', key.key,
-      '--poll-interval', '0.2', '--telemetry-interval', '0.3', '--max-backoff', '0.4', '--state-dir', stateDir];
+    const sidecarArgs = [
+      'sidecar',
+      '--addr',
+      '127.0.0.1:0',
+      '--control-plane',
+      link.url,
+      '--server-id',
+      String(server.id),
+      '--server-key',
+      key.key,
+      '--poll-interval',
+      '0.2',
+      '--telemetry-interval',
+      '0.3',
+      '--max-backoff',
+      '0.4',
+      '--state-dir',
+      stateDir,
+    ];
     const startSidecar = async () => {
       const c = await spawnCli(sidecarArgs, LISTEN);
       children.push(c);
@@ -47,10 +67,11 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
     };
     let sc = await startSidecar();
     const status = async () => (await call(sc.url, 'GET', '/status')).body;
-    const until = (what: string, ok: (s: any) => boolean) => waitFor(what, async () => {
-      const s = await status();
-      return ok(s) ? s : undefined;
-    });
+    const until = (what: string, ok: (s: any) => boolean) =>
+      waitFor(what, async () => {
+        const s = await status();
+        return ok(s) ? s : undefined;
+      });
     const post = async (body: Record<string, unknown>) => {
       const started = Date.now();
       const res = await call(sc.url, 'POST', '/tick', { body });
@@ -70,7 +91,10 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
 
     // Publish: the sidecar applies the new head within a poll interval.
     const head = (await call(api, 'GET', `/v1/servers/${server.id}/config`, { token: session })).body;
-    const published = await call(api, 'PUT', `/v1/servers/${server.id}/config`, { token: session, body: { ...head, policy: { ...head.policy, emotes: false } } });
+    const published = await call(api, 'PUT', `/v1/servers/${server.id}/config`, {
+      token: session,
+      body: { ...head, policy: { ...head.policy, emotes: false } },
+    });
     assert.equal(published.status, 200, JSON.stringify(published.body));
     assert.equal(published.body.version, 2);
     s = await until('version 2 applied', (x) => x.version === 2);
@@ -100,7 +124,10 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
     await stop(cp.child, 'SIGKILL');
     link.backend = null;
     for (let agent = 6; agent <= 9; agent++) assert.ok((await post(tick(agent, 100 + agent))) < 1000);
-    s = await until('reports buffered while the control plane is down', (x) => x.controlPlane.buffered > 0 && x.controlPlane.lastPush.outcome.startsWith('error: '));
+    s = await until(
+      'reports buffered while the control plane is down',
+      (x) => x.controlPlane.buffered > 0 && x.controlPlane.lastPush.outcome.startsWith('error: '),
+    );
     assert.equal(s.version, 3);
 
     // The sidecar restarts while the control plane is still down: it runs the bundle on disk.
@@ -118,7 +145,10 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
     // The control plane returns on the same DB: every buffered report arrives once.
     cp = await serve('127.0.0.1:0');
     api = link.backend = cp.url;
-    s = await until('buffer drained and back on the control plane', (x) => x.controlPlane.buffered === 0 && x.source === 'control-plane' && x.controlPlane.lastPush.outcome === 'ok');
+    s = await until(
+      'buffer drained and back on the control plane',
+      (x) => x.controlPlane.buffered === 0 && x.source === 'control-plane' && x.controlPlane.lastPush.outcome === 'ok',
+    );
     assert.equal(s.version, 3);
     await waitFor('buffered reports counted', async () => {
       const t = await totals();

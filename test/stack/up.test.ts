@@ -84,16 +84,24 @@ test('brainstem up brings the stack up from an empty directory, the printed curl
 test('brainstem up --json prints one JSON line; SERVICE_BRAIN_ADDR binds the sidecar when --sidecar-addr is absent', async () => {
   const cwd = tempDir('brainstem-up-json-');
   try {
-    const run = await spawnCli(['up', '--addr', '127.0.0.1:0', '--json'], /^\{/, { cwd: cwd.path, env: { SERVICE_ADMIN_TOKEN: '', SERVICE_BRAIN_ADDR: '127.0.0.1:0' } });
+    const run = await spawnCli(['up', '--addr', '127.0.0.1:0', '--json'], /^\{/, {
+      cwd: cwd.path,
+      env: { SERVICE_ADMIN_TOKEN: '', SERVICE_BRAIN_ADDR: '127.0.0.1:0' },
+    });
     try {
       const printed = JSON.parse(run.match.input) as Record<string, unknown>;
-      assert.deepEqual(Object.keys(printed).sort(), ['adminToken', 'api', 'bundleVersion', 'created', 'dashboard', 'dataDir', 'db', 'email', 'password', 'serverId', 'sidecar'].sort());
+      assert.deepEqual(
+        Object.keys(printed).sort(),
+        ['adminToken', 'api', 'bundleVersion', 'created', 'dashboard', 'dataDir', 'db', 'email', 'password', 'serverId', 'sidecar'].sort(),
+      );
       assert.equal(printed.created, true);
       assert.match(String(printed.sidecar), /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.notEqual(String(printed.sidecar), 'http://127.0.0.1:8088');
       const health = await fetch(`${String(printed.sidecar)}/health`);
       assert.equal(await health.text(), 'ok');
-      const login = await call(String(printed.api).replace(/\/v1$/, ''), 'POST', '/v1/auth/login', { body: { email: printed.email, password: printed.password } });
+      const login = await call(String(printed.api).replace(/\/v1$/, ''), 'POST', '/v1/auth/login', {
+        body: { email: printed.email, password: printed.password },
+      });
       assert.equal(login.status, 200);
     } finally {
       assert.equal(await stop(run.child), 0);
@@ -115,7 +123,10 @@ test('brainstem up --allow-private-webhooks lets a local receiver be registered 
         const token = (await call(base, 'POST', '/v1/auth/login', { body: { email: printed.email, password: printed.password } })).body.token as string;
         const widget = await call(base, 'POST', '/v1/widgets', { token, body: { name: 'site' } });
         assert.equal(widget.status, 201);
-        const endpoint = await call(base, 'POST', `/v1/widgets/${widget.body.id}/webhooks`, { token, body: { url: 'http://127.0.0.1:9/hooks', events: ['lead.captured'] } });
+        const endpoint = await call(base, 'POST', `/v1/widgets/${widget.body.id}/webhooks`, {
+          token,
+          body: { url: 'http://127.0.0.1:9/hooks', events: ['lead.captured'] },
+        });
         assert.equal(endpoint.status, allow ? 201 : 422, JSON.stringify(endpoint.body));
       } finally {
         assert.equal(await stop(run.child), 0);

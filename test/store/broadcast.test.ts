@@ -23,9 +23,21 @@ test('a broadcast reaches every process listening on the channel, the sender inc
   try {
     const heardA: string[] = [];
     const heardB: string[] = [];
-    a.listen('chan_x', (p) => heardA.push(p), () => {});
-    b.listen('chan_x', (p) => heardB.push(p), () => {});
-    b.listen('chan_y', () => heardB.push('wrong channel'), () => {});
+    a.listen(
+      'chan_x',
+      (p) => heardA.push(p),
+      () => {},
+    );
+    b.listen(
+      'chan_x',
+      (p) => heardB.push(p),
+      () => {},
+    );
+    b.listen(
+      'chan_y',
+      () => heardB.push('wrong channel'),
+      () => {},
+    );
     await Promise.all([a.start(), b.start()]);
     await a.send('chan_x', 'hello');
     await Promise.all([next(heardA, 1), next(heardB, 1)]);
@@ -44,7 +56,11 @@ test('a listener whose connection is cut reconnects, listens again and is told t
   try {
     const heard: string[] = [];
     const resyncs: string[] = [];
-    a.listen('chan_r', (p) => heard.push(p), () => resyncs.push('resync'));
+    a.listen(
+      'chan_r',
+      (p) => heard.push(p),
+      () => resyncs.push('resync'),
+    );
     await a.start();
     // Another session ends the listening connection, as a database restart or a network cut would.
     const admin = new pg.Client({ connectionString: url });
@@ -66,7 +82,15 @@ test('channels are identifiers and payloads fit a NOTIFY', async () => {
   const pool = openPool(url);
   const a = new PgBroadcast(url, pool);
   try {
-    assert.throws(() => a.listen('bad; DROP', () => {}, () => {}), /lower-case identifier/);
+    assert.throws(
+      () =>
+        a.listen(
+          'bad; DROP',
+          () => {},
+          () => {},
+        ),
+      /lower-case identifier/,
+    );
     await assert.rejects(a.send('ok', 'x'.repeat(8000)), /at most 7999 bytes/);
   } finally {
     await a.close();

@@ -12,9 +12,15 @@ test('database URLs: sqlite:PATH (relative paths resolved) and postgres:// / pos
 });
 
 test('a bad database URL is refused with the forms understood, and never echoes a password', () => {
-  assert.throws(() => parseDatabaseUrl('mysql://u:secret@h/db'), (err: Error) => /sqlite:PATH or postgres:\/\//.test(err.message) && !err.message.includes('secret'));
+  assert.throws(
+    () => parseDatabaseUrl('mysql://u:secret@h/db'),
+    (err: Error) => /sqlite:PATH or postgres:\/\//.test(err.message) && !err.message.includes('secret'),
+  );
   assert.throws(() => parseDatabaseUrl('sqlite:'), /needs a file path/);
-  assert.throws(() => parseDatabaseUrl('postgres://u:secret@h:5432'), (err: Error) => /names no database/.test(err.message) && !err.message.includes('secret'));
+  assert.throws(
+    () => parseDatabaseUrl('postgres://u:secret@h:5432'),
+    (err: Error) => /names no database/.test(err.message) && !err.message.includes('secret'),
+  );
   assert.throws(() => parseDatabaseUrl('./plain.db'), /sqlite:PATH/);
 });
 

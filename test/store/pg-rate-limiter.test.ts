@@ -6,7 +6,7 @@ import { freshDatabase } from '../helpers/postgres.js';
 
 const rate = { limit: 10, windowMs: 60_000 };
 
-test('three replicas share one limit: after a sync each counts the others\' hits', async () => {
+test("three replicas share one limit: after a sync each counts the others' hits", async () => {
   const url = await freshDatabase();
   const pools = [openPool(url), openPool(url), openPool(url)];
   let now = Date.parse('2026-04-01T10:00:00Z');

@@ -13,7 +13,10 @@ test('migratePg applies each migration once, even from replicas starting togethe
     ];
     await Promise.all(pools.map((p) => migratePg(p, 'x', migrations)));
     const { rows } = await pools[0]!.query('SELECT version FROM schema_migrations WHERE component = $1 ORDER BY version', ['x']);
-    assert.deepEqual(rows.map((r) => r.version), [1, 2]);
+    assert.deepEqual(
+      rows.map((r) => r.version),
+      [1, 2],
+    );
     await migratePg(pools[1]!, 'x', migrations);
   } finally {
     await Promise.all(pools.map((p) => p.end()));
@@ -37,10 +40,13 @@ test('transaction commits on success, rolls back on a throw; bigint arrives as a
   try {
     await pool.query('CREATE TABLE t (id BIGINT PRIMARY KEY)');
     await transaction(pool, async (c) => c.query('INSERT INTO t VALUES (1)'));
-    await assert.rejects(transaction(pool, async (c) => {
-      await c.query('INSERT INTO t VALUES (2)');
-      await c.query('INSERT INTO t VALUES (1)');
-    }), (err) => sqlState(err) === UNIQUE_VIOLATION);
+    await assert.rejects(
+      transaction(pool, async (c) => {
+        await c.query('INSERT INTO t VALUES (2)');
+        await c.query('INSERT INTO t VALUES (1)');
+      }),
+      (err) => sqlState(err) === UNIQUE_VIOLATION,
+    );
     const { rows } = await pool.query('SELECT id, COUNT(*) OVER () AS n FROM t');
     assert.deepEqual(rows, [{ id: 1, n: 1 }]);
   } finally {
@@ -53,10 +59,18 @@ test('a serializable transaction that loses a race runs again', async () => {
   try {
     await pool.query('CREATE TABLE c (k INT PRIMARY KEY, n BIGINT NOT NULL)');
     await pool.query('INSERT INTO c VALUES (1, 0)');
-    await Promise.all(Array.from({ length: 8 }, () => transaction(pool, async (c) => {
-      const { rows } = await c.query('SELECT n FROM c WHERE k = 1');
-      await c.query('UPDATE c SET n = $1 WHERE k = 1', [rows[0].n + 1]);
-    }, 'serializable')));
+    await Promise.all(
+      Array.from({ length: 8 }, () =>
+        transaction(
+          pool,
+          async (c) => {
+            const { rows } = await c.query('SELECT n FROM c WHERE k = 1');
+            await c.query('UPDATE c SET n = $1 WHERE k = 1', [rows[0].n + 1]);
+          },
+          'serializable',
+        ),
+      ),
+    );
     const { rows } = await pool.query('SELECT n FROM c');
     assert.equal(rows[0].n, 8);
   } finally {

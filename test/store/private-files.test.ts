@@ -30,7 +30,7 @@ test('issue 14: the database with its -wal and -shm, and the data directory, are
   }
 });
 
-test('the sidecar\'s state directory and state files are private to their owner', async () => {
+test("the sidecar's state directory and state files are private to their owner", async () => {
   const dir = tempDir();
   try {
     const state = join(dir.path, '.brainstem', 'sidecar-1');

@@ -7,7 +7,7 @@ import { apiKey, createProperty, startVideoServer, testImage } from './helpers.j
 
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 
-test('auth: no key 401, the tenant\'s session 200 (the dashboard), the admin token 403 forbidden, unknown key 401, suspended tenant 403 tenant_suspended', async () => {
+test("auth: no key 401, the tenant's session 200 (the dashboard), the admin token 403 forbidden, unknown key 401, suspended tenant 403 tenant_suspended", async () => {
   const s = await startVideoServer();
   try {
     const none = await s.call('GET', '/v1/properties');
@@ -97,21 +97,56 @@ test('properties: create with validation (422 details), read, integer ids, tenan
   try {
     const { key } = await apiKey(s);
     const other = await apiKey(s);
-    const bad = await s.call('POST', '/v1/properties', { token: key, body: { title: '', price: -1, currency: 'euro', bedrooms: 1.5, bathrooms: 1.25, area: 'big', bedroom: 3 } });
+    const bad = await s.call('POST', '/v1/properties', {
+      token: key,
+      body: { title: '', price: -1, currency: 'euro', bedrooms: 1.5, bathrooms: 1.25, area: 'big', bedroom: 3 },
+    });
     assert.equal(bad.status, 422);
     assert.equal(bad.body.error.code, 'validation_failed');
-    assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path).sort(), ['address', 'area', 'bathrooms', 'bedrooms', 'currency', 'price', 'title']);
+    assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path).sort(), [
+      'address',
+      'area',
+      'bathrooms',
+      'bedrooms',
+      'currency',
+      'price',
+      'title',
+    ]);
     assert.equal((await s.call('POST', '/v1/properties', { token: key, body: '{' })).status, 400);
     assert.equal((await s.call('POST', '/v1/properties', { token: key, body: 'x', headers: { 'content-type': 'text/plain' } })).status, 415);
 
     const created = await s.call('POST', '/v1/properties', {
       token: key,
-      body: { title: 'Loft', address: '1 Main St', city: 'Springfield', price: 250000.5, currency: 'USD', bedrooms: 3, bathrooms: 1.5, area: 92.5, description: 'Bright.' },
+      body: {
+        title: 'Loft',
+        address: '1 Main St',
+        city: 'Springfield',
+        price: 250000.5,
+        currency: 'USD',
+        bedrooms: 3,
+        bathrooms: 1.5,
+        area: 92.5,
+        description: 'Bright.',
+      },
     });
     assert.equal(created.status, 201);
     assert.equal(created.headers.get('location'), `/v1/properties/${created.body.id}`);
     assert.ok(Number.isInteger(created.body.id));
-    assert.deepEqual(Object.keys(created.body).sort(), ['address', 'area', 'bathrooms', 'bedrooms', 'city', 'created_at', 'currency', 'description', 'id', 'photo_count', 'photos', 'price', 'title']);
+    assert.deepEqual(Object.keys(created.body).sort(), [
+      'address',
+      'area',
+      'bathrooms',
+      'bedrooms',
+      'city',
+      'created_at',
+      'currency',
+      'description',
+      'id',
+      'photo_count',
+      'photos',
+      'price',
+      'title',
+    ]);
     assert.equal(created.body.photo_count, 0);
     assert.deepEqual(created.body.photos, []);
     const minimal = await s.call('POST', '/v1/properties', { token: key, body: { title: 'T', address: 'A', price: 0, currency: 'GBP' } });
@@ -191,9 +226,15 @@ test('videos: validation 422, unknown or foreign property 404, property without 
     assert.equal((await s.call('POST', '/v1/videos', { token: other.key, body: { property_id: pid, template: 'tour', format: '16:9' } })).status, 404);
     const empty = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '16:9' } });
     assert.equal(empty.status, 422);
-    assert.deepEqual(empty.body.error.details.map((d: { path: string }) => d.path), ['property_id']);
+    assert.deepEqual(
+      empty.body.error.details.map((d: { path: string }) => d.path),
+      ['property_id'],
+    );
 
-    const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ filename: 'a.png', data_base64: testImage('png').toString('base64') }] } });
+    const up = await s.call('POST', `/v1/properties/${pid}/photos`, {
+      token: key,
+      body: { photos: [{ filename: 'a.png', data_base64: testImage('png').toString('base64') }] },
+    });
     assert.equal(up.status, 201);
     const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '9:16' } });
     assert.equal(v.status, 202);
@@ -245,7 +286,11 @@ test('a failed render posts a signed video.failed callback; callback URLs to pri
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ body: Buffer.concat(chunks).toString(), signature: req.headers['x-service-signature'] as string, event: req.headers['x-service-event'] as string });
+      received.push({
+        body: Buffer.concat(chunks).toString(),
+        signature: req.headers['x-service-signature'] as string,
+        event: req.headers['x-service-event'] as string,
+      });
       res.end();
       arrived();
     });
@@ -275,10 +320,21 @@ test('a failed render posts a signed video.failed callback; callback URLs to pri
     const k2 = await apiKey(strict);
     const p2 = await createProperty(strict, k2.key);
     await strict.call('POST', `/v1/properties/${p2}/photos`, { token: k2.key, body: { photos: [{ data_base64: testImage('jpg').toString('base64') }] } });
-    for (const bad of [url, 'https://127.0.0.1/cb', 'https://localhost/cb', 'https://10.1.2.3/cb', 'https://[::1]/cb', 'https://169.254.169.254/latest', 'ftp://example.com/x']) {
+    for (const bad of [
+      url,
+      'https://127.0.0.1/cb',
+      'https://localhost/cb',
+      'https://10.1.2.3/cb',
+      'https://[::1]/cb',
+      'https://169.254.169.254/latest',
+      'ftp://example.com/x',
+    ]) {
       const r = await strict.call('POST', '/v1/videos', { token: k2.key, body: { property_id: p2, template: 'tour', format: '1:1', callback_url: bad } });
       assert.equal(r.status, 422, bad);
-      assert.deepEqual(r.body.error.details.map((d: { path: string }) => d.path), ['callback_url']);
+      assert.deepEqual(
+        r.body.error.details.map((d: { path: string }) => d.path),
+        ['callback_url'],
+      );
     }
   } finally {
     await s.stop();

@@ -30,18 +30,34 @@ test('a callback that failed before a restart is retried by the next process aft
   const dir = tempDir();
   let now = Date.parse('2026-05-01T10:00:00Z');
   const options = {
-    port: 0, db: join(dir.path, 'c.db'), dataDir: join(dir.path, 'data'), adminToken: ADMIN_TOKEN, now: () => now,
-    ffmpegPath: '/nonexistent/ffmpeg', allowPrivateWebhooks: true, video: { callbackPollMs: 20 },
+    port: 0,
+    db: join(dir.path, 'c.db'),
+    dataDir: join(dir.path, 'data'),
+    adminToken: ADMIN_TOKEN,
+    now: () => now,
+    ffmpegPath: '/nonexistent/ffmpeg',
+    allowPrivateWebhooks: true,
+    video: { callbackPollMs: 20 },
   };
   let e = await startEmbedded(options);
   try {
     const call = async (method: string, path: string, token: string, body?: unknown): Promise<any> => {
-      const res = await fetch(e.url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      const res = await fetch(e.url + path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
       return res.json();
     };
     const t = await call('POST', '/v1/admin/tenants', ADMIN_TOKEN, { name: 'c', plan: 'agency' });
     await call('POST', `/v1/admin/tenants/${t.id}/users`, ADMIN_TOKEN, { email: 'c@c.test', password: 'password123' });
-    const login = await (await fetch(`${e.url}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'c@c.test', password: 'password123' }) })).json() as { token: string };
+    const login = (await (
+      await fetch(`${e.url}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'c@c.test', password: 'password123' }),
+      })
+    ).json()) as { token: string };
     const key = (await call('POST', '/v1/api-keys', login.token, { name: 'k' })).key;
     const pid = (await call('POST', '/v1/properties', key, { title: 'C', address: 'C', price: 1, currency: 'USD' })).id;
     await call('POST', `/v1/properties/${pid}/photos`, key, { photos: [{ data_base64: testImage('jpg').toString('base64') }] });

@@ -17,14 +17,20 @@ async function propertyWithPhoto(s: TestServer): Promise<{ key: string; pid: num
 /** Waits (polling the outbox, the only observable) until the video's callback is no longer pending. */
 async function settledCallback(s: TestServer, videoId: number): Promise<{ status: string; last_error: string | null; attempts: number }> {
   for (;;) {
-    const row = s.db.prepare('SELECT status, last_error, attempts FROM video_callbacks WHERE video_id = ?').get(videoId) as { status: string; last_error: string | null; attempts: number } | undefined;
+    const row = s.db.prepare('SELECT status, last_error, attempts FROM video_callbacks WHERE video_id = ?').get(videoId) as
+      | { status: string; last_error: string | null; attempts: number }
+      | undefined;
     if (row && (row.status !== 'pending' || row.attempts > 0)) return row;
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
 test('video callback URLs in every address form of the issue are 422 at creation, as webhook URLs are', async () => {
-  const s = await startVideoServer({ allowPrivateWebhooks: false, ffmpegPath: '/nonexistent/ffmpeg', video: { resolve: async () => [{ address: '127.0.0.1', family: 4 }] } });
+  const s = await startVideoServer({
+    allowPrivateWebhooks: false,
+    ffmpegPath: '/nonexistent/ffmpeg',
+    video: { resolve: async () => [{ address: '127.0.0.1', family: 4 }] },
+  });
   try {
     const { key, pid } = await propertyWithPhoto(s);
     for (const url of ISSUE_URLS) {
@@ -52,7 +58,10 @@ test('DNS rebinding: a callback host that resolved to a public address at creati
   try {
     const { key, pid } = await propertyWithPhoto(s);
     const port = (local.address() as { port: number }).port;
-    const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '16:9', callback_url: `https://rebind.example:${port}/cb` } });
+    const v = await s.call('POST', '/v1/videos', {
+      token: key,
+      body: { property_id: pid, template: 'tour', format: '16:9', callback_url: `https://rebind.example:${port}/cb` },
+    });
     assert.equal(v.status, 202, JSON.stringify(v.body));
     assert.equal(lookups >= 1, true);
     const row = await settledCallback(s, v.body.id);
@@ -65,7 +74,7 @@ test('DNS rebinding: a callback host that resolved to a public address at creati
   }
 });
 
-test('a callback connects to the address the guard resolved (pinned), with the URL\'s own Host', async () => {
+test("a callback connects to the address the guard resolved (pinned), with the URL's own Host", async () => {
   const got: IncomingHttpHeaders[] = [];
   let arrived: () => void = () => {};
   const delivered = new Promise<void>((r) => (arrived = r));
@@ -79,11 +88,17 @@ test('a callback connects to the address the guard resolved (pinned), with the U
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   // 'receiver.test' exists in no real DNS: the callback can only arrive through the pinned address.
-  const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg', video: { resolve: async () => [{ address: '127.0.0.1', family: 4 }], callbackPollMs: 20 } });
+  const s = await startVideoServer({
+    ffmpegPath: '/nonexistent/ffmpeg',
+    video: { resolve: async () => [{ address: '127.0.0.1', family: 4 }], callbackPollMs: 20 },
+  });
   try {
     const { key, pid } = await propertyWithPhoto(s);
     const port = (receiver.address() as { port: number }).port;
-    const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '16:9', callback_url: `http://receiver.test:${port}/cb` } });
+    const v = await s.call('POST', '/v1/videos', {
+      token: key,
+      body: { property_id: pid, template: 'tour', format: '16:9', callback_url: `http://receiver.test:${port}/cb` },
+    });
     assert.equal(v.status, 202);
     await delivered;
     assert.equal(got[0]!.host, `receiver.test:${port}`);

@@ -106,7 +106,13 @@ test('an animated PNG frame (fcTL) and a WebP animation frame (ANMF) are checked
 
 test('the checker gives the same verdict whatever the chunking of the stream', () => {
   const jpg = testImage('jpg', '64x48');
-  const cases = [jpg, testImage('png', '64x48'), testImage('webp', '64x48'), resizedJpeg(jpg, 30000, 2000), resizedPng(testImage('png', '64x48'), 16000, 16000)];
+  const cases = [
+    jpg,
+    testImage('png', '64x48'),
+    testImage('webp', '64x48'),
+    resizedJpeg(jpg, 30000, 2000),
+    resizedPng(testImage('png', '64x48'), 16000, 16000),
+  ];
   for (const bytes of cases) {
     const whole = inspectImage(bytes);
     for (const size of [1, 2, 3, 7, 64, 1000]) {

@@ -13,7 +13,11 @@ test('fetch multipart upload of a 17 MiB photo reads 413; to a missing property 
     const pid = await createProperty(s, key);
     const big = Buffer.alloc(17 * 1024 * 1024);
     big.set([0xff, 0xd8, 0xff, 0xe0]);
-    for (const [path, status, code] of [[`/v1/properties/${pid}/photos`, 413, 'payload_too_large'], ['/v1/properties/999999/photos', 404, 'not_found'], ['/v1/properties/undefined/photos', 404, 'not_found']] as const) {
+    for (const [path, status, code] of [
+      [`/v1/properties/${pid}/photos`, 413, 'payload_too_large'],
+      ['/v1/properties/999999/photos', 404, 'not_found'],
+      ['/v1/properties/undefined/photos', 404, 'not_found'],
+    ] as const) {
       for (let i = 0; i < 2; i++) {
         const form = new FormData();
         form.append('photos', new Blob([big], { type: 'image/jpeg' }), 'big.jpg');

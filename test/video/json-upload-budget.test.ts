@@ -45,11 +45,15 @@ test('JSON uploads share one memory budget: over it the answer is 503 unavailabl
     const first = jsonBody(700_000);
     // The first upload declares its length and sends half: the server holds its bytes while it waits.
     const held = new Promise<{ status: number; body: any }>((resolve, reject) => {
-      const req = request(`${s.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(first.length) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
-      });
+      const req = request(
+        `${s.url}${path}`,
+        { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(first.length) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+        },
+      );
       req.on('error', reject);
       req.write(first.subarray(0, 350_000));
       const finish = setInterval(() => {
@@ -78,7 +82,12 @@ test('JSON uploads share one memory budget: over it the answer is 503 unavailabl
         c.close();
       },
     });
-    const res = await fetch(`${s.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: chunked, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${s.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: chunked,
+      duplex: 'half',
+    } as RequestInit);
     assert.equal(res.status, 503);
     assert.equal(((await res.json()) as any).error.code, 'unavailable');
     assert.equal(budget.held, 0);

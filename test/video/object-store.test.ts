@@ -21,7 +21,22 @@ let client: S3Client;
 
 /** A real s3rver process on `port` (0: any free one) serving s3dir, with the bucket made. */
 async function startS3rver(port: number): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [join(repoRoot, 'node_modules', 's3rver', 'bin', 's3rver.js'), '-d', s3dir.path, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', BUCKET], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      join(repoRoot, 'node_modules', 's3rver', 'bin', 's3rver.js'),
+      '-d',
+      s3dir.path,
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '--silent',
+      '--configure-bucket',
+      BUCKET,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const bound = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
@@ -39,7 +54,12 @@ before(async () => {
   const started = await startS3rver(0);
   s3rver = started.child;
   // The standard AWS environment, as an operator would set it; s3rver accepts its own fixed credentials.
-  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: `http://127.0.0.1:${started.port}` });
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    AWS_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL: `http://127.0.0.1:${started.port}`,
+  });
   client = s3ClientFromEnv();
 });
 
@@ -80,7 +100,10 @@ test('photos, renders, downloads (Range, signed URLs) and deletes go through the
     const { key } = await apiKey(s);
     const pid = await createProperty(s, key);
     const photos = [testImage('jpg', '1920x1080'), testImage('png')];
-    const up = await uploadMultipart(s, `/v1/properties/${pid}/photos`, key, [{ name: 'a.jpg', data: photos[0]! }, { name: 'b.png', data: photos[1]! }]);
+    const up = await uploadMultipart(s, `/v1/properties/${pid}/photos`, key, [
+      { name: 'a.jpg', data: photos[0]! },
+      { name: 'b.png', data: photos[1]! },
+    ]);
     assert.equal(up.status, 201, JSON.stringify(up.body));
     const photoKeys = await keys(`${prefix}/photos/`);
     assert.equal(photoKeys.length, 2);
@@ -99,7 +122,10 @@ test('photos, renders, downloads (Range, signed URLs) and deletes go through the
     const file = await fetch(`${s.url}/v1/assets/${done.video_asset_id}/file`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(file.status, 200);
     const mp4 = Buffer.from(await file.arrayBuffer());
-    assert.ok((await Promise.all(assetKeys.map(object))).some((b) => b.equals(mp4)), 'the download is the stored object');
+    assert.ok(
+      (await Promise.all(assetKeys.map(object))).some((b) => b.equals(mp4)),
+      'the download is the stored object',
+    );
     const local = join(s.dir, 'download.mp4');
     writeFileSync(local, mp4);
     const probe = ffprobe(local);
@@ -116,13 +142,18 @@ test('photos, renders, downloads (Range, signed URLs) and deletes go through the
     assert.deepEqual(Buffer.from(await tail.arrayBuffer()), mp4.subarray(mp4.length - 500));
     const poster = await fetch(`${s.url}/v1/assets/${done.poster_asset_id}/file`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(poster.headers.get('content-type'), 'image/jpeg');
-    assert.equal(Buffer.from(await poster.arrayBuffer()).subarray(0, 2).toString('hex'), 'ffd8');
+    assert.equal(
+      Buffer.from(await poster.arrayBuffer())
+        .subarray(0, 2)
+        .toString('hex'),
+      'ffd8',
+    );
 
     const photoId = done.photo_ids[0];
     assert.equal((await s.call('DELETE', `/v1/properties/${pid}/photos/${photoId}`, { token: key })).status, 204);
-    assert.equal((await keys(`${prefix}/photos/`)).length, 1, 'a deleted photo\'s object is removed');
+    assert.equal((await keys(`${prefix}/photos/`)).length, 1, "a deleted photo's object is removed");
     assert.equal((await s.call('DELETE', `/v1/videos/${done.id}`, { token: key })).status, 204);
-    assert.deepEqual(await keys(`${prefix}/assets/`), [], 'a deleted video\'s objects are removed');
+    assert.deepEqual(await keys(`${prefix}/assets/`), [], "a deleted video's objects are removed");
     assert.equal((await fetch(signed.body.url)).status, 404);
     assert.equal((await s.call('DELETE', `/v1/properties/${pid}`, { token: key })).status, 204);
     assert.deepEqual(await keys(prefix), [], 'a deleted property leaves nothing in the bucket');
@@ -131,7 +162,7 @@ test('photos, renders, downloads (Range, signed URLs) and deletes go through the
   }
 });
 
-test('a bucket that does not exist stops the server\'s start with the reason', async () => {
+test("a bucket that does not exist stops the server's start with the reason", async () => {
   await assert.rejects(startVideoServer({ objectStore: 's3://no-such-bucket-here' }), /object store s3:\/\/no-such-bucket-here is not usable: no such bucket/);
 });
 

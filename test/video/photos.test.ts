@@ -21,13 +21,20 @@ test('multipart upload: several images typed by magic bytes (not the declared ty
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.deepEqual(
       r.body.data.map((p: any) => [p.filename, p.content_type, p.width, p.height]),
-      [['front.jpg', 'image/jpeg', 320, 240], ['garden.png', 'image/png', 200, 300], ['kitchen.webp', 'image/webp', 64, 48]],
+      [
+        ['front.jpg', 'image/jpeg', 320, 240],
+        ['garden.png', 'image/png', 200, 300],
+        ['kitchen.webp', 'image/webp', 64, 48],
+      ],
     );
     assert.equal(r.body.data[0].size_bytes, testImage('jpg', '320x240').length);
     for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) assert.ok(r.headers.get(h));
     const prop = await s.call('GET', `/v1/properties/${pid}`, { token: key });
     assert.equal(prop.body.photo_count, 3);
-    assert.deepEqual(prop.body.photos.map((p: any) => p.id), r.body.data.map((p: any) => p.id));
+    assert.deepEqual(
+      prop.body.photos.map((p: any) => p.id),
+      r.body.data.map((p: any) => p.id),
+    );
     assert.equal(storedFiles(s).filter((f) => f.startsWith('photos/')).length, 3);
     assert.equal(storedFiles(s).filter((f) => f.startsWith('tmp/')).length, 0);
   } finally {
@@ -44,12 +51,21 @@ test('JSON upload {photos: [{filename, data_base64}]}; bad entries are 422 with 
     const body = { photos: [{ filename: 'a.png', data_base64: testImage('png').toString('base64') }, { data_base64: testImage('jpg').toString('base64') }] };
     const r = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body });
     assert.equal(r.status, 201);
-    assert.deepEqual(r.body.data.map((p: any) => [p.filename, p.content_type]), [['a.png', 'image/png'], ['photo-2', 'image/jpeg']]);
+    assert.deepEqual(
+      r.body.data.map((p: any) => [p.filename, p.content_type]),
+      [
+        ['a.png', 'image/png'],
+        ['photo-2', 'image/jpeg'],
+      ],
+    );
     assert.equal((await s.call('POST', `/v1/properties/${pid}/photos`, { token: other.key, body })).status, 404);
     assert.equal((await s.call('POST', '/v1/properties/abc/photos', { token: key, body })).status, 404);
     const bad = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ filename: 3, data_base64: '!!' }, 'x'] } });
     assert.equal(bad.status, 422);
-    assert.deepEqual(bad.body.error.details.map((d: any) => d.path), ['photos[0].filename', 'photos[0].data_base64', 'photos[1]']);
+    assert.deepEqual(
+      bad.body.error.details.map((d: any) => d.path),
+      ['photos[0].filename', 'photos[0].data_base64', 'photos[1]'],
+    );
     assert.equal((await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [] } })).status, 422);
     assert.equal((await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: 'x', headers: { 'content-type': 'text/plain' } })).status, 415);
     const many = { photos: Array.from({ length: 21 }, () => ({ data_base64: testImage('png').toString('base64') })) };
@@ -69,10 +85,16 @@ test('all or nothing: a non-image, an oversize photo or a truncated image beside
     const good = { name: 'ok.jpg', data: testImage('jpg') };
     const path = `/v1/properties/${pid}/photos`;
 
-    const notImage = await uploadMultipart(s, path, key, [good, { name: 'evil.jpg', data: Buffer.from('GIF89a not really an image at all'), type: 'image/jpeg' }]);
+    const notImage = await uploadMultipart(s, path, key, [
+      good,
+      { name: 'evil.jpg', data: Buffer.from('GIF89a not really an image at all'), type: 'image/jpeg' },
+    ]);
     assert.equal(notImage.status, 422);
     assert.equal(notImage.body.error.code, 'validation_failed');
-    assert.deepEqual(notImage.body.error.details.map((d: any) => d.path), ['photos[1]']);
+    assert.deepEqual(
+      notImage.body.error.details.map((d: any) => d.path),
+      ['photos[1]'],
+    );
 
     const png = testImage('png');
     const cutPng = await uploadMultipart(s, path, key, [good, { name: 'cut.png', data: png.subarray(0, png.length - 20) }]);
@@ -80,7 +102,10 @@ test('all or nothing: a non-image, an oversize photo or a truncated image beside
     const jpg = testImage('jpg');
     const cutJpg = await uploadMultipart(s, path, key, [{ name: 'cut.jpg', data: jpg.subarray(0, jpg.length - 100) }, good]);
     assert.equal(cutJpg.status, 422);
-    assert.deepEqual(cutJpg.body.error.details.map((d: any) => d.path), ['photos[0]']);
+    assert.deepEqual(
+      cutJpg.body.error.details.map((d: any) => d.path),
+      ['photos[0]'],
+    );
     const webp = testImage('webp');
     const cutWebp = await s.call('POST', path, { token: key, body: { photos: [{ data_base64: webp.subarray(0, webp.length - 7).toString('base64') }] } });
     assert.equal(cutWebp.status, 422);
@@ -95,14 +120,21 @@ test('all or nothing: a non-image, an oversize photo or a truncated image beside
     assert.equal(oversize.body.error.code, 'payload_too_large');
     const atLimit = Buffer.alloc(15 * 1024 * 1024);
     jpg.copy(atLimit, atLimit.length - jpg.length);
-    assert.equal((await uploadMultipart(s, path, key, [{ name: 'exact.jpg', data: atLimit }])).status, 422, 'a 15 MiB non-JPEG is judged on content, not refused for size');
+    assert.equal(
+      (await uploadMultipart(s, path, key, [{ name: 'exact.jpg', data: atLimit }])).status,
+      422,
+      'a 15 MiB non-JPEG is judged on content, not refused for size',
+    );
     const bigJson = await s.call('POST', path, { token: key, body: { photos: [{ data_base64: big.toString('base64') }] } });
     assert.equal(bigJson.status, 413);
 
     const many = Array.from({ length: 21 }, (_, i) => ({ name: `p${i}.jpg`, data: jpg }));
     const tooMany = await uploadMultipart(s, path, key, many);
     assert.equal(tooMany.status, 422);
-    assert.deepEqual(tooMany.body.error.details.map((d: any) => d.path), ['photos']);
+    assert.deepEqual(
+      tooMany.body.error.details.map((d: any) => d.path),
+      ['photos'],
+    );
 
     assert.equal(photoRows(s), 0);
     assert.deepEqual(storedFiles(s), []);
@@ -127,11 +159,20 @@ test('a multipart body cut off before its closing boundary is 400 and stores not
     ]);
     const { port } = new URL(s.url);
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/v1/properties/${pid}/photos`, headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length } }, (r) => {
-        let text = '';
-        r.on('data', (c) => (text += c));
-        r.on('end', () => resolve({ status: r.statusCode!, body: text }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `/v1/properties/${pid}/photos`,
+          headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length },
+        },
+        (r) => {
+          let text = '';
+          r.on('data', (c) => (text += c));
+          r.on('end', () => resolve({ status: r.statusCode!, body: text }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

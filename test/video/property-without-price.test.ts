@@ -42,8 +42,14 @@ test('a property with only a title and an address is created (price and currency
 
 test('the title card leaves out what is unknown', () => {
   const base = { title: 'T', address: 'A', city: null, price: null, currency: null, bedrooms: null } as unknown as PropertyRecord;
-  assert.deepEqual(titleLines(base, '16:9').map((l) => l.text), ['T', 'A']);
-  assert.deepEqual(titleLines({ ...base, price: 5000, bedrooms: 2 }, '16:9').map((l) => l.text), ['T', 'A', '5,000 · 2 bedrooms']);
+  assert.deepEqual(
+    titleLines(base, '16:9').map((l) => l.text),
+    ['T', 'A'],
+  );
+  assert.deepEqual(
+    titleLines({ ...base, price: 5000, bedrooms: 2 }, '16:9').map((l) => l.text),
+    ['T', 'A', '5,000 · 2 bedrooms'],
+  );
 });
 
 test('migration 2 keeps every property, photo and video of a version-1 database', async () => {
@@ -54,9 +60,15 @@ test('migration 2 keeps every property, photo and video of a version-1 database'
     const tenant = await identity.createTenant('Old', 'agency');
     migrate(db, 'video', VIDEO_MIGRATIONS.slice(0, 1));
     const now = new Date().toISOString();
-    db.prepare(`INSERT INTO video_properties (id, tenant_id, title, address, city, price, currency, created_at) VALUES (7, ?, 'Old house', '1 Old St', NULL, 300000, 'EUR', ?)`).run(tenant.id, now);
-    db.prepare(`INSERT INTO video_photos (id, property_id, filename, content_type, size_bytes, width, height, storage_key, created_at) VALUES (3, 7, 'a.jpg', 'image/jpeg', 10, 4, 3, 'k.jpg', ?)`).run(now);
-    db.prepare(`INSERT INTO video_videos (id, tenant_id, property_id, template, format, status, photo_ids, created_at) VALUES (5, ?, 7, 'tour', '1:1', 'queued', '[3]', ?)`).run(tenant.id, now);
+    db.prepare(
+      `INSERT INTO video_properties (id, tenant_id, title, address, city, price, currency, created_at) VALUES (7, ?, 'Old house', '1 Old St', NULL, 300000, 'EUR', ?)`,
+    ).run(tenant.id, now);
+    db.prepare(
+      `INSERT INTO video_photos (id, property_id, filename, content_type, size_bytes, width, height, storage_key, created_at) VALUES (3, 7, 'a.jpg', 'image/jpeg', 10, 4, 3, 'k.jpg', ?)`,
+    ).run(now);
+    db.prepare(
+      `INSERT INTO video_videos (id, tenant_id, property_id, template, format, status, photo_ids, created_at) VALUES (5, ?, 7, 'tour', '1:1', 'queued', '[3]', ?)`,
+    ).run(tenant.id, now);
 
     const store = new SqliteVideoStore(db);
     const p = await store.getProperty(tenant.id as TenantId, 7 as PropertyId);
@@ -68,8 +80,26 @@ test('migration 2 keeps every property, photo and video of a version-1 database'
     const photosSql = (db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'video_photos'`).get() as { sql: string }).sql;
     assert.match(photosSql, /REFERENCES video_properties\(id\)/);
     assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
-    assert.throws(() => db.prepare(`INSERT INTO video_photos (property_id, filename, content_type, size_bytes, width, height, storage_key, created_at) VALUES (999, 'b.jpg', 'image/jpeg', 1, 1, 1, 'k2.jpg', ?)`).run(now), /FOREIGN KEY/);
-    const fresh = await store.createProperty(tenant.id as TenantId, { title: 'New', address: '2 New St', city: null, price: null, currency: null, bedrooms: null, bathrooms: null, area: null, description: null });
+    assert.throws(
+      () =>
+        db
+          .prepare(
+            `INSERT INTO video_photos (property_id, filename, content_type, size_bytes, width, height, storage_key, created_at) VALUES (999, 'b.jpg', 'image/jpeg', 1, 1, 1, 'k2.jpg', ?)`,
+          )
+          .run(now),
+      /FOREIGN KEY/,
+    );
+    const fresh = await store.createProperty(tenant.id as TenantId, {
+      title: 'New',
+      address: '2 New St',
+      city: null,
+      price: null,
+      currency: null,
+      bedrooms: null,
+      bathrooms: null,
+      area: null,
+      description: null,
+    });
     assert.equal(fresh.price, null);
     assert.ok(fresh.id > 7);
     db.close();

@@ -25,7 +25,10 @@ test('queued videos: at most 10 queued or rendering per tenant, the 11th is 403 
     const make = async () => {
       const { key } = await apiKey(s);
       const property = await createProperty(s, key);
-      assert.equal((await uploadMultipart(s, `/v1/properties/${property}/photos`, key, [{ name: 'a.jpg', data: testImage('jpg'), type: 'image/jpeg' }])).status, 201);
+      assert.equal(
+        (await uploadMultipart(s, `/v1/properties/${property}/photos`, key, [{ name: 'a.jpg', data: testImage('jpg'), type: 'image/jpeg' }])).status,
+        201,
+      );
       return { key, property };
     };
     const a = await make();

@@ -12,7 +12,10 @@ const POLLING = { limit: 100_000, windowMs: 60_000 };
 async function renderOne(s: TestServer, size = '160x120'): Promise<any> {
   const { key } = await apiKey(s);
   const pid = await createProperty(s, key);
-  const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ data_base64: testImage('jpg', size).toString('base64') }] } });
+  const up = await s.call('POST', `/v1/properties/${pid}/photos`, {
+    token: key,
+    body: { photos: [{ data_base64: testImage('jpg', size).toString('base64') }] },
+  });
   assert.equal(up.status, 201);
   const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '1:1' } });
   assert.equal(v.status, 202);
@@ -31,7 +34,10 @@ test('the wall-clock limit of a render is 20x the video duration, at least 3 and
 });
 
 test('ffmpeg past its wall-clock limit is killed and the video fails with the reason', async () => {
-  const s = await startVideoServer({ limits: { apiKey: POLLING, tenantApiKeys: POLLING }, video: { renderWallClock: { minMs: 1, maxMs: 1, perVideoSecond: 20 } } });
+  const s = await startVideoServer({
+    limits: { apiKey: POLLING, tenantApiKeys: POLLING },
+    video: { renderWallClock: { minMs: 1, maxMs: 1, perVideoSecond: 20 } },
+  });
   try {
     const v = await renderOne(s);
     assert.equal(v.status, 'failed');
@@ -41,16 +47,20 @@ test('ffmpeg past its wall-clock limit is killed and the video fails with the re
   }
 });
 
-test('ffmpeg runs under prlimit: an address-space limit too small for it fails the render with the reason', { skip: findPrlimit() === null && 'prlimit is not installed' }, async () => {
-  const s = await startVideoServer({ ffmpegAddressSpaceBytes: 64 * 1024 * 1024, limits: { apiKey: POLLING, tenantApiKeys: POLLING } });
-  try {
-    const v = await renderOne(s);
-    assert.equal(v.status, 'failed');
-    assert.match(v.error, /address-space limit of 67108864 bytes/);
-  } finally {
-    await s.stop();
-  }
-});
+test(
+  'ffmpeg runs under prlimit: an address-space limit too small for it fails the render with the reason',
+  { skip: findPrlimit() === null && 'prlimit is not installed' },
+  async () => {
+    const s = await startVideoServer({ ffmpegAddressSpaceBytes: 64 * 1024 * 1024, limits: { apiKey: POLLING, tenantApiKeys: POLLING } });
+    try {
+      const v = await renderOne(s);
+      assert.equal(v.status, 'failed');
+      assert.match(v.error, /address-space limit of 67108864 bytes/);
+    } finally {
+      await s.stop();
+    }
+  },
+);
 
 test('without prlimit the server says so once in the log and still renders (under the wall-clock limit), a photo larger than the frame included', async () => {
   const warnings: string[] = [];

@@ -50,12 +50,21 @@ async function receiver(clock: () => number): Promise<{ url: string; got: Receiv
 
 test('renders a tour from three photos in each format: H.264 + AAC MP4 at the format size, poster, assets with Range and ETag, signed callback', async () => {
   let clockOffset = 0;
-  const s = await startVideoServer({ now: () => Date.now() + clockOffset, limits: { apiKey: { limit: 100_000, windowMs: 60_000 }, tenantApiKeys: { limit: 100_000, windowMs: 60_000 } } });
+  const s = await startVideoServer({
+    now: () => Date.now() + clockOffset,
+    limits: { apiKey: { limit: 100_000, windowMs: 60_000 }, tenantApiKeys: { limit: 100_000, windowMs: 60_000 } },
+  });
   const hook = await receiver(() => Date.now() + clockOffset);
   try {
     const { key } = await apiKey(s);
     const other = await apiKey(s);
-    const pid = await createProperty(s, key, { title: 'Maison Étoile, 100% {renovated}', address: '5 Avenue Foch', price: 1250000, currency: 'EUR', bedrooms: 4 });
+    const pid = await createProperty(s, key, {
+      title: 'Maison Étoile, 100% {renovated}',
+      address: '5 Avenue Foch',
+      price: 1250000,
+      currency: 'EUR',
+      bedrooms: 4,
+    });
     const up = await uploadMultipart(s, `/v1/properties/${pid}/photos`, key, [
       { name: 'a.jpg', data: testImage('jpg', '640x480') },
       { name: 'b.png', data: testImage('png', '480x640') },

@@ -24,13 +24,18 @@ test('a server stopped mid-render resumes the video on the next start with the s
     dataDir: join(dir.path, 'data'),
     adminToken: ADMIN_TOKEN,
     // Long enough that the render is still running when the server stops.
-    video: { timings: { titleS: 2, photoS: 4, fadeS: 0.5, fps: 25 } }, limits: { apiKey: { limit: 100_000, windowMs: 60_000 }, tenantApiKeys: { limit: 100_000, windowMs: 60_000 } },
+    video: { timings: { titleS: 2, photoS: 4, fadeS: 0.5, fps: 25 } },
+    limits: { apiKey: { limit: 100_000, windowMs: 60_000 }, tenantApiKeys: { limit: 100_000, windowMs: 60_000 } },
   };
   let e = await startEmbedded(options);
   try {
     const tenant = await call(e, 'POST', '/v1/admin/tenants', ADMIN_TOKEN, { name: 'R', plan: 'enterprise' });
     await call(e, 'POST', `/v1/admin/tenants/${tenant.body.id}/users`, ADMIN_TOKEN, { email: 'r@r.test', password: 'password123' });
-    const login = await fetch(`${e.url}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'r@r.test', password: 'password123' }) });
+    const login = await fetch(`${e.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'r@r.test', password: 'password123' }),
+    });
     const session = ((await login.json()) as { token: string }).token;
     const key = (await call(e, 'POST', '/v1/api-keys', session, { name: 'k' })).body.key as string;
     const pid = (await call(e, 'POST', '/v1/properties', key, { title: 'R', address: '1 R St', price: 1, currency: 'USD' })).body.id;

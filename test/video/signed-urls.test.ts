@@ -20,7 +20,14 @@ test('a signature opens only its own asset until its expiry; any change is inval
   assert.equal(signer.verify(8 as AssetId, expires, signature, 0), 'invalid');
   assert.equal(signer.verify(A, '2000000001', signature, 0), 'invalid');
   assert.equal(signer.verify(A, expires, signature!.slice(0, -1) + (signature!.endsWith('A') ? 'B' : 'A'), 0), 'invalid');
-  for (const [e, s] of [[null, signature], [expires, null], ['abc', signature], ['-1', signature], [expires, 'short'], [expires, `${signature}==`]] as const) {
+  for (const [e, s] of [
+    [null, signature],
+    [expires, null],
+    ['abc', signature],
+    ['-1', signature],
+    [expires, 'short'],
+    [expires, `${signature}==`],
+  ] as const) {
     assert.equal(signer.verify(A, e, s, 0), 'invalid', `${e} ${s}`);
   }
   assert.equal(new AssetUrlSigner(Buffer.alloc(32, 2)).verify(A, expires, signature, 0), 'invalid', 'another key');
@@ -42,7 +49,8 @@ test('the signing key is made once in the data directory (0600) and read back by
 test('SERVICE_URL_SIGNING_KEY (hex, at least 32 bytes) replaces the key file, so replicas can share one key', async () => {
   const hex = 'ab'.repeat(32);
   assert.deepEqual(signingKeyFromHex(` ${hex}\n`, 'X'), Buffer.alloc(32, 0xab));
-  for (const bad of ['', 'ab'.repeat(31), `${hex}a`, 'zz'.repeat(32)]) assert.throws(() => signingKeyFromHex(bad, 'SERVICE_URL_SIGNING_KEY'), /SERVICE_URL_SIGNING_KEY must be at least 32 bytes as hex/, bad);
+  for (const bad of ['', 'ab'.repeat(31), `${hex}a`, 'zz'.repeat(32)])
+    assert.throws(() => signingKeyFromHex(bad, 'SERVICE_URL_SIGNING_KEY'), /SERVICE_URL_SIGNING_KEY must be at least 32 bytes as hex/, bad);
   process.env.SERVICE_URL_SIGNING_KEY = 'not hex';
   try {
     await assert.rejects(startVideoServer(), /SERVICE_URL_SIGNING_KEY must be at least 32 bytes/);
@@ -58,7 +66,7 @@ test('SERVICE_URL_SIGNING_KEY (hex, at least 32 bytes) replaces the key file, so
   }
 });
 
-test('signed URLs start with the configured public URL, else the request\'s scheme and Host', () => {
+test("signed URLs start with the configured public URL, else the request's scheme and Host", () => {
   const req = (host?: string) => ({ headers: host === undefined ? {} : { host } }) as unknown as Request;
   assert.equal(originOf(req('example.com:8080'), undefined, 'http'), 'http://example.com:8080');
   assert.equal(originOf(req('[::1]:9'), undefined, 'https'), 'https://[::1]:9');
@@ -73,7 +81,15 @@ test('GET /v1/assets/{id}/url: an absolute URL that opens the file without a key
     const { key, tenantId } = await apiKey(s);
     const other = await apiKey(s);
     const pid = await createProperty(s, key);
-    assert.equal((await uploadMultipart(s, `/v1/properties/${pid}/photos`, key, [{ name: 'a.png', data: testImage('png') }, { name: 'b.jpg', data: testImage('jpg') }])).status, 201);
+    assert.equal(
+      (
+        await uploadMultipart(s, `/v1/properties/${pid}/photos`, key, [
+          { name: 'a.png', data: testImage('png') },
+          { name: 'b.jpg', data: testImage('jpg') },
+        ])
+      ).status,
+      201,
+    );
     const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '1:1' } });
     const done = await waitForVideo(s, key, v.body.id);
     assert.equal(done.status, 'completed', JSON.stringify(done));
@@ -86,7 +102,10 @@ test('GET /v1/assets/{id}/url: an absolute URL that opens the file without a key
     assert.deepEqual(Object.keys(r.body).sort(), ['expires_at', 'url']);
     assert.ok(r.body.url.startsWith(`${s.url}/v1/assets/${assetId}/file?`), r.body.url);
     const expiresMs = Date.parse(r.body.expires_at);
-    assert.ok(expiresMs >= Math.floor(before / 1000) * 1000 + SIGNED_URL_TTL.defaultS * 1000 && expiresMs <= Date.now() + SIGNED_URL_TTL.defaultS * 1000, r.body.expires_at);
+    assert.ok(
+      expiresMs >= Math.floor(before / 1000) * 1000 + SIGNED_URL_TTL.defaultS * 1000 && expiresMs <= Date.now() + SIGNED_URL_TTL.defaultS * 1000,
+      r.body.expires_at,
+    );
 
     const open = await fetch(r.body.url);
     assert.equal(open.status, 200);
@@ -111,7 +130,7 @@ test('GET /v1/assets/{id}/url: an absolute URL that opens the file without a key
       assert.equal(bad.body.error.code, 'bad_request');
       assert.match(bad.body.error.message, /ttl must be/);
     }
-    assert.equal((await s.call('GET', `/v1/assets/${assetId}/url`, { token: other.key })).status, 404, 'another tenant\'s asset');
+    assert.equal((await s.call('GET', `/v1/assets/${assetId}/url`, { token: other.key })).status, 404, "another tenant's asset");
     assert.equal((await s.call('GET', `/v1/assets/${assetId}/url`)).status, 401);
 
     const url = new URL(r.body.url);
@@ -151,10 +170,10 @@ test('GET /v1/assets/{id}/url: an absolute URL that opens the file without a key
     const deleted = await tamper(() => {});
     assert.equal(deleted.status, 404);
     assert.equal(deleted.body.error.code, 'not_found');
-    assert.deepEqual(readdirSync(assetsDir), [], 'the video\'s files are removed with it');
+    assert.deepEqual(readdirSync(assetsDir), [], "the video's files are removed with it");
     assert.equal((await s.call('GET', `/v1/assets/${assetId}`, { token: key })).status, 404);
     assert.equal((await s.call('DELETE', `/v1/properties/${pid}`, { token: key })).status, 204);
-    assert.deepEqual(readdirSync(join(s.dir, 'data', 'photos')), [], 'the property\'s photos are removed with it');
+    assert.deepEqual(readdirSync(join(s.dir, 'data', 'photos')), [], "the property's photos are removed with it");
   } finally {
     await s.stop();
   }

@@ -34,20 +34,45 @@ export function onTestDatabase(open: () => Promise<TestDatabase>, exclusive: boo
 }
 
 const PROPERTY: PropertyInput = {
-  title: 'Sunny flat', address: '12 Rue de Rivoli', city: 'Paris', price: 450000, currency: 'EUR', bedrooms: 2, bathrooms: 1.5, area: 64, description: 'Bright',
+  title: 'Sunny flat',
+  address: '12 Rue de Rivoli',
+  city: 'Paris',
+  price: 450000,
+  currency: 'EUR',
+  bedrooms: 2,
+  bathrooms: 1.5,
+  area: 64,
+  description: 'Bright',
 };
 
 let keySeq = 0;
-const photo = (name = 'a.jpg'): NewPhoto => ({ filename: name, contentType: 'image/jpeg', sizeBytes: 100, width: 40, height: 30, storageKey: `photo-${++keySeq}.jpg` });
+const photo = (name = 'a.jpg'): NewPhoto => ({
+  filename: name,
+  contentType: 'image/jpeg',
+  sizeBytes: 100,
+  width: 40,
+  height: 30,
+  storageKey: `photo-${++keySeq}.jpg`,
+});
 const asset = (kind: 'video' | 'poster'): NewAsset => ({
-  kind, contentType: kind === 'video' ? 'video/mp4' : 'image/jpeg', sizeBytes: 1000, width: 1920, height: 1080,
-  durationS: kind === 'video' ? 12.5 : null, etag: `"e${++keySeq}"`, storageKey: `asset-${keySeq}.${kind === 'video' ? 'mp4' : 'jpg'}`,
+  kind,
+  contentType: kind === 'video' ? 'video/mp4' : 'image/jpeg',
+  sizeBytes: 1000,
+  width: 1920,
+  height: 1080,
+  durationS: kind === 'video' ? 12.5 : null,
+  etag: `"e${++keySeq}"`,
+  storageKey: `asset-${keySeq}.${kind === 'video' ? 'mp4' : 'jpg'}`,
 });
 const noCallback: CallbackFor = () => null;
 /** Two workers' leases, as two replicas would hold them. */
 const L = { owner: 'worker-a/1/aaaa', ms: 60_000 };
 const M = { owner: 'worker-b/2/bbbb', ms: 60_000 };
-const withCallback: CallbackFor = (v) => ({ url: 'https://example.com/hook', event: v.status === 'completed' ? 'video.completed' : 'video.failed', body: `{"id":${v.id}}` });
+const withCallback: CallbackFor = (v) => ({
+  url: 'https://example.com/hook',
+  event: v.status === 'completed' ? 'video.completed' : 'video.failed',
+  body: `{"id":${v.id}}`,
+});
 
 /**
  * The behaviour every VideoStore implementation promises (SQLite, PostgreSQL): run by one
@@ -69,11 +94,16 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
 
     async function propertyWithPhotos(tenant: TenantId, n: number): Promise<{ propertyId: PropertyId; photoIds: PhotoId[] }> {
       const p = await s.createProperty(tenant, PROPERTY);
-      const photos = await s.addPhotos(p.id, Array.from({ length: n }, (_, i) => photo(`p${i}.jpg`)), 100);
+      const photos = await s.addPhotos(
+        p.id,
+        Array.from({ length: n }, (_, i) => photo(`p${i}.jpg`)),
+        100,
+      );
       assert.notEqual(photos, 'too_many');
       return { propertyId: p.id, photoIds: (photos as { id: PhotoId }[]).map((x) => x.id) };
     }
-    const complete = async (id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor) => (await s.completeVideo(L.owner, id, assets, callback))!;
+    const complete = async (id: VideoId, assets: { video: NewAsset; poster: NewAsset }, callback: CallbackFor) =>
+      (await s.completeVideo(L.owner, id, assets, callback))!;
     const fail = async (id: VideoId, error: string, callback: CallbackFor) => (await s.failVideo(L.owner, id, error, callback))!;
     async function queued(tenant: TenantId, callbackUrl: string | null = null): Promise<VideoRecord> {
       const { propertyId, photoIds } = await propertyWithPhotos(tenant, 2);
@@ -88,7 +118,16 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.deepEqual(await s.getProperty(a, p.id), p);
       assert.equal(await s.getProperty(b, p.id), null);
       assert.equal(await s.getProperty(a, 987654 as PropertyId), null);
-      const sparse = await s.createProperty(a, { ...PROPERTY, city: null, price: null, currency: null, bedrooms: null, bathrooms: null, area: null, description: null });
+      const sparse = await s.createProperty(a, {
+        ...PROPERTY,
+        city: null,
+        price: null,
+        currency: null,
+        bedrooms: null,
+        bathrooms: null,
+        area: null,
+        description: null,
+      });
       assert.equal((await s.getProperty(a, sparse.id))?.price, null);
     });
 
@@ -99,12 +138,21 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       for (let i = 0; i < 5; i++) ids.push((await s.createProperty(a, { ...PROPERTY, title: `P${i}` })).id);
       await s.createProperty(b, PROPERTY);
       const first = await s.listProperties(a, 2, null);
-      assert.deepEqual(first.items.map((p) => p.id), [ids[4], ids[3]]);
+      assert.deepEqual(
+        first.items.map((p) => p.id),
+        [ids[4], ids[3]],
+      );
       assert.equal(first.nextAfter, ids[3]);
       const second = await s.listProperties(a, 2, first.nextAfter);
-      assert.deepEqual(second.items.map((p) => p.id), [ids[2], ids[1]]);
+      assert.deepEqual(
+        second.items.map((p) => p.id),
+        [ids[2], ids[1]],
+      );
       const last = await s.listProperties(a, 2, second.nextAfter);
-      assert.deepEqual(last.items.map((p) => p.id), [ids[0]]);
+      assert.deepEqual(
+        last.items.map((p) => p.id),
+        [ids[0]],
+      );
       assert.equal(last.nextAfter, null);
       const exact = await s.listProperties(a, 5, null);
       assert.equal(exact.items.length, 5);
@@ -117,17 +165,27 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       const other = await s.createProperty(a, PROPERTY);
       const added = await s.addPhotos(p.id, [photo('one.jpg'), photo('two.jpg')], 3);
       assert.ok(Array.isArray(added));
-      assert.deepEqual(added.map((x) => x.filename), ['one.jpg', 'two.jpg']);
+      assert.deepEqual(
+        added.map((x) => x.filename),
+        ['one.jpg', 'two.jpg'],
+      );
       assert.equal(added[0]!.propertyId, p.id);
       assert.equal(added[0]!.createdAt, '2026-01-01T00:00:00.000Z');
       assert.equal(await s.addPhotos(p.id, [photo(), photo()], 3), 'too_many');
       assert.equal((await s.getProperty(a, p.id))?.photoCount, 2, 'a refused batch adds nothing');
       const map = await s.photosOf([p.id, other.id]);
-      assert.deepEqual(map.get(p.id)!.map((x) => x.id), added.map((x) => x.id));
+      assert.deepEqual(
+        map.get(p.id)!.map((x) => x.id),
+        added.map((x) => x.id),
+      );
       assert.deepEqual(map.get(other.id), []);
       assert.equal((await s.photosOf([])).size, 0);
       const byIds = await s.photosByIds([added[1]!.id, 99999 as PhotoId, added[0]!.id]);
-      assert.deepEqual(byIds.map((x) => x.id), [added[1]!.id, added[0]!.id], 'in the order asked, unknown ids left out');
+      assert.deepEqual(
+        byIds.map((x) => x.id),
+        [added[1]!.id, added[0]!.id],
+        'in the order asked, unknown ids left out',
+      );
       assert.deepEqual(byIds[0], added[1]);
     });
 
@@ -150,7 +208,7 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.equal(await s.videoById(424242 as VideoId), null);
     });
 
-    test('createVideo refuses past the tenant\'s unfinished limit, counting queued and rendering only', async () => {
+    test("createVideo refuses past the tenant's unfinished limit, counting queued and rendering only", async () => {
       const a = await h.newTenant();
       const b = await h.newTenant();
       const { propertyId, photoIds } = await propertyWithPhotos(a, 1);
@@ -183,7 +241,10 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.equal(second?.tenantId, hi, 'the other tenant goes next');
       const third = await s.claimNextQueued(L, second!.tenantId);
       assert.equal(third?.tenantId, a, 'wraps around to the tenant with work left');
-      assert.deepEqual([first!.id, second!.id, third!.id].sort((x, y) => x - y), [a1.id, a2.id, b1.id].sort((x, y) => x - y));
+      assert.deepEqual(
+        [first!.id, second!.id, third!.id].sort((x, y) => x - y),
+        [a1.id, a2.id, b1.id].sort((x, y) => x - y),
+      );
       assert.equal(first!.tenantId === a ? first!.id : third!.id, a1.id, 'oldest first within a tenant');
       assert.equal(await s.claimNextQueued(L, third!.tenantId), null);
       assert.equal((await s.getVideo(a, a2.id))?.status, 'rendering');
@@ -219,13 +280,16 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.equal(await s.renewRender(L, v.id), false, 'L learns it lost the render');
       assert.equal(await s.completeVideo(L.owner, v.id, { video: asset('video'), poster: asset('poster') }, withCallback), null);
       assert.equal(await s.failVideo(L.owner, v.id, 'late', withCallback), null);
-      assert.deepEqual([(await s.videoById(v.id))?.status, (await s.listAssets(a, {}, 10, null)).items.length, (await s.callbacksOf(v.id)).length], ['rendering', 0, 0]);
+      assert.deepEqual(
+        [(await s.videoById(v.id))?.status, (await s.listAssets(a, {}, 10, null)).items.length, (await s.callbacksOf(v.id)).length],
+        ['rendering', 0, 0],
+      );
       const done = await s.completeVideo(M.owner, v.id, { video: asset('video'), poster: asset('poster') }, noCallback);
       assert.equal(done?.status, 'completed');
       assert.equal(await s.claimNextQueued(L, null), null);
     });
 
-    test('a lapsed render is claimed before the queue; releaseRenders hands only its owner\'s renders back', async () => {
+    test("a lapsed render is claimed before the queue; releaseRenders hands only its owner's renders back", async () => {
       const a = await h.newTenant();
       const b = await h.newTenant();
       const first = await queued(a);
@@ -244,7 +308,7 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.deepEqual(order, [first.id, second.id, third.id]);
     });
 
-    test('a callback claim is a lease: no other worker takes it until it runs out, and a late holder\'s record is refused', async () => {
+    test("a callback claim is a lease: no other worker takes it until it runs out, and a late holder's record is refused", async () => {
       const v = await completed(await h.newTenant());
       const [cb] = await s.claimCallbacks(L, clock, 10);
       assert.ok(cb);
@@ -297,14 +361,23 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       const all = await s.listAssets(a, {}, 10, null);
       assert.equal(all.items.length, 4);
       assert.ok(all.items.every((x) => x.tenantId === a));
-      assert.deepEqual(all.items.map((x) => x.id), [...all.items.map((x) => x.id)].sort((x, y) => y - x));
+      assert.deepEqual(
+        all.items.map((x) => x.id),
+        [...all.items.map((x) => x.id)].sort((x, y) => y - x),
+      );
       const p1 = await s.listAssets(a, {}, 3, null);
       assert.equal(p1.items.length, 3);
       const p2 = await s.listAssets(a, {}, 3, p1.nextAfter);
       assert.equal(p2.items.length, 1);
       assert.equal(p2.nextAfter, null);
-      assert.deepEqual((await s.listAssets(a, { videoId: v1.id }, 10, null)).items.map((x) => x.videoId), [v1.id, v1.id]);
-      assert.deepEqual((await s.listAssets(a, { propertyId: v2.propertyId }, 10, null)).items.map((x) => x.videoId), [v2.id, v2.id]);
+      assert.deepEqual(
+        (await s.listAssets(a, { videoId: v1.id }, 10, null)).items.map((x) => x.videoId),
+        [v1.id, v1.id],
+      );
+      assert.deepEqual(
+        (await s.listAssets(a, { propertyId: v2.propertyId }, 10, null)).items.map((x) => x.videoId),
+        [v2.id, v2.id],
+      );
       assert.equal((await s.listAssets(a, { videoId: vb.id }, 10, null)).items.length, 0);
       assert.equal((await s.listAssets(b, {}, 10, null)).items.length, 2);
     });
@@ -317,7 +390,10 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.equal(failed.status, 'failed');
       assert.equal(failed.error, 'ffmpeg exited 1');
       assert.equal(failed.videoAssetId, null);
-      assert.deepEqual((await s.callbacksOf(v.id)).map((c) => c.event), ['video.failed']);
+      assert.deepEqual(
+        (await s.callbacksOf(v.id)).map((c) => c.event),
+        ['video.failed'],
+      );
       const none = await queued(a);
       await s.claimNextQueued(L, null);
       await fail(none.id, 'x', noCallback);
@@ -347,7 +423,7 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.equal(after?.lastError, null);
     });
 
-    test('a tenant\'s callback secret is made once, kept, and replaced by a rotation', async () => {
+    test("a tenant's callback secret is made once, kept, and replaced by a rotation", async () => {
       const a = await h.newTenant();
       const b = await h.newTenant();
       let made = 0;
@@ -382,21 +458,39 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       const v3 = await queued(a);
       await queued(b);
       const all = await s.listVideos(a, {}, 10, null);
-      assert.deepEqual(all.items.map((v) => v.id), [v3.id, v2.id, v1.id]);
+      assert.deepEqual(
+        all.items.map((v) => v.id),
+        [v3.id, v2.id, v1.id],
+      );
       assert.equal(all.nextAfter, null);
       const p1 = await s.listVideos(a, {}, 2, null);
-      assert.deepEqual(p1.items.map((v) => v.id), [v3.id, v2.id]);
+      assert.deepEqual(
+        p1.items.map((v) => v.id),
+        [v3.id, v2.id],
+      );
       assert.equal(p1.nextAfter, v2.id);
-      assert.deepEqual((await s.listVideos(a, {}, 2, p1.nextAfter)).items.map((v) => v.id), [v1.id]);
-      assert.deepEqual((await s.listVideos(a, { status: 'completed' }, 10, null)).items.map((v) => v.id), [v1.id]);
-      assert.deepEqual((await s.listVideos(a, { status: 'queued' }, 10, null)).items.map((v) => v.id), [v3.id, v2.id]);
-      assert.deepEqual((await s.listVideos(a, { propertyId: v2.propertyId }, 10, null)).items.map((v) => v.id), [v2.id]);
+      assert.deepEqual(
+        (await s.listVideos(a, {}, 2, p1.nextAfter)).items.map((v) => v.id),
+        [v1.id],
+      );
+      assert.deepEqual(
+        (await s.listVideos(a, { status: 'completed' }, 10, null)).items.map((v) => v.id),
+        [v1.id],
+      );
+      assert.deepEqual(
+        (await s.listVideos(a, { status: 'queued' }, 10, null)).items.map((v) => v.id),
+        [v3.id, v2.id],
+      );
+      assert.deepEqual(
+        (await s.listVideos(a, { propertyId: v2.propertyId }, 10, null)).items.map((v) => v.id),
+        [v2.id],
+      );
       assert.deepEqual((await s.listVideos(a, { propertyId: v2.propertyId, status: 'failed' }, 10, null)).items, []);
       assert.equal((await s.listVideos(b, {}, 10, null)).items.length, 1);
       assert.deepEqual((await s.listVideos(a, {}, 10, null)).items[2], await s.getVideo(a, v1.id));
     });
 
-    test('assetById finds any tenant\'s asset', async () => {
+    test("assetById finds any tenant's asset", async () => {
       const a = await h.newTenant();
       const v = await completed(a);
       const got = await s.assetById(v.videoAssetId!);
@@ -409,7 +503,7 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       const b = await h.newTenant();
       const v = await completed(a);
       const keys = [(await s.getAsset(a, v.videoAssetId!))!.storageKey, (await s.getAsset(a, v.posterAssetId!))!.storageKey];
-      assert.deepEqual(await s.deleteVideo(b, v.id), { kind: 'not_found' }, 'another tenant\'s video is not found');
+      assert.deepEqual(await s.deleteVideo(b, v.id), { kind: 'not_found' }, "another tenant's video is not found");
       const out = await s.deleteVideo(a, v.id);
       assert.equal(out.kind, 'deleted');
       assert.deepEqual(out.kind === 'deleted' && [...out.orphans.assetKeys].sort(), [...keys].sort());
@@ -441,7 +535,7 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       const done = await completed(a);
       const [shown, spare] = done.photoIds;
       const key = (await s.photosByIds([shown!]))[0]!.storageKey;
-      assert.deepEqual(await s.deletePhoto(b, done.propertyId, shown!), { kind: 'not_found' }, 'another tenant\'s photo is not found');
+      assert.deepEqual(await s.deletePhoto(b, done.propertyId, shown!), { kind: 'not_found' }, "another tenant's photo is not found");
       const other = await s.createProperty(a, PROPERTY);
       assert.deepEqual(await s.deletePhoto(a, other.id, shown!), { kind: 'not_found' }, 'a photo is found only under its own property');
       assert.deepEqual(await s.deletePhoto(a, done.propertyId, shown!), { kind: 'deleted', orphans: { photoKeys: [key], assetKeys: [] } });
@@ -480,7 +574,7 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.deepEqual(await s.photosByIds(done.photoIds), []);
       assert.deepEqual(await s.callbacksOf(done.id), []);
       assert.equal(await s.claimNextQueued(L, null), null);
-      assert.equal((await s.listAssets(a, {}, 10, null)).items.length, 2, 'the other property\'s assets stay');
+      assert.equal((await s.listAssets(a, {}, 10, null)).items.length, 2, "the other property's assets stay");
       assert.ok(await s.getVideo(a, keep.id));
       assert.deepEqual(await s.deleteProperty(a, done.propertyId), { kind: 'not_found' });
     });

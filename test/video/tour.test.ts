@@ -16,17 +16,30 @@ const PROPERTY = { title: 'Château Vue', address: '1 Quai', city: 'Lyon', price
 const TIMINGS = { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 25 };
 
 test('tour plan: durations with and without xfade, filter values escaped', () => {
-  const base = { photos: ['a.jpg', 'b.jpg', 'c.jpg'], format: '4:5' as const, title: { kind: 'image' as const, path: 't.ppm' }, output: 'o.mp4', timings: TIMINGS, preset: 'ultrafast' };
+  const base = {
+    photos: ['a.jpg', 'b.jpg', 'c.jpg'],
+    format: '4:5' as const,
+    title: { kind: 'image' as const, path: 't.ppm' },
+    output: 'o.mp4',
+    timings: TIMINGS,
+    preset: 'ultrafast',
+  };
   const x = planTour({ ...base, xfade: true });
   assert.equal(x.durationS, 4);
   assert.deepEqual([x.width, x.height], [1080, 1350]);
   const graph = x.args[x.args.indexOf('-filter_complex') + 1]!;
-  assert.deepEqual([...graph.matchAll(/offset=([\d.]+)/g)].map((m) => Number(m[1])), [0.5, 1.5, 2.5]);
+  assert.deepEqual(
+    [...graph.matchAll(/offset=([\d.]+)/g)].map((m) => Number(m[1])),
+    [0.5, 1.5, 2.5],
+  );
   const plain = planTour({ ...base, xfade: false });
   assert.equal(plain.durationS, 5.5);
   assert.match(plain.args[plain.args.indexOf('-filter_complex') + 1]!, /concat=n=4:v=1:a=0/);
   assert.equal(filterValue("a:b'c,d"), String.raw`a\\:b\\\'c\,d`);
-  assert.deepEqual(titleLines(PROPERTY, '1:1').map((l) => l.text), ['Château Vue', '1 Quai, Lyon', 'EUR 725,000 · 1 bedroom']);
+  assert.deepEqual(
+    titleLines(PROPERTY, '1:1').map((l) => l.text),
+    ['Château Vue', '1 Quai, Lyon', 'EUR 725,000 · 1 bedroom'],
+  );
   const long = titleLines({ ...PROPERTY, title: 'x'.repeat(300) }, '9:16')[0]!.text;
   assert.ok(long.length < 60 && long.endsWith('…'));
 });
@@ -41,7 +54,11 @@ test('filter values survive both quoting levels: drawtext reads a text file from
     const font = findFont();
     if (!font) return;
     const graph = `color=c=black:s=64x64:d=0.1,drawtext=fontfile=${filterValue(font)}:textfile=${filterValue(textFile)}:fontcolor=white`;
-    await runFfmpeg('ffmpeg', ['-f', 'lavfi', '-i', 'nullsrc=s=64x64:d=0.1', '-filter_complex', graph, '-frames:v', '1', '-f', 'null', '-'], { durationS: 0, timeoutMs: 60_000, confinement: CONFINED });
+    await runFfmpeg('ffmpeg', ['-f', 'lavfi', '-i', 'nullsrc=s=64x64:d=0.1', '-filter_complex', graph, '-frames:v', '1', '-f', 'null', '-'], {
+      durationS: 0,
+      timeoutMs: 60_000,
+      confinement: CONFINED,
+    });
   } finally {
     dir.dispose();
   }

@@ -5,7 +5,10 @@ import { tenantSession, type TestServer } from '../helpers/embedded.js';
 
 async function withPhoto(s: TestServer, key: string): Promise<number> {
   const pid = await createProperty(s, key);
-  const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ filename: 'a.png', data_base64: testImage('png').toString('base64') }] } });
+  const up = await s.call('POST', `/v1/properties/${pid}/photos`, {
+    token: key,
+    body: { photos: [{ filename: 'a.png', data_base64: testImage('png').toString('base64') }] },
+  });
   assert.equal(up.status, 201);
   return pid;
 }
@@ -26,7 +29,7 @@ async function video(s: TestServer, key: string, pid: number): Promise<number> {
   return r.body.id;
 }
 
-test('GET /v1/videos lists the tenant\'s videos newest first, paginated, filtered by property_id and status', async () => {
+test("GET /v1/videos lists the tenant's videos newest first, paginated, filtered by property_id and status", async () => {
   // Without ffmpeg every render fails at once: the statuses settle without a real render.
   const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg' });
   try {
@@ -40,7 +43,10 @@ test('GET /v1/videos lists the tenant\'s videos newest first, paginated, filtere
 
     const all = await s.call('GET', '/v1/videos', { token: key });
     assert.equal(all.status, 200);
-    assert.deepEqual(all.body.data.map((v: { id: number }) => v.id), [...ids].reverse());
+    assert.deepEqual(
+      all.body.data.map((v: { id: number }) => v.id),
+      [...ids].reverse(),
+    );
     assert.equal(all.body.next_cursor, null);
     const one = await s.call('GET', `/v1/videos/${ids[0]}`, { token: key });
     assert.deepEqual(all.body.data[2], one.body, 'a listed video is the same record GET /v1/videos/{id} answers');
@@ -49,11 +55,17 @@ test('GET /v1/videos lists the tenant\'s videos newest first, paginated, filtere
     assert.equal(first.body.data.length, 2);
     assert.equal(typeof first.body.next_cursor, 'string');
     const second = await s.call('GET', `/v1/videos?limit=2&cursor=${first.body.next_cursor}`, { token: key });
-    assert.deepEqual(second.body.data.map((v: { id: number }) => v.id), [ids[0]]);
+    assert.deepEqual(
+      second.body.data.map((v: { id: number }) => v.id),
+      [ids[0]],
+    );
     assert.equal(second.body.next_cursor, null);
 
     const ofP1 = await s.call('GET', `/v1/videos?property_id=${p1}`, { token: key });
-    assert.deepEqual(ofP1.body.data.map((v: { id: number }) => v.id), [ids[2], ids[0]]);
+    assert.deepEqual(
+      ofP1.body.data.map((v: { id: number }) => v.id),
+      [ids[2], ids[0]],
+    );
     assert.equal((await s.call('GET', '/v1/videos?status=failed', { token: key })).body.data.length, 3);
     assert.deepEqual((await s.call('GET', '/v1/videos?status=completed', { token: key })).body.data, []);
     assert.deepEqual((await s.call('GET', `/v1/videos?property_id=${p1}&status=queued`, { token: key })).body.data, []);
@@ -80,7 +92,10 @@ test('deletes refuse (409 conflict) while a render needs what they would remove;
     const first = (await s.call('GET', `/v1/properties/${pid}`, { token: key })).body.photos[0].id;
     const rendering = await video(s, key, pid);
     await waitForStatus(s, key, rendering, 'rendering');
-    const up = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ filename: 'b.png', data_base64: testImage('png').toString('base64') }] } });
+    const up = await s.call('POST', `/v1/properties/${pid}/photos`, {
+      token: key,
+      body: { photos: [{ filename: 'b.png', data_base64: testImage('png').toString('base64') }] },
+    });
     const second = up.body.data[0].id;
     const queued = await video(s, key, pid);
     assert.equal((await s.call('GET', `/v1/videos/${queued}`, { token: key })).body.status, 'queued');
@@ -106,7 +121,7 @@ test('deletes refuse (409 conflict) while a render needs what they would remove;
   }
 });
 
-test('a finished video is deleted (204, then 404); another tenant\'s id and malformed ids are 404', async () => {
+test("a finished video is deleted (204, then 404); another tenant's id and malformed ids are 404", async () => {
   const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg' });
   try {
     const { key } = await apiKey(s);
@@ -155,7 +170,7 @@ test('a photo of a finished video is deleted and the video keeps its photo_ids; 
   }
 });
 
-test('a property is deleted with its photos and videos; another tenant\'s id is 404', async () => {
+test("a property is deleted with its photos and videos; another tenant's id is 404", async () => {
   const s = await startVideoServer({ ffmpegPath: '/nonexistent/ffmpeg' });
   try {
     const { key } = await apiKey(s);
@@ -171,7 +186,10 @@ test('a property is deleted with its photos and videos; another tenant\'s id is 
     assert.equal((await s.call('GET', `/v1/properties/${pid}`, { token: key })).status, 404);
     assert.equal((await s.call('GET', `/v1/videos/${a}`, { token: key })).status, 404);
     assert.equal((await s.call('GET', `/v1/videos/${b}`, { token: key })).status, 404);
-    assert.deepEqual((await s.call('GET', '/v1/properties', { token: key })).body.data.map((p: { id: number }) => p.id), [keep]);
+    assert.deepEqual(
+      (await s.call('GET', '/v1/properties', { token: key })).body.data.map((p: { id: number }) => p.id),
+      [keep],
+    );
     assert.equal((await s.call('DELETE', `/v1/properties/${pid}`, { token: key })).status, 404);
   } finally {
     await s.stop();

@@ -23,11 +23,18 @@ test('conversation.started is delivered once per conversation_id per widget; a r
     // Another widget of the tenant has its own conversations.
     const other = await s.call('POST', '/v1/widgets', { token, body: { name: 'second' } });
     await s.call('POST', `/v1/widgets/${other.body.id}/webhooks`, { token, body: { url: rx.url, events: ['conversation.started'] } });
-    const elsewhere = await s.call('POST', `/v1/widgets/${other.body.id}/events`, { token, body: { event: 'conversation.started', data: { conversation_id: 'ses_1' } } });
+    const elsewhere = await s.call('POST', `/v1/widgets/${other.body.id}/events`, {
+      token,
+      body: { event: 'conversation.started', data: { conversation_id: 'ses_1' } },
+    });
     assert.equal(elsewhere.body.deliveries, 1);
     await rx.waitFor(5);
     const started = rx.received.filter((r) => JSON.parse(r.body).event === 'conversation.started');
-    assert.deepEqual(started.map((r) => [JSON.parse(r.body).widget_id === other.body.id, JSON.parse(r.body).data.conversation_id]).sort(), [[false, 'ses_1'], [false, 'ses_2'], [true, 'ses_1']]);
+    assert.deepEqual(started.map((r) => [JSON.parse(r.body).widget_id === other.body.id, JSON.parse(r.body).data.conversation_id]).sort(), [
+      [false, 'ses_1'],
+      [false, 'ses_2'],
+      [true, 'ses_1'],
+    ]);
   } finally {
     await s.stop();
     await rx.close();

@@ -23,7 +23,10 @@ test('kill -9 with deliveries in flight and pending, then a restart on the same 
     await call(first.url, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: rx.url, events: ['conversation.started'] });
     const total = 20;
     for (let i = 0; i < total; i++) {
-      const r = await call(first.url, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, { event: 'conversation.started', data: { conversation_id: `ses_${i}` } });
+      const r = await call(first.url, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
+        event: 'conversation.started',
+        data: { conversation_id: `ses_${i}` },
+      });
       assert.equal(r.deliveries, 1);
     }
     await rx.waitFor(4);

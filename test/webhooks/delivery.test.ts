@@ -87,10 +87,22 @@ test('retries follow 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h on an injected clo
 });
 
 test('jitter stays within ±10% of the schedule', () => {
-  assert.equal(retryDelay(1, () => 0), 4_500);
-  assert.equal(retryDelay(1, () => 0.999999), 5_500);
-  assert.equal(retryDelay(7, () => 0.5), 36_000_000);
-  assert.equal(retryDelay(8, () => 0.5), null);
+  assert.equal(
+    retryDelay(1, () => 0),
+    4_500,
+  );
+  assert.equal(
+    retryDelay(1, () => 0.999999),
+    5_500,
+  );
+  assert.equal(
+    retryDelay(7, () => 0.5),
+    36_000_000,
+  );
+  assert.equal(
+    retryDelay(8, () => 0.5),
+    null,
+  );
   const r = seededRandom(7);
   for (let i = 0; i < 1000; i++) {
     const v = retryDelay(2, r)!;
@@ -122,7 +134,10 @@ test('410 Gone disables the endpoint at once and fails its pending deliveries', 
     assert.equal(on.status, 200);
     assert.equal(on.body.enabled, true);
     assert.equal(on.body.disabled_reason, null);
-    const rec = await s.call('POST', `/v1/widgets/${widgetId}/webhooks/${ep.id}/recover`, { token, body: { since: new Date(clock.now() - 60_000).toISOString() } });
+    const rec = await s.call('POST', `/v1/widgets/${widgetId}/webhooks/${ep.id}/recover`, {
+      token,
+      body: { since: new Date(clock.now() - 60_000).toISOString() },
+    });
     assert.equal(rec.status, 202);
     assert.equal(rec.body.requeued, 6);
     await s.webhooks.dispatcher.runDue();
@@ -197,7 +212,11 @@ test('a 3xx is a failure and the redirect is not followed', async () => {
 test('no 2xx within the timeout is a failure; Retry-After on 429/503 is honoured within bounds', async () => {
   let mode: 'hang' | '429' | '503' = 'hang';
   const rx = await startReceiver(() =>
-    mode === 'hang' ? { status: 200, hang: true } : mode === '429' ? { status: 429, headers: { 'retry-after': '600' } } : { status: 503, headers: { 'retry-after': '999999' } },
+    mode === 'hang'
+      ? { status: 200, hang: true }
+      : mode === '429'
+        ? { status: 429, headers: { 'retry-after': '600' } }
+        : { status: 503, headers: { 'retry-after': '999999' } },
   );
   const clock = testClock();
   const { s, addEndpoint, post } = await webhookServer({ now: clock.now, webhooks: { dispatcher: { timeoutMs: 150, random: () => 0.5 } } });

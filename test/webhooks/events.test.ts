@@ -29,7 +29,11 @@ test('lead.captured carries exactly its four fields; anything else is refused', 
 });
 
 test('the other three types: conversation_id required, documented fields checked, free text scanned', () => {
-  assert.equal(validateEvent('conversation.ended', { conversation_id: 'ses_1', visitor_id: 'vis_2', ended_reason: 'inactivity', message_count: 12, duration_seconds: 340 }).ok, true);
+  assert.equal(
+    validateEvent('conversation.ended', { conversation_id: 'ses_1', visitor_id: 'vis_2', ended_reason: 'inactivity', message_count: 12, duration_seconds: 340 })
+      .ok,
+    true,
+  );
   assert.equal(validateEvent('conversation.ended', { conversation_id: 'ses_1', ended_reason: 'bored' }).ok, false);
   assert.equal(validateEvent('conversation.ended', { conversation_id: 'ses_1', message_count: -1 }).ok, false);
   assert.equal(validateEvent('escalation.triggered', { conversation_id: 'ses_1', reason: 'visitor asked for a person' }).ok, true);

@@ -35,7 +35,17 @@ async function addEndpoint(store: WebhookStore, widget: WidgetId, url: string): 
 
 test('the delivery lease outlasts the delivery timeout', () => {
   assert.ok(DELIVERY_LEASE_MS > DELIVERY_TIMEOUT_MS);
-  assert.throws(() => new Dispatcher({ store: {} as WebhookStore, send: async () => ({ kind: 'error', error: 'x', durationMs: 0 }), allowPrivate: true, timeoutMs: 5000, leaseMs: 5000 }), /leaseMs must be an integer above timeoutMs/);
+  assert.throws(
+    () =>
+      new Dispatcher({
+        store: {} as WebhookStore,
+        send: async () => ({ kind: 'error', error: 'x', durationMs: 0 }),
+        allowPrivate: true,
+        timeoutMs: 5000,
+        leaseMs: 5000,
+      }),
+    /leaseMs must be an integer above timeoutMs/,
+  );
 });
 
 test('two dispatchers on one outbox deliver every delivery exactly once', async () => {
@@ -84,7 +94,7 @@ test('a dispatcher that stops answering keeps its deliveries until the lease lap
     const log = await o.store.listDeliveries(ep, { limit: 10, before: null });
     for (const d of log.data) {
       const full = await o.store.getDelivery(ep, d.id);
-      assert.deepEqual([full?.status, full?.attempts, full?.attemptLog.length], ['succeeded', 1, 1], 'only the holder\'s attempt is recorded');
+      assert.deepEqual([full?.status, full?.attempts, full?.attemptLog.length], ['succeeded', 1, 1], "only the holder's attempt is recorded");
     }
   } finally {
     await stuck.stop(0);
@@ -144,7 +154,10 @@ test('results that arrive while a batch is being written are written too, with n
   const d = new Dispatcher({ store, send: sender.send, allowPrivate: true });
   try {
     const ep = await addEndpoint(o.store, o.widget, rx.url);
-    const ids = [...(await o.store.enqueue(o.widget, 'lead.captured', '{"n":1}')).deliveries, ...(await o.store.enqueue(o.widget, 'lead.captured', '{"n":2}')).deliveries];
+    const ids = [
+      ...(await o.store.enqueue(o.widget, 'lead.captured', '{"n":1}')).deliveries,
+      ...(await o.store.enqueue(o.widget, 'lead.captured', '{"n":2}')).deliveries,
+    ];
     await d.start();
     await rx.waitFor(2);
     while (!entered) await new Promise((r) => setImmediate(r));

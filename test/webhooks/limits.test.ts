@@ -35,7 +35,11 @@ test('a widget key posts 600 events per minute, then 429 with Retry-After and X-
   const clock = testClock(Date.parse('2026-05-01T10:00:00Z'));
   const { s, widgetId, widgetKey } = await webhookServer({ now: clock.now });
   try {
-    const post = (i: number) => s.call('POST', `/v1/widgets/${widgetId}/events`, { token: widgetKey, body: { event: 'conversation.started', data: { conversation_id: `ses_${i}`, visitor_id: 'vis_1' } } });
+    const post = (i: number) =>
+      s.call('POST', `/v1/widgets/${widgetId}/events`, {
+        token: widgetKey,
+        body: { event: 'conversation.started', data: { conversation_id: `ses_${i}`, visitor_id: 'vis_1' } },
+      });
     // In concurrent batches: the count, not the pace, is under test (the clock stands still).
     for (let batch = 0; batch < 12; batch++) {
       const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => post(batch * 50 + i)));

@@ -36,7 +36,12 @@ test('webhooks listen verifies a real delivery (200) and refuses a forged one (4
 
     const forged = await fetch(listening, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': `v1,${'A'.repeat(44)}` },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_1',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': `v1,${'A'.repeat(44)}`,
+      },
       body: '{"event":"lead.captured"}',
     });
     assert.equal(forged.status, 400);
@@ -46,7 +51,11 @@ test('webhooks listen verifies a real delivery (200) and refuses a forged one (4
 
     // issue 14: a delivery signed only with X-Service-Signature binds no timestamp (replayable): refused by default.
     const body = '{"event":"lead.captured"}';
-    const untimestamped = await fetch(listening, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': serviceSignature(body, secret) }, body });
+    const untimestamped = await fetch(listening, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': serviceSignature(body, secret) },
+      body,
+    });
     assert.equal(untimestamped.status, 400);
     assert.equal((await next()).error, 'missing_signature');
   } finally {
@@ -57,13 +66,19 @@ test('webhooks listen verifies a real delivery (200) and refuses a forged one (4
 
 test('webhooks listen --allow-untimestamped accepts X-Service-Signature alone', async () => {
   const secret = 'plain shared secret';
-  const child = spawn(process.execPath, [cli, 'webhooks', 'listen', '--secret', secret, '--port', '0', '--json', '--allow-untimestamped'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [cli, 'webhooks', 'listen', '--secret', secret, '--port', '0', '--json', '--allow-untimestamped'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async () => JSON.parse(((await lines.next()).value as string) ?? 'null');
   try {
     const { listening } = await next();
     const body = '{"event":"lead.captured"}';
-    const res = await fetch(listening, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': serviceSignature(body, secret) }, body });
+    const res = await fetch(listening, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': serviceSignature(body, secret) },
+      body,
+    });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
     const line = await next();
@@ -77,7 +92,12 @@ test('webhooks listen --allow-untimestamped accepts X-Service-Signature alone', 
 /** A delivery signed the Standard Webhooks way, as the emitter sends it. */
 function signed(secret: string, body: string, id = 'msg_forward_1'): Record<string, string> {
   const ts = Math.floor(Date.now() / 1000);
-  return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': standardSignature(id, ts, body, standardKey(secret)) };
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(ts),
+    'webhook-signature': standardSignature(id, ts, body, standardKey(secret)),
+  };
 }
 
 test('webhooks listen takes its secret from BRAINSTEM_WEBHOOK_SECRET (not the command line) and --forward-to sends each verified delivery on, reporting its status', async () => {
@@ -127,7 +147,10 @@ test('webhooks listen takes its secret from BRAINSTEM_WEBHOOK_SECRET (not the co
 });
 
 test('webhooks listen with no secret generates one and prints it; --secret still works, with a warning that ps shows it', async () => {
-  const gen = spawn(process.execPath, [cli, 'webhooks', 'listen', '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BRAINSTEM_WEBHOOK_SECRET: '' } });
+  const gen = spawn(process.execPath, [cli, 'webhooks', 'listen', '--port', '0', '--json'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BRAINSTEM_WEBHOOK_SECRET: '' },
+  });
   const genLines = createInterface({ input: gen.stdout! })[Symbol.asyncIterator]();
   try {
     const ready = JSON.parse((await genLines.next()).value as string);

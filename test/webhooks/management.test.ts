@@ -107,7 +107,15 @@ test('without --allow-private-webhooks, private and plain-http URLs are a 422 at
   try {
     const { token } = await tenantSession(s);
     const w = await s.call('POST', '/v1/widgets', { token, body: { name: 'w' } });
-    for (const url of ['http://127.0.0.1:9/hook', 'https://127.0.0.1/hook', 'https://[::1]/', 'https://10.0.0.1/', 'https://169.254.169.254/', 'https://localhost/', 'https://0x7f000001/']) {
+    for (const url of [
+      'http://127.0.0.1:9/hook',
+      'https://127.0.0.1/hook',
+      'https://[::1]/',
+      'https://10.0.0.1/',
+      'https://169.254.169.254/',
+      'https://localhost/',
+      'https://0x7f000001/',
+    ]) {
       const r = await s.call('POST', `/v1/widgets/${w.body.id}/webhooks`, { token, body: { url, events: ['lead.captured'] } });
       assert.equal(r.status, 422, url);
       assert.equal(r.body.error.code, 'validation_failed');

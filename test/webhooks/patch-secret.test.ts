@@ -16,7 +16,10 @@ test('PATCH of an endpoint sets its secret (≤ 4096): later deliveries are sign
     const path = `/v1/widgets/${widgetId}/webhooks/${ep.id}`;
     const tooLong = await s.call('PATCH', path, { token, body: { secret: 's'.repeat(4097) } });
     assert.equal(tooLong.status, 422);
-    assert.deepEqual(tooLong.body.error.details.map((d: { path: string }) => d.path), ['secret']);
+    assert.deepEqual(
+      tooLong.body.error.details.map((d: { path: string }) => d.path),
+      ['secret'],
+    );
     const patched = await s.call('PATCH', path, { token, body: { secret: 'second secret', enabled: true } });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     assert.equal(patched.body.secret, undefined, 'a secret is never echoed back');

@@ -39,7 +39,7 @@ test('the guard runs again at delivery: a host that now resolves to a private ad
   }
 });
 
-test('a suspended tenant\'s widget key is 403 tenant_suspended', async () => {
+test("a suspended tenant's widget key is 403 tenant_suspended", async () => {
   const { s, widgetId, widgetKey } = await webhookServer();
   try {
     const tenants = await s.call('GET', '/v1/admin/tenants', { token: 'bsa_test_admin_token' });

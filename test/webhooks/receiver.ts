@@ -22,10 +22,11 @@ export async function startReceiver(respond: Responder = () => ({ status: 200, b
       const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/' };
       const index = received.length;
       received.push(r);
-      for (const w of [...waiters]) if (w.ready()) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
+      for (const w of [...waiters])
+        if (w.ready()) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve();
+        }
       const answer = responder(r, index);
       if (answer.hang) {
         hanging.add(res);

@@ -26,24 +26,30 @@ test('2,000 deliveries across 3 replicas on PostgreSQL, one killed with SIGKILL 
     const bases = replicas.map((r) => r.url);
     const { token } = await tenantSession(bases[0]!);
     const widget = await call(bases[1]!, 'POST', '/v1/widgets', token, { name: 'replicated' });
-    for (let i = 0; i < ENDPOINTS; i++) await call(bases[2]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['conversation.ended'] });
+    for (let i = 0; i < ENDPOINTS; i++)
+      await call(bases[2]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['conversation.ended'] });
 
     // The third replica is killed once a third of the deliveries are made, while events still
     // arrive through the other two (as a load balancer would send them once it is gone).
     const victim = replicas[2]!;
-    const killed = rx.waitUntil(() => rx.received.length >= total / 3).then(async () => {
-      await victim.kill();
-      const at = rx.received.length;
-      // What the dead replica still held: only these may be sent twice.
-      const { rows } = await db.query(`SELECT id FROM webhook_deliveries WHERE status = 'inflight' AND lease_owner LIKE $1`, [`%/${victim.pid}/%`]);
-      return { at, held: new Set(rows.map((r: { id: string }) => r.id)) };
-    });
+    const killed = rx
+      .waitUntil(() => rx.received.length >= total / 3)
+      .then(async () => {
+        await victim.kill();
+        const at = rx.received.length;
+        // What the dead replica still held: only these may be sent twice.
+        const { rows } = await db.query(`SELECT id FROM webhook_deliveries WHERE status = 'inflight' AND lease_owner LIKE $1`, [`%/${victim.pid}/%`]);
+        return { at, held: new Set(rows.map((r: { id: string }) => r.id)) };
+      });
     let next = 0;
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (next < EVENTS) {
           const i = next++;
-          const r = await call(bases[i % 2]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, { event: 'conversation.ended', data: { conversation_id: `ses_${i}` } });
+          const r = await call(bases[i % 2]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
+            event: 'conversation.ended',
+            data: { conversation_id: `ses_${i}` },
+          });
           assert.equal(r.deliveries, ENDPOINTS);
         }
       }),
@@ -82,7 +88,9 @@ test('2,000 deliveries across 3 replicas on PostgreSQL, one killed with SIGKILL 
         `SELECT a.started_at, a.outcome, a.status_code FROM webhook_attempts a JOIN webhook_deliveries d ON d.seq = a.delivery_seq WHERE d.id = $1 ORDER BY a.seq`,
         [id],
       );
-      assert.fail(`${id} received ${seen.get(id)} times (requests #${at.join(', #')}; the kill came after #${killedAt}); held by the killed replica: ${held.has(id)}; attempts recorded: ${JSON.stringify(log)}`);
+      assert.fail(
+        `${id} received ${seen.get(id)} times (requests #${at.join(', #')}; the kill came after #${killedAt}); held by the killed replica: ${held.has(id)}; attempts recorded: ${JSON.stringify(log)}`,
+      );
     }
   } finally {
     for (const r of replicas) await r.kill();

@@ -34,7 +34,11 @@ test('after a rotation the old secret keeps verifying for 24 h, then only the ne
     clock.advance(86_400_000 - 1_000);
     await s.webhooks.service.emit(widgetId, 'lead.captured', LEAD);
     await s.webhooks.dispatcher.runDue();
-    assert.equal(verifyWebhook(rx.received[1]!.body, rx.received[1]!.headers as Record<string, string>, ep.secret, { now: clock.now }).ok, true, 'still inside 24 h');
+    assert.equal(
+      verifyWebhook(rx.received[1]!.body, rx.received[1]!.headers as Record<string, string>, ep.secret, { now: clock.now }).ok,
+      true,
+      'still inside 24 h',
+    );
 
     clock.advance(1_000);
     await s.webhooks.service.emit(widgetId, 'lead.captured', LEAD);
@@ -69,7 +73,10 @@ test('a user-provided secret signs X-Service-Signature as given and keys Standar
     assert.equal(verifyWebhook(r.body, spec, secret).ok, false);
     assert.equal(verifyWebhook(r.body, spec, secret, { requireTimestamp: true }).ok, false);
     assert.equal(verifyWebhook(r.body, spec, secret, { requireTimestamp: false }).ok, true);
-    assert.equal(verifyWebhook(r.body, { ...(r.headers as Record<string, string>), 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 301) }, secret).ok, false);
+    assert.equal(
+      verifyWebhook(r.body, { ...(r.headers as Record<string, string>), 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 301) }, secret).ok,
+      false,
+    );
   } finally {
     await s.stop();
     await rx.close();

@@ -29,7 +29,11 @@ test('every form of secret is accepted; whsec_ + base64 (padded or not) keys Sta
       assert.equal(got.headers['x-service-signature'], `v1=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(got.body).digest('hex')}`, secret);
       const decoded = secret === PADDED || secret === UNPADDED;
       assert.deepEqual(standardKey(secret), decoded ? KEY : Buffer.from(secret, 'utf8'), secret);
-      const headers = { 'webhook-id': String(got.headers['webhook-id']), 'webhook-timestamp': String(got.headers['webhook-timestamp']), 'webhook-signature': String(got.headers['webhook-signature']) };
+      const headers = {
+        'webhook-id': String(got.headers['webhook-id']),
+        'webhook-timestamp': String(got.headers['webhook-timestamp']),
+        'webhook-signature': String(got.headers['webhook-signature']),
+      };
       // The Standard Webhooks library itself: a whsec_ + base64 secret as given, any other as raw bytes.
       const receiver = decoded ? new Webhook(secret) : new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' });
       assert.deepEqual(receiver.verify(got.body, headers), JSON.parse(got.body), secret);
@@ -48,7 +52,10 @@ test('a secret with a lone surrogate is 422 on create and on PATCH, and changes 
     for (const secret of ['abc\ud800', '\udc00', 'x\udbff\udbffy']) {
       const r = await s.call('POST', base, { token, body: { url, secret, events: ['lead.captured'] } });
       assert.equal(r.status, 422, JSON.stringify(secret));
-      assert.deepEqual(r.body.error.details.map((d: { path: string }) => d.path), ['secret']);
+      assert.deepEqual(
+        r.body.error.details.map((d: { path: string }) => d.path),
+        ['secret'],
+      );
     }
     assert.deepEqual((await s.call('GET', base, { token })).body, []);
     const ep = await addEndpoint({ url, secret: 'kept', events: ['lead.captured'] });

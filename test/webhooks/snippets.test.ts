@@ -9,23 +9,36 @@ import { LEAD, webhookServer } from './setup.js';
 
 const hasPython = spawnSync('python3', ['--version']).status === 0;
 
-test('the Python verification snippet in docs/webhooks.md accepts real deliveries and refuses the wrong secret', { skip: !hasPython && 'python3 not installed' }, async () => {
-  const doc = readFileSync(join(repoRoot, 'docs', 'webhooks.md'), 'utf8');
-  const snippet = /```python\n([\s\S]*?)```/.exec(doc)?.[1];
-  assert.ok(snippet, 'docs/webhooks.md has a python block');
-  const rx = await startReceiver();
-  const { s, addEndpoint, post } = await webhookServer();
-  const dir = tempDir();
-  try {
-    const generated = await addEndpoint({ url: rx.url, events: ['lead.captured'] });
-    const own = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: 'plain shared secret' });
-    const unpadded = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: `whsec_${Buffer.alloc(32, 9).toString('base64').replace(/=+$/, '')}` });
-    const notBase64 = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: 'whsec_not*base64' });
-    await post('lead.captured', LEAD);
-    await rx.waitFor(4);
-    const file = join(dir.path, 'deliveries.json');
-    writeFileSync(file, JSON.stringify({ deliveries: rx.received.map((r) => ({ body: r.body, headers: r.headers })), secrets: [generated.secret, own.secret, unpadded.secret, notBase64.secret] }));
-    const check = `${snippet}
+test(
+  'the Python verification snippet in docs/webhooks.md accepts real deliveries and refuses the wrong secret',
+  { skip: !hasPython && 'python3 not installed' },
+  async () => {
+    const doc = readFileSync(join(repoRoot, 'docs', 'webhooks.md'), 'utf8');
+    const snippet = /```python\n([\s\S]*?)```/.exec(doc)?.[1];
+    assert.ok(snippet, 'docs/webhooks.md has a python block');
+    const rx = await startReceiver();
+    const { s, addEndpoint, post } = await webhookServer();
+    const dir = tempDir();
+    try {
+      const generated = await addEndpoint({ url: rx.url, events: ['lead.captured'] });
+      const own = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: 'plain shared secret' });
+      const unpadded = await addEndpoint({
+        url: rx.url,
+        events: ['lead.captured'],
+        secret: `whsec_${Buffer.alloc(32, 9).toString('base64').replace(/=+$/, '')}`,
+      });
+      const notBase64 = await addEndpoint({ url: rx.url, events: ['lead.captured'], secret: 'whsec_not*base64' });
+      await post('lead.captured', LEAD);
+      await rx.waitFor(4);
+      const file = join(dir.path, 'deliveries.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          deliveries: rx.received.map((r) => ({ body: r.body, headers: r.headers })),
+          secrets: [generated.secret, own.secret, unpadded.secret, notBase64.secret],
+        }),
+      );
+      const check = `${snippet}
 import json, sys
 d = json.load(open(sys.argv[1]))
 out = []
@@ -35,14 +48,15 @@ for dl in d["deliveries"]:
     out.append([verify(body, {"X-Service-Signature": dl["headers"]["x-service-signature"]}, s) for s in d["secrets"]])
 print(json.dumps(out))
 `;
-    const run = spawnSync('python3', ['-c', check, file], { encoding: 'utf8' });
-    assert.equal(run.status, 0, run.stderr);
-    const results = JSON.parse(run.stdout) as boolean[][];
-    // Each delivery verifies with exactly one of the secrets (of every kind), by either scheme.
-    for (const pair of results) assert.equal(pair.filter(Boolean).length, 1, JSON.stringify(results));
-  } finally {
-    await s.stop();
-    await rx.close();
-    dir.dispose();
-  }
-});
+      const run = spawnSync('python3', ['-c', check, file], { encoding: 'utf8' });
+      assert.equal(run.status, 0, run.stderr);
+      const results = JSON.parse(run.stdout) as boolean[][];
+      // Each delivery verifies with exactly one of the secrets (of every kind), by either scheme.
+      for (const pair of results) assert.equal(pair.filter(Boolean).length, 1, JSON.stringify(results));
+    } finally {
+      await s.stop();
+      await rx.close();
+      dir.dispose();
+    }
+  },
+);

@@ -18,7 +18,10 @@ test('webhook URLs in every address form of the issue are 422 at registration', 
 
 test('DNS rebinding: a resolver that answers public at registration and 127.0.0.1 after keeps the delivery away', async () => {
   let lookups = 0;
-  const w = await webhookServer({ allowPrivateWebhooks: false, webhooks: { resolve: async () => [{ address: lookups++ === 0 ? '93.184.216.34' : '127.0.0.1', family: 4 }] } });
+  const w = await webhookServer({
+    allowPrivateWebhooks: false,
+    webhooks: { resolve: async () => [{ address: lookups++ === 0 ? '93.184.216.34' : '127.0.0.1', family: 4 }] },
+  });
   try {
     const ep = await w.addEndpoint({ url: 'https://hooks.example.com/in', events: ['lead.captured'] });
     await w.post('lead.captured', LEAD);

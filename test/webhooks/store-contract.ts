@@ -67,7 +67,13 @@ const ok = (d: { id: DeliveryId; endpointId: EndpointId }, startedAt: number): A
   next: { status: 'succeeded' },
   endpoint: 'success',
 });
-const failed = (d: { id: DeliveryId; endpointId: EndpointId }, startedAt: number, next: AttemptResult['next'], endpoint: AttemptResult['endpoint'] = 'failure', statusCode = 500): AttemptResult => ({
+const failed = (
+  d: { id: DeliveryId; endpointId: EndpointId },
+  startedAt: number,
+  next: AttemptResult['next'],
+  endpoint: AttemptResult['endpoint'] = 'failure',
+  statusCode = 500,
+): AttemptResult => ({
   deliveryId: d.id,
   endpointId: d.endpointId,
   attempt: { startedAt, durationMs: 7, statusCode, responseExcerpt: 'down', error: `HTTP ${statusCode}`, outcome: 'failed' },
@@ -87,7 +93,10 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         await store.createWidget(T2, 'other', { hash: 'o'.repeat(64), preview: 'p' });
         assert.match(second.id, /^wid_[0-9a-z]{20}$/);
         assert.equal(second.createdAt, START);
-        assert.deepEqual((await store.listWidgets(T1)).map((w) => w.name), ['w', 'second']);
+        assert.deepEqual(
+          (await store.listWidgets(T1)).map((w) => w.name),
+          ['w', 'second'],
+        );
         assert.equal((await store.getWidget(T1, second.id))?.name, 'second');
         assert.equal(await store.getWidget(T2, second.id), null);
         assert.equal((await store.findWidget(second.id))?.tenantId, T1);
@@ -118,7 +127,10 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const off = await store.createEndpoint(widget, { ...input, enabled: false }, 2);
         assert.equal(off !== 'limit' && off.disabledReason, 'user');
         assert.equal(await store.createEndpoint(widget, input, 2), 'limit');
-        assert.deepEqual((await store.listEndpoints(widget)).map((e) => e.id), [a.id, off !== 'limit' ? off.id : '']);
+        assert.deepEqual(
+          (await store.listEndpoints(widget)).map((e) => e.id),
+          [a.id, off !== 'limit' ? off.id : ''],
+        );
         assert.equal(await store.getEndpoint('wid_other' as WidgetId, a.id), null);
 
         clock.advance(1000);
@@ -154,7 +166,14 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const listed = (await store.listDeliveries(lead, { limit: 10, before: null })).data;
         assert.equal(listed.length, 1);
         assert.deepEqual(
-          { eventId: listed[0]!.eventId, status: listed[0]!.status, attempts: listed[0]!.attempts, nextAttemptAt: listed[0]!.nextAttemptAt, event: listed[0]!.event, widgetId: listed[0]!.widgetId },
+          {
+            eventId: listed[0]!.eventId,
+            status: listed[0]!.status,
+            attempts: listed[0]!.attempts,
+            nextAttemptAt: listed[0]!.nextAttemptAt,
+            event: listed[0]!.event,
+            widgetId: listed[0]!.widgetId,
+          },
           { eventId: e.eventId, status: 'pending', attempts: 0, nextAttemptAt: START, event: 'lead.captured', widgetId: widget },
         );
         const once = await store.enqueue(widget, 'conversation.started', '{}', 'conversation.started:ses_1');
@@ -202,7 +221,10 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         await store.enqueue(widget, 'lead.captured', '{}');
         const perEndpoint = (ep: EndpointId) => (ep === busy ? 0 : 4);
         const reached = await store.claimDue(A, 2, perEndpoint, { reachPast: true });
-        assert.deepEqual(reached.map((d) => d.endpointId), [quiet]);
+        assert.deepEqual(
+          reached.map((d) => d.endpointId),
+          [quiet],
+        );
       });
     });
 
@@ -258,7 +280,9 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.equal(done?.lastStatusCode, 200);
         assert.equal(done?.nextAttemptAt, null);
         assert.equal(done?.updatedAt, START + 10);
-        assert.deepEqual(done?.attemptLog, [{ deliveryId: x!.id, startedAt: START, durationMs: 12, statusCode: 200, responseExcerpt: 'ok', error: null, outcome: 'succeeded' }]);
+        assert.deepEqual(done?.attemptLog, [
+          { deliveryId: x!.id, startedAt: START, durationMs: 12, statusCode: 200, responseExcerpt: 'ok', error: null, outcome: 'succeeded' },
+        ]);
         const retrying = await store.getDelivery(ep, y!.id);
         assert.equal(retrying?.status, 'pending');
         assert.equal(retrying?.nextAttemptAt, START + 5000);
@@ -301,7 +325,8 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const g = claimed.find((c) => c.endpointId === gone)!;
         const o = claimed.find((c) => c.endpointId === other)!;
         await store.updateEndpoint(widget, other, { enabled: false });
-        const { disabled } = await store.recordResults(A.owner, 
+        const { disabled } = await store.recordResults(
+          A.owner,
           [failed(g, clock.at(), { status: 'failed' }, 'gone', 410), failed(o, clock.at(), { status: 'pending', at: clock.at() + 5 })],
           3_600_000,
         );
@@ -371,7 +396,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
-    test('releaseLeases hands back only its owner\'s claims, due at once', async () => {
+    test("releaseLeases hands back only its owner's claims, due at once", async () => {
       await withStore(factory, async ({ store, widget, endpoint, clock }) => {
         const ep = await endpoint();
         for (let i = 0; i < 3; i++) await store.enqueue(widget, 'lead.captured', '{}');
@@ -396,15 +421,27 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const [d] = await store.claimDue(A, 1, unlimited);
         await store.recordResults(A.owner, [ok(d!, clock.at())], 3_600_000);
         const p1 = await store.listDeliveries(ep, { limit: 2, before: null });
-        assert.deepEqual(p1.data.map((x) => x.id), [ids[4], ids[3]]);
+        assert.deepEqual(
+          p1.data.map((x) => x.id),
+          [ids[4], ids[3]],
+        );
         assert.equal(typeof p1.nextCursor, 'number');
         const p2 = await store.listDeliveries(ep, { limit: 2, before: p1.nextCursor });
-        assert.deepEqual(p2.data.map((x) => x.id), [ids[2], ids[1]]);
+        assert.deepEqual(
+          p2.data.map((x) => x.id),
+          [ids[2], ids[1]],
+        );
         const p3 = await store.listDeliveries(ep, { limit: 2, before: p2.nextCursor });
-        assert.deepEqual(p3.data.map((x) => x.id), [ids[0]]);
+        assert.deepEqual(
+          p3.data.map((x) => x.id),
+          [ids[0]],
+        );
         assert.equal(p3.nextCursor, null);
         const done = await store.listDeliveries(ep, { limit: 10, before: null, status: 'succeeded' });
-        assert.deepEqual(done.data.map((x) => x.id), [ids[0]]);
+        assert.deepEqual(
+          done.data.map((x) => x.id),
+          [ids[0]],
+        );
         assert.equal(await store.getDelivery(ep, 'dlv_nope'), null);
       });
     });
@@ -418,7 +455,11 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const claimed = await store.claimDue(A, 2, unlimited);
         assert.equal(await store.retryDelivery(ep, old!), 'inflight');
         clock.advance(100);
-        await store.recordResults(A.owner, claimed.map((c) => failed(c, clock.at(), { status: 'failed' })), 3_600_000);
+        await store.recordResults(
+          A.owner,
+          claimed.map((c) => failed(c, clock.at(), { status: 'failed' })),
+          3_600_000,
+        );
         const retried = await store.retryDelivery(ep, old!);
         assert.ok(retried && retried !== 'inflight');
         assert.deepEqual([retried.status, retried.nextAttemptAt], ['pending', START + 200]);
@@ -435,8 +476,16 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const [keep] = (await store.enqueue(widget, 'lead.captured', '{}')).deliveries;
         const [old] = (await store.enqueue(widget, 'lead.captured', '{}')).deliveries;
         const claimed = await store.claimDue(A, 2, unlimited);
-        await store.recordResults(A.owner, claimed.filter((c) => c.id === old).map((c) => ok(c, clock.at())), 3_600_000);
-        await store.recordResults(A.owner, claimed.filter((c) => c.id === keep).map((c) => failed(c, clock.at(), { status: 'pending', at: clock.at() })), 3_600_000);
+        await store.recordResults(
+          A.owner,
+          claimed.filter((c) => c.id === old).map((c) => ok(c, clock.at())),
+          3_600_000,
+        );
+        await store.recordResults(
+          A.owner,
+          claimed.filter((c) => c.id === keep).map((c) => failed(c, clock.at(), { status: 'pending', at: clock.at() })),
+          3_600_000,
+        );
         clock.advance(1000);
         assert.deepEqual(await store.prune(START + 1), { deliveries: 1, events: 1 });
         assert.equal(await store.getDelivery(ep, old!), null);

@@ -17,7 +17,7 @@ import type { ServerId } from '../../controlplane/types.js';
  */
 export function registerAdmin(program: Command): void {
   const admin = withDataDirOption(
-    withDatabaseOptions(program.command('admin').description('offline bootstrap on the services\' database (prints JSON)')),
+    withDatabaseOptions(program.command('admin').description("offline bootstrap on the services' database (prints JSON)")),
     'the data directory whose brainstem.db to use, as serve and up find it',
   );
 

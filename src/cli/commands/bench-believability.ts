@@ -12,7 +12,10 @@ export function registerBenchBelievability(bench: Command): void {
     .action(async (flags: { scale: string; only?: string; json?: boolean }) => {
       const scale = Number(flags.scale);
       if (!(scale > 0 && scale <= 1)) throw new CliError(`--scale must be a number in (0, 1], got ${flags.scale}`);
-      const only = flags.only?.split(',').map((s) => s.trim()).filter(Boolean);
+      const only = flags.only
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const { runBelievability, formatTable, RUNS } = await import('../../../bench/sim/believability.js');
       const unknown = only?.filter((n) => !(RUNS as readonly string[]).includes(n)) ?? [];
       if (unknown.length > 0) throw new CliError(`--only: unknown run ${unknown.join(', ')}; known: ${RUNS.join(', ')}`);

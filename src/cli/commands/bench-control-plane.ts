@@ -26,7 +26,10 @@ export function registerBenchControlPlane(bench: Command): void {
     .option('--load-cpu <list>', 'taskset CPU list for wrk ("" = unpinned)', '1')
     .option('--pool-rate <n>', 'signed requests precomputed per second of run (upper bound of the rate)', '150000')
     .option('--rounds <n>', 'rounds of baseline + scenarios; medians are reported', '3')
-    .option('--database <url>', 'instead: PostgreSQL (a role that may create databases) with --replicas beside one SQLite process, each replica driven by its own wrk')
+    .option(
+      '--database <url>',
+      'instead: PostgreSQL (a role that may create databases) with --replicas beside one SQLite process, each replica driven by its own wrk',
+    )
     .option('--replicas <list>', 'with --database: replica counts to run, comma-separated', '1,3')
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {

@@ -13,7 +13,9 @@ interface Flags {
 export function registerBenchSoak(bench: Command): void {
   bench
     .command('soak')
-    .description('mixed traffic against `brainstem up` (ticks, pulls, telemetry, uploads, events, wrong-password logins, malformed requests): per-route p99, errors, RSS, and a well-behaved client\'s p99 against an unloaded run')
+    .description(
+      "mixed traffic against `brainstem up` (ticks, pulls, telemetry, uploads, events, wrong-password logins, malformed requests): per-route p99, errors, RSS, and a well-behaved client's p99 against an unloaded run",
+    )
     .option('--duration <s>', 'seconds of mixed traffic under load', '600')
     .option('--baseline <s>', 'seconds of the unloaded run of the well-behaved client', '30')
     .option('--flood <n>', 'concurrent flooding clients', '8')

@@ -52,7 +52,7 @@ export function registerTickBench(bench: Command): void {
     .description('drive POST /tick with wrk (JSON and MessagePack; inline, 1 and 2 workers) against a bare uWS and a node:http baseline')
     .option('--duration <s>', 'seconds per measured run', '5')
     .option('--warmup <s>', 'seconds of warm-up before each run', '1')
-    .option('--rounds <n>', 'repeat the whole sequence and report each row\'s median run', '3')
+    .option('--rounds <n>', "repeat the whole sequence and report each row's median run", '3')
     .option('--connections <n>', 'wrk connections for the maximum-throughput runs', '50')
     .option('--agents <n>', 'distinct agents in the replayed corpus', '10000')
     .option('--rate <n>', 'offered ticks/s of the fixed-rate run', '5000')
@@ -63,11 +63,18 @@ export function registerTickBench(bench: Command): void {
     .option('--micro', 'instead: micro-benchmark the hot functions (decode, validate, encode) against the generic codec')
     .option('--dialogue', 'instead: the sidecar inline with and without the dialogue tier (JSON), its model a scripted server answering in --latency-ms')
     .option('--latency-ms <ms>', 'model latency of the --dialogue run', '2000')
-    .option('--batch [sizes]', 'instead: POST /ticks with N agents per request (comma-separated, default 1,10,100,500) against per-request /tick and Brain.tick in process, inline JSON')
-    .option('--policy <all|none|compare>', 'brain under test with every bundle policy on (all) or off (none); compare: the sidecar inline (JSON) under both in the same run, with the ratio (target ≥ 0.6)')
+    .option(
+      '--batch [sizes]',
+      'instead: POST /ticks with N agents per request (comma-separated, default 1,10,100,500) against per-request /tick and Brain.tick in process, inline JSON',
+    )
+    .option(
+      '--policy <all|none|compare>',
+      'brain under test with every bundle policy on (all) or off (none); compare: the sidecar inline (JSON) under both in the same run, with the ratio (target ≥ 0.6)',
+    )
     .action(async (flags: TickBenchFlags) => {
       const policy = await tickPolicyOf(flags);
-      if (flags.batch !== undefined && (flags.micro || flags.dialogue || policy !== undefined)) throw new CliError('--batch cannot be combined with --micro, --dialogue or --policy');
+      if (flags.batch !== undefined && (flags.micro || flags.dialogue || policy !== undefined))
+        throw new CliError('--batch cannot be combined with --micro, --dialogue or --policy');
       if (flags.micro) {
         const { runTickMicro, formatMicro } = await import('../../../bench/tick/micro.js');
         const rows = runTickMicro();
@@ -113,7 +120,9 @@ export function registerTickBench(bench: Command): void {
       if (flags.dialogue) {
         const { runDialogueBench, formatDialogueTable } = await import('../../../bench/tick/dialogue.js');
         try {
-          const report = await runDialogueBench(options, parseInteger(flags.latencyMs, '--latency-ms', 0, 600_000), (line) => process.stderr.write(`${line}\n`));
+          const report = await runDialogueBench(options, parseInteger(flags.latencyMs, '--latency-ms', 0, 600_000), (line) =>
+            process.stderr.write(`${line}\n`),
+          );
           if (flags.json) printJson(report);
           else process.stdout.write(`${formatDialogueTable(report)}\n`);
         } catch (err) {

@@ -8,7 +8,10 @@ export function registerBenchWebhooks(bench: Command): void {
     .description('deliveries/s from the outbox to a local receiver (1, 10, 100 endpoints) beside raw POSTs/s, and events accepted/s with p99 enqueue latency')
     .option('--deliveries <n>', 'deliveries per scenario', '20000')
     .option('--events <n>', 'events for the enqueue measurement', '20000')
-    .option('--database <url>', 'instead: PostgreSQL (a role that may create databases) with --replicas serve processes beside one on SQLite, events posted over HTTP and delivered to a local receiver')
+    .option(
+      '--database <url>',
+      'instead: PostgreSQL (a role that may create databases) with --replicas serve processes beside one on SQLite, events posted over HTTP and delivered to a local receiver',
+    )
     .option('--replicas <list>', 'with --database: replica counts to run, comma-separated', '1,3')
     .option('--endpoints <n>', 'with --database: endpoints the deliveries are spread over', '8')
     .option('--json', 'print JSON only')

@@ -65,8 +65,7 @@ export function bundleChanges(from: ConfigBundle, to: ConfigBundle): Difference[
   return diff({ ...from, version: 0 }, { ...to, version: 0 });
 }
 
-const pathOf = (path: (string | number)[]): string =>
-  path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+const pathOf = (path: (string | number)[]): string => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 
 export function describeChange(d: Difference): string {
   switch (d.type) {
@@ -100,22 +99,26 @@ export function registerConfig(program: Command): void {
     else process.stdout.write(`server ${serverId}: pulled version ${head.version} into ${file}\n`);
   });
 
-  common(config.command('diff').description(`show what DIR/${BUNDLE_FILE} changes against the server's current bundle (exit 0 same, 1 different, 2 trouble)`)).action(
-    async (opts: ConfigOptions) => {
-      const { api, serverId, file } = setup(opts, DIFF_TROUBLE);
-      const local = await localOf(opts.dir, DIFF_TROUBLE);
-      const head = await headOf(api, serverId);
-      const changes = bundleChanges(head, local);
-      if (opts.json) printJson({ server: serverId, serverVersion: head.version, baseVersion: local.version, changes: changes.map(describeChange) });
-      else {
-        process.stdout.write(`server ${serverId} serves version ${head.version}; ${file} is based on version ${local.version}\n`);
-        process.stdout.write(changes.length === 0 ? 'no changes\n' : `${changes.map(describeChange).join('\n')}\n`);
-      }
-      if (changes.length > 0) process.exitCode = 1;
-    },
-  );
+  common(
+    config.command('diff').description(`show what DIR/${BUNDLE_FILE} changes against the server's current bundle (exit 0 same, 1 different, 2 trouble)`),
+  ).action(async (opts: ConfigOptions) => {
+    const { api, serverId, file } = setup(opts, DIFF_TROUBLE);
+    const local = await localOf(opts.dir, DIFF_TROUBLE);
+    const head = await headOf(api, serverId);
+    const changes = bundleChanges(head, local);
+    if (opts.json) printJson({ server: serverId, serverVersion: head.version, baseVersion: local.version, changes: changes.map(describeChange) });
+    else {
+      process.stdout.write(`server ${serverId} serves version ${head.version}; ${file} is based on version ${local.version}\n`);
+      process.stdout.write(changes.length === 0 ? 'no changes\n' : `${changes.map(describeChange).join('\n')}\n`);
+    }
+    if (changes.length > 0) process.exitCode = 1;
+  });
 
-  common(config.command('publish').description(`publish DIR/${BUNDLE_FILE} as the server's new version (validated first; nothing is published when it already matches)`))
+  common(
+    config
+      .command('publish')
+      .description(`publish DIR/${BUNDLE_FILE} as the server's new version (validated first; nothing is published when it already matches)`),
+  )
     .option('--note <text>', 'the history note for this version', 'published with brainstem config publish')
     .option('--force', "publish on top of the server's current version even if someone published after the version the file is based on")
     .action(async (opts: ConfigOptions & { note: string; force?: boolean }) => {
@@ -124,7 +127,10 @@ export function registerConfig(program: Command): void {
       const head = await headOf(api, serverId);
       const say = (value: Record<string, unknown>, line: string) => (opts.json ? printJson(value) : process.stdout.write(`${line}\n`));
       if (bundleChanges(head, local).length === 0) {
-        say({ server: serverId, version: head.version, published: false }, `server ${serverId} already serves ${file} (version ${head.version}); nothing published`);
+        say(
+          { server: serverId, version: head.version, published: false },
+          `server ${serverId} already serves ${file} (version ${head.version}); nothing published`,
+        );
         return;
       }
       const base = opts.force ? head.version : local.version;

@@ -39,7 +39,12 @@ export async function checkPlugins(names: readonly PluginName[], env: NodeJS.Pro
         const h = await s.request('health', {});
         return { name, status: h.ok ? 'ok' : 'problem', problems: h.problems, info: h.info };
       } catch (err) {
-        const why = err instanceof PluginRequestError && err.code === 'timeout' ? `no health answer within ${timeoutMs} ms` : err instanceof Error ? err.message : String(err);
+        const why =
+          err instanceof PluginRequestError && err.code === 'timeout'
+            ? `no health answer within ${timeoutMs} ms`
+            : err instanceof Error
+              ? err.message
+              : String(err);
         return { name, status: 'problem', problems: [`the ${name} plugin did not answer: ${why}`], info: {} };
       } finally {
         await s.close();
@@ -50,7 +55,10 @@ export async function checkPlugins(names: readonly PluginName[], env: NodeJS.Pro
 
 function print(checks: readonly PluginCheck[]): void {
   for (const c of checks) {
-    const facts = Object.entries(c.info).filter(([k]) => k !== 'hint').map(([k, v]) => `${k}=${v}`).join(' ');
+    const facts = Object.entries(c.info)
+      .filter(([k]) => k !== 'hint')
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     const head = `${c.name.padEnd(10)} ${c.status === 'ok' ? 'ok' : c.status === 'off' ? 'off' : 'FAIL'}`;
     if (c.status === 'off') process.stdout.write(`${head.padEnd(16)} ${String(c.info.hint ?? '')}\n`);
     else process.stdout.write(`${head.padEnd(16)} ${facts}\n`);

@@ -4,7 +4,17 @@ import { ROLES, startEmbedded, type Role } from '../embedded.js';
 import { describeDatabase } from '../../store/database.js';
 import { join, resolve } from 'node:path';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
-import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, parseInteger, untilSignal, withDatabaseOptions } from '../util.js';
+import {
+  ACCESS_LOG_FLAG_HELP,
+  accessLogFlag,
+  CliError,
+  LIMITS_FLAG_HELP,
+  limitsFlag,
+  parseAddr,
+  parseInteger,
+  untilSignal,
+  withDatabaseOptions,
+} from '../util.js';
 import { MAX_LEASE_MS, MIN_LEASE_MS } from '../../store/lease.js';
 
 interface ServeFlags {
@@ -28,17 +38,23 @@ interface ServeFlags {
 }
 
 export function registerServe(program: Command): void {
-  withDataDirOption(withDatabaseOptions(
-    program
-      .command('serve')
-      .description('embedded mode: control plane, property-video API, webhooks and dashboard on one SQLite file or a PostgreSQL database')
-      .option('--addr <host:port>', 'bind address', '127.0.0.1:8080')
-      .option('--role <role>', 'api (HTTP only, no background jobs), worker (background jobs; answers only /health and /metrics) or all', 'all'),
-  ), 'where the database (brainstem.db, unless --database or --db names one) and the property-video files go; default: the SQLite file\'s directory')
+  withDataDirOption(
+    withDatabaseOptions(
+      program
+        .command('serve')
+        .description('embedded mode: control plane, property-video API, webhooks and dashboard on one SQLite file or a PostgreSQL database')
+        .option('--addr <host:port>', 'bind address', '127.0.0.1:8080')
+        .option('--role <role>', 'api (HTTP only, no background jobs), worker (background jobs; answers only /health and /metrics) or all', 'all'),
+    ),
+    "where the database (brainstem.db, unless --database or --db names one) and the property-video files go; default: the SQLite file's directory",
+  )
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
     .option('--tls-key <file>', 'private key (PEM) for --tls-cert')
     .option('--data <dir>', 'property-video files: photos, rendered videos, posters (default: data/ in the data directory)')
-    .option('--object-store <url>', 'keep photos, rendered videos and posters in S3-compatible storage, s3://bucket/prefix (AWS_* environment; AWS_ENDPOINT_URL for MinIO or R2); default the --data directory')
+    .option(
+      '--object-store <url>',
+      'keep photos, rendered videos and posters in S3-compatible storage, s3://bucket/prefix (AWS_* environment; AWS_ENDPOINT_URL for MinIO or R2); default the --data directory',
+    )
     .option('--ffmpeg <path>', 'ffmpeg binary for renders (default: FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg)')
     .option('--render-concurrency <n>', 'video renders at once (default: half the CPU cores, at least 1)')
     .option('--ffmpeg-memory <MiB>', 'address space each ffmpeg render may map, enforced with prlimit (default: 2048)')
@@ -46,7 +62,10 @@ export function registerServe(program: Command): void {
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .option('--limits <file>', LIMITS_FLAG_HELP)
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
-    .option('--job-lease <seconds>', `how long a claimed background job (webhook delivery, render, video callback) stays with the process that claimed it before another may take it (default: 60; ${MIN_LEASE_MS / 1000} to ${MAX_LEASE_MS / 1000})`)
+    .option(
+      '--job-lease <seconds>',
+      `how long a claimed background job (webhook delivery, render, video callback) stays with the process that claimed it before another may take it (default: 60; ${MIN_LEASE_MS / 1000} to ${MAX_LEASE_MS / 1000})`,
+    )
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
@@ -77,10 +96,13 @@ export function registerServe(program: Command): void {
         accessLog: accessLogFlag(flags.accessLog),
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
-      if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
+      if (flags.allowPrivateWebhooks)
+        logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
       // Listening before the banner: whoever reacts to it with a signal at once stops the server cleanly.
       const stopped = untilSignal();
-      process.stdout.write(`brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, role ${role}, data ${videoDir}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`);
+      process.stdout.write(
+        `brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, role ${role}, data ${videoDir}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`,
+      );
       await stopped;
       await server.close();
     });

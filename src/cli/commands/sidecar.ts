@@ -64,7 +64,8 @@ export interface SidecarCliOptions {
 /** A positive number of seconds (fractions allowed), as milliseconds. */
 function parseSeconds(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new CliError(`${flag} must be a number of seconds from ${min} to ${max}, got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+    throw new CliError(`${flag} must be a number of seconds from ${min} to ${max}, got "${value}"`);
   return Math.round(n * 1000);
 }
 
@@ -81,12 +82,21 @@ export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const serverId = pick(opts.serverId, 'SERVICE_SERVER_ID');
   const serverKey = pick(opts.serverKey, 'SERVICE_SERVER_KEY');
   if (!url && !serverId && !serverKey) {
-    for (const [flag, v] of [['--poll-interval', opts.pollInterval], ['--telemetry-interval', opts.telemetryInterval], ['--state-dir', opts.stateDir], ['--max-backoff', opts.maxBackoff]] as const) {
+    for (const [flag, v] of [
+      ['--poll-interval', opts.pollInterval],
+      ['--telemetry-interval', opts.telemetryInterval],
+      ['--state-dir', opts.stateDir],
+      ['--max-backoff', opts.maxBackoff],
+    ] as const) {
       if (v !== undefined) throw new CliError(`${flag} needs a control plane (--control-plane, --server-id, --server-key)`);
     }
     return null;
   }
-  const missing = [!url && '--control-plane (SERVICE_CONTROL_PLANE_URL)', !serverId && '--server-id (SERVICE_SERVER_ID)', !serverKey && '--server-key (SERVICE_SERVER_KEY)'].filter(Boolean);
+  const missing = [
+    !url && '--control-plane (SERVICE_CONTROL_PLANE_URL)',
+    !serverId && '--server-id (SERVICE_SERVER_ID)',
+    !serverKey && '--server-key (SERVICE_SERVER_KEY)',
+  ].filter(Boolean);
   if (missing.length > 0) throw new CliError(`the control-plane source also needs ${missing.join(' and ')}`);
   if (opts.bundle) throw new CliError('--bundle and --control-plane are two config sources; give one');
   if (!/^https?:\/\/[^\s]+$/.test(url!)) throw new CliError(`--control-plane must be an http:// or https:// URL, got "${url}"`);
@@ -122,7 +132,8 @@ export function dialogueFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv): S
   const set = (k: string): boolean => (env[k] ?? '').trim() !== '';
   const tts = (set('SERVICE_TTS_ENGINE') && env.SERVICE_TTS_ENGINE!.trim() !== 'off') || set('SERVICE_TTS_BASE_URL');
   const voice = tts || plugins['voice-in'];
-  const audioDir = opts.audioDir ?? (set('SERVICE_AUDIO_DIR') ? env.SERVICE_AUDIO_DIR : undefined) ?? (voice ? join(tmpdir(), `brainstem-audio-${process.pid}`) : undefined);
+  const audioDir =
+    opts.audioDir ?? (set('SERVICE_AUDIO_DIR') ? env.SERVICE_AUDIO_DIR : undefined) ?? (voice ? join(tmpdir(), `brainstem-audio-${process.pid}`) : undefined);
   const tierEnv = tts ? env : { ...env, SERVICE_TTS_ENGINE: 'off' };
   return audioDir ? { env: tierEnv, audioDir: resolve(audioDir) } : { env: tierEnv };
 }
@@ -176,9 +187,11 @@ export function warnAboutModelServer(env: NodeJS.ProcessEnv, logger: Logger): vo
   if (!baseUrl || !model) return;
   modelServerProblem(baseUrl, model, env.SERVICE_LLM_KEY || undefined).then(
     (problem) => {
-      if (problem) logger.warn(`dialogue model server ${baseUrl} ${problem}; the sidecar runs, characters stay silent until it answers`, { url: baseUrl, model });
+      if (problem)
+        logger.warn(`dialogue model server ${baseUrl} ${problem}; the sidecar runs, characters stay silent until it answers`, { url: baseUrl, model });
     },
-    (err: unknown) => logger.warn(`dialogue model server ${baseUrl} could not be checked: ${err instanceof Error ? err.message : String(err)}`, { url: baseUrl, model }),
+    (err: unknown) =>
+      logger.warn(`dialogue model server ${baseUrl} could not be checked: ${err instanceof Error ? err.message : String(err)}`, { url: baseUrl, model }),
   );
 }
 
@@ -191,16 +204,25 @@ export function registerSidecar(program: Command): void {
     .option('--token <token>', 'bearer token required on /tick (env SERVICE_BRAIN_TOKEN)')
     .option('--workers <n>', `worker threads evaluating ticks, agents sharded over them; 0 = on the main thread (default ${DEFAULT_WORKERS})`)
     .option('--data-dir <dir>', `where the sidecar keeps its state, in .brainstem/ (env ${DATA_DIR_ENV}; default: the working directory)`)
-    .option('--state <file>', `brain memory file, restored at start and saved periodically and on shutdown (default .brainstem/brain-state.json in the data directory, with --control-plane in --state-dir; '' = none)`)
+    .option(
+      '--state <file>',
+      `brain memory file, restored at start and saved periodically and on shutdown (default .brainstem/brain-state.json in the data directory, with --control-plane in --state-dir; '' = none)`,
+    )
     .option('--state-every <s>', 'seconds between brain memory saves (default 30)')
     .option('--audio-dir <dir>', 'directory for synthesised lines and voice clips (env SERVICE_AUDIO_DIR)')
-    .option('--control-plane <url>', 'pull config from and push telemetry to this control plane (env SERVICE_CONTROL_PLANE_URL); needs --server-id and --server-key')
-    .option('--server-id <id>', 'this game server\'s id on the control plane (env SERVICE_SERVER_ID)')
+    .option(
+      '--control-plane <url>',
+      'pull config from and push telemetry to this control plane (env SERVICE_CONTROL_PLANE_URL); needs --server-id and --server-key',
+    )
+    .option('--server-id <id>', "this game server's id on the control plane (env SERVICE_SERVER_ID)")
     .option('--server-key <key>', 'server key bsk_… issued for that server (env SERVICE_SERVER_KEY)')
     .option('--poll-interval <s>', 'seconds between config pulls, jittered ±10% (default 15)')
     .option('--telemetry-interval <s>', 'seconds between telemetry reports (default 60)')
     .option('--max-backoff <s>', 'cap of the retry back-off after control-plane errors (default 300)')
-    .option('--insecure-http', 'admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1); the server key then crosses the network unencrypted')
+    .option(
+      '--insecure-http',
+      'admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1); the server key then crosses the network unencrypted',
+    )
     .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default .brainstem/sidecar-<server id>/ in the data directory)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));

@@ -41,10 +41,13 @@ export function registerSim(program: Command): void {
       if (flags.json) printJson(result);
       else {
         if (!flags.quiet) {
-          for (const e of result.timeline) process.stdout.write(`${e.t.toFixed(2).padStart(8)}s  agent ${String(e.agent).padEnd(5)} ${e.posture.padEnd(9)} ${e.intents}\n`);
+          for (const e of result.timeline)
+            process.stdout.write(`${e.t.toFixed(2).padStart(8)}s  agent ${String(e.agent).padEnd(5)} ${e.posture.padEnd(9)} ${e.intents}\n`);
         }
         for (const r of result.results) process.stdout.write(`${r.pass ? 'PASS' : 'FAIL'}  ${JSON.stringify(r.expectation)}  (${r.detail})\n`);
-        process.stdout.write(`${result.scenario}: ${result.ticks} ticks, ${result.results.filter((r) => r.pass).length}/${result.results.length} expectations met\n`);
+        process.stdout.write(
+          `${result.scenario}: ${result.ticks} ticks, ${result.results.filter((r) => r.pass).length}/${result.results.length} expectations met\n`,
+        );
       }
       if (!result.pass) process.exitCode = 1;
     });
@@ -67,7 +70,9 @@ export function registerSim(program: Command): void {
       if (flags.json) printJson(result);
       else {
         for (const m of result.mismatches) process.stdout.write(`line ${m.line} (t=${m.t}s): expected ${m.expected}\n  got ${m.actual}\n`);
-        process.stdout.write(`${file}: ${result.ticks} ticks, ${result.mismatches.length === 0 ? 'every reply reproduced' : `${result.mismatches.length} differ`}\n`);
+        process.stdout.write(
+          `${file}: ${result.ticks} ticks, ${result.mismatches.length === 0 ? 'every reply reproduced' : `${result.mismatches.length} differ`}\n`,
+        );
       }
       if (result.mismatches.length > 0) process.exitCode = 1;
     });

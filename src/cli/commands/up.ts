@@ -33,7 +33,10 @@ export const SAMPLE_TICK = {
     time_s: 10,
     self_state: { pos: { x: 0, y: 0, z: 0 }, heading_deg: 0, health: 100, blood: 5000, hunger: 20, thirst: 20, has_weapon: true, ammo: 30 },
     targets: [{ id: 42, kind: 'player', pos: { x: 12, y: 0, z: 5 }, hostile: false, visible: true, name: 'Alex' }],
-    route: [{ x: 0, y: 0, z: 0 }, { x: 40, y: 0, z: 0 }],
+    route: [
+      { x: 0, y: 0, z: 0 },
+      { x: 40, y: 0, z: 0 },
+    ],
   },
   profile: { name: 'Mira', role: 'survivor' },
 };
@@ -44,15 +47,21 @@ export const SAMPLE_TICK = {
  * later runs reuse them.
  */
 export function registerUp(program: Command): void {
-  withDataDirOption(withDatabaseOptions(
-    program
-      .command('up')
-      .description('the whole local stack in one command: embedded server plus a sidecar on its control plane; prints URLs and a login')
-      .option('--addr <host:port>', 'embedded server bind address', '127.0.0.1:8080')
-      .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`),
-  ), 'where the stack keeps everything: brainstem.db (unless --db names one), data/, and the sidecar\'s .brainstem/ state; default: the SQLite file\'s directory')
+  withDataDirOption(
+    withDatabaseOptions(
+      program
+        .command('up')
+        .description('the whole local stack in one command: embedded server plus a sidecar on its control plane; prints URLs and a login')
+        .option('--addr <host:port>', 'embedded server bind address', '127.0.0.1:8080')
+        .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`),
+    ),
+    "where the stack keeps everything: brainstem.db (unless --db names one), data/, and the sidecar's .brainstem/ state; default: the SQLite file's directory",
+  )
     .option('--data <dir>', 'property-video files (default: data/ in the data directory)')
-    .option('--allow-private-webhooks', 'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)')
+    .option(
+      '--allow-private-webhooks',
+      'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)',
+    )
     .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
     .option('--json', 'print the URLs and credentials as one JSON line')
     .option('--limits <file>', LIMITS_FLAG_HELP)
@@ -90,12 +99,13 @@ export function registerUp(program: Command): void {
           allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
           ...limits,
           insecureHttp: flags.insecureHttp === true,
-        accessLog: accessLogFlag(flags.accessLog),
+          accessLog: accessLogFlag(flags.accessLog),
         });
       } catch (err) {
         throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
       }
-      if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
+      if (flags.allowPrivateWebhooks)
+        logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
       // In the data directory, never the working directory (unless that is the data directory).
       const stateDir = defaultStateDir(String(stack.serverId), dir);
       const token = process.env.SERVICE_BRAIN_TOKEN ?? '';
@@ -103,7 +113,16 @@ export function registerUp(program: Command): void {
       try {
         linked = await startLinkedSidecar(
           { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir, insecureHttp: flags.insecureHttp === true },
-          { host: side.host, port: side.port, workers: 0, token: token || null, logger, accessLog: accessLogFlag(flags.accessLog), dialogue: dialogueFrom({}, process.env), stateFile: defaultStateFile(dir, stateDir) },
+          {
+            host: side.host,
+            port: side.port,
+            workers: 0,
+            token: token || null,
+            logger,
+            accessLog: accessLogFlag(flags.accessLog),
+            dialogue: dialogueFrom({}, process.env),
+            stateFile: defaultStateFile(dir, stateDir),
+          },
         );
       } catch (err) {
         await embedded.close();
@@ -131,19 +150,20 @@ export function registerUp(program: Command): void {
             adminToken: stack.adminToken,
           })}\n`,
         );
-      } else process.stdout.write(
-        [
-          `brainstem up: local stack running (${local.created ? 'created' : 'reused'} in ${db})`,
-          `  dashboard    ${embedded.url}/`,
-          `  API          ${embedded.url}/v1`,
-          `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
-          `  login        ${stack.email}  /  ${stack.password}`,
-          `  admin token  ${stack.adminToken}`,
-          `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json'${auth} -d '${JSON.stringify(SAMPLE_TICK)}'`,
-          'Ctrl-C stops both.',
-          '',
-        ].join('\n'),
-      );
+      } else
+        process.stdout.write(
+          [
+            `brainstem up: local stack running (${local.created ? 'created' : 'reused'} in ${db})`,
+            `  dashboard    ${embedded.url}/`,
+            `  API          ${embedded.url}/v1`,
+            `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
+            `  login        ${stack.email}  /  ${stack.password}`,
+            `  admin token  ${stack.adminToken}`,
+            `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json'${auth} -d '${JSON.stringify(SAMPLE_TICK)}'`,
+            'Ctrl-C stops both.',
+            '',
+          ].join('\n'),
+        );
       const signal = await stopped;
       logger.info('shutting down', { signal });
       // The sidecar first: its final telemetry report goes to the server still running.

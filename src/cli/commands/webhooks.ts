@@ -95,7 +95,10 @@ export function registerWebhooks(program: Command): void {
     .command('listen')
     .description('run a local receiver that verifies each delivery (200 valid, 400 invalid) and prints it')
     .option('--secret-file <file>', "read the endpoint's signing secret from this file (one line)")
-    .option('--secret <secret>', `the endpoint's signing secret on the command line (visible to every user in ps; prefer ${WEBHOOK_SECRET_ENV} or --secret-file)`)
+    .option(
+      '--secret <secret>',
+      `the endpoint's signing secret on the command line (visible to every user in ps; prefer ${WEBHOOK_SECRET_ENV} or --secret-file)`,
+    )
     .option('--forward-to <url>', 'also POST each verified delivery, body and signature headers unchanged, to this URL and print its status')
     .option('--port <port>', 'port to listen on (0 picks a free one)', '8765')
     .option('--host <host>', 'address to bind', '127.0.0.1')
@@ -106,7 +109,10 @@ export function registerWebhooks(program: Command): void {
       const port = parseInteger(flags.port, '--port', 0, 65535);
       const { secret, from } = listenSecret(flags, process.env);
       const to = forwardUrl(flags.forwardTo);
-      if (from === 'flag') process.stderr.write(`warning: --secret is visible to every user of this machine (ps, /proc); set ${WEBHOOK_SECRET_ENV} or use --secret-file instead\n`);
+      if (from === 'flag')
+        process.stderr.write(
+          `warning: --secret is visible to every user of this machine (ps, /proc); set ${WEBHOOK_SECRET_ENV} or use --secret-file instead\n`,
+        );
       const print = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
       const server = http.createServer((req, res) => {
         const chunks: Buffer[] = [];
@@ -118,9 +124,10 @@ export function registerWebhooks(program: Command): void {
         });
         req.on('end', () => {
           const raw = Buffer.concat(chunks, size);
-          const result = req.method === 'POST'
-            ? verifyWebhook(raw, req.headers, secret, { requireTimestamp: flags.allowUntimestamped !== true })
-            : ({ ok: false, code: 'bad_body', message: `expected POST, got ${req.method}` } as const);
+          const result =
+            req.method === 'POST'
+              ? verifyWebhook(raw, req.headers, secret, { requireTimestamp: flags.allowUntimestamped !== true })
+              : ({ ok: false, code: 'bad_body', message: `expected POST, got ${req.method}` } as const);
           const at = new Date().toISOString();
           if (result.ok) {
             res.writeHead(200, { 'content-type': 'application/json', ...SECURITY_HEADERS }).end('{"ok":true}');
@@ -135,7 +142,9 @@ export function registerWebhooks(program: Command): void {
               });
             }
           } else {
-            res.writeHead(400, { 'content-type': 'application/json', ...SECURITY_HEADERS }).end(JSON.stringify({ error: { code: result.code, message: result.message } }));
+            res
+              .writeHead(400, { 'content-type': 'application/json', ...SECURITY_HEADERS })
+              .end(JSON.stringify({ error: { code: result.code, message: result.message } }));
             if (flags.json) print({ at, valid: false, error: result.code, message: result.message });
             else print(`${at} ✘ refused (${result.code}): ${result.message}`);
           }
@@ -143,7 +152,13 @@ export function registerWebhooks(program: Command): void {
       });
       await new Promise<void>((resolve, reject) => {
         server.once('error', (err: NodeJS.ErrnoException) =>
-          reject(new CliError(err.code === 'EADDRINUSE' ? `address ${addressText(flags.host, port)} is already in use` : `cannot listen on ${addressText(flags.host, port)}: ${err.message}`)),
+          reject(
+            new CliError(
+              err.code === 'EADDRINUSE'
+                ? `address ${addressText(flags.host, port)} is already in use`
+                : `cannot listen on ${addressText(flags.host, port)}: ${err.message}`,
+            ),
+          ),
         );
         server.listen(port, flags.host, resolve);
       });

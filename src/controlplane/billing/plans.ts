@@ -64,7 +64,8 @@ export function checkPlans(raw: unknown, file = 'plans'): PlanCatalogue {
     throw new Error(`billing plans file ${file}: ${msg}`);
   };
   const cat = raw as PlanCatalogue;
-  if (typeof cat !== 'object' || cat === null || typeof cat.currency !== 'string' || !Array.isArray(cat.plans)) fail('needs {"currency": string, "plans": [...]}');
+  if (typeof cat !== 'object' || cat === null || typeof cat.currency !== 'string' || !Array.isArray(cat.plans))
+    fail('needs {"currency": string, "plans": [...]}');
   const ids = new Set<string>();
   const granted = new Map<Plan, string>();
   const grant = (where: string, plan: unknown, limits: unknown): void => {
@@ -75,7 +76,8 @@ export function checkPlans(raw: unknown, file = 'plans'): PlanCatalogue {
     if (typeof l !== 'object' || l === null) fail(`${where}.limits must be an object {${LIMIT_NAMES.join(', ')}}`);
     for (const k of LIMIT_NAMES) {
       const v = l![k];
-      if (v !== null && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) fail(`${where}.limits.${k} must be a non-negative integer or null (unlimited)`);
+      if (v !== null && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0))
+        fail(`${where}.limits.${k} must be a non-negative integer or null (unlimited)`);
     }
   };
   cat.plans.forEach((p, i) => {
@@ -142,14 +144,25 @@ export function choosePrice(cat: PlanCatalogue, planId: string | undefined, tier
   if (planId !== undefined && !plan) {
     // A tenant plan's name stands for the entry that grants it.
     const byGrant = PLANS.includes(planId as Plan) ? entries(cat).get(planId as Plan) : undefined;
-    if (!byGrant) return { ok: false, path: 'plan', message: `must be one of ${cat.plans.map((p) => p.id).join(', ')} (or the plan one grants: ${PLANS.join(', ')}), got ${JSON.stringify(planId)}` };
+    if (!byGrant)
+      return {
+        ok: false,
+        path: 'plan',
+        message: `must be one of ${cat.plans.map((p) => p.id).join(', ')} (or the plan one grants: ${PLANS.join(', ')}), got ${JSON.stringify(planId)}`,
+      };
     plan = byGrant.plan;
     tier = byGrant.tier ?? undefined;
-    if (tier && tierId !== undefined && tierId !== tier.id) return { ok: false, path: 'tier', message: `plan ${planId} is the ${tier.id} tier of ${plan.id}, got tier ${JSON.stringify(tierId)}` };
+    if (tier && tierId !== undefined && tierId !== tier.id)
+      return { ok: false, path: 'tier', message: `plan ${planId} is the ${tier.id} tier of ${plan.id}, got tier ${JSON.stringify(tierId)}` };
   }
   if (!plan) {
     plan = cat.plans.find((p) => p.tiers?.some((t) => t.id === tierId));
-    if (!plan) return { ok: false, path: 'tier', message: `must be one of ${cat.plans.flatMap((p) => (p.tiers ?? []).map((t) => t.id)).join(', ')}, got ${JSON.stringify(tierId)}` };
+    if (!plan)
+      return {
+        ok: false,
+        path: 'tier',
+        message: `must be one of ${cat.plans.flatMap((p) => (p.tiers ?? []).map((t) => t.id)).join(', ')}, got ${JSON.stringify(tierId)}`,
+      };
   }
   if (plan.tiers) {
     const names = plan.tiers.map((t) => t.id).join(', ');

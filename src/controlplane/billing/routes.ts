@@ -63,7 +63,11 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
 
   const account = async (tenant: TenantRecord) => {
     const m = monthOf(o.now());
-    const [servers, widgets, usage] = await Promise.all([store.listServers(tenant.id), o.countWidgets(tenant.id), store.tenantUsage(tenant.id, m.firstDay, m.lastDay)]);
+    const [servers, widgets, usage] = await Promise.all([
+      store.listServers(tenant.id),
+      o.countWidgets(tenant.id),
+      store.tenantUsage(tenant.id, m.firstDay, m.lastDay),
+    ]);
     const limits = rules.limits(tenant.plan);
     const ends = rules.trialEndsAt(tenant);
     const entry = rules.entryOf(tenant.plan);

@@ -5,10 +5,7 @@ export const STRIPE_WEBHOOK_MAX_BODY = 256 * 1024;
 /** Seconds a Stripe-Signature timestamp may be from now (Stripe's own default). */
 export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
 
-export type StripeNotice =
-  | { kind: 'paid'; sessionId: string }
-  | { kind: 'expired'; sessionId: string }
-  | { kind: 'other'; type: string };
+export type StripeNotice = { kind: 'paid'; sessionId: string } | { kind: 'expired'; sessionId: string } | { kind: 'other'; type: string };
 
 /**
  * Verifies a Stripe webhook with the `stripe` package (the Stripe-Signature scheme: HMAC-SHA256

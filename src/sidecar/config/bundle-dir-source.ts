@@ -6,10 +6,7 @@ import { BUNDLE_FILE, loadBundleDir } from '../../bundles.js';
 import { silentLogger, type Logger } from '../../log.js';
 import type { ConfigSource, ConfigStatus } from './config-source.js';
 
-export type ReloadOutcome =
-  | { kind: 'applied'; version: number }
-  | { kind: 'unchanged'; version: number }
-  | { kind: 'refused'; problems: Problem[] };
+export type ReloadOutcome = { kind: 'applied'; version: number } | { kind: 'unchanged'; version: number } | { kind: 'refused'; problems: Problem[] };
 
 export interface BundleDirOptions {
   logger?: Logger;

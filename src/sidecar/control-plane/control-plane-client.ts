@@ -61,7 +61,9 @@ export class ControlPlaneClient {
     if (!/^[1-9]\d{0,14}$/.test(options.serverId)) throw new Error(`the server id must be a positive integer, got "${options.serverId}"`);
     // The server key is both the bearer credential and the HMAC key: it never crosses a network unencrypted.
     if (url.protocol === 'http:' && !options.insecureHttp && !isLoopbackHost(url.hostname)) {
-      throw new Error(`refusing the plain-HTTP control plane ${url.origin}: the server key would cross the network unencrypted; use https://, or --insecure-http (SERVICE_INSECURE_HTTP=1) on a network you trust`);
+      throw new Error(
+        `refusing the plain-HTTP control plane ${url.origin}: the server key would cross the network unencrypted; use https://, or --insecure-http (SERVICE_INSECURE_HTTP=1) on a network you trust`,
+      );
     }
     this.url = url.origin + url.pathname.replace(/\/+$/, '');
     this.serverId = options.serverId;
@@ -79,7 +81,11 @@ export class ControlPlaneClient {
    * One signed request. `path` has no nonce; one is appended. Network failures and the
    * timeout reject; every HTTP status resolves.
    */
-  async request(method: 'GET' | 'POST', path: string, options: { body?: string; headers?: Record<string, string>; timeoutMs: number }): Promise<ControlPlaneReply> {
+  async request(
+    method: 'GET' | 'POST',
+    path: string,
+    options: { body?: string; headers?: Record<string, string>; timeoutMs: number },
+  ): Promise<ControlPlaneReply> {
     const first = await this.send(method, path, options);
     if (first.status !== 401) return first;
     const date = Date.parse(first.headers.get('date') ?? '');
@@ -90,7 +96,11 @@ export class ControlPlaneClient {
     return this.send(method, path, options);
   }
 
-  private async send(method: string, path: string, options: { body?: string; headers?: Record<string, string>; timeoutMs: number }): Promise<ControlPlaneReply> {
+  private async send(
+    method: string,
+    path: string,
+    options: { body?: string; headers?: Record<string, string>; timeoutMs: number },
+  ): Promise<ControlPlaneReply> {
     const target = `${path}${path.includes('?') ? '&' : '?'}nonce=${randomBytes(8).toString('hex')}`;
     const signed = signRequest(this.key, { method, target, body: options.body ?? '' }, this.now() + this.offsetMs);
     const headers: Record<string, string> = { ...options.headers, ...signed, 'user-agent': SIDECAR_USER_AGENT };

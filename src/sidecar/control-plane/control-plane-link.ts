@@ -49,7 +49,13 @@ export async function startLinkedSidecar(
   const logger: Logger = sidecarOptions.logger ?? silentLogger;
   const now = link.now ?? Date.now;
   const random = link.random ?? Math.random;
-  const client = new ControlPlaneClient({ url: link.url, serverId: link.serverId, key: link.serverKey, now, ...(link.insecureHttp ? { insecureHttp: true } : {}) });
+  const client = new ControlPlaneClient({
+    url: link.url,
+    serverId: link.serverId,
+    key: link.serverKey,
+    now,
+    ...(link.insecureHttp ? { insecureHttp: true } : {}),
+  });
   await ensureDir(link.stateDir);
   const buffer = new TelemetryBuffer(link.stateDir, link.bufferCap ?? DEFAULT_BUFFER_CAP);
   await buffer.load();
@@ -80,11 +86,23 @@ export async function startLinkedSidecar(
     beforeStop: async () => pusher?.close(link.shutdownGraceMs ?? 2_000),
     metricsExtras: (registry) => {
       const p = SIDECAR_METRICS_PREFIX;
-      externalCounter(registry, `${p}_config_pulls_total`, 'Config pulls from the control plane, by outcome: ok (a bundle), not_modified (304), unauthorized, error', () => ({ ...source.pulls }), 'outcome');
-      externalCounter(registry, `${p}_telemetry_reports_total`, 'Telemetry report sends to the control plane, by outcome: ok (202), unauthorized, error', () => {
-        const { ok, unauthorized, error } = pusher?.pushes ?? { ok: 0, unauthorized: 0, error: 0 };
-        return { ok, unauthorized, error };
-      }, 'outcome');
+      externalCounter(
+        registry,
+        `${p}_config_pulls_total`,
+        'Config pulls from the control plane, by outcome: ok (a bundle), not_modified (304), unauthorized, error',
+        () => ({ ...source.pulls }),
+        'outcome',
+      );
+      externalCounter(
+        registry,
+        `${p}_telemetry_reports_total`,
+        'Telemetry report sends to the control plane, by outcome: ok (202), unauthorized, error',
+        () => {
+          const { ok, unauthorized, error } = pusher?.pushes ?? { ok: 0, unauthorized: 0, error: 0 };
+          return { ok, unauthorized, error };
+        },
+        'outcome',
+      );
       externalGauge(registry, `${p}_telemetry_buffered`, 'Telemetry reports waiting on disk to be sent', () => buffer.size);
     },
   });

@@ -116,8 +116,17 @@ export class ControlPlaneSource implements ConfigSource {
     }
     await this.pull(this.startupTimeoutMs);
     const reason = this.lastError ?? 'no answer';
-    if (this.origin === 'disk-cache') this.logger.warn('config pull failed at start; running the last good bundle from disk, retrying with back-off', { reason, version: this.current.version, file: this.cacheFile });
-    if (this.origin === 'defaults') this.logger.warn('config pull failed at start and no bundle on disk; running the built-in defaults, retrying with back-off', { reason, url: this.client.url });
+    if (this.origin === 'disk-cache')
+      this.logger.warn('config pull failed at start; running the last good bundle from disk, retrying with back-off', {
+        reason,
+        version: this.current.version,
+        file: this.cacheFile,
+      });
+    if (this.origin === 'defaults')
+      this.logger.warn('config pull failed at start and no bundle on disk; running the built-in defaults, retrying with back-off', {
+        reason,
+        url: this.client.url,
+      });
     this.onBundle = onBundle;
     this.schedule();
     return this.current;
@@ -230,13 +239,15 @@ export class ControlPlaneSource implements ConfigSource {
     if (!changed || !this.onBundle) return;
     const fields = { reason, version: this.current.version, consecutiveErrors: this.errors };
     if (kind === 'invalid') this.logger.warn('bundle from the control plane refused; keeping the last good one', fields);
-    else if (kind === 'unauthorized') this.logger.error('the control plane refused the server key; keeping the applied bundle and retrying with back-off', fields);
+    else if (kind === 'unauthorized')
+      this.logger.error('the control plane refused the server key; keeping the applied bundle and retrying with back-off', fields);
     else this.logger.warn('config pull failed; keeping the applied bundle and retrying with back-off', fields);
   }
 
   /** A pull that worked: the back-off and the error are over. */
   private recovered(): void {
-    if (this.lastError !== null && this.onBundle) this.logger.info('config pull works again', { version: this.current.version, failedSince: this.lastErrorSince });
+    if (this.lastError !== null && this.onBundle)
+      this.logger.info('config pull works again', { version: this.current.version, failedSince: this.lastErrorSince });
     this.errors = 0;
     this.notBefore = 0;
     this.lastError = null;

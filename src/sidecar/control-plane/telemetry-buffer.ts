@@ -142,7 +142,13 @@ export class TelemetryBuffer {
 
   /** Rewrites the file with the pending lines already written; the unwritten tail is appended after, by its own append. */
   private async compact(): Promise<void> {
-    await writeFileAtomic(this.file, this.pending.filter((p) => p.written).map((p) => `${p.line}\n`).join(''));
+    await writeFileAtomic(
+      this.file,
+      this.pending
+        .filter((p) => p.written)
+        .map((p) => `${p.line}\n`)
+        .join(''),
+    );
     this.deadLines = 0;
   }
 }

@@ -89,7 +89,9 @@ export class TelemetryPusher {
    */
   start(): void {
     const report = (): void => {
-      this.report().catch((err: unknown) => this.o.logger.error('telemetry report could not be built', { error: err instanceof Error ? err.message : String(err) }));
+      this.report().catch((err: unknown) =>
+        this.o.logger.error('telemetry report could not be built', { error: err instanceof Error ? err.message : String(err) }),
+      );
     };
     this.timer = setInterval(report, this.o.intervalMs);
     this.timer.unref();
@@ -114,7 +116,10 @@ export class TelemetryPusher {
       try {
         await this.o.buffer.append(report);
       } catch (err) {
-        this.o.logger.error('telemetry report could not be buffered on disk', { error: err instanceof Error ? err.message : String(err), reportId: report.reportId });
+        this.o.logger.error('telemetry report could not be buffered on disk', {
+          error: err instanceof Error ? err.message : String(err),
+          reportId: report.reportId,
+        });
       }
     });
     this.collecting = run.catch(() => {});

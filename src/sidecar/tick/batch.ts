@@ -235,7 +235,6 @@ export class TickBatch {
 /** The element failure for a tick the brain (or its reply) failed on: logged, answered `internal`. */
 export function failureOf(err: unknown, agent: number, logger: Logger): TickFailure {
   if (err instanceof HttpError) return new TickFailure(err, agent);
-  logger.error('tick failed', { path: '/ticks', agent, error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  logger.error('tick failed', { path: '/ticks', agent, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   return new TickFailure(new HttpError('internal'), agent);
 }
-

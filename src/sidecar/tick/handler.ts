@@ -97,7 +97,11 @@ export class TickHandler {
 
   /** The route handler for the generic router and the node:http baseline. */
   readonly handle = (req: Request): Reply | Promise<Reply> =>
-    this.run(req.body, req.headers['content-type'], { authorization: req.headers.authorization ?? '', headerToken: req.headers[TOKEN_HEADER] ?? '', query: req.query });
+    this.run(req.body, req.headers['content-type'], {
+      authorization: req.headers.authorization ?? '',
+      headerToken: req.headers[TOKEN_HEADER] ?? '',
+      query: req.query,
+    });
 
   /** Counts a /ticks batch of `n` ticks by its power-of-two size class: a few integer operations per batch. */
   countBatch(n: number): void {
@@ -229,4 +233,3 @@ export class TickHandler {
     return reply;
   }
 }
-

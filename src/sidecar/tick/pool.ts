@@ -68,25 +68,27 @@ class Shard {
     const requests = batch.map((p) => p.request);
     let personas: number[] | undefined;
     for (let i = 0; i < batch.length; i++) if (batch[i]!.wantPersona) (personas ??= []).push(i);
-    this.send(personas ? { type: 'tick', requests, personas } : { type: 'tick', requests }).then(
-      (reply) => {
-        if (reply.type !== 'tick') throw new Error(`worker answered ${reply.type} to a tick task`);
-        if (reply.personas) for (const [agent, persona] of reply.personas) this.onPersona(agent, persona);
-        const failed = new Map(reply.failures.map((f) => [f.index, f.message]));
-        for (let i = 0; i < batch.length; i++) {
-          const response = reply.responses[i];
-          if (response) batch[i]!.resolve(response);
-          else batch[i]!.reject(new Error(`brain tick failed: ${failed.get(i) ?? 'no response'}`));
-        }
-      },
-      (err: unknown) => {
+    this.send(personas ? { type: 'tick', requests, personas } : { type: 'tick', requests })
+      .then(
+        (reply) => {
+          if (reply.type !== 'tick') throw new Error(`worker answered ${reply.type} to a tick task`);
+          if (reply.personas) for (const [agent, persona] of reply.personas) this.onPersona(agent, persona);
+          const failed = new Map(reply.failures.map((f) => [f.index, f.message]));
+          for (let i = 0; i < batch.length; i++) {
+            const response = reply.responses[i];
+            if (response) batch[i]!.resolve(response);
+            else batch[i]!.reject(new Error(`brain tick failed: ${failed.get(i) ?? 'no response'}`));
+          }
+        },
+        (err: unknown) => {
+          const error = err instanceof Error ? err : new Error(String(err));
+          for (const p of batch) p.reject(error);
+        },
+      )
+      .catch((err: unknown) => {
         const error = err instanceof Error ? err : new Error(String(err));
         for (const p of batch) p.reject(error);
-      },
-    ).catch((err: unknown) => {
-      const error = err instanceof Error ? err : new Error(String(err));
-      for (const p of batch) p.reject(error);
-    });
+      });
   }
 
   /**

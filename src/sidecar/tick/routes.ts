@@ -148,11 +148,28 @@ function wholeBody(call: TickCall, last: ArrayBuffer): Buffer {
  * gate's order up to the first present, so the usual Authorization header costs one header
  * read and the query string is read only when no header carries the token.
  */
-function beginTick(res: UwsResponse, req: UwsRequest, control: RawControl, gated: boolean, maxBody: number, site: { method: string; path: string }): TickCall | null {
+function beginTick(
+  res: UwsResponse,
+  req: UwsRequest,
+  control: RawControl,
+  gated: boolean,
+  maxBody: number,
+  site: { method: string; path: string },
+): TickCall | null {
   const authorization = gated ? req.getHeader(AUTHORIZATION) : '';
   const headerToken = gated && authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
   const query = gated && authorization === '' && headerToken === '' ? (req.getQuery() ?? '') : '';
-  const call: TickCall = { aborted: false, answered: false, finished: false, contentType: req.getHeader(CONTENT_TYPE), authorization, headerToken, query, size: 0, chunks: null };
+  const call: TickCall = {
+    aborted: false,
+    answered: false,
+    finished: false,
+    contentType: req.getHeader(CONTENT_TYPE),
+    authorization,
+    headerToken,
+    query,
+    size: 0,
+    chunks: null,
+  };
   const declared = req.getHeader(CONTENT_LENGTH);
   res.onAborted(() => {
     call.aborted = true;
@@ -170,4 +187,3 @@ function beginTick(res: UwsResponse, req: UwsRequest, control: RawControl, gated
 function tooLarge(maxBody: number): HttpError {
   return new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`);
 }
-

@@ -18,7 +18,6 @@ export const X_BRAIN_TOKEN = Buffer.from(TOKEN_HEADER);
 const JSON_TYPE_BYTES = Buffer.from(JSON_TYPE);
 const MSGPACK_TYPE_BYTES = Buffer.from(MSGPACK_TYPE);
 
-
 export const TICK_SITE = { method: 'POST', path: '/tick' } as const;
 export const TICKS_SITE = { method: 'POST', path: '/ticks' } as const;
 
@@ -69,7 +68,12 @@ function writeGroup(res: UwsResponse, out: readonly (Reply | TickFailure)[], enc
     }
     parts.push(CLOSE);
   } else {
-    const head = count < 16 ? Buffer.from([0x90 + count]) : count < 0x10000 ? Buffer.from([0xdc, count >> 8, count & 0xff]) : Buffer.from([0xdd, count >>> 24, (count >> 16) & 0xff, (count >> 8) & 0xff, count & 0xff]);
+    const head =
+      count < 16
+        ? Buffer.from([0x90 + count])
+        : count < 0x10000
+          ? Buffer.from([0xdc, count >> 8, count & 0xff])
+          : Buffer.from([0xdd, count >>> 24, (count >> 16) & 0xff, (count >> 8) & 0xff, count & 0xff]);
     parts.push(head);
     for (let k = 0; k < count; k++) {
       const item = out[k]!;

@@ -175,26 +175,77 @@ function msgpackValueEnd(b: Buffer, i: number): number {
       // Sizes that follow the type byte: [bytes of the size field, extra fixed bytes].
       let size = 0;
       switch (c) {
-        case 0xc4: case 0xd9: size = 1; break;
-        case 0xc5: case 0xda: size = 2; break;
-        case 0xc6: case 0xdb: size = 4; break;
-        case 0xc7: size = 1; skip = 1; break;
-        case 0xc8: size = 2; skip = 1; break;
-        case 0xc9: size = 4; skip = 1; break;
-        case 0xca: case 0xce: case 0xd2: skip = 4; break;
-        case 0xcb: case 0xcf: case 0xd3: skip = 8; break;
-        case 0xcc: case 0xd0: skip = 1; break;
-        case 0xcd: case 0xd1: skip = 2; break;
-        case 0xd4: skip = 2; break;
-        case 0xd5: skip = 3; break;
-        case 0xd6: skip = 5; break;
-        case 0xd7: skip = 9; break;
-        case 0xd8: skip = 17; break;
-        case 0xdc: size = 2; break;
-        case 0xdd: size = 4; break;
-        case 0xde: size = 2; break;
-        case 0xdf: size = 4; break;
-        default: return -1; // 0xc1 is never used
+        case 0xc4:
+        case 0xd9:
+          size = 1;
+          break;
+        case 0xc5:
+        case 0xda:
+          size = 2;
+          break;
+        case 0xc6:
+        case 0xdb:
+          size = 4;
+          break;
+        case 0xc7:
+          size = 1;
+          skip = 1;
+          break;
+        case 0xc8:
+          size = 2;
+          skip = 1;
+          break;
+        case 0xc9:
+          size = 4;
+          skip = 1;
+          break;
+        case 0xca:
+        case 0xce:
+        case 0xd2:
+          skip = 4;
+          break;
+        case 0xcb:
+        case 0xcf:
+        case 0xd3:
+          skip = 8;
+          break;
+        case 0xcc:
+        case 0xd0:
+          skip = 1;
+          break;
+        case 0xcd:
+        case 0xd1:
+          skip = 2;
+          break;
+        case 0xd4:
+          skip = 2;
+          break;
+        case 0xd5:
+          skip = 3;
+          break;
+        case 0xd6:
+          skip = 5;
+          break;
+        case 0xd7:
+          skip = 9;
+          break;
+        case 0xd8:
+          skip = 17;
+          break;
+        case 0xdc:
+          size = 2;
+          break;
+        case 0xdd:
+          size = 4;
+          break;
+        case 0xde:
+          size = 2;
+          break;
+        case 0xdf:
+          size = 4;
+          break;
+        default:
+          return -1; // 0xc1 is never used
       }
       if (i + size > n) return -1;
       const length = size === 1 ? b[i]! : size === 2 ? b.readUInt16BE(i) : size === 4 ? b.readUInt32BE(i) : 0;

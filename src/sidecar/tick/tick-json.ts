@@ -226,7 +226,6 @@ class JsonTickReader extends TickReader {
     return s;
   }
 
-
   /** One of `choices`, returned as the constant string rather than a fresh copy. */
   protected oneOf<T extends string>(names: readonly Name[], choices: readonly T[]): T {
     this.ws();
@@ -235,7 +234,6 @@ class JsonTickReader extends TickReader {
     if (this.scanString() !== 0) bail();
     return this.choice(names, choices, start, this.i++ - start);
   }
-
 
   /** A string from its opening quote to past its closing one, checked as JSON.parse would, its bytes as UTF-8. */
   private skipString(): void {

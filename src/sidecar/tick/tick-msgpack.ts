@@ -201,15 +201,36 @@ class MsgpackTickReader extends TickReader {
       return;
     }
     switch (c) {
-      case 0xc4: len = this.byte(); break;
-      case 0xc5: len = this.u16(); break;
-      case 0xc6: len = this.u32(); break;
-      case 0xca: case 0xce: case 0xd2: len = 4; break;
-      case 0xcb: case 0xcf: case 0xd3: len = 8; break;
-      case 0xcc: case 0xd0: len = 1; break;
-      case 0xcd: case 0xd1: len = 2; break;
+      case 0xc4:
+        len = this.byte();
+        break;
+      case 0xc5:
+        len = this.u16();
+        break;
+      case 0xc6:
+        len = this.u32();
+        break;
+      case 0xca:
+      case 0xce:
+      case 0xd2:
+        len = 4;
+        break;
+      case 0xcb:
+      case 0xcf:
+      case 0xd3:
+        len = 8;
+        break;
+      case 0xcc:
+      case 0xd0:
+        len = 1;
+        break;
+      case 0xcd:
+      case 0xd1:
+        len = 2;
+        break;
       // Extension types (the decoder makes Dates or ExtData of them) and 0xc1 (never used).
-      default: bail();
+      default:
+        bail();
     }
     this.need(len);
     this.i += len;

@@ -151,7 +151,6 @@ const UNKNOWN = -1;
 /** Skipped values nest at most this deep before the exact path is left to judge them. */
 export const MAX_SKIP_DEPTH = 32;
 
-
 export abstract class TickReader {
   /** The cursor, and the body's length. */
   protected i = 0;
@@ -275,10 +274,17 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(VEC_KEYS, next + 1))) {
-        case 0: x = this.number(); break;
-        case 1: y = this.number(); break;
-        case 2: z = this.number(); break;
-        default: this.other(next);
+        case 0:
+          x = this.number();
+          break;
+        case 1:
+          y = this.number();
+          break;
+        case 2:
+          z = this.number();
+          break;
+        default:
+          this.other(next);
       }
     }
     // NaN is what a missing coordinate left: the parser itself never yields one.
@@ -299,18 +305,45 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(SELF_KEYS.names, next + 1))) {
-        case SELF.pos: pos = this.vec3(); break;
-        case SELF.heading_deg: heading = this.within(F.heading_deg); break;
-        case SELF.health: health = this.within(F.health); break;
-        case SELF.blood: blood = this.within(F.blood); break;
-        case SELF.hunger: hunger = this.within(F.hunger); break;
-        case SELF.thirst: thirst = this.within(F.thirst); break;
-        case SELF.has_weapon: hasWeapon = this.boolean(); break;
-        case SELF.ammo: ammo = this.integer(F.ammo); break;
-        default: this.other(next);
+        case SELF.pos:
+          pos = this.vec3();
+          break;
+        case SELF.heading_deg:
+          heading = this.within(F.heading_deg);
+          break;
+        case SELF.health:
+          health = this.within(F.health);
+          break;
+        case SELF.blood:
+          blood = this.within(F.blood);
+          break;
+        case SELF.hunger:
+          hunger = this.within(F.hunger);
+          break;
+        case SELF.thirst:
+          thirst = this.within(F.thirst);
+          break;
+        case SELF.has_weapon:
+          hasWeapon = this.boolean();
+          break;
+        case SELF.ammo:
+          ammo = this.integer(F.ammo);
+          break;
+        default:
+          this.other(next);
       }
     }
-    if (pos === undefined || hasWeapon === undefined || heading !== heading || health !== health || blood !== blood || hunger !== hunger || thirst !== thirst || ammo !== ammo) bail();
+    if (
+      pos === undefined ||
+      hasWeapon === undefined ||
+      heading !== heading ||
+      health !== health ||
+      blood !== blood ||
+      hunger !== hunger ||
+      thirst !== thirst ||
+      ammo !== ammo
+    )
+      bail();
     return { pos, heading_deg: heading, health, blood, hunger, thirst, has_weapon: hasWeapon, ammo };
   }
 
@@ -327,14 +360,30 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(TARGET_KEYS.names, next + 1))) {
-        case TARGET.id: id = this.integer(F.id); break;
-        case TARGET.kind: kind = this.oneOf(TARGET_KIND_NAMES, TARGET_KINDS); break;
-        case TARGET.pos: pos = this.vec3(); break;
-        case TARGET.hostile: hostile = this.boolean(); break;
-        case TARGET.visible: visible = this.boolean(); break;
-        case TARGET.name: name = this.string(F.name.maxLength); break;
-        case TARGET.health: health = this.within(F.health); hasHealth = true; break;
-        default: this.other(next);
+        case TARGET.id:
+          id = this.integer(F.id);
+          break;
+        case TARGET.kind:
+          kind = this.oneOf(TARGET_KIND_NAMES, TARGET_KINDS);
+          break;
+        case TARGET.pos:
+          pos = this.vec3();
+          break;
+        case TARGET.hostile:
+          hostile = this.boolean();
+          break;
+        case TARGET.visible:
+          visible = this.boolean();
+          break;
+        case TARGET.name:
+          name = this.string(F.name.maxLength);
+          break;
+        case TARGET.health:
+          health = this.within(F.health);
+          hasHealth = true;
+          break;
+        default:
+          this.other(next);
       }
     }
     if (id !== id || kind === undefined || pos === undefined || hostile === undefined || visible === undefined) bail();
@@ -352,10 +401,17 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(POI_KEYS.names, next + 1))) {
-        case POI.id: id = this.string(F.id.maxLength); break;
-        case POI.kind: kind = this.string(F.kind.maxLength); break;
-        case POI.pos: pos = this.vec3(); break;
-        default: this.other(next);
+        case POI.id:
+          id = this.string(F.id.maxLength);
+          break;
+        case POI.kind:
+          kind = this.string(F.kind.maxLength);
+          break;
+        case POI.pos:
+          pos = this.vec3();
+          break;
+        default:
+          this.other(next);
       }
     }
     if (id === undefined || kind === undefined || pos === undefined) bail();
@@ -370,10 +426,17 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(HEARD_KEYS.names, next + 1))) {
-        case HEARD.from: from = this.integer(F.from); break;
-        case HEARD.text: text = this.string(F.text.maxLength); break;
-        case HEARD.at_s: at = this.within(F.at_s); break;
-        default: this.other(next);
+        case HEARD.from:
+          from = this.integer(F.from);
+          break;
+        case HEARD.text:
+          text = this.string(F.text.maxLength);
+          break;
+        case HEARD.at_s:
+          at = this.within(F.at_s);
+          break;
+        default:
+          this.other(next);
       }
     }
     if (from !== from || text === undefined || at !== at) bail();
@@ -433,15 +496,32 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(SNAPSHOT_KEYS.names, next + 1))) {
-        case SNAPSHOT.agent: agent = this.integer(F.agent); break;
-        case SNAPSHOT.time_s: time = this.within(F.time_s); break;
-        case SNAPSHOT.self_state: self = this.selfState(); break;
-        case SNAPSHOT.targets: seen = this.targets(); break;
-        case SNAPSHOT.route: path = this.route(); break;
-        case SNAPSHOT.poi: places = this.pois(); break;
-        case SNAPSHOT.heard: speech = this.heardList(); break;
-        case SNAPSHOT.squad: squad = this.string(F.squad.maxLength); break;
-        default: this.other(next);
+        case SNAPSHOT.agent:
+          agent = this.integer(F.agent);
+          break;
+        case SNAPSHOT.time_s:
+          time = this.within(F.time_s);
+          break;
+        case SNAPSHOT.self_state:
+          self = this.selfState();
+          break;
+        case SNAPSHOT.targets:
+          seen = this.targets();
+          break;
+        case SNAPSHOT.route:
+          path = this.route();
+          break;
+        case SNAPSHOT.poi:
+          places = this.pois();
+          break;
+        case SNAPSHOT.heard:
+          speech = this.heardList();
+          break;
+        case SNAPSHOT.squad:
+          squad = this.string(F.squad.maxLength);
+          break;
+        default:
+          this.other(next);
       }
     }
     if (agent !== agent || time !== time || self === undefined || seen === undefined) bail();
@@ -466,15 +546,32 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(TRAIT_KEYS.names, next + 1))) {
-        case TRAIT.openness: openness = this.within(F.openness); break;
-        case TRAIT.conscientiousness: conscientiousness = this.within(F.conscientiousness); break;
-        case TRAIT.extraversion: extraversion = this.within(F.extraversion); break;
-        case TRAIT.agreeableness: agreeableness = this.within(F.agreeableness); break;
-        case TRAIT.neuroticism: neuroticism = this.within(F.neuroticism); break;
-        case TRAIT.afk_proneness: afk = this.within(F.afk_proneness); break;
-        case TRAIT.break_proneness: breaks = this.within(F.break_proneness); break;
-        case TRAIT.fatigue_rate: fatigue = this.within(F.fatigue_rate); break;
-        default: this.other(next);
+        case TRAIT.openness:
+          openness = this.within(F.openness);
+          break;
+        case TRAIT.conscientiousness:
+          conscientiousness = this.within(F.conscientiousness);
+          break;
+        case TRAIT.extraversion:
+          extraversion = this.within(F.extraversion);
+          break;
+        case TRAIT.agreeableness:
+          agreeableness = this.within(F.agreeableness);
+          break;
+        case TRAIT.neuroticism:
+          neuroticism = this.within(F.neuroticism);
+          break;
+        case TRAIT.afk_proneness:
+          afk = this.within(F.afk_proneness);
+          break;
+        case TRAIT.break_proneness:
+          breaks = this.within(F.break_proneness);
+          break;
+        case TRAIT.fatigue_rate:
+          fatigue = this.within(F.fatigue_rate);
+          break;
+        default:
+          this.other(next);
       }
     }
     // Named stores in the schema's order, present traits only, as parseTickRequest adds them:
@@ -500,11 +597,20 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(PROFILE_KEYS.names, next + 1))) {
-        case PROFILE.name: name = this.string(F.name.maxLength); break;
-        case PROFILE.role: role = this.oneOf(ROLE_NAMES, ROLES); break;
-        case PROFILE.coward: coward = this.boolean(); break;
-        case PROFILE.traits: traitSet = this.traits(); break;
-        default: this.other(next);
+        case PROFILE.name:
+          name = this.string(F.name.maxLength);
+          break;
+        case PROFILE.role:
+          role = this.oneOf(ROLE_NAMES, ROLES);
+          break;
+        case PROFILE.coward:
+          coward = this.boolean();
+          break;
+        case PROFILE.traits:
+          traitSet = this.traits();
+          break;
+        default:
+          this.other(next);
       }
     }
     const out: Profile = {};
@@ -521,9 +627,14 @@ export abstract class TickReader {
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
       switch ((next = this.key(TOP_KEYS.names, next + 1))) {
-        case TOP.snapshot: snap = this.snapshot(); break;
-        case TOP.profile: prof = this.profile(); break;
-        default: this.other(next);
+        case TOP.snapshot:
+          snap = this.snapshot();
+          break;
+        case TOP.profile:
+          prof = this.profile();
+          break;
+        default:
+          this.other(next);
       }
     }
     if (snap === undefined) bail();

@@ -26,7 +26,15 @@ export default function shardRun(task: ShardTask): ShardReply {
   switch (task.type) {
     case 'export': {
       const b = currentBrain();
-      return b ? { type: 'export', text: b.exportState().agents.map((a) => JSON.stringify(a)).join(',') } : { type: 'no_bundle' };
+      return b
+        ? {
+            type: 'export',
+            text: b
+              .exportState()
+              .agents.map((a) => JSON.stringify(a))
+              .join(','),
+          }
+        : { type: 'no_bundle' };
     }
     case 'import': {
       const b = currentBrain();

@@ -14,7 +14,9 @@ test('with --json, anything printed through console goes to stderr, never into t
   const bench = fileURLToPath(new URL('../../../src/cli/commands/bench.js', import.meta.url));
   const script = `const { jsonOnlyStdout } = await import(${JSON.stringify(bench)}); jsonOnlyStdout(); console.log('stray'); console.info('info'); process.stdout.write('{}\\n');`;
   const out = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-    execFile(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }, (err, stdout, stderr) => (err ? reject(err) : resolve({ stdout, stderr }))),
+    execFile(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }, (err, stdout, stderr) =>
+      err ? reject(err) : resolve({ stdout, stderr }),
+    ),
   );
   assert.equal(out.stdout, '{}\n');
   assert.match(out.stderr, /stray\ninfo/);

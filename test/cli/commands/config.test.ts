@@ -48,7 +48,10 @@ test('config pull, diff and publish: a bundle kept in a directory ships to the c
 
     // Someone publishes on the dashboard meanwhile: the file (based on v1) conflicts; --force replaces.
     const head = (await s.call('GET', `/v1/servers/${server}/config`, { token: session })).body;
-    assert.equal((await s.call('PUT', `/v1/servers/${server}/config`, { token: session, body: { ...head, policy: { ...head.policy, squads: false } } })).status, 200);
+    assert.equal(
+      (await s.call('PUT', `/v1/servers/${server}/config`, { token: session, body: { ...head, policy: { ...head.policy, squads: false } } })).status,
+      200,
+    );
     pulled.policy.memory = false;
     writeFileSync(file, JSON.stringify(pulled, null, 2));
     const conflict = await brainstem(['config', 'publish', ...flags], env);

@@ -40,10 +40,16 @@ test('migrate-store: a SQLite database with data moves to PostgreSQL; serve on P
     const sidecar = await serverWithKey(source, token);
     await serverWithKey(source, token, 'second');
     const v1 = (await source.call('GET', `/v1/servers/${sidecar.serverId}/config`, { token })).body;
-    assert.equal((await source.call('PUT', `/v1/servers/${sidecar.serverId}/config`, { token, body: { ...v1, game: { name: 'Moved', premise: 'p', goal: 'g' } } })).status, 200);
+    assert.equal(
+      (await source.call('PUT', `/v1/servers/${sidecar.serverId}/config`, { token, body: { ...v1, game: { name: 'Moved', premise: 'p', goal: 'g' } } })).status,
+      200,
+    );
     assert.equal((await signed(source, sidecar.key, 'POST', '/v1/telemetry', { body: report(sidecar.serverId, { reportId: 'r1' }) })).status, 202);
     const widget = (await source.call('POST', '/v1/widgets', { token, body: { name: 'site' } })).body.id as string;
-    assert.equal((await source.call('POST', `/v1/widgets/${widget}/webhooks`, { token, body: { url: 'http://127.0.0.1:9/hook', events: ['lead.captured'] } })).status, 201);
+    assert.equal(
+      (await source.call('POST', `/v1/widgets/${widget}/webhooks`, { token, body: { url: 'http://127.0.0.1:9/hook', events: ['lead.captured'] } })).status,
+      201,
+    );
     const apiKey = (await source.call('POST', '/v1/api-keys', { token, body: { name: 'k' } })).body.key as string;
     const property = await createProperty(source, apiKey);
     const ids = { server: sidecar.serverId, widget, property };
@@ -59,12 +65,25 @@ test('migrate-store: a SQLite database with data moves to PostgreSQL; serve on P
     assert.equal(rows.get('cp_reports'), 1);
     assert.ok((rows.get('webhook_endpoints') ?? 0) >= 1 && (rows.get('video_properties') ?? rows.get('properties') ?? 0) >= 1, moved.stdout);
 
-    const target = await startEmbedded({ port: 0, database: { kind: 'postgres', url }, adminToken: ADMIN_TOKEN, dataDir: join(dir.path, 'data'), allowPrivateWebhooks: true });
+    const target = await startEmbedded({
+      port: 0,
+      database: { kind: 'postgres', url },
+      adminToken: ADMIN_TOKEN,
+      dataDir: join(dir.path, 'data'),
+      allowPrivateWebhooks: true,
+    });
     try {
       const t = { call: (method: string, path: string, o: { token?: string; body?: unknown } = {}) => callAt(target.url, method, path, o) };
       assert.deepEqual(await reads(t, token, apiKey, ids), before);
       // The server key signs as before; new rows get ids after the copied ones.
-      assert.equal((await signed({ url: target.url } as TestServer, sidecar.key, 'GET', `/v1/config?server=${sidecar.serverId}&n=2`, { headers: { 'if-none-match': '"v2"' } })).status, 304);
+      assert.equal(
+        (
+          await signed({ url: target.url } as TestServer, sidecar.key, 'GET', `/v1/config?server=${sidecar.serverId}&n=2`, {
+            headers: { 'if-none-match': '"v2"' },
+          })
+        ).status,
+        304,
+      );
       const third = await t.call('POST', '/v1/servers', { token, body: { name: 'third' } });
       assert.equal(third.status, 201);
       assert.ok(third.body.id > sidecar.serverId + 1, `new server id ${third.body.id}`);

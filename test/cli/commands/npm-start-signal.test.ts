@@ -21,8 +21,27 @@ test('npm start: SIGTERM to npm stops brainstem up (no orphan left on the ports)
 
   const dir = tempDir();
   try {
-    writeFileSync(join(dir.path, 'package.json'), JSON.stringify({ name: 'start-probe', private: true, scripts: { start: tail.replace('bin/brainstem', JSON.stringify(join(repoRoot, 'bin', 'brainstem'))) } }));
-    const args = ['start', '--', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--db', join(dir.path, 'db'), '--data', join(dir.path, 'data'), '--json'];
+    writeFileSync(
+      join(dir.path, 'package.json'),
+      JSON.stringify({
+        name: 'start-probe',
+        private: true,
+        scripts: { start: tail.replace('bin/brainstem', JSON.stringify(join(repoRoot, 'bin', 'brainstem'))) },
+      }),
+    );
+    const args = [
+      'start',
+      '--',
+      '--addr',
+      '127.0.0.1:0',
+      '--sidecar-addr',
+      '127.0.0.1:0',
+      '--db',
+      join(dir.path, 'db'),
+      '--data',
+      join(dir.path, 'data'),
+      '--json',
+    ];
     const npm = spawn('npm', args, { cwd: dir.path, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BRAINSTEM_LOG: 'silent' } });
     let out = '';
     const started = await new Promise<{ sidecar: string; dashboard: string }>((resolve, reject) => {

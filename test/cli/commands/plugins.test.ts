@@ -33,11 +33,23 @@ interface Report {
 test('plugins doctor: every plugin healthy against a working server → exit 0', async () => {
   const fake = await startFakeOpenAI();
   try {
-    const r = await doctor(['--json'], { SERVICE_LLM_BASE_URL: fake.baseUrl, SERVICE_LLM_MODEL: 'gpt-4o-mini', SERVICE_STT_BASE_URL: fake.baseUrl, SERVICE_TTS_ENGINE: 'espeak-wasm' });
+    const r = await doctor(['--json'], {
+      SERVICE_LLM_BASE_URL: fake.baseUrl,
+      SERVICE_LLM_MODEL: 'gpt-4o-mini',
+      SERVICE_STT_BASE_URL: fake.baseUrl,
+      SERVICE_TTS_ENGINE: 'espeak-wasm',
+    });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const report = JSON.parse(r.stdout) as Report;
     assert.equal(report.ok, true);
-    assert.deepEqual(report.plugins.map((p) => [p.name, p.status]), [['dialogue', 'ok'], ['voice-out', 'ok'], ['voice-in', 'ok']]);
+    assert.deepEqual(
+      report.plugins.map((p) => [p.name, p.status]),
+      [
+        ['dialogue', 'ok'],
+        ['voice-out', 'ok'],
+        ['voice-in', 'ok'],
+      ],
+    );
     const dialogue = report.plugins[0]!;
     assert.equal(dialogue.info.model_listed, false);
     assert.equal(dialogue.info.price_input_per_mtok, 0.15);
@@ -49,7 +61,13 @@ test('plugins doctor: every plugin healthy against a working server → exit 0',
 
 test('plugins doctor names what is wrong: unreachable server, unusable engine → exit 1', async () => {
   const port = await closedPort();
-  const r = await doctor(['--json'], { SERVICE_LLM_BASE_URL: `http://127.0.0.1:${port}/v1`, SERVICE_LLM_MODEL: 'm', SERVICE_STT_MODEL: 'whisper-1', SERVICE_TTS_ENGINE: 'espeak', SERVICE_ESPEAK_PATH: '/nonexistent/espeak-ng' });
+  const r = await doctor(['--json'], {
+    SERVICE_LLM_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    SERVICE_LLM_MODEL: 'm',
+    SERVICE_STT_MODEL: 'whisper-1',
+    SERVICE_TTS_ENGINE: 'espeak',
+    SERVICE_ESPEAK_PATH: '/nonexistent/espeak-ng',
+  });
   assert.equal(r.code, 1);
   const report = JSON.parse(r.stdout) as Report;
   assert.equal(report.ok, false);

@@ -9,7 +9,10 @@ import { freshDatabase } from '../../helpers/postgres.js';
 test('serve --database sqlite:FILE opens that file; the line it prints names the database', async () => {
   const dir = tempDir();
   const file = join(dir.path, 'via-url.db');
-  const serve = await spawnCli(['serve', '--addr', '127.0.0.1:0', '--database', `sqlite:${file}`, '--data', join(dir.path, 'data')], /listening on (http:\/\/\S+) \(database (\S+),/);
+  const serve = await spawnCli(
+    ['serve', '--addr', '127.0.0.1:0', '--database', `sqlite:${file}`, '--data', join(dir.path, 'data')],
+    /listening on (http:\/\/\S+) \(database (\S+),/,
+  );
   try {
     assert.equal(serve.match[2], `sqlite:${file}`);
     assert.equal((await call(serve.match[1]!, 'POST', '/v1/admin/tenants', { token: ADMIN, body: { name: 't', plan: 'pro' } })).status, 201);
@@ -63,7 +66,10 @@ test('admin --database postgres://…: the same records on PostgreSQL, and serve
     const server = await runCli(['admin', 'create-server', '--tenant', String(t.id), '--name', 'alpha'], { DATABASE_URL: url });
     assert.equal(server.code, 0, server.stderr);
     assert.equal(JSON.parse(server.stdout).configVersion, 1);
-    const serve = await spawnCli(['serve', '--addr', '127.0.0.1:0', '--database', url, '--data', join(dir.path, 'data')], /listening on (http:\/\/\S+) \(database (\S+),/);
+    const serve = await spawnCli(
+      ['serve', '--addr', '127.0.0.1:0', '--database', url, '--data', join(dir.path, 'data')],
+      /listening on (http:\/\/\S+) \(database (\S+),/,
+    );
     try {
       assert.doesNotMatch(serve.match[2]!, /brainstem-test/, 'the password is not printed');
       const got = await call(serve.match[1]!, 'GET', `/v1/admin/tenants/${t.id}`, { token: ADMIN });

@@ -15,11 +15,14 @@ test('serve --limits: a bad file exits 1 with one line naming the fix', async ()
   try {
     const file = join(dir.path, 'limits.json');
     writeFileSync(file, '{"sesion": 1200}');
-    await assert.rejects(run(process.execPath, [bin, 'serve', '--addr', '127.0.0.1:0', '--db', join(dir.path, 'b.db'), '--limits', file]), (err: { code: number; stderr: string }) => {
-      assert.equal(err.code, 1);
-      assert.match(err.stderr, /unknown limit "sesion"; did you mean "session"\?/);
-      return true;
-    });
+    await assert.rejects(
+      run(process.execPath, [bin, 'serve', '--addr', '127.0.0.1:0', '--db', join(dir.path, 'b.db'), '--limits', file]),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /unknown limit "sesion"; did you mean "session"\?/);
+        return true;
+      },
+    );
   } finally {
     dir.dispose();
   }
@@ -29,7 +32,10 @@ test('serve --limits: the limits of the file apply (a session limit of 2 refuses
   const dir = tempDir();
   const file = join(dir.path, 'limits.json');
   writeFileSync(file, JSON.stringify({ session: 2 }));
-  const serve = await spawnCli(['serve', '--addr', '127.0.0.1:0', '--db', join(dir.path, 'b.db'), '--data', join(dir.path, 'data'), '--limits', file], /listening on (http:\/\/\S+)/);
+  const serve = await spawnCli(
+    ['serve', '--addr', '127.0.0.1:0', '--db', join(dir.path, 'b.db'), '--data', join(dir.path, 'data'), '--limits', file],
+    /listening on (http:\/\/\S+)/,
+  );
   try {
     const url = serve.match[1]!;
     const tenant = await call(url, 'POST', '/v1/admin/tenants', { token: ADMIN, body: { name: 't', plan: 'pro' } });

@@ -21,7 +21,10 @@ test('serve --role: an api replica answers routes and runs no outbox; a worker a
     const widget = (await call(base, 'POST', '/v1/widgets', { token, body: { name: 'w' } })).body;
     const endpoint = await call(base, 'POST', `/v1/widgets/${widget.id}/webhooks`, { token, body: { url: rx.url, events: ['conversation.started'] } });
     assert.equal(endpoint.status, 201);
-    const queued = await call(base, 'POST', `/v1/widgets/${widget.id}/events`, { token: widget.key, body: { event: 'conversation.started', data: { conversation_id: 'ses_roles' } } });
+    const queued = await call(base, 'POST', `/v1/widgets/${widget.id}/events`, {
+      token: widget.key,
+      body: { event: 'conversation.started', data: { conversation_id: 'ses_roles' } },
+    });
     assert.equal(queued.status, 202);
 
     worker = await spawnCli(['serve', ...common, '--role', 'worker'], /listening on (http:\/\/\S+) .*role worker/);

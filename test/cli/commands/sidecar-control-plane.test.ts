@@ -20,8 +20,14 @@ test('control-plane options: env alone, flags over env, intervals in seconds, de
 });
 
 test('control-plane options: partial, mixed with --bundle, or malformed are one-line CLI errors', () => {
-  assert.throws(() => controlPlaneFrom({ controlPlane: 'http://x' }, {}), (e: unknown) => e instanceof CliError && /--server-id .* and --server-key/.test(e.message));
-  assert.throws(() => controlPlaneFrom({ bundle: 'bundles/default' }, ENV), (e: unknown) => e instanceof CliError && /--bundle and --control-plane/.test(e.message));
+  assert.throws(
+    () => controlPlaneFrom({ controlPlane: 'http://x' }, {}),
+    (e: unknown) => e instanceof CliError && /--server-id .* and --server-key/.test(e.message),
+  );
+  assert.throws(
+    () => controlPlaneFrom({ bundle: 'bundles/default' }, ENV),
+    (e: unknown) => e instanceof CliError && /--bundle and --control-plane/.test(e.message),
+  );
   assert.throws(() => controlPlaneFrom({ serverId: 'seven' }, ENV), /--server-id must be a positive integer/);
   assert.throws(() => controlPlaneFrom({ pollInterval: 'soon' }, ENV), /--poll-interval must be a number of seconds/);
   assert.throws(() => controlPlaneFrom({ pollInterval: '1' }, {}), /--poll-interval needs a control plane/);

@@ -10,7 +10,10 @@ test('webhooks trigger sends a sample event that reaches a subscribed endpoint a
   try {
     const { token } = await tenantSession(s, 'pro');
     const widget = (await s.call('POST', '/v1/widgets', { token, body: { name: 'site' } })).body;
-    assert.equal((await s.call('POST', `/v1/widgets/${widget.id}/webhooks`, { token, body: { url: rx.url, events: ['lead.captured', 'conversation.started'] } })).status, 201);
+    assert.equal(
+      (await s.call('POST', `/v1/widgets/${widget.id}/webhooks`, { token, body: { url: rx.url, events: ['lead.captured', 'conversation.started'] } })).status,
+      201,
+    );
     const key = (await s.call('POST', `/v1/widgets/${widget.id}/keys`, { token })).body.key as string;
     const env = { BRAINSTEM_URL: s.url, BRAINSTEM_TOKEN: key };
 
@@ -50,10 +53,21 @@ test('webhooks trigger fails in one line: unknown event, no token, data the API 
     const noToken = await brainstem(['webhooks', 'trigger', 'lead.captured', '--widget', widget.id], { BRAINSTEM_URL: s.url, BRAINSTEM_TOKEN: '' });
     assert.equal(noToken.code, 1);
     assert.match(noToken.stderr, /BRAINSTEM_TOKEN/);
-    const pii = await brainstem(['webhooks', 'trigger', 'lead.captured', '--widget', widget.id, '--data', '{"conversation_id":"ses_1","visitor_id":"vis_1","has_email":true,"has_phone":false,"email":"a@b.example"}'], {
-      BRAINSTEM_URL: s.url,
-      BRAINSTEM_TOKEN: key,
-    });
+    const pii = await brainstem(
+      [
+        'webhooks',
+        'trigger',
+        'lead.captured',
+        '--widget',
+        widget.id,
+        '--data',
+        '{"conversation_id":"ses_1","visitor_id":"vis_1","has_email":true,"has_phone":false,"email":"a@b.example"}',
+      ],
+      {
+        BRAINSTEM_URL: s.url,
+        BRAINSTEM_TOKEN: key,
+      },
+    );
     assert.equal(pii.code, 1);
     assert.equal(pii.stderr.trim().split('\n').length, 1, pii.stderr);
     assert.match(pii.stderr, /refused/);

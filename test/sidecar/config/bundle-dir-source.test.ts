@@ -58,7 +58,10 @@ test('a start on an invalid directory fails with the reasons', async () => {
   const dir = tempDir();
   writeBundle(dir.path, { version: 'one' });
   try {
-    await assert.rejects(new BundleDirSource(dir.path).start(() => {}), /is not valid: .*version/);
+    await assert.rejects(
+      new BundleDirSource(dir.path).start(() => {}),
+      /is not valid: .*version/,
+    );
   } finally {
     dir.dispose();
   }

@@ -14,7 +14,8 @@ test('the worked signing example in docs/controlplane.md matches src/signing/req
   const get = { method: 'GET', target: '/v1/config?server=7', timestamp: ts };
   assert.equal(canonicalString(get), 'GET\n/v1/config?server=7\n1767225600\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   assert.equal(signature(key, get), '296b33fe257d6dd96cccc443a7a289eb506e60760b5a2fec350ca477a4cb0a49');
-  const body = '{"serverId":"7","ts":"2026-01-01T00:00:00Z","botCount":3,"playersOnline":5,"linesSpoken":2,"spendUsd":0.01,"events":[{"kind":"spoke","count":2}]}';
+  const body =
+    '{"serverId":"7","ts":"2026-01-01T00:00:00Z","botCount":3,"playersOnline":5,"linesSpoken":2,"spendUsd":0.01,"events":[{"kind":"spoke","count":2}]}';
   const post = { method: 'POST', target: '/v1/telemetry', timestamp: ts, body };
   assert.equal(canonicalString(post), 'POST\n/v1/telemetry\n1767225600\nb39f18d0a5a4bc52f49518351dfe588894f03897e61c0e9935ce41386ffe1f67');
   assert.equal(signature(key, post), 'c429c6cfa9858b13fe7673e2f2e28da7c7d87628dce4e4fa4ca6b33628952d7f');

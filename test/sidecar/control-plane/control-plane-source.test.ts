@@ -79,7 +79,20 @@ test('an unreachable control plane at start: built-in defaults (no disk copy) wi
 });
 
 function counts(events: Record<string, number>): SidecarTelemetry {
-  return { events, roster: [], agents: 2, playersOnline: 1, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, llmUsd: 0, ttsUsd: 0, cacheHits: 0, dialogue: null };
+  return {
+    events,
+    roster: [],
+    agents: 2,
+    playersOnline: 1,
+    linesSpoken: 0,
+    llmTokens: 0,
+    ttsCharacters: 0,
+    spendUsd: 0,
+    llmUsd: 0,
+    ttsUsd: 0,
+    cacheHits: 0,
+    dialogue: null,
+  };
 }
 
 test('a report whose 202 is lost is resent with the same reportId and counted once', async () => {
@@ -142,7 +155,11 @@ test('401/403/5xx/429 never stop the pulls: the last good bundle stays, /status 
   ];
   const fake = createServer((_req, res) => {
     const next = answers.shift() ?? { status: 304, body: null };
-    res.writeHead(next.status, { 'content-type': 'application/json', ...(next.status === 200 ? { etag: `"v${(next.body as ConfigBundle).version}"` } : {}), ...next.headers });
+    res.writeHead(next.status, {
+      'content-type': 'application/json',
+      ...(next.status === 200 ? { etag: `"v${(next.body as ConfigBundle).version}"` } : {}),
+      ...next.headers,
+    });
     res.end(next.body === null ? undefined : JSON.stringify(next.body));
   }).listen(0, '127.0.0.1');
   await once(fake, 'listening');
@@ -151,7 +168,14 @@ test('401/403/5xx/429 never stop the pulls: the last good bundle stays, /status 
   const lines: string[] = [];
   const logger = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`), error: (m: string) => lines.push(`error ${m}`) };
   let clock = Date.parse('2026-11-26T08:00:00Z');
-  const source = new ControlPlaneSource({ client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_x' }), stateDir: dir.path, pollMs: 3_600_000, maxBackoffMs: 5_000, logger, now: () => clock });
+  const source = new ControlPlaneSource({
+    client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_x' }),
+    stateDir: dir.path,
+    pollMs: 3_600_000,
+    maxBackoffMs: 5_000,
+    logger,
+    now: () => clock,
+  });
   try {
     const applied: number[] = [];
     assert.equal((await source.start((b) => applied.push(b.version))).version, 1);
@@ -193,13 +217,25 @@ test('a refused key at start is logged as such, not as an unreachable control pl
   const dir = tempDir();
   const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
   const lines: string[] = [];
-  const logger = { info: () => {}, warn: (m: string, f?: object) => lines.push(`${m} ${JSON.stringify(f)}`), error: (m: string, f?: object) => lines.push(`${m} ${JSON.stringify(f)}`) };
-  const source = new ControlPlaneSource({ client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_wrong' }), stateDir: dir.path, pollMs: 3_600_000, logger });
+  const logger = {
+    info: () => {},
+    warn: (m: string, f?: object) => lines.push(`${m} ${JSON.stringify(f)}`),
+    error: (m: string, f?: object) => lines.push(`${m} ${JSON.stringify(f)}`),
+  };
+  const source = new ControlPlaneSource({
+    client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_wrong' }),
+    stateDir: dir.path,
+    pollMs: 3_600_000,
+    logger,
+  });
   try {
     await source.start(() => {});
     assert.equal(source.status().source, 'defaults');
     assert.equal(lines.length, 1);
-    assert.match(lines[0]!, /^config pull failed at start and no bundle on disk; running the built-in defaults.*refused the server key \(401 unauthorized: The server key is not valid/);
+    assert.match(
+      lines[0]!,
+      /^config pull failed at start and no bundle on disk; running the built-in defaults.*refused the server key \(401 unauthorized: The server key is not valid/,
+    );
     assert.ok(!lines[0]!.includes('unreachable'));
     assert.ok(!lines[0]!.includes('bsk_wrong'));
   } finally {
@@ -209,7 +245,7 @@ test('a refused key at start is logged as such, not as an unreachable control pl
   }
 });
 
-test('a telemetry report carries the dialogue tier\'s economy split: {ttsUsd, llmUsd, cacheHits}', async () => {
+test("a telemetry report carries the dialogue tier's economy split: {ttsUsd, llmUsd, cacheHits}", async () => {
   const dir = tempDir();
   const buffer = new TelemetryBuffer(dir.path);
   await buffer.load();

@@ -9,7 +9,20 @@ import { startTestServer, tenantSession } from '../../helpers/embedded.js';
 import { tempDir } from '../../helpers/paths.js';
 import { serverWithKey } from '../../controlplane/helpers.js';
 
-const counts = (events: Record<string, number>): SidecarTelemetry => ({ events, roster: [], agents: 2, playersOnline: 1, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, llmUsd: 0, ttsUsd: 0, cacheHits: 0, dialogue: null });
+const counts = (events: Record<string, number>): SidecarTelemetry => ({
+  events,
+  roster: [],
+  agents: 2,
+  playersOnline: 1,
+  linesSpoken: 0,
+  llmTokens: 0,
+  ttsCharacters: 0,
+  spendUsd: 0,
+  llmUsd: 0,
+  ttsUsd: 0,
+  cacheHits: 0,
+  dialogue: null,
+});
 
 // A backlog drains report after report, faster than the control plane's per-server report
 // quota (403 plan_limit); the sidecar must back off and resend, not stop or drop them.
@@ -24,7 +37,15 @@ test('a backlog draining past the report quota is kept and resent, never dropped
   const client = new ControlPlaneClient({ url: cp.url, serverId: String(sc.serverId), key: sc.key });
   const batches = [counts({ spawn: 1 }), counts({ spawn: 2 }), counts({ spawn: 4 })];
   // A back-off far longer than the test: every send below is the test's own flush().
-  const pusher = new TelemetryPusher({ client, buffer, collect: async () => batches.shift() ?? counts({}), latency: new LatencyHistogram(), intervalMs: 3_600_000, minBackoffMs: 3_600_000, maxBackoffMs: 3_600_000 });
+  const pusher = new TelemetryPusher({
+    client,
+    buffer,
+    collect: async () => batches.shift() ?? counts({}),
+    latency: new LatencyHistogram(),
+    intervalMs: 3_600_000,
+    minBackoffMs: 3_600_000,
+    maxBackoffMs: 3_600_000,
+  });
   try {
     for (let i = 0; i < 3; i++) await pusher.report();
     await pusher.flush();
@@ -37,7 +58,10 @@ test('a backlog draining past the report quota is kept and resent, never dropped
     assert.equal(buffer.size, 0);
     assert.equal(pusher.status().lastPush?.outcome, 'ok');
     const activity = await cp.call('GET', `/v1/servers/${sc.serverId}/activity?limit=50`, { token });
-    assert.equal((activity.body as { kind: string; count: number }[]).reduce((n, e) => n + e.count, 0), 7);
+    assert.equal(
+      (activity.body as { kind: string; count: number }[]).reduce((n, e) => n + e.count, 0),
+      7,
+    );
   } finally {
     await pusher.close(100);
     await cp.stop();

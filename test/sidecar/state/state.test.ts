@@ -72,10 +72,7 @@ for (const workers of ['0', '2']) {
       assert.equal(statSync(file).mode & 0o777, 0o600);
       assert.equal(statSync(dirname(file)).mode & 0o777, 0o700);
       assert.deepEqual(readdirSync(dir), ['bundle.json']);
-      assert.deepEqual(
-        (JSON.parse(readFileSync(file, 'utf8')) as { agents: { id: number }[] }).agents.map((a) => a.id).sort(),
-        [5, 6],
-      );
+      assert.deepEqual((JSON.parse(readFileSync(file, 'utf8')) as { agents: { id: number }[] }).agents.map((a) => a.id).sort(), [5, 6]);
       ({ child, url } = await start(dir, workers, tmp.path));
       // Wounded, the hostile gone: only a character that remembers the contact goes to look.
       const remembered = await tick(url, snapshot(5, 110, 40, false));
@@ -104,7 +101,10 @@ test('a bad state file is logged and ignored, never fatal; saveState rewrites it
     await s.saveState();
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { format: string; agents: { id: number }[] };
     assert.equal(saved.format, 'brainstem.brain-state');
-    assert.deepEqual(saved.agents.map((a) => a.id), [1]);
+    assert.deepEqual(
+      saved.agents.map((a) => a.id),
+      [1],
+    );
   } finally {
     await s.close();
   }

@@ -94,7 +94,10 @@ test('a brain failure answers 500 for its own tick only, and the batch goes on',
   try {
     const agents = [11, 12, 13, 14, 15, 13, 16];
     const answers = await Promise.all(agents.map((agent) => post(`http://127.0.0.1:${port}`, loneTick(agent, 5))));
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 500, 200, 200, 500, 200]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 500, 200, 200, 500, 200],
+    );
     assert.equal((answers[2]!.json() as { error: { code: string } }).error.code, 'internal');
     assert.deepEqual(answers[6]!.json(), { agent: 16, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] });
     assert.deepEqual(ticks.counters, { ok: 5, rejected: 0, failed: 2 });
@@ -165,7 +168,10 @@ test('a batch writes nothing to a response whose client went away, and finishes 
     new Uint8Array(body).fill(0x20);
   }
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(written, Array.from({ length: 25 }, (_, k) => `${100 + k}:{"agent":${100 + k},"posture":"standing","intents":[]}`));
+  assert.deepEqual(
+    written,
+    Array.from({ length: 25 }, (_, k) => `${100 + k}:{"agent":${100 + k},"posture":"standing","intents":[]}`),
+  );
 
   // A response that fails as it is written does not stop the others, and every request still finishes.
   written.length = 0;
@@ -178,7 +184,10 @@ test('a batch writes nothing to a response whose client went away, and finishes 
   batch.add(broken, { aborted: false }, control, bodyOf(302), 'json');
   batch.add(response('y'), { aborted: false }, control, bodyOf(303), 'json');
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual((written as string[]).map((w) => w.split(':')[0]), ['x', 'y']);
+  assert.deepEqual(
+    (written as string[]).map((w) => w.split(':')[0]),
+    ['x', 'y'],
+  );
   assert.equal(done, 3);
 });
 
@@ -205,4 +214,3 @@ test('with a dialogue tier, a character is replied to before its next tick in th
   assert.deepEqual(calls, ['tick 1', 'tick 2', 'reply 1', 'reply 2', 'tick 1', 'tick 3', 'reply 1', 'reply 3', 'tick 3', 'reply 3']);
   assert.equal(written.length, 5);
 });
-

@@ -82,7 +82,10 @@ test('edge values: number forms, escapes, unicode, unknown and duplicate keys', 
     base.replace('"profile":{', '"profile":{"traits":{"openness":0.9,"openness":2},'),
     base.replace('"profile":{', '"profile":{"traits":{"openness":2,"openness":0.9},'),
     base.replace('"profile":{', '"profile":{"traits":{"fatigue_rate":1,"unknown":5,"openness":0},'),
-    base.replace('"profile":{', '"profile":{"traits":{"fatigue_rate":0.8,"break_proneness":0.7,"afk_proneness":0.6,"neuroticism":0.5,"agreeableness":0.4,"extraversion":0.3,"conscientiousness":0.2,"openness":0.1},'),
+    base.replace(
+      '"profile":{',
+      '"profile":{"traits":{"fatigue_rate":0.8,"break_proneness":0.7,"afk_proneness":0.6,"neuroticism":0.5,"agreeableness":0.4,"extraversion":0.3,"conscientiousness":0.2,"openness":0.1},',
+    ),
     base.replace('"profile":{', '"profile":{"name":"' + 'n'.repeat(64) + '",'),
     base.replace('"profile":{', '"profile":{"name":"' + 'n'.repeat(65) + '",'),
     base.replace('"profile":{', '"profile":{"name":"' + 'é'.repeat(64) + '",'),
@@ -178,18 +181,54 @@ function sameBytes(response: TickResponse): void {
 
 test('the reply writer prints every kind of number as JSON.stringify does', () => {
   const random = seededRandom(7);
-  const values: number[] = [0, -0, 1, -1, 0.01, -0.01, 0.1, 0.5, 0.99, 1.005, 2.675, 99.99, 100, 1e11 + 0.01, 999_999_999_999.99, 1e12, 1e12 + 0.5, -1e12 - 0.25,
-    1e15 - 1, 1e15, 1e15 + 2, 2 ** 53, 1e21, 1e-6, 1e-7, 123.456, 0.1 + 0.2, Number.MAX_VALUE, Number.MIN_VALUE, NaN, Infinity, -Infinity];
+  const values: number[] = [
+    0,
+    -0,
+    1,
+    -1,
+    0.01,
+    -0.01,
+    0.1,
+    0.5,
+    0.99,
+    1.005,
+    2.675,
+    99.99,
+    100,
+    1e11 + 0.01,
+    999_999_999_999.99,
+    1e12,
+    1e12 + 0.5,
+    -1e12 - 0.25,
+    1e15 - 1,
+    1e15,
+    1e15 + 2,
+    2 ** 53,
+    1e21,
+    1e-6,
+    1e-7,
+    123.456,
+    0.1 + 0.2,
+    Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    NaN,
+    Infinity,
+    -Infinity,
+  ];
   for (let n = 0; n < 20_000; n++) {
     const scale = 10 ** Math.floor(random() * 14);
     const sign = random() < 0.3 ? -1 : 1;
-    values.push(sign * Math.round(random() * scale * 100) / 100);
-    values.push(sign * Math.round(random() * scale * 10) / 10);
+    values.push((sign * Math.round(random() * scale * 100)) / 100);
+    values.push((sign * Math.round(random() * scale * 10)) / 10);
     values.push(sign * Math.floor(random() * scale));
     values.push(sign * random() * scale);
   }
   for (let n = 0; n < values.length; n += 3) {
-    sameBytes({ agent: 1, posture: 'standing', intents: [{ kind: 'MoveTo', to: { x: values[n]!, y: values[n + 1] ?? 0, z: values[n + 2] ?? 0 }, speed: 'walk' }] });
+    sameBytes({
+      agent: 1,
+      posture: 'standing',
+      intents: [{ kind: 'MoveTo', to: { x: values[n]!, y: values[n + 1] ?? 0, z: values[n + 2] ?? 0 }, speed: 'walk' }],
+    });
   }
 });
 
@@ -198,7 +237,10 @@ test('appended replies stay intact side by side until the rewind, and a full buf
   const responses: TickResponse[] = Array.from({ length: 50 }, (_, k) => ({
     agent: k,
     posture: 'standing',
-    intents: [{ kind: 'MoveTo', to: { x: k + 0.25, y: -k, z: 1e-7 * k }, speed: 'walk' }, { kind: 'Idle', reason: 'caf\u00e9' }],
+    intents: [
+      { kind: 'MoveTo', to: { x: k + 0.25, y: -k, z: 1e-7 * k }, speed: 'walk' },
+      { kind: 'Idle', reason: 'caf\u00e9' },
+    ],
   }));
   const views = responses.map((r) => appendTickJson(r)!);
   for (let k = 0; k < responses.length; k++) assert.equal(Buffer.from(views[k]!).toString(), JSON.stringify(responses[k]));
@@ -214,15 +256,28 @@ test('appended replies stay intact side by side until the rewind, and a full buf
 test('a key or enum value off by any one byte is not taken for the known one', () => {
   const tick = {
     snapshot: {
-      agent: 5, time_s: 10, squad: 'a',
+      agent: 5,
+      time_s: 10,
+      squad: 'a',
       self_state: { pos: { x: 1, y: 2, z: 3 }, heading_deg: 4, health: 50, blood: 4000, hunger: 5, thirst: 6, has_weapon: true, ammo: 7 },
       targets: [{ id: 9, kind: 'zombie', pos: { x: 1, y: 2, z: 3 }, hostile: true, visible: true, name: 'Z', health: 20 }],
       poi: [{ id: 'p', kind: 'water', pos: { x: 0, y: 0, z: 0 } }],
       heard: [{ from: 9, text: 'hi', at_s: 9 }],
     },
     profile: {
-      name: 'N', role: 'survivor', coward: false,
-      traits: { openness: 0.1, conscientiousness: 0.2, extraversion: 0.3, agreeableness: 0.4, neuroticism: 0.5, afk_proneness: 0.6, break_proneness: 0.7, fatigue_rate: 0.8 },
+      name: 'N',
+      role: 'survivor',
+      coward: false,
+      traits: {
+        openness: 0.1,
+        conscientiousness: 0.2,
+        extraversion: 0.3,
+        agreeableness: 0.4,
+        neuroticism: 0.5,
+        afk_proneness: 0.6,
+        break_proneness: 0.7,
+        fatigue_rate: 0.8,
+      },
     },
   };
   const body = Buffer.from(JSON.stringify(tick));

@@ -61,7 +61,12 @@ test('MessagePack edge values: number widths, float32, unknown keys of every typ
     withSnapshot({ squad: 'x'.repeat(64) }),
     withSnapshot({ squad: 'x'.repeat(65) }),
     withSnapshot({ squad: 'Équipe 🙂' }),
-    withSnapshot({ targets: Array.from({ length: 257 }, () => (base.snapshot.targets as unknown[])[0] ?? { id: 1, kind: 'ai', pos: { x: 0, y: 0, z: 0 }, hostile: false, visible: true }) }),
+    withSnapshot({
+      targets: Array.from(
+        { length: 257 },
+        () => (base.snapshot.targets as unknown[])[0] ?? { id: 1, kind: 'ai', pos: { x: 0, y: 0, z: 0 }, hostile: false, visible: true },
+      ),
+    }),
     withSnapshot({ route: Array.from({ length: 20 }, (_, i) => ({ x: i, y: 0, z: -i })) }),
     withProfile({ role: 'pirate' }),
     withProfile({ name: 'Zoë' }),
@@ -84,11 +89,34 @@ test('MessagePack edge values: number widths, float32, unknown keys of every typ
   agrees(float32);
 
   // A __proto__ key and a number key, written by hand (the encoder will not emit them from an object).
-  const protoKey = Buffer.concat([Buffer.from([0x83]), Buffer.from(encode('snapshot')), Buffer.from(encode(base.snapshot)), Buffer.from(encode('__proto__')), Buffer.from([0x80]), Buffer.from(encode('profile')), Buffer.from(encode(base.profile))]);
+  const protoKey = Buffer.concat([
+    Buffer.from([0x83]),
+    Buffer.from(encode('snapshot')),
+    Buffer.from(encode(base.snapshot)),
+    Buffer.from(encode('__proto__')),
+    Buffer.from([0x80]),
+    Buffer.from(encode('profile')),
+    Buffer.from(encode(base.profile)),
+  ]);
   assert.equal(agrees(protoKey), null);
-  const numberKey = Buffer.concat([Buffer.from([0x83]), Buffer.from(encode('snapshot')), Buffer.from(encode(base.snapshot)), Buffer.from([0x07, 0xc0]), Buffer.from(encode('profile')), Buffer.from(encode(base.profile))]);
+  const numberKey = Buffer.concat([
+    Buffer.from([0x83]),
+    Buffer.from(encode('snapshot')),
+    Buffer.from(encode(base.snapshot)),
+    Buffer.from([0x07, 0xc0]),
+    Buffer.from(encode('profile')),
+    Buffer.from(encode(base.profile)),
+  ]);
   agrees(numberKey);
-  const badUtf8 = Buffer.concat([Buffer.from([0x82]), Buffer.from(encode('snapshot')), Buffer.from(encode(base.snapshot)), Buffer.from(encode('profile')), Buffer.from([0x81]), Buffer.from(encode('name')), Buffer.from([0xa3, 0x61, 0xff, 0x62])]);
+  const badUtf8 = Buffer.concat([
+    Buffer.from([0x82]),
+    Buffer.from(encode('snapshot')),
+    Buffer.from(encode(base.snapshot)),
+    Buffer.from(encode('profile')),
+    Buffer.from([0x81]),
+    Buffer.from(encode('name')),
+    Buffer.from([0xa3, 0x61, 0xff, 0x62]),
+  ]);
   assert.equal(readTickMsgpack(badUtf8), null, 'invalid UTF-8 is the decoder’s to judge');
 });
 
@@ -112,7 +140,7 @@ test('thousands of mutated MessagePack bodies: whatever the fast path accepts, t
   assert.ok(accepted > 100, `some mutations stay valid (${accepted})`);
 });
 
-test('the MessagePack reply writer gives @msgpack/msgpack\'s bytes, or leaves the reply to it', () => {
+test("the MessagePack reply writer gives @msgpack/msgpack's bytes, or leaves the reply to it", () => {
   const brain = new Brain(DEFAULT_BUNDLE);
   for (const tick of corpus) {
     const response = brain.tick(readTickMsgpack(encode(tick))!);
@@ -124,7 +152,11 @@ test('the MessagePack reply writer gives @msgpack/msgpack\'s bytes, or leaves th
     { kind: 'Face', yaw_deg: -0 },
     { kind: 'Face', yaw_deg: NaN },
     { kind: 'Face', yaw_deg: 0.1 + 0.2 },
-    ...[0, 1, 127, 128, 255, 256, 65535, 65536, 2 ** 32 - 1, -1, -32, -33, -128, -129, -32768, -32769, -(2 ** 31)].map((target): Intent => ({ kind: 'Engage', target, fire: target > 0 })),
+    ...[0, 1, 127, 128, 255, 256, 65535, 65536, 2 ** 32 - 1, -1, -32, -33, -128, -129, -32768, -32769, -(2 ** 31)].map((target): Intent => ({
+      kind: 'Engage',
+      target,
+      fire: target > 0,
+    })),
     { kind: 'MoveTo', to: { x: 1e-7, y: -Infinity, z: 12 }, speed: 'sprint' },
     { kind: 'Investigate', at: { x: 1, y: 2, z: 3 } },
     { kind: 'Flee', from: 9 },

@@ -66,26 +66,47 @@ function overlong(bytes: Buffer): Buffer {
 
 function mutateString(n: Extract<Node, { t: 'str' }>): void {
   switch (Math.floor(random() * 7)) {
-    case 0: n.bytes = Buffer.concat([BOM, n.bytes]); break;
-    case 1: n.bytes = Buffer.concat([BOM, n.bytes, Buffer.from('x'.repeat(200 + Math.floor(random() * 400)))]); break;
-    case 2: n.bytes = Buffer.concat([n.bytes, pick(INVALID_UTF8)]); break;
-    case 3: n.bytes = overlong(n.bytes); break;
-    case 4: n.bytes = Buffer.concat([n.bytes, Buffer.from(pick(['é', '漢字', '😀', '\u0000', '"\\', '\u2028']))]); break;
-    case 5: n.bytes = Buffer.from('x'.repeat(60 + Math.floor(random() * 20))); break;
-    default: n.bytes = Buffer.alloc(0);
+    case 0:
+      n.bytes = Buffer.concat([BOM, n.bytes]);
+      break;
+    case 1:
+      n.bytes = Buffer.concat([BOM, n.bytes, Buffer.from('x'.repeat(200 + Math.floor(random() * 400)))]);
+      break;
+    case 2:
+      n.bytes = Buffer.concat([n.bytes, pick(INVALID_UTF8)]);
+      break;
+    case 3:
+      n.bytes = overlong(n.bytes);
+      break;
+    case 4:
+      n.bytes = Buffer.concat([n.bytes, Buffer.from(pick(['é', '漢字', '😀', '\u0000', '"\\', '\u2028']))]);
+      break;
+    case 5:
+      n.bytes = Buffer.from('x'.repeat(60 + Math.floor(random() * 20)));
+      break;
+    default:
+      n.bytes = Buffer.alloc(0);
   }
 }
 
 function junk(depth: number): Node {
   switch (Math.floor(random() * 9)) {
-    case 0: return { t: 'bin', bytes: Buffer.from([1, 2, 3]) };
-    case 1: return { t: 'ext', type: pick([1, -1, 5]), bytes: Buffer.alloc(pick([1, 2, 4, 8, 16, 3])) };
-    case 2: return { t: 'nil' };
-    case 3: return str(pick(['', 'x', 'player', '😀']));
-    case 4: return { t: 'num', v: pick([0, -1, 1e300, 2 ** 40, -(2 ** 40), 0.1, NaN, Infinity, 2 ** 63]) };
-    case 5: return { t: 'arr', items: depth > 0 ? [junk(depth - 1)] : [] };
-    case 6: return { t: 'map', entries: depth > 0 ? [[str('k'), junk(depth - 1)]] : [] };
-    case 7: return { t: 'bool', v: chance(0.5) };
+    case 0:
+      return { t: 'bin', bytes: Buffer.from([1, 2, 3]) };
+    case 1:
+      return { t: 'ext', type: pick([1, -1, 5]), bytes: Buffer.alloc(pick([1, 2, 4, 8, 16, 3])) };
+    case 2:
+      return { t: 'nil' };
+    case 3:
+      return str(pick(['', 'x', 'player', '😀']));
+    case 4:
+      return { t: 'num', v: pick([0, -1, 1e300, 2 ** 40, -(2 ** 40), 0.1, NaN, Infinity, 2 ** 63]) };
+    case 5:
+      return { t: 'arr', items: depth > 0 ? [junk(depth - 1)] : [] };
+    case 6:
+      return { t: 'map', entries: depth > 0 ? [[str('k'), junk(depth - 1)]] : [] };
+    case 7:
+      return { t: 'bool', v: chance(0.5) };
     default: {
       let n: Node = { t: 'nil' };
       for (let d = 0; d < 28 + Math.floor(random() * 10); d++) n = chance(0.5) ? { t: 'arr', items: [n] } : { t: 'map', entries: [[str('d'), n]] };
@@ -196,9 +217,14 @@ function msgpackInto(out: number[], n: Node): void {
       sized(out, n.bytes.length, 0xa0, 31, [0xd9, 0xda, 0xdb]);
       for (const c of n.bytes) out.push(c);
       return;
-    case 'num': return msgpackNumber(out, n.v);
-    case 'bool': out.push(n.v ? 0xc3 : 0xc2); return;
-    case 'nil': out.push(0xc0); return;
+    case 'num':
+      return msgpackNumber(out, n.v);
+    case 'bool':
+      out.push(n.v ? 0xc3 : 0xc2);
+      return;
+    case 'nil':
+      out.push(0xc0);
+      return;
     case 'bin':
       sized(out, n.bytes.length, null, 0, [0xc4, 0xc5, 0xc6]);
       for (const c of n.bytes) out.push(c);
@@ -252,7 +278,11 @@ function jsonString(bytes: Buffer, escapes: number): string {
     let out = '';
     for (const ch of bytes.toString('utf8')) {
       if (ch === '"' || ch === '\\') out += `\\${ch}`;
-      else if (ch.charCodeAt(0) < 0x20 || chance(0.3)) out += [...ch].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('').replace(/[\s\S]{6}/g, (u) => (chance(0.5) ? u : u.toUpperCase().replace('\\U', '\\u')));
+      else if (ch.charCodeAt(0) < 0x20 || chance(0.3))
+        out += [...ch]
+          .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+          .join('')
+          .replace(/[\s\S]{6}/g, (u) => (chance(0.5) ? u : u.toUpperCase().replace('\\U', '\\u')));
       else if (ch.length === 2 && chance(0.5)) out += `\\u${ch.charCodeAt(0).toString(16)}\\u${ch.charCodeAt(1).toString(16)}`;
       else if (ch === '/' && chance(0.5)) out += '\\/';
       else out += ch;
@@ -278,13 +308,20 @@ function jsonText(n: Node): string {
       });
       return `${out}}`;
     }
-    case 'arr': return `[${ws()}${n.items.map((v) => jsonText(v) + ws()).join(`,${ws()}`)}]`;
-    case 'str': return jsonString(n.bytes, 0.03);
-    case 'num': return jsonNumber(n.v);
-    case 'bool': return String(n.v);
-    case 'nil': return 'null';
-    case 'bin': return '[1,2,3]';
-    case 'ext': return '{}';
+    case 'arr':
+      return `[${ws()}${n.items.map((v) => jsonText(v) + ws()).join(`,${ws()}`)}]`;
+    case 'str':
+      return jsonString(n.bytes, 0.03);
+    case 'num':
+      return jsonNumber(n.v);
+    case 'bool':
+      return String(n.v);
+    case 'nil':
+      return 'null';
+    case 'bin':
+      return '[1,2,3]';
+    case 'ext':
+      return '{}';
   }
 }
 
@@ -309,7 +346,7 @@ function fast(body: Buffer, enc: Enc): TickRequest | null {
 }
 
 function hex(body: Buffer): string {
-  return body.toString("hex");
+  return body.toString('hex');
 }
 
 /** Fast and exact agree on `body`; returns what /tick makes of it (the request or the 400's message). */
@@ -365,9 +402,14 @@ for (const enc of ['json', 'msgpack'] as const) {
         elements.push(body);
         expected.push(agree(body, enc, stats));
       }
-      const batch = enc === 'json'
-        ? Buffer.concat([Buffer.from(`${ws()}[${ws()}`), ...elements.flatMap((e, i) => [Buffer.from(i > 0 ? `,${ws()}` : ''), e]), Buffer.from(`${ws()}]${ws()}`)])
-        : Buffer.concat([arrayHeader(elements.length), ...elements]);
+      const batch =
+        enc === 'json'
+          ? Buffer.concat([
+              Buffer.from(`${ws()}[${ws()}`),
+              ...elements.flatMap((e, i) => [Buffer.from(i > 0 ? `,${ws()}` : ''), e]),
+              Buffer.from(`${ws()}]${ws()}`),
+            ])
+          : Buffer.concat([arrayHeader(elements.length), ...elements]);
       const items = readTicks(batch, enc);
       assert.equal(items.length, expected.length);
       items.forEach((item, k) => {
@@ -385,7 +427,11 @@ for (const enc of ['json', 'msgpack'] as const) {
       while (enc === 'json' && end > 0 && ' \n\r\t'.includes(String.fromCharCode(batch[end - 1]!))) end--;
       if (end > 2) {
         for (const broken of [batch.subarray(0, end - 1 - Math.floor(random() * 3)), Buffer.concat([batch, Buffer.from(enc === 'json' ? 'x' : [0xc0])])]) {
-          assert.throws(() => readTicks(broken, enc), (err: unknown) => err instanceof HttpError && err.status === 400, hex(broken));
+          assert.throws(
+            () => readTicks(broken, enc),
+            (err: unknown) => err instanceof HttpError && err.status === 400,
+            hex(broken),
+          );
         }
       }
     }
@@ -402,7 +448,10 @@ test('regressions: the readers and the exact path agree on the bytes that broke 
   };
   const selfState = (t: Node): Extract<Node, { t: 'map' }> => {
     const snapshot = (t as Extract<Node, { t: 'map' }>).entries.find(([k]) => (k as { bytes: Buffer }).bytes.toString() === 'snapshot')![1];
-    return (snapshot as Extract<Node, { t: 'map' }>).entries.find(([k]) => (k as { bytes: Buffer }).bytes.toString() === 'self_state')![1] as Extract<Node, { t: 'map' }>;
+    return (snapshot as Extract<Node, { t: 'map' }>).entries.find(([k]) => (k as { bytes: Buffer }).bytes.toString() === 'self_state')![1] as Extract<
+      Node,
+      { t: 'map' }
+    >;
   };
   // `C1 A8` + `as_weapon`: an overlong `h`, invalid UTF-8; the stock decoder read it as has_weapon.
   const overlongKey = treeWith((t) => {
@@ -420,7 +469,10 @@ test('regressions: the readers and the exact path agree on the bytes that broke 
     assert.equal(read.snapshot.heard![0]!.text.charCodeAt(0), 0xfeff);
   }
   // bin and ext where an object is required are refused, not read as an empty profile.
-  for (const value of [{ t: 'bin', bytes: Buffer.from([1]) }, { t: 'ext', type: 1, bytes: Buffer.alloc(4) }] as Node[]) {
+  for (const value of [
+    { t: 'bin', bytes: Buffer.from([1]) },
+    { t: 'ext', type: 1, bytes: Buffer.alloc(4) },
+  ] as Node[]) {
     const t = nodeOf(tick) as Extract<Node, { t: 'map' }>;
     t.entries.find(([k]) => (k as { bytes: Buffer }).bytes.toString() === 'profile')![1] = value;
     assert.match(String(agree(msgpack(t), 'msgpack', stats)), /profile must be an object/);

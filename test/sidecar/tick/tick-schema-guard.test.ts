@@ -35,7 +35,11 @@ for (const { name, encoding, encode: enc, fast } of ENCODINGS) {
     assert.ok(!(slow instanceof HttpError), `the exact path refuses the generated tick: ${slow instanceof HttpError ? slow.message : ''}`);
     assert.equal(JSON.stringify(slow), JSON.stringify(tick), 'the validator keeps every schema field, in the schema order');
     const quick = fast(body);
-    assert.notEqual(quick, null, `the fast ${name} reader left a tick of every schema field to the exact path: some field of brain/tick-schema.ts has no case in src/sidecar/tick/tick-reader.ts`);
+    assert.notEqual(
+      quick,
+      null,
+      `the fast ${name} reader left a tick of every schema field to the exact path: some field of brain/tick-schema.ts has no case in src/sidecar/tick/tick-reader.ts`,
+    );
     assert.deepStrictEqual(quick, slow);
     assert.equal(JSON.stringify(quick), JSON.stringify(slow), 'same fields in the same order');
   });

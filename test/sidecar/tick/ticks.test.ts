@@ -110,7 +110,12 @@ test('whole-body problems of POST /ticks are a 4xx for the request', async () =>
     const empty = await postTo(`${s.url}/ticks`, '[ ]', 'json', auth);
     assert.equal(empty.status, 200);
     assert.deepEqual(empty.json(), []);
-    const most = await postTo(`${s.url}/ticks`, Array.from({ length: MAX_BATCH_TICKS }, (_, k) => fullTick(k)), 'msgpack', auth);
+    const most = await postTo(
+      `${s.url}/ticks`,
+      Array.from({ length: MAX_BATCH_TICKS }, (_, k) => fullTick(k)),
+      'msgpack',
+      auth,
+    );
     assert.equal(most.status, 200);
     assert.equal((decode(most.bytes) as unknown[]).length, MAX_BATCH_TICKS);
   } finally {
@@ -136,7 +141,11 @@ test('a JSON body that starts with a UTF-8 byte-order mark is read as without it
 
 test('the token is accepted as Authorization: Bearer, X-Brain-Token or ?token=, on /tick, /ticks and /status', async () => {
   const lines: string[] = [];
-  const logger = { info: (m: string, f?: object) => lines.push(m + JSON.stringify(f)), warn: (m: string, f?: object) => lines.push(m + JSON.stringify(f)), error: (m: string, f?: object) => lines.push(m + JSON.stringify(f)) };
+  const logger = {
+    info: (m: string, f?: object) => lines.push(m + JSON.stringify(f)),
+    warn: (m: string, f?: object) => lines.push(m + JSON.stringify(f)),
+    error: (m: string, f?: object) => lines.push(m + JSON.stringify(f)),
+  };
   const token = 'tok/en+with=odd&chars';
   const s = await startTest({ token, logger });
   try {
