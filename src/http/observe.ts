@@ -1,4 +1,5 @@
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
+import type { Logger } from '../log.js';
 
 /** One answered request, as the access log and the request metrics see it. */
 export interface RequestRecord {
@@ -26,14 +27,20 @@ type Fn = (...args: never[]) => unknown;
  * these wrappers live and die with it. Only installed when someone observes: an unobserved
  * server pays one branch per request.
  */
-export function observeResponse(res: UwsResponse, method: string, route: string | null, observe: RequestObserver): void {
+export function observeResponse(res: UwsResponse, method: string, route: string | null, observe: RequestObserver, logger: Logger): void {
   const start = performance.now();
   let status = 200;
   let finished = false;
+  // The observer runs inside uWS callbacks (onAborted before the route's own handler): a
+  // failing log or metric is logged here, never thrown into uWS or past the route's abort handling.
   const finish = (): void => {
     if (finished) return;
     finished = true;
-    observe({ method, route, status, micros: Math.round((performance.now() - start) * 1000) });
+    try {
+      observe({ method, route, status, micros: Math.round((performance.now() - start) * 1000) });
+    } catch (err) {
+      logger.error('request observer failed', { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    }
   };
   const target = res as unknown as Record<string, Fn>;
   const wrap = (name: string, after: (result: unknown, args: unknown[]) => void, before?: (args: unknown[]) => unknown[]): void => {

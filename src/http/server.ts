@@ -249,7 +249,7 @@ export class HttpServer {
       (as: Method) =>
       (res: UwsResponse, req: UwsRequest): void => {
         let state: RequestState | null = null;
-        if (observe !== null) observeResponse(res, as, pattern, observe);
+        if (observe !== null) observeResponse(res, as, pattern, observe, this.logger);
         try {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, method)) return;
           // req is only valid inside this callback: everything needed later is copied out here.
@@ -341,7 +341,7 @@ export class HttpServer {
     const control: RawControl = { logger: this.logger, defaultHeaders: this.defaultHeaders, done: () => this.end(null) };
     const observe = this.observe;
     this.app[REGISTER[method]](pattern, (res: UwsResponse, req: UwsRequest) => {
-      if (observe !== null) observeResponse(res, method, pattern, observe);
+      if (observe !== null) observeResponse(res, method, pattern, observe, this.logger);
       this.begin(null);
       try {
         if (this.closing) {
@@ -527,7 +527,7 @@ export class HttpServer {
     this.app.any('/*', (res, req) => {
       const path = req.getUrl();
       const method = req.getMethod().toUpperCase();
-      if (observe !== null) observeResponse(res, method, null, observe);
+      if (observe !== null) observeResponse(res, method, null, observe, this.logger);
       const state = direct(method);
       // A bodiless answer (HEAD) does not finish the response for uWS: without an abort
       // handler, returning from this callback would be fatal.

@@ -4,6 +4,7 @@ import { HttpServer } from '../../src/http/server.js';
 import { json } from '../../src/http/reply.js';
 import { HttpError } from '../../src/http/errors.js';
 import { accessLogLine, CLIENT_CLOSED, type RequestRecord } from '../../src/http/observe.js';
+import { silentLogger } from '../../src/log.js';
 
 test('an observed server reports method, route pattern, status and µs of every request, and never the path or query', async () => {
   const records: RequestRecord[] = [];
@@ -77,6 +78,52 @@ test('a request whose client goes away before the answer is reported once, as 49
     assert.deepEqual(
       records.map((r) => [r.route, r.status]),
       [['/slow', CLIENT_CLOSED]],
+    );
+  } finally {
+    release();
+    await server.close();
+  }
+});
+
+test('an observer that throws is logged and changes nothing: answers, aborts and the process go on', async () => {
+  const errors: string[] = [];
+  const logger = { ...silentLogger, error: (msg: string) => errors.push(msg) };
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let arrived!: () => void;
+  const arrival = new Promise<void>((r) => (arrived = r));
+  const server = new HttpServer({
+    logger,
+    observe: () => {
+      throw new Error('observer broke');
+    },
+  });
+  server.get('/items/:id', () => json(200, { ok: true }));
+  server.get('/slow', async () => {
+    arrived();
+    await gate;
+    return json(200, {});
+  });
+  const port = await server.listen('127.0.0.1', 0);
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    const ok = await fetch(`${base}/items/1`);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), { ok: true });
+    // The observer fails inside uWS's abort callback, before the route's own abort handling.
+    const abort = new AbortController();
+    const pending = fetch(`${base}/slow`, { signal: abort.signal }).catch(() => null);
+    await arrival;
+    abort.abort();
+    await pending;
+    while (errors.length < 2) await new Promise((r) => setTimeout(r, 10));
+    release();
+    const missing = await fetch(`${base}/nowhere`);
+    assert.equal(missing.status, 404);
+    assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'not_found');
+    assert.ok(
+      errors.every((m) => m === 'request observer failed'),
+      errors.join(),
     );
   } finally {
     release();

@@ -230,6 +230,12 @@ test('every route of serve answers malformed paths, encodings, methods, headers 
       };
     const routes = destructiveLast(s.routes());
     assert.ok(routes.length > 40, `only ${routes.length} routes`);
+    // Routes added since the fuzz was written: a missing registration fails here, not silently.
+    for (const expected of ['/metrics', '/v1/videos', '/v1/videos/:id', '/v1/assets/:id/url', '/v1/properties/:id/photos/:photoId', '/favicon.ico'])
+      assert.ok(
+        routes.some((r) => r.pattern === expected),
+        expected,
+      );
     const problems: string[] = [];
     for (const route of routes) await drive(s.port, requestsFor(route, good(route.pattern), auth(route.pattern)), problems);
     assert.deepEqual(problems, []);
@@ -252,10 +258,12 @@ test('every route of a sidecar with dialogue, voice and a token answers malforme
     SERVICE_TTS_ENGINE: 'openai',
     SERVICE_TTS_BASE_URL: fake.baseUrl,
   };
-  const sidecar = await startTest({ token: 'secret', dialogue: { env, audioDir: audio.path } });
+  // With an access log, so every response is also driven through the request observer's wrappers.
+  const observed: number[] = [];
+  const sidecar = await startTest({ token: 'secret', dialogue: { env, audioDir: audio.path }, accessLog: (r) => observed.push(r.status) });
   try {
     const routes = sidecar.routes();
-    for (const expected of ['/health', '/tick', '/ticks', '/status', '/voice/:agent'])
+    for (const expected of ['/health', '/tick', '/ticks', '/status', '/metrics', '/voice/:agent'])
       assert.ok(
         routes.some((r) => r.pattern === expected),
         expected,
@@ -273,6 +281,7 @@ test('every route of a sidecar with dialogue, voice and a token answers malforme
         problems,
       );
     assert.deepEqual(problems, []);
+    assert.ok(observed.length > 0 && observed.every((status) => status < 500 || status === 503), `observed statuses ${[...new Set(observed)].join()}`);
 
     const health = await fetch(`${sidecar.url}/health`);
     assert.equal(await health.text(), 'ok');
