@@ -15,7 +15,7 @@ export interface NumFieldSpec {
   /** The value a new character starts with (and a character loaded from an older layout). */
   readonly initial: number;
   /** The state layout that added the field. */
-  readonly layout: 1 | 2 | 3;
+  readonly layout: 1 | 2 | 3 | 4;
 }
 
 /** "Long ago": a clock that has never run. */
@@ -31,6 +31,11 @@ function layout2(initial: number): NumFieldSpec {
 /** A field of state layout 3 (waypoint pauses and the no-progress detour, see conduct.ts): an older file loads it at `initial`, nothing under way. */
 function layout3(initial: number): NumFieldSpec {
   return field('num', initial, 3);
+}
+
+/** A field of state layout 4 (squads that stay together, see brain.ts and squads.ts): an older file loads it at `initial`, nothing under way. */
+function layout4(initial: number): NumFieldSpec {
+  return field('num', initial, 4);
 }
 
 export const NUM_FIELD_TABLE = {
@@ -96,6 +101,8 @@ export const NUM_FIELD_TABLE = {
   detourUntil: layout3(NEVER),
   detourX: layout3(0),
   detourZ: layout3(0),
+  /** When the squad's leader found itself beyond the leash (NEVER while within it). */
+  strayT: layout4(NEVER),
 } as const satisfies Record<string, NumFieldSpec>;
 
 export type NumField = keyof typeof NUM_FIELD_TABLE;

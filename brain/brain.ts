@@ -119,6 +119,16 @@ const FOLLOW_MAX_M = 8;
 const FOLLOW_SLACK_M = 5;
 const FOLLOW_ARRIVE_M = 1.5;
 
+/**
+ * A leader left behind (most of its squad beyond the leash) keeps its own way this long before
+ * it turns back: a squad lagging a few steps catches up on its own.
+ */
+const LEADER_LEASH_S = 10;
+/** A member this far from where it keeps with its squad sprints back rather than jogs (human_factors on). */
+const REGROUP_SPRINT_M = 40;
+/** strayT when the leader is not left behind. */
+const NEVER_T = -1e9;
+
 /** The module's own copy of a role: a string from the request is young and must not be kept. */
 function ownRole(role: Role): Role {
   switch (role) {
@@ -247,6 +257,8 @@ export class Brain {
     let speed: Speed | null = null;
     let away = false;
     let mode: Mode;
+    let lead: Speed | 'stand' | null;
+    let ld: AgentState | null;
     const wasMode = a.mode;
 
     if (st.health <= 0) {
@@ -285,7 +297,7 @@ export class Brain {
         if (sw.human) {
           if (wasMode !== 'fleeing') startFlight(a, time, threat.id);
           a.fledT = time;
-          pushFlight(out, a, s, threat.id, dt);
+          pushFlight(out, a, s, threat.id, dt, sq, time);
         } else pushFlee(out, st, threat);
         speed = 'sprint';
         mode = 'fleeing';
@@ -317,7 +329,7 @@ export class Brain {
       }
     } else if (sw.human && flightGoesOn(a, pos.x, pos.z, time)) {
       a.fledT = time;
-      pushFlight(out, a, s, a.fledId, dt);
+      pushFlight(out, a, s, a.fledId, dt, sq, time);
       speed = 'sprint';
       mode = 'fleeing';
     } else if (
@@ -351,15 +363,18 @@ export class Brain {
       out.push({ kind: 'Idle', reason: a.afkReason });
       away = true;
       mode = a.afkReason === 'break' ? 'on_break' : 'afk';
-    } else if (sw.goals && sq !== null && sq.leader !== null && sq.leader !== a && !needy(a, s) && this.squads.centroid(sq, a).n > 0) {
+    } else if (sw.goals && sq !== null && (ld = this.squads.leaderOf(sq, time)) !== null && ld !== a && !needy(a, s) && this.squads.centroid(sq, a, time).n > 0) {
       // The squad moves together: the leader keeps its route and goals, the others keep with the
-      // squad (regrouping when strayed, else at their own place beside it).
+      // leader (regrouping when strayed, else at their own place beside it).
       speed = this.regroup(a, sq, out, time, pos.x, pos.z);
       if (speed !== null) mode = 'regrouping';
       else {
         speed = this.follow(a, this.squads.centre, out, pos.x, pos.z);
         mode = speed === null ? 'idle' : 'traveling';
       }
+    } else if (sw.goals && sq !== null && this.squads.leaderOf(sq, time) === a && !needy(a, s) && (lead = this.leaderRegroup(a, sq, out, time, pos.x, pos.z)) !== null) {
+      speed = lead === 'stand' ? null : lead;
+      mode = 'regrouping';
     } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && needy(a, s))) {
       mode = 'patrolling';
       if (sw.human && pausedAtWaypoint(a, pos, s.route, time)) out.push({ kind: 'Idle', reason: 'looking_around' });
@@ -454,7 +469,7 @@ export class Brain {
     return false;
   }
 
-  /** Keeps the member's own place beside the squad (the centre of the others, the regroup point too): jog when far, walk when near, stand when there. */
+  /** Keeps the member's own place beside where it keeps with the squad (its leader; the regroup point too): jog when far, walk when near, stand when there. */
   private follow(a: AgentState, leader: Centre, out: Intent[], x: number, z: number): Speed | null {
     const angle = 2 * Math.PI * noise(a.id, 6);
     const r = FOLLOW_MIN_M + (FOLLOW_MAX_M - FOLLOW_MIN_M) * noise(a.id, 7);
@@ -471,17 +486,45 @@ export class Brain {
     return speed;
   }
 
+  /**
+   * The leader keeps its own route and goals while the squad keeps up. Left behind for
+   * LEADER_LEASH_S, it turns back to the others (a leader that turned back at once would U-turn
+   * whenever its squad lagged a few steps), and once with them it stands by while most of them
+   * fight, flee or search, rather than walk off and have to turn back again. Returns the speed
+   * it moves at, 'stand', or null to go on its own way.
+   */
+  private leaderRegroup(a: AgentState, sq: Squad, out: Intent[], time: number, x: number, z: number): Speed | 'stand' | null {
+    const back = a.strayT !== NEVER_T && time - a.strayT >= LEADER_LEASH_S;
+    if (!this.squads.leftBehind(sq, a, x, z, time, back)) {
+      if (back && this.squads.mostlyBusy(sq, a, time)) {
+        out.push({ kind: 'Idle', reason: 'with_squad' });
+        return 'stand';
+      }
+      a.strayT = NEVER_T;
+      return null;
+    }
+    if (a.strayT === NEVER_T) a.strayT = time;
+    if (time - a.strayT < LEADER_LEASH_S) return null;
+    return this.headBack(a, this.squads.centroid(sq, a, time), out, time, x, z);
+  }
+
   /** Heads back toward a squad that has drifted away; counts as a `regroup` goal when goals are on. */
   private regroup(a: AgentState, sq: Squad, out: Intent[], time: number, x: number, z: number): Speed | null {
-    const c = this.squads.centroid(sq, a);
+    const c = this.squads.centroid(sq, a, time);
     if (!this.squads.strayed(x, z, a.social, a.mode === 'regrouping')) return null;
+    return this.headBack(a, c, out, time, x, z);
+  }
+
+  /** Jogs to `c` (sprints beyond REGROUP_SPRINT_M, with human_factors): the `regroup` goal. */
+  private headBack(a: AgentState, c: Centre, out: Intent[], time: number, x: number, z: number): Speed {
     if (this.sw.goals && a.goal !== 'regroup') {
       a.goal = 'regroup';
       a.goalT = time;
       this.counters.bump('plan');
       remember(a, EV.plan, time, 0);
     }
-    const speed = this.sw.human ? tiredSpeed(a, 'jog') : 'jog';
+    const want: Speed = distH(x, z, c.x, c.z) > REGROUP_SPRINT_M ? 'sprint' : 'jog';
+    const speed = this.sw.human ? tiredSpeed(a, want) : 'jog';
     out.push({ kind: 'MoveTo', to: vec(c.x, c.y, c.z), speed });
     return speed;
   }

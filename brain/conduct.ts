@@ -1,5 +1,6 @@
 import { cm, distH, vec, yawTo } from './geometry.js';
 import { noise } from './prng.js';
+import type { Squad } from './squads.js';
 import type { AgentState } from './state.js';
 import type { Intent, PointOfInterest, Role, Snapshot, Speed, Target, TargetKind, Vec3 } from './types.js';
 import { ARRIVAL_M } from './reactive/patrol.js';
@@ -155,12 +156,16 @@ const FLEE_STEP_M = 40;
 const REBEAR_DEG = 70;
 /** Less than this per second while sprinting is no progress. */
 const BLOCKED_MPS = 1;
+/** A squad's flight bearing holds for this long after a member took it (the first of a squad to flee with none fresh)... */
+export const SQUAD_BEARING_S = 10;
+/** ...by members whose own way out is within 60 degrees of it (it leads away from their threats too). */
+const SHARED_BEARING_COS = 0.5;
 
 /**
  * Flee away from every visible hostile at once (nearer ones weigh more), or from the last
  * contact when none is in sight; the bearing turns while blocked.
  */
-export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: number, dt: number): void {
+export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: number, dt: number, sq: Squad | null, time: number): void {
   const st = s.self_state;
   const pos = st.pos;
   if (dt > 0 && distH(pos.x, pos.z, a.x, a.z) < BLOCKED_MPS * dt) a.fleeBend += REBEAR_DEG;
@@ -190,6 +195,18 @@ export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: numb
   }
   ux /= len;
   uz /= len;
+  if (sq !== null && sq.members.size > 1) {
+    // One squad, one way out: the squad's fresh bearing, when it also leads away from this member's threats, is taken as it is.
+    const fresh = time - sq.fleeT <= SQUAD_BEARING_S;
+    if (fresh && ux * sq.fleeX + uz * sq.fleeZ >= SHARED_BEARING_COS) {
+      ux = sq.fleeX;
+      uz = sq.fleeZ;
+    } else if (!fresh) {
+      sq.fleeX = ux;
+      sq.fleeZ = uz;
+      sq.fleeT = time;
+    }
+  }
   if (a.fleeBend !== 0) {
     const r = (a.fleeBend * Math.PI) / 180;
     const c = Math.cos(r);

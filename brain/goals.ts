@@ -109,6 +109,8 @@ export function plan(a: AgentState, s: Snapshot, time: number, f: Framing, knowl
   const changed = best !== a.goal;
   a.goal = best;
   a.goalT = time;
+  // The same search, not yet at its point, goes on to that point: a new point every REPLAN_S would be a change of mind each time.
+  if (!changed && a.goalHas && a.goalPoi === '' && a.goal !== 'guard' && distH(st.pos.x, st.pos.z, a.goalX, a.goalZ) > GOAL_ARRIVAL_M) return false;
   place(a, s, knowledge);
   return changed;
 }

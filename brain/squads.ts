@@ -34,6 +34,14 @@ export class Squad {
   sumX = 0;
   sumY = 0;
   sumZ = 0;
+  /**
+   * The squad's way out: a bearing (a unit vector) away from the threats, taken by the first
+   * member to flee, and when. For a while every member running from the same threats takes it,
+   * so a squad flees together instead of scattering, each from where it stands.
+   */
+  fleeX = 0;
+  fleeZ = 0;
+  fleeT = -1e9;
 
   constructor(readonly id: string) {}
 }
@@ -42,6 +50,11 @@ export class Squad {
 const FRESH_S = 5;
 /** Members further from their squad's centre than this (plus a loner's allowance) regroup. */
 export const COHESION_M = 20;
+
+/** The leash: loners get a longer one than social characters. */
+function leashOf(sociability: number): number {
+  return COHESION_M + 30 * (1 - sociability);
+}
 
 export class Squads {
   private readonly byId = new Map<string, Squad>();
@@ -57,7 +70,11 @@ export class Squads {
   /** Puts the agent in `squadId` ('' = none), leaving its previous squad. */
   join(a: AgentState, squadId: string, fresh: boolean): Squad | null {
     const cur = this.ofAgent.get(a.id);
-    if (cur !== undefined && cur.id === squadId && cur.members.get(a.id) === a) return cur;
+    if (cur !== undefined && cur.id === squadId && cur.members.get(a.id) === a) {
+      // A lower id back after a silence (see leaderOf) leads again.
+      if (cur.leader !== null && a.id < cur.leader.id) cur.leader = a;
+      return cur;
+    }
     if (a.squad !== squadId) this.leave(a);
     if (squadId === '') return null;
     let sq = this.byId.get(squadId);
@@ -96,6 +113,20 @@ export class Squads {
       }
       if (sq.members.size === 0) this.byId.delete(sq.id);
     }
+  }
+
+  /**
+   * The squad's leader: the member with the lowest id among those that ticked within FRESH_S.
+   * One gone silent (dead or gone, as far as the brain can tell) hands over to the next, so
+   * the squad does not gather at its last position.
+   */
+  leaderOf(sq: Squad, time: number): AgentState | null {
+    const l = sq.leader;
+    if (l === null || time - l.lastT <= FRESH_S) return l;
+    let next: AgentState | null = null;
+    for (const m of sq.members.values()) if (time - m.lastT <= FRESH_S && (next === null || m.id < next.id)) next = m;
+    if (next !== null) sq.leader = next;
+    return sq.leader;
   }
 
   /** A member died: the others will notice on their next tick. */
@@ -171,8 +202,13 @@ export class Squads {
     sq.sumZ += z - a.z;
   }
 
-  /** Centre of the other members' last positions, into `this.centre` (n = 0 when alone). */
-  centroid(sq: Squad, a: AgentState): Centre {
+  /**
+   * Where the agent keeps with its squad, into `this.centre` (n = the other members, 0 when
+   * alone): a member's is its leader's last position, so the squad has one destination and
+   * moves together; the leader's (and any member's whose leader has not ticked recently) is
+   * the centre of the others' last positions.
+   */
+  centroid(sq: Squad, a: AgentState, time: number): Centre {
     const c = this.centre;
     const n = sq.members.size - 1;
     c.n = n;
@@ -182,6 +218,13 @@ export class Squads {
       c.z = 0;
       return c;
     }
+    const l = this.leaderOf(sq, time);
+    if (l !== null && l !== a && time - l.lastT <= FRESH_S) {
+      c.x = l.x;
+      c.y = l.y;
+      c.z = l.z;
+      return c;
+    }
     c.x = (sq.sumX - a.x) / n;
     c.y = (sq.sumY - a.y) / n;
     c.z = (sq.sumZ - a.z) / n;
@@ -189,12 +232,42 @@ export class Squads {
   }
 
   /**
-   * Whether the agent has strayed: loners get a longer leash than social characters. One who
-   * is already regrouping keeps going to half the leash, so it does not flicker at the edge.
+   * Whether most of the other members (those that ticked recently, searchers aside: a search
+   * ends and they come back) are beyond the agent's leash: a leader left alone, not one with a
+   * member or two away. `back` = the leader has turned back already: then half the leash, so
+   * it does not flicker at the edge.
+   */
+  leftBehind(sq: Squad, a: AgentState, x: number, z: number, time: number, back: boolean): boolean {
+    const leash = leashOf(a.social) * (back ? 0.5 : 1);
+    let n = 0;
+    let far = 0;
+    for (const m of sq.members.values()) {
+      if (m === a || time - m.lastT > FRESH_S || m.mode === 'investigating') continue;
+      n++;
+      if (distH(x, z, m.x, m.z) > leash) far++;
+    }
+    return 2 * far > n && n > 0;
+  }
+
+  /** Whether at least half of the other members (those that ticked recently) are fighting, fleeing or searching. */
+  mostlyBusy(sq: Squad, a: AgentState, time: number): boolean {
+    let n = 0;
+    let busy = 0;
+    for (const m of sq.members.values()) {
+      if (m === a || time - m.lastT > FRESH_S) continue;
+      n++;
+      if (m.mode === 'engaging' || m.mode === 'fleeing' || m.mode === 'investigating') busy++;
+    }
+    return 2 * busy >= n && n > 0;
+  }
+
+  /**
+   * Whether the agent has strayed from `this.centre` (set by centroid()): beyond its leash, or,
+   * already regrouping, beyond half of it, so it does not flicker at the edge.
    */
   strayed(x: number, z: number, sociability: number, regrouping: boolean): boolean {
     const c = this.centre;
-    const leash = (COHESION_M + 30 * (1 - sociability)) * (regrouping ? 0.5 : 1);
+    const leash = leashOf(sociability) * (regrouping ? 0.5 : 1);
     return c.n > 0 && distH(x, z, c.x, c.z) > leash;
   }
 }
