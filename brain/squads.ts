@@ -116,15 +116,16 @@ export class Squads {
   }
 
   /**
-   * The squad's leader: the member with the lowest id among those that ticked within FRESH_S.
+   * The squad's leader, as `a` (ticking now) sees it: the member with the lowest id among `a`
+   * and those that ticked within FRESH_S.
    * One gone silent (dead or gone, as far as the brain can tell) hands over to the next, so
    * the squad does not gather at its last position.
    */
-  leaderOf(sq: Squad, time: number): AgentState | null {
+  leaderOf(sq: Squad, a: AgentState, time: number): AgentState | null {
     const l = sq.leader;
-    if (l === null || time - l.lastT <= FRESH_S) return l;
+    if (l === null || l === a || time - l.lastT <= FRESH_S) return l;
     let next: AgentState | null = null;
-    for (const m of sq.members.values()) if (time - m.lastT <= FRESH_S && (next === null || m.id < next.id)) next = m;
+    for (const m of sq.members.values()) if ((m === a || time - m.lastT <= FRESH_S) && (next === null || m.id < next.id)) next = m;
     if (next !== null) sq.leader = next;
     return sq.leader;
   }
@@ -218,7 +219,7 @@ export class Squads {
       c.z = 0;
       return c;
     }
-    const l = this.leaderOf(sq, time);
+    const l = this.leaderOf(sq, a, time);
     if (l !== null && l !== a && time - l.lastT <= FRESH_S) {
       c.x = l.x;
       c.y = l.y;

@@ -53,12 +53,12 @@ test('a squad does not all flee at once', () => {
   assert.equal(brain.drainEvents().block, 2);
 });
 
-test('members keep loosely together: a straggler regroups toward the others', () => {
+test('members keep together: a straggler regroups toward its leader, the one destination of the squad', () => {
   const brain = new Brain(allOffExcept('squads', 'global_goals'));
   brain.tick(req(1, 0, self({ x: 0, y: 8, z: 0 }), { squad: 'alpha' }));
   brain.tick(req(2, 0, self({ x: 10, y: 8, z: 0 }), { squad: 'alpha' }));
   const r = brain.tick(req(3, 0, self({ x: 300, y: 8, z: 0 }), { squad: 'alpha' }));
-  assert.deepEqual(find(r, 'MoveTo'), { kind: 'MoveTo', to: { x: 5, y: 8, z: 0 }, speed: 'jog' });
+  assert.deepEqual(find(r, 'MoveTo'), { kind: 'MoveTo', to: { x: 0, y: 8, z: 0 }, speed: 'jog' });
   assert.equal(brain.roster().find((s) => s.agent === 3)!.state, 'regrouping');
   assert.equal(brain.roster().find((s) => s.agent === 3)!.goal, 'regroup');
 });
@@ -78,4 +78,82 @@ test('a dead squadmate frightens the others', () => {
     brain.tick(req(2, t, self({ x: 3, y: 8, z: 0 }), { squad: 'alpha' }));
   }
   assert.equal(brain.persona(2)!.memory.recent_events.filter((e) => e.kind === 'lost_squadmate').length, 1);
+});
+
+test('with human_factors a straggler far from its leader sprints back, and jogs the last stretch', () => {
+  const brain = new Brain(bundle({ emotes: false }));
+  brain.tick(req(1, 0, self({ x: 0, y: 8, z: 0 }), { squad: 'alpha' }));
+  brain.tick(req(2, 0, self({ x: 5, y: 8, z: 0 }), { squad: 'alpha' }));
+  assert.equal(find(brain.tick(req(3, 0, self({ x: 200, y: 8, z: 0 }), { squad: 'alpha' })), 'MoveTo')?.speed, 'sprint');
+  assert.equal(find(brain.tick(req(3, 1, self({ x: 30, y: 8, z: 0 }), { squad: 'alpha' })), 'MoveTo')?.speed, 'jog');
+});
+
+test('a leader left behind keeps its route for 10 s, then turns back to its squad', () => {
+  const brain = new Brain(allOffExcept('squads', 'global_goals'));
+  const route = [
+    { x: 0, y: 8, z: 0 },
+    { x: 0, y: 8, z: 200 },
+  ];
+  const members = (t: number) => {
+    brain.tick(req(2, t, self({ x: 0, y: 8, z: -100 }), { squad: 'alpha', targets: [hostile(9, { x: 0, y: 8, z: -150 })] }));
+    brain.tick(req(3, t, self({ x: 3, y: 8, z: -100 }), { squad: 'alpha', targets: [hostile(9, { x: 0, y: 8, z: -150 })] }));
+  };
+  // A coward leader: it does not go searching for its squad's contact.
+  const leader = (t: number) => brain.tick(req(1, t, self({ x: 0, y: 8, z: 50 }), { squad: 'alpha', route }, { coward: true }));
+  members(0);
+  for (let t = 0; t < 10; t++) {
+    leader(t);
+    members(t);
+    assert.equal(brain.roster().find((r) => r.agent === 1)!.state, 'patrolling', `t=${t}`);
+  }
+  const back = leader(10);
+  assert.deepEqual(find(back, 'MoveTo'), { kind: 'MoveTo', to: { x: 1.5, y: 8, z: -100 }, speed: 'jog' });
+  assert.equal(brain.roster().find((r) => r.agent === 1)!.state, 'regrouping');
+  // Back with a squad that is still fighting, it stands by instead of walking off again.
+  members(11);
+  const by = brain.tick(req(1, 12, self({ x: 1, y: 8, z: -95 }), { squad: 'alpha', route }, { coward: true }));
+  assert.deepEqual(by.intents, [{ kind: 'Idle', reason: 'with_squad' }]);
+});
+
+test('a leader that has gone silent hands the squad to the next member', () => {
+  const brain = new Brain(allOffExcept('squads', 'global_goals'));
+  brain.tick(req(1, 0, self({ x: 0, y: 8, z: 0 }), { squad: 'alpha' }));
+  brain.tick(req(2, 0, self({ x: 100, y: 8, z: 0 }), { squad: 'alpha' }));
+  brain.tick(req(3, 0, self({ x: 300, y: 8, z: 0 }), { squad: 'alpha' }));
+  // Agent 1 stops ticking (dead or gone, as far as the brain can tell): 3 now keeps with 2.
+  brain.tick(req(2, 10, self({ x: 100, y: 8, z: 0 }), { squad: 'alpha' }));
+  const r = brain.tick(req(3, 10, self({ x: 300, y: 8, z: 0 }), { squad: 'alpha' }));
+  assert.deepEqual(find(r, 'MoveTo'), { kind: 'MoveTo', to: { x: 100, y: 8, z: 0 }, speed: 'jog' });
+  // Back, it leads again.
+  brain.tick(req(1, 11, self({ x: 0, y: 8, z: 0 }), { squad: 'alpha' }));
+  assert.deepEqual(find(brain.tick(req(3, 11, self({ x: 300, y: 8, z: 0 }), { squad: 'alpha' })), 'MoveTo')?.to, { x: 0, y: 8, z: 0 });
+});
+
+test('a squad flees along one bearing: members running from the same threat do not scatter', () => {
+  const unarmed = { has_weapon: false };
+  const threat = hostile(9, { x: 0, y: 8, z: 30 });
+  const heading = (brain: Brain, agent: number, pos: { x: number; y: number; z: number }, squad?: string) => {
+    const r = brain.tick(req(agent, 1, self(pos, unarmed), { targets: [threat], ...(squad ? { squad } : {}) }));
+    assert.equal(kinds(r)[0], 'Flee');
+    const to = find(r, 'MoveTo')!.to;
+    return Math.atan2(to.x - pos.x, to.z - pos.z);
+  };
+  const a = { x: -10, y: 8, z: 0 };
+  const b = { x: 10, y: 8, z: 0 };
+  // Each walked up from 5 m back, so neither starts its flight "blocked".
+  const before = (p: { x: number; y: number; z: number }) => self({ x: p.x, y: 8, z: p.z + 5 }, unarmed);
+  const alone = new Brain(bundle({ emotes: false }));
+  alone.tick(req(1, 0, before(a)));
+  alone.tick(req(2, 0, before(b)));
+  // Alone, each runs straight away from the threat: the two bearings part by about 37 degrees.
+  assert.ok(Math.abs(heading(alone, 1, a) - heading(alone, 2, b)) > 0.6);
+  // In one squad the second takes the first's way out.
+  const brain = new Brain(bundle({ emotes: false }));
+  brain.tick(req(1, 0, before(a), { squad: 'alpha' }));
+  brain.tick(req(2, 0, before(b), { squad: 'alpha' }));
+  assert.ok(Math.abs(heading(brain, 1, a, 'alpha') - heading(brain, 2, b, 'alpha')) < 1e-9);
+  // A lone member of a squad keeps its own bearing: nobody to flee with.
+  const solo = new Brain(bundle({ emotes: false }));
+  solo.tick(req(1, 0, before(a), { squad: 'solo' }));
+  assert.equal(heading(solo, 1, a, 'solo'), heading(alone, 1, a));
 });
