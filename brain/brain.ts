@@ -363,7 +363,14 @@ export class Brain {
       out.push({ kind: 'Idle', reason: a.afkReason });
       away = true;
       mode = a.afkReason === 'break' ? 'on_break' : 'afk';
-    } else if (sw.goals && sq !== null && (ld = this.squads.leaderOf(sq, a, time)) !== null && ld !== a && !needy(a, s) && this.squads.centroid(sq, a, time).n > 0) {
+    } else if (
+      sw.goals &&
+      sq !== null &&
+      (ld = this.squads.leaderOf(sq, a, time)) !== null &&
+      ld !== a &&
+      !needy(a, s) &&
+      this.squads.centroid(sq, a, time).n > 0
+    ) {
       // The squad moves together: the leader keeps its route and goals, the others keep with the
       // leader (regrouping when strayed, else at their own place beside it).
       speed = this.regroup(a, sq, out, time, pos.x, pos.z);
@@ -372,7 +379,13 @@ export class Brain {
         speed = this.follow(a, this.squads.centre, out, pos.x, pos.z);
         mode = speed === null ? 'idle' : 'traveling';
       }
-    } else if (sw.goals && sq !== null && this.squads.leaderOf(sq, a, time) === a && !needy(a, s) && (lead = this.leaderRegroup(a, sq, out, time, pos.x, pos.z)) !== null) {
+    } else if (
+      sw.goals &&
+      sq !== null &&
+      this.squads.leaderOf(sq, a, time) === a &&
+      !needy(a, s) &&
+      (lead = this.leaderRegroup(a, sq, out, time, pos.x, pos.z)) !== null
+    ) {
       speed = lead === 'stand' ? null : lead;
       mode = 'regrouping';
     } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && needy(a, s))) {

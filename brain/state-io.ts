@@ -13,7 +13,7 @@ import type { Problem } from './types.js';
 
 export const STATE_FORMAT = 'brainstem.brain-state';
 export const STATE_VERSION = 4;
-/** Layouts this brain reads: 1 lacks the believable-behaviour clocks, 2 the pause and detour clocks; missing clocks load as "nothing under way". */
+/** Layouts this brain reads: 1 lacks the believable-behaviour clocks, 2 the pause and detour clocks, 3 the squad leader's stray clock; missing clocks load as "nothing under way". */
 const READS_VERSIONS: readonly number[] = [1, 2, 3, 4];
 /** More agents than any store would keep: a document above it is not ours. */
 const MAX_AGENTS_IN_STATE = 1_000_000;

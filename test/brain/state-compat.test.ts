@@ -111,7 +111,7 @@ function recorded(name: string): RecordedSession {
 
 /** A layout-4 document as layout 3 wrote it: without the squad leader's stray clock. */
 function asLayout3(state: BrainState): unknown {
-  return { ...state, version: 3, agents: state.agents.map(({ strayT: _, ...rest }) => rest) };
+  return { ...state, version: 3, agents: state.agents.map((a) => Object.fromEntries(Object.entries(a).filter(([k]) => k !== 'strayT'))) };
 }
 
 test('a layout-3 state file is read and written back identically, gaining only the layout-4 clock, and goes on as the same characters', () => {
