@@ -25,7 +25,8 @@ interface Flush {
  * so of two replicas recording one signature exactly one inserts it. Concurrent requests'
  * signatures go in one multi-row INSERT … ON CONFLICT DO NOTHING RETURNING per flush; the next
  * flush starts when the previous round trip returns (or when REPLAY_BATCH signatures wait), so
- * a burst costs one statement and each request one promise, whatever its size.
+ * a burst costs one statement and each request one promise, whatever its size. Nothing is
+ * held back by a timer: an idle ledger flushes at the end of the event loop's turn.
  */
 export class PgReplayLedger implements ReplayLedger {
   private next: Flush | null = null;
@@ -49,7 +50,12 @@ export class PgReplayLedger implements ReplayLedger {
     }
     const i = flush.ts.push(ts) - 1;
     flush.slot.push(slot);
-    if (!this.running) void this.drain();
+    if (!this.running) {
+      // The first flush of a burst starts after this turn of the event loop, so it takes every
+      // request that arrived in the same turn rather than the first alone.
+      this.running = true;
+      setImmediate(() => void this.drain());
+    }
     return flush.done.then((fresh) => fresh[i] === 1);
   }
 
@@ -57,7 +63,6 @@ export class PgReplayLedger implements ReplayLedger {
   private readonly queued: Flush[] = [];
 
   private async drain(): Promise<void> {
-    this.running = true;
     try {
       for (;;) {
         const flush = this.queued.shift() ?? this.next;
