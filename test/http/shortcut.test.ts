@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpServer } from '../../src/http/server.js';
@@ -100,13 +101,22 @@ test('a shortcut may answer with a promise: its reply once it resolves, a reject
     assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'unauthorized');
     assert.deepEqual(calls, { shortcut: 2, handler: 0 });
 
-    // A promised answer still in flight is waited for by close().
+    // A promised answer still in flight is waited for by close(), on a connection of its own.
     const reached = nextHeld();
-    const held = fetch(`${base}/thing?held`);
+    const held = new Promise<string>((resolve, reject) => {
+      http.get(`${base}/thing?held`, { agent: false }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += String(c)));
+        res.on('end', () => resolve(body));
+      }).on('error', reject);
+    });
     await reached;
-    const closed = server.close();
+    let closedYet = false;
+    const closed = server.close().then(() => (closedYet = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(closedYet, false);
     release();
-    assert.deepEqual(await (await held).json(), { via: 'held' });
+    assert.deepEqual(JSON.parse(await held), { via: 'held' });
     await closed;
   } finally {
     await server.close();
