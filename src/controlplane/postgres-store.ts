@@ -322,7 +322,10 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   async ingest(records: readonly TelemetryRecord[]): Promise<IngestOutcome[]> {
     if (records.length === 0) return [];
     const col = <T>(f: (r: TelemetryRecord) => T): T[] => records.map(f);
-    const { rows } = await statement<{ server_id: string; report_id: string }>(this.pool, INGEST, [
+    const { rows } = await statement<{ server_id: string; report_id: string }>(
+      this.pool,
+      INGEST,
+      [
       col((r) => r.serverId),
       col((r) => r.report.reportId ?? null),
       col((r) => r.report.ts),
@@ -340,7 +343,9 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
       col((r) => r.report.economy?.llmUsd ?? 0),
       col((r) => JSON.stringify(r.report.events)),
       col((r) => (r.report.roster ? JSON.stringify(r.report.roster) : null)),
-    ]);
+      ],
+      'cp-ingest',
+    );
     // A report with an id is stored when its (server, id) came back; the first of repeats in one batch is the one stored.
     const stored = new Set(rows.map((r) => `${r.server_id}/${r.report_id}`));
     return records.map(({ serverId, report }): IngestOutcome => {
