@@ -179,12 +179,8 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       f.done();
       const property = await store.getProperty(tenant.id, propertyId!);
       if (!property) throw new HttpError('not_found', `No property with id ${propertyId}.`);
+      // A property without photos still gets a tour: its title card alone.
       const photos = (await store.photosOf([property.id])).get(property.id) ?? [];
-      if (photos.length === 0) {
-        throw new HttpError('validation_failed', 'The property has no photos; upload some first.', {
-          details: [{ path: 'property_id', message: 'the property has no photos' }],
-        });
-      }
       const max = o.auth.limits.queuedVideosPerTenant;
       const input = {
         propertyId: property.id,
