@@ -76,9 +76,12 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       // Other fields are ignored, not refused: no document names a property's fields, so a client's
       // own extras (zip, sqft, …) must not cost it the property.
       const f = new Fields(body);
+      const address = f.string('address', { required: true, max: 500 });
       const input: Partial<PropertyInput> = {
-        title: f.string('title', { required: true, max: 200 }),
-        address: f.string('address', { required: true, max: 500 }),
+        // The address is what names a property; a title is the client's choice, so one without
+        // a title (a client that only knows addresses) is titled by its address.
+        title: f.string('title', { min: 1, max: 200 }) ?? address?.slice(0, 200),
+        address,
         city: f.string('city', { max: 200 }) ?? null,
         price: f.number('price', { min: 0, max: 1e13 }) ?? null,
         currency: f.string('currency', { pattern: /^[A-Z]{3}$/, patternHint: 'must be an ISO 4217 code: three upper-case letters, e.g. EUR' }) ?? null,
