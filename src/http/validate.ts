@@ -11,6 +11,9 @@ export function readJsonObject(req: Request): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** In a `u` regex a surrogate pair is one code point, so this matches only a lone surrogate. */
+export const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
  * Collects every field problem of a body before answering, so a client sees all of them in
  * one 422 with `details`.
@@ -38,6 +41,9 @@ export class Fields {
       return undefined;
     }
     if (typeof v !== 'string') return void this.problem(key, `must be a string, got ${typeOf(v)}`);
+    // Stored as UTF-8 a lone surrogate becomes U+FFFD: the record would read back other than
+    // the answer that created it.
+    if (LONE_SURROGATE.test(v)) return void this.problem(key, 'must be well-formed Unicode (it holds a lone surrogate, which cannot be stored as sent)');
     const min = opts.min ?? (opts.required ? 1 : 0);
     if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);
