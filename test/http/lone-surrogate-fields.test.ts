@@ -1,13 +1,14 @@
 /**
  * Regression: a string field holding a lone surrogate (`"\ud800"` in JSON) was accepted and
  * echoed as sent, but stored as U+FFFD, so the record read back other than the 201 that created
- * it (a property title, a server or widget name). Such a string is now 422 on its field, and
+ * it (a property title, a server or widget name, a telemetry event kind). Such a string is now 422 on its field, and
  * nothing is created.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fields } from '../../src/http/validate.js';
 import { tenantSession } from '../helpers/embedded.js';
+import { report, serverWithKey, signed } from '../controlplane/helpers.js';
 import { apiKey, startVideoServer } from '../video/helpers.js';
 
 test('Fields.string refuses a lone surrogate and takes a surrogate pair', () => {
@@ -39,6 +40,25 @@ test('a property title, a server name and a widget name with a lone surrogate ar
       assert.equal(r.body.error.details.length, 1, path);
       assert.deepEqual((await s.call('GET', list, { token: credential })).body, before, path);
     }
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a telemetry report with a lone surrogate in an event kind or a roster name is 422 and stores nothing', async () => {
+  const s = await startVideoServer();
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    for (const [i, extra] of [
+      { events: [{ kind: 'spoke\ud800', count: 1 }] },
+      { roster: [{ agent: 1, name: '\udc00', alignment: 'neutral', goal: 'loot', state: 'idle' }] },
+    ].entries()) {
+      const r = await signed(s, a.key, 'POST', `/v1/telemetry?n=${i}`, { body: report(a.serverId, extra) });
+      assert.equal(r.status, 422, JSON.stringify(r.body));
+      assert.equal(r.body.error.details.length, 1);
+    }
+    assert.deepEqual((await s.call('GET', `/v1/servers/${a.serverId}/activity`, { token })).body, []);
   } finally {
     await s.stop();
   }
