@@ -6,6 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { titleLines } from '../../src/video/titlecard.js';
 import { apiKey, startVideoServer } from './helpers.js';
 
 test('a property without a title is created and titled by its address; an empty or wrong-typed title is still 422', async () => {
@@ -36,6 +37,25 @@ test('a property without a title is created and titled by its address; an empty 
       ['address'],
     );
     assert.equal((await s.call('GET', '/v1/properties', { token: key })).body.data.length, 2);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('the title card of a property titled by its address names the address once', async () => {
+  const s = await startVideoServer();
+  try {
+    const { key } = await apiKey(s);
+    const r = await s.call('POST', '/v1/properties', { token: key, body: { address: '12 Harbour Road', bedrooms: 2 } });
+    assert.deepEqual(
+      titleLines(r.body, '16:9').map((l) => l.text),
+      ['12 Harbour Road', '2 bedrooms'],
+    );
+    const withCity = await s.call('POST', '/v1/properties', { token: key, body: { address: '12 Harbour Road', city: 'Cork' } });
+    assert.deepEqual(
+      titleLines(withCity.body, '16:9').map((l) => l.text),
+      ['12 Harbour Road', '12 Harbour Road, Cork'],
+    );
   } finally {
     await s.stop();
   }
