@@ -15,13 +15,14 @@ test('a pull signed over the path without its query is served (200 with ETag, th
   try {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token);
-    const pull = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`, { signTarget: '/v1/config' });
+    const at = Date.now();
+    const pull = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`, { signTarget: '/v1/config', at });
     assert.equal(pull.status, 200, JSON.stringify(pull.body));
     assert.equal(pull.headers.get('etag'), '"v1"');
-    const again = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=1`, { signTarget: '/v1/config', at: Date.now() + 1000, headers: { 'if-none-match': '"v1"' } });
+    const again = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=1`, { signTarget: '/v1/config', at: at + 1000, headers: { 'if-none-match': '"v1"' } });
     assert.equal(again.status, 304);
-    // The same path-only signature a second time is a replay.
-    const replay = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`, { signTarget: '/v1/config' });
+    // The same path-only signature a second time (same second, even with another query) is a replay.
+    const replay = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=9`, { signTarget: '/v1/config', at });
     assert.equal(replay.status, 401);
     const whole = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=2`);
     assert.equal(whole.status, 200);
