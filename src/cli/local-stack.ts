@@ -110,7 +110,15 @@ export async function ensureLocalStack(
     }
     const server = await controlPlane.createServer(tenant.id, 'Local game server', DEFAULT_BUNDLE, 'brainstem up');
     const keys = { serverKey: await issueKey(controlPlane, server.id), apiKey: await issueApiKey(identity, tenant.id) };
-    const stored: Row = { tenant_id: tenant.id, email, password, server_id: server.id, server_key: keys.serverKey, api_key: keys.apiKey, admin_token: newToken('admin') };
+    const stored: Row = {
+      tenant_id: tenant.id,
+      email,
+      password,
+      server_id: server.id,
+      server_key: keys.serverKey,
+      api_key: keys.apiKey,
+      admin_token: newToken('admin'),
+    };
     await rows.save(stored, options.now ?? Date.now);
     return { stack: toStack(stored, keys, options.adminToken), created: true };
   } finally {
@@ -140,7 +148,16 @@ const SAVE_COLUMNS = 'id, tenant_id, email, password, server_id, server_key, api
 const ON_CONFLICT = `ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, email = excluded.email, password = excluded.password,
   server_id = excluded.server_id, server_key = excluded.server_key, api_key = excluded.api_key, admin_token = excluded.admin_token, created_at = excluded.created_at`;
 const READ = 'SELECT tenant_id, email, password, server_id, server_key, api_key, admin_token FROM local_stack WHERE id = 1';
-const values = (r: Row, now: () => number) => [r.tenant_id, r.email, r.password, r.server_id, r.server_key, r.api_key, r.admin_token, new Date(now()).toISOString()];
+const values = (r: Row, now: () => number) => [
+  r.tenant_id,
+  r.email,
+  r.password,
+  r.server_id,
+  r.server_key,
+  r.api_key,
+  r.admin_token,
+  new Date(now()).toISOString(),
+];
 
 async function localStackRows(database: Database): Promise<LocalStackRows> {
   if (database.kind === 'sqlite') {

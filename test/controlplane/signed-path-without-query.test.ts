@@ -19,7 +19,11 @@ test('a pull signed over the path without its query is served (200 with ETag, th
     const pull = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`, { signTarget: '/v1/config', at });
     assert.equal(pull.status, 200, JSON.stringify(pull.body));
     assert.equal(pull.headers.get('etag'), '"v1"');
-    const again = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=1`, { signTarget: '/v1/config', at: at + 1000, headers: { 'if-none-match': '"v1"' } });
+    const again = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=1`, {
+      signTarget: '/v1/config',
+      at: at + 1000,
+      headers: { 'if-none-match': '"v1"' },
+    });
     assert.equal(again.status, 304);
     // The same path-only signature a second time (same second, even with another query) is a replay.
     const replay = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=9`, { signTarget: '/v1/config', at });
