@@ -77,8 +77,9 @@ interface Row {
 /**
  * Opens the database, creates the local stack's tenant (plan agency, so every feature works),
  * user, server, server key and property-video API key when it has none, and returns them. A
- * stored key that was revoked meanwhile is replaced by a fresh one. `adminToken` (SERVICE_ADMIN_TOKEN) wins over
- * the stored one without replacing it. The database is closed again before returning.
+ * stored key that was revoked meanwhile (or an API key the stack did not keep yet) is replaced
+ * by a fresh one. `adminToken` (SERVICE_ADMIN_TOKEN) wins over the stored one without
+ * replacing it. The database is closed again before returning.
  */
 export async function ensureLocalStack(
   location: DatabaseLocation,
