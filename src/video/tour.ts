@@ -47,9 +47,9 @@ export function filterValue(v: string): string {
 const BACKGROUND = '0x1f2933';
 
 /**
- * The ffmpeg command for a `tour`: a title card, then each photo (none: the title card alone) with a slow zoom (alternating
+ * The ffmpeg command for a `tour`: a title card, then each photo with a slow zoom (alternating
  * in and out, odd photos also panning left to right), joined by cross-fades, with a silent
- * AAC track, H.264 yuv420p, faststart.
+ * AAC track, H.264 yuv420p, faststart. Without photos the title card is the whole tour.
  */
 export function planTour(input: TourInput): TourPlan {
   const { width: W, height: H } = FORMATS[input.format];
@@ -101,7 +101,6 @@ export function planTour(input: TourInput): TourPlan {
       prev = out;
       offset += photoS - fadeS;
     }
-    // No photos: the title card is the whole tour.
     if (n === 0) graph.push('[v0]null[vout]');
     durationS = titleS + n * (photoS - fadeS);
   } else {
