@@ -110,11 +110,14 @@ export function idParam(value: string | undefined, what = 'resource'): number {
   return n;
 }
 
-/** Parses ?limit= within [1, max] (default when absent); a bad value is a 400. */
+/**
+ * Parses ?limit= within [1, max] (default when absent); a bad value is a 400. Decimal digits
+ * only: Number() would also read `1e1`, `0x10`, `+5` and ` 5` as integers.
+ */
 export function limitParam(req: Request, def: number, max: number): number {
   const raw = req.searchParams().get('limit');
   if (raw === null || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new HttpError('bad_request', `limit must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}.`);
+  const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= max)) throw new HttpError('bad_request', `limit must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}.`);
   return n;
 }
