@@ -1,10 +1,15 @@
 import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader, type Name } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, TickReader, type Name } from './tick-reader.js';
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
   return readOrNull(new JsonTickReader(asBuffer(body)));
+}
+
+/** The requests of a JSON array of ticks, read in one pass; null when only the exact path can answer for the body. */
+export function readTicksJson(body: Uint8Array, max: number): TickRequest[] | null {
+  return readBatchOrNull(new JsonTickReader(asBuffer(body)), max);
 }
 
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
