@@ -481,7 +481,10 @@ function agreeBatch(body: Buffer, enc: Enc, stats: { fast: number; bodies: numbe
   stats.bodies++;
   if (quick === null) return;
   stats.fast++;
-  assert.ok(Array.isArray(reference) && reference.every((r) => typeof r !== 'string'), `${enc}: the batch reader accepted a body the exact path refuses: ${hex(body)}`);
+  assert.ok(
+    Array.isArray(reference) && reference.every((r) => typeof r !== 'string'),
+    `${enc}: the batch reader accepted a body the exact path refuses: ${hex(body)}`,
+  );
   assert.deepStrictEqual(quick, reference, `${enc}: ${hex(body)}`);
 }
 
@@ -526,7 +529,11 @@ for (const enc of ['json', 'msgpack'] as const) {
       // half carry fuzzed elements.
       const clean = chance(0.5);
       const elements = Array.from({ length: size }, () =>
-        clean ? (enc === 'json' ? Buffer.from(jsonText(nodeOf(pick(corpus))), 'latin1') : msgpack(nodeOf(pick(corpus)))) : bodyFor(enc, pick([0, 0, 0.01, 0.05])),
+        clean
+          ? enc === 'json'
+            ? Buffer.from(jsonText(nodeOf(pick(corpus))), 'latin1')
+            : msgpack(nodeOf(pick(corpus)))
+          : bodyFor(enc, pick([0, 0, 0.01, 0.05])),
       );
       const batch = frame(elements, enc);
       agreeBatch(batch, enc, stats);
@@ -536,9 +543,26 @@ for (const enc of ['json', 'msgpack'] as const) {
     const one = Buffer.from(enc === 'json' ? JSON.stringify(corpus[0]) : msgpack(nodeOf(corpus[0])));
     const edges =
       enc === 'json'
-        ? ['[]', ' [ ] ', '[,]', '[', ']', '{}', 'null', '[[]]', '[null]', `[${one}]`, `[${one},]`, `[,${one}]`, `[${one}]]`, `[[${one}]]`, `[${one}${one}]`, `[${one},,${one}]`, `[${one}] x`, `﻿[${one}]`].map(
-            (s) => Buffer.from(s),
-          )
+        ? [
+            '[]',
+            ' [ ] ',
+            '[,]',
+            '[',
+            ']',
+            '{}',
+            'null',
+            '[[]]',
+            '[null]',
+            `[${one}]`,
+            `[${one},]`,
+            `[,${one}]`,
+            `[${one}]]`,
+            `[[${one}]]`,
+            `[${one}${one}]`,
+            `[${one},,${one}]`,
+            `[${one}] x`,
+            `\ufeff[${one}]`,
+          ].map((s) => Buffer.from(s))
         : [
             Buffer.from([0x90]),
             Buffer.from([0xdc, 0, 0]),
@@ -562,12 +586,24 @@ for (const enc of ['json', 'msgpack'] as const) {
   test(`${enc}: a batch over the element cap is a 413 whether or not its elements are valid`, () => {
     const one = enc === 'json' ? Buffer.from(JSON.stringify(corpus[0])) : msgpack(nodeOf(corpus[0]));
     for (const element of [one, enc === 'json' ? Buffer.from('{"snapshot":1}') : Buffer.from([0x81, 0xa1, 0x61, 0x01])]) {
-      const batch = frame(Array.from({ length: MAX_BATCH_TICKS + 1 }, () => element), enc);
+      const batch = frame(
+        Array.from({ length: MAX_BATCH_TICKS + 1 }, () => element),
+        enc,
+      );
       assert.throws(
         () => readTicks(batch, enc),
         (err: unknown) => err instanceof HttpError && err.status === 413 && err.message.endsWith(`got ${MAX_BATCH_TICKS + 1}.`),
       );
-      assert.equal(readTicks(frame(Array.from({ length: MAX_BATCH_TICKS }, () => element), enc), enc).length, MAX_BATCH_TICKS);
+      assert.equal(
+        readTicks(
+          frame(
+            Array.from({ length: MAX_BATCH_TICKS }, () => element),
+            enc,
+          ),
+          enc,
+        ).length,
+        MAX_BATCH_TICKS,
+      );
     }
   });
 }
