@@ -14,8 +14,9 @@ import { readTickMsgpack, readTicksMsgpack } from '../../../src/sidecar/tick/tic
  * encoders write them (every MessagePack width, JSON whitespace, escapes and number forms),
  * then mutated (fields dropped or retyped, duplicated keys, invalid UTF-8, byte-order marks,
  * bin and ext values, deep nesting, truncation). Whatever a fast reader accepts must equal
- * the exact path's result (decoder + parseTickRequest) field for field and in key order, and
- * a batch must read as its elements read alone. Seeded: the same bodies every run.
+ * the exact path's result (decoder + parseTickRequest) field for field and in key order, a
+ * batch must read as its elements read alone, and the one-pass batch reader must equal the
+ * exact path's reading of a whole batch body, however broken. Seeded: the same bodies every run.
  */
 
 type Node =
