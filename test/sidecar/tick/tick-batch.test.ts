@@ -81,15 +81,19 @@ test('ticks arriving together are answered as one brain answers them in turn, ba
   }
 });
 
-test('a brain failure answers 500 for its own tick only, and the batch goes on', async () => {
-  const evaluator = {
+/** An inline evaluator that answers Idle, and throws on agent 13. */
+function failingOn13(): Evaluator {
+  return {
     mode: 'inline',
     tick(request: TickRequest): TickResponse {
       if (request.snapshot.agent === 13) throw new Error('brain failed on purpose');
       return { agent: request.snapshot.agent, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] };
     },
   } as unknown as Evaluator;
-  const ticks = new TickHandler(evaluator);
+}
+
+test('a brain failure answers 500 for its own tick only, and the batch goes on', async () => {
+  const ticks = new TickHandler(failingOn13());
   const server = new HttpServer();
   mountTick(server, ticks);
   const port = await server.listen('127.0.0.1', 0);
@@ -109,14 +113,7 @@ test('a brain failure answers 500 for its own tick only, and the batch goes on',
 });
 
 test('a brain failure inside a POST /ticks body is an internal error in its place; the other elements are answered', async () => {
-  const evaluator = {
-    mode: 'inline',
-    tick(request: TickRequest): TickResponse {
-      if (request.snapshot.agent === 13) throw new Error('brain failed on purpose');
-      return { agent: request.snapshot.agent, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] };
-    },
-  } as unknown as Evaluator;
-  const ticks = new TickHandler(evaluator);
+  const ticks = new TickHandler(failingOn13());
   const server = new HttpServer({ logger: silentLogger });
   mountTicks(server, ticks);
   const port = await server.listen('127.0.0.1', 0);
