@@ -269,3 +269,26 @@ test('with a dialogue tier, a character is replied to before its next tick in th
   assert.deepEqual(calls, ['tick 1', 'tick 2', 'reply 1', 'reply 2', 'tick 1', 'tick 3', 'reply 1', 'reply 3', 'tick 3', 'reply 3']);
   assert.equal(written.length, 5);
 });
+
+test('with a dialogue tier, a POST /ticks body replies to a character before its next tick in the body', () => {
+  const calls: string[] = [];
+  const evaluator = {
+    mode: 'inline',
+    tick: (request: TickRequest): TickResponse => {
+      calls.push(`tick ${request.snapshot.agent}`);
+      return { agent: request.snapshot.agent, posture: 'standing', intents: [] };
+    },
+  } as unknown as Evaluator;
+  const dialogue = {
+    apply: (request: TickRequest) => calls.push(`reply ${request.snapshot.agent}`),
+    needsPersona: () => false,
+  } as unknown as DialogueWiring;
+  const ticks = new TickHandler(evaluator, { dialogue });
+  const items = ticks.acceptBatch(Buffer.from(JSON.stringify([1, 2, 1, 3, 3].map((agent) => loneTick(agent, 1)))), 'json');
+  const body = new TickBatch(ticks).answerGroup(items, 'json', silentLogger);
+  assert.deepEqual(calls, ['tick 1', 'tick 2', 'reply 1', 'reply 2', 'tick 1', 'tick 3', 'reply 1', 'reply 3', 'tick 3', 'reply 3']);
+  assert.deepEqual(
+    JSON.parse(Buffer.from(body).toString()),
+    [1, 2, 1, 3, 3].map((agent) => ({ agent, posture: 'standing', intents: [] })),
+  );
+});
