@@ -246,8 +246,8 @@ test('a batch writes nothing to a response whose client went away, and finishes 
   assert.equal(done, 3);
 });
 
-test('with a dialogue tier, a character is replied to before its next tick in the same batch', async () => {
-  const calls: string[] = [];
+/** A handler with a dialogue tier whose brain and tier record each tick and each reply, in order, in `calls`. */
+function recordingSpeaker(calls: string[]): TickHandler {
   const evaluator = {
     mode: 'inline',
     tick: (request: TickRequest): TickResponse => {
@@ -259,7 +259,12 @@ test('with a dialogue tier, a character is replied to before its next tick in th
     apply: (request: TickRequest) => calls.push(`reply ${request.snapshot.agent}`),
     needsPersona: () => false,
   } as unknown as DialogueWiring;
-  const ticks = new TickHandler(evaluator, { dialogue });
+  return new TickHandler(evaluator, { dialogue });
+}
+
+test('with a dialogue tier, a character is replied to before its next tick in the same batch', async () => {
+  const calls: string[] = [];
+  const ticks = recordingSpeaker(calls);
   const batch = new TickBatch(ticks);
   const written: string[] = [];
   const control = { logger: silentLogger, defaultHeaders: {}, done: () => {} };
@@ -272,18 +277,7 @@ test('with a dialogue tier, a character is replied to before its next tick in th
 
 test('with a dialogue tier, a POST /ticks body replies to a character before its next tick in the body', () => {
   const calls: string[] = [];
-  const evaluator = {
-    mode: 'inline',
-    tick: (request: TickRequest): TickResponse => {
-      calls.push(`tick ${request.snapshot.agent}`);
-      return { agent: request.snapshot.agent, posture: 'standing', intents: [] };
-    },
-  } as unknown as Evaluator;
-  const dialogue = {
-    apply: (request: TickRequest) => calls.push(`reply ${request.snapshot.agent}`),
-    needsPersona: () => false,
-  } as unknown as DialogueWiring;
-  const ticks = new TickHandler(evaluator, { dialogue });
+  const ticks = recordingSpeaker(calls);
   const items = ticks.acceptBatch(Buffer.from(JSON.stringify([1, 2, 1, 3, 3].map((agent) => loneTick(agent, 1)))), 'json');
   const body = new TickBatch(ticks).answerGroup(items, 'json', silentLogger);
   assert.deepEqual(calls, ['tick 1', 'tick 2', 'reply 1', 'reply 2', 'tick 1', 'tick 3', 'reply 1', 'reply 3', 'tick 3', 'reply 3']);
