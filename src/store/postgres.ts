@@ -115,6 +115,22 @@ export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) 
   }
 }
 
+/**
+ * Runs one statement, which PostgreSQL commits on its own (one round trip, no BEGIN or COMMIT),
+ * again after a serialization failure or deadlock, like `transaction`. A `name` prepares it
+ * once per connection: later runs skip parsing and planning (for a statement run per flush).
+ */
+export async function statement<R extends pg.QueryResultRow>(pool: pg.Pool, sql: string, params: unknown[], name?: string): Promise<pg.QueryResult<R>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await pool.query<R>(name === undefined ? { text: sql, values: params } : { name, text: sql, values: params });
+    } catch (err) {
+      if (attempt >= TRANSACTION_ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? '')) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, jitter() * attempt * RETRY_STEP_MS));
+  }
+}
+
 /** The SQLSTATE of a PostgreSQL error (e.g. '23505' unique violation), else undefined. */
 export function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
