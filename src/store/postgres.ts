@@ -115,6 +115,21 @@ export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) 
   }
 }
 
+/**
+ * Runs `fn`, one statement in its own implicit transaction (one round trip, no BEGIN or
+ * COMMIT), again like transaction() when it loses a serialization or deadlock race.
+ */
+export async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= TRANSACTION_ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? '')) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, jitter() * attempt * RETRY_STEP_MS));
+  }
+}
+
 /** The SQLSTATE of a PostgreSQL error (e.g. '23505' unique violation), else undefined. */
 export function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;

@@ -220,7 +220,7 @@ export class Dispatcher {
         // 25 ms (or ten times its own cost) bounds the work while others wait at most that long.
         const t = performance.now();
         const reachPast = t - this.lastReach >= Math.max(25, this.reachCostMs * 10);
-        const batch = await this.store.claimDue(this.lease, room, (ep) => this.perEndpoint - (this.inFlightByEndpoint.get(ep) ?? 0), { reachPast });
+        const batch = await this.store.claimDue(this.lease, room, { each: this.perEndpoint, busy: this.inFlightByEndpoint }, { reachPast });
         if (reachPast) {
           this.lastReach = t;
           this.reachCostMs = performance.now() - t;

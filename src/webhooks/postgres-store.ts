@@ -1,4 +1,4 @@
-import { migratePg, queryCount, queryRow, queryRows, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
+import { migratePg, queryCount, queryRow, queryRows, retrying, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import {
@@ -17,9 +17,9 @@ import {
   type KeyRow,
   type WidgetRow,
 } from './rows.js';
-import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, WebhookStore } from './store.js';
+import type { AttemptResult, EndpointInput, EndpointPatch, EndpointRoom, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
-import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
+import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
 
 /**
  * The webhook schema on PostgreSQL: the SQLite tables column for column (epoch-ms bigints,
@@ -115,10 +115,61 @@ export const WEBHOOKS_PG_MIGRATIONS: readonly PgMigration[] = [
   },
 ];
 
+/**
+ * Successful attempts ($1 delivery ids, $2..$5 the attempts) recorded in one statement: each
+ * delivery still leased to $7 is finished, its attempt logged, and its endpoint's failure
+ * streak (if any) ended. Answers how many were recorded.
+ */
+const RECORD_SUCCESSES_SQL = `
+  WITH x AS (
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::text[]) WITH ORDINALITY AS x(id, started_at, duration_ms, status_code, excerpt, n)),
+  done AS (
+    UPDATE webhook_deliveries d SET status = 'succeeded', attempts = d.attempts + 1, next_attempt_at = NULL, last_status_code = x.status_code,
+      last_error = NULL, updated_at = $6, lease_owner = NULL, lease_until = NULL
+    FROM x WHERE d.id = x.id AND d.status = 'inflight' AND d.lease_owner = $7
+    RETURNING d.seq, d.endpoint_id, x.n, x.started_at, x.duration_ms, x.status_code, x.excerpt),
+  logged AS (
+    INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
+    SELECT seq, started_at, duration_ms, status_code, excerpt, NULL, 'succeeded' FROM done ORDER BY n),
+  healthy AS (
+    UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT endpoint_id FROM done) AND failing_since IS NOT NULL)
+  SELECT count(*)::int AS recorded FROM done`;
+
 /** Finished deliveries deleted per statement when pruning, so no statement holds its locks for long. */
 const PRUNE_SLICE = 2000;
 
-type SeqRow = { seq: number; endpoint_id: string };
+/**
+ * One claim round in one statement (its own transaction: one round trip, one commit). Lapsed
+ * leases first (their deliveries were due before anything pending now), then due pending
+ * deliveries oldest first, skipping endpoints already full ($3) and rows another replica is
+ * claiming this instant (locked: skipped, never waited for). Each endpoint gets at most its
+ * room ($5/$6, else $7); the chosen rows are leased to $8 until now + $9. The first column
+ * says how many pending rows were looked at, so the caller knows whether more may be due
+ * behind a full endpoint; a claim that leased nothing still answers one row, its delivery
+ * columns null.
+ */
+const CLAIM_SQL = `
+  WITH lapsed AS (
+    SELECT seq, endpoint_id, 0 AS pri, lease_until AS t FROM webhook_deliveries
+    WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED),
+  pending AS (
+    SELECT seq, endpoint_id, 1 AS pri, next_attempt_at AS t FROM webhook_deliveries
+    WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (endpoint_id = ANY($3::text[]))
+    ORDER BY next_attempt_at, seq LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED),
+  ranked AS (
+    SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.pri, c.t, c.seq) AS rn
+    FROM (SELECT * FROM lapsed UNION ALL SELECT * FROM pending) c),
+  chosen AS (
+    SELECT r.seq, r.pri, r.t FROM ranked r LEFT JOIN unnest($5::text[], $6::int[]) AS b(endpoint_id, room) ON b.endpoint_id = r.endpoint_id
+    WHERE r.rn <= COALESCE(b.room, $7) ORDER BY r.pri, r.t, r.seq LIMIT $10),
+  leased AS (
+    UPDATE webhook_deliveries d SET status = 'inflight', lease_owner = $8, lease_until = $1 + $9::bigint, updated_at = $1
+    FROM chosen WHERE d.seq = chosen.seq
+    RETURNING d.seq, d.id, d.endpoint_id, d.event, d.attempts, d.created_at, d.event_seq, chosen.pri, chosen.t)
+  SELECT s.scanned, l.seq, l.id, l.endpoint_id, l.event, l.attempts, l.created_at, e.body, p.url, p.secret, p.previous_secret, p.previous_secret_expires_at
+  FROM (SELECT count(*)::int AS scanned FROM pending) s
+  LEFT JOIN (leased l JOIN webhook_events e ON e.seq = l.event_seq JOIN webhook_endpoints p ON p.id = l.endpoint_id) ON true
+  ORDER BY l.pri, l.t, l.seq`;
 
 /**
  * WebhookStore on PostgreSQL, shared by every replica. Claims take rows with `FOR NO KEY UPDATE
@@ -326,65 +377,43 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async claimDue(lease: Lease, limit: number, perEndpoint: (endpointId: EndpointId) => number, options: { reachPast?: boolean } = {}) {
-    return transaction(this.pool, async (c) => {
-      const at = this.now();
-      const chosen: number[] = [];
-      // Rows this transaction locked in an earlier round are not skipped by its own later rounds.
-      const seen = new Set<number>();
-      const taken = new Map<string, number>();
-      const saturated: string[] = [];
-      const take = (r: SeqRow) => {
-        if (seen.has(r.seq)) return;
-        seen.add(r.seq);
-        if (perEndpoint(r.endpoint_id as EndpointId) - (taken.get(r.endpoint_id) ?? 0) <= 0) {
-          if (!saturated.includes(r.endpoint_id)) saturated.push(r.endpoint_id);
-          return;
-        }
+  async claimDue(lease: Lease, limit: number, room: EndpointRoom, options: { reachPast?: boolean } = {}) {
+    const claimed: DueDelivery[] = [];
+    // What this claim took per endpoint so far, on top of what the claimer already has in flight.
+    const taken = new Map(room.busy);
+    const rounds = options.reachPast ? 2 : 1;
+    for (let round = 0; round < rounds && claimed.length < limit; round++) {
+      const want = limit - claimed.length + 8;
+      const full = [...taken].filter(([, n]) => room.each - n <= 0).map(([ep]) => ep);
+      const partly = [...taken].filter(([, n]) => room.each - n > 0);
+      const rows = await retrying(() =>
+        queryRows<{ scanned: number } & (DueRow | { seq: null })>(this.pool, CLAIM_SQL, [
+          this.now(),
+          round === 0 ? limit - claimed.length : 0,
+          full,
+          want,
+          partly.map(([ep]) => ep),
+          partly.map(([, n]) => Math.min(room.each - n, limit)),
+          Math.min(room.each, limit),
+          lease.owner,
+          lease.ms,
+          limit - claimed.length,
+        ]),
+      );
+      for (const r of rows) {
+        if (r.seq === null) continue;
+        claimed.push(dueOf(r));
         taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
-        chosen.push(r.seq);
-      };
-      // Rows another replica is claiming right now are locked: skipped, never waited for.
-      // Lapsed leases first: their deliveries were due before anything pending now.
-      const lapsed = await queryRows<SeqRow>(
-        c,
-        `SELECT seq, endpoint_id FROM webhook_deliveries WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`,
-        [at, limit],
-      );
-      for (const r of lapsed) if (chosen.length < limit) take(r);
-      const rounds = options.reachPast ? 2 : 1;
-      for (let round = 0; round < rounds && chosen.length < limit; round++) {
-        const want = limit - chosen.length + 8;
-        const rows = await queryRows<SeqRow>(
-          c,
-          `SELECT seq, endpoint_id FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (endpoint_id = ANY($2::text[]))
-           ORDER BY next_attempt_at, seq LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED`,
-          [at, saturated, want],
-        );
-        for (const r of rows) if (chosen.length < limit) take(r);
-        if (rows.length < want || saturated.length === 0) break;
       }
-      if (chosen.length === 0) return [];
-      const due = await queryRows<DueRow>(
-        c,
-        `WITH leased AS (
-           UPDATE webhook_deliveries SET status = 'inflight', lease_owner = $2, lease_until = $3, updated_at = $4 WHERE seq = ANY($1::bigint[])
-           RETURNING seq, id, endpoint_id, event, attempts, created_at, event_seq)
-         SELECT l.seq, l.id, l.endpoint_id, l.event, l.attempts, l.created_at, e.body, p.url, p.secret, p.previous_secret, p.previous_secret_expires_at
-         FROM leased l JOIN webhook_events e ON e.seq = l.event_seq JOIN webhook_endpoints p ON p.id = l.endpoint_id`,
-        [chosen, lease.owner, at + lease.ms, at],
-      );
-      const bySeq = new Map(due.map((d) => [d.seq, d]));
-      return chosen
-        .map((seq) => bySeq.get(seq))
-        .filter((d): d is DueRow => d !== undefined)
-        .map(dueOf);
-    });
+      // Fewer pending rows than asked for: nothing is left behind a saturated endpoint's backlog.
+      if ((rows[0]?.scanned ?? 0) < want) break;
+    }
+    return claimed;
   }
 
   async recordResults(owner: string, results: AttemptResult[], disableAfterMs: number) {
     if (results.length === 0) return { disabled: [], lost: 0 };
+    if (results.every((r) => r.endpoint === 'success' && r.next.status === 'succeeded')) return this.recordSuccesses(owner, results);
     return transaction(this.pool, async (c) => {
       const at = this.now();
       // Rows locked in one order (deliveries, then endpoints, each sorted) so two replicas' batches cannot
@@ -467,6 +496,27 @@ export class PostgresWebhookStore implements WebhookStore {
       for (const d of disabled) await this.disableEndpoint(c, d.id, d.reason, at);
       return { disabled: disabled.map((d) => d.id), lost: results.length - mine.length };
     });
+  }
+
+  /**
+   * A batch of successes (what a healthy outbox records) in one statement: it needs no
+   * endpoint's state first, since a success neither retries nor disables anything. Only
+   * deliveries `owner` still holds are written; the statement is all or nothing.
+   */
+  private async recordSuccesses(owner: string, results: AttemptResult[]) {
+    const a = results.map((r) => r.attempt);
+    const { recorded } = (await retrying(() =>
+      queryRow<{ recorded: number }>(this.pool, RECORD_SUCCESSES_SQL, [
+        results.map((r) => r.deliveryId),
+        a.map((x) => x.startedAt),
+        a.map((x) => Math.round(x.durationMs)),
+        a.map((x) => x.statusCode),
+        a.map((x) => x.responseExcerpt),
+        this.now(),
+        owner,
+      ]),
+    ))!;
+    return { disabled: [], lost: results.length - recorded };
   }
 
   async releaseLeases(owner: string) {
