@@ -261,11 +261,13 @@ export class Dispatcher {
     this.holding.add(d.id);
     this.inFlight++;
     this.inFlightByEndpoint.set(d.endpointId, (this.inFlightByEndpoint.get(d.endpointId) ?? 0) + 1);
+    let healthy = false;
     const p: Promise<void> = this.attempt(d, generation.abort.signal)
       .then((result) => {
         if (generation !== this.generation) return;
         this.results.push(result);
         this.tally(d, result);
+        healthy = result.endpoint === 'success';
       })
       .catch((err) => {
         this.holding.delete(d.id);
@@ -278,8 +280,11 @@ export class Dispatcher {
         const left = (this.inFlightByEndpoint.get(d.endpointId) ?? 1) - 1;
         if (left === 0) this.inFlightByEndpoint.delete(d.endpointId);
         else this.inFlightByEndpoint.set(d.endpointId, left);
-        // The next claim waits for this result to be recorded, so a 410 or a disable is seen first.
+        // After a failure the next claim waits for its result to be recorded, so a 410 or a disable
+        // is seen first; a success changes nothing a claim reads, so its slot is refilled at once,
+        // the claim running beside the flush rather than after it.
         this.scheduleFlush();
+        if (healthy) this.wake();
       });
     this.sends.add(p);
   }

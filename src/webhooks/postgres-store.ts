@@ -138,6 +138,37 @@ const RECORD_SUCCESSES_SQL = `
 /** Finished deliveries deleted per statement when pruning, so no statement holds its locks for long. */
 const PRUNE_SLICE = 2000;
 
+/** Events written by one intake statement at most; a longer queue is written in several. */
+export const ENQUEUE_BATCH_MAX = 500;
+
+interface NewEvent {
+  eventId: EventId;
+  widgetId: WidgetId;
+  event: EventType;
+  body: string;
+}
+
+interface PendingEvent extends NewEvent {
+  resolve: (done: Enqueued) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * A batch of events ($1..$4, created at $5) and their deliveries ($6 ids, $7 their events,
+ * $8 their endpoints) in one statement: the deliveries find their event's sequence number
+ * through the event insert's RETURNING, in the same commit.
+ */
+const ENQUEUE_SQL = `
+  WITH ev AS (
+    INSERT INTO webhook_events (id, widget_id, event, body, created_at)
+    SELECT x.id, x.widget_id, x.event, x.body, $5 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS x(id, widget_id, event, body, n)
+    ORDER BY x.n
+    RETURNING seq, id, widget_id, event)
+  INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, created_at, updated_at)
+  SELECT d.id, ev.seq, d.endpoint_id, ev.widget_id, ev.event, 'pending', $5, $5, $5
+  FROM unnest($6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS d(id, event_id, endpoint_id, n) JOIN ev ON ev.id = d.event_id
+  ORDER BY d.n`;
+
 /**
  * One claim round in one statement (its own transaction: one round trip, one commit). Lapsed
  * leases first (their deliveries were due before anything pending now), then due pending
@@ -177,6 +208,10 @@ const CLAIM_SQL = `
  * another; the lease they write keeps the delivery theirs after the claim commits.
  */
 export class PostgresWebhookStore implements WebhookStore {
+  /** Events accepted and waiting for the next intake batch. */
+  private intake: PendingEvent[] = [];
+  private intaking = false;
+
   private constructor(
     private readonly pool: Pool,
     private readonly now: () => number,
@@ -336,44 +371,94 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued> {
+    if (onceKey !== undefined) return this.enqueueOnce(widgetId, event, body, onceKey);
+    return new Promise<Enqueued>((resolve, reject) => {
+      this.intake.push({ eventId: newId<EventId>('evt_'), widgetId, event, body, resolve, reject });
+      if (!this.intaking) void this.drainIntake();
+    });
+  }
+
+  /**
+   * Group commit: the events that arrive while one batch is written go in the next, so a
+   * burst costs one commit per batch rather than per event. Each caller is answered only
+   * after its batch committed. A batch that fails is written again event by event, so one
+   * event's failure (an endpoint deleted meanwhile) is that event's alone.
+   */
+  private async drainIntake(): Promise<void> {
+    this.intaking = true;
+    while (this.intake.length > 0) {
+      const batch = this.intake.splice(0, ENQUEUE_BATCH_MAX);
+      try {
+        const done = await this.enqueueBatch(batch);
+        batch.forEach((e, i) => e.resolve(done[i]!));
+      } catch (err) {
+        if (batch.length === 1) batch[0]!.reject(err);
+        else
+          for (const e of batch) {
+            await this.enqueueBatch([e]).then(
+              ([done]) => e.resolve(done!),
+              (err: unknown) => e.reject(err),
+            );
+          }
+      }
+    }
+    this.intaking = false;
+  }
+
+  private enqueueBatch(batch: readonly PendingEvent[]): Promise<Enqueued[]> {
+    return this.writeEvents(this.pool, batch, this.now());
+  }
+
+  /** Events and their deliveries in one statement (one commit on the pool); the subscribed endpoints are read just before. */
+  private async writeEvents(q: Queryable, batch: readonly NewEvent[], at: number): Promise<Enqueued[]> {
+    const endpoints = await queryRows<{ id: string; widget_id: string; events: string }>(
+      q,
+      'SELECT id, widget_id, events FROM webhook_endpoints WHERE widget_id = ANY($1::text[]) AND enabled = 1 ORDER BY seq',
+      [[...new Set(batch.map((e) => e.widgetId))]],
+    );
+    const subscribed = endpoints.map((ep) => ({ id: ep.id, widgetId: ep.widget_id, events: JSON.parse(ep.events) as string[] }));
+    const out: Enqueued[] = [];
+    const deliveries: { id: DeliveryId; eventId: EventId; endpointId: string }[] = [];
+    for (const e of batch) {
+      const ids: DeliveryId[] = [];
+      for (const ep of subscribed) {
+        if (ep.widgetId !== e.widgetId || !ep.events.includes(e.event)) continue;
+        const id = newId<DeliveryId>('dlv_');
+        ids.push(id);
+        deliveries.push({ id, eventId: e.eventId, endpointId: ep.id });
+      }
+      out.push({ eventId: e.eventId, deliveries: ids, duplicate: false });
+    }
+    await q.query(ENQUEUE_SQL, [
+      batch.map((e) => e.eventId),
+      batch.map((e) => e.widgetId),
+      batch.map((e) => e.event),
+      batch.map((e) => e.body),
+      at,
+      deliveries.map((d) => d.id),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.endpointId),
+    ]);
+    return out;
+  }
+
+  /** An event stored once per key: the key, the event and its deliveries in one transaction. */
+  /** An event stored once per key: the key, the event and its deliveries in one transaction. */
+  private async enqueueOnce(widgetId: WidgetId, event: EventType, body: string, onceKey: string): Promise<Enqueued> {
     return transaction(this.pool, async (c): Promise<Enqueued> => {
       const at = this.now();
       const eventId = newId<EventId>('evt_');
-      if (onceKey !== undefined) {
-        // A concurrent insert of the same key waits for this one's commit, then stores nothing.
-        const claimed = await queryCount(
-          c,
-          'INSERT INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
-          [widgetId, onceKey, eventId, at],
-        );
-        if (claimed === 0) {
-          const first = await queryRow<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [
-            widgetId,
-            onceKey,
-          ]);
-          return { eventId: first!.event_id as EventId, deliveries: [], duplicate: true };
-        }
-      }
-      const { seq } = (await queryRow<{ seq: number }>(
+      // A concurrent insert of the same key waits for this one's commit, then stores nothing.
+      const claimed = await queryCount(
         c,
-        'INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq',
-        [eventId, widgetId, event, body, at],
-      ))!;
-      const endpoints = await queryRows<{ id: string; events: string }>(
-        c,
-        'SELECT id, events FROM webhook_endpoints WHERE widget_id = $1 AND enabled = 1 ORDER BY seq',
-        [widgetId],
+        'INSERT INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+        [widgetId, onceKey, eventId, at],
       );
-      const targets = endpoints.filter((ep) => (JSON.parse(ep.events) as string[]).includes(event)).map((ep) => ep.id);
-      const deliveries = targets.map(() => newId<DeliveryId>('dlv_'));
-      if (deliveries.length > 0) {
-        await c.query(
-          `INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, created_at, updated_at)
-           SELECT d.id, $3, d.endpoint_id, $4, $5, 'pending', $6, $6, $6 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS d(id, endpoint_id, n) ORDER BY d.n`,
-          [deliveries, targets, seq, widgetId, event, at],
-        );
+      if (claimed === 0) {
+        const first = await queryRow<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [widgetId, onceKey]);
+        return { eventId: first!.event_id as EventId, deliveries: [], duplicate: true };
       }
-      return { eventId, deliveries, duplicate: false };
+      return (await this.writeEvents(c, [{ eventId, widgetId, event, body }], at))[0]!;
     });
   }
 
