@@ -113,6 +113,12 @@ export const WEBHOOKS_PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    // A claim that reaches past full endpoints looks up each other endpoint's oldest due deliveries
+    // here, instead of walking the full endpoints' backlog.
+    version: 2,
+    sql: `CREATE INDEX webhook_deliveries_pending_endpoint ON webhook_deliveries (endpoint_id, next_attempt_at, seq) WHERE status = 'pending';`,
+  },
 ];
 
 /**
@@ -171,22 +177,20 @@ const ENQUEUE_SQL = `
 
 /**
  * One claim round in one statement (its own transaction: one round trip, one commit). Lapsed
- * leases first (their deliveries were due before anything pending now), then due pending
- * deliveries oldest first, skipping endpoints already full ($3) and rows another replica is
- * claiming this instant (locked: skipped, never waited for). Each endpoint gets at most its
- * room ($5/$6, else $7); the chosen rows are leased to $8 until now + $9. The first column
- * says how many pending rows were looked at, so the caller knows whether more may be due
- * behind a full endpoint; a claim that leased nothing still answers one row, its delivery
- * columns null.
+ * leases first (their deliveries were due before anything pending now, at most $2), then due
+ * pending deliveries (`pending`, below), skipping endpoints already full ($3) and rows another
+ * replica is claiming this instant (locked: skipped, never waited for). Each endpoint gets at
+ * most its room ($5/$6, else $7), $10 in all; the chosen rows are leased to $8 until now ($1)
+ * + $9. The first column says how many pending rows were looked at, so the caller knows
+ * whether more may be due behind a full endpoint; a claim that leased nothing still answers
+ * one row, its delivery columns null.
  */
-const CLAIM_SQL = `
+function claimSql(pending: string): string {
+  return `
   WITH lapsed AS (
     SELECT seq, endpoint_id, 0 AS pri, lease_until AS t FROM webhook_deliveries
     WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED),
-  pending AS (
-    SELECT seq, endpoint_id, 1 AS pri, next_attempt_at AS t FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (endpoint_id = ANY($3::text[]))
-    ORDER BY next_attempt_at, seq LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED),
+  pending AS (${pending}),
   ranked AS (
     SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.pri, c.t, c.seq) AS rn
     FROM (SELECT * FROM lapsed UNION ALL SELECT * FROM pending) c),
@@ -201,6 +205,29 @@ const CLAIM_SQL = `
   FROM (SELECT count(*)::int AS scanned FROM pending) s
   LEFT JOIN (leased l JOIN webhook_events e ON e.seq = l.event_seq JOIN webhook_endpoints p ON p.id = l.endpoint_id) ON true
   ORDER BY l.pri, l.t, l.seq`;
+}
+
+/** The first round: the oldest $4 due deliveries of endpoints not yet full. */
+const CLAIM_SQL = claimSql(`
+    SELECT seq, endpoint_id, 1 AS pri, next_attempt_at AS t FROM webhook_deliveries
+    WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (endpoint_id = ANY($3::text[]))
+    ORDER BY next_attempt_at, seq LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED`);
+
+/**
+ * Reaching past full endpoints: each other enabled endpoint's own oldest due deliveries, up to
+ * its room, looked up endpoint by endpoint (through webhook_deliveries_pending_endpoint when
+ * one endpoint's backlog dwarfs the others'), so a long backlog of full endpoints is not walked.
+ */
+const CLAIM_PAST_SQL = claimSql(`
+    SELECT d.seq, d.endpoint_id, 1 AS pri, d.next_attempt_at AS t
+    FROM (SELECT p.id, COALESCE(b.room, $7) AS room FROM webhook_endpoints p
+          LEFT JOIN unnest($5::text[], $6::int[]) AS b(endpoint_id, room) ON b.endpoint_id = p.id
+          WHERE p.enabled = 1 AND NOT (p.id = ANY($3::text[]))) open
+    CROSS JOIN LATERAL (
+      SELECT seq, endpoint_id, next_attempt_at FROM webhook_deliveries
+      WHERE endpoint_id = open.id AND status = 'pending' AND next_attempt_at <= $1
+      ORDER BY next_attempt_at, seq LIMIT open.room FOR NO KEY UPDATE SKIP LOCKED) d
+    ORDER BY d.next_attempt_at, d.seq LIMIT $4`);
 
 /**
  * WebhookStore on PostgreSQL, shared by every replica. Claims take rows with `FOR NO KEY UPDATE
@@ -472,7 +499,7 @@ export class PostgresWebhookStore implements WebhookStore {
       const full = [...taken].filter(([, n]) => room.each - n <= 0).map(([ep]) => ep);
       const partly = [...taken].filter(([, n]) => room.each - n > 0);
       const rows = await retrying(() =>
-        queryRows<{ scanned: number } & (DueRow | { seq: null })>(this.pool, CLAIM_SQL, [
+        queryRows<{ scanned: number } & (DueRow | { seq: null })>(this.pool, round === 0 ? CLAIM_SQL : CLAIM_PAST_SQL, [
           this.now(),
           round === 0 ? limit - claimed.length : 0,
           full,
