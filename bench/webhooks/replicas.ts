@@ -140,7 +140,9 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
 }
 
 export function replicaTable(results: WebhookConfigurationResult[]): string {
-  const rows = [['configuration', 'deliveries', 'received twice', 'seconds', 'deliveries/s', 'CPU ms per delivery, per replica', 'CPU ms per delivery, all replicas']];
+  const rows = [
+    ['configuration', 'deliveries', 'received twice', 'seconds', 'deliveries/s', 'CPU ms per delivery, per replica', 'CPU ms per delivery, all replicas'],
+  ];
   for (const r of results)
     rows.push([
       r.name,

@@ -5,21 +5,11 @@ import { startEmbedded, type Embedded } from '../../src/cli/embedded.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/paths.js';
 import { startReceiver } from '../webhooks/receiver.js';
+import { call } from '../helpers/replicas.js';
 
 const ADMIN = 'bsa_wake_test_admin';
 /** Longer than the test may run: a worker that only polled would never deliver. */
 const NEVER_MS = 3_600_000;
-
-async function call(base: string, method: string, path: string, token: string | null, body?: unknown): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
 
 test('an event posted on an api replica wakes a worker on PostgreSQL at once: it delivers without polling', { timeout: 60_000 }, async () => {
   const url = await freshDatabase();
