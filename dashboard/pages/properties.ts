@@ -277,8 +277,8 @@ function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: b
       </div>
     </fieldset>
     <${ErrorBox} error=${error} />
-    <button type="submit" disabled=${!hasPhotos}>Request video</button>
-    ${hasPhotos ? null : html`<p class="hint">Upload at least one photo first.</p>`}
+    <button type="submit">Request video</button>
+    ${hasPhotos ? null : html`<p class="hint">No photos yet: the tour will be the title card alone.</p>`}
   </form>`;
 }
 

@@ -4,6 +4,7 @@ import { openControlPlaneStore } from '../controlplane/open-store.js';
 import type { ControlPlaneStore } from '../controlplane/store.js';
 import type { ServerId } from '../controlplane/types.js';
 import { openIdentityStore } from '../identity/open-store.js';
+import type { IdentityStore } from '../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../identity/tokens.js';
 import type { TenantId } from '../identity/types.js';
 import { openDatabaseAt, type Database, type DatabaseLocation } from '../store/database.js';
@@ -17,6 +18,8 @@ export interface LocalStack {
   password: string;
   serverId: number;
   serverKey: string;
+  /** A property-video API key of the tenant (`bpk_`), so the API answers without a login first. */
+  apiKey: string;
   adminToken: string;
 }
 
@@ -40,6 +43,7 @@ const MIGRATIONS = [
       created_at TEXT NOT NULL
     )`,
   },
+  { version: 2, sql: 'ALTER TABLE local_stack ADD COLUMN api_key TEXT' },
 ];
 
 const PG_MIGRATIONS = [
@@ -56,6 +60,7 @@ const PG_MIGRATIONS = [
       created_at TEXT NOT NULL
     )`,
   },
+  { version: 2, sql: 'ALTER TABLE local_stack ADD COLUMN api_key TEXT' },
 ];
 
 interface Row {
@@ -64,14 +69,17 @@ interface Row {
   password: string;
   server_id: number;
   server_key: string;
+  /** Null in a stack made before the stack kept one; issued on its next run. */
+  api_key: string | null;
   admin_token: string;
 }
 
 /**
  * Opens the database, creates the local stack's tenant (plan agency, so every feature works),
- * user, server and server key when it has none, and returns them. A stored key that was
- * revoked meanwhile is replaced by a fresh one. `adminToken` (SERVICE_ADMIN_TOKEN) wins over
- * the stored one without replacing it. The database is closed again before returning.
+ * user, server, server key and property-video API key when it has none, and returns them. A
+ * stored key that was revoked meanwhile (or an API key the stack did not keep yet) is replaced
+ * by a fresh one. `adminToken` (SERVICE_ADMIN_TOKEN) wins over the stored one without
+ * replacing it. The database is closed again before returning.
  */
 export async function ensureLocalStack(
   location: DatabaseLocation,
@@ -84,12 +92,13 @@ export async function ensureLocalStack(
     const rows = await localStackRows(database);
     const row = await rows.read();
     if (row && (await identity.getTenant(row.tenant_id as TenantId)) && (await controlPlane.getServer(row.server_id as ServerId))) {
-      let serverKey = row.server_key;
-      if (!(await controlPlane.findServerKey(hashToken(serverKey)))) {
-        serverKey = await issueKey(controlPlane, row.server_id as ServerId);
-        await rows.save({ ...row, server_key: serverKey }, options.now ?? Date.now);
-      }
-      return { stack: toStack(row, serverKey, options.adminToken), created: false };
+      const keys = {
+        serverKey: (await controlPlane.findServerKey(hashToken(row.server_key))) ? row.server_key : await issueKey(controlPlane, row.server_id as ServerId),
+        apiKey: row.api_key && (await identity.findApiKey(hashToken(row.api_key))) ? row.api_key : await issueApiKey(identity, row.tenant_id as TenantId),
+      };
+      if (keys.serverKey !== row.server_key || keys.apiKey !== row.api_key)
+        await rows.save({ ...row, server_key: keys.serverKey, api_key: keys.apiKey }, options.now ?? Date.now);
+      return { stack: toStack(row, keys, options.adminToken), created: false };
     }
     const tenant = await identity.createTenant('Local stack', 'agency');
     const password = randomBytes(12).toString('base64url');
@@ -101,10 +110,18 @@ export async function ensureLocalStack(
       if (user === 'email_taken') throw new Error('could not create the local user: e-mail taken');
     }
     const server = await controlPlane.createServer(tenant.id, 'Local game server', DEFAULT_BUNDLE, 'brainstem up');
-    const serverKey = await issueKey(controlPlane, server.id);
-    const stored: Row = { tenant_id: tenant.id, email, password, server_id: server.id, server_key: serverKey, admin_token: newToken('admin') };
+    const keys = { serverKey: await issueKey(controlPlane, server.id), apiKey: await issueApiKey(identity, tenant.id) };
+    const stored: Row = {
+      tenant_id: tenant.id,
+      email,
+      password,
+      server_id: server.id,
+      server_key: keys.serverKey,
+      api_key: keys.apiKey,
+      admin_token: newToken('admin'),
+    };
     await rows.save(stored, options.now ?? Date.now);
-    return { stack: toStack(stored, serverKey, options.adminToken), created: true };
+    return { stack: toStack(stored, keys, options.adminToken), created: true };
   } finally {
     await database.close();
   }
@@ -116,17 +133,32 @@ async function issueKey(store: ControlPlaneStore, server: ServerId): Promise<str
   return key;
 }
 
+async function issueApiKey(store: IdentityStore, tenant: TenantId): Promise<string> {
+  const key = newToken('apiKey');
+  await store.createApiKey(tenant, 'brainstem up', hashToken(key), key.slice(0, 8));
+  return key;
+}
+
 /** The one row of local_stack, on either database. */
 interface LocalStackRows {
   read(): Promise<Row | undefined>;
   save(row: Row, now: () => number): Promise<void>;
 }
 
-const SAVE_COLUMNS = 'id, tenant_id, email, password, server_id, server_key, admin_token, created_at';
+const SAVE_COLUMNS = 'id, tenant_id, email, password, server_id, server_key, api_key, admin_token, created_at';
 const ON_CONFLICT = `ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, email = excluded.email, password = excluded.password,
-  server_id = excluded.server_id, server_key = excluded.server_key, admin_token = excluded.admin_token, created_at = excluded.created_at`;
-const READ = 'SELECT tenant_id, email, password, server_id, server_key, admin_token FROM local_stack WHERE id = 1';
-const values = (r: Row, now: () => number) => [r.tenant_id, r.email, r.password, r.server_id, r.server_key, r.admin_token, new Date(now()).toISOString()];
+  server_id = excluded.server_id, server_key = excluded.server_key, api_key = excluded.api_key, admin_token = excluded.admin_token, created_at = excluded.created_at`;
+const READ = 'SELECT tenant_id, email, password, server_id, server_key, api_key, admin_token FROM local_stack WHERE id = 1';
+const values = (r: Row, now: () => number) => [
+  r.tenant_id,
+  r.email,
+  r.password,
+  r.server_id,
+  r.server_key,
+  r.api_key,
+  r.admin_token,
+  new Date(now()).toISOString(),
+];
 
 async function localStackRows(database: Database): Promise<LocalStackRows> {
   if (database.kind === 'sqlite') {
@@ -135,7 +167,7 @@ async function localStackRows(database: Database): Promise<LocalStackRows> {
     return {
       read: async () => db.prepare(READ).get() as Row | undefined,
       save: async (r, now) =>
-        void db.prepare(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, ?, ?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`).run(...values(r, now)),
+        void db.prepare(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`).run(...values(r, now)),
     };
   }
   const pool: Pool = database.pool;
@@ -143,17 +175,17 @@ async function localStackRows(database: Database): Promise<LocalStackRows> {
   return {
     read: () => queryRow<Row>(pool, READ, []),
     save: async (r, now) =>
-      void (await pool.query(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, $1, $2, $3, $4, $5, $6, $7) ${ON_CONFLICT}`, values(r, now))),
+      void (await pool.query(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, $1, $2, $3, $4, $5, $6, $7, $8) ${ON_CONFLICT}`, values(r, now))),
   };
 }
 
-function toStack(r: Row, serverKey: string, adminToken: string | undefined): LocalStack {
+function toStack(r: Row, keys: { serverKey: string; apiKey: string }, adminToken: string | undefined): LocalStack {
   return {
     tenantId: r.tenant_id,
     email: r.email,
     password: r.password,
     serverId: r.server_id,
-    serverKey,
+    ...keys,
     adminToken: adminToken || r.admin_token,
   };
 }

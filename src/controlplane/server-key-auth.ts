@@ -250,7 +250,11 @@ export class ServerKeyAuth {
     const seconds = unixSeconds(timestamp);
     if (seconds < 0) return BAD_TIMESTAMP;
     if (Math.abs(Math.floor(now / 1000) - seconds) > this.windowS) return STALE_TIMESTAMP;
-    const slot = verify(method, target, seconds, body, signature);
+    let slot = verify(method, target, seconds, body, signature);
+    // As verifyRequest: a signature over the path without its query is accepted too. Tried only
+    // after a miss, so the signature over the whole target costs what it did.
+    const query = slot < 0 ? target.indexOf('?') : -1;
+    if (query >= 0) slot = verify(method, target.slice(0, query), seconds, body, signature);
     return slot < 0 ? BAD_SIGNATURE : slot;
   }
 

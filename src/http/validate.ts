@@ -11,6 +11,9 @@ export function readJsonObject(req: Request): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** In a `u` regex a surrogate pair is one code point, so this matches only a lone surrogate. */
+export const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
  * Collects every field problem of a body before answering, so a client sees all of them in
  * one 422 with `details`.
@@ -38,6 +41,9 @@ export class Fields {
       return undefined;
     }
     if (typeof v !== 'string') return void this.problem(key, `must be a string, got ${typeOf(v)}`);
+    // Stored as UTF-8 a lone surrogate becomes U+FFFD: the record would read back other than
+    // the answer that created it.
+    if (LONE_SURROGATE.test(v)) return void this.problem(key, 'must be well-formed Unicode (it holds a lone surrogate, which cannot be stored as sent)');
     const min = opts.min ?? (opts.required ? 1 : 0);
     if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);
@@ -51,8 +57,12 @@ export class Fields {
       if (opts.required) this.problem(key, 'is required');
       return undefined;
     }
-    if (typeof v !== 'number' || !Number.isFinite(v)) return void this.problem(key, `must be a finite number, got ${typeOf(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      return void this.problem(key, `must be ${opts.integer ? 'an integer' : 'a finite number'}, got ${typeOf(v)}`);
     if (opts.integer && !Number.isInteger(v)) return void this.problem(key, `must be an integer, got ${v}`);
+    // Past 2^53 - 1 a JSON number no longer names one integer: 9999999999999999999 parses as
+    // 10000000000000000000, so a lookup would answer about a value the client never sent.
+    if (opts.integer && !Number.isSafeInteger(v)) return void this.problem(key, `must be an integer no larger than ${Number.MAX_SAFE_INTEGER}, got ${v}`);
     if (opts.min !== undefined && v < opts.min) return void this.problem(key, `must be at least ${opts.min}, got ${v}`);
     if (opts.max !== undefined && v > opts.max) return void this.problem(key, `must be at most ${opts.max}, got ${v}`);
     return v;
@@ -100,11 +110,14 @@ export function idParam(value: string | undefined, what = 'resource'): number {
   return n;
 }
 
-/** Parses ?limit= within [1, max] (default when absent); a bad value is a 400. */
+/**
+ * Parses ?limit= within [1, max] (default when absent); a bad value is a 400. Decimal digits
+ * only: Number() would also read `1e1`, `0x10`, `+5` and ` 5` as integers.
+ */
 export function limitParam(req: Request, def: number, max: number): number {
   const raw = req.searchParams().get('limit');
   if (raw === null || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new HttpError('bad_request', `limit must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}.`);
+  const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= max)) throw new HttpError('bad_request', `limit must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}.`);
   return n;
 }

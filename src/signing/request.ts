@@ -72,6 +72,9 @@ export type VerifyResult = { ok: true; timestamp: number } | { ok: false; reason
 
 /**
  * Checks a request's timestamp and signature with the key it claims. `now` is milliseconds.
+ * A signature over the path alone (the target without its `?query`) is accepted as well, for
+ * clients that read "PATH" literally; the query then is not covered, which on the signed routes
+ * changes nothing (the key is bound to its one server, and the signature is still used once).
  * Replay detection (the same signature twice) is the caller's, since it needs shared state.
  */
 export function verifyRequest(
@@ -84,8 +87,12 @@ export function verifyRequest(
   if (!/^\d{1,12}$/.test(request.timestamp)) return { ok: false, reason: 'bad_timestamp' };
   const timestamp = Number(request.timestamp);
   if (Math.abs(Math.floor(now / 1000) - timestamp) > windowS) return { ok: false, reason: 'stale_timestamp' };
-  const parts = { method: request.method, target: request.target, timestamp, body: request.body };
-  const expected = typeof key === 'string' ? signature(key, parts) : key(parts);
-  if (!sameHex(expected, request.signature)) return { ok: false, reason: 'bad_signature' };
+  const given = request.signature;
+  const matches = (target: string) => {
+    const parts = { method: request.method, target, timestamp, body: request.body };
+    return sameHex(typeof key === 'string' ? signature(key, parts) : key(parts), given);
+  };
+  const query = request.target.indexOf('?');
+  if (!matches(request.target) && !(query >= 0 && matches(request.target.slice(0, query)))) return { ok: false, reason: 'bad_signature' };
   return { ok: true, timestamp };
 }

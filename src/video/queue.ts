@@ -198,8 +198,7 @@ export class RenderQueue {
       await mkdir(work, { recursive: true });
       const property = await this.o.store.getProperty(video.tenantId, video.propertyId);
       const photos = await this.o.store.photosByIds(video.photoIds);
-      if (!property || photos.length !== video.photoIds.length || photos.length === 0)
-        throw new RenderError('the property or some of its photos no longer exist');
+      if (!property || photos.length !== video.photoIds.length) throw new RenderError('the property or some of its photos no longer exist');
       const title = await this.titleCard(property, work, video, ffmpeg);
       const output = join(work, 'video.mp4');
       const { width: W, height: H } = FORMATS[video.format];

@@ -76,9 +76,12 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       // Other fields are ignored, not refused: no document names a property's fields, so a client's
       // own extras (zip, sqft, …) must not cost it the property.
       const f = new Fields(body);
+      const address = f.string('address', { required: true, max: 500 });
       const input: Partial<PropertyInput> = {
-        title: f.string('title', { required: true, max: 200 }),
-        address: f.string('address', { required: true, max: 500 }),
+        // The address is what names a property; a title is the client's choice, so one without
+        // a title (a client that only knows addresses) is titled by its address.
+        title: f.string('title', { min: 1, max: 200 }) ?? address?.slice(0, 200),
+        address,
         city: f.string('city', { max: 200 }) ?? null,
         price: f.number('price', { min: 0, max: 1e13 }) ?? null,
         currency: f.string('currency', { pattern: /^[A-Z]{3}$/, patternHint: 'must be an ISO 4217 code: three upper-case letters, e.g. EUR' }) ?? null,
@@ -179,12 +182,8 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       f.done();
       const property = await store.getProperty(tenant.id, propertyId!);
       if (!property) throw new HttpError('not_found', `No property with id ${propertyId}.`);
+      // A property without photos still gets a tour: its title card alone.
       const photos = (await store.photosOf([property.id])).get(property.id) ?? [];
-      if (photos.length === 0) {
-        throw new HttpError('validation_failed', 'The property has no photos; upload some first.', {
-          details: [{ path: 'property_id', message: 'the property has no photos' }],
-        });
-      }
       const max = o.auth.limits.queuedVideosPerTenant;
       const input = {
         propertyId: property.id,

@@ -18,9 +18,11 @@ export function titleLines(p: PropertyRecord, format: Format): TitleLine[] {
   const price = amount === null ? null : p.currency ? `${p.currency} ${amount}` : amount;
   const beds = p.bedrooms === null ? null : `${p.bedrooms} ${p.bedrooms === 1 ? 'bedroom' : 'bedrooms'}`;
   const facts = [price, beds].filter((x) => x !== null).join(' · ');
+  const place = p.city ? `${p.address}, ${p.city}` : p.address;
   const lines: TitleLine[] = [
     { text: p.title, scale: 0.07 },
-    { text: p.city ? `${p.address}, ${p.city}` : p.address, scale: 0.045 },
+    // A property without a title of its own is titled by its address: the card names it once.
+    ...(place === p.title ? [] : [{ text: place, scale: 0.045 }]),
     ...(facts ? [{ text: facts, scale: 0.05 }] : []),
   ];
   const { width, height } = FORMATS[format];

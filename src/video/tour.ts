@@ -32,7 +32,7 @@ export interface TourInput {
 export interface TourPlan {
   args: string[];
   durationS: number;
-  /** A moment inside the first photo, for the poster frame. */
+  /** A moment inside the first photo (the title card when there is none), for the poster frame. */
   posterAtS: number;
   width: number;
   height: number;
@@ -49,13 +49,12 @@ const BACKGROUND = '0x1f2933';
 /**
  * The ffmpeg command for a `tour`: a title card, then each photo with a slow zoom (alternating
  * in and out, odd photos also panning left to right), joined by cross-fades, with a silent
- * AAC track, H.264 yuv420p, faststart.
+ * AAC track, H.264 yuv420p, faststart. Without photos the title card is the whole tour.
  */
 export function planTour(input: TourInput): TourPlan {
   const { width: W, height: H } = FORMATS[input.format];
   const { titleS, photoS, fadeS, fps } = input.timings;
   const n = input.photos.length;
-  if (n === 0) throw new Error('a tour needs at least one photo');
   const frames = Math.round(photoS * fps);
   const args: string[] = [];
   const graph: string[] = [];
@@ -102,6 +101,7 @@ export function planTour(input: TourInput): TourPlan {
       prev = out;
       offset += photoS - fadeS;
     }
+    if (n === 0) graph.push('[v0]null[vout]');
     durationS = titleS + n * (photoS - fadeS);
   } else {
     const faded = [0, ...input.photos.map((_, i) => i + 1)].map((i) => {
@@ -141,7 +141,7 @@ export function planTour(input: TourInput): TourPlan {
     '-y',
     input.output,
   );
-  const posterAtS = round(input.xfade ? titleS + (photoS - fadeS) / 2 : titleS + photoS / 2);
+  const posterAtS = round(n === 0 ? titleS / 2 : input.xfade ? titleS + (photoS - fadeS) / 2 : titleS + photoS / 2);
   return { args, durationS, posterAtS, width: W, height: H };
 }
 

@@ -28,8 +28,6 @@ export const SECRET_MAX = 4096;
 /** How long the secret replaced by a rotation keeps signing deliveries. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 const NAME_MAX = 200;
-/** In a `u` regex a surrogate pair is one code point, so this matches only a lone surrogate. */
-const LONE_SURROGATE = /\p{Cs}/u;
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'inflight', 'succeeded', 'failed'];
 
 export interface WebhookRoutesOptions {
@@ -157,14 +155,12 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
   };
 
   // Any well-formed string of 1 to SECRET_MAX characters is a secret, whatever its form. A lone
-  // surrogate is refused: stored it would become U+FFFD, and deliveries would be signed with a
-  // key its owner does not have.
+  // surrogate is refused (by Fields.string): stored it would become U+FFFD, and deliveries would
+  // be signed with a key its owner does not have.
   const secretField = (f: Fields): string | undefined => {
     const secret = f.string('secret', { min: 1, max: Number.MAX_SAFE_INTEGER });
     if (secret === undefined) return undefined;
     if (length(secret) > SECRET_MAX) return void f.problem('secret', `must be at most ${SECRET_MAX} characters, got ${length(secret)}`);
-    if (LONE_SURROGATE.test(secret))
-      return void f.problem('secret', 'must be well-formed Unicode (it holds a lone surrogate, which cannot be stored or signed with as sent)');
     return secret;
   };
 

@@ -27,7 +27,7 @@ test('verifyRequest: ok, wrong key, tampered parts, window edges', () => {
   assert.deepEqual(verifyRequest(KEY, base, now), { ok: true, timestamp: now / 1000 });
   assert.equal(verifyRequest('bsk_other', base, now).ok, false);
   assert.deepEqual(verifyRequest(KEY, { ...base, body: 'y' }, now), { ok: false, reason: 'bad_signature' });
-  assert.deepEqual(verifyRequest(KEY, { ...base, target: '/v1/telemetry?x=1' }, now), { ok: false, reason: 'bad_signature' });
+  assert.deepEqual(verifyRequest(KEY, { ...base, target: '/v1/telemetry/x' }, now), { ok: false, reason: 'bad_signature' });
   assert.deepEqual(verifyRequest(KEY, { ...base, method: 'PUT' }, now), { ok: false, reason: 'bad_signature' });
   assert.deepEqual(verifyRequest(KEY, { ...base, signature: undefined }, now), { ok: false, reason: 'missing_headers' });
   assert.deepEqual(verifyRequest(KEY, { ...base, timestamp: '12a' }, now), { ok: false, reason: 'bad_timestamp' });

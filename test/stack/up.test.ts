@@ -92,7 +92,7 @@ test('brainstem up --json prints one JSON line; SERVICE_BRAIN_ADDR binds the sid
       const printed = JSON.parse(run.match.input) as Record<string, unknown>;
       assert.deepEqual(
         Object.keys(printed).sort(),
-        ['adminToken', 'api', 'bundleVersion', 'created', 'dashboard', 'dataDir', 'db', 'email', 'password', 'serverId', 'sidecar'].sort(),
+        ['adminToken', 'api', 'apiKey', 'bundleVersion', 'created', 'dashboard', 'dataDir', 'db', 'email', 'password', 'serverId', 'sidecar'].sort(),
       );
       assert.equal(printed.created, true);
       assert.match(String(printed.sidecar), /^http:\/\/127\.0\.0\.1:\d+$/);

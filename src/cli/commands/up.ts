@@ -43,7 +43,7 @@ export const SAMPLE_TICK = {
 
 /**
  * `brainstem up`: the embedded server and a sidecar bound to it, in one process. The first
- * run on a DB file creates a tenant, a user, a server and a server key (see local-stack.ts);
+ * run on a DB file creates a tenant, a user, a server, a server key and an API key (see local-stack.ts);
  * later runs reuse them.
  */
 export function registerUp(program: Command): void {
@@ -147,6 +147,7 @@ export function registerUp(program: Command): void {
             bundleVersion: config.version,
             email: stack.email,
             password: stack.password,
+            apiKey: stack.apiKey,
             adminToken: stack.adminToken,
           })}\n`,
         );
@@ -158,6 +159,7 @@ export function registerUp(program: Command): void {
             `  API          ${embedded.url}/v1`,
             `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
             `  login        ${stack.email}  /  ${stack.password}`,
+            `  API key      ${stack.apiKey}  (property-video API: Authorization: Bearer <API key>)`,
             `  admin token  ${stack.adminToken}`,
             `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json'${auth} -d '${JSON.stringify(SAMPLE_TICK)}'`,
             'Ctrl-C stops both.',
