@@ -34,6 +34,8 @@ export interface ConfigurationResult {
 
 export interface ReplicaBenchResult {
   settings: { durationS: number; connections: number; serverCpu: string | null; loadCpu: string | null };
+  /** A bare uWebSockets.js hello-world on the servers' core, driven by the same pull script and connections. */
+  helloWorld: { rps: number; cpuMsPerRequest: number };
   configurations: ConfigurationResult[];
 }
 
@@ -96,8 +98,40 @@ export async function acrossConfigurations<T>(
 }
 
 export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBenchResult> {
+  const helloWorld = await helloBaseline(o);
   const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, name, n, url));
-  return { settings: { durationS: o.durationS, connections: o.connections, serverCpu: o.serverCpu ?? null, loadCpu: o.loadCpu ?? null }, configurations };
+  return {
+    settings: { durationS: o.durationS, connections: o.connections, serverCpu: o.serverCpu ?? null, loadCpu: o.loadCpu ?? null },
+    helloWorld,
+    configurations,
+  };
+}
+
+/** The baseline of the run: the bare hello-world's rate and CPU per request, read like a replica's. */
+async function helloBaseline(o: ReplicaBenchOptions): Promise<{ rps: number; cpuMsPerRequest: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-hello-'));
+  const [cmd, args] = pinned(o.serverCpu, process.execPath, [join(ROOT, 'dist', 'bench', 'control-plane', 'hello.js'), '0']);
+  const hello = await startChild(cmd, args, process.env, /listening (\d+)/);
+  try {
+    o.log('hello-world baseline');
+    const file = join(dir, 'hello.pool');
+    // The same requests as the pulls (the hello-world ignores what they say).
+    await writePool(file, 'bsk_hello', Math.ceil(o.poolRate * o.durationS * 1.2), 'GET', (i) => `/v1/config?server=1&n=${i}`, () => undefined);
+    const before = cpuMs(hello.child.pid!);
+    const run = await runWrk({
+      url: `http://127.0.0.1:${hello.port}`,
+      threads: 1,
+      connections: o.connections,
+      durationS: o.durationS,
+      cpu: o.loadCpu,
+      script: join(HERE, 'pull.lua'),
+      args: [file, '1', 'bsk_hello', '1', '0'],
+    });
+    return { rps: Math.round(run.rps), cpuMsPerRequest: Math.round(((cpuMs(hello.child.pid!) - before) / Math.max(1, run.requests)) * 1000) / 1000 };
+  } finally {
+    await stop(hello.child);
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function runConfiguration(o: ReplicaBenchOptions, name: string, replicas: number, url: string | null): Promise<ConfigurationResult> {
@@ -227,12 +261,16 @@ async function countReports(url: string | null, file: string, serverId: number):
 export function replicaTable(r: ReplicaBenchResult): string {
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   const cpu = (list: number[]) => list.map((v) => v.toFixed(3)).join(' / ');
+  // What one replica's core would answer, as a share of what the hello-world answers on it.
+  const share = (list: number[]) => list.map((v) => `${Math.round((r.helloWorld.cpuMsPerRequest / Math.max(v, 1e-6)) * 100)}%`).join(' / ');
   return [
-    '| configuration | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica |',
-    '|---|---:|---:|---|---:|---|---|',
+    `bare uWS hello-world (baseline, same core and wrk script): ${fmt(r.helloWorld.rps)} req/s, ${r.helloWorld.cpuMsPerRequest.toFixed(3)} ms CPU per request`,
+    '',
+    '| configuration | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica |',
+    '|---|---:|---:|---|---|---:|---|---|',
     ...r.configurations.map(
       (c) =>
-        `| ${c.name} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} |`,
+        `| ${c.name} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} |`,
     ),
   ].join('\n');
 }

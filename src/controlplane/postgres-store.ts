@@ -1,6 +1,6 @@
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
-import { MAX_SAFE, migratePg, queryRows, queryRow, transaction, type PgMigration, type Pool } from '../store/postgres.js';
+import { MAX_SAFE, migratePg, queryRows, queryRow, statement, transaction, type PgMigration, type Pool } from '../store/postgres.js';
 import {
   activityOf,
   checkoutOf,
@@ -8,7 +8,6 @@ import {
   keyOf,
   serverOf,
   totalsOf,
-  UsageFold,
   type ActivityRow,
   type CheckoutRow,
   type KeyRow,
@@ -138,8 +137,6 @@ export const CONTROLPLANE_PG_MIGRATIONS: readonly PgMigration[] = [
   },
 ];
 
-/** An integer as a BIGINT column takes it: saturated at Number.MAX_SAFE_INTEGER (a batch's sum may pass it in JavaScript). */
-const safe = (n: number): number => Math.min(Math.round(n), MAX_SAFE);
 const addSaturated = (column: string): string => `${column} = LEAST(cp_usage_daily.${column} + excluded.${column}, ${MAX_SAFE})`;
 /** SUM of BIGINT is NUMERIC (it cannot overflow); saturated like the daily counters. */
 const sumSaturated = (column: string): string => `LEAST(COALESCE(SUM(${column}), 0), ${MAX_SAFE}) AS ${column}`;
@@ -148,22 +145,48 @@ const SUMS = [
   ...['spend_usd', 'tts_usd', 'llm_usd'].map((c) => `COALESCE(SUM(${c}), 0) AS ${c}`),
 ].join(', ');
 
-const UPSERT_USAGE = `INSERT INTO cp_usage_daily (server_id, day, reports, lines_spoken, llm_tokens, tts_characters, spend_usd, cache_hits, tts_usd, llm_usd)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-  ON CONFLICT (server_id, day) DO UPDATE SET ${['reports', 'lines_spoken', 'llm_tokens', 'tts_characters', 'cache_hits'].map(addSaturated).join(', ')},
-    spend_usd = cp_usage_daily.spend_usd + excluded.spend_usd, tts_usd = cp_usage_daily.tts_usd + excluded.tts_usd, llm_usd = cp_usage_daily.llm_usd + excluded.llm_usd`;
+const DAY_MS = 86_400_000;
 
-/** Every report of a batch in one statement (arrays unnested in order); the unique (server, reportId) index drops repeats. */
-const INSERT_REPORTS = `INSERT INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
-    llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events)
-  SELECT server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
-         latency_p50, latency_p99, tts_usd, llm_usd, events
-    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::float8[],
-    $9::bigint[], $10::bigint[], $11::bigint[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], $16::text[]) WITH ORDINALITY
-    AS r(server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
-         latency_p50, latency_p99, tts_usd, llm_usd, events, n)
-  ORDER BY n
-  ON CONFLICT (server_id, report_id) WHERE report_id IS NOT NULL DO NOTHING RETURNING server_id, report_id`;
+const COUNTERS = ['lines_spoken', 'llm_tokens', 'tts_characters', 'cache_hits'];
+const AMOUNTS = ['spend_usd', 'tts_usd', 'llm_usd'];
+
+/**
+ * A whole batch of reports in one statement, so one round trip and one commit: the reports in
+ * one INSERT (arrays unnested in order; the unique (server, reportId) index drops repeats), the
+ * daily usage of the reports actually stored summed per server and UTC day and upserted in key
+ * order (so concurrent batches from several replicas take their row locks in one order), and
+ * each server's roster from its batch's last stored report that has one. Returns the stored
+ * reports' (server, reportId).
+ */
+const INGEST = `WITH v AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::float8[],
+      $9::bigint[], $10::bigint[], $11::bigint[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], $16::text[], $17::text[]) WITH ORDINALITY
+      AS r(server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
+           latency_p50, latency_p99, tts_usd, llm_usd, events, roster, n)
+  ), ins AS (
+    INSERT INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
+      llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events)
+    SELECT server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
+           latency_p50, latency_p99, tts_usd, llm_usd, events FROM v ORDER BY n
+    ON CONFLICT (server_id, report_id) WHERE report_id IS NOT NULL DO NOTHING
+    RETURNING server_id, report_id, received_at, ${[...COUNTERS, ...AMOUNTS].join(', ')}
+  ), usage AS (
+    INSERT INTO cp_usage_daily (server_id, day, reports, ${[...COUNTERS, ...AMOUNTS].join(', ')})
+    SELECT server_id, to_char(DATE '1970-01-01' + (received_at / ${DAY_MS})::integer, 'YYYY-MM-DD') AS day, LEAST(COUNT(*), ${MAX_SAFE}),
+           ${COUNTERS.map((c) => `LEAST(SUM(${c}), ${MAX_SAFE})`).join(', ')}, ${AMOUNTS.map((c) => `SUM(${c})`).join(', ')}
+      FROM ins GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (server_id, day) DO UPDATE SET ${['reports', ...COUNTERS].map(addSaturated).join(', ')},
+      ${AMOUNTS.map((c) => `${c} = cp_usage_daily.${c} + excluded.${c}`).join(', ')}
+  ), roster AS (
+    INSERT INTO cp_roster (server_id, received_at, roster)
+    SELECT DISTINCT ON (server_id) server_id, received_at, roster FROM v
+     WHERE roster IS NOT NULL
+       AND (report_id IS NULL OR (EXISTS (SELECT 1 FROM ins WHERE ins.server_id = v.server_id AND ins.report_id = v.report_id)
+            AND NOT EXISTS (SELECT 1 FROM v w WHERE w.server_id = v.server_id AND w.report_id = v.report_id AND w.n < v.n)))
+     ORDER BY server_id, n DESC
+    ON CONFLICT (server_id) DO UPDATE SET received_at = excluded.received_at, roster = excluded.roster WHERE excluded.received_at >= cp_roster.received_at
+  )
+  SELECT server_id, report_id FROM ins WHERE report_id IS NOT NULL`;
 
 export class PostgresControlPlaneStore implements ControlPlaneStore {
   private constructor(
@@ -295,63 +318,39 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     return row ? { bundle: JSON.parse(row.bundle!) as ConfigBundle, entry: entryOf(row) } : null;
   }
 
-  /**
-   * One row per report, all in one INSERT and deduplicated by the unique (server, reportId)
-   * index; usage and rosters folded per batch and upserted in key order, so concurrent batches
-   * from several replicas take their row locks in one order.
-   */
+  /** The whole batch in one statement (INGEST): stored, usage and rosters folded, or nothing at all. */
   async ingest(records: readonly TelemetryRecord[]): Promise<IngestOutcome[]> {
     if (records.length === 0) return [];
-    return transaction(this.pool, async (c) => {
-      const col = <T>(f: (r: TelemetryRecord) => T): T[] => records.map(f);
-      const { rows } = await c.query<{ server_id: number; report_id: string | null }>(INSERT_REPORTS, [
-        col((r) => r.serverId),
-        col((r) => r.report.reportId ?? null),
-        col((r) => r.report.ts),
-        col((r) => r.receivedAt),
-        col((r) => r.report.botCount),
-        col((r) => r.report.playersOnline),
-        col((r) => r.report.linesSpoken),
-        col((r) => r.report.spendUsd),
-        col((r) => r.report.llmTokens ?? 0),
-        col((r) => r.report.ttsCharacters ?? 0),
-        col((r) => r.report.cacheHits ?? 0),
-        col((r) => r.report.latency?.p50 ?? null),
-        col((r) => r.report.latency?.p99 ?? null),
-        col((r) => r.report.economy?.ttsUsd ?? 0),
-        col((r) => r.report.economy?.llmUsd ?? 0),
-        col((r) => JSON.stringify(r.report.events)),
-      ]);
-      // A report with an id is stored when its (server, id) came back; the first of repeats in one batch is the one stored.
-      const stored = new Set(rows.filter((r) => r.report_id !== null).map((r) => `${r.server_id}/${r.report_id}`));
-      const fold = new UsageFold();
-      const outcomes = records.map(({ serverId, receivedAt, report }): IngestOutcome => {
-        if (report.reportId !== undefined && !stored.delete(`${serverId}/${report.reportId}`)) return { accepted: false, received: 0 };
-        fold.add(serverId, receivedAt, report);
-        return { accepted: true, received: report.events.length };
-      });
-      for (const [serverId, day, t] of fold.usage()) {
-        await c.query(UPSERT_USAGE, [
-          serverId,
-          day,
-          safe(t.reports),
-          safe(t.linesSpoken),
-          safe(t.llmTokens),
-          safe(t.ttsCharacters),
-          t.spendUsd,
-          safe(t.cacheHits),
-          t.ttsUsd,
-          t.llmUsd,
-        ]);
-      }
-      for (const [serverId, receivedAt, roster] of fold.rosters()) {
-        await c.query(
-          `INSERT INTO cp_roster (server_id, received_at, roster) VALUES ($1, $2, $3)
-           ON CONFLICT (server_id) DO UPDATE SET received_at = excluded.received_at, roster = excluded.roster WHERE excluded.received_at >= cp_roster.received_at`,
-          [serverId, receivedAt, roster],
-        );
-      }
-      return outcomes;
+    const col = <T>(f: (r: TelemetryRecord) => T): T[] => records.map(f);
+    const { rows } = await statement<{ server_id: string; report_id: string }>(
+      this.pool,
+      INGEST,
+      [
+      col((r) => r.serverId),
+      col((r) => r.report.reportId ?? null),
+      col((r) => r.report.ts),
+      col((r) => r.receivedAt),
+      col((r) => r.report.botCount),
+      col((r) => r.report.playersOnline),
+      col((r) => r.report.linesSpoken),
+      col((r) => r.report.spendUsd),
+      col((r) => r.report.llmTokens ?? 0),
+      col((r) => r.report.ttsCharacters ?? 0),
+      col((r) => r.report.cacheHits ?? 0),
+      col((r) => r.report.latency?.p50 ?? null),
+      col((r) => r.report.latency?.p99 ?? null),
+      col((r) => r.report.economy?.ttsUsd ?? 0),
+      col((r) => r.report.economy?.llmUsd ?? 0),
+      col((r) => JSON.stringify(r.report.events)),
+      col((r) => (r.report.roster ? JSON.stringify(r.report.roster) : null)),
+      ],
+      'cp-ingest',
+    );
+    // A report with an id is stored when its (server, id) came back; the first of repeats in one batch is the one stored.
+    const stored = new Set(rows.map((r) => `${r.server_id}/${r.report_id}`));
+    return records.map(({ serverId, report }): IngestOutcome => {
+      if (report.reportId !== undefined && !stored.delete(`${serverId}/${report.reportId}`)) return { accepted: false, received: 0 };
+      return { accepted: true, received: report.events.length };
     });
   }
 

@@ -1,5 +1,5 @@
 import type { HttpRequest as UwsRequest } from 'uWebSockets.js';
-import type { HttpServer, Request } from '../http/server.js';
+import type { HttpServer, Request, ShortcutReply } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { json, type Reply } from '../http/reply.js';
 import { readJsonObject } from '../http/validate.js';
@@ -19,10 +19,12 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   const queue = new IngestQueue(ctx.store);
   const retention = new ReportRetention(ctx.store, ctx.auth.limits.telemetryRetentionDays, ctx.now);
 
-  const answer = (req: Request, head: Head): Reply => {
-    ctx.pulls.pulled(head.serverId, head.version, req.headers['user-agent'], ctx.now());
-    return matchesEtag(req.headers['if-none-match'], head.etag) ? head.notModified : head.full;
+  const answerHead = (head: Head, agent: string | undefined, etag: string | undefined): ShortcutReply => {
+    ctx.pulls.pulled(head.serverId, head.version, agent, ctx.now());
+    return matchesEtag(etag, head.etag) ? head.notModified : head.full;
   };
+
+  const answer = (req: Request, head: Head): Reply => answerHead(head, req.headers['user-agent'], req.headers['if-none-match']);
 
   // A key names another server: its own tenant's is a scope error (403); an unknown server and
   // another tenant's are the same 404 config_not_found, so ids do not reveal what exists.
@@ -51,8 +53,10 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   // The common pull read straight off uWS, with no request object: a key and tenant already
   // cached, the key's own server, its head in memory. Everything else, every error included,
   // is left to the route below, which answers exactly as it would have (keyAuth.accept records
-  // nothing when it declines, so the route's own check sees the request fresh).
-  const quickPull = (req: UwsRequest): Reply | null => {
+  // nothing when it declines, so the route's own check sees the request fresh). With replicas
+  // the signature's shared replay record is awaited first; the head is then read again, so a
+  // publish that landed meanwhile is what the pull gets.
+  const quickPull = (req: UwsRequest): ShortcutReply | Promise<ShortcutReply> | null => {
     const key = ctx.keyAuth.cached(req.getHeader('authorization'));
     if (key === undefined) return null;
     const query = req.getQuery() ?? '';
@@ -61,9 +65,19 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     const head = ctx.heads.peek(key.owner.serverId);
     if (head === undefined) return null;
     const target = `${req.getUrl()}?${query}`;
-    if (!ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP_HEADER), req.getHeader(SIGNATURE_HEADER))) return null;
-    ctx.pulls.pulled(head.serverId, head.version, req.getHeader('user-agent'), ctx.now());
-    return matchesEtag(req.getHeader('if-none-match'), head.etag) ? head.notModified : head.full;
+    const accepted = ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP_HEADER), req.getHeader(SIGNATURE_HEADER));
+    if (accepted === false) return null;
+    const agent = req.getHeader('user-agent');
+    const etag = req.getHeader('if-none-match');
+    if (accepted === true) return answerHead(head, agent, etag);
+    return accepted.then(() => {
+      const now = ctx.heads.peek(head.serverId);
+      if (now !== undefined) return answerHead(now, agent, etag);
+      return ctx.heads.get(head.serverId).then((h) => {
+        if (!h) throw new HttpError('config_not_found', `No server with id ${head.serverId}.`);
+        return answerHead(h, agent, etag);
+      });
+    });
   };
 
   server.get(

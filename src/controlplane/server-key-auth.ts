@@ -35,7 +35,8 @@ export interface ServerKeyAuthOptions {
   keyEntries?: number;
   /**
    * Signatures shared with the other replicas on the database. With one, every signed request
-   * also waits for its signature to be recorded there (so the no-await pull shortcut declines).
+   * also waits for its signature to be recorded there (the pull shortcut then answers once
+   * the record is confirmed).
    */
   ledger?: ReplayLedger;
   windowS?: number;
@@ -148,16 +149,20 @@ export class ServerKeyAuth {
   /**
    * The second half: true when the request is authentic under `key` and its signature was
    * recorded against replay, exactly when `check` would return the owner. False, having
-   * recorded nothing, in every other case; `check` then gives the precise error.
+   * recorded nothing, in every other case; `check` then gives the precise error. With a
+   * shared ledger, an authentic request new to this replica is a promise instead: resolved
+   * once the ledger confirms the signature new on every replica, rejected with the error
+   * `check` would give (401 replay, 429) otherwise.
    */
-  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string): boolean {
-    // A shared ledger must be awaited: `check` does that.
-    if (this.ledger) return false;
+  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string): boolean | Promise<void> {
     const now = this.now();
     // A key at its limit is left to `check`, which answers the 429: nothing may be recorded here first.
     if (!this.limiter.peek(limitKey(key.owner), this.rate, now).allowed) return false;
     const slot = this.authentic(key.verify, method, target, undefined, timestamp, signature, now);
-    if (slot < 0 || !this.seen.remember(unixSeconds(timestamp), slot, Math.floor(now / 1000))) return false;
+    if (slot < 0) return false;
+    const seconds = unixSeconds(timestamp);
+    if (!this.seen.remember(seconds, slot, Math.floor(now / 1000))) return false;
+    if (this.ledger) return this.ledger.record(seconds, slot).then((fresh) => void this.admitFresh(fresh, key.owner, 'active', now));
     this.limiter.hit(limitKey(key.owner), this.rate, now);
     return true;
   }
@@ -215,12 +220,13 @@ export class ServerKeyAuth {
     // as If-None-Match) never makes a second use of it look new. Clients that repeat a
     // request within a second vary what is signed (the sidecar adds a random nonce).
     if (!this.seen.remember(unixSeconds(timestamp!), slot, Math.floor(now / 1000))) throw replayed();
-    if (this.ledger) {
-      return this.ledger.record(unixSeconds(timestamp!), slot).then((fresh) => {
-        if (!fresh) throw replayed();
-        return this.admit(owner, status, now);
-      });
-    }
+    if (this.ledger) return this.ledger.record(unixSeconds(timestamp!), slot).then((fresh) => this.admitFresh(fresh, owner, status, now));
+    return this.admit(owner, status, now);
+  }
+
+  /** `admit` once the shared ledger has answered whether the signature is new. */
+  private admitFresh(fresh: boolean, owner: KeyOwner, status: TenantStatus, now: number): KeyOwner {
+    if (!fresh) throw replayed();
     return this.admit(owner, status, now);
   }
 

@@ -52,10 +52,16 @@ export interface RouteOptions {
    * Tried first, on the uWS request itself, for a hot path whose common case needs none of the
    * generic layers (header copies, the request object, abort handling): it returns the whole
    * reply, or null having changed nothing, and the request then goes the usual way. Runs for
-   * the route's own method only (not the HEAD of a GET) and must be synchronous; a throw is a 500.
+   * the route's own method only (not the HEAD of a GET); a throw is a 500. It may instead return
+   * a promise of the reply, when everything it needs from the request is read and only a
+   * shared record must be awaited: the request is then counted in flight and guarded against
+   * the client going away, and a rejection is answered like a handler's throw.
    */
-  shortcut?: (req: UwsRequest) => Exclude<Reply, { stream: Readable }> | null;
+  shortcut?: (req: UwsRequest) => ShortcutReply | Promise<ShortcutReply> | null;
 }
+
+/** What a shortcut answers with: any reply but a stream. */
+export type ShortcutReply = Exclude<Reply, { stream: Readable }>;
 
 export interface ServerOptions {
   logger?: Logger;
@@ -244,6 +250,7 @@ export class HttpServer {
     if (method === 'GET') methods.add('HEAD');
 
     const shortcut = options.shortcut;
+    const site: FailureSite = { method, path: pattern };
     const observe = this.observe;
     const uwsHandler =
       (as: Method) =>
@@ -251,7 +258,7 @@ export class HttpServer {
         let state: RequestState | null = null;
         if (observe !== null) observeResponse(res, as, pattern, observe, this.logger);
         try {
-          if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, method)) return;
+          if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site)) return;
           // req is only valid inside this callback: everything needed later is copied out here.
           const headers: Record<string, string> = {};
           if (wanted) {
@@ -310,18 +317,47 @@ export class HttpServer {
   }
 
   /** Answers from a route's shortcut; false when it declined (having written nothing). */
-  private shortcut(res: UwsResponse, req: UwsRequest, shortcut: NonNullable<RouteOptions['shortcut']>, method: Method): boolean {
-    // A shortcut's reply is written inside the callback: never aborted, never in flight after it.
-    const state = direct(method);
+  private shortcut(res: UwsResponse, req: UwsRequest, shortcut: NonNullable<RouteOptions['shortcut']>, site: FailureSite): boolean {
+    // A shortcut's synchronous reply is written inside the callback: never aborted, never in flight after it.
+    const state = direct(site.method);
     try {
       const reply = shortcut(req);
       if (reply === null) return false;
+      if (reply instanceof Promise) {
+        this.deferred(res, state, reply, site);
+        return true;
+      }
       state.answered = true;
       writeReply(res, state, reply, this.defaultHeaders, this.logger, NOTHING);
     } catch (err) {
-      answerFailure(res, state, err, this.defaultHeaders, this.logger, { method, path: req.getUrl() });
+      answerFailure(res, state, err, this.defaultHeaders, this.logger, { method: site.method, path: req.getUrl() });
     }
     return true;
+  }
+
+  /** A shortcut's promised reply: in flight until it settles, written corked unless the client went away. */
+  private deferred(res: UwsResponse, state: GuardState, reply: Promise<ShortcutReply>, site: FailureSite): void {
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    this.begin(null);
+    const fail = (err: unknown): void => {
+      try {
+        if (!state.aborted) res.cork(() => answerFailure(res, state, err, this.defaultHeaders, this.logger, site));
+      } finally {
+        this.end(null);
+      }
+    };
+    reply.then((r) => {
+      if (state.aborted) return this.end(null);
+      try {
+        state.answered = true;
+        res.cork(() => writeReply(res, state, r, this.defaultHeaders, this.logger, NOTHING));
+      } catch (err) {
+        return fail(err);
+      }
+      this.end(null);
+    }, fail);
   }
 
   /**

@@ -116,13 +116,14 @@ export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) 
 }
 
 /**
- * Runs `fn`, one statement in its own implicit transaction (one round trip, no BEGIN or
- * COMMIT), again like transaction() when it loses a serialization or deadlock race.
+ * Runs one statement, which PostgreSQL commits on its own (one round trip, no BEGIN or COMMIT),
+ * again after a serialization failure or deadlock, like `transaction`. A `name` prepares it
+ * once per connection: later runs skip parsing and planning (for a statement run per flush).
  */
-export async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+export async function statement<R extends pg.QueryResultRow>(pool: pg.Pool, sql: string, params: unknown[], name?: string): Promise<pg.QueryResult<R>> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await fn();
+      return await pool.query<R>(name === undefined ? { text: sql, values: params } : { name, text: sql, values: params });
     } catch (err) {
       if (attempt >= TRANSACTION_ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? '')) throw err;
     }

@@ -1,4 +1,4 @@
-import { migratePg, queryCount, queryRow, queryRows, retrying, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
+import { migratePg, queryCount, queryRow, queryRows, statement, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import {
@@ -498,8 +498,10 @@ export class PostgresWebhookStore implements WebhookStore {
       const want = limit - claimed.length + 8;
       const full = [...taken].filter(([, n]) => room.each - n <= 0).map(([ep]) => ep);
       const partly = [...taken].filter(([, n]) => room.each - n > 0);
-      const rows = await retrying(() =>
-        queryRows<{ scanned: number } & (DueRow | { seq: null })>(this.pool, round === 0 ? CLAIM_SQL : CLAIM_PAST_SQL, [
+      const { rows } = await statement<{ scanned: number } & (DueRow | { seq: null })>(
+        this.pool,
+        round === 0 ? CLAIM_SQL : CLAIM_PAST_SQL,
+        [
           this.now(),
           round === 0 ? limit - claimed.length : 0,
           full,
@@ -510,7 +512,8 @@ export class PostgresWebhookStore implements WebhookStore {
           lease.owner,
           lease.ms,
           limit - claimed.length,
-        ]),
+        ],
+        round === 0 ? 'webhooks_claim' : 'webhooks_claim_past',
       );
       for (const r of rows) {
         if (r.seq === null) continue;
@@ -617,8 +620,10 @@ export class PostgresWebhookStore implements WebhookStore {
    */
   private async recordSuccesses(owner: string, results: AttemptResult[]) {
     const a = results.map((r) => r.attempt);
-    const { recorded } = (await retrying(() =>
-      queryRow<{ recorded: number }>(this.pool, RECORD_SUCCESSES_SQL, [
+    const { rows } = await statement<{ recorded: number }>(
+      this.pool,
+      RECORD_SUCCESSES_SQL,
+      [
         results.map((r) => r.deliveryId),
         a.map((x) => x.startedAt),
         a.map((x) => Math.round(x.durationMs)),
@@ -626,8 +631,10 @@ export class PostgresWebhookStore implements WebhookStore {
         a.map((x) => x.responseExcerpt),
         this.now(),
         owner,
-      ]),
-    ))!;
+      ],
+      'webhooks_record_successes',
+    );
+    const recorded = rows[0]!.recorded;
     return { disabled: [], lost: results.length - recorded };
   }
 

@@ -1,23 +1,45 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { openControlPlaneStore } from '../../src/controlplane/open-store.js';
-import { PgReplayLedger } from '../../src/controlplane/postgres-replay.js';
+import { PgReplayLedger, REPLAY_BATCH } from '../../src/controlplane/postgres-replay.js';
 import { openIdentityStore } from '../../src/identity/open-store.js';
+import type { Pool } from '../../src/store/postgres.js';
 import { postgresTestDatabase } from '../helpers/databases.js';
 
-test('a signature recorded through one replica is a replay through another; one burst, one winner each', async () => {
+interface TwoReplicas {
+  /** The ledgers of two replicas on one fresh database with the control-plane schema. */
+  a: PgReplayLedger;
+  b: PgReplayLedger;
+  /** The first replica's pool, to look at the table. */
+  pool: Pool;
+  /** The current unix second: signatures inside the window (older ones are pruned, their timestamps refuse them). */
+  s: number;
+  dispose(): Promise<void>;
+}
+
+async function twoReplicas(): Promise<TwoReplicas> {
   const t = await postgresTestDatabase();
+  if (t.database.kind !== 'postgres') throw new Error('postgres expected');
+  await openIdentityStore(t.database);
+  await openControlPlaneStore(t.database);
+  const second = t.second();
+  if (second.kind !== 'postgres') throw new Error('postgres expected');
+  const now = Date.now();
+  return {
+    a: new PgReplayLedger(t.database.pool, 300, () => now),
+    b: new PgReplayLedger(second.pool, 300, () => now),
+    pool: t.database.pool,
+    s: Math.floor(now / 1000),
+    dispose: () => t.dispose(),
+  };
+}
+
+const stored = async (pool: Pool, ts: number): Promise<number> =>
+  Number((await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM cp_replay WHERE ts = $1', [ts])).rows[0]!.n);
+
+test('a signature recorded through one replica is a replay through another; one burst, one winner each', async () => {
+  const { a, b, s, dispose } = await twoReplicas();
   try {
-    if (t.database.kind !== 'postgres') throw new Error('postgres expected');
-    await openIdentityStore(t.database);
-    await openControlPlaneStore(t.database);
-    const second = t.second();
-    if (second.kind !== 'postgres') throw new Error('postgres expected');
-    // Signatures inside the window (older ones are pruned: their timestamps refuse them).
-    const now = Date.now();
-    const s = Math.floor(now / 1000);
-    const a = new PgReplayLedger(t.database.pool, 300, () => now);
-    const b = new PgReplayLedger(second.pool, 300, () => now);
     assert.equal(await a.record(s, 42), true);
     assert.equal(await b.record(s, 42), false);
     assert.equal(await b.record(s + 1, 42), true, 'another second is another signature');
@@ -25,6 +47,38 @@ test('a signature recorded through one replica is a replay through another; one 
     const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).record(s + 2, 7)));
     assert.equal(burst.filter(Boolean).length, 1);
   } finally {
-    await t.dispose();
+    await dispose();
+  }
+});
+
+test('group commit: concurrent signatures share one flush; replays sent to two replicas at once are accepted by exactly one each', async () => {
+  const { a, b, s, pool, dispose } = await twoReplicas();
+  try {
+    // More than one flush holds, so the burst goes in several statements one after another.
+    const n = REPLAY_BATCH + 500;
+    const [onA, onB] = await Promise.all([
+      Promise.all(Array.from({ length: n }, (_, i) => a.record(s, i))),
+      Promise.all(Array.from({ length: n }, (_, i) => b.record(s, i))),
+    ]);
+    for (let i = 0; i < n; i++) assert.equal(Number(onA[i]) + Number(onB[i]), 1, `signature ${i}: accepted by exactly one replica`);
+    assert.equal(await stored(pool, s), n);
+  } finally {
+    await dispose();
+  }
+});
+
+test('a flush that fails answers every request waiting on it with the error and stores none of its signatures', async () => {
+  const { a, s, pool, dispose } = await twoReplicas();
+  try {
+    // One signature PostgreSQL refuses (not an integer) fails the statement its flush is.
+    const waiting = [a.record(s, 1), a.record(s, 2), a.record(s + 0.5, 3), a.record(s, 4)];
+    const outcomes = await Promise.allSettled(waiting);
+    for (const o of outcomes) assert.equal(o.status, 'rejected');
+    assert.equal(await stored(pool, s), 0, 'nothing of the failed flush is stored');
+    // The ledger goes on: the same signatures are new afterwards.
+    assert.deepEqual(await Promise.all([a.record(s, 1), a.record(s, 2), a.record(s, 4)]), [true, true, true]);
+    assert.equal(await stored(pool, s), 3);
+  } finally {
+    await dispose();
   }
 });

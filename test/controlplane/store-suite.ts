@@ -132,6 +132,38 @@ export function runControlPlaneStoreSuite(name: string, open: () => Promise<Open
     }
   });
 
+  test(`${name}: one batch: a day ends at UTC midnight to the millisecond; the roster is the last stored report's, never a repeat's`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const a = await store.createServer(tenantId, 'a', DEFAULT_BUNDLE, 'system');
+      const midnight = Date.parse('2026-05-03T00:00:00Z');
+      const who = (name: string) => [{ agent: 1, name, alignment: 'a', goal: 'g', state: 's' }];
+      const out = await store.ingest([
+        { serverId: a.id, receivedAt: midnight - 1, report: report({ reportId: 'r1', roster: who('first') }) },
+        { serverId: a.id, receivedAt: midnight, report: report({ reportId: 'r2', roster: who('second') }) },
+        { serverId: a.id, receivedAt: midnight, report: report({ reportId: 'r2', roster: who('repeat') }) },
+        { serverId: a.id, receivedAt: midnight, report: report({ roster: undefined }) },
+      ]);
+      assert.deepEqual(
+        out.map((o) => o.accepted),
+        [true, true, false, true],
+      );
+      assert.deepEqual(
+        (await store.dailyUsage(a.id, '2026-05-01', '2026-05-31')).map((d) => [d.day, d.reports]),
+        [
+          ['2026-05-02', 1],
+          ['2026-05-03', 2],
+        ],
+      );
+      assert.equal((await store.roster(a.id))[0]!.name, 'second');
+      // A later batch with an older roster does not replace a newer one.
+      await store.ingest([{ serverId: a.id, receivedAt: midnight - 5, report: report({ roster: who('late') }) }]);
+      assert.equal((await store.roster(a.id))[0]!.name, 'second');
+    } finally {
+      await close();
+    }
+  });
+
   test(`${name}: two handles on the same storage publishing on one base: one wins`, async () => {
     const { store, tenantId, second, seconds, close } = await open();
     try {

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import type { TestServer } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
 import { freshDatabase } from '../helpers/postgres.js';
-import { signed } from '../controlplane/helpers.js';
+import { report, signed } from '../controlplane/helpers.js';
 import { ADMIN, call, spawnCli, stop, waitFor, type Child } from './helpers.js';
 
 /**
@@ -100,6 +100,26 @@ test('publish on one replica: a signed pull on another gets the new version at o
   const keys = await call(replicas[0]!.url, 'GET', `/v1/servers/${server.body.id}/keys`, { token });
   assert.equal((await call(replicas[0]!.url, 'DELETE', `/v1/servers/${server.body.id}/keys/${keys.body[0].id}`, { token })).status, 204);
   await waitFor('replica 2 to refuse the revoked key', async () => ((await pull(2, n++, '"v2"')).status === 401 ? true : undefined));
+});
+
+test('a replay sent to two replicas at once is accepted by exactly one, on the cached pull path and on telemetry', async () => {
+  const token = await session('race@example.com');
+  const server = await call(replicas[0]!.url, 'POST', '/v1/servers', { token, body: { name: 'race' } });
+  const key = (await call(replicas[0]!.url, 'POST', `/v1/servers/${server.body.id}/keys`, { token })).body.key as string;
+  // Both replicas have the key, its tenant and the head in memory: the pull goes the shortcut's way.
+  for (const i of [1, 2]) assert.equal((await signed(at(i), key, 'GET', `/v1/config?server=${server.body.id}&n=warm${i}`)).status, 200);
+  for (let n = 0; n < 10; n++) {
+    const once = { at: Date.now(), headers: { 'if-none-match': '"v1"' } };
+    const target = `/v1/config?server=${server.body.id}&n=race${n}`;
+    const answers = await Promise.all([signed(at(1), key, 'GET', target, once), signed(at(2), key, 'GET', target, once)]);
+    assert.deepEqual(answers.map((r) => r.status).sort(), [304, 401], `signature ${n}`);
+    assert.match(answers.find((r) => r.status === 401)!.body.error.message, /replay/);
+  }
+  const once = { at: Date.now(), body: report(server.body.id, { reportId: 'race' }) };
+  const pushes = await Promise.all([signed(at(1), key, 'POST', '/v1/telemetry', once), signed(at(2), key, 'POST', '/v1/telemetry', once)]);
+  assert.deepEqual(pushes.map((r) => r.status).sort(), [202, 401]);
+  const usage = await call(replicas[0]!.url, 'GET', `/v1/servers/${server.body.id}/usage`, { token });
+  assert.equal(usage.body.linesSpoken, 40, 'the report is counted once');
 });
 
 test('a suspension on one replica reaches another that had the tenant cached', async () => {

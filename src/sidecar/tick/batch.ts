@@ -8,6 +8,7 @@ import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { TickHandler } from './handler.js';
 import { sendTick, TICK_SITE } from './send.js';
 import { TickFailure, type BatchItem } from './tick-array.js';
+import { groupBody } from './group.js';
 import { rewindTickJson } from './tick-json.js';
 
 /** Bytes of tick bodies a batch copies into its shared buffer; a body that does not fit gets its own. */
@@ -40,6 +41,8 @@ export class TickBatch {
   private readonly decisions: (TickResponse | null)[] = [];
   private readonly replies: (Reply | null)[] = [];
   private readonly errors: unknown[] = [];
+  /** The POST /ticks body being answered, while answerGroup runs. */
+  private group: Group | null = null;
   /** Characters decided in this batch and not yet replied to (with a dialogue tier). */
   private readonly decided = new Set<number>();
 
@@ -113,8 +116,12 @@ export class TickBatch {
     else sendTick(res, state, reply, control);
   }
 
-  /** Turns tick k's decision into its reply (or its error). */
+  /** Turns tick k's decision into its reply (or its error); in a group, writes it into the group's body. */
   private encode(k: number): void {
+    if (this.group !== null) {
+      this.encodeInGroup(k, this.group);
+      return;
+    }
     const decision = this.decisions[k]!;
     this.replies[k] = null;
     if (decision !== null) {
@@ -126,6 +133,28 @@ export class TickBatch {
     }
     this.requests[k] = null;
     this.decisions[k] = null;
+  }
+
+  /** Element k of a group: its reply (as ticks.reply makes it) or its failure, written in place. */
+  private encodeInGroup(k: number, group: Group): void {
+    const decision = this.decisions[k]!;
+    const request = this.requests[k]!;
+    this.requests[k] = null;
+    this.decisions[k] = null;
+    if (decision !== null) {
+      try {
+        this.ticks.speak(request, decision);
+        groupBody.reply(decision);
+        this.ticks.counters.ok++;
+        group.ok++;
+        return;
+      } catch (err) {
+        this.errors[k] = err;
+      }
+    }
+    const item = group.items[k]!;
+    groupBody.failure(item instanceof TickFailure ? item : failureOf(this.errors[k], item.snapshot.agent, group.logger));
+    this.errors[k] = null;
   }
 
   private readonly flush = (): void => {
@@ -198,14 +227,14 @@ export class TickBatch {
   }
 
   /**
-   * The replies to the elements of one POST /ticks body, in order, as if each had been sent to
-   * /tick in turn: ticks queued before it are answered first (arrival order), then its own go
-   * through the same phases. A reply's body may be a view that the next batch overwrites: the
-   * caller sends (or copies) them before returning to the event loop.
+   * The 200 body of one POST /ticks reply: its elements answered as if each had been sent to
+   * /tick in turn (ticks queued before it are answered first, in arrival order; then its own
+   * go through the same phases), each reply or failure written in place into one body. The
+   * body is a view that the next group overwrites: the caller sends it before returning to
+   * the event loop.
    */
-  answerGroup(items: readonly BatchItem[], encoding: Encoding, logger: Logger): (Reply | TickFailure)[] {
+  answerGroup(items: readonly BatchItem[], encoding: Encoding, logger: Logger): Uint8Array {
     if (this.scheduled) this.flush();
-    rewindTickJson();
     const ticks = this.ticks;
     const started = ticks.clock();
     const count = items.length;
@@ -215,21 +244,26 @@ export class TickBatch {
       this.errors[k] = null;
       this.encodings[k] = encoding;
     }
-    this.phases(count);
-    const latencyUs = (ticks.clock() - started) * 1000;
-    const out: (Reply | TickFailure)[] = new Array<Reply | TickFailure>(count);
-    for (let k = 0; k < count; k++) {
-      const item = items[k]!;
-      const reply = this.replies[k];
-      if (reply) {
-        ticks.latency.record(latencyUs);
-        out[k] = reply;
-      } else out[k] = item instanceof TickFailure ? item : failureOf(this.errors[k], item.snapshot.agent, logger);
-      this.replies[k] = null;
-      this.errors[k] = null;
+    const group: Group = { items, logger, ok: 0 };
+    groupBody.begin(encoding, count);
+    this.group = group;
+    try {
+      this.phases(count);
+    } finally {
+      this.group = null;
     }
-    return out;
+    const latencyUs = (ticks.clock() - started) * 1000;
+    for (let k = 0; k < group.ok; k++) ticks.latency.record(latencyUs);
+    return groupBody.end();
   }
+}
+
+/** The POST /ticks body being answered by TickBatch.answerGroup. */
+interface Group {
+  readonly items: readonly BatchItem[];
+  readonly logger: Logger;
+  /** Elements answered 200 so far. */
+  ok: number;
 }
 
 /** The element failure for a tick the brain (or its reply) failed on: logged, answered `internal`. */

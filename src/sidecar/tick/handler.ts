@@ -220,13 +220,18 @@ export class TickHandler {
     }
   }
 
+  /** Adds the dialogue tier's line (when there is one) to the brain's response. */
+  speak(request: TickRequest, response: TickResponse): void {
+    this.dialogue?.apply(request, response);
+  }
+
   /**
    * The reply to a tick from the brain's response: the dialogue tier's line added, encoded,
    * counted. `started` as for answer(), or null when the caller records the latency itself;
    * `lend` as for encodeTick.
    */
   reply(request: TickRequest, response: TickResponse, encoding: Encoding, started: number | null, lend = false): Reply {
-    this.dialogue?.apply(request, response);
+    this.speak(request, response);
     const reply = encodeTick(response, encoding, lend);
     this.counters.ok++;
     if (started !== null) this.latency.record((this.now() - started) * 1000);

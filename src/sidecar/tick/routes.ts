@@ -4,6 +4,7 @@ import type { Reply } from '../../http/reply.js';
 import { failRaw, type HttpServer, type RawControl, type RawState } from '../../http/server.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { failureOf, TickBatch } from './batch.js';
+import { groupBody } from './group.js';
 import { TICK_MAX_BODY, type Credentials, type TickHandler } from './handler.js';
 import { AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, sendGroup, sendTick, TICK_SITE, TICKS_SITE, X_BRAIN_TOKEN } from './send.js';
 import { TickFailure, TICKS_MAX_BODY, type BatchItem } from './tick-array.js';
@@ -85,9 +86,9 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
     const items = ticks.acceptBatch(wholeBody(state, last), encoding);
     ticks.countBatch(items.length);
     if (batch !== null) {
-      const out = batch.answerGroup(items, encoding, control.logger);
+      const body = batch.answerGroup(items, encoding, control.logger);
       // Answering the ticks queued before may have corked other responses: cork this one again.
-      sendGroup(res, state, out, encoding, control);
+      sendGroup(res, state, body, encoding, control);
       return;
     }
     const started = ticks.clock();
@@ -100,10 +101,21 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
       }
     };
     Promise.all(items.map(settle)).then(
-      (out) => sendGroup(res, state, out, encoding, control),
+      (out) => sendGroup(res, state, bodyOf(out, encoding), encoding, control),
       (err: unknown) => failRaw(res, state, err, control, TICKS_SITE),
     );
   });
+}
+
+/** The 200 body of a batch answered by the workers: the elements' replies (or failures) as one array, in order. */
+function bodyOf(out: readonly (Reply | TickFailure)[], encoding: Encoding): Uint8Array {
+  groupBody.begin(encoding, out.length);
+  for (let k = 0; k < out.length; k++) {
+    const item = out[k]!;
+    if (item instanceof TickFailure) groupBody.failure(item);
+    else groupBody.encoded((item as { body: Uint8Array }).body);
+  }
+  return groupBody.end();
 }
 
 /**

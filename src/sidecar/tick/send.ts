@@ -4,8 +4,7 @@ import { statusLine } from '../../http/write.js';
 import { JSON_TYPE, MSGPACK_TYPE, type Encoding } from '../../http/codec.js';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { TOKEN_HEADER } from '../auth.js';
-import { JSON_HEADERS, MSGPACK_HEADERS, msgpackEncoder } from './handler.js';
-import { TickFailure } from './tick-array.js';
+import { JSON_HEADERS, MSGPACK_HEADERS } from './handler.js';
 
 /** Writing the tick routes' replies straight to uWS, and finishing their requests. */
 
@@ -36,12 +35,12 @@ export function sendTick(res: UwsResponse, state: RawState, reply: Reply, contro
   control.done();
 }
 
-/** Writes a batch's replies as one array unless its client went away, and finishes the request; a failed write is answered by the guard. */
-export function sendGroup(res: UwsResponse, state: RawState, out: readonly (Reply | TickFailure)[], encoding: Encoding, control: RawControl): void {
+/** Writes a batch's 200 body (its replies as one array) unless its client went away, and finishes the request; a failed write is answered by the guard. */
+export function sendGroup(res: UwsResponse, state: RawState, body: Uint8Array, encoding: Encoding, control: RawControl): void {
   if (!state.aborted) {
     try {
       state.answered = true;
-      res.cork(() => writeGroup(res, out, encoding, control.defaultHeaders));
+      res.cork(() => writeGroup(res, body, encoding, control.defaultHeaders));
     } catch (err) {
       failRaw(res, state, err, control, TICKS_SITE);
       return;
@@ -51,38 +50,10 @@ export function sendGroup(res: UwsResponse, state: RawState, out: readonly (Repl
   control.done();
 }
 
-const OPEN = Buffer.from('[');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']');
-
-/** The 200 reply to a batch: its elements' replies (or failures) as one array, in order. */
-function writeGroup(res: UwsResponse, out: readonly (Reply | TickFailure)[], encoding: Encoding, defaults: Readonly<Record<string, string>>): void {
-  const parts: Uint8Array[] = [];
-  const count = out.length;
-  if (encoding === 'json') {
-    parts.push(OPEN);
-    for (let k = 0; k < count; k++) {
-      if (k > 0) parts.push(COMMA);
-      const item = out[k]!;
-      parts.push(item instanceof TickFailure ? Buffer.from(JSON.stringify(item.toBody())) : (item as { body: Uint8Array }).body);
-    }
-    parts.push(CLOSE);
-  } else {
-    const head =
-      count < 16
-        ? Buffer.from([0x90 + count])
-        : count < 0x10000
-          ? Buffer.from([0xdc, count >> 8, count & 0xff])
-          : Buffer.from([0xdd, count >>> 24, (count >> 16) & 0xff, (count >> 8) & 0xff, count & 0xff]);
-    parts.push(head);
-    for (let k = 0; k < count; k++) {
-      const item = out[k]!;
-      parts.push(item instanceof TickFailure ? msgpackEncoder.encode(item.toBody()) : (item as { body: Uint8Array }).body);
-    }
-  }
+function writeGroup(res: UwsResponse, body: Uint8Array, encoding: Encoding, defaults: Readonly<Record<string, string>>): void {
   for (const key in defaults) res.writeHeader(key, defaults[key]!);
   res.writeHeader(CONTENT_TYPE, encoding === 'json' ? JSON_TYPE_BYTES : MSGPACK_TYPE_BYTES);
-  res.end(Buffer.concat(parts));
+  res.end(body);
 }
 
 function writeTick(res: UwsResponse, reply: Reply, defaults: Readonly<Record<string, string>>): void {

@@ -2,8 +2,8 @@ import type { TickRequest } from '../../../brain/index.js';
 import type { Encoding } from '../../http/codec.js';
 import { HttpError } from '../../http/errors.js';
 import { decodeTickAs, validTick, withoutBom } from './tick-exact.js';
-import { readTickJson } from './tick-json.js';
-import { readTickMsgpack } from './tick-msgpack.js';
+import { readTicksJson } from './tick-json.js';
+import { readTicksMsgpack } from './tick-msgpack.js';
 import { asBuffer } from './tick-reader.js';
 
 /** Most tick requests in one POST /ticks body. */
@@ -32,28 +32,19 @@ export type BatchItem = TickRequest | TickFailure;
  * its place. Whole-body problems throw an HttpError (400 not the encoding or not an array,
  * 413 more than MAX_BATCH_TICKS elements).
  *
- * Fast path: the body is split into its elements' byte ranges without decoding, and each is
- * read by the same fast reader as a /tick body. When a range is anything the fast reader is
- * not sure of (a bad element, a body that is not well-formed), the whole body goes the exact
- * way: decoded whole, each element validated. An element's result is thus the one /tick gives
- * for its bytes.
+ * Fast path: one pass of the fast reader over the whole body, each element read where it
+ * stands in the array, as a /tick body is read. When anything in the body is something the
+ * fast reader is not sure of (a bad element, a body that is not well-formed, too many
+ * elements), the whole body goes the exact way: its elements counted by a scan of the
+ * framing (413 over the cap), then decoded whole, each element validated. An element's
+ * result is thus the one /tick gives for its bytes.
  */
 export function readTicks(body: Uint8Array, encoding: Encoding): BatchItem[] {
   const bytes = asBuffer(encoding === 'json' ? withoutBom(body) : body);
-  const bounds: number[] = [];
-  const count = encoding === 'json' ? splitJson(bytes, bounds) : splitMsgpack(bytes, bounds);
+  const items = encoding === 'json' ? readTicksJson(bytes, MAX_BATCH_TICKS) : readTicksMsgpack(bytes, MAX_BATCH_TICKS);
+  if (items !== null) return items;
+  const count = encoding === 'json' ? countJson(bytes) : countMsgpack(bytes);
   if (count > MAX_BATCH_TICKS) throw tooMany(count);
-  if (count >= 0) {
-    const items: BatchItem[] = new Array<BatchItem>(count);
-    let k = 0;
-    for (; k < count; k++) {
-      const element = bytes.subarray(bounds[2 * k]!, bounds[2 * k + 1]!);
-      const request = encoding === 'json' ? readTickJson(element) : readTickMsgpack(element);
-      if (request === null) break;
-      items[k] = request;
-    }
-    if (k === count) return items;
-  }
   return exactTicks(bytes, encoding);
 }
 
@@ -83,12 +74,11 @@ function isSpace(c: number | undefined): boolean {
 }
 
 /**
- * The byte ranges of a JSON array's elements, pushed onto `bounds` as start, end pairs; their
- * count, or -1 when the body is not an array this scan is sure of. It tracks only strings and
- * nesting: each element is then checked whole by the reader, which refuses what is not one
- * well-formed value.
+ * How many elements a JSON array has, or -1 when the body is not an array this scan is sure
+ * of. It tracks only strings and nesting, so that a body over the element cap is refused 413
+ * whatever its elements hold; below the cap the exact path judges the body.
  */
-export function splitJson(b: Buffer, bounds: number[]): number {
+function countJson(b: Buffer): number {
   const n = b.length;
   let i = 0;
   while (isSpace(b[i])) i++;
@@ -116,7 +106,6 @@ export function splitJson(b: Buffer, bounds: number[]): number {
       let end = i;
       while (end > start && isSpace(b[end - 1])) end--;
       if (end === start) return -1;
-      bounds.push(start, end);
       count++;
       if (b[i++] === 0x5d) break;
       while (isSpace(b[i])) i++;
@@ -127,10 +116,10 @@ export function splitJson(b: Buffer, bounds: number[]): number {
 }
 
 /**
- * The byte ranges of a MessagePack array's elements, as splitJson; -1 when the body is not a
- * whole array (the exact path then says why).
+ * How many elements a MessagePack array has, as countJson; -1 when the body is not a whole
+ * array (the exact path then says why).
  */
-export function splitMsgpack(b: Buffer, bounds: number[]): number {
+function countMsgpack(b: Buffer): number {
   const n = b.length;
   if (n === 0) return -1;
   const head = b[0]!;
@@ -152,7 +141,6 @@ export function splitMsgpack(b: Buffer, bounds: number[]): number {
   for (let k = 0; k < count; k++) {
     const end = msgpackValueEnd(b, i);
     if (end < 0) return -1;
-    bounds.push(i, end);
     i = end;
   }
   return i === n ? count : -1;

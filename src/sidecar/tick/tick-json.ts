@@ -1,10 +1,15 @@
 import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, readOrNull, TickReader, type Name } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, TickReader, type Name } from './tick-reader.js';
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
   return readOrNull(new JsonTickReader(asBuffer(body)));
+}
+
+/** The requests of a JSON array of ticks, read in one pass; null when only the exact path can answer for the body. */
+export function readTicksJson(body: Uint8Array, max: number): TickRequest[] | null {
+  return readBatchOrNull(new JsonTickReader(asBuffer(body)), max);
 }
 
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
@@ -292,11 +297,25 @@ const NUMBER_ROOM = 32;
  * measured as most of the writer's time.
  */
 class JsonReplyWriter {
-  readonly out: Buffer;
+  out: Buffer;
   at = 0;
 
   constructor(size: number) {
     this.out = Buffer.allocUnsafeSlow(size);
+  }
+
+  /** Twice the room, keeping the bytes written so far. */
+  grow(): void {
+    const out = Buffer.allocUnsafeSlow(this.out.length * 2);
+    this.out.copy(out, 0, 0, this.at);
+    this.out = out;
+  }
+
+  /** Bytes written as they are (a reply's text made elsewhere), growing the buffer as needed. */
+  raw(bytes: Uint8Array): void {
+    while (this.at + bytes.length > this.out.length) this.grow();
+    this.out.set(bytes, this.at);
+    this.at += bytes.length;
   }
 
   /** Writes a reply from byte `from` on; returns where it ends. */
@@ -541,3 +560,67 @@ export function appendTickJson(response: TickResponse): Uint8Array | null {
 export function rewindTickJson(): void {
   lent = 0;
 }
+
+const COMMA = 0x2c;
+
+/**
+ * The JSON body of a POST /ticks reply, written element by element into one buffer: `[`,
+ * each element's reply (byte for byte what writeTickJson gives) or failure, commas, `]`. No
+ * per-element buffer or copy; the buffer grows when a batch does not fit, and is kept.
+ */
+export class JsonGroupWriter {
+  private readonly w = new JsonReplyWriter(64 * 1024);
+  private count = 0;
+
+  begin(): void {
+    this.w.at = 0;
+    this.count = 0;
+    this.w.raw(OPEN);
+  }
+
+  /** The next element: a reply. On a throw nothing of it stays written. */
+  reply(response: TickResponse): void {
+    const w = this.w;
+    const mark = w.at;
+    this.separate();
+    for (;;) {
+      try {
+        w.reply(response, w.at);
+        return;
+      } catch (err) {
+        w.at = mark;
+        if (err !== TOO_LONG) throw err;
+        w.grow();
+        this.count--;
+        this.separate();
+      }
+    }
+  }
+
+  /** The next element: JSON text made elsewhere (a failure's body). */
+  text(json: string): void {
+    this.bytes(Buffer.from(json));
+  }
+
+  /** The next element: JSON bytes made elsewhere. */
+  bytes(json: Uint8Array): void {
+    this.separate();
+    this.w.raw(json);
+  }
+
+  /** The whole body; a view over the writer's buffer, valid until the next begin(). */
+  end(): Uint8Array {
+    this.w.raw(CLOSE);
+    return this.w.out.subarray(0, this.w.at);
+  }
+
+  private separate(): void {
+    if (this.count++ > 0) {
+      if (this.w.at + 1 > this.w.out.length) this.w.grow();
+      this.w.out[this.w.at++] = COMMA;
+    }
+  }
+}
+
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');

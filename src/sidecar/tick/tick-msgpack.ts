@@ -1,5 +1,5 @@
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, Name, readOrNull, TickReader } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, Name, readBatchOrNull, readOrNull, TickReader } from './tick-reader.js';
 
 /**
  * The request in a MessagePack body, or null when only the exact path (the @msgpack/msgpack
@@ -9,6 +9,11 @@ import { asBuffer, bail, MAX_SKIP_DEPTH, Name, readOrNull, TickReader } from './
  */
 export function readTickMsgpack(body: Uint8Array): TickRequest | null {
   return readOrNull(new MsgpackTickReader(asBuffer(body)));
+}
+
+/** The requests of a MessagePack array of ticks, read in one pass; null when only the exact path can answer for the body. */
+export function readTicksMsgpack(body: Uint8Array, max: number): TickRequest[] | null {
+  return readBatchOrNull(new MsgpackTickReader(asBuffer(body)), max);
 }
 
 const PROTO = new Name('__proto__');

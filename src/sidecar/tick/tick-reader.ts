@@ -64,6 +64,20 @@ export function readOrNull(reader: TickReader): TickRequest | null {
   }
 }
 
+/**
+ * The requests of a batch body (an array of tick requests) read where they stand, in one
+ * pass; null when only the exact path can answer for the body (a bad element, a malformed
+ * array, more than `max` elements).
+ */
+export function readBatchOrNull(reader: TickReader, max: number): TickRequest[] | null {
+  try {
+    return reader.readBatch(max);
+  } catch (err) {
+    if (err === BAIL) return null;
+    throw err;
+  }
+}
+
 /** The body as a Buffer (for its string decoders), without a copy. */
 export function asBuffer(body: Uint8Array): Buffer {
   return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
@@ -170,6 +184,21 @@ export abstract class TickReader {
     const request = this.top();
     this.end();
     return request;
+  }
+
+  /**
+   * The whole body as an array of tick requests, each read where it stands (no pass to find
+   * the elements first); throws BAIL when only the exact path may answer, and past `max`
+   * elements (the caller then says why the body is refused).
+   */
+  readBatch(max: number): TickRequest[] {
+    const out: TickRequest[] = [];
+    for (let left = this.openList(); left > 0; left = this.afterItem(left)) {
+      if (out.length === max) bail();
+      out.push(this.top());
+    }
+    this.end();
+    return out;
   }
 
   /** Starts an object: 0 when it is empty, else how many members are left (1 when the encoding does not say). */

@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { decode } from '@msgpack/msgpack';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { Brain, DEFAULT_BUNDLE, parseTickRequest, type TickRequest, type TickResponse } from '../../../brain/index.js';
@@ -8,9 +9,10 @@ import type { Evaluator } from '../../../src/sidecar/tick/evaluator.js';
 import { silentLogger } from '../../../src/log.js';
 import { TickBatch } from '../../../src/sidecar/tick/batch.js';
 import { TickHandler } from '../../../src/sidecar/tick/handler.js';
-import { mountTick } from '../../../src/sidecar/tick/routes.js';
+import { mountTick, mountTicks } from '../../../src/sidecar/tick/routes.js';
+import { MAX_BATCH_TICKS } from '../../../src/sidecar/tick/tick-array.js';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
-import { fullTick, post, startTest } from '../helpers.js';
+import { fullTick, post, postTo, startTest } from '../helpers.js';
 
 /** A tick of its own for each agent: no squad, so no agent's answer depends on another's. */
 function loneTick(agent: number, time: number): Record<string, unknown> {
@@ -79,15 +81,19 @@ test('ticks arriving together are answered as one brain answers them in turn, ba
   }
 });
 
-test('a brain failure answers 500 for its own tick only, and the batch goes on', async () => {
-  const evaluator = {
+/** An inline evaluator that answers Idle, and throws on agent 13. */
+function failingOn13(): Evaluator {
+  return {
     mode: 'inline',
     tick(request: TickRequest): TickResponse {
       if (request.snapshot.agent === 13) throw new Error('brain failed on purpose');
       return { agent: request.snapshot.agent, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] };
     },
   } as unknown as Evaluator;
-  const ticks = new TickHandler(evaluator);
+}
+
+test('a brain failure answers 500 for its own tick only, and the batch goes on', async () => {
+  const ticks = new TickHandler(failingOn13());
   const server = new HttpServer();
   mountTick(server, ticks);
   const port = await server.listen('127.0.0.1', 0);
@@ -101,6 +107,55 @@ test('a brain failure answers 500 for its own tick only, and the batch goes on',
     assert.equal((answers[2]!.json() as { error: { code: string } }).error.code, 'internal');
     assert.deepEqual(answers[6]!.json(), { agent: 16, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] });
     assert.deepEqual(ticks.counters, { ok: 5, rejected: 0, failed: 2 });
+  } finally {
+    await server.close();
+  }
+});
+
+test('a brain failure inside a POST /ticks body is an internal error in its place; the other elements are answered', async () => {
+  const ticks = new TickHandler(failingOn13());
+  const server = new HttpServer({ logger: silentLogger });
+  mountTicks(server, ticks);
+  const port = await server.listen('127.0.0.1', 0);
+  try {
+    for (const enc of ['json', 'msgpack'] as const) {
+      const agents = [11, 13, 12, 13];
+      const r = await postTo(`http://127.0.0.1:${port}/ticks`, [...agents.map((agent) => loneTick(agent, 5)), { snapshot: { agent: 20 } }], enc);
+      assert.equal(r.status, 200);
+      const idle = (agent: number): TickResponse => ({ agent, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] });
+      const body = enc === 'json' ? r.json() : decode(r.bytes);
+      const [a, b, c, d, e] = body as Record<string, unknown>[];
+      assert.deepEqual([a, c], [idle(11), idle(12)]);
+      assert.equal((b as { agent: number; error: { code: string } }).error.code, 'internal');
+      assert.equal((b as { agent: number }).agent, 13);
+      assert.deepEqual(b, d);
+      assert.equal((e as { agent: number; error: { code: string } }).agent, 20);
+      assert.equal((e as { error: { code: string } }).error.code, 'bad_request');
+    }
+    assert.deepEqual(ticks.counters, { ok: 4, rejected: 2, failed: 4 });
+  } finally {
+    await server.close();
+  }
+});
+
+test('a POST /ticks reply longer than the first buffer of its writer is written whole, byte for byte as JSON.stringify', async () => {
+  // Replies of ~320 bytes each: 1,024 of them pass the writer's first 64 KiB several times.
+  const reason = 'r'.repeat(256);
+  const evaluator = {
+    mode: 'inline',
+    tick: (request: TickRequest): TickResponse => ({ agent: request.snapshot.agent, posture: 'standing', intents: [{ kind: 'Idle', reason }] }),
+  } as unknown as Evaluator;
+  const server = new HttpServer({ logger: silentLogger });
+  mountTicks(server, new TickHandler(evaluator));
+  const port = await server.listen('127.0.0.1', 0);
+  try {
+    const agents = Array.from({ length: MAX_BATCH_TICKS }, (_, k) => 1 + k);
+    const r = await postTo(
+      `http://127.0.0.1:${port}/ticks`,
+      agents.map((agent) => loneTick(agent, 5)),
+    );
+    assert.equal(r.status, 200);
+    assert.equal(r.bytes.toString(), JSON.stringify(agents.map((agent) => ({ agent, posture: 'standing', intents: [{ kind: 'Idle', reason }] }))));
   } finally {
     await server.close();
   }
@@ -191,8 +246,8 @@ test('a batch writes nothing to a response whose client went away, and finishes 
   assert.equal(done, 3);
 });
 
-test('with a dialogue tier, a character is replied to before its next tick in the same batch', async () => {
-  const calls: string[] = [];
+/** A handler with a dialogue tier whose brain and tier record each tick and each reply, in order, in `calls`. */
+function recordingSpeaker(calls: string[]): TickHandler {
   const evaluator = {
     mode: 'inline',
     tick: (request: TickRequest): TickResponse => {
@@ -204,7 +259,12 @@ test('with a dialogue tier, a character is replied to before its next tick in th
     apply: (request: TickRequest) => calls.push(`reply ${request.snapshot.agent}`),
     needsPersona: () => false,
   } as unknown as DialogueWiring;
-  const ticks = new TickHandler(evaluator, { dialogue });
+  return new TickHandler(evaluator, { dialogue });
+}
+
+test('with a dialogue tier, a character is replied to before its next tick in the same batch', async () => {
+  const calls: string[] = [];
+  const ticks = recordingSpeaker(calls);
   const batch = new TickBatch(ticks);
   const written: string[] = [];
   const control = { logger: silentLogger, defaultHeaders: {}, done: () => {} };
@@ -213,4 +273,16 @@ test('with a dialogue tier, a character is replied to before its next tick in th
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(calls, ['tick 1', 'tick 2', 'reply 1', 'reply 2', 'tick 1', 'tick 3', 'reply 1', 'reply 3', 'tick 3', 'reply 3']);
   assert.equal(written.length, 5);
+});
+
+test('with a dialogue tier, a POST /ticks body replies to a character before its next tick in the body', () => {
+  const calls: string[] = [];
+  const ticks = recordingSpeaker(calls);
+  const items = ticks.acceptBatch(Buffer.from(JSON.stringify([1, 2, 1, 3, 3].map((agent) => loneTick(agent, 1)))), 'json');
+  const body = new TickBatch(ticks).answerGroup(items, 'json', silentLogger);
+  assert.deepEqual(calls, ['tick 1', 'tick 2', 'reply 1', 'reply 2', 'tick 1', 'tick 3', 'reply 1', 'reply 3', 'tick 3', 'reply 3']);
+  assert.deepEqual(
+    JSON.parse(Buffer.from(body).toString()),
+    [1, 2, 1, 3, 3].map((agent) => ({ agent, posture: 'standing', intents: [] })),
+  );
 });

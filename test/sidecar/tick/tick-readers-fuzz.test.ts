@@ -4,18 +4,19 @@ import type { TickRequest } from '../../../brain/index.js';
 import { generateTicks } from '../../../bench/tick/scenarios.js';
 import { HttpError } from '../../../src/http/errors.js';
 import { seededRandom } from '../../../src/random.js';
-import { readTicks, TickFailure } from '../../../src/sidecar/tick/tick-array.js';
-import { exactTick, withoutBom } from '../../../src/sidecar/tick/tick-exact.js';
-import { readTickJson } from '../../../src/sidecar/tick/tick-json.js';
-import { readTickMsgpack } from '../../../src/sidecar/tick/tick-msgpack.js';
+import { MAX_BATCH_TICKS, readTicks, TickFailure, type BatchItem } from '../../../src/sidecar/tick/tick-array.js';
+import { decodeTickAs, exactTick, validTick, withoutBom } from '../../../src/sidecar/tick/tick-exact.js';
+import { readTickJson, readTicksJson } from '../../../src/sidecar/tick/tick-json.js';
+import { readTickMsgpack, readTicksMsgpack } from '../../../src/sidecar/tick/tick-msgpack.js';
 
 /**
  * A differential fuzz test of the tick readers: bodies written the many ways third-party
  * encoders write them (every MessagePack width, JSON whitespace, escapes and number forms),
  * then mutated (fields dropped or retyped, duplicated keys, invalid UTF-8, byte-order marks,
  * bin and ext values, deep nesting, truncation). Whatever a fast reader accepts must equal
- * the exact path's result (decoder + parseTickRequest) field for field and in key order, and
- * a batch must read as its elements read alone. Seeded: the same bodies every run.
+ * the exact path's result (decoder + parseTickRequest) field for field and in key order, a
+ * batch must read as its elements read alone, and the one-pass batch reader must equal the
+ * exact path's reading of a whole batch body, however broken. Seeded: the same bodies every run.
  */
 
 type Node =
@@ -434,6 +435,176 @@ for (const enc of ['json', 'msgpack'] as const) {
           );
         }
       }
+    }
+  });
+}
+
+/** What the exact path makes of a whole batch body: each element's request or 400 message, or the whole-body error's status and message. */
+function exactBatch(body: Buffer, enc: Enc): (TickRequest | string)[] | string {
+  let value: unknown;
+  try {
+    value = decodeTickAs(enc === 'json' ? withoutBom(body) : body, enc);
+  } catch (err) {
+    if (err instanceof HttpError) return `${err.status} ${err.message}`;
+    throw err;
+  }
+  if (!Array.isArray(value)) return '400 The body of POST /ticks must be an array of tick requests.';
+  if (value.length > MAX_BATCH_TICKS) return `413 A batch holds at most ${MAX_BATCH_TICKS} tick requests, got ${value.length}.`;
+  return value.map((element: unknown) => {
+    const result = validTick(element);
+    return result instanceof HttpError ? result.message : result;
+  });
+}
+
+/** What readTicks makes of a body, in exactBatch's terms. */
+function routeBatch(body: Buffer, enc: Enc): (TickRequest | string)[] | string {
+  let items: BatchItem[];
+  try {
+    items = readTicks(body, enc);
+  } catch (err) {
+    if (err instanceof HttpError) return `${err.status} ${err.message}`;
+    throw err;
+  }
+  return items.map((item) => (item instanceof TickFailure ? item.error.message : item));
+}
+
+/**
+ * The one-pass batch reader and readTicks agree with the exact path on `body`: whatever the
+ * fast reader accepts equals the exact path's requests field for field and in key order.
+ */
+function agreeBatch(body: Buffer, enc: Enc, stats: { fast: number; bodies: number }): void {
+  const reference = exactBatch(body, enc);
+  const route = routeBatch(body, enc);
+  assert.deepStrictEqual(route, reference, `${enc}: ${hex(body)}`);
+  assert.equal(JSON.stringify(route), JSON.stringify(reference), `${enc}: key order: ${hex(body)}`);
+  const stripped = enc === 'json' ? Buffer.from(withoutBom(body)) : body;
+  const quick = enc === 'json' ? readTicksJson(stripped, MAX_BATCH_TICKS) : readTicksMsgpack(stripped, MAX_BATCH_TICKS);
+  stats.bodies++;
+  if (quick === null) return;
+  stats.fast++;
+  assert.ok(
+    Array.isArray(reference) && reference.every((r) => typeof r !== 'string'),
+    `${enc}: the batch reader accepted a body the exact path refuses: ${hex(body)}`,
+  );
+  assert.deepStrictEqual(quick, reference, `${enc}: ${hex(body)}`);
+}
+
+/** A batch body of `elements`, framed the many ways encoders write an array. */
+function frame(elements: readonly Buffer[], enc: Enc): Buffer {
+  if (enc === 'msgpack') return Buffer.concat([arrayHeader(elements.length), ...elements]);
+  return Buffer.concat([
+    Buffer.from(`${ws()}[${ws()}`),
+    ...elements.flatMap((e, i) => [Buffer.from(i > 0 ? `${ws()},${ws()}` : ''), e]),
+    Buffer.from(`${ws()}]${ws()}`),
+  ]);
+}
+
+/** The batch body with its framing or contents broken: bytes flipped, cut, inserted or dropped, anywhere. */
+function mutateBatch(body: Buffer, enc: Enc): Buffer {
+  const at = Math.floor(random() * (body.length + 1));
+  const noise = enc === 'json' ? pick([',', ']', '[', '{', '}', ' ', '"', '0', ',]', '[]', 'null', '\u0000']) : null;
+  switch (Math.floor(random() * 5)) {
+    case 0:
+      return body.subarray(0, at);
+    case 1:
+      return Buffer.concat([body.subarray(0, at), noise === null ? Buffer.from([Math.floor(random() * 256)]) : Buffer.from(noise), body.subarray(at)]);
+    case 2:
+      return Buffer.concat([body.subarray(0, at), body.subarray(at + 1 + Math.floor(random() * 3))]);
+    case 3: {
+      const copy = Buffer.from(body);
+      if (at < copy.length) copy[at] = enc === 'msgpack' && at === 0 ? copy[0]! + pick([-1, 1]) : Math.floor(random() * 256);
+      return copy;
+    }
+    default:
+      return Buffer.concat([body, body.subarray(enc === 'msgpack' ? Math.min(1, body.length) : 0)]);
+  }
+}
+
+for (const enc of ['json', 'msgpack'] as const) {
+  test(`${enc}: the one-pass batch reader agrees with the exact path on generated, edge-case and mutated batch bodies`, () => {
+    random = seededRandom(SEED + (enc === 'json' ? 5 : 6));
+    const stats = { fast: 0, bodies: 0 };
+    for (let round = 0; round < 300; round++) {
+      const size = pick([0, 1, 2, 3, 5, 15, 16, 17, 40]);
+      // Half the batches are all well-formed ticks (written the many ways encoders write them),
+      // half carry fuzzed elements.
+      const clean = chance(0.5);
+      const elements = Array.from({ length: size }, () =>
+        clean
+          ? enc === 'json'
+            ? Buffer.from(jsonText(nodeOf(pick(corpus))), 'latin1')
+            : msgpack(nodeOf(pick(corpus)))
+          : bodyFor(enc, pick([0, 0, 0.01, 0.05])),
+      );
+      const batch = frame(elements, enc);
+      agreeBatch(batch, enc, stats);
+      if (enc === 'json' && chance(0.1)) agreeBatch(Buffer.concat([BOM, batch]), enc, stats);
+      for (let m = 0; m < 3; m++) agreeBatch(mutateBatch(batch, enc), enc, stats);
+    }
+    const one = Buffer.from(enc === 'json' ? JSON.stringify(corpus[0]) : msgpack(nodeOf(corpus[0])));
+    const edges =
+      enc === 'json'
+        ? [
+            '[]',
+            ' [ ] ',
+            '[,]',
+            '[',
+            ']',
+            '{}',
+            'null',
+            '[[]]',
+            '[null]',
+            `[${one}]`,
+            `[${one},]`,
+            `[,${one}]`,
+            `[${one}]]`,
+            `[[${one}]]`,
+            `[${one}${one}]`,
+            `[${one},,${one}]`,
+            `[${one}] x`,
+            `\ufeff[${one}]`,
+          ].map((s) => Buffer.from(s))
+        : [
+            Buffer.from([0x90]),
+            Buffer.from([0xdc, 0, 0]),
+            Buffer.from([0xdd, 0, 0, 0, 0]),
+            Buffer.from([0x91]),
+            Buffer.from([0x80]),
+            Buffer.from([0xc0]),
+            Buffer.concat([Buffer.from([0x91]), one]),
+            Buffer.concat([Buffer.from([0x92]), one]),
+            Buffer.concat([Buffer.from([0x91]), one, one]),
+            Buffer.concat([Buffer.from([0xdc, 0, 1]), one]),
+            Buffer.concat([Buffer.from([0xdd, 0, 0, 0, 2]), one, one]),
+            Buffer.concat([Buffer.from([0x91, 0x91]), one]),
+            Buffer.concat([Buffer.from([0xdc, 0xff, 0xff]), one]),
+          ];
+    for (const body of edges) agreeBatch(body, enc, stats);
+    // Worth something only if the fast path took many bodies and left many to the exact path.
+    assert.ok(stats.fast > stats.bodies / 10 && stats.fast < stats.bodies * 0.9, `fast ${stats.fast} of ${stats.bodies}`);
+  });
+
+  test(`${enc}: a batch over the element cap is a 413 whether or not its elements are valid`, () => {
+    const one = enc === 'json' ? Buffer.from(JSON.stringify(corpus[0])) : msgpack(nodeOf(corpus[0]));
+    for (const element of [one, enc === 'json' ? Buffer.from('{"snapshot":1}') : Buffer.from([0x81, 0xa1, 0x61, 0x01])]) {
+      const batch = frame(
+        Array.from({ length: MAX_BATCH_TICKS + 1 }, () => element),
+        enc,
+      );
+      assert.throws(
+        () => readTicks(batch, enc),
+        (err: unknown) => err instanceof HttpError && err.status === 413 && err.message.endsWith(`got ${MAX_BATCH_TICKS + 1}.`),
+      );
+      assert.equal(
+        readTicks(
+          frame(
+            Array.from({ length: MAX_BATCH_TICKS }, () => element),
+            enc,
+          ),
+          enc,
+        ).length,
+        MAX_BATCH_TICKS,
+      );
     }
   });
 }
