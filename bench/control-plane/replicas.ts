@@ -116,7 +116,14 @@ async function helloBaseline(o: ReplicaBenchOptions): Promise<{ rps: number; cpu
     o.log('hello-world baseline');
     const file = join(dir, 'hello.pool');
     // The same requests as the pulls (the hello-world ignores what they say).
-    await writePool(file, 'bsk_hello', Math.ceil(o.poolRate * o.durationS * 1.2), 'GET', (i) => `/v1/config?server=1&n=${i}`, () => undefined);
+    await writePool(
+      file,
+      'bsk_hello',
+      Math.ceil(o.poolRate * o.durationS * 1.2),
+      'GET',
+      (i) => `/v1/config?server=1&n=${i}`,
+      () => undefined,
+    );
     const before = cpuMs(hello.child.pid!);
     const run = await runWrk({
       url: `http://127.0.0.1:${hello.port}`,

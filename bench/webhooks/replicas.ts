@@ -29,6 +29,8 @@ export interface WebhookConfigurationResult {
   deliveries: number;
   seconds: number;
   deliveriesPerSec: number;
+  /** Deliveries the receiver got more than once (by delivery id) by the time every one had arrived. */
+  twice: number;
   /** CPU ms each replica used per delivery of the whole run (its share of the work, whatever it was). */
   cpuMsPerDelivery: number[];
   /** All replicas' CPU ms over all deliveries: the cost of one delivery to the cluster. */
@@ -40,12 +42,15 @@ const LIMITS = { widgetKey: { limit: 1e9, windowSeconds: 60 } };
 /** Clients posting events at once, over all replicas. */
 const POSTERS = 16;
 
-async function receiver(): Promise<{ child: ChildProcess; url: string; count(): Promise<number> }> {
+/** Requests the receiver answered, and how many distinct delivery ids they carried. */
+type Received = { count: number; distinct: number };
+
+async function receiver(): Promise<{ child: ChildProcess; url: string; count(): Promise<Received> }> {
   const child = fork(new URL('./receiver.js', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
   const count = () =>
-    new Promise<number>((resolve) => {
-      child.once('message', (m: { count: number }) => resolve(m.count));
+    new Promise<Received>((resolve) => {
+      child.once('message', (m: Received) => resolve(m));
       child.send('count');
     });
   return { child, url: `http://127.0.0.1:${String(first.value).trim()}/hook`, count };
@@ -109,7 +114,11 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
         }
       }),
     );
-    while ((await rx.count()) < total) await new Promise((r) => setTimeout(r, 5));
+    let received = await rx.count();
+    while (received.distinct < total) {
+      await new Promise((r) => setTimeout(r, 5));
+      received = await rx.count();
+    }
     const seconds = (performance.now() - started) / 1000;
     const cpu = pids.map((pid, i) => cpuMs(pid) - cpuBefore[i]!);
     const round = (x: number) => Math.round(x * 1000) / 1000;
@@ -119,6 +128,7 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
       deliveries: total,
       seconds: round(seconds),
       deliveriesPerSec: Math.round(total / seconds),
+      twice: received.count - received.distinct,
       cpuMsPerDelivery: cpu.map((c) => round(c / total)),
       totalCpuMsPerDelivery: round(cpu.reduce((a, b) => a + b, 0) / total),
     };
@@ -130,11 +140,14 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
 }
 
 export function replicaTable(results: WebhookConfigurationResult[]): string {
-  const rows = [['configuration', 'deliveries', 'seconds', 'deliveries/s', 'CPU ms per delivery, per replica', 'CPU ms per delivery, all replicas']];
+  const rows = [
+    ['configuration', 'deliveries', 'received twice', 'seconds', 'deliveries/s', 'CPU ms per delivery, per replica', 'CPU ms per delivery, all replicas'],
+  ];
   for (const r of results)
     rows.push([
       r.name,
       String(r.deliveries),
+      String(r.twice),
       r.seconds.toFixed(2),
       String(r.deliveriesPerSec),
       r.cpuMsPerDelivery.join(' / '),

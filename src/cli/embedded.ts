@@ -18,6 +18,7 @@ import { metricsHandler } from '../http/metrics.js';
 import { combineObservers, type RequestObserver } from '../http/observe.js';
 import { serveMetrics } from './serve-metrics.js';
 import { openBackend } from './backend.js';
+import { announcer } from '../store/broadcast.js';
 
 /**
  * What one `serve` process does: `api` answers HTTP and runs no background loop, `worker`
@@ -29,6 +30,8 @@ export type Role = (typeof ROLES)[number];
 
 /** The channel on which an API replica tells the workers a video was queued. */
 const VIDEO_QUEUED_CHANNEL = 'brainstem_video_queued';
+/** Webhook deliveries were queued by a process that does not deliver them (`--role api`): workers look now rather than at their next poll. */
+const WEBHOOKS_DUE_CHANNEL = 'brainstem_webhooks_due';
 /** A process with the background role also looks for queued videos this often (ms). */
 export const WORKER_RENDER_POLL_MS = 5000;
 
@@ -132,6 +135,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   mountIdentityRoutes(routes, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
   const webhooks = createWebhooks({
     store: stores.webhooks,
+    ...(cluster && !background ? { onEnqueued: announcer(cluster.broadcast, WEBHOOKS_DUE_CHANNEL) } : {}),
     server: routes,
     auth,
     getTenant: (id) => identity.getTenant(id),
@@ -203,6 +207,11 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       VIDEO_QUEUED_CHANNEL,
       () => video.kick(),
       () => video.kick(),
+    );
+    cluster?.broadcast.listen(
+      WEBHOOKS_DUE_CHANNEL,
+      () => webhooks.dispatcher.notify(),
+      () => webhooks.dispatcher.notify(),
     );
     renderPoll = setInterval(() => video.kick(), WORKER_RENDER_POLL_MS);
     renderPoll.unref();

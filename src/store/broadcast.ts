@@ -121,6 +121,31 @@ export class PgBroadcast implements Broadcast {
   }
 }
 
+/**
+ * A send of an empty message on `channel` for "look again": a call while one is on its way
+ * is folded into one more send after it, so a burst of changes costs two messages, not one
+ * each. A send that fails is dropped: listeners also look on a timer.
+ */
+export function announcer(broadcast: Pick<Broadcast, 'send'>, channel: string): () => void {
+  let sending = false;
+  let again = false;
+  const send = (): void => {
+    sending = true;
+    again = false;
+    void broadcast
+      .send(channel, '')
+      .catch(() => {})
+      .finally(() => {
+        sending = false;
+        if (again) send();
+      });
+  };
+  return () => {
+    if (sending) again = true;
+    else send();
+  };
+}
+
 function checkChannel(channel: string): void {
   if (!CHANNEL.test(channel)) throw new Error(`a broadcast channel is a lower-case identifier, got "${channel}"`);
 }

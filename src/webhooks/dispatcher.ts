@@ -220,7 +220,7 @@ export class Dispatcher {
         // 25 ms (or ten times its own cost) bounds the work while others wait at most that long.
         const t = performance.now();
         const reachPast = t - this.lastReach >= Math.max(25, this.reachCostMs * 10);
-        const batch = await this.store.claimDue(this.lease, room, (ep) => this.perEndpoint - (this.inFlightByEndpoint.get(ep) ?? 0), { reachPast });
+        const batch = await this.store.claimDue(this.lease, room, { each: this.perEndpoint, busy: this.inFlightByEndpoint }, { reachPast });
         if (reachPast) {
           this.lastReach = t;
           this.reachCostMs = performance.now() - t;
@@ -261,11 +261,13 @@ export class Dispatcher {
     this.holding.add(d.id);
     this.inFlight++;
     this.inFlightByEndpoint.set(d.endpointId, (this.inFlightByEndpoint.get(d.endpointId) ?? 0) + 1);
+    let healthy = false;
     const p: Promise<void> = this.attempt(d, generation.abort.signal)
       .then((result) => {
         if (generation !== this.generation) return;
         this.results.push(result);
         this.tally(d, result);
+        healthy = result.endpoint === 'success';
       })
       .catch((err) => {
         this.holding.delete(d.id);
@@ -278,8 +280,11 @@ export class Dispatcher {
         const left = (this.inFlightByEndpoint.get(d.endpointId) ?? 1) - 1;
         if (left === 0) this.inFlightByEndpoint.delete(d.endpointId);
         else this.inFlightByEndpoint.set(d.endpointId, left);
-        // The next claim waits for this result to be recorded, so a 410 or a disable is seen first.
+        // After a failure the next claim waits for its result to be recorded, so a 410 or a disable
+        // is seen first; a success changes nothing a claim reads, so its slot is refilled at once,
+        // the claim running beside the flush rather than after it.
         this.scheduleFlush();
+        if (healthy) this.wake();
       });
     this.sends.add(p);
   }

@@ -27,6 +27,8 @@ export interface WebhooksOptions {
   send?: Send;
   /** How long finished deliveries, their attempts and events are kept (default 30 days). */
   retentionMs?: number;
+  /** Told after an event with deliveries is committed (a process that delivers nothing itself announces it to the workers). */
+  onEnqueued?: () => void;
   /** Dispatcher tuning: concurrency, perEndpoint, timeoutMs, pollMs, random, retryDelays, disableAfterMs. */
   dispatcher?: Partial<Omit<DispatcherOptions, 'store' | 'send' | 'allowPrivate' | 'now' | 'logger' | 'resolve'>>;
 }
@@ -59,7 +61,12 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });
-  const service = new WebhookService({ store, dispatcher, getTenant: options.getTenant });
+  const service = new WebhookService({
+    store,
+    dispatcher,
+    getTenant: options.getTenant,
+    ...(options.onEnqueued ? { onEnqueued: options.onEnqueued } : {}),
+  });
   options.auth.addProbe(service.probe);
   mountWebhookRoutes(options.server, {
     service,

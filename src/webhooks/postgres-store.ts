@@ -1,4 +1,4 @@
-import { migratePg, queryCount, queryRow, queryRows, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
+import { migratePg, queryCount, queryRow, queryRows, statement, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import {
@@ -17,9 +17,9 @@ import {
   type KeyRow,
   type WidgetRow,
 } from './rows.js';
-import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, WebhookStore } from './store.js';
+import type { AttemptResult, EndpointInput, EndpointPatch, EndpointRoom, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
-import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
+import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
 
 /**
  * The webhook schema on PostgreSQL: the SQLite tables column for column (epoch-ms bigints,
@@ -113,12 +113,121 @@ export const WEBHOOKS_PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    // A claim that reaches past full endpoints looks up each other endpoint's oldest due deliveries
+    // here, instead of walking the full endpoints' backlog.
+    version: 2,
+    sql: `CREATE INDEX webhook_deliveries_pending_endpoint ON webhook_deliveries (endpoint_id, next_attempt_at, seq) WHERE status = 'pending';`,
+  },
 ];
+
+/**
+ * Successful attempts ($1 delivery ids, $2..$5 the attempts) recorded in one statement: each
+ * delivery still leased to $7 is finished, its attempt logged, and its endpoint's failure
+ * streak (if any) ended. Answers how many were recorded.
+ */
+const RECORD_SUCCESSES_SQL = `
+  WITH x AS (
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::text[]) WITH ORDINALITY AS x(id, started_at, duration_ms, status_code, excerpt, n)),
+  done AS (
+    UPDATE webhook_deliveries d SET status = 'succeeded', attempts = d.attempts + 1, next_attempt_at = NULL, last_status_code = x.status_code,
+      last_error = NULL, updated_at = $6, lease_owner = NULL, lease_until = NULL
+    FROM x WHERE d.id = x.id AND d.status = 'inflight' AND d.lease_owner = $7
+    RETURNING d.seq, d.endpoint_id, x.n, x.started_at, x.duration_ms, x.status_code, x.excerpt),
+  logged AS (
+    INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
+    SELECT seq, started_at, duration_ms, status_code, excerpt, NULL, 'succeeded' FROM done ORDER BY n),
+  healthy AS (
+    UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT endpoint_id FROM done) AND failing_since IS NOT NULL)
+  SELECT count(*)::int AS recorded FROM done`;
 
 /** Finished deliveries deleted per statement when pruning, so no statement holds its locks for long. */
 const PRUNE_SLICE = 2000;
 
-type SeqRow = { seq: number; endpoint_id: string };
+/** Events written by one intake statement at most; a longer queue is written in several. */
+export const ENQUEUE_BATCH_MAX = 500;
+
+interface NewEvent {
+  eventId: EventId;
+  widgetId: WidgetId;
+  event: EventType;
+  body: string;
+}
+
+interface PendingEvent extends NewEvent {
+  resolve: (done: Enqueued) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * A batch of events ($1..$4, created at $5) and their deliveries ($6 ids, $7 their events,
+ * $8 their endpoints) in one statement: the deliveries find their event's sequence number
+ * through the event insert's RETURNING, in the same commit.
+ */
+const ENQUEUE_SQL = `
+  WITH ev AS (
+    INSERT INTO webhook_events (id, widget_id, event, body, created_at)
+    SELECT x.id, x.widget_id, x.event, x.body, $5 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS x(id, widget_id, event, body, n)
+    ORDER BY x.n
+    RETURNING seq, id, widget_id, event)
+  INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, created_at, updated_at)
+  SELECT d.id, ev.seq, d.endpoint_id, ev.widget_id, ev.event, 'pending', $5, $5, $5
+  FROM unnest($6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS d(id, event_id, endpoint_id, n) JOIN ev ON ev.id = d.event_id
+  ORDER BY d.n`;
+
+/**
+ * One claim round in one statement (its own transaction: one round trip, one commit). Lapsed
+ * leases first (their deliveries were due before anything pending now, at most $2), then due
+ * pending deliveries (`pending`, below), skipping endpoints already full ($3) and rows another
+ * replica is claiming this instant (locked: skipped, never waited for). Each endpoint gets at
+ * most its room ($5/$6, else $7), $10 in all; the chosen rows are leased to $8 until now ($1)
+ * + $9. The first column says how many pending rows were looked at, so the caller knows
+ * whether more may be due behind a full endpoint; a claim that leased nothing still answers
+ * one row, its delivery columns null.
+ */
+function claimSql(pending: string): string {
+  return `
+  WITH lapsed AS (
+    SELECT seq, endpoint_id, 0 AS pri, lease_until AS t FROM webhook_deliveries
+    WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED),
+  pending AS (${pending}),
+  ranked AS (
+    SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.pri, c.t, c.seq) AS rn
+    FROM (SELECT * FROM lapsed UNION ALL SELECT * FROM pending) c),
+  chosen AS (
+    SELECT r.seq, r.pri, r.t FROM ranked r LEFT JOIN unnest($5::text[], $6::int[]) AS b(endpoint_id, room) ON b.endpoint_id = r.endpoint_id
+    WHERE r.rn <= COALESCE(b.room, $7) ORDER BY r.pri, r.t, r.seq LIMIT $10),
+  leased AS (
+    UPDATE webhook_deliveries d SET status = 'inflight', lease_owner = $8, lease_until = $1 + $9::bigint, updated_at = $1
+    FROM chosen WHERE d.seq = chosen.seq
+    RETURNING d.seq, d.id, d.endpoint_id, d.event, d.attempts, d.created_at, d.event_seq, chosen.pri, chosen.t)
+  SELECT s.scanned, l.seq, l.id, l.endpoint_id, l.event, l.attempts, l.created_at, e.body, p.url, p.secret, p.previous_secret, p.previous_secret_expires_at
+  FROM (SELECT count(*)::int AS scanned FROM pending) s
+  LEFT JOIN (leased l JOIN webhook_events e ON e.seq = l.event_seq JOIN webhook_endpoints p ON p.id = l.endpoint_id) ON true
+  ORDER BY l.pri, l.t, l.seq`;
+}
+
+/** The first round: the oldest $4 due deliveries of endpoints not yet full. */
+const CLAIM_SQL = claimSql(`
+    SELECT seq, endpoint_id, 1 AS pri, next_attempt_at AS t FROM webhook_deliveries
+    WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (endpoint_id = ANY($3::text[]))
+    ORDER BY next_attempt_at, seq LIMIT $4 FOR NO KEY UPDATE SKIP LOCKED`);
+
+/**
+ * Reaching past full endpoints: each other enabled endpoint's own oldest due deliveries, up to
+ * its room, looked up endpoint by endpoint (through webhook_deliveries_pending_endpoint when
+ * one endpoint's backlog dwarfs the others'), so a long backlog of full endpoints is not walked.
+ */
+const CLAIM_PAST_SQL = claimSql(`
+    SELECT d.seq, d.endpoint_id, 1 AS pri, d.next_attempt_at AS t
+    FROM (SELECT p.id, COALESCE(b.room, $7) AS room FROM webhook_endpoints p
+          LEFT JOIN unnest($5::text[], $6::int[]) AS b(endpoint_id, room) ON b.endpoint_id = p.id
+          WHERE p.enabled = 1 AND NOT (p.id = ANY($3::text[]))) open
+    CROSS JOIN LATERAL (
+      SELECT seq, endpoint_id, next_attempt_at FROM webhook_deliveries
+      WHERE endpoint_id = open.id AND status = 'pending' AND next_attempt_at <= $1
+      ORDER BY next_attempt_at, seq LIMIT open.room FOR NO KEY UPDATE SKIP LOCKED) d
+    ORDER BY d.next_attempt_at, d.seq LIMIT $4`);
 
 /**
  * WebhookStore on PostgreSQL, shared by every replica. Claims take rows with `FOR NO KEY UPDATE
@@ -126,6 +235,10 @@ type SeqRow = { seq: number; endpoint_id: string };
  * another; the lease they write keeps the delivery theirs after the claim commits.
  */
 export class PostgresWebhookStore implements WebhookStore {
+  /** Events accepted and waiting for the next intake batch. */
+  private intake: PendingEvent[] = [];
+  private intaking = false;
+
   private constructor(
     private readonly pool: Pool,
     private readonly now: () => number,
@@ -285,106 +398,137 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued> {
-    return transaction(this.pool, async (c): Promise<Enqueued> => {
-      const at = this.now();
-      const eventId = newId<EventId>('evt_');
-      if (onceKey !== undefined) {
-        // A concurrent insert of the same key waits for this one's commit, then stores nothing.
-        const claimed = await queryCount(
-          c,
-          'INSERT INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
-          [widgetId, onceKey, eventId, at],
-        );
-        if (claimed === 0) {
-          const first = await queryRow<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [
-            widgetId,
-            onceKey,
-          ]);
-          return { eventId: first!.event_id as EventId, deliveries: [], duplicate: true };
-        }
-      }
-      const { seq } = (await queryRow<{ seq: number }>(
-        c,
-        'INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq',
-        [eventId, widgetId, event, body, at],
-      ))!;
-      const endpoints = await queryRows<{ id: string; events: string }>(
-        c,
-        'SELECT id, events FROM webhook_endpoints WHERE widget_id = $1 AND enabled = 1 ORDER BY seq',
-        [widgetId],
-      );
-      const targets = endpoints.filter((ep) => (JSON.parse(ep.events) as string[]).includes(event)).map((ep) => ep.id);
-      const deliveries = targets.map(() => newId<DeliveryId>('dlv_'));
-      if (deliveries.length > 0) {
-        await c.query(
-          `INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, created_at, updated_at)
-           SELECT d.id, $3, d.endpoint_id, $4, $5, 'pending', $6, $6, $6 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS d(id, endpoint_id, n) ORDER BY d.n`,
-          [deliveries, targets, seq, widgetId, event, at],
-        );
-      }
-      return { eventId, deliveries, duplicate: false };
+    if (onceKey !== undefined) return this.enqueueOnce(widgetId, event, body, onceKey);
+    return new Promise<Enqueued>((resolve, reject) => {
+      this.intake.push({ eventId: newId<EventId>('evt_'), widgetId, event, body, resolve, reject });
+      if (!this.intaking) void this.drainIntake();
     });
   }
 
-  async claimDue(lease: Lease, limit: number, perEndpoint: (endpointId: EndpointId) => number, options: { reachPast?: boolean } = {}) {
-    return transaction(this.pool, async (c) => {
-      const at = this.now();
-      const chosen: number[] = [];
-      // Rows this transaction locked in an earlier round are not skipped by its own later rounds.
-      const seen = new Set<number>();
-      const taken = new Map<string, number>();
-      const saturated: string[] = [];
-      const take = (r: SeqRow) => {
-        if (seen.has(r.seq)) return;
-        seen.add(r.seq);
-        if (perEndpoint(r.endpoint_id as EndpointId) - (taken.get(r.endpoint_id) ?? 0) <= 0) {
-          if (!saturated.includes(r.endpoint_id)) saturated.push(r.endpoint_id);
-          return;
-        }
-        taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
-        chosen.push(r.seq);
-      };
-      // Rows another replica is claiming right now are locked: skipped, never waited for.
-      // Lapsed leases first: their deliveries were due before anything pending now.
-      const lapsed = await queryRows<SeqRow>(
-        c,
-        `SELECT seq, endpoint_id FROM webhook_deliveries WHERE status = 'inflight' AND lease_until <= $1 ORDER BY lease_until, seq LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`,
-        [at, limit],
-      );
-      for (const r of lapsed) if (chosen.length < limit) take(r);
-      const rounds = options.reachPast ? 2 : 1;
-      for (let round = 0; round < rounds && chosen.length < limit; round++) {
-        const want = limit - chosen.length + 8;
-        const rows = await queryRows<SeqRow>(
-          c,
-          `SELECT seq, endpoint_id FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (endpoint_id = ANY($2::text[]))
-           ORDER BY next_attempt_at, seq LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED`,
-          [at, saturated, want],
-        );
-        for (const r of rows) if (chosen.length < limit) take(r);
-        if (rows.length < want || saturated.length === 0) break;
+  /**
+   * Group commit: the events that arrive while one batch is written go in the next, so a
+   * burst costs one commit per batch rather than per event. Each caller is answered only
+   * after its batch committed. A batch that fails is written again event by event, so one
+   * event's failure (an endpoint deleted meanwhile) is that event's alone.
+   */
+  private async drainIntake(): Promise<void> {
+    this.intaking = true;
+    while (this.intake.length > 0) {
+      const batch = this.intake.splice(0, ENQUEUE_BATCH_MAX);
+      try {
+        const done = await this.enqueueBatch(batch);
+        batch.forEach((e, i) => e.resolve(done[i]!));
+      } catch (err) {
+        if (batch.length === 1) batch[0]!.reject(err);
+        else
+          for (const e of batch) {
+            await this.enqueueBatch([e]).then(
+              ([done]) => e.resolve(done!),
+              (err: unknown) => e.reject(err),
+            );
+          }
       }
-      if (chosen.length === 0) return [];
-      const due = await queryRows<DueRow>(
+    }
+    this.intaking = false;
+  }
+
+  private enqueueBatch(batch: readonly PendingEvent[]): Promise<Enqueued[]> {
+    return this.writeEvents(this.pool, batch, this.now());
+  }
+
+  /** Events and their deliveries in one statement (one commit on the pool); the subscribed endpoints are read just before. */
+  private async writeEvents(q: Queryable, batch: readonly NewEvent[], at: number): Promise<Enqueued[]> {
+    const endpoints = await queryRows<{ id: string; widget_id: string; events: string }>(
+      q,
+      'SELECT id, widget_id, events FROM webhook_endpoints WHERE widget_id = ANY($1::text[]) AND enabled = 1 ORDER BY seq',
+      [[...new Set(batch.map((e) => e.widgetId))]],
+    );
+    const subscribed = endpoints.map((ep) => ({ id: ep.id, widgetId: ep.widget_id, events: JSON.parse(ep.events) as string[] }));
+    const out: Enqueued[] = [];
+    const deliveries: { id: DeliveryId; eventId: EventId; endpointId: string }[] = [];
+    for (const e of batch) {
+      const ids: DeliveryId[] = [];
+      for (const ep of subscribed) {
+        if (ep.widgetId !== e.widgetId || !ep.events.includes(e.event)) continue;
+        const id = newId<DeliveryId>('dlv_');
+        ids.push(id);
+        deliveries.push({ id, eventId: e.eventId, endpointId: ep.id });
+      }
+      out.push({ eventId: e.eventId, deliveries: ids, duplicate: false });
+    }
+    await q.query(ENQUEUE_SQL, [
+      batch.map((e) => e.eventId),
+      batch.map((e) => e.widgetId),
+      batch.map((e) => e.event),
+      batch.map((e) => e.body),
+      at,
+      deliveries.map((d) => d.id),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.endpointId),
+    ]);
+    return out;
+  }
+
+  /** An event stored once per key: the key, the event and its deliveries in one transaction. */
+  /** An event stored once per key: the key, the event and its deliveries in one transaction. */
+  private async enqueueOnce(widgetId: WidgetId, event: EventType, body: string, onceKey: string): Promise<Enqueued> {
+    return transaction(this.pool, async (c): Promise<Enqueued> => {
+      const at = this.now();
+      const eventId = newId<EventId>('evt_');
+      // A concurrent insert of the same key waits for this one's commit, then stores nothing.
+      const claimed = await queryCount(
         c,
-        `WITH leased AS (
-           UPDATE webhook_deliveries SET status = 'inflight', lease_owner = $2, lease_until = $3, updated_at = $4 WHERE seq = ANY($1::bigint[])
-           RETURNING seq, id, endpoint_id, event, attempts, created_at, event_seq)
-         SELECT l.seq, l.id, l.endpoint_id, l.event, l.attempts, l.created_at, e.body, p.url, p.secret, p.previous_secret, p.previous_secret_expires_at
-         FROM leased l JOIN webhook_events e ON e.seq = l.event_seq JOIN webhook_endpoints p ON p.id = l.endpoint_id`,
-        [chosen, lease.owner, at + lease.ms, at],
+        'INSERT INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+        [widgetId, onceKey, eventId, at],
       );
-      const bySeq = new Map(due.map((d) => [d.seq, d]));
-      return chosen
-        .map((seq) => bySeq.get(seq))
-        .filter((d): d is DueRow => d !== undefined)
-        .map(dueOf);
+      if (claimed === 0) {
+        const first = await queryRow<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [widgetId, onceKey]);
+        return { eventId: first!.event_id as EventId, deliveries: [], duplicate: true };
+      }
+      return (await this.writeEvents(c, [{ eventId, widgetId, event, body }], at))[0]!;
     });
+  }
+
+  async claimDue(lease: Lease, limit: number, room: EndpointRoom, options: { reachPast?: boolean } = {}) {
+    const claimed: DueDelivery[] = [];
+    // What this claim took per endpoint so far, on top of what the claimer already has in flight.
+    const taken = new Map(room.busy);
+    const rounds = options.reachPast ? 2 : 1;
+    for (let round = 0; round < rounds && claimed.length < limit; round++) {
+      const want = limit - claimed.length + 8;
+      const full = [...taken].filter(([, n]) => room.each - n <= 0).map(([ep]) => ep);
+      const partly = [...taken].filter(([, n]) => room.each - n > 0);
+      const { rows } = await statement<{ scanned: number } & (DueRow | { seq: null })>(
+        this.pool,
+        round === 0 ? CLAIM_SQL : CLAIM_PAST_SQL,
+        [
+          this.now(),
+          round === 0 ? limit - claimed.length : 0,
+          full,
+          want,
+          partly.map(([ep]) => ep),
+          partly.map(([, n]) => Math.min(room.each - n, limit)),
+          Math.min(room.each, limit),
+          lease.owner,
+          lease.ms,
+          limit - claimed.length,
+        ],
+        round === 0 ? 'webhooks_claim' : 'webhooks_claim_past',
+      );
+      for (const r of rows) {
+        if (r.seq === null) continue;
+        claimed.push(dueOf(r));
+        taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
+      }
+      // Fewer pending rows than asked for: nothing is left behind a saturated endpoint's backlog.
+      if ((rows[0]?.scanned ?? 0) < want) break;
+    }
+    return claimed;
   }
 
   async recordResults(owner: string, results: AttemptResult[], disableAfterMs: number) {
     if (results.length === 0) return { disabled: [], lost: 0 };
+    if (results.every((r) => r.endpoint === 'success' && r.next.status === 'succeeded')) return this.recordSuccesses(owner, results);
     return transaction(this.pool, async (c) => {
       const at = this.now();
       // Rows locked in one order (deliveries, then endpoints, each sorted) so two replicas' batches cannot
@@ -467,6 +611,31 @@ export class PostgresWebhookStore implements WebhookStore {
       for (const d of disabled) await this.disableEndpoint(c, d.id, d.reason, at);
       return { disabled: disabled.map((d) => d.id), lost: results.length - mine.length };
     });
+  }
+
+  /**
+   * A batch of successes (what a healthy outbox records) in one statement: it needs no
+   * endpoint's state first, since a success neither retries nor disables anything. Only
+   * deliveries `owner` still holds are written; the statement is all or nothing.
+   */
+  private async recordSuccesses(owner: string, results: AttemptResult[]) {
+    const a = results.map((r) => r.attempt);
+    const { rows } = await statement<{ recorded: number }>(
+      this.pool,
+      RECORD_SUCCESSES_SQL,
+      [
+        results.map((r) => r.deliveryId),
+        a.map((x) => x.startedAt),
+        a.map((x) => Math.round(x.durationMs)),
+        a.map((x) => x.statusCode),
+        a.map((x) => x.responseExcerpt),
+        this.now(),
+        owner,
+      ],
+      'webhooks_record_successes',
+    );
+    const recorded = rows[0]!.recorded;
+    return { disabled: [], lost: results.length - recorded };
   }
 
   async releaseLeases(owner: string) {

@@ -12,6 +12,8 @@ export interface WebhookServiceOptions {
   dispatcher: Dispatcher;
   /** The identity store's tenant lookup: widget keys speak for a tenant, whose suspension they must honour. */
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+  /** Told after an event with deliveries is committed, so that workers in other processes look at once. */
+  onEnqueued?: () => void;
 }
 
 export type Emitted = { id: EventId; deliveries: number; duplicate?: true };
@@ -21,11 +23,13 @@ export class WebhookService {
   readonly store: WebhookStore;
   readonly dispatcher: Dispatcher;
   private readonly getTenant: (id: TenantId) => Promise<TenantRecord | null>;
+  private readonly onEnqueued: () => void;
 
   constructor(options: WebhookServiceOptions) {
     this.store = options.store;
     this.dispatcher = options.dispatcher;
     this.getTenant = options.getTenant;
+    this.onEnqueued = options.onEnqueued ?? (() => {});
   }
 
   /**
@@ -52,7 +56,10 @@ export class WebhookService {
       deliveryBody(checked.event, widget.id, checked.data),
       onceKey,
     );
-    if (deliveries.length > 0) this.dispatcher.notify();
+    if (deliveries.length > 0) {
+      this.dispatcher.notify();
+      this.onEnqueued();
+    }
     return duplicate ? { id: eventId, deliveries: 0, duplicate: true } : { id: eventId, deliveries: deliveries.length };
   }
 

@@ -2,7 +2,7 @@ import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
-import type { AttemptResult, EndpointInput, EndpointPatch, Enqueued, WebhookStore } from './store.js';
+import { roomFor, type AttemptResult, type EndpointInput, type EndpointPatch, type EndpointRoom, type Enqueued, type WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
 import {
   attemptOf,
@@ -352,7 +352,7 @@ export class SqliteWebhookStore implements WebhookStore {
     })();
   }
 
-  async claimDue(lease: Lease, limit: number, perEndpoint: (endpointId: EndpointId) => number, options: { reachPast?: boolean } = {}) {
+  async claimDue(lease: Lease, limit: number, room: EndpointRoom, options: { reachPast?: boolean } = {}) {
     return this.db.transaction(() => {
       const at = this.now();
       const until = at + lease.ms;
@@ -360,8 +360,7 @@ export class SqliteWebhookStore implements WebhookStore {
       const taken = new Map<string, number>();
       const saturated: string[] = [];
       const take = (r: { seq: number; endpoint_id: string }) => {
-        const room = perEndpoint(r.endpoint_id as EndpointId) - (taken.get(r.endpoint_id) ?? 0);
-        if (room <= 0) {
+        if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) {
           if (!saturated.includes(r.endpoint_id)) saturated.push(r.endpoint_id);
           return;
         }

@@ -26,6 +26,20 @@ export interface AttemptResult {
   endpoint: 'success' | 'failure' | 'gone';
 }
 
+/**
+ * How many more deliveries a claim may hand out per endpoint: `each` at once, less the
+ * `busy` ones the claimer already has in flight (an endpoint missing from `busy` has none).
+ */
+export interface EndpointRoom {
+  each: number;
+  busy: ReadonlyMap<string, number>;
+}
+
+/** What `room` leaves for one endpoint (may be zero or less: nothing more for it). */
+export function roomFor(room: EndpointRoom, endpointId: string): number {
+  return room.each - (room.busy.get(endpointId) ?? 0);
+}
+
 export interface EndpointInput {
   url: string;
   secret: string;
@@ -78,13 +92,13 @@ export interface WebhookStore {
   enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued>;
   /**
    * Leases up to `limit` deliveries to `lease.owner` for `lease.ms` and returns them, oldest
-   * first, at most `perEndpoint(endpoint)` per endpoint: pending ones that are due, and in-flight
+   * first, at most `roomFor(room, endpoint)` per endpoint: pending ones that are due, and in-flight
    * ones whose lease has expired (their holder died). A leased delivery is claimed by no one
    * else until its lease expires; replicas sharing a store never wait on one another's claims.
    * With `reachPast`, endpoints already at their limit are skipped so deliveries queued behind
    * one endpoint's backlog are found too; that walks the backlog, so the caller decides how often.
    */
-  claimDue(lease: Lease, limit: number, perEndpoint: (endpointId: EndpointId) => number, options?: { reachPast?: boolean }): Promise<DueDelivery[]>;
+  claimDue(lease: Lease, limit: number, room: EndpointRoom, options?: { reachPast?: boolean }): Promise<DueDelivery[]>;
   /**
    * Applies a batch of attempt results in one transaction and clears their leases. A result
    * whose delivery `owner` no longer holds (the lease expired and another claimed it, or it was

@@ -104,11 +104,13 @@ test('a shortcut may answer with a promise: its reply once it resolves, a reject
     // A promised answer still in flight is waited for by close(), on a connection of its own.
     const reached = nextHeld();
     const held = new Promise<string>((resolve, reject) => {
-      http.get(`${base}/thing?held`, { agent: false }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += String(c)));
-        res.on('end', () => resolve(body));
-      }).on('error', reject);
+      http
+        .get(`${base}/thing?held`, { agent: false }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += String(c)));
+          res.on('end', () => resolve(body));
+        })
+        .on('error', reject);
     });
     await reached;
     let closedYet = false;

@@ -59,7 +59,7 @@ async function withStore(factory: StoreFactory, body: (f: Fixture) => Promise<vo
   }
 }
 
-const unlimited = () => Infinity;
+const unlimited = { each: Infinity, busy: new Map<string, number>() };
 const ok = (d: { id: DeliveryId; endpointId: EndpointId }, startedAt: number): AttemptResult => ({
   deliveryId: d.id,
   endpointId: d.endpointId,
@@ -194,7 +194,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         await store.enqueue(widget, 'lead.captured', '{"n":2}');
         clock.advance(1);
         await store.enqueue(widget, 'lead.captured', '{"n":3}');
-        const claimed = await store.claimDue(A, 3, (ep) => (ep === a ? 1 : 10));
+        const claimed = await store.claimDue(A, 3, { each: 10, busy: new Map([[a, 9]]) });
         assert.equal(claimed.length, 3);
         assert.equal(claimed.filter((d) => d.endpointId === a).length, 1, 'at most one for endpoint a');
         assert.equal(claimed[0]!.body, '{"n":1}');
@@ -219,7 +219,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         for (let i = 0; i < 30; i++) await store.enqueue(widget, 'conversation.ended', '{}');
         clock.advance(1);
         await store.enqueue(widget, 'lead.captured', '{}');
-        const perEndpoint = (ep: EndpointId) => (ep === busy ? 0 : 4);
+        const perEndpoint = { each: 4, busy: new Map([[busy, 4]]) };
         const reached = await store.claimDue(A, 2, perEndpoint, { reachPast: true });
         assert.deepEqual(
           reached.map((d) => d.endpointId),
@@ -241,7 +241,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
           clock.advance(1);
           await store.enqueue(widget, 'lead.captured', '{}');
         }
-        const claimed = await store.claimDue(A, 6, (ep) => (ep === busy ? 1 : 10), { reachPast: true });
+        const claimed = await store.claimDue(A, 6, { each: 10, busy: new Map([[busy, 9]]) }, { reachPast: true });
         assert.equal(new Set(claimed.map((d) => d.id)).size, claimed.length, 'no delivery twice in one claim');
         assert.deepEqual([claimed.length, claimed.filter((d) => d.endpointId === busy).length], [5, 1]);
       });
