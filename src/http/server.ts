@@ -341,23 +341,24 @@ export class HttpServer {
       state.aborted = true;
     });
     this.begin(null);
-    const fail = (err: unknown): void => {
+    // answerFailure corks, skips a client that went away and closes a half-written answer itself.
+    const settle = (r: ShortcutReply | null, err: unknown): void => {
       try {
-        if (!state.aborted) res.cork(() => answerFailure(res, state, err, this.defaultHeaders, this.logger, site));
+        if (r === null) answerFailure(res, state, err, this.defaultHeaders, this.logger, site);
+        else if (!state.aborted) {
+          state.answered = true;
+          res.cork(() => writeReply(res, state, r, this.defaultHeaders, this.logger, NOTHING));
+        }
+      } catch (thrown) {
+        answerFailure(res, state, thrown, this.defaultHeaders, this.logger, site);
       } finally {
         this.end(null);
       }
     };
-    reply.then((r) => {
-      if (state.aborted) return this.end(null);
-      try {
-        state.answered = true;
-        res.cork(() => writeReply(res, state, r, this.defaultHeaders, this.logger, NOTHING));
-      } catch (err) {
-        return fail(err);
-      }
-      this.end(null);
-    }, fail);
+    reply.then(
+      (r) => settle(r, null),
+      (err: unknown) => settle(null, err),
+    );
   }
 
   /**
