@@ -1,6 +1,6 @@
 import { isObj, type Obj, type Survivor } from '../../brain/index.js';
 import { validationFailed, type ErrorDetail } from '../http/errors.js';
-import { LONE_SURROGATE, typeOf } from '../http/validate.js';
+import { typeOf, unstorableText } from '../http/validate.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';
 import type { ControlPlaneStore } from './store.js';
 import type { IngestOutcome, TelemetryRecord, TelemetryReport } from './types.js';
@@ -53,7 +53,8 @@ class Check {
     if (v === undefined) return void (required && this.add(path, 'is required'));
     if (typeof v !== 'string') return void this.add(path, `must be a string, got ${typeOf(v)}`);
     if (v.length === 0 || v.length > max) return void this.add(path, `must be 1 to ${max} characters, got ${v.length}`);
-    if (LONE_SURROGATE.test(v)) return void this.add(path, 'must be well-formed Unicode (it holds a lone surrogate, which cannot be stored as sent)');
+    const unstorable = unstorableText(v);
+    if (unstorable !== null) return void this.add(path, unstorable);
     return v;
   }
 }

@@ -34,14 +34,19 @@ export function isClientAbort(err: unknown): boolean {
 /**
  * A path parameter decoded from its percent-encoding. A malformed encoding (`%`, `%ZZ`, a
  * truncated UTF-8 sequence) is the client's mistake: 400, never an exception out of a callback.
+ * So is `%00`: no identifier holds a NUL, and PostgreSQL refuses one in any text it is asked
+ * to compare.
  */
 export function decodeParam(raw: string): string {
   if (!raw.includes('%')) return raw;
+  let decoded: string;
   try {
-    return decodeURIComponent(raw);
+    decoded = decodeURIComponent(raw);
   } catch {
     throw new HttpError('bad_request', `The path has a malformed percent-encoding: ${JSON.stringify(raw)}.`);
   }
+  if (decoded.includes('\0')) throw new HttpError('bad_request', `The path holds a NUL (%00): ${JSON.stringify(raw)}.`);
+  return decoded;
 }
 
 /**

@@ -11,8 +11,17 @@ export function readJsonObject(req: Request): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** In a `u` regex a surrogate pair is one code point, so this matches only a lone surrogate. */
-export const LONE_SURROGATE = /\p{Cs}/u;
+/** In a `u` regex a surrogate pair is one code point, so `\p{Cs}` matches only a lone surrogate. */
+const UNSTORABLE = /[\0\p{Cs}]/u;
+
+/**
+ * Why a string cannot be stored as sent, or null when it can: stored as UTF-8 a lone surrogate
+ * becomes U+FFFD (the record would read back other than the answer that created it), and
+ * PostgreSQL refuses U+0000 in text (a 500 there, and a SQLite row no migration could move).
+ */
+export function unstorableText(v: string): string | null {
+  return UNSTORABLE.test(v) ? 'must be well-formed Unicode without U+0000 (a lone surrogate or a NUL cannot be stored as sent)' : null;
+}
 
 /**
  * Collects every field problem of a body before answering, so a client sees all of them in
@@ -41,9 +50,8 @@ export class Fields {
       return undefined;
     }
     if (typeof v !== 'string') return void this.problem(key, `must be a string, got ${typeOf(v)}`);
-    // Stored as UTF-8 a lone surrogate becomes U+FFFD: the record would read back other than
-    // the answer that created it.
-    if (LONE_SURROGATE.test(v)) return void this.problem(key, 'must be well-formed Unicode (it holds a lone surrogate, which cannot be stored as sent)');
+    const unstorable = unstorableText(v);
+    if (unstorable !== null) return void this.problem(key, unstorable);
     const min = opts.min ?? (opts.required ? 1 : 0);
     if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);

@@ -155,8 +155,8 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
   };
 
   // Any well-formed string of 1 to SECRET_MAX characters is a secret, whatever its form. A lone
-  // surrogate is refused (by Fields.string): stored it would become U+FFFD, and deliveries would
-  // be signed with a key its owner does not have.
+  // surrogate or a NUL is refused (by Fields.string): stored it would not read back as sent, and
+  // deliveries would be signed with a key its owner does not have.
   const secretField = (f: Fields): string | undefined => {
     const secret = f.string('secret', { min: 1, max: Number.MAX_SAFE_INTEGER });
     if (secret === undefined) return undefined;
