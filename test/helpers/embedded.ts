@@ -15,15 +15,15 @@ export interface TestServer extends Embedded {
   stop(): Promise<void>;
 }
 
-/** A real embedded server on port 0 over a SQLite file in a fresh temp dir. */
+/** A real embedded server on port 0 over a SQLite file in a fresh temp dir (or on `options.database`). */
 export async function startTestServer(options: Partial<EmbeddedOptions> = {}): Promise<TestServer> {
   const dir = tempDir();
   const server = await startEmbedded({ port: 0, db: join(dir.path, 'test.db'), adminToken: ADMIN_TOKEN, ...options }).catch((err: unknown) => {
     dir.dispose();
     throw err;
   });
-  return {
-    ...server,
+  // Built on the server rather than spread from it: spreading would read its `db` getter, which throws on PostgreSQL.
+  return Object.assign(Object.create(server) as Embedded, {
     dir: dir.path,
     async call(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
@@ -43,7 +43,7 @@ export async function startTestServer(options: Partial<EmbeddedOptions> = {}): P
       await server.close();
       dir.dispose();
     },
-  };
+  } satisfies Omit<TestServer, keyof Embedded>);
 }
 
 /** Creates a tenant with a user and logs in; returns the tenant id and a session token. */

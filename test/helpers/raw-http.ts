@@ -17,7 +17,8 @@ export interface RawRequest {
 
 /**
  * One HTTP/1.1 request over its own socket, written byte for byte as given (fetch and
- * node:http refuse malformed targets, methods and header values), answer read to the close.
+ * node:http refuse malformed targets, methods and header values), answer read until it is whole
+ * or the server closes the connection.
  */
 export function rawRequest(port: number, r: RawRequest, timeoutMs = 15_000): Promise<RawAnswer> {
   const body = r.body === undefined ? undefined : Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body);
@@ -32,14 +33,41 @@ export function rawRequest(port: number, r: RawRequest, timeoutMs = 15_000): Pro
       socket.destroy();
       reject(new Error(`no answer within ${timeoutMs} ms to ${r.method} ${r.target.slice(0, 80)}`));
     }, timeoutMs);
-    socket.on('connect', () => socket.end(body ? Buffer.concat([head, body]) : head));
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', () => {});
-    socket.on('close', () => {
+    // Written, not ended: uWebSockets.js takes a half-close as the client going away, which
+    // would abort any answer not made at once (a route awaiting PostgreSQL). `connection: close`
+    // makes the server close once it has answered.
+    socket.on('connect', () => socket.write(body ? Buffer.concat([head, body]) : head));
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       resolve(parse(Buffer.concat(chunks), r.method === 'HEAD'));
+    };
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      // Not every answer is followed by the server's close (uWS keeps a HEAD's connection open), so a whole answer ends the read.
+      if (complete(Buffer.concat(chunks), r.method === 'HEAD')) {
+        socket.destroy();
+        finish();
+      }
     });
+    socket.on('error', () => {});
+    socket.on('close', finish);
   });
+}
+
+/** Whether `raw` holds a whole answer: its head, and all of the body its head announces. */
+function complete(raw: Buffer, head: boolean): boolean {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0) return false;
+  const text = raw.subarray(0, end).toString('latin1').toLowerCase();
+  const status = Number(text.split(' ')[1]);
+  if (head || status === 204 || status === 304) return true;
+  const body = raw.subarray(end + 4);
+  if (/\r\ntransfer-encoding:\s*chunked/.test(text)) return body.toString('latin1').endsWith('0\r\n\r\n');
+  const length = /\r\ncontent-length:\s*(\d+)/.exec(text);
+  return length !== null && body.length >= Number(length[1]);
 }
 
 function parse(raw: Buffer, head: boolean): RawAnswer {
