@@ -4,31 +4,46 @@ import { asBuffer, bail, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, TickReader
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
-  return readOrNull(new JsonTickReader(asBuffer(body)));
+  const bytes = asBuffer(body);
+  return endsClosed(bytes) ? readOrNull(new JsonTickReader(bytes)) : null;
 }
 
 /** The requests of a JSON array of ticks, read in one pass; null when only the exact path can answer for the body. */
 export function readTicksJson(body: Uint8Array, max: number): TickRequest[] | null {
-  return readBatchOrNull(new JsonTickReader(asBuffer(body)), max);
+  const bytes = asBuffer(body);
+  return endsClosed(bytes) ? readBatchOrNull(new JsonTickReader(bytes), max) : null;
+}
+
+/**
+ * Whether the body's last byte closes an object or array or is whitespace, as in every body
+ * the fast reader accepts. Checked once per body, it lets the number scanner read on past
+ * each digit without checking the body's end: the byte after a digit always exists.
+ */
+function endsClosed(b: Buffer): boolean {
+  const c = b.length > 0 ? b[b.length - 1]! : 0;
+  return c === 0x7d || c === 0x5d || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+
+/** Most significant digits (a leading `0` included) whose integer is exact in a double and whose quotient by a power of ten is correctly rounded. */
+const EXACT_DIGITS = 15;
+/** Most decimals whose power of ten is an exact double. */
+const EXACT_SCALE = 22;
 
 function isHex(c: number | undefined): boolean {
   return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46));
 }
 
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+// Mods send compact JSON: each step below tests the byte it expects first and walks
+// whitespace only when there is some (a byte at or below 0x20).
 class JsonTickReader extends TickReader {
   protected openObject(): number {
-    this.ws();
-    if (this.b[this.i] !== 0x7b) bail();
-    this.i++;
-    this.ws();
-    if (this.b[this.i] === 0x7d) {
-      this.i++;
-      return 0;
-    }
-    return 1;
+    return this.open(0x7b, 0x7d);
   }
 
   protected afterMember(): number {
@@ -36,44 +51,57 @@ class JsonTickReader extends TickReader {
   }
 
   protected openList(): number {
-    this.ws();
-    if (this.b[this.i] !== 0x5b) bail();
-    this.i++;
-    this.ws();
-    if (this.b[this.i] === 0x5d) {
-      this.i++;
-      return 0;
-    }
-    return 1;
+    return this.open(0x5b, 0x5d);
   }
 
   protected afterItem(): number {
     return this.after(0x5d);
   }
 
+  /** Past `open`: 0 when `close` follows at once (consumed), else 1. */
+  private open(open: number, close: number): number {
+    const b = this.b;
+    let i = this.i;
+    if (b[i] !== open) {
+      i = this.ws(i);
+      if (b[i] !== open) bail();
+    }
+    let c = b[++i];
+    if (c! <= 0x20) c = b[(i = this.ws(i))];
+    if (c === close) {
+      this.i = i + 1;
+      return 0;
+    }
+    this.i = i;
+    return 1;
+  }
+
   /** After a member or item: 1 when another follows (`,` consumed), 0 at the closing `close`. */
   private after(close: number): number {
-    this.ws();
-    const c = this.b[this.i++];
+    const b = this.b;
+    let i = this.i;
+    let c = b[i];
+    if (c! <= 0x20) c = b[(i = this.ws(i))];
     if (c === 0x2c) {
-      this.ws();
+      i++;
+      this.i = b[i]! <= 0x20 ? this.ws(i) : i;
       return 1;
     }
-    if (c === close) return 0;
-    return bail();
+    if (c !== close) bail();
+    this.i = i + 1;
+    return 0;
   }
 
   protected end(): void {
-    this.ws();
-    if (this.i !== this.n) bail();
+    if (this.ws(this.i) !== this.n) bail();
   }
 
-  private ws(): void {
-    while (this.i < this.n) {
-      const c = this.b[this.i]!;
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) this.i++;
-      else return;
-    }
+  /** Where the whitespace from `i` on ends. */
+  private ws(i: number): number {
+    const b = this.b;
+    const n = this.n;
+    while (i < n && isSpace(b[i]!)) i++;
+    return i;
   }
 
   /** Reads a member's key and its colon; the key's index in `keys`, or -1 for a key the tick does not know. */
@@ -89,100 +117,126 @@ class JsonTickReader extends TickReader {
       const name = keys[k]!;
       const len = name.length;
       if (b[start + len] === 0x22 && this.spells(name, start, len)) {
-        this.i = start + len + 1;
-        this.colon();
+        this.colon(start + len + 1);
         return k;
       }
       if (++k === count) k = 0;
     }
-    this.i = start;
+    let i = start;
     for (;;) {
-      if (this.i >= this.n) bail();
-      const c = b[this.i]!;
+      if (i >= this.n) bail();
+      const c = b[i]!;
       if (c === 0x22) break;
       // An escaped key may spell a known one: only JSON.parse may say which.
       if (c === 0x5c || c < 0x20) bail();
-      this.i++;
+      i++;
     }
-    this.utf8(start, this.i);
-    this.i++;
-    this.colon();
+    this.utf8(start, i);
+    this.colon(i + 1);
     return -1;
   }
 
-  private colon(): void {
-    this.ws();
-    if (this.b[this.i] !== 0x3a) bail();
-    this.i++;
-    this.ws();
+  /** The colon at or after `i` (past whitespace), and the whitespace after it. */
+  private colon(i: number): void {
+    const b = this.b;
+    if (b[i] !== 0x3a) {
+      i = this.ws(i);
+      if (b[i] !== 0x3a) bail();
+    }
+    i++;
+    this.i = b[i]! <= 0x20 ? this.ws(i) : i;
   }
 
   /**
    * A JSON number, to the same double JSON.parse gives: up to 15 significant digits and 22
    * decimals, the integer mantissa divided by an exact power of ten is correctly rounded (both
    * operands are exact doubles); anything longer or with an exponent goes through Number(),
-   * which rounds correctly too.
+   * which rounds correctly too. Past its first byte the scan reads no further than the byte
+   * after a digit, sign or point, which endsClosed() guarantees is in the body.
    */
   protected number(): number {
     const b = this.b;
-    const n = this.n;
-    let i = this.i;
-    const start = i;
-    let c = i < n ? b[i]! : 0;
+    const start = this.i;
+    let i = start;
+    let c = i < this.n ? b[i]! : 0;
     const negative = c === 0x2d;
-    if (negative) c = ++i < n ? b[i]! : 0;
-    let mantissa = 0;
-    let digits = 0;
-    if (c === 0x30) c = ++i < n ? b[i]! : 0;
-    else if (c >= 0x31 && c <= 0x39) {
-      do {
+    if (negative) c = b[++i]!;
+    const first = i;
+    let mantissa = c - 0x30;
+    if (mantissa === 0) {
+      c = b[++i]!;
+      if (c >= 0x30 && c <= 0x39) bail();
+    } else if (mantissa > 0 && mantissa <= 9) {
+      c = b[++i]!;
+      while (c >= 0x30 && c <= 0x39) {
         mantissa = mantissa * 10 + (c - 0x30);
-        digits++;
-        c = ++i < n ? b[i]! : 0;
-      } while (c >= 0x30 && c <= 0x39);
+        c = b[++i]!;
+      }
     } else bail();
+    let digits = i - first;
     let scale = 0;
     if (c === 0x2e) {
-      c = ++i < n ? b[i]! : 0;
+      const point = i;
+      c = b[++i]!;
       if (!(c >= 0x30 && c <= 0x39)) bail();
       do {
         mantissa = mantissa * 10 + (c - 0x30);
-        digits++;
-        scale++;
-        c = ++i < n ? b[i]! : 0;
+        c = b[++i]!;
       } while (c >= 0x30 && c <= 0x39);
+      scale = i - point - 1;
+      digits += scale;
     }
-    let exact = digits <= 15 && scale <= 22;
-    if (c === 0x65 || c === 0x45) {
-      c = ++i < n ? b[i]! : 0;
-      if (c === 0x2b || c === 0x2d) c = ++i < n ? b[i]! : 0;
-      if (!(c >= 0x30 && c <= 0x39)) bail();
-      do c = ++i < n ? b[i]! : 0;
-      while (c >= 0x30 && c <= 0x39);
-      exact = false;
-    } else if (c >= 0x30 && c <= 0x39) bail();
+    if (c === 0x65 || c === 0x45) return this.exponent(start, i);
     this.i = i;
-    if (!exact) {
-      const v = Number(b.toString('latin1', start, i));
-      if (!Number.isFinite(v)) bail();
-      return v;
-    }
+    if (digits > EXACT_DIGITS || scale > EXACT_SCALE) return this.decimal(start, i);
     const v = scale === 0 ? mantissa : mantissa / POW10[scale]!;
     return negative ? -v : v;
   }
 
+  /** The rest of a number from its exponent marker at `i`, then the whole number from `start` as Number() reads it. */
+  private exponent(start: number, i: number): number {
+    const b = this.b;
+    let c = b[++i]!;
+    if (c === 0x2b || c === 0x2d) c = b[++i]!;
+    if (!(c >= 0x30 && c <= 0x39)) bail();
+    do c = b[++i]!;
+    while (c >= 0x30 && c <= 0x39);
+    this.i = i;
+    return this.decimal(start, i);
+  }
+
+  /** Bytes [start, end), a well-formed JSON number, rounded as JSON.parse does; bails on one beyond a double's range. */
+  private decimal(start: number, end: number): number {
+    const v = Number(this.b.toString('latin1', start, end));
+    if (!Number.isFinite(v)) bail();
+    return v;
+  }
+
   protected boolean(): boolean {
-    this.ws();
-    const c = this.b[this.i];
-    if (c === 0x74 && this.b[this.i + 1] === 0x72 && this.b[this.i + 2] === 0x75 && this.b[this.i + 3] === 0x65) {
-      this.i += 4;
+    const b = this.b;
+    let i = this.i;
+    let c = b[i];
+    if (c! <= 0x20) c = b[(i = this.ws(i))];
+    if (c === 0x74 && b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65) {
+      this.i = i + 4;
       return true;
     }
-    if (c === 0x66 && this.b[this.i + 1] === 0x61 && this.b[this.i + 2] === 0x6c && this.b[this.i + 3] === 0x73 && this.b[this.i + 4] === 0x65) {
-      this.i += 5;
+    if (c === 0x66 && b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65) {
+      this.i = i + 5;
       return false;
     }
     return bail();
+  }
+
+  /** Past the whitespace before a value, which must start with `c`. */
+  private expect(c: number): void {
+    const b = this.b;
+    let i = this.i;
+    if (b[i] !== c) {
+      i = this.ws(i);
+      if (b[i] !== c) bail();
+    }
+    this.i = i;
   }
 
   /**
@@ -213,8 +267,7 @@ class JsonTickReader extends TickReader {
   }
 
   protected string(maxLength: number): string {
-    this.ws();
-    if (this.b[this.i] !== 0x22) bail();
+    this.expect(0x22);
     const start = ++this.i;
     const kind = this.scanString();
     const end = this.i++;
@@ -233,8 +286,7 @@ class JsonTickReader extends TickReader {
 
   /** One of `choices`, returned as the constant string rather than a fresh copy. */
   protected oneOf<T extends string>(names: readonly Name[], choices: readonly T[]): T {
-    this.ws();
-    if (this.b[this.i] !== 0x22) bail();
+    this.expect(0x22);
     const start = ++this.i;
     if (this.scanString() !== 0) bail();
     return this.choice(names, choices, start, this.i++ - start);
@@ -249,38 +301,27 @@ class JsonTickReader extends TickReader {
 
   /** Any JSON value, checked for syntax only. */
   protected skip(depth: number): void {
-    this.ws();
-    const c = this.b[this.i];
+    const b = this.b;
+    this.i = this.ws(this.i);
+    const c = b[this.i];
     if (c === 0x22) {
       this.skipString();
     } else if (c === 0x7b) {
       if (depth >= MAX_SKIP_DEPTH) bail();
-      this.i++;
-      this.ws();
-      if (this.b[this.i] === 0x7d) {
-        this.i++;
-        return;
-      }
+      if (this.openObject() === 0) return;
       do {
-        if (this.b[this.i] !== 0x22) bail();
+        this.expect(0x22);
         this.skipString();
-        this.ws();
-        if (this.b[this.i] !== 0x3a) bail();
-        this.i++;
+        this.colon(this.i);
         this.skip(depth + 1);
       } while (this.after(0x7d) > 0);
     } else if (c === 0x5b) {
       if (depth >= MAX_SKIP_DEPTH) bail();
-      this.i++;
-      this.ws();
-      if (this.b[this.i] === 0x5d) {
-        this.i++;
-        return;
-      }
+      if (this.openList() === 0) return;
       do this.skip(depth + 1);
       while (this.after(0x5d) > 0);
     } else if (c === 0x74 || c === 0x66) this.boolean();
-    else if (c === 0x6e && this.b[this.i + 1] === 0x75 && this.b[this.i + 2] === 0x6c && this.b[this.i + 3] === 0x6c) this.i += 4;
+    else if (c === 0x6e && b[this.i + 1] === 0x75 && b[this.i + 2] === 0x6c && b[this.i + 3] === 0x6c) this.i += 4;
     else this.number();
   }
 }
