@@ -159,6 +159,25 @@ const TARGET_KIND_NAMES = names(TARGET_KINDS);
 const ROLES = PROFILE_FIELDS.role.values;
 const ROLE_NAMES = names(ROLES);
 
+/** ASCII strings up to this many bytes are looked up in the text cache before one is built. */
+export const CACHED_TEXT_BYTES = 24;
+/** Slots of the text cache, a power of two: at most this many strings are kept. */
+export const TEXT_CACHE_SLOTS = 1024;
+
+/**
+ * Recent short ASCII strings by their bytes. Names, squad ids and the ids and kinds of
+ * points of interest repeat from tick to tick: one found here is neither built again nor
+ * held twice. A slot keeps the last string hashed to it, so a collision costs only a build.
+ */
+class TextCache {
+  readonly bytes = new Uint8Array(TEXT_CACHE_SLOTS * CACHED_TEXT_BYTES);
+  /** Each slot's length in bytes; 0 when empty (the empty string is never looked up). */
+  readonly lengths = new Uint8Array(TEXT_CACHE_SLOTS);
+  readonly strings: string[] = new Array<string>(TEXT_CACHE_SLOTS).fill('');
+}
+
+const TEXT_CACHE = new TextCache();
+
 /** What a `default:` of a reader's switch does: skips a key the tick does not know (-1), bails on one the schema knows but no case reads. */
 const UNKNOWN = -1;
 
@@ -172,6 +191,7 @@ export abstract class TickReader {
   /** The body's ArrayBuffer as a DataView, and where the body starts in it. */
   private readonly view: DataView;
   private readonly base: number;
+  private readonly texts = TEXT_CACHE;
 
   constructor(protected readonly b: Buffer) {
     this.n = b.length;
@@ -266,15 +286,37 @@ export abstract class TickReader {
     const b = this.b;
     if (ascii) {
       if (end - start > maxLength) bail();
-      // Short strings are built faster in JavaScript than by a call into the decoder.
-      if (end - start > 12) return b.toString('latin1', start, end);
-      let s = '';
-      for (let k = start; k < end; k++) s += String.fromCharCode(b[k]!);
-      return s;
+      return end - start <= CACHED_TEXT_BYTES ? this.cached(start, end) : b.toString('latin1', start, end);
     }
     if (!isUtf8(b.subarray(start, end))) bail();
     const s = b.toString('utf8', start, end);
     if (s.length > maxLength) bail();
+    return s;
+  }
+
+  /** ASCII bytes [start, end), at most CACHED_TEXT_BYTES of them, as a string: the one in the text cache when it holds them. */
+  private cached(start: number, end: number): string {
+    const b = this.b;
+    const len = end - start;
+    let hash = len;
+    for (let k = start; k < end; k++) hash = Math.imul(hash ^ b[k]!, 0x01000193);
+    const cache = this.texts;
+    const slot = (hash >>> 0) & (TEXT_CACHE_SLOTS - 1);
+    const bytes = cache.bytes;
+    const at = slot * CACHED_TEXT_BYTES;
+    if (cache.lengths[slot] === len) {
+      let k = 0;
+      while (k < len && bytes[at + k] === b[start + k]) k++;
+      if (k === len) return cache.strings[slot]!;
+    }
+    // Short strings are built faster in JavaScript than by a call into the decoder; longer
+    // ones are built flat by it (adding characters makes a rope past 12).
+    let s = '';
+    if (len > 12) s = b.toString('latin1', start, end);
+    else for (let k = start; k < end; k++) s += String.fromCharCode(b[k]!);
+    for (let k = 0; k < len; k++) bytes[at + k] = b[start + k]!;
+    cache.lengths[slot] = len;
+    cache.strings[slot] = s;
     return s;
   }
 
