@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, TickReader, type Name } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, Spelling, TickReader, type Name } from './tick-reader.js';
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
@@ -38,6 +38,10 @@ function isHex(c: number | undefined): boolean {
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
+
+const VEC_X = new Spelling('{"x":');
+const VEC_Y = new Spelling(',"y":');
+const VEC_Z = new Spelling(',"z":');
 
 // Mods send compact JSON: each step below tests the byte it expects first and walks
 // whitespace only when there is some (a byte at or below 0x20).
@@ -104,13 +108,58 @@ class JsonTickReader extends TickReader {
     return i;
   }
 
+  /**
+   * A position as mods write it, `{"x":…,"y":…,"z":…}` without spaces, read as one template;
+   * any other spelling of it is read again from its start by the general reader.
+   */
+  protected override vec3(): Vec3 {
+    const b = this.b;
+    const start = this.i;
+    // Each token ends in a colon, never the body's last byte: the byte after it is there.
+    let i = start + VEC_X.length;
+    if (this.spelledAt(VEC_X, start) && b[i]! > 0x20) {
+      this.i = i;
+      const x = this.number();
+      i = this.i + VEC_Y.length;
+      if (this.spelledAt(VEC_Y, this.i) && b[i]! > 0x20) {
+        this.i = i;
+        const y = this.number();
+        i = this.i + VEC_Z.length;
+        if (this.spelledAt(VEC_Z, this.i) && b[i]! > 0x20) {
+          this.i = i;
+          const z = this.number();
+          if (b[this.i] === 0x7d) {
+            this.i++;
+            return { x, y, z };
+          }
+        }
+      }
+    }
+    this.i = start;
+    return super.vec3();
+  }
+
   /** Reads a member's key and its colon; the key's index in `keys`, or -1 for a key the tick does not know. */
   protected key(keys: readonly Name[], expected: number): number {
+    // A mod writes its fields in one order, without spaces: the key after the last one
+    // matched, quoted and with its colon, is tried first in one comparison.
+    if (expected < keys.length) {
+      const token = keys[expected]!.jsonKey;
+      if (this.spelledAt(token, this.i)) {
+        // The colon is never the body's last byte (endsClosed), so the next byte is there.
+        const i = this.i + token.length;
+        this.i = this.b[i]! <= 0x20 ? this.ws(i) : i;
+        return expected;
+      }
+    }
+    return this.anyKey(keys, expected);
+  }
+
+  /** key() for any key, spacing and order. */
+  private anyKey(keys: readonly Name[], expected: number): number {
     const b = this.b;
     if (b[this.i] !== 0x22) bail();
     const start = this.i + 1;
-    // A mod writes its fields in one order, so the key after the last one matched is tried
-    // first, straight against the bytes, without scanning the key on its own.
     const count = keys.length;
     let k = expected < count ? expected : 0;
     for (let tried = 0; tried < count; tried++) {
@@ -287,6 +336,14 @@ class JsonTickReader extends TickReader {
   /** One of `choices`, returned as the constant string rather than a fresh copy. */
   protected oneOf<T extends string>(names: readonly Name[], choices: readonly T[]): T {
     this.expect(0x22);
+    // A value spelled out between its quotes, tried whole; escapes and the rest go the long way.
+    for (let k = 0; k < names.length; k++) {
+      const token = names[k]!.jsonString;
+      if (this.spelledAt(token, this.i)) {
+        this.i += token.length;
+        return choices[k]!;
+      }
+    }
     const start = ++this.i;
     if (this.scanString() !== 0) bail();
     return this.choice(names, choices, start, this.i++ - start);
