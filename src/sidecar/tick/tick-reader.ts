@@ -488,10 +488,10 @@ export abstract class TickReader {
       }
     }
     if (id !== id || kind === undefined || pos === undefined || hostile === undefined || visible === undefined) bail();
-    const t: Target = { id, kind, pos, hostile, visible };
-    if (name !== undefined) t.name = name;
-    if (hasHealth) t.health = health;
-    return t;
+    // One literal per set of optional fields, in the schema's order: adding a field to a
+    // built object moves it to a new shape and allocates room for the fields added.
+    if (name !== undefined) return hasHealth ? { id, kind, pos, hostile, visible, name, health } : { id, kind, pos, hostile, visible, name };
+    return hasHealth ? { id, kind, pos, hostile, visible, health } : { id, kind, pos, hostile, visible };
   }
 
   private poi(): PointOfInterest {
