@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, Spelling, TickReader, type Name } from './tick-reader.js';
+import { asBuffer, bail, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, Spelling, TickReader, type Keys, type Name } from './tick-reader.js';
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
@@ -140,11 +140,13 @@ class JsonTickReader extends TickReader {
   }
 
   /** Reads a member's key and its colon; the key's index in `keys`, or -1 for a key the tick does not know. */
-  protected key(keys: readonly Name[], expected: number): number {
-    // A mod writes its fields in one order, without spaces: the key after the last one
-    // matched, quoted and with its colon, is tried first in one comparison.
-    if (expected < keys.length) {
-      const token = keys[expected]!.jsonKey;
+  protected key(keys: Keys, previous: number): number {
+    // A mod writes its fields in one order, without spaces: the key expected next, quoted
+    // and with its colon, is tried first in one comparison.
+    const names = keys.names;
+    const expected = keys.follows[previous + 1]!;
+    if (expected < names.length) {
+      const token = names[expected]!.jsonKey;
       if (this.spelledAt(token, this.i)) {
         // The colon is never the body's last byte (endsClosed), so the next byte is there.
         const i = this.i + token.length;
@@ -152,7 +154,9 @@ class JsonTickReader extends TickReader {
         return expected;
       }
     }
-    return this.anyKey(keys, expected);
+    const k = this.anyKey(names, expected);
+    if (k >= 0) keys.follows[previous + 1] = k;
+    return k;
   }
 
   /** key() for any key, spacing and order. */

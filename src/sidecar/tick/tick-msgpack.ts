@@ -1,5 +1,5 @@
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, Name, readBatchOrNull, readOrNull, TickReader } from './tick-reader.js';
+import { asBuffer, bail, keysOf, MAX_SKIP_DEPTH, Name, readBatchOrNull, readOrNull, TickReader, type Keys } from './tick-reader.js';
 
 /**
  * The request in a MessagePack body, or null when only the exact path (the @msgpack/msgpack
@@ -17,6 +17,8 @@ export function readTicksMsgpack(body: Uint8Array, max: number): TickRequest[] |
 }
 
 const PROTO = new Name('__proto__');
+/** Keys of a skipped map: each is only checked. */
+const NO_KEYS = keysOf([]);
 
 class MsgpackTickReader extends TickReader {
   /** Makes sure `count` more bytes are there. */
@@ -91,16 +93,21 @@ class MsgpackTickReader extends TickReader {
     if (this.i !== this.n) bail();
   }
 
-  protected key(keys: readonly Name[], expected: number): number {
+  protected key(keys: Keys, previous: number): number {
     const len = this.strHeader(this.byte());
     if (len < 0) bail();
     this.need(len);
     const start = this.i;
     this.i += len;
-    const count = keys.length;
+    const names = keys.names;
+    const count = names.length;
+    const expected = keys.follows[previous + 1]!;
     let k = expected < count ? expected : 0;
     for (let tried = 0; tried < count; tried++) {
-      if (this.spells(keys[k]!, start, len)) return k;
+      if (this.spells(names[k]!, start, len)) {
+        if (k !== expected) keys.follows[previous + 1] = k;
+        return k;
+      }
       if (++k === count) k = 0;
     }
     if (this.spells(PROTO, start, len)) bail();
@@ -193,7 +200,7 @@ class MsgpackTickReader extends TickReader {
         // The decoder takes string and number keys only, and never `__proto__`.
         const head = this.b[this.i];
         if (head === undefined) bail();
-        if ((head >= 0xa0 && head <= 0xbf) || (head >= 0xd9 && head <= 0xdb)) this.key([], 0);
+        if ((head >= 0xa0 && head <= 0xbf) || (head >= 0xd9 && head <= 0xdb)) this.key(NO_KEYS, -1);
         else this.number();
         this.skip(depth + 1);
       }

@@ -126,15 +126,30 @@ function names(list: readonly string[]): Name[] {
   return list.map((s) => new Name(s));
 }
 
-/** A schema object's keys as Names in the schema's order, and each key's index among them. */
-interface KeyTable<F extends Fields> {
+/** The keys of an object a reader matches, in the schema's order, and the order a client last wrote them in. */
+export interface Keys {
   readonly names: readonly Name[];
+  /**
+   * At k + 1, the key that followed key k last time (at 0, the first key), tried first: a
+   * client writes its keys in one order, and not always the schema's. Starts as the schema's order.
+   */
+  readonly follows: Int8Array;
+}
+
+export function keysOf(list: readonly string[]): Keys {
+  const follows = new Int8Array(list.length + 1);
+  for (let k = 0; k <= list.length; k++) follows[k] = k;
+  return { names: names(list), follows };
+}
+
+/** A schema object's keys, and each key's index among them. */
+interface KeyTable<F extends Fields> extends Keys {
   readonly at: { readonly [K in keyof F]: number };
 }
 
 function keyTable<F extends Fields>(fields: F): KeyTable<F> {
   const keys = Object.keys(fields);
-  return { names: names(keys), at: Object.fromEntries(keys.map((k, i) => [k, i])) as KeyTable<F>['at'] };
+  return { ...keysOf(keys), at: Object.fromEntries(keys.map((k, i) => [k, i])) as KeyTable<F>['at'] };
 }
 
 // One DataView per underlying ArrayBuffer, reused while bodies keep coming from the same one
@@ -160,7 +175,7 @@ const POI_KEYS = keyTable(POI_FIELDS);
 const HEARD_KEYS = keyTable(HEARD_FIELDS);
 const PROFILE_KEYS = keyTable(PROFILE_FIELDS);
 const TRAIT_KEYS = keyTable(TRAIT_FIELDS);
-const VEC_KEYS = names(VEC3_KEYS);
+const VEC_KEYS = keysOf(VEC3_KEYS);
 const TOP = TOP_KEYS.at;
 const SNAPSHOT = SNAPSHOT_KEYS.at;
 const SELF = SELF_KEYS.at;
@@ -244,10 +259,10 @@ export abstract class TickReader {
   protected abstract openList(): number;
   protected abstract afterItem(left: number): number;
   /**
-   * A member's key: its index in `keys` (tried from `expected` on, since a client writes its
-   * fields in one order), or -1 for a key the tick does not know.
+   * A member's key: its index among `keys` (the one that followed `previous` last time tried
+   * first, and learnt when another did), or -1 for a key the tick does not know.
    */
-  protected abstract key(keys: readonly Name[], expected: number): number;
+  protected abstract key(keys: Keys, previous: number): number;
   /** A finite number. */
   protected abstract number(): number;
   protected abstract boolean(): boolean;
@@ -374,7 +389,7 @@ export abstract class TickReader {
     let z = NaN;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(VEC_KEYS, next + 1))) {
+      switch ((next = this.key(VEC_KEYS, next))) {
         case 0:
           x = this.number();
           break;
@@ -405,7 +420,7 @@ export abstract class TickReader {
     let ammo = NaN;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(SELF_KEYS.names, next + 1))) {
+      switch ((next = this.key(SELF_KEYS, next))) {
         case SELF.pos:
           pos = this.vec3();
           break;
@@ -460,7 +475,7 @@ export abstract class TickReader {
     let hasHealth = false;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(TARGET_KEYS.names, next + 1))) {
+      switch ((next = this.key(TARGET_KEYS, next))) {
         case TARGET.id:
           id = this.integer(F.id);
           break;
@@ -501,7 +516,7 @@ export abstract class TickReader {
     let pos: Vec3 | undefined;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(POI_KEYS.names, next + 1))) {
+      switch ((next = this.key(POI_KEYS, next))) {
         case POI.id:
           id = this.string(F.id.maxLength);
           break;
@@ -526,7 +541,7 @@ export abstract class TickReader {
     let at = NaN;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(HEARD_KEYS.names, next + 1))) {
+      switch ((next = this.key(HEARD_KEYS, next))) {
         case HEARD.from:
           from = this.integer(F.from);
           break;
@@ -596,7 +611,7 @@ export abstract class TickReader {
     let squad: string | undefined;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(SNAPSHOT_KEYS.names, next + 1))) {
+      switch ((next = this.key(SNAPSHOT_KEYS, next))) {
         case SNAPSHOT.agent:
           agent = this.integer(F.agent);
           break;
@@ -646,7 +661,7 @@ export abstract class TickReader {
     let fatigue = NaN;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(TRAIT_KEYS.names, next + 1))) {
+      switch ((next = this.key(TRAIT_KEYS, next))) {
         case TRAIT.openness:
           openness = this.within(F.openness);
           break;
@@ -697,7 +712,7 @@ export abstract class TickReader {
     let traitSet: Partial<Traits> | undefined;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(PROFILE_KEYS.names, next + 1))) {
+      switch ((next = this.key(PROFILE_KEYS, next))) {
         case PROFILE.name:
           name = this.string(F.name.maxLength);
           break;
@@ -727,7 +742,7 @@ export abstract class TickReader {
     let prof: Profile | undefined;
     let next = -1;
     for (let left = this.openObject(); left > 0; left = this.afterMember(left)) {
-      switch ((next = this.key(TOP_KEYS.names, next + 1))) {
+      switch ((next = this.key(TOP_KEYS, next))) {
         case TOP.snapshot:
           snap = this.snapshot();
           break;
