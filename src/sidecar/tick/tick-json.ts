@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
-import { asBuffer, bail, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, Spelling, TickReader, type Keys, type Name } from './tick-reader.js';
+import { asBuffer, bail, CACHED_TEXT_BYTES, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, Spelling, textHash, TickReader, type Keys, type Name } from './tick-reader.js';
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
@@ -321,6 +321,24 @@ class JsonTickReader extends TickReader {
 
   protected string(maxLength: number): string {
     this.expect(0x22);
+    // Printable ASCII up to the closing quote, hashed on the way for the text cache; a
+    // string with anything else is scanned again the long way.
+    const b = this.b;
+    const n = this.n;
+    let i = this.i + 1;
+    let hash = 0;
+    while (i < n) {
+      const c = b[i]!;
+      if (c === 0x22) {
+        const start = this.i + 1;
+        this.i = i + 1;
+        if (i - start > maxLength) bail();
+        return i - start <= CACHED_TEXT_BYTES ? this.cachedAs(start, i, hash) : b.toString('latin1', start, i);
+      }
+      if (c < 0x20 || c === 0x5c || c >= 0x80) break;
+      hash = textHash(hash, c);
+      i++;
+    }
     const start = ++this.i;
     const kind = this.scanString();
     const end = this.i++;
@@ -340,12 +358,17 @@ class JsonTickReader extends TickReader {
   /** One of `choices`, returned as the constant string rather than a fresh copy. */
   protected oneOf<T extends string>(names: readonly Name[], choices: readonly T[]): T {
     this.expect(0x22);
-    // A value spelled out between its quotes, tried whole; escapes and the rest go the long way.
-    for (let k = 0; k < names.length; k++) {
-      const token = names[k]!.jsonString;
-      if (this.spelledAt(token, this.i)) {
-        this.i += token.length;
-        return choices[k]!;
+    // A value spelled out between its quotes, tried whole, by its first four bytes first;
+    // escapes and the rest go the long way.
+    const at = this.i;
+    if (at + 4 <= this.n) {
+      const head = this.view.getUint32(this.base + at, true);
+      for (let k = 0; k < names.length; k++) {
+        const token = names[k]!.jsonString;
+        if (token.head === head && this.spelledAt(token, at)) {
+          this.i = at + token.length;
+          return choices[k]!;
+        }
       }
     }
     const start = ++this.i;

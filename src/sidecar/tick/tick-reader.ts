@@ -208,6 +208,11 @@ class TextCache {
 
 const TEXT_CACHE = new TextCache();
 
+/** The text cache's hash of a string's bytes (FNV-1a), `byte` folded into the hash so far (0 before the first). */
+export function textHash(hash: number, byte: number): number {
+  return Math.imul(hash ^ byte, 0x01000193);
+}
+
 /** What a `default:` of a reader's switch does: skips a key the tick does not know (-1), bails on one the schema knows but no case reads. */
 const UNKNOWN = -1;
 
@@ -219,8 +224,8 @@ export abstract class TickReader {
   protected i = 0;
   protected readonly n: number;
   /** The body's ArrayBuffer as a DataView, and where the body starts in it. */
-  private readonly view: DataView;
-  private readonly base: number;
+  protected readonly view: DataView;
+  protected readonly base: number;
   private readonly texts = TEXT_CACHE;
 
   constructor(protected readonly b: Buffer) {
@@ -342,9 +347,15 @@ export abstract class TickReader {
   /** ASCII bytes [start, end), at most CACHED_TEXT_BYTES of them, as a string: the one in the text cache when it holds them. */
   private cached(start: number, end: number): string {
     const b = this.b;
+    let hash = 0;
+    for (let k = start; k < end; k++) hash = textHash(hash, b[k]!);
+    return this.cachedAs(start, end, hash);
+  }
+
+  /** cached() for a caller that hashed the bytes with textHash() on its way over them. */
+  protected cachedAs(start: number, end: number, hash: number): string {
+    const b = this.b;
     const len = end - start;
-    let hash = len;
-    for (let k = start; k < end; k++) hash = Math.imul(hash ^ b[k]!, 0x01000193);
     const cache = this.texts;
     const slot = (hash >>> 0) & (TEXT_CACHE_SLOTS - 1);
     const bytes = cache.bytes;
