@@ -26,6 +26,9 @@ function endsClosed(b: Buffer): boolean {
 
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
 
+const TRUE = Buffer.from('true').readUInt32LE(0);
+const FALS = Buffer.from('fals').readUInt32LE(0);
+
 /** Most significant digits (a leading `0` included) whose integer is exact in a double and whose quotient by a power of ten is correctly rounded. */
 const EXACT_DIGITS = 15;
 /** Most decimals whose power of ten is an exact double. */
@@ -268,15 +271,18 @@ class JsonTickReader extends TickReader {
   protected boolean(): boolean {
     const b = this.b;
     let i = this.i;
-    let c = b[i];
-    if (c! <= 0x20) c = b[(i = this.ws(i))];
-    if (c === 0x74 && b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65) {
-      this.i = i + 4;
-      return true;
-    }
-    if (c === 0x66 && b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65) {
-      this.i = i + 5;
-      return false;
+    if (b[i]! <= 0x20) i = this.ws(i);
+    // `true` and `fals` as one four-byte word each.
+    if (i + 4 <= this.n) {
+      const word = this.view.getUint32(this.base + i, true);
+      if (word === TRUE) {
+        this.i = i + 4;
+        return true;
+      }
+      if (word === FALS && b[i + 4] === 0x65) {
+        this.i = i + 5;
+        return false;
+      }
     }
     return bail();
   }
