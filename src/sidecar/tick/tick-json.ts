@@ -1,6 +1,18 @@
 import { isUtf8 } from 'node:buffer';
 import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
-import { asBuffer, bail, CACHED_TEXT_BYTES, MAX_SKIP_DEPTH, readBatchOrNull, readOrNull, Spelling, textHash, TickReader, type Keys, type Name } from './tick-reader.js';
+import {
+  asBuffer,
+  bail,
+  CACHED_TEXT_BYTES,
+  MAX_SKIP_DEPTH,
+  readBatchOrNull,
+  readOrNull,
+  Spelling,
+  textHash,
+  TickReader,
+  type Keys,
+  type Name,
+} from './tick-reader.js';
 
 /** The request in a JSON body, or null when only the exact path (JSON.parse, then the validator) can answer for it. */
 export function readTickJson(body: Uint8Array): TickRequest | null {
@@ -211,6 +223,19 @@ class JsonTickReader extends TickReader {
    * after a digit, sign or point, which endsClosed() guarantees is in the body.
    */
   protected number(): number {
+    this.scan();
+    return this.value;
+  }
+
+  /**
+   * The last number scanned. A double returned from a call that is not inlined is boxed on
+   * the heap; one left in a field is written in place, and number() (small enough to be
+   * inlined where it is called) takes it out unboxed.
+   */
+  private value = 0.5;
+
+  /** Scans a number into `value`. */
+  private scan(): void {
     const b = this.b;
     const start = this.i;
     let i = start;
@@ -242,11 +267,17 @@ class JsonTickReader extends TickReader {
       scale = i - point - 1;
       digits += scale;
     }
-    if (c === 0x65 || c === 0x45) return this.exponent(start, i);
+    if (c === 0x65 || c === 0x45) {
+      this.value = this.exponent(start, i);
+      return;
+    }
     this.i = i;
-    if (digits > EXACT_DIGITS || scale > EXACT_SCALE) return this.decimal(start, i);
+    if (digits > EXACT_DIGITS || scale > EXACT_SCALE) {
+      this.value = this.decimal(start, i);
+      return;
+    }
     const v = scale === 0 ? mantissa : mantissa / POW10[scale]!;
-    return negative ? -v : v;
+    this.value = negative ? -v : v;
   }
 
   /** The rest of a number from its exponent marker at `i`, then the whole number from `start` as Number() reads it. */
