@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import { Brain, DEFAULT_BUNDLE, parseTickRequest, type Intent, type TickRequest, type TickResponse } from '../../../brain/index.js';
 import { generateTicks } from '../../../bench/tick/scenarios.js';
 import { seededRandom } from '../../../src/random.js';
-import { appendTickJson, readTickJson, rewindTickJson, writeTickJson } from '../../../src/sidecar/tick/tick-json.js';
+import { MAX_BATCH_TICKS } from '../../../src/sidecar/tick/tick-array.js';
+import { appendTickJson, readTickJson, readTicksJson, rewindTickJson, writeTickJson } from '../../../src/sidecar/tick/tick-json.js';
+import { CACHED_TEXT_BYTES, TEXT_CACHE_SLOTS } from '../../../src/sidecar/tick/tick-reader.js';
 
 /** What the exact path makes of a body: the request, or null when it answers 400. */
 function exact(body: Buffer): TickRequest | null {
@@ -293,4 +295,108 @@ test('a key or enum value off by any one byte is not taken for the known one', (
     changed++;
   }
   assert.ok(changed > 300, `${changed} bytes changed`);
+});
+
+/** A valid tick with the given profile traits and targets, compact, in the order given. */
+function tickText(traits: string, targets: string, extra = ''): string {
+  return (
+    '{"snapshot":{"agent":7,"time_s":600,"self_state":{"pos":{"x":175.57,"y":2.48,"z":14653.61},"heading_deg":214.24,"health":72.08,' +
+    `"blood":4259.1,"hunger":96.57,"thirst":80.92,"has_weapon":true,"ammo":57},"targets":[${targets}]${extra}},` +
+    `"profile":{"name":"Alex","role":"survivor","coward":false,"traits":{${traits}}}}`
+  );
+}
+
+const PLAYER = '{"id":101813,"kind":"player","pos":{"x":10493.5,"y":20.86,"z":6101.53},"hostile":true,"visible":true,"name":"Ida","health":25.7}';
+
+test('positions read as one compact template, and any other spelling of them the general way', () => {
+  const positions = [
+    '{"x":1,"y":2,"z":3}',
+    '{"x": 1,"y":2,"z":3}',
+    '{"x":1 ,"y":2,"z":3}',
+    '{"x":1,"y":2,"z":3 }',
+    '{ "x":1,"y":2,"z":3}',
+    '{"x":1,"y":2,"z":3,"w":4}',
+    '{"x":1,"y":2,"z":3,"x":9}',
+    '{"y":2,"x":1,"z":3}',
+    '{"x":1e2,"y":-0,"z":-0.0}',
+    '{"x":-12.25,"y":0.5,"z":1E-3}',
+    '{"x":1,"y":2}',
+    '{"x":1,"y":2,"z":"3"}',
+    '{"x":01,"y":2,"z":3}',
+    '{"x":1,"y":2,"z":3',
+    '{"x":1,"y":2,"z":}',
+  ];
+  let accepted = 0;
+  for (const pos of positions) {
+    const text = tickText('"openness":0.5', PLAYER.replace('{"x":10493.5,"y":20.86,"z":6101.53}', pos));
+    if (agrees(Buffer.from(text)) !== null) accepted++;
+  }
+  assert.equal(accepted, 10, 'every well-formed position reads on the fast path');
+});
+
+test('a body that ends in a number, a sign or a point is the exact path’s to judge', () => {
+  const text = tickText('"openness":0.5', PLAYER);
+  const end = text.length - '}}}'.length;
+  for (const body of [
+    text.slice(0, end),
+    text.slice(0, end - 1),
+    text.slice(0, end - 2),
+    `${text.slice(0, end)}e`,
+    `${text.slice(0, end)}-`,
+    '12',
+    '-',
+    '1.',
+  ]) {
+    assert.equal(readTickJson(Buffer.from(body)), null, body.slice(-12));
+    assert.equal(readTicksJson(Buffer.from(`[${body}`), MAX_BATCH_TICKS), null, body.slice(-12));
+    assert.equal(exact(Buffer.from(body)), null);
+  }
+  assert.notEqual(agrees(Buffer.from(`${text} \n`)), null, 'whitespace after the close is fine');
+});
+
+test('keys in an order other than the schema’s read the same, whichever order came before', () => {
+  const orders = [
+    '"openness":0.86,"neuroticism":0.61,"agreeableness":0.73',
+    '"agreeableness":0.73,"openness":0.86,"neuroticism":0.61',
+    '"fatigue_rate":0.2,"openness":0.1',
+    '"openness":0.86,"neuroticism":0.61,"agreeableness":0.73',
+    '"neuroticism":0.61',
+    '',
+  ];
+  const extras = ['', ',"squad":"s1"', ',"heard":[{"from":1,"text":"hi","at_s":2}],"route":[{"x":1,"y":2,"z":3}]', ',"squad":"s1","poi":[]'];
+  for (let round = 0; round < 3; round++)
+    for (const traits of orders) for (const extra of extras) assert.notEqual(agrees(Buffer.from(tickText(traits, PLAYER, extra))), null, `${traits} ${extra}`);
+});
+
+test('a target keeps its fields in the schema’s order whichever of name and health it has, in whatever order', () => {
+  const forms = [
+    PLAYER,
+    PLAYER.replace(',"name":"Ida","health":25.7', ',"health":25.7,"name":"Ida"'),
+    PLAYER.replace(',"name":"Ida"', ''),
+    PLAYER.replace(',"health":25.7', ''),
+    PLAYER.replace(',"name":"Ida","health":25.7', ''),
+  ];
+  for (const target of forms) {
+    const read = agrees(Buffer.from(tickText('"openness":0.5', `${target},${forms[0]}`)));
+    assert.notEqual(read, null, target);
+  }
+});
+
+test('enum values are matched whole: a prefix, a longer word or an escape is the exact path’s', () => {
+  const kinds = ['"ai"', '"zombie"', '"animal"', '"aix"', '"zomb"', '"a"', '""', '"pl\\u0061yer"', '"player "'];
+  let accepted = 0;
+  for (const kind of kinds) if (agrees(Buffer.from(tickText('', PLAYER.replace('"player"', kind)))) !== null) accepted++;
+  assert.equal(accepted, 3);
+  for (const bool of ['tru', 'fals', 'truee', 'falsee', 'True', 'false ', ' true'])
+    agrees(Buffer.from(tickText('', PLAYER.replace('"hostile":true', `"hostile":${bool}`))));
+});
+
+test(`short ASCII strings come from the text cache (up to ${CACHED_TEXT_BYTES} bytes, ${TEXT_CACHE_SLOTS} slots) and read the same when slots are reused`, () => {
+  const names = ['', 'a', 'n'.repeat(CACHED_TEXT_BYTES - 1), 'n'.repeat(CACHED_TEXT_BYTES), 'n'.repeat(CACHED_TEXT_BYTES + 1), 'Zoë', 'tab\\t'];
+  for (let k = 0; k < 3 * TEXT_CACHE_SLOTS; k++) names.push(`squad_${k}`);
+  for (let round = 0; round < 2; round++)
+    for (const name of names) {
+      const read = agrees(Buffer.from(tickText('', PLAYER.replace('"Ida"', `"${name}"`), `,"squad":"${name}"`)));
+      assert.notEqual(read, null, name);
+    }
 });

@@ -178,3 +178,19 @@ test("the MessagePack reply writer gives @msgpack/msgpack's bytes, or leaves the
   ];
   for (const r of generic) assert.equal(writeTickMsgpack(r), null);
 });
+
+test('MessagePack keys in an order other than the schema’s read the same, whichever order came before', () => {
+  const tick = corpus[0] as unknown as TickRequest;
+  const orders: Record<string, number>[] = [
+    { openness: 0.86, neuroticism: 0.61, agreeableness: 0.73 },
+    { agreeableness: 0.73, openness: 0.86 },
+    { fatigue_rate: 0.2, openness: 0.1 },
+    {},
+  ];
+  for (let round = 0; round < 3; round++)
+    for (const traits of orders) {
+      const { self_state, ...rest } = tick.snapshot;
+      const body = encode({ profile: { traits, role: 'guard' }, snapshot: { ...rest, squad: 's', self_state } });
+      assert.notEqual(agrees(body), null, JSON.stringify(traits));
+    }
+});
