@@ -290,11 +290,168 @@ const TOO_LONG = { tooLong: true } as const;
 
 /** The longest number num() writes: a sign, 21 digits or an exponent form, a point. */
 const NUMBER_ROOM = 32;
+/**
+ * Room checked before a reply's opening (`{"agent":`, a number, `,"posture":`). Every string
+ * checks room for itself and for the fixed text that can follow it before the next check
+ * (STRING_TAIL); every intent checks INTENT_ROOM: so the bytes in between are written with
+ * no bounds check of their own.
+ */
+const REPLY_ROOM = 32 + NUMBER_ROOM;
+/** The longest fixed text after a string up to the next check (`,"intents":[` then `]}`, `,"channel":`...). */
+const STRING_TAIL = 32;
+/** An intent's fixed text (at most ~40 bytes), a separating comma and its numbers (three at most). */
+const INTENT_ROOM = 64 + 3 * NUMBER_ROOM;
+
+/** The fixed text of the replies, as bytes (copied by a loop: no string to read per byte). */
+const ascii = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'));
+const AGENT = ascii('{"agent":');
+const POSTURE = ascii(',"posture":');
+const INTENTS = ascii(',"intents":[');
+const MOVE_TO = ascii('{"kind":"MoveTo","to":{"x":');
+const SPEED = ascii(',"speed":');
+const ENGAGE = ascii('{"kind":"Engage","target":');
+const FIRE = ascii(',"fire":true}');
+const HOLD = ascii(',"fire":false}');
+const FACE = ascii('{"kind":"Face","yaw_deg":');
+const FLEE = ascii('{"kind":"Flee","from":');
+const INVESTIGATE = ascii('{"kind":"Investigate","at":{"x":');
+const IDLE = ascii('{"kind":"Idle","reason":');
+const EMOTE = ascii('{"kind":"Emote","name":');
+const LOGOFF = ascii('{"kind":"Logoff"}');
+const SAY = ascii('{"kind":"Say","text":');
+const CHANNEL = ascii(',"channel":');
+const LINE_ID = ascii(',"line_id":');
+const AUDIO_URL = ascii(',"audio_url":');
+const Y = ascii(',"y":');
+const Z = ascii(',"z":');
+const NULL = ascii('null');
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const MINUS = 0x2d;
+const POINT = 0x2e;
+const CLOSE_OBJECT = 0x7d;
+const CLOSE_LIST = 0x5d;
+/** "00" to "99": two digits per division by 100. */
+const PAIRS = ascii(Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0')).join(''));
+
+/** Copies fixed text to `at` (room checked by the caller); returns where it ends. */
+function put(out: Buffer, at: number, bytes: Uint8Array): number {
+  const len = bytes.length;
+  for (let k = 0; k < len; k++) out[at + k] = bytes[k]!;
+  return at + len;
+}
 
 /**
- * Writes replies into one scratch buffer. A class with its cursor in a field, and locals in
- * the loops: a module-level `let` cursor is a context load and a hole check per byte, which
- * measured as most of the writer's time.
+ * A number as JSON.stringify writes it (room checked by the caller). Integers are written
+ * digit by digit. A value with at most two decimals (what the brain's rounding gives: k/100
+ * for an integer k, checked exactly) is written as k's digits with the point put back: below
+ * 1e12 no shorter decimal lies within a double's spacing of k/100, so that is the shortest
+ * round-trip form JavaScript prints. Anything else takes the general conversion.
+ */
+function num(out: Buffer, at: number, v: number): number {
+  if (Number.isInteger(v)) {
+    // -0 is written as 0, as JSON.stringify does.
+    if (v >= 0) return v < 0x80000000 ? uint(out, at, v) : v < 1e15 ? bigUint(out, at, v) : text(out, at, '' + v);
+    if (v > -0x80000000) {
+      out[at] = MINUS;
+      return uint(out, at + 1, -v);
+    }
+    if (v <= -1e15) return text(out, at, '' + v);
+    out[at] = MINUS;
+    return bigUint(out, at + 1, -v);
+  }
+  if (v !== v || v === Infinity || v === -Infinity) return put(out, at, NULL);
+  const k = Math.round(v * 100);
+  if (k / 100 !== v || v >= 1e12 || v <= -1e12) return text(out, at, '' + v);
+  let cents = k;
+  if (k < 0) {
+    out[at++] = MINUS;
+    cents = -k;
+  }
+  const whole = Math.floor(cents / 100);
+  const frac = cents - whole * 100;
+  at = whole < 0x80000000 ? uint(out, at, whole) : bigUint(out, at, whole);
+  out[at++] = POINT;
+  out[at++] = PAIRS[2 * frac]!;
+  // v is not an integer, so frac is not 0: only a trailing zero is left out.
+  if (frac % 10 !== 0) out[at++] = PAIRS[2 * frac + 1]!;
+  return at;
+}
+
+/** The decimal digits of an integer in [0, 2^31), two per division. */
+function uint(out: Buffer, at: number, v: number): number {
+  let n = v | 0;
+  const len =
+    n < 10
+      ? 1
+      : n < 100
+        ? 2
+        : n < 1000
+          ? 3
+          : n < 10_000
+            ? 4
+            : n < 100_000
+              ? 5
+              : n < 1_000_000
+                ? 6
+                : n < 10_000_000
+                  ? 7
+                  : n < 100_000_000
+                    ? 8
+                    : n < 1_000_000_000
+                      ? 9
+                      : 10;
+  let end = at + len;
+  while (n >= 100) {
+    const q = (n / 100) | 0;
+    const r = 2 * (n - q * 100);
+    out[--end] = PAIRS[r + 1]!;
+    out[--end] = PAIRS[r]!;
+    n = q;
+  }
+  if (n >= 10) {
+    out[--end] = PAIRS[2 * n + 1]!;
+    out[--end] = PAIRS[2 * n]!;
+  } else out[--end] = 0x30 + n;
+  return at + len;
+}
+
+/** The decimal digits of an integer in [2^31, 1e15): doubles, not int32 arithmetic. */
+function bigUint(out: Buffer, at: number, v: number): number {
+  let len = 1;
+  for (let p = 10; p <= v; p *= 10) len++;
+  let end = at + len;
+  do {
+    const q = Math.floor(v / 10);
+    out[--end] = 0x30 + (v - q * 10);
+    v = q;
+  } while (v > 0);
+  return at + len;
+}
+
+/** ASCII text made at run time (a number's general form; room checked by the caller). */
+function text(out: Buffer, at: number, s: string): number {
+  const len = s.length;
+  for (let k = 0; k < len; k++) out[at + k] = s.charCodeAt(k);
+  return at + len;
+}
+
+/** The digits of a position after its `{"x":` (written by the caller): x, `,"y":` y, `,"z":` z, `}`. */
+function vec(out: Buffer, at: number, v: Vec3): number {
+  at = num(out, at, v.x);
+  at = put(out, at, Y);
+  at = num(out, at, v.y);
+  at = put(out, at, Z);
+  at = num(out, at, v.z);
+  out[at] = CLOSE_OBJECT;
+  return at + 1;
+}
+
+/**
+ * Writes replies into one scratch buffer, byte for byte what JSON.stringify gives. The cursor
+ * is passed along as an argument and returned (a field read and written per byte measured as
+ * most of the writer's time once), and the room is checked a few times per reply (see
+ * REPLY_ROOM), not per byte.
  */
 class JsonReplyWriter {
   out: Buffer;
@@ -318,197 +475,96 @@ class JsonReplyWriter {
     this.at += bytes.length;
   }
 
-  /** Writes a reply from byte `from` on; returns where it ends. */
+  /** Writes a reply from byte `from` on; returns where it ends (also left in `at`). */
   reply(response: TickResponse, from: number): number {
-    this.at = from;
-    this.ascii('{"agent":');
-    this.num(response.agent);
-    this.ascii(',"posture":');
-    this.str(response.posture);
-    this.ascii(',"intents":[');
+    const out = this.out;
+    if (from + REPLY_ROOM > out.length) throw TOO_LONG;
+    let at = put(out, from, AGENT);
+    at = num(out, at, response.agent);
+    at = put(out, at, POSTURE);
+    at = this.str(at, response.posture);
+    at = put(out, at, INTENTS);
     const intents = response.intents;
     for (let k = 0; k < intents.length; k++) {
-      if (k > 0) this.ascii(',');
-      this.intent(intents[k]!);
+      if (at + INTENT_ROOM > out.length) throw TOO_LONG;
+      if (k > 0) out[at++] = COMMA;
+      at = this.intent(at, intents[k]!);
     }
-    this.ascii(']}');
-    return this.at;
+    out[at++] = CLOSE_LIST;
+    out[at++] = CLOSE_OBJECT;
+    this.at = at;
+    return at;
   }
 
-  private intent(it: Intent): void {
+  private intent(at: number, it: Intent): number {
+    const out = this.out;
     switch (it.kind) {
       case 'MoveTo':
-        this.ascii('{"kind":"MoveTo","to":');
-        this.vec(it.to);
-        this.ascii(',"speed":');
-        this.str(it.speed);
-        this.ascii('}');
-        return;
+        at = vec(out, put(out, at, MOVE_TO), it.to);
+        at = this.str(put(out, at, SPEED), it.speed);
+        out[at] = CLOSE_OBJECT;
+        return at + 1;
       case 'Engage':
-        this.ascii('{"kind":"Engage","target":');
-        this.num(it.target);
-        this.ascii(it.fire ? ',"fire":true}' : ',"fire":false}');
-        return;
+        at = num(out, put(out, at, ENGAGE), it.target);
+        return put(out, at, it.fire ? FIRE : HOLD);
       case 'Face':
-        this.ascii('{"kind":"Face","yaw_deg":');
-        this.num(it.yaw_deg);
-        this.ascii('}');
-        return;
+        at = num(out, put(out, at, FACE), it.yaw_deg);
+        out[at] = CLOSE_OBJECT;
+        return at + 1;
       case 'Flee':
-        this.ascii('{"kind":"Flee","from":');
-        this.num(it.from);
-        this.ascii('}');
-        return;
+        at = num(out, put(out, at, FLEE), it.from);
+        out[at] = CLOSE_OBJECT;
+        return at + 1;
       case 'Investigate':
-        this.ascii('{"kind":"Investigate","at":');
-        this.vec(it.at);
-        this.ascii('}');
-        return;
+        at = vec(out, put(out, at, INVESTIGATE), it.at);
+        out[at] = CLOSE_OBJECT;
+        return at + 1;
       case 'Idle':
-        this.ascii('{"kind":"Idle","reason":');
-        this.str(it.reason);
-        this.ascii('}');
-        return;
+        at = this.str(put(out, at, IDLE), it.reason);
+        out[at] = CLOSE_OBJECT;
+        return at + 1;
       case 'Emote':
-        this.ascii('{"kind":"Emote","name":');
-        this.str(it.name);
-        this.ascii('}');
-        return;
+        at = this.str(put(out, at, EMOTE), it.name);
+        out[at] = CLOSE_OBJECT;
+        return at + 1;
       case 'Logoff':
-        this.ascii('{"kind":"Logoff"}');
-        return;
+        return put(out, at, LOGOFF);
       case 'Say':
-        this.ascii('{"kind":"Say","text":');
-        this.str(it.text);
-        this.ascii(',"channel":');
-        this.str(it.channel);
-        this.ascii(',"line_id":');
-        this.str(it.line_id);
+        at = this.str(put(out, at, SAY), it.text);
+        at = this.str(put(out, at, CHANNEL), it.channel);
+        at = this.str(put(out, at, LINE_ID), it.line_id);
         // JSON.stringify leaves out a member whose value is undefined; so does the writer.
-        if (it.audio_url !== undefined) {
-          this.ascii(',"audio_url":');
-          this.str(it.audio_url);
-        }
-        this.ascii('}');
-        return;
+        if (it.audio_url !== undefined) at = this.str(put(out, at, AUDIO_URL), it.audio_url);
+        out[at] = CLOSE_OBJECT;
+        return at + 1;
       default: {
         // A kind added to Intent fails to compile here until it is written above.
         const unwritten: never = it;
-        this.utf8(JSON.stringify(unwritten));
+        return this.utf8(at, JSON.stringify(unwritten));
       }
     }
   }
 
-  private vec(v: Vec3): void {
-    this.ascii('{"x":');
-    this.num(v.x);
-    this.ascii(',"y":');
-    this.num(v.y);
-    this.ascii(',"z":');
-    this.num(v.z);
-    this.ascii('}');
-  }
-
-  private room(bytes: number): void {
-    if (this.at + bytes > this.out.length) throw TOO_LONG;
-  }
-
-  /** Text known to be ASCII that needs no escaping (the writer's own punctuation and keys). */
-  private ascii(s: string): void {
-    const len = s.length;
-    this.room(len);
-    const out = this.out;
-    const at = this.at;
-    for (let k = 0; k < len; k++) out[at + k] = s.charCodeAt(k);
-    this.at = at + len;
-  }
-
-  private utf8(s: string): void {
-    this.room(s.length * 3);
-    this.at += this.out.write(s, this.at, 'utf8');
+  /** UTF-8 of a string made elsewhere (JSON text), with room for STRING_TAIL after it. */
+  private utf8(at: number, s: string): number {
+    if (at + s.length * 3 + STRING_TAIL > this.out.length) throw TOO_LONG;
+    return at + this.out.write(s, at, 'utf8');
   }
 
   /** A JSON string: printable ASCII without quotes or backslashes is copied, anything else goes through JSON.stringify. */
-  private str(s: string): void {
+  private str(at: number, s: string): number {
     const len = s.length;
-    this.room(len + 2);
     const out = this.out;
-    let at = this.at;
-    out[at++] = 0x22;
+    if (at + len + 2 + STRING_TAIL > out.length) throw TOO_LONG;
+    out[at] = QUOTE;
+    const start = at + 1;
     for (let k = 0; k < len; k++) {
       const c = s.charCodeAt(k);
-      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
-        this.utf8(JSON.stringify(s));
-        return;
-      }
-      out[at++] = c;
+      if (c < 0x20 || c > 0x7e || c === QUOTE || c === 0x5c) return this.utf8(at, JSON.stringify(s));
+      out[start + k] = c;
     }
-    out[at++] = 0x22;
-    this.at = at;
-  }
-
-  /**
-   * A number as JSON.stringify writes it. Integers are written digit by digit. A value with
-   * at most two decimals (what the brain's rounding gives: k/100 for an integer k, checked
-   * exactly) is written as k's digits with the point put back: below 1e12 no shorter decimal
-   * lies within a double's spacing of k/100, so that is the shortest round-trip form
-   * JavaScript prints. Anything else takes the general conversion.
-   */
-  private num(v: number): void {
-    this.room(NUMBER_ROOM);
-    const out = this.out;
-    if (Number.isInteger(v) && v > -1e15 && v < 1e15) {
-      if (v < 0) {
-        out[this.at++] = 0x2d;
-        this.digits(-v);
-      } else this.digits(v);
-      return;
-    }
-    if (v !== v || v === Infinity || v === -Infinity) {
-      this.ascii('null');
-      return;
-    }
-    const k = Math.round(v * 100);
-    if (k / 100 !== v || v >= 1e12 || v <= -1e12) {
-      this.ascii('' + v);
-      return;
-    }
-    if (v < 0) out[this.at++] = 0x2d;
-    const cents = k < 0 ? -k : k;
-    const whole = Math.floor(cents / 100);
-    const frac = cents - whole * 100;
-    this.digits(whole);
-    let at = this.at;
-    out[at++] = 0x2e;
-    const tens = (frac / 10) | 0;
-    const ones = frac - tens * 10;
-    out[at++] = 0x30 + tens;
-    if (ones !== 0) out[at++] = 0x30 + ones;
-    this.at = at;
-  }
-
-  /** The decimal digits of a non-negative integer below 1e15 (room reserved by the caller). */
-  private digits(v: number): void {
-    const out = this.out;
-    let len = 1;
-    for (let p = 10; p <= v; p *= 10) len++;
-    let end = this.at + len;
-    this.at = end;
-    if (v < 0x80000000) {
-      // Below 2^31 the division by ten stays in integers.
-      let n = v | 0;
-      do {
-        const q = (n / 10) | 0;
-        out[--end] = 0x30 + (n - q * 10);
-        n = q;
-      } while (n > 0);
-      return;
-    }
-    do {
-      const q = Math.floor(v / 10);
-      out[--end] = 0x30 + (v - q * 10);
-      v = q;
-    } while (v > 0);
+    out[start + len] = QUOTE;
+    return start + len + 1;
   }
 }
 
@@ -560,8 +616,6 @@ export function appendTickJson(response: TickResponse): Uint8Array | null {
 export function rewindTickJson(): void {
   lent = 0;
 }
-
-const COMMA = 0x2c;
 
 /**
  * The JSON body of a POST /ticks reply, written element by element into one buffer: `[`,
