@@ -290,55 +290,71 @@ const TOO_LONG = { tooLong: true } as const;
 
 /** The longest number num() writes: a sign, 21 digits or an exponent form, a point. */
 const NUMBER_ROOM = 32;
+/** Fixed text is stored four bytes at a time: its last store may write up to three bytes past its end (overwritten next). */
+const SPILL = 3;
 /**
  * Room checked before a reply's opening (`{"agent":`, a number, `,"posture":`). Every string
  * checks room for itself and for the fixed text that can follow it before the next check
  * (STRING_TAIL); every intent checks INTENT_ROOM: so the bytes in between are written with
  * no bounds check of their own.
  */
-const REPLY_ROOM = 32 + NUMBER_ROOM;
+const REPLY_ROOM = 32 + NUMBER_ROOM + SPILL;
 /** The longest fixed text after a string up to the next check (`,"intents":[` then `]}`, `,"channel":`...). */
-const STRING_TAIL = 32;
+const STRING_TAIL = 32 + SPILL;
 /** An intent's fixed text (at most ~40 bytes), a separating comma and its numbers (three at most). */
-const INTENT_ROOM = 64 + 3 * NUMBER_ROOM;
+const INTENT_ROOM = 64 + 3 * NUMBER_ROOM + SPILL;
 
-/** The fixed text of the replies, as bytes (copied by a loop: no string to read per byte). */
-const ascii = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'));
-const AGENT = ascii('{"agent":');
-const POSTURE = ascii(',"posture":');
-const INTENTS = ascii(',"intents":[');
-const MOVE_TO = ascii('{"kind":"MoveTo","to":{"x":');
-const SPEED = ascii(',"speed":');
-const ENGAGE = ascii('{"kind":"Engage","target":');
-const FIRE = ascii(',"fire":true}');
-const HOLD = ascii(',"fire":false}');
-const FACE = ascii('{"kind":"Face","yaw_deg":');
-const FLEE = ascii('{"kind":"Flee","from":');
-const INVESTIGATE = ascii('{"kind":"Investigate","at":{"x":');
-const IDLE = ascii('{"kind":"Idle","reason":');
-const EMOTE = ascii('{"kind":"Emote","name":');
-const LOGOFF = ascii('{"kind":"Logoff"}');
-const SAY = ascii('{"kind":"Say","text":');
-const CHANNEL = ascii(',"channel":');
-const LINE_ID = ascii(',"line_id":');
-const AUDIO_URL = ascii(',"audio_url":');
-const Y = ascii(',"y":');
-const Z = ascii(',"z":');
-const NULL = ascii('null');
+/** Fixed text as little-endian 32-bit words, the last one padded: written one word per store. */
+class Fixed {
+  readonly words: Uint32Array;
+  readonly length: number;
+
+  constructor(text: string) {
+    const padded = Buffer.alloc(Math.ceil(text.length / 4) * 4);
+    padded.write(text, 'latin1');
+    this.length = text.length;
+    this.words = new Uint32Array(padded.length / 4);
+    for (let k = 0; k < this.words.length; k++) this.words[k] = padded.readUInt32LE(4 * k);
+  }
+}
+
+const AGENT = new Fixed('{"agent":');
+const POSTURE = new Fixed(',"posture":');
+const INTENTS = new Fixed(',"intents":[');
+const MOVE_TO = new Fixed('{"kind":"MoveTo","to":{"x":');
+const SPEED = new Fixed(',"speed":');
+const ENGAGE = new Fixed('{"kind":"Engage","target":');
+const FIRE = new Fixed(',"fire":true}');
+const HOLD = new Fixed(',"fire":false}');
+const FACE = new Fixed('{"kind":"Face","yaw_deg":');
+const FLEE = new Fixed('{"kind":"Flee","from":');
+const INVESTIGATE = new Fixed('{"kind":"Investigate","at":{"x":');
+const IDLE = new Fixed('{"kind":"Idle","reason":');
+const EMOTE = new Fixed('{"kind":"Emote","name":');
+const LOGOFF = new Fixed('{"kind":"Logoff"}');
+const SAY = new Fixed('{"kind":"Say","text":');
+const CHANNEL = new Fixed(',"channel":');
+const LINE_ID = new Fixed(',"line_id":');
+const AUDIO_URL = new Fixed(',"audio_url":');
+const Y = new Fixed(',"y":');
+const Z = new Fixed(',"z":');
+const NULL = new Fixed('null');
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const MINUS = 0x2d;
-const POINT = 0x2e;
 const CLOSE_OBJECT = 0x7d;
-const CLOSE_LIST = 0x5d;
-/** "00" to "99": two digits per division by 100. */
-const PAIRS = ascii(Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0')).join(''));
+/** `]}`, a reply's end, as one little-endian 16-bit store. */
+const CLOSE_REPLY = 0x5d | (0x7d << 8);
+/** "00" to "99" as little-endian 16-bit words: two digits per division and per store. */
+const PAIRS = Uint16Array.from({ length: 100 }, (_, n) => (0x30 + Math.floor(n / 10)) | ((0x30 + (n % 10)) << 8));
+/** ".00" to ".99" as little-endian 32-bit words (one byte past the three is written and overwritten next). */
+const CENTS = Uint32Array.from({ length: 100 }, (_, n) => 0x2e | (PAIRS[n]! << 8));
 
-/** Copies fixed text to `at` (room checked by the caller); returns where it ends. */
-function put(out: Buffer, at: number, bytes: Uint8Array): number {
-  const len = bytes.length;
-  for (let k = 0; k < len; k++) out[at + k] = bytes[k]!;
-  return at + len;
+/** Copies fixed text to `at` (room checked by the caller, SPILL included); returns where it ends. */
+function put(view: DataView, at: number, fixed: Fixed): number {
+  const words = fixed.words;
+  for (let k = 0; k < words.length; k++) view.setUint32(at + 4 * k, words[k]!, true);
+  return at + fixed.length;
 }
 
 /**
@@ -348,117 +364,108 @@ function put(out: Buffer, at: number, bytes: Uint8Array): number {
  * 1e12 no shorter decimal lies within a double's spacing of k/100, so that is the shortest
  * round-trip form JavaScript prints. Anything else takes the general conversion.
  */
-function num(out: Buffer, at: number, v: number): number {
+function num(view: DataView, at: number, v: number): number {
   if (Number.isInteger(v)) {
     // -0 is written as 0, as JSON.stringify does.
-    if (v >= 0) return v < 0x80000000 ? uint(out, at, v) : v < 1e15 ? bigUint(out, at, v) : text(out, at, '' + v);
+    if (v >= 0) return v < 0x80000000 ? uint(view, at, v) : v < 1e15 ? bigUint(view, at, v) : text(view, at, '' + v);
     if (v > -0x80000000) {
-      out[at] = MINUS;
-      return uint(out, at + 1, -v);
+      view.setUint8(at, MINUS);
+      return uint(view, at + 1, -v);
     }
-    if (v <= -1e15) return text(out, at, '' + v);
-    out[at] = MINUS;
-    return bigUint(out, at + 1, -v);
+    if (v <= -1e15) return text(view, at, '' + v);
+    view.setUint8(at, MINUS);
+    return bigUint(view, at + 1, -v);
   }
-  if (v !== v || v === Infinity || v === -Infinity) return put(out, at, NULL);
+  if (v !== v || v === Infinity || v === -Infinity) return put(view, at, NULL);
   const k = Math.round(v * 100);
-  if (k / 100 !== v || v >= 1e12 || v <= -1e12) return text(out, at, '' + v);
+  if (k / 100 !== v || v >= 1e12 || v <= -1e12) return text(view, at, '' + v);
   let cents = k;
   if (k < 0) {
-    out[at++] = MINUS;
+    view.setUint8(at++, MINUS);
     cents = -k;
   }
   const whole = Math.floor(cents / 100);
   const frac = cents - whole * 100;
-  at = whole < 0x80000000 ? uint(out, at, whole) : bigUint(out, at, whole);
-  out[at++] = POINT;
-  out[at++] = PAIRS[2 * frac]!;
+  at = whole < 0x80000000 ? uint(view, at, whole) : bigUint(view, at, whole);
+  view.setUint32(at, CENTS[frac]!, true);
   // v is not an integer, so frac is not 0: only a trailing zero is left out.
-  if (frac % 10 !== 0) out[at++] = PAIRS[2 * frac + 1]!;
-  return at;
+  return frac % 10 === 0 ? at + 2 : at + 3;
 }
 
-/** The decimal digits of an integer in [0, 2^31), two per division. */
-function uint(out: Buffer, at: number, v: number): number {
+/** How many decimal digits an integer in [0, 2^31) has. */
+function digitCount(n: number): number {
+  if (n < 10_000) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : 4;
+  if (n < 100_000_000) return n < 100_000 ? 5 : n < 1_000_000 ? 6 : n < 10_000_000 ? 7 : 8;
+  return n < 1_000_000_000 ? 9 : 10;
+}
+
+/** The decimal digits of an integer in [0, 2^31), two per division and per store. */
+function uint(view: DataView, at: number, v: number): number {
   let n = v | 0;
-  const len =
-    n < 10
-      ? 1
-      : n < 100
-        ? 2
-        : n < 1000
-          ? 3
-          : n < 10_000
-            ? 4
-            : n < 100_000
-              ? 5
-              : n < 1_000_000
-                ? 6
-                : n < 10_000_000
-                  ? 7
-                  : n < 100_000_000
-                    ? 8
-                    : n < 1_000_000_000
-                      ? 9
-                      : 10;
+  const len = digitCount(n);
   let end = at + len;
   while (n >= 100) {
     const q = (n / 100) | 0;
-    const r = 2 * (n - q * 100);
-    out[--end] = PAIRS[r + 1]!;
-    out[--end] = PAIRS[r]!;
+    end -= 2;
+    view.setUint16(end, PAIRS[n - q * 100]!, true);
     n = q;
   }
-  if (n >= 10) {
-    out[--end] = PAIRS[2 * n + 1]!;
-    out[--end] = PAIRS[2 * n]!;
-  } else out[--end] = 0x30 + n;
+  if (n >= 10) view.setUint16(end - 2, PAIRS[n]!, true);
+  else view.setUint8(end - 1, 0x30 + n);
   return at + len;
 }
 
 /** The decimal digits of an integer in [2^31, 1e15): doubles, not int32 arithmetic. */
-function bigUint(out: Buffer, at: number, v: number): number {
+function bigUint(view: DataView, at: number, v: number): number {
   let len = 1;
   for (let p = 10; p <= v; p *= 10) len++;
   let end = at + len;
   do {
     const q = Math.floor(v / 10);
-    out[--end] = 0x30 + (v - q * 10);
+    view.setUint8(--end, 0x30 + (v - q * 10));
     v = q;
   } while (v > 0);
   return at + len;
 }
 
 /** ASCII text made at run time (a number's general form; room checked by the caller). */
-function text(out: Buffer, at: number, s: string): number {
+function text(view: DataView, at: number, s: string): number {
   const len = s.length;
-  for (let k = 0; k < len; k++) out[at + k] = s.charCodeAt(k);
+  for (let k = 0; k < len; k++) view.setUint8(at + k, s.charCodeAt(k));
   return at + len;
 }
 
 /** The digits of a position after its `{"x":` (written by the caller): x, `,"y":` y, `,"z":` z, `}`. */
-function vec(out: Buffer, at: number, v: Vec3): number {
-  at = num(out, at, v.x);
-  at = put(out, at, Y);
-  at = num(out, at, v.y);
-  at = put(out, at, Z);
-  at = num(out, at, v.z);
-  out[at] = CLOSE_OBJECT;
+function vec(view: DataView, at: number, v: Vec3): number {
+  at = num(view, at, v.x);
+  at = put(view, at, Y);
+  at = num(view, at, v.y);
+  at = put(view, at, Z);
+  at = num(view, at, v.z);
+  view.setUint8(at, CLOSE_OBJECT);
   return at + 1;
+}
+
+/** Whether a UTF-16 code unit is printable ASCII that JSON writes as it is (no quote, no backslash). */
+function plain(c: number): boolean {
+  return c >= 0x20 && c <= 0x7e && c !== QUOTE && c !== 0x5c;
 }
 
 /**
  * Writes replies into one scratch buffer, byte for byte what JSON.stringify gives. The cursor
  * is passed along as an argument and returned (a field read and written per byte measured as
- * most of the writer's time once), and the room is checked a few times per reply (see
- * REPLY_ROOM), not per byte.
+ * most of the writer's time once); the bytes go through a DataView, fixed text and digit
+ * pairs several bytes per store (on this kind of VM a store costs about as much whatever its
+ * width); the room is checked a few times per reply (see REPLY_ROOM), not per byte.
  */
 class JsonReplyWriter {
   out: Buffer;
+  private view: DataView;
   at = 0;
 
   constructor(size: number) {
     this.out = Buffer.allocUnsafeSlow(size);
+    this.view = new DataView(this.out.buffer, this.out.byteOffset, this.out.length);
   }
 
   /** Twice the room, keeping the bytes written so far. */
@@ -466,6 +473,7 @@ class JsonReplyWriter {
     const out = Buffer.allocUnsafeSlow(this.out.length * 2);
     this.out.copy(out, 0, 0, this.at);
     this.out = out;
+    this.view = new DataView(out.buffer, out.byteOffset, out.length);
   }
 
   /** Bytes written as they are (a reply's text made elsewhere), growing the buffer as needed. */
@@ -477,65 +485,65 @@ class JsonReplyWriter {
 
   /** Writes a reply from byte `from` on; returns where it ends (also left in `at`). */
   reply(response: TickResponse, from: number): number {
-    const out = this.out;
-    if (from + REPLY_ROOM > out.length) throw TOO_LONG;
-    let at = put(out, from, AGENT);
-    at = num(out, at, response.agent);
-    at = put(out, at, POSTURE);
+    const view = this.view;
+    const size = this.out.length;
+    if (from + REPLY_ROOM > size) throw TOO_LONG;
+    let at = put(view, from, AGENT);
+    at = num(view, at, response.agent);
+    at = put(view, at, POSTURE);
     at = this.str(at, response.posture);
-    at = put(out, at, INTENTS);
+    at = put(view, at, INTENTS);
     const intents = response.intents;
     for (let k = 0; k < intents.length; k++) {
-      if (at + INTENT_ROOM > out.length) throw TOO_LONG;
-      if (k > 0) out[at++] = COMMA;
+      if (at + INTENT_ROOM > size) throw TOO_LONG;
+      if (k > 0) view.setUint8(at++, COMMA);
       at = this.intent(at, intents[k]!);
     }
-    out[at++] = CLOSE_LIST;
-    out[at++] = CLOSE_OBJECT;
-    this.at = at;
-    return at;
+    view.setUint16(at, CLOSE_REPLY, true);
+    this.at = at + 2;
+    return at + 2;
   }
 
   private intent(at: number, it: Intent): number {
-    const out = this.out;
+    const view = this.view;
     switch (it.kind) {
       case 'MoveTo':
-        at = vec(out, put(out, at, MOVE_TO), it.to);
-        at = this.str(put(out, at, SPEED), it.speed);
-        out[at] = CLOSE_OBJECT;
+        at = vec(view, put(view, at, MOVE_TO), it.to);
+        at = this.str(put(view, at, SPEED), it.speed);
+        view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Engage':
-        at = num(out, put(out, at, ENGAGE), it.target);
-        return put(out, at, it.fire ? FIRE : HOLD);
+        at = num(view, put(view, at, ENGAGE), it.target);
+        return put(view, at, it.fire ? FIRE : HOLD);
       case 'Face':
-        at = num(out, put(out, at, FACE), it.yaw_deg);
-        out[at] = CLOSE_OBJECT;
+        at = num(view, put(view, at, FACE), it.yaw_deg);
+        view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Flee':
-        at = num(out, put(out, at, FLEE), it.from);
-        out[at] = CLOSE_OBJECT;
+        at = num(view, put(view, at, FLEE), it.from);
+        view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Investigate':
-        at = vec(out, put(out, at, INVESTIGATE), it.at);
-        out[at] = CLOSE_OBJECT;
+        at = vec(view, put(view, at, INVESTIGATE), it.at);
+        view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Idle':
-        at = this.str(put(out, at, IDLE), it.reason);
-        out[at] = CLOSE_OBJECT;
+        at = this.str(put(view, at, IDLE), it.reason);
+        view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Emote':
-        at = this.str(put(out, at, EMOTE), it.name);
-        out[at] = CLOSE_OBJECT;
+        at = this.str(put(view, at, EMOTE), it.name);
+        view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Logoff':
-        return put(out, at, LOGOFF);
+        return put(view, at, LOGOFF);
       case 'Say':
-        at = this.str(put(out, at, SAY), it.text);
-        at = this.str(put(out, at, CHANNEL), it.channel);
-        at = this.str(put(out, at, LINE_ID), it.line_id);
+        at = this.str(put(view, at, SAY), it.text);
+        at = this.str(put(view, at, CHANNEL), it.channel);
+        at = this.str(put(view, at, LINE_ID), it.line_id);
         // JSON.stringify leaves out a member whose value is undefined; so does the writer.
-        if (it.audio_url !== undefined) at = this.str(put(out, at, AUDIO_URL), it.audio_url);
-        out[at] = CLOSE_OBJECT;
+        if (it.audio_url !== undefined) at = this.str(put(view, at, AUDIO_URL), it.audio_url);
+        view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       default: {
         // A kind added to Intent fails to compile here until it is written above.
@@ -551,19 +559,31 @@ class JsonReplyWriter {
     return at + this.out.write(s, at, 'utf8');
   }
 
-  /** A JSON string: printable ASCII without quotes or backslashes is copied, anything else goes through JSON.stringify. */
+  /**
+   * A JSON string: printable ASCII without quotes or backslashes is copied, four characters
+   * per store; anything else goes through JSON.stringify.
+   */
   private str(at: number, s: string): number {
     const len = s.length;
-    const out = this.out;
-    if (at + len + 2 + STRING_TAIL > out.length) throw TOO_LONG;
-    out[at] = QUOTE;
+    const view = this.view;
+    if (at + len + 2 + STRING_TAIL > this.out.length) throw TOO_LONG;
+    view.setUint8(at, QUOTE);
     const start = at + 1;
-    for (let k = 0; k < len; k++) {
-      const c = s.charCodeAt(k);
-      if (c < 0x20 || c > 0x7e || c === QUOTE || c === 0x5c) return this.utf8(at, JSON.stringify(s));
-      out[start + k] = c;
+    let k = 0;
+    for (; k + 4 <= len; k += 4) {
+      const a = s.charCodeAt(k);
+      const b = s.charCodeAt(k + 1);
+      const c = s.charCodeAt(k + 2);
+      const d = s.charCodeAt(k + 3);
+      if (!(plain(a) && plain(b) && plain(c) && plain(d))) return this.utf8(at, JSON.stringify(s));
+      view.setUint32(start + k, a | (b << 8) | (c << 16) | (d << 24), true);
     }
-    out[start + len] = QUOTE;
+    for (; k < len; k++) {
+      const c = s.charCodeAt(k);
+      if (!plain(c)) return this.utf8(at, JSON.stringify(s));
+      view.setUint8(start + k, c);
+    }
+    view.setUint8(start + len, QUOTE);
     return start + len + 1;
   }
 }
