@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TickRequest } from '../../../brain/index.js';
-import { PlayerTracker, RECENT_IDS_INITIAL_SLOTS, RecentIds } from '../../../src/sidecar/state/players.js';
+import { ID_TABLE_INITIAL_SLOTS, ID_TABLE_MAX_LOAD, IdTable, PlayerTracker, RecentIds } from '../../../src/sidecar/state/players.js';
 
 /** What RecentIds stands for: two Sets, the current window's and the previous one's. */
 class TwoSets {
@@ -103,9 +103,9 @@ test('adding an id of the previous window again keeps it one more window, and co
   assert.equal(ids.has(7), false);
 });
 
-test('the table grows past its first size and shrinks back once the ids are forgotten', () => {
+test('the tables grow past their first size, and a window after a busy one starts sized for it', () => {
   const ids = new RecentIds();
-  const n = RECENT_IDS_INITIAL_SLOTS * 40;
+  const n = ID_TABLE_INITIAL_SLOTS * 40;
   for (let id = 0; id < n; id++) ids.add(id * 3 - n);
   assert.equal(ids.count(), n);
   for (let id = 0; id < n; id++) assert.equal(ids.has(id * 3 - n), true);
@@ -156,4 +156,22 @@ test('PlayerTracker counts distinct player targets only', () => {
   assert.equal(players.count(), 3);
   players.rotate();
   assert.equal(players.count(), 1);
+});
+
+test('an IdTable keeps every id through its growth, at most ID_TABLE_MAX_LOAD full, and never keeps NaN', () => {
+  const table = new IdTable();
+  const limit = Math.floor(ID_TABLE_INITIAL_SLOTS * ID_TABLE_MAX_LOAD);
+  for (let id = 0; id < limit; id++) table.add(id * 7919);
+  assert.equal(table.size, limit, 'full up to the load limit');
+  table.add(-1);
+  table.add(NaN);
+  table.add(-1);
+  assert.equal(table.size, limit + 1);
+  assert.equal(table.has(NaN), false);
+  for (let id = 0; id < limit; id++) assert.equal(table.has(id * 7919), true);
+  const seen: number[] = [];
+  table.forEach((id) => seen.push(id));
+  assert.equal(seen.length, limit + 1);
+  assert.equal(new Set(seen).size, limit + 1);
+  assert.equal(new IdTable(100_000).size, 0);
 });
