@@ -358,13 +358,20 @@ function put(view: DataView, at: number, fixed: Fixed): number {
 }
 
 /**
- * A number as JSON.stringify writes it (room checked by the caller). Integers are written
+ * The number num() writes next. A double passed to a function that is not inlined is boxed
+ * (a 16-byte HeapNumber per number written, measured); a double stored in a typed array is not.
+ */
+const NUMBER = new Float64Array(1);
+
+/**
+ * NUMBER[0] as JSON.stringify writes it (room checked by the caller). Integers are written
  * digit by digit. A value with at most two decimals (what the brain's rounding gives: k/100
  * for an integer k, checked exactly) is written as k's digits with the point put back: below
  * 1e12 no shorter decimal lies within a double's spacing of k/100, so that is the shortest
  * round-trip form JavaScript prints. Anything else takes the general conversion.
  */
-function num(view: DataView, at: number, v: number): number {
+function num(view: DataView, at: number): number {
+  const v = NUMBER[0]!;
   if (Number.isInteger(v)) {
     // -0 is written as 0, as JSON.stringify does.
     if (v >= 0) return v < 0x80000000 ? uint(view, at, v) : v < 1e15 ? bigUint(view, at, v) : text(view, at, '' + v);
@@ -437,11 +444,14 @@ function text(view: DataView, at: number, s: string): number {
 
 /** The digits of a position after its `{"x":` (written by the caller): x, `,"y":` y, `,"z":` z, `}`. */
 function vec(view: DataView, at: number, v: Vec3): number {
-  at = num(view, at, v.x);
+  NUMBER[0] = v.x;
+  at = num(view, at);
   at = put(view, at, Y);
-  at = num(view, at, v.y);
+  NUMBER[0] = v.y;
+  at = num(view, at);
   at = put(view, at, Z);
-  at = num(view, at, v.z);
+  NUMBER[0] = v.z;
+  at = num(view, at);
   view.setUint8(at, CLOSE_OBJECT);
   return at + 1;
 }
@@ -489,7 +499,8 @@ class JsonReplyWriter {
     const size = this.out.length;
     if (from + REPLY_ROOM > size) throw TOO_LONG;
     let at = put(view, from, AGENT);
-    at = num(view, at, response.agent);
+    NUMBER[0] = response.agent;
+    at = num(view, at);
     at = put(view, at, POSTURE);
     at = this.str(at, response.posture);
     at = put(view, at, INTENTS);
@@ -513,14 +524,17 @@ class JsonReplyWriter {
         view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Engage':
-        at = num(view, put(view, at, ENGAGE), it.target);
+        NUMBER[0] = it.target;
+        at = num(view, put(view, at, ENGAGE));
         return put(view, at, it.fire ? FIRE : HOLD);
       case 'Face':
-        at = num(view, put(view, at, FACE), it.yaw_deg);
+        NUMBER[0] = it.yaw_deg;
+        at = num(view, put(view, at, FACE));
         view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Flee':
-        at = num(view, put(view, at, FLEE), it.from);
+        NUMBER[0] = it.from;
+        at = num(view, put(view, at, FLEE));
         view.setUint8(at, CLOSE_OBJECT);
         return at + 1;
       case 'Investigate':
