@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TickRequest } from '../../../brain/index.js';
+import { seededRandom } from '../../../src/random.js';
 import { ID_TABLE_INITIAL_SLOTS, ID_TABLE_MAX_LOAD, IdTable, PlayerTracker, RecentIds } from '../../../src/sidecar/state/players.js';
 
 /** What RecentIds stands for: two Sets, the current window's and the previous one's. */
@@ -22,18 +23,6 @@ class TwoSets {
   }
 }
 
-/** A seeded generator (mulberry32): the same run every time. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SAFE = Number.MAX_SAFE_INTEGER;
 const TWO_32 = 2 ** 32;
 
@@ -53,7 +42,7 @@ function idFrom(random: () => number): number {
 }
 
 test('RecentIds answers as two rotating Sets over ids from the whole safe-integer range', () => {
-  const random = prng(16);
+  const random = seededRandom(16);
   const ids = new RecentIds();
   const sets = new TwoSets();
   const probes: number[] = [];
