@@ -32,7 +32,8 @@ export interface BatchBenchReport {
   rows: BatchRow[];
   /**
    * At a batch of 100: agent throughput against per-request /tick and against the brain in
-   * process, by decisions/s and by CPU per decision (the figure that holds on a loaded machine).
+   * process, by decisions/s and by CPU per decision (the figure that holds on a loaded machine),
+   * each the median of the rounds' own ratios; the p99 at 50 batches/s the median of the rounds'.
    */
   at100: { vs_tick: number; vs_brain: number; cpu_vs_tick: number; cpu_vs_brain: number; fixed_p99_us: number | null } | null;
   targets: { four_times_tick: boolean; half_of_brain: boolean; p99_under_2ms_at_50_per_s: boolean } | null;
@@ -81,9 +82,12 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
   if (spawnSync(opts.wrk, ['-v']).error) throw new Error(`wrk not found at ${opts.wrk} (Debian: apt-get install wrk)`);
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-batch-'));
   const samples = new Map<string, BatchRow[]>();
+  // Each round's own rows too: its ratios compare runs minutes apart at most.
+  const rounds: BatchRow[][] = [];
   const keep = (r: BatchRow): void => {
     const key = `${r.route}|${r.batch}|${r.load}`;
     samples.set(key, [...(samples.get(key) ?? []), r]);
+    rounds[rounds.length - 1]!.push(r);
   };
   const spec: ServerSpec = { label: 'sidecar inline', kind: 'sidecar', workers: 0 };
   try {
@@ -91,6 +95,7 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
     const batches = new Map(sizes.map((n) => [n, writeBatches(dir, opts.agents, n)]));
     const fixed = writeBatches(dir, opts.agents, FIXED_BATCH);
     for (let round = 1; round <= opts.rounds; round++) {
+      rounds.push([]);
       const brain = spawnSync('taskset', ['-c', opts.serverCpu, process.execPath, BRAIN_RATE, String(opts.agents), String(opts.duration)], {
         encoding: 'utf8',
       });
@@ -146,24 +151,7 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
     rmSync(dir, { recursive: true, force: true });
   }
   const rows = [...samples.values()].map((list) => [...list].sort((a, b) => a.decisions_per_s - b.decisions_per_s)[Math.floor((list.length - 1) / 2)]!);
-  const find = (route: BatchRow['route'], batch: number, fixedRate = false): BatchRow | undefined =>
-    rows.find((r) => r.route === route && r.batch === batch && r.load.startsWith('~') === fixedRate);
-  const tick = find('/tick', 1);
-  const brain = find('Brain.tick in process', 1);
-  const hundred = find('/ticks', 100);
-  const fixedRow = find('/ticks', FIXED_BATCH, true);
-  const round2 = (x: number): number => Math.round(x * 100) / 100;
-  const cpuOf = (r: BatchRow): number => r.cpu_us_per_decision ?? NaN;
-  const at100 =
-    hundred && tick && brain
-      ? {
-          vs_tick: round2(hundred.decisions_per_s / tick.decisions_per_s),
-          vs_brain: round2(hundred.decisions_per_s / brain.decisions_per_s),
-          cpu_vs_tick: round2(cpuOf(tick) / cpuOf(hundred)),
-          cpu_vs_brain: round2(cpuOf(brain) / cpuOf(hundred)),
-          fixed_p99_us: fixedRow?.p99_us ?? null,
-        }
-      : null;
+  const at100 = at100Of(rounds);
   return {
     options: { ...opts, sizes: [...sizes] },
     rows,
@@ -175,6 +163,51 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
           p99_under_2ms_at_50_per_s: at100.fixed_p99_us !== null && at100.fixed_p99_us < 2000,
         }
       : null,
+  };
+}
+
+/** The median of `xs` (the mean of the middle two for an even count). */
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The report's ratios at 100 agents per batch from each round's rows: worked out within each
+ * round (its brain, /tick and batch runs follow each other within a minute), then the median
+ * of the rounds. On a shared machine the load drifts between rounds, and a ratio of medians
+ * could pair the brain of a quiet round with the server of a loaded one. Rounds missing a row
+ * are left out; null when none has them all.
+ */
+export function at100Of(rounds: readonly (readonly BatchRow[])[]): BatchBenchReport['at100'] {
+  const round2 = (x: number): number => Math.round(x * 100) / 100;
+  const cpuOf = (r: BatchRow): number => r.cpu_us_per_decision ?? NaN;
+  const ratios = rounds.flatMap((list) => {
+    const find = (route: BatchRow['route'], batch: number, fixedRate = false): BatchRow | undefined =>
+      list.find((r) => r.route === route && r.batch === batch && r.load.startsWith('~') === fixedRate);
+    const tick = find('/tick', 1);
+    const brain = find('Brain.tick in process', 1);
+    const hundred = find('/ticks', 100);
+    if (!tick || !brain || !hundred) return [];
+    return [
+      {
+        vs_tick: hundred.decisions_per_s / tick.decisions_per_s,
+        vs_brain: hundred.decisions_per_s / brain.decisions_per_s,
+        cpu_vs_tick: cpuOf(tick) / cpuOf(hundred),
+        cpu_vs_brain: cpuOf(brain) / cpuOf(hundred),
+        fixed_p99_us: find('/ticks', FIXED_BATCH, true)?.p99_us ?? null,
+      },
+    ];
+  });
+  if (ratios.length === 0) return null;
+  const p99s = ratios.flatMap((r) => (r.fixed_p99_us === null ? [] : [r.fixed_p99_us]));
+  return {
+    vs_tick: round2(median(ratios.map((r) => r.vs_tick))),
+    vs_brain: round2(median(ratios.map((r) => r.vs_brain))),
+    cpu_vs_tick: round2(median(ratios.map((r) => r.cpu_vs_tick))),
+    cpu_vs_brain: round2(median(ratios.map((r) => r.cpu_vs_brain))),
+    fixed_p99_us: p99s.length > 0 ? Math.round(median(p99s)) : null,
   };
 }
 

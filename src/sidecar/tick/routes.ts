@@ -23,12 +23,12 @@ import { TickFailure, TICKS_MAX_BODY, type BatchItem } from './tick-array.js';
 export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
   mountTickRoute(server, ticks, maxBody, TICK_SITE, (res, state, control, last, encoding, batch) => {
     if (batch !== null) {
-      if (state.chunks === null) batch.add(res, state, control, last, encoding);
-      else batch.addWhole(res, state, control, wholeBody(state, last), encoding);
+      if (state.body === null) batch.add(res, state, control, last, encoding);
+      else batch.addWhole(res, state, control, wholeBody(state, last, maxBody), encoding);
       return;
     }
     const started = ticks.clock();
-    const out = ticks.answer(ticks.accept(wholeBody(state, last), encoding), encoding, started);
+    const out = ticks.answer(ticks.accept(wholeBody(state, last, maxBody), encoding), encoding, started);
     if (out instanceof Promise) {
       out.then(
         (reply) => sendTick(res, state, reply, control),
@@ -83,7 +83,7 @@ function mountTickRoute(server: HttpServer, ticks: TickHandler, maxBody: number,
 export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TICKS_MAX_BODY): void {
   mountTickRoute(server, ticks, maxBody, TICKS_SITE, (res, state, control, last, encoding, batch) => {
     // Read at once into fresh requests: nothing keeps the body once this returns.
-    const items = ticks.acceptBatch(wholeBody(state, last), encoding);
+    const items = ticks.acceptBatch(wholeBody(state, last, maxBody), encoding);
     ticks.countBatch(items.length);
     if (batch !== null) {
       const body = batch.answerGroup(items, encoding, control.logger);
@@ -125,31 +125,55 @@ function bodyOf(out: readonly (Reply | TickFailure)[], encoding: Encoding): Uint
  */
 interface TickCall extends Credentials, RawState {
   readonly contentType: string;
+  /** The declared Content-Length (at most the route's limit), or -1 when there is none. */
+  readonly declared: number;
   /** Body bytes received so far. */
   size: number;
-  /** Copies of the chunks before the last; null while the body came in one chunk. */
-  chunks: Buffer[] | null;
+  /** The chunks before the last, copied one after another; null while the body came in one chunk. */
+  body: Buffer | null;
 }
 
 /**
  * Takes one chunk of a tick route's body: a 413 (thrown, for the route's guard to answer) once
- * the body passes maxBody, a copy kept of a chunk that is not the last (uWS reuses its memory
- * once the callback returns). True when the chunk was the last: the body is whole.
+ * the body passes maxBody; a chunk that is not the last is copied at once (uWS reuses its
+ * memory once the callback returns) into the body's one buffer, sized by Content-Length. True
+ * when the chunk was the last: the body is whole.
  */
 function bodyChunk(call: TickCall, chunk: ArrayBuffer, isLast: boolean, maxBody: number): boolean {
+  const at = call.size;
   call.size += chunk.byteLength;
   if (call.size > maxBody) throw tooLarge(maxBody);
   if (isLast) return true;
-  (call.chunks ??= []).push(Buffer.from(chunk.slice(0)));
+  // uWS may report an empty chunk before the body's bytes: nothing to keep.
+  if (chunk.byteLength > 0) copyChunk(call, chunk, at, maxBody);
   return false;
 }
 
 /**
- * The whole body, given its last chunk: a body in one chunk is that chunk in place (valid only
- * during the callback: read it at once), a longer one its chunks joined once into a new Buffer.
+ * Copies a chunk to byte `at` of the call's body buffer. The buffer is made on the first
+ * chunk, at the declared length (uWS delivers exactly that many bytes); without one (a
+ * chunked upload) it starts at twice what came and doubles, never past maxBody.
  */
-function wholeBody(call: TickCall, last: ArrayBuffer): Buffer {
-  return call.chunks === null ? Buffer.from(last) : Buffer.concat([...call.chunks, Buffer.from(last)], call.size);
+function copyChunk(call: TickCall, chunk: ArrayBuffer, at: number, maxBody: number): void {
+  let body = call.body;
+  if (body === null || call.size > body.length) {
+    const room = call.declared >= call.size ? call.declared : Math.min(maxBody, 2 * Math.max(call.size, body === null ? 0 : body.length));
+    const grown = Buffer.allocUnsafe(room);
+    if (body !== null) body.copy(grown, 0, 0, at);
+    call.body = body = grown;
+  }
+  body.set(new Uint8Array(chunk), at);
+}
+
+/**
+ * The whole body, given its last chunk: a body in one chunk is that chunk in place (valid only
+ * during the callback: read it at once), a longer one the call's buffer with the last chunk
+ * copied in (one copy of every byte in all).
+ */
+function wholeBody(call: TickCall, last: ArrayBuffer, maxBody: number): Buffer {
+  if (call.body === null) return Buffer.from(last);
+  copyChunk(call, last, call.size - last.byteLength, maxBody);
+  return call.body.subarray(0, call.size);
 }
 
 /**
@@ -171,6 +195,8 @@ function beginTick(
   const authorization = gated ? req.getHeader(AUTHORIZATION) : '';
   const headerToken = gated && authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
   const query = gated && authorization === '' && headerToken === '' ? (req.getQuery() ?? '') : '';
+  const declared = req.getHeader(CONTENT_LENGTH);
+  const length = declared === '' ? -1 : Number(declared);
   const call: TickCall = {
     aborted: false,
     answered: false,
@@ -179,14 +205,14 @@ function beginTick(
     authorization,
     headerToken,
     query,
+    declared: Number.isSafeInteger(length) && length >= 0 && length <= maxBody ? length : -1,
     size: 0,
-    chunks: null,
+    body: null,
   };
-  const declared = req.getHeader(CONTENT_LENGTH);
   res.onAborted(() => {
     call.aborted = true;
   });
-  if (declared !== '' && Number(declared) > maxBody) {
+  if (length > maxBody) {
     // The connection is kept on a 413 (uWS discards the rest of the body), so a client still
     // writing it reads the answer rather than failing with EPIPE.
     failRaw(res, call, tooLarge(maxBody), control, site);

@@ -452,18 +452,192 @@ const TOO_LONG = { tooLong: true } as const;
 
 /** The longest number num() writes: a sign, 21 digits or an exponent form, a point. */
 const NUMBER_ROOM = 32;
+/** Fixed text is stored four bytes at a time: its last store may write up to three bytes past its end (overwritten next). */
+const SPILL = 3;
+/**
+ * Room checked before a reply's opening (`{"agent":`, a number, `,"posture":`). Every string
+ * checks room for itself and for the fixed text that can follow it before the next check
+ * (STRING_TAIL); every intent checks INTENT_ROOM: so the bytes in between are written with
+ * no bounds check of their own.
+ */
+const REPLY_ROOM = 32 + NUMBER_ROOM + SPILL;
+/** The longest fixed text after a string up to the next check (`,"intents":[` then `]}`, `,"channel":`...). */
+const STRING_TAIL = 32 + SPILL;
+/** An intent's fixed text (at most ~40 bytes), a separating comma and its numbers (three at most). */
+const INTENT_ROOM = 64 + 3 * NUMBER_ROOM + SPILL;
+
+/** Fixed text as little-endian 32-bit words, the last one padded: written one word per store. */
+class Fixed {
+  readonly words: Uint32Array;
+  readonly length: number;
+
+  constructor(text: string) {
+    const padded = Buffer.alloc(Math.ceil(text.length / 4) * 4);
+    padded.write(text, 'latin1');
+    this.length = text.length;
+    this.words = new Uint32Array(padded.length / 4);
+    for (let k = 0; k < this.words.length; k++) this.words[k] = padded.readUInt32LE(4 * k);
+  }
+}
+
+const AGENT = new Fixed('{"agent":');
+const POSTURE = new Fixed(',"posture":');
+const INTENTS = new Fixed(',"intents":[');
+const MOVE_TO = new Fixed('{"kind":"MoveTo","to":{"x":');
+const SPEED = new Fixed(',"speed":');
+const ENGAGE = new Fixed('{"kind":"Engage","target":');
+const FIRE = new Fixed(',"fire":true}');
+const HOLD = new Fixed(',"fire":false}');
+const FACE = new Fixed('{"kind":"Face","yaw_deg":');
+const FLEE = new Fixed('{"kind":"Flee","from":');
+const INVESTIGATE = new Fixed('{"kind":"Investigate","at":{"x":');
+const IDLE = new Fixed('{"kind":"Idle","reason":');
+const EMOTE = new Fixed('{"kind":"Emote","name":');
+const LOGOFF = new Fixed('{"kind":"Logoff"}');
+const SAY = new Fixed('{"kind":"Say","text":');
+const CHANNEL = new Fixed(',"channel":');
+const LINE_ID = new Fixed(',"line_id":');
+const AUDIO_URL = new Fixed(',"audio_url":');
+const Y = new Fixed(',"y":');
+const Z = new Fixed(',"z":');
+const NULL = new Fixed('null');
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const MINUS = 0x2d;
+const CLOSE_OBJECT = 0x7d;
+/** `]}`, a reply's end, as one little-endian 16-bit store. */
+const CLOSE_REPLY = 0x5d | (0x7d << 8);
+/** "00" to "99" as little-endian 16-bit words: two digits per division and per store. */
+const PAIRS = Uint16Array.from({ length: 100 }, (_, n) => (0x30 + Math.floor(n / 10)) | ((0x30 + (n % 10)) << 8));
+/** ".00" to ".99" as little-endian 32-bit words (one byte past the three is written and overwritten next). */
+const CENTS = Uint32Array.from({ length: 100 }, (_, n) => 0x2e | (PAIRS[n]! << 8));
+
+/** Copies fixed text to `at` (room checked by the caller, SPILL included); returns where it ends. */
+function put(view: DataView, at: number, fixed: Fixed): number {
+  const words = fixed.words;
+  for (let k = 0; k < words.length; k++) view.setUint32(at + 4 * k, words[k]!, true);
+  return at + fixed.length;
+}
 
 /**
- * Writes replies into one scratch buffer. A class with its cursor in a field, and locals in
- * the loops: a module-level `let` cursor is a context load and a hole check per byte, which
- * measured as most of the writer's time.
+ * The number num() writes next. A double passed to a function that is not inlined is boxed
+ * (a 16-byte HeapNumber per number written, measured); a double stored in a typed array is not.
+ */
+const NUMBER = new Float64Array(1);
+
+/**
+ * NUMBER[0] as JSON.stringify writes it (room checked by the caller). Integers are written
+ * digit by digit. A value with at most two decimals (what the brain's rounding gives: k/100
+ * for an integer k, checked exactly) is written as k's digits with the point put back: below
+ * 1e12 no shorter decimal lies within a double's spacing of k/100, so that is the shortest
+ * round-trip form JavaScript prints. Anything else takes the general conversion.
+ */
+function num(view: DataView, at: number): number {
+  const v = NUMBER[0]!;
+  if (Number.isInteger(v)) {
+    // -0 is written as 0, as JSON.stringify does.
+    if (v >= 0) return v < 0x80000000 ? uint(view, at, v) : v < 1e15 ? bigUint(view, at, v) : text(view, at, '' + v);
+    if (v > -0x80000000) {
+      view.setUint8(at, MINUS);
+      return uint(view, at + 1, -v);
+    }
+    if (v <= -1e15) return text(view, at, '' + v);
+    view.setUint8(at, MINUS);
+    return bigUint(view, at + 1, -v);
+  }
+  if (v !== v || v === Infinity || v === -Infinity) return put(view, at, NULL);
+  const k = Math.round(v * 100);
+  if (k / 100 !== v || v >= 1e12 || v <= -1e12) return text(view, at, '' + v);
+  let cents = k;
+  if (k < 0) {
+    view.setUint8(at++, MINUS);
+    cents = -k;
+  }
+  const whole = Math.floor(cents / 100);
+  const frac = cents - whole * 100;
+  at = whole < 0x80000000 ? uint(view, at, whole) : bigUint(view, at, whole);
+  view.setUint32(at, CENTS[frac]!, true);
+  // v is not an integer, so frac is not 0: only a trailing zero is left out.
+  return frac % 10 === 0 ? at + 2 : at + 3;
+}
+
+/** How many decimal digits an integer in [0, 2^31) has. */
+function digitCount(n: number): number {
+  if (n < 10_000) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : 4;
+  if (n < 100_000_000) return n < 100_000 ? 5 : n < 1_000_000 ? 6 : n < 10_000_000 ? 7 : 8;
+  return n < 1_000_000_000 ? 9 : 10;
+}
+
+/** The decimal digits of an integer in [0, 2^31), two per division and per store. */
+function uint(view: DataView, at: number, v: number): number {
+  let n = v | 0;
+  const len = digitCount(n);
+  let end = at + len;
+  while (n >= 100) {
+    const q = (n / 100) | 0;
+    end -= 2;
+    view.setUint16(end, PAIRS[n - q * 100]!, true);
+    n = q;
+  }
+  if (n >= 10) view.setUint16(end - 2, PAIRS[n]!, true);
+  else view.setUint8(end - 1, 0x30 + n);
+  return at + len;
+}
+
+/** The decimal digits of an integer in [2^31, 1e15): doubles, not int32 arithmetic. */
+function bigUint(view: DataView, at: number, v: number): number {
+  let len = 1;
+  for (let p = 10; p <= v; p *= 10) len++;
+  let end = at + len;
+  do {
+    const q = Math.floor(v / 10);
+    view.setUint8(--end, 0x30 + (v - q * 10));
+    v = q;
+  } while (v > 0);
+  return at + len;
+}
+
+/** ASCII text made at run time (a number's general form; room checked by the caller). */
+function text(view: DataView, at: number, s: string): number {
+  const len = s.length;
+  for (let k = 0; k < len; k++) view.setUint8(at + k, s.charCodeAt(k));
+  return at + len;
+}
+
+/** The digits of a position after its `{"x":` (written by the caller): x, `,"y":` y, `,"z":` z, `}`. */
+function vec(view: DataView, at: number, v: Vec3): number {
+  NUMBER[0] = v.x;
+  at = num(view, at);
+  at = put(view, at, Y);
+  NUMBER[0] = v.y;
+  at = num(view, at);
+  at = put(view, at, Z);
+  NUMBER[0] = v.z;
+  at = num(view, at);
+  view.setUint8(at, CLOSE_OBJECT);
+  return at + 1;
+}
+
+/** Whether a UTF-16 code unit is printable ASCII that JSON writes as it is (no quote, no backslash). */
+function plain(c: number): boolean {
+  return c >= 0x20 && c <= 0x7e && c !== QUOTE && c !== 0x5c;
+}
+
+/**
+ * Writes replies into one scratch buffer, byte for byte what JSON.stringify gives. The cursor
+ * is passed along as an argument and returned (a field read and written per byte measured as
+ * most of the writer's time once); the bytes go through a DataView, fixed text and digit
+ * pairs several bytes per store (on this kind of VM a store costs about as much whatever its
+ * width); the room is checked a few times per reply (see REPLY_ROOM), not per byte.
  */
 class JsonReplyWriter {
   out: Buffer;
+  private view: DataView;
   at = 0;
 
   constructor(size: number) {
     this.out = Buffer.allocUnsafeSlow(size);
+    this.view = new DataView(this.out.buffer, this.out.byteOffset, this.out.length);
   }
 
   /** Twice the room, keeping the bytes written so far. */
@@ -471,6 +645,7 @@ class JsonReplyWriter {
     const out = Buffer.allocUnsafeSlow(this.out.length * 2);
     this.out.copy(out, 0, 0, this.at);
     this.out = out;
+    this.view = new DataView(out.buffer, out.byteOffset, out.length);
   }
 
   /** Bytes written as they are (a reply's text made elsewhere), growing the buffer as needed. */
@@ -480,197 +655,112 @@ class JsonReplyWriter {
     this.at += bytes.length;
   }
 
-  /** Writes a reply from byte `from` on; returns where it ends. */
+  /** Writes a reply from byte `from` on; returns where it ends (also left in `at`). */
   reply(response: TickResponse, from: number): number {
-    this.at = from;
-    this.ascii('{"agent":');
-    this.num(response.agent);
-    this.ascii(',"posture":');
-    this.str(response.posture);
-    this.ascii(',"intents":[');
+    const view = this.view;
+    const size = this.out.length;
+    if (from + REPLY_ROOM > size) throw TOO_LONG;
+    let at = put(view, from, AGENT);
+    NUMBER[0] = response.agent;
+    at = num(view, at);
+    at = put(view, at, POSTURE);
+    at = this.str(at, response.posture);
+    at = put(view, at, INTENTS);
     const intents = response.intents;
     for (let k = 0; k < intents.length; k++) {
-      if (k > 0) this.ascii(',');
-      this.intent(intents[k]!);
+      if (at + INTENT_ROOM > size) throw TOO_LONG;
+      if (k > 0) view.setUint8(at++, COMMA);
+      at = this.intent(at, intents[k]!);
     }
-    this.ascii(']}');
-    return this.at;
+    view.setUint16(at, CLOSE_REPLY, true);
+    this.at = at + 2;
+    return at + 2;
   }
 
-  private intent(it: Intent): void {
+  private intent(at: number, it: Intent): number {
+    const view = this.view;
     switch (it.kind) {
       case 'MoveTo':
-        this.ascii('{"kind":"MoveTo","to":');
-        this.vec(it.to);
-        this.ascii(',"speed":');
-        this.str(it.speed);
-        this.ascii('}');
-        return;
+        at = vec(view, put(view, at, MOVE_TO), it.to);
+        at = this.str(put(view, at, SPEED), it.speed);
+        view.setUint8(at, CLOSE_OBJECT);
+        return at + 1;
       case 'Engage':
-        this.ascii('{"kind":"Engage","target":');
-        this.num(it.target);
-        this.ascii(it.fire ? ',"fire":true}' : ',"fire":false}');
-        return;
+        NUMBER[0] = it.target;
+        at = num(view, put(view, at, ENGAGE));
+        return put(view, at, it.fire ? FIRE : HOLD);
       case 'Face':
-        this.ascii('{"kind":"Face","yaw_deg":');
-        this.num(it.yaw_deg);
-        this.ascii('}');
-        return;
+        NUMBER[0] = it.yaw_deg;
+        at = num(view, put(view, at, FACE));
+        view.setUint8(at, CLOSE_OBJECT);
+        return at + 1;
       case 'Flee':
-        this.ascii('{"kind":"Flee","from":');
-        this.num(it.from);
-        this.ascii('}');
-        return;
+        NUMBER[0] = it.from;
+        at = num(view, put(view, at, FLEE));
+        view.setUint8(at, CLOSE_OBJECT);
+        return at + 1;
       case 'Investigate':
-        this.ascii('{"kind":"Investigate","at":');
-        this.vec(it.at);
-        this.ascii('}');
-        return;
+        at = vec(view, put(view, at, INVESTIGATE), it.at);
+        view.setUint8(at, CLOSE_OBJECT);
+        return at + 1;
       case 'Idle':
-        this.ascii('{"kind":"Idle","reason":');
-        this.str(it.reason);
-        this.ascii('}');
-        return;
+        at = this.str(put(view, at, IDLE), it.reason);
+        view.setUint8(at, CLOSE_OBJECT);
+        return at + 1;
       case 'Emote':
-        this.ascii('{"kind":"Emote","name":');
-        this.str(it.name);
-        this.ascii('}');
-        return;
+        at = this.str(put(view, at, EMOTE), it.name);
+        view.setUint8(at, CLOSE_OBJECT);
+        return at + 1;
       case 'Logoff':
-        this.ascii('{"kind":"Logoff"}');
-        return;
+        return put(view, at, LOGOFF);
       case 'Say':
-        this.ascii('{"kind":"Say","text":');
-        this.str(it.text);
-        this.ascii(',"channel":');
-        this.str(it.channel);
-        this.ascii(',"line_id":');
-        this.str(it.line_id);
+        at = this.str(put(view, at, SAY), it.text);
+        at = this.str(put(view, at, CHANNEL), it.channel);
+        at = this.str(put(view, at, LINE_ID), it.line_id);
         // JSON.stringify leaves out a member whose value is undefined; so does the writer.
-        if (it.audio_url !== undefined) {
-          this.ascii(',"audio_url":');
-          this.str(it.audio_url);
-        }
-        this.ascii('}');
-        return;
+        if (it.audio_url !== undefined) at = this.str(put(view, at, AUDIO_URL), it.audio_url);
+        view.setUint8(at, CLOSE_OBJECT);
+        return at + 1;
       default: {
         // A kind added to Intent fails to compile here until it is written above.
         const unwritten: never = it;
-        this.utf8(JSON.stringify(unwritten));
+        return this.utf8(at, JSON.stringify(unwritten));
       }
     }
   }
 
-  private vec(v: Vec3): void {
-    this.ascii('{"x":');
-    this.num(v.x);
-    this.ascii(',"y":');
-    this.num(v.y);
-    this.ascii(',"z":');
-    this.num(v.z);
-    this.ascii('}');
-  }
-
-  private room(bytes: number): void {
-    if (this.at + bytes > this.out.length) throw TOO_LONG;
-  }
-
-  /** Text known to be ASCII that needs no escaping (the writer's own punctuation and keys). */
-  private ascii(s: string): void {
-    const len = s.length;
-    this.room(len);
-    const out = this.out;
-    const at = this.at;
-    for (let k = 0; k < len; k++) out[at + k] = s.charCodeAt(k);
-    this.at = at + len;
-  }
-
-  private utf8(s: string): void {
-    this.room(s.length * 3);
-    this.at += this.out.write(s, this.at, 'utf8');
-  }
-
-  /** A JSON string: printable ASCII without quotes or backslashes is copied, anything else goes through JSON.stringify. */
-  private str(s: string): void {
-    const len = s.length;
-    this.room(len + 2);
-    const out = this.out;
-    let at = this.at;
-    out[at++] = 0x22;
-    for (let k = 0; k < len; k++) {
-      const c = s.charCodeAt(k);
-      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
-        this.utf8(JSON.stringify(s));
-        return;
-      }
-      out[at++] = c;
-    }
-    out[at++] = 0x22;
-    this.at = at;
+  /** UTF-8 of a string made elsewhere (JSON text), with room for STRING_TAIL after it. */
+  private utf8(at: number, s: string): number {
+    if (at + s.length * 3 + STRING_TAIL > this.out.length) throw TOO_LONG;
+    return at + this.out.write(s, at, 'utf8');
   }
 
   /**
-   * A number as JSON.stringify writes it. Integers are written digit by digit. A value with
-   * at most two decimals (what the brain's rounding gives: k/100 for an integer k, checked
-   * exactly) is written as k's digits with the point put back: below 1e12 no shorter decimal
-   * lies within a double's spacing of k/100, so that is the shortest round-trip form
-   * JavaScript prints. Anything else takes the general conversion.
+   * A JSON string: printable ASCII without quotes or backslashes is copied, four characters
+   * per store; anything else goes through JSON.stringify.
    */
-  private num(v: number): void {
-    this.room(NUMBER_ROOM);
-    const out = this.out;
-    if (Number.isInteger(v) && v > -1e15 && v < 1e15) {
-      if (v < 0) {
-        out[this.at++] = 0x2d;
-        this.digits(-v);
-      } else this.digits(v);
-      return;
+  private str(at: number, s: string): number {
+    const len = s.length;
+    const view = this.view;
+    if (at + len + 2 + STRING_TAIL > this.out.length) throw TOO_LONG;
+    view.setUint8(at, QUOTE);
+    const start = at + 1;
+    let k = 0;
+    for (; k + 4 <= len; k += 4) {
+      const a = s.charCodeAt(k);
+      const b = s.charCodeAt(k + 1);
+      const c = s.charCodeAt(k + 2);
+      const d = s.charCodeAt(k + 3);
+      if (!(plain(a) && plain(b) && plain(c) && plain(d))) return this.utf8(at, JSON.stringify(s));
+      view.setUint32(start + k, a | (b << 8) | (c << 16) | (d << 24), true);
     }
-    if (v !== v || v === Infinity || v === -Infinity) {
-      this.ascii('null');
-      return;
+    for (; k < len; k++) {
+      const c = s.charCodeAt(k);
+      if (!plain(c)) return this.utf8(at, JSON.stringify(s));
+      view.setUint8(start + k, c);
     }
-    const k = Math.round(v * 100);
-    if (k / 100 !== v || v >= 1e12 || v <= -1e12) {
-      this.ascii('' + v);
-      return;
-    }
-    if (v < 0) out[this.at++] = 0x2d;
-    const cents = k < 0 ? -k : k;
-    const whole = Math.floor(cents / 100);
-    const frac = cents - whole * 100;
-    this.digits(whole);
-    let at = this.at;
-    out[at++] = 0x2e;
-    const tens = (frac / 10) | 0;
-    const ones = frac - tens * 10;
-    out[at++] = 0x30 + tens;
-    if (ones !== 0) out[at++] = 0x30 + ones;
-    this.at = at;
-  }
-
-  /** The decimal digits of a non-negative integer below 1e15 (room reserved by the caller). */
-  private digits(v: number): void {
-    const out = this.out;
-    let len = 1;
-    for (let p = 10; p <= v; p *= 10) len++;
-    let end = this.at + len;
-    this.at = end;
-    if (v < 0x80000000) {
-      // Below 2^31 the division by ten stays in integers.
-      let n = v | 0;
-      do {
-        const q = (n / 10) | 0;
-        out[--end] = 0x30 + (n - q * 10);
-        n = q;
-      } while (n > 0);
-      return;
-    }
-    do {
-      const q = Math.floor(v / 10);
-      out[--end] = 0x30 + (v - q * 10);
-      v = q;
-    } while (v > 0);
+    view.setUint8(start + len, QUOTE);
+    return start + len + 1;
   }
 }
 
@@ -722,8 +812,6 @@ export function appendTickJson(response: TickResponse): Uint8Array | null {
 export function rewindTickJson(): void {
   lent = 0;
 }
-
-const COMMA = 0x2c;
 
 /**
  * The JSON body of a POST /ticks reply, written element by element into one buffer: `[`,

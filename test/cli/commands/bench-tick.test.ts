@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { at100Of, type BatchRow } from '../../../bench/tick/batch.js';
 import { batchSizesOf, tickPolicyOf } from '../../../src/cli/commands/bench-tick.js';
 import { MAX_BATCH_TICKS } from '../../../src/sidecar/tick/tick-array.js';
 import { CliError } from '../../../src/cli/util.js';
@@ -32,4 +33,32 @@ test('bench tick --batch: sizes from 1 to the /ticks cap, refused combinations, 
   const noWrk = spawnSync(process.execPath, [cli, 'bench', 'tick', '--batch', '--wrk', '/nonexistent/wrk'], { encoding: 'utf8' });
   assert.equal(noWrk.status, 1);
   assert.match(noWrk.stderr, /wrk not found/);
+});
+
+test('bench tick --batch: the ratios at 100 are worked out within each round, then the median of the rounds', () => {
+  const row = (route: BatchRow['route'], batch: number, load: string, decisions: number, cpu: number, p99: number | null = null): BatchRow => ({
+    route,
+    batch,
+    load,
+    requests_per_s: decisions / batch,
+    decisions_per_s: decisions,
+    p50_us: null,
+    p99_us: p99,
+    cpu_us_per_decision: cpu,
+    errors: 0,
+  });
+  const round = (brain: number, tick: number, hundred: number, p99: number): BatchRow[] => [
+    row('Brain.tick in process', 1, 'loop', brain, 1e6 / brain),
+    row('/tick', 1, 'max, 50 conns', tick, 1e6 / tick),
+    row('/ticks', 100, 'max, 8 conns', hundred, 1e6 / hundred),
+    row('/ticks', 100, '~50 batches/s offered, 1 conn', 4000, 30, p99),
+  ];
+  // A quiet round and a loaded one: each round's own ratio is 0.5, whatever the load.
+  const at100 = at100Of([round(200_000, 20_000, 100_000, 1500), round(100_000, 10_000, 50_000, 2500), round(150_000, 15_000, 75_000, 3000)]);
+  assert.deepEqual(at100, { vs_tick: 5, vs_brain: 0.5, cpu_vs_tick: 5, cpu_vs_brain: 0.5, fixed_p99_us: 2500 });
+  // A round without its batch row is left out; an even count takes the mean of the middle two.
+  const two = at100Of([round(200_000, 20_000, 100_000, 1000), round(100_000, 10_000, 40_000, 2000), round(1, 1, 1, 1).slice(0, 2)]);
+  assert.equal(two?.vs_brain, 0.45);
+  assert.equal(two?.fixed_p99_us, 1500);
+  assert.equal(at100Of([]), null);
 });
