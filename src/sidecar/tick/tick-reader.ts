@@ -740,6 +740,8 @@ export abstract class TickReader {
           this.other(next);
       }
     }
+    // A profile usually has all four: one literal, without a shape change per field.
+    if (name !== undefined && role !== undefined && coward !== undefined && traitSet !== undefined) return { name, role, coward, traits: traitSet };
     const out: Profile = {};
     if (name !== undefined) out.name = name;
     if (role !== undefined) out.role = role;
