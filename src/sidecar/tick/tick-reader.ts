@@ -288,12 +288,7 @@ export abstract class TickReader {
       for (let j = 0; j < len; j++) if (bytes[j] !== b[start + j]) return false;
       return true;
     }
-    const view = this.view;
-    const at = this.base + start;
-    if (view.getUint32(at, true) !== name.head || view.getUint32(at + len - 4, true) !== name.tail) return false;
-    const middle = name.middle;
-    for (let j = 0; j < middle.length; j++) if (view.getUint32(at + 4 + 4 * j, true) !== middle[j]) return false;
-    return true;
+    return this.wordsAt(name, start);
   }
 
   /**
@@ -301,11 +296,14 @@ export abstract class TickReader {
    * spelling under four bytes, which only `spells` compares.
    */
   protected spelledAt(s: Spelling, start: number): boolean {
-    const len = s.length;
-    if (len < 4 || start + len > this.n) return false;
+    return s.length >= 4 && start + s.length <= this.n && this.wordsAt(s, start);
+  }
+
+  /** Whether the words of `s` (four bytes or more) are the body's from byte `start` on; the caller has checked that they are in the body. */
+  private wordsAt(s: Spelling, start: number): boolean {
     const view = this.view;
     const at = this.base + start;
-    if (view.getUint32(at, true) !== s.head || view.getUint32(at + len - 4, true) !== s.tail) return false;
+    if (view.getUint32(at, true) !== s.head || view.getUint32(at + s.length - 4, true) !== s.tail) return false;
     const middle = s.middle;
     for (let j = 0; j < middle.length; j++) if (view.getUint32(at + 4 + 4 * j, true) !== middle[j]) return false;
     return true;
