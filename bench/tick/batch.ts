@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { maxRun, measured, rssMb, startServer, stopServer, wrk, writeCorpus, type ServerSpec, type TickBenchOptions, type WrkResult } from './run.js';
+import type { PipelineTimes } from './batch-pipeline.js';
 import { generateTicks } from './scenarios.js';
 
 /** Batch sizes `bench tick --batch` measures when none are given. */
@@ -15,8 +16,11 @@ export const FIXED_BATCHES_PER_S = 50;
 const BATCH_CONNECTIONS = 8;
 
 export interface BatchRow {
-  /** `/tick` (one agent per request), `/ticks` with N agents per request, or the brain in process. */
-  route: '/tick' | '/ticks' | 'Brain.tick in process';
+  /**
+   * `/tick` (one agent per request), `/ticks` with N agents per request, the brain in process,
+   * or the /ticks path in process without the transport (read, decide, write a batch).
+   */
+  route: '/tick' | '/ticks' | 'Brain.tick in process' | '/ticks path in process';
   batch: number;
   load: string;
   requests_per_s: number;
@@ -40,6 +44,9 @@ export interface BatchBenchReport {
 }
 
 const BRAIN_RATE = fileURLToPath(new URL('./brain-rate.js', import.meta.url));
+const PIPELINE = fileURLToPath(new URL('./batch-pipeline.js', import.meta.url));
+/** Batches the in-process /ticks path runs back to back, then as many again spaced like the fixed-rate run. */
+const PIPELINE_BATCHES = 150;
 
 /** Batch bodies: consecutive slices of `size` ticks of the corpus, JSON arrays. */
 function writeBatches(dir: string, agents: number, size: number): { bodies: string; index: string } {
@@ -113,6 +120,33 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
         errors: 0,
       });
       progress(`round ${round}: Brain.tick in process: ${rate} decisions/s`);
+      const gapMs = Math.round(1000 / FIXED_BATCHES_PER_S);
+      const pipeline = spawnSync(
+        'taskset',
+        ['-c', opts.serverCpu, process.execPath, PIPELINE, String(opts.agents), String(FIXED_BATCH), String(PIPELINE_BATCHES), String(gapMs)],
+        { encoding: 'utf8' },
+      );
+      if (pipeline.status !== 0) throw new Error(`the in-process /ticks path run failed: ${pipeline.stderr}`);
+      const path = JSON.parse(pipeline.stdout) as Record<'back_to_back' | 'spaced', PipelineTimes>;
+      for (const [load, t] of [
+        ['back to back', path.back_to_back],
+        [`one every ${gapMs} ms`, path.spaced],
+      ] as const) {
+        keep({
+          route: '/ticks path in process',
+          batch: FIXED_BATCH,
+          load,
+          requests_per_s: Math.round(t.decisions_per_s / FIXED_BATCH),
+          decisions_per_s: t.decisions_per_s,
+          p50_us: t.p50_us,
+          p99_us: t.p99_us,
+          cpu_us_per_decision: t.cpu_us_per_decision,
+          errors: 0,
+        });
+      }
+      progress(
+        `round ${round}: /ticks path in process: a ${FIXED_BATCH}-tick batch p50 ${path.back_to_back.p50_us} µs back to back, ${path.spaced.p50_us} µs (p99 ${path.spaced.p99_us}) one every ${gapMs} ms`,
+      );
       const { child, port } = await startServer(spec, opts.serverCpu);
       try {
         const pid = child.pid!;
@@ -230,5 +264,12 @@ export function formatBatchTable(report: BatchBenchReport): string {
       `p99 of a 100-agent batch at ~${FIXED_BATCHES_PER_S} batches/s: ${a.fixed_p99_us ?? '—'} µs (target < 2,000: ${t.p99_under_2ms_at_50_per_s ? 'met' : 'missed'})`,
     );
   } else lines.push('(no batch of 100 measured: the targets are not judged)');
+  const inProcess = report.rows.filter((r) => r.route === '/ticks path in process');
+  if (inProcess.length === 2) {
+    const [busy, woken] = inProcess as [BatchRow, BatchRow];
+    lines.push(
+      `the same ${FIXED_BATCH}-tick batch in process, no HTTP (read, decide, write): p50 ${busy.p50_us} µs back to back, ${woken.p50_us} µs (p99 ${woken.p99_us}) ${woken.load}`,
+    );
+  }
   return lines.join('\n');
 }

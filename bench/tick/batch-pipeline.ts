@@ -1,0 +1,83 @@
+/**
+ * The POST /ticks path without the transport, in process, pinned to the server's CPU:
+ *   node dist/bench/tick/batch-pipeline.js <agents> <batch> <batches> <gap_ms>
+ * The benchmark's batch bodies are read (acceptBatch, with the sidecar's telemetry tracking),
+ * decided and written (TickBatch.answerGroup) as the sidecar does them, each from a fresh copy
+ * of its bytes as a socket would hand it: first `batches` back to back, then `batches` more one
+ * every `gap_ms` with the thread asleep in between (the spacing of the fixed-rate run, with no
+ * HTTP, no other process's work, no event loop). Prints one JSON line
+ * {"back_to_back": {decisions_per_s, p50_us, p99_us, cpu_us_per_decision}, "spaced": {…}}: how
+ * long the same batch takes when the process has been busy and when it wakes to it.
+ */
+import { DEFAULT_BUNDLE } from '../../brain/index.js';
+import { silentLogger } from '../../src/log.js';
+import { PlayerTracker, RecentAgents } from '../../src/sidecar/state/players.js';
+import { TickBatch } from '../../src/sidecar/tick/batch.js';
+import { InlineEvaluator } from '../../src/sidecar/tick/evaluator.js';
+import { TickHandler } from '../../src/sidecar/tick/handler.js';
+import { generateTicks } from './scenarios.js';
+
+export interface PipelineTimes {
+  /** Decisions over the whole run's wall time (sleeps included when spaced). */
+  decisions_per_s: number;
+  p50_us: number;
+  p99_us: number;
+  cpu_us_per_decision: number;
+}
+
+const agents = Number(process.argv[2] ?? 10_000);
+const size = Number(process.argv[3] ?? 100);
+const batches = Number(process.argv[4] ?? 150);
+const gapMs = Number(process.argv[5] ?? 20);
+
+const ticks = generateTicks({ agents, count: agents, seed: 7 });
+const bodies: Buffer[] = [];
+for (let k = 0; k < Math.max(100, Math.ceil(agents / size)); k++) {
+  bodies.push(Buffer.from(JSON.stringify(Array.from({ length: size }, (_, j) => ticks[(k * size + j) % ticks.length]))));
+}
+const players = new PlayerTracker();
+const recent = new RecentAgents();
+const handler = new TickHandler(new InlineEvaluator(DEFAULT_BUNDLE), {
+  observe: (r) => {
+    players.observe(r);
+    recent.add(r.snapshot.agent);
+  },
+});
+const batch = TickBatch.of(handler);
+let next = 0;
+
+/** One batch, read, decided and written; its wall time in µs. */
+function one(): number {
+  const body = Buffer.from(bodies[next++ % bodies.length]!);
+  const started = performance.now();
+  batch.answerGroup(handler.acceptBatch(body, 'json'), 'json', silentLogger);
+  return (performance.now() - started) * 1000;
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function measure(gap: number): PipelineTimes {
+  const times: number[] = [];
+  const cpu = process.cpuUsage();
+  const began = performance.now();
+  for (let k = 0; k < batches; k++) {
+    times.push(one());
+    if (gap > 0) Atomics.wait(sleeper, 0, 0, gap);
+  }
+  const used = process.cpuUsage(cpu);
+  const wallS = (performance.now() - began) / 1000;
+  times.sort((a, b) => a - b);
+  const at = (q: number): number => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))]!);
+  return {
+    decisions_per_s: Math.round((batches * size) / wallS),
+    p50_us: at(0.5),
+    p99_us: at(0.99),
+    cpu_us_per_decision: Math.round(((used.user + used.system) / (batches * size)) * 100) / 100,
+  };
+}
+
+// Warm-up: every body twice, so every agent exists and the code is optimised.
+for (let k = 0; k < 2 * bodies.length; k++) one();
+const backToBack = measure(0);
+const spaced = measure(gapMs);
+process.stdout.write(`${JSON.stringify({ back_to_back: backToBack, spaced })}\n`);
