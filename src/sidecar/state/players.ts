@@ -4,6 +4,12 @@ import type { TickRequest } from '../../../brain/index.js';
 export const ID_TABLE_INITIAL_SLOTS = 1024;
 /** An IdTable doubles once more than this share of its slots is in use. */
 export const ID_TABLE_MAX_LOAD = 0.75;
+/**
+ * Most ids an IdTable keeps: beyond it a new id is not kept (a count of them saturates), so a
+ * flood of made-up ids costs at most 2^21 slots (16 MB) per table instead of growing with it.
+ * No game has a million players or characters in one window.
+ */
+export const ID_TABLE_MAX_IDS = 1 << 20;
 
 /** 2^32, to fold the high part of an id beyond 32 bits into its hash. */
 const TWO_POW_32 = 4294967296;
@@ -21,10 +27,13 @@ export class IdTable {
   /** Right shift taking a 32-bit hash to a slot index (32 - log2 of the slot count). */
   private shift: number;
 
-  /** A table sized for about `ids` ids. */
-  constructor(ids = 0) {
+  /** A table sized for about `ids` ids, keeping at most `maxIds`. */
+  constructor(
+    ids = 0,
+    private readonly maxIds = ID_TABLE_MAX_IDS,
+  ) {
     let slots = ID_TABLE_INITIAL_SLOTS;
-    while (ids > slots * ID_TABLE_MAX_LOAD) slots *= 2;
+    while (Math.min(ids, maxIds) > slots * ID_TABLE_MAX_LOAD) slots *= 2;
     this.slots = new Float64Array(slots).fill(NaN);
     this.shift = 32 - Math.log2(slots);
   }
@@ -43,6 +52,7 @@ export class IdTable {
       if (key === id) return;
       i = (i + 1) & mask;
     }
+    if (this.used >= this.maxIds) return;
     slots[i] = id;
     if (++this.used > slots.length * ID_TABLE_MAX_LOAD) this.grow();
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TickRequest } from '../../../brain/index.js';
 import { seededRandom } from '../../../src/random.js';
-import { ID_TABLE_INITIAL_SLOTS, ID_TABLE_MAX_LOAD, IdTable, PlayerTracker, RecentIds } from '../../../src/sidecar/state/players.js';
+import { ID_TABLE_INITIAL_SLOTS, ID_TABLE_MAX_IDS, ID_TABLE_MAX_LOAD, IdTable, PlayerTracker, RecentIds } from '../../../src/sidecar/state/players.js';
 
 /** What RecentIds stands for: two Sets, the current window's and the previous one's. */
 class TwoSets {
@@ -163,4 +163,18 @@ test('an IdTable keeps every id through its growth, at most ID_TABLE_MAX_LOAD fu
   assert.equal(seen.length, limit + 1);
   assert.equal(new Set(seen).size, limit + 1);
   assert.equal(new IdTable(100_000).size, 0);
+});
+
+test('an IdTable keeps at most its cap of ids: a flood of new ids saturates the count, ids already kept still count', () => {
+  const table = new IdTable(0, 3000);
+  for (let id = 1; id <= 3000; id++) table.add(id);
+  for (let id = 3001; id <= 50_000; id++) table.add(id);
+  assert.equal(table.size, 3000);
+  assert.equal(table.has(3000), true);
+  assert.equal(table.has(3001), false);
+  table.add(42);
+  assert.equal(table.size, 3000);
+  // Sized for more ids than the cap, it is sized for the cap.
+  assert.equal(new IdTable(10_000_000, 3000).size, 0);
+  assert.equal(ID_TABLE_MAX_IDS, 1 << 20);
 });
