@@ -1,10 +1,12 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { maxRun, measured, rssMb, startServer, stopServer, wrk, writeCorpus, type ServerSpec, type TickBenchOptions, type WrkResult } from './run.js';
 import type { PipelineTimes } from './batch-pipeline.js';
+import type { BrainRate } from './brain-rate.js';
 import { generateTicks } from './scenarios.js';
 
 /** Batch sizes `bench tick --batch` measures when none are given. */
@@ -41,6 +43,19 @@ export interface BatchBenchReport {
    */
   at100: { vs_tick: number; vs_brain: number; cpu_vs_tick: number; cpu_vs_brain: number; fixed_p99_us: number | null } | null;
   targets: { four_times_tick: boolean; half_of_brain: boolean; p99_under_2ms_at_50_per_s: boolean } | null;
+  /**
+   * The batch of 100 against the brain in paired slices (see pairedSlices): the median of the
+   * pairs' ratios by decisions/s and by CPU; null when no batch of 100 was measured.
+   */
+  paired: { pairs: number; vs_brain: number; cpu_vs_brain: number } | null;
+}
+
+/** One pair of slices: the brain in process, then the sidecar's /ticks × 100 (or the other way round). */
+export interface PairedSlice {
+  brain_decisions_per_s: number;
+  brain_cpu_us_per_decision: number;
+  ticks_decisions_per_s: number;
+  ticks_cpu_us_per_decision: number;
 }
 
 const BRAIN_RATE = fileURLToPath(new URL('./brain-rate.js', import.meta.url));
@@ -91,6 +106,7 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
   const samples = new Map<string, BatchRow[]>();
   // Each round's own rows too: its ratios compare runs minutes apart at most.
   const rounds: BatchRow[][] = [];
+  const pairs: PairedSlice[] = [];
   const keep = (r: BatchRow): void => {
     const key = `${r.route}|${r.batch}|${r.load}`;
     samples.set(key, [...(samples.get(key) ?? []), r]);
@@ -171,6 +187,15 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
           keep(r);
           progress(`round ${round}: /ticks × ${n}: ${r.decisions_per_s} decisions/s, ${r.requests_per_s} requests/s, p99 ${r.p99_us} µs`);
         }
+        const hundred = batches.get(PAIRED_BATCH);
+        if (hundred !== undefined) {
+          for (const pair of await pairedSlices(opts, pid, port, hundred)) {
+            pairs.push(pair);
+            progress(
+              `round ${round}: paired slice: Brain.tick ${pair.brain_decisions_per_s}, /ticks × ${PAIRED_BATCH} ${pair.ticks_decisions_per_s} decisions/s`,
+            );
+          }
+        }
         // One connection pausing 1000/rate ms between batches: about the target rate (the
         // round trip adds to the pause, so the achieved rate is a little lower and reported).
         const f = measured(pid, () => wrk(opts, port, fixed, 'json', opts.duration, 1, Math.round(1000 / FIXED_BATCHES_PER_S), '/ticks'));
@@ -186,10 +211,12 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
   }
   const rows = [...samples.values()].map((list) => [...list].sort((a, b) => a.decisions_per_s - b.decisions_per_s)[Math.floor((list.length - 1) / 2)]!);
   const at100 = at100Of(rounds);
+  const paired = pairedOf(pairs);
   return {
     options: { ...opts, sizes: [...sizes] },
     rows,
     at100,
+    paired,
     targets: at100
       ? {
           four_times_tick: at100.vs_tick >= 4,
@@ -197,6 +224,76 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
           p99_under_2ms_at_50_per_s: at100.fixed_p99_us !== null && at100.fixed_p99_us < 2000,
         }
       : null,
+  };
+}
+
+/** Pairs of slices per round, and each slice's length in seconds. */
+const PAIRS_PER_ROUND = 4;
+const PAIRED_SLICE_S = 1;
+/** The batch size the paired slices measure (the one the targets name). */
+const PAIRED_BATCH = 100;
+
+/**
+ * Brain.tick in process and the sidecar's POST /ticks × 100 in alternating one-second slices
+ * on the same core, each pair a second apart: the in-process brain waits on its stdin while
+ * the sidecar runs and the sidecar is idle while the brain runs. A pair's ratio holds when the
+ * host's speed drifts from minute to minute (the whole runs of a round are a minute apart).
+ */
+async function pairedSlices(opts: TickBenchOptions, pid: number, port: number, corpus: { bodies: string; index: string }): Promise<PairedSlice[]> {
+  const child = spawn('taskset', ['-c', opts.serverCpu, process.execPath, BRAIN_RATE, String(opts.agents), '0', '--slices'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const nextLine = async (): Promise<string> => {
+    const line = await lines.next();
+    if (line.done) throw new Error('the in-process brain stopped before its slices were done');
+    return line.value;
+  };
+  try {
+    if ((await nextLine()) !== 'ready') throw new Error('the in-process brain did not start its slices');
+    const out: PairedSlice[] = [];
+    for (let k = 0; k < PAIRS_PER_ROUND; k++) {
+      const brainSlice = async (): Promise<BrainRate> => {
+        child.stdin!.write(`${PAIRED_SLICE_S}\n`);
+        return JSON.parse(await nextLine()) as BrainRate;
+      };
+      const ticksSlice = (): BatchRow => {
+        const m = measured(pid, () => wrk(opts, port, corpus, 'json', PAIRED_SLICE_S, BATCH_CONNECTIONS, undefined, '/ticks'));
+        return row('/ticks', PAIRED_BATCH, 'paired', m.w, m.cpu);
+      };
+      // Which goes first alternates, so that a steady drift weighs on both alike.
+      let brain: BrainRate;
+      let ticks: BatchRow;
+      if (k % 2 === 0) {
+        brain = await brainSlice();
+        ticks = ticksSlice();
+      } else {
+        ticks = ticksSlice();
+        brain = await brainSlice();
+      }
+      out.push({
+        brain_decisions_per_s: brain.decisions_per_s,
+        brain_cpu_us_per_decision: brain.cpu_us_per_decision,
+        ticks_decisions_per_s: ticks.decisions_per_s,
+        ticks_cpu_us_per_decision: ticks.cpu_us_per_decision ?? NaN,
+      });
+    }
+    return out;
+  } finally {
+    child.stdin!.end();
+    await exited;
+  }
+}
+
+/** The paired slices' ratios of the batch to the brain: the median of the pairs; null without pairs. */
+export function pairedOf(pairs: readonly PairedSlice[]): BatchBenchReport['paired'] {
+  if (pairs.length === 0) return null;
+  const round2 = (x: number): number => Math.round(x * 100) / 100;
+  return {
+    pairs: pairs.length,
+    vs_brain: round2(median(pairs.map((p) => p.ticks_decisions_per_s / p.brain_decisions_per_s))),
+    cpu_vs_brain: round2(median(pairs.map((p) => p.brain_cpu_us_per_decision / p.ticks_cpu_us_per_decision))),
   };
 }
 
@@ -264,6 +361,12 @@ export function formatBatchTable(report: BatchBenchReport): string {
       `p99 of a 100-agent batch at ~${FIXED_BATCHES_PER_S} batches/s: ${a.fixed_p99_us ?? '—'} µs (target < 2,000: ${t.p99_under_2ms_at_50_per_s ? 'met' : 'missed'})`,
     );
   } else lines.push('(no batch of 100 measured: the targets are not judged)');
+  const p = report.paired;
+  if (p) {
+    lines.push(
+      `paired slices (${PAIRED_SLICE_S} s of Brain.tick in process, ${PAIRED_SLICE_S} s of /ticks × ${PAIRED_BATCH}, alternating, ${p.pairs} pairs): the batch at ${p.vs_brain} of the brain by decisions/s (median of the pairs), ${p.cpu_vs_brain} by CPU per decision`,
+    );
+  }
   const inProcess = report.rows.filter((r) => r.route === '/ticks path in process');
   if (inProcess.length === 2) {
     const [busy, woken] = inProcess as [BatchRow, BatchRow];

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { at100Of, type BatchRow } from '../../../bench/tick/batch.js';
+import { at100Of, pairedOf, type BatchRow, type PairedSlice } from '../../../bench/tick/batch.js';
 import { batchSizesOf, tickPolicyOf } from '../../../src/cli/commands/bench-tick.js';
 import { MAX_BATCH_TICKS } from '../../../src/sidecar/tick/tick-array.js';
 import { CliError } from '../../../src/cli/util.js';
@@ -61,4 +61,20 @@ test('bench tick --batch: the ratios at 100 are worked out within each round, th
   assert.equal(two?.vs_brain, 0.45);
   assert.equal(two?.fixed_p99_us, 1500);
   assert.equal(at100Of([]), null);
+});
+
+test('bench tick --batch: the paired slices give the median of the pairs, by decisions/s and by CPU', () => {
+  const pair = (brain: number, ticks: number): PairedSlice => ({
+    brain_decisions_per_s: brain,
+    brain_cpu_us_per_decision: 1e6 / brain,
+    ticks_decisions_per_s: ticks,
+    ticks_cpu_us_per_decision: 1e6 / ticks,
+  });
+  // The host's speed swings between pairs; each pair's own ratio is what counts.
+  assert.deepEqual(pairedOf([pair(300_000, 120_000), pair(150_000, 60_000), pair(200_000, 70_000), pair(100_000, 45_000)]), {
+    pairs: 4,
+    vs_brain: 0.4,
+    cpu_vs_brain: 0.4,
+  });
+  assert.equal(pairedOf([]), null);
 });
