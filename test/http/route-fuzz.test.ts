@@ -258,7 +258,7 @@ test('every route of serve on PostgreSQL answers malformed input in the error sh
   fuzzServe({ kind: 'postgres', url: await freshDatabase() }),
 );
 
-test('every route of a sidecar with dialogue, voice and a token answers malformed input in the error shape, and the process goes on', async () => {
+async function fuzzSidecar(workers: number): Promise<void> {
   const fake = await startFakeOpenAI();
   const audio = tempDir('brainstem-audio-');
   const env = {
@@ -271,7 +271,7 @@ test('every route of a sidecar with dialogue, voice and a token answers malforme
   };
   // With an access log, so every response is also driven through the request observer's wrappers.
   const observed: number[] = [];
-  const sidecar = await startTest({ token: 'secret', dialogue: { env, audioDir: audio.path }, accessLog: (r) => observed.push(r.status) });
+  const sidecar = await startTest({ token: 'secret', workers, dialogue: { env, audioDir: audio.path }, accessLog: (r) => observed.push(r.status) });
   try {
     const routes = sidecar.routes();
     for (const expected of ['/health', '/tick', '/ticks', '/status', '/metrics', '/voice/:agent'])
@@ -301,4 +301,11 @@ test('every route of a sidecar with dialogue, voice and a token answers malforme
     await fake.close();
     audio.dispose();
   }
-});
+}
+
+test('every route of a sidecar with dialogue, voice and a token answers malformed input in the error shape, and the process goes on', () => fuzzSidecar(0));
+
+// With workers the tick routes answer from promise continuations (the pools' replies), not
+// from the batch of the event-loop turn: other code, the same guarantees.
+test('every route of a sidecar with workers, dialogue, voice and a token answers malformed input in the error shape, and the process goes on', () =>
+  fuzzSidecar(1));

@@ -100,9 +100,19 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
         return Promise.resolve(failureOf(err, item.snapshot.agent, control.logger));
       }
     };
+    // Settled in one place, inside a guard: a throw from a promise continuation would be an
+    // unhandled rejection, not an answer.
+    const answer = (out: readonly (Reply | TickFailure)[] | null, err: unknown): void => {
+      try {
+        if (out === null) failRaw(res, state, err, control, TICKS_SITE);
+        else sendGroup(res, state, bodyOf(out, encoding), encoding, control);
+      } catch (thrown) {
+        failRaw(res, state, thrown, control, TICKS_SITE);
+      }
+    };
     Promise.all(items.map(settle)).then(
-      (out) => sendGroup(res, state, bodyOf(out, encoding), encoding, control),
-      (err: unknown) => failRaw(res, state, err, control, TICKS_SITE),
+      (out) => answer(out, null),
+      (err: unknown) => answer(null, err),
     );
   });
 }
