@@ -1,6 +1,6 @@
 // A console try-out: three characters on one patrol route, one /ticks call per step at 2 Hz
 // through BrainLoop, as a Unity MonoBehaviour would call it from Update.
-//   mcs -r:System.Net.Http Brainstem.cs Example.cs && mono Example.exe http://127.0.0.1:8088 TOKEN [rounds] [timeout_s]
+//   mcs -r:System.Net.Http -out:Example.exe Brainstem.cs Example.cs && mono Example.exe http://127.0.0.1:8088 TOKEN [rounds] [timeout_s]
 using System;
 using System.Collections.Generic;
 using System.Threading;
