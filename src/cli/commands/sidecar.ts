@@ -201,7 +201,7 @@ export function registerSidecar(program: Command): void {
     .description('run the brain sidecar: POST /tick answers a character snapshot with intents')
     .option('--bundle <dir>', 'self-hosted config bundle directory (watched and reloaded); default: the built-in bundle')
     .option('--addr <host:port>', `bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`)
-    .option('--token <token>', 'bearer token required on /tick (env SERVICE_BRAIN_TOKEN)')
+    .option('--token <token>', 'token required on every route but /health, as Authorization: Bearer, X-Brain-Token or ?token= (env SERVICE_BRAIN_TOKEN)')
     .option('--workers <n>', `worker threads evaluating ticks, agents sharded over them; 0 = on the main thread (default ${DEFAULT_WORKERS})`)
     .option('--data-dir <dir>', `where the sidecar keeps its state, in .brainstem/ (env ${DATA_DIR_ENV}; default: the working directory)`)
     .option(
