@@ -82,7 +82,7 @@ test('examples run the CLI through npx (nothing puts a bare brainstem on PATH)',
       .split(/^```.*$/m)
       .filter((_, i) => i % 2 === 1)
       .join('\n');
-    const bare = code.split('\n').filter((line) => /^(\$ )?brainstem [a-z]/.test(line) && !/^brainstem [a-z]+:/.test(line));
+    const bare = code.split('\n').filter((line) => /^(\$ )?([A-Z_]+=\S* )*brainstem [a-z]/.test(line) && !/^brainstem [a-z]+:/.test(line));
     assert.deepEqual(bare, [], `${page} runs a bare brainstem`);
   }
 });
