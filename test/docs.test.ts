@@ -94,3 +94,22 @@ test('the serve command binds with --addr; no page gives it --host or --port', (
     }
   }
 });
+
+/** Variables the code sets for a library rather than reads from the operator. */
+const ENV_SET_NOT_READ = new Set(['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED']);
+
+test('every environment variable the code reads is in docs/configuration.md', () => {
+  const configuration = read('docs/configuration.md');
+  const names = new Set<string>();
+  for (const dir of ['src', 'plugins']) {
+    for (const file of readdirSync(join(repoRoot, dir), { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts')) continue;
+      const source = readFileSync(join(repoRoot, dir, file), 'utf8');
+      for (const m of source.matchAll(/(?:\benv\.|\benv\[|['"`])((?:SERVICE|BRAINSTEM|STRIPE|AWS)_[A-Z0-9_]*[A-Z0-9]|DATABASE_URL|FFMPEG_PATH)\b/g))
+        names.add(m[1]!);
+    }
+  }
+  assert.ok(names.size > 30, `only ${names.size} variables found: the scan is broken`);
+  const missing = [...names].filter((name) => !ENV_SET_NOT_READ.has(name) && !configuration.includes(`\`${name}\``));
+  assert.deepEqual(missing, []);
+});
