@@ -85,6 +85,9 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
     await auth.admin(req);
     const tenant = await tenantOr404(req.params.id);
     const f = new Fields(readJsonObject(req));
+    // Only the plan can be changed here: any other field (a name, a status) would otherwise
+    // answer 200 with nothing changed, as if it had been applied.
+    f.onlyKnown(['plan']);
     const plan = f.oneOf('plan', PLANS);
     f.done();
     const updated = plan ? await store.setTenantPlan(tenant.id, plan) : tenant;
