@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_BUNDLE, parseTickRequest, POLICY_KEYS, validateBundle } from '../../brain/index.js';
 import { parseBrainPolicy, policyBundle } from '../../bench/tick/policy.js';
 import { POLICY_ALL, POLICY_NONE, roundOrder } from '../../bench/tick/policy-compare.js';
@@ -83,4 +84,23 @@ test('the benchmark server runs the sidecar with the policy it is given', async 
   assert.equal(all.events.spawn, 1);
   assert.equal(none.events.spawn, 1);
   assert.ok(all.reply.intents.length > 0 && none.reply.intents.length > 0);
+});
+
+test('bench/tick/batch-parts measures each part of the /ticks path against the brain in paired slices', () => {
+  const script = fileURLToPath(new URL('../../bench/tick/batch-parts.js', import.meta.url));
+  const r = spawnSync(process.execPath, [script, '2', '0.05', '200'], { encoding: 'utf8', env: { ...process.env, BENCH_CPU: '0-1' } });
+  assert.equal(r.status, 0, r.stderr);
+  const rows = r.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { part: string; pairs: number; vs_brain: number; q1: number; q3: number });
+  assert.deepEqual(
+    rows.map((row) => row.part),
+    ['read', 'parse', 'build', 'pipeline'],
+  );
+  for (const row of rows) {
+    assert.equal(row.pairs, 2);
+    assert.ok(row.vs_brain > 0 && Number.isFinite(row.vs_brain), JSON.stringify(row));
+    assert.ok(row.q1 <= row.vs_brain && row.vs_brain <= row.q3, JSON.stringify(row));
+  }
 });
