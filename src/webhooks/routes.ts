@@ -240,6 +240,8 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const body = readJsonObject(req);
     const f = new Fields(body);
     refuseUnknown(body, ['url', 'secret', 'events', 'enabled'], f);
+    // None of these can be unset, and null read as absent would answer 200 with nothing changed.
+    for (const key of ['url', 'secret', 'events', 'enabled']) if (body[key] === null) f.problem(key, 'must not be null; leave the field out to keep its value');
     const url = await checkUrl(f, body, false);
     const secret = secretField(f);
     const events = eventsField(body, f, false);
