@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { validateBundle } from '../brain/bundle.js';
+import { withoutBom } from './http/codec.js';
 import type { ConfigBundle, Problem } from '../brain/types.js';
 
 /** A bundle directory holds one file, bundle.json, with a whole ConfigBundle. */
@@ -37,7 +38,7 @@ export async function loadBundleDir(dir: string): Promise<BundleLoad> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(withoutBom(text));
   } catch (err) {
     return { ok: false, problems: [{ path: '', message: `${file} is not valid JSON: ${(err as Error).message}` }] };
   }

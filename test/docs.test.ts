@@ -61,8 +61,8 @@ test('the docs cite no document a user does not have', () => {
   }
 });
 
-test('every relative link of the docs reaches an existing file and heading', () => {
-  for (const page of pages) {
+test('every relative link of the docs and of the benchmark results reaches an existing file and heading', () => {
+  for (const page of [...pages, join('bench', 'RESULTS.md')]) {
     const text = prose(read(page));
     for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
       if (/^[a-z]+:/.test(target!)) continue;

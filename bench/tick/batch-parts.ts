@@ -23,13 +23,9 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Brain, DEFAULT_BUNDLE, parseTickRequest, type Profile, type Target, type TickRequest, type Vec3 } from '../../brain/index.js';
-import { silentLogger } from '../../src/log.js';
-import { PlayerTracker, RecentAgents } from '../../src/sidecar/state/players.js';
-import { TickBatch } from '../../src/sidecar/tick/batch.js';
-import { InlineEvaluator } from '../../src/sidecar/tick/evaluator.js';
-import { TickHandler } from '../../src/sidecar/tick/handler.js';
 import { readTicks } from '../../src/sidecar/tick/tick-array.js';
 import { generateTicks } from './scenarios.js';
+import { ticksPath } from './ticks-path.js';
 
 export const PARTS = ['read', 'parse', 'build', 'pipeline'] as const;
 export type Part = (typeof PARTS)[number] | 'brain';
@@ -91,16 +87,8 @@ function stepOf(part: Part, agents: number): () => void {
       };
     }
     case 'pipeline': {
-      const players = new PlayerTracker();
-      const recent = new RecentAgents();
-      const handler = new TickHandler(new InlineEvaluator(DEFAULT_BUNDLE), {
-        observe: (r) => {
-          players.observe(r);
-          recent.add(r.snapshot.agent);
-        },
-      });
-      const batch = TickBatch.of(handler);
-      return () => batch.answerGroup(handler.acceptBatch(body(), 'json'), 'json', silentLogger);
+      const answer = ticksPath();
+      return () => answer(body());
     }
   }
 }

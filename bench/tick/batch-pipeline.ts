@@ -9,13 +9,8 @@
  * {"back_to_back": {decisions_per_s, p50_us, p99_us, cpu_us_per_decision}, "spaced": {…}}: how
  * long the same batch takes when the process has been busy and when it wakes to it.
  */
-import { DEFAULT_BUNDLE } from '../../brain/index.js';
-import { silentLogger } from '../../src/log.js';
-import { PlayerTracker, RecentAgents } from '../../src/sidecar/state/players.js';
-import { TickBatch } from '../../src/sidecar/tick/batch.js';
-import { InlineEvaluator } from '../../src/sidecar/tick/evaluator.js';
-import { TickHandler } from '../../src/sidecar/tick/handler.js';
 import { generateTicks } from './scenarios.js';
+import { ticksPath } from './ticks-path.js';
 
 export interface PipelineTimes {
   /** Decisions over the whole run's wall time (sleeps included when spaced). */
@@ -35,15 +30,7 @@ const bodies: Buffer[] = [];
 for (let k = 0; k < Math.max(100, Math.ceil(agents / size)); k++) {
   bodies.push(Buffer.from(JSON.stringify(Array.from({ length: size }, (_, j) => ticks[(k * size + j) % ticks.length]))));
 }
-const players = new PlayerTracker();
-const recent = new RecentAgents();
-const handler = new TickHandler(new InlineEvaluator(DEFAULT_BUNDLE), {
-  observe: (r) => {
-    players.observe(r);
-    recent.add(r.snapshot.agent);
-  },
-});
-const batch = TickBatch.of(handler);
+const answer = ticksPath();
 let next = 0;
 
 // Each body is copied into one reused buffer before it is read, as uWS hands the sidecar its
@@ -56,7 +43,7 @@ function one(): number {
   source.copy(scratch);
   const body = scratch.subarray(0, source.length);
   const started = performance.now();
-  batch.answerGroup(handler.acceptBatch(body, 'json'), 'json', silentLogger);
+  answer(body);
   return (performance.now() - started) * 1000;
 }
 

@@ -14,6 +14,8 @@ export const DEFAULT_BATCH_SIZES = [1, 10, 100, 500] as const;
 /** The fixed-rate run: batches of this many agents at this many batches per second (the p99 target). */
 export const FIXED_BATCH = 100;
 export const FIXED_BATCHES_PER_S = 50;
+/** Seconds of /tick load a freshly started sidecar gets before the --warmup of the first measured run. */
+const FRESH_SERVER_WARMUP_S = 3;
 /** Connections of the maximum-throughput batch runs: a few batches in flight keep the server busy. */
 const BATCH_CONNECTIONS = 8;
 
@@ -44,18 +46,24 @@ export interface BatchBenchReport {
   at100: { vs_tick: number; vs_brain: number; cpu_vs_tick: number; cpu_vs_brain: number; fixed_p99_us: number | null } | null;
   targets: { four_times_tick: boolean; half_of_brain: boolean; p99_under_2ms_at_50_per_s: boolean } | null;
   /**
-   * The batch of 100 against the brain in paired slices (see pairedSlices): the median of the
-   * pairs' ratios by decisions/s and by CPU; null when no batch of 100 was measured.
+   * The batch of 100 against the brain and against per-request /tick in paired slices (see
+   * pairedSlices): the median of the pairs' ratios by decisions/s and by CPU; null when no
+   * batch of 100 was measured.
    */
-  paired: { pairs: number; vs_brain: number; cpu_vs_brain: number } | null;
+  paired: { pairs: number; vs_brain: number; cpu_vs_brain: number; vs_tick: number; cpu_vs_tick: number } | null;
 }
 
-/** One pair of slices: the brain in process, then the sidecar's /ticks × 100 (or the other way round). */
+/**
+ * One set of adjacent slices: the brain in process, the sidecar's /ticks × 100 and its
+ * per-request /tick (in that order or the reverse).
+ */
 export interface PairedSlice {
   brain_decisions_per_s: number;
   brain_cpu_us_per_decision: number;
   ticks_decisions_per_s: number;
   ticks_cpu_us_per_decision: number;
+  tick_decisions_per_s: number;
+  tick_cpu_us_per_decision: number;
 }
 
 const BRAIN_RATE = fileURLToPath(new URL('./brain-rate.js', import.meta.url));
@@ -166,6 +174,10 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
       const { child, port } = await startServer(spec, opts.serverCpu);
       try {
         const pid = child.pid!;
+        // A fresh sidecar spawns every agent and compiles the tick path in its first seconds:
+        // warmed for --warmup alone, its first measured /tick ran 15-20 % slower than the next,
+        // which flattered the batch against it.
+        wrk(opts, port, single, 'json', FRESH_SERVER_WARMUP_S, opts.connections);
         const t = maxRun(opts, spec, pid, port, single, 'json');
         keep({
           route: '/tick',
@@ -189,10 +201,10 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
         }
         const hundred = batches.get(PAIRED_BATCH);
         if (hundred !== undefined) {
-          for (const pair of await pairedSlices(opts, pid, port, hundred)) {
+          for (const pair of await pairedSlices(opts, pid, port, hundred, single)) {
             pairs.push(pair);
             progress(
-              `round ${round}: paired slice: Brain.tick ${pair.brain_decisions_per_s}, /ticks × ${PAIRED_BATCH} ${pair.ticks_decisions_per_s} decisions/s`,
+              `round ${round}: paired slices: Brain.tick ${pair.brain_decisions_per_s}, /ticks × ${PAIRED_BATCH} ${pair.ticks_decisions_per_s}, /tick ${pair.tick_decisions_per_s} decisions/s`,
             );
           }
         }
@@ -234,12 +246,19 @@ const PAIRED_SLICE_S = 1;
 const PAIRED_BATCH = 100;
 
 /**
- * Brain.tick in process and the sidecar's POST /ticks × 100 in alternating one-second slices
- * on the same core, each pair a second apart: the in-process brain waits on its stdin while
- * the sidecar runs and the sidecar is idle while the brain runs. A pair's ratio holds when the
- * host's speed drifts from minute to minute (the whole runs of a round are a minute apart).
+ * Brain.tick in process, the sidecar's POST /ticks × 100 and its per-request /tick in adjacent
+ * one-second slices on the same core, the order reversed every other set: the in-process brain
+ * waits on its stdin while the sidecar runs and the sidecar is idle while the brain runs. A
+ * set's ratios hold when the host's speed drifts from minute to minute (the whole runs of a
+ * round are a minute apart).
  */
-async function pairedSlices(opts: TickBenchOptions, pid: number, port: number, corpus: { bodies: string; index: string }): Promise<PairedSlice[]> {
+async function pairedSlices(
+  opts: TickBenchOptions,
+  pid: number,
+  port: number,
+  corpus: { bodies: string; index: string },
+  single: { bodies: string; index: string },
+): Promise<PairedSlice[]> {
   const child = spawn('taskset', ['-c', opts.serverCpu, process.execPath, BRAIN_RATE, String(opts.agents), '0', '--slices'], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -262,13 +281,20 @@ async function pairedSlices(opts: TickBenchOptions, pid: number, port: number, c
         const m = measured(pid, () => wrk(opts, port, corpus, 'json', PAIRED_SLICE_S, BATCH_CONNECTIONS, undefined, '/ticks'));
         return row('/ticks', PAIRED_BATCH, 'paired', m.w, m.cpu);
       };
-      // Which goes first alternates, so that a steady drift weighs on both alike.
+      const tickSlice = (): BatchRow => {
+        const m = measured(pid, () => wrk(opts, port, single, 'json', PAIRED_SLICE_S, opts.connections));
+        return row('/tick', 1, 'paired', m.w, m.cpu);
+      };
+      // The order reverses every other set, so that a steady drift weighs on all alike.
       let brain: BrainRate;
       let ticks: BatchRow;
+      let tick: BatchRow;
       if (k % 2 === 0) {
         brain = await brainSlice();
         ticks = ticksSlice();
+        tick = tickSlice();
       } else {
+        tick = tickSlice();
         ticks = ticksSlice();
         brain = await brainSlice();
       }
@@ -277,6 +303,8 @@ async function pairedSlices(opts: TickBenchOptions, pid: number, port: number, c
         brain_cpu_us_per_decision: brain.cpu_us_per_decision,
         ticks_decisions_per_s: ticks.decisions_per_s,
         ticks_cpu_us_per_decision: ticks.cpu_us_per_decision ?? NaN,
+        tick_decisions_per_s: tick.decisions_per_s,
+        tick_cpu_us_per_decision: tick.cpu_us_per_decision ?? NaN,
       });
     }
     return out;
@@ -286,7 +314,7 @@ async function pairedSlices(opts: TickBenchOptions, pid: number, port: number, c
   }
 }
 
-/** The paired slices' ratios of the batch to the brain: the median of the pairs; null without pairs. */
+/** The paired slices' ratios of the batch to the brain and to per-request /tick: the median of the sets; null without any. */
 export function pairedOf(pairs: readonly PairedSlice[]): BatchBenchReport['paired'] {
   if (pairs.length === 0) return null;
   const round2 = (x: number): number => Math.round(x * 100) / 100;
@@ -294,6 +322,8 @@ export function pairedOf(pairs: readonly PairedSlice[]): BatchBenchReport['paire
     pairs: pairs.length,
     vs_brain: round2(median(pairs.map((p) => p.ticks_decisions_per_s / p.brain_decisions_per_s))),
     cpu_vs_brain: round2(median(pairs.map((p) => p.brain_cpu_us_per_decision / p.ticks_cpu_us_per_decision))),
+    vs_tick: round2(median(pairs.map((p) => p.ticks_decisions_per_s / p.tick_decisions_per_s))),
+    cpu_vs_tick: round2(median(pairs.map((p) => p.tick_cpu_us_per_decision / p.ticks_cpu_us_per_decision))),
   };
 }
 
@@ -364,7 +394,7 @@ export function formatBatchTable(report: BatchBenchReport): string {
   const p = report.paired;
   if (p) {
     lines.push(
-      `paired slices (${PAIRED_SLICE_S} s of Brain.tick in process, ${PAIRED_SLICE_S} s of /ticks × ${PAIRED_BATCH}, alternating, ${p.pairs} pairs): the batch at ${p.vs_brain} of the brain by decisions/s (median of the pairs), ${p.cpu_vs_brain} by CPU per decision`,
+      `paired slices (${PAIRED_SLICE_S} s each of Brain.tick in process, /ticks × ${PAIRED_BATCH} and per-request /tick, adjacent, ${p.pairs} sets): the batch at ${p.vs_brain} of the brain by decisions/s (median of the sets), ${p.cpu_vs_brain} by CPU per decision; ${p.vs_tick}× per-request /tick by decisions/s, ${p.cpu_vs_tick}× by CPU per decision`,
     );
   }
   const inProcess = report.rows.filter((r) => r.route === '/ticks path in process');

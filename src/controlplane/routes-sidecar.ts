@@ -91,16 +91,18 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
 
   const { limiter, limits } = ctx.auth;
   const push = async (req: Request, owner: KeyOwner): Promise<Reply> => {
-    // A quota of the server (not a rate of the key): 403 plan_limit, with Retry-After so a
-    // sidecar backs off and sends the report again rather than dropping it.
-    const d = limiter.hit(`telemetry:${owner.serverId}`, limits.telemetryReports, ctx.now());
-    if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
     const report = parseReport(readJsonObject(req), limits.telemetryEventKinds);
     if (report.serverId !== String(owner.serverId)) {
       const id = serverId(report.serverId);
       if (id <= 0) throw new HttpError('config_not_found', `No server with id ${JSON.stringify(report.serverId)}.`);
       await otherServer(id, owner);
     }
+    // A quota of the server (not a rate of the key): 403 plan_limit, with Retry-After so a
+    // sidecar backs off and sends the report again rather than dropping it. Only a report that
+    // passed its checks counts: a refused one changes nothing, so it must not use up the quota
+    // and turn the next, valid report into a 403 (refused ones are still bounded by the key's rate).
+    const d = limiter.hit(`telemetry:${owner.serverId}`, limits.telemetryReports, ctx.now());
+    if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
     const outcome = await queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report });
     // Before answering, so that the pull after a report that used up the quota sees the hold.
     if (outcome.accepted) await ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken);

@@ -44,8 +44,16 @@ function depthOk(text: string): boolean {
   return true;
 }
 
+/**
+ * Text without a leading U+FEFF: a UTF-8 byte-order mark, which Windows tools (Notepad,
+ * PowerShell's UTF8 encoding, .NET's default UTF-8 writer) put before JSON and JSON.parse refuses.
+ */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 export function parseJson(body: Buffer | string): unknown {
-  const text = typeof body === 'string' ? body : body.toString('utf8');
+  const text = withoutBom(typeof body === 'string' ? body : body.toString('utf8'));
   if (text.length === 0) throw new HttpError('bad_request', 'The request body is empty; a JSON value was expected.');
   if (!depthOk(text)) throw new HttpError('bad_request', `The request body is nested deeper than ${MAX_DEPTH} levels.`);
   try {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { withoutBom } from './codec.js';
 import type { Rate } from './ratelimit.js';
 
 const SECOND = 1000;
@@ -95,7 +96,7 @@ export function readLimitsFile(file: string): Limits {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(withoutBom(text));
   } catch (err) {
     throw new Error(`the limits file ${file} is not JSON: ${(err as Error).message}`);
   }

@@ -43,6 +43,11 @@ export class Fields {
     this.details.push({ path: this.path(key), message });
   }
 
+  /** A problem for every field of the body not in `known`: for bodies where a typo must not pass as a no-op. */
+  onlyKnown(known: readonly string[]): void {
+    for (const key of Object.keys(this.body)) if (!known.includes(key)) this.problem(key, `is not a known field (known: ${known.join(', ')})`);
+  }
+
   string(key: string, opts: { required?: boolean; max?: number; min?: number; pattern?: RegExp; patternHint?: string } = {}): string | undefined {
     const v = this.body[key];
     if (v === undefined || v === null) {

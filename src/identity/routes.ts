@@ -84,7 +84,12 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
   server.patch('/v1/admin/tenants/:id', async (req) => {
     await auth.admin(req);
     const tenant = await tenantOr404(req.params.id);
-    const f = new Fields(readJsonObject(req));
+    const body = readJsonObject(req);
+    const f = new Fields(body);
+    // Only the plan can be changed here: any other field (a name, a status), or a null plan,
+    // would otherwise answer 200 with nothing changed, as if it had been applied.
+    f.onlyKnown(['plan']);
+    if (body.plan === null) f.problem('plan', `must be one of ${PLANS.join(', ')}, got null`);
     const plan = f.oneOf('plan', PLANS);
     f.done();
     const updated = plan ? await store.setTenantPlan(tenant.id, plan) : tenant;

@@ -46,15 +46,11 @@ export interface VideoRoutesOptions {
   now: () => number;
 }
 
-const VIDEO_FIELDS = new Set(['property_id', 'template', 'format', 'callback_url']);
+const VIDEO_FIELDS = ['property_id', 'template', 'format', 'callback_url'] as const;
 
 function declaredLength(req: Request): number | null {
   const raw = req.headers['content-length'];
   return raw !== undefined && /^\d{1,15}$/.test(raw) ? Number(raw) : null;
-}
-
-function unknownFields(f: Fields, body: Record<string, unknown>, known: Set<string>): void {
-  for (const key of Object.keys(body)) if (!known.has(key)) f.problem(key, `is not a known field (known: ${[...known].join(', ')})`);
 }
 
 export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): void {
@@ -170,7 +166,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
     api(async (req, tenant) => {
       const body = readJsonObject(req);
       const f = new Fields(body);
-      unknownFields(f, body, VIDEO_FIELDS);
+      f.onlyKnown(VIDEO_FIELDS);
       const propertyId = f.number('property_id', { required: true, integer: true, min: 1 }) as PropertyId | undefined;
       const template = f.oneOf('template', TEMPLATES, { required: true });
       const format = f.oneOf('format', FORMAT_NAMES, { required: true });

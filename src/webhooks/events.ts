@@ -74,6 +74,17 @@ function scan(value: unknown, path: string, out: ErrorDetail[]): void {
   }
 }
 
+/**
+ * An id in the form its field requires is not scanned for personal data: after its prefix it
+ * holds only letters, digits, `_` and `-`, so no e-mail address (no `@`) and no phone number
+ * that the same digits without hyphens (`vis_5551234567`, admitted) would not be; but the
+ * hyphenated digit groups of a UUID (`ses_550e8400-e29b-41d4-a716-446655440000`, whose last
+ * group is twelve digits) read as a phone number.
+ */
+function wellFormedId(rule: FieldRule | undefined, v: unknown): boolean {
+  return rule?.kind === 'id' && typeof v === 'string' && rule.pattern.test(v);
+}
+
 export type EventInput = { ok: true; event: EventType; data: Record<string, unknown> } | { ok: false; details: ErrorDetail[] };
 
 /** Validates `{event, data}`; returns the data to send (only allowed fields) or every problem found. */
@@ -86,10 +97,15 @@ export function validateEvent(event: unknown, data: unknown): EventInput {
     details.push({ path: 'data', message: `must be an object, got ${typeOf(data ?? null)}` });
     return { ok: false, details };
   }
-  scan(data, 'data', details);
+  const obj = data as Record<string, unknown>;
+  // The field rules of a known event type only (no details yet means the type is one of the four).
+  const idRules: Readonly<Record<string, FieldRule>> = details.length === 0 ? EVENT_FIELDS[event as EventType] : {};
+  for (const [key, v] of Object.entries(obj)) {
+    scan(key, 'data{key}', details);
+    if (!wellFormedId(Object.hasOwn(idRules, key) ? idRules[key] : undefined, v)) scan(v, `data.${key}`, details);
+  }
   if (details.length > 0) return { ok: false, details };
   const rules = EVENT_FIELDS[event as EventType];
-  const obj = data as Record<string, unknown>;
   // lead.captured carries exactly its four fields (the spec's privacy rule). The other types'
   // data is not specified, so fields beyond the known ones pass through, PII-scanned above.
   const exact = event === 'lead.captured';

@@ -29,6 +29,8 @@ export const SECRET_MAX = 4096;
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 const NAME_MAX = 200;
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'inflight', 'succeeded', 'failed'];
+/** The fields of an endpoint a client sets (POST, PATCH); any other is refused. */
+const ENDPOINT_FIELDS = ['url', 'secret', 'events', 'enabled'] as const;
 
 export interface WebhookRoutesOptions {
   service: WebhookService;
@@ -90,12 +92,6 @@ function decodeCursor(raw: string | null): number | null {
   const m = /^d(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString());
   if (!m) throw new HttpError('bad_request', 'cursor is not one this API returned.');
   return Number(m[1]);
-}
-
-function refuseUnknown(body: Record<string, unknown>, allowed: readonly string[], f: Fields): void {
-  for (const key of Object.keys(body)) {
-    if (!allowed.includes(key)) f.problem(key, `is not a known field; expected ${allowed.join(', ')}`);
-  }
 }
 
 function eventsField(body: Record<string, unknown>, f: Fields, required: boolean): EventType[] | undefined {
@@ -220,7 +216,7 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const widget = await widgetOf(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
-    refuseUnknown(body, ['url', 'secret', 'events', 'enabled'], f);
+    f.onlyKnown(ENDPOINT_FIELDS);
     const url = await checkUrl(f, body, true);
     const secret = secretField(f);
     const events = eventsField(body, f, true);
@@ -239,7 +235,9 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const endpoint = await endpointOf(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
-    refuseUnknown(body, ['url', 'secret', 'events', 'enabled'], f);
+    f.onlyKnown(ENDPOINT_FIELDS);
+    // None of these can be unset, and null read as absent would answer 200 with nothing changed.
+    for (const key of ENDPOINT_FIELDS) if (body[key] === null) f.problem(key, 'must not be null; leave the field out to keep its value');
     const url = await checkUrl(f, body, false);
     const secret = secretField(f);
     const events = eventsField(body, f, false);
@@ -312,7 +310,7 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     const endpoint = await endpointOf(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
-    refuseUnknown(body, ['since'], f);
+    f.onlyKnown(['since']);
     const since = f.string('since', { required: true, max: 64 });
     const at = since === undefined ? NaN : Date.parse(since);
     if (since !== undefined && Number.isNaN(at)) f.problem('since', 'must be an ISO 8601 date-time');

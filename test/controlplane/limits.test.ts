@@ -75,6 +75,43 @@ test('telemetry: at most 2 reports per second per server, else 403 plan_limit na
   }
 });
 
+// The issue: a refused report was counted against the quota before it was checked, so a
+// client sending a malformed report got its next, valid one refused 403 plan_limit.
+test('telemetry: refused reports (422, another server) do not use up the 2-a-second quota of the server', async () => {
+  const now = Date.parse('2026-05-01T10:00:00Z');
+  const s = await startTestServer({ now: () => now });
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token, 'a');
+    const b = await serverWithKey(s, token, 'b');
+    const refused = [
+      await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: { serverId: String(a.serverId) } }),
+      await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { botCount: -1 }) }),
+      await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { extra: true }) }),
+      await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(b.serverId) }),
+      await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(999_999) }),
+    ];
+    assert.deepEqual(
+      refused.map((r) => [r.status, r.body.error.code]),
+      [
+        [422, 'validation_failed'],
+        [422, 'validation_failed'],
+        [422, 'validation_failed'],
+        [403, 'forbidden'],
+        [404, 'config_not_found'],
+      ],
+    );
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: `r${i}` }) })).status, 202);
+    }
+    const over = await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: 'r2' }) });
+    assert.equal(over.status, 403);
+    assert.equal(over.body.error.code, 'plan_limit');
+  } finally {
+    await s.stop();
+  }
+});
+
 test('telemetry: a report carries at most 100 event kinds; more is 422 validation_failed and nothing is stored', async () => {
   const s = await startTestServer();
   try {

@@ -45,6 +45,10 @@ test('readLimitsFile: a missing file or one that is not JSON says so', () => {
     const good = join(dir.path, 'good.json');
     writeFileSync(good, '{"widgetKey": 5000}');
     assert.equal(readLimitsFile(good).widgetKey.limit, 5000);
+    // Saved by Notepad or PowerShell: a leading byte-order mark is skipped, not "not JSON".
+    const bom = join(dir.path, 'bom.json');
+    writeFileSync(bom, '\uFEFF{"widgetKey": 7000}');
+    assert.equal(readLimitsFile(bom).widgetKey.limit, 7000);
   } finally {
     dir.dispose();
   }

@@ -115,3 +115,24 @@ test('API keys need the agency plan; suspension makes every credential 403 tenan
     await s.stop();
   }
 });
+
+// The issue: PATCH /v1/admin/tenants/{id} {"name": "Acme"} answered 200 with the tenant unchanged,
+// as if the rename had been applied; only the plan can be changed there.
+test('PATCH /v1/admin/tenants/{id}: a field other than plan, or a null plan, is 422 naming it, and nothing changes', async () => {
+  const s = await startTestServer();
+  try {
+    const t = await s.call('POST', '/v1/admin/tenants', { token: ADMIN_TOKEN, body: { name: 'Acme', plan: 'starter' } });
+    for (const body of [{ name: 'Renamed' }, { plan: 'agency', status: 'suspended' }, { plan: 'pro', plna: 'agency' }, { plan: null }]) {
+      const r = await s.call('PATCH', `/v1/admin/tenants/${t.body.id}`, { token: ADMIN_TOKEN, body });
+      assert.equal(r.status, 422, JSON.stringify(body));
+      assert.equal(r.body.error.code, 'validation_failed');
+      assert.match(r.body.error.details[0].message, /is not a known field \(known: plan\)|got null/);
+    }
+    const after = await s.call('GET', `/v1/admin/tenants/${t.body.id}`, { token: ADMIN_TOKEN });
+    assert.deepEqual([after.body.name, after.body.plan, after.body.status], ['Acme', 'starter', 'active']);
+    const ok = await s.call('PATCH', `/v1/admin/tenants/${t.body.id}`, { token: ADMIN_TOKEN, body: { plan: 'agency' } });
+    assert.deepEqual([ok.status, ok.body.plan], [200, 'agency']);
+  } finally {
+    await s.stop();
+  }
+});

@@ -43,3 +43,19 @@ test('the other three types: conversation_id required, documented fields checked
   assert.equal(validateEvent('conversation.started', null).ok, false);
   assert.equal(validateEvent('conversation.started', []).ok, false);
 });
+
+// The issue: a conversation id made of a UUID (ses_550e8400-e29b-41d4-a716-446655440000) was
+// refused as "looks like a phone number": its last group is twelve digits after a hyphen.
+test('ids of the documented form are not taken for phone numbers (UUIDs, dated ids); the same digits elsewhere still are', () => {
+  const ids = ['ses_550e8400-e29b-41d4-a716-446655440000', 'ses_2026-11-26-000123', 'ses_a-5551234567'];
+  for (const conversation_id of ids) {
+    const lead = validateEvent('lead.captured', { conversation_id, visitor_id: 'vis_123e4567-e89b-12d3-a456-426614174000', has_email: true, has_phone: false });
+    assert.equal(lead.ok, true, conversation_id);
+    assert.equal(validateEvent('conversation.started', { conversation_id }).ok, true, conversation_id);
+  }
+  // Outside the id fields, or in an id that is not of its form, the scan still applies.
+  const note = validateEvent('conversation.started', { conversation_id: 'ses_1', note: 'a-5551234567' });
+  assert.deepEqual(note.ok ? [] : note.details.map((d) => d.path), ['data.note']);
+  const malformed = validateEvent('lead.captured', { conversation_id: 'ses 555-123-4567', visitor_id: 'vis_1', has_email: true, has_phone: false });
+  assert.deepEqual(malformed.ok ? [] : malformed.details.map((d) => [d.path, /phone/.test(d.message)]), [['data.conversation_id', true]]);
+});

@@ -154,3 +154,27 @@ test('events: 202 with the delivery count; bad data and personal data are 422 an
     await s.stop();
   }
 });
+
+// The issue: PATCH {"url": null} (or events, enabled, secret) answered 200 with the endpoint
+// unchanged, as if null had been applied; none of them can be unset.
+test('PATCH of an endpoint: a null field is 422 naming it, and nothing changes', async () => {
+  const { s, token, widgetId, addEndpoint } = await webhookServer();
+  try {
+    const ep = await addEndpoint({ url: LOCAL, events: ['lead.captured'] });
+    const path = `/v1/widgets/${widgetId}/webhooks/${ep.id}`;
+    for (const key of ['url', 'secret', 'events', 'enabled']) {
+      const r = await s.call('PATCH', path, { token, body: { [key]: null, enabled: key === 'enabled' ? null : false } });
+      assert.equal(r.status, 422, key);
+      assert.deepEqual(
+        r.body.error.details.map((d: { path: string }) => d.path),
+        [key],
+      );
+      assert.match(r.body.error.details[0].message, /must not be null/);
+    }
+    const after = await s.call('GET', path, { token });
+    assert.deepEqual([after.body.url, after.body.events, after.body.enabled], [LOCAL, ['lead.captured'], true]);
+    assert.equal((await s.call('PATCH', path, { token, body: {} })).status, 200);
+  } finally {
+    await s.stop();
+  }
+});

@@ -63,18 +63,22 @@ test('bench tick --batch: the ratios at 100 are worked out within each round, th
   assert.equal(at100Of([]), null);
 });
 
-test('bench tick --batch: the paired slices give the median of the pairs, by decisions/s and by CPU', () => {
-  const pair = (brain: number, ticks: number): PairedSlice => ({
+test('bench tick --batch: the paired slices give the median of the sets, by decisions/s and by CPU, against the brain and against /tick', () => {
+  const pair = (brain: number, ticks: number, tick: number): PairedSlice => ({
     brain_decisions_per_s: brain,
     brain_cpu_us_per_decision: 1e6 / brain,
     ticks_decisions_per_s: ticks,
     ticks_cpu_us_per_decision: 1e6 / ticks,
+    tick_decisions_per_s: tick,
+    tick_cpu_us_per_decision: 1e6 / tick,
   });
-  // The host's speed swings between pairs; each pair's own ratio is what counts.
-  assert.deepEqual(pairedOf([pair(300_000, 120_000), pair(150_000, 60_000), pair(200_000, 70_000), pair(100_000, 45_000)]), {
+  // The host's speed swings between sets; each set's own ratio is what counts.
+  assert.deepEqual(pairedOf([pair(300_000, 120_000, 30_000), pair(150_000, 60_000, 20_000), pair(200_000, 70_000, 14_000), pair(100_000, 45_000, 9_000)]), {
     pairs: 4,
     vs_brain: 0.4,
     cpu_vs_brain: 0.4,
+    vs_tick: 4.5,
+    cpu_vs_tick: 4.5,
   });
   assert.equal(pairedOf([]), null);
 });
