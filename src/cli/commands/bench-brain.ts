@@ -6,9 +6,9 @@ export function registerBenchBrain(bench: Command): void {
   bench
     .command('brain')
     .description('micro-benchmark of Brain.tick: purely reactive (every policy off) vs every subsystem on')
-    .option('--agents <n>', 'distinct agents')
-    .option('--ticks <n>', 'ticks per round')
-    .option('--rounds <n>', 'rounds (the median is reported)')
+    .option('--agents <n>', 'distinct agents (default 200)')
+    .option('--ticks <n>', 'ticks each agent gets per round, so a round is agents × ticks ticks (default 200)')
+    .option('--rounds <n>', 'rounds (the median is reported; default 7)')
     .option('--json', 'print only the JSON result')
     .action(async (flags: { agents?: string; ticks?: string; rounds?: string; json?: boolean }) => {
       const { runBrainMicro, formatTable } = await import('../../../bench/brain-micro.js');
