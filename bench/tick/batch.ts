@@ -229,13 +229,21 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
     rows,
     at100,
     paired,
-    targets: at100
-      ? {
-          four_times_tick: at100.vs_tick >= 4,
-          half_of_brain: at100.vs_brain >= 0.5,
-          p99_under_2ms_at_50_per_s: at100.fixed_p99_us !== null && at100.fixed_p99_us < 2000,
-        }
-      : null,
+    targets: targetsOf(at100, paired),
+  };
+}
+
+/**
+ * The targets at 100 agents per batch, the ratios judged by the paired slices when there are
+ * any: the rounds' ratios compare a warm sidecar with a freshly started in-process brain (and
+ * minutes-apart runs), which flatters the batch.
+ */
+export function targetsOf(at100: BatchBenchReport['at100'], paired: BatchBenchReport['paired']): BatchBenchReport['targets'] {
+  if (at100 === null) return null;
+  return {
+    four_times_tick: (paired?.vs_tick ?? at100.vs_tick) >= 4,
+    half_of_brain: (paired?.vs_brain ?? at100.vs_brain) >= 0.5,
+    p99_under_2ms_at_50_per_s: at100.fixed_p99_us !== null && at100.fixed_p99_us < 2000,
   };
 }
 
@@ -386,8 +394,9 @@ export function formatBatchTable(report: BatchBenchReport): string {
   const t = report.targets;
   if (a && t) {
     lines.push(
-      `at 100 agents per batch: ${a.vs_tick}× the decisions/s of per-request /tick (target ≥ 4: ${t.four_times_tick ? 'met' : 'missed'}); by CPU per decision ${a.cpu_vs_tick}×`,
-      `at 100 agents per batch: ${a.vs_brain} of Brain.tick in process (target ≥ 0.5: ${t.half_of_brain ? 'met' : 'missed'}); by CPU per decision ${a.cpu_vs_brain}`,
+      `at 100 agents per batch, by the rounds' ratios: ${a.vs_tick}× the decisions/s of per-request /tick; by CPU per decision ${a.cpu_vs_tick}×`,
+      `at 100 agents per batch, by the rounds' ratios: ${a.vs_brain} of Brain.tick in process; by CPU per decision ${a.cpu_vs_brain}`,
+      `targets (ratios judged by the paired slices when measured): ≥ 4× per-request /tick ${t.four_times_tick ? 'met' : 'missed'}, ≥ 0.5 of the brain ${t.half_of_brain ? 'met' : 'missed'}`,
       `p99 of a 100-agent batch at ~${FIXED_BATCHES_PER_S} batches/s: ${a.fixed_p99_us ?? '—'} µs (target < 2,000: ${t.p99_under_2ms_at_50_per_s ? 'met' : 'missed'})`,
     );
   } else lines.push('(no batch of 100 measured: the targets are not judged)');

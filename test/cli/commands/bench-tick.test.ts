@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { at100Of, pairedOf, type BatchRow, type PairedSlice } from '../../../bench/tick/batch.js';
+import { at100Of, pairedOf, targetsOf, type BatchRow, type PairedSlice } from '../../../bench/tick/batch.js';
 import { batchSizesOf, tickPolicyOf } from '../../../src/cli/commands/bench-tick.js';
 import { MAX_BATCH_TICKS } from '../../../src/sidecar/tick/tick-array.js';
 import { CliError } from '../../../src/cli/util.js';
@@ -81,4 +81,20 @@ test('bench tick --batch: the paired slices give the median of the sets, by deci
     cpu_vs_tick: 4.5,
   });
   assert.equal(pairedOf([]), null);
+});
+
+test('bench tick --batch: the targets are judged by the paired slices when there are any, else by the rounds', () => {
+  const at100 = { vs_tick: 4.4, vs_brain: 0.48, cpu_vs_tick: 4.3, cpu_vs_brain: 0.47, fixed_p99_us: 1900 };
+  // The rounds flatter the batch (a cold in-process brain); the paired sets decide.
+  assert.deepEqual(targetsOf(at100, { pairs: 8, vs_brain: 0.33, cpu_vs_brain: 0.33, vs_tick: 2.8, cpu_vs_tick: 2.7 }), {
+    four_times_tick: false,
+    half_of_brain: false,
+    p99_under_2ms_at_50_per_s: true,
+  });
+  assert.deepEqual(targetsOf({ ...at100, vs_brain: 0.52, fixed_p99_us: null }, null), {
+    four_times_tick: true,
+    half_of_brain: true,
+    p99_under_2ms_at_50_per_s: false,
+  });
+  assert.equal(targetsOf(null, null), null);
 });
