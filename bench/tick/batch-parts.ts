@@ -22,9 +22,9 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Brain, DEFAULT_BUNDLE, parseTickRequest, type Profile, type Target, type TickRequest, type Vec3 } from '../../brain/index.js';
+import { Brain, DEFAULT_BUNDLE, type Profile, type Target, type TickRequest, type Vec3 } from '../../brain/index.js';
 import { readTicks } from '../../src/sidecar/tick/tick-array.js';
-import { generateTicks } from './scenarios.js';
+import { generateTicks, parsedTicks } from './scenarios.js';
 import { ticksPath } from './ticks-path.js';
 
 export const PARTS = ['read', 'parse', 'build', 'pipeline'] as const;
@@ -55,12 +55,7 @@ function stepOf(part: Part, agents: number): () => void {
     source.copy(scratch);
     return scratch.subarray(0, source.length);
   };
-  const requests = (): TickRequest[] =>
-    ticks.map((t) => {
-      const parsed = parseTickRequest(t);
-      if (!parsed.ok) throw new Error('the corpus holds an invalid tick');
-      return parsed.request;
-    });
+  const requests = (): TickRequest[] => parsedTicks(ticks);
   let sink = 0;
   switch (part) {
     case 'brain': {

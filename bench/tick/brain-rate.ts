@@ -10,8 +10,8 @@
  * the sidecar's slices there) and exits when stdin ends.
  */
 import { createInterface } from 'node:readline';
-import { Brain, DEFAULT_BUNDLE, parseTickRequest, type TickRequest } from '../../brain/index.js';
-import { generateTicks } from './scenarios.js';
+import { Brain, DEFAULT_BUNDLE } from '../../brain/index.js';
+import { generateTicks, parsedTicks } from './scenarios.js';
 
 export interface BrainRate {
   decisions_per_s: number;
@@ -20,11 +20,7 @@ export interface BrainRate {
 
 const agents = Number(process.argv[2] ?? 10_000);
 const seconds = Number(process.argv[3] ?? 3);
-const requests: TickRequest[] = generateTicks({ agents, count: agents, seed: 7 }).map((t) => {
-  const parsed = parseTickRequest(t);
-  if (!parsed.ok) throw new Error('the corpus holds an invalid tick');
-  return parsed.request;
-});
+const requests = parsedTicks(generateTicks({ agents, count: agents, seed: 7 }));
 const brain = new Brain(DEFAULT_BUNDLE);
 // Warm-up: one pass so every agent exists and the code is optimised.
 for (const r of requests) brain.tick(r);

@@ -1,4 +1,4 @@
-import { ROLES, TARGET_KINDS } from '../../brain/index.js';
+import { parseTickRequest, ROLES, TARGET_KINDS, type TickRequest } from '../../brain/index.js';
 import { seededRandom } from '../../src/random.js';
 
 /**
@@ -80,4 +80,13 @@ export function generateTicks(options: TickScenarioOptions): Record<string, unkn
     out.push({ snapshot, profile });
   }
   return out;
+}
+
+/** Ticks as the brain takes them: the corpus validated, as the in-process benchmarks feed Brain.tick. */
+export function parsedTicks(ticks: readonly Record<string, unknown>[]): TickRequest[] {
+  return ticks.map((t) => {
+    const parsed = parseTickRequest(t);
+    if (!parsed.ok) throw new Error('the corpus holds an invalid tick');
+    return parsed.request;
+  });
 }
