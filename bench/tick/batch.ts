@@ -16,15 +16,18 @@ export const FIXED_BATCH = 100;
 export const FIXED_BATCHES_PER_S = 50;
 /** Seconds of /tick load a freshly started sidecar gets before the --warmup of the first measured run. */
 const FRESH_SERVER_WARMUP_S = 3;
+const BARE_SPEC: ServerSpec = { label: 'bare uWS (constant reply)', kind: 'uws-bare', workers: 0 };
 /** Connections of the maximum-throughput batch runs: a few batches in flight keep the server busy. */
 const BATCH_CONNECTIONS = 8;
 
 export interface BatchRow {
   /**
    * `/tick` (one agent per request), `/ticks` with N agents per request, the brain in process,
-   * or the /ticks path in process without the transport (read, decide, write a batch).
+   * the /ticks path in process without the transport (read, decide, write a batch), or a bare
+   * uWebSockets.js server taking the same batch bodies and answering a constant reply of a real
+   * one's size (the transport alone: what no reader or brain can save).
    */
-  route: '/tick' | '/ticks' | 'Brain.tick in process' | '/ticks path in process';
+  route: '/tick' | '/ticks' | 'Brain.tick in process' | '/ticks path in process' | 'bare uWS /ticks';
   batch: number;
   load: string;
   requests_per_s: number;
@@ -125,6 +128,7 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
     const single = writeCorpus(dir, opts.agents).json;
     const batches = new Map(sizes.map((n) => [n, writeBatches(dir, opts.agents, n)]));
     const fixed = writeBatches(dir, opts.agents, FIXED_BATCH);
+    const hundred = batches.get(PAIRED_BATCH);
     for (let round = 1; round <= opts.rounds; round++) {
       rounds.push([]);
       const brain = spawnSync('taskset', ['-c', opts.serverCpu, process.execPath, BRAIN_RATE, String(opts.agents), String(opts.duration)], {
@@ -199,7 +203,6 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
           keep(r);
           progress(`round ${round}: /ticks × ${n}: ${r.decisions_per_s} decisions/s, ${r.requests_per_s} requests/s, p99 ${r.p99_us} µs`);
         }
-        const hundred = batches.get(PAIRED_BATCH);
         if (hundred !== undefined) {
           for (const pair of await pairedSlices(opts, pid, port, hundred, single)) {
             pairs.push(pair);
@@ -216,6 +219,18 @@ export async function runBatchBench(opts: TickBenchOptions, sizes: readonly numb
         progress(`round ${round}: /ticks × ${FIXED_BATCH} at ~${FIXED_BATCHES_PER_S}/s: p99 ${r.p99_us} µs (rss ${rssMb(pid)} MB)`);
       } finally {
         await stopServer(child);
+      }
+      if (hundred !== undefined) {
+        const bare = await startServer(BARE_SPEC, opts.serverCpu);
+        try {
+          if (opts.warmup > 0) wrk(opts, bare.port, hundred, 'json', opts.warmup, BATCH_CONNECTIONS, undefined, '/ticks');
+          const m = measured(bare.child.pid!, () => wrk(opts, bare.port, hundred, 'json', opts.duration, BATCH_CONNECTIONS, undefined, '/ticks'));
+          const r = row('bare uWS /ticks', PAIRED_BATCH, `max, ${BATCH_CONNECTIONS} conns`, m.w, m.cpu);
+          keep(r);
+          progress(`round ${round}: bare uWS /ticks × ${PAIRED_BATCH}: ${r.decisions_per_s} decisions/s, ${r.cpu_us_per_decision} CPU µs per decision`);
+        } finally {
+          await stopServer(bare.child);
+        }
       }
     }
   } finally {
@@ -404,6 +419,14 @@ export function formatBatchTable(report: BatchBenchReport): string {
   if (p) {
     lines.push(
       `paired slices (${PAIRED_SLICE_S} s each of Brain.tick in process, /ticks × ${PAIRED_BATCH} and per-request /tick, adjacent, ${p.pairs} sets): the batch at ${p.vs_brain} of the brain by decisions/s (median of the sets), ${p.cpu_vs_brain} by CPU per decision; ${p.vs_tick}× per-request /tick by decisions/s, ${p.cpu_vs_tick}× by CPU per decision`,
+    );
+  }
+  const round2 = (x: number): number => Math.round(x * 100) / 100;
+  const bare = report.rows.find((r) => r.route === 'bare uWS /ticks');
+  const brain = report.rows.find((r) => r.route === 'Brain.tick in process');
+  if (bare?.cpu_us_per_decision && brain?.cpu_us_per_decision) {
+    lines.push(
+      `the transport alone (bare uWS taking the same /ticks × ${PAIRED_BATCH} bodies, constant reply): ${round2(bare.cpu_us_per_decision / brain.cpu_us_per_decision)} of the brain's CPU per decision`,
     );
   }
   const inProcess = report.rows.filter((r) => r.route === '/ticks path in process');

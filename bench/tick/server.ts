@@ -2,7 +2,8 @@
  * A server under test, run as its own process so the benchmark can pin it to one core:
  *   node dist/bench/tick/server.js <kind> [workers] [policy]
  * kinds: sidecar (the real service), node-http (the same tick handler on node:http),
- * uws-bare (uWebSockets.js reading the body and answering a constant), uws-parse (the same, after
+ * uws-bare (uWebSockets.js reading the body and answering a constant; on /ticks a constant
+ * reply of BARE_BATCH_REPLY agents, about a real 100-agent reply's size), uws-parse (the same, after
  * JSON.parse of the body: what decoding a tick alone costs), sidecar-dialogue (the
  * sidecar with the dialogue tier on, its model at BENCH_LLM_BASE_URL). policy (brain kinds):
  * default (the built-in bundle), all (every policy key on), none (every key off). Prints one JSON line
@@ -22,6 +23,18 @@ import { parseBrainPolicy, policyBundle, type BrainPolicy } from './policy.js';
 export type ServerKind = 'sidecar' | 'sidecar-dialogue' | 'node-http' | 'uws-bare' | 'uws-parse';
 
 const CONSTANT_JSON = JSON.stringify({ agent: 1, posture: 'standing', intents: [{ kind: 'Idle', reason: 'none' }] });
+/** Agents in the bare server's constant /ticks reply. */
+const BARE_BATCH_REPLY = 100;
+// Shaped like the sidecar's typical batch element, so the reply is about a real one's size.
+const BATCH_ELEMENT = JSON.stringify({
+  agent: 1001,
+  posture: 'standing',
+  intents: [
+    { kind: 'Face', yaw_deg: 23.34 },
+    { kind: 'MoveTo', to: { x: 7074.11, y: 9.6, z: 8335.65 }, speed: 'jog' },
+  ],
+});
+const CONSTANT_BATCH_JSON = `[${Array.from({ length: BARE_BATCH_REPLY }, () => BATCH_ELEMENT).join(',')}]`;
 
 function ready(port: number): void {
   process.stdout.write(`${JSON.stringify({ port })}\n`);
@@ -29,22 +42,40 @@ function ready(port: number): void {
 
 async function bareUws(parse: boolean): Promise<() => Promise<void>> {
   const app = uWS.App();
-  app.post('/tick', (res, _req) => {
-    let aborted = false;
-    const chunks: Buffer[] = [];
-    res.onAborted(() => {
-      aborted = true;
-    });
+  // Each body is copied once, into a buffer taken from a free list and given back once read
+  // (bodies of several connections can arrive interleaved): the least any server that reads a
+  // body after its last chunk can do. A buffer per body cost measurably more here (the
+  // allocator gives the pages back and faults them in again).
+  const free: Buffer[] = [];
+  const route = (reply: string) => (res: uWS.HttpResponse, _req: uWS.HttpRequest) => {
+    let body: Buffer | null = null;
+    let at = 0;
+    const release = (): void => {
+      if (body !== null) free.push(body);
+      body = null;
+    };
+    res.onAborted(release);
     res.onData((ab, isLast) => {
-      chunks.push(Buffer.from(ab.slice(0)));
-      if (!isLast || aborted) return;
-      const body = Buffer.concat(chunks);
-      if (parse) JSON.parse(body.toString('utf8'));
+      const chunk = new Uint8Array(ab);
+      body ??= free.pop() ?? Buffer.allocUnsafeSlow(1 << 17);
+      if (at + chunk.length > body.length) {
+        const grown = Buffer.allocUnsafeSlow(2 * (at + chunk.length));
+        body.copy(grown, 0, 0, at);
+        body = grown;
+      }
+      body.set(chunk, at);
+      at += chunk.length;
+      if (!isLast) return;
+      const text = parse ? body.toString('utf8', 0, at) : '';
+      release();
+      if (parse) JSON.parse(text);
       res.cork(() => {
-        res.writeHeader('content-type', 'application/json').end(CONSTANT_JSON);
+        res.writeHeader('content-type', 'application/json').end(reply);
       });
     });
-  });
+  };
+  app.post('/tick', route(CONSTANT_JSON));
+  app.post('/ticks', route(CONSTANT_BATCH_JSON));
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
     app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))),
   );

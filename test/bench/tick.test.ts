@@ -104,3 +104,53 @@ test('bench/tick/batch-parts measures each part of the /ticks path against the b
     assert.ok(row.q1 <= row.vs_brain && row.vs_brain <= row.q3, JSON.stringify(row));
   }
 });
+
+test('the bare uWS baseline reads bodies sent in pieces on several connections at once and answers /ticks with 100 replies', async () => {
+  const { connect } = await import('node:net');
+  const { child, port } = await startServer({ label: 'uWS + JSON.parse (constant reply)', kind: 'uws-parse', workers: 0 }, '0');
+  try {
+    // Bodies that differ, so that a byte written into another's buffer shows.
+    const bodies = [3, 4, 5, 6].map((seed) => Buffer.from(JSON.stringify(generateTicks({ agents: 200, count: 200, seed }))));
+    const head = (body: Buffer): Buffer =>
+      Buffer.from(`POST /ticks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 4 },
+        () =>
+          new Promise<import('node:net').Socket>((resolve, reject) =>
+            connect(port, '127.0.0.1')
+              .once('connect', function (this: import('node:net').Socket) {
+                resolve(this);
+              })
+              .once('error', reject),
+          ),
+      ),
+    );
+    const replies = sockets.map(
+      (socket) =>
+        new Promise<string>((resolve, reject) => {
+          let text = '';
+          socket.setEncoding('utf8');
+          socket.on('data', (c: string) => (text += c));
+          socket.on('end', () => resolve(text));
+          socket.on('error', reject);
+        }),
+    );
+    // Every client sends its head and half its body before any sends the rest: the server sees
+    // the bodies interleaved, and JSON.parse would fail on a byte taken from another body.
+    await Promise.all(
+      sockets.map(
+        (socket, k) =>
+          new Promise<void>((resolve) => socket.write(Buffer.concat([head(bodies[k]!), bodies[k]!.subarray(0, bodies[k]!.length >> 1)]), () => resolve())),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sockets.forEach((socket, k) => socket.end(bodies[k]!.subarray(bodies[k]!.length >> 1)));
+    for (const text of await Promise.all(replies)) {
+      assert.match(text, /^HTTP\/1\.1 200 /);
+      assert.equal((JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as unknown[]).length, 100);
+    }
+  } finally {
+    await stopServer(child);
+  }
+});
