@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import Stripe from 'stripe';
 import { ADMIN_TOKEN, startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
 import { checkPlans, loadPlans, tenantPlans } from '../../src/controlplane/billing/plans.js';
@@ -11,6 +13,30 @@ import { report, serverWithKey, signed } from './helpers.js';
 
 const WHSEC = 'whsec_test_billing_secret';
 const DAY = 86_400_000;
+
+/** Posts `event` to the server's Stripe webhook, signed the way Stripe signs (the stripe package's test header). */
+function stripeSender(url: string) {
+  const stripe = new Stripe('sk_test_123');
+  return (event: Record<string, unknown>, secret = WHSEC, headers: Record<string, string> = {}) => {
+    const payload = JSON.stringify(event);
+    const signature = stripe.webhooks.generateTestHeaderString({ payload, secret });
+    return fetch(`${url}/v1/billing/stripe/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature, ...headers },
+      body: payload,
+    });
+  };
+}
+
+/** A Stripe event as its webhook sends it. */
+const event = (type: string, object: Record<string, unknown>) => ({
+  id: `evt_${type}`,
+  object: 'event',
+  type,
+  api_version: '2024-06-20',
+  created: Math.floor(Date.now() / 1000),
+  data: { object },
+});
 
 const me = async (s: TestServer, token: string) => (await s.call('GET', '/v1/auth/me', { token })).body.tenant.plan as string;
 
@@ -73,24 +99,7 @@ test('Stripe: POST /v1/billing/stripe/webhook verifies checkout.session.complete
   const stripeApi = await fakeStripe();
   const payments = providerFromEnv({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripeApi.url });
   const s = await startTestServer({ payments, stripeWebhookSecret: WHSEC });
-  const stripe = new Stripe('sk_test_123');
-  const send = (event: Record<string, unknown>, secret = WHSEC, headers: Record<string, string> = {}) => {
-    const payload = JSON.stringify(event);
-    const signature = stripe.webhooks.generateTestHeaderString({ payload, secret });
-    return fetch(`${s.url}/v1/billing/stripe/webhook`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature, ...headers },
-      body: payload,
-    });
-  };
-  const event = (type: string, object: Record<string, unknown>) => ({
-    id: `evt_${type}`,
-    object: 'event',
-    type,
-    api_version: '2024-06-20',
-    created: Math.floor(Date.now() / 1000),
-    data: { object },
-  });
+  const send = stripeSender(s.url);
   try {
     const t = await tenantSession(s, 'trial');
     const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'large' } });
@@ -114,6 +123,40 @@ test('Stripe: POST /v1/billing/stripe/webhook verifies checkout.session.complete
     assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete');
     assert.equal((await send(event('customer.created', { id: 'cus_1', object: 'customer' }))).status, 200);
   } finally {
+    await s.stop();
+    await stripeApi.close();
+  }
+});
+
+test("a paid Stripe event whose plan grant fails leaves the session open, and Stripe's retry grants the plan (it was marked complete first, and the plan never came)", async () => {
+  const stripeApi = await fakeStripe();
+  const payments = providerFromEnv({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripeApi.url });
+  const s = await startTestServer({ payments, stripeWebhookSecret: WHSEC });
+  const send = stripeSender(s.url);
+  const db = new Database(join(s.dir, 'test.db'));
+  try {
+    const t = await tenantSession(s, 'trial');
+    const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'large' } });
+    const paid = event('checkout.session.completed', { id: c.body.url.split('/').at(-1), object: 'checkout.session', payment_status: 'paid' });
+    // The tenant's plan cannot be written at the moment of the grant (a real database failure, as a full disk would give).
+    db.exec(`CREATE TRIGGER no_plan_change BEFORE UPDATE OF plan ON tenants BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+    const failed = await send(paid);
+    assert.equal(failed.status, 500);
+    assert.equal(((await failed.json()) as { error: { code: string } }).error.code, 'internal');
+    assert.equal(await me(s, t.token), 'trial');
+    assert.equal(
+      (await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status,
+      'open',
+      'a session whose plan was not granted is not complete',
+    );
+    db.exec('DROP TRIGGER no_plan_change');
+    const retry = await send(paid);
+    assert.equal(retry.status, 200);
+    assert.deepEqual(await retry.json(), { received: true, handled: true });
+    assert.equal(await me(s, t.token), 'agency');
+    assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete');
+  } finally {
+    db.close();
     await s.stop();
     await stripeApi.close();
   }

@@ -52,13 +52,18 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
     completedAt: c.completedAt,
   });
 
-  /** Marks a session paid and grants its plan, once. */
+  /**
+   * Grants a paid session's plan, then marks it complete. In this order because a session
+   * marked complete is never granted again: had the mark come first, a failure or a crash
+   * between the two would leave the sale recorded and the plan never given, and the
+   * provider's retry (or the next poll) would find nothing left to do. A grant done twice
+   * sets the same plan twice.
+   */
   const complete = async (record: CheckoutRecord): Promise<CheckoutRecord> => {
     if (record.status === 'complete') return record;
-    const done = (await store.setCheckoutStatus(record.id, 'complete')) ?? record;
     const plan = grantOf(plans, record.plan, record.tier);
     if (plan) await o.grant(record.tenantId, plan);
-    return done;
+    return (await store.setCheckoutStatus(record.id, 'complete')) ?? record;
   };
 
   const account = async (tenant: TenantRecord) => {
