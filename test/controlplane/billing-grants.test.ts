@@ -6,6 +6,7 @@ import Stripe from 'stripe';
 import { ADMIN_TOKEN, startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
 import { checkPlans, loadPlans, tenantPlans } from '../../src/controlplane/billing/plans.js';
 import { providerFromEnv } from '../../src/controlplane/billing/provider.js';
+import { STRIPE_WEBHOOK_MAX_BODY } from '../../src/controlplane/billing/stripe-webhook.js';
 import { QUOTA_PUBLISHER } from '../../src/controlplane/line-quota.js';
 import { PLANS } from '../../src/identity/types.js';
 import { fakeStripe } from './fake-stripe.js';
@@ -157,6 +158,69 @@ test("a paid Stripe event whose plan grant fails leaves the session open, and St
     assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete');
   } finally {
     db.close();
+    await s.stop();
+    await stripeApi.close();
+  }
+});
+
+test('Stripe webhook, hostile: duplicates, a late expiry, an old signature, signed bodies that are not events, a huge body, a wrong method: never a 5xx, the plan granted once', async () => {
+  const stripeApi = await fakeStripe();
+  const payments = providerFromEnv({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripeApi.url });
+  const s = await startTestServer({ payments, stripeWebhookSecret: WHSEC });
+  const send = stripeSender(s.url);
+  const stripe = new Stripe('sk_test_123');
+  const signedRaw = (payload: string, extra: { timestamp?: number } = {}) =>
+    fetch(`${s.url}/v1/billing/stripe/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret: WHSEC, ...extra }) },
+      body: payload,
+    });
+  const refused = async (r: Response, status: number, code: string) => {
+    assert.equal(r.status, status);
+    const body = (await r.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, code);
+    assert.equal(typeof body.error.message, 'string');
+    return body.error.message;
+  };
+  try {
+    const t = await tenantSession(s, 'trial');
+    const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'large' } });
+    const sessionId = c.body.url.split('/').at(-1);
+    const paid = event('checkout.session.completed', { id: sessionId, object: 'checkout.session', payment_status: 'paid' });
+
+    // Signed with the right secret ten minutes ago (a captured event replayed later).
+    const old = JSON.stringify(paid);
+    await refused(await signedRaw(old, { timestamp: Math.floor(Date.now() / 1000) - 600 }), 400, 'bad_request');
+    // Signed, but not an event billing can read.
+    await refused(await signedRaw('not json'), 400, 'bad_request');
+    assert.match(await refused(await signedRaw('{}'), 400, 'bad_request'), /no type/);
+    assert.match(await refused(await signedRaw('[1,2]'), 400, 'bad_request'), /no type/);
+    assert.match(await refused(await signedRaw('null'), 400, 'bad_request'), /no type/);
+    for (const data of [undefined, null, {}, { object: null }, { object: { id: 42 } }, { object: [] }]) {
+      const body = JSON.stringify({ ...event('checkout.session.completed', {}), data });
+      assert.match(await refused(await signedRaw(body), 400, 'bad_request'), /no data\.object\.id/, `data ${JSON.stringify(data)}`);
+    }
+    await refused(await send(paid, WHSEC, { 'stripe-signature': 't=abc,v1=zz' }), 400, 'bad_request');
+    const huge = await fetch(`${s.url}/v1/billing/stripe/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+      body: 'x'.repeat(STRIPE_WEBHOOK_MAX_BODY + 1),
+    });
+    await refused(huge, 413, 'payload_too_large');
+    await refused(await fetch(`${s.url}/v1/billing/stripe/webhook`), 405, 'method_not_allowed');
+    assert.equal(await me(s, t.token), 'trial', 'nothing refused changed the plan');
+    assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'open');
+
+    assert.deepEqual(await (await send(paid)).json(), { received: true, handled: true });
+    assert.equal(await me(s, t.token), 'agency');
+    // The admin moves the tenant to another plan; Stripe then delivers the same event again, and a late expiry.
+    assert.equal((await s.call('PATCH', `/v1/admin/tenants/${t.tenantId}`, { token: ADMIN_TOKEN, body: { plan: 'pro' } })).status, 200);
+    assert.equal((await send(paid)).status, 200);
+    assert.equal((await send(event('checkout.session.async_payment_succeeded', { id: sessionId, object: 'checkout.session' }))).status, 200);
+    assert.equal((await send(event('checkout.session.expired', { id: sessionId, object: 'checkout.session' }))).status, 200);
+    assert.equal(await me(s, t.token), 'pro', 'a repeated event grants nothing again');
+    assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete', 'a late expiry does not undo a sale');
+  } finally {
     await s.stop();
     await stripeApi.close();
   }

@@ -171,6 +171,7 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
       } catch (err) {
         throw new HttpError('bad_request', `The Stripe-Signature does not verify: ${(err as Error).message}`);
       }
+      if (notice.kind === 'malformed') throw new HttpError('bad_request', `The Stripe event cannot be read: ${notice.problem}.`);
       if (notice.kind === 'other') return json(200, { received: true, handled: false });
       const record = await store.findCheckout('stripe', notice.sessionId);
       // An unknown session (another system's, or deleted here) is acknowledged, or Stripe retries it for days.

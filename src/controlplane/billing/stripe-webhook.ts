@@ -5,27 +5,43 @@ export const STRIPE_WEBHOOK_MAX_BODY = 256 * 1024;
 /** Seconds a Stripe-Signature timestamp may be from now (Stripe's own default). */
 export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
 
-export type StripeNotice = { kind: 'paid'; sessionId: string } | { kind: 'expired'; sessionId: string } | { kind: 'other'; type: string };
+export type StripeNotice =
+  | { kind: 'paid'; sessionId: string }
+  | { kind: 'expired'; sessionId: string }
+  | { kind: 'other'; type: string }
+  /** Signed with the endpoint's secret, but not an event billing can read (no type, or a checkout event without its session). */
+  | { kind: 'malformed'; problem: string };
 
 /**
  * Verifies a Stripe webhook with the `stripe` package (the Stripe-Signature scheme: HMAC-SHA256
  * of `timestamp.body` with the endpoint's whsec_ secret) and reads what billing needs from it.
  * A checkout paid at once is `checkout.session.completed` with payment_status paid (or no
  * payment required); one paid later (bank debits) ends with `async_payment_succeeded`.
- * Throws when the signature does not verify.
+ * Throws when the signature does not verify (or the signed body is not JSON).
  */
 export function readStripeEvent(rawBody: Buffer, signature: string, secret: string): StripeNotice {
-  const event = Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S);
-  const session = event.data.object as { id?: unknown; payment_status?: unknown };
-  const id = typeof session.id === 'string' ? session.id : '';
-  switch (event.type) {
+  const event: unknown = Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S);
+  // Signed is not the same as well formed: read every field as unknown, so a body that is JSON
+  // but not an event answers 400 rather than failing inside this function.
+  const type = isObject(event) && typeof event.type === 'string' ? event.type : null;
+  if (type === null) return { kind: 'malformed', problem: 'the event has no type' };
+  if (!CHECKOUT_EVENTS.has(type)) return { kind: 'other', type };
+  const data = isObject(event) ? event.data : undefined;
+  const session = isObject(data) ? data.object : undefined;
+  if (!isObject(session) || typeof session.id !== 'string' || session.id === '') return { kind: 'malformed', problem: `${type} has no data.object.id` };
+  switch (type) {
     case 'checkout.session.completed':
-      return session.payment_status === 'unpaid' ? { kind: 'other', type: `${event.type} (unpaid)` } : { kind: 'paid', sessionId: id };
+      return session.payment_status === 'unpaid' ? { kind: 'other', type: `${type} (unpaid)` } : { kind: 'paid', sessionId: session.id };
     case 'checkout.session.async_payment_succeeded':
-      return { kind: 'paid', sessionId: id };
-    case 'checkout.session.expired':
-      return { kind: 'expired', sessionId: id };
+      return { kind: 'paid', sessionId: session.id };
     default:
-      return { kind: 'other', type: event.type };
+      return { kind: 'expired', sessionId: session.id };
   }
+}
+
+/** The events that move a checkout session. */
+const CHECKOUT_EVENTS: ReadonlySet<string> = new Set(['checkout.session.completed', 'checkout.session.async_payment_succeeded', 'checkout.session.expired']);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
