@@ -107,11 +107,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   }
   const role = options.role ?? 'all';
   const location = locationOf(options);
+  const metrics = serveMetrics();
+  // Before the database is opened: a certificate that cannot be used stops the start with nothing to close.
+  const server = new HttpServer({ logger, observe: combineObservers([metrics.observe, options.accessLog]), ...(options.tls ? { tls: options.tls } : {}) });
   const backend = await openBackend(location, { now, logger });
   const { database, stores, cluster } = backend;
   const identity = stores.identity;
-  const metrics = serveMetrics();
-  const server = new HttpServer({ logger, observe: combineObservers([metrics.observe, options.accessLog]), ...(options.tls ? { tls: options.tls } : {}) });
   // A worker answers /health alone: the services' routes go on a server that never listens,
   // so every service is built the same way whatever the role.
   const routes = role === 'worker' ? new HttpServer({ logger }) : server;

@@ -9,6 +9,7 @@ import { writeReply, writeError } from './write.js';
 import { observeResponse, type RequestObserver } from './observe.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
+import { checkTlsFiles } from './tls.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -216,6 +217,7 @@ export class HttpServer {
     this.logger = options.logger ?? silentLogger;
     this.observe = options.observe ?? null;
     this.defaultHeaders = { ...SECURITY_HEADERS, ...options.defaultHeaders };
+    if (options.tls) checkTlsFiles(options.tls);
     this.app = options.tls
       ? uWS.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile, passphrase: options.tls.passphrase ?? '' })
       : uWS.App();
