@@ -49,7 +49,13 @@ export interface Backend {
  * broadcast listener and the shared rate limiter's background sync.
  */
 export async function openBackend(location: DatabaseLocation, options: { now: () => number; logger: Logger }): Promise<Backend> {
-  const database = openDatabaseAt(location, { onError: (err) => options.logger.warn('database: an idle connection failed', { error: err.message }) });
+  const named = (err: unknown) => databaseError(location, err);
+  let database: Database;
+  try {
+    database = openDatabaseAt(location, { onError: (err) => options.logger.warn('database: an idle connection failed', { error: err.message }) });
+  } catch (err) {
+    throw named(err);
+  }
   try {
     const stores = await openStores(database, options.now);
     if (database.kind === 'sqlite') return { database, stores, limiter: new MemoryRateLimiter(), cluster: null, close: () => database.close() };
@@ -74,8 +80,7 @@ export async function openBackend(location: DatabaseLocation, options: { now: ()
     };
   } catch (err) {
     await database.close().catch(() => {});
-    // Named, so an unreachable server or a wrong password says which database (never the password).
-    throw new Error(`database ${describeDatabase(location)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw named(err);
   }
 }
 
@@ -83,4 +88,9 @@ export async function openStores(database: Database, now: () => number): Promise
   const identity = await openIdentityStore(database, now);
   const controlPlane = await openControlPlaneStore(database, now);
   return { identity, controlPlane, webhooks: await openWebhookStore(database, now), video: await openVideoStore(database, now) };
+}
+
+/** A failure to open a database, named, so an unreachable server, a wrong password or a file that is no database says which database (never the password). */
+export function databaseError(location: DatabaseLocation, err: unknown): Error {
+  return new Error(`database ${describeDatabase(location)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 }

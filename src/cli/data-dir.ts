@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { PRIVATE_DIR_MODE } from '../store/files.js';
@@ -57,13 +57,28 @@ export function stackDatabase(
 
 /** The sidecar's data directory: --data-dir, else BRAINSTEM_DATA_DIR, else the working directory. */
 export function sidecarDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  return givenDataDir(flag, env) ?? cwd;
+  const given = givenDataDir(flag, env);
+  if (given !== undefined) ensureDataDir(given);
+  return given ?? cwd;
 }
 
+/**
+ * Creates a data directory (0700) when missing and checks that this process can write in it,
+ * so that a directory it cannot use stops the start with one line, rather than every later
+ * write (the database, a render, the brains' memory) failing on its own.
+ */
 export function ensureDataDir(dir: string): void {
   try {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   } catch (err) {
-    throw new CliError(`cannot create the data directory ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    // mkdir -p answers EEXIST (or ENOTDIR) when a file stands where a directory of the path should be.
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? `a file is in the way (${code})` : (code ?? (err as Error).message);
+    throw new CliError(`cannot create the data directory ${dir}: ${why}`);
+  }
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw new CliError(`the data directory ${dir} is not writable by this process (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
 }

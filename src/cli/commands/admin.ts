@@ -5,6 +5,7 @@ import type { IdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
 import { CliError, parseInteger, printJson, withDatabaseOptions } from '../util.js';
+import { databaseError } from '../backend.js';
 import { stackDatabase, withDataDirOption } from '../data-dir.js';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { openControlPlaneStore } from '../../controlplane/open-store.js';
@@ -22,9 +23,17 @@ export function registerAdmin(program: Command): void {
   );
 
   const withStore: WithStore = async (cmd, fn) => {
-    const database = openDatabaseAt(stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string }));
+    const location = stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string });
+    let database;
     try {
-      const identity = await openIdentityStore(database);
+      database = openDatabaseAt(location);
+    } catch (err) {
+      throw databaseError(location, err);
+    }
+    try {
+      const identity = await openIdentityStore(database).catch((err: unknown) => {
+        throw databaseError(location, err);
+      });
       printJson(await fn(identity, () => openControlPlaneStore(database)));
     } finally {
       await database.close();

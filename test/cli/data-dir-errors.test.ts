@@ -1,0 +1,83 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cli, runCli, tempDir } from '../helpers/paths.js';
+
+const ENV = { BRAINSTEM_LOG: 'silent', SERVICE_ADMIN_TOKEN: 'bsa_data_dir_test' };
+const COMMANDS: Record<string, string[]> = {
+  serve: ['serve', '--addr', '127.0.0.1:0'],
+  up: ['up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0'],
+  sidecar: ['sidecar', '--addr', '127.0.0.1:0', '--workers', '0'],
+};
+
+function oneLine(r: { code: number; stderr: string }, expected: RegExp, what: string): void {
+  assert.equal(r.code, 1, `${what}: ${r.stderr}`);
+  assert.match(r.stderr.trimEnd(), expected, what);
+  assert.equal(r.stderr.trimEnd().split('\n').length, 1, `${what}: ${r.stderr}`);
+}
+
+// The issue: sidecar --data-dir under a file started anyway and logged "brain state not saved"
+// at every save, its memory never kept; serve and up said only "EEXIST" for the same mistake.
+test('a data directory where a file stands: serve, up and sidecar exit 1 with one line saying a file is in the way (the sidecar started and never saved)', async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir.path, 'a-file');
+    writeFileSync(file, 'x');
+    for (const [name, args] of Object.entries(COMMANDS)) {
+      const r = await runCli([...args, '--data-dir', join(file, 'data')], ENV);
+      oneLine(r, /^brainstem: cannot create the data directory \S+a-file\/data: a file is in the way \(ENOTDIR\)$/, name);
+    }
+    const r = await runCli([...COMMANDS.serve!, '--db', join(file, 'x.db')], ENV);
+    oneLine(r, /^brainstem: cannot create the data directory \S+a-file: a file is in the way \(EEXIST\)$/, 'serve --db under a file');
+  } finally {
+    dir.dispose();
+  }
+});
+
+test(
+  'a data directory this process cannot write: serve, up and sidecar exit 1 with one line saying so',
+  { skip: process.getuid?.() !== 0 && 'needs root, to run the CLI as another user' },
+  async () => {
+    const dir = tempDir();
+    try {
+      // Readable and searchable by everyone, writable by root alone; the CLI runs as nobody.
+      chmodSync(dir.path, 0o755);
+      const locked = join(dir.path, 'locked');
+      mkdirSync(locked, { mode: 0o755 });
+      for (const [name, args] of Object.entries(COMMANDS)) {
+        const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+          execFile(
+            'setpriv',
+            ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, cli, ...args, '--data-dir', locked],
+            { env: { ...process.env, ...ENV }, encoding: 'utf8' },
+            (err, _stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr }),
+          );
+        });
+        oneLine(r, /^brainstem: the data directory \S+locked is not writable by this process \(EACCES\)$/, name);
+      }
+    } finally {
+      dir.dispose();
+    }
+  },
+);
+
+test('a database file that is no database, or a directory: serve and admin exit 1 with one line naming the database', async () => {
+  const dir = tempDir();
+  try {
+    const junk = join(dir.path, 'junk.db');
+    writeFileSync(junk, Buffer.alloc(4096, 0x5a));
+    const folder = join(dir.path, 'folder.db');
+    mkdirSync(folder);
+    oneLine(await runCli([...COMMANDS.serve!, '--db', junk], ENV), /^brainstem: database sqlite:\S+junk\.db: file is not a database$/, 'serve junk');
+    oneLine(await runCli([...COMMANDS.serve!, '--db', folder], ENV), /^brainstem: database sqlite:\S+folder\.db: EISDIR/, 'serve folder');
+    oneLine(
+      await runCli(['admin', '--db', junk, 'create-tenant', '--name', 'x'], ENV),
+      /^brainstem: database sqlite:\S+junk\.db: file is not a database$/,
+      'admin junk',
+    );
+  } finally {
+    dir.dispose();
+  }
+});
