@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import Stripe from 'stripe';
+import { tempDir } from '../helpers/paths.js';
 import { ADMIN_TOKEN, startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
 import { checkPlans, loadPlans, tenantPlans } from '../../src/controlplane/billing/plans.js';
 import { providerFromEnv } from '../../src/controlplane/billing/provider.js';
@@ -223,6 +224,34 @@ test('Stripe webhook, hostile: duplicates, a late expiry, an old signature, sign
   } finally {
     await s.stop();
     await stripeApi.close();
+  }
+});
+
+// The issue: an offline checkout link left open from before Stripe was configured still
+// completed, and granted its plan for nothing, on the server that now takes payments through Stripe.
+test('an offline checkout link left open from before Stripe was configured is 409 and grants nothing on the Stripe server', async () => {
+  const dir = tempDir();
+  const db = join(dir.path, 'switch.db');
+  const stripeApi = await fakeStripe();
+  let s = await startTestServer({ db });
+  try {
+    const t = await tenantSession(s, 'trial');
+    const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'self-host' } });
+    assert.equal(c.body.provider, 'offline');
+    const link = new URL(c.body.url).pathname;
+    await s.stop();
+    s = await startTestServer({ db, payments: providerFromEnv({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripeApi.url }) });
+    const login = await s.call('POST', '/v1/auth/login', { body: { email: t.email, password: 'correct horse battery' } });
+    const opened = await s.call('GET', link);
+    assert.equal(opened.status, 409);
+    assert.equal(opened.body.error.code, 'conflict');
+    assert.match(opened.body.error.message, /takes payments through stripe/);
+    assert.equal(await me(s, login.body.token), 'trial');
+    assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: login.body.token })).body.status, 'open');
+  } finally {
+    await s.stop();
+    await stripeApi.close();
+    dir.dispose();
   }
 });
 

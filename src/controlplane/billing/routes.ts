@@ -154,7 +154,15 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
     const record = await store.findCheckout('offline', ref);
     if (!record) throw new HttpError('not_found', 'No offline checkout session with that reference.');
     if (record.status !== 'open') return json(200, view(record));
-    if (provider instanceof OfflineProvider) provider.complete(ref);
+    // Opening the link is the whole payment, which only a server without a payment processor
+    // accepts: a link left open from before one was configured must not grant a plan for nothing.
+    if (!(provider instanceof OfflineProvider)) {
+      throw new HttpError(
+        'conflict',
+        `This server takes payments through ${provider.name}: an offline checkout link no longer completes; start a new checkout.`,
+      );
+    }
+    provider.complete(ref);
     return json(200, view(await complete(record)));
   });
 
