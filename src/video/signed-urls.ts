@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { link, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HttpError } from '../http/errors.js';
 import type { Request } from '../http/server.js';
@@ -25,15 +25,24 @@ export function signingKeyFromHex(hex: string, source: string): Buffer {
 }
 
 /**
- * Reads the URL-signing key from the data directory, creating it on first use. Two processes
- * starting on one data directory agree: the file is created exclusively, and the loser reads it.
+ * Reads the URL-signing key from the data directory, creating it on first use. The key is
+ * written whole to a temp file, then linked to its name (a link fails when the name exists):
+ * two processes starting on one data directory agree (the loser reads the winner's), and a
+ * crash while it is made never leaves a partial key behind. An empty key file, which the
+ * earlier way of making it (create, then write) left after a crash between the two, cannot
+ * have signed a URL, and is replaced.
  */
 export async function loadSigningKey(dataDir: string, random: (n: number) => Buffer = randomBytes): Promise<Buffer> {
   const file = join(dataDir, URL_SIGNING_KEY_FILE);
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(temp, random(KEY_BYTES).toString('hex') + '\n', { mode: PRIVATE_FILE_MODE });
   try {
-    await writeFile(file, random(KEY_BYTES).toString('hex') + '\n', { flag: 'wx', mode: PRIVATE_FILE_MODE });
+    await link(temp, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if ((await stat(file)).size === 0) await rename(temp, file);
+  } finally {
+    await unlink(temp).catch(() => {});
   }
   return signingKeyFromHex(await readFile(file, 'utf8'), `${file} (remove it to have a new key made; URLs already issued stop working)`);
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AssetUrlSigner, loadSigningKey, originOf, signingKeyFromHex, SIGNED_URL_TTL, URL_SIGNING_KEY_FILE } from '../../src/video/signed-urls.js';
 import type { Request } from '../../src/http/server.js';
@@ -41,6 +41,31 @@ test('the signing key is made once in the data directory (0600) and read back by
     assert.equal(a.length, 32);
     assert.equal(statSync(join(dir.path, URL_SIGNING_KEY_FILE)).mode & 0o777, 0o600);
     assert.deepEqual(await loadSigningKey(dir.path), a);
+  } finally {
+    dir.dispose();
+  }
+});
+
+// The issue: the key file was created empty and then written, so a crash between the two left
+// an empty url-signing.key, and every later start refused it ("must be at least 32 bytes as hex").
+test('an empty url-signing.key (a crash while it was made) is replaced at start; a key file with other content is never overwritten', async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir.path, URL_SIGNING_KEY_FILE);
+    writeFileSync(file, '', { mode: 0o600 });
+    const key = await loadSigningKey(dir.path);
+    assert.equal(key.length, 32);
+    assert.equal(readFileSync(file, 'utf8'), `${key.toString('hex')}\n`);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.deepEqual(await loadSigningKey(dir.path), key);
+    writeFileSync(file, 'not a key\n');
+    await assert.rejects(loadSigningKey(dir.path), /url-signing\.key .*must be at least 32 bytes as hex/);
+    assert.equal(readFileSync(file, 'utf8'), 'not a key\n', "an operator's file is left as it is");
+    assert.deepEqual(
+      readdirSync(dir.path).filter((n) => n.endsWith('.tmp')),
+      [],
+      'no temp file is left behind',
+    );
   } finally {
     dir.dispose();
   }
