@@ -145,6 +145,7 @@ const UNFINISHED_LOCK = 0x7669_6431; // "vid1"
  * runs; deletes lock the rows a claim would take, so a delete and a claim never both win.
  */
 export class PostgresVideoStore implements VideoStore {
+  readonly exclusive = false;
   private constructor(
     private readonly pool: Pool,
     private readonly now: () => number,

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../log.js';
@@ -111,6 +111,13 @@ export class RenderQueue {
   async start(): Promise<void> {
     const requeued = await this.o.store.requeueInterrupted();
     if (requeued > 0) this.o.logger.info('requeued interrupted renders', { count: requeued });
+    // A process killed mid-render leaves its scratch directory (a partial video, copies of the
+    // photos) behind. On a store only this process renders from, every one left is such a
+    // leftover; replicas sharing a data directory cannot tell a dead one's from a live one's.
+    if (this.o.store.exclusive) {
+      const work = join(this.o.dataDir, 'work');
+      for (const name of await readdir(work).catch(() => [])) await rm(join(work, name), { recursive: true, force: true });
+    }
     this.kick();
   }
 

@@ -180,6 +180,7 @@ export const VIDEO_MIGRATIONS = [
 ];
 
 export class SqliteVideoStore implements VideoStore {
+  readonly exclusive = true;
   private readonly q;
 
   constructor(

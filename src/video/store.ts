@@ -48,6 +48,11 @@ export type VideoInput = { propertyId: PropertyId; template: Template; format: F
  * same contract as SQLite; test/video/store-contract.ts is that contract.
  */
 export interface VideoStore {
+  /**
+   * True when one process serves the store (SQLite): nothing but this process renders from it,
+   * so what a previous run left behind (renders marked rendering, scratch files) is its own.
+   */
+  readonly exclusive: boolean;
   createProperty(tenantId: TenantId, input: PropertyInput): Promise<PropertyRecord>;
   getProperty(tenantId: TenantId, id: PropertyId): Promise<PropertyRecord | null>;
   /** Newest first; `before` is the id the previous page ended on. */

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { tempDir } from '../../helpers/paths.js';
@@ -134,7 +135,7 @@ test('kill -9 of serve on SQLite amid telemetry, publishes and a checkout: a res
   }
 });
 
-test('kill -9 of serve on SQLite mid-render: the next start on the same file renders the video again and completes it once', async () => {
+test('kill -9 of serve on SQLite mid-render: the next start on the same file removes its scratch, renders the video again and completes it once', async () => {
   const dir = tempDir();
   let serve = await serveOn(dir.path);
   try {
@@ -147,6 +148,8 @@ test('kill -9 of serve on SQLite mid-render: the next start on the same file ren
     assert.equal(video.status, 'queued');
     while ((await call(serve.url, 'GET', `/v1/videos/${video.id}`, key)).status !== 'rendering') await sleep(20);
     await serve.kill();
+    const work = join(dir.path, 'data', 'work');
+    assert.notDeepEqual(readdirSync(work), [], 'the killed render left its scratch directory');
 
     serve = await serveOn(dir.path);
     let v: { status: string; error?: string; video_asset_id?: number };
@@ -165,6 +168,7 @@ test('kill -9 of serve on SQLite mid-render: the next start on the same file ren
     assert.equal(file.status, 200);
     const mp4 = Buffer.from(await file.arrayBuffer());
     assert.equal(mp4.subarray(4, 8).toString('latin1'), 'ftyp', 'a whole MP4');
+    assert.deepEqual(readdirSync(work), [], "the dead render's scratch was removed at the restart, the finished one's when it ended");
   } finally {
     await serve.kill();
     dir.dispose();
