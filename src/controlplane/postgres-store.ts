@@ -1,6 +1,6 @@
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
-import { MAX_SAFE, migratePg, queryRows, queryRow, statement, transaction, type PgMigration, type Pool } from '../store/postgres.js';
+import { lockQuota, MAX_SAFE, migratePg, QUOTA_LOCKS, queryRows, queryRow, statement, transaction, type PgMigration, type Pool } from '../store/postgres.js';
 import {
   activityOf,
   checkoutOf,
@@ -204,8 +204,15 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     return new Date(this.now()).toISOString();
   }
 
-  async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord> {
-    return transaction(this.pool, async (c) => {
+  createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord>;
+  createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string, maxServers: number): Promise<ServerRecord | 'limit'>;
+  async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string, maxServers = Infinity): Promise<ServerRecord | 'limit'> {
+    return transaction(this.pool, async (c): Promise<ServerRecord | 'limit'> => {
+      if (Number.isFinite(maxServers)) {
+        await lockQuota(c, QUOTA_LOCKS.servers, tenantId);
+        const n = Number((await queryRow<{ n: string }>(c, 'SELECT COUNT(*) AS n FROM cp_servers WHERE tenant_id = $1', [tenantId]))!.n);
+        if (n >= maxServers) return 'limit';
+      }
       const server = serverOf(
         (await queryRow<ServerRow>(c, 'INSERT INTO cp_servers (tenant_id, name, created_at) VALUES ($1, $2, $3) RETURNING *', [tenantId, name, this.iso()]))!,
       );

@@ -3,7 +3,7 @@ import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
 import { Fields, idParam, readJsonObject } from '../http/validate.js';
-import { requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
+import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
 import { hashToken, newToken } from '../identity/tokens.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
 import { serverSummary } from './summary.js';
@@ -20,7 +20,10 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     if (name === '') f.problem('name', 'must not be blank');
     f.done();
     requireRoom(ctx.plans, session.tenant, 'servers', (await store.listServers(session.tenant.id)).length);
-    const record = await store.createServer(session.tenant.id, name!, DEFAULT_BUNDLE, await publisher(ctx, session));
+    // Counted again with the insert: concurrent requests (or replicas) must not all take the last place.
+    const max = ctx.plans.limits(session.tenant.plan).servers;
+    const record = await store.createServer(session.tenant.id, name!, DEFAULT_BUNDLE, await publisher(ctx, session), max ?? Infinity);
+    if (record === 'limit') throw noRoom(session.tenant, 'servers', max!);
     return json(201, await serverSummary(ctx, record));
   });
 

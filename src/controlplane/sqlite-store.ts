@@ -276,8 +276,11 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
     return outcomes;
   }
 
-  async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord> {
-    return this.db.transaction(() => {
+  createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord>;
+  createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string, maxServers: number): Promise<ServerRecord | 'limit'>;
+  async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string, maxServers = Infinity): Promise<ServerRecord | 'limit'> {
+    return this.db.transaction((): ServerRecord | 'limit' => {
+      if (Number.isFinite(maxServers) && (this.q.servers.all(tenantId) as unknown[]).length >= maxServers) return 'limit';
       const server = serverOf(this.q.insertServer.get(tenantId, name, this.iso()) as ServerRow);
       this.q.insertVersion.run(server.id, 1, JSON.stringify({ ...bundle, version: 1 }), server.createdAt, publishedBy, 'initial default bundle');
       return server;

@@ -28,6 +28,8 @@ import type {
 export interface ControlPlaneStore {
   /** Creates a server with `bundle` published as version 1, in one transaction. */
   createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string): Promise<ServerRecord>;
+  /** As above unless the tenant already has `maxServers` servers ('limit'); the count and the insert are one transaction. */
+  createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string, maxServers: number): Promise<ServerRecord | 'limit'>;
   getServer(id: ServerId): Promise<ServerRecord | null>;
   listServers(tenantId: TenantId): Promise<ServerRecord[]>;
 

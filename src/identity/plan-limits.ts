@@ -37,7 +37,13 @@ export function requireCurrentPlan(plans: TenantPlans, tenant: TenantRecord, now
 /** 403 plan_limit when the tenant already has as many of `what` as its plan allows. */
 export function requireRoom(plans: TenantPlans, tenant: TenantRecord, what: 'servers' | 'widgets', count: number): void {
   const limit = plans.limits(tenant.plan)[what];
-  if (limit !== null && count >= limit) {
-    throw new HttpError('plan_limit', `The ${tenant.plan} plan allows at most ${limit} ${limit === 1 ? what.slice(0, -1) : what}; the tenant has ${count}.`);
-  }
+  if (limit !== null && count >= limit) throw noRoom(tenant, what, limit, count);
+}
+
+/**
+ * The 403 plan_limit of a tenant with `count` of `what` against a `limit` of its plan: thrown
+ * by requireRoom, and when the store, counting again as it inserts, finds the last place taken.
+ */
+export function noRoom(tenant: TenantRecord, what: 'servers' | 'widgets', limit: number, count = limit): HttpError {
+  return new HttpError('plan_limit', `The ${tenant.plan} plan allows at most ${limit} ${limit === 1 ? what.slice(0, -1) : what}; the tenant has ${count}.`);
 }

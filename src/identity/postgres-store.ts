@@ -1,4 +1,15 @@
-import { migratePg, queryRow, sqlState, transaction, UNIQUE_VIOLATION, type PgMigration, type Pool } from '../store/postgres.js';
+import {
+  lockQuota,
+  migratePg,
+  QUOTA_LOCKS,
+  queryRow,
+  sqlState,
+  transaction,
+  UNIQUE_VIOLATION,
+  type PgMigration,
+  type Pool,
+  type Queryable,
+} from '../store/postgres.js';
 import {
   apiKeyOf,
   PERSONAL_TOKEN_USE_COLUMNS,
@@ -202,9 +213,26 @@ export class PostgresIdentityStore implements IdentityStore {
     return row ? { keyId: row.key_id, tenant: tenantOf(row) } : null;
   }
 
-  async createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord> {
+  createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord>;
+  createPersonalToken(input: NewPersonalToken, maxLive: number, now: number): Promise<PersonalTokenRecord | 'limit'>;
+  async createPersonalToken(input: NewPersonalToken, maxLive = Infinity, now = 0): Promise<PersonalTokenRecord | 'limit'> {
+    return transaction(this.pool, async (c): Promise<PersonalTokenRecord | 'limit'> => {
+      if (Number.isFinite(maxLive)) {
+        await lockQuota(c, QUOTA_LOCKS.personalTokens, input.userId);
+        const live = await queryRow<{ n: string }>(
+          c,
+          'SELECT COUNT(*) AS n FROM personal_tokens WHERE user_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)',
+          [input.userId, now],
+        );
+        if (Number(live!.n) >= maxLive) return 'limit';
+      }
+      return this.insertPersonalToken(c, input);
+    });
+  }
+
+  private async insertPersonalToken(c: Queryable, input: NewPersonalToken): Promise<PersonalTokenRecord> {
     const row = await queryRow<PersonalTokenRow>(
-      this.pool,
+      c,
       'INSERT INTO personal_tokens (user_id, tenant_id, name, scopes, token_hash, preview, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *',
       [input.userId, input.tenantId, input.name, JSON.stringify(input.scopes), input.tokenHash, input.preview, this.iso(), input.expiresAt],
     );

@@ -234,7 +234,6 @@ const tokenView = (t: PersonalTokenRecord) => ({
 export function mountPersonalTokenRoutes(server: HttpServer, options: IdentityRoutesOptions): void {
   const { store, auth } = options;
   const now = options.now ?? Date.now;
-  const live = (t: PersonalTokenRecord) => t.revokedAt === null && (t.expiresAt === null || Date.parse(t.expiresAt) > now());
 
   server.post('/v1/tokens', async (req) => {
     const session = await auth.session(req);
@@ -244,20 +243,24 @@ export function mountPersonalTokenRoutes(server: HttpServer, options: IdentityRo
     const scopes = readScopes(f, body);
     const days = f.number('expires_in_days', { integer: true, min: 1, max: MAX_TOKEN_DAYS });
     f.done();
-    const existing = await store.listPersonalTokens(session.userId);
-    if (existing.filter(live).length >= MAX_LIVE_PERSONAL_TOKENS) {
+    const token = newToken('personal');
+    // Counted with the insert, in one transaction: concurrent requests (or replicas) must not all take the last place.
+    const record = await store.createPersonalToken(
+      {
+        userId: session.userId,
+        tenantId: session.tenant.id,
+        name: name!,
+        scopes: scopes!,
+        tokenHash: hashToken(token),
+        preview: token.slice(0, 8),
+        expiresAt: days === undefined ? null : now() + days * 86_400_000,
+      },
+      MAX_LIVE_PERSONAL_TOKENS,
+      now(),
+    );
+    if (record === 'limit') {
       throw new HttpError('plan_limit', `A user may hold at most ${MAX_LIVE_PERSONAL_TOKENS} live personal access tokens; revoke one first.`);
     }
-    const token = newToken('personal');
-    const record = await store.createPersonalToken({
-      userId: session.userId,
-      tenantId: session.tenant.id,
-      name: name!,
-      scopes: scopes!,
-      tokenHash: hashToken(token),
-      preview: token.slice(0, 8),
-      expiresAt: days === undefined ? null : now() + days * 86_400_000,
-    });
     return json(201, { ...tokenView(record), token });
   });
 

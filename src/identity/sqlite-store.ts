@@ -75,6 +75,7 @@ const MIGRATIONS = [
 export class SqliteIdentityStore implements IdentityStore {
   private readonly q;
   private readonly createKeyTx;
+  private readonly createPersonalTx;
 
   constructor(
     db: Db,
@@ -104,6 +105,7 @@ export class SqliteIdentityStore implements IdentityStore {
         'INSERT INTO personal_tokens (user_id, tenant_id, name, scopes, token_hash, preview, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *',
       ),
       personalTokens: db.prepare('SELECT * FROM personal_tokens WHERE user_id = ? ORDER BY id DESC'),
+      livePersonal: db.prepare('SELECT COUNT(*) AS n FROM personal_tokens WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)'),
       revokePersonal: db.prepare('UPDATE personal_tokens SET revoked_at = ? WHERE user_id = ? AND id = ? AND revoked_at IS NULL'),
       personalByHash: db.prepare(
         `SELECT ${PERSONAL_TOKEN_USE_COLUMNS} FROM personal_tokens p JOIN tenants t ON t.id = p.tenant_id
@@ -115,6 +117,10 @@ export class SqliteIdentityStore implements IdentityStore {
     this.createKeyTx = db.transaction((tenantId: TenantId, name: string, tokenHash: string, preview: string, maxLive: number): ApiKeyRecord | 'limit' => {
       if ((this.q.liveKeys.get(tenantId) as { n: number }).n >= maxLive) return 'limit';
       return apiKeyOf(this.q.insertKey.get(tenantId, name, tokenHash, preview, this.iso()) as ApiKeyRow);
+    });
+    this.createPersonalTx = db.transaction((input: NewPersonalToken, maxLive: number, now: number): PersonalTokenRecord | 'limit' => {
+      if ((this.q.livePersonal.get(input.userId, now) as { n: number }).n >= maxLive) return 'limit';
+      return this.insertPersonalToken(input);
     });
   }
 
@@ -200,7 +206,13 @@ export class SqliteIdentityStore implements IdentityStore {
     return row ? { keyId: row.key_id, tenant: tenantOf(row) } : null;
   }
 
-  async createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord> {
+  createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord>;
+  createPersonalToken(input: NewPersonalToken, maxLive: number, now: number): Promise<PersonalTokenRecord | 'limit'>;
+  async createPersonalToken(input: NewPersonalToken, maxLive = Infinity, now = 0): Promise<PersonalTokenRecord | 'limit'> {
+    return Number.isFinite(maxLive) ? this.createPersonalTx(input, maxLive, now) : this.insertPersonalToken(input);
+  }
+
+  private insertPersonalToken(input: NewPersonalToken): PersonalTokenRecord {
     const row = this.q.insertPersonal.get(
       input.userId,
       input.tenantId,

@@ -24,6 +24,8 @@ export interface IdentityStore {
   revokeApiKey(tenantId: TenantId, id: number): Promise<boolean>;
   findApiKey(tokenHash: string): Promise<{ keyId: number; tenant: TenantRecord } | null>;
   createPersonalToken(input: NewPersonalToken): Promise<PersonalTokenRecord>;
+  /** As above unless the user already holds `maxLive` live tokens at `now` ('limit'); the count and the insert are one transaction. */
+  createPersonalToken(input: NewPersonalToken, maxLive: number, now: number): Promise<PersonalTokenRecord | 'limit'>;
   /** The user's tokens, newest first, revoked and expired ones included (the page shows why a token stopped working). */
   listPersonalTokens(userId: UserId): Promise<PersonalTokenRecord[]>;
   revokePersonalToken(userId: UserId, id: number): Promise<boolean>;

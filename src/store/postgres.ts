@@ -193,3 +193,15 @@ export async function migratePg(pool: pg.Pool, component: string, migrations: re
     client.release();
   }
 }
+
+/** What a quota lock counts (see lockQuota); each kind has its own lock space. */
+export const QUOTA_LOCKS = { servers: 1, widgets: 2, personalTokens: 3 } as const;
+
+/**
+ * Holds, until the transaction ends, the lock of one owner's quota of one kind (a tenant's
+ * servers, a user's tokens), so that two transactions that count the owner's rows before
+ * adding one, on any replica, run one after the other and cannot both see room for the last.
+ */
+export async function lockQuota(c: pg.PoolClient, kind: (typeof QUOTA_LOCKS)[keyof typeof QUOTA_LOCKS], ownerId: number): Promise<void> {
+  await c.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', [kind, ownerId]);
+}

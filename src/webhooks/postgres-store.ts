@@ -1,4 +1,16 @@
-import { migratePg, queryCount, queryRow, queryRows, statement, transaction, type PgMigration, type Pool, type Queryable } from '../store/postgres.js';
+import {
+  lockQuota,
+  migratePg,
+  QUOTA_LOCKS,
+  queryCount,
+  queryRow,
+  queryRows,
+  statement,
+  transaction,
+  type PgMigration,
+  type Pool,
+  type Queryable,
+} from '../store/postgres.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
 import {
@@ -19,7 +31,19 @@ import {
 } from './rows.js';
 import type { AttemptResult, EndpointInput, EndpointPatch, EndpointRoom, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
-import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
+import type {
+  DeliveryId,
+  DeliveryStatus,
+  DisabledReason,
+  DueDelivery,
+  EndpointId,
+  EndpointRecord,
+  EventId,
+  EventType,
+  WidgetId,
+  WidgetKeyRecord,
+  WidgetRecord,
+} from './types.js';
 
 /**
  * The webhook schema on PostgreSQL: the SQLite tables column for column (epoch-ms bigints,
@@ -250,8 +274,20 @@ export class PostgresWebhookStore implements WebhookStore {
     return new PostgresWebhookStore(pool, now);
   }
 
-  async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }) {
+  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord }>;
+  createWidget(
+    tenantId: TenantId,
+    name: string,
+    key: { hash: string; preview: string },
+    maxWidgets: number,
+  ): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord } | 'limit'>;
+  async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }, maxWidgets = Infinity) {
     return transaction(this.pool, async (c) => {
+      if (Number.isFinite(maxWidgets)) {
+        await lockQuota(c, QUOTA_LOCKS.widgets, tenantId);
+        const n = Number((await queryRow<{ n: string }>(c, 'SELECT COUNT(*) AS n FROM webhook_widgets WHERE tenant_id = $1', [tenantId]))!.n);
+        if (n >= maxWidgets) return 'limit' as const;
+      }
       const at = this.now();
       const widget = widgetOf(
         (await queryRow<WidgetRow>(c, 'INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [

@@ -5,7 +5,7 @@ import { Fields, limitParam, readJsonObject, typeOf } from '../http/validate.js'
 import { describeRate, overLimit } from '../http/ratelimit.js';
 import type { Authenticator } from '../identity/auth.js';
 import { bearerToken } from '../identity/auth.js';
-import { requireCurrentPlan, requireRoom, type TenantPlans } from '../identity/plan-limits.js';
+import { noRoom, requireCurrentPlan, requireRoom, type TenantPlans } from '../identity/plan-limits.js';
 import { hashToken, newToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import { generateSecret } from '../signing/webhook.js';
 import type { WebhookService } from './service.js';
@@ -169,7 +169,10 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
     requireCurrentPlan(options.plans, session.tenant, now(), 'a new widget and its key');
     requireRoom(options.plans, session.tenant, 'widgets', (await store.listWidgets(session.tenant.id)).length);
     const key = newToken('widgetKey');
-    const created = await store.createWidget(session.tenant.id, name!, { hash: hashToken(key), preview: key.slice(0, 8) });
+    // Counted again with the insert: concurrent requests (or replicas) must not all take the last place.
+    const max = options.plans.limits(session.tenant.plan).widgets;
+    const created = await store.createWidget(session.tenant.id, name!, { hash: hashToken(key), preview: key.slice(0, 8) }, max ?? Infinity);
+    if (created === 'limit') throw noRoom(session.tenant, 'widgets', max!);
     return json(201, { ...widgetView(created.widget), key, key_id: created.key.id });
   });
 

@@ -20,7 +20,19 @@ import {
   type KeyRow,
   type WidgetRow,
 } from './rows.js';
-import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
+import type {
+  DeliveryId,
+  DeliveryStatus,
+  DisabledReason,
+  DueDelivery,
+  EndpointId,
+  EndpointRecord,
+  EventId,
+  EventType,
+  WidgetId,
+  WidgetKeyRecord,
+  WidgetRecord,
+} from './types.js';
 
 const MIGRATIONS = [
   {
@@ -233,8 +245,16 @@ export class SqliteWebhookStore implements WebhookStore {
     };
   }
 
-  async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }) {
+  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord }>;
+  createWidget(
+    tenantId: TenantId,
+    name: string,
+    key: { hash: string; preview: string },
+    maxWidgets: number,
+  ): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord } | 'limit'>;
+  async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }, maxWidgets = Infinity) {
     return this.db.transaction(() => {
+      if (Number.isFinite(maxWidgets) && (this.q.widgets.all(tenantId) as unknown[]).length >= maxWidgets) return 'limit' as const;
       const at = this.now();
       const widget = widgetOf(this.q.insertWidget.get(newId('wid_'), tenantId, name, at) as WidgetRow);
       const k = keyOf(this.q.insertKey.get(newId('wk_'), widget.id, key.hash, key.preview, at) as KeyRow);

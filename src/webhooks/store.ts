@@ -65,6 +65,13 @@ export interface Page<T> {
  */
 export interface WebhookStore {
   createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord }>;
+  /** As above unless the tenant already has `maxWidgets` widgets ('limit'); the count and the insert are one transaction. */
+  createWidget(
+    tenantId: TenantId,
+    name: string,
+    key: { hash: string; preview: string },
+    maxWidgets: number,
+  ): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord } | 'limit'>;
   listWidgets(tenantId: TenantId): Promise<WidgetRecord[]>;
   getWidget(tenantId: TenantId, id: string): Promise<WidgetRecord | null>;
   /** Any tenant's widget: for the in-process emit() API and widget keys. */
