@@ -29,21 +29,9 @@ import {
   type KeyRow,
   type WidgetRow,
 } from './rows.js';
-import type { AttemptResult, EndpointInput, EndpointPatch, EndpointRoom, Enqueued, WebhookStore } from './store.js';
+import type { AttemptResult, CreatedWidget, EndpointInput, EndpointPatch, EndpointRoom, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
-import type {
-  DeliveryId,
-  DeliveryStatus,
-  DisabledReason,
-  DueDelivery,
-  EndpointId,
-  EndpointRecord,
-  EventId,
-  EventType,
-  WidgetId,
-  WidgetKeyRecord,
-  WidgetRecord,
-} from './types.js';
+import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
 
 /**
  * The webhook schema on PostgreSQL: the SQLite tables column for column (epoch-ms bigints,
@@ -274,13 +262,8 @@ export class PostgresWebhookStore implements WebhookStore {
     return new PostgresWebhookStore(pool, now);
   }
 
-  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord }>;
-  createWidget(
-    tenantId: TenantId,
-    name: string,
-    key: { hash: string; preview: string },
-    maxWidgets: number,
-  ): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord } | 'limit'>;
+  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<CreatedWidget>;
+  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }, maxWidgets: number): Promise<CreatedWidget | 'limit'>;
   async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }, maxWidgets = Infinity) {
     return transaction(this.pool, async (c) => {
       if (Number.isFinite(maxWidgets)) {

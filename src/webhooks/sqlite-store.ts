@@ -2,7 +2,16 @@ import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
-import { roomFor, type AttemptResult, type EndpointInput, type EndpointPatch, type EndpointRoom, type Enqueued, type WebhookStore } from './store.js';
+import {
+  roomFor,
+  type AttemptResult,
+  type CreatedWidget,
+  type EndpointInput,
+  type EndpointPatch,
+  type EndpointRoom,
+  type Enqueued,
+  type WebhookStore,
+} from './store.js';
 import type { Lease } from '../store/lease.js';
 import {
   attemptOf,
@@ -20,19 +29,7 @@ import {
   type KeyRow,
   type WidgetRow,
 } from './rows.js';
-import type {
-  DeliveryId,
-  DeliveryStatus,
-  DisabledReason,
-  DueDelivery,
-  EndpointId,
-  EndpointRecord,
-  EventId,
-  EventType,
-  WidgetId,
-  WidgetKeyRecord,
-  WidgetRecord,
-} from './types.js';
+import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
 
 const MIGRATIONS = [
   {
@@ -245,13 +242,8 @@ export class SqliteWebhookStore implements WebhookStore {
     };
   }
 
-  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord }>;
-  createWidget(
-    tenantId: TenantId,
-    name: string,
-    key: { hash: string; preview: string },
-    maxWidgets: number,
-  ): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord } | 'limit'>;
+  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<CreatedWidget>;
+  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }, maxWidgets: number): Promise<CreatedWidget | 'limit'>;
   async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }, maxWidgets = Infinity) {
     return this.db.transaction(() => {
       if (Number.isFinite(maxWidgets) && (this.q.widgets.all(tenantId) as unknown[]).length >= maxWidgets) return 'limit' as const;

@@ -63,8 +63,14 @@ export interface Page<T> {
  * Methods return promises so a networked store can replace SQLite; writes that belong together
  * (an event and its deliveries; an attempt, its delivery and its endpoint) are one transaction.
  */
+/** A new widget and its first key. */
+export interface CreatedWidget {
+  widget: WidgetRecord;
+  key: WidgetKeyRecord;
+}
+
 export interface WebhookStore {
-  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord }>;
+  createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<CreatedWidget>;
   /** As above unless the tenant already has `maxWidgets` widgets ('limit'); the count and the insert are one transaction. */
   createWidget(
     tenantId: TenantId,

@@ -30,6 +30,21 @@ function stripeSender(url: string) {
   };
 }
 
+/** A server that takes payments through Stripe (a fake Stripe API as the peer) and verifies its webhook with WHSEC, for `fn`. */
+async function withStripe(fn: (s: TestServer, send: ReturnType<typeof stripeSender>) => Promise<void>): Promise<void> {
+  const stripeApi = await fakeStripe();
+  const s = await startTestServer({
+    payments: providerFromEnv({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripeApi.url }),
+    stripeWebhookSecret: WHSEC,
+  });
+  try {
+    await fn(s, stripeSender(s.url));
+  } finally {
+    await s.stop();
+    await stripeApi.close();
+  }
+}
+
 /** A Stripe event as its webhook sends it. */
 const event = (type: string, object: Record<string, unknown>) => ({
   id: `evt_${type}`,
@@ -97,12 +112,8 @@ test('checkout takes {plan} or {tier} (or the tenant plan it grants); the offlin
   }
 });
 
-test('Stripe: POST /v1/billing/stripe/webhook verifies checkout.session.completed with the stripe package and grants the plan; bad signatures are 400', async () => {
-  const stripeApi = await fakeStripe();
-  const payments = providerFromEnv({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripeApi.url });
-  const s = await startTestServer({ payments, stripeWebhookSecret: WHSEC });
-  const send = stripeSender(s.url);
-  try {
+test('Stripe: POST /v1/billing/stripe/webhook verifies checkout.session.completed with the stripe package and grants the plan; bad signatures are 400', () =>
+  withStripe(async (s, send) => {
     const t = await tenantSession(s, 'trial');
     const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'large' } });
     assert.equal(c.status, 201);
@@ -124,66 +135,53 @@ test('Stripe: POST /v1/billing/stripe/webhook verifies checkout.session.complete
     assert.equal(await me(s, t.token), 'agency');
     assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete');
     assert.equal((await send(event('customer.created', { id: 'cus_1', object: 'customer' }))).status, 200);
-  } finally {
-    await s.stop();
-    await stripeApi.close();
-  }
-});
+  }));
 
-test("a paid Stripe event whose plan grant fails leaves the session open, and Stripe's retry grants the plan (it was marked complete first, and the plan never came)", async () => {
-  const stripeApi = await fakeStripe();
-  const payments = providerFromEnv({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripeApi.url });
-  const s = await startTestServer({ payments, stripeWebhookSecret: WHSEC });
-  const send = stripeSender(s.url);
-  const db = new Database(join(s.dir, 'test.db'));
-  try {
-    const t = await tenantSession(s, 'trial');
-    const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'large' } });
-    const paid = event('checkout.session.completed', { id: c.body.url.split('/').at(-1), object: 'checkout.session', payment_status: 'paid' });
-    // The tenant's plan cannot be written at the moment of the grant (a real database failure, as a full disk would give).
-    db.exec(`CREATE TRIGGER no_plan_change BEFORE UPDATE OF plan ON tenants BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
-    const failed = await send(paid);
-    assert.equal(failed.status, 500);
-    assert.equal(((await failed.json()) as { error: { code: string } }).error.code, 'internal');
-    assert.equal(await me(s, t.token), 'trial');
-    assert.equal(
-      (await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status,
-      'open',
-      'a session whose plan was not granted is not complete',
-    );
-    db.exec('DROP TRIGGER no_plan_change');
-    const retry = await send(paid);
-    assert.equal(retry.status, 200);
-    assert.deepEqual(await retry.json(), { received: true, handled: true });
-    assert.equal(await me(s, t.token), 'agency');
-    assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete');
-  } finally {
-    db.close();
-    await s.stop();
-    await stripeApi.close();
-  }
-});
+test("a paid Stripe event whose plan grant fails leaves the session open, and Stripe's retry grants the plan (it was marked complete first, and the plan never came)", () =>
+  withStripe(async (s, send) => {
+    const db = new Database(join(s.dir, 'test.db'));
+    try {
+      const t = await tenantSession(s, 'trial');
+      const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'large' } });
+      const paid = event('checkout.session.completed', { id: c.body.url.split('/').at(-1), object: 'checkout.session', payment_status: 'paid' });
+      // The tenant's plan cannot be written at the moment of the grant (a real database failure, as a full disk would give).
+      db.exec(`CREATE TRIGGER no_plan_change BEFORE UPDATE OF plan ON tenants BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+      const failed = await send(paid);
+      assert.equal(failed.status, 500);
+      assert.equal(((await failed.json()) as { error: { code: string } }).error.code, 'internal');
+      assert.equal(await me(s, t.token), 'trial');
+      assert.equal(
+        (await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status,
+        'open',
+        'a session whose plan was not granted is not complete',
+      );
+      db.exec('DROP TRIGGER no_plan_change');
+      const retry = await send(paid);
+      assert.equal(retry.status, 200);
+      assert.deepEqual(await retry.json(), { received: true, handled: true });
+      assert.equal(await me(s, t.token), 'agency');
+      assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete');
+    } finally {
+      db.close();
+    }
+  }));
 
-test('Stripe webhook, hostile: duplicates, a late expiry, an old signature, signed bodies that are not events, a huge body, a wrong method: never a 5xx, the plan granted once', async () => {
-  const stripeApi = await fakeStripe();
-  const payments = providerFromEnv({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripeApi.url });
-  const s = await startTestServer({ payments, stripeWebhookSecret: WHSEC });
-  const send = stripeSender(s.url);
-  const stripe = new Stripe('sk_test_123');
-  const signedRaw = (payload: string, extra: { timestamp?: number } = {}) =>
-    fetch(`${s.url}/v1/billing/stripe/webhook`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret: WHSEC, ...extra }) },
-      body: payload,
-    });
-  const refused = async (r: Response, status: number, code: string) => {
-    assert.equal(r.status, status);
-    const body = (await r.json()) as { error: { code: string; message: string } };
-    assert.equal(body.error.code, code);
-    assert.equal(typeof body.error.message, 'string');
-    return body.error.message;
-  };
-  try {
+test('Stripe webhook, hostile: duplicates, a late expiry, an old signature, signed bodies that are not events, a huge body, a wrong method: never a 5xx, the plan granted once', () =>
+  withStripe(async (s, send) => {
+    const stripe = new Stripe('sk_test_123');
+    const signedRaw = (payload: string, extra: { timestamp?: number } = {}) =>
+      fetch(`${s.url}/v1/billing/stripe/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret: WHSEC, ...extra }) },
+        body: payload,
+      });
+    const refused = async (r: Response, status: number, code: string) => {
+      assert.equal(r.status, status);
+      const body = (await r.json()) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, code);
+      assert.equal(typeof body.error.message, 'string');
+      return body.error.message;
+    };
     const t = await tenantSession(s, 'trial');
     const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'large' } });
     const sessionId = c.body.url.split('/').at(-1);
@@ -221,11 +219,7 @@ test('Stripe webhook, hostile: duplicates, a late expiry, an old signature, sign
     assert.equal((await send(event('checkout.session.expired', { id: sessionId, object: 'checkout.session' }))).status, 200);
     assert.equal(await me(s, t.token), 'pro', 'a repeated event grants nothing again');
     assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete', 'a late expiry does not undo a sale');
-  } finally {
-    await s.stop();
-    await stripeApi.close();
-  }
-});
+  }));
 
 // The issue: an offline checkout link left open from before Stripe was configured still
 // completed, and granted its plan for nothing, on the server that now takes payments through Stripe.
