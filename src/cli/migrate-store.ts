@@ -3,6 +3,7 @@ import type { Db } from '../store/sqlite.js';
 import { openDatabaseAt, redact } from '../store/database.js';
 import { transaction, type PoolClient } from '../store/postgres.js';
 import { openStores } from './backend.js';
+import { ID_FLOOR_TABLE as VIDEO_ID_FLOOR_TABLE } from '../video/sqlite-store.js';
 
 /** Rows copied per INSERT statement. */
 export const COPY_BATCH_ROWS = 500;
@@ -12,6 +13,8 @@ export const COPY_BATCH_ROWS = 500;
  * which makes its own on the new database when it first runs there). They are left behind, and named.
  */
 export const NOT_CARRIED_TABLES: ReadonlySet<string> = new Set(['local_stack']);
+/** SQLite's own bookkeeping of what PostgreSQL does by itself (ids never given twice): nothing to carry. */
+const SQLITE_ONLY_TABLES: ReadonlySet<string> = new Set([VIDEO_ID_FLOOR_TABLE]);
 
 export interface CopyReport {
   tables: { name: string; rows: number }[];
@@ -45,7 +48,9 @@ export async function migrateStore(sqliteFile: string, postgresUrl: string): Pro
             db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'").all() as {
               name: string;
             }[]
-          ).map((r) => r.name),
+          )
+            .map((r) => r.name)
+            .filter((name) => !SQLITE_ONLY_TABLES.has(name)),
         );
         const skipped = [...sourceTables].filter((t) => NOT_CARRIED_TABLES.has(t)).sort();
         const missing = [...sourceTables].filter((t) => !NOT_CARRIED_TABLES.has(t) && !targetTables.includes(t));
