@@ -1,6 +1,6 @@
 -- A standalone try-out with LuaSocket (apt-get install lua5.4 lua-socket), from a shell:
 --   lua5.4 example.lua http://127.0.0.1:8088 TOKEN [rounds]
--- Three characters on one patrol route, one /ticks call per step at 2 Hz. LuaSocket blocks
+-- Two characters on one patrol route, one /ticks call per step at 2 Hz. LuaSocket blocks
 -- while it waits: fine here, never on a game server (use fivem_http or gmod_http there).
 package.path = (arg[0]:match('^(.*[/\\])') or './') .. '?.lua;' .. package.path
 local Brainstem = require('brainstem')

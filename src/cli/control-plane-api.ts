@@ -41,7 +41,7 @@ export class ControlPlaneApi {
     const said = err ? `${err.code}: ${err.message}` : `HTTP ${status}`;
     const hint =
       status === 401
-        ? ' (pass a personal access token with --token or BRAINSTEM_TOKEN; create one on the dashboard under Tokens)'
+        ? ' (pass a personal access token with --token or BRAINSTEM_TOKEN; create one on the Keys page of the dashboard, #/access)'
         : status === 403 && err?.code === 'forbidden'
           ? ' (the token lacks a scope this needs: config:read to pull and diff, config:write to publish)'
           : '';

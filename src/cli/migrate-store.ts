@@ -3,6 +3,7 @@ import type { Db } from '../store/sqlite.js';
 import { openDatabaseAt, redact } from '../store/database.js';
 import { transaction, type PoolClient } from '../store/postgres.js';
 import { openStores } from './backend.js';
+import { ID_FLOOR_TABLE as VIDEO_ID_FLOOR_TABLE } from '../video/sqlite-store.js';
 
 /** Rows copied per INSERT statement. */
 export const COPY_BATCH_ROWS = 500;
@@ -12,6 +13,8 @@ export const COPY_BATCH_ROWS = 500;
  * which makes its own on the new database when it first runs there). They are left behind, and named.
  */
 export const NOT_CARRIED_TABLES: ReadonlySet<string> = new Set(['local_stack']);
+/** SQLite's own bookkeeping of what PostgreSQL does by itself (ids never given twice): nothing to carry. */
+const SQLITE_ONLY_TABLES: ReadonlySet<string> = new Set([VIDEO_ID_FLOOR_TABLE]);
 
 export interface CopyReport {
   tables: { name: string; rows: number }[];
@@ -45,7 +48,9 @@ export async function migrateStore(sqliteFile: string, postgresUrl: string): Pro
             db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'").all() as {
               name: string;
             }[]
-          ).map((r) => r.name),
+          )
+            .map((r) => r.name)
+            .filter((name) => !SQLITE_ONLY_TABLES.has(name)),
         );
         const skipped = [...sourceTables].filter((t) => NOT_CARRIED_TABLES.has(t)).sort();
         const missing = [...sourceTables].filter((t) => !NOT_CARRIED_TABLES.has(t) && !targetTables.includes(t));
@@ -54,7 +59,7 @@ export async function migrateStore(sqliteFile: string, postgresUrl: string): Pro
         await refuseNonEmpty(client, copied, postgresUrl);
         const tables: CopyReport['tables'] = [];
         for (const table of copied) tables.push({ name: table, rows: await copyTable(db, client, table) });
-        await advanceSequences(client, copied);
+        await advanceSequences(client, copied, sourceFloors(db));
         return { tables, skipped };
       });
     } finally {
@@ -142,17 +147,27 @@ function converter(type: string): (v: unknown) => unknown {
 }
 
 /** Moves every identity sequence of the copied tables past the largest id copied, so new rows never collide. */
-async function advanceSequences(client: PoolClient, tables: readonly string[]): Promise<void> {
+async function advanceSequences(client: PoolClient, tables: readonly string[], floors: ReadonlyMap<string, number>): Promise<void> {
   const { rows } = await client.query<{ table: string; column: string }>(
     "SELECT table_name AS table, column_name AS column FROM information_schema.columns WHERE table_schema = 'public' AND is_identity = 'YES' AND table_name = ANY($1)",
     [tables],
   );
   for (const { table, column } of rows) {
+    // Past the highest id SQLite ever gave too, not only the highest still there: ids of deleted rows are not given again.
+    const floor = floors.get(table) ?? 0;
     await client.query(
-      `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST(COALESCE((SELECT MAX(${ident(column)}) FROM ${ident(table)}), 0), 1), (SELECT COUNT(*) > 0 FROM ${ident(table)}))`,
-      [table, column],
+      `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST(COALESCE((SELECT MAX(${ident(column)}) FROM ${ident(table)}), 0), $3::bigint, 1), (SELECT COUNT(*) > 0 FROM ${ident(table)}) OR $3::bigint > 0)`,
+      [table, column, floor],
     );
   }
+}
+
+/** The highest id SQLite ever gave in each table that keeps one (deleted rows included). */
+function sourceFloors(db: Db): Map<string, number> {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(VIDEO_ID_FLOOR_TABLE);
+  if (!exists) return new Map();
+  const rows = db.prepare(`SELECT tbl, last_id FROM ${VIDEO_ID_FLOOR_TABLE}`).all() as { tbl: string; last_id: number }[];
+  return new Map(rows.map((r) => [r.tbl, r.last_id]));
 }
 
 function ident(name: string): string {

@@ -34,6 +34,12 @@ import {
 } from './rows.js';
 import type { Lease } from '../store/lease.js';
 
+/** The tables whose ids reach clients (or their receivers) and so must never be given twice. */
+const ID_FLOOR_TABLES = ['video_properties', 'video_photos', 'video_videos', 'video_assets', 'video_callbacks'] as const;
+type IdFloorTable = (typeof ID_FLOOR_TABLES)[number];
+/** Where those tables' highest ids are kept: SQLite bookkeeping that PostgreSQL's identity columns do themselves. */
+export const ID_FLOOR_TABLE = 'video_id_floor';
+
 export const VIDEO_MIGRATIONS = [
   {
     version: 1,
@@ -177,7 +183,28 @@ export const VIDEO_MIGRATIONS = [
       ALTER TABLE video_callbacks ADD COLUMN lease_until INTEGER;
     `,
   },
+  {
+    // SQLite gives a new row the highest id + 1, so deleting the newest rows handed their ids
+    // out again: a signed URL of a deleted asset opened the next asset made (another tenant's
+    // too), and a receiver deduplicating on X-Service-Delivery dropped a new callback. Each
+    // table's highest id ever given is kept here (raised by a trigger, never lowered by a
+    // delete) and new rows take the next one, as PostgreSQL's identity columns do.
+    version: 6,
+    sql: `
+      CREATE TABLE ${ID_FLOOR_TABLE} (tbl TEXT PRIMARY KEY, last_id INTEGER NOT NULL);
+      ${ID_FLOOR_TABLES.map(
+        (t) => `
+      INSERT INTO ${ID_FLOOR_TABLE} (tbl, last_id) SELECT '${t}', COALESCE(MAX(id), 0) FROM ${t};
+      CREATE TRIGGER ${t}_id_floor AFTER INSERT ON ${t} BEGIN
+        UPDATE ${ID_FLOOR_TABLE} SET last_id = NEW.id WHERE tbl = '${t}' AND last_id < NEW.id;
+      END;`,
+      ).join('')}
+    `,
+  },
 ];
+
+/** The next id of a table whose ids are never given twice (see migration 6). */
+const nextId = (table: IdFloorTable): string => `(SELECT last_id + 1 FROM ${ID_FLOOR_TABLE} WHERE tbl = '${table}')`;
 
 export class SqliteVideoStore implements VideoStore {
   readonly exclusive = true;
@@ -190,17 +217,17 @@ export class SqliteVideoStore implements VideoStore {
     migrate(db, 'video', VIDEO_MIGRATIONS);
     this.q = {
       insertProperty:
-        db.prepare(`INSERT INTO video_properties (tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
-        VALUES (@tenantId, @title, @address, @city, @price, @currency, @bedrooms, @bathrooms, @area, @description, @createdAt) RETURNING id`),
+        db.prepare(`INSERT INTO video_properties (id, tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
+        VALUES (${nextId('video_properties')}, @tenantId, @title, @address, @city, @price, @currency, @bedrooms, @bathrooms, @area, @description, @createdAt) RETURNING id`),
       property: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id = ?`),
       properties: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id < ? ORDER BY p.id DESC LIMIT ?`),
       photoCount: db.prepare('SELECT COUNT(*) AS n FROM video_photos WHERE property_id = ?'),
-      insertPhoto: db.prepare(`INSERT INTO video_photos (property_id, filename, content_type, size_bytes, width, height, storage_key, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
+      insertPhoto: db.prepare(`INSERT INTO video_photos (id, property_id, filename, content_type, size_bytes, width, height, storage_key, created_at)
+        VALUES (${nextId('video_photos')}, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
       photo: db.prepare('SELECT * FROM video_photos WHERE id = ?'),
       photosOf: db.prepare('SELECT * FROM video_photos WHERE property_id IN (SELECT value FROM json_each(?)) ORDER BY id'),
-      insertVideo: db.prepare(`INSERT INTO video_videos (tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at)
-        VALUES (?, ?, ?, ?, 'queued', 0, ?, ?, ?) RETURNING *`),
+      insertVideo: db.prepare(`INSERT INTO video_videos (id, tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at)
+        VALUES (${nextId('video_videos')}, ?, ?, ?, ?, 'queued', 0, ?, ?, ?) RETURNING *`),
       video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
       videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
       unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
@@ -222,8 +249,8 @@ export class SqliteVideoStore implements VideoStore {
       holds: db.prepare(`SELECT 1 FROM video_videos WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
       progress: db.prepare(`UPDATE video_videos SET progress = ? WHERE id = ? AND status = 'rendering'`),
       insertAsset:
-        db.prepare(`INSERT INTO video_assets (tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+        db.prepare(`INSERT INTO video_assets (id, tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
+        VALUES (${nextId('video_assets')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
       complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL,
         lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
       fail: db.prepare(
@@ -254,7 +281,7 @@ export class SqliteVideoStore implements VideoStore {
         'INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at',
       ),
       insertCallback: db.prepare(
-        `INSERT INTO video_callbacks (tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO video_callbacks (id, tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (${nextId('video_callbacks')}, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       dueCallbacks: db.prepare(
         `SELECT id FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`,

@@ -30,7 +30,8 @@ function common(cmd: Command): Command {
 
 function setup(opts: ConfigOptions, exitCode = 1): { api: ControlPlaneApi; serverId: number; file: string } {
   const token = opts.token ?? process.env.BRAINSTEM_TOKEN;
-  if (!token) throw new CliError('no token: set BRAINSTEM_TOKEN (or --token) to a personal access token created on the dashboard under Tokens', exitCode);
+  if (!token)
+    throw new CliError('no token: set BRAINSTEM_TOKEN (or --token) to a personal access token created on the Keys page of the dashboard (#/access)', exitCode);
   const serverId = parseInteger(opts.server, '--server', 1, Number.MAX_SAFE_INTEGER);
   try {
     new URL(opts.url);

@@ -76,6 +76,8 @@ test('config commands fail in one line that names the fix: no token, a read-only
     const noToken = await brainstem(['config', 'pull', ...flags], { BRAINSTEM_URL: s.url, BRAINSTEM_TOKEN: '' });
     assert.equal(noToken.code, 1);
     assert.match(noToken.stderr, /BRAINSTEM_TOKEN/);
+    // The hint named a dashboard page "Tokens" that does not exist: tokens are made on the Keys page.
+    assert.match(noToken.stderr, /Keys page of the dashboard \(#\/access\)/);
 
     assert.equal((await brainstem(['config', 'pull', ...flags], env)).code, 0);
     const reader = (await s.call('POST', '/v1/tokens', { token: session, body: { name: 'r', scopes: ['config:read'] } })).body.token;

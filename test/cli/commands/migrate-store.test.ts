@@ -52,6 +52,8 @@ test('migrate-store: a SQLite database with data moves to PostgreSQL; serve on P
     );
     const apiKey = (await source.call('POST', '/v1/api-keys', { token, body: { name: 'k' } })).body.key as string;
     const property = await createProperty(source, apiKey);
+    const deleted = await createProperty(source, apiKey);
+    assert.equal((await source.call('DELETE', `/v1/properties/${deleted}`, { token: apiKey })).status, 204);
     const ids = { server: sidecar.serverId, widget, property };
     const before = await reads(source, token, apiKey, ids);
     await source.close();
@@ -87,6 +89,10 @@ test('migrate-store: a SQLite database with data moves to PostgreSQL; serve on P
       const third = await t.call('POST', '/v1/servers', { token, body: { name: 'third' } });
       assert.equal(third.status, 201);
       assert.ok(third.body.id > sidecar.serverId + 1, `new server id ${third.body.id}`);
+      // Nor is the id of a row deleted before the move given again.
+      const next = await t.call('POST', '/v1/properties', { token: apiKey, body: { address: '9 New St' } });
+      assert.equal(next.status, 201);
+      assert.ok(next.body.id > deleted, `new property id ${next.body.id} after the deleted ${deleted}`);
     } finally {
       await target.close();
     }
