@@ -177,16 +177,32 @@ export interface ReplayResult {
 
 /** Re-sends every recorded tick, in order, to a fresh sidecar on the recorded bundle and compares replies byte for byte. */
 export async function replay(recordFile: string, options: { sidecarUrl?: string; workers?: number; maxMismatches?: number } = {}): Promise<ReplayResult> {
-  const lines = readFileSync(recordFile, 'utf8').split('\n').filter(Boolean);
+  let text: string;
+  try {
+    text = readFileSync(recordFile, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read recording ${recordFile}: ${(err as Error).message}`);
+  }
+  const lines = text.split('\n').filter(Boolean);
   if (lines.length === 0) throw new Error(`${recordFile} is empty`);
-  const header = JSON.parse(lines[0]!) as { scenario?: string; bundle?: ConfigBundle };
-  if (!header.bundle) throw new Error(`${recordFile} has no header line with the bundle; was it written by brainstem sim --record?`);
+  const lineOf = <T>(i: number): T => {
+    try {
+      return JSON.parse(lines[i]!) as T;
+    } catch {
+      throw new Error(`${recordFile}: line ${i + 1} is not valid JSON; was it written by brainstem sim --record?`);
+    }
+  };
+  const header = lineOf<{ scenario?: string; bundle?: ConfigBundle } | null>(0);
+  if (header === null || typeof header !== 'object' || !header.bundle)
+    throw new Error(`${recordFile} has no header line with the bundle; was it written by brainstem sim --record?`);
+  // Every line read before a sidecar is started: a bad one is reported at once, naming it.
+  const records = lines.slice(1).map((_, k) => lineOf<RecordLine>(k + 1));
   const sidecar = options.sidecarUrl ? null : await spawnSidecar(header.bundle, options.workers === undefined ? [] : ['--workers', String(options.workers)]);
   const transport = httpTransport(options.sidecarUrl ?? sidecar!.url);
   const mismatches: ReplayResult['mismatches'] = [];
   try {
     for (let i = 1; i < lines.length; i++) {
-      const rec = JSON.parse(lines[i]!) as RecordLine;
+      const rec = records[i - 1]!;
       const res = await transport(rec.request);
       if (res.body !== rec.reply || res.status !== rec.status) {
         mismatches.push({ line: i + 1, t: rec.t, expected: rec.reply, actual: res.body });

@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import type { HttpServer } from '../http/server.js';
@@ -142,9 +142,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   // Opened after what may refuse the start (a malformed key), so a refusal leaves no client open.
   const storage = await openStorage(options.objectStore, options.dataDir);
   logger.info('video storage', { where: storage.description });
-  // Staged uploads of a process that stopped mid-request are never committed: start clean.
-  await rm(join(options.dataDir, 'tmp'), { recursive: true, force: true });
-  await mkdir(join(options.dataDir, 'tmp'), { recursive: true, mode: PRIVATE_DIR_MODE });
+  await clearStagedUploads(join(options.dataDir, 'tmp'), now());
 
   const store = options.store;
   const background = options.background ?? true;
@@ -224,4 +222,25 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
       storage.close();
     },
   };
+}
+
+/**
+ * A staged upload untouched this long belongs to no request under way: its file is written as
+ * its bytes arrive, and uWebSockets.js closes a connection that sends nothing for 10 s.
+ */
+export const STALE_UPLOAD_MS = 60 * 60 * 1000;
+
+/**
+ * Staged uploads of a process that stopped mid-request are never committed. Another process
+ * may be receiving uploads into the same directory (an `api` process beside a restarting
+ * `worker` on one SQLite file, replicas sharing it on PostgreSQL) and its files cannot be told
+ * from a dead one's, so only those untouched for STALE_UPLOAD_MS are removed.
+ */
+async function clearStagedUploads(dir: string, now: number): Promise<void> {
+  for (const name of await readdir(dir).catch(() => [])) {
+    const path = join(dir, name);
+    const staged = await stat(path).catch(() => null);
+    if (staged !== null && now - staged.mtimeMs > STALE_UPLOAD_MS) await rm(path, { recursive: true, force: true });
+  }
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }

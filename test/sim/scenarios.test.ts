@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot, tempDir } from '../helpers/paths.js';
 import { loadScenario, replay, runScenario } from '../../bench/sim/run.js';
@@ -28,5 +28,18 @@ test('a recorded 5-minute, 50-agent session replays exactly on a fresh sidecar',
     assert.deepEqual(again.mismatches, []);
   } finally {
     tmp.dispose();
+  }
+});
+
+test('replay names the recording and the line when the file is missing or a line is not JSON, before starting a sidecar', async () => {
+  const dir = tempDir();
+  try {
+    const missing = join(dir.path, 'missing.jsonl');
+    await assert.rejects(replay(missing), { message: `cannot read recording ${missing}: ENOENT: no such file or directory, open '${missing}'` });
+    const broken = join(dir.path, 'broken.jsonl');
+    writeFileSync(broken, '{"bundle":{}}\n{not json\n');
+    await assert.rejects(replay(broken), { message: `${broken}: line 2 is not valid JSON; was it written by brainstem sim --record?` });
+  } finally {
+    dir.dispose();
   }
 });
