@@ -236,15 +236,25 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     return (await queryRows<ServerRow>(this.pool, 'SELECT * FROM cp_servers WHERE tenant_id = $1 ORDER BY id', [tenantId])).map(serverOf);
   }
 
-  async createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord> {
-    return keyOf(
-      (await queryRow<KeyRow>(this.pool, 'INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [
+  createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
+  createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive: number): Promise<ServerKeyRecord | 'limit'>;
+  async createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive = Infinity): Promise<ServerKeyRecord | 'limit'> {
+    return transaction(this.pool, async (c): Promise<ServerKeyRecord | 'limit'> => {
+      // The server's row lock makes the count and the insert one step for concurrent creates on other replicas.
+      await c.query('SELECT 1 FROM cp_servers WHERE id = $1 FOR NO KEY UPDATE', [serverId]);
+      const { n } = (await queryRow<{ n: number }>(c, 'SELECT COUNT(*)::int AS n FROM cp_server_keys WHERE server_id = $1 AND revoked_at IS NULL', [
         serverId,
-        tokenHash,
-        preview,
-        this.iso(),
-      ]))!,
-    );
+      ]))!;
+      if (n >= maxLive) return 'limit';
+      return keyOf(
+        (await queryRow<KeyRow>(c, 'INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [
+          serverId,
+          tokenHash,
+          preview,
+          this.iso(),
+        ]))!,
+      );
+    });
   }
 
   async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {

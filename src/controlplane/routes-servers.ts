@@ -44,7 +44,13 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
       const { session, server: record } = await ownedServer(ctx, req);
       requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'a new server key');
       const key = newToken('serverKey');
-      const created = await store.createServerKey(record.id, hashToken(key), key.slice(0, 8));
+      const max = ctx.auth.limits.liveServerKeys;
+      const created = await store.createServerKey(record.id, hashToken(key), key.slice(0, 8), max);
+      if (created === 'limit')
+        throw new HttpError(
+          'plan_limit',
+          `A server may have at most ${max} live keys; revoke one (DELETE /v1/servers/${record.id}/keys/{keyId}) before creating another.`,
+        );
       return json(201, { id: created.id, key, serverId: record.id, preview: created.preview, createdAt: created.createdAt });
     },
     { body: 'none' },

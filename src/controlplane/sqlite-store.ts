@@ -166,6 +166,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       servers: db.prepare('SELECT * FROM cp_servers WHERE tenant_id = ? ORDER BY id'),
       insertKey: db.prepare('INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
       keys: db.prepare('SELECT * FROM cp_server_keys WHERE server_id = ? ORDER BY id'),
+      liveKeys: db.prepare('SELECT COUNT(*) AS n FROM cp_server_keys WHERE server_id = ? AND revoked_at IS NULL'),
       revokeKey: db.prepare('UPDATE cp_server_keys SET revoked_at = ? WHERE server_id = ? AND id = ? AND revoked_at IS NULL RETURNING token_hash'),
       keyByHash: db.prepare(
         'SELECT k.id AS key_id, k.server_id, s.tenant_id FROM cp_server_keys k JOIN cp_servers s ON s.id = k.server_id WHERE k.token_hash = ? AND k.revoked_at IS NULL',
@@ -296,8 +297,15 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
     return (this.q.servers.all(tenantId) as ServerRow[]).map(serverOf);
   }
 
-  async createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord> {
-    return keyOf(this.q.insertKey.get(serverId, tokenHash, preview, this.iso()) as KeyRow);
+  createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
+  createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive: number): Promise<ServerKeyRecord | 'limit'>;
+  async createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive = Infinity): Promise<ServerKeyRecord | 'limit'> {
+    return this.db
+      .transaction((): ServerKeyRecord | 'limit' => {
+        if ((this.q.liveKeys.get(serverId) as { n: number }).n >= maxLive) return 'limit';
+        return keyOf(this.q.insertKey.get(serverId, tokenHash, preview, this.iso()) as KeyRow);
+      })
+      .immediate();
   }
 
   async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {

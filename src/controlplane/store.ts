@@ -34,6 +34,8 @@ export interface ControlPlaneStore {
   listServers(tenantId: TenantId): Promise<ServerRecord[]>;
 
   createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
+  /** The same, refused ('limit') when the server already has `maxLive` live keys, counted and created in one step. */
+  createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive: number): Promise<ServerKeyRecord | 'limit'>;
   listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]>;
   /** Revokes a live key; returns its token hash (so caches can drop it) or null when there was none. */
   revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null>;

@@ -35,6 +35,10 @@ export const DEFAULT_LIMITS = {
   endpointsPerWidget: 20,
   /** Live (unrevoked) property-video API keys per tenant. */
   liveApiKeys: 20,
+  /** Live (unrevoked) keys per game server. */
+  liveServerKeys: 20,
+  /** Live (unrevoked) keys per chat widget. */
+  liveWidgetKeys: 20,
   /** Videos queued or rendering per tenant. */
   queuedVideosPerTenant: 10,
   /** Entries (event kinds) in one telemetry report; more is a 422. */

@@ -31,7 +31,18 @@ import {
 } from './rows.js';
 import type { AttemptResult, CreatedWidget, EndpointInput, EndpointPatch, EndpointRoom, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
-import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
+import type {
+  DeliveryId,
+  DeliveryStatus,
+  DisabledReason,
+  DueDelivery,
+  EndpointId,
+  EndpointRecord,
+  EventId,
+  EventType,
+  WidgetId,
+  WidgetKeyRecord,
+} from './types.js';
 
 /**
  * The webhook schema on PostgreSQL: the SQLite tables column for column (epoch-ms bigints,
@@ -307,14 +318,26 @@ export class PostgresWebhookStore implements WebhookStore {
     return r ? widgetOf(r) : null;
   }
 
-  async createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }) {
-    return keyOf(
-      (await queryRow<KeyRow>(
-        this.pool,
-        'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-        [newId('wk_'), widgetId, key.hash, key.preview, this.now()],
-      ))!,
-    );
+  createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }): Promise<WidgetKeyRecord>;
+  createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }, maxLive: number): Promise<WidgetKeyRecord | 'limit'>;
+  async createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }, maxLive = Infinity): Promise<WidgetKeyRecord | 'limit'> {
+    return transaction(this.pool, async (c): Promise<WidgetKeyRecord | 'limit'> => {
+      // The widget's row lock makes the count and the insert one step for concurrent creates on other replicas.
+      await c.query('SELECT 1 FROM webhook_widgets WHERE id = $1 FOR NO KEY UPDATE', [widgetId]);
+      const { n } = (await queryRow<{ n: number }>(c, 'SELECT COUNT(*)::int AS n FROM webhook_widget_keys WHERE widget_id = $1 AND revoked_at IS NULL', [
+        widgetId,
+      ]))!;
+      if (n >= maxLive) return 'limit';
+      return keyOf(
+        (await queryRow<KeyRow>(c, 'INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *', [
+          newId('wk_'),
+          widgetId,
+          key.hash,
+          key.preview,
+          this.now(),
+        ]))!,
+      );
+    });
   }
 
   async listWidgetKeys(widgetId: WidgetId) {

@@ -189,7 +189,13 @@ export function mountWebhookRoutes(server: HttpServer, options: WebhookRoutesOpt
       const widget = await widgetOf(req);
       requireCurrentPlan(options.plans, (await auth.session(req)).tenant, now(), 'a new widget key');
       const key = newToken('widgetKey');
-      const record = await store.createWidgetKey(widget.id, { hash: hashToken(key), preview: key.slice(0, 8) });
+      const max = auth.limits.liveWidgetKeys;
+      const record = await store.createWidgetKey(widget.id, { hash: hashToken(key), preview: key.slice(0, 8) }, max);
+      if (record === 'limit')
+        throw new HttpError(
+          'plan_limit',
+          `A widget may have at most ${max} live keys; revoke one (DELETE /v1/widgets/${widget.id}/keys/{keyId}) before creating another.`,
+        );
       return json(201, { id: record.id, key, preview: record.preview, created_at: iso(record.createdAt) });
     },
     { body: 'none' },

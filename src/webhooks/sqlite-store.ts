@@ -29,7 +29,18 @@ import {
   type KeyRow,
   type WidgetRow,
 } from './rows.js';
-import type { DeliveryId, DeliveryStatus, DisabledReason, DueDelivery, EndpointId, EndpointRecord, EventId, EventType, WidgetId } from './types.js';
+import type {
+  DeliveryId,
+  DeliveryStatus,
+  DisabledReason,
+  DueDelivery,
+  EndpointId,
+  EndpointRecord,
+  EventId,
+  EventType,
+  WidgetId,
+  WidgetKeyRecord,
+} from './types.js';
 
 const MIGRATIONS = [
   {
@@ -150,6 +161,7 @@ export class SqliteWebhookStore implements WebhookStore {
       widgetById: db.prepare('SELECT * FROM webhook_widgets WHERE id = ?'),
       insertKey: db.prepare('INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *'),
       keys: db.prepare('SELECT * FROM webhook_widget_keys WHERE widget_id = ? ORDER BY created_at, id'),
+      liveKeys: db.prepare('SELECT COUNT(*) AS n FROM webhook_widget_keys WHERE widget_id = ? AND revoked_at IS NULL'),
       revokeKey: db.prepare('UPDATE webhook_widget_keys SET revoked_at = ? WHERE widget_id = ? AND id = ? AND revoked_at IS NULL'),
       keyByHash: db.prepare(
         'SELECT k.widget_id, w.tenant_id FROM webhook_widget_keys k JOIN webhook_widgets w ON w.id = k.widget_id WHERE k.token_hash = ? AND k.revoked_at IS NULL',
@@ -268,8 +280,15 @@ export class SqliteWebhookStore implements WebhookStore {
     return r ? widgetOf(r) : null;
   }
 
-  async createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }) {
-    return keyOf(this.q.insertKey.get(newId('wk_'), widgetId, key.hash, key.preview, this.now()) as KeyRow);
+  createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }): Promise<WidgetKeyRecord>;
+  createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }, maxLive: number): Promise<WidgetKeyRecord | 'limit'>;
+  async createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }, maxLive = Infinity): Promise<WidgetKeyRecord | 'limit'> {
+    return this.db
+      .transaction((): WidgetKeyRecord | 'limit' => {
+        if ((this.q.liveKeys.get(widgetId) as { n: number }).n >= maxLive) return 'limit';
+        return keyOf(this.q.insertKey.get(newId('wk_'), widgetId, key.hash, key.preview, this.now()) as KeyRow);
+      })
+      .immediate();
   }
 
   async listWidgetKeys(widgetId: WidgetId) {

@@ -83,6 +83,8 @@ export interface WebhookStore {
   /** Any tenant's widget: for the in-process emit() API and widget keys. */
   findWidget(id: string): Promise<WidgetRecord | null>;
   createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }): Promise<WidgetKeyRecord>;
+  /** The same, refused ('limit') when the widget already has `maxLive` live keys, counted and created in one step. */
+  createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }, maxLive: number): Promise<WidgetKeyRecord | 'limit'>;
   listWidgetKeys(widgetId: WidgetId): Promise<WidgetKeyRecord[]>;
   revokeWidgetKey(widgetId: WidgetId, keyId: string): Promise<boolean>;
   findWidgetKey(hash: string): Promise<{ widgetId: WidgetId; tenantId: TenantId } | null>;

@@ -15,9 +15,9 @@ const all = <T>(n: number, f: (i: number) => Promise<T>): Promise<T[]> => Promis
 // server, one widget) got 5 servers and 10 widgets from 10 requests, and a user 40 personal
 // access tokens past the cap of 20.
 for (const backend of ['sqlite', 'postgres'] as const) {
-  test(`${backend}: requests sent at once never pass a quota: servers and widgets of the plan, live personal access tokens`, async () => {
+  test(`${backend}: requests sent at once never pass a quota: servers and widgets of the plan, live personal access tokens, server and widget keys`, async () => {
     const database: DatabaseLocation | undefined = backend === 'postgres' ? { kind: 'postgres', url: await freshDatabase() } : undefined;
-    const s = await startTestServer(database ? { database } : {});
+    const s = await startTestServer({ ...(database ? { database } : {}), limits: { liveServerKeys: 3, liveWidgetKeys: 3 } });
     try {
       const trial = await tenantSession(s, 'trial');
       for (const [path, what] of [
@@ -46,6 +46,18 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal((await s.call('DELETE', `/v1/tokens/${listed[0]!.id}`, { token: user.token })).status, 204);
       const again = await all(AT_ONCE, (i) => s.call('POST', '/v1/tokens', { token: user.token, body: { name: `again ${i}`, scopes: ['full'] } }));
       assert.equal(again.filter((r) => r.status === 201).length, 1);
+
+      const server = (await s.call('POST', '/v1/servers', { token: user.token, body: { name: 'keyed' } })).body.id as number;
+      const widget = (await s.call('POST', '/v1/widgets', { token: user.token, body: { name: 'keyed' } })).body.id as string;
+      for (const [path, made] of [
+        [`/v1/servers/${server}/keys`, 3],
+        // The widget's first key was made with it.
+        [`/v1/widgets/${widget}/keys`, 2],
+      ] as const) {
+        const keys = await all(AT_ONCE, () => s.call('POST', path, { token: user.token }));
+        assert.equal(keys.filter((r) => r.status === 201).length, made, path);
+        assert.ok(keys.filter((r) => r.status !== 201).every((r) => r.status === 403 && r.body.error.code === 'plan_limit'));
+      }
     } finally {
       await s.stop();
     }
