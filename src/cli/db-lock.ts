@@ -12,20 +12,25 @@ export interface DbLock {
   release(): void;
 }
 
+/** The commands that take a database's lock: those that run its background jobs. */
+export type LockingCommand = 'up' | 'serve';
+
 /**
- * Takes the lock of one `brainstem up` on a database file: a file beside it holding the
- * holder's pid. Two stacks on one database would share its sidecar state directory and
- * double every background job, so a second one refuses to start while the holder lives. A
- * lock left by a process that is gone (killed, crashed) is taken over.
+ * Takes the lock of the one process that runs a SQLite file's background jobs (`brainstem up`,
+ * or `serve` unless `--role api`): a file beside it holding the holder's pid and command. Two
+ * on one database would each take back the other's renders and deliveries in flight as a
+ * dead run's (on SQLite a start does that at once, without waiting for leases), and two
+ * stacks would share one sidecar state directory, so a second one refuses to start while
+ * the holder lives. A lock left by a process that is gone (killed, crashed) is taken over.
  *
- * The lock is made whole before it appears: the pid is written to a private temp file, which
+ * The lock is made whole before it appears: its text is written to a private temp file, which
  * is then hard-linked to the lock's name (a link fails when the name exists, atomically).
  */
-export function lockDatabase(db: string, pid: number = process.pid): DbLock {
+export function lockDatabase(db: string, command: LockingCommand = 'up', pid: number = process.pid): DbLock {
   const file = db + LOCK_SUFFIX;
   const temp = `${file}.${pid}.tmp`;
   mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
-  writeFileSync(temp, `${pid}\n`, { mode: PRIVATE_FILE_MODE });
+  writeFileSync(temp, `${pid} ${command}\n`, { mode: PRIVATE_FILE_MODE });
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
@@ -35,8 +40,8 @@ export function lockDatabase(db: string, pid: number = process.pid): DbLock {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new CliError(`cannot lock ${db}: ${(err as Error).message}`);
       }
       const holder = readHolder(file);
-      if (holder !== null && holder !== pid && alive(holder)) {
-        throw new CliError(`${db} is in use by another brainstem up (pid ${holder}); stop it, or give this one another --db`);
+      if (holder !== null && holder.pid !== pid && alive(holder.pid)) {
+        throw new CliError(`${db} is in use by another brainstem ${holder.command} (pid ${holder.pid}); stop it, or give this one another --db`);
       }
       // The holder is gone: its lock is stale.
       try {
@@ -55,10 +60,13 @@ export function lockDatabase(db: string, pid: number = process.pid): DbLock {
   }
 }
 
-function readHolder(file: string): number | null {
+/** The lock's holder; a lock holding only a pid was written by `up` before `serve` took locks too. */
+function readHolder(file: string): { pid: number; command: LockingCommand } | null {
   try {
-    const pid = Number(readFileSync(file, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
+    const [pidText, command] = readFileSync(file, 'utf8').trim().split(' ');
+    const pid = Number(pidText);
+    if (!Number.isInteger(pid) || pid <= 0) return null;
+    return { pid, command: command === 'serve' ? 'serve' : 'up' };
   } catch {
     return null;
   }
@@ -75,7 +83,7 @@ function alive(pid: number): boolean {
 }
 
 function releaseLock(file: string, pid: number): void {
-  if (readHolder(file) !== pid) return;
+  if (readHolder(file)?.pid !== pid) return;
   try {
     unlinkSync(file);
   } catch {

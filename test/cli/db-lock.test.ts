@@ -14,10 +14,10 @@ test('lockDatabase: one holder at a time, the holder named; released, it can be 
     const lock = lockDatabase(db);
     assert.equal(statSync(lock.file).mode & 0o777, 0o600);
     // The test process itself holds it: another live pid asking is refused with ours in the message.
-    assert.throws(() => lockDatabase(db, process.pid + 1), new RegExp(`in use by another brainstem up \\(pid ${process.pid}\\)`));
+    assert.throws(() => lockDatabase(db, 'up', process.pid + 1), new RegExp(`in use by another brainstem up \\(pid ${process.pid}\\)`));
     lock.release();
     assert.equal(existsSync(db + LOCK_SUFFIX), false);
-    lockDatabase(db, process.pid + 1).release();
+    lockDatabase(db, 'up', process.pid + 1).release();
   } finally {
     dir.dispose();
   }

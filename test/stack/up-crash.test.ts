@@ -18,7 +18,7 @@ test('brainstem up killed with kill -9 starts again on the same directory: its l
     const published = await call(base, 'PUT', `/v1/servers/${one.serverId}/config`, { token, body: bundle });
     assert.equal(published.status, 200);
     const lock = join(cwd.path, 'brainstem.db.lock');
-    assert.equal(readFileSync(lock, 'utf8').trim(), String(first.child.pid));
+    assert.equal(readFileSync(lock, 'utf8').trim(), `${first.child.pid} up`);
     assert.equal(await stop(first.child, 'SIGKILL'), null);
     assert.ok(existsSync(lock), 'a killed process leaves its lock behind');
 
@@ -28,7 +28,7 @@ test('brainstem up killed with kill -9 starts again on the same directory: its l
       assert.equal(two.created, false);
       assert.equal(two.email, one.email);
       assert.equal(two.serverId, one.serverId);
-      assert.equal(readFileSync(lock, 'utf8').trim(), String(second.child.pid));
+      assert.equal(readFileSync(lock, 'utf8').trim(), `${second.child.pid} up`);
       const base2 = two.api.replace(/\/v1$/, '');
       const login = await call(base2, 'POST', '/v1/auth/login', { body: { email: one.email, password: one.password } });
       assert.equal(login.status, 200);

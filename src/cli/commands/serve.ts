@@ -4,6 +4,7 @@ import { ROLES, startEmbedded, type Role } from '../embedded.js';
 import { describeDatabase } from '../../store/database.js';
 import { join, resolve } from 'node:path';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
+import { lockDatabase } from '../db-lock.js';
 import {
   ACCESS_LOG_FLAG_HELP,
   accessLogFlag,
@@ -74,6 +75,11 @@ export function registerServe(program: Command): void {
       const { dir, database } = stackDataDir(flags);
       const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
+      // One process runs a SQLite file's background jobs: a second would take back the first's
+      // renders and deliveries in flight at its start. An `api` process runs none.
+      const lock = database.kind === 'sqlite' && role !== 'api' ? lockDatabase(database.file, 'serve') : null;
+      // Also on the way out of a failed start (main exits the process on the error).
+      if (lock) process.once('exit', lock.release);
       const logger = createLogger();
       const adminToken = process.env.SERVICE_ADMIN_TOKEN;
       if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes and /metrics will refuse every request');

@@ -54,3 +54,30 @@ test('serve --role with anything but api, worker or all exits 1 naming the roles
   assert.equal(r.code, 1);
   assert.match(r.stderr, /--role must be one of api, worker, all, got "batch"/);
 });
+
+// A second serve on one SQLite file took back the first one's renders in flight at its start.
+test('serve on SQLite: one process runs the background jobs (a second all or worker exits 1 naming the holder); api processes beside it take no lock', async () => {
+  const dir = tempDir();
+  const common = ['--addr', '127.0.0.1:0', '--db', join(dir.path, 'one.db'), '--data', join(dir.path, 'data')];
+  const first = await spawnCli(['serve', ...common], /listening on (http:\/\/\S+)/);
+  let api: Awaited<ReturnType<typeof spawnCli>> | undefined;
+  try {
+    for (const role of ['all', 'worker']) {
+      const second = await runCli(['serve', ...common, '--role', role], { BRAINSTEM_LOG: 'warn' });
+      assert.equal(second.code, 1);
+      assert.match(
+        second.stderr.trim(),
+        new RegExp(`^brainstem: \\S+one\\.db is in use by another brainstem serve \\(pid ${first.child.pid}\\); stop it, or give this one another --db$`),
+      );
+    }
+    api = await spawnCli(['serve', ...common, '--role', 'api'], /listening on (http:\/\/\S+) .*role api/);
+    assert.equal((await call(api.match[1]!, 'GET', '/health')).status, 200);
+  } finally {
+    if (api) await stop(api.child);
+    await stop(first.child);
+  }
+  // Stopped, it leaves no lock behind: the next one starts.
+  const again = await spawnCli(['serve', ...common, '--role', 'worker'], /listening on (http:\/\/\S+) .*role worker/);
+  await stop(again.child);
+  dir.dispose();
+});
