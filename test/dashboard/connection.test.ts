@@ -87,6 +87,8 @@ describe(
       let line = await row.innerText();
       assert.match(line, /connected/);
       assert.match(line, /runs v1/);
+      // Regression: the line read "pulled1 s ago" (the template's line break ate the space).
+      assert.match(line, /pulled \d+ s ago, runs v1/);
       assert.match(line, /brainstem-sidecar\//);
 
       // Ticks, then a report: its latency appears on the line.
