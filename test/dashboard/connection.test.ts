@@ -118,5 +118,16 @@ describe(
       assert.deepEqual(failures, []);
       assert.deepEqual(missing, []);
     });
+
+    test('a server named with 200 characters and no space wraps in the Servers table instead of pushing the other columns out of view', async () => {
+      await serverWithKey(s, token, 'X'.repeat(200));
+      await page.goto(`${s.url}/#/servers`);
+      await page.getByRole('link', { name: 'X'.repeat(200) }).waitFor();
+      const [scroll, client] = await page.evaluate<[number, number]>(
+        "[document.querySelector('.table-wrap').scrollWidth, document.querySelector('.table-wrap').clientWidth]",
+      );
+      assert.ok(scroll <= client, `the table fits its box (${scroll} > ${client})`);
+      assert.deepEqual(failures, []);
+    });
   },
 );
