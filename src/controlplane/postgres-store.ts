@@ -463,4 +463,8 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     );
     return row ? checkoutOf(row) : null;
   }
+
+  async laterCheckoutComplete(tenantId: TenantId, id: CheckoutId): Promise<boolean> {
+    return (await queryRow(this.pool, `SELECT 1 FROM cp_checkouts WHERE tenant_id = $1 AND id > $2 AND status = 'complete' LIMIT 1`, [tenantId, id])) !== undefined;
+  }
 }

@@ -211,6 +211,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       ),
       checkout: db.prepare('SELECT * FROM cp_checkouts WHERE id = ?'),
       checkoutByRef: db.prepare('SELECT * FROM cp_checkouts WHERE provider = ? AND provider_ref = ?'),
+      laterComplete: db.prepare(`SELECT 1 FROM cp_checkouts WHERE tenant_id = ? AND id > ? AND status = 'complete' LIMIT 1`),
       setCheckout: db.prepare(
         `UPDATE cp_checkouts SET status = ?, completed_at = CASE WHEN ? = 'complete' THEN COALESCE(completed_at, ?) ELSE completed_at END WHERE id = ? RETURNING *`,
       ),
@@ -406,5 +407,9 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   async setCheckoutStatus(id: CheckoutId, status: CheckoutStatus): Promise<CheckoutRecord | null> {
     const row = this.q.setCheckout.get(status, status, this.iso(), id) as CheckoutRow | undefined;
     return row ? checkoutOf(row) : null;
+  }
+
+  async laterCheckoutComplete(tenantId: TenantId, id: CheckoutId): Promise<boolean> {
+    return this.q.laterComplete.get(tenantId, id) !== undefined;
   }
 }

@@ -76,6 +76,8 @@ export interface ControlPlaneStore {
   getCheckout(id: CheckoutId): Promise<CheckoutRecord | null>;
   findCheckout(provider: string, providerRef: string): Promise<CheckoutRecord | null>;
   setCheckoutStatus(id: CheckoutId, status: CheckoutStatus): Promise<CheckoutRecord | null>;
+  /** Whether a checkout the tenant started after checkout `id` is complete already. */
+  laterCheckoutComplete(tenantId: TenantId, id: CheckoutId): Promise<boolean>;
 }
 
 export const EMPTY_TOTALS: UsageTotals = { reports: 0, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, cacheHits: 0, ttsUsd: 0, llmUsd: 0 };

@@ -12,6 +12,7 @@ import { QUOTA_PUBLISHER } from '../../src/controlplane/line-quota.js';
 import { PLANS } from '../../src/identity/types.js';
 import { fakeStripe } from './fake-stripe.js';
 import { report, serverWithKey, signed } from './helpers.js';
+import { freshDatabase } from '../helpers/postgres.js';
 
 const WHSEC = 'whsec_test_billing_secret';
 const DAY = 86_400_000;
@@ -136,6 +137,38 @@ test('Stripe: POST /v1/billing/stripe/webhook verifies checkout.session.complete
     assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: t.token })).body.status, 'complete');
     assert.equal((await send(event('customer.created', { id: 'cus_1', object: 'customer' }))).status, 200);
   }));
+
+test('Stripe events of two checkouts out of order: the plan bought last stays (an older session paid after a newer one grants nothing)', () =>
+  withStripe(async (s, send) => {
+    const t = await tenantSession(s, 'trial');
+    const older = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'pro' } });
+    const newer = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'agency' } });
+    assert.equal(older.status, 201);
+    assert.equal(newer.status, 201);
+    const sessionOf = (c: { body: { url: string } }) => c.body.url.split('/').at(-1);
+    assert.equal((await send(event('checkout.session.completed', { id: sessionOf(newer), object: 'checkout.session', payment_status: 'paid' }))).status, 200);
+    assert.equal(await me(s, t.token), 'agency');
+    // The older one's bank debit settles afterwards: recorded as paid, its plan not granted over the newer.
+    assert.equal((await send(event('checkout.session.async_payment_succeeded', { id: sessionOf(older), object: 'checkout.session' }))).status, 200);
+    assert.equal(await me(s, t.token), 'agency');
+    assert.equal((await s.call('GET', `/v1/billing/checkout/${older.body.id}`, { token: t.token })).body.status, 'complete');
+  }));
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  test(`${backend}: checkouts completed out of order (offline links): the plan of the checkout started last stays`, async () => {
+    const s = await startTestServer(backend === 'postgres' ? { database: { kind: 'postgres', url: await freshDatabase() } } : {});
+    try {
+      const t = await tenantSession(s, 'trial');
+      const older = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'agency' } });
+      const newer = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'pro' } });
+      assert.equal((await fetch(newer.body.url)).status, 200);
+      assert.equal((await fetch(older.body.url)).status, 200);
+      assert.equal(await me(s, t.token), 'pro');
+    } finally {
+      await s.stop();
+    }
+  });
+}
 
 test("a paid Stripe event whose plan grant fails leaves the session open, and Stripe's retry grants the plan (it was marked complete first, and the plan never came)", () =>
   withStripe(async (s, send) => {

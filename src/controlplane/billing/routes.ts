@@ -57,12 +57,14 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
    * marked complete is never granted again: had the mark come first, a failure or a crash
    * between the two would leave the sale recorded and the plan never given, and the
    * provider's retry (or the next poll) would find nothing left to do. A grant done twice
-   * sets the same plan twice.
+   * sets the same plan twice. A session paid after a later one of the same tenant was
+   * (events out of order, a bank debit settling days later) grants nothing: the plan bought
+   * last stays.
    */
   const complete = async (record: CheckoutRecord): Promise<CheckoutRecord> => {
     if (record.status === 'complete') return record;
     const plan = grantOf(plans, record.plan, record.tier);
-    if (plan) await o.grant(record.tenantId, plan);
+    if (plan && !(await store.laterCheckoutComplete(record.tenantId, record.id))) await o.grant(record.tenantId, plan);
     return (await store.setCheckoutStatus(record.id, 'complete')) ?? record;
   };
 
