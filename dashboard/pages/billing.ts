@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { call, messageOf } from '../api.js';
-import { ErrorBox, fmtTime, useLoad } from '../ui.js';
+import { ErrorBox, fmtTime, useInterval, useLoad } from '../ui.js';
 
 interface Limits {
   servers: number | null;
@@ -113,6 +113,9 @@ interface Checkout {
   createdAt: string;
 }
 
+/** How often an open checkout is asked for its status: paying happens in another tab. */
+const CHECKOUT_POLL_MS = 3000;
+
 const per = (i: Plan['interval']) => (i === 'month' ? ' / month' : i === 'year' ? ' / year' : '');
 
 export function BillingPage() {
@@ -120,6 +123,23 @@ export function BillingPage() {
   const account = useLoad(() => call<Account>('GET', '/v1/billing/account'), []);
   const [error, setError] = useState<string | null>(null);
   const [session, setSession] = useState<Checkout | null>(null);
+
+  // Paying happens in the tab the checkout opened; asking for the session while it is open
+  // picks up the payment (and the plan it grants) without a reload.
+  useInterval(
+    () =>
+      void (async () => {
+        if (!session) return;
+        try {
+          const c = await call<Checkout>('GET', `/v1/billing/checkout/${session.id}`);
+          setSession(c);
+          if (c.status !== 'open') await account.reload();
+        } catch (err) {
+          setError(messageOf(err));
+        }
+      })(),
+    session?.status === 'open' ? CHECKOUT_POLL_MS : null,
+  );
 
   const checkout = async (plan: string, tier?: string) => {
     setError(null);
@@ -136,7 +156,18 @@ export function BillingPage() {
     <h1>Billing</h1>
     <${ErrorBox} error=${error ?? plans.error ?? account.error} />
     ${account.data ? html`<${CurrentPlan} account=${account.data} />` : null}
-    ${session ? html`<p class="notice" role="status">Checkout ${session.id} (${session.status}, ${fmtTime(session.createdAt)}): <a href=${session.url} target="_blank" rel="noopener">open the payment page</a>.</p>` : null}
+    ${
+      session
+        ? html`<p class="notice" role="status" data-checkout=${session.status}>
+            ${
+              session.status === 'open'
+                ? html`Checkout ${session.id} (open, ${fmtTime(session.createdAt)}):
+                    <a href=${session.url} target="_blank" rel="noopener">open the payment page</a>.`
+                : `Checkout ${session.id} ${session.status} (${session.tier ? `${session.plan} ${session.tier}` : session.plan}).`
+            }
+          </p>`
+        : null
+    }
     <ul class="cards plans">
       ${(plans.data?.plans ?? []).map(
         (p) =>

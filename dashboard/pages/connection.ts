@@ -42,8 +42,7 @@ export function ConnectionLine({ c, published }: { c: SidecarConnection; publish
       c.state === 'never'
         ? html` <span class="muted-text">no config pull or report yet</span>`
         : html` <span
-              >pulled
-              ${ago(c.lastPullAt)}${c.appliedVersion !== null ? html`, runs <span class=${behind ? 'warn' : ''}>v${c.appliedVersion}${behind ? ` (v${published} published)` : ''}</span>` : null}</span
+              >${`pulled ${ago(c.lastPullAt)}`}${c.appliedVersion !== null ? html`, runs <span class=${behind ? 'warn' : ''}>v${c.appliedVersion}${behind ? ` (v${published} published)` : ''}</span>` : null}</span
             >${SEP}<span>report ${ago(c.lastReportAt)}</span
             >${c.latencyMs ? html`${SEP}<span>tick p50 ${ms(c.latencyMs.p50)} / p99 ${ms(c.latencyMs.p99)}</span>` : null}${c.sidecarVersion ? html`${SEP}<span class="muted-text">${c.sidecarVersion}</span>` : null}`
     }

@@ -11,6 +11,9 @@ interface Widget {
 
 const EVENTS = ['conversation.started', 'conversation.ended', 'escalation.triggered', 'lead.captured'] as const;
 type EventType = (typeof EVENTS)[number];
+/** The API's limits on an endpoint's URL and signing secret (characters). */
+const URL_MAX = 512;
+const SECRET_MAX = 4096;
 
 export function WidgetsPage() {
   const widgets = useLoad(() => call<Widget[]>('GET', '/v1/widgets'), []);
@@ -179,6 +182,7 @@ export function WebhooksPage({ widgetId }: { widgetId: string }) {
             key=${ep.id}
             widgetId=${widgetId}
             ep=${ep}
+            onEdited=${() => endpoints.reload()}
             onToggle=${() =>
               act(async () => {
                 await call('PATCH', `/v1/widgets/${widgetId}/webhooks/${ep.id}`, { body: { enabled: !ep.enabled } });
@@ -197,9 +201,13 @@ export function WebhooksPage({ widgetId }: { widgetId: string }) {
           />`,
       )}
     </ul>
-    <${AddEndpoint}
-      widgetId=${widgetId}
-      onAdded=${async (ep: Endpoint & { secret: string }) => {
+    <${EndpointForm}
+      idPrefix="ep"
+      title="Add an endpoint"
+      edit=${false}
+      submitLabel="Add endpoint"
+      onSave=${async (body: Record<string, unknown>) => {
+        const ep = await call<Endpoint & { secret: string }>('POST', `/v1/widgets/${widgetId}/webhooks`, { body });
         setSecret({ label: `Signing secret for ${ep.url}`, value: ep.secret });
         await endpoints.reload();
       }}
@@ -208,10 +216,31 @@ export function WebhooksPage({ widgetId }: { widgetId: string }) {
   </div>`;
 }
 
-function AddEndpoint({ widgetId, onAdded }: { widgetId: string; onAdded: (ep: Endpoint & { secret: string }) => Promise<void> }) {
-  const [url, setUrl] = useState('');
+/**
+ * The endpoint form: adding one (URL, optional secret, events, enabled) or editing one (URL
+ * and events; the secret changes by rotation and enabled by its own button). The server's
+ * `422` details land at the matching field, `events[i]` at the events group.
+ */
+function EndpointForm({
+  idPrefix,
+  title,
+  initial,
+  edit,
+  submitLabel,
+  onSave,
+  onCancel,
+}: {
+  idPrefix: string;
+  title: string;
+  initial?: { url: string; events: EventType[] };
+  edit: boolean;
+  submitLabel: string;
+  onSave: (body: Record<string, unknown>) => Promise<void>;
+  onCancel?: () => void;
+}) {
+  const [url, setUrl] = useState(initial?.url ?? '');
   const [secret, setSecret] = useState('');
-  const [events, setEvents] = useState<EventType[]>([...EVENTS]);
+  const [events, setEvents] = useState<EventType[]>(initial ? [...initial.events] : [...EVENTS]);
   const [enabled, setEnabled] = useState(true);
   const [fields, setFields] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
@@ -221,18 +250,20 @@ function AddEndpoint({ widgetId, onAdded }: { widgetId: string; onAdded: (ep: En
     setError(null);
     const local: Record<string, string> = {};
     if (!url.trim()) local.url = 'Enter the endpoint URL.';
-    else if (url.length > 512) local.url = `At most 512 characters (now ${url.length}).`;
-    if (secret.length > 4096) local.secret = `At most 4096 characters (now ${secret.length}).`;
+    else if (url.length > URL_MAX) local.url = `At most ${URL_MAX} characters (now ${url.length}).`;
+    if (secret.length > SECRET_MAX) local.secret = `At most ${SECRET_MAX} characters (now ${secret.length}).`;
     if (events.length === 0) local.events = 'Choose at least one event.';
     setFields(local);
     if (Object.keys(local).length) return;
     try {
-      const body: Record<string, unknown> = { url: url.trim(), events, enabled };
-      if (secret) body.secret = secret;
-      const ep = await call<Endpoint & { secret: string }>('POST', `/v1/widgets/${widgetId}/webhooks`, { body });
-      setUrl('');
-      setSecret('');
-      await onAdded(ep);
+      const body: Record<string, unknown> = { url: url.trim(), events };
+      if (!edit) body.enabled = enabled;
+      if (!edit && secret) body.secret = secret;
+      await onSave(body);
+      if (!edit) {
+        setUrl('');
+        setSecret('');
+      }
     } catch (err) {
       if (err instanceof ApiError && err.status === 422) {
         const by = byPath(err.details);
@@ -246,35 +277,50 @@ function AddEndpoint({ widgetId, onAdded }: { widgetId: string; onAdded: (ep: En
 
   const toggle = (ev: EventType, on: boolean) => setEvents(on ? EVENTS.filter((x) => x === ev || events.includes(x)) : events.filter((x) => x !== ev));
 
-  return html`<form class="card" onSubmit=${submit} novalidate aria-labelledby="add-endpoint-title">
-    <h3 id="add-endpoint-title">Add an endpoint</h3>
+  return html`<form class="card" onSubmit=${submit} novalidate aria-labelledby=${`${idPrefix}-title`}>
+    <h3 id=${`${idPrefix}-title`}>${title}</h3>
     <${ErrorBox} error=${error} />
     <${TextField}
-      id="ep-url"
+      id=${`${idPrefix}-url`}
       label="Endpoint URL"
       type="url"
       value=${url}
       onValue=${setUrl}
-      maxLength=${512}
+      maxLength=${URL_MAX}
       error=${fields.url}
-      hint="https:// and publicly reachable; at most 512 characters."
+      hint=${`https:// and publicly reachable; at most ${URL_MAX} characters.`}
     />
-    <${TextField}
-      id="ep-secret"
-      label="Signing secret (optional)"
-      value=${secret}
-      onValue=${setSecret}
-      maxLength=${4096}
-      error=${fields.secret}
-      hint="Leave empty to have one generated (whsec_…)."
-    />
-    <fieldset class=${fields.events ? 'invalid' : ''} aria-describedby=${fields.events ? 'ep-events-error' : undefined}>
+    ${
+      edit
+        ? null
+        : html`<${TextField}
+            id=${`${idPrefix}-secret`}
+            label="Signing secret (optional)"
+            value=${secret}
+            onValue=${setSecret}
+            maxLength=${SECRET_MAX}
+            error=${fields.secret}
+            hint="Leave empty to have one generated (whsec_…)."
+          />`
+    }
+    <fieldset class=${fields.events ? 'invalid' : ''} aria-describedby=${fields.events ? `${idPrefix}-events-error` : undefined}>
       <legend>Events</legend>
-      ${EVENTS.map((ev) => html`<${Checkbox} id=${`ep-ev-${ev.replace('.', '-')}`} label=${ev} checked=${events.includes(ev)} onValue=${(v: boolean) => toggle(ev, v)} />`)}
-      ${fields.events ? html`<p class="field-error" id="ep-events-error" data-error-for="ep-events">${fields.events}</p>` : null}
+      ${EVENTS.map(
+        (ev) =>
+          html`<${Checkbox}
+            id=${`${idPrefix}-ev-${ev.replace('.', '-')}`}
+            label=${ev}
+            checked=${events.includes(ev)}
+            onValue=${(v: boolean) => toggle(ev, v)}
+          />`,
+      )}
+      ${fields.events ? html`<p class="field-error" id=${`${idPrefix}-events-error`} data-error-for=${`${idPrefix}-events`}>${fields.events}</p>` : null}
     </fieldset>
-    <${Checkbox} id="ep-enabled" label="Enabled" checked=${enabled} onValue=${setEnabled} error=${fields.enabled} />
-    <button type="submit">Add endpoint</button>
+    ${edit ? null : html`<${Checkbox} id=${`${idPrefix}-enabled`} label="Enabled" checked=${enabled} onValue=${setEnabled} error=${fields.enabled} />`}
+    <div class="row">
+      <button type="submit">${submitLabel}</button>
+      ${onCancel ? html`<button type="button" class="secondary" onClick=${onCancel}>Cancel</button>` : null}
+    </div>
   </form>`;
 }
 
@@ -300,12 +346,14 @@ interface Attempt {
 function EndpointItem({
   widgetId,
   ep,
+  onEdited,
   onToggle,
   onRotate,
   onDelete,
 }: {
   widgetId: string;
   ep: Endpoint;
+  onEdited: () => Promise<void>;
   onToggle: () => void;
   onRotate: () => void;
   onDelete: () => void;
@@ -315,6 +363,7 @@ function EndpointItem({
   useInterval(() => void deliveries.reload(), 3000);
   const [open, setOpen] = useState<{ id: string; attempts: Attempt[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [editing, setEditing] = useState(false);
 
   const retry = async (d: Delivery) => {
     setError(null);
@@ -343,10 +392,28 @@ function EndpointItem({
     </div>
     <p class="hint">${ep.events.join(', ')}${ep.failing_since ? html` · <span class="warn">failing since ${fmtTime(ep.failing_since)}</span>` : null}</p>
     <div class="row">
+      <button type="button" class="secondary" aria-expanded=${editing} onClick=${() => setEditing(!editing)}>Edit</button>
       <button type="button" class="secondary" onClick=${onToggle}>${ep.enabled ? 'Disable' : 'Enable'}</button>
       <button type="button" class="secondary" onClick=${onRotate}>Rotate secret</button>
       <button type="button" class="danger" onClick=${onDelete}>Delete</button>
     </div>
+    ${
+      editing
+        ? html`<${EndpointForm}
+            idPrefix=${`edit-${ep.id}`}
+            title=${`Edit ${ep.url}`}
+            initial=${ep}
+            edit=${true}
+            submitLabel="Save endpoint"
+            onSave=${async (body: Record<string, unknown>) => {
+              await call('PATCH', base, { body });
+              setEditing(false);
+              await onEdited();
+            }}
+            onCancel=${() => setEditing(false)}
+          />`
+        : null
+    }
     <${ErrorBox} error=${error ?? deliveries.error} />
     <h4>Delivery log</h4>
     ${deliveries.data?.data.length === 0 ? html`<p class="empty">No deliveries yet.</p>` : null}

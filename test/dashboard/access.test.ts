@@ -1,10 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
+import { buildDashboard, launchChromium } from '../helpers/browser.js';
 import { repoRoot } from '../helpers/paths.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -22,24 +22,11 @@ describe(
     const failures: string[] = [];
 
     before(async () => {
-      const r = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', join(repoRoot, 'dashboard')], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`tsc -p dashboard failed:\n${r.stdout}${r.stderr}`);
+      buildDashboard();
       mkdirSync(ARTIFACTS, { recursive: true });
       s = await startTestServer();
       ({ email } = await tenantSession(s, 'agency'));
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--disable-quic',
-          '--no-first-run',
-        ],
-      });
+      browser = await launchChromium();
       page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
       page.on('dialog', (d) => void d.accept());
       page.on('pageerror', (e) => failures.push(e.message));

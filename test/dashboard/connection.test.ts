@@ -1,11 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startLinkedSidecar, type LinkedSidecar } from '../../src/sidecar/control-plane/control-plane-link.js';
 import { startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
+import { buildDashboard, launchChromium } from '../helpers/browser.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';
 import { serverWithKey } from '../controlplane/helpers.js';
 import { fullTick, post } from '../sidecar/helpers.js';
@@ -32,24 +32,11 @@ describe(
     let offset = 0;
 
     before(async () => {
-      const r = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', join(repoRoot, 'dashboard')], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`tsc -p dashboard failed:\n${r.stdout}${r.stderr}`);
+      buildDashboard();
       mkdirSync(ARTIFACTS, { recursive: true });
       s = await startTestServer({ now: () => Date.now() + offset });
       ({ email, token } = await tenantSession(s, 'agency'));
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--disable-quic',
-          '--no-first-run',
-        ],
-      });
+      browser = await launchChromium();
       page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
       page.on('pageerror', (e) => failures.push(e.message));
       // No request of the page may 404 (the favicon included).
@@ -87,6 +74,8 @@ describe(
       let line = await row.innerText();
       assert.match(line, /connected/);
       assert.match(line, /runs v1/);
+      // Regression: the line read "pulled1 s ago" (the template's line break ate the space).
+      assert.match(line, /pulled \d+ s ago, runs v1/);
       assert.match(line, /brainstem-sidecar\//);
 
       // Ticks, then a report: its latency appears on the line.
@@ -115,6 +104,17 @@ describe(
       await page.screenshot({ path: join(ARTIFACTS, 'server-roster-stale.png'), fullPage: true });
       assert.deepEqual(failures, []);
       assert.deepEqual(missing, []);
+    });
+
+    test('a server named with 200 characters and no space wraps in the Servers table instead of pushing the other columns out of view', async () => {
+      await serverWithKey(s, token, 'X'.repeat(200));
+      await page.goto(`${s.url}/#/servers`);
+      await page.getByRole('link', { name: 'X'.repeat(200) }).waitFor();
+      const [scroll, client] = await page.evaluate<[number, number]>(
+        "[document.querySelector('.table-wrap').scrollWidth, document.querySelector('.table-wrap').clientWidth]",
+      );
+      assert.ok(scroll <= client, `the table fits its box (${scroll} > ${client})`);
+      assert.deepEqual(failures, []);
     });
   },
 );

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { ADMIN_TOKEN, startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
+import { buildDashboard, launchChromium } from '../helpers/browser.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 import { signRequest } from '../../src/signing/request.js';
@@ -15,12 +16,6 @@ const LAPTOP = { width: 1280, height: 860 };
 const PHONE = { width: 390, height: 844 };
 
 // The page code is compiled by its own tsconfig (DOM types); build it here so that `tsc -p .` alone suffices before the tests.
-function buildDashboard(): void {
-  const tsc = join(repoRoot, 'node_modules', '.bin', 'tsc');
-  const r = spawnSync(tsc, ['-p', join(repoRoot, 'dashboard')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`tsc -p dashboard failed:\n${r.stdout}${r.stderr}`);
-}
-
 describe('dashboard static serving', () => {
   let s: TestServer;
   before(async () => {
@@ -119,19 +114,7 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
       video: { timings: { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 25 }, callbackPollMs: 50 },
     });
     ({ email } = await tenantSession(s, 'agency', 'operator@example.com'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--disable-quic',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     contextA = await browser.newContext({ viewport: LAPTOP });
     contextB = await browser.newContext({ viewport: LAPTOP });
     a = await contextA.newPage();

@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { repoRoot } from './paths.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** The `skip` option of a browser suite: the reason when Debian's Chromium is not installed. */
+export const skipWithoutChromium: string | false = existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing (apt-get install chromium; CI installs it via .ci/run)`;
+
+/** Compiles the page's TypeScript so the server serves what the test drives. */
+export function buildDashboard(): void {
+  const r = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', join(repoRoot, 'dashboard')], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`tsc -p dashboard failed:\n${r.stdout}${r.stderr}`);
+}
+
+/** Headless Chromium without its background traffic (updates, sync), which a test must not wait on. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
+      '--no-first-run',
+    ],
+  });
+}
+
+/**
+ * A page of a fresh context that accepts every confirmation and records page errors into
+ * `failures` (a test ends by asserting it is empty).
+ */
+export async function openPage(browser: Browser, viewport: { width: number; height: number }, failures: string[]): Promise<Page> {
+  const page = await (await browser.newContext({ viewport })).newPage();
+  page.on('dialog', (d) => void d.accept());
+  page.on('pageerror', (e) => failures.push(e.message));
+  page.setDefaultTimeout(15_000);
+  return page;
+}
+
+/** Logs in through the login form and waits for the Servers page. */
+export async function logIn(page: Page, url: string, email: string, password = 'correct horse battery'): Promise<void> {
+  await page.goto(`${url}/#/login`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+}
