@@ -146,9 +146,15 @@ test('kill -9 of serve on SQLite mid-render: the next start on the same file rem
     await call(serve.url, 'POST', `/v1/properties/${property.id}/photos`, key, { photos });
     const video = await call(serve.url, 'POST', '/v1/videos', key, { property_id: property.id, template: 'tour', format: '16:9' });
     assert.equal(video.status, 'queued');
-    while ((await call(serve.url, 'GET', `/v1/videos/${video.id}`, key)).status !== 'rendering') await sleep(20);
-    await serve.kill();
     const work = join(dir.path, 'data', 'work');
+    // Killed once its scratch exists: a render is claimed (status rendering) a moment before it makes it.
+    for (;;) {
+      const { status } = await call(serve.url, 'GET', `/v1/videos/${video.id}`, key);
+      if (status === 'rendering' && readdirSync(work).length > 0) break;
+      assert.ok(status === 'queued' || status === 'rendering', `the render ended before it could be killed: ${status}`);
+      await sleep(20);
+    }
+    await serve.kill();
     assert.notDeepEqual(readdirSync(work), [], 'the killed render left its scratch directory');
 
     serve = await serveOn(dir.path);
