@@ -1,4 +1,5 @@
 import { isLoopbackHost } from '../http/loopback.js';
+import type { ConfigStreamLimits } from '../controlplane/config-stream.js';
 import { HttpServer } from '../http/server.js';
 import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
@@ -63,6 +64,8 @@ export interface EmbeddedOptions {
   ffmpegAddressSpaceBytes?: number;
   /** Tuning of the property-video API for tests and benchmarks (render timings, preset). */
   video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
+  /** Limits of the config push streams that differ from CONFIG_STREAM_LIMITS (tests and benchmarks). */
+  streamLimits?: Partial<ConfigStreamLimits>;
   /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
   limits?: Partial<Limits>;
   /** `--job-lease`: the lease of every background job (webhook deliveries, renders, video callbacks); default each one's own constant. */
@@ -131,6 +134,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,
     tls: Boolean(options.tls),
     logger,
+    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     ...(cluster ? { cluster } : {}),
   });
   mountIdentityRoutes(routes, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
@@ -230,6 +234,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     routes: () => server.routes(),
     async close() {
       if (renderPoll) clearInterval(renderPoll);
+      // Config streams first: they are not requests in flight, and their sidecars fall back to polling.
+      controlPlane.close();
       await server.close();
       await video.close();
       if (background) await webhooks.stop();

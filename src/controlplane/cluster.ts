@@ -1,6 +1,7 @@
 import type { Broadcast } from '../store/broadcast.js';
 import type { TenantId } from '../identity/types.js';
 import type { HeadCache } from './heads.js';
+import type { BundleSigner } from './bundle-signer.js';
 import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
 import type { ServerId } from './types.js';
@@ -11,6 +12,7 @@ export const CONTROLPLANE_CHANNEL = 'brainstem_controlplane';
 
 interface Views {
   heads: HeadCache;
+  signer: BundleSigner;
   keyAuth: ServerKeyAuth;
   quota: LineQuota;
 }
@@ -19,7 +21,9 @@ interface Views {
 export type ControlPlaneEvent =
   | { kind: 'head'; serverId: ServerId; version: number }
   | { kind: 'key_revoked'; tokenHash: string }
-  | { kind: 'tenant'; tenantId: TenantId };
+  | { kind: 'tenant'; tenantId: TenantId }
+  /** The bundle-signing keys changed (`brainstem keys rotate`). */
+  | { kind: 'keys' };
 
 /**
  * Keeps this replica's in-memory views (the heads the 304 path answers from, resolved keys,
@@ -86,6 +90,9 @@ export class ControlPlaneSync {
         views.keyAuth.tenantChanged(event.tenantId);
         views.quota.forget(event.tenantId);
         return;
+      case 'keys':
+        views.signer.refresh().catch(failed);
+        return;
       default: {
         const _: never = event;
         return _;
@@ -98,6 +105,7 @@ export class ControlPlaneSync {
     if (!views) return;
     views.keyAuth.forgetAll();
     views.quota.forgetAll();
+    views.signer.refresh().catch((err) => this.logger.error('control plane: could not read the bundle keys after reconnecting', { error: String(err) }));
     views.heads.reloadAll().catch((err) => this.logger.error('control plane: could not reload heads after reconnecting', { error: String(err) }));
   }
 }
