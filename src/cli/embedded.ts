@@ -1,5 +1,6 @@
 import { isLoopbackHost } from '../http/loopback.js';
 import type { ConfigStreamLimits } from '../controlplane/config-stream.js';
+import type { ControlPlane } from '../controlplane/index.js';
 import { HttpServer } from '../http/server.js';
 import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
@@ -89,6 +90,8 @@ export interface Embedded {
   /** The SQLite handle, for tests and benchmarks on a SQLite database (throws on PostgreSQL). */
   readonly db: Db;
   webhooks: Webhooks;
+  /** The control plane's live parts: its config streams and the signing keys (tests and benchmarks). */
+  controlPlane: Pick<ControlPlane, 'streams' | 'refreshKeys'>;
   /** Every route the server answers (pattern and methods). */
   routes(): { pattern: string; methods: string[] }[];
   close(): Promise<void>;
@@ -231,6 +234,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       return database.db;
     },
     webhooks,
+    controlPlane,
     routes: () => server.routes(),
     async close() {
       if (renderPoll) clearInterval(renderPoll);

@@ -61,6 +61,8 @@ export interface ControlPlane {
   plans: TenantPlans;
   /** The open config push streams (counts for status and the benchmark). */
   streams: ConfigStreams;
+  /** Reads the bundle-signing keys again now (after `brainstem keys rotate` on this SQLite file; else within BUNDLE_KEY_REFRESH_MS). */
+  refreshKeys(): Promise<void>;
   /** Ends every config stream and stops the key refresh (the server is closing). */
   close(): void;
 }
@@ -151,6 +153,7 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
     tenantChanged,
     plans: rules,
     streams,
+    refreshKeys: () => signer.refresh(),
     close() {
       signer.stop();
       streams.closeAll();
