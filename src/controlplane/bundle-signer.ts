@@ -121,9 +121,18 @@ export class BundleSigner {
     let records = await this.store.bundleKeys();
     if (records.length === 0) {
       if (!create) return;
-      await addNextBundleKey(this.store);
+      // Only the first position: a replica starting at the same moment may take it, and then its key is the one.
+      const pair = newKeyPair();
+      const made = await this.store.addBundleKey({
+        seq: 1,
+        id: pair.keyId,
+        publicKey: pair.publicKey,
+        privatePem: pair.privatePem,
+        previous: null,
+        endorsement: null,
+      });
       records = await this.store.bundleKeys();
-      this.logger.info('made the installation bundle-signing key', { keyId: records.at(-1)!.id });
+      if (made) this.logger.info('made the installation bundle-signing key', { keyId: pair.keyId });
     }
     const last = records.at(-1)!;
     if (this.active?.id !== last.id) this.active = { id: last.id, key: createPrivateKey(last.privatePem) };
