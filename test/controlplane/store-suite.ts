@@ -280,7 +280,14 @@ export function runControlPlaneStoreSuite(name: string, open: () => Promise<Open
     const { store, close } = await open();
     try {
       assert.deepEqual(await store.bundleKeys(), []);
-      const k = (seq: number, id: string, previous: string | null) => ({ seq, id, publicKey: `ed25519:${id}`, privatePem: `pem-${id}`, previous, endorsement: previous ? `e-${id}` : null });
+      const k = (seq: number, id: string, previous: string | null) => ({
+        seq,
+        id,
+        publicKey: `ed25519:${id}`,
+        privatePem: `pem-${id}`,
+        previous,
+        endorsement: previous ? `e-${id}` : null,
+      });
       assert.equal(await store.addBundleKey(k(1, 'a', null)), true);
       assert.equal(await store.addBundleKey(k(1, 'b', null)), false);
       assert.equal(await store.addBundleKey(k(2, 'c', 'a')), true);

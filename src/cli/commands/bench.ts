@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerBenchBelievability } from './bench-believability.js';
 import { registerBenchBrain } from './bench-brain.js';
 import { registerBenchControlPlane } from './bench-control-plane.js';
+import { registerBenchConfigPush } from './bench-config-push.js';
 import { registerBenchDialogue } from './bench-dialogue.js';
 import { registerTickBench } from './bench-tick.js';
 import { registerBenchVideo } from './bench-video.js';
@@ -16,6 +17,7 @@ export const benchmarks: RegisterBenchmark[] = [
   registerTickBench,
   registerBenchBrain,
   registerBenchControlPlane,
+  registerBenchConfigPush,
   registerBenchVideo,
   registerBenchWebhooks,
   registerBenchDialogue,
