@@ -14,5 +14,5 @@ const server = await startEmbedded({
 });
 process.stdout.write(`listening ${server.port}\n`);
 process.on('SIGTERM', () => {
-  server.close().then(() => process.exit(0));
+  void server.close().finally(() => process.exit(0));
 });
