@@ -39,7 +39,12 @@ export interface PushRun {
 export interface ConfigPushResult {
   machine: { cpus: number; node: string; nofile: number; pullConnections: number };
   runs: PushRun[];
-  ofrep: { helloWorld: WrkResult; evaluate: WrkResult; shareOfHelloWorld: number; rounds: { hello: WrkResult; evaluate: WrkResult }[] };
+  /**
+   * Medians of the rounds; `shareOfHelloWorld` is the median of the per-round ratios (each
+   * round's two runs are seconds apart, so they share the machine's load), `bestShare` the best
+   * round's rate against the best round's (noise only lowers a rate).
+   */
+  ofrep: { helloWorld: WrkResult; evaluate: WrkResult; shareOfHelloWorld: number; bestShare: number; rounds: { hello: WrkResult; evaluate: WrkResult }[] };
 }
 
 const CLK_TCK = 100;
@@ -359,8 +364,10 @@ export async function runConfigPushBench(o: ConfigPushOptions): Promise<ConfigPu
     const rounds: { hello: WrkResult; evaluate: WrkResult }[] = [];
     for (let r = 0; r < o.ofrepRounds; r++) {
       const common = { script, args: [TOKEN], threads: 1, connections: 64, durationS: o.ofrepDurationS, cpu: o.loadCpu };
-      const h = await runWrk({ ...common, url: `http://127.0.0.1:${hello.port}/ofrep/v1/evaluate/flags/zombie_density` });
-      const e = await runWrk({ ...common, url: `http://127.0.0.1:${sidecar.port}/ofrep/v1/evaluate/flags/zombie_density` });
+      const runHello = () => runWrk({ ...common, url: `http://127.0.0.1:${hello.port}/ofrep/v1/evaluate/flags/zombie_density` });
+      const runEval = () => runWrk({ ...common, url: `http://127.0.0.1:${sidecar.port}/ofrep/v1/evaluate/flags/zombie_density` });
+      // Swapped every other round: neither side always runs second.
+      const [h, e] = r % 2 === 0 ? [await runHello(), await runEval()] : await runEval().then(async (ev) => [await runHello(), ev] as const);
       if (e.errors > 0) throw new Error(`OFREP answered ${e.errors} non-2xx responses: ${e.raw}`);
       o.log(`OFREP round ${r + 1}: hello-world ${Math.round(h.rps)}/s, evaluate ${Math.round(e.rps)}/s`);
       rounds.push({ hello: stripRaw(h), evaluate: stripRaw(e) });
@@ -371,12 +378,22 @@ export async function runConfigPushBench(o: ConfigPushOptions): Promise<ConfigPu
     return {
       machine: { cpus: (await import('node:os')).cpus().length, node: process.version, nofile, pullConnections: PULL_POOL },
       runs,
-      ofrep: { helloWorld, evaluate, shareOfHelloWorld: Math.round((evaluate.rps / helloWorld.rps) * 1000) / 1000, rounds },
+      ofrep: {
+        helloWorld,
+        evaluate,
+        shareOfHelloWorld: Math.round(median2(rounds.map((r) => r.evaluate.rps / r.hello.rps)) * 1000) / 1000,
+        bestShare: Math.round((Math.max(...rounds.map((r) => r.evaluate.rps)) / Math.max(...rounds.map((r) => r.hello.rps))) * 1000) / 1000,
+        rounds,
+      },
     };
   } finally {
     for (const c of children) await stop(c);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function median2(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }
 
 function stripRaw(r: WrkResult & { raw?: string }): WrkResult {
@@ -396,7 +413,7 @@ export function pushTable(r: ConfigPushResult): string {
     '| OFREP single flag (wrk, 64 connections) | requests/s | p50 | p99 |',
     '|---|---:|---:|---:|',
     `| bare uWS hello-world (baseline) | ${Math.round(r.ofrep.helloWorld.rps)} | ${r.ofrep.helloWorld.p50Ms} ms | ${r.ofrep.helloWorld.p99Ms} ms |`,
-    `| sidecar POST /ofrep/v1/evaluate/flags/{key} | ${Math.round(r.ofrep.evaluate.rps)} (${Math.round(r.ofrep.shareOfHelloWorld * 100)} %) | ${r.ofrep.evaluate.p50Ms} ms | ${r.ofrep.evaluate.p99Ms} ms |`,
+    `| sidecar POST /ofrep/v1/evaluate/flags/{key} | ${Math.round(r.ofrep.evaluate.rps)} (median of per-round ratios ${Math.round(r.ofrep.shareOfHelloWorld * 100)} %, best/best ${Math.round(r.ofrep.bestShare * 100)} %) | ${r.ofrep.evaluate.p50Ms} ms | ${r.ofrep.evaluate.p99Ms} ms |`,
   ];
   return lines.join('\n');
 }
