@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applied, stack } from './helpers.js';
+import { applied, RecordingLogger, stack } from './helpers.js';
+import { AttackerProxy } from './proxy.js';
 import { signRequest } from '../../src/signing/request.js';
 
 test('a publish is pushed: the sidecar holds the stream, /status says live, and it pulls the new version at once', async () => {
@@ -108,6 +109,34 @@ test('CONFIG_STREAM_LIMITS: a server key holds at most perKey streams, the proce
     assert.match(((await over.json()) as any).error.message, /limit of 3 config streams/);
   } finally {
     for (const a of open) a.abort();
+    await s.stop();
+  }
+});
+
+test('CONFIG_STREAM_LIMITS.heartbeatMs: an idle stream gets a comment line on every beat; a sidecar that hears nothing for its idle limit reconnects', async () => {
+  const s = await stack({ streamLimits: { heartbeatMs: 50 } });
+  try {
+    const target = `/v1/config/stream?server=${s.server.serverId}&nonce=hb1`;
+    const { res, abort } = await openStream(s.cp.url, s.server.key, target);
+    const reader = res.body!.getReader();
+    let text = '';
+    while ((text.match(/: heartbeat\n\n/g) ?? []).length < 2) text += new TextDecoder().decode((await reader.read()).value);
+    assert.match(text, /^retry: 2000\n\nevent: version\n/);
+    abort.abort();
+    await reader.cancel().catch(() => {});
+    while (s.cp.controlPlane.streams.count() !== 0) await new Promise((r) => setImmediate(r));
+    // A path that holds the stream open but lets nothing through: the sidecar gives up on it.
+    const proxy = await new AttackerProxy(s.cp.url).start();
+    proxy.withholdStream = true;
+    try {
+      const logger = new RecordingLogger();
+      const dead = logger.next((l) => l.message === 'config stream down; polling until it is back' && /no heartbeat for 300 ms/.test(String(l.fields.reason)));
+      await s.start({ url: proxy.url, streamIdleMs: 300 }, logger);
+      await dead;
+    } finally {
+      await proxy.stop();
+    }
+  } finally {
     await s.stop();
   }
 });
