@@ -47,6 +47,8 @@ export interface FlagDefinition {
 
 export type Flags = Record<string, FlagDefinition>;
 
+const FLAG_LIMITS_DEPTH = 8;
+
 export const FLAG_LIMITS = {
   /** Flags in one bundle. */
   maxFlags: 256,
@@ -61,7 +63,7 @@ export const FLAG_LIMITS = {
   /** Bytes of an object value as JSON. */
   maxObjectBytes: 8 * 1024,
   /** Nesting depth of an object value. */
-  maxObjectDepth: 8,
+  maxObjectDepth: FLAG_LIMITS_DEPTH,
   /** Bytes of the whole `flags` as JSON. */
   maxTotalBytes: 256 * 1024,
 } as const;
@@ -78,11 +80,19 @@ function typeName(v: unknown): string {
   return typeof v;
 }
 
-function depth(v: unknown, level: number): number {
-  if (Array.isArray(v)) return v.reduce((m: number, x) => Math.max(m, depth(x, level + 1)), level);
-  if (v !== null && typeof v === 'object') return Object.values(v as Obj).reduce((m: number, x) => Math.max(m, depth(x, level + 1)), level);
-  return level;
+/**
+ * Whether `v` nests deeper than `limit` levels. The walk stops at the limit, so a hostile value
+ * nested a million levels deep costs no more than one `limit` deep (and never the stack).
+ */
+function deeperThan(v: unknown, limit: number): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  if (limit === 0) return true;
+  for (const x of Array.isArray(v) ? v : Object.values(v as Obj)) if (deeperThan(x, limit - 1)) return true;
+  return false;
 }
+
+/** How deep `flags` may nest in all: flag, rules, rule, condition or value, then an object value's own levels. */
+const MAX_FLAGS_DEPTH = 6 + FLAG_LIMITS_DEPTH;
 
 function checkValue(type: FlagType, v: unknown, path: string, add: (path: string, message: string) => void): void {
   if (v === undefined) return add(path, 'is required');
@@ -99,9 +109,9 @@ function checkValue(type: FlagType, v: unknown, path: string, add: (path: string
       return;
     case 'object': {
       if (!isObj(v)) return add(path, `must be an object (the flag's type), got ${typeName(v)}`);
+      if (deeperThan(v, FLAG_LIMITS.maxObjectDepth)) return add(path, `must be nested at most ${FLAG_LIMITS.maxObjectDepth} levels deep`);
       const bytes = Buffer.byteLength(JSON.stringify(v));
       if (bytes > FLAG_LIMITS.maxObjectBytes) add(path, `must be at most ${FLAG_LIMITS.maxObjectBytes} bytes as JSON, got ${bytes}`);
-      else if (depth(v, 0) > FLAG_LIMITS.maxObjectDepth) add(path, `must be nested at most ${FLAG_LIMITS.maxObjectDepth} levels deep`);
       return;
     }
   }
@@ -166,6 +176,9 @@ function checkCondition(v: unknown, path: string, add: (path: string, message: s
 /** Validates a bundle's `flags`, adding each problem with its path (`flags.double_xp.rules[0].value`). */
 export function checkFlags(v: unknown, add: (path: string, message: string) => void): void {
   if (!isObj(v)) return add('flags', `must be an object of flags by key, got ${typeName(v)}`);
+  // Before anything serialises it: a value nested past every limit is refused as such.
+  if (deeperThan(v, MAX_FLAGS_DEPTH))
+    return add('flags', `must not nest deeper than ${MAX_FLAGS_DEPTH} levels (an object value at most ${FLAG_LIMITS.maxObjectDepth})`);
   const keys = Object.keys(v);
   if (keys.length > FLAG_LIMITS.maxFlags) return add('flags', `must have at most ${FLAG_LIMITS.maxFlags} flags, got ${keys.length}`);
   const bytes = Buffer.byteLength(JSON.stringify(v));

@@ -2,9 +2,10 @@ import type { Broadcast } from '../store/broadcast.js';
 import type { TenantId } from '../identity/types.js';
 import type { HeadCache } from './heads.js';
 import type { BundleSigner } from './bundle-signer.js';
+import type { ConfigStreams } from './config-stream.js';
 import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
-import type { ServerId } from './types.js';
+import type { ServerId, ServerKeyId } from './types.js';
 import type { Logger } from '../log.js';
 
 /** The channel on which control-plane replicas tell each other what changed. */
@@ -13,6 +14,7 @@ export const CONTROLPLANE_CHANNEL = 'brainstem_controlplane';
 interface Views {
   heads: HeadCache;
   signer: BundleSigner;
+  streams: ConfigStreams;
   keyAuth: ServerKeyAuth;
   quota: LineQuota;
 }
@@ -20,7 +22,7 @@ interface Views {
 /** A change that every replica's memory must follow. */
 export type ControlPlaneEvent =
   | { kind: 'head'; serverId: ServerId; version: number }
-  | { kind: 'key_revoked'; tokenHash: string }
+  | { kind: 'key_revoked'; tokenHash: string; keyId?: ServerKeyId }
   | { kind: 'tenant'; tenantId: TenantId }
   /** The bundle-signing keys changed (`brainstem keys rotate`). */
   | { kind: 'keys' };
@@ -83,12 +85,14 @@ export class ControlPlaneSync {
         return;
       case 'key_revoked':
         views.keyAuth.keyRevoked(event.tokenHash);
+        if (event.keyId !== undefined) views.streams.closeKey(event.keyId);
         return;
       case 'tenant':
         // Only forgotten here: the replica that made the change applies its consequences (a
         // quota hold published or lifted) once, for all.
         views.keyAuth.tenantChanged(event.tenantId);
         views.quota.forget(event.tenantId);
+        views.streams.closeTenant(event.tenantId);
         return;
       case 'keys':
         views.signer.refresh().catch(failed);

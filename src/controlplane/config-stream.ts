@@ -31,6 +31,7 @@ export type ConfigStreamLimits = { -readonly [K in keyof typeof CONFIG_STREAM_LI
 interface Stream {
   readonly res: UwsResponse;
   readonly keyId: number;
+  readonly tenantId: number;
   readonly server: ServerGroup;
   /** Set once the client went away (or the stream was closed): nothing is written after. */
   gone: boolean;
@@ -102,7 +103,7 @@ export class ConfigStreams {
     let group = this.servers.get(owner.serverId);
     if (!group) this.servers.set(owner.serverId, (group = { id: owner.serverId, streams: new Set(), version: head.version }));
     else if (head.version > group.version) group.version = head.version;
-    const stream: Stream = { res, keyId: owner.keyId, server: group, gone: false, backlogged: false };
+    const stream: Stream = { res, keyId: owner.keyId, tenantId: owner.tenantId, server: group, gone: false, backlogged: false };
     group.streams.add(stream);
     this.perKey.set(owner.keyId, (this.perKey.get(owner.keyId) ?? 0) + 1);
     this.open++;
@@ -132,8 +133,27 @@ export class ConfigStreams {
 
   /** Ends every stream (the server is closing); their sidecars fall back to polling and reconnect. */
   closeAll(): void {
+    this.closeWhere(() => true);
+    this.stopTimer();
+  }
+
+  /** Ends the streams of a revoked key: its reconnect is refused 401. */
+  closeKey(keyId: number): void {
+    this.closeWhere((s) => s.keyId === keyId);
+  }
+
+  /**
+   * Ends the streams of a tenant whose status or plan changed: each sidecar reconnects and is
+   * authenticated afresh (a suspended tenant's is refused 403 tenant_suspended).
+   */
+  closeTenant(tenantId: number): void {
+    this.closeWhere((s) => s.tenantId === tenantId);
+  }
+
+  private closeWhere(match: (s: Stream) => boolean): void {
     for (const group of [...this.servers.values()])
       for (const stream of [...group.streams]) {
+        if (!match(stream)) continue;
         this.remove(stream);
         try {
           stream.res.cork(() => stream.res.end());
@@ -141,7 +161,6 @@ export class ConfigStreams {
           // already gone
         }
       }
-    this.stopTimer();
   }
 
   private write(stream: Stream, text: string): void {

@@ -94,7 +94,7 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
   signer.watch();
   const sync = new ControlPlaneSync(options.cluster?.broadcast ?? null, logger);
   const quota = new LineQuota({ store, heads, now, sync }, rules, options.identity, options.cluster ? LINE_QUOTA_REFRESH_MS : null);
-  sync.follow({ heads, keyAuth, quota, signer });
+  sync.follow({ heads, keyAuth, quota, signer, streams });
   const ctx: ControlPlaneContext = {
     store,
     auth,
@@ -111,6 +111,7 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
   };
   const tenantChanged = async (id: TenantId): Promise<void> => {
     keyAuth.tenantChanged(id);
+    streams.closeTenant(id);
     await sync.announce({ kind: 'tenant', tenantId: id });
     await quota.reconsider(id);
   };

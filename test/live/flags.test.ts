@@ -107,3 +107,14 @@ test('percentage buckets are stable, independent between flags, and close to the
   for (let i = 0; i < 1000; i++) if (bucketOf('a', `p${i}`) < 50 === bucketOf('b', `p${i}`) < 50) same++;
   assert.ok(same > 400 && same < 600, String(same));
 });
+
+test('a flag value nested a hundred thousand levels deep is refused as too deep, never a crash', () => {
+  let deep: unknown = 1;
+  for (let i = 0; i < 100_000; i++) deep = { d: deep };
+  const p = problems({ f: { type: 'object', value: deep } });
+  assert.match(p.join(), /^flags: must not nest deeper than 14 levels/);
+  assert.match(
+    problems({ f: { type: 'object', value: { a: { b: { c: { d: { e: { f: { g: { h: { i: 1 } } } } } } } } } } }).join(),
+    /flags\.f\.value: must be nested at most 8 levels deep/,
+  );
+});

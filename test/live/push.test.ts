@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applied, RecordingLogger, stack } from './helpers.js';
 import { AttackerProxy } from './proxy.js';
+import { ADMIN_TOKEN } from '../helpers/embedded.js';
 import { signRequest } from '../../src/signing/request.js';
 
 test('a publish is pushed: the sidecar holds the stream, /status says live, and it pulls the new version at once', async () => {
@@ -136,6 +137,36 @@ test('CONFIG_STREAM_LIMITS.heartbeatMs: an idle stream gets a comment line on ev
     } finally {
       await proxy.stop();
     }
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a revoked key or a suspended tenant loses its open streams at once; the reconnect is refused', async () => {
+  const s = await stack();
+  try {
+    const readToEnd = async (res: Response) => {
+      const reader = res.body!.getReader();
+      while (!(await reader.read()).done);
+    };
+    const key2 = (await s.cp.call('POST', `/v1/servers/${s.server.serverId}/keys`, { token: s.token })).body;
+    const { res: byKey2 } = await openStream(s.cp.url, key2.key, `/v1/config/stream?server=${s.server.serverId}&nonce=r1`);
+    const { res: byKey1 } = await openStream(s.cp.url, s.server.key, `/v1/config/stream?server=${s.server.serverId}&nonce=r2`);
+    assert.equal(s.cp.controlPlane.streams.count(), 2);
+    const ended = readToEnd(byKey2);
+    assert.equal((await s.cp.call('DELETE', `/v1/servers/${s.server.serverId}/keys/${key2.id}`, { token: s.token })).status, 204);
+    await ended;
+    assert.equal(s.cp.controlPlane.streams.count(), 1);
+    const { res: again } = await openStream(s.cp.url, key2.key, `/v1/config/stream?server=${s.server.serverId}&nonce=r3`);
+    assert.equal(again.status, 401);
+
+    const tenantId = (await s.cp.call('GET', '/v1/admin/tenants', { token: ADMIN_TOKEN })).body[0].id;
+    const gone = readToEnd(byKey1);
+    assert.equal((await s.cp.call('POST', `/v1/admin/tenants/${tenantId}/suspend`, { token: ADMIN_TOKEN })).status, 200);
+    await gone;
+    const { res: suspended } = await openStream(s.cp.url, s.server.key, `/v1/config/stream?server=${s.server.serverId}&nonce=r4`);
+    assert.equal(suspended.status, 403);
+    assert.equal(((await suspended.json()) as any).error.code, 'tenant_suspended');
   } finally {
     await s.stop();
   }

@@ -15,7 +15,7 @@ export interface ControlPlaneLinkOptions {
   stateDir: string;
   /** Config poll interval while the push stream is down, ms (default 15 s). */
   pollMs?: number;
-  /** Config poll interval while the push stream is live, ms (default LIVE_POLL_MS). */
+  /** Config poll interval while the push stream is live, ms (default LIVE_POLL_FACTOR × pollMs). */
   livePollMs?: number;
   /** Hold the config push stream open (default true). */
   push?: boolean;

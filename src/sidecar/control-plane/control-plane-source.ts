@@ -8,8 +8,12 @@ import { BundleTrust, parseKeyList } from '../config/bundle-trust.js';
 import { BUNDLE_KEY_ID_HEADER, BUNDLE_SIGNATURE_HEADER } from '../../signing/bundle.js';
 import { ConfigStreamClient, type StreamStatus } from './config-stream-client.js';
 
-/** While the push stream is live, a pull still runs this often: a stream that is held open but withholds publishes (a freeze) cannot keep a bundle from the sidecar for longer. */
-export const LIVE_POLL_MS = 60_000;
+/**
+ * While the push stream is live, a pull still runs at this multiple of the poll interval (60 s
+ * at the default 15 s): a stream that is held open but withholds publishes (a freeze) cannot
+ * keep a bundle from the sidecar for longer.
+ */
+export const LIVE_POLL_FACTOR = 4;
 
 /** How a pull or a push ended, as /status shows it. */
 export type ExchangeOutcome = 'ok' | 'not_modified' | 'unauthorized' | `error: ${string}`;
@@ -48,7 +52,7 @@ export interface ControlPlaneSourceOptions {
   stateDir: string;
   /** Poll interval in ms (default 15 s), jittered by ±10%, while the push stream is down. */
   pollMs?: number;
-  /** Poll interval while the push stream is live (default LIVE_POLL_MS). */
+  /** Poll interval while the push stream is live (default LIVE_POLL_FACTOR × pollMs). */
   livePollMs?: number;
   /** Hold the push stream open (default true). */
   push?: boolean;
@@ -130,7 +134,7 @@ export class ControlPlaneSource implements ConfigSource {
     this.random = options.random ?? Math.random;
     this.cacheFile = join(options.stateDir, STATE_DIR_FILES.bundle);
     this.stateDir = options.stateDir;
-    this.livePollMs = options.livePollMs ?? LIVE_POLL_MS;
+    this.livePollMs = options.livePollMs ?? this.pollMs * LIVE_POLL_FACTOR;
     this.trust = new BundleTrust({
       file: join(options.stateDir, STATE_DIR_FILES.trust),
       givenKey: options.bundleKey,
