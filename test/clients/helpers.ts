@@ -11,6 +11,7 @@ export const clientsDir = join(repoRoot, 'clients');
 export const driversDir = join(repoRoot, 'test', 'clients', 'drivers');
 export const TICKS_FIXTURE = join(fixtures, 'clients', 'ticks.json');
 export const REPLIES_FIXTURE = join(fixtures, 'clients', 'replies.json');
+export const PERCEPTION_FIXTURE = join(fixtures, 'clients', 'perception.json');
 export const TOKEN = 'sidecar-token-for-clients';
 
 export interface TickFixture {

@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { run, startTokenSidecar, ticksFixture, TOKEN } from './helpers.js';
-import { CLIENT, client, list, skip } from './lua-client.js';
+import { CLIENT, liveClient, list, skipLive as skip } from './lua-client.js';
 import { clientLiveSuite } from './suite.js';
 
 if (skip) console.log(`# Lua client tests skipped: ${skip}`);
 clientLiveSuite({
-  ...client,
+  ...liveClient,
   checkLive(out) {
     assert.equal(out.result, 'sent');
     assert.deepEqual(list(out.failures), []);

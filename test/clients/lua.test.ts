@@ -1,13 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonOf, repliesFixture, REPLIES_FIXTURE, TICKS_FIXTURE } from './helpers.js';
-import { client, driver, skip } from './lua-client.js';
+import { readFileSync } from 'node:fs';
+import { jsonOf, PERCEPTION_FIXTURE, repliesFixture, REPLIES_FIXTURE, TICKS_FIXTURE } from './helpers.js';
+import { client, driver, skip, skipCjson } from './lua-client.js';
 import { clientFixtureSuite } from './suite.js';
 
 if (skip) console.log(`# Lua client tests skipped: ${skip}`);
+else if (skipCjson) console.log(`# Lua runtime-decoder test skipped: ${skipCjson}`);
 clientFixtureSuite(client);
 
-test('lua client: parses the fixture reply with a runtime decoder injected too', { skip: skip ?? false }, async () => {
+test('lua client: parses the fixture reply with a runtime decoder injected too', { skip: skipCjson ?? false }, async () => {
   assert.deepEqual(jsonOf(await driver('parse', REPLIES_FIXTURE, 'cjson')), repliesFixture().expected);
 });
 
@@ -20,7 +22,7 @@ test('lua client: late replies are dropped, the last intents kept, a silent side
   assert.deepEqual(out.errors, ['internal', 'timeout', 'timeout', 'timeout']);
   assert.deepEqual(out.stats, { sent: 8, applied: 1, stale: 1, failed: 4, waiting: 1, busy: 1 });
   assert.equal(out.gathered, 8, 'perception is gathered only for batches that go out');
-  assert.equal(out.url, 'http://sidecar.invalid/ticks?token=a%20b%26c');
+  assert.equal(out.url, 'http://sidecar.invalid/ticks?errors=body&token=a%20b%26c');
 });
 
 test('lua client: a misspelt or missing option is refused at construction, naming the fix', { skip: skip ?? false }, async () => {
@@ -29,4 +31,15 @@ test('lua client: a misspelt or missing option is refused at construction, namin
   assert.match(out.form, /token_form must be bearer, header or query/);
   assert.match(out.nohttp, /opts\.http \(an HTTP function\) is required/);
   assert.equal(out.fine, 'ok');
+});
+
+test('lua perception: the registry fixture (radius, nearest first, raycast budget, reuse, removal)', { skip: skip ?? false }, async () => {
+  const fixture = JSON.parse(readFileSync(PERCEPTION_FIXTURE, 'utf8')) as { steps: { op: string; expect?: unknown; raycasts?: number }[] };
+  const frames = jsonOf(await driver('perception', PERCEPTION_FIXTURE)) as { targets: Record<string, unknown>; raycasts: number }[];
+  const expected = fixture.steps.filter((s) => s.op === 'frame');
+  assert.equal(frames.length, expected.length);
+  expected.forEach((want, i) => {
+    assert.deepEqual(frames[i]!.targets, want.expect, `frame ${i}`);
+    assert.equal(frames[i]!.raycasts, want.raycasts, `frame ${i} raycasts`);
+  });
 });
