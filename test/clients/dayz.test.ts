@@ -8,11 +8,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { clientsDir, repliesFixture, ticksFixture } from './helpers.js';
 
-const SCRIPTS = join(clientsDir, 'dayz', 'scripts', '5_Mission', 'Brainstem');
-const files = readdirSync(SCRIPTS).filter((f) => f.endsWith('.c'));
-const source = (name: string) => readFileSync(join(SCRIPTS, name), 'utf8');
+const MOD = join(clientsDir, 'dayz', 'Brainstem');
+const MODULES = ['3_Game', '4_World', '5_Mission'];
+/** Every script file, by name (names are unique across the modules). */
+const paths = new Map(
+  MODULES.flatMap((m) =>
+    readdirSync(join(MOD, 'scripts', m, 'Brainstem'))
+      .filter((f) => f.endsWith('.c'))
+      .map((f) => [f, join(MOD, 'scripts', m, 'Brainstem', f)] as const),
+  ),
+);
+const files = [...paths.keys()];
+const source = (name: string) => readFileSync(paths.get(name)!, 'utf8');
 
 /** Source without comments and string literals (their text replaced by nothing). */
 function code(text: string): string {
@@ -111,6 +121,66 @@ test('dayz module: strings are escaped as JSON requires and the limits match the
   }
   const client = source('BrainstemClient.c');
   assert.match(client, /static const int MAX_BATCH = 1024;/);
-  assert.match(client, /"ticks\?token=" \+ BrainstemJson\.UrlEncode\(token\)/);
+  assert.match(client, /m_Request = "ticks\?errors=body";/);
+  assert.match(client, /"&token=" \+ BrainstemJson\.UrlEncode\(token\)/);
   assert.match(client, /SetHeader\("application\/json"\)/);
+});
+
+test('dayz mod: a complete mod folder (mod.cpp, $PBOPREFIX$, config.cpp modules that exist)', () => {
+  assert.ok(existsSync(join(clientsDir, 'dayz', 'mod.cpp')));
+  assert.equal(readFileSync(join(MOD, '$PBOPREFIX$'), 'utf8').trim(), 'Brainstem');
+  const config = readFileSync(join(MOD, 'config.cpp'), 'utf8');
+  assert.match(config, /class CfgPatches\s*\{\s*class Brainstem/);
+  assert.match(config, /class CfgMods\s*\{\s*class Brainstem/);
+  for (const [cls, module] of [
+    ['gameScriptModule', '3_Game'],
+    ['worldScriptModule', '4_World'],
+    ['missionScriptModule', '5_Mission'],
+  ]) {
+    assert.match(config, new RegExp(`class ${cls}\\s*\\{[^}]*files\\[\\] = \\{"Brainstem/scripts/${module}"\\}`), cls);
+    assert.ok(readdirSync(join(MOD, 'scripts', module, 'Brainstem')).length > 0, module);
+  }
+  // World types (PlayerBase, ZombieBase) are not visible from 3_Game.
+  for (const f of readdirSync(join(MOD, 'scripts', '3_Game', 'Brainstem'))) {
+    assert.doesNotMatch(code(source(f)), /\b(PlayerBase|ZombieBase|AnimalBase|Weapon_Base)\b/, `${f} uses a 4_World type`);
+  }
+});
+
+test('dayz mod: perception never queries the world per character, and ids never come from GetID()', () => {
+  for (const f of files) {
+    const text = code(source(f));
+    assert.doesNotMatch(text, /GetObjectsAtPosition|GetObjectsAtPosition3D|GetObjectsInCone/, f);
+    assert.doesNotMatch(text, /\.GetID\(\)/, f);
+  }
+});
+
+test('dayz mod: no call is commented out', () => {
+  for (const f of files) {
+    for (const line of source(f).split('\n')) assert.doesNotMatch(line, /^\s*\/\/\s*[\w.]+\([^)]*\);/, `${f}: ${line}`);
+  }
+});
+
+test("dayz mod: the registry has the Lua perception module's rules and defaults", () => {
+  const registry = source('BrainstemRegistry.c');
+  const lua = readFileSync(join(clientsDir, 'lua', 'brainstem_perception.lua'), 'utf8');
+  const pairs: [RegExp, RegExp][] = [
+    [/static const float RADIUS = ([\d.]+);/, /Perception\.DEFAULT_RADIUS = ([\d.]+)/],
+    [/static const int RAYCAST_BUDGET = (\d+);/, /Perception\.DEFAULT_RAYCAST_BUDGET = (\d+)/],
+    [/static const float LOS_TTL_S = ([\d.]+);/, /Perception\.DEFAULT_LOS_TTL_S = ([\d.]+)/],
+    [/static const int MAX_TARGETS = (\d+);/, /Perception\.MAX_TARGETS = (\d+)/],
+  ];
+  for (const [dayz, l] of pairs) assert.equal(Number(dayz.exec(registry)?.[1]), Number(l.exec(lua)?.[1]), String(dayz));
+  // The budget is spent only on a pair with no fresh answer, and a pair the budget did not
+  // reach keeps its last answer: the same three branches as the Lua module's _visible.
+  assert.match(registry, /if \(known && now - known\.at < LOS_TTL_S\)\s*return known\.visible;/);
+  assert.match(registry, /if \(m_BudgetLeft <= 0\)\s*return known && known\.visible;/);
+  assert.match(registry, /m_BudgetLeft--;/);
+});
+
+test('dayz mod: the example profile parses and its agent ids are unique', () => {
+  const chars = JSON.parse(readFileSync(join(clientsDir, 'dayz', 'profile', 'Brainstem', 'characters.json'), 'utf8')) as { characters: { id: number }[] };
+  const ids = chars.characters.map((c) => c.id);
+  assert.equal(new Set(ids).size, ids.length);
+  for (const id of ids) assert.ok(Number.isInteger(id) && id > 0 && id < 900_000_000, `id ${id} is in the agents' range`);
+  JSON.parse(readFileSync(join(clientsDir, 'dayz', 'profile', 'Brainstem', 'settings.json'), 'utf8'));
 });
