@@ -136,7 +136,7 @@ test('dayz mod: a complete mod folder (mod.cpp, $PBOPREFIX$, config.cpp modules 
     ['gameScriptModule', '3_Game'],
     ['worldScriptModule', '4_World'],
     ['missionScriptModule', '5_Mission'],
-  ]) {
+  ] as const) {
     assert.match(config, new RegExp(`class ${cls}\\s*\\{[^}]*files\\[\\] = \\{"Brainstem/scripts/${module}"\\}`), cls);
     assert.ok(readdirSync(join(MOD, 'scripts', module, 'Brainstem')).length > 0, module);
   }
