@@ -56,6 +56,14 @@ local function bad_number()
   error('brainstem: a tick number is missing, NaN or infinite', 0)
 end
 
+-- Fractions of a number in thousandths, written once: FRACTION[k] is k/1000 without the
+-- trailing zeros ("5" for 500, "125" for 125, "001" for 1).
+local FRACTION = {}
+for k = 1, 999 do FRACTION[k] = (string.gsub(format('%03d', k), '0+$', '')) end
+
+-- Numbers go on the wire with at most three decimals (millimetres for positions, as the DayZ
+-- module writes them): a whole number is one tostring, any other a table lookup and a
+-- concatenation, where string.format would cost several times as much per field.
 local function number(x)
   if type(x) ~= 'number' then
     x = tonumber(x)
@@ -64,13 +72,15 @@ local function number(x)
   if tointeger then
     local i = tointeger(x)
     if i then return tostring(i) end
-  elseif x == floor(x) and x > -2^53 and x < 2^53 then
-    return format('%d', x)
   end
   if x ~= x or x == math.huge or x == -math.huge then bad_number() end
-  if x == floor(x) and x > -2^53 and x < 2^53 then return format('%d', x) end
-  local s = format('%.15g', x)
-  if tonumber(s) ~= x then s = format('%.17g', x) end
+  local negative = x < 0
+  if negative then x = -x end
+  if x >= 2^53 then return format(negative and '-%.17g' or '%.17g', x) end
+  local m = floor(x * 1000 + 0.5)
+  local whole, k = floor(m / 1000), m % 1000
+  local s = k == 0 and format('%d', whole) or format('%d', whole) .. '.' .. FRACTION[k]
+  if negative and m ~= 0 then s = '-' .. s end
   return s
 end
 
