@@ -21,7 +21,10 @@ export interface ModsRow {
   runtime: 'lua';
   characters: number;
   rounds: number;
+  /** The full path with the module's own Lua decoder. */
   fullUs: number;
+  /** The full path with a C decoder injected (lua-cjson, standing for FiveM's json.decode). */
+  fullCjsonUs: number | null;
   gatherUs: number;
   encodeUs: number;
   cjsonUs: number | null;
@@ -47,6 +50,7 @@ export async function runModsBench(opts: { characters: number[]; rounds: number 
         characters: number;
         rounds: number;
         full_us: number;
+        full_cjson_us: number | null;
         gather_us: number;
         encode_us: number;
         cjson_us: number | null;
@@ -59,6 +63,7 @@ export async function runModsBench(opts: { characters: number[]; rounds: number 
         characters: out.characters,
         rounds: out.rounds,
         fullUs: out.full_us,
+        fullCjsonUs: out.full_cjson_us,
         gatherUs: out.gather_us,
         encodeUs: out.encode_us,
         cjsonUs: out.cjson_us,
@@ -74,12 +79,13 @@ export async function runModsBench(opts: { characters: number[]; rounds: number 
 }
 
 export function formatTable(r: { rows: ModsRow[] }): string {
-  const head = 'runtime  chars  full µs/char  (goal)  gather µs  encode-only µs  cjson-only µs  applied  failures';
+  const head = 'runtime  chars  full µs/char  full+C decoder  (goal)  gather µs  encode-only µs  cjson-only µs  applied  failures';
   const lines = r.rows.map((row) =>
     [
       row.runtime.padEnd(7),
       String(row.characters).padStart(5),
       row.fullUs.toFixed(1).padStart(13),
+      (row.fullCjsonUs === null ? '-' : row.fullCjsonUs.toFixed(1)).padStart(15),
       `(${GOALS_US[row.runtime]})`.padStart(7),
       row.gatherUs.toFixed(1).padStart(10),
       row.encodeUs.toFixed(1).padStart(15),

@@ -79,7 +79,8 @@ local function number(x)
   if x >= 2^53 then return format(negative and '-%.17g' or '%.17g', x) end
   local m = floor(x * 1000 + 0.5)
   local whole, k = floor(m / 1000), m % 1000
-  local s = k == 0 and format('%d', whole) or format('%d', whole) .. '.' .. FRACTION[k]
+  -- math.floor gives an integer on Lua 5.3+ and a float LuaJIT prints without decimals.
+  local s = k == 0 and tostring(whole) or tostring(whole) .. '.' .. FRACTION[k]
   if negative and m ~= 0 then s = '-' .. s end
   return s
 end
@@ -245,87 +246,112 @@ local function utf8_char(cp)
 end
 
 local simple = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
+local byte, sub = string.byte, string.sub
 
+-- Byte values the decoder dispatches on.
+local QUOTE, BACKSLASH, LBRACE, RBRACE, LBRACKET, RBRACKET, COMMA, COLON =
+  byte('"'), byte('\\'), byte('{'), byte('}'), byte('['), byte(']'), byte(','), byte(':')
+local SPACE = { [byte(' ')] = true, [byte('\t')] = true, [byte('\r')] = true, [byte('\n')] = true }
+
+-- Reads replies on the game thread too, so it dispatches on bytes (no string.sub per
+-- character) and makes no closure per value.
 local function decode(text)
   local pos = 1
   local function fail(what) error('brainstem: bad JSON at byte ' .. pos .. ': ' .. what, 0) end
-  local function skip() pos = string.find(text, '[^ \t\r\n]', pos) or #text + 1 end
-  local value
+
+  local function skip()
+    local c = byte(text, pos)
+    if c and SPACE[c] then pos = find(text, '[^ \t\r\n]', pos) or #text + 1 end
+  end
 
   local function str()
     pos = pos + 1
-    local parts = {}
-    while true do
-      local at = string.find(text, '["\\]', pos)
-      if not at then fail('unterminated string') end
-      parts[#parts + 1] = string.sub(text, pos, at - 1)
+    local at = find(text, '["\\]', pos)
+    if not at then fail('unterminated string') end
+    if byte(text, at) == QUOTE then
+      local s = sub(text, pos, at - 1)
       pos = at + 1
-      if string.sub(text, at, at) == '"' then return table.concat(parts) end
-      local c = string.sub(text, pos, pos)
+      return s
+    end
+    local parts, n = {}, 0
+    while true do
+      n = n + 1
+      parts[n] = sub(text, pos, at - 1)
+      pos = at + 1
+      if byte(text, at) == QUOTE then return concat(parts, '', 1, n) end
+      local c = sub(text, pos, pos)
       if simple[c] then
-        parts[#parts + 1] = simple[c]
+        n = n + 1
+        parts[n] = simple[c]
         pos = pos + 1
       elseif c == 'u' then
-        local cp = tonumber(string.sub(text, pos + 1, pos + 4), 16) or fail('bad \\u escape')
+        local cp = tonumber(sub(text, pos + 1, pos + 4), 16) or fail('bad \\u escape')
         pos = pos + 5
-        if cp >= 0xD800 and cp < 0xDC00 and string.sub(text, pos, pos + 1) == '\\u' then
-          local low = tonumber(string.sub(text, pos + 2, pos + 5), 16)
+        if cp >= 0xD800 and cp < 0xDC00 and sub(text, pos, pos + 1) == '\\u' then
+          local low = tonumber(sub(text, pos + 2, pos + 5), 16)
           if low and low >= 0xDC00 and low < 0xE000 then
             cp = 0x10000 + (cp - 0xD800) * 1024 + (low - 0xDC00)
             pos = pos + 6
           end
         end
         if cp >= 0xD800 and cp < 0xE000 then cp = 0xFFFD end
-        parts[#parts + 1] = utf8_char(cp)
+        n = n + 1
+        parts[n] = utf8_char(cp)
       else
         fail('bad escape')
       end
+      at = find(text, '["\\]', pos)
+      if not at then fail('unterminated string') end
     end
   end
 
-  local function container(close, each)
-    pos = pos + 1
-    skip()
-    if string.sub(text, pos, pos) == close then pos = pos + 1 return end
-    while true do
-      each()
-      skip()
-      local c = string.sub(text, pos, pos)
-      pos = pos + 1
-      if c == close then return end
-      if c ~= ',' then fail('expected , or ' .. close) end
-      skip()
-    end
-  end
-
+  local value
   value = function()
     skip()
-    local c = string.sub(text, pos, pos)
-    if c == '{' then
+    local c = byte(text, pos)
+    if c == LBRACE then
       local obj = {}
-      container('}', function()
-        if string.sub(text, pos, pos) ~= '"' then fail('expected a key') end
+      pos = pos + 1
+      skip()
+      if byte(text, pos) == RBRACE then pos = pos + 1 return obj end
+      while true do
+        if byte(text, pos) ~= QUOTE then fail('expected a key') end
         local key = str()
         skip()
-        if string.sub(text, pos, pos) ~= ':' then fail('expected :') end
+        if byte(text, pos) ~= COLON then fail('expected :') end
         pos = pos + 1
         obj[key] = value()
-      end)
-      return obj
-    elseif c == '[' then
+        skip()
+        c = byte(text, pos)
+        pos = pos + 1
+        if c == RBRACE then return obj end
+        if c ~= COMMA then fail('expected , or }') end
+        skip()
+      end
+    elseif c == LBRACKET then
       local arr, n = {}, 0
-      container(']', function() n = n + 1 arr[n] = value() end)
-      return arr
-    elseif c == '"' then
+      pos = pos + 1
+      skip()
+      if byte(text, pos) == RBRACKET then pos = pos + 1 return arr end
+      while true do
+        n = n + 1
+        arr[n] = value()
+        skip()
+        c = byte(text, pos)
+        pos = pos + 1
+        if c == RBRACKET then return arr end
+        if c ~= COMMA then fail('expected , or ]') end
+      end
+    elseif c == QUOTE then
       return str()
     end
-    if string.sub(text, pos, pos + 3) == 'true' then pos = pos + 4 return true end
-    if string.sub(text, pos, pos + 4) == 'false' then pos = pos + 5 return false end
-    if string.sub(text, pos, pos + 3) == 'null' then pos = pos + 4 return nil end
-    local s, e = string.find(text, '^-?%d+%.?%d*[eE]?[-+]?%d*', pos)
+    if sub(text, pos, pos + 3) == 'true' then pos = pos + 4 return true end
+    if sub(text, pos, pos + 4) == 'false' then pos = pos + 5 return false end
+    if sub(text, pos, pos + 3) == 'null' then pos = pos + 4 return nil end
+    local s, e = find(text, '^-?%d+%.?%d*[eE]?[-+]?%d*', pos)
     if not s then fail('unexpected character') end
     pos = e + 1
-    return tonumber(string.sub(text, s, e)) or fail('bad number')
+    return tonumber(sub(text, s, e)) or fail('bad number')
   end
 
   local result = value()

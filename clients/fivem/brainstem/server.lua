@@ -161,6 +161,8 @@ end
 local brain = Brainstem.new({
   url = URL, token = TOKEN ~= '' and TOKEN or nil, token_form = 'header',
   http = Brainstem.fivem_http(),
+  -- FiveM's built-in json (C) reads replies several times faster than the module's Lua one.
+  json_decode = json and json.decode or nil,
   on_reply = apply,
 })
 

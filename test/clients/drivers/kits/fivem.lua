@@ -33,6 +33,12 @@ function load(chunk, name, ...)
   return fn, err
 end
 
+-- FiveM's json global, where lua-cjson is installed here (else the kit uses the module's decoder).
+do
+  local ok, cjson = pcall(require, 'cjson')
+  if ok then json = { decode = cjson.decode, encode = cjson.encode } end
+end
+
 function GetConvar(name, default) return convars[name] or default end
 function GetCurrentResourceName() return 'brainstem' end
 function LoadResourceFile(_, file)

@@ -40,6 +40,12 @@ HUD_PRINTTALK = 3
 SCHED_FORCED_GO, SCHED_FORCED_GO_RUN, SCHED_RANGE_ATTACK1, SCHED_COMBAT_FACE, SCHED_RUN_FROM_ENEMY = 71, 72, 43, 12, 30
 math.Clamp = function(v, lo, hi) return math.max(lo, math.min(hi, v)) end
 
+-- util.JSONToTable, where lua-cjson is installed here (else the addon uses the module's decoder).
+do
+  local ok, cjson = pcall(require, 'cjson')
+  util = { JSONToTable = ok and cjson.decode or nil }
+end
+
 function CreateConVar(name, default)
   if convars[name] == nil then convars[name] = default end
   return {

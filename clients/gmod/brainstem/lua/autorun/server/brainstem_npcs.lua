@@ -156,6 +156,8 @@ local function client()
   return Brainstem.new({
     url = cv_url:GetString(), token = token ~= '' and token or nil, token_form = 'header',
     http = Brainstem.gmod_http(), on_reply = apply,
+    -- The engine's JSON reader (C++) is several times faster than the module's Lua one.
+    json_decode = util and util.JSONToTable or nil,
   })
 end
 
