@@ -233,14 +233,36 @@ namespace Brainstem
         /// <summary>The HTTP status, or 0 when no HTTP answer came.</summary>
         public readonly int Status;
         public readonly string Code;
-        public BrainstemException(int status, string code, string message) : base(status + " " + code + ": " + message)
+        public BrainstemException(int status, string code, string message) : base(status + " " + code + ": " + message + Hint(code))
         {
             Status = status;
             Code = code;
         }
+
+        /// <summary>What a failure code means to a game-server owner: appended to the message.</summary>
+        public static string Hint(string code)
+        {
+            switch (code)
+            {
+                case "unauthorized": return " (the token is wrong or missing: use the brain token that `brainstem up` prints)";
+                case "network": return " (is `brainstem up` running, and the URL right?)";
+                case "payload_too_large": return " (too many characters in one batch)";
+                default: return "";
+            }
+        }
     }
 
     public enum TokenForm { Bearer, Header, Query }
+
+    /// <summary>
+    /// How a batch travels, for engines with their own HTTP (Unity's UnityWebRequest): POST
+    /// `body` (JSON) to `url` with `headers`, then call done(status, body) once, on the thread
+    /// the game wants its callbacks on; status 0 with the reason as body when no HTTP answer came.
+    /// </summary>
+    public interface IBatchTransport
+    {
+        void Post(string url, byte[] body, IList<KeyValuePair<string, string>> headers, double timeoutS, Action<int, string> done);
+    }
 
     // ---- batch body and reply parsing (pure) ------------------------------------------------
 
@@ -322,7 +344,11 @@ namespace Brainstem
         /// <summary>Parses a /ticks reply for a batch sent for `agents` in that order.</summary>
         public static List<TickResult> ParseReplies(string body, IList<long> agents)
         {
-            var items = ParseJson(body) as List<object>;
+            var parsed = ParseJson(body);
+            // ?errors=body answers a whole call's failure as a 200 with one error object.
+            var failure = parsed as Dictionary<string, object>;
+            if (failure != null && failure.ContainsKey("error")) throw Http.ErrorOf(200, body);
+            var items = parsed as List<object>;
             if (items == null || items.Count != agents.Count)
                 throw new BrainstemException(200, "bad_reply", "expected an array of " + agents.Count + " replies");
             var results = new List<TickResult>(items.Count);
@@ -463,6 +489,11 @@ namespace Brainstem
         public const int DefaultMaxOutstanding = 4;
 
         readonly BrainClient client;
+        // With a transport (Unity): the /ticks URL, the token's header and the call timeout.
+        readonly IBatchTransport transport;
+        readonly string ticksUrl;
+        readonly List<KeyValuePair<string, string>> headers = new List<KeyValuePair<string, string>>();
+        readonly double timeoutS;
         readonly Action<Reply> onReply;
         readonly Action<long?, string, string> onError;
         readonly double lateAfterS;
@@ -485,6 +516,27 @@ namespace Brainstem
             this.onError = onError;
             this.lateAfterS = lateAfterS;
             this.maxOutstanding = maxOutstanding;
+        }
+
+        /// <summary>
+        /// The same loop over the engine's own HTTP (a UnityWebRequest transport): callbacks run
+        /// where the transport calls done (Unity: the main thread). A call longer than timeoutS fails.
+        /// </summary>
+        public BrainLoop(string url, string token, TokenForm form, IBatchTransport transport, Action<Reply> onReply,
+            Action<long?, string, string> onError, double timeoutS = 2, double lateAfterS = DefaultLateAfterS, int maxOutstanding = DefaultMaxOutstanding)
+        {
+            this.transport = transport;
+            this.onReply = onReply;
+            this.onError = onError;
+            this.timeoutS = timeoutS;
+            this.lateAfterS = lateAfterS;
+            this.maxOutstanding = maxOutstanding;
+            ticksUrl = (url ?? BrainClient.DefaultUrl).TrimEnd('/') + "/ticks";
+            headers.Add(new KeyValuePair<string, string>("Content-Type", "application/json"));
+            if (token == null) return;
+            if (form == TokenForm.Bearer) headers.Add(new KeyValuePair<string, string>("Authorization", "Bearer " + token));
+            else if (form == TokenForm.Header) headers.Add(new KeyValuePair<string, string>("X-Brain-Token", token));
+            else ticksUrl += "?token=" + Uri.EscapeDataString(token);
         }
 
         /// <summary>"sent", "waiting" (the last batch is out, not late yet), "busy" (too many out) or "empty".</summary>
@@ -520,11 +572,44 @@ namespace Brainstem
 
         async void Run(int mySeq, IList<Tick> ticks)
         {
+            if (transport != null)
+            {
+                List<BatchBody> bodies;
+                try { bodies = Batch.Pack(ticks); }
+                catch (ArgumentException ex) { Finish(mySeq, null, new BrainstemException(0, "bad_tick", ex.Message)); return; }
+                Send(mySeq, bodies, 0, new List<TickResult>(ticks.Count));
+                return;
+            }
             List<TickResult> results = null;
             BrainstemException failure = null;
             try { results = await client.TicksAsync(ticks); }
             catch (BrainstemException ex) { failure = ex; }
             catch (ArgumentException ex) { failure = new BrainstemException(0, "bad_tick", ex.Message); }
+            Finish(mySeq, results, failure);
+        }
+
+        // The bodies of one step through the transport, one after another.
+        void Send(int mySeq, List<BatchBody> bodies, int index, List<TickResult> results)
+        {
+            if (index == bodies.Count) { Finish(mySeq, results, null); return; }
+            var body = bodies[index];
+            transport.Post(ticksUrl, body.Bytes, headers, timeoutS, (status, text) =>
+            {
+                BrainstemException failure = null;
+                try
+                {
+                    if (status == 0) failure = new BrainstemException(0, (text ?? "").IndexOf("timeout", StringComparison.OrdinalIgnoreCase) >= 0 ? "timeout" : "network", text ?? "");
+                    else if (status < 200 || status > 299) failure = Http.ErrorOf(status, text ?? "");
+                    else results.AddRange(Batch.ParseReplies(text ?? "", body.Agents));
+                }
+                catch (BrainstemException ex) { failure = ex; }
+                if (failure != null) Finish(mySeq, null, failure);
+                else Send(mySeq, bodies, index + 1, results);
+            });
+        }
+
+        void Finish(int mySeq, List<TickResult> results, BrainstemException failure)
+        {
             lock (gate)
             {
                 outstanding--;
@@ -544,6 +629,123 @@ namespace Brainstem
                 if (reply != null) onReply(reply);
                 else { var e = (TickError)r; onError(e.Agent, e.Code, e.Message); }
             }
+        }
+    }
+
+    // ---- perception (pure) --------------------------------------------------------------------
+
+    /// <summary>
+    /// What each AI character perceives without querying the world per character: characters
+    /// (players, AI, infected, animals) are registered when they spawn and removed when they
+    /// die or are deleted; a character's targets are the registered ones within Radius metres,
+    /// nearest first (ties by id), at most MaxTargets; visibility is the game's line-of-sight
+    /// check, at most RaycastBudget per frame over all characters, an answer reused for
+    /// LosTtlS, and a pair the budget did not reach keeps its last answer (never asked: not
+    /// visible). The same rules as the Lua and DayZ kits, held to the same fixture.
+    /// </summary>
+    public sealed class Perception<T> where T : class
+    {
+        public const double DefaultRadius = 150;
+        public const int DefaultRaycastBudget = 64;
+        public const double DefaultLosTtlS = 1.0;
+        public const int DefaultMaxTargets = 32;
+
+        sealed class Entry { public long Id; public string Kind; public T Handle; }
+        sealed class Sight { public bool Visible; public double At; }
+
+        readonly double radius2;
+        readonly int raycastBudget, maxTargets;
+        readonly double losTtlS;
+        readonly List<Entry> entries = new List<Entry>();
+        readonly Dictionary<long, int> index = new Dictionary<long, int>();
+        readonly Dictionary<long, Dictionary<long, Sight>> los = new Dictionary<long, Dictionary<long, Sight>>();
+        int budgetLeft;
+        /// <summary>Line-of-sight checks made so far.</summary>
+        public int Raycasts;
+
+        public Perception(double radius = DefaultRadius, int raycastBudget = DefaultRaycastBudget, double losTtlS = DefaultLosTtlS, int maxTargets = DefaultMaxTargets)
+        {
+            radius2 = radius * radius;
+            this.raycastBudget = raycastBudget;
+            this.losTtlS = losTtlS;
+            this.maxTargets = maxTargets;
+        }
+
+        public int Count { get { return entries.Count; } }
+
+        /// <summary>Registers a character; a known id is updated in place.</summary>
+        public void Add(long id, string kind, T handle)
+        {
+            int i;
+            if (index.TryGetValue(id, out i)) { entries[i].Kind = kind; entries[i].Handle = handle; return; }
+            index[id] = entries.Count;
+            entries.Add(new Entry { Id = id, Kind = kind, Handle = handle });
+        }
+
+        /// <summary>Forgets a character (swap-remove) and every line-of-sight answer about it.</summary>
+        public void Remove(long id)
+        {
+            int i;
+            if (!index.TryGetValue(id, out i)) return;
+            int last = entries.Count - 1;
+            if (i != last) { entries[i] = entries[last]; index[entries[i].Id] = i; }
+            entries.RemoveAt(last);
+            index.Remove(id);
+            los.Remove(id);
+            foreach (var row in los.Values) row.Remove(id);
+        }
+
+        public T HandleOf(long id)
+        {
+            int i;
+            return index.TryGetValue(id, out i) ? entries[i].Handle : null;
+        }
+
+        /// <summary>Starts a frame that gathers: the raycast budget is full again.</summary>
+        public void BeginFrame() { budgetLeft = raycastBudget; }
+
+        /// <summary>The targets of character selfId at selfPos (metres, y up).</summary>
+        public List<Target> Targets(long selfId, Vec3 selfPos, double now, Func<T, Vec3> positionOf, Func<T, T, bool> canSee, Func<string, T, bool> hostile)
+        {
+            var near = new List<KeyValuePair<double, Entry>>();
+            foreach (var e in entries)
+            {
+                if (e.Id == selfId) continue;
+                var p = positionOf(e.Handle);
+                double dx = p.X - selfPos.X, dy = p.Y - selfPos.Y, dz = p.Z - selfPos.Z;
+                double d2 = dx * dx + dy * dy + dz * dz;
+                if (d2 <= radius2) near.Add(new KeyValuePair<double, Entry>(d2, e));
+            }
+            near.Sort((a, b) => a.Key != b.Key ? a.Key.CompareTo(b.Key) : a.Value.Id.CompareTo(b.Value.Id));
+            T self = HandleOf(selfId);
+            var targets = new List<Target>(Math.Min(near.Count, maxTargets));
+            for (int k = 0; k < near.Count && k < maxTargets; k++)
+            {
+                var e = near[k].Value;
+                targets.Add(new Target
+                {
+                    Id = e.Id, Kind = e.Kind, Pos = positionOf(e.Handle),
+                    Hostile = hostile(e.Kind, e.Handle),
+                    Visible = Visible(selfId, self, e.Id, e.Handle, now, canSee),
+                });
+            }
+            return targets;
+        }
+
+        bool Visible(long a, T from, long b, T to, double now, Func<T, T, bool> canSee)
+        {
+            Dictionary<long, Sight> row;
+            if (!los.TryGetValue(a, out row)) { row = new Dictionary<long, Sight>(); los[a] = row; }
+            Sight known;
+            row.TryGetValue(b, out known);
+            if (known != null && now - known.At < losTtlS) return known.Visible;
+            if (budgetLeft <= 0) return known != null && known.Visible;
+            budgetLeft--;
+            Raycasts++;
+            bool v = canSee(from, to);
+            if (known == null) row[b] = new Sight { Visible = v, At = now };
+            else { known.Visible = v; known.At = now; }
+            return v;
         }
     }
 
