@@ -1,13 +1,17 @@
 /**
  * `brainstem bench mods`: what a mod costs the game server's own thread, per character per
- * cadence, in each mod runtime that runs here (Lua 5.4): CPU time to gather the ticks, build
- * the batch, send it to a real sidecar and apply the replies, at several character counts,
- * beside a baseline of the same runtime only encoding the same JSON (the client's encoder,
- * and lua-cjson's C encoder when installed). The sending here is LuaSocket, which blocks and
- * pays its socket work on the measured thread; FiveM's and Garry's Mod's HTTP run off the
- * script thread, so the figure is an upper bound for them.
+ * cadence, in each mod runtime that runs here (Lua 5.4, Mono C#): CPU time to gather the
+ * ticks, build the batch, send it to a real sidecar and apply the replies, at several
+ * character counts, beside a baseline of the same runtime only encoding the same JSON (the
+ * client's encoder, and lua-cjson's C encoder when installed). Lua's sending is LuaSocket,
+ * which blocks and pays its socket work on the measured thread (FiveM's and Garry's Mod's HTTP
+ * run off the script thread); C#'s figure is the whole process's CPU, HttpClient's threads and
+ * the GC included (Unity's UnityWebRequest runs natively off the main thread). Both are upper
+ * bounds for the game thread's share.
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DefaultsSource } from '../../src/sidecar/config/defaults-source.js';
 import { startSidecar } from '../../src/sidecar/service.js';
@@ -15,10 +19,10 @@ import { startSidecar } from '../../src/sidecar/service.js';
 const repoRoot = join(import.meta.dirname, '..', '..', '..');
 const TOKEN = 'bench-mods-token';
 /** The goal per character per cadence, µs of the game thread's CPU, by runtime. */
-export const GOALS_US = { lua: 20 } as const;
+export const GOALS_US = { lua: 20, csharp: 5 } as const;
 
 export interface ModsRow {
-  runtime: 'lua';
+  runtime: 'lua' | 'csharp';
   characters: number;
   rounds: number;
   /** The full path with the module's own Lua decoder. */
@@ -33,47 +37,72 @@ export interface ModsRow {
   bodyBytes: number;
 }
 
-function lua(args: string[]): Promise<string> {
+function exec(command: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('lua5.4', args, { maxBuffer: 1 << 20 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)));
+    execFile(command, args, { maxBuffer: 1 << 20 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)));
   });
 }
 
-export async function runModsBench(opts: { characters: number[]; rounds: number }): Promise<{ rows: ModsRow[]; goalsUs: typeof GOALS_US }> {
+interface RawRow {
+  characters: number;
+  rounds: number;
+  full_us: number;
+  full_cjson_us?: number | null;
+  gather_us: number;
+  encode_us: number;
+  cjson_us?: number | null;
+  applied: number;
+  failures: number;
+  bytes: number;
+}
+
+function row(runtime: ModsRow['runtime'], out: RawRow): ModsRow {
+  return {
+    runtime,
+    characters: out.characters,
+    rounds: out.rounds,
+    fullUs: out.full_us,
+    fullCjsonUs: out.full_cjson_us ?? null,
+    gatherUs: out.gather_us,
+    encodeUs: out.encode_us,
+    cjsonUs: out.cjson_us ?? null,
+    applied: out.applied,
+    failures: out.failures,
+    bodyBytes: out.bytes,
+  };
+}
+
+/**
+ * Runs every runtime at every character count. `ticks` is the number of character-cadences
+ * measured per count (rounds = ticks / characters), so each figure rests on the same work.
+ */
+export async function runModsBench(opts: { characters: number[]; ticks: number; csharp: boolean }): Promise<{ rows: ModsRow[]; goalsUs: typeof GOALS_US }> {
   const sidecar = await startSidecar({ host: '127.0.0.1', port: 0, source: new DefaultsSource(), workers: 0, token: TOKEN });
+  const build = mkdtempSync(join(tmpdir(), 'brainstem-bench-mods-'));
   try {
     const rows: ModsRow[] = [];
     for (const n of opts.characters) {
-      const out = JSON.parse(
-        await lua([join(repoRoot, 'bench', 'mods', 'mod.lua'), join(repoRoot, 'clients', 'lua'), sidecar.url, TOKEN, String(n), String(opts.rounds)]),
-      ) as {
-        characters: number;
-        rounds: number;
-        full_us: number;
-        full_cjson_us: number | null;
-        gather_us: number;
-        encode_us: number;
-        cjson_us: number | null;
-        applied: number;
-        failures: number;
-        bytes: number;
-      };
-      rows.push({
-        runtime: 'lua',
-        characters: out.characters,
-        rounds: out.rounds,
-        fullUs: out.full_us,
-        fullCjsonUs: out.full_cjson_us,
-        gatherUs: out.gather_us,
-        encodeUs: out.encode_us,
-        cjsonUs: out.cjson_us,
-        applied: out.applied,
-        failures: out.failures,
-        bodyBytes: out.bytes,
-      });
+      const rounds = String(Math.max(1, Math.ceil(opts.ticks / n)));
+      const out = await exec('lua5.4', [join(repoRoot, 'bench', 'mods', 'mod.lua'), join(repoRoot, 'clients', 'lua'), sidecar.url, TOKEN, String(n), rounds]);
+      rows.push(row('lua', JSON.parse(out) as RawRow));
+    }
+    if (opts.csharp) {
+      const exe = join(build, 'modbench.exe');
+      await exec('mcs', [
+        '-langversion:6',
+        '-r:System.Net.Http',
+        `-out:${exe}`,
+        join(repoRoot, 'clients', 'csharp', 'Brainstem.cs'),
+        join(repoRoot, 'bench', 'mods', 'ModBench.cs'),
+      ]);
+      for (const n of opts.characters) {
+        const rounds = String(Math.max(1, Math.ceil(opts.ticks / n)));
+        rows.push(row('csharp', JSON.parse(await exec('mono', [exe, sidecar.url, TOKEN, String(n), rounds])) as RawRow));
+      }
     }
     return { rows, goalsUs: GOALS_US };
   } finally {
+    rmSync(build, { recursive: true, force: true });
     await sidecar.close();
   }
 }

@@ -954,10 +954,32 @@ namespace Brainstem
             sb.Append(']');
         }
 
+        // FRACTION[k] is k/1000 without its trailing zeros ("5" for 500, "001" for 1).
+        static readonly string[] Fraction = Fractions();
+
+        static string[] Fractions()
+        {
+            var f = new string[1000];
+            for (int k = 1; k < 1000; k++) f[k] = k.ToString("000", CultureInfo.InvariantCulture).TrimEnd('0');
+            return f;
+        }
+
+        /// <summary>
+        /// A JSON number with at most three decimals (millimetres for positions, as the Lua and
+        /// DayZ clients write them): this runs for every field of every tick on the game
+        /// thread, and the round-trip format ("R") costs several times as much.
+        /// </summary>
         public static void Number(StringBuilder sb, double d)
         {
             if (double.IsNaN(d) || double.IsInfinity(d)) throw new ArgumentException("a tick number is NaN or infinite");
-            sb.Append(d.ToString("R", CultureInfo.InvariantCulture));
+            double a = Math.Abs(d);
+            if (a >= 9e12) { sb.Append(d.ToString("R", CultureInfo.InvariantCulture)); return; }
+            long m = (long)Math.Floor(a * 1000 + 0.5);
+            long whole = m / 1000;
+            int k = (int)(m % 1000);
+            if (d < 0 && m != 0) sb.Append('-');
+            sb.Append(whole);
+            if (k != 0) sb.Append('.').Append(Fraction[k]);
         }
 
         internal static string Str(Dictionary<string, object> d, string key)
