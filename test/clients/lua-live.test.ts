@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { run, startTokenSidecar, ticksFixture, TOKEN } from './helpers.js';
+import { readmeExampleOutput, run, startTokenSidecar, ticksFixture, TOKEN } from './helpers.js';
 import { CLIENT, liveClient, list, skipLive as skip } from './lua-client.js';
 import { clientLiveSuite } from './suite.js';
 
@@ -15,18 +15,24 @@ clientLiveSuite({
   },
 });
 
-test('lua client: the README example runs against a real sidecar', { skip: skip ?? false }, async () => {
+test('lua client: the README example prints what the README shows, against a real sidecar', { skip: skip ?? false }, async () => {
   const sidecar = await startTokenSidecar();
   try {
-    const r = await run('lua5.4', [join(CLIENT, 'example.lua'), sidecar.url, TOKEN, '2']);
+    const r = await run('lua5.4', [join(CLIENT, 'example.lua'), sidecar.url, TOKEN]);
     assert.equal(r.status, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n');
-    assert.deepEqual(
-      lines.slice(0, 4).map((l) => l.replace(/: .*/, '')),
-      ['agent 1', 'agent 2', 'agent 1', 'agent 2'],
-    );
-    for (const line of lines.slice(0, 4)) assert.match(line, /: (standing|crouched|prone) \[/);
-    assert.equal(lines[4], 'sent 2, applied 2, stale 0, failed 0');
+    assert.equal(r.stdout.trimEnd(), readmeExampleOutput(join(CLIENT, 'README.md')));
+  } finally {
+    await sidecar.close();
+  }
+});
+
+test('lua client: a wrong token is logged by default, naming the fix', { skip: skip ?? false }, async () => {
+  const sidecar = await startTokenSidecar();
+  try {
+    const r = await run('lua5.4', [join(CLIENT, 'example.lua'), sidecar.url, 'not-the-token', '1']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^\[brainstem\] call failed: (401 )?unauthorized: .*brain token/m);
+    assert.match(r.stdout, /sent 1, applied 0, stale 0, failed 1/);
   } finally {
     await sidecar.close();
   }

@@ -86,6 +86,7 @@ function Entity:GetMaxHealth() return 100 end
 function Entity:GetActiveWeapon() return self.weapon end
 function Entity:Visible() return true end
 function Entity:UserID() return self.user_id end
+function Entity:IsAdmin() return true end
 function Entity:Spawn() end
 function Entity:Give(class) self.weapon = { valid = true, class = class } C.record('Give', self.id, class) end
 function Entity:Remove() self.valid = false hook.Run('EntityRemoved', self) end

@@ -67,6 +67,8 @@ local function spawn_all(origin)
 end
 
 concommand.Add('brainstem_spawn', function(ply)
+  -- From the server console (no player) or an admin only.
+  if IsValid(ply) and not ply:IsAdmin() then return end
   local first = IsValid(ply) and ply or player.GetAll()[1]
   spawn_all(IsValid(first) and first:GetPos() + first:GetForward() * 200 or Vector(0, 0, 0))
 end)
