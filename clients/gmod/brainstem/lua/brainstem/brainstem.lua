@@ -87,54 +87,47 @@ end
 
 local function bool(b) return b and 'true' or 'false' end
 
+-- A vector is one concatenation (Lua joins a chain of `..` in one step).
+local function vec_s(v)
+  return '{"x":' .. number(v.x) .. ',"y":' .. number(v.y) .. ',"z":' .. number(v.z) .. '}'
+end
+
+-- Short strings that repeat every tick (kinds, roles, squads, names) are quoted once.
+local quoted, quoted_count = {}, 0
+local QUOTED_MAX = 4096
+local function quote_cached(s)
+  local q = quoted[s]
+  if q then return q end
+  q = quote(s)
+  if quoted_count >= QUOTED_MAX then quoted, quoted_count = {}, 0 end
+  quoted[s] = q
+  quoted_count = quoted_count + 1
+  return q
+end
+
 -- Writers append to buf at n and return the new n.
 local function vec(buf, n, v)
-  buf[n + 1] = '{"x":'
-  buf[n + 2] = number(v.x)
-  buf[n + 3] = ',"y":'
-  buf[n + 4] = number(v.y)
-  buf[n + 5] = ',"z":'
-  buf[n + 6] = number(v.z)
-  buf[n + 7] = '}'
-  return n + 7
+  buf[n + 1] = vec_s(v)
+  return n + 1
 end
 
 local function target(buf, n, t)
-  buf[n + 1] = '{"id":'
-  buf[n + 2] = number(t.id)
-  buf[n + 3] = ',"kind":'
-  buf[n + 4] = quote(t.kind)
-  buf[n + 5] = ',"pos":'
-  n = vec(buf, n + 5, t.pos)
-  buf[n + 1] = t.hostile and ',"hostile":true' or ',"hostile":false'
-  buf[n + 2] = t.visible and ',"visible":true' or ',"visible":false'
-  n = n + 2
-  if t.name ~= nil then buf[n + 1] = ',"name":' buf[n + 2] = quote(t.name) n = n + 2 end
-  if t.health ~= nil then buf[n + 1] = ',"health":' buf[n + 2] = number(t.health) n = n + 2 end
-  buf[n + 1] = '}'
+  local s = '{"id":' .. number(t.id) .. ',"kind":' .. quote_cached(t.kind) .. ',"pos":' .. vec_s(t.pos)
+    .. (t.hostile and ',"hostile":true' or ',"hostile":false') .. (t.visible and ',"visible":true' or ',"visible":false')
+  if t.name ~= nil then s = s .. ',"name":' .. quote_cached(t.name) end
+  if t.health ~= nil then s = s .. ',"health":' .. number(t.health) end
+  buf[n + 1] = s .. '}'
   return n + 1
 end
 
 local function poi(buf, n, p)
-  buf[n + 1] = '{"id":'
-  buf[n + 2] = quote(p.id)
-  buf[n + 3] = ',"kind":'
-  buf[n + 4] = quote(p.kind)
-  buf[n + 5] = ',"pos":'
-  n = vec(buf, n + 5, p.pos)
-  buf[n + 1] = '}'
+  buf[n + 1] = '{"id":' .. quote_cached(p.id) .. ',"kind":' .. quote_cached(p.kind) .. ',"pos":' .. vec_s(p.pos) .. '}'
   return n + 1
 end
 
 local function heard(buf, n, h)
-  buf[n + 1] = '{"from":'
-  buf[n + 2] = number(h.from)
-  buf[n + 3] = ',"text":'
-  buf[n + 4] = quote(h.text)
-  buf[n + 5] = ',"at_s":'
-  buf[n + 6] = number(h.at_s)
-  buf[n + 7] = '}'
-  return n + 7
+  buf[n + 1] = '{"from":' .. number(h.from) .. ',"text":' .. quote(h.text) .. ',"at_s":' .. number(h.at_s) .. '}'
+  return n + 1
 end
 
 local function list(buf, n, items, each)
@@ -159,8 +152,8 @@ for i, name in ipairs(TRAITS) do TRAIT_KEYS[i] = '"' .. name .. '":' end
 local function profile(buf, n, p)
   if p == nil then buf[n + 1] = '{}' return n + 1 end
   local sep = '{'
-  if p.name ~= nil then buf[n + 1] = '{"name":' buf[n + 2] = quote(p.name) n = n + 2 sep = ',' end
-  if p.role ~= nil then buf[n + 1] = sep .. '"role":' buf[n + 2] = quote(p.role) n = n + 2 sep = ',' end
+  if p.name ~= nil then buf[n + 1] = '{"name":' buf[n + 2] = quote_cached(p.name) n = n + 2 sep = ',' end
+  if p.role ~= nil then buf[n + 1] = sep .. '"role":' buf[n + 2] = quote_cached(p.role) n = n + 2 sep = ',' end
   if p.coward ~= nil then buf[n + 1] = sep .. (p.coward and '"coward":true' or '"coward":false') n = n + 1 sep = ',' end
   local traits = p.traits
   if traits ~= nil then
@@ -187,30 +180,17 @@ end
 local function tick_into(buf, n, tick)
   local s = tick.snapshot
   local st = s.self_state
-  buf[n + 1] = '{"snapshot":{"agent":'
-  buf[n + 2] = number(s.agent)
-  buf[n + 3] = ',"time_s":'
-  buf[n + 4] = number(s.time_s)
-  buf[n + 5] = ',"self_state":{"pos":'
-  n = vec(buf, n + 5, st.pos)
-  buf[n + 1] = ',"heading_deg":'
-  buf[n + 2] = number(st.heading_deg)
-  buf[n + 3] = ',"health":'
-  buf[n + 4] = number(st.health)
-  buf[n + 5] = ',"blood":'
-  buf[n + 6] = number(st.blood)
-  buf[n + 7] = ',"hunger":'
-  buf[n + 8] = number(st.hunger)
-  buf[n + 9] = ',"thirst":'
-  buf[n + 10] = number(st.thirst)
-  buf[n + 11] = st.has_weapon and ',"has_weapon":true,"ammo":' or ',"has_weapon":false,"ammo":'
-  buf[n + 12] = number(st.ammo)
-  buf[n + 13] = '},"targets":'
-  n = list(buf, n + 13, s.targets, target)
+  buf[n + 1] = '{"snapshot":{"agent":' .. number(s.agent) .. ',"time_s":' .. number(s.time_s)
+    .. ',"self_state":{"pos":' .. vec_s(st.pos) .. ',"heading_deg":' .. number(st.heading_deg)
+    .. ',"health":' .. number(st.health) .. ',"blood":' .. number(st.blood)
+    .. ',"hunger":' .. number(st.hunger) .. ',"thirst":' .. number(st.thirst)
+    .. (st.has_weapon and ',"has_weapon":true,"ammo":' or ',"has_weapon":false,"ammo":') .. number(st.ammo)
+    .. '},"targets":'
+  n = list(buf, n + 1, s.targets, target)
   if s.route ~= nil then buf[n + 1] = ',"route":' n = list(buf, n + 1, s.route, vec) end
   if s.poi ~= nil then buf[n + 1] = ',"poi":' n = list(buf, n + 1, s.poi, poi) end
   if s.heard ~= nil then buf[n + 1] = ',"heard":' n = list(buf, n + 1, s.heard, heard) end
-  if s.squad ~= nil then buf[n + 1] = ',"squad":' buf[n + 2] = quote(s.squad) n = n + 2 end
+  if s.squad ~= nil then buf[n + 1] = ',"squad":' .. quote_cached(s.squad) n = n + 1 end
   buf[n + 1] = '},"profile":'
   n = profile(buf, n + 1, tick.profile)
   buf[n + 1] = '}'
