@@ -84,10 +84,22 @@ static class ModBench
         proc.Refresh();
         double encodeOnly = (proc.TotalProcessorTime - e0).TotalMilliseconds * 1000;
 
+        // The replies alone: parse the last answer again, as many times.
+        var agentsFixed = new List<long>(n);
+        foreach (var t in fixedTicks) agentsFixed.Add(t.Snapshot.Agent);
+        var lastReq = new HttpRequestMessage(HttpMethod.Post, url) { Content = new ByteArrayContent(Batch.Build(fixedTicks)) };
+        lastReq.Content.Headers.ContentType = new MediaTypeHeaderValue("application/json");
+        lastReq.Headers.TryAddWithoutValidation("X-Brain-Token", token);
+        string replyBody = http.SendAsync(lastReq).Result.Content.ReadAsStringAsync().Result;
+        var p0 = proc.TotalProcessorTime;
+        for (int r = 0; r < rounds; r++) Batch.ParseReplies(replyBody, agentsFixed);
+        proc.Refresh();
+        double parseOnly = (proc.TotalProcessorTime - p0).TotalMilliseconds * 1000;
+
         double per = rounds * (double)n;
         Console.WriteLine(string.Format(CultureInfo.InvariantCulture,
-            "{{\"characters\":{0},\"rounds\":{1},\"full_us\":{2:F3},\"gather_us\":{3:F3},\"encode_us\":{4:F3},\"applied\":{5},\"failures\":{6},\"bytes\":{7}}}",
-            n, rounds, full / per, gatherOnly / per, encodeOnly / per, intent.Count, failures, bytes));
+            "{{\"characters\":{0},\"rounds\":{1},\"full_us\":{2:F3},\"gather_us\":{3:F3},\"encode_us\":{4:F3},\"parse_us\":{8:F3},\"applied\":{5},\"failures\":{6},\"bytes\":{7}}}",
+            n, rounds, full / per, gatherOnly / per, encodeOnly / per, intent.Count, failures, bytes, parseOnly / per));
         return 0;
     }
 }

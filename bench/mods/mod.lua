@@ -97,8 +97,24 @@ if has_cjson then
   cjson_only = os.clock() - t3
 end
 
+-- The replies alone: decode the last answer again, as many times (the client's decoder).
+local reply_body
+do
+  local chunks = {}
+  local body = Brainstem.encode_batch(ticks)
+  require('socket.http').request({ url = url .. '/ticks', method = 'POST',
+    headers = { ['Content-Type'] = 'application/json', ['X-Brain-Token'] = token, ['Content-Length'] = tostring(#body) },
+    source = require('ltn12').source.string(body), sink = require('ltn12').sink.table(chunks) })
+  reply_body = table.concat(chunks)
+end
+local agents = {}
+for i = 1, n do agents[i] = state[i].id end
+local t4 = os.clock()
+for _ = 1, rounds do Brainstem.parse_replies(reply_body, agents) end
+local parse_only = os.clock() - t4
+
 local applied = 0
 for i = 1, n do if state[i].intent then applied = applied + 1 end end
 local per = function(s) return s and (s * 1e6 / (rounds * n)) end
-io.write(string.format('{"characters":%d,"rounds":%d,"full_cjson_us":%s,"full_us":%.3f,"gather_us":%.3f,"encode_us":%.3f,"cjson_us":%s,"applied":%d,"failures":%d,"bytes":%d}',
-  n, rounds, full_cjson and string.format('%.3f', per(full_cjson)) or 'null', per(full), per(gather_only), per(encode_only), cjson_only and string.format('%.3f', per(cjson_only)) or 'null', applied, failures, #Brainstem.encode_batch(ticks)))
+io.write(string.format('{"characters":%d,"rounds":%d,"full_cjson_us":%s,"full_us":%.3f,"gather_us":%.3f,"encode_us":%.3f,"parse_us":%.3f,"cjson_us":%s,"applied":%d,"failures":%d,"bytes":%d}',
+  n, rounds, full_cjson and string.format('%.3f', per(full_cjson)) or 'null', per(full), per(gather_only), per(encode_only), per(parse_only), cjson_only and string.format('%.3f', per(cjson_only)) or 'null', applied, failures, #Brainstem.encode_batch(ticks)))

@@ -31,6 +31,8 @@ export interface ModsRow {
   fullCjsonUs: number | null;
   gatherUs: number;
   encodeUs: number;
+  /** Reading the replies alone (the client's own decoder). */
+  parseUs: number;
   cjsonUs: number | null;
   applied: number;
   failures: number;
@@ -50,6 +52,7 @@ interface RawRow {
   full_cjson_us?: number | null;
   gather_us: number;
   encode_us: number;
+  parse_us: number;
   cjson_us?: number | null;
   applied: number;
   failures: number;
@@ -65,6 +68,7 @@ function row(runtime: ModsRow['runtime'], out: RawRow): ModsRow {
     fullCjsonUs: out.full_cjson_us ?? null,
     gatherUs: out.gather_us,
     encodeUs: out.encode_us,
+    parseUs: out.parse_us,
     cjsonUs: out.cjson_us ?? null,
     applied: out.applied,
     failures: out.failures,
@@ -108,7 +112,7 @@ export async function runModsBench(opts: { characters: number[]; ticks: number; 
 }
 
 export function formatTable(r: { rows: ModsRow[] }): string {
-  const head = 'runtime  chars  full µs/char  full+C decoder  (goal)  gather µs  encode-only µs  cjson-only µs  applied  failures';
+  const head = 'runtime  chars  full µs/char  full+C decoder  (goal)  gather µs  encode-only µs  parse-only µs  cjson-only µs  applied  failures';
   const lines = r.rows.map((row) =>
     [
       row.runtime.padEnd(7),
@@ -118,6 +122,7 @@ export function formatTable(r: { rows: ModsRow[] }): string {
       `(${GOALS_US[row.runtime]})`.padStart(7),
       row.gatherUs.toFixed(1).padStart(10),
       row.encodeUs.toFixed(1).padStart(15),
+      row.parseUs.toFixed(1).padStart(14),
       (row.cjsonUs === null ? '-' : row.cjsonUs.toFixed(1)).padStart(14),
       String(row.applied).padStart(8),
       String(row.failures).padStart(9),
