@@ -978,8 +978,17 @@ namespace Brainstem
             long whole = m / 1000;
             int k = (int)(m % 1000);
             if (d < 0 && m != 0) sb.Append('-');
-            sb.Append(whole);
+            Digits(sb, whole);
             if (k != 0) sb.Append('.').Append(Fraction[k]);
+        }
+
+        // The decimal digits of a non-negative whole number, without a string per number.
+        static void Digits(StringBuilder sb, long v)
+        {
+            if (v < 10) { sb.Append((char)('0' + v)); return; }
+            int start = sb.Length;
+            while (v > 0) { sb.Append((char)('0' + v % 10)); v /= 10; }
+            for (int i = start, j = sb.Length - 1; i < j; i++, j--) { char c = sb[i]; sb[i] = sb[j]; sb[j] = c; }
         }
 
         internal static string Str(Dictionary<string, object> d, string key)
@@ -1049,6 +1058,9 @@ namespace Brainstem
             if (string.CompareOrdinal(t, p, "false", 0, 5) == 0) { p += 5; return false; }
             if (string.CompareOrdinal(t, p, "null", 0, 4) == 0) { p += 4; return null; }
             int start = p;
+            double fast;
+            if (Decimal(t, ref p, out fast)) return fast;
+            p = start;
             while (p < t.Length && "+-0123456789.eE".IndexOf(t[p]) >= 0) p++;
             double d;
             if (p == start || !double.TryParse(t.Substring(start, p - start), NumberStyles.Float, CultureInfo.InvariantCulture, out d))
@@ -1056,8 +1068,50 @@ namespace Brainstem
             return d;
         }
 
+        // Powers of ten that a double holds exactly.
+        static readonly double[] Tens = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+
+        // A plain decimal (-12.375: no exponent, at most 15 digits) read without a substring:
+        // the digits as a whole number divided by an exact power of ten is the correctly
+        // rounded double. False (p unchanged by the caller) for anything else.
+        static bool Decimal(string t, ref int p, out double value)
+        {
+            value = 0;
+            bool negative = p < t.Length && t[p] == '-';
+            if (negative) p++;
+            long mantissa = 0;
+            int digits = 0, decimals = 0;
+            bool point = false;
+            for (; p < t.Length; p++)
+            {
+                char c = t[p];
+                if (c >= '0' && c <= '9')
+                {
+                    if (++digits > 15) return false;
+                    mantissa = mantissa * 10 + (c - '0');
+                    if (point) decimals++;
+                }
+                else if (c == '.' && !point) point = true;
+                else if (c == 'e' || c == 'E' || c == '+' || c == '-') return false;
+                else break;
+            }
+            if (digits == 0 || (point && decimals == 0)) return false;
+            value = mantissa / Tens[decimals];
+            if (negative) value = -value;
+            return true;
+        }
+
         static string String(string t, ref int p)
         {
+            // Most strings have no escape: one substring.
+            int end = p + 1;
+            while (end < t.Length && t[end] != '"' && t[end] != '\\') end++;
+            if (end < t.Length && t[end] == '"')
+            {
+                string plain = t.Substring(p + 1, end - p - 1);
+                p = end + 1;
+                return plain;
+            }
             var sb = new StringBuilder();
             p++;
             while (true)
