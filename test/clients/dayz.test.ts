@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { runInContext } from 'node:vm';
+import { enforceContext, fromBytes, toBytes } from './enforce.js';
 import { clientsDir, repliesFixture, ticksFixture } from './helpers.js';
 
 const MOD = join(clientsDir, 'dayz', 'Brainstem');
@@ -183,4 +185,66 @@ test('dayz mod: the example profile parses and its agent ids are unique', () => 
   assert.equal(new Set(ids).size, ids.length);
   for (const id of ids) assert.ok(Number.isInteger(id) && id > 0 && id < 900_000_000, `id ${id} is in the agents' range`);
   JSON.parse(readFileSync(join(clientsDir, 'dayz', 'profile', 'Brainstem', 'settings.json'), 'utf8'));
+});
+
+/** Every string of a JSON value as the UTF-8 bytes Enforce holds. */
+function bytesIn(value: unknown): unknown {
+  if (typeof value === 'string') return toBytes(value);
+  if (Array.isArray(value)) return value.map(bytesIn);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, bytesIn(v)]));
+  return value;
+}
+
+/** BrainTick objects filled from the fixture ticks, as an adapter fills them (absent parts at their "absent" values). */
+const FILL = `
+  (function (json) {
+    const v = (p) => [Math.fround(p.x), Math.fround(p.y), Math.fround(p.z)];
+    const list = (items, each) => { if (items === undefined) return null; const a = new EArray(); for (const i of items) a.Insert(each(i)); return a; };
+    const ticks = new EArray();
+    for (const t of JSON.parse(json)) {
+      const s = t.snapshot, st = s.self_state, p = t.profile || {}, b = new BrainTick();
+      b.agent = s.agent; b.time_s = Math.fround(s.time_s); b.pos = v(st.pos); b.heading_deg = Math.fround(st.heading_deg);
+      b.health = Math.fround(st.health); b.blood = Math.fround(st.blood); b.hunger = Math.fround(st.hunger); b.thirst = Math.fround(st.thirst);
+      b.has_weapon = st.has_weapon; b.ammo = st.ammo;
+      b.targets = list(s.targets, (x) => { const o = new BrainTarget(); o.id = x.id; o.kind = x.kind; o.pos = v(x.pos); o.hostile = x.hostile; o.visible = x.visible;
+        if (x.name !== undefined) o.name = x.name; if (x.health !== undefined) o.health = Math.fround(x.health); return o; });
+      b.route = list(s.route, v);
+      b.poi = list(s.poi, (x) => { const o = new BrainPoi(); o.id = x.id; o.kind = x.kind; o.pos = v(x.pos); return o; });
+      b.heard = list(s.heard, (x) => { const o = new BrainHeard(); o.from = x.from; o.text = x.text; o.at_s = Math.fround(x.at_s); return o; });
+      if (s.squad !== undefined) b.squad = s.squad;
+      if (p.name !== undefined) b.name = p.name;
+      if (p.role !== undefined) b.role = p.role;
+      if (p.coward !== undefined) b.coward = p.coward ? 1 : 0;
+      if (p.traits !== undefined) { b.traits = new EMap(); for (const [k, x] of Object.entries(p.traits)) b.traits.Set(k, Math.fround(x)); }
+      ticks.Insert(b);
+    }
+    return ticks;
+  })`;
+
+test('dayz module: its JSON builder, run, writes the fixture batch (same JSON in, same JSON out)', () => {
+  const enforce = enforceContext([source('BrainstemJson.c'), source('BrainstemTick.c')]);
+  const fill = runInContext(FILL, enforce as object) as (json: string) => unknown;
+  const ticks = fill(JSON.stringify(bytesIn(ticksFixture().ticks)));
+  const body = fromBytes(enforce.BrainstemBatch.Build(ticks) as string);
+  assert.deepEqual(JSON.parse(body), ticksFixture().ticks);
+});
+
+test('dayz module: its string escaping, URL encoding and numbers, run, are what JSON and a query need', () => {
+  const enforce = enforceContext([source('BrainstemJson.c')]);
+  const tricky = 'a "quoted" \\ back\nline\ttab\r\u0001\u001f Grüße 👋';
+  assert.equal(JSON.parse(fromBytes(enforce.BrainstemJson.Quote(toBytes(tricky)) as string)), tricky);
+  const encoded = enforce.BrainstemJson.UrlEncode(toBytes('a b&c/é~_.-')) as string;
+  assert.equal(encoded.toUpperCase(), 'A%20B%26C%2F%C3%A9~_.-');
+  assert.equal(decodeURIComponent(encoded), 'a b&c/é~_.-');
+  for (const [n, text] of [
+    [0, '0'],
+    [-0.0004, '0'],
+    [812.5, '812.5'],
+    [-4400.125, '-4400.125'],
+    [0.6, '0.6'],
+    [49.9996, '50'],
+    [3e9, '2000000000'],
+  ] as const) {
+    assert.equal(enforce.BrainstemJson.Num(Math.fround(n)), text, String(n));
+  }
 });
