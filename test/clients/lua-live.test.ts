@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { readmeExampleOutput, run, startTokenSidecar, ticksFixture, TOKEN } from './helpers.js';
-import { CLIENT, liveClient, list, skipLive as skip } from './lua-client.js';
+import { jsonOf, readmeExampleOutput, run, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN } from './helpers.js';
+import { CLIENT, driver, liveClient, list, skipLive as skip } from './lua-client.js';
 import { clientLiveSuite } from './suite.js';
 
 if (skip) console.log(`# Lua client tests skipped: ${skip}`);
@@ -33,6 +33,26 @@ test('lua client: a wrong token is logged by default, naming the fix', { skip: s
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^\[brainstem\] call failed: (401 )?unauthorized: .*brain token/m);
     assert.match(r.stdout, /sent 1, applied 0, stale 0, failed 1/);
+  } finally {
+    await sidecar.close();
+  }
+});
+
+test('lua client: with ?errors=body a wrong token arrives as a 200 error body and is reported as unauthorized', { skip: skip ?? false }, async (t) => {
+  const sidecar = await startTokenSidecar();
+  try {
+    const probe = await fetch(`${sidecar.url}/ticks?errors=body`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-brain-token': 'not-the-token' },
+      body: '[]',
+    });
+    await probe.arrayBuffer();
+    if (probe.status !== 200) {
+      t.skip(`this sidecar answers ?errors=body with ${probe.status}: errors in the body are not merged yet (the mods-stack branch adds them)`);
+      return;
+    }
+    const out = jsonOf(await driver('refused', sidecar.url, 'not-the-token', 'header', TICKS_FIXTURE));
+    assert.deepEqual(out, { raised: true, status: 200, code: 'unauthorized' });
   } finally {
     await sidecar.close();
   }

@@ -43,3 +43,21 @@ test('lua perception: the registry fixture (radius, nearest first, raycast budge
     assert.equal(frames[i]!.raycasts, want.raycasts, `frame ${i} raycasts`);
   });
 });
+
+test(
+  'lua client: a refusal answered 200 with an error body (?errors=body), or a bodiless 401, is a failure with its code',
+  { skip: skip ?? false },
+  async () => {
+    const out = jsonOf(await driver('errorbody', TICKS_FIXTURE));
+    assert.deepEqual(out.errors, [
+      { status: 200, code: 'unauthorized', message: 'The X-Brain-Token header is not valid.' },
+      { status: 401, code: 'unauthorized', message: 'HTTP 401' },
+    ]);
+    assert.equal(out.stats.failed, 2);
+    assert.equal(out.stats.applied, 0);
+    assert.match(
+      out.logged[0],
+      /^\[brainstem\] call failed: unauthorized: The X-Brain-Token header is not valid\. \(the token is wrong or missing: use the "brain token" that `brainstem up` prints/,
+    );
+  },
+);

@@ -135,6 +135,23 @@ elseif cmd == 'perception' then
     end
   end
   io.write(cjson.encode(frames))
+elseif cmd == 'errorbody' then
+  -- ?errors=body: a refusal answered 200 with one error object, and a bodiless 401 (FiveM).
+  local errors = {}
+  local answers = { { 200, '{"error":{"code":"unauthorized","message":"The X-Brain-Token header is not valid."}}' }, { 401, 'HTTP 401' } }
+  local k = 0
+  local brain = Brainstem.new({
+    url = 'http://sidecar.invalid', token = 't', token_form = 'header',
+    http = function(_, done) k = k + 1 done(answers[k][1], answers[k][2]) end,
+    on_error = function(agent, err) errors[#errors + 1] = { status = err.status, code = err.code, message = err.message } end,
+  })
+  local tick = cjson.decode(read(arg[3])).ticks[1]
+  brain:step(0, function() return { tick } end)
+  brain:step(5, function() return { tick } end)
+  local logged = {}
+  local loud = Brainstem.log_error(function(line) logged[#logged + 1] = line end)
+  loud(nil, errors[1])
+  io.write(cjson.encode({ errors = errors, logged = logged, stats = brain.stats }))
 elseif cmd == 'options' then
   -- Construction errors, as a modder would see them.
   local function why(opts)
