@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { ensureLocalStack } from '../../src/cli/local-stack.js';
 import { openDatabase } from '../../src/store/sqlite.js';
 import type { DatabaseLocation } from '../../src/store/database.js';
