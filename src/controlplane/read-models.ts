@@ -4,8 +4,17 @@ import { EMPTY_TOTALS } from './store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The last day dayOf formatted: every report of a day asks for the same one. */
+let lastDay = { start: 0, end: 0, text: '' };
+
+/** The UTC calendar day holding `ms`, as YYYY-MM-DD. */
 export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  if (ms >= lastDay.start && ms < lastDay.end) return lastDay.text;
+  const start = Math.floor(ms / DAY_MS) * DAY_MS;
+  const text = new Date(ms).toISOString().slice(0, 10);
+  // Only days of the ordinary date range are kept; anything else (NaN, far years) is formatted each time.
+  if (Number.isFinite(start)) lastDay = { start, end: start + DAY_MS, text };
+  return text;
 }
 
 /** The calendar month (UTC) holding `ms`: [start, end) in ms, and its first and last day. */
