@@ -17,12 +17,25 @@ export function dayOf(ms: number): string {
   return text;
 }
 
+export interface Month {
+  readonly start: number;
+  readonly end: number;
+  readonly firstDay: string;
+  readonly lastDay: string;
+}
+
+/** The last month monthOf worked out: every report asks for the current one (the line quota's check). */
+let lastMonth: Month = { start: 0, end: 0, firstDay: '', lastDay: '' };
+
 /** The calendar month (UTC) holding `ms`: [start, end) in ms, and its first and last day. */
-export function monthOf(ms: number): { start: number; end: number; firstDay: string; lastDay: string } {
+export function monthOf(ms: number): Month {
+  if (ms >= lastMonth.start && ms < lastMonth.end) return lastMonth;
   const d = new Date(ms);
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
   const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-  return { start, end, firstDay: dayOf(start), lastDay: dayOf(end - DAY_MS) };
+  const month = { start, end, firstDay: dayOf(start), lastDay: dayOf(end - DAY_MS) };
+  if (Number.isFinite(start)) lastMonth = month;
+  return month;
 }
 
 function sum(days: readonly DailyUsage[]): UsageTotals {
