@@ -6,7 +6,7 @@ import { HttpError } from './errors.js';
 import { answerFailure, ClientAborted, decodeParam, type FailureSite, type GuardState } from './guard.js';
 import type { Reply } from './reply.js';
 import { writeReply, writeError } from './write.js';
-import { observeAnswered, observeResponse, type RequestObserver } from './observe.js';
+import { CLIENT_CLOSED, observeAnswered, observeResponse, type RequestObserver } from './observe.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { checkTlsFiles } from './tls.js';
@@ -328,8 +328,7 @@ export class HttpServer {
       const reply = shortcut(req);
       if (reply === null) return false;
       if (reply instanceof Promise) {
-        if (observe !== null) observeResponse(res, site.method, site.path, observe, this.logger, start);
-        this.deferred(res, state, reply, site);
+        this.deferred(res, state, reply, site, start);
         return true;
       }
       state.answered = true;
@@ -344,19 +343,38 @@ export class HttpServer {
     return true;
   }
 
-  /** A shortcut's promised reply: in flight until it settles, written corked unless the client went away. */
-  private deferred(res: UwsResponse, state: GuardState, reply: Promise<ShortcutReply>, site: FailureSite): void {
+  /**
+   * A shortcut's promised reply: in flight until it settles, written corked unless the client
+   * went away. Observed without wrapping the response (a replica's every pull comes this way):
+   * the status is the reply's, or 499 when the client left first; only a failure, whose answer
+   * answerFailure decides, is watched by wrapping.
+   */
+  private deferred(res: UwsResponse, state: GuardState, reply: Promise<ShortcutReply>, site: FailureSite, start: number): void {
+    const observe = this.observe;
+    let observed = false;
+    const record = (status: number): void => {
+      if (observe === null || observed) return;
+      observed = true;
+      observeAnswered(site.method, site.path, status, start, observe, this.logger);
+    };
     res.onAborted(() => {
       state.aborted = true;
+      record(CLIENT_CLOSED);
     });
     this.begin(null);
     // answerFailure corks, skips a client that went away and closes a half-written answer itself.
     const settle = (r: ShortcutReply | null, err: unknown): void => {
       try {
-        if (r === null) answerFailure(res, state, err, this.defaultHeaders, this.logger, site);
-        else if (!state.aborted) {
+        if (r === null) {
+          if (observe !== null && !observed && !state.aborted) {
+            observed = true;
+            observeResponse(res, site.method, site.path, observe, this.logger, start);
+          }
+          answerFailure(res, state, err, this.defaultHeaders, this.logger, site);
+        } else if (!state.aborted) {
           state.answered = true;
           res.cork(() => writeReply(res, state, r, this.defaultHeaders, this.logger, NOTHING));
+          record(r.status);
         }
       } catch (thrown) {
         answerFailure(res, state, thrown, this.defaultHeaders, this.logger, site);
