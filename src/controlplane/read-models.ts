@@ -4,16 +4,38 @@ import { EMPTY_TOTALS } from './store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The last day dayOf formatted: every report of a day asks for the same one. */
+let lastDay = { start: 0, end: 0, text: '' };
+
+/** The UTC calendar day holding `ms`, as YYYY-MM-DD. */
 export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  if (ms >= lastDay.start && ms < lastDay.end) return lastDay.text;
+  const start = Math.floor(ms / DAY_MS) * DAY_MS;
+  const text = new Date(ms).toISOString().slice(0, 10);
+  // Only days of the ordinary date range are kept; anything else (NaN, far years) is formatted each time.
+  if (Number.isFinite(start)) lastDay = { start, end: start + DAY_MS, text };
+  return text;
 }
 
+export interface Month {
+  readonly start: number;
+  readonly end: number;
+  readonly firstDay: string;
+  readonly lastDay: string;
+}
+
+/** The last month monthOf worked out: every report asks for the current one (the line quota's check). */
+let lastMonth: Month = { start: 0, end: 0, firstDay: '', lastDay: '' };
+
 /** The calendar month (UTC) holding `ms`: [start, end) in ms, and its first and last day. */
-export function monthOf(ms: number): { start: number; end: number; firstDay: string; lastDay: string } {
+export function monthOf(ms: number): Month {
+  if (ms >= lastMonth.start && ms < lastMonth.end) return lastMonth;
   const d = new Date(ms);
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
   const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-  return { start, end, firstDay: dayOf(start), lastDay: dayOf(end - DAY_MS) };
+  const month = { start, end, firstDay: dayOf(start), lastDay: dayOf(end - DAY_MS) };
+  if (Number.isFinite(start)) lastMonth = month;
+  return month;
 }
 
 function sum(days: readonly DailyUsage[]): UsageTotals {
