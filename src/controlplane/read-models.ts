@@ -96,9 +96,11 @@ export interface OverviewKpis {
   spend: number;
   /** Share (0–1) of today's spoken lines served from the phrase cache. */
   cache: number;
-  /** Median tick latency in ms from the latest report; null when not reported. */
+  /** Median and 99th-percentile tick latency in ms, as last reported (see latencyAt); null when no recent report carried one. */
   p50: number | null;
   p99: number | null;
+  /** When the report that carried p50 and p99 came in. */
+  latencyAt: string | null;
   lastSeenAt: string | null;
   period: { start: string; end: string; reports: number; lines: number; spendUsd: number; llmTokens: number; ttsCharacters: number; cacheHits: number };
   /** The last 7 UTC days, oldest first, zero-filled. */
@@ -129,6 +131,7 @@ export async function overview(store: ControlPlaneStore, serverId: ServerId, now
     cache: share(t?.cacheHits ?? 0, t?.linesSpoken ?? 0),
     p50: latest?.latencyP50 ?? null,
     p99: latest?.latencyP99 ?? null,
+    latencyAt: latest?.latencyAt != null ? new Date(latest.latencyAt).toISOString() : null,
     lastSeenAt: latest ? new Date(latest.receivedAt).toISOString() : null,
     period: {
       start: new Date(m.start).toISOString(),
