@@ -152,7 +152,7 @@ function translateBody(body: string, params: { type: string; name: string }[], b
       out.push(`for (let ${v} = ${expression(init!, scope)}; ${expression(cond!, scope)}; ${expression(step!, scope)})`);
       continue;
     }
-    if (/^(if|else if|while) \(/.test(line) || /^(else|\{|\})$/.test(line) || /^return\b/.test(line) || /;$/.test(line)) {
+    if (/^(if|else if|while) \(/.test(line) || /^(else|\{|\})$/.test(line) || /^return\b/.test(line) || line.endsWith(';')) {
       out.push(expression(line, scope));
       continue;
     }
