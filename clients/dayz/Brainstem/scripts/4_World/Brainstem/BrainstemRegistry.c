@@ -4,7 +4,9 @@
 // Players, AI and infected (and animals) are registered when they spawn and removed when they
 // die or are deleted (BrainstemHooks.c). A character's targets are the registered entities
 // within RADIUS metres, nearest first, at most MAX_TARGETS: a squared-distance test over the
-// registry, never GetObjectsAtPosition3D. Whether a target is visible is a raycast, at most
+// registry, never GetObjectsAtPosition3D. A server holds a thousand infected and animals, so
+// each gathering frame sorts the registry into a grid of RADIUS-sized cells once, and a
+// character looks only at the 3 x 3 cells around it. Whether a target is visible is a raycast, at most
 // RAYCAST_BUDGET per frame over all characters; an answer is reused for LOS_TTL_S, and a pair
 // the budget did not reach this frame keeps its last answer (never asked: not visible).
 
@@ -38,6 +40,12 @@ class BrainstemRegistry
 	protected ref map<string, ref BrainstemSight> m_Los = new map<string, ref BrainstemSight>;
 	protected int m_BudgetLeft;
 	int raycasts;
+	// This gathering frame's positions (by registry index) and cells of RADIUS metres:
+	// cell key -> registry indices.
+	protected ref array<vector> m_Pos = new array<vector>;
+	protected ref map<int, ref array<int>> m_Cells = new map<int, ref array<int>>;
+	// Cells per row of the cell key: far more than any map has, so every cell's key is unique.
+	static const int CELL_ROW = 100000;
 
 	static BrainstemRegistry Get()
 	{
@@ -115,10 +123,33 @@ class BrainstemRegistry
 		return m_Entities[i];
 	}
 
-	// Starts a frame that gathers: the raycast budget is full again.
+	// Starts a frame that gathers: the raycast budget is full again, and every registered
+	// entity's position is read once and filed in its cell.
 	void BeginFrame()
 	{
 		m_BudgetLeft = RAYCAST_BUDGET;
+		m_Pos.Clear();
+		m_Cells.Clear();
+		for (int i = 0; i < m_Ids.Count(); i++)
+		{
+			vector p = "0 0 0";
+			if (m_Entities[i])
+				p = m_Entities[i].GetPosition();
+			m_Pos.Insert(p);
+			int key = CellKey(p);
+			array<int> cell = m_Cells.Get(key);
+			if (!cell)
+			{
+				cell = new array<int>;
+				m_Cells.Set(key, cell);
+			}
+			cell.Insert(i);
+		}
+	}
+
+	static int CellKey(vector p)
+	{
+		return Math.Floor(p[0] / RADIUS) * CELL_ROW + Math.Floor(p[2] / RADIUS);
 	}
 
 	// Kinds that are hostile to an AI character; the adapter may override per mod.
@@ -128,17 +159,48 @@ class BrainstemRegistry
 	}
 
 	// Fills `targets` for character `selfId` standing at `self`'s position.
+	// Call BeginFrame first in the frame.
 	void Targets(int selfId, EntityAI self, float now, array<ref BrainTarget> targets)
 	{
 		vector me = self.GetPosition();
 		float r2 = RADIUS * RADIUS;
 		array<int> near = new array<int>;
 		array<float> dist = new array<float>;
-		for (int i = 0; i < m_Ids.Count(); i++)
+		int cx = Math.Floor(me[0] / RADIUS);
+		int cz = Math.Floor(me[2] / RADIUS);
+		for (int dx = -1; dx <= 1; dx++)
 		{
-			if (m_Ids[i] == selfId || !m_Entities[i])
+			for (int dz = -1; dz <= 1; dz++)
+			{
+				array<int> cell = m_Cells.Get((cx + dx) * CELL_ROW + cz + dz);
+				if (cell)
+					Nearest(selfId, me, r2, cell, near, dist);
+			}
+		}
+		foreach (int n : near)
+		{
+			BrainTarget t = new BrainTarget();
+			t.id = m_Ids[n];
+			t.kind = m_Kinds[n];
+			t.pos = m_Pos[n];
+			t.hostile = Hostile(t.kind, m_Entities[n]);
+			t.visible = Visible(selfId, self, t.id, m_Entities[n], now);
+			PlayerBase human = PlayerBase.Cast(m_Entities[n]);
+			if (human)
+				t.health = human.GetHealth("", "Health");
+			targets.Insert(t);
+		}
+	}
+
+	// Files the entities of one cell that are within the radius into the nearest-first list
+	// (ties by id), kept at most MAX_TARGETS long.
+	protected void Nearest(int selfId, vector me, float r2, array<int> cell, array<int> near, array<float> dist)
+	{
+		foreach (int i : cell)
+		{
+			if (i >= m_Ids.Count() || m_Ids[i] == selfId || !m_Entities[i])
 				continue;
-			float d2 = vector.DistanceSq(me, m_Entities[i].GetPosition());
+			float d2 = vector.DistanceSq(me, m_Pos[i]);
 			if (d2 > r2)
 				continue;
 			// Insertion into the nearest-first list (ties by id), kept at most MAX_TARGETS long.
@@ -154,19 +216,6 @@ class BrainstemRegistry
 				near.Remove(MAX_TARGETS);
 				dist.Remove(MAX_TARGETS);
 			}
-		}
-		foreach (int n : near)
-		{
-			BrainTarget t = new BrainTarget();
-			t.id = m_Ids[n];
-			t.kind = m_Kinds[n];
-			t.pos = m_Entities[n].GetPosition();
-			t.hostile = Hostile(t.kind, m_Entities[n]);
-			t.visible = Visible(selfId, self, t.id, m_Entities[n], now);
-			PlayerBase human = PlayerBase.Cast(m_Entities[n]);
-			if (human)
-				t.health = human.GetHealth("", "Health");
-			targets.Insert(t);
 		}
 	}
 
