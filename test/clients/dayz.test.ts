@@ -1,17 +1,18 @@
 /**
- * The DayZ module is Enforce Script, which only DayZ runs. These checks hold its source to the
- * same fixtures the Lua, Python and C# clients run against: every key the tick fixture puts
- * on the wire is written by its builder, every field of the expected intents is declared with
- * a matching type where JsonSerializer fills it, and the escaping covers what JSON requires.
+ * The DayZ mod is Enforce Script, which only DayZ runs. Its pure parts run here, transliterated
+ * (./enforce.ts): the JSON builder writes the shared tick fixture and the perception registry
+ * passes the shared perception fixture, as the Lua and C# clients do. The rest is held to the
+ * fixtures by reading it: every field of the expected intents is declared with a matching type
+ * where JsonSerializer fills it, the mod folder is complete, and no script queries the world per
+ * character or takes an id from GetID().
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { existsSync } from 'node:fs';
 import { runInContext } from 'node:vm';
 import { enforceContext, fromBytes, toBytes } from './enforce.js';
-import { clientsDir, repliesFixture, ticksFixture } from './helpers.js';
+import { clientsDir, PERCEPTION_FIXTURE, repliesFixture, ticksFixture } from './helpers.js';
 
 const MOD = join(clientsDir, 'dayz', 'Brainstem');
 const MODULES = ['3_Game', '4_World', '5_Mission'];
@@ -247,4 +248,64 @@ test('dayz module: its string escaping, URL encoding and numbers, run, are what 
   ] as const) {
     assert.equal(enforce.BrainstemJson.Num(Math.fround(n)), text, String(n));
   }
+});
+
+test('dayz registry: its source, run, passes the perception fixture (radius, nearest first, raycast budget, reuse, removal)', () => {
+  const registry = readFileSync(paths.get('BrainstemRegistry.c')!, 'utf8');
+  // The raycast and the player ids need the game; the fixture says which pairs see each other.
+  const enforce = enforceContext([source('BrainstemJson.c'), source('BrainstemTick.c'), registry], ['BrainstemRegistry.Raycast', 'BrainstemIds.ForPlayer']);
+  const fixture = JSON.parse(readFileSync(PERCEPTION_FIXTURE, 'utf8')) as {
+    options: { radius: number; raycast_budget: number; los_ttl_s: number; max_targets: number };
+    steps: {
+      op: string;
+      id?: number;
+      kind?: string;
+      pos?: { x: number; y: number; z: number };
+      now?: number;
+      blocked?: [number, number][];
+      gather?: number[];
+      expect?: unknown;
+      raycasts?: number;
+    }[];
+  };
+  const R = enforce.BrainstemRegistry;
+  R.RADIUS = fixture.options.radius;
+  R.RAYCAST_BUDGET = fixture.options.raycast_budget;
+  R.LOS_TTL_S = fixture.options.los_ttl_s;
+  R.MAX_TARGETS = fixture.options.max_targets;
+  enforce.PlayerBase = { Cast: () => null };
+  const entities = new Map<number, { id: number; pos: number[]; GetPosition(): number[] }>();
+  let blocked = new Set<string>();
+  R.Raycast = (from: { id: number }, to: { id: number }) => !blocked.has(`${from.id}>${to.id}`);
+  const reg = new R();
+  const frames: { targets: Record<string, unknown>; raycasts: number }[] = [];
+  for (const step of fixture.steps) {
+    if (step.op === 'add') {
+      const e = { id: step.id!, pos: [step.pos!.x, step.pos!.y, step.pos!.z], GetPosition: () => e.pos };
+      entities.set(step.id!, e);
+      reg.Add(step.id, step.kind, e);
+    } else if (step.op === 'remove') {
+      reg.Remove(step.id);
+      entities.delete(step.id!);
+    } else if (step.op === 'move') {
+      entities.get(step.id!)!.pos = [step.pos!.x, step.pos!.y, step.pos!.z];
+    } else {
+      blocked = new Set(step.blocked!.map(([a, b]) => `${a}>${b}`));
+      reg.BeginFrame();
+      const before = reg.raycasts as number;
+      const targets: Record<string, unknown> = {};
+      for (const id of step.gather!) {
+        const list = runInContext('new EArray()', enforce as object) as { id: number; kind: string; hostile: boolean; visible: boolean }[];
+        reg.Targets(id, entities.get(id), step.now, list);
+        targets[String(id)] = [...list].map((t) => ({ id: t.id, kind: t.kind, hostile: t.hostile, visible: t.visible }));
+      }
+      frames.push({ targets, raycasts: (reg.raycasts as number) - before });
+    }
+  }
+  const expected = fixture.steps.filter((s) => s.op === 'frame');
+  assert.equal(frames.length, expected.length);
+  expected.forEach((want, i) => {
+    assert.deepEqual(frames[i]!.targets, want.expect, `frame ${i}`);
+    assert.equal(frames[i]!.raycasts, want.raycasts, `frame ${i} raycasts`);
+  });
 });

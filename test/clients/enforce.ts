@@ -115,7 +115,9 @@ function expression(src: string, scope: Scope): string {
     literals.push(lit);
     return `\u0000${literals.length - 1}\u0000`;
   });
-  out = out.replace(/new (?:array|set)<[^;()]*?>(?:\(\))?/g, 'new EArray()').replace(/new map<[^;()]*?>(?:\(\))?/g, 'new EMap()');
+  out = out.replace(/new (?:array|set)<[^;()]*>(?:\(\))?/g, 'new EArray()').replace(/new map<[^;()]*>(?:\(\))?/g, 'new EMap()');
+  // map.Find(key, out value): true and the value, or false.
+  out = out.replace(/([\w.\[\]]+)\.Find\((\w+), (\w+)\)/g, '((__found = $1.FindOut($2)) !== undefined && (($3 = __found), true))');
   // int / int-literal divides as integers.
   out = out.replace(/\b(\w+) \/ (\d+)\b/g, (all, a: string, b: string) => (scope.ints.has(a) ? `Math.trunc(${a} / ${b})` : all));
   // Members read without `this.` or the class name.
@@ -128,20 +130,32 @@ function expression(src: string, scope: Scope): string {
   return out.replace(/\u0000(\d+)\u0000/g, (_, i: string) => literals[Number(i)]!);
 }
 
-function translateBody(body: string, params: { type: string; name: string }[], base: Omit<Scope, 'ints' | 'locals'>, fieldTypes: Map<string, string>): string {
+function translateBody(
+  body: string,
+  params: { type: string; name: string }[],
+  base: Omit<Scope, 'ints' | 'locals'>,
+  fieldTypes: Map<string, string>,
+  returns: string,
+): string {
   const scope: Scope = { ...base, ints: new Set(params.filter((p) => p.type === 'int').map((p) => p.name)), locals: new Set(params.map((p) => p.name)) };
   for (const [name, type] of fieldTypes) if (type === 'int') scope.ints.add(name);
   const out: string[] = [];
   for (const raw of body.split('\n')) {
     const line = raw.trim();
     if (line === '') continue;
-    const decl = /^(?:ref\s+)?(string|int|float|bool|vector|array<[^>]*>|map<[^>]*>|[A-Z]\w*)\s+(\w+)\s*(?:=\s*(.+))?;$/.exec(line);
+    const decl = /^(?:ref\s+)?(string|int|float|bool|vector|array<[^>]*>|set<[^>]*>|map<[^>]*>|[A-Z]\w*)\s+(\w+)\s*(?:=\s*(.+))?;$/.exec(line);
     if (decl) {
       const [, type, name, init] = decl;
       const value = init !== undefined ? expression(init, scope) : defaultOf(type!);
       scope.locals.add(name!);
       if (type === 'int') scope.ints.add(name!);
       out.push(`let ${name} = ${value};`);
+      continue;
+    }
+    const each = /^foreach \((?:\w+) (\w+) : (.+)\)$/.exec(line);
+    if (each) {
+      scope.locals.add(each[1]!);
+      out.push(`for (const ${each[1]} of ${expression(each[2]!, scope)})`);
       continue;
     }
     const forLoop = /^for \((?:int )?(\w+) = (.+?); (.+?); (.+?)\)$/.exec(line);
@@ -152,17 +166,23 @@ function translateBody(body: string, params: { type: string; name: string }[], b
       out.push(`for (let ${v} = ${expression(init!, scope)}; ${expression(cond!, scope)}; ${expression(step!, scope)})`);
       continue;
     }
+    // A bool function returns a bool (JavaScript's && and || return an operand).
+    const boolReturn = returns === 'bool' ? /^return (.+);$/.exec(line) : null;
+    if (boolReturn) {
+      out.push(`return !!(${expression(boolReturn[1]!, scope)});`);
+      continue;
+    }
     if (/^(if|else if|while) \(/.test(line) || /^(else|\{|\})$/.test(line) || /^return\b/.test(line) || line.endsWith(';')) {
       out.push(expression(line, scope));
       continue;
     }
     throw new Error(`enforce: cannot translate the line: ${line}`);
   }
-  return out.join('\n');
+  return 'let __found;\n' + out.join('\n');
 }
 
 /** JavaScript for every class of `sources`, in order, defining them in the context. */
-export function transliterate(sources: string[]): string {
+export function transliterate(sources: string[], skip: string[] = []): string {
   const js: string[] = [];
   for (const source of sources) {
     const text = stripComments(source);
@@ -179,15 +199,16 @@ export function transliterate(sources: string[]): string {
         parts.push(`    this.${f.name} = ${f.init !== undefined ? expression(f.init, empty) : defaultOf(f.type)};`);
       }
       parts.push('  }');
-      for (const meth of members.filter((x) => x.kind === 'method')) {
+      for (const meth of members.filter((x) => x.kind === 'method' && !skip.includes(`${name}.${x.name}`))) {
         if (!SCALARS.has(meth.type) && meth.type !== 'void' && !/^[A-Z]/.test(meth.type)) throw new Error(`enforce: return type ${meth.type}`);
         const params = meth.params!.map((p) => (p.init !== undefined ? `${p.name} = ${p.init}` : p.name)).join(', ');
         parts.push(
-          `  ${meth.isStatic ? 'static ' : ''}${meth.name}(${params}) {\n${translateBody(meth.body!, meth.params!, { className: name, instance: meth.isStatic ? new Set<string>() : instance, statics }, meth.isStatic ? new Map<string, string>() : fieldTypes)}\n  }`,
+          `  ${meth.isStatic ? 'static ' : ''}${meth.name}(${params}) {\n${translateBody(meth.body!, meth.params!, { className: name, instance: meth.isStatic ? new Set<string>() : instance, statics }, meth.isStatic ? new Map<string, string>() : fieldTypes, meth.type)}\n  }`,
         );
       }
       parts.push('}');
-      for (const f of members.filter((x) => x.kind === 'field' && x.isStatic)) parts.push(`${name}.${f.name} = ${f.init ?? defaultOf(f.type)};`);
+      for (const f of members.filter((x) => x.kind === 'field' && x.isStatic))
+        parts.push(`${name}.${f.name} = ${f.init !== undefined ? expression(f.init, empty) : defaultOf(f.type)};`);
       parts.push(`globalThis.${name} = ${name};`);
       js.push(parts.join('\n'));
     }
@@ -196,7 +217,7 @@ export function transliterate(sources: string[]): string {
 }
 
 /** A context with Enforce's string, array, map and Math, and the transliterated classes. */
-export function enforceContext(sources: string[]): Record<string, any> {
+export function enforceContext(sources: string[], skip: string[] = []): Record<string, any> {
   const context = createContext({});
   runInContext(
     `
@@ -204,15 +225,26 @@ export function enforceContext(sources: string[]): Record<string, any> {
     String.prototype.Get = function (i) { return this.charAt(i); };
     String.prototype.Substring = function (start, len) { return this.substr(start, len); };
     String.prototype.ToAscii = function () { const c = this.charCodeAt(0); return c > 127 ? c - 256 : c; };
+    String.prototype.IndexOf = function (s) { return this.indexOf(s); };
+    globalThis.vector = { DistanceSq: (a, b) => (a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2 };
     Number.prototype.ToString = function () { return String(this); };
     class EArray extends Array {
       Count() { return this.length; }
       Insert(v) { this.push(v); return this.length - 1; }
+      InsertAt(v, i) { this.splice(i, 0, v); }
       Get(i) { return this[i]; }
+      Find(v) { return this.indexOf(v); }
+      Clear() { this.length = 0; }
+      // Enforce's Remove(index) moves the last element into the gap.
+      Remove(i) { this[i] = this[this.length - 1]; this.pop(); }
     }
     class EMap {
       constructor() { this.keys = []; this.values = []; }
       Set(k, v) { const i = this.keys.indexOf(k); if (i >= 0) this.values[i] = v; else { this.keys.push(k); this.values.push(v); } }
+      Get(k) { const i = this.keys.indexOf(k); return i >= 0 ? this.values[i] : null; }
+      FindOut(k) { const i = this.keys.indexOf(k); return i >= 0 ? this.values[i] : undefined; }
+      Remove(k) { const i = this.keys.indexOf(k); if (i >= 0) { this.keys.splice(i, 1); this.values.splice(i, 1); } }
+      Clear() { this.keys = []; this.values = []; }
       Count() { return this.keys.length; }
       GetKey(i) { return this.keys[i]; }
       GetElement(i) { return this.values[i]; }
@@ -224,7 +256,7 @@ export function enforceContext(sources: string[]): Record<string, any> {
     `,
     context,
   );
-  runInContext(transliterate(sources), context);
+  runInContext(transliterate(sources, skip), context);
   return context as Record<string, any>;
 }
 

@@ -149,7 +149,9 @@ class BrainstemRegistry
 
 	static int CellKey(vector p)
 	{
-		return Math.Floor(p[0] / RADIUS) * CELL_ROW + Math.Floor(p[2] / RADIUS);
+		int cx = Math.Floor(p[0] / RADIUS);
+		int cz = Math.Floor(p[2] / RADIUS);
+		return cx * CELL_ROW + cz;
 	}
 
 	// Kinds that are hostile to an AI character; the adapter may override per mod.
