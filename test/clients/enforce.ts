@@ -117,7 +117,7 @@ function expression(src: string, scope: Scope): string {
   });
   out = out.replace(/new (?:array|set)<[^;()]*>(?:\(\))?/g, 'new EArray()').replace(/new map<[^;()]*>(?:\(\))?/g, 'new EMap()');
   // map.Find(key, out value): true and the value, or false.
-  out = out.replace(/([\w.\[\]]+)\.Find\((\w+), (\w+)\)/g, '((__found = $1.FindOut($2)) !== undefined && (($3 = __found), true))');
+  out = out.replace(/([\w.[\]]+)\.Find\((\w+), (\w+)\)/g, '((__found = $1.FindOut($2)) !== undefined && (($3 = __found), true))');
   // int / int-literal divides as integers.
   out = out.replace(/\b(\w+) \/ (\d+)\b/g, (all, a: string, b: string) => (scope.ints.has(a) ? `Math.trunc(${a} / ${b})` : all));
   // Members read without `this.` or the class name.
