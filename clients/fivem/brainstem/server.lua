@@ -71,11 +71,16 @@ local function despawn(agent)
   world:remove(agent)
 end
 
--- Players join and leave the registry; nothing queries the world per ped.
-AddEventHandler('playerJoining', function() world:add(player_id(source), 'player', GetPlayerPed(source)) end)
+-- Players join and leave the registry; nothing queries the world per ped. A player's handle is
+-- their server id: their ped may not exist yet when they join, and changes when they respawn.
+AddEventHandler('playerJoining', function() world:add(player_id(source), 'player', { player = tostring(source) }) end)
 AddEventHandler('playerDropped', function() world:remove(player_id(source)) end)
 
-local function position_of(ped) return to_brain(GetEntityCoords(ped)) end
+local function ped_of_handle(h)
+  if type(h) == 'table' then return GetPlayerPed(h.player) end
+  return h
+end
+local function position_of(h) return to_brain(GetEntityCoords(ped_of_handle(h))) end
 -- The server has no raycast: a ped within sight range counts as seen.
 local function can_see() return true end
 local function hostile(kind) return kind == 'player' end
@@ -168,7 +173,7 @@ local brain = Brainstem.new({
 
 CreateThread(function()
   for i = 1, count do spawn(i) end
-  for _, src in ipairs(GetPlayers()) do world:add(player_id(src), 'player', GetPlayerPed(src)) end
+  for _, src in ipairs(GetPlayers()) do world:add(player_id(src), 'player', { player = src }) end
   print(('[brainstem] %d peds, sidecar %s'):format(count, URL))
   while true do
     brain:step(GetGameTimer() / 1000, gather)
