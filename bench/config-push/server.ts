@@ -1,6 +1,6 @@
 // The control plane under test, in a process of its own so that its memory and CPU are its
 // own: `node server.js DB_FILE MAX_STREAMS` prints "listening PORT".
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 
 const [db, streams] = [process.argv[2]!, Number(process.argv[3] ?? 20_000)];
 const server = await startEmbedded({

@@ -4,6 +4,7 @@ import { registerBenchBrain } from './bench-brain.js';
 import { registerBenchControlPlane } from './bench-control-plane.js';
 import { registerBenchConfigPush } from './bench-config-push.js';
 import { registerBenchDialogue } from './bench-dialogue.js';
+import { registerBenchMods } from './bench-mods.js';
 import { registerTickBench } from './bench-tick.js';
 import { registerBenchVideo } from './bench-video.js';
 import { registerBenchWebhooks } from './bench-webhooks.js';
@@ -23,6 +24,7 @@ export const benchmarks: RegisterBenchmark[] = [
   registerBenchDialogue,
   registerBenchSoak,
   registerBenchBelievability,
+  registerBenchMods,
 ];
 
 export function registerBench(program: Command): void {

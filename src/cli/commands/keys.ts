@@ -6,7 +6,7 @@ import { addNextBundleKey } from '../../controlplane/bundle-signer.js';
 import { CONTROLPLANE_CHANNEL, type ControlPlaneEvent } from '../../controlplane/cluster.js';
 import type { ControlPlaneStore } from '../../controlplane/store.js';
 import { CliError, printJson, withDatabaseOptions } from '../util.js';
-import { databaseError } from '../backend.js';
+import { databaseError } from '../../embedded/backend.js';
 import { stackDatabase, withDataDirOption } from '../data-dir.js';
 
 /**
