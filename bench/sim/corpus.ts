@@ -67,7 +67,9 @@ function micro(bundle: ConfigBundle): CorpusEntry {
 /** Every corpus by name, in a fixed order. */
 export async function corpusDigests(): Promise<Record<string, CorpusEntry>> {
   const out: Record<string, CorpusEntry> = {};
-  for (const f of readdirSync(SCENARIO_DIR).filter((x) => x.endsWith('.json')).sort()) {
+  for (const f of readdirSync(SCENARIO_DIR)
+    .filter((x) => x.endsWith('.json'))
+    .sort()) {
     out[`scenario/${f}`] = await simulate(loadScenario(join(SCENARIO_DIR, f)));
   }
   const z = scaled(STANDARD_SCALE);
