@@ -1,5 +1,6 @@
 import { AgentStore, DEFAULT_MAX_AGENTS, DEFAULT_STALE_AFTER_S } from './agents.js';
 import { TickCtx, type Switches } from './behaviours/context.js';
+import { decide, overlay } from './behaviours/dispatch.js';
 import { tableFor, type Table } from './behaviours/table.js';
 import { policyOn } from './bundle.js';
 import { Counters } from './counters.js';
@@ -169,6 +170,7 @@ export class Brain {
 
     let sq: Squad | null = null;
     let lostMate = false;
+    let adopted = false;
     // Most characters are in no squad: skip the lookup when there is none to join or leave.
     if (sw.squads && st.health > 0 && (s.squad !== undefined || a.squad !== '')) {
       sq = this.squads.join(a, s.squad ?? '', first);
@@ -179,7 +181,8 @@ export class Brain {
           remember(a, EV.lost_squadmate, time, 0);
         }
         if (threat !== null) this.squads.report(sq, a, threat, time);
-        else if (this.squads.adoptContact(sq, a, time, CONTACT_MEMORY_S)) {
+        else if (this.squads.adoptContact(sq, a, time, CONTACT_MEMORY_S, sw.human)) {
+          adopted = true;
           this.counters.bump('squad');
           remember(a, EV.squad_contact, time, a.contactId);
         }
@@ -206,21 +209,11 @@ export class Brain {
     c.mode = 'idle';
     c.away = false;
     c.heard = false;
+    c.adopted = adopted;
     const out: Intent[] = [];
     const table = this.table;
-    const decide = table.decide;
-    for (let i = 0; i < decide.length; i++) {
-      const b = decide[i]!;
-      if (b.applies(c)) {
-        b.act(c, out);
-        break;
-      }
-    }
-    const overlays = table.overlays;
-    for (let i = 0; i < overlays.length; i++) {
-      const o = overlays[i]!;
-      if (o.applies(c)) o.act(c, out);
-    }
+    decide(c, out, table.decideIds);
+    overlay(c, out, table.overlayIds);
     const mode = c.mode;
     const wasMode = c.wasMode;
 
@@ -229,7 +222,7 @@ export class Brain {
     const mine = a.squad === '' ? undefined : (sq ?? this.squads.of(a));
     if (mine !== undefined) {
       if (mode !== wasMode) this.squads.modeChanged(mine, a);
-      this.squads.moved(mine, a, pos.x, pos.y, pos.z);
+      this.squads.moved(mine, a, pos.x, pos.y, pos.z, time);
     }
     a.lastT = time;
     a.ticks++;

@@ -53,6 +53,8 @@ export class TickCtx {
   plannedSpeed: Speed | 'stand' | null = null;
   /** Whether a calm character heard a known speaker this tick (set by the `look` overlay). */
   heard = false;
+  /** Whether the character took up a squadmate's callout this tick (a contact new to it). */
+  adopted = false;
 
   constructor(squads: Squads, counters: Counters, sw: Switches) {
     this.squads = squads;

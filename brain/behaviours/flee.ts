@@ -1,12 +1,9 @@
-import { pushFlight, startFlight } from '../conduct.js';
+import { fleeMinS, pushFlight, startFlight } from '../conduct.js';
 import { EV, remember } from '../memory.js';
 import { cowardly } from '../population.js';
 import { pushFlee } from '../reactive/combat.js';
 import { fleeMargin } from '../utility.js';
 import type { Behaviour, TickCtx } from './context.js';
-
-/** A flight is kept at least this long even when the odds turn (human_factors on). */
-export const FLEE_KEEP_S = 8;
 
 /**
  * Whether a character facing a visible hostile runs: unarmed, a coward, or the odds against it.
@@ -25,8 +22,10 @@ function wantsToFlee(c: TickCtx): boolean {
   return flee;
 }
 
-function fled(c: TickCtx, from: number): void {
-  c.speed = 'sprint';
+/** What every flight sets: sprinting away, or hiding (crouched, still) when there is no way out. */
+export function fled(c: TickCtx, from: number, running = true): void {
+  if (running) c.speed = 'sprint';
+  else c.posture = 'crouched';
   c.mode = 'fleeing';
   if (c.wasMode !== 'fleeing') remember(c.a, EV.fled, c.time, from);
 }
@@ -43,17 +42,21 @@ export const fleeReactive: Behaviour = {
   },
 };
 
-/** A flight like a person's: kept at least FLEE_KEEP_S once begun, away from every threat combined. */
+/**
+ * A flight like a person's: kept for its least length (drawn per flight) once begun, through
+ * the widest opening between the threats, trying the sides when blocked, hiding when cornered.
+ */
 export const flee: Behaviour = {
   name: 'flee',
   when: { human: true },
-  applies: (c) => c.p.threat !== null && (wantsToFlee(c) || (c.wasMode === 'fleeing' && c.time - c.a.fleeT < FLEE_KEEP_S)),
+  applies: (c) => c.p.threat !== null && (wantsToFlee(c) || (c.wasMode === 'fleeing' && c.time - c.a.fleeT < fleeMinS(c.a))),
   act(c, out) {
     const { a, time } = c;
     const threat = c.p.threat!;
     if (c.wasMode !== 'fleeing') startFlight(a, time, threat.id);
+    // Out of sight, the flight goes on from the last hostile it ran from (where it was last seen: the contact).
+    a.fledId = threat.id;
     a.fledT = time;
-    pushFlight(out, a, c.s, threat.id, c.dt, c.sq, time);
-    fled(c, threat.id);
+    fled(c, threat.id, pushFlight(out, a, c.s, threat.id, c.dt, c.sq, time));
   },
 };

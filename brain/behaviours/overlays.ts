@@ -1,4 +1,7 @@
-import { ambientEmote, friendNear, hear, pushLook } from '../conduct.js';
+import { ambientEmote, friendNear, hear, heatEmote, pushLook, TURN_HOLD_S } from '../conduct.js';
+import { yawTo } from '../geometry.js';
+import { noise } from '../prng.js';
+import { heedDelay } from '../squads.js';
 import { EMOTE_GAP_S, pickEmote } from '../emotions.js';
 import { updateFatigue } from '../human-factors.js';
 import { FRIENDLY_RANGE_M } from '../reactive/perception.js';
@@ -22,17 +25,72 @@ function emote(c: TickCtx, out: Intent[], name: string | null): void {
   c.counters.bump('emote');
 }
 
-/** The member who first sees a hostile calls it out to the squad. */
+/** The member who notices a hostile first calls it out to the squad (`point`), fighting or running. */
 export const callout: Behaviour = {
   name: 'callout',
   when: { human: true, emotes: true },
   applies(c) {
-    const a = c.a;
-    return c.mode === 'engaging' && c.wasMode !== 'engaging' && !c.first && c.sq !== null && c.time - a.lastEmoteT >= EMOTE_GAP_S && a.social >= 0.4;
+    const { a, sq } = c;
+    return (
+      sq !== null &&
+      sq.calloutBy === a.id &&
+      sq.calloutT === c.time &&
+      !c.first &&
+      (c.mode === 'engaging' || c.mode === 'fleeing') &&
+      c.time - a.lastEmoteT >= EMOTE_GAP_S
+    );
   },
   act(c, out) {
     c.a.lastEmoteT = c.time;
     emote(c, out, 'point');
+  },
+};
+
+/**
+ * A squadmate hears a callout after its own delay (heedDelay: 0.3-2 s); one that cannot see
+ * what was called out then turns toward the caller, as it takes the contact up.
+ */
+export const heedCallout: Behaviour = {
+  name: 'heed_callout',
+  when: { human: true },
+  applies(c) {
+    const { a, sq } = c;
+    if (sq === null || c.p.threat !== null || sq.calloutBy === a.id || !calm(c)) return false;
+    const heard = c.time - sq.calloutT - heedDelay(a, sq.calloutT);
+    return heard >= 0 && heard < TURN_HOLD_S;
+  },
+  act(c) {
+    const { a, sq } = c;
+    const pos = c.st.pos;
+    a.faceYaw = yawTo(pos.x, pos.z, sq!.calloutX, sq!.calloutZ);
+    a.faceUntil = sq!.calloutT + heedDelay(a, sq!.calloutT) + TURN_HOLD_S;
+  },
+};
+
+/**
+ * A hostile of its own that just went out of sight: the character keeps looking where it was
+ * for a moment, whether or not it goes to look (a look, not a walk, when it is too far).
+ */
+export const watchContact: Behaviour = {
+  name: 'watch_contact',
+  when: { human: true },
+  applies: (c) => c.p.threat === null && c.a.contact && !c.a.contactShared && c.time - c.a.contactT < TURN_HOLD_S && calm(c),
+  act(c) {
+    const a = c.a;
+    a.faceYaw = yawTo(c.st.pos.x, c.st.pos.z, a.contactX, a.contactZ);
+    a.faceUntil = a.contactT + TURN_HOLD_S;
+  },
+};
+
+/** Taking up a squadmate's callout, a character acknowledges it: a nod, a raised hand, or pointing the same way. */
+export const acknowledge: Behaviour = {
+  name: 'acknowledge',
+  when: { human: true, emotes: true },
+  applies: (c) => c.adopted && c.mode !== 'dead' && c.mode !== 'logged_off' && !c.away && c.time - c.a.lastEmoteT >= EMOTE_GAP_S,
+  act(c, out) {
+    c.a.lastEmoteT = c.time;
+    const pick = noise(c.a.id + 10, c.time);
+    emote(c, out, pick < 0.4 ? 'nod' : pick < 0.7 ? 'wave' : 'point');
   },
 };
 
@@ -57,13 +115,13 @@ export const ambient: Behaviour = {
   },
 };
 
-/** Emotes of a fight or a flight (panic, taunt) as emotions drive them. */
+/** Emotes of a fight or a flight as emotions drive them (emotional events on): panic, a wave for help, a taunt, a point. */
 export const combatEmote: Behaviour = {
   name: 'combat_emote',
   when: { human: true, emotes: true },
-  applies: (c) => c.mode === 'engaging' || c.mode === 'fleeing',
+  applies: (c) => c.sw.emotions && (c.mode === 'engaging' || c.mode === 'fleeing'),
   act(c, out) {
-    emote(c, out, pickEmote(c.a, c.p, c.time, c.mode === 'fleeing', c.mode === 'engaging', c.sw.emotions, c.a.social));
+    emote(c, out, heatEmote(c.a, c.time, c.mode === 'fleeing', c.mode === 'engaging', EMOTE_GAP_S));
   },
 };
 

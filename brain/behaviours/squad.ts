@@ -17,6 +17,8 @@ const FOLLOW_MAX_M = 8;
  */
 const FOLLOW_SLACK_M = 5;
 const FOLLOW_ARRIVE_M = 1.5;
+/** A member stands with its squad only once the leader has stood this long: no stop-start behind a walking leader. */
+const FOLLOW_HALT_S = 10;
 /**
  * A leader left behind (most of its squad beyond the leash) keeps its own way this long before
  * it turns back: a squad lagging a few steps catches up on its own.
@@ -50,7 +52,7 @@ function strayed(c: TickCtx): boolean {
   return c.squads.strayed(pos.x, pos.z, c.a.social, c.a.mode === 'regrouping');
 }
 
-/** Keeps the member's own place beside where it keeps with the squad: jog when far, walk when near, stand when there. */
+/** Keeps the member's own place beside where it keeps with the squad: jog when far, walk when near, stand when there and the leader stands. */
 function follow(c: TickCtx, leader: Centre, out: Intent[], human: boolean): Speed | null {
   const a = c.a;
   const angle = 2 * Math.PI * noise(a.id, 6);
@@ -58,7 +60,9 @@ function follow(c: TickCtx, leader: Centre, out: Intent[], human: boolean): Spee
   const tx = leader.x + Math.sin(angle) * r;
   const tz = leader.z + Math.cos(angle) * r;
   const d = distH(c.st.pos.x, c.st.pos.z, tx, tz);
-  if (d <= (a.mode === 'traveling' ? FOLLOW_ARRIVE_M : FOLLOW_SLACK_M)) {
+  // While the leader is on the move (halts shorter than FOLLOW_HALT_S included) the member keeps going with it.
+  const leaderMoving = c.time - c.sq!.leaderMovedT < FOLLOW_HALT_S;
+  if (!leaderMoving && d <= (a.mode === 'traveling' ? FOLLOW_ARRIVE_M : FOLLOW_SLACK_M)) {
     out.push({ kind: 'Idle', reason: 'with_squad' });
     return null;
   }

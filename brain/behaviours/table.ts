@@ -7,7 +7,7 @@ import { flightGoesOnBehaviour } from './flight.js';
 import { goalHuman, goalPlain, idle } from './goals.js';
 import { investigate, investigateReactive } from './investigate.js';
 import { logoff } from './logoff.js';
-import { ambient, callout, combatEmote, fatigue, look, plainEmote } from './overlays.js';
+import { acknowledge, ambient, callout, combatEmote, fatigue, heedCallout, look, plainEmote, watchContact } from './overlays.js';
 import { patrol, patrolGoals, patrolReactive, patrolReactiveGoals } from './patrol.js';
 import {
   followLeaderHuman,
@@ -57,13 +57,16 @@ export const BEHAVIOURS: readonly Behaviour[] = [
 ];
 
 /** What runs on top of the decision, in order; every overlay that applies acts. */
-export const OVERLAYS: readonly Behaviour[] = [callout, look, ambient, combatEmote, plainEmote, fatigue];
+export const OVERLAYS: readonly Behaviour[] = [callout, heedCallout, watchContact, look, acknowledge, ambient, combatEmote, plainEmote, fatigue];
 
 const TABLE_SWITCHES: readonly TableSwitch[] = ['human', 'goals', 'emotes'];
 
 export interface Table {
   readonly decide: readonly Behaviour[];
   readonly overlays: readonly Behaviour[];
+  /** The same as indexes into BEHAVIOURS and OVERLAYS, for dispatch.ts. */
+  readonly decideIds: Uint8Array;
+  readonly overlayIds: Uint8Array;
 }
 
 function select(list: readonly Behaviour[], on: Readonly<Record<TableSwitch, boolean>>): Behaviour[] {
@@ -77,7 +80,14 @@ function indexOf(human: boolean, goals: boolean, emotes: boolean): number {
 /** One table per combination of the table's switches, built once when the module loads. */
 const TABLES: readonly Table[] = Array.from({ length: 8 }, (_, i) => {
   const on = { human: (i & 4) !== 0, goals: (i & 2) !== 0, emotes: (i & 1) !== 0 };
-  return { decide: select(BEHAVIOURS, on), overlays: select(OVERLAYS, on) };
+  const decide = select(BEHAVIOURS, on);
+  const overlays = select(OVERLAYS, on);
+  return {
+    decide,
+    overlays,
+    decideIds: Uint8Array.from(decide, (b) => BEHAVIOURS.indexOf(b)),
+    overlayIds: Uint8Array.from(overlays, (b) => OVERLAYS.indexOf(b)),
+  };
 });
 
 /** The table for a bundle's switches. */

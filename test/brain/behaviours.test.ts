@@ -18,8 +18,14 @@ test('each policy set has one table, built once, of the behaviours whose `when` 
       for (const [k, v] of Object.entries(b.when)) assert.equal(sw[k as 'human' | 'goals' | 'emotes'], v, `${b.name} is in a table it does not belong to`);
     }
     const order = (list: readonly unknown[], all: readonly unknown[]) => list.map((b) => all.indexOf(b));
-    assert.deepEqual(order(t.decide, BEHAVIOURS), [...order(t.decide, BEHAVIOURS)].sort((x, y) => x - y));
-    assert.deepEqual(order(t.overlays, OVERLAYS), [...order(t.overlays, OVERLAYS)].sort((x, y) => x - y));
+    assert.deepEqual(
+      order(t.decide, BEHAVIOURS),
+      [...order(t.decide, BEHAVIOURS)].sort((x, y) => x - y),
+    );
+    assert.deepEqual(
+      order(t.overlays, OVERLAYS),
+      [...order(t.overlays, OVERLAYS)].sort((x, y) => x - y),
+    );
     // One variant of a rule per table: a name appears once.
     const names = t.decide.map((b) => b.name);
     assert.equal(new Set(names).size, names.length, `duplicate rule in ${names.join(',')}`);
