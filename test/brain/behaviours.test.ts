@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BEHAVIOURS, OVERLAYS, tableFor } from '../../brain/behaviours/table.js';
-import type { Switches } from '../../brain/behaviours/context.js';
+import type { Behaviour, Switches, TickCtx } from '../../brain/behaviours/context.js';
 import { NEUTRAL_FRAMING } from '../../brain/goals.js';
 
 function switches(human: boolean, goals: boolean, emotes: boolean): Switches {
@@ -43,4 +43,33 @@ test('the human-factors table has the human rules and the reactive one has none 
     assert.ok(!plain.includes(n), n);
   }
   assert.deepEqual(plain, ['dead', 'flee', 'engage', 'investigate', 'patrol', 'regroup', 'idle']);
+});
+
+test('the dispatch calls, for every index, the behaviour at that index of the table', async () => {
+  const { decide, overlay } = await import('../../brain/behaviours/dispatch.js');
+  const check = (list: readonly Behaviour[], run: (ids: Uint8Array) => void): void => {
+    list.forEach((b, k) => {
+      const applies = b.applies;
+      const act = b.act;
+      const calls: string[] = [];
+      const entry = b as { applies: Behaviour['applies']; act: Behaviour['act'] };
+      entry.applies = () => {
+        calls.push('applies');
+        return true;
+      };
+      entry.act = () => {
+        calls.push('act');
+      };
+      try {
+        run(Uint8Array.of(k));
+      } finally {
+        entry.applies = applies;
+        entry.act = act;
+      }
+      assert.deepEqual(calls, ['applies', 'act'], `${b.name} at ${k}`);
+    });
+  };
+  const ctx = {} as TickCtx;
+  check(BEHAVIOURS, (ids) => assert.equal(decide(ctx, [], ids), ids[0]));
+  check(OVERLAYS, (ids) => overlay(ctx, [], ids));
 });
