@@ -271,8 +271,8 @@ export class Squads {
   }
 
   /**
-   * Whether most of the other members (those that ticked recently, searchers aside: a search
-   * ends and they come back) are beyond the agent's leash: a leader left alone, not one with a
+   * Whether most of the other members (those that ticked recently, searchers and those away
+   * from the keyboard aside: they come back) are beyond the agent's leash: a leader left alone, not one with a
    * member or two away. `back` = the leader has turned back already: then half the leash, so
    * it does not flicker at the edge.
    */
@@ -281,7 +281,8 @@ export class Squads {
     let n = 0;
     let far = 0;
     for (const m of sq.members.values()) {
-      if (m === a || time - m.lastT > FRESH_S || m.mode === 'investigating') continue;
+      // Searchers come back when their search ends; members away from the keyboard catch up when back.
+      if (m === a || time - m.lastT > FRESH_S || m.mode === 'investigating' || m.mode === 'afk' || m.mode === 'on_break') continue;
       n++;
       if (distH(x, z, m.x, m.z) > leash) far++;
     }

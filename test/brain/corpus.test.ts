@@ -6,8 +6,9 @@ import { repoRoot } from '../helpers/paths.js';
 import { corpusDigests } from '../../bench/sim/corpus.js';
 
 /**
- * Every reply of the replay corpus (every scenario file, the standard believability runs at a
- * small scale, the `bench brain` traffic under every policy set) byte for byte as recorded.
+ * Every reply of the replay corpus (every scenario file but the 50-agent crowd, which
+ * test/sim/scenarios.test.ts replays whole; the standard believability runs at a small scale;
+ * the `bench brain` traffic under every policy set) byte for byte as recorded.
  * A change meant to alter behaviour re-records the fixture with BRAINSTEM_RECORD_CORPUS=1 and
  * says so in its commit; any other change must leave it as it is.
  */
