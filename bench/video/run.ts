@@ -136,7 +136,9 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
     const key = await apiKey(e);
 
     const photos = makePhotos(ffmpeg.path, o.workDir, o.photos);
-    const loadBefore = loadavg().map((x) => x.toFixed(2)).join(' ');
+    const loadBefore = loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ');
     const pid = await benchProperty(e, key, photos);
     // Branding, a music track: what an agent's pack carries.
     await call(e, 'PUT', '/v1/branding', key, { primary_color: '#1B3A5C', secondary_color: '#F2C14E', font: 'sans' });
@@ -189,7 +191,12 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
     const { width, height } = FORMATS[o.format];
     return {
       ffmpeg: `${ffmpeg.path} (${ffmpeg.source})`,
-      load: { before: loadBefore, after: loadavg().map((x) => x.toFixed(2)).join(' ') },
+      load: {
+        before: loadBefore,
+        after: loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' '),
+      },
       single: { frames, runs: single, medianRatio: median(single.map((x) => x.ratio)), goal: 1.2 },
       pack: { runs: pack, medianRatio: median(pack.map((x) => x.ratio)), goal: 1.15 },
       memory,
@@ -266,7 +273,8 @@ async function renderVideos(e: { url: string }, key: string, body: Record<string
 async function bareEncode(ffmpeg: string, dir: string, format: Format, frames: number, preset: string): Promise<number> {
   const { width, height } = FORMATS[format];
   const still = join(dir, `still-${width}x${height}.jpg`);
-  if (!existsSync(still)) execFileSync(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}`, '-frames:v', '1', '-q:v', '2', still]);
+  if (!existsSync(still))
+    execFileSync(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}`, '-frames:v', '1', '-q:v', '2', still]);
   const args = ['-v', 'error', '-y', '-loop', '1', '-framerate', '25', '-i', still, '-frames:v', String(frames)];
   args.push('-c:v', 'libx264', '-preset', preset, '-crf', '23', '-threads:v', String(X264_THREADS), '-pix_fmt', 'yuv420p', '-r', '25', join(dir, 'bare.mp4'));
   const t0 = performance.now();
@@ -314,7 +322,11 @@ async function memoryRun(ffmpeg: string, o: VideoBenchOptions, photos: Buffer[])
       await new Promise((r) => setTimeout(r, 200));
       v = await call(e, 'GET', `/v1/videos/${made.id}`, key);
     } while (v.status === 'queued' || v.status === 'rendering');
-    const peaks = readText(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => l.split(' ').map((n) => Number(n) * 1024));
+    const peaks = readText(log, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ').map((n) => Number(n) * 1024));
     return {
       photos: o.memoryPhotos,
       status: v.status === 'completed' ? 'completed' : `failed: ${v.error}`,
@@ -344,7 +356,10 @@ export function table(r: VideoBenchResult): string {
     [`single render / bare encoder (median; goal <= ${r.single.goal})`, String(r.single.medianRatio)],
     ...r.pack.runs.map((x, i): [string, string] => [`pair ${i + 1}: bare 16:9 + 9:16 + 1:1 / the pack`, `${x.bareS} s / ${x.renderS} s = ${x.ratio}`]),
     [`pack / sum of bare encodes (median; goal <= ${r.pack.goal})`, String(r.pack.medianRatio)],
-    [`${r.memory.photos}-photo 1080p tour under a ${mib(r.memory.limitBytes)} limit`, `${r.memory.status} in ${r.memory.renderS} s, ${r.memory.processes} ffmpeg runs`],
+    [
+      `${r.memory.photos}-photo 1080p tour under a ${mib(r.memory.limitBytes)} limit`,
+      `${r.memory.status} in ${r.memory.renderS} s, ${r.memory.processes} ffmpeg runs`,
+    ],
     ['  largest ffmpeg: peak address space / peak resident', `${mib(r.memory.peakVmBytes)} / ${mib(r.memory.peakRssBytes)}`],
     ['ffmpeg', r.ffmpeg],
     [`render ${r.render.photos}-photo ${r.render.format} tour (${r.render.width}x${r.render.height}, x264 ${r.render.preset})`, `${r.render.renderS} s`],
