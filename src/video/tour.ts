@@ -415,20 +415,25 @@ export function planTour(input: TourInput): TourPlan {
       graph.push(...g.graph);
       return g.out;
     });
-    let audio: { graph: string[]; map: string } | null = null;
+    let audioMaps: string[] | null = null;
     if (single) {
       const a = audioInputs(input.audio, total);
-      audio = placeAudio(a, args.filter((x) => x === '-i').length);
+      const audio = placeAudio(a, args.filter((x) => x === '-i').length);
       args.push(...a.args);
       graph.push(...audio.graph);
+      // A filter's output feeds one consumer: every format gets its own copy of the sound.
+      if (audio.map.startsWith('[') && F > 1) {
+        graph.push(`${audio.map}asplit=${F}${input.formats.map((_, fi) => `[aout${fi}]`).join('')}`);
+        audioMaps = input.formats.map((_, fi) => `[aout${fi}]`);
+      } else audioMaps = input.formats.map(() => audio.map);
     }
     args.push('-filter_complex_threads', '1', '-filter_complex', graph.join(';'));
     input.formats.forEach((job, fi) => {
       const out = single ? job.output : `${input.work}/seg-${si}-${fi}.mp4`;
       if (!single) segmentFiles[fi]!.push(out);
       args.push('-map', `[${outs[fi]}]`);
-      if (audio) args.push('-map', audio.map, ...AUDIO_CODEC);
-      args.push(...videoCodec(input.preset, fps), '-frames:v', String(segFrames), ...(audio ? ['-t', total] : []), ...BITEXACT);
+      if (audioMaps) args.push('-map', audioMaps[fi]!, ...AUDIO_CODEC);
+      args.push(...videoCodec(input.preset, fps), '-frames:v', String(segFrames), ...(audioMaps ? ['-t', total] : []), ...BITEXACT);
       args.push('-movflags', '+faststart', '-y', out);
     });
     steps.push({

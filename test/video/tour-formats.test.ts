@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { apiKey, createProperty, POLLING_LIMITS, startVideoServer, testImage } from './helpers.js';
 import type { TestServer } from '../helpers/embedded.js';
 
