@@ -35,9 +35,19 @@ test('formats at once: one 202 listing a video per format (one batch), each rend
     const { key } = await apiKey(s);
     const pid = await createProperty(s, key, { description: 'Bright and quiet. Near the park.', area: 64, bathrooms: 1 });
     await addPhotos(s, key, pid, 2);
+    // With a music track: one sound for every format (a filter's output is split between them).
+    const wav = join(s.dir, 'music.wav');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=330:d=2', wav]);
+    const music = await fetch(`${s.url}/v1/audio`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'audio/wav' },
+      body: readFileSync(wav),
+    });
+    assert.equal(music.status, 201);
+    const musicId = ((await music.json()) as { id: number }).id;
     const r = await s.call('POST', '/v1/videos', {
       token: key,
-      body: { property_id: pid, template: 'tour', formats: ['16:9', '9:16', '1:1'], captions: true },
+      body: { property_id: pid, template: 'tour', formats: ['16:9', '9:16', '1:1'], captions: true, music_id: musicId },
     });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     assert.equal(r.body.data.length, 3);
