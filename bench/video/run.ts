@@ -163,11 +163,13 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
       const t = await renderVideos(e, key, { property_id: pid, template: 'tour', format: o.format, ...full });
       first ??= t;
       single.push({ bareS: round(b), renderS: round(t.renderS), ratio: round(t.renderS / b) });
+      o.log(`  bare ${round(b)} s, tour ${round(t.renderS)} s: ${round(t.renderS / b)}x (load ${loadavg()[0]!.toFixed(1)})`);
       o.log(`pair ${r + 1}/${o.repeat}: bare encodes of ${packFormats.join(', ')}, then the pack`);
       let sum = 0;
       for (const f of packFormats) sum += await bare(f);
       const p = await renderVideos(e, key, { property_id: pid, template: 'tour', formats: packFormats, ...full });
       pack.push({ bareS: round(sum), renderS: round(p.renderS), ratio: round(p.renderS / sum) });
+      o.log(`  bare sum ${round(sum)} s, pack ${round(p.renderS)} s: ${round(p.renderS / sum)}x (load ${loadavg()[0]!.toFixed(1)})`);
     }
     const renderS = first!.renderS;
     const videoS = first!.videoS;
