@@ -3,6 +3,7 @@ import { registerBenchBelievability } from './bench-believability.js';
 import { registerBenchBrain } from './bench-brain.js';
 import { registerBenchControlPlane } from './bench-control-plane.js';
 import { registerBenchDialogue } from './bench-dialogue.js';
+import { registerBenchMods } from './bench-mods.js';
 import { registerTickBench } from './bench-tick.js';
 import { registerBenchVideo } from './bench-video.js';
 import { registerBenchWebhooks } from './bench-webhooks.js';
@@ -21,6 +22,7 @@ export const benchmarks: RegisterBenchmark[] = [
   registerBenchDialogue,
   registerBenchSoak,
   registerBenchBelievability,
+  registerBenchMods,
 ];
 
 export function registerBench(program: Command): void {
