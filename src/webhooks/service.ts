@@ -58,8 +58,7 @@ export class WebhookService {
       keys.once,
       keys.after,
     );
-    if (unmet)
-      throw new HttpError('conflict', `Conversation ${String(checked.data.conversation_id)} has not started: post conversation.started for it first.`);
+    if (unmet) throw new HttpError('conflict', `Conversation ${String(checked.data.conversation_id)} has not started: post conversation.started for it first.`);
     if (deliveries.length > 0) this.notify();
     return duplicate ? { id: eventId, deliveries: 0, duplicate: true } : { id: eventId, deliveries: deliveries.length };
   }

@@ -177,7 +177,11 @@ export class PostgresConversationStore implements ConversationStore {
       );
       await c.query('UPDATE conversations SET lead_at = COALESCE(lead_at, $1), last_activity_at = $1 WHERE id = $2', [at, id]);
       const conversation = (await this.row(c, id))!;
-      const deliveries = await this.emit(c, conversation, conversationEvent('lead.captured', conversation, { has_email: lead.email !== null, has_phone: lead.phone !== null }));
+      const deliveries = await this.emit(
+        c,
+        conversation,
+        conversationEvent('lead.captured', conversation, { has_email: lead.email !== null, has_phone: lead.phone !== null }),
+      );
       return { changed: true, conversation, deliveries };
     });
   }
@@ -217,7 +221,11 @@ export class PostgresConversationStore implements ConversationStore {
   async end(id: ConversationId, reason: EndedReason): Promise<Changed> {
     return transaction(this.pool, async (c): Promise<Changed> => {
       const at = this.now();
-      const n = await queryCount(c, `UPDATE conversations SET status = 'ended', ended_at = $1, ended_reason = $2 WHERE id = $3 AND status = 'open'`, [at, reason, id]);
+      const n = await queryCount(c, `UPDATE conversations SET status = 'ended', ended_at = $1, ended_reason = $2 WHERE id = $3 AND status = 'open'`, [
+        at,
+        reason,
+        id,
+      ]);
       if (n === 0) return { changed: false, conversation: await this.row(c, id), deliveries: 0 };
       const conversation = (await this.row(c, id))!;
       return { changed: true, conversation, deliveries: await this.emit(c, conversation, endedEvent(conversation, reason, at)) };

@@ -99,9 +99,7 @@ export class SqliteConversationStore implements ConversationStore {
         `UPDATE conversations SET message_count = message_count + 1, last_activity_at = ? WHERE id = ? AND status = 'open' AND message_count < ?
          RETURNING ${CONVERSATION_COLUMNS}`,
       ),
-      insertMessage: db.prepare(
-        `INSERT INTO conversation_messages (conversation_id, role, text, created_at, response_ms) VALUES (?, ?, ?, ?, ?) RETURNING *`,
-      ),
+      insertMessage: db.prepare(`INSERT INTO conversation_messages (conversation_id, role, text, created_at, response_ms) VALUES (?, ?, ?, ?, ?) RETURNING *`),
       messages: db.prepare('SELECT * FROM conversation_messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       upsertLead: db.prepare(
         `INSERT INTO conversation_leads (conversation_id, name, email, phone, created_at) VALUES (?, ?, ?, ?, ?)
@@ -114,16 +112,14 @@ export class SqliteConversationStore implements ConversationStore {
          WHERE id = ? AND status = 'open' AND escalated = 0`,
       ),
       takeOver: db.prepare(`UPDATE conversations SET handler = 'human' WHERE id = ? AND status = 'open' AND handler = 'agent'`),
-      handBack: db.prepare(`UPDATE conversations SET handler = 'agent', escalated = 0 WHERE id = ? AND status = 'open' AND (handler = 'human' OR escalated = 1)`),
+      handBack: db.prepare(
+        `UPDATE conversations SET handler = 'agent', escalated = 0 WHERE id = ? AND status = 'open' AND (handler = 'human' OR escalated = 1)`,
+      ),
       end: db.prepare(`UPDATE conversations SET status = 'ended', ended_at = ?, ended_reason = ? WHERE id = ? AND status = 'open'`),
       idle: db.prepare(`SELECT id FROM conversations WHERE status = 'open' AND last_activity_at < ? ORDER BY last_activity_at LIMIT ?`),
-      list: db.prepare(
-        `${SELECT} WHERE widget_id = ? AND seq < ? AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ?`,
-      ),
+      list: db.prepare(`${SELECT} WHERE widget_id = ? AND seq < ? AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ?`),
       remove: db.prepare('DELETE FROM conversations WHERE id = ?'),
-      prune: db.prepare(
-        `DELETE FROM conversations WHERE seq IN (SELECT seq FROM conversations WHERE status = 'ended' AND ended_at < ? LIMIT 2000)`,
-      ),
+      prune: db.prepare(`DELETE FROM conversations WHERE seq IN (SELECT seq FROM conversations WHERE status = 'ended' AND ended_at < ? LIMIT 2000)`),
       started: db.prepare('SELECT started_at AS at FROM conversations WHERE widget_id = ? AND started_at >= ? AND started_at < ?'),
       leads: db.prepare('SELECT lead_at AS at FROM conversations WHERE widget_id = ? AND lead_at >= ? AND lead_at < ?'),
       escalations: db.prepare('SELECT escalated_at AS at FROM conversations WHERE widget_id = ? AND escalated_at >= ? AND escalated_at < ?'),
@@ -158,9 +154,7 @@ export class SqliteConversationStore implements ConversationStore {
   async start(input: NewConversation) {
     return this.db.transaction(() => {
       const at = this.now();
-      const conversation = conversationOf(
-        this.q.insert.get(input.id, input.widgetId, input.visitorId, input.tokenHash, at, at) as ConversationRow,
-      );
+      const conversation = conversationOf(this.q.insert.get(input.id, input.widgetId, input.visitorId, input.tokenHash, at, at) as ConversationRow);
       const deliveries = this.emit(conversation, conversationEvent('conversation.started', conversation));
       return { conversation, deliveries };
     })();
@@ -200,7 +194,10 @@ export class SqliteConversationStore implements ConversationStore {
       this.q.upsertLead.run(id, lead.name, lead.email, lead.phone, at);
       this.q.markLead.run(at, at, id);
       const conversation = this.row(id)!;
-      const deliveries = this.emit(conversation, conversationEvent('lead.captured', conversation, { has_email: lead.email !== null, has_phone: lead.phone !== null }));
+      const deliveries = this.emit(
+        conversation,
+        conversationEvent('lead.captured', conversation, { has_email: lead.email !== null, has_phone: lead.phone !== null }),
+      );
       return { changed: true, conversation, deliveries };
     })();
   }

@@ -1,17 +1,7 @@
 import type { EventType, WidgetId } from '../types.js';
 
 import { deliveryBody, onceKeys } from '../events.js';
-import type {
-  ConversationId,
-  ConversationRecord,
-  DayStats,
-  EndedReason,
-  LeadRecord,
-  MessageRecord,
-  MessageRole,
-  VisitorId,
-  WidgetSettings,
-} from './types.js';
+import type { ConversationId, ConversationRecord, DayStats, EndedReason, LeadRecord, MessageRecord, MessageRole, VisitorId, WidgetSettings } from './types.js';
 
 /** What one conversation change did: `changed` false when it was already so (nothing stored, no event). */
 export interface Changed {

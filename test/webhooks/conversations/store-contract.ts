@@ -80,7 +80,10 @@ export function conversationStoreContract(name: string, open: () => Promise<Test
             ['visitor', 'again', null],
           ],
         );
-        assert.deepEqual((await s.messages(conversation.id, all[0]!.seq, 10)).map((m) => m.text), ['hi', 'again']);
+        assert.deepEqual(
+          (await s.messages(conversation.id, all[0]!.seq, 10)).map((m) => m.text),
+          ['hi', 'again'],
+        );
       });
     });
 
@@ -118,7 +121,11 @@ export function conversationStoreContract(name: string, open: () => Promise<Test
         await s.saveLead(c.id, { name: 'Bo', email: 'bo@example.org', phone: '+44 20 7946 0958' });
         const claimed = await webhooks.claimDue({ owner: 'x', ms: 60_000 }, 10, { each: Infinity, busy: new Map() });
         const lead = claimed.map((d) => JSON.parse(d.body)).find((b) => b.event === 'lead.captured');
-        assert.deepEqual(lead, { event: 'lead.captured', widget_id: widget, data: { conversation_id: c.id, visitor_id: c.visitorId, has_email: true, has_phone: true } });
+        assert.deepEqual(lead, {
+          event: 'lead.captured',
+          widget_id: widget,
+          data: { conversation_id: c.id, visitor_id: c.visitorId, has_email: true, has_phone: true },
+        });
         assert.ok(!claimed.some((d) => d.body.includes('bo@example.org') || d.body.includes('7946')));
       });
     });
