@@ -6,6 +6,7 @@ import { registerBenchDialogue } from './bench-dialogue.js';
 import { registerTickBench } from './bench-tick.js';
 import { registerBenchVideo } from './bench-video.js';
 import { registerBenchWebhooks } from './bench-webhooks.js';
+import { registerBenchWidget } from './bench-widget.js';
 import { registerBenchSoak } from './bench-soak.js';
 
 /** Adds one benchmark as a subcommand of `brainstem bench`. */
@@ -18,6 +19,7 @@ export const benchmarks: RegisterBenchmark[] = [
   registerBenchControlPlane,
   registerBenchVideo,
   registerBenchWebhooks,
+  registerBenchWidget,
   registerBenchDialogue,
   registerBenchSoak,
   registerBenchBelievability,
