@@ -310,3 +310,59 @@ test("a suspended tenant's widget answers visitors with a polite 503; the owner'
     await s.stop();
   }
 });
+
+test('retention: ended conversations older than the retention are pruned with their transcript and lead; an owner deletes one at once', async () => {
+  const clock = testClock();
+  const { s, token, widgetId, start, say, visitor } = await widgetServer({ now: clock.now, conversations: { retentionDays: 90 } });
+  try {
+    // The owner deletes one at once (the session lasts 12 h, so before the clock moves on).
+    const doomed = await start();
+    await say(doomed, 'delete me');
+    const del = await s.call('DELETE', `/v1/widgets/${widgetId}/conversations/${doomed.conversation_id}`, { token });
+    assert.equal(del.status, 204);
+    assert.equal((await s.call('GET', `/v1/widgets/${widgetId}/conversations/${doomed.conversation_id}`, { token })).status, 404);
+    assert.equal((await say(doomed, 'still here?')).status, 401);
+
+    const old = await start();
+    await say(old, 'hello');
+    await visitor('POST', `/v1/conversations/${old.conversation_id}/lead`, { token: old.token, body: { email: 'old@example.com' } });
+    await visitor('POST', `/v1/conversations/${old.conversation_id}/end`, { token: old.token });
+    clock.advance(89 * 86_400_000);
+    const recent = await start();
+    await say(recent, 'hi');
+    assert.equal(await s.conversations.prune(), 0, 'not yet 90 days');
+    clock.advance(2 * 86_400_000);
+    assert.equal(await s.conversations.prune(), 1);
+    assert.equal(await s.conversations.store.get(old.conversation_id), null);
+    assert.equal(await s.conversations.store.lead(old.conversation_id as never), null);
+    assert.deepEqual(await s.conversations.store.messages(old.conversation_id as never, 0, 10), []);
+    // An open conversation stays whatever its age.
+    assert.ok(await s.conversations.store.get(recent.conversation_id));
+  } finally {
+    await s.stop();
+  }
+});
+
+test("another tenant's widget and conversations are 404 to the owner routes", async () => {
+  const a = await widgetServer();
+  try {
+    const c = await a.start();
+    const { tenantSession } = await import('../../helpers/embedded.js');
+    const other = await tenantSession(a.s);
+    for (const [method, path] of [
+      ['GET', `/v1/widgets/${a.widgetId}/settings`],
+      ['PATCH', `/v1/widgets/${a.widgetId}`],
+      ['GET', `/v1/widgets/${a.widgetId}/conversations`],
+      ['GET', `/v1/widgets/${a.widgetId}/conversations/${c.conversation_id}`],
+      ['POST', `/v1/widgets/${a.widgetId}/conversations/${c.conversation_id}/take-over`],
+      ['DELETE', `/v1/widgets/${a.widgetId}/conversations/${c.conversation_id}`],
+      ['GET', `/v1/widgets/${a.widgetId}/analytics`],
+    ] as const) {
+      const r = await a.s.call(method, path, { token: other.token, ...(method === 'PATCH' ? { body: { name: 'x' } } : {}) });
+      assert.equal(r.status, 404, `${method} ${path}`);
+    }
+    assert.equal((await a.s.call('GET', `/v1/widgets/${a.widgetId}/conversations`)).status, 401);
+  } finally {
+    await a.s.stop();
+  }
+});
