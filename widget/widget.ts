@@ -262,6 +262,9 @@ textarea{resize:none;height:42px}
       case 'error':
         say(String(f.data.message ?? 'Something went wrong.'));
         break;
+      case 'resync':
+        void catchUp().catch(() => {});
+        break;
     }
   };
 

@@ -168,6 +168,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       apiKey: process.env.SERVICE_LLM_KEY || undefined,
     },
     ...(options.webhooks?.resolve ? { resolve: options.webhooks.resolve } : {}),
+    ...(cluster ? { relay: cluster.broadcast } : {}),
     now,
     logger,
     ...options.conversations,

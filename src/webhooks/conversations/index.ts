@@ -3,6 +3,7 @@ import type { Authenticator } from '../../identity/auth.js';
 import type { TenantId, TenantRecord } from '../../identity/types.js';
 import type { Logger } from '../../log.js';
 import type { Resolve } from '../../net/ssrf.js';
+import type { Broadcast } from '../../store/broadcast.js';
 import type { WebhookService } from '../service.js';
 import { Agents, type ModelEnv } from './agent.js';
 import { mountConversationRoutes } from './routes.js';
@@ -26,6 +27,8 @@ export interface ConversationsOptions {
   firstTokenTimeoutMs?: number;
   replyTimeoutMs?: number;
   resolve?: Resolve;
+  /** Replicas on PostgreSQL: the broadcast that passes live-stream events between processes. */
+  relay?: Broadcast;
   now?: () => number;
   logger?: Logger;
 }
@@ -50,6 +53,7 @@ export function createConversations(options: ConversationsOptions): Conversation
     ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     ...(options.sweepMs !== undefined ? { sweepMs: options.sweepMs } : {}),
     ...(options.retentionDays !== undefined ? { retentionDays: options.retentionDays } : {}),
+    ...(options.relay ? { relay: options.relay } : {}),
   });
   mountConversationRoutes(options.server, {
     service,

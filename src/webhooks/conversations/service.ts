@@ -3,6 +3,7 @@ import { HttpError } from '../../http/errors.js';
 import { hashToken } from '../../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../../identity/types.js';
 import type { Logger } from '../../log.js';
+import { BROADCAST_MAX_PAYLOAD, type Broadcast } from '../../store/broadcast.js';
 import { detectPii } from '../events.js';
 import { newId } from '../ids.js';
 import type { WebhookService } from '../service.js';
@@ -44,7 +45,16 @@ export interface ConversationServiceOptions {
   sweepMs?: number;
   /** Days transcripts and leads are kept after a conversation ends; default 90. */
   retentionDays?: number;
+  /**
+   * Replicas on one PostgreSQL database: what one process publishes to a conversation's live
+   * streams reaches the streams other processes hold (a widget's stream may be on another
+   * replica than the operator's reply or the idle end).
+   */
+  relay?: Broadcast;
 }
+
+/** The channel on which processes pass on what they publish to conversations' live streams. */
+export const CONVERSATIONS_CHANNEL = 'brainstem_conversations';
 
 /** A message as the visitor API and the dashboard show it. */
 export function messageView(m: MessageRecord) {
@@ -73,6 +83,9 @@ export class ConversationService {
   private sweeper: NodeJS.Timeout | null = null;
   private pruner: NodeJS.Timeout | null = null;
   private sweeping = false;
+  private readonly relay: Broadcast | null;
+  /** Tells this process's own relayed messages from other processes'. */
+  private readonly origin = randomBytes(6).toString('hex');
 
   constructor(options: ConversationServiceOptions) {
     this.store = options.store;
@@ -84,6 +97,27 @@ export class ConversationService {
     this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
     this.sweepMs = Math.max(10, Math.min(options.sweepMs ?? IDLE_SWEEP_MS, this.idleMs));
     this.retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS;
+    this.relay = options.relay ?? null;
+    this.relay?.listen(
+      CONVERSATIONS_CHANNEL,
+      (payload) => this.relayed(payload),
+      // Messages may have been missed while the listening connection was down: every widget catches up.
+      () => {
+        for (const id of this.streams.keys()) this.local(id, 'resync', {});
+      },
+    );
+  }
+
+  private relayed(payload: string): void {
+    let m: { o: string; c: string; e: string; d: unknown; s?: number };
+    try {
+      m = JSON.parse(payload) as typeof m;
+    } catch {
+      return;
+    }
+    if (m.o === this.origin || !this.streams.has(m.c)) return;
+    this.local(m.c, m.e, m.d, m.s);
+    if (m.e === 'ended') for (const s of this.streams.get(m.c) ?? []) s.end();
   }
 
   start(): void {
@@ -147,7 +181,19 @@ export class ConversationService {
     return c;
   }
 
+  /** Sends an event to a conversation's live streams here and, through the relay, on every other process. */
   private publish(id: string, event: string, data: unknown, seq?: number): void {
+    this.local(id, event, data, seq);
+    if (!this.relay) return;
+    let payload = JSON.stringify({ o: this.origin, c: id, e: event, d: data, ...(seq === undefined ? {} : { s: seq }) });
+    // A long reply does not fit a notification: the other processes' widgets fetch it instead.
+    if (Buffer.byteLength(payload) > BROADCAST_MAX_PAYLOAD) payload = JSON.stringify({ o: this.origin, c: id, e: 'resync', d: {} });
+    this.relay
+      .send(CONVERSATIONS_CHANNEL, payload)
+      .catch((err: unknown) => this.logger?.warn('conversations: relaying an event failed', { error: String(err) }));
+  }
+
+  private local(id: string, event: string, data: unknown, seq?: number): void {
     const set = this.streams.get(id);
     if (!set) return;
     for (const s of set) s.send(event, data, seq);
