@@ -1,6 +1,6 @@
 import { hashToken, newToken } from '../identity/tokens.js';
 import type { TenantId } from '../identity/types.js';
-import type { Embedded } from './embedded.js';
+import type { Embedded } from '../embedded/start.js';
 import { defaultSettings } from '../webhooks/conversations/types.js';
 
 export const DEMO_WIDGET_NAME = 'Demo widget';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { startEmbedded, type Embedded } from '../../src/cli/embedded.js';
+import { startEmbedded, type Embedded } from '../../src/embedded/start.js';
 import { launchChromium, openPage, skipWithoutChromium } from '../helpers/browser.js';
 import { ADMIN_TOKEN } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';

@@ -1,5 +1,6 @@
 import { HttpError, validationFailed } from '../../http/errors.js';
-import { describeRate, overLimit, type Rate } from '../../http/ratelimit.js';
+import { overLimit } from '../../http/ratelimit.js';
+import { describeRate, type Rate } from '../../ratelimit/limiter.js';
 import { empty, json, type Reply } from '../../http/reply.js';
 import type { HttpServer, Request } from '../../http/server.js';
 import { Fields, limitParam, readJsonObject, typeOf } from '../../http/validate.js';

@@ -1,5 +1,5 @@
 import { ADMIN_TOKEN, startTestServer, tenantSession, type TestServer } from '../../helpers/embedded.js';
-import type { EmbeddedOptions } from '../../../src/cli/embedded.js';
+import type { EmbeddedOptions } from '../../../src/embedded/start.js';
 
 export const PAGE = 'https://shop.example';
 
