@@ -1,4 +1,6 @@
 import { isLoopbackHost } from '../http/loopback.js';
+import type { ConfigStreamLimits } from '../controlplane/config-stream.js';
+import type { ControlPlane } from '../controlplane/index.js';
 import { HttpServer } from '../http/server.js';
 import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
@@ -66,6 +68,8 @@ export interface EmbeddedOptions {
   ffmpegAddressSpaceBytes?: number;
   /** Tuning of the property-video API for tests and benchmarks (render timings, preset). */
   video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
+  /** Limits of the config push streams that differ from CONFIG_STREAM_LIMITS (tests and benchmarks). */
+  streamLimits?: Partial<ConfigStreamLimits>;
   /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
   limits?: Partial<Limits>;
   /** `--job-lease`: the lease of every background job (webhook deliveries, renders, video callbacks); default each one's own constant. */
@@ -92,6 +96,8 @@ export interface Embedded {
   readonly db: Db;
   webhooks: Webhooks;
   conversations: ConversationService;
+  /** The control plane's live parts: its config streams and the signing keys (tests and benchmarks). */
+  controlPlane: Pick<ControlPlane, 'streams' | 'refreshKeys'>;
   /** Every route the server answers (pattern and methods). */
   routes(): { pattern: string; methods: string[] }[];
   close(): Promise<void>;
@@ -137,6 +143,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,
     tls: Boolean(options.tls),
     logger,
+    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     ...(cluster ? { cluster } : {}),
   });
   mountIdentityRoutes(routes, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
@@ -258,11 +265,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     },
     webhooks,
     conversations,
+    controlPlane,
     routes: () => server.routes(),
     async close() {
       if (renderPoll) clearInterval(renderPoll);
-      // First: the live streams end, so the server's close does not wait out their grace.
+      // Live streams first (chat conversations, config streams): they are not requests in flight,
+      // the server's close would wait out its grace for them; widgets reconnect, sidecars fall back to polling.
       conversations.stop();
+      controlPlane.close();
       await server.close();
       await video.close();
       if (background) await webhooks.stop();
