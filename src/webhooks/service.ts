@@ -55,6 +55,7 @@ export class WebhookService {
       checked.event,
       deliveryBody(checked.event, widget.id, checked.data),
       onceKey,
+      typeof checked.data.conversation_id === 'string' ? checked.data.conversation_id : null,
     );
     if (deliveries.length > 0) {
       this.dispatcher.notify();

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { deliveryProblem } from './schema-check.js';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;
@@ -9,9 +10,14 @@ export interface Received {
 
 export type Responder = (r: Received, index: number) => { status: number; body?: string; headers?: Record<string, string>; holdMs?: number; hang?: boolean };
 
-/** A real HTTP receiver on 127.0.0.1:0 that records every request and answers with `respond`. */
+/**
+ * A real HTTP receiver on 127.0.0.1:0 that records every request and answers with `respond`.
+ * Every body that carries a delivery's headers is checked against the event catalogue's JSON
+ * Schema; close() fails the test if one did not match, so every delivery the suite makes is checked.
+ */
 export async function startReceiver(respond: Responder = () => ({ status: 200, body: 'ok' })) {
   const received: Received[] = [];
+  const invalid: string[] = [];
   const waiters: { ready: () => boolean; resolve: () => void }[] = [];
   const hanging = new Set<http.ServerResponse>();
   let responder = respond;
@@ -20,6 +26,10 @@ export async function startReceiver(respond: Responder = () => ({ status: 200, b
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/' };
+      if (req.headers['x-service-delivery']) {
+        const problem = deliveryProblem(r.body);
+        if (problem) invalid.push(problem);
+      }
       const index = received.length;
       received.push(r);
       for (const w of [...waiters])
@@ -65,10 +75,13 @@ export async function startReceiver(respond: Responder = () => ({ status: 200, b
       }
       hanging.clear();
     },
+    /** Delivery bodies that did not match their event's schema. */
+    invalid,
     async close() {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (invalid.length > 0) throw new Error(`deliveries that do not match the event catalogue's schema:\n${invalid.join('\n')}`);
     },
   };
 }
