@@ -6,6 +6,8 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
   path: string;
+  /** When the request's body had arrived (Date.now()). */
+  at: number;
 }
 
 export type Responder = (r: Received, index: number) => { status: number; body?: string; headers?: Record<string, string>; holdMs?: number; hang?: boolean };
@@ -25,7 +27,7 @@ export async function startReceiver(respond: Responder = () => ({ status: 200, b
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/' };
+      const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/', at: Date.now() };
       if (req.headers['x-service-delivery']) {
         const problem = deliveryProblem(r.body);
         if (problem) invalid.push(problem);

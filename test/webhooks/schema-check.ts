@@ -25,5 +25,3 @@ export function deliveryProblem(body: string): string | null {
   if (!validate) return `event ${JSON.stringify(type)} is not in the catalogue`;
   return validate(value) ? null : `${type}: ${ajv.errorsText(validate.errors)}`;
 }
-
-export { ajv };

@@ -494,7 +494,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
-    test('order: a conversation\'s later delivery waits for an unfinished earlier one to the same endpoint, up to the bound, then goes on with a note', async () => {
+    test("order: a conversation's later delivery waits for an unfinished earlier one to the same endpoint, up to the bound, then goes on with a note", async () => {
       await withStore(factory, async ({ store, widget, endpoint, clock }) => {
         const ep = await endpoint(['conversation.started', 'conversation.ended', 'lead.captured']);
         const body = (c: string) => JSON.stringify({ event: 'lead.captured', widget_id: widget, data: { conversation_id: c } });
@@ -567,7 +567,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
-    test('the breaker tells: a 410 queues endpoint.disabled to the tenant\'s operational endpoint, in the same transaction', async () => {
+    test("the breaker tells: a 410 queues endpoint.disabled to the tenant's operational endpoint, in the same transaction", async () => {
       await withStore(factory, async ({ store, widget, endpoint, clock }) => {
         const ops = await endpoint(['conversation.ended']);
         const ep = await endpoint();
