@@ -236,7 +236,7 @@ export class SqliteWebhookStore implements WebhookStore {
          WHERE endpoint_id = ? AND order_key = ? AND seq < ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
       ),
       setOrderNote: db.prepare('UPDATE webhook_deliveries SET order_note = ? WHERE seq = ?'),
-      rate: db.prepare('SELECT rate_limit, rate_next_at FROM webhook_endpoints WHERE id = ?'),
+      rates: db.prepare('SELECT id, rate_limit, rate_next_at FROM webhook_endpoints WHERE rate_limit IS NOT NULL'),
       spendRate: db.prepare('UPDATE webhook_endpoints SET rate_next_at = ? WHERE id = ?'),
       dueRow: db.prepare(
         `SELECT d.seq, d.id, d.endpoint_id, d.event, d.attempts, d.created_at, d.order_note, e.body, p.url, p.secret, p.previous_secret,
@@ -469,24 +469,25 @@ export class SqliteWebhookStore implements WebhookStore {
       const out: Claimed = [];
       const taken = new Map<string, number>();
       const saturated: string[] = [];
-      const rates = new Map<string, { limit: number | null; next: number }>();
+      // Usually none: one look per claim at the endpoints with a rate limit, not one per endpoint.
+      const rates = new Map(
+        (this.q.rates.all() as { id: string; rate_limit: number; rate_next_at: number | null }[]).map((r) => [
+          r.id,
+          { limit: r.rate_limit, next: r.rate_next_at ?? 0 },
+        ]),
+      );
       const skip = (endpointId: string) => {
         if (!saturated.includes(endpointId)) saturated.push(endpointId);
       };
       const take = (r: { seq: number; endpoint_id: string; order_key?: string | null; next_attempt_at?: number }) => {
         if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) return skip(r.endpoint_id);
-        let rate = rates.get(r.endpoint_id);
-        if (!rate) {
-          const row = this.q.rate.get(r.endpoint_id) as { rate_limit: number | null; rate_next_at: number | null } | undefined;
-          rate = { limit: row?.rate_limit ?? null, next: row?.rate_next_at ?? 0 };
-          rates.set(r.endpoint_id, rate);
-        }
-        if (rate.limit !== null && rate.next > at) {
+        const rate = rates.get(r.endpoint_id);
+        if (rate && rate.next > at) {
           out.throttledUntil = Math.min(out.throttledUntil ?? Infinity, rate.next);
           return skip(r.endpoint_id);
         }
         if (this.q.lease.run(lease.owner, until, at, r.seq, at).changes === 0) return undefined;
-        if (rate.limit !== null) {
+        if (rate) {
           rate.next = Math.max(rate.next, at) + rateSpacingMs(rate.limit);
           this.q.spendRate.run(rate.next, r.endpoint_id);
         }
