@@ -14,7 +14,7 @@ import { serviceSignature } from '../../src/signing/webhook.js';
 import type { TenantId } from '../../src/identity/types.js';
 import { SqliteIdentityStore } from '../../src/identity/sqlite-store.js';
 import { hashToken, newToken } from '../../src/identity/tokens.js';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { SigningKeys } from '../../src/webhooks/keys.js';
 import { asymmetricSignature, ed25519PrivateKey, generateEd25519, standardKey, standardSignature } from '../../src/signing/webhook.js';
 import { EVENTS_PER_CONVERSATION, RETRY_MS, SCENARIOS, type Scenario } from './scenarios.js';

@@ -1,7 +1,8 @@
 import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { readJsonObject } from '../http/validate.js';
-import { describeRate, overLimit } from '../http/ratelimit.js';
+import { overLimit } from '../http/ratelimit.js';
+import { describeRate } from '../ratelimit/limiter.js';
 import { bearerToken } from '../identity/auth.js';
 import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import type { WebhookRouteContext } from './routes-context.js';
