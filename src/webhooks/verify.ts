@@ -62,8 +62,17 @@ export function verifyWebhook(rawBody: string | Uint8Array, headers: HeaderBag, 
     if (Math.abs(Math.floor(now() / 1000) - timestamp) > tolerance) {
       return { ok: false, code: 'timestamp_out_of_range', message: `webhook-timestamp is more than ${tolerance} s from now` };
     }
-    if (!verifyStandardSignature(id, timestamp, rawBody, sig, secret))
-      return { ok: false, code: 'bad_signature', message: 'no webhook-signature matches the secret' };
+    if (!verifyStandardSignature(id, timestamp, rawBody, sig, secret)) {
+      // An endpoint signing with v1a alone sends no v1, signature to check the secret against.
+      const onlyV1a = sig.split(' ').every((p) => p.trim().startsWith('v1a,'));
+      return {
+        ok: false,
+        code: 'bad_signature',
+        message: onlyV1a
+          ? 'webhook-signature carries only v1a (ed25519) signatures: verify them with verifyWebhookV1a and the public keys of GET /v1/webhooks/keys'
+          : 'no webhook-signature matches the secret',
+      };
+    }
     result = { ok: true, scheme: 'standard-webhooks', id, timestamp, event, payload: null };
   } else {
     if (options.requireTimestamp ?? true) {

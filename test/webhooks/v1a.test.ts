@@ -6,7 +6,7 @@ import { startReceiver, type Received } from './receiver.js';
 import { testClock, webhookServer } from './setup.js';
 import { ADMIN_TOKEN } from '../helpers/embedded.js';
 import { verifyServiceSignature } from '../../src/signing/webhook.js';
-import { verifyWebhookV1a } from '../../src/public/webhooks.js';
+import { verifyWebhook, verifyWebhookV1a } from '../../src/public/webhooks.js';
 
 /** Verifies every `v1a,` signature of a delivery with @noble/ed25519 (not node:crypto, which signs); answers the kids that verified. */
 async function nobleVerified(r: Received, jwks: { keys: { kid: string; x: string }[] }): Promise<string[]> {
@@ -75,6 +75,9 @@ test('v1a: ed25519 signatures verified by @noble/ed25519 with the JWKS; X-Servic
     assert.equal(verifyWebhookV1a(by('?both').body, by('?both').headers, jwk.whpk).ok, true);
     assert.equal(verifyWebhookV1a(`${by('?v1a').body} `, by('?v1a').headers, keys.body).ok, false, 'a changed body fails');
     assert.equal(verifyWebhookV1a(by('').body, by('').headers, keys.body).ok, false, 'an hmac delivery carries no v1a signature');
+    const hmacOnly = verifyWebhook(by('?v1a').body, by('?v1a').headers, v1a.secret);
+    assert.equal(hmacOnly.ok, false);
+    assert.match(hmacOnly.ok ? '' : hmacOnly.message, /only v1a .*verifyWebhookV1a/, 'the HMAC verifier says where to look');
   } finally {
     await s.stop();
     await rx.close();
