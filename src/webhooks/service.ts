@@ -57,6 +57,7 @@ export class WebhookService {
       deliveryBody(checked.event, widget.id, checked.data),
       keys.once,
       keys.after,
+      typeof checked.data.conversation_id === 'string' ? checked.data.conversation_id : null,
     );
     if (unmet) throw new HttpError('conflict', `Conversation ${String(checked.data.conversation_id)} has not started: post conversation.started for it first.`);
     if (deliveries.length > 0) this.notify();

@@ -29,7 +29,9 @@ test('the delivery log pages with a cursor and shows attempts; a failed delivery
     assert.equal(one.body.attempt_log.length, 1);
     const a = one.body.attempt_log[0];
     assert.equal(a.status_code, 500);
-    assert.equal(a.response_excerpt.length, 1024);
+    assert.equal(a.response_excerpt.length, 4096, 'the first 4 KB of the answer is kept');
+    assert.equal(one.body.payload, JSON.stringify({ event: 'conversation.started', widget_id: widgetId, data: JSON.parse(one.body.payload).data }));
+    assert.match(one.body.payload, /"conversation_id":"ses_[123]"/, 'the request body as sent');
     assert.equal(typeof a.duration_ms, 'number');
     assert.equal(a.started_at, new Date(clock.now()).toISOString());
     assert.equal(a.outcome, 'failed');
