@@ -249,7 +249,7 @@ async function deliver(rx: Awaited<ReturnType<typeof startReceiver>>, s: Scenari
       const conversation = `ses_${Math.floor(i / EVENTS_PER_CONVERSATION)}`;
       const checked = validateEvent('conversation.started', { conversation_id: conversation, n: i % EVENTS_PER_CONVERSATION });
       if (!checked.ok) throw new Error('bench event invalid');
-      await store.enqueue(widget.id, 'conversation.started', deliveryBody('conversation.started', widget.id, checked.data), undefined, conversation);
+      await store.enqueue(widget.id, 'conversation.started', deliveryBody('conversation.started', widget.id, checked.data), undefined, undefined, conversation);
     }
     const dispatcher = new Dispatcher({
       store,

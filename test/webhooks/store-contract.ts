@@ -500,7 +500,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const body = (c: string) => JSON.stringify({ event: 'lead.captured', widget_id: widget, data: { conversation_id: c } });
         const [a1] = (await store.enqueue(widget, 'lead.captured', body('ses_a'))).deliveries;
         const [a2] = (await store.enqueue(widget, 'lead.captured', body('ses_a'))).deliveries;
-        const [a3] = (await store.enqueue(widget, 'lead.captured', body('ses_a'), undefined, 'ses_a')).deliveries;
+        const [a3] = (await store.enqueue(widget, 'lead.captured', body('ses_a'), undefined, undefined, 'ses_a')).deliveries;
         const [b1] = (await store.enqueue(widget, 'lead.captured', body('ses_b'))).deliveries;
         const hold = { orderHoldMs: 600_000 };
         const first = await store.claimDue(A, 10, unlimited, hold);
@@ -541,7 +541,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
     test('order off (orderHoldMs 0): every due delivery of a conversation is claimed at once', async () => {
       await withStore(factory, async ({ store, widget, endpoint }) => {
         await endpoint();
-        for (let i = 0; i < 3; i++) await store.enqueue(widget, 'lead.captured', '{}', undefined, 'ses_same');
+        for (let i = 0; i < 3; i++) await store.enqueue(widget, 'lead.captured', '{}', undefined, undefined, 'ses_same');
         assert.equal((await store.claimDue(A, 10, unlimited, { orderHoldMs: 0 })).length, 3);
       });
     });

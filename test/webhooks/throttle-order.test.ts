@@ -27,9 +27,9 @@ test('rate_limit 5/s: the receiver never counts more than 5 deliveries in any se
   const rx = await startReceiver();
   const { s, token, widgetId, addEndpoint, post } = await webhookServer();
   try {
-    const ep = await addEndpoint({ url: rx.url, events: ['conversation.ended'], rate_limit: 5 });
+    const ep = await addEndpoint({ url: rx.url, events: ['escalation.triggered'], rate_limit: 5 });
     assert.equal((ep as any).rate_limit, 5);
-    for (let i = 0; i < 16; i++) assert.equal((await post('conversation.ended', { conversation_id: `ses_t${i}` })).status, 202);
+    for (let i = 0; i < 16; i++) assert.equal((await post('escalation.triggered', { conversation_id: `ses_t${i}` })).status, 202);
     await rx.waitFor(16);
     assert.ok(busiestSecond(rx.received) <= 5, `at most 5 in a second, counted ${busiestSecond(rx.received)}`);
     const bad = await s.call('PATCH', `/v1/widgets/${widgetId}/webhooks/${ep.id}`, { token, body: { rate_limit: 0 } });
