@@ -82,7 +82,7 @@ export function registerUp(program: Command): void {
       if (lock) process.once('exit', lock.release);
       let local;
       try {
-        local = await ensureLocalStack(location, { adminToken: process.env.SERVICE_ADMIN_TOKEN });
+        local = await ensureLocalStack(location, { adminToken: process.env.SERVICE_ADMIN_TOKEN, brainToken: process.env.SERVICE_BRAIN_TOKEN });
       } catch (err) {
         throw new CliError(`cannot prepare ${db}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -108,7 +108,8 @@ export function registerUp(program: Command): void {
         logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
       // In the data directory, never the working directory (unless that is the data directory).
       const stateDir = defaultStateDir(String(stack.serverId), dir);
-      const token = process.env.SERVICE_BRAIN_TOKEN ?? '';
+      // Always a token: a mod tried against the local stack must learn at once when it sends none or a wrong one.
+      const token = stack.brainToken;
       let linked;
       try {
         linked = await startLinkedSidecar(
@@ -117,7 +118,7 @@ export function registerUp(program: Command): void {
             host: side.host,
             port: side.port,
             workers: 0,
-            token: token || null,
+            token,
             logger,
             accessLog: accessLogFlag(flags.accessLog),
             dialogue: dialogueFrom({}, process.env),
@@ -133,7 +134,6 @@ export function registerUp(program: Command): void {
       // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
       const stopped = untilSignal();
       const config = sidecar.status().config;
-      const auth = token ? ` -H 'authorization: Bearer ${token}'` : '';
       if (flags.json) {
         process.stdout.write(
           `${JSON.stringify({
@@ -143,6 +143,7 @@ export function registerUp(program: Command): void {
             dashboard: `${embedded.url}/`,
             api: `${embedded.url}/v1`,
             sidecar: sidecar.url,
+            brainToken: token,
             serverId: stack.serverId,
             bundleVersion: config.version,
             email: stack.email,
@@ -158,10 +159,11 @@ export function registerUp(program: Command): void {
             `  dashboard    ${embedded.url}/`,
             `  API          ${embedded.url}/v1`,
             `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
+            `  brain token  ${token}  (send it as Authorization: Bearer, X-Brain-Token or ?token=)`,
             `  login        ${stack.email}  /  ${stack.password}`,
             `  API key      ${stack.apiKey}  (property-video API: Authorization: Bearer <API key>)`,
             `  admin token  ${stack.adminToken}`,
-            `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json'${auth} -d '${JSON.stringify(SAMPLE_TICK)}'`,
+            `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json' -H 'authorization: Bearer ${token}' -d '${JSON.stringify(SAMPLE_TICK)}'`,
             'Ctrl-C stops both.',
             '',
           ].join('\n'),
