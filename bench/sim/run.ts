@@ -144,14 +144,20 @@ export interface RunOptions {
   workers?: number;
   /** Called after every step with every character (see `--html`). */
   onFrame?: SimOptions['onFrame'];
+  /** The spawned sidecar's characters talk from the scripted demo line source (`--demo-dialogue`). */
+  demoDialogue?: boolean;
 }
 
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<SimResult> {
   const bundle = scenarioBundle(scenario);
-  const sidecar = options.sidecarUrl ? null : await spawnSidecar(bundle, options.workers === undefined ? [] : ['--workers', String(options.workers)]);
+  if (options.demoDialogue && options.sidecarUrl)
+    throw new Error('--demo-dialogue applies to the sidecar sim starts; start your own with brainstem sidecar --demo-dialogue instead');
+  const args = [...(options.workers === undefined ? [] : ['--workers', String(options.workers)]), ...(options.demoDialogue ? ['--demo-dialogue'] : [])];
+  const sidecar = options.sidecarUrl ? null : await spawnSidecar(bundle, args);
   const transport = httpTransport(options.sidecarUrl ?? sidecar!.url, options.token);
   const out = options.recordFile ? createWriteStream(options.recordFile) : null;
-  out?.write(`${JSON.stringify({ scenario: scenario.name, bundle })}\n`);
+  // A recording made with demo dialogue says so, so that replay starts its sidecar the same way.
+  out?.write(`${JSON.stringify({ scenario: scenario.name, bundle, ...(options.demoDialogue ? { demoDialogue: true } : {}) })}\n`);
   try {
     const sim = new Simulation(
       scenario,
@@ -192,12 +198,13 @@ export async function replay(recordFile: string, options: { sidecarUrl?: string;
       throw new Error(`${recordFile}: line ${i + 1} is not valid JSON; was it written by brainstem sim --record?`);
     }
   };
-  const header = lineOf<{ scenario?: string; bundle?: ConfigBundle } | null>(0);
+  const header = lineOf<{ scenario?: string; bundle?: ConfigBundle; demoDialogue?: boolean } | null>(0);
   if (header === null || typeof header !== 'object' || !header.bundle)
     throw new Error(`${recordFile} has no header line with the bundle; was it written by brainstem sim --record?`);
   // Every line read before a sidecar is started: a bad one is reported at once, naming it.
   const records = lines.slice(1).map((_, k) => lineOf<RecordLine>(k + 1));
-  const sidecar = options.sidecarUrl ? null : await spawnSidecar(header.bundle, options.workers === undefined ? [] : ['--workers', String(options.workers)]);
+  const args = [...(options.workers === undefined ? [] : ['--workers', String(options.workers)]), ...(header.demoDialogue === true ? ['--demo-dialogue'] : [])];
+  const sidecar = options.sidecarUrl ? null : await spawnSidecar(header.bundle, args);
   const transport = httpTransport(options.sidecarUrl ?? sidecar!.url);
   const mismatches: ReplayResult['mismatches'] = [];
   try {

@@ -215,3 +215,36 @@ test('brainstem up: SERVICE_BRAIN_TOKEN is the sidecar token instead of the stor
     cwd.dispose();
   }
 });
+
+test('brainstem up --demo-dialogue: a character with a player near says a scripted line on a later tick, with no model configured', async () => {
+  const cwd = tempDir('brainstem-up-demo-');
+  try {
+    const run = await spawnCli(['up', '--addr', '127.0.0.1:0', '--sidecar-addr', '127.0.0.1:0', '--demo-dialogue'], /^Ctrl-C stops both\.$/, {
+      cwd: cwd.path,
+      env: { SERVICE_ADMIN_TOKEN: '' },
+    });
+    try {
+      const printed = parse(run.lines);
+      assert.ok(run.lines.some((l) => l.startsWith('  dialogue     scripted demo lines')));
+      const says: string[] = [];
+      for (let t = 10; t <= 12 && says.length === 0; t += 0.5) {
+        const tick = JSON.parse(printed.curlBody) as { snapshot: { time_s: number } };
+        tick.snapshot.time_s = t;
+        const res = await fetch(printed.curlUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: printed.curlAuth },
+          body: JSON.stringify(tick),
+        });
+        assert.equal(res.status, 200);
+        const reply = (await res.json()) as { intents: { kind: string; text?: string }[] };
+        for (const i of reply.intents) if (i.kind === 'Say') says.push(i.text!);
+      }
+      assert.equal(says.length, 1, 'one greeting');
+      assert.match(says[0]!, /Alex/);
+    } finally {
+      assert.equal(await stop(run.child), 0);
+    }
+  } finally {
+    cwd.dispose();
+  }
+});

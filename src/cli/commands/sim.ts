@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, parseInteger, printJson } from '../util.js';
+import { DEMO_DIALOGUE_HELP } from './sidecar.js';
 
 interface SimFlags {
   sidecar?: string;
@@ -10,6 +11,7 @@ interface SimFlags {
   workers?: string;
   quiet?: boolean;
   html?: string;
+  demoDialogue?: boolean;
 }
 
 /** `brainstem sim` and `brainstem replay`: the scenario simulator in bench/sim, driven over real HTTP. */
@@ -23,12 +25,15 @@ export function registerSim(program: Command): void {
     .option('--workers <n>', 'worker threads for the spawned sidecar')
     .option('--record <file>', 'write every tick and reply as JSON lines, for brainstem replay')
     .option('--html <file>', 'also write a self-contained page replaying the run on a map (play, pause, scrub, click a character)')
+    .option('--demo-dialogue', `in the spawned sidecar, ${DEMO_DIALOGUE_HELP}`)
     .option('--quiet', 'print only the expectation results')
     .option('--json', 'print the result as JSON')
     .action(async (file: string, flags: SimFlags) => {
       const { loadScenario, runScenario } = await import('../../../bench/sim/run.js');
       const { ReplayRecorder } = await import('../../../bench/sim/replay-page.js');
       const scenario = loadScenario(file);
+      if (flags.demoDialogue && flags.sidecar)
+        throw new CliError('--demo-dialogue applies to the sidecar sim starts; start yours with brainstem sidecar --demo-dialogue');
       const page = flags.html ? new ReplayRecorder(scenario) : null;
       const result = await runScenario(scenario, {
         ...(page ? { onFrame: page.onFrame } : {}),
@@ -36,6 +41,7 @@ export function registerSim(program: Command): void {
         ...(flags.token ? { token: flags.token } : {}),
         ...(flags.record ? { recordFile: flags.record } : {}),
         ...(flags.workers !== undefined ? { workers: parseInteger(flags.workers, '--workers', 0, 64) } : {}),
+        ...(flags.demoDialogue ? { demoDialogue: true } : {}),
       });
       if (page && flags.html) writeFileSync(flags.html, page.html());
       if (flags.json) printJson(result);

@@ -10,7 +10,7 @@ import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
 import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
-import { DEFAULT_SIDECAR_ADDR, dialogueFrom, warnAboutModelServer } from './sidecar.js';
+import { DEFAULT_SIDECAR_ADDR, DEMO_DIALOGUE_HELP, dialogueFrom, warnAboutModelServer } from './sidecar.js';
 
 interface UpFlags {
   addr: string;
@@ -24,6 +24,7 @@ interface UpFlags {
   allowPrivateWebhooks?: boolean;
   insecureHttp?: boolean;
   accessLog?: boolean;
+  demoDialogue?: boolean;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -66,6 +67,7 @@ export function registerUp(program: Command): void {
     .option('--json', 'print the URLs and credentials as one JSON line')
     .option('--limits <file>', LIMITS_FLAG_HELP)
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
+    .option('--demo-dialogue', DEMO_DIALOGUE_HELP)
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
@@ -121,7 +123,7 @@ export function registerUp(program: Command): void {
             token,
             logger,
             accessLog: accessLogFlag(flags.accessLog),
-            dialogue: dialogueFrom({}, process.env),
+            dialogue: dialogueFrom({ demoDialogue: flags.demoDialogue === true }, process.env),
             stateFile: defaultStateFile(dir, stateDir),
           },
         );
@@ -130,7 +132,7 @@ export function registerUp(program: Command): void {
         throw new CliError(`sidecar: ${err instanceof Error ? err.message : String(err)}`);
       }
       const { sidecar } = linked;
-      if (sidecar.dialogue) warnAboutModelServer(process.env, logger);
+      if (sidecar.dialogue && !flags.demoDialogue) warnAboutModelServer(process.env, logger);
       // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
       const stopped = untilSignal();
       const config = sidecar.status().config;
@@ -160,6 +162,7 @@ export function registerUp(program: Command): void {
             `  API          ${embedded.url}/v1`,
             `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
             `  brain token  ${token}  (send it as Authorization: Bearer, X-Brain-Token or ?token=)`,
+            ...(flags.demoDialogue ? ['  dialogue     scripted demo lines (--demo-dialogue): characters greet a player within 20 m on their next tick'] : []),
             `  login        ${stack.email}  /  ${stack.password}`,
             `  API key      ${stack.apiKey}  (property-video API: Authorization: Bearer <API key>)`,
             `  admin token  ${stack.adminToken}`,
