@@ -8,6 +8,7 @@ import type { Database, DatabaseLocation } from '../store/database.js';
 import { Authenticator } from '../identity/auth.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
+import type { PrivateUrls } from '../net/ssrf.js';
 import { mountVideo, type VideoService, type VideoServiceOptions } from '../video/index.js';
 import { dirname, join } from 'node:path';
 import { mountControlPlane } from '../controlplane/index.js';
@@ -50,7 +51,7 @@ export interface EmbeddedOptions {
   /** `--insecure-http`: serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy). */
   insecureHttp?: boolean;
   /** `--allow-private-webhooks`: webhook URLs may be plain http:// and resolve to private addresses. */
-  allowPrivateWebhooks?: boolean;
+  allowPrivateWebhooks?: PrivateUrls;
   /** Where the property-video API keeps photos and rendered assets; default `data/` beside the DB file. */
   dataDir?: string;
   /** `--object-store s3://bucket/prefix`: photos, videos and posters in S3-compatible storage; default the data directory. */

@@ -11,7 +11,7 @@ import type { DeleteOutcome, VideoStore } from './store.js';
 import type { AssetStorage } from './storage.js';
 import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto, type UploadLimits } from './uploads.js';
 import { callbackUrlProblem } from './callbacks.js';
-import type { Resolve } from '../net/ssrf.js';
+import type { PrivateUrls, Resolve } from '../net/ssrf.js';
 import type { ByteBudget } from './budget.js';
 import { photoView, propertyView, videoView } from './views.js';
 import type { AssetUrlSigner } from './signed-urls.js';
@@ -30,7 +30,7 @@ export interface VideoRoutesOptions {
   jsonBudget: ByteBudget;
   /** Most photos one property may have. */
   maxPhotosPerProperty: number;
-  allowPrivateCallbacks: boolean;
+  allowPrivateCallbacks: PrivateUrls;
   /** DNS for the SSRF guard on callback URLs; default the system resolver. */
   resolve?: Resolve | undefined;
   logger: Logger;

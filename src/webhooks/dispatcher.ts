@@ -6,7 +6,7 @@ import { serviceSignature, standardKey, standardSignature } from '../signing/web
 import { DELIVERY_LEASE_MS, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, parseRetryAfter, retryDelay, RETRY_DELAYS_MS, seededRandom } from './schedule.js';
 import type { Send, SendOutcome } from '../net/sender.js';
 import { PACKAGE_VERSION } from '../net/sender.js';
-import { guardUrl, type Resolve } from '../net/ssrf.js';
+import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 
 export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
 import type { AttemptResult, WebhookStore } from './store.js';
@@ -16,7 +16,7 @@ import type { DueDelivery } from './types.js';
 export interface DispatcherOptions {
   store: WebhookStore;
   send: Send;
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   resolve?: Resolve;
   now?: () => number;
   /** Jitter source; seeded from crypto by default, fixed in tests. */
@@ -59,7 +59,7 @@ export class Dispatcher {
   private readonly pollMs: number;
   private readonly retryDelays: readonly number[];
   private readonly disableAfterMs: number;
-  private readonly guard: { allowPrivate: boolean; resolve?: Resolve };
+  private readonly guard: { allowPrivate: PrivateUrls; resolve?: Resolve };
 
   private inFlight = 0;
   /** Attempts since construction by what followed them (read by /metrics at scrape time). */

@@ -7,7 +7,7 @@ import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { mountWebhookRoutes } from './routes.js';
 import { createSender, type Send } from '../net/sender.js';
 import { WebhookService } from './service.js';
-import type { Resolve } from '../net/ssrf.js';
+import type { PrivateUrls, Resolve } from '../net/ssrf.js';
 import type { WebhookStore } from './store.js';
 
 export interface WebhooksOptions {
@@ -19,7 +19,7 @@ export interface WebhooksOptions {
   /** Plan limits (widgets) and trial ends, from the billing catalogue. */
   plans: TenantPlans;
   /** `--allow-private-webhooks`: private addresses and plain http:// admitted (development and tests only). */
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   now?: () => number;
   logger?: Logger;
   resolve?: Resolve;

@@ -9,7 +9,7 @@ import { noRoom, requireCurrentPlan, requireRoom, type TenantPlans } from '../id
 import { hashToken, newToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import { generateSecret } from '../signing/webhook.js';
 import type { WebhookService } from './service.js';
-import { guardUrl, type Resolve } from '../net/ssrf.js';
+import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 import type { EndpointPatch } from './store.js';
 import {
   EVENT_TYPES,
@@ -36,7 +36,7 @@ export interface WebhookRoutesOptions {
   service: WebhookService;
   auth: Authenticator;
   plans: TenantPlans;
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   resolve?: Resolve;
   now?: () => number;
 }

@@ -162,7 +162,7 @@ test('brainstem up --json prints one JSON line; SERVICE_BRAIN_ADDR binds the sid
   }
 });
 
-test('brainstem up --allow-private-webhooks lets a local receiver be registered (refused without it)', async () => {
+test('brainstem up admits a webhook receiver on this machine without a flag; a private address needs --allow-private-webhooks', async () => {
   for (const allow of [false, true]) {
     const cwd = tempDir('brainstem-up-private-');
     try {
@@ -172,13 +172,17 @@ test('brainstem up --allow-private-webhooks lets a local receiver be registered 
         const printed = JSON.parse(run.match.input) as { api: string; email: string; password: string };
         const base = printed.api.replace(/\/v1$/, '');
         const token = (await call(base, 'POST', '/v1/auth/login', { body: { email: printed.email, password: printed.password } })).body.token as string;
-        const widget = await call(base, 'POST', '/v1/widgets', { token, body: { name: 'site' } });
+        const widget = await call(base, 'POST', `/v1/widgets`, { token, body: { name: 'site' } });
         assert.equal(widget.status, 201);
-        const endpoint = await call(base, 'POST', `/v1/widgets/${widget.body.id}/webhooks`, {
-          token,
-          body: { url: 'http://127.0.0.1:9/hooks', events: ['lead.captured'] },
-        });
-        assert.equal(endpoint.status, allow ? 201 : 422, JSON.stringify(endpoint.body));
+        const add = (url: string) => call(base, 'POST', `/v1/widgets/${widget.body.id}/webhooks`, { token, body: { url, events: ['lead.captured'] } });
+        // What `webhooks listen` prints: a loopback URL, plain http.
+        for (const url of ['http://127.0.0.1:8765/', 'http://localhost:8765/hooks', 'http://[::1]:8765/']) {
+          const endpoint = await add(url);
+          assert.equal(endpoint.status, 201, `${url}: ${JSON.stringify(endpoint.body)}`);
+        }
+        const lan = await add('http://10.0.0.7/hooks');
+        assert.equal(lan.status, allow ? 201 : 422, JSON.stringify(lan.body));
+        if (!allow) assert.match(JSON.stringify(lan.body), /--allow-private-webhooks/);
       } finally {
         assert.equal(await stop(run.child), 0);
       }

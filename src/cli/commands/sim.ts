@@ -51,6 +51,11 @@ export function registerSim(program: Command): void {
             process.stdout.write(`${e.t.toFixed(2).padStart(8)}s  agent ${String(e.agent).padEnd(5)} ${e.posture.padEnd(9)} ${e.intents}\n`);
         }
         for (const r of result.results) process.stdout.write(`${r.pass ? 'PASS' : 'FAIL'}  ${JSON.stringify(r.expectation)}  (${r.detail})\n`);
+        const silent = result.results.some((r) => !r.pass && 'kind' in r.expectation && r.expectation.kind === 'Say');
+        if (silent && !flags.demoDialogue && !flags.sidecar)
+          process.stdout.write(
+            '  (no line was said: characters talk with a model configured, SERVICE_LLM_BASE_URL and SERVICE_LLM_MODEL, or with --demo-dialogue)\n',
+          );
         process.stdout.write(
           `${result.scenario}: ${result.ticks} ticks, ${result.results.filter((r) => r.pass).length}/${result.results.length} expectations met\n`,
         );

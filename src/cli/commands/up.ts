@@ -61,7 +61,7 @@ export function registerUp(program: Command): void {
     .option('--data <dir>', 'property-video files (default: data/ in the data directory)')
     .option(
       '--allow-private-webhooks',
-      'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)',
+      'also admit webhook and callback URLs on private addresses, and plain http to them (loopback URLs, such as webhooks listen, are admitted without it)',
     )
     .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
     .option('--json', 'print the URLs and credentials as one JSON line')
@@ -98,7 +98,8 @@ export function registerUp(program: Command): void {
           adminToken: stack.adminToken,
           logger,
           dataDir: flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data),
-          allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+          // The local stack: a receiver on this machine (`webhooks listen`) is admitted without a flag.
+          allowPrivateWebhooks: flags.allowPrivateWebhooks === true ? true : 'loopback',
           ...limits,
           insecureHttp: flags.insecureHttp === true,
           accessLog: accessLogFlag(flags.accessLog),
