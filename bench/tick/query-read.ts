@@ -35,10 +35,13 @@ async function main(): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const send = (path: string): Promise<void> =>
     new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': 2 } }, (res) => {
-        res.resume();
-        res.on('end', resolve);
-      });
+      const req = request(
+        { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': 2 } },
+        (res) => {
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
       req.on('error', reject);
       req.end('{}');
     });
