@@ -146,6 +146,8 @@ export interface RunOptions {
   onFrame?: SimOptions['onFrame'];
   /** The spawned sidecar's characters talk from the scripted demo line source (`--demo-dialogue`). */
   demoDialogue?: boolean;
+  /** Called after every step (see SimOptions.onStep). */
+  onStep?: SimOptions['onStep'];
 }
 
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<SimResult> {
@@ -159,12 +161,10 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   // A recording made with demo dialogue says so, so that replay starts its sidecar the same way.
   out?.write(`${JSON.stringify({ scenario: scenario.name, bundle, ...(options.demoDialogue ? { demoDialogue: true } : {}) })}\n`);
   try {
-    const sim = new Simulation(
-      scenario,
-      transport,
-      out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined,
-      options.onFrame ? { onFrame: options.onFrame } : {},
-    );
+    const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined, {
+      ...(options.onFrame ? { onFrame: options.onFrame } : {}),
+      ...(options.onStep ? { onStep: options.onStep } : {}),
+    });
     return await sim.run();
   } finally {
     transport.close();
@@ -182,7 +182,10 @@ export interface ReplayResult {
 }
 
 /** Re-sends every recorded tick, in order, to a fresh sidecar on the recorded bundle and compares replies byte for byte. */
-export async function replay(recordFile: string, options: { sidecarUrl?: string; workers?: number; maxMismatches?: number } = {}): Promise<ReplayResult> {
+export async function replay(
+  recordFile: string,
+  options: { sidecarUrl?: string; workers?: number; maxMismatches?: number; onTick?: (done: number, total: number) => void } = {},
+): Promise<ReplayResult> {
   let text: string;
   try {
     text = readFileSync(recordFile, 'utf8');
@@ -211,6 +214,7 @@ export async function replay(recordFile: string, options: { sidecarUrl?: string;
     for (let i = 1; i < lines.length; i++) {
       const rec = records[i - 1]!;
       const res = await transport(rec.request);
+      options.onTick?.(i, lines.length - 1);
       if (res.body !== rec.reply || res.status !== rec.status) {
         mismatches.push({ line: i + 1, t: rec.t, expected: rec.reply, actual: res.body });
         if (mismatches.length >= (options.maxMismatches ?? 20)) break;

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { progress } from '../progress.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 import { DEMO_DIALOGUE_HELP } from './sidecar.js';
 
@@ -35,6 +36,7 @@ export function registerSim(program: Command): void {
       if (flags.demoDialogue && flags.sidecar)
         throw new CliError('--demo-dialogue applies to the sidecar sim starts; start yours with brainstem sidecar --demo-dialogue');
       const page = flags.html ? new ReplayRecorder(scenario) : null;
+      const shown = progress({ label: `sim ${scenario.name}`, total: null, unit: 'steps', json: flags.json === true });
       const result = await runScenario(scenario, {
         ...(page ? { onFrame: page.onFrame } : {}),
         ...(flags.sidecar ? { sidecarUrl: flags.sidecar } : {}),
@@ -42,7 +44,9 @@ export function registerSim(program: Command): void {
         ...(flags.record ? { recordFile: flags.record } : {}),
         ...(flags.workers !== undefined ? { workers: parseInteger(flags.workers, '--workers', 0, 64) } : {}),
         ...(flags.demoDialogue ? { demoDialogue: true } : {}),
+        onStep: (done, steps) => shown.update(done, steps),
       });
+      shown.finish();
       if (page && flags.html) writeFileSync(flags.html, page.html());
       if (flags.json) printJson(result);
       else {
@@ -72,12 +76,15 @@ export function registerSim(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (file: string, flags: SimFlags) => {
       const { replay } = await import('../../../bench/sim/run.js');
+      const shown = progress({ label: `replay ${file}`, total: null, unit: 'ticks', json: flags.json === true });
       const result = await replay(file, {
+        onTick: (done, total) => shown.update(done, total),
         ...(flags.sidecar ? { sidecarUrl: flags.sidecar } : {}),
         ...(flags.workers !== undefined ? { workers: parseInteger(flags.workers, '--workers', 0, 64) } : {}),
       }).catch((err: Error) => {
         throw new CliError(err.message);
       });
+      shown.finish();
       if (flags.json) printJson(result);
       else {
         for (const m of result.mismatches) process.stdout.write(`line ${m.line} (t=${m.t}s): expected ${m.expected}\n  got ${m.actual}\n`);
