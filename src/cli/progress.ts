@@ -43,13 +43,17 @@ export function progress(options: ProgressOptions): Progress {
   // The clock starts at the first update, not at creation: what comes before (a sidecar
   // starting, a file read) is not the work the rate and the time left are about.
   let started = -1;
+  /** What was done at the first update: the rate counts what was done after it. */
+  let base = 0;
   let next = 0;
   let last = 0;
   let drawn = false;
   let finished = false;
   let total = options.total;
   const draw = (done: number, at: number, end: boolean): void => {
-    const text = progressLine(options.label, done, total, options.unit, at - started, end);
+    const elapsed = at - started;
+    const rate = elapsed > 0 ? ((done - base) * 1000) / elapsed : 0;
+    const text = progressLine(options.label, done, total, options.unit, rate, elapsed, end);
     if (tty) stream.write(`\r\x1b[2K${text}${end ? '\n' : ''}`);
     else stream.write(`${text}\n`);
     drawn = true;
@@ -62,6 +66,7 @@ export function progress(options: ProgressOptions): Progress {
       const at = now();
       if (started < 0) {
         started = at;
+        base = done;
         next = at + every;
         return;
       }
@@ -79,9 +84,8 @@ export function progress(options: ProgressOptions): Progress {
   };
 }
 
-/** "sim greeting: 1,200/5,040 ticks (24%), 410 ticks/s, about 9 s left" (or "…, done in 12 s"). */
-export function progressLine(label: string, done: number, total: number | null, unit: string, elapsedMs: number, end = false): string {
-  const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
+/** "sim greeting: 1,200/5,040 ticks (24%), 410 ticks/s, about 9 s left" (or "…, done in 12 s"); `rate` per second. */
+export function progressLine(label: string, done: number, total: number | null, unit: string, rate: number, elapsedMs: number, end = false): string {
   const parts = [`${label}: ${count(done)}${total === null ? '' : `/${count(total)}`} ${unit}`];
   if (total !== null && total > 0) parts[0] += ` (${Math.min(100, Math.floor((done * 100) / total))}%)`;
   parts.push(`${count(Math.round(rate))} ${unit}/s`);

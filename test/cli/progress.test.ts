@@ -62,8 +62,9 @@ test('--json, or a command over before the first line is due, prints nothing', (
 });
 
 test('progress lines: without a total no percentage or time left; durations read as people say them', () => {
-  assert.equal(progressLine('bench', 1500, null, 'ticks', 3000), 'bench: 1,500 ticks, 500 ticks/s');
-  assert.equal(progressLine('bench', 0, 10, 'ticks', 0), 'bench: 0/10 ticks (0%), 0 ticks/s');
+  assert.equal(progressLine('bench', 1500, null, 'ticks', 500, 3000), 'bench: 1,500 ticks, 500 ticks/s');
+  assert.equal(progressLine('bench', 0, 10, 'ticks', 0, 0), 'bench: 0/10 ticks (0%), 0 ticks/s');
+  assert.equal(progressLine('bench', 4, 10, 'ticks', 2, 1000), 'bench: 4/10 ticks (40%), 2 ticks/s, about 3 s left');
   assert.equal(duration(400), '0 s');
   assert.equal(duration(59_400), '59 s');
   assert.equal(duration(80_000), '1 min 20 s');
