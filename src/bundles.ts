@@ -8,7 +8,8 @@ import type { ConfigBundle, Problem } from '../brain/types.js';
 /** A bundle directory holds one file, bundle.json, with a whole ConfigBundle. */
 export const BUNDLE_FILE = 'bundle.json';
 
-export type BundleLoad = { ok: true; bundle: ConfigBundle } | { ok: false; problems: Problem[] };
+/** A loaded bundle carries bundle.json's text as read, which a signature covers. */
+export type BundleLoad = { ok: true; bundle: ConfigBundle; text: string } | { ok: false; problems: Problem[] };
 
 /**
  * The bundle directory a user meant: the path itself, or the directory of a `bundle.json` named
@@ -43,5 +44,5 @@ export async function loadBundleDir(dir: string): Promise<BundleLoad> {
     return { ok: false, problems: [{ path: '', message: `${file} is not valid JSON: ${(err as Error).message}` }] };
   }
   const check = validateBundle(value);
-  return check.ok ? check : { ok: false, problems: check.problems };
+  return check.ok ? { ok: true, bundle: check.bundle, text } : { ok: false, problems: check.problems };
 }

@@ -3,6 +3,8 @@ import { html } from '../html.js';
 /** The sidecar's link as a server summary carries it (see the control plane's ServerSummary). */
 export interface SidecarConnection {
   state: 'connected' | 'stale' | 'never';
+  /** `live`: a push stream is open (publishes arrive in a second); `polling`: it pulls every 15 s. */
+  path: 'live' | 'polling' | null;
   lastPullAt: string | null;
   appliedVersion: number | null;
   lastReportAt: string | null;
@@ -23,7 +25,7 @@ export function ago(iso: string | null, now = Date.now()): string {
 const SEP = ' · ';
 
 /** Milliseconds to three significant digits at most: "0.42 ms", "1.79 ms", "33.8 ms". */
-function ms(value: number): string {
+export function fmtMs(value: number): string {
   return `${value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : Math.round(value)} ms`;
 }
 
@@ -38,13 +40,14 @@ export function ConnectionLine({ c, published }: { c: SidecarConnection; publish
   const behind = c.appliedVersion !== null && c.appliedVersion !== published;
   return html`<span class="connection" data-connection=${c.state}>
     <span class=${`badge ${STATE_CLASS[c.state]}`}>${STATE_TEXT[c.state]}</span>
+    ${c.path ? html` <span class=${`badge ${c.path === 'live' ? 'ok' : 'muted'}`} data-path=${c.path} title=${c.path === 'live' ? 'publishes are pushed to the sidecar at once' : 'the sidecar pulls every 15 s; publishes arrive at its next pull'}>${c.path}</span>` : null}
     ${
       c.state === 'never'
         ? html` <span class="muted-text">no config pull or report yet</span>`
         : html` <span
               >${`pulled ${ago(c.lastPullAt)}`}${c.appliedVersion !== null ? html`, runs <span class=${behind ? 'warn' : ''}>v${c.appliedVersion}${behind ? ` (v${published} published)` : ''}</span>` : null}</span
             >${SEP}<span>report ${ago(c.lastReportAt)}</span
-            >${c.latencyMs ? html`${SEP}<span>tick p50 ${ms(c.latencyMs.p50)} / p99 ${ms(c.latencyMs.p99)}</span>` : null}${c.sidecarVersion ? html`${SEP}<span class="muted-text">${c.sidecarVersion}</span>` : null}`
+            >${c.latencyMs ? html`${SEP}<span>tick p50 ${fmtMs(c.latencyMs.p50)} / p99 ${fmtMs(c.latencyMs.p99)}</span>` : null}${c.sidecarVersion ? html`${SEP}<span class="muted-text">${c.sidecarVersion}</span>` : null}`
     }
   </span>`;
 }

@@ -14,6 +14,8 @@ import {
   type ServerRow,
   type UsageRow,
   type VersionRow,
+  latestOf,
+  type LatestRow,
 } from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
@@ -36,6 +38,8 @@ import type {
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
+import { bundleKeyOf, type BundleKeyRecord, type BundleKeyRow } from './bundle-keys-store.js';
+import { LATENCY_LOOKBACK } from './types.js';
 
 /**
  * The control-plane schema on PostgreSQL: the SQLite tables column for column, so a database
@@ -134,6 +138,19 @@ export const CONTROLPLANE_PG_MIGRATIONS: readonly PgMigration[] = [
     // replica (PgReplayLedger). Unlogged: worth no WAL write each; after a crash of the
     // database server the timestamp window alone bounds a replay to 300 s, as after a restart.
     sql: 'CREATE UNLOGGED TABLE cp_replay (ts BIGINT NOT NULL, slot BIGINT NOT NULL, PRIMARY KEY (ts, slot));',
+  },
+  {
+    version: 3,
+    // The installation's bundle-signing keys, in order; the newest signs. Append-only.
+    sql: `CREATE TABLE cp_bundle_keys (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        public_key TEXT NOT NULL,
+        private_pem TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        previous TEXT,
+        endorsement TEXT
+      );`,
   },
 ];
 
@@ -372,19 +389,16 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async latestReport(serverId: ServerId): Promise<LatestReport | null> {
-    const r = await queryRow<{
-      received_at: number;
-      ts: string;
-      bot_count: number;
-      players_online: number;
-      latency_p50: number | null;
-      latency_p99: number | null;
-    }>(this.pool, 'SELECT received_at, ts, bot_count, players_online, latency_p50, latency_p99 FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1', [
-      serverId,
-    ]);
-    return r
-      ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 }
-      : null;
+    // The latest report, and the tick latency of the latest recent one that carried it.
+    const r = await queryRow<LatestRow>(
+      this.pool,
+      `SELECT r.received_at, r.ts, r.bot_count, r.players_online, l.latency_p50, l.latency_p99, l.received_at AS latency_at
+         FROM (SELECT received_at, ts, bot_count, players_online FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1) r
+         LEFT JOIN (SELECT latency_p50, latency_p99, received_at FROM (SELECT id, latency_p50, latency_p99, received_at FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
+                     WHERE latency_p50 IS NOT NULL ORDER BY id DESC LIMIT 1) l ON 1 = 1`,
+      [serverId],
+    );
+    return r ? latestOf(r) : null;
   }
 
   async roster(serverId: ServerId): Promise<Survivor[]> {
@@ -468,5 +482,18 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     return (
       (await queryRow(this.pool, `SELECT 1 FROM cp_checkouts WHERE tenant_id = $1 AND id > $2 AND status = 'complete' LIMIT 1`, [tenantId, id])) !== undefined
     );
+  }
+
+  async bundleKeys(): Promise<BundleKeyRecord[]> {
+    return (await queryRows<BundleKeyRow>(this.pool, 'SELECT * FROM cp_bundle_keys ORDER BY seq', [])).map(bundleKeyOf);
+  }
+
+  async addBundleKey(key: Omit<BundleKeyRecord, 'createdAt'>): Promise<boolean> {
+    const row = await queryRow<{ seq: number }>(
+      this.pool,
+      'INSERT INTO cp_bundle_keys (seq, id, public_key, private_pem, created_at, previous, endorsement) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING seq',
+      [key.seq, key.id, key.publicKey, key.privatePem, this.iso(), key.previous, key.endorsement],
+    );
+    return row !== undefined;
   }
 }

@@ -15,6 +15,8 @@ import {
   type ServerRow,
   type UsageRow,
   type VersionRow,
+  latestOf,
+  type LatestRow,
 } from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
@@ -37,6 +39,8 @@ import type {
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
+import { bundleKeyOf, type BundleKeyRecord, type BundleKeyRow } from './bundle-keys-store.js';
+import { LATENCY_LOOKBACK } from './types.js';
 
 const MIGRATIONS = [
   {
@@ -131,6 +135,19 @@ const MIGRATIONS = [
     // Retention deletes raw reports by age.
     sql: 'CREATE INDEX cp_reports_received ON cp_reports(received_at);',
   },
+  {
+    version: 3,
+    // The installation's bundle-signing keys, in order; the newest signs. Append-only.
+    sql: `CREATE TABLE cp_bundle_keys (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        public_key TEXT NOT NULL,
+        private_pem TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        previous TEXT,
+        endorsement TEXT
+      );`,
+  },
 ];
 
 /**
@@ -191,7 +208,11 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
          ON CONFLICT (server_id, day) DO UPDATE SET ${['reports', 'lines_spoken', 'llm_tokens', 'tts_characters', 'cache_hits'].map(addSaturated).join(', ')},
            spend_usd = spend_usd + excluded.spend_usd, tts_usd = tts_usd + excluded.tts_usd, llm_usd = llm_usd + excluded.llm_usd`,
       ),
-      latest: db.prepare('SELECT * FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT 1'),
+      // The latest report, and the tick latency of the latest recent one that carried it.
+      latest: db.prepare(`SELECT r.received_at, r.ts, r.bot_count, r.players_online, l.latency_p50, l.latency_p99, l.received_at AS latency_at
+         FROM (SELECT received_at, ts, bot_count, players_online FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT 1) r
+         LEFT JOIN (SELECT latency_p50, latency_p99, received_at FROM (SELECT id, latency_p50, latency_p99, received_at FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
+                     WHERE latency_p50 IS NOT NULL ORDER BY id DESC LIMIT 1) l ON 1 = 1`),
       roster: db.prepare('SELECT roster FROM cp_roster WHERE server_id = ?'),
       activity: db.prepare("SELECT id, ts, events FROM cp_reports WHERE server_id = ? AND events <> '[]' ORDER BY id DESC LIMIT ?"),
       daily: db.prepare('SELECT * FROM cp_usage_daily WHERE server_id = ? AND day >= ? AND day <= ? ORDER BY day'),
@@ -353,12 +374,8 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   }
 
   async latestReport(serverId: ServerId): Promise<LatestReport | null> {
-    const r = this.q.latest.get(serverId) as
-      | { received_at: number; ts: string; bot_count: number; players_online: number; latency_p50: number | null; latency_p99: number | null }
-      | undefined;
-    return r
-      ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 }
-      : null;
+    const r = this.q.latest.get(serverId, serverId) as LatestRow | undefined;
+    return r ? latestOf(r) : null;
   }
 
   async roster(serverId: ServerId): Promise<Survivor[]> {
@@ -411,5 +428,18 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
 
   async laterCheckoutComplete(tenantId: TenantId, id: CheckoutId): Promise<boolean> {
     return this.q.laterComplete.get(tenantId, id) !== undefined;
+  }
+
+  async bundleKeys(): Promise<BundleKeyRecord[]> {
+    return (this.db.prepare('SELECT * FROM cp_bundle_keys ORDER BY seq').all() as BundleKeyRow[]).map(bundleKeyOf);
+  }
+
+  async addBundleKey(key: Omit<BundleKeyRecord, 'createdAt'>): Promise<boolean> {
+    const row = this.db
+      .prepare(
+        'INSERT INTO cp_bundle_keys (seq, id, public_key, private_pem, created_at, previous, endorsement) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq',
+      )
+      .get(key.seq, key.id, key.publicKey, key.privatePem, this.iso(), key.previous, key.endorsement);
+    return row !== undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { withoutBom } from './codec.js';
-import type { Rate } from './ratelimit.js';
+import type { Rate } from '../ratelimit/limiter.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

@@ -9,17 +9,17 @@ import type { Registry } from 'prom-client';
 import { text } from '../http/reply.js';
 import { silentLogger, type Logger } from '../log.js';
 import { BearerGate } from './auth.js';
-import type { ConfigSource, ConfigStatus } from './config/config-source.js';
+import type { ConfigSource } from './config/config-source.js';
 import { DialogueWiring } from './dialogue.js';
 import { mergeEvents, type Evaluator } from './tick/evaluator.js';
-import type { LatencySummary } from './tick/histogram.js';
 import { createEvaluator } from './tick/pool.js';
 import { StateKeeper } from './state/state-file.js';
 import { PlayerTracker, RecentAgents } from './state/players.js';
-import { mountStatus } from './status-route.js';
+import { mountStatus, type SidecarStatus } from './status-route.js';
 import { mountMetrics, sidecarRegistry } from './metrics.js';
-import { TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/handler.js';
+import { TICK_MAX_BODY, TickHandler } from './tick/handler.js';
 import { mountTick, mountTicks } from './tick/routes.js';
+import { FlagSet, mountOfrep } from './flags/ofrep.js';
 
 export interface SidecarOptions {
   host: string;
@@ -53,6 +53,10 @@ export interface SidecarOptions {
   metricsExtras?: (registry: Registry) => void;
   /** `--access-log`: told of every finished request; unset, requests pay nothing for it. */
   accessLog?: RequestObserver | null;
+  /** This game server's id on the control plane: the default `server` of a flag evaluation context. */
+  serverId?: string | null;
+  /** Wall clock for flag time windows (Date.now). */
+  now?: () => number;
   logger?: Logger;
 }
 
@@ -78,19 +82,6 @@ export interface SidecarTelemetry {
   cacheHits: number;
   /** The tier's full counters (see docs/dialogue.md), null without a tier. */
   dialogue: DialogueCounters | null;
-}
-
-export interface SidecarStatus {
-  config: ConfigStatus;
-  evaluator: { mode: Evaluator['mode']; workers: number };
-  ticks: TickCounters;
-  latency: LatencySummary;
-  /** Agents the brains hold: live inline; with workers, as of the last drainTelemetry (null before the first). */
-  agents: number | null;
-  /** The dialogue tier's state (DialogueTier.status()), null without a tier. */
-  dialogue: ReturnType<DialogueTier['status']> | null;
-  /** The brain state file, null when memory is not kept. */
-  stateFile: string | null;
 }
 
 export interface Sidecar {
@@ -126,13 +117,16 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const gate = options.token ? new BearerGate(options.token) : null;
   let evaluator: Evaluator | null = null;
   let tier: DialogueTier | null = null;
+  let flags: FlagSet | null = null;
   const first = await options.source.start((bundle) => {
+    flags?.set(bundle);
     tier?.setBundle(bundle);
     evaluator?.setBundle(bundle).then(
       () => logger.info('bundle reached every brain', { version: bundle.version }),
       (err: unknown) => logger.error('bundle could not be applied', { version: bundle.version, error: String(err) }),
     );
   });
+  flags = new FlagSet(first);
   const ev = (evaluator = createEvaluator(first, options.workers, options.maxAgents === undefined ? {} : { maxAgents: options.maxAgents }));
   if (options.dialogue) tier = createDialogueTier({ ...options.dialogue, bundle: first, logger });
   const wiring = tier ? new DialogueWiring(tier, (agent, time) => ev.persona(agent, time)) : null;
@@ -161,6 +155,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const registry = sidecarRegistry(ticks, ev, options.source, () => agents);
   options.metricsExtras?.(registry);
   mountMetrics(server, gate, registry);
+  mountOfrep(server, gate, flags, { serverId: options.serverId ?? null, ...(options.now ? { now: options.now } : {}) });
   if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.checkRequest(req), logger });
   const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;

@@ -1,0 +1,256 @@
+import { isLoopbackHost } from '../http/loopback.js';
+import type { ConfigStreamLimits } from '../controlplane/config-stream.js';
+import type { ControlPlane } from '../controlplane/index.js';
+import { HttpServer } from '../http/server.js';
+import { text } from '../http/reply.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import type { Db } from '../store/sqlite.js';
+import type { Database, DatabaseLocation } from '../store/database.js';
+import { Authenticator } from '../identity/auth.js';
+import { mountIdentityRoutes } from '../identity/routes.js';
+import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
+import type { PrivateUrls } from '../net/ssrf.js';
+import { mountVideo, type VideoService, type VideoServiceOptions } from '../video/index.js';
+import { dirname, join } from 'node:path';
+import { mountControlPlane } from '../controlplane/index.js';
+import { providerFromEnv, type PaymentProvider } from '../controlplane/billing/provider.js';
+import { mountDashboard } from '../dashboard/static.js';
+import { limitsWith, type Limits } from '../http/limits.js';
+import { metricsHandler } from '../http/metrics.js';
+import { combineObservers, type RequestObserver } from '../http/observe.js';
+import { serveMetrics } from './metrics.js';
+import { openBackend } from './backend.js';
+import { announcer } from '../store/broadcast.js';
+
+/**
+ * What one `serve` process does: `api` answers HTTP and runs no background loop, `worker`
+ * runs the background jobs (render queue, webhook outbox, video callbacks, webhook log
+ * retention) and answers only /health, `all` (the default) does both.
+ */
+export const ROLES = ['api', 'worker', 'all'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The channel on which an API replica tells the workers a video was queued. */
+const VIDEO_QUEUED_CHANNEL = 'brainstem_video_queued';
+/** Webhook deliveries were queued by a process that does not deliver them (`--role api`): workers look now rather than at their next poll. */
+const WEBHOOKS_DUE_CHANNEL = 'brainstem_webhooks_due';
+/** A process with the background role also looks for queued videos this often (ms). */
+export const WORKER_RENDER_POLL_MS = 5000;
+
+export interface EmbeddedOptions {
+  /** Default 'all'. */
+  role?: Role;
+  host?: string;
+  port?: number;
+  /** Where every service keeps its data (`--database`); `db` is the SQLite shorthand (`--db FILE`). One of the two is required. */
+  database?: DatabaseLocation;
+  db?: string;
+  adminToken?: string | undefined;
+  logger?: Logger;
+  now?: () => number;
+  tls?: { certFile: string; keyFile: string };
+  /** `--insecure-http`: serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy). */
+  insecureHttp?: boolean;
+  /** `--allow-private-webhooks`: webhook URLs may be plain http:// and resolve to private addresses. */
+  allowPrivateWebhooks?: PrivateUrls;
+  /** Where the property-video API keeps photos and rendered assets; default `data/` beside the DB file. */
+  dataDir?: string;
+  /** `--object-store s3://bucket/prefix`: photos, videos and posters in S3-compatible storage; default the data directory. */
+  objectStore?: string;
+  /** ffmpeg for renders; default FFMPEG_PATH, else ffmpeg on PATH, else @ffmpeg-installer/ffmpeg. */
+  ffmpegPath?: string;
+  /** Video renders at once; default half the CPU cores, at least 1. */
+  renderConcurrency?: number;
+  /** Address space of each ffmpeg process (prlimit --as); default 2 GiB. */
+  ffmpegAddressSpaceBytes?: number;
+  /** Tuning of the property-video API for tests and benchmarks (render timings, preset). */
+  video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
+  /** Limits of the config push streams that differ from CONFIG_STREAM_LIMITS (tests and benchmarks). */
+  streamLimits?: Partial<ConfigStreamLimits>;
+  /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
+  limits?: Partial<Limits>;
+  /** `--job-lease`: the lease of every background job (webhook deliveries, renders, video callbacks); default each one's own constant. */
+  jobLeaseMs?: number;
+  /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
+  webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
+  /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
+  payments?: PaymentProvider;
+  /** Public origin used in billing links (SERVICE_PUBLIC_URL); default from the request's Host header. */
+  publicUrl?: string;
+  /** Signing secret of the Stripe webhook endpoint; default STRIPE_WEBHOOK_SECRET. */
+  stripeWebhookSecret?: string;
+  /** `--access-log`: told of every finished request (see accessLogLine). */
+  accessLog?: RequestObserver | null;
+}
+
+export interface Embedded {
+  port: number;
+  url: string;
+  database: Database;
+  /** The SQLite handle, for tests and benchmarks on a SQLite database (throws on PostgreSQL). */
+  readonly db: Db;
+  webhooks: Webhooks;
+  /** The control plane's live parts: its config streams and the signing keys (tests and benchmarks). */
+  controlPlane: Pick<ControlPlane, 'streams' | 'refreshKeys'>;
+  /** Every route the server answers (pattern and methods). */
+  routes(): { pattern: string; methods: string[] }[];
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded server: every service on one HttpServer and one database (a SQLite file, or
+ * PostgreSQL shared by any number of replicas). The services never import one another; this
+ * is where they meet.
+ */
+export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const host = options.host ?? '127.0.0.1';
+  if (!options.tls && !options.insecureHttp && !isLoopbackHost(host)) {
+    throw new Error(
+      `refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`,
+    );
+  }
+  const role = options.role ?? 'all';
+  const location = locationOf(options);
+  const metrics = serveMetrics();
+  // Before the database is opened: a certificate that cannot be used stops the start with nothing to close.
+  const server = new HttpServer({ logger, observe: combineObservers([metrics.observe, options.accessLog]), ...(options.tls ? { tls: options.tls } : {}) });
+  const backend = await openBackend(location, { now, logger });
+  const { database, stores, cluster } = backend;
+  const identity = stores.identity;
+  // A worker answers /health alone: the services' routes go on a server that never listens,
+  // so every service is built the same way whatever the role.
+  const routes = role === 'worker' ? new HttpServer({ logger }) : server;
+  const background = role !== 'api';
+
+  // One limiter for every route class: sessions, API keys, server keys, widget keys, logins.
+  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits: limitsWith(options.limits) });
+  const controlPlane = mountControlPlane(routes, {
+    store: stores.controlPlane,
+    auth,
+    identity,
+    now,
+    payments: options.payments ?? providerFromEnv(),
+    publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
+    stripeWebhookSecret: options.stripeWebhookSecret ?? process.env.STRIPE_WEBHOOK_SECRET,
+    countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,
+    tls: Boolean(options.tls),
+    logger,
+    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
+    ...(cluster ? { cluster } : {}),
+  });
+  mountIdentityRoutes(routes, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
+  const webhooks = createWebhooks({
+    store: stores.webhooks,
+    ...(cluster && !background ? { onEnqueued: announcer(cluster.broadcast, WEBHOOKS_DUE_CHANNEL) } : {}),
+    server: routes,
+    auth,
+    getTenant: (id) => identity.getTenant(id),
+    plans: controlPlane.plans,
+    allowPrivate: options.allowPrivateWebhooks ?? false,
+    now,
+    logger,
+    ...options.webhooks,
+    ...(options.jobLeaseMs ? { dispatcher: { ...options.webhooks?.dispatcher, leaseMs: options.jobLeaseMs } } : {}),
+  });
+
+  const announceQueued = cluster ? () => void cluster.broadcast.send(VIDEO_QUEUED_CHANNEL, '').catch(() => {}) : undefined;
+  let video: VideoService;
+  try {
+    video = await mountVideo(routes, {
+      store: stores.video,
+      background,
+      ...(announceQueued ? { onQueued: announceQueued } : {}),
+      auth,
+      dataDir: options.dataDir ?? join(location.kind === 'sqlite' ? dirname(location.file) : process.cwd(), 'data'),
+      objectStore: options.objectStore,
+      ffmpegPath: options.ffmpegPath,
+      renderConcurrency: options.renderConcurrency,
+      ffmpegAddressSpaceBytes: options.ffmpegAddressSpaceBytes,
+      allowPrivateCallbacks: options.allowPrivateWebhooks,
+      publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
+      urlSigningKey: process.env.SERVICE_URL_SIGNING_KEY,
+      scheme: options.tls ? 'https' : 'http',
+      getTenant: (id) => identity.getTenant(id),
+      now,
+      logger,
+      ...(options.jobLeaseMs ? { leaseMs: options.jobLeaseMs } : {}),
+      ...options.video,
+    });
+  } catch (err) {
+    // A storage that does not answer (a wrong bucket or credential) stops the start cleanly.
+    await backend.close();
+    throw err;
+  }
+  // For load balancers and supervisors: answers while the process serves, touches no storage.
+  server.get('/health', () => text(200, 'ok'), { headers: [] });
+  metrics.attach({
+    webhookAttempts: () => webhooks.dispatcher.attempts,
+    webhooksInFlight: () => webhooks.dispatcher.stats.inFlight,
+    renders: () => video.renders(),
+  });
+  // Prometheus text format, for the admin token only: route names and volumes are operator business.
+  server.get(
+    '/metrics',
+    metricsHandler(metrics.registry, (req) => auth.admin(req)),
+  );
+  // Last, so that no API route is shadowed by the page's static routes.
+  if (role !== 'worker') mountDashboard(server, { logger });
+
+  let port: number;
+  try {
+    port = await server.listen(host, options.port ?? 8080);
+  } catch (err) {
+    await video.close();
+    await backend.close();
+    throw err;
+  }
+  let renderPoll: NodeJS.Timeout | null = null;
+  if (background) {
+    await webhooks.start();
+    // Videos queued by other processes on the database: told at once on PostgreSQL, and looked
+    // for now and then in any case (an API-only process on the same SQLite file, a missed message).
+    cluster?.broadcast.listen(
+      VIDEO_QUEUED_CHANNEL,
+      () => video.kick(),
+      () => video.kick(),
+    );
+    cluster?.broadcast.listen(
+      WEBHOOKS_DUE_CHANNEL,
+      () => webhooks.dispatcher.notify(),
+      () => webhooks.dispatcher.notify(),
+    );
+    renderPoll = setInterval(() => video.kick(), WORKER_RENDER_POLL_MS);
+    renderPoll.unref();
+  }
+  const scheme = options.tls ? 'https' : 'http';
+  return {
+    port,
+    url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    database,
+    get db(): Db {
+      if (database.kind !== 'sqlite') throw new Error('the embedded server runs on PostgreSQL, not SQLite');
+      return database.db;
+    },
+    webhooks,
+    controlPlane,
+    routes: () => server.routes(),
+    async close() {
+      if (renderPoll) clearInterval(renderPoll);
+      // Config streams first: they are not requests in flight, and their sidecars fall back to polling.
+      controlPlane.close();
+      await server.close();
+      await video.close();
+      if (background) await webhooks.stop();
+      await backend.close();
+    },
+  };
+}
+
+function locationOf(options: EmbeddedOptions): DatabaseLocation {
+  if (options.database) return options.database;
+  if (options.db !== undefined) return { kind: 'sqlite', file: options.db };
+  throw new Error('startEmbedded needs a database (database or db)');
+}
