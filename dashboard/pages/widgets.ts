@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { ApiError, byPath, call, messageOf } from '../api.js';
 import { Checkbox, ErrorBox, Notice, ShownOnce, Tabs, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
+import { ConversationAnalytics, ConversationsPage, WidgetAppearance } from './conversations.js';
 
 interface Widget {
   id: string;
@@ -63,26 +64,38 @@ export function WidgetsPage() {
 
 export function WidgetSettingsPage({ id, path }: { id: string; path: string[] }) {
   const widget = useLoad(() => call<Widget>('GET', `/v1/widgets/${encodeURIComponent(id)}`), [id]);
-  const area = path[1] === 'analytics' ? 'analytics' : 'general';
+  const area = path[1] === 'analytics' ? 'analytics' : path[1] === 'conversations' ? 'conversations' : 'general';
+  const analytics = path[2] === 'conversations' ? 'conversations' : 'webhooks';
   const base = `#/widgets/${id}/settings`;
+  const trail =
+    area === 'analytics' ? ` › Analytics › ${analytics === 'webhooks' ? 'Webhooks' : 'Conversations'}` : area === 'conversations' ? ' › Conversations' : '';
   return html`<section>
-    <p class="crumbs"><a href="#/widgets">Widgets</a> › ${widget.data?.name ?? id} › Settings${area === 'analytics' ? ' › Analytics › Webhooks' : ''}</p>
+    <p class="crumbs"><a href="#/widgets">Widgets</a> › ${widget.data?.name ?? id} › Settings${trail}</p>
     <h1>${widget.data?.name ?? 'Widget'} settings</h1>
     <${ErrorBox} error=${widget.error} />
     <${Tabs}
       label="Widget settings"
       items=${[
         { href: base, label: 'General', current: area === 'general' },
+        { href: `${base}/conversations`, label: 'Conversations', current: area === 'conversations' },
         { href: `${base}/analytics/webhooks`, label: 'Analytics', current: area === 'analytics' },
       ]}
     />
     ${
       area === 'analytics'
         ? html`<div class="tab-body">
-            <${Tabs} label="Analytics" items=${[{ href: `${base}/analytics/webhooks`, label: 'Webhooks', current: true }]} />
-            <${WebhooksPage} widgetId=${id} />
+            <${Tabs}
+              label="Analytics"
+              items=${[
+                { href: `${base}/analytics/webhooks`, label: 'Webhooks', current: analytics === 'webhooks' },
+                { href: `${base}/analytics/conversations`, label: 'Conversations', current: analytics === 'conversations' },
+              ]}
+            />
+            ${analytics === 'webhooks' ? html`<${WebhooksPage} widgetId=${id} />` : html`<${ConversationAnalytics} widgetId=${id} />`}
           </div>`
-        : html`<div class="tab-body"><${WidgetKeys} widgetId=${id} /></div>`
+        : area === 'conversations'
+          ? html`<div class="tab-body"><${ConversationsPage} widgetId=${id} selected=${path[2]} /></div>`
+          : html`<div class="tab-body"><${WidgetAppearance} widgetId=${id} /><${WidgetKeys} widgetId=${id} /></div>`
     }
   </section>`;
 }

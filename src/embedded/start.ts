@@ -11,6 +11,9 @@ import { Authenticator } from '../identity/auth.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
 import type { PrivateUrls } from '../net/ssrf.js';
+import { createConversations, type ConversationsOptions } from '../webhooks/conversations/index.js';
+import type { ConversationService } from '../webhooks/conversations/service.js';
+import { mountWidgetScript } from '../dashboard/widget-script.js';
 import { mountVideo, type VideoService, type VideoServiceOptions } from '../video/index.js';
 import { dirname, join } from 'node:path';
 import { mountControlPlane } from '../controlplane/index.js';
@@ -22,6 +25,7 @@ import { combineObservers, type RequestObserver } from '../http/observe.js';
 import { serveMetrics } from './metrics.js';
 import { openBackend } from './backend.js';
 import { announcer } from '../store/broadcast.js';
+import { createVoiceOver } from './voiceover.js';
 
 /**
  * What one `serve` process does: `api` answers HTTP and runs no background loop, `worker`
@@ -74,6 +78,8 @@ export interface EmbeddedOptions {
   jobLeaseMs?: number;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
+  /** The chat-widget service: idle timeout, sweep interval, retention, the server's model (default from SERVICE_LLM_*), model time limits. */
+  conversations?: Pick<ConversationsOptions, 'idleMs' | 'sweepMs' | 'retentionDays' | 'model' | 'firstTokenTimeoutMs' | 'replyTimeoutMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
   payments?: PaymentProvider;
   /** Public origin used in billing links (SERVICE_PUBLIC_URL); default from the request's Host header. */
@@ -91,6 +97,7 @@ export interface Embedded {
   /** The SQLite handle, for tests and benchmarks on a SQLite database (throws on PostgreSQL). */
   readonly db: Db;
   webhooks: Webhooks;
+  conversations: ConversationService;
   /** The control plane's live parts: its config streams and the signing keys (tests and benchmarks). */
   controlPlane: Pick<ControlPlane, 'streams' | 'refreshKeys'>;
   /** Every route the server answers (pattern and methods). */
@@ -156,10 +163,33 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     ...(options.jobLeaseMs ? { dispatcher: { ...options.webhooks?.dispatcher, leaseMs: options.jobLeaseMs } } : {}),
   });
 
+  const conversations = createConversations({
+    store: stores.conversations,
+    webhooks: webhooks.service,
+    server: routes,
+    auth,
+    getTenant: (id) => identity.getTenant(id),
+    // The conversation agent's own outbound calls keep the all-or-nothing flag: `up`'s loopback mode is about webhook receivers.
+    allowPrivate: options.allowPrivateWebhooks === true,
+    scheme: options.tls ? 'https' : 'http',
+    model: {
+      baseUrl: process.env.SERVICE_LLM_BASE_URL || undefined,
+      model: process.env.SERVICE_LLM_MODEL || undefined,
+      apiKey: process.env.SERVICE_LLM_KEY || undefined,
+    },
+    ...(options.webhooks?.resolve ? { resolve: options.webhooks.resolve } : {}),
+    ...(cluster ? { relay: cluster.broadcast } : {}),
+    now,
+    logger,
+    ...options.conversations,
+  });
+
   const announceQueued = cluster ? () => void cluster.broadcast.send(VIDEO_QUEUED_CHANNEL, '').catch(() => {}) : undefined;
   let video: VideoService;
+  const voiceOver = createVoiceOver(logger);
   try {
     video = await mountVideo(routes, {
+      speak: voiceOver?.speak ?? null,
       store: stores.video,
       background,
       ...(announceQueued ? { onQueued: announceQueued } : {}),
@@ -181,6 +211,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     });
   } catch (err) {
     // A storage that does not answer (a wrong bucket or credential) stops the start cleanly.
+    await voiceOver?.close();
     await backend.close();
     throw err;
   }
@@ -197,19 +228,24 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     metricsHandler(metrics.registry, (req) => auth.admin(req)),
   );
   // Last, so that no API route is shadowed by the page's static routes.
-  if (role !== 'worker') mountDashboard(server, { logger });
+  if (role !== 'worker') {
+    mountWidgetScript(server, { logger });
+    mountDashboard(server, { logger });
+  }
 
   let port: number;
   try {
     port = await server.listen(host, options.port ?? 8080);
   } catch (err) {
     await video.close();
+    await voiceOver?.close();
     await backend.close();
     throw err;
   }
   let renderPoll: NodeJS.Timeout | null = null;
   if (background) {
     await webhooks.start();
+    conversations.start();
     // Videos queued by other processes on the database: told at once on PostgreSQL, and looked
     // for now and then in any case (an API-only process on the same SQLite file, a missed message).
     cluster?.broadcast.listen(
@@ -235,14 +271,18 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       return database.db;
     },
     webhooks,
+    conversations,
     controlPlane,
     routes: () => server.routes(),
     async close() {
       if (renderPoll) clearInterval(renderPoll);
-      // Config streams first: they are not requests in flight, and their sidecars fall back to polling.
+      // Live streams first (chat conversations, config streams): they are not requests in flight,
+      // the server's close would wait out its grace for them; widgets reconnect, sidecars fall back to polling.
+      conversations.stop();
       controlPlane.close();
       await server.close();
       await video.close();
+      await voiceOver?.close();
       if (background) await webhooks.stop();
       await backend.close();
     },

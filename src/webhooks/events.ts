@@ -148,3 +148,10 @@ export function validateEvent(event: unknown, data: unknown): EventInput {
 export function deliveryBody(event: EventType, widgetId: string, data: Record<string, unknown>): string {
   return JSON.stringify({ event, widget_id: widgetId, data });
 }
+
+/** The once-only rules of the conversation events: the key an event is stored once under, and the one it needs first. */
+export function onceKeys(event: EventType, conversationId: string): { once?: string; after?: string } {
+  if (event === 'conversation.started') return { once: `conversation.started:${conversationId}` };
+  if (event === 'conversation.ended') return { once: `conversation.ended:${conversationId}`, after: `conversation.started:${conversationId}` };
+  return {};
+}

@@ -439,8 +439,8 @@ export class PostgresWebhookStore implements WebhookStore {
     return r ? endpointOf(r) : null;
   }
 
-  async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued> {
-    if (onceKey !== undefined) return this.enqueueOnce(widgetId, event, body, onceKey);
+  async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string): Promise<Enqueued> {
+    if (onceKey !== undefined || after !== undefined) return transaction(this.pool, (c) => this.enqueueOn(c, widgetId, event, body, onceKey, after));
     return new Promise<Enqueued>((resolve, reject) => {
       this.intake.push({ eventId: newId<EventId>('evt_'), widgetId, event, body, resolve, reject });
       if (!this.intaking) void this.drainIntake();
@@ -511,12 +511,19 @@ export class PostgresWebhookStore implements WebhookStore {
     return out;
   }
 
-  /** An event stored once per key: the key, the event and its deliveries in one transaction. */
-  /** An event stored once per key: the key, the event and its deliveries in one transaction. */
-  private async enqueueOnce(widgetId: WidgetId, event: EventType, body: string, onceKey: string): Promise<Enqueued> {
-    return transaction(this.pool, async (c): Promise<Enqueued> => {
-      const at = this.now();
-      const eventId = newId<EventId>('evt_');
+  /**
+   * `enqueue` on a connection inside the caller's transaction (a conversation's change and its
+   * event commit together): the once-key, the event and its deliveries.
+   */
+  async enqueueOn(c: Queryable, widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string): Promise<Enqueued> {
+    const at = this.now();
+    const eventId = newId<EventId>('evt_');
+    if (after !== undefined) {
+      // FOR SHARE: a concurrent deletion of the prerequisite (none today) could not slip between.
+      const met = await queryRow(c, 'SELECT 1 FROM webhook_once WHERE widget_id = $1 AND once_key = $2 FOR SHARE', [widgetId, after]);
+      if (!met) return { eventId, deliveries: [], duplicate: false, unmet: true };
+    }
+    if (onceKey !== undefined) {
       // A concurrent insert of the same key waits for this one's commit, then stores nothing.
       const claimed = await queryCount(
         c,
@@ -527,8 +534,8 @@ export class PostgresWebhookStore implements WebhookStore {
         const first = await queryRow<{ event_id: string }>(c, 'SELECT event_id FROM webhook_once WHERE widget_id = $1 AND once_key = $2', [widgetId, onceKey]);
         return { eventId: first!.event_id as EventId, deliveries: [], duplicate: true };
       }
-      return (await this.writeEvents(c, [{ eventId, widgetId, event, body }], at))[0]!;
-    });
+    }
+    return (await this.writeEvents(c, [{ eventId, widgetId, event, body }], at))[0]!;
   }
 
   async claimDue(lease: Lease, limit: number, room: EndpointRoom, options: { reachPast?: boolean } = {}) {

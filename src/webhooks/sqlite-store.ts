@@ -363,10 +363,20 @@ export class SqliteWebhookStore implements WebhookStore {
     return r ? endpointOf(r) : null;
   }
 
-  async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued> {
+  async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string): Promise<Enqueued> {
+    return this.enqueueNow(widgetId, event, body, onceKey, after);
+  }
+
+  /**
+   * `enqueue` without the promise: inside a caller's transaction on the same database (a
+   * conversation's change and its event) it is a savepoint of that transaction, so both commit
+   * or neither does.
+   */
+  enqueueNow(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string): Enqueued {
     return this.db.transaction((): Enqueued => {
       const at = this.now();
       const eventId = newId<EventId>('evt_');
+      if (after !== undefined && this.q.onceEvent.get(widgetId, after) === undefined) return { eventId, deliveries: [], duplicate: false, unmet: true };
       if (onceKey !== undefined && this.q.claimOnce.run(widgetId, onceKey, eventId, at).changes === 0) {
         const first = this.q.onceEvent.get(widgetId, onceKey) as { event_id: string };
         return { eventId: first.event_id as EventId, deliveries: [], duplicate: true };

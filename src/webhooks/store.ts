@@ -102,9 +102,11 @@ export interface WebhookStore {
   /**
    * Stores the event and one pending delivery per enabled endpoint subscribed to it, in one
    * transaction. With `onceKey`, an event already stored under that key for the widget stores
-   * nothing and answers the first event's id with `duplicate: true`.
+   * nothing and answers the first event's id with `duplicate: true`. With `after`, an event
+   * stored only once some event was stored under that once-key (`conversation.ended` after its
+   * `conversation.started`); before that, nothing is stored and the answer says `unmet: true`.
    */
-  enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued>;
+  enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string): Promise<Enqueued>;
   /**
    * Leases up to `limit` deliveries to `lease.owner` for `lease.ms` and returns them, oldest
    * first, at most `roomFor(room, endpoint)` per endpoint: pending ones that are due, and in-flight
@@ -139,4 +141,4 @@ export interface WebhookStore {
   prune(before: number): Promise<{ deliveries: number; events: number }>;
 }
 
-export type Enqueued = { eventId: EventId; deliveries: DeliveryId[]; duplicate: boolean };
+export type Enqueued = { eventId: EventId; deliveries: DeliveryId[]; duplicate: boolean; unmet?: true };

@@ -133,6 +133,7 @@ test('brainstem up --json prints one JSON line; SERVICE_BRAIN_ADDR binds the sid
           'apiKey',
           'brainToken',
           'bundleVersion',
+          'chatDemo',
           'created',
           'dashboard',
           'dataDir',
@@ -143,6 +144,10 @@ test('brainstem up --json prints one JSON line; SERVICE_BRAIN_ADDR binds the sid
           'sidecar',
         ].sort(),
       );
+      // The demo chat page serves the widget tag of the stack's demo widget.
+      const demo = await fetch(String(printed.chatDemo));
+      assert.equal(demo.status, 200);
+      assert.match(await demo.text(), /<script src="\/widget\.js" data-widget="wid_[a-z0-9]+" async><\/script>/);
       assert.equal(printed.created, true);
       assert.match(String(printed.sidecar), /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.notEqual(String(printed.sidecar), 'http://127.0.0.1:8088');

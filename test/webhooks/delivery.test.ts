@@ -194,6 +194,7 @@ test('a 3xx is a failure and the redirect is not followed', async () => {
   const { s, addEndpoint, post } = await webhookServer({ now: clock.now });
   try {
     const ep = await addEndpoint({ url: rx.url, events: ['conversation.ended'] });
+    await post('conversation.started', { conversation_id: 'ses_1' });
     await post('conversation.ended', { conversation_id: 'ses_1', ended_reason: 'visitor_left', message_count: 3 });
     await rx.waitFor(1);
     await s.webhooks.dispatcher.runDue();

@@ -68,11 +68,11 @@ test('one slow receiver holds at most 4 deliveries in flight and does not starve
   const { s, widgetId, addEndpoint } = await webhookServer();
   try {
     await addEndpoint({ url: slow.url, events: ['conversation.started'] });
-    const quick = await addEndpoint({ url: fast.url, events: ['conversation.ended'] });
+    const quick = await addEndpoint({ url: fast.url, events: ['escalation.triggered'] });
     const svc = s.webhooks.service;
     await Promise.all(Array.from({ length: 20 }, (_, i) => svc.emit(widgetId, 'conversation.started', { conversation_id: `ses_s${i}` })));
     await slow.waitFor(4);
-    await Promise.all(Array.from({ length: 10 }, (_, i) => svc.emit(widgetId, 'conversation.ended', { conversation_id: `ses_f${i}` })));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => svc.emit(widgetId, 'escalation.triggered', { conversation_id: `ses_f${i}` })));
     await fast.waitFor(10);
     assert.equal(slow.received.length, 4, 'per-endpoint limit');
     const inflight = s.db.prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'inflight' AND endpoint_id <> ?`).get(quick.id) as { n: number };
