@@ -180,6 +180,7 @@ export const GOALS_II: Goal[] = [
 /** Runs a scenario through the simulator with a fresh in-process brain, counting figures. */
 export async function measure(
   scenario: Scenario,
+  onStep?: (done: number, steps: number) => void,
 ): Promise<{ figures: Figures; brain: ReturnType<typeof inProcessTransport>['brain']; replies: Map<number, string[]> }> {
   const transport = inProcessTransport(scenarioBundle(scenario));
   const counter = new FigureCounter(scenario.tick_hz);
@@ -198,7 +199,7 @@ export async function measure(
         list.push(signatureOf(reply));
       }
     },
-    { keep: false },
+    { keep: false, ...(onStep ? { onStep } : {}) },
   );
   await sim.run();
   return { figures: counter.finish(), brain: transport.brain, replies };
@@ -265,13 +266,17 @@ export function judge(probe: ProbeFigures, scenarios: Record<string, Figures>, g
 }
 
 /** Every standard scenario at `scale` (1 = the full runs: 50 characters, 5 min, 10 min, 3 h, 200 probes). */
-export async function runBelievability(scale = 1, only?: readonly string[]): Promise<BelievabilityResult> {
+export async function runBelievability(
+  scale = 1,
+  only?: readonly string[],
+  onStep?: (run: string, done: number, steps: number) => void,
+): Promise<BelievabilityResult> {
   const z = scale === 1 ? FULL_SIZES : scaled(scale);
   const builders: Record<string, (z: StandardSizes) => Scenario> = { crowd, waves, quiet, 'ambush-30': ambush30 };
   const scenarios: Record<string, Figures> = {};
   for (const [name, build] of Object.entries(builders)) {
     if (only !== undefined && !only.includes(name)) continue;
-    scenarios[name] = (await measure(build(z))).figures;
+    scenarios[name] = (await measure(build(z), onStep ? (done, steps) => onStep(name, done, steps) : undefined)).figures;
   }
   const pf = await probeFigures(z);
   const goals = judge(pf, scenarios);

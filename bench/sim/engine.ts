@@ -56,6 +56,8 @@ export interface SimOptions {
   onFrame?: (t: number, chars: FrameCharacter[]) => void;
   /** Keep every reply for expectations and the timeline (default true); off for million-tick measurements. */
   keep?: boolean;
+  /** Called after every step with the steps done and the steps in all (progress lines). */
+  onStep?: (done: number, steps: number) => void;
 }
 
 /** A character's state by its last reply, for colouring: the first intent that says what it does. */
@@ -394,6 +396,7 @@ export class Simulation {
         this.apply(c, reply, dt);
       }
       this.options.onFrame?.(this.t, this.frame());
+      this.options.onStep?.(step + 1, steps + 1);
     }
     const results = (this.scenario.expect ?? []).map((e) => this.evaluate(e));
     return {

@@ -144,21 +144,27 @@ export interface RunOptions {
   workers?: number;
   /** Called after every step with every character (see `--html`). */
   onFrame?: SimOptions['onFrame'];
+  /** The spawned sidecar's characters talk from the scripted demo line source (`--demo-dialogue`). */
+  demoDialogue?: boolean;
+  /** Called after every step (see SimOptions.onStep). */
+  onStep?: SimOptions['onStep'];
 }
 
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<SimResult> {
   const bundle = scenarioBundle(scenario);
-  const sidecar = options.sidecarUrl ? null : await spawnSidecar(bundle, options.workers === undefined ? [] : ['--workers', String(options.workers)]);
+  if (options.demoDialogue && options.sidecarUrl)
+    throw new Error('--demo-dialogue applies to the sidecar sim starts; start your own with brainstem sidecar --demo-dialogue instead');
+  const args = [...(options.workers === undefined ? [] : ['--workers', String(options.workers)]), ...(options.demoDialogue ? ['--demo-dialogue'] : [])];
+  const sidecar = options.sidecarUrl ? null : await spawnSidecar(bundle, args);
   const transport = httpTransport(options.sidecarUrl ?? sidecar!.url, options.token);
   const out = options.recordFile ? createWriteStream(options.recordFile) : null;
-  out?.write(`${JSON.stringify({ scenario: scenario.name, bundle })}\n`);
+  // A recording made with demo dialogue says so, so that replay starts its sidecar the same way.
+  out?.write(`${JSON.stringify({ scenario: scenario.name, bundle, ...(options.demoDialogue ? { demoDialogue: true } : {}) })}\n`);
   try {
-    const sim = new Simulation(
-      scenario,
-      transport,
-      out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined,
-      options.onFrame ? { onFrame: options.onFrame } : {},
-    );
+    const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined, {
+      ...(options.onFrame ? { onFrame: options.onFrame } : {}),
+      ...(options.onStep ? { onStep: options.onStep } : {}),
+    });
     return await sim.run();
   } finally {
     transport.close();
@@ -176,7 +182,10 @@ export interface ReplayResult {
 }
 
 /** Re-sends every recorded tick, in order, to a fresh sidecar on the recorded bundle and compares replies byte for byte. */
-export async function replay(recordFile: string, options: { sidecarUrl?: string; workers?: number; maxMismatches?: number } = {}): Promise<ReplayResult> {
+export async function replay(
+  recordFile: string,
+  options: { sidecarUrl?: string; workers?: number; maxMismatches?: number; onTick?: (done: number, total: number) => void } = {},
+): Promise<ReplayResult> {
   let text: string;
   try {
     text = readFileSync(recordFile, 'utf8');
@@ -192,18 +201,20 @@ export async function replay(recordFile: string, options: { sidecarUrl?: string;
       throw new Error(`${recordFile}: line ${i + 1} is not valid JSON; was it written by brainstem sim --record?`);
     }
   };
-  const header = lineOf<{ scenario?: string; bundle?: ConfigBundle } | null>(0);
+  const header = lineOf<{ scenario?: string; bundle?: ConfigBundle; demoDialogue?: boolean } | null>(0);
   if (header === null || typeof header !== 'object' || !header.bundle)
     throw new Error(`${recordFile} has no header line with the bundle; was it written by brainstem sim --record?`);
   // Every line read before a sidecar is started: a bad one is reported at once, naming it.
   const records = lines.slice(1).map((_, k) => lineOf<RecordLine>(k + 1));
-  const sidecar = options.sidecarUrl ? null : await spawnSidecar(header.bundle, options.workers === undefined ? [] : ['--workers', String(options.workers)]);
+  const args = [...(options.workers === undefined ? [] : ['--workers', String(options.workers)]), ...(header.demoDialogue === true ? ['--demo-dialogue'] : [])];
+  const sidecar = options.sidecarUrl ? null : await spawnSidecar(header.bundle, args);
   const transport = httpTransport(options.sidecarUrl ?? sidecar!.url);
   const mismatches: ReplayResult['mismatches'] = [];
   try {
     for (let i = 1; i < lines.length; i++) {
       const rec = records[i - 1]!;
       const res = await transport(rec.request);
+      options.onTick?.(i, lines.length - 1);
       if (res.body !== rec.reply || res.status !== rec.status) {
         mismatches.push({ line: i + 1, t: rec.t, expected: rec.reply, actual: res.body });
         if (mismatches.length >= (options.maxMismatches ?? 20)) break;

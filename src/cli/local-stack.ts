@@ -21,6 +21,8 @@ export interface LocalStack {
   /** A property-video API key of the tenant (`bpk_`), so the API answers without a login first. */
   apiKey: string;
   adminToken: string;
+  /** The sidecar's token (`bst_`): every route but /health needs it. */
+  brainToken: string;
 }
 
 /**
@@ -44,6 +46,7 @@ const MIGRATIONS = [
     )`,
   },
   { version: 2, sql: 'ALTER TABLE local_stack ADD COLUMN api_key TEXT' },
+  { version: 3, sql: 'ALTER TABLE local_stack ADD COLUMN brain_token TEXT' },
 ];
 
 const PG_MIGRATIONS = [
@@ -61,6 +64,7 @@ const PG_MIGRATIONS = [
     )`,
   },
   { version: 2, sql: 'ALTER TABLE local_stack ADD COLUMN api_key TEXT' },
+  { version: 3, sql: 'ALTER TABLE local_stack ADD COLUMN brain_token TEXT' },
 ];
 
 interface Row {
@@ -72,6 +76,8 @@ interface Row {
   /** Null in a stack made before the stack kept one; issued on its next run. */
   api_key: string | null;
   admin_token: string;
+  /** Null in a stack made before its sidecar had a token; made on its next run. */
+  brain_token: string | null;
 }
 
 /**
@@ -79,11 +85,13 @@ interface Row {
  * user, server, server key and property-video API key when it has none, and returns them. A
  * stored key that was revoked meanwhile (or an API key the stack did not keep yet) is replaced
  * by a fresh one. `adminToken` (SERVICE_ADMIN_TOKEN) wins over the stored one without
- * replacing it. The database is closed again before returning.
+ * replacing it, and so does `brainToken` (SERVICE_BRAIN_TOKEN) over the stored sidecar token,
+ * which is made once and kept, so a mod configured with it keeps working across restarts.
+ * The database is closed again before returning.
  */
 export async function ensureLocalStack(
   location: DatabaseLocation,
-  options: { adminToken?: string; now?: () => number } = {},
+  options: { adminToken?: string; brainToken?: string; now?: () => number } = {},
 ): Promise<{ stack: LocalStack; created: boolean }> {
   const database = openDatabaseAt(location);
   try {
@@ -96,9 +104,10 @@ export async function ensureLocalStack(
         serverKey: (await controlPlane.findServerKey(hashToken(row.server_key))) ? row.server_key : await issueKey(controlPlane, row.server_id as ServerId),
         apiKey: row.api_key && (await identity.findApiKey(hashToken(row.api_key))) ? row.api_key : await issueApiKey(identity, row.tenant_id as TenantId),
       };
-      if (keys.serverKey !== row.server_key || keys.apiKey !== row.api_key)
-        await rows.save({ ...row, server_key: keys.serverKey, api_key: keys.apiKey }, options.now ?? Date.now);
-      return { stack: toStack(row, keys, options.adminToken), created: false };
+      const brainToken = row.brain_token ?? newToken('brainToken');
+      if (keys.serverKey !== row.server_key || keys.apiKey !== row.api_key || brainToken !== row.brain_token)
+        await rows.save({ ...row, server_key: keys.serverKey, api_key: keys.apiKey, brain_token: brainToken }, options.now ?? Date.now);
+      return { stack: toStack({ ...row, brain_token: brainToken }, keys, options), created: false };
     }
     const tenant = await identity.createTenant('Local stack', 'agency');
     const password = randomBytes(12).toString('base64url');
@@ -111,7 +120,7 @@ export async function ensureLocalStack(
     }
     const server = await controlPlane.createServer(tenant.id, 'Local game server', DEFAULT_BUNDLE, 'brainstem up');
     const keys = { serverKey: await issueKey(controlPlane, server.id), apiKey: await issueApiKey(identity, tenant.id) };
-    const stored: Row = {
+    const stored: Row & { brain_token: string } = {
       tenant_id: tenant.id,
       email,
       password,
@@ -119,9 +128,10 @@ export async function ensureLocalStack(
       server_key: keys.serverKey,
       api_key: keys.apiKey,
       admin_token: newToken('admin'),
+      brain_token: newToken('brainToken'),
     };
     await rows.save(stored, options.now ?? Date.now);
-    return { stack: toStack(stored, keys, options.adminToken), created: true };
+    return { stack: toStack(stored, keys, options), created: true };
   } finally {
     await database.close();
   }
@@ -145,10 +155,11 @@ interface LocalStackRows {
   save(row: Row, now: () => number): Promise<void>;
 }
 
-const SAVE_COLUMNS = 'id, tenant_id, email, password, server_id, server_key, api_key, admin_token, created_at';
+const SAVE_COLUMNS = 'id, tenant_id, email, password, server_id, server_key, api_key, admin_token, brain_token, created_at';
 const ON_CONFLICT = `ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, email = excluded.email, password = excluded.password,
-  server_id = excluded.server_id, server_key = excluded.server_key, api_key = excluded.api_key, admin_token = excluded.admin_token, created_at = excluded.created_at`;
-const READ = 'SELECT tenant_id, email, password, server_id, server_key, api_key, admin_token FROM local_stack WHERE id = 1';
+  server_id = excluded.server_id, server_key = excluded.server_key, api_key = excluded.api_key, admin_token = excluded.admin_token,
+  brain_token = excluded.brain_token, created_at = excluded.created_at`;
+const READ = 'SELECT tenant_id, email, password, server_id, server_key, api_key, admin_token, brain_token FROM local_stack WHERE id = 1';
 const values = (r: Row, now: () => number) => [
   r.tenant_id,
   r.email,
@@ -157,6 +168,7 @@ const values = (r: Row, now: () => number) => [
   r.server_key,
   r.api_key,
   r.admin_token,
+  r.brain_token,
   new Date(now()).toISOString(),
 ];
 
@@ -167,7 +179,7 @@ async function localStackRows(database: Database): Promise<LocalStackRows> {
     return {
       read: async () => db.prepare(READ).get() as Row | undefined,
       save: async (r, now) =>
-        void db.prepare(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`).run(...values(r, now)),
+        void db.prepare(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`).run(...values(r, now)),
     };
   }
   const pool: Pool = database.pool;
@@ -175,17 +187,22 @@ async function localStackRows(database: Database): Promise<LocalStackRows> {
   return {
     read: () => queryRow<Row>(pool, READ, []),
     save: async (r, now) =>
-      void (await pool.query(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, $1, $2, $3, $4, $5, $6, $7, $8) ${ON_CONFLICT}`, values(r, now))),
+      void (await pool.query(`INSERT INTO local_stack (${SAVE_COLUMNS}) VALUES (1, $1, $2, $3, $4, $5, $6, $7, $8, $9) ${ON_CONFLICT}`, values(r, now))),
   };
 }
 
-function toStack(r: Row, keys: { serverKey: string; apiKey: string }, adminToken: string | undefined): LocalStack {
+function toStack(
+  r: Row & { brain_token: string },
+  keys: { serverKey: string; apiKey: string },
+  given: { adminToken?: string; brainToken?: string },
+): LocalStack {
   return {
     tenantId: r.tenant_id,
     email: r.email,
     password: r.password,
     serverId: r.server_id,
     ...keys,
-    adminToken: adminToken || r.admin_token,
+    adminToken: given.adminToken || r.admin_token,
+    brainToken: given.brainToken || r.brain_token,
   };
 }

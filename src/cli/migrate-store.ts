@@ -31,7 +31,11 @@ export class MigrateStoreError extends Error {}
  * nothing). Both sides are first brought to the current schema, as `serve` would on start.
  * The target must hold no row in any of the stores' tables.
  */
-export async function migrateStore(sqliteFile: string, postgresUrl: string): Promise<CopyReport> {
+export async function migrateStore(
+  sqliteFile: string,
+  postgresUrl: string,
+  options: { onRows?: (copied: number, total: number) => void } = {},
+): Promise<CopyReport> {
   if (!existsSync(sqliteFile)) throw new MigrateStoreError(`${sqliteFile} does not exist`);
   const source = openDatabaseAt({ kind: 'sqlite', file: sqliteFile });
   try {
@@ -58,7 +62,11 @@ export async function migrateStore(sqliteFile: string, postgresUrl: string): Pro
         const copied = targetTables.filter((t) => sourceTables.has(t));
         await refuseNonEmpty(client, copied, postgresUrl);
         const tables: CopyReport['tables'] = [];
-        for (const table of copied) tables.push({ name: table, rows: await copyTable(db, client, table) });
+        const onRows = options.onRows;
+        let done = 0;
+        const total = onRows ? copied.reduce((n, t) => n + (db.prepare(`SELECT count(*) AS n FROM ${ident(t)}`).get() as { n: number }).n, 0) : 0;
+        const counted = onRows ? (n: number) => onRows((done += n), total) : undefined;
+        for (const table of copied) tables.push({ name: table, rows: await copyTable(db, client, table, counted) });
         await advanceSequences(client, copied, sourceFloors(db));
         return { tables, skipped };
       });
@@ -109,7 +117,7 @@ interface TargetColumn {
   type: string;
 }
 
-async function copyTable(db: Db, client: PoolClient, table: string): Promise<number> {
+async function copyTable(db: Db, client: PoolClient, table: string, counted?: (rows: number) => void): Promise<number> {
   const { rows: targetColumns } = await client.query<TargetColumn>(
     "SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1",
     [table],
@@ -129,6 +137,7 @@ async function copyTable(db: Db, client: PoolClient, table: string): Promise<num
     const tuples = batch.map((row) => `(${row.map((v) => `$${params.push(v)}`).join(', ')})`);
     await client.query(insertInto + tuples.join(', '), params);
     copied += batch.length;
+    counted?.(batch.length);
     batch = [];
   };
   for (const row of select.iterate() as IterableIterator<unknown[]>) {

@@ -10,6 +10,7 @@ import type { Database, DatabaseLocation } from '../store/database.js';
 import { Authenticator } from '../identity/auth.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
+import type { PrivateUrls } from '../net/ssrf.js';
 import { createConversations, type ConversationsOptions } from '../webhooks/conversations/index.js';
 import type { ConversationService } from '../webhooks/conversations/service.js';
 import { mountWidgetScript } from '../dashboard/widget-script.js';
@@ -56,7 +57,7 @@ export interface EmbeddedOptions {
   /** `--insecure-http`: serve plain HTTP on an address that is not loopback (behind a TLS-terminating proxy). */
   insecureHttp?: boolean;
   /** `--allow-private-webhooks`: webhook URLs may be plain http:// and resolve to private addresses. */
-  allowPrivateWebhooks?: boolean;
+  allowPrivateWebhooks?: PrivateUrls;
   /** Where the property-video API keeps photos and rendered assets; default `data/` beside the DB file. */
   dataDir?: string;
   /** `--object-store s3://bucket/prefix`: photos, videos and posters in S3-compatible storage; default the data directory. */
@@ -168,7 +169,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     server: routes,
     auth,
     getTenant: (id) => identity.getTenant(id),
-    allowPrivate: options.allowPrivateWebhooks ?? false,
+    // The conversation agent's own outbound calls keep the all-or-nothing flag: `up`'s loopback mode is about webhook receivers.
+    allowPrivate: options.allowPrivateWebhooks === true,
     scheme: options.tls ? 'https' : 'http',
     model: {
       baseUrl: process.env.SERVICE_LLM_BASE_URL || undefined,

@@ -1,4 +1,5 @@
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
+import type { Encoding } from './codec.js';
 import { HttpError } from './errors.js';
 import { writeError } from './write.js';
 import type { Logger } from '../log.js';
@@ -10,6 +11,8 @@ import type { Logger } from '../log.js';
 export interface GuardState {
   aborted: boolean;
   answered?: boolean;
+  /** `?errors=body` on a server that honours it: failures go out 200 with the error body in this encoding (see errors-in-body.ts). */
+  errorsInBody?: Encoding | null;
 }
 
 /** Where a failure happened, for its one log line. */

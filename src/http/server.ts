@@ -10,6 +10,8 @@ import { CLIENT_CLOSED, observeAnswered, observeResponse, type RequestObserver }
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { checkTlsFiles } from './tls.js';
+import type { Encoding } from './codec.js';
+import { errorsInBodyOf } from './errors-in-body.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -74,6 +76,11 @@ export interface ServerOptions {
    * request metrics. Unset, requests pay nothing for it.
    */
   observe?: RequestObserver | null;
+  /**
+   * Honour `?errors=body` on every route (see errors-in-body.ts): the sidecar, whose callers
+   * include script runtimes that cannot read a status. Off, the parameter means nothing.
+   */
+  errorsParam?: boolean;
 }
 
 /**
@@ -146,6 +153,7 @@ class RequestState implements Request, GuardState {
   answered = false;
   /** Counted in flight until finished. */
   counted = false;
+  errorsInBody: Encoding | null = null;
   private parsedQuery: URLSearchParams | null = null;
   private remote: string | null = null;
 
@@ -212,10 +220,12 @@ export class HttpServer {
   private readonly patterns = new Map<string, Set<Method>>();
   private fallbackInstalled = false;
   private readonly observe: RequestObserver | null;
+  private readonly errorsParam: boolean;
 
   constructor(options: ServerOptions = {}) {
     this.logger = options.logger ?? silentLogger;
     this.observe = options.observe ?? null;
+    this.errorsParam = options.errorsParam === true;
     this.defaultHeaders = { ...SECURITY_HEADERS, ...options.defaultHeaders };
     if (options.tls) checkTlsFiles(options.tls);
     this.app = options.tls
@@ -276,6 +286,7 @@ export class HttpServer {
           }
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res));
+          if (this.errorsParam) s.errorsInBody = errorsInBodyOf(s.query, req.getHeader('content-type'));
           // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
           // uWS, and returning from this callback with neither is fatal.
           res.onAborted(() => {
@@ -312,7 +323,7 @@ export class HttpServer {
 
   /** Answers a failure that came before the request had its state (so before any abort handler). */
   private failEarly(res: UwsResponse, req: UwsRequest, method: Method, err: unknown): void {
-    const state = direct(method);
+    const state = this.direct(method, req);
     res.onAborted(() => {
       state.aborted = true;
     });
@@ -322,7 +333,7 @@ export class HttpServer {
   /** Answers from a route's shortcut; false when it declined (having written nothing). */
   private shortcut(res: UwsResponse, req: UwsRequest, shortcut: NonNullable<RouteOptions['shortcut']>, site: FailureSite, start: number): boolean {
     // A shortcut's synchronous reply is written inside the callback: never aborted, never in flight after it.
-    const state = direct(site.method);
+    const state = this.direct(site.method, req);
     const observe = this.observe;
     try {
       const reply = shortcut(req);
@@ -409,7 +420,7 @@ export class HttpServer {
       this.begin(null);
       try {
         if (this.closing) {
-          writeError(res, { aborted: false }, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
+          writeError(res, this.direct(method, req), new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
           this.end(null);
           return;
         }
@@ -417,11 +428,18 @@ export class HttpServer {
       } catch (err) {
         // The handler had not finished the request (a throw comes before its done()), and its
         // own state is out of reach here: the answer goes out unless the response is gone.
-        answerFailure(res, { aborted: false, answered: false }, err, this.defaultHeaders, this.logger, site);
+        answerFailure(res, this.direct(method, req), err, this.defaultHeaders, this.logger, site);
         this.end(null);
       }
     });
     return this;
+  }
+
+  /** The state of a request answered inside its first callback, `?errors=body` read when this server honours it. */
+  private direct(method: string, req: UwsRequest): GuardState & { method: string } {
+    const state = direct(method);
+    if (this.errorsParam) state.errorsInBody = errorsInBodyOf(req.getQuery(), req.getHeader('content-type'));
+    return state;
   }
 
   /** Every registered route pattern with its methods (HEAD included where GET is), in registration order. */
@@ -592,7 +610,7 @@ export class HttpServer {
       const path = req.getUrl();
       const method = req.getMethod().toUpperCase();
       if (observe !== null) observeResponse(res, method, null, observe, this.logger);
-      const state = direct(method);
+      const state = this.direct(method, req);
       // A bodiless answer (HEAD) does not finish the response for uWS: without an abort
       // handler, returning from this callback would be fatal.
       res.onAborted(() => {

@@ -1,4 +1,6 @@
+import { encode as msgpackEncode } from '@msgpack/msgpack';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { JSON_TYPE, MSGPACK_TYPE, type Encoding } from './codec.js';
 import type { HttpError } from './errors.js';
 import type { Reply } from './reply.js';
 import type { Logger } from '../log.js';
@@ -38,6 +40,8 @@ interface Aborted {
   readonly aborted: boolean;
   /** A HEAD request gets the status and headers of the GET, never a body. */
   readonly method?: string;
+  /** `?errors=body`: the error goes out 200, its body in this encoding (see errors-in-body.ts). */
+  readonly errorsInBody?: Encoding | null;
 }
 
 function writeHeaders(res: UwsResponse, status: number, headers: Record<string, string> | undefined, defaults: Record<string, string>): void {
@@ -74,7 +78,16 @@ export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defau
 
 export function writeError(res: UwsResponse, state: Aborted, err: HttpError, defaults: Record<string, string>, options: { close?: boolean }): void {
   if (state.aborted) return;
-  writeHeaders(res, err.status, { 'content-type': 'application/json', ...err.headers }, defaults);
+  const inBody = state.errorsInBody ?? null;
+  if (inBody === 'msgpack') {
+    // Its own headers (Retry-After, WWW-Authenticate) still go out: a client that reads them may.
+    writeHeaders(res, 200, { ...err.headers, 'content-type': MSGPACK_TYPE }, defaults);
+    const packed = msgpackEncode(err.toBody());
+    if (state.method === 'HEAD') res.endWithoutBody(packed.byteLength, options.close ?? false);
+    else res.end(packed, options.close ?? false);
+    return;
+  }
+  writeHeaders(res, inBody === null ? err.status : 200, { 'content-type': JSON_TYPE, ...err.headers }, defaults);
   const body = JSON.stringify(err.toBody());
   if (state.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(body), options.close ?? false);
   else res.end(body, options.close ?? false);

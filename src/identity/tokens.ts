@@ -17,6 +17,8 @@ export const TOKEN_PREFIX = {
   personal: 'bsu_',
   widgetKey: 'bwk_',
   webhookSecret: 'whsec_',
+  /** The token of `brainstem up`'s sidecar (what a mod sends to /tick). */
+  brainToken: 'bst_',
 } as const;
 
 export type TokenKind = keyof typeof TOKEN_PREFIX;

@@ -23,9 +23,16 @@ export type GuardResult =
   /** `unresolved`: the host has no address now (DNS down or record not yet published), which may change. */
   | { ok: false; reason: string; unresolved?: true };
 
+/**
+ * Which non-public destinations a server admits: none (false, `brainstem serve`), this
+ * machine's loopback addresses over http or https ('loopback', `brainstem up`: the local stack,
+ * so `webhooks listen` works without a flag), or every private address and plain http anywhere
+ * (true, `--allow-private-webhooks`).
+ */
+export type PrivateUrls = boolean | 'loopback';
+
 export interface GuardOptions {
-  /** `--allow-private-webhooks`: admits private addresses and plain http:// (development, tests). */
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   resolve?: Resolve;
   /**
    * Admit a host that does not resolve (yet), with no addresses. Registration sets it: DNS may
@@ -50,16 +57,17 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
   } catch {
     return { ok: false, reason: 'is not a valid absolute URL' };
   }
-  if (url.protocol !== 'https:' && !(options.allowPrivate && url.protocol === 'http:')) {
+  const allow = options.allowPrivate;
+  if (url.protocol !== 'https:' && !(allow !== false && url.protocol === 'http:')) {
     return {
       ok: false,
-      reason: options.allowPrivate ? 'must use http or https' : url.protocol === 'http:' ? `must use https; ${ALLOW_PRIVATE_HINT}` : 'must use https',
+      reason: allow !== false ? 'must use http or https' : url.protocol === 'http:' ? `must use https; ${ALLOW_PRIVATE_HINT}` : 'must use https',
     };
   }
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   // Names reserved for this machine (RFC 6761) are refused without asking DNS what it thinks.
-  if (!options.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || host === 'localhost.')) {
+  if (allow === false && (host === 'localhost' || host.endsWith('.localhost') || host === 'localhost.')) {
     return { ok: false, reason: `points at this machine (localhost); only public addresses are allowed; ${ALLOW_PRIVATE_HINT}` };
   }
   let addresses: { address: string; family: 4 | 6 }[];
@@ -75,7 +83,20 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
     if (addresses.length === 0)
       return options.admitUnresolved ? { ok: true, url, addresses } : { ok: false, reason: `host ${host} does not resolve`, unresolved: true };
   }
-  if (!options.allowPrivate) {
+  if (allow === 'loopback') {
+    // This machine, over http or https; beyond it, what a server without the flag admits.
+    for (const a of addresses) {
+      const cls = classifyAddress(a.address);
+      if (cls === 'loopback') continue;
+      if (cls !== 'public')
+        return {
+          ok: false,
+          reason: `resolves to a ${cls.replace('_', '-')} address (${a.address}); only public and loopback addresses are allowed; ${ALLOW_PRIVATE_HINT}`,
+        };
+      if (url.protocol === 'http:')
+        return { ok: false, reason: `must use https beyond this machine (plain http reaches only loopback addresses); ${ALLOW_PRIVATE_HINT}` };
+    }
+  } else if (allow === false) {
     for (const a of addresses) {
       const cls = classifyAddress(a.address);
       if (cls !== 'public')

@@ -140,7 +140,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       recent.add(r.snapshot.agent);
     },
   });
-  const server = sidecarRoutes(new HttpServer({ logger, observe: options.accessLog ?? null }), ticks, options.maxBody);
+  const server = sidecarRoutes(new HttpServer({ logger, observe: options.accessLog ?? null, errorsParam: true }), ticks, options.maxBody);
   let agents: number | null = null;
   const status = (): SidecarStatus => ({
     config: options.source.status(),

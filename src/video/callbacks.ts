@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import { hmacHex } from '../signing/hmac.js';
-import { guardUrl, type Resolve } from '../net/ssrf.js';
+import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 import type { Send } from '../net/sender.js';
 import type { TenantId } from '../identity/types.js';
 import type { VideoStore } from './store.js';
@@ -23,7 +23,7 @@ export const MAX_CALLBACK_URL = 2048;
  * are allowed (local development and tests), which also admits plain http. A name that does
  * not resolve yet is admitted: every delivery resolves and checks again. Null when fine.
  */
-export async function callbackUrlProblem(raw: string, allowPrivate: boolean, resolve?: Resolve): Promise<string | null> {
+export async function callbackUrlProblem(raw: string, allowPrivate: PrivateUrls, resolve?: Resolve): Promise<string | null> {
   if (raw.length > MAX_CALLBACK_URL) return `must be at most ${MAX_CALLBACK_URL} characters`;
   const verdict = await guardUrl(raw, { allowPrivate, admitUnresolved: true, ...(resolve ? { resolve } : {}) });
   return verdict.ok ? null : verdict.reason;
@@ -33,7 +33,7 @@ export interface CallbackDispatcherOptions {
   store: VideoStore;
   /** The tenant's current signing secret. */
   secretFor: (tenantId: TenantId) => Promise<string>;
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   now: () => number;
   logger: Logger;
   /** How often due retries are looked for, in real milliseconds. */

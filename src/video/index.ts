@@ -11,7 +11,7 @@ import { mountVideoRoutes } from './routes.js';
 import { RenderQueue, type WallClock } from './queue.js';
 import { CallbackDispatcher } from './callbacks.js';
 import { createSender } from '../net/sender.js';
-import type { Resolve } from '../net/ssrf.js';
+import type { PrivateUrls, Resolve } from '../net/ssrf.js';
 import { DEFAULT_FFMPEG_ADDRESS_SPACE, findFfprobe, findPrlimit, resolveFfmpeg, type FfmpegBinary, type FfmpegConfinement } from './ffmpeg.js';
 import type { Speak } from './render.js';
 import { findFont } from './font.js';
@@ -43,7 +43,7 @@ export interface VideoServiceOptions {
   now?: () => number;
   logger?: Logger;
   /** Admits callback URLs on loopback/private addresses and plain http (local development, tests). */
-  allowPrivateCallbacks?: boolean | undefined;
+  allowPrivateCallbacks?: PrivateUrls | undefined;
   timings?: Partial<TourTimings> | undefined;
   /** x264 preset; default ultrafast, so a 1080p tour renders faster than real time on 2 cores. */
   preset?: string | undefined;

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { CallbackFor, VideoStore } from './store.js';
 import type { AssetStorage } from './storage.js';
 import type { UploadLimits } from './uploads.js';
-import type { Resolve } from '../net/ssrf.js';
+import type { PrivateUrls, Resolve } from '../net/ssrf.js';
 import type { ByteBudget } from './budget.js';
 import { propertyView } from './views.js';
 import type { AssetUrlSigner } from './signed-urls.js';
@@ -33,7 +33,7 @@ export interface VideoRoutesOptions {
   jsonBudget: ByteBudget;
   /** Most photos one property may have. */
   maxPhotosPerProperty: number;
-  allowPrivateCallbacks: boolean;
+  allowPrivateCallbacks: PrivateUrls;
   /** DNS for the SSRF guard on callback URLs; default the system resolver. */
   resolve?: Resolve | undefined;
   logger: Logger;

@@ -16,7 +16,7 @@ import {
 import type { SigningKeys } from './keys.js';
 import type { Send, SendOutcome } from '../net/sender.js';
 import { PACKAGE_VERSION } from '../net/sender.js';
-import { guardUrl, type Resolve } from '../net/ssrf.js';
+import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 
 export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
 /** The longest a throttled endpoint's wake-up timer waits (the poll finds it otherwise). */
@@ -28,7 +28,7 @@ import type { DueDelivery } from './types.js';
 export interface DispatcherOptions {
   store: WebhookStore;
   send: Send;
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   resolve?: Resolve;
   now?: () => number;
   /** Jitter source; seeded from crypto by default, fixed in tests. */
@@ -77,7 +77,7 @@ export class Dispatcher {
   private readonly disableAfterMs: number;
   private readonly keys: SigningKeys | null;
   private readonly orderHoldMs: number;
-  private readonly guard: { allowPrivate: boolean; resolve?: Resolve };
+  private readonly guard: { allowPrivate: PrivateUrls; resolve?: Resolve };
 
   private inFlight = 0;
   /** Attempts since construction by what followed them (read by /metrics at scrape time). */

@@ -8,7 +8,7 @@ import { mountWebhookRoutes } from './routes.js';
 import { createSender, type Send } from '../net/sender.js';
 import { WebhookService } from './service.js';
 import { SigningKeys } from './keys.js';
-import type { Resolve } from '../net/ssrf.js';
+import type { PrivateUrls, Resolve } from '../net/ssrf.js';
 import type { WebhookStore } from './store.js';
 
 export interface WebhooksOptions {
@@ -20,7 +20,7 @@ export interface WebhooksOptions {
   /** Plan limits (widgets) and trial ends, from the billing catalogue. */
   plans: TenantPlans;
   /** `--allow-private-webhooks`: private addresses and plain http:// admitted (development and tests only). */
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   now?: () => number;
   logger?: Logger;
   resolve?: Resolve;

@@ -3,7 +3,7 @@ import { HttpError } from '../http/errors.js';
 import { Fields, typeOf } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantPlans } from '../identity/plan-limits.js';
-import { guardUrl, type Resolve } from '../net/ssrf.js';
+import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 import type { SigningKeys } from './keys.js';
 import { RATE_LIMIT_MAX } from './schedule.js';
 import type { WebhookService } from './service.js';
@@ -29,7 +29,7 @@ export interface WebhookRoutesOptions {
   auth: Authenticator;
   plans: TenantPlans;
   keys: SigningKeys;
-  allowPrivate: boolean;
+  allowPrivate: PrivateUrls;
   resolve?: Resolve;
   now?: () => number;
 }

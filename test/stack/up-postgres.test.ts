@@ -20,10 +20,10 @@ test('up --database postgres://…: the local stack on PostgreSQL, made once and
     try {
       const b = JSON.parse(second.match.input);
       assert.equal(b.created, false);
-      assert.deepEqual([b.email, b.serverId, b.adminToken], [a.email, a.serverId, a.adminToken]);
+      assert.deepEqual([b.email, b.serverId, b.adminToken, b.brainToken], [a.email, a.serverId, a.adminToken, a.brainToken]);
       const login = await call(b.api.replace(/\/v1$/, ''), 'POST', '/v1/auth/login', { body: { email: b.email, password: b.password } });
       assert.equal(login.status, 200);
-      const status = await call(b.sidecar, 'GET', '/status');
+      const status = await call(b.sidecar, 'GET', '/status', { token: b.brainToken });
       assert.equal(status.body.source, 'control-plane');
     } finally {
       await stop(second.child);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { progress, type Progress } from '../progress.js';
 import { CliError } from '../util.js';
 
 /** `brainstem bench believability`: the behaviour table's figures on the standard simulator scenarios. */
@@ -19,7 +20,16 @@ export function registerBenchBelievability(bench: Command): void {
       const { runBelievability, formatTable, RUNS } = await import('../../../bench/sim/believability.js');
       const unknown = only?.filter((n) => !(RUNS as readonly string[]).includes(n)) ?? [];
       if (unknown.length > 0) throw new CliError(`--only: unknown run ${unknown.join(', ')}; known: ${RUNS.join(', ')}`);
-      const result = await runBelievability(scale, only);
+      // One progress line per run (crowd, waves, …), each ended when the next begins.
+      let shown: { run: string; meter: Progress } | null = null;
+      const result = await runBelievability(scale, only, (run, done, steps) => {
+        if (shown?.run !== run) {
+          shown?.meter.finish();
+          shown = { run, meter: progress({ label: `bench believability ${run}`, total: steps, unit: 'steps', json: flags.json === true }) };
+        }
+        shown.meter.update(done);
+      });
+      (shown as { meter: Progress } | null)?.meter.finish();
       process.stdout.write(`${JSON.stringify(result)}\n`);
       if (!flags.json) process.stdout.write(`${formatTable(result)}\n`);
     });

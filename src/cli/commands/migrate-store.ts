@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { parseDatabaseUrl } from '../../store/database.js';
 import { migrateStore, MigrateStoreError } from '../migrate-store.js';
+import { progress } from '../progress.js';
 import { CliError, printJson } from '../util.js';
 
 /** `brainstem migrate-store`: a SQLite database moved to PostgreSQL, ids and all. */
@@ -17,8 +18,10 @@ export function registerMigrateStore(program: Command): void {
       if (from.kind !== 'sqlite') throw new CliError('--from must be a sqlite:PATH database');
       if (to.kind !== 'postgres') throw new CliError('--to must be a postgres:// database');
       let report;
+      const shown = progress({ label: 'migrate-store', total: null, unit: 'rows', json: flags.json === true });
       try {
-        report = await migrateStore(from.file, to.url);
+        report = await migrateStore(from.file, to.url, { onRows: (done, total) => shown.update(done, total) });
+        shown.finish();
       } catch (err) {
         if (err instanceof MigrateStoreError) throw new CliError(err.message);
         throw err;

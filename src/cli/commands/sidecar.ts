@@ -19,6 +19,10 @@ import { DATA_DIR_ENV, sidecarDataDir } from '../data-dir.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
 
+/** `--demo-dialogue` of sidecar, up and sim. */
+export const DEMO_DIALOGUE_HELP =
+  "characters talk without a model: scripted lines from the bundle's roles and flavor themes, through the dialogue tier's limits, phrase cache and counters (SERVICE_LLM_* is then not used)";
+
 /** Where the running bundle came from, as the start-up banner says it. */
 const ORIGIN_TEXT: Record<ConfigOrigin, string> = {
   'bundle-dir': 'the bundle directory',
@@ -62,6 +66,8 @@ export interface SidecarCliOptions {
   accessLog?: boolean;
   /** Where the sidecar's `.brainstem/` state goes (env BRAINSTEM_DATA_DIR); default the working directory. */
   dataDir?: string;
+  /** Characters talk from the built-in scripted line source, no model needed. */
+  demoDialogue?: boolean;
   /** The bundle public key to pin: `ed25519:BASE64`, or a file holding it (or a PEM public key). */
   bundleKey?: string;
 }
@@ -147,21 +153,24 @@ export function stateFileFrom(opts: SidecarCliOptions, cwd = process.cwd(), stat
 
 /**
  * The dialogue tier's options from the environment: null unless SERVICE_LLM_BASE_URL and
- * SERVICE_LLM_MODEL are set. Voice out runs only when speech is configured
+ * SERVICE_LLM_MODEL are set, or `--demo-dialogue` asks for the scripted line source (which
+ * then stands in for the model). Voice out runs only when speech is configured
  * (SERVICE_TTS_ENGINE other than off, or SERVICE_TTS_BASE_URL), voice in when
  * SERVICE_STT_* is; both need an audio directory (--audio-dir, SERVICE_AUDIO_DIR, else a
  * directory under the system temp dir).
  */
 export function dialogueFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv): SidecarOptions['dialogue'] {
   const plugins = configuredPlugins(env);
-  if (!plugins.dialogue) return null;
+  const scripted = opts.demoDialogue === true;
+  if (!plugins.dialogue && !scripted) return null;
   const set = (k: string): boolean => (env[k] ?? '').trim() !== '';
   const tts = (set('SERVICE_TTS_ENGINE') && env.SERVICE_TTS_ENGINE!.trim() !== 'off') || set('SERVICE_TTS_BASE_URL');
   const voice = tts || plugins['voice-in'];
   const audioDir =
     opts.audioDir ?? (set('SERVICE_AUDIO_DIR') ? env.SERVICE_AUDIO_DIR : undefined) ?? (voice ? join(tmpdir(), `brainstem-audio-${process.pid}`) : undefined);
   const tierEnv = tts ? env : { ...env, SERVICE_TTS_ENGINE: 'off' };
-  return audioDir ? { env: tierEnv, audioDir: resolve(audioDir) } : { env: tierEnv };
+  const common = scripted ? { env: tierEnv, scripted } : { env: tierEnv };
+  return audioDir ? { ...common, audioDir: resolve(audioDir) } : common;
 }
 
 /** Picks the config source from the options: a bundle directory, else the built-in defaults. */
@@ -194,9 +203,9 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const config = sidecar.status().config;
   const mode = workers === 0 ? 'inline' : `${workers} worker${workers === 1 ? '' : 's'}`;
   process.stdout.write(
-    `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${ORIGIN_TEXT[config.source]}${config.location ? ` ${config.location}` : ''}, ${mode}${token ? ', token required' : ''}${dialogue ? ', dialogue on' : ''}${stateFile ? `, state ${stateFile}` : ''})\n`,
+    `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${ORIGIN_TEXT[config.source]}${config.location ? ` ${config.location}` : ''}, ${mode}${token ? ', token required' : ''}${dialogue ? (dialogue.scripted ? ', dialogue on (scripted demo lines)' : ', dialogue on') : ''}${stateFile ? `, state ${stateFile}` : ''})\n`,
   );
-  if (dialogue) warnAboutModelServer(env, logger);
+  if (dialogue && !dialogue.scripted) warnAboutModelServer(env, logger);
   // The banner says why the sidecar is not on the control plane's bundle, not just that it is not.
   if (link && config.lastError) process.stdout.write(`  config pull failed: ${config.lastError}; retrying with back-off (see ${sidecar.url}/status)\n`);
   const signal = await stopped;
@@ -257,5 +266,6 @@ export function registerSidecar(program: Command): void {
     )
     .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default .brainstem/sidecar-<server id>/ in the data directory)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
+    .option('--demo-dialogue', DEMO_DIALOGUE_HELP)
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));
 }

@@ -12,7 +12,7 @@ import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
 import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
-import { DEFAULT_SIDECAR_ADDR, dialogueFrom, warnAboutModelServer } from './sidecar.js';
+import { DEFAULT_SIDECAR_ADDR, DEMO_DIALOGUE_HELP, dialogueFrom, warnAboutModelServer } from './sidecar.js';
 
 interface UpFlags {
   addr: string;
@@ -28,6 +28,7 @@ interface UpFlags {
   conversationRetention?: string;
   insecureHttp?: boolean;
   accessLog?: boolean;
+  demoDialogue?: boolean;
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -64,7 +65,7 @@ export function registerUp(program: Command): void {
     .option('--data <dir>', 'property-video files (default: data/ in the data directory)')
     .option(
       '--allow-private-webhooks',
-      'admit webhook and callback URLs on loopback or private addresses, and plain http (to try webhooks against a local receiver)',
+      'also admit webhook and callback URLs on private addresses, and plain http to them (loopback URLs, such as webhooks listen, are admitted without it)',
     )
     .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
     .option('--json', 'print the URLs and credentials as one JSON line')
@@ -72,6 +73,7 @@ export function registerUp(program: Command): void {
     .option('--conversation-idle <minutes>', 'a chat-widget conversation without a message for this long ends (default: 30)')
     .option('--conversation-retention <days>', 'days chat transcripts and lead details are kept after a conversation ends (default: 90)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
+    .option('--demo-dialogue', DEMO_DIALOGUE_HELP)
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
       const limits = limitsFlag(flags.limits);
@@ -88,7 +90,7 @@ export function registerUp(program: Command): void {
       if (lock) process.once('exit', lock.release);
       let local;
       try {
-        local = await ensureLocalStack(location, { adminToken: process.env.SERVICE_ADMIN_TOKEN });
+        local = await ensureLocalStack(location, { adminToken: process.env.SERVICE_ADMIN_TOKEN, brainToken: process.env.SERVICE_BRAIN_TOKEN });
       } catch (err) {
         throw new CliError(`cannot prepare ${db}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -102,7 +104,8 @@ export function registerUp(program: Command): void {
           adminToken: stack.adminToken,
           logger,
           dataDir: flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data),
-          allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+          // The local stack: a receiver on this machine (`webhooks listen`) is admitted without a flag.
+          allowPrivateWebhooks: flags.allowPrivateWebhooks === true ? true : 'loopback',
           conversations: conversationFlags(flags),
           ...limits,
           insecureHttp: flags.insecureHttp === true,
@@ -115,7 +118,8 @@ export function registerUp(program: Command): void {
         logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
       // In the data directory, never the working directory (unless that is the data directory).
       const stateDir = defaultStateDir(String(stack.serverId), dir);
-      const token = process.env.SERVICE_BRAIN_TOKEN ?? '';
+      // Always a token: a mod tried against the local stack must learn at once when it sends none or a wrong one.
+      const token = stack.brainToken;
       let linked;
       try {
         linked = await startLinkedSidecar(
@@ -124,10 +128,10 @@ export function registerUp(program: Command): void {
             host: side.host,
             port: side.port,
             workers: 0,
-            token: token || null,
+            token,
             logger,
             accessLog: accessLogFlag(flags.accessLog),
-            dialogue: dialogueFrom({}, process.env),
+            dialogue: dialogueFrom({ demoDialogue: flags.demoDialogue === true }, process.env),
             stateFile: defaultStateFile(dir, stateDir),
           },
         );
@@ -138,11 +142,10 @@ export function registerUp(program: Command): void {
       const { sidecar } = linked;
       const demoWidget = await ensureDemoWidget(embedded, stack.tenantId);
       const demoPage = `${embedded.url}/demo/widget?widget=${demoWidget}`;
-      if (sidecar.dialogue) warnAboutModelServer(process.env, logger);
+      if (sidecar.dialogue && !flags.demoDialogue) warnAboutModelServer(process.env, logger);
       // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
       const stopped = untilSignal();
       const config = sidecar.status().config;
-      const auth = token ? ` -H 'authorization: Bearer ${token}'` : '';
       if (flags.json) {
         process.stdout.write(
           `${JSON.stringify({
@@ -153,6 +156,7 @@ export function registerUp(program: Command): void {
             api: `${embedded.url}/v1`,
             chatDemo: demoPage,
             sidecar: sidecar.url,
+            brainToken: token,
             serverId: stack.serverId,
             bundleVersion: config.version,
             email: stack.email,
@@ -169,10 +173,12 @@ export function registerUp(program: Command): void {
             `  API          ${embedded.url}/v1`,
             `  chat demo    ${demoPage}  (the chat widget on a demo page; conversations in the dashboard under Widgets)`,
             `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
+            `  brain token  ${token}  (send it as Authorization: Bearer, X-Brain-Token or ?token=)`,
+            ...(flags.demoDialogue ? ['  dialogue     scripted demo lines (--demo-dialogue): characters greet a player within 20 m on their next tick'] : []),
             `  login        ${stack.email}  /  ${stack.password}`,
             `  API key      ${stack.apiKey}  (property-video API: Authorization: Bearer <API key>)`,
             `  admin token  ${stack.adminToken}`,
-            `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json'${auth} -d '${JSON.stringify(SAMPLE_TICK)}'`,
+            `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json' -H 'authorization: Bearer ${token}' -d '${JSON.stringify(SAMPLE_TICK)}'`,
             'Ctrl-C stops both.',
             '',
           ].join('\n'),

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { verifyWebhook } from '../../webhooks/verify.js';
 import { generateSecret } from '../../signing/webhook.js';
+import { EVENT_TYPES } from '../../webhooks/types.js';
 import { addressText, SECURITY_HEADERS } from '../../http/server.js';
 import { CliError, parseInteger, untilSignal } from '../util.js';
 import { registerWebhookTrigger } from './webhooks-trigger.js';
@@ -78,6 +79,35 @@ async function forward(to: URL, raw: Buffer, headers: http.IncomingHttpHeaders):
     const e = err as Error & { cause?: { code?: string; message?: string } };
     return { error: e.name === 'TimeoutError' ? `no answer within ${FORWARD_TIMEOUT_MS} ms` : (e.cause?.code ?? e.cause?.message ?? e.message) };
   }
+}
+
+/** Where `listen` says to register its URL when BRAINSTEM_URL is not set: `brainstem up`'s default address. */
+const DEFAULT_SERVER_URL = 'http://127.0.0.1:8080';
+
+/** A word safe in a POSIX shell as is, else the word in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * How to register the receiver's URL as a widget's webhook endpoint: the dashboard's clicks,
+ * and the exact `curl` (the secret as the shell finds it: the generated one as is, the others
+ * from where they came, so a secret given is never printed).
+ */
+export function registration(url: string, source: SecretSource, secretFile: string | undefined, server: string): { dashboard: string; curl: string } {
+  const secret =
+    source.from === 'generated'
+      ? source.secret
+      : source.from === 'env'
+        ? `'"$${WEBHOOK_SECRET_ENV}"'`
+        : source.from === 'file'
+          ? `'"$(cat ${shellWord(secretFile ?? '')})"'`
+          : '<the --secret you gave>';
+  const body = `{"url":${JSON.stringify(url)},"events":${JSON.stringify(EVENT_TYPES)},"secret":"${secret}"}`;
+  return {
+    dashboard: `Dashboard › Widgets › <your widget> › Webhooks › Add an endpoint: URL ${url}${source.from === 'generated' ? ', secret the one above' : ', your secret'}`,
+    curl: `curl -s -X POST ${server.replace(/\/+$/, '')}/v1/widgets/$WIDGET_ID/webhooks -H "authorization: Bearer $BRAINSTEM_TOKEN" -H 'content-type: application/json' -d '${body}'`,
+  };
 }
 
 const SECRET_TEXT: Record<SecretSource['from'], string> = {
@@ -166,10 +196,16 @@ export function registerWebhooks(program: Command): void {
       const url = `http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${bound}/`;
       const stopped = untilSignal();
       const generated = from === 'generated' ? secret : undefined;
-      if (flags.json) print({ listening: url, ...(generated ? { secret: generated } : {}), ...(to ? { forwardTo: to.href } : {}) });
+      const register = registration(url, { secret, from }, flags.secretFile, process.env.BRAINSTEM_URL || DEFAULT_SERVER_URL);
+      if (flags.json) print({ listening: url, ...(generated ? { secret: generated } : {}), ...(to ? { forwardTo: to.href } : {}), register });
       else {
         print(`listening on ${url} (verifying with the ${SECRET_TEXT[from]}${to ? `, forwarding to ${to.href}` : ''}; Ctrl-C to stop)`);
         if (generated) print(`secret: ${generated}  (give it as the endpoint's "secret" when you register ${url})`);
+        print(`register it: ${register.dashboard}`);
+        print(`   or: ${register.curl}`);
+        print(
+          "   (WIDGET_ID: the widget's id; BRAINSTEM_TOKEN: a session from POST /v1/auth/login or a personal access token. brainstem up takes this loopback URL as is; brainstem serve only with --allow-private-webhooks)",
+        );
       }
       await stopped;
       server.closeAllConnections();

@@ -1,5 +1,6 @@
 import type { Encoding } from '../../http/codec.js';
 import { HttpError } from '../../http/errors.js';
+import { errorsInBodyOf } from '../../http/errors-in-body.js';
 import type { Reply } from '../../http/reply.js';
 import { failRaw, type HttpServer, type RawControl, type RawState } from '../../http/server.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
@@ -192,7 +193,8 @@ function wholeBody(call: TickCall, last: ArrayBuffer, maxBody: number): Buffer {
  * was answered 413 already. One object per request: it is also the abort state and the
  * credentials. Without a token nothing of them is read; with one, the forms are read in the
  * gate's order up to the first present, so the usual Authorization header costs one header
- * read and the query string is read only when no header carries the token.
+ * read. The query string is read for `?errors=body` (every failure then answered 200, see
+ * errors-in-body.ts), and handed to the gate only when no header carries the token.
  */
 function beginTick(
   res: UwsResponse,
@@ -204,14 +206,19 @@ function beginTick(
 ): TickCall | null {
   const authorization = gated ? req.getHeader(AUTHORIZATION) : '';
   const headerToken = gated && authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
-  const query = gated && authorization === '' && headerToken === '' ? (req.getQuery() ?? '') : '';
+  // Read once for `?errors=body` and the token form; without a query uWS answers undefined,
+  // and errorsInBodyOf looks no further.
+  const rawQuery = req.getQuery();
+  const query = gated && authorization === '' && headerToken === '' ? (rawQuery ?? '') : '';
+  const contentType = req.getHeader(CONTENT_TYPE);
   const declared = req.getHeader(CONTENT_LENGTH);
   const length = declared === '' ? -1 : Number(declared);
   const call: TickCall = {
     aborted: false,
     answered: false,
     finished: false,
-    contentType: req.getHeader(CONTENT_TYPE),
+    errorsInBody: errorsInBodyOf(rawQuery, contentType),
+    contentType,
     authorization,
     headerToken,
     query,
