@@ -1,5 +1,7 @@
 import { isLoopbackHost } from '../http/loopback.js';
-import { HttpServer } from '../http/server.js';
+import { HttpServer, type CredentialCheck, type ServerOptions } from '../http/server.js';
+import { HttpError } from '../http/errors.js';
+import type { ConnectionCaps } from '../http/connections.js';
 import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -63,6 +65,8 @@ export interface EmbeddedOptions {
   ffmpegAddressSpaceBytes?: number;
   /** Tuning of the property-video API for tests and benchmarks (render timings, preset). */
   video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
+  /** Caps on open connections, per client address and in all (default 1,000 and 20,000; `--max-connections…`). */
+  connections?: ConnectionCaps;
   /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
   limits?: Partial<Limits>;
   /** `--job-lease`: the lease of every background job (webhook deliveries, renders, video callbacks); default each one's own constant. */
@@ -109,17 +113,30 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const location = locationOf(options);
   const metrics = serveMetrics();
   // Before the database is opened: a certificate that cannot be used stops the start with nothing to close.
-  const server = new HttpServer({ logger, observe: combineObservers([metrics.observe, options.accessLog]), ...(options.tls ? { tls: options.tls } : {}) });
+  // Every route with a body checks its credential before reading it (see Authenticator.beforeBody);
+  // the authenticator is made once the database is open.
+  let beforeBody: CredentialCheck = () => {
+    throw new HttpError('unavailable', 'The server is starting.');
+  };
+  const serverOptions: ServerOptions = {
+    logger,
+    observe: combineObservers([metrics.observe, options.accessLog]),
+    credentials: (req) => beforeBody(req),
+    ...(options.connections ? { connections: options.connections } : {}),
+    ...(options.tls ? { tls: options.tls } : {}),
+  };
+  const server = new HttpServer(serverOptions);
   const backend = await openBackend(location, { now, logger });
   const { database, stores, cluster } = backend;
   const identity = stores.identity;
   // A worker answers /health alone: the services' routes go on a server that never listens,
   // so every service is built the same way whatever the role.
-  const routes = role === 'worker' ? new HttpServer({ logger }) : server;
+  const routes = role === 'worker' ? new HttpServer({ logger, credentials: (req) => beforeBody(req) }) : server;
   const background = role !== 'api';
 
   // One limiter for every route class: sessions, API keys, server keys, widget keys, logins.
   const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits: limitsWith(options.limits) });
+  beforeBody = (req) => auth.beforeBody(req);
   const controlPlane = mountControlPlane(routes, {
     store: stores.controlPlane,
     auth,

@@ -10,7 +10,7 @@ import type { ControlPlaneStore } from '../store.js';
 import type { CheckoutId, CheckoutRecord } from '../types.js';
 import { choosePrice, grantOf, type PlanCatalogue } from './plans.js';
 import { OFFLINE_COMPLETE_PATH, OfflineProvider, type PaymentProvider } from './provider.js';
-import { readStripeEvent, STRIPE_WEBHOOK_MAX_BODY } from './stripe-webhook.js';
+import { readStripeEvent, STRIPE_WEBHOOK_MAX_BODY, stripeHeaderProblem } from './stripe-webhook.js';
 
 export const STRIPE_WEBHOOK_PATH = '/v1/billing/stripe/webhook';
 
@@ -177,7 +177,7 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
       if (!signature) throw new HttpError('bad_request', 'The Stripe-Signature header is missing.');
       let notice;
       try {
-        notice = readStripeEvent(req.body, signature, secret);
+        notice = readStripeEvent(req.body, signature, secret, o.now());
       } catch (err) {
         throw new HttpError('bad_request', `The Stripe-Signature does not verify: ${(err as Error).message}`);
       }
@@ -190,7 +190,18 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
       else if (record.status === 'open') await store.setCheckoutStatus(record.id, 'expired');
       return json(200, { received: true, handled: true });
     },
-    { maxBody: STRIPE_WEBHOOK_MAX_BODY },
+    {
+      maxBody: STRIPE_WEBHOOK_MAX_BODY,
+      // Stripe signs the body, so the signature itself is checked after it is read; its form and
+      // date are checked before (a refusal here is the 400 the handler would give).
+      credentials: (req) => {
+        if (!o.stripeWebhookSecret) return;
+        const signature = req.headers['stripe-signature'];
+        if (!signature) throw new HttpError('bad_request', 'The Stripe-Signature header is missing.');
+        const problem = stripeHeaderProblem(signature, o.now());
+        if (problem !== null) throw new HttpError('bad_request', `The Stripe-Signature does not verify: ${problem}.`);
+      },
+    },
   );
 
   server.get('/v1/billing/return', async (req) => {
