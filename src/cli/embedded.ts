@@ -74,7 +74,10 @@ export interface EmbeddedOptions {
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
-  payments?: PaymentProvider;
+  /** The payment provider; null for none. Default: from `billing` and the environment (see providerFromEnv). */
+  payments?: PaymentProvider | null;
+  /** `--billing`: the provider asked for by name (offline grants plans without payment, so it is the default only on loopback). */
+  billing?: 'stripe' | 'offline';
   /** Public origin used in billing links (SERVICE_PUBLIC_URL); default from the request's Host header. */
   publicUrl?: string;
   /** Signing secret of the Stripe webhook endpoint; default STRIPE_WEBHOOK_SECRET. */
@@ -118,11 +121,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   let beforeBody: CredentialCheck = () => {
     throw new HttpError('unavailable', 'The server is starting.');
   };
+  const limits = limitsWith(options.limits);
   const serverOptions: ServerOptions = {
     logger,
     observe: combineObservers([metrics.observe, options.accessLog]),
     credentials: (req) => beforeBody(req),
-    ...(options.connections ? { connections: options.connections } : {}),
+    connections: options.connections ?? { perAddress: limits.connectionsPerAddress, total: limits.connectionsTotal },
     ...(options.tls ? { tls: options.tls } : {}),
   };
   const server = new HttpServer(serverOptions);
@@ -135,14 +139,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const background = role !== 'api';
 
   // One limiter for every route class: sessions, API keys, server keys, widget keys, logins.
-  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits: limitsWith(options.limits) });
+  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits });
   beforeBody = (req) => auth.beforeBody(req);
   const controlPlane = mountControlPlane(routes, {
     store: stores.controlPlane,
     auth,
     identity,
     now,
-    payments: options.payments ?? providerFromEnv(),
+    payments: options.payments !== undefined ? options.payments : providerFromEnv(process.env, options.billing, isLoopbackHost(host)),
     publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
     stripeWebhookSecret: options.stripeWebhookSecret ?? process.env.STRIPE_WEBHOOK_SECRET,
     countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,

@@ -11,7 +11,17 @@ import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/
 import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
-import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
+import {
+  ACCESS_LOG_FLAG_HELP,
+  accessLogFlag,
+  CliError,
+  connectionFlags,
+  MAX_CONNECTIONS_HELP,
+  MAX_CONNECTIONS_PER_ADDRESS_HELP,
+  parseAddr,
+  parseInteger,
+  untilSignal,
+} from '../util.js';
 import { DATA_DIR_ENV, sidecarDataDir } from '../data-dir.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
@@ -59,6 +69,8 @@ export interface SidecarCliOptions {
   accessLog?: boolean;
   /** Where the sidecar's `.brainstem/` state goes (env BRAINSTEM_DATA_DIR); default the working directory. */
   dataDir?: string;
+  maxConnections?: string;
+  maxConnectionsPerAddress?: string;
 }
 
 /** A positive number of seconds (fractions allowed), as milliseconds. */
@@ -156,7 +168,18 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const dialogue = dialogueFrom(opts, env);
   let sidecar: Sidecar;
   try {
-    const common = { host, port, workers, token: token || null, logger, dialogue, stateFile, stateEveryMs, accessLog: accessLogFlag(opts.accessLog) };
+    const common = {
+      host,
+      port,
+      workers,
+      token: token || null,
+      logger,
+      dialogue,
+      stateFile,
+      stateEveryMs,
+      accessLog: accessLogFlag(opts.accessLog),
+      connections: connectionFlags(opts),
+    };
     sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: configSourceFrom(opts, logger) });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
@@ -225,5 +248,7 @@ export function registerSidecar(program: Command): void {
     )
     .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default .brainstem/sidecar-<server id>/ in the data directory)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
+    .option('--max-connections <n>', MAX_CONNECTIONS_HELP)
+    .option('--max-connections-per-address <n>', MAX_CONNECTIONS_PER_ADDRESS_HELP)
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));
 }
