@@ -86,19 +86,29 @@ function App() {
       }}
       >Skip to content</a
     >
-    <header class="top">
-      <a class="brand" href="#/servers">brainstem</a>
-      <nav aria-label="Main">
-        <ul>
-          ${NAV.map((n) => html`<li><a href=${n.href} aria-current=${route[0] === n.section ? 'page' : undefined}>${n.label}</a></li>`)}
-        </ul>
-      </nav>
-      ${
-        session
-          ? html`<div class="who"><span class="email">${session.email}</span><button type="button" class="secondary" onClick=${logout}>Log out</button></div>`
-          : html`<div class="who"><a href="#/login">Log in</a></div>`
-      }
-    </header>
+    ${
+      route[0] === 'admin'
+        ? // The admin console is the operator's, not a tenant user's: none of the user's pages or sign-in.
+          html`<header class="top admin-top">
+            <a class="brand" href="#/admin">brainstem <span class="badge">admin console</span></a>
+            ${session ? html`<div class="who"><a href="#/servers">Back to the dashboard</a></div>` : null}
+          </header>`
+        : html`<header class="top">
+            <a class="brand" href="#/servers">brainstem</a>
+            <nav aria-label="Main">
+              <ul>
+                ${NAV.map((n) => html`<li><a href=${n.href} aria-current=${route[0] === n.section ? 'page' : undefined}>${n.label}</a></li>`)}
+              </ul>
+            </nav>
+            ${
+              session
+                ? html`<div class="who">
+                    <span class="email">${session.email}</span><button type="button" class="secondary" onClick=${logout}>Log out</button>
+                  </div>`
+                : html`<div class="who"><a href="#/login">Log in</a></div>`
+            }
+          </header>`
+    }
     <main id="main" tabindex="-1">${page(route)}</main>
   `;
 }

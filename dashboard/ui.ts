@@ -190,14 +190,63 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
   </div>`;
 }
 
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** The browser's own time zone, named as people read it (CET, GMT+1), once per page. */
+const ZONE = (() => {
+  try {
+    const part = new Intl.DateTimeFormat('en', { timeZoneName: 'short' }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName');
+    return part?.value ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  } catch {
+    return 'local time';
+  }
+})();
+
+/**
+ * One date-time format across the dashboard: ISO-like (`2026-11-28 14:18:57`) in the viewer's
+ * own time zone, which is named after it. Days (per-day rows, billing periods) stay plain
+ * `YYYY-MM-DD` dates.
+ */
 export function fmtTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${ZONE}`;
 }
 
-export function fmtUsd(n: number): string {
-  return `$${n.toFixed(n < 1 ? 4 : 2)}`;
+/** A calendar day (`YYYY-MM-DD`) of an ISO time, as the server counts days: UTC. */
+export function fmtDay(iso: string): string {
+  return iso.slice(0, 10);
+}
+
+/** A period the server gives as [start, end): its first and last day, `2026-11-01 – 2026-11-30` (UTC days). */
+export function fmtPeriod(start: string, end: string): string {
+  const last = new Date(Date.parse(end) - 1);
+  return `${fmtDay(start)} – ${Number.isNaN(last.getTime()) ? fmtDay(end) : last.toISOString().slice(0, 10)}`;
+}
+
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+
+/**
+ * An amount of money in its currency (the billing catalogue's; spend is counted in USD): two
+ * decimals from one unit up; below that up to four, without trailing zeros past two, so that
+ * $0.0125 reads as itself, $0.5 as $0.50 and nothing as $0.00.
+ */
+export function fmtMoney(n: number, currency = 'USD'): string {
+  const code = currency.toUpperCase();
+  const small = Math.abs(n) < 1;
+  const key = `${code}:${small}`;
+  let f = moneyFormats.get(key);
+  if (!f) {
+    const digits = { minimumFractionDigits: 2, maximumFractionDigits: small ? 4 : 2 };
+    try {
+      f = new Intl.NumberFormat('en', { style: 'currency', currency: code, ...digits });
+    } catch {
+      f = new Intl.NumberFormat('en', digits);
+    }
+    moneyFormats.set(key, f);
+  }
+  return f.format(n);
 }
 
 export function fmtPct(n: number): string {

@@ -5,17 +5,90 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /**
- * The five slowest suites, left out by `npm run test:fast` (CI runs them). Measured by timing
- * each file alone on the whole suite: the dashboard's browser flow, the simulator's scenarios
- * against real sidecars, ffmpeg renders, renders across a server restart, and whole-sidecar
- * determinism across worker counts.
+ * The unit tier (`npm run test:unit`): suites of pure modules — the brain, the tick schema and
+ * its readers and writers, codecs, signing, validators, the SSRF address rules, the
+ * simulator's world — that start no server, database, browser or child process, so the tier
+ * runs in well under a minute. Path prefixes under the repository root. A test
+ * (test/scripts/test-files.test.ts) holds every file of the tier to that: none imports the
+ * server, the CLI, child processes or the test helpers that start servers.
+ */
+export const UNIT_SUITES = [
+  'test/architecture.test.ts',
+  'test/bundles.test.ts',
+  'test/docs.test.ts',
+  'test/brain/',
+  'test/signing/',
+  'test/sidecar/tick/histogram',
+  'test/sidecar/tick/tick-json',
+  'test/sidecar/tick/tick-msgpack',
+  'test/sidecar/tick/tick-readers-fuzz',
+  'test/sidecar/tick/tick-schema-guard',
+  'test/sidecar/state/players',
+  'test/sidecar/control-plane/telemetry-buffer',
+  'test/http/errors',
+  'test/http/limits',
+  'test/http/ratelimit',
+  'test/net/ssrf',
+  'test/plugins/protocol',
+  'test/scripts/',
+  'test/sim/world',
+  'test/sim/scenario-check',
+  'test/video/image-frames',
+  'test/video/range',
+  'test/video/photo-data-url',
+  'test/dialogue/backoff',
+  'test/dialogue/cache',
+  'test/dialogue/speech',
+  'test/dialogue/strip-names',
+  'test/controlplane/replay',
+  'test/identity/hash-gate',
+  'test/cli/documented-flags',
+];
+
+/**
+ * The slowest suites, left out by `npm run test:fast` (CI runs them): together about two
+ * thirds of the whole suite's test time. Chosen from `node scripts/run-tests.mjs --timings`
+ * on the whole suite (2026-11-28; re-measure when the fast tier drifts past three minutes):
+ * renders and crash recovery across replicas and restarts, the browser tests, the simulator's
+ * scenarios, the route fuzz, PostgreSQL contract suites and migrations, TLS and port checks
+ * that start whole commands.
  */
 export const SLOW_SUITES = [
-  'test/dashboard/dashboard.test.ts',
-  'test/sim/scenarios.test.ts',
-  'test/video/render.test.ts',
+  'test/video/replicas.test.ts',
+  'test/webhooks/replicas.test.ts',
   'test/video/restart.test.ts',
+  'test/sim/scenarios.test.ts',
+  'test/dashboard/dashboard.test.ts',
+  'test/http/route-fuzz.test.ts',
+  'test/cli/commands/migrate-store.test.ts',
+  'test/video/render.test.ts',
+  'test/dashboard/connection.test.ts',
+  'test/stack/replicas.test.ts',
   'test/sidecar/determinism.test.ts',
+  'test/bench/tick.test.ts',
+  'test/webhooks/listen.test.ts',
+  'test/cli/commands/config.test.ts',
+  'test/video/object-store.test.ts',
+  'test/http/tls-files.test.ts',
+  'test/http/issue-14-port-in-use.test.ts',
+  'test/dashboard/billing.test.ts',
+  'test/cli/commands/serve-crash.test.ts',
+  'test/stack/sidecar-control-plane.test.ts',
+  'test/webhooks/limits.test.ts',
+  'test/video/signed-urls.test.ts',
+  'test/cli/commands/serve-database.test.ts',
+  'test/dashboard/access.test.ts',
+  'test/clients/csharp-live.test.ts',
+  'test/cli/commands/serve-roles.test.ts',
+  'test/stack/up.test.ts',
+  'test/sidecar/dialogue.test.ts',
+  'test/stack/up-postgres.test.ts',
+  'test/stack/data-dir.test.ts',
+  'test/webhooks/management.test.ts',
+  'test/sim/replay-page.test.ts',
+  'test/cli/data-dir-errors.test.ts',
+  'test/webhooks/postgres-store.test.ts',
+  'test/video/postgres-store.test.ts',
 ];
 
 /** Test sources under ROOT/test, relative to ROOT, sorted. */
@@ -32,13 +105,19 @@ export function testSources(root) {
   return out;
 }
 
+/** Whether a test source belongs to the unit tier. */
+export function isUnitSuite(file) {
+  return UNIT_SUITES.some((p) => file.startsWith(p));
+}
+
 /**
  * The compiled files to run: every source whose path contains one of `filter` (all when
- * empty), less SLOW_SUITES when `fast`.
+ * empty); less SLOW_SUITES when `fast`; only UNIT_SUITES when `unit`.
  */
-export function selectTests(root, { fast = false, filter = [] } = {}) {
+export function selectTests(root, { fast = false, unit = false, filter = [] } = {}) {
   return testSources(root)
     .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
     .filter((f) => !fast || !SLOW_SUITES.includes(f))
+    .filter((f) => !unit || isUnitSuite(f))
     .map((f) => join(root, 'dist', f.replace(/\.ts$/, '.js')));
 }

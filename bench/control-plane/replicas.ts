@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { ADMIN, BENCH_LIMITS, HERE, ROOT, benchReport, call, pinned, startChild, stop, writePool } from './run.js';
 import { runWrk, type WrkResult } from './wrk.js';
+import { cpuQuotas, type CpuQuota, type CpuQuotas } from '../cgroup.js';
 
 /**
  * The control plane on PostgreSQL with 1 and N replicas beside a single process on SQLite, in
@@ -22,6 +23,12 @@ export interface ReplicaBenchOptions {
   serverCpu: string | undefined;
   loadCpu: string | undefined;
   poolRate: number;
+  /**
+   * Each serve process, and the hello-world baseline, in a CPU cgroup of its own with this
+   * share of one core (a replica on a core of its own, at a smaller size); null to run them
+   * unconfined. PostgreSQL and wrk stay outside the quotas.
+   */
+  replicaCpu: number | null;
   log: (line: string) => void;
 }
 
@@ -33,7 +40,15 @@ export interface ConfigurationResult {
 }
 
 export interface ReplicaBenchResult {
-  settings: { durationS: number; connections: number; serverCpu: string | null; loadCpu: string | null };
+  settings: {
+    durationS: number;
+    connections: number;
+    serverCpu: string | null;
+    loadCpu: string | null;
+    /** The quota each process ran under (cores), or null with the reason there was none. */
+    replicaCpu: number | null;
+    quotaUnavailable: string | null;
+  };
   /** A bare uWebSockets.js hello-world on the servers' core, driven by the same pull script and connections. */
   helloWorld: { rps: number; cpuMsPerRequest: number };
   configurations: ConfigurationResult[];
@@ -97,20 +112,55 @@ export async function acrossConfigurations<T>(
   return out;
 }
 
+/** The quotas of a run, when asked for; the reason goes to the log when they cannot be made. */
+export function quotasFor(replicaCpu: number | null, log: (line: string) => void): CpuQuotas | null {
+  if (replicaCpu === null) return null;
+  const q = cpuQuotas(replicaCpu, 'brainstem-bench');
+  if (q.available) log(`each server process runs in a CPU cgroup of its own, quota ${replicaCpu} of a core`);
+  else log(`CPU quotas unavailable (${q.reason}): measuring without them`);
+  return q;
+}
+
+/** Starts `cmd args` in a fresh quota when there are quotas (unpinned: the quota is the core), else pinned as `serverCpu` says. */
+export function confined(
+  quotas: CpuQuotas | null,
+  made: CpuQuota[],
+  name: string,
+  serverCpu: string | undefined,
+  cmd: string,
+  args: string[],
+): [string, string[]] {
+  if (quotas?.available) {
+    const quota = quotas.create(name);
+    made.push(quota);
+    return quota.wrap(cmd, args);
+  }
+  return pinned(serverCpu, cmd, args);
+}
+
 export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBenchResult> {
-  const helloWorld = await helloBaseline(o);
-  const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, name, n, url));
+  const quotas = quotasFor(o.replicaCpu, o.log);
+  const helloWorld = await helloBaseline(o, quotas);
+  const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url));
   return {
-    settings: { durationS: o.durationS, connections: o.connections, serverCpu: o.serverCpu ?? null, loadCpu: o.loadCpu ?? null },
+    settings: {
+      durationS: o.durationS,
+      connections: o.connections,
+      serverCpu: quotas?.available ? null : (o.serverCpu ?? null),
+      loadCpu: o.loadCpu ?? null,
+      replicaCpu: quotas?.available ? quotas.fraction : null,
+      quotaUnavailable: quotas && !quotas.available ? quotas.reason : null,
+    },
     helloWorld,
     configurations,
   };
 }
 
 /** The baseline of the run: the bare hello-world's rate and CPU per request, read like a replica's. */
-async function helloBaseline(o: ReplicaBenchOptions): Promise<{ rps: number; cpuMsPerRequest: number }> {
+async function helloBaseline(o: ReplicaBenchOptions, quotas: CpuQuotas | null): Promise<{ rps: number; cpuMsPerRequest: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-hello-'));
-  const [cmd, args] = pinned(o.serverCpu, process.execPath, [join(ROOT, 'dist', 'bench', 'control-plane', 'hello.js'), '0']);
+  const made: CpuQuota[] = [];
+  const [cmd, args] = confined(quotas, made, 'hello', o.serverCpu, process.execPath, [join(ROOT, 'dist', 'bench', 'control-plane', 'hello.js'), '0']);
   const hello = await startChild(cmd, args, process.env, /listening (\d+)/);
   try {
     o.log('hello-world baseline');
@@ -137,13 +187,21 @@ async function helloBaseline(o: ReplicaBenchOptions): Promise<{ rps: number; cpu
     return { rps: Math.round(run.rps), cpuMsPerRequest: Math.round(((cpuMs(hello.child.pid!) - before) / Math.max(1, run.requests)) * 1000) / 1000 };
   } finally {
     await stop(hello.child);
+    for (const q of made) q.remove();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function runConfiguration(o: ReplicaBenchOptions, name: string, replicas: number, url: string | null): Promise<ConfigurationResult> {
+async function runConfiguration(
+  o: ReplicaBenchOptions,
+  quotas: CpuQuotas | null,
+  name: string,
+  replicas: number,
+  url: string | null,
+): Promise<ConfigurationResult> {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-replicas-'));
   const children: ChildProcess[] = [];
+  const made: CpuQuota[] = [];
   try {
     const limits = join(dir, 'limits.json');
     writeFileSync(limits, JSON.stringify(BENCH_LIMITS));
@@ -152,7 +210,7 @@ async function runConfiguration(o: ReplicaBenchOptions, name: string, replicas: 
     const ports: number[] = [];
     for (let i = 0; i < replicas; i++) {
       // Replicas start one after another: the first migrates, the others find the schema there.
-      const [cmd, args] = pinned(o.serverCpu, process.execPath, [
+      const [cmd, args] = confined(quotas, made, `serve-${replicas}-${i}`, o.serverCpu, process.execPath, [
         join(ROOT, 'bin', 'brainstem'),
         'serve',
         '--addr',
@@ -249,6 +307,7 @@ async function runConfiguration(o: ReplicaBenchOptions, name: string, replicas: 
     };
   } finally {
     for (const c of children) await stop(c);
+    for (const q of made) q.remove();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -270,8 +329,26 @@ export function replicaTable(r: ReplicaBenchResult): string {
   const cpu = (list: number[]) => list.map((v) => v.toFixed(3)).join(' / ');
   // What one replica's core would answer, as a share of what the hello-world answers on it.
   const share = (list: number[]) => list.map((v) => `${Math.round((r.helloWorld.cpuMsPerRequest / Math.max(v, 1e-6)) * 100)}%`).join(' / ');
+  const where = r.settings.replicaCpu !== null ? `under the same quota, ${r.settings.replicaCpu} of a core` : 'same core';
+  const one = r.configurations.find((c) => c.name.startsWith('postgres') && c.replicas === 1);
+  const scaling = r.configurations
+    .filter((c) => one && c.name.startsWith('postgres') && c.replicas > 1)
+    .map(
+      (c) =>
+        `${c.replicas} replicas ÷ 1 replica: signed 304s ${(c.signed304.rps / Math.max(1, one!.signed304.rps)).toFixed(2)}×, telemetry ${(c.telemetry.rps / Math.max(1, one!.telemetry.rps)).toFixed(2)}×`,
+    );
+  const sqlite = r.configurations.find((c) => c.name.startsWith('sqlite'));
+  const vsSqlite =
+    one && sqlite
+      ? [
+          `1 PostgreSQL replica ÷ the SQLite process: signed 304s ${(one.signed304.rps / Math.max(1, sqlite.signed304.rps)).toFixed(2)}, telemetry ${(one.telemetry.rps / Math.max(1, sqlite.telemetry.rps)).toFixed(2)}`,
+        ]
+      : [];
   return [
-    `bare uWS hello-world (baseline, same core and wrk script): ${fmt(r.helloWorld.rps)} req/s, ${r.helloWorld.cpuMsPerRequest.toFixed(3)} ms CPU per request`,
+    r.settings.quotaUnavailable ? `no CPU quotas: ${r.settings.quotaUnavailable}` : '',
+    `bare uWS hello-world (baseline, ${where}, same wrk script): ${fmt(r.helloWorld.rps)} req/s, ${r.helloWorld.cpuMsPerRequest.toFixed(3)} ms CPU per request`,
+    ...scaling,
+    ...vsSqlite,
     '',
     '| configuration | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica |',
     '|---|---:|---:|---|---|---:|---|---|',

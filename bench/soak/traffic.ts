@@ -1,6 +1,6 @@
 import { signRequest } from '../../src/signing/request.js';
 import { DEFAULT_LIMITS } from '../../src/http/limits.js';
-import type { Rate } from '../../src/http/ratelimit.js';
+import type { Rate } from '../../src/ratelimit/limiter.js';
 
 /** What the traffic needs: the stack's URLs and the two tenants' credentials (set up by run.ts). */
 export interface SoakContext {

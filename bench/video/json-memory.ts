@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { ByteBudget } from '../../src/video/budget.js';
 import { JSON_UPLOAD_BUDGET_BYTES } from '../../src/video/index.js';
 import { ADMIN, apiKey, call } from './run.js';

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { HttpServer } from '../../src/http/server.js';
 import { json } from '../../src/http/reply.js';
 import { resolveFfmpeg } from '../../src/video/ffmpeg.js';

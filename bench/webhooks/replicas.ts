@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ADMIN, ROOT, call, startChild, stop } from '../control-plane/run.js';
-import { acrossConfigurations, cpuMs } from '../control-plane/replicas.js';
+import { acrossConfigurations, confined, cpuMs, quotasFor } from '../control-plane/replicas.js';
+import type { CpuQuota, CpuQuotas } from '../cgroup.js';
 
 /**
  * The webhook outbox on PostgreSQL with 1 and N `serve` replicas beside one process on SQLite,
@@ -20,6 +21,8 @@ export interface WebhookReplicaOptions {
   /** Deliveries per configuration (events × endpoints). */
   deliveries: number;
   endpoints: number;
+  /** Each serve process in a CPU cgroup of its own with this share of a core; null for none. PostgreSQL, the posters and the receiver stay outside. */
+  replicaCpu: number | null;
   log: (line: string) => void;
 }
 
@@ -57,12 +60,20 @@ async function receiver(): Promise<{ child: ChildProcess; url: string; count(): 
 }
 
 export function runWebhookReplicaBench(o: WebhookReplicaOptions): Promise<WebhookConfigurationResult[]> {
-  return acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, name, n, url));
+  const quotas = quotasFor(o.replicaCpu, o.log);
+  return acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url));
 }
 
-async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas: number, url: string | null): Promise<WebhookConfigurationResult> {
+async function runConfiguration(
+  o: WebhookReplicaOptions,
+  quotas: CpuQuotas | null,
+  name: string,
+  replicas: number,
+  url: string | null,
+): Promise<WebhookConfigurationResult> {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-webhooks-'));
   const children: ChildProcess[] = [];
+  const made: CpuQuota[] = [];
   const rx = await receiver();
   try {
     const limits = join(dir, 'limits.json');
@@ -84,7 +95,8 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
         limits,
         '--allow-private-webhooks',
       ];
-      const s = await startChild(process.execPath, args, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      const [cmd, argv] = confined(quotas, made, `serve-${replicas}-${i}`, undefined, process.execPath, args);
+      const s = await startChild(cmd, argv, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
       children.push(s.child);
       ports.push(s.port);
     }
@@ -134,6 +146,7 @@ async function runConfiguration(o: WebhookReplicaOptions, name: string, replicas
     };
   } finally {
     for (const c of children) await stop(c);
+    for (const q of made) q.remove();
     rx.child.kill();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -155,5 +168,13 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
     ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+  const one = results.find((r) => r.name.startsWith('postgres') && r.replicas === 1);
+  const sqlite = results.find((r) => r.name.startsWith('sqlite'));
+  const factors = [
+    ...results
+      .filter((r) => one && r.name.startsWith('postgres') && r.replicas > 1)
+      .map((r) => `${r.replicas} replicas ÷ 1 replica: ${(r.deliveriesPerSec / Math.max(1, one!.deliveriesPerSec)).toFixed(2)}× deliveries/s`),
+    ...(one && sqlite ? [`1 PostgreSQL replica ÷ the SQLite process: ${(one.deliveriesPerSec / Math.max(1, sqlite.deliveriesPerSec)).toFixed(2)}`] : []),
+  ];
+  return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line), ...factors].join('\n');
 }

@@ -14,7 +14,7 @@ import { serviceSignature } from '../../src/signing/webhook.js';
 import type { TenantId } from '../../src/identity/types.js';
 import { SqliteIdentityStore } from '../../src/identity/sqlite-store.js';
 import { hashToken, newToken } from '../../src/identity/tokens.js';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 
 export interface BenchOptions {

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { call, getAdminToken, messageOf, setAdminToken } from '../api.js';
-import { ErrorBox, TextField, fmtTime, fmtUsd, useLoad } from '../ui.js';
+import { ErrorBox, TextField, fmtTime, fmtMoney, useLoad } from '../ui.js';
 import type { ServerSummary } from './servers.js';
 
 interface Tenant {
@@ -89,7 +89,7 @@ function TenantList({ onForget }: { onForget: () => void }) {
                       <td>${t.plan}</td>
                       <td><span class=${`badge ${t.status === 'active' ? 'ok' : 'bad'}`}>${t.status}</span></td>
                       <td>${t.serverCount}</td>
-                      <td>${fmtUsd(t.monthlySpendUsd)}</td>
+                      <td>${fmtMoney(t.monthlySpendUsd)}</td>
                       <td>${fmtTime(t.createdAt)}</td>
                     </tr>`,
                 )}
@@ -146,7 +146,7 @@ export function AdminTenantPage({ id }: { id: string }) {
               </div>
               <div class="kpi">
                 <dt>Spend this month</dt>
-                <dd>${fmtUsd(t.monthlySpendUsd)}</dd>
+                <dd>${fmtMoney(t.monthlySpendUsd)}</dd>
               </div>
             </dl>
             <button type="button" class=${t.status === 'active' ? 'danger' : ''} onClick=${toggle}>

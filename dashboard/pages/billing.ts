@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { call, messageOf } from '../api.js';
-import { ErrorBox, fmtTime, useInterval, useLoad } from '../ui.js';
+import { ErrorBox, fmtMoney, fmtPeriod, fmtTime, useInterval, useLoad } from '../ui.js';
 
 interface Limits {
   servers: number | null;
@@ -56,7 +56,7 @@ function CurrentPlan({ account }: { account: Account }) {
   return html`<section aria-labelledby="current-plan" data-plan=${account.plan}>
     <h2 id="current-plan">Current plan: ${account.plan}</h2>
     <p class="hint">
-      ${account.billingPlan}${account.tier ? ` (${account.tier})` : ''}; period ${fmtTime(account.period.start)} to ${fmtTime(account.period.end)}
+      ${account.billingPlan}${account.tier ? ` (${account.tier})` : ''}; this period ${fmtPeriod(account.period.start, account.period.end)} (UTC)
     </p>
     ${
       account.trial
@@ -182,7 +182,7 @@ export function BillingPage() {
                       (t) =>
                         html`<li>
                           <p class="row spread">
-                            <span>${t.name}: $${t.priceUsd}${per(p.interval)} (${t.grants} plan)</span>
+                            <span>${t.name}: ${fmtMoney(t.priceUsd, plans.data!.currency)}${per(p.interval)} (${t.grants} plan)</span>
                             <button type="button" onClick=${() => checkout(p.id, t.id)} aria-label=${`Check out ${p.name} ${t.name}`}>Check out</button>
                           </p>
                           <p class="hint">${limitsLine(t.limits)}</p>
@@ -192,7 +192,7 @@ export function BillingPage() {
                 : html`${
                       p.priceUsd
                         ? html`<p class="row spread">
-                            <span>$${p.priceUsd}${per(p.interval)} (${p.grants} plan)</span
+                            <span>${fmtMoney(p.priceUsd, plans.data!.currency)}${per(p.interval)} (${p.grants} plan)</span
                             ><button type="button" onClick=${() => checkout(p.id)} aria-label=${`Check out ${p.name}`}>Check out</button>
                           </p>`
                         : html`<p class="hint">Free</p>`

@@ -23,7 +23,7 @@ export function ago(iso: string | null, now = Date.now()): string {
 const SEP = ' · ';
 
 /** Milliseconds to three significant digits at most: "0.42 ms", "1.79 ms", "33.8 ms". */
-function ms(value: number): string {
+export function fmtMs(value: number): string {
   return `${value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : Math.round(value)} ms`;
 }
 
@@ -44,7 +44,7 @@ export function ConnectionLine({ c, published }: { c: SidecarConnection; publish
         : html` <span
               >${`pulled ${ago(c.lastPullAt)}`}${c.appliedVersion !== null ? html`, runs <span class=${behind ? 'warn' : ''}>v${c.appliedVersion}${behind ? ` (v${published} published)` : ''}</span>` : null}</span
             >${SEP}<span>report ${ago(c.lastReportAt)}</span
-            >${c.latencyMs ? html`${SEP}<span>tick p50 ${ms(c.latencyMs.p50)} / p99 ${ms(c.latencyMs.p99)}</span>` : null}${c.sidecarVersion ? html`${SEP}<span class="muted-text">${c.sidecarVersion}</span>` : null}`
+            >${c.latencyMs ? html`${SEP}<span>tick p50 ${fmtMs(c.latencyMs.p50)} / p99 ${fmtMs(c.latencyMs.p99)}</span>` : null}${c.sidecarVersion ? html`${SEP}<span class="muted-text">${c.sidecarVersion}</span>` : null}`
     }
   </span>`;
 }

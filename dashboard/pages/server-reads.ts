@@ -2,8 +2,8 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { call } from '../api.js';
 import { Chart } from '../chart.js';
-import { ErrorBox, fmtPct, fmtTime, fmtUsd, useInterval, useLoad } from '../ui.js';
-import { ago } from './connection.js';
+import { ErrorBox, fmtMoney, fmtPeriod, fmtPct, fmtTime, useInterval, useLoad } from '../ui.js';
+import { ago, fmtMs } from './connection.js';
 
 interface Overview {
   survivors: number;
@@ -13,16 +13,24 @@ interface Overview {
   cache: number;
   p50: number | null;
   p99: number | null;
+  latencyAt: string | null;
   lastSeenAt: string | null;
   period: { start: string; end: string; reports: number; lines: number; spendUsd: number; llmTokens: number; ttsCharacters: number; cacheHits: number };
   series: { day: string; lines: number; spendUsd: number; cacheHits: number; reports: number }[];
 }
 
-function Kpi({ label, value }: { label: string; value: string | number }) {
+function Kpi({ label, value, note }: { label: string; value: string | number; note?: string }) {
   return html`<div class="kpi">
     <dt>${label}</dt>
-    <dd>${value}</dd>
+    <dd>${typeof value === 'number' ? value.toLocaleString('en') : value}</dd>
+    ${note ? html`<dd class="kpi-note">${note}</dd>` : null}
   </div>`;
+}
+
+/** The last known tick latency, "0.42 / 1.79 ms", with its age; a line that says why when there is none. */
+function latencyKpi(d: Overview): { value: string; note: string } {
+  if (d.p50 === null) return { value: '—', note: d.lastSeenAt ? 'no ticks in recent reports' : 'no report yet' };
+  return { value: `${fmtMs(d.p50)} / ${d.p99 === null ? '—' : fmtMs(d.p99)}`, note: `reported ${ago(d.latencyAt)}` };
 }
 
 const daySeconds = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
@@ -40,19 +48,21 @@ export function OverviewTab({ id }: { id: string }) {
               <${Kpi} label="Survivors (AI)" value=${d.survivors} />
               <${Kpi} label="Players online" value=${d.players} />
               <${Kpi} label="Lines today" value=${d.lines} />
-              <${Kpi} label="Spend today" value=${fmtUsd(d.spend)} />
+              <${Kpi} label="Spend today" value=${fmtMoney(d.spend)} />
               <${Kpi} label="Cache share today" value=${fmtPct(d.cache)} />
-              <${Kpi} label="Tick p50 / p99" value=${d.p50 === null ? '—' : `${d.p50} / ${d.p99 ?? '—'} ms`} />
+              <${Kpi} label="Tick p50 / p99" ...${latencyKpi(d)} />
               <${Kpi} label="Lines this month" value=${d.period.lines} />
-              <${Kpi} label="Spend this month" value=${fmtUsd(d.period.spendUsd)} />
+              <${Kpi} label="Spend this month" value=${fmtMoney(d.period.spendUsd)} />
             </dl>
-            <p class="hint">Last report: ${fmtTime(d.lastSeenAt)}. Billing period ${d.period.start.slice(0, 10)} – ${d.period.end.slice(0, 10)} (UTC).</p>
+            <p class="hint">
+              Last report: ${fmtTime(d.lastSeenAt)}. Today and this month are UTC days; this month is ${fmtPeriod(d.period.start, d.period.end)}.
+            </p>
             <${Chart}
-              label="Lines spoken and spend (USD, right axis), last 7 days"
+              label="Lines spoken and spend (USD, right axis), last 7 days (UTC)"
               x=${d.series.map((s) => daySeconds(s.day))}
               series=${[
                 { label: 'Lines', values: d.series.map((s) => s.lines), color: '#2563eb' },
-                { label: 'Spend USD', values: d.series.map((s) => s.spendUsd), color: '#c2410c', right: true },
+                { label: 'Spend', values: d.series.map((s) => s.spendUsd), color: '#c2410c', right: true, money: 'USD' },
               ]}
             />
             <div class="table-wrap">
@@ -75,7 +85,7 @@ export function OverviewTab({ id }: { id: string }) {
                       html`<tr>
                         <th scope="row">${s.day}</th>
                         <td>${s.lines}</td>
-                        <td>${fmtUsd(s.spendUsd)}</td>
+                        <td>${fmtMoney(s.spendUsd)}</td>
                         <td>${s.cacheHits}</td>
                         <td>${s.reports}</td>
                       </tr>`,
@@ -149,6 +159,27 @@ interface ActivityEvent {
   ts: string;
 }
 
+/** What each activity kind the brain counts means, as a sentence fragment ("3 × spotted a hostile"). */
+const ACTIVITY_TEXT: Record<string, [one: string, many: string]> = {
+  spawn: ['character appeared', 'characters appeared'],
+  snap: ['hostile spotted', 'hostiles spotted'],
+  squad: ['squadmate took up a contact', 'squadmates took up a contact'],
+  heard: ['line heard', 'lines heard'],
+  plan: ['new plan', 'new plans'],
+  afk: ['went AFK', 'went AFK'],
+  logoff: ['logged off', 'logged off'],
+  block: ['held ground for the squad', 'held ground for the squad'],
+  emote: ['emote', 'emotes'],
+  spoke: ['line spoken', 'lines spoken'],
+};
+
+/** "3 hostiles spotted", "1 line spoken"; a kind the dashboard does not know is shown as it came. */
+export function activityText(kind: string, count: number): string {
+  const text = ACTIVITY_TEXT[kind];
+  if (!text) return `${kind} × ${count.toLocaleString('en')}`;
+  return `${count.toLocaleString('en')} ${count === 1 ? text[0] : text[1]}`;
+}
+
 export function ActivityTab({ id }: { id: string }) {
   const [limit, setLimit] = useState(20);
   const [auto, setAuto] = useState(true);
@@ -167,7 +198,12 @@ export function ActivityTab({ id }: { id: string }) {
     <${ErrorBox} error=${a.error} />
     ${a.data && a.data.length === 0 ? html`<p class="empty">No activity reported yet.</p>` : null}
     <ol class="feed" aria-live="polite">
-      ${(a.data ?? []).map((e) => html`<li key=${e.id}><span class="kind">${e.kind}</span> × ${e.count} <time datetime=${e.ts}>${fmtTime(e.ts)}</time></li>`)}
+      ${(a.data ?? []).map(
+        (e) =>
+          html`<li key=${e.id}>
+            <span class="kind" data-kind=${e.kind}>${activityText(e.kind, e.count)}</span> <time datetime=${e.ts}>${fmtTime(e.ts)}</time>
+          </li>`,
+      )}
     </ol>
   </div>`;
 }
@@ -187,12 +223,12 @@ export function EconomyTab({ id }: { id: string }) {
   const o = useLoad(() => call<Overview>('GET', `/v1/servers/${id}/overview`), [id]);
   const d = e.data;
   return html`<div>
-    <h2>Economy (this month, UTC)</h2>
+    <h2>Economy</h2>
     <${ErrorBox} error=${e.error ?? o.error} />
     ${
       o.data
         ? html`<${Chart}
-            label="Cache hits and lines spoken per day, last 7 days"
+            label="Lines spoken and phrase-cache hits per day, last 7 days (UTC)"
             x=${o.data.series.map((s) => daySeconds(s.day))}
             series=${[
               { label: 'Lines', values: o.data.series.map((s) => s.lines), color: '#2563eb', bars: true },
@@ -206,38 +242,38 @@ export function EconomyTab({ id }: { id: string }) {
         ? html`<div class="table-wrap">
             <table>
               <caption>
-                Spend by source, ${d.periodStart.slice(0, 10)} – ${d.periodEnd.slice(0, 10)}
+                Spend by source, this month (${fmtPeriod(d.periodStart, d.periodEnd)}, UTC)
               </caption>
               <thead>
                 <tr>
                   <th scope="col">Source</th>
                   <th scope="col">Volume</th>
-                  <th scope="col">USD</th>
+                  <th scope="col">Spend</th>
                   <th scope="col">Share</th>
                 </tr>
               </thead>
               <tbody>
                 <tr>
                   <th scope="row">TTS</th>
-                  <td>${d.tts.characters} characters</td>
-                  <td>${fmtUsd(d.tts.usd)}</td>
+                  <td>${d.tts.characters.toLocaleString('en')} characters</td>
+                  <td>${fmtMoney(d.tts.usd)}</td>
                   <td>${fmtPct(d.tts.share)}</td>
                 </tr>
                 <tr>
                   <th scope="row">LLM</th>
-                  <td>${d.llm.tokens} tokens</td>
-                  <td>${fmtUsd(d.llm.usd)}</td>
+                  <td>${d.llm.tokens.toLocaleString('en')} tokens</td>
+                  <td>${fmtMoney(d.llm.usd)}</td>
                   <td>${fmtPct(d.llm.share)}</td>
                 </tr>
                 <tr>
                   <th scope="row">Other</th>
                   <td>—</td>
-                  <td>${fmtUsd(d.other.usd)}</td>
+                  <td>${fmtMoney(d.other.usd)}</td>
                   <td>${fmtPct(d.other.share)}</td>
                 </tr>
                 <tr>
                   <th scope="row">Phrase cache</th>
-                  <td>${d.cache.hits} of ${d.cache.lines} lines</td>
+                  <td>${d.cache.hits.toLocaleString('en')} of ${d.cache.lines.toLocaleString('en')} lines</td>
                   <td>—</td>
                   <td>${fmtPct(d.cache.share)}</td>
                 </tr>
@@ -246,7 +282,7 @@ export function EconomyTab({ id }: { id: string }) {
                 <tr>
                   <th scope="row">Total</th>
                   <td></td>
-                  <td>${fmtUsd(d.totalUsd)}</td>
+                  <td>${fmtMoney(d.totalUsd)}</td>
                   <td></td>
                 </tr>
               </tfoot>
@@ -270,16 +306,16 @@ export function UsageTab({ id }: { id: string }) {
   const u = useLoad(() => call<Usage>('GET', `/v1/servers/${id}/usage`), [id]);
   const d = u.data;
   return html`<div>
-    <h2>Usage (current period)</h2>
+    <h2>Usage this month</h2>
     <${ErrorBox} error=${u.error} />
     ${
       d
         ? html`<dl class="kpis">
-            <${Kpi} label="Period" value=${`${d.periodStart.slice(0, 10)} – ${d.periodEnd.slice(0, 10)}`} />
+            <${Kpi} label="Period (UTC)" value=${fmtPeriod(d.periodStart, d.periodEnd)} />
             <${Kpi} label="Lines spoken" value=${d.linesSpoken} />
             <${Kpi} label="LLM tokens" value=${d.llmTokens} />
             <${Kpi} label="TTS characters" value=${d.ttsCharacters} />
-            <${Kpi} label="Spend" value=${fmtUsd(d.spendUsd)} />
+            <${Kpi} label="Spend" value=${fmtMoney(d.spendUsd)} />
           </dl>`
         : null
     }

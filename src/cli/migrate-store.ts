@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Db } from '../store/sqlite.js';
 import { openDatabaseAt, redact } from '../store/database.js';
 import { transaction, type PoolClient } from '../store/postgres.js';
-import { openStores } from './backend.js';
+import { openStores } from '../embedded/backend.js';
 import { ID_FLOOR_TABLE as VIDEO_ID_FLOOR_TABLE } from '../video/sqlite-store.js';
 import { rowProblem } from './migrate-validate.js';
 

@@ -116,6 +116,14 @@ export function databaseFlag(flags: { database?: string | undefined; db?: string
   }
 }
 
+/** `--replica-cpu F` of a replica benchmark: a share of one core per process (0.05–16), or "none" for no quotas. */
+export function replicaCpuFlag(value: string): number | null {
+  if (value.trim().toLowerCase() === 'none') return null;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0.05 || n > 16) throw new CliError(`--replica-cpu must be a share of a core from 0.05 to 16 (or "none"), got "${value}"`);
+  return n;
+}
+
 /** `--database URL --replicas LIST` of a replica benchmark: a PostgreSQL URL and the replica counts to run. */
 export function replicaBenchFlags(database: string, replicas: string): { url: string; replicas: number[] } {
   let location;

@@ -1,7 +1,6 @@
 import type { Broadcast } from '../store/broadcast.js';
 import type { TenantId } from '../identity/types.js';
 import type { HeadCache } from './heads.js';
-import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
 import type { ServerId } from './types.js';
 import type { Logger } from '../log.js';
@@ -9,10 +8,16 @@ import type { Logger } from '../log.js';
 /** The channel on which control-plane replicas tell each other what changed. */
 export const CONTROLPLANE_CHANNEL = 'brainstem_controlplane';
 
+/** The month's line counts a tenant change must drop (the LineQuota, by what this needs of it). */
+interface QuotaView {
+  forget(tenantId: TenantId): void;
+  forgetAll(): void;
+}
+
 interface Views {
   heads: HeadCache;
   keyAuth: ServerKeyAuth;
-  quota: LineQuota;
+  quota: QuotaView;
 }
 
 /** A change that every replica's memory must follow. */

@@ -1,7 +1,9 @@
 import type { ConfigBundle } from '../../brain/index.js';
 import type { TenantPlans } from '../identity/plan-limits.js';
 import type { TenantId } from '../identity/types.js';
-import type { ControlPlaneContext } from './context.js';
+import type { ControlPlaneSync } from './cluster.js';
+import type { HeadCache } from './heads.js';
+import type { ControlPlaneStore } from './store.js';
 import { monthOf } from './read-models.js';
 import type { TenantLookup } from './server-key-auth.js';
 import type { PublishedBundle, ServerId } from './types.js';
@@ -42,7 +44,7 @@ export class LineQuota {
    * (null: never, a single process sees every report).
    */
   constructor(
-    private readonly ctx: Pick<ControlPlaneContext, 'store' | 'heads' | 'now' | 'sync'>,
+    private readonly ctx: { store: ControlPlaneStore; heads: HeadCache; now: () => number; sync: ControlPlaneSync },
     private readonly plans: TenantPlans,
     private readonly tenants: TenantLookup,
     private readonly refreshMs: number | null = null,

@@ -82,7 +82,11 @@ export class PgReplayLedger implements ReplayLedger {
   private async insert(flush: Flush): Promise<void> {
     let rows: { ts: string; slot: string }[];
     try {
-      ({ rows } = await this.pool.query<{ ts: string; slot: string }>({ name: 'cp-replay-record', text: RECORD, values: [flush.ts, flush.slot] }));
+      // The arrays go as PostgreSQL array literals: node-postgres would otherwise escape and
+      // quote every element of both, a fifth of a replica's pull in the profile. Integers below
+      // 2^53 print exactly.
+      const values = [`{${flush.ts.join(',')}}`, `{${flush.slot.join(',')}}`];
+      ({ rows } = await this.pool.query<{ ts: string; slot: string }>({ name: 'cp-replay-record', text: RECORD, values }));
     } catch (err) {
       // One statement: it stored all of the flush or nothing, and every request of it is told.
       flush.reject(err);

@@ -14,6 +14,8 @@ import {
   type ServerRow,
   type UsageRow,
   type VersionRow,
+  latestOf,
+  type LatestRow,
 } from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
@@ -36,6 +38,7 @@ import type {
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
+import { LATENCY_LOOKBACK } from './types.js';
 
 /**
  * The control-plane schema on PostgreSQL: the SQLite tables column for column, so a database
@@ -372,19 +375,16 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async latestReport(serverId: ServerId): Promise<LatestReport | null> {
-    const r = await queryRow<{
-      received_at: number;
-      ts: string;
-      bot_count: number;
-      players_online: number;
-      latency_p50: number | null;
-      latency_p99: number | null;
-    }>(this.pool, 'SELECT received_at, ts, bot_count, players_online, latency_p50, latency_p99 FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1', [
-      serverId,
-    ]);
-    return r
-      ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 }
-      : null;
+    // The latest report, and the tick latency of the latest recent one that carried it.
+    const r = await queryRow<LatestRow>(
+      this.pool,
+      `SELECT r.received_at, r.ts, r.bot_count, r.players_online, l.latency_p50, l.latency_p99, l.received_at AS latency_at
+         FROM (SELECT received_at, ts, bot_count, players_online FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1) r
+         LEFT JOIN (SELECT latency_p50, latency_p99, received_at FROM (SELECT id, latency_p50, latency_p99, received_at FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
+                     WHERE latency_p50 IS NOT NULL ORDER BY id DESC LIMIT 1) l ON 1 = 1`,
+      [serverId],
+    );
+    return r ? latestOf(r) : null;
   }
 
   async roster(serverId: ServerId): Promise<Survivor[]> {

@@ -4,16 +4,38 @@ import { EMPTY_TOTALS } from './store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The last day dayOf formatted: every report of a day asks for the same one. */
+let lastDay = { start: 0, end: 0, text: '' };
+
+/** The UTC calendar day holding `ms`, as YYYY-MM-DD. */
 export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  if (ms >= lastDay.start && ms < lastDay.end) return lastDay.text;
+  const start = Math.floor(ms / DAY_MS) * DAY_MS;
+  const text = new Date(ms).toISOString().slice(0, 10);
+  // Only days of the ordinary date range are kept; anything else (NaN, far years) is formatted each time.
+  if (Number.isFinite(start)) lastDay = { start, end: start + DAY_MS, text };
+  return text;
 }
 
+export interface Month {
+  readonly start: number;
+  readonly end: number;
+  readonly firstDay: string;
+  readonly lastDay: string;
+}
+
+/** The last month monthOf worked out: every report asks for the current one (the line quota's check). */
+let lastMonth: Month = { start: 0, end: 0, firstDay: '', lastDay: '' };
+
 /** The calendar month (UTC) holding `ms`: [start, end) in ms, and its first and last day. */
-export function monthOf(ms: number): { start: number; end: number; firstDay: string; lastDay: string } {
+export function monthOf(ms: number): Month {
+  if (ms >= lastMonth.start && ms < lastMonth.end) return lastMonth;
   const d = new Date(ms);
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
   const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-  return { start, end, firstDay: dayOf(start), lastDay: dayOf(end - DAY_MS) };
+  const month = { start, end, firstDay: dayOf(start), lastDay: dayOf(end - DAY_MS) };
+  if (Number.isFinite(start)) lastMonth = month;
+  return month;
 }
 
 function sum(days: readonly DailyUsage[]): UsageTotals {
@@ -74,9 +96,11 @@ export interface OverviewKpis {
   spend: number;
   /** Share (0–1) of today's spoken lines served from the phrase cache. */
   cache: number;
-  /** Median tick latency in ms from the latest report; null when not reported. */
+  /** Median and 99th-percentile tick latency in ms, as last reported (see latencyAt); null when no recent report carried one. */
   p50: number | null;
   p99: number | null;
+  /** When the report that carried p50 and p99 came in. */
+  latencyAt: string | null;
   lastSeenAt: string | null;
   period: { start: string; end: string; reports: number; lines: number; spendUsd: number; llmTokens: number; ttsCharacters: number; cacheHits: number };
   /** The last 7 UTC days, oldest first, zero-filled. */
@@ -107,6 +131,7 @@ export async function overview(store: ControlPlaneStore, serverId: ServerId, now
     cache: share(t?.cacheHits ?? 0, t?.linesSpoken ?? 0),
     p50: latest?.latencyP50 ?? null,
     p99: latest?.latencyP99 ?? null,
+    latencyAt: latest?.latencyAt != null ? new Date(latest.latencyAt).toISOString() : null,
     lastSeenAt: latest ? new Date(latest.receivedAt).toISOString() : null,
     period: {
       start: new Date(m.start).toISOString(),

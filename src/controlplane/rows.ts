@@ -6,6 +6,7 @@ import type {
   CheckoutRecord,
   CheckoutStatus,
   ConfigVersion,
+  LatestReport,
   ServerId,
   ServerKeyId,
   ServerKeyRecord,
@@ -60,6 +61,27 @@ export interface CheckoutRow {
   created_at: string;
   completed_at: string | null;
 }
+
+/** The latest report with the last known tick latency, as both stores read it. */
+export interface LatestRow {
+  received_at: number;
+  ts: string;
+  bot_count: number;
+  players_online: number;
+  latency_p50: number | null;
+  latency_p99: number | null;
+  latency_at: number | null;
+}
+
+export const latestOf = (r: LatestRow): LatestReport => ({
+  receivedAt: Number(r.received_at),
+  ts: r.ts,
+  botCount: r.bot_count,
+  playersOnline: r.players_online,
+  latencyP50: r.latency_p50,
+  latencyP99: r.latency_p99,
+  latencyAt: r.latency_at === null ? null : Number(r.latency_at),
+});
 
 export const serverOf = (r: ServerRow): ServerRecord => ({ id: r.id as ServerId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });
 export const keyOf = (r: KeyRow): ServerKeyRecord => ({

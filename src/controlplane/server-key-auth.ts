@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
-import { describeRate, overLimit, type Rate, type RateLimiter } from '../http/ratelimit.js';
+import { overLimit } from '../http/ratelimit.js';
+import { describeRate, type Rate, type RateLimiter } from '../ratelimit/limiter.js';
 import { bearerToken, type Authenticator } from '../identity/auth.js';
 import { TOKEN_PREFIX, hashToken } from '../identity/tokens.js';
 import type { TenantId, TenantRecord, TenantStatus } from '../identity/types.js';

@@ -15,6 +15,8 @@ import {
   type ServerRow,
   type UsageRow,
   type VersionRow,
+  latestOf,
+  type LatestRow,
 } from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
@@ -37,6 +39,7 @@ import type {
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
+import { LATENCY_LOOKBACK } from './types.js';
 
 const MIGRATIONS = [
   {
@@ -191,7 +194,11 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
          ON CONFLICT (server_id, day) DO UPDATE SET ${['reports', 'lines_spoken', 'llm_tokens', 'tts_characters', 'cache_hits'].map(addSaturated).join(', ')},
            spend_usd = spend_usd + excluded.spend_usd, tts_usd = tts_usd + excluded.tts_usd, llm_usd = llm_usd + excluded.llm_usd`,
       ),
-      latest: db.prepare('SELECT * FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT 1'),
+      // The latest report, and the tick latency of the latest recent one that carried it.
+      latest: db.prepare(`SELECT r.received_at, r.ts, r.bot_count, r.players_online, l.latency_p50, l.latency_p99, l.received_at AS latency_at
+         FROM (SELECT received_at, ts, bot_count, players_online FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT 1) r
+         LEFT JOIN (SELECT latency_p50, latency_p99, received_at FROM (SELECT id, latency_p50, latency_p99, received_at FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
+                     WHERE latency_p50 IS NOT NULL ORDER BY id DESC LIMIT 1) l ON 1 = 1`),
       roster: db.prepare('SELECT roster FROM cp_roster WHERE server_id = ?'),
       activity: db.prepare("SELECT id, ts, events FROM cp_reports WHERE server_id = ? AND events <> '[]' ORDER BY id DESC LIMIT ?"),
       daily: db.prepare('SELECT * FROM cp_usage_daily WHERE server_id = ? AND day >= ? AND day <= ? ORDER BY day'),
@@ -353,12 +360,8 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   }
 
   async latestReport(serverId: ServerId): Promise<LatestReport | null> {
-    const r = this.q.latest.get(serverId) as
-      | { received_at: number; ts: string; bot_count: number; players_online: number; latency_p50: number | null; latency_p99: number | null }
-      | undefined;
-    return r
-      ? { receivedAt: r.received_at, ts: r.ts, botCount: r.bot_count, playersOnline: r.players_online, latencyP50: r.latency_p50, latencyP99: r.latency_p99 }
-      : null;
+    const r = this.q.latest.get(serverId, serverId) as LatestRow | undefined;
+    return r ? latestOf(r) : null;
   }
 
   async roster(serverId: ServerId): Promise<Survivor[]> {

@@ -15,7 +15,7 @@ export interface SidecarConnection {
   lastReportAt: string | null;
   /** The sidecar's User-Agent on its last pull (`brainstem-sidecar/0.1.0`); null when unknown. */
   sidecarVersion: string | null;
-  /** Tick latency (ms) in the last report's interval; null when it carried none. */
+  /** Tick latency (ms) as last reported (LatestReport.latencyP50); null when no recent report carried one. */
   latencyMs: { p50: number; p99: number } | null;
 }
 

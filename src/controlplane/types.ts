@@ -90,9 +90,19 @@ export interface LatestReport {
   ts: string;
   botCount: number;
   playersOnline: number;
+  /**
+   * The tick latency last reported, from the latest of the server's last LATENCY_LOOKBACK
+   * reports that carried one (a report of a quiet interval, with no ticks, has none); null
+   * when none did.
+   */
   latencyP50: number | null;
   latencyP99: number | null;
+  /** When that report came in (epoch ms). */
+  latencyAt: number | null;
 }
+
+/** How many of a server's latest reports are searched for the last known tick latency. */
+export const LATENCY_LOOKBACK = 2000;
 
 export interface ActivityEvent {
   id: number;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { withoutBom } from './codec.js';
-import type { Rate } from './ratelimit.js';
+import type { Rate } from '../ratelimit/limiter.js';
 import { DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_CONNECTIONS_TOTAL, MAX_CONNECTION_CAP } from './connections.js';
 
 const SECOND = 1000;

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Handler, Request } from './server.js';
 import type { RequestObserver } from './observe.js';
 
@@ -27,26 +27,95 @@ export function metricsHandler(registry: Registry, authorize: (req: Request) => 
   };
 }
 
-/** Requests by method, route pattern and status, and their latency, counted by a request observer. */
+/** One route and method's requests: counts by status and the latency histogram, plain numbers. */
+class RouteTally {
+  readonly byStatus = new Map<number, number>();
+  /** Non-cumulative: bucket i counts the requests above edge i-1 and at most edge i; the last one, above every edge. */
+  readonly buckets = new Float64Array(REQUEST_SECONDS_BUCKETS.length + 1);
+  sum = 0;
+  count = 0;
+}
+
+/** REQUEST_SECONDS_BUCKETS in microseconds, the unit the observer is told. */
+const BUCKET_MICROS = REQUEST_SECONDS_BUCKETS.map((s) => s * 1e6);
+
+type PromMetric = Parameters<Registry['registerMetric']>[0];
+interface Sample {
+  metricName?: string;
+  labels: Record<string, string | number>;
+  value: number;
+}
+
+/** A metric prom-client renders from `values()` at scrape time (the shape of its own metrics' get()). */
+function scrapedMetric(registry: Registry, name: string, help: string, type: 'counter' | 'histogram', values: () => Sample[]): void {
+  registry.registerMetric({
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    reset() {},
+    get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
+  } as unknown as PromMetric);
+}
+
+/**
+ * Requests by method, route pattern and status, and their latency, counted by a request
+ * observer. Every request pays two map lookups and a few additions into plain numbers;
+ * prom-client's own Counter and Histogram hash a label object per call, which cost a signed
+ * config pull about an eighth of its time (bench/RESULTS.md, control-plane profile). The
+ * series are rendered at scrape time, and are bounded: route patterns and methods are the
+ * server's own, statuses are three digits.
+ */
 export function requestMetrics(registry: Registry, prefix: string): RequestObserver {
-  const total = new Counter({
-    name: `${prefix}_http_requests_total`,
-    help: 'HTTP requests answered, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'],
-    registers: [registry],
+  const routes = new Map<string, Map<string, RouteTally>>();
+  const each = (fn: (route: string, method: string, t: RouteTally) => void): void => {
+    for (const [route, methods] of routes) for (const [method, t] of methods) fn(route, method, t);
+  };
+  scrapedMetric(registry, `${prefix}_http_requests_total`, 'HTTP requests answered, by method, route pattern and status', 'counter', () => {
+    const out: Sample[] = [];
+    each((route, method, t) => {
+      for (const [status, value] of t.byStatus) out.push({ labels: { method, route, status }, value });
+    });
+    return out;
   });
-  const seconds = new Histogram({
-    name: `${prefix}_http_request_duration_seconds`,
-    help: "Time from a request's arrival until its response was finished, by method and route pattern",
-    labelNames: ['method', 'route'],
-    buckets: [...REQUEST_SECONDS_BUCKETS],
-    registers: [registry],
+  const name = `${prefix}_http_request_duration_seconds`;
+  scrapedMetric(registry, name, "Time from a request's arrival until its response was finished, by method and route pattern", 'histogram', () => {
+    const out: Sample[] = [];
+    each((route, method, t) => {
+      let cumulative = 0;
+      for (let i = 0; i < REQUEST_SECONDS_BUCKETS.length; i++) {
+        cumulative += t.buckets[i]!;
+        out.push({ metricName: `${name}_bucket`, labels: { le: REQUEST_SECONDS_BUCKETS[i]!, method, route }, value: cumulative });
+      }
+      out.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', method, route }, value: t.count });
+      out.push({ metricName: `${name}_sum`, labels: { method, route }, value: t.sum });
+      out.push({ metricName: `${name}_count`, labels: { method, route }, value: t.count });
+    });
+    return out;
   });
   return (r) => {
     const route = r.route ?? UNMATCHED_ROUTE;
-    total.inc({ method: r.method, route, status: r.status });
-    seconds.observe({ method: r.method, route }, r.micros / 1e6);
+    let methods = routes.get(route);
+    if (methods === undefined) routes.set(route, (methods = new Map()));
+    let t = methods.get(r.method);
+    if (t === undefined) methods.set(r.method, (t = new RouteTally()));
+    t.byStatus.set(r.status, (t.byStatus.get(r.status) ?? 0) + 1);
+    let i = 0;
+    while (i < BUCKET_MICROS.length && r.micros > BUCKET_MICROS[i]!) i++;
+    t.buckets[i]!++;
+    t.sum += r.micros / 1e6;
+    t.count++;
   };
+}
+
+/**
+ * Counts by the values of one label, kept as plain numbers and rendered at scrape time (for
+ * counters fed on a request path).
+ */
+export function tallyCounter(registry: Registry, name: string, help: string, label: string): (value: string | number) => void {
+  const counts = new Map<string | number, number>();
+  scrapedMetric(registry, name, help, 'counter', () => [...counts].map(([v, value]) => ({ labels: { [label]: v }, value })));
+  return (v) => counts.set(v, (counts.get(v) ?? 0) + 1);
 }
 
 /**

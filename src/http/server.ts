@@ -6,7 +6,7 @@ import { HttpError } from './errors.js';
 import { answerFailure, ClientAborted, decodeParam, type FailureSite, type GuardState } from './guard.js';
 import type { Reply } from './reply.js';
 import { writeReply, writeError } from './write.js';
-import { observeResponse, type RequestObserver } from './observe.js';
+import { CLIENT_CLOSED, observeAnswered, observeResponse, type RequestObserver } from './observe.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { checkTlsFiles } from './tls.js';
@@ -289,9 +289,10 @@ export class HttpServer {
       (as: Method) =>
       (res: UwsResponse, req: UwsRequest): void => {
         let state: RequestState | null = null;
-        if (observe !== null) observeResponse(res, as, pattern, observe, this.logger);
+        const start = observe !== null ? performance.now() : 0;
         try {
-          if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site)) return;
+          if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
+          if (observe !== null) observeResponse(res, as, pattern, observe, this.logger, start);
           // req is only valid inside this callback: everything needed later is copied out here.
           const headers: Record<string, string> = {};
           if (wanted) {
@@ -373,37 +374,61 @@ export class HttpServer {
   }
 
   /** Answers from a route's shortcut; false when it declined (having written nothing). */
-  private shortcut(res: UwsResponse, req: UwsRequest, shortcut: NonNullable<RouteOptions['shortcut']>, site: FailureSite): boolean {
+  private shortcut(res: UwsResponse, req: UwsRequest, shortcut: NonNullable<RouteOptions['shortcut']>, site: FailureSite, start: number): boolean {
     // A shortcut's synchronous reply is written inside the callback: never aborted, never in flight after it.
     const state = direct(site.method);
+    const observe = this.observe;
     try {
       const reply = shortcut(req);
       if (reply === null) return false;
       if (reply instanceof Promise) {
-        this.deferred(res, state, reply, site);
+        this.deferred(res, state, reply, site, start);
         return true;
       }
       state.answered = true;
       writeReply(res, state, reply, this.defaultHeaders, this.logger, NOTHING);
+      // Written whole with a known status: recorded directly, with none of the wrapping a
+      // response answered later needs (the common signed pull, answered from memory).
+      if (observe !== null) observeAnswered(site.method, site.path, reply.status, start, observe, this.logger);
     } catch (err) {
+      if (observe !== null) observeResponse(res, site.method, site.path, observe, this.logger, start);
       answerFailure(res, state, err, this.defaultHeaders, this.logger, { method: site.method, path: req.getUrl() });
     }
     return true;
   }
 
-  /** A shortcut's promised reply: in flight until it settles, written corked unless the client went away. */
-  private deferred(res: UwsResponse, state: GuardState, reply: Promise<ShortcutReply>, site: FailureSite): void {
+  /**
+   * A shortcut's promised reply: in flight until it settles, written corked unless the client
+   * went away. Observed without wrapping the response (a replica's every pull comes this way):
+   * the status is the reply's, or 499 when the client left first; only a failure, whose answer
+   * answerFailure decides, is watched by wrapping.
+   */
+  private deferred(res: UwsResponse, state: GuardState, reply: Promise<ShortcutReply>, site: FailureSite, start: number): void {
+    const observe = this.observe;
+    let observed = false;
+    const record = (status: number): void => {
+      if (observe === null || observed) return;
+      observed = true;
+      observeAnswered(site.method, site.path, status, start, observe, this.logger);
+    };
     res.onAborted(() => {
       state.aborted = true;
+      record(CLIENT_CLOSED);
     });
     this.begin(null);
     // answerFailure corks, skips a client that went away and closes a half-written answer itself.
     const settle = (r: ShortcutReply | null, err: unknown): void => {
       try {
-        if (r === null) answerFailure(res, state, err, this.defaultHeaders, this.logger, site);
-        else if (!state.aborted) {
+        if (r === null) {
+          if (observe !== null && !observed && !state.aborted) {
+            observed = true;
+            observeResponse(res, site.method, site.path, observe, this.logger, start);
+          }
+          answerFailure(res, state, err, this.defaultHeaders, this.logger, site);
+        } else if (!state.aborted) {
           state.answered = true;
           res.cork(() => writeReply(res, state, r, this.defaultHeaders, this.logger, NOTHING));
+          record(r.status);
         }
       } catch (thrown) {
         answerFailure(res, state, thrown, this.defaultHeaders, this.logger, site);

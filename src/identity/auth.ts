@@ -1,7 +1,8 @@
 import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { limitsWith, type Limits } from '../http/limits.js';
-import { MemoryRateLimiter, describeRate, overLimit, type RateDecision, type RateLimiter } from '../http/ratelimit.js';
+import { overLimit } from '../http/ratelimit.js';
+import { MemoryRateLimiter, describeRate, type RateDecision, type RateLimiter } from '../ratelimit/limiter.js';
 import { scopeAdmits } from './scopes.js';
 import type { IdentityStore } from './store.js';
 import { TOKEN_PREFIX, hashToken, safeEqual } from './tokens.js';

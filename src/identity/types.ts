@@ -1,4 +1,4 @@
-import type { RateDecision } from '../http/ratelimit.js';
+import type { RateDecision } from '../ratelimit/limiter.js';
 
 declare const brand: unique symbol;
 export type TenantId = number & { readonly [brand]: 'TenantId' };

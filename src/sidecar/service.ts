@@ -10,16 +10,15 @@ import type { Registry } from 'prom-client';
 import { text } from '../http/reply.js';
 import { silentLogger, type Logger } from '../log.js';
 import { BearerGate } from './auth.js';
-import type { ConfigSource, ConfigStatus } from './config/config-source.js';
+import type { ConfigSource } from './config/config-source.js';
 import { DialogueWiring } from './dialogue.js';
 import { mergeEvents, type Evaluator } from './tick/evaluator.js';
-import type { LatencySummary } from './tick/histogram.js';
 import { createEvaluator } from './tick/pool.js';
 import { StateKeeper } from './state/state-file.js';
 import { PlayerTracker, RecentAgents } from './state/players.js';
-import { mountStatus } from './status-route.js';
+import { mountStatus, type SidecarStatus } from './status-route.js';
 import { mountMetrics, sidecarRegistry } from './metrics.js';
-import { TICK_MAX_BODY, TickHandler, type TickCounters } from './tick/handler.js';
+import { TICK_MAX_BODY, TickHandler } from './tick/handler.js';
 import { mountTick, mountTicks } from './tick/routes.js';
 
 export interface SidecarOptions {
@@ -81,19 +80,6 @@ export interface SidecarTelemetry {
   cacheHits: number;
   /** The tier's full counters (see docs/dialogue.md), null without a tier. */
   dialogue: DialogueCounters | null;
-}
-
-export interface SidecarStatus {
-  config: ConfigStatus;
-  evaluator: { mode: Evaluator['mode']; workers: number };
-  ticks: TickCounters;
-  latency: LatencySummary;
-  /** Agents the brains hold: live inline; with workers, as of the last drainTelemetry (null before the first). */
-  agents: number | null;
-  /** The dialogue tier's state (DialogueTier.status()), null without a tier. */
-  dialogue: ReturnType<DialogueTier['status']> | null;
-  /** The brain state file, null when memory is not kept. */
-  stateFile: string | null;
 }
 
 export interface Sidecar {

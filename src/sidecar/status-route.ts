@@ -1,7 +1,25 @@
 import { json } from '../http/reply.js';
 import type { HttpServer } from '../http/server.js';
 import { GATE_HEADERS, type BearerGate } from './auth.js';
-import type { SidecarStatus } from './service.js';
+import type { DialogueTier } from '../dialogue/tier.js';
+import type { ConfigStatus } from './config/config-source.js';
+import type { Evaluator } from './tick/evaluator.js';
+import type { TickCounters } from './tick/handler.js';
+import type { LatencySummary } from './tick/histogram.js';
+
+/** What the sidecar knows of itself, as GET /status shows it (the route owns the shape it serves). */
+export interface SidecarStatus {
+  config: ConfigStatus;
+  evaluator: { mode: Evaluator['mode']; workers: number };
+  ticks: TickCounters;
+  latency: LatencySummary;
+  /** Agents the brains hold: live inline; with workers, as of the last drainTelemetry (null before the first). */
+  agents: number | null;
+  /** The dialogue tier's state (DialogueTier.status()), null without a tier. */
+  dialogue: ReturnType<DialogueTier['status']> | null;
+  /** The brain state file, null when memory is not kept. */
+  stateFile: string | null;
+}
 
 const ms = (us: number): number => Math.round(us) / 1000;
 

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
  */
 export type KeyVerifier = (method: string, target: string, timestamp: number, body: Uint8Array | undefined, signature: string) => number;
 
-type OneShotHash = (algorithm: string, data: string | Uint8Array, encoding: 'latin1') => string;
+type OneShotHash = (algorithm: string, data: string | Uint8Array, encoding: 'latin1' | 'hex') => string;
 const oneShot = (crypto as unknown as { hash?: OneShotHash }).hash;
 
 /** A SHA-256 digest as a 32-character latin1 string (one char per byte, no Buffer allocated). */
@@ -19,6 +19,11 @@ const sha256 = oneShot
 
 /** The body hash of every GET: hashing an empty body per request would be waste. */
 const EMPTY_SHA256_HEX = createHash('sha256').digest('hex');
+
+/** A body's SHA-256 in hex; one-shot where Node has it (no Hash object per request, as every telemetry report would make). */
+const sha256Hex = oneShot
+  ? (body: Uint8Array): string => oneShot('sha256', body, 'hex')
+  : (body: Uint8Array): string => createHash('sha256').update(body).digest('hex');
 
 /**
  * A verifier for one key that accepts exactly the signatures `verifyRequest(key, …)` accepts
@@ -47,7 +52,7 @@ export function keyVerifier(key: string): KeyVerifier {
   const asciiPad = innerPad.every((b) => b < 0x80) ? innerPad.toString('latin1') : null;
   return (method, target, timestamp, body, signature) => {
     if (signature.length !== 64) return -1;
-    const bodyHash = body === undefined || body.length === 0 ? EMPTY_SHA256_HEX : createHash('sha256').update(body).digest('hex');
+    const bodyHash = body === undefined || body.length === 0 ? EMPTY_SHA256_HEX : sha256Hex(body);
     const canonical = `${method}\n${target}\n${timestamp}\n${bodyHash}`;
     const inner = asciiPad !== null ? sha256(asciiPad + canonical) : sha256(Buffer.concat([innerPad, Buffer.from(canonical)]));
     for (let i = 0; i < 32; i++) outer[64 + i] = inner.charCodeAt(i);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MemoryRateLimiter, type Rate, type RateDecision, type RateLimiter } from '../http/ratelimit.js';
+import { MemoryRateLimiter, type Rate, type RateDecision, type RateLimiter } from '../ratelimit/limiter.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { migratePg, type PgMigration, type Pool } from './postgres.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startEmbedded, type Embedded } from '../../src/cli/embedded.js';
+import { startEmbedded, type Embedded } from '../../src/embedded/start.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/paths.js';
 import { startReceiver } from '../webhooks/receiver.js';

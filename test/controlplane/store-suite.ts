@@ -132,6 +132,25 @@ export function runControlPlaneStoreSuite(name: string, open: () => Promise<Open
     }
   });
 
+  test(`${name}: the latest report carries the last known tick latency, from an earlier report when the latest had none`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const a = await store.createServer(tenantId, 'a', DEFAULT_BUNDLE, 'system');
+      const at = Date.parse('2026-05-02T10:00:00Z');
+      assert.equal(await store.latestReport(a.id), null);
+      await store.ingest([{ serverId: a.id, receivedAt: at, report: report({ reportId: 'quiet-0' }) }]);
+      const none = await store.latestReport(a.id);
+      assert.deepEqual([none!.latencyP50, none!.latencyP99, none!.latencyAt], [null, null, null]);
+      await store.ingest([{ serverId: a.id, receivedAt: at + 1000, report: report({ reportId: 'busy', latency: { p50: 1.5, p99: 6 } }) }]);
+      await store.ingest([{ serverId: a.id, receivedAt: at + 2000, report: report({ reportId: 'quiet-1' }) }]);
+      const latest = await store.latestReport(a.id);
+      assert.equal(latest!.receivedAt, at + 2000);
+      assert.deepEqual([latest!.latencyP50, latest!.latencyP99, latest!.latencyAt], [1.5, 6, at + 1000]);
+    } finally {
+      await close();
+    }
+  });
+
   test(`${name}: one batch: a day ends at UTC midnight to the millisecond; the roster is the last stored report's, never a repeat's`, async () => {
     const { store, tenantId, close } = await open();
     try {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { startEmbedded, type Embedded, type EmbeddedOptions } from '../../src/cli/embedded.js';
+import { startEmbedded, type Embedded, type EmbeddedOptions } from '../../src/embedded/start.js';
 import { tempDir } from './paths.js';
 
 export const ADMIN_TOKEN = 'bsa_test_admin_token';

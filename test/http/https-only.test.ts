@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { isLoopbackHost } from '../../src/http/loopback.js';
 import { ControlPlaneClient } from '../../src/sidecar/control-plane/control-plane-client.js';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';
 
 const cli = join(repoRoot, 'bin', 'brainstem');

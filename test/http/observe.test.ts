@@ -130,3 +130,54 @@ test('an observer that throws is logged and changes nothing: answers, aborts and
     await server.close();
   }
 });
+
+test('shortcut answers are observed like any other: whole at once, promised, refused, declined, and a promised one whose client left (499)', async () => {
+  const records: RequestRecord[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let arrived!: () => void;
+  const arrival = new Promise<void>((r) => (arrived = r));
+  const server = new HttpServer({ observe: (r) => records.push(r) });
+  const shortcut = (req: { getQuery(): string | undefined }) => {
+    const q = req.getQuery() ?? '';
+    if (q === 'now') return { status: 304, headers: { etag: '"v1"' } };
+    if (q === 'later') return Promise.resolve({ status: 200, body: 'later' });
+    if (q === 'refused') return Promise.reject(new HttpError('unauthorized', 'no'));
+    if (q === 'gone') {
+      arrived();
+      return gate.then(() => ({ status: 200, body: 'too late' }));
+    }
+    return null;
+  };
+  server.get('/pull', () => json(200, { slow: true }), { shortcut });
+  const port = await server.listen('127.0.0.1', 0);
+  const base = `http://127.0.0.1:${port}/pull`;
+  try {
+    assert.equal((await fetch(`${base}?now`)).status, 304);
+    assert.equal(await (await fetch(`${base}?later`)).text(), 'later');
+    assert.equal((await fetch(`${base}?refused`)).status, 401);
+    assert.equal((await fetch(`${base}?declined`)).status, 200);
+    const abort = new AbortController();
+    const pending = fetch(`${base}?gone`, { signal: abort.signal }).catch(() => null);
+    await arrival;
+    abort.abort();
+    await pending;
+    while (records.length < 5) await new Promise((r) => setTimeout(r, 10));
+    release();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(
+      records.map((r) => [r.route, r.status]),
+      [
+        ['/pull', 304],
+        ['/pull', 200],
+        ['/pull', 401],
+        ['/pull', 200],
+        ['/pull', CLIENT_CLOSED],
+      ],
+    );
+    for (const r of records) assert.ok(Number.isInteger(r.micros) && r.micros >= 0);
+  } finally {
+    release();
+    await server.close();
+  }
+});

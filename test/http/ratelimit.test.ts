@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryRateLimiter, describeRate, rateHeaders, type Rate } from '../../src/http/ratelimit.js';
+import { rateHeaders } from '../../src/http/ratelimit.js';
+import { MemoryRateLimiter, describeRate, type Rate } from '../../src/ratelimit/limiter.js';
 
 const PER_MINUTE: Rate = { limit: 100, windowMs: 60_000 };
 

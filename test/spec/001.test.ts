@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Brain, DEFAULT_BUNDLE, type AgentId } from '../../brain/index.js';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { DEFAULT_SIDECAR_ADDR } from '../../src/cli/commands/sidecar.js';
 import { ControlPlaneClient } from '../../src/sidecar/control-plane/control-plane-client.js';
 import { report, serverWithKey, signed } from '../controlplane/helpers.js';

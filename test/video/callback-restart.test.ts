@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { hmacHex } from '../../src/signing/hmac.js';
 import { tempDir } from '../helpers/paths.js';
 import { ADMIN_TOKEN } from '../helpers/embedded.js';

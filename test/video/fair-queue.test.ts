@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { tempDir } from '../helpers/paths.js';
 import { ADMIN_TOKEN, type TestServer } from '../helpers/embedded.js';
 import { apiKey, createProperty, testImage } from './helpers.js';

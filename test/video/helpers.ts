@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
-import type { EmbeddedOptions } from '../../src/cli/embedded.js';
+import type { EmbeddedOptions } from '../../src/embedded/start.js';
 
 /** A real embedded server with the video API, short tour timings and private callbacks allowed. */
 export function startVideoServer(options: Partial<EmbeddedOptions> = {}): Promise<TestServer> {

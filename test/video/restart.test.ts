@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEmbedded, type Embedded } from '../../src/cli/embedded.js';
+import { startEmbedded, type Embedded } from '../../src/embedded/start.js';
 import { tempDir } from '../helpers/paths.js';
 import { ADMIN_TOKEN } from '../helpers/embedded.js';
 import { testImage } from './helpers.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEmbedded } from '../../src/cli/embedded.js';
+import { startEmbedded } from '../../src/embedded/start.js';
 import { STALE_UPLOAD_MS } from '../../src/video/index.js';
 import { tempDir } from '../helpers/paths.js';
 

@@ -1,5 +1,5 @@
 import { startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
-import type { EmbeddedOptions } from '../../src/cli/embedded.js';
+import type { EmbeddedOptions } from '../../src/embedded/start.js';
 
 export interface Clock {
   now: () => number;

@@ -5,7 +5,7 @@ import type { IdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
 import { CliError, parseInteger, printJson, withDatabaseOptions } from '../util.js';
-import { databaseError } from '../backend.js';
+import { databaseError } from '../../embedded/backend.js';
 import { stackDatabase, withDataDirOption } from '../data-dir.js';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { openControlPlaneStore } from '../../controlplane/open-store.js';

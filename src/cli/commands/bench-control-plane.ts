@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError, parseInteger, printJson, replicaBenchFlags } from '../util.js';
+import { CliError, parseInteger, printJson, replicaBenchFlags, replicaCpuFlag } from '../util.js';
 
 interface Flags {
   duration: string;
@@ -12,6 +12,7 @@ interface Flags {
   json?: boolean;
   database?: string;
   replicas: string;
+  replicaCpu: string;
 }
 
 /** `brainstem bench control-plane`: signed 304 pulls and telemetry ingest beside a bare uWS hello-world. */
@@ -31,6 +32,11 @@ export function registerBenchControlPlane(bench: Command): void {
       'instead: PostgreSQL (a role that may create databases) with --replicas beside one SQLite process, each replica driven by its own wrk',
     )
     .option('--replicas <list>', 'with --database: replica counts to run, comma-separated', '1,3')
+    .option(
+      '--replica-cpu <cores>',
+      'with --database: each serve process (and the hello-world) in a CPU cgroup of its own with this share of a core, made and removed by the bench (root); "none" for no quotas',
+      '0.25',
+    )
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {
       if (flags.database !== undefined) return replicaBench(flags);
@@ -65,6 +71,7 @@ async function replicaBench(flags: Flags): Promise<void> {
     serverCpu: flags.serverCpu || undefined,
     loadCpu: flags.loadCpu || undefined,
     poolRate: parseInteger(flags.poolRate, '--pool-rate', 1000, 5_000_000),
+    replicaCpu: replicaCpuFlag(flags.replicaCpu),
     log: (line) => {
       if (!flags.json) process.stderr.write(`bench control-plane: ${line}\n`);
     },

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError, parseInteger, replicaBenchFlags } from '../util.js';
+import { CliError, parseInteger, replicaBenchFlags, replicaCpuFlag } from '../util.js';
 
 /** `brainstem bench webhooks`: outbox → receiver throughput beside a raw-POST baseline, and enqueue latency. */
 export function registerBenchWebhooks(bench: Command): void {
@@ -14,20 +14,34 @@ export function registerBenchWebhooks(bench: Command): void {
     )
     .option('--replicas <list>', 'with --database: replica counts to run, comma-separated', '1,3')
     .option('--endpoints <n>', 'with --database: endpoints the deliveries are spread over', '8')
+    .option(
+      '--replica-cpu <cores>',
+      'with --database: each serve process in a CPU cgroup of its own with this share of a core, made and removed by the bench (root); "none" for no quotas',
+      '0.25',
+    )
     .option('--json', 'print JSON only')
-    .action(async (flags: { deliveries: string; events: string; json?: boolean; database?: string; replicas: string; endpoints: string }) => {
-      if (flags.database !== undefined) return replicaBench(flags);
-      const deliveries = parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000);
-      const events = parseInteger(flags.events, '--events', 100, 10_000_000);
-      // The harness lives in bench/ and is loaded only when this command runs.
-      const { runWebhooksBench, formatTable } = await import('../../../bench/webhooks/run.js');
-      const result = await runWebhooksBench({ deliveries, events });
-      if (!flags.json) process.stdout.write(`${formatTable(result)}\n\n`);
-      process.stdout.write(`${JSON.stringify(result, null, flags.json ? 2 : undefined)}\n`);
-    });
+    .action(
+      async (flags: { deliveries: string; events: string; json?: boolean; database?: string; replicas: string; endpoints: string; replicaCpu: string }) => {
+        if (flags.database !== undefined) return replicaBench(flags);
+        const deliveries = parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000);
+        const events = parseInteger(flags.events, '--events', 100, 10_000_000);
+        // The harness lives in bench/ and is loaded only when this command runs.
+        const { runWebhooksBench, formatTable } = await import('../../../bench/webhooks/run.js');
+        const result = await runWebhooksBench({ deliveries, events });
+        if (!flags.json) process.stdout.write(`${formatTable(result)}\n\n`);
+        process.stdout.write(`${JSON.stringify(result, null, flags.json ? 2 : undefined)}\n`);
+      },
+    );
 }
 
-async function replicaBench(flags: { deliveries: string; json?: boolean; database?: string; replicas: string; endpoints: string }): Promise<void> {
+async function replicaBench(flags: {
+  deliveries: string;
+  json?: boolean;
+  database?: string;
+  replicas: string;
+  endpoints: string;
+  replicaCpu: string;
+}): Promise<void> {
   const { url, replicas } = replicaBenchFlags(flags.database!, flags.replicas);
   const { runWebhookReplicaBench, replicaTable } = await import('../../../bench/webhooks/replicas.js');
   const result = await runWebhookReplicaBench({
@@ -35,6 +49,7 @@ async function replicaBench(flags: { deliveries: string; json?: boolean; databas
     replicas,
     deliveries: parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000),
     endpoints: parseInteger(flags.endpoints, '--endpoints', 1, 100),
+    replicaCpu: replicaCpuFlag(flags.replicaCpu),
     log: (line) => {
       if (!flags.json) process.stderr.write(`bench webhooks: ${line}\n`);
     },

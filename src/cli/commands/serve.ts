@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
-import { ROLES, startEmbedded, type Role } from '../embedded.js';
+import { ROLES, startEmbedded, type Role } from '../../embedded/start.js';
 import { describeDatabase } from '../../store/database.js';
 import { join, resolve } from 'node:path';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';

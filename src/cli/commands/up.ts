@@ -5,7 +5,7 @@ import { startLinkedSidecar } from '../../sidecar/control-plane/control-plane-li
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { describeDatabase } from '../../store/database.js';
-import { startEmbedded } from '../embedded.js';
+import { startEmbedded } from '../../embedded/start.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';

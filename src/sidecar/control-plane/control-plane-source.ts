@@ -214,7 +214,9 @@ export class ControlPlaneSource implements ConfigSource {
     const etag = reply.headers.get('etag') ?? `"v${bundle.version}"`;
     const changed = this.origin === 'defaults' || bundle.version !== this.current.version;
     if (changed) {
-      const previous = this.current.version;
+      // Before the first pull the sidecar runs the built-in defaults, whose version number
+      // means nothing; a log line saying `"previous": 1` there read as a change from version 1.
+      const previous = this.origin === 'defaults' ? 'built-in defaults' : this.current.version;
       this.current = bundle;
       this.onBundle?.(bundle);
       this.logger.info('bundle applied from the control plane', { version: bundle.version, previous });

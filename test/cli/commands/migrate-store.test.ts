@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { join } from 'node:path';
-import { startEmbedded } from '../../../src/cli/embedded.js';
+import { startEmbedded } from '../../../src/embedded/start.js';
 import { startTestServer, tenantSession, ADMIN_TOKEN, type TestServer } from '../../helpers/embedded.js';
 import { runCli, tempDir } from '../../helpers/paths.js';
 import { freshDatabase } from '../../helpers/postgres.js';

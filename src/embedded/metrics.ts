@@ -1,6 +1,5 @@
 import type { Registry } from 'prom-client';
-import { Counter } from 'prom-client';
-import { externalCounter, externalGauge, newRegistry, requestMetrics } from '../http/metrics.js';
+import { externalCounter, externalGauge, newRegistry, requestMetrics, tallyCounter, UNMATCHED_ROUTE } from '../http/metrics.js';
 import type { RequestObserver } from '../http/observe.js';
 
 /** Metric names of `brainstem serve` start with this. */
@@ -26,29 +25,24 @@ export interface ServeMetricSources {
 export function serveMetrics(): { registry: Registry; observe: RequestObserver; attach(sources: ServeMetricSources): void } {
   const registry = newRegistry();
   const requests = requestMetrics(registry, SERVE_METRICS_PREFIX);
-  const pulls = new Counter({
-    name: `${SERVE_METRICS_PREFIX}_config_pulls_total`,
-    help: 'Config pulls by sidecars (GET /v1/config), by status (304 = unchanged)',
-    labelNames: ['status'],
-    registers: [registry],
-  });
-  const reports = new Counter({
-    name: `${SERVE_METRICS_PREFIX}_telemetry_reports_total`,
-    help: 'Telemetry reports received (POST /v1/telemetry), by status',
-    labelNames: ['status'],
-    registers: [registry],
-  });
-  const limited = new Counter({
-    name: `${SERVE_METRICS_PREFIX}_rate_limited_total`,
-    help: 'Requests refused with 429 rate_limited, by route pattern',
-    labelNames: ['route'],
-    registers: [registry],
-  });
+  const pulled = tallyCounter(
+    registry,
+    `${SERVE_METRICS_PREFIX}_config_pulls_total`,
+    'Config pulls by sidecars (GET /v1/config), by status (304 = unchanged)',
+    'status',
+  );
+  const reported = tallyCounter(
+    registry,
+    `${SERVE_METRICS_PREFIX}_telemetry_reports_total`,
+    'Telemetry reports received (POST /v1/telemetry), by status',
+    'status',
+  );
+  const limited = tallyCounter(registry, `${SERVE_METRICS_PREFIX}_rate_limited_total`, 'Requests refused with 429 rate_limited, by route pattern', 'route');
   const observe: RequestObserver = (r) => {
     requests(r);
-    if (r.route === CONFIG_PULL_ROUTE && r.method === 'GET') pulls.inc({ status: r.status });
-    else if (r.route === TELEMETRY_ROUTE) reports.inc({ status: r.status });
-    if (r.status === 429) limited.inc({ route: r.route ?? 'unmatched' });
+    if (r.route === CONFIG_PULL_ROUTE && r.method === 'GET') pulled(r.status);
+    else if (r.route === TELEMETRY_ROUTE) reported(r.status);
+    if (r.status === 429) limited(r.route ?? UNMATCHED_ROUTE);
   };
   const attach = (s: ServeMetricSources): void => {
     externalCounter(

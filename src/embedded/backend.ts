@@ -2,7 +2,7 @@ import { openControlPlaneStore } from '../controlplane/open-store.js';
 import { PgReplayLedger } from '../controlplane/postgres-replay.js';
 import type { ReplayLedger } from '../controlplane/replay.js';
 import type { ControlPlaneStore } from '../controlplane/store.js';
-import { MemoryRateLimiter, type RateLimiter } from '../http/ratelimit.js';
+import { MemoryRateLimiter, type RateLimiter } from '../ratelimit/limiter.js';
 import { openIdentityStore } from '../identity/open-store.js';
 import type { IdentityStore } from '../identity/store.js';
 import type { Logger } from '../log.js';

@@ -18,7 +18,7 @@ import { mountDashboard } from '../dashboard/static.js';
 import { limitsWith, type Limits } from '../http/limits.js';
 import { metricsHandler } from '../http/metrics.js';
 import { combineObservers, type RequestObserver } from '../http/observe.js';
-import { serveMetrics } from './serve-metrics.js';
+import { serveMetrics } from './metrics.js';
 import { openBackend } from './backend.js';
 import { announcer } from '../store/broadcast.js';
 
