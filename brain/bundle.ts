@@ -1,4 +1,5 @@
 import { isObj, type Obj } from './json.js';
+import { checkFlags } from './flags.js';
 import { ECONOMIES, POLICY_KEYS, TRAIT_NAMES, type ConfigBundle, type PolicyKey, type Problem } from './types.js';
 
 /**
@@ -107,7 +108,9 @@ class Checker {
   }
 }
 
-const TOP_KEYS = ['version', 'policy', 'game', 'flavor', 'population', 'speech'] as const;
+const TOP_KEYS = ['version', 'policy', 'game', 'flavor', 'population', 'speech', 'flags'] as const;
+/** Top-level fields a bundle may leave out. */
+const OPTIONAL_KEYS: readonly string[] = ['flags'];
 const GAME_KEYS = ['name', 'premise', 'goal'] as const;
 const FLAVOR_KEYS = ['enabled', 'global', 'themes', 'themes_per_bot', 'seed'] as const;
 const THEME_KEYS = ['text', 'weight'] as const;
@@ -124,7 +127,7 @@ export function validateBundle(value: unknown): BundleCheck {
   const c = new Checker();
   const top = c.object(value, '', TOP_KEYS);
   if (!top) return { ok: false, problems: c.problems };
-  for (const key of TOP_KEYS) c.require(top, key, key);
+  for (const key of TOP_KEYS) if (!OPTIONAL_KEYS.includes(key)) c.require(top, key, key);
 
   c.number(top.version, 'version', 0, BUNDLE_LIMITS.maxVersion, true);
 
@@ -233,6 +236,8 @@ export function validateBundle(value: unknown): BundleCheck {
       }
     }
   }
+
+  if (top.flags !== undefined) checkFlags(top.flags, (path, message) => c.add(path, message));
 
   return c.problems.length === 0 ? { ok: true, bundle: value as ConfigBundle } : { ok: false, problems: c.problems };
 }

@@ -30,3 +30,20 @@ export {
   type ObjectSpec,
 } from './tick-schema.js';
 export type { WorkerTask, WorkerReply, WorkerTelemetry } from './worker.js';
+export {
+  checkFlags,
+  evaluateFlag,
+  bucketOf,
+  flagsOf,
+  FLAG_LIMITS,
+  FLAG_TYPES,
+  type Flags,
+  type FlagDefinition,
+  type FlagRule,
+  type FlagCondition,
+  type FlagContext,
+  type FlagResult,
+  type FlagValue,
+  type FlagType,
+  type FlagReason,
+} from './flags.js';

@@ -1,3 +1,4 @@
+import type { Flags } from './flags.js';
 /**
  * The brain's public types: the tick request (derived from its schema, tick-schema.ts) and
  * reply, and the configuration bundle. Nothing here knows about HTTP or storage.
@@ -175,6 +176,8 @@ export interface ConfigBundle {
   flavor: Flavor;
   population: Population;
   speech: { limits: SpeechLimits; phrase_cache: PhraseCacheConfig };
+  /** Game flags (see flags.ts); optional, none when left out. */
+  flags?: Flags;
 }
 
 /** A problem found in input, located by a dotted path such as `flavor.themes[2].weight`. */

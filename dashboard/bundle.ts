@@ -1,3 +1,5 @@
+import type { Flags } from './flag-eval.js';
+
 /**
  * The ConfigBundle as the page edits it, and a client-side mirror of the server's validator
  * (brain/bundle.ts `validateBundle`) for the fields the form can produce. The server stays the
@@ -53,6 +55,8 @@ export interface ConfigBundle {
     limits: { per_5min: number; per_hour: number; per_day: number; economy: (typeof ECONOMIES)[number] };
     phrase_cache: { variety_target: number; max_reuse: number; allow_player_names: boolean };
   };
+  /** Game flags (see flags.ts); optional. */
+  flags?: Flags;
 }
 
 export function validate(b: ConfigBundle): Record<string, string> {

@@ -26,7 +26,8 @@ export function bundleSizeProblem(bundle: ConfigBundle): Problem | null {
     : { path: '', message: `the bundle is ${bytes} bytes as stored (compact JSON); at most ${MAX_BUNDLE_BYTES} bytes are accepted` };
 }
 
-export type BundleLoad = { ok: true; bundle: ConfigBundle } | { ok: false; problems: Problem[] };
+/** A loaded bundle carries bundle.json's text as read, which a signature covers. */
+export type BundleLoad = { ok: true; bundle: ConfigBundle; text: string } | { ok: false; problems: Problem[] };
 
 /**
  * The bundle directory a user meant: the path itself, or the directory of a `bundle.json` named
@@ -63,5 +64,5 @@ export async function loadBundleDir(dir: string): Promise<BundleLoad> {
   const check = validateBundle(value);
   if (!check.ok) return { ok: false, problems: check.problems };
   const size = bundleSizeProblem(check.bundle);
-  return size === null ? check : { ok: false, problems: [size] };
+  return size === null ? { ok: true, bundle: check.bundle, text } : { ok: false, problems: [size] };
 }

@@ -233,14 +233,36 @@ namespace Brainstem
         /// <summary>The HTTP status, or 0 when no HTTP answer came.</summary>
         public readonly int Status;
         public readonly string Code;
-        public BrainstemException(int status, string code, string message) : base(status + " " + code + ": " + message)
+        public BrainstemException(int status, string code, string message) : base(status + " " + code + ": " + message + Hint(code))
         {
             Status = status;
             Code = code;
         }
+
+        /// <summary>What a failure code means to a game-server owner: appended to the message.</summary>
+        public static string Hint(string code)
+        {
+            switch (code)
+            {
+                case "unauthorized": return " (the token is wrong or missing: use the brain token that `brainstem up` prints)";
+                case "network": return " (is `brainstem up` running, and the URL right?)";
+                case "payload_too_large": return " (too many characters in one batch)";
+                default: return "";
+            }
+        }
     }
 
     public enum TokenForm { Bearer, Header, Query }
+
+    /// <summary>
+    /// How a batch travels, for engines with their own HTTP (Unity's UnityWebRequest): POST
+    /// `body` (JSON) to `url` with `headers`, then call done(status, body) once, on the thread
+    /// the game wants its callbacks on; status 0 with the reason as body when no HTTP answer came.
+    /// </summary>
+    public interface IBatchTransport
+    {
+        void Post(string url, byte[] body, IList<KeyValuePair<string, string>> headers, double timeoutS, Action<int, string> done);
+    }
 
     // ---- batch body and reply parsing (pure) ------------------------------------------------
 
@@ -322,7 +344,11 @@ namespace Brainstem
         /// <summary>Parses a /ticks reply for a batch sent for `agents` in that order.</summary>
         public static List<TickResult> ParseReplies(string body, IList<long> agents)
         {
-            var items = ParseJson(body) as List<object>;
+            var parsed = ParseJson(body);
+            // ?errors=body answers a whole call's failure as a 200 with one error object.
+            var failure = parsed as Dictionary<string, object>;
+            if (failure != null && failure.ContainsKey("error")) throw Http.ErrorOf(200, body);
+            var items = parsed as List<object>;
             if (items == null || items.Count != agents.Count)
                 throw new BrainstemException(200, "bad_reply", "expected an array of " + agents.Count + " replies");
             var results = new List<TickResult>(items.Count);
@@ -463,6 +489,11 @@ namespace Brainstem
         public const int DefaultMaxOutstanding = 4;
 
         readonly BrainClient client;
+        // With a transport (Unity): the /ticks URL, the token's header and the call timeout.
+        readonly IBatchTransport transport;
+        readonly string ticksUrl;
+        readonly List<KeyValuePair<string, string>> headers = new List<KeyValuePair<string, string>>();
+        readonly double timeoutS;
         readonly Action<Reply> onReply;
         readonly Action<long?, string, string> onError;
         readonly double lateAfterS;
@@ -485,6 +516,27 @@ namespace Brainstem
             this.onError = onError;
             this.lateAfterS = lateAfterS;
             this.maxOutstanding = maxOutstanding;
+        }
+
+        /// <summary>
+        /// The same loop over the engine's own HTTP (a UnityWebRequest transport): callbacks run
+        /// where the transport calls done (Unity: the main thread). A call longer than timeoutS fails.
+        /// </summary>
+        public BrainLoop(string url, string token, TokenForm form, IBatchTransport transport, Action<Reply> onReply,
+            Action<long?, string, string> onError, double timeoutS = 2, double lateAfterS = DefaultLateAfterS, int maxOutstanding = DefaultMaxOutstanding)
+        {
+            this.transport = transport;
+            this.onReply = onReply;
+            this.onError = onError;
+            this.timeoutS = timeoutS;
+            this.lateAfterS = lateAfterS;
+            this.maxOutstanding = maxOutstanding;
+            ticksUrl = (url ?? BrainClient.DefaultUrl).TrimEnd('/') + "/ticks";
+            headers.Add(new KeyValuePair<string, string>("Content-Type", "application/json"));
+            if (token == null) return;
+            if (form == TokenForm.Bearer) headers.Add(new KeyValuePair<string, string>("Authorization", "Bearer " + token));
+            else if (form == TokenForm.Header) headers.Add(new KeyValuePair<string, string>("X-Brain-Token", token));
+            else ticksUrl += "?token=" + Uri.EscapeDataString(token);
         }
 
         /// <summary>"sent", "waiting" (the last batch is out, not late yet), "busy" (too many out) or "empty".</summary>
@@ -520,11 +572,44 @@ namespace Brainstem
 
         async void Run(int mySeq, IList<Tick> ticks)
         {
+            if (transport != null)
+            {
+                List<BatchBody> bodies;
+                try { bodies = Batch.Pack(ticks); }
+                catch (ArgumentException ex) { Finish(mySeq, null, new BrainstemException(0, "bad_tick", ex.Message)); return; }
+                Send(mySeq, bodies, 0, new List<TickResult>(ticks.Count));
+                return;
+            }
             List<TickResult> results = null;
             BrainstemException failure = null;
             try { results = await client.TicksAsync(ticks); }
             catch (BrainstemException ex) { failure = ex; }
             catch (ArgumentException ex) { failure = new BrainstemException(0, "bad_tick", ex.Message); }
+            Finish(mySeq, results, failure);
+        }
+
+        // The bodies of one step through the transport, one after another.
+        void Send(int mySeq, List<BatchBody> bodies, int index, List<TickResult> results)
+        {
+            if (index == bodies.Count) { Finish(mySeq, results, null); return; }
+            var body = bodies[index];
+            transport.Post(ticksUrl, body.Bytes, headers, timeoutS, (status, text) =>
+            {
+                BrainstemException failure = null;
+                try
+                {
+                    if (status == 0) failure = new BrainstemException(0, (text ?? "").IndexOf("timeout", StringComparison.OrdinalIgnoreCase) >= 0 ? "timeout" : "network", text ?? "");
+                    else if (status < 200 || status > 299) failure = Http.ErrorOf(status, text ?? "");
+                    else results.AddRange(Batch.ParseReplies(text ?? "", body.Agents));
+                }
+                catch (BrainstemException ex) { failure = ex; }
+                if (failure != null) Finish(mySeq, null, failure);
+                else Send(mySeq, bodies, index + 1, results);
+            });
+        }
+
+        void Finish(int mySeq, List<TickResult> results, BrainstemException failure)
+        {
             lock (gate)
             {
                 outstanding--;
@@ -544,6 +629,123 @@ namespace Brainstem
                 if (reply != null) onReply(reply);
                 else { var e = (TickError)r; onError(e.Agent, e.Code, e.Message); }
             }
+        }
+    }
+
+    // ---- perception (pure) --------------------------------------------------------------------
+
+    /// <summary>
+    /// What each AI character perceives without querying the world per character: characters
+    /// (players, AI, infected, animals) are registered when they spawn and removed when they
+    /// die or are deleted; a character's targets are the registered ones within Radius metres,
+    /// nearest first (ties by id), at most MaxTargets; visibility is the game's line-of-sight
+    /// check, at most RaycastBudget per frame over all characters, an answer reused for
+    /// LosTtlS, and a pair the budget did not reach keeps its last answer (never asked: not
+    /// visible). The same rules as the Lua and DayZ kits, held to the same fixture.
+    /// </summary>
+    public sealed class Perception<T> where T : class
+    {
+        public const double DefaultRadius = 150;
+        public const int DefaultRaycastBudget = 64;
+        public const double DefaultLosTtlS = 1.0;
+        public const int DefaultMaxTargets = 32;
+
+        sealed class Entry { public long Id; public string Kind; public T Handle; }
+        sealed class Sight { public bool Visible; public double At; }
+
+        readonly double radius2;
+        readonly int raycastBudget, maxTargets;
+        readonly double losTtlS;
+        readonly List<Entry> entries = new List<Entry>();
+        readonly Dictionary<long, int> index = new Dictionary<long, int>();
+        readonly Dictionary<long, Dictionary<long, Sight>> los = new Dictionary<long, Dictionary<long, Sight>>();
+        int budgetLeft;
+        /// <summary>Line-of-sight checks made so far.</summary>
+        public int Raycasts;
+
+        public Perception(double radius = DefaultRadius, int raycastBudget = DefaultRaycastBudget, double losTtlS = DefaultLosTtlS, int maxTargets = DefaultMaxTargets)
+        {
+            radius2 = radius * radius;
+            this.raycastBudget = raycastBudget;
+            this.losTtlS = losTtlS;
+            this.maxTargets = maxTargets;
+        }
+
+        public int Count { get { return entries.Count; } }
+
+        /// <summary>Registers a character; a known id is updated in place.</summary>
+        public void Add(long id, string kind, T handle)
+        {
+            int i;
+            if (index.TryGetValue(id, out i)) { entries[i].Kind = kind; entries[i].Handle = handle; return; }
+            index[id] = entries.Count;
+            entries.Add(new Entry { Id = id, Kind = kind, Handle = handle });
+        }
+
+        /// <summary>Forgets a character (swap-remove) and every line-of-sight answer about it.</summary>
+        public void Remove(long id)
+        {
+            int i;
+            if (!index.TryGetValue(id, out i)) return;
+            int last = entries.Count - 1;
+            if (i != last) { entries[i] = entries[last]; index[entries[i].Id] = i; }
+            entries.RemoveAt(last);
+            index.Remove(id);
+            los.Remove(id);
+            foreach (var row in los.Values) row.Remove(id);
+        }
+
+        public T HandleOf(long id)
+        {
+            int i;
+            return index.TryGetValue(id, out i) ? entries[i].Handle : null;
+        }
+
+        /// <summary>Starts a frame that gathers: the raycast budget is full again.</summary>
+        public void BeginFrame() { budgetLeft = raycastBudget; }
+
+        /// <summary>The targets of character selfId at selfPos (metres, y up).</summary>
+        public List<Target> Targets(long selfId, Vec3 selfPos, double now, Func<T, Vec3> positionOf, Func<T, T, bool> canSee, Func<string, T, bool> hostile)
+        {
+            var near = new List<KeyValuePair<double, Entry>>();
+            foreach (var e in entries)
+            {
+                if (e.Id == selfId) continue;
+                var p = positionOf(e.Handle);
+                double dx = p.X - selfPos.X, dy = p.Y - selfPos.Y, dz = p.Z - selfPos.Z;
+                double d2 = dx * dx + dy * dy + dz * dz;
+                if (d2 <= radius2) near.Add(new KeyValuePair<double, Entry>(d2, e));
+            }
+            near.Sort((a, b) => a.Key != b.Key ? a.Key.CompareTo(b.Key) : a.Value.Id.CompareTo(b.Value.Id));
+            T self = HandleOf(selfId);
+            var targets = new List<Target>(Math.Min(near.Count, maxTargets));
+            for (int k = 0; k < near.Count && k < maxTargets; k++)
+            {
+                var e = near[k].Value;
+                targets.Add(new Target
+                {
+                    Id = e.Id, Kind = e.Kind, Pos = positionOf(e.Handle),
+                    Hostile = hostile(e.Kind, e.Handle),
+                    Visible = Visible(selfId, self, e.Id, e.Handle, now, canSee),
+                });
+            }
+            return targets;
+        }
+
+        bool Visible(long a, T from, long b, T to, double now, Func<T, T, bool> canSee)
+        {
+            Dictionary<long, Sight> row;
+            if (!los.TryGetValue(a, out row)) { row = new Dictionary<long, Sight>(); los[a] = row; }
+            Sight known;
+            row.TryGetValue(b, out known);
+            if (known != null && now - known.At < losTtlS) return known.Visible;
+            if (budgetLeft <= 0) return known != null && known.Visible;
+            budgetLeft--;
+            Raycasts++;
+            bool v = canSee(from, to);
+            if (known == null) row[b] = new Sight { Visible = v, At = now };
+            else { known.Visible = v; known.At = now; }
+            return v;
         }
     }
 
@@ -752,10 +954,41 @@ namespace Brainstem
             sb.Append(']');
         }
 
+        // FRACTION[k] is k/1000 without its trailing zeros ("5" for 500, "001" for 1).
+        static readonly string[] Fraction = Fractions();
+
+        static string[] Fractions()
+        {
+            var f = new string[1000];
+            for (int k = 1; k < 1000; k++) f[k] = k.ToString("000", CultureInfo.InvariantCulture).TrimEnd('0');
+            return f;
+        }
+
+        /// <summary>
+        /// A JSON number with at most three decimals (millimetres for positions, as the Lua and
+        /// DayZ clients write them): this runs for every field of every tick on the game
+        /// thread, and the round-trip format ("R") costs several times as much.
+        /// </summary>
         public static void Number(StringBuilder sb, double d)
         {
             if (double.IsNaN(d) || double.IsInfinity(d)) throw new ArgumentException("a tick number is NaN or infinite");
-            sb.Append(d.ToString("R", CultureInfo.InvariantCulture));
+            double a = Math.Abs(d);
+            if (a >= 9e12) { sb.Append(d.ToString("R", CultureInfo.InvariantCulture)); return; }
+            long m = (long)Math.Floor(a * 1000 + 0.5);
+            long whole = m / 1000;
+            int k = (int)(m % 1000);
+            if (d < 0 && m != 0) sb.Append('-');
+            Digits(sb, whole);
+            if (k != 0) sb.Append('.').Append(Fraction[k]);
+        }
+
+        // The decimal digits of a non-negative whole number, without a string per number.
+        static void Digits(StringBuilder sb, long v)
+        {
+            if (v < 10) { sb.Append((char)('0' + v)); return; }
+            int start = sb.Length;
+            while (v > 0) { sb.Append((char)('0' + v % 10)); v /= 10; }
+            for (int i = start, j = sb.Length - 1; i < j; i++, j--) { char c = sb[i]; sb[i] = sb[j]; sb[j] = c; }
         }
 
         internal static string Str(Dictionary<string, object> d, string key)
@@ -825,6 +1058,9 @@ namespace Brainstem
             if (string.CompareOrdinal(t, p, "false", 0, 5) == 0) { p += 5; return false; }
             if (string.CompareOrdinal(t, p, "null", 0, 4) == 0) { p += 4; return null; }
             int start = p;
+            double fast;
+            if (Decimal(t, ref p, out fast)) return fast;
+            p = start;
             while (p < t.Length && "+-0123456789.eE".IndexOf(t[p]) >= 0) p++;
             double d;
             if (p == start || !double.TryParse(t.Substring(start, p - start), NumberStyles.Float, CultureInfo.InvariantCulture, out d))
@@ -832,8 +1068,50 @@ namespace Brainstem
             return d;
         }
 
+        // Powers of ten that a double holds exactly.
+        static readonly double[] Tens = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+
+        // A plain decimal (-12.375: no exponent, at most 15 digits) read without a substring:
+        // the digits as a whole number divided by an exact power of ten is the correctly
+        // rounded double. False (p unchanged by the caller) for anything else.
+        static bool Decimal(string t, ref int p, out double value)
+        {
+            value = 0;
+            bool negative = p < t.Length && t[p] == '-';
+            if (negative) p++;
+            long mantissa = 0;
+            int digits = 0, decimals = 0;
+            bool point = false;
+            for (; p < t.Length; p++)
+            {
+                char c = t[p];
+                if (c >= '0' && c <= '9')
+                {
+                    if (++digits > 15) return false;
+                    mantissa = mantissa * 10 + (c - '0');
+                    if (point) decimals++;
+                }
+                else if (c == '.' && !point) point = true;
+                else if (c == 'e' || c == 'E' || c == '+' || c == '-') return false;
+                else break;
+            }
+            if (digits == 0 || (point && decimals == 0)) return false;
+            value = mantissa / Tens[decimals];
+            if (negative) value = -value;
+            return true;
+        }
+
         static string String(string t, ref int p)
         {
+            // Most strings have no escape: one substring.
+            int end = p + 1;
+            while (end < t.Length && t[end] != '"' && t[end] != '\\') end++;
+            if (end < t.Length && t[end] == '"')
+            {
+                string plain = t.Substring(p + 1, end - p - 1);
+                p = end + 1;
+                return plain;
+            }
             var sb = new StringBuilder();
             p++;
             while (true)

@@ -33,87 +33,182 @@ Brainstem.DEFAULT_MAX_OUTSTANDING = 4
 -- JSON writing: the tick shape is fixed, so each field is written with its type (an empty
 -- `targets` is `[]` and an empty `profile` is `{}`, which generic Lua encoders cannot tell
 -- apart). Fields a tick table carries beyond the contract are not sent.
+--
+-- This runs on the game server's thread for every character at every cadence, so it is
+-- written for speed: every piece goes into one buffer joined once per batch (no string
+-- built per field), the fixed parts of the shape are pre-built constants, and a number
+-- costs one tostring when it is whole (most ids, counts and stats) and one string.format
+-- otherwise.
 
 local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f', ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
+local format, gsub, find, floor, tostring, concat = string.format, string.gsub, string.find, math.floor, tostring, table.concat
+local tointeger = math.tointeger -- Lua 5.3+; nil on LuaJIT (Garry's Mod)
+
+local function escape(c) return escapes[c] or format('\\u%04x', string.byte(c)) end
 
 local function quote(s)
-  return '"' .. string.gsub(tostring(s), '[%c"\\]', function(c)
-    return escapes[c] or string.format('\\u%04x', string.byte(c))
-  end) .. '"'
+  s = tostring(s)
+  if find(s, '[%c"\\]') then s = gsub(s, '[%c"\\]', escape) end
+  return '"' .. s .. '"'
 end
 
+local function bad_number()
+  error('brainstem: a tick number is missing, NaN or infinite', 0)
+end
+
+-- Fractions of a number in thousandths, written once: FRACTION[k] is k/1000 without the
+-- trailing zeros ("5" for 500, "125" for 125, "001" for 1).
+local FRACTION = {}
+for k = 1, 999 do FRACTION[k] = (string.gsub(format('%03d', k), '0+$', '')) end
+
+-- Numbers go on the wire with at most three decimals (millimetres for positions, as the DayZ
+-- module writes them): a whole number is one tostring, any other a table lookup and a
+-- concatenation, where string.format would cost several times as much per field.
 local function number(x)
-  x = tonumber(x)
-  if x == nil or x ~= x or x == math.huge or x == -math.huge then
-    error('brainstem: a tick number is missing, NaN or infinite', 0)
+  if type(x) ~= 'number' then
+    x = tonumber(x)
+    if x == nil then bad_number() end
   end
-  if x == math.floor(x) and x > -2^53 and x < 2^53 then return string.format('%d', x) end
-  local s = string.format('%.15g', x)
-  if tonumber(s) ~= x then s = string.format('%.17g', x) end
+  if tointeger then
+    local i = tointeger(x)
+    if i then return tostring(i) end
+  end
+  if x ~= x or x == math.huge or x == -math.huge then bad_number() end
+  local negative = x < 0
+  if negative then x = -x end
+  if x >= 2^53 then return format(negative and '-%.17g' or '%.17g', x) end
+  local m = floor(x * 1000 + 0.5)
+  local whole, k = floor(m / 1000), m % 1000
+  -- math.floor gives an integer on Lua 5.3+ and a float LuaJIT prints without decimals.
+  local s = k == 0 and tostring(whole) or tostring(whole) .. '.' .. FRACTION[k]
+  if negative and m ~= 0 then s = '-' .. s end
   return s
 end
 
 local function bool(b) return b and 'true' or 'false' end
 
-local function vec(v) return '{"x":' .. number(v.x) .. ',"y":' .. number(v.y) .. ',"z":' .. number(v.z) .. '}' end
-
-local function list(items, each)
-  local out = {}
-  for i = 1, #(items or {}) do out[i] = each(items[i]) end
-  return '[' .. table.concat(out, ',') .. ']'
+-- A vector is one concatenation (Lua joins a chain of `..` in one step).
+local function vec_s(v)
+  return '{"x":' .. number(v.x) .. ',"y":' .. number(v.y) .. ',"z":' .. number(v.z) .. '}'
 end
 
-local function target(t)
-  local s = '{"id":' .. number(t.id) .. ',"kind":' .. quote(t.kind) .. ',"pos":' .. vec(t.pos)
-    .. ',"hostile":' .. bool(t.hostile) .. ',"visible":' .. bool(t.visible)
-  if t.name ~= nil then s = s .. ',"name":' .. quote(t.name) end
+-- Short strings that repeat every tick (kinds, roles, squads, names) are quoted once.
+local quoted, quoted_count = {}, 0
+local QUOTED_MAX = 4096
+local function quote_cached(s)
+  local q = quoted[s]
+  if q then return q end
+  q = quote(s)
+  if quoted_count >= QUOTED_MAX then quoted, quoted_count = {}, 0 end
+  quoted[s] = q
+  quoted_count = quoted_count + 1
+  return q
+end
+
+-- Writers append to buf at n and return the new n.
+local function vec(buf, n, v)
+  buf[n + 1] = vec_s(v)
+  return n + 1
+end
+
+local function target(buf, n, t)
+  local s = '{"id":' .. number(t.id) .. ',"kind":' .. quote_cached(t.kind) .. ',"pos":' .. vec_s(t.pos)
+    .. (t.hostile and ',"hostile":true' or ',"hostile":false') .. (t.visible and ',"visible":true' or ',"visible":false')
+  if t.name ~= nil then s = s .. ',"name":' .. quote_cached(t.name) end
   if t.health ~= nil then s = s .. ',"health":' .. number(t.health) end
-  return s .. '}'
+  buf[n + 1] = s .. '}'
+  return n + 1
 end
 
-local function poi(p) return '{"id":' .. quote(p.id) .. ',"kind":' .. quote(p.kind) .. ',"pos":' .. vec(p.pos) .. '}' end
+local function poi(buf, n, p)
+  buf[n + 1] = '{"id":' .. quote_cached(p.id) .. ',"kind":' .. quote_cached(p.kind) .. ',"pos":' .. vec_s(p.pos) .. '}'
+  return n + 1
+end
 
-local function heard(h) return '{"from":' .. number(h.from) .. ',"text":' .. quote(h.text) .. ',"at_s":' .. number(h.at_s) .. '}' end
+local function heard(buf, n, h)
+  buf[n + 1] = '{"from":' .. number(h.from) .. ',"text":' .. quote(h.text) .. ',"at_s":' .. number(h.at_s) .. '}'
+  return n + 1
+end
+
+local function list(buf, n, items, each)
+  buf[n + 1] = '['
+  n = n + 1
+  if items then
+    for i = 1, #items do
+      if i > 1 then buf[n + 1] = ',' n = n + 1 end
+      n = each(buf, n, items[i])
+    end
+  end
+  buf[n + 1] = ']'
+  return n + 1
+end
 
 -- Trait names in a fixed order so the same tick always gives the same bytes.
 local TRAITS = { 'openness', 'conscientiousness', 'extraversion', 'agreeableness', 'neuroticism',
   'afk_proneness', 'break_proneness', 'fatigue_rate' }
+local TRAIT_KEYS = {}
+for i, name in ipairs(TRAITS) do TRAIT_KEYS[i] = '"' .. name .. '":' end
 
-local function profile(p)
-  p = p or {}
-  local parts = {}
-  if p.name ~= nil then parts[#parts + 1] = '"name":' .. quote(p.name) end
-  if p.role ~= nil then parts[#parts + 1] = '"role":' .. quote(p.role) end
-  if p.coward ~= nil then parts[#parts + 1] = '"coward":' .. bool(p.coward) end
-  if p.traits ~= nil then
-    local traits = {}
-    for _, name in ipairs(TRAITS) do
-      if p.traits[name] ~= nil then traits[#traits + 1] = quote(name) .. ':' .. number(p.traits[name]) end
+local function profile(buf, n, p)
+  if p == nil then buf[n + 1] = '{}' return n + 1 end
+  local sep = '{'
+  if p.name ~= nil then buf[n + 1] = '{"name":' buf[n + 2] = quote_cached(p.name) n = n + 2 sep = ',' end
+  if p.role ~= nil then buf[n + 1] = sep .. '"role":' buf[n + 2] = quote_cached(p.role) n = n + 2 sep = ',' end
+  if p.coward ~= nil then buf[n + 1] = sep .. (p.coward and '"coward":true' or '"coward":false') n = n + 1 sep = ',' end
+  local traits = p.traits
+  if traits ~= nil then
+    buf[n + 1] = sep .. '"traits":{'
+    n = n + 1
+    local first = true
+    for i = 1, #TRAITS do
+      local v = traits[TRAITS[i]]
+      if v ~= nil then
+        buf[n + 1] = first and TRAIT_KEYS[i] or ',' .. TRAIT_KEYS[i]
+        buf[n + 2] = number(v)
+        n = n + 2
+        first = false
+      end
     end
-    parts[#parts + 1] = '"traits":{' .. table.concat(traits, ',') .. '}'
+    buf[n + 1] = '}'
+    n = n + 1
+    sep = ','
   end
-  return '{' .. table.concat(parts, ',') .. '}'
+  buf[n + 1] = sep == '{' and '{}' or '}'
+  return n + 1
+end
+
+local function tick_into(buf, n, tick)
+  local s = tick.snapshot
+  local st = s.self_state
+  buf[n + 1] = '{"snapshot":{"agent":' .. number(s.agent) .. ',"time_s":' .. number(s.time_s)
+    .. ',"self_state":{"pos":' .. vec_s(st.pos) .. ',"heading_deg":' .. number(st.heading_deg)
+    .. ',"health":' .. number(st.health) .. ',"blood":' .. number(st.blood)
+    .. ',"hunger":' .. number(st.hunger) .. ',"thirst":' .. number(st.thirst)
+    .. (st.has_weapon and ',"has_weapon":true,"ammo":' or ',"has_weapon":false,"ammo":') .. number(st.ammo)
+    .. '},"targets":'
+  n = list(buf, n + 1, s.targets, target)
+  if s.route ~= nil then buf[n + 1] = ',"route":' n = list(buf, n + 1, s.route, vec) end
+  if s.poi ~= nil then buf[n + 1] = ',"poi":' n = list(buf, n + 1, s.poi, poi) end
+  if s.heard ~= nil then buf[n + 1] = ',"heard":' n = list(buf, n + 1, s.heard, heard) end
+  if s.squad ~= nil then buf[n + 1] = ',"squad":' .. quote_cached(s.squad) n = n + 1 end
+  buf[n + 1] = '},"profile":'
+  n = profile(buf, n + 1, tick.profile)
+  buf[n + 1] = '}'
+  return n + 1
 end
 
 -- One tick request: { snapshot = {...}, profile = {...} } with the contract's field names.
 function Brainstem.encode_tick(tick)
-  local s, st = tick.snapshot, tick.snapshot.self_state
-  local out = '{"snapshot":{"agent":' .. number(s.agent) .. ',"time_s":' .. number(s.time_s)
-    .. ',"self_state":{"pos":' .. vec(st.pos) .. ',"heading_deg":' .. number(st.heading_deg)
-    .. ',"health":' .. number(st.health) .. ',"blood":' .. number(st.blood)
-    .. ',"hunger":' .. number(st.hunger) .. ',"thirst":' .. number(st.thirst)
-    .. ',"has_weapon":' .. bool(st.has_weapon) .. ',"ammo":' .. number(st.ammo) .. '}'
-    .. ',"targets":' .. list(s.targets, target)
-  if s.route ~= nil then out = out .. ',"route":' .. list(s.route, vec) end
-  if s.poi ~= nil then out = out .. ',"poi":' .. list(s.poi, poi) end
-  if s.heard ~= nil then out = out .. ',"heard":' .. list(s.heard, heard) end
-  if s.squad ~= nil then out = out .. ',"squad":' .. quote(s.squad) end
-  return out .. '},"profile":' .. profile(tick.profile) .. '}'
+  local buf = {}
+  local n = tick_into(buf, 0, tick)
+  return concat(buf, '', 1, n)
 end
 
 -- The /ticks body for a list of ticks.
 function Brainstem.encode_batch(ticks)
-  return list(ticks, Brainstem.encode_tick)
+  local buf = {}
+  local n = list(buf, 0, ticks, tick_into)
+  return concat(buf, '', 1, n)
 end
 
 ---------------------------------------------------------------------------------------------
@@ -131,87 +226,112 @@ local function utf8_char(cp)
 end
 
 local simple = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
+local byte, sub = string.byte, string.sub
 
+-- Byte values the decoder dispatches on.
+local QUOTE, BACKSLASH, LBRACE, RBRACE, LBRACKET, RBRACKET, COMMA, COLON =
+  byte('"'), byte('\\'), byte('{'), byte('}'), byte('['), byte(']'), byte(','), byte(':')
+local SPACE = { [byte(' ')] = true, [byte('\t')] = true, [byte('\r')] = true, [byte('\n')] = true }
+
+-- Reads replies on the game thread too, so it dispatches on bytes (no string.sub per
+-- character) and makes no closure per value.
 local function decode(text)
   local pos = 1
   local function fail(what) error('brainstem: bad JSON at byte ' .. pos .. ': ' .. what, 0) end
-  local function skip() pos = string.find(text, '[^ \t\r\n]', pos) or #text + 1 end
-  local value
+
+  local function skip()
+    local c = byte(text, pos)
+    if c and SPACE[c] then pos = find(text, '[^ \t\r\n]', pos) or #text + 1 end
+  end
 
   local function str()
     pos = pos + 1
-    local parts = {}
-    while true do
-      local at = string.find(text, '["\\]', pos)
-      if not at then fail('unterminated string') end
-      parts[#parts + 1] = string.sub(text, pos, at - 1)
+    local at = find(text, '["\\]', pos)
+    if not at then fail('unterminated string') end
+    if byte(text, at) == QUOTE then
+      local s = sub(text, pos, at - 1)
       pos = at + 1
-      if string.sub(text, at, at) == '"' then return table.concat(parts) end
-      local c = string.sub(text, pos, pos)
+      return s
+    end
+    local parts, n = {}, 0
+    while true do
+      n = n + 1
+      parts[n] = sub(text, pos, at - 1)
+      pos = at + 1
+      if byte(text, at) == QUOTE then return concat(parts, '', 1, n) end
+      local c = sub(text, pos, pos)
       if simple[c] then
-        parts[#parts + 1] = simple[c]
+        n = n + 1
+        parts[n] = simple[c]
         pos = pos + 1
       elseif c == 'u' then
-        local cp = tonumber(string.sub(text, pos + 1, pos + 4), 16) or fail('bad \\u escape')
+        local cp = tonumber(sub(text, pos + 1, pos + 4), 16) or fail('bad \\u escape')
         pos = pos + 5
-        if cp >= 0xD800 and cp < 0xDC00 and string.sub(text, pos, pos + 1) == '\\u' then
-          local low = tonumber(string.sub(text, pos + 2, pos + 5), 16)
+        if cp >= 0xD800 and cp < 0xDC00 and sub(text, pos, pos + 1) == '\\u' then
+          local low = tonumber(sub(text, pos + 2, pos + 5), 16)
           if low and low >= 0xDC00 and low < 0xE000 then
             cp = 0x10000 + (cp - 0xD800) * 1024 + (low - 0xDC00)
             pos = pos + 6
           end
         end
         if cp >= 0xD800 and cp < 0xE000 then cp = 0xFFFD end
-        parts[#parts + 1] = utf8_char(cp)
+        n = n + 1
+        parts[n] = utf8_char(cp)
       else
         fail('bad escape')
       end
+      at = find(text, '["\\]', pos)
+      if not at then fail('unterminated string') end
     end
   end
 
-  local function container(close, each)
-    pos = pos + 1
-    skip()
-    if string.sub(text, pos, pos) == close then pos = pos + 1 return end
-    while true do
-      each()
-      skip()
-      local c = string.sub(text, pos, pos)
-      pos = pos + 1
-      if c == close then return end
-      if c ~= ',' then fail('expected , or ' .. close) end
-      skip()
-    end
-  end
-
+  local value
   value = function()
     skip()
-    local c = string.sub(text, pos, pos)
-    if c == '{' then
+    local c = byte(text, pos)
+    if c == LBRACE then
       local obj = {}
-      container('}', function()
-        if string.sub(text, pos, pos) ~= '"' then fail('expected a key') end
+      pos = pos + 1
+      skip()
+      if byte(text, pos) == RBRACE then pos = pos + 1 return obj end
+      while true do
+        if byte(text, pos) ~= QUOTE then fail('expected a key') end
         local key = str()
         skip()
-        if string.sub(text, pos, pos) ~= ':' then fail('expected :') end
+        if byte(text, pos) ~= COLON then fail('expected :') end
         pos = pos + 1
         obj[key] = value()
-      end)
-      return obj
-    elseif c == '[' then
+        skip()
+        c = byte(text, pos)
+        pos = pos + 1
+        if c == RBRACE then return obj end
+        if c ~= COMMA then fail('expected , or }') end
+        skip()
+      end
+    elseif c == LBRACKET then
       local arr, n = {}, 0
-      container(']', function() n = n + 1 arr[n] = value() end)
-      return arr
-    elseif c == '"' then
+      pos = pos + 1
+      skip()
+      if byte(text, pos) == RBRACKET then pos = pos + 1 return arr end
+      while true do
+        n = n + 1
+        arr[n] = value()
+        skip()
+        c = byte(text, pos)
+        pos = pos + 1
+        if c == RBRACKET then return arr end
+        if c ~= COMMA then fail('expected , or ]') end
+      end
+    elseif c == QUOTE then
       return str()
     end
-    if string.sub(text, pos, pos + 3) == 'true' then pos = pos + 4 return true end
-    if string.sub(text, pos, pos + 4) == 'false' then pos = pos + 5 return false end
-    if string.sub(text, pos, pos + 3) == 'null' then pos = pos + 4 return nil end
-    local s, e = string.find(text, '^-?%d+%.?%d*[eE]?[-+]?%d*', pos)
+    if sub(text, pos, pos + 3) == 'true' then pos = pos + 4 return true end
+    if sub(text, pos, pos + 4) == 'false' then pos = pos + 5 return false end
+    if sub(text, pos, pos + 3) == 'null' then pos = pos + 4 return nil end
+    local s, e = find(text, '^-?%d+%.?%d*[eE]?[-+]?%d*', pos)
     if not s then fail('unexpected character') end
     pos = e + 1
-    return tonumber(string.sub(text, s, e)) or fail('bad number')
+    return tonumber(sub(text, s, e)) or fail('bad number')
   end
 
   local result = value()
@@ -313,11 +433,38 @@ local function url_encode(s)
   return (string.gsub(s, '[^%w%-%._~]', function(c) return string.format('%%%02X', string.byte(c)) end))
 end
 
+-- What a failed call means to a modder, by the sidecar's error code: the line the default
+-- on_error prints says how to fix it.
+local HINTS = {
+  unauthorized = 'the token is wrong or missing: use the "brain token" that `brainstem up` prints (or the sidecar\'s --token)',
+  payload_too_large = 'the batch is over the sidecar\'s limits: send fewer characters per call',
+  network = 'no sidecar answered: is `brainstem up` (or `brainstem sidecar`) running at this URL?',
+  timeout = 'the sidecar did not answer in time: characters keep their last intents',
+}
+
+-- The error code a status stands for when the body does not say (FiveM passes no body with
+-- an error status).
+local STATUS_CODES = { [401] = 'unauthorized', [413] = 'payload_too_large', [400] = 'bad_request',
+  [404] = 'not_found', [429] = 'rate_limited', [500] = 'internal', [503] = 'unavailable' }
+
+-- The default on_error: one line per failure, never silent. `log` is the runtime's print.
+local function loud(log)
+  return function(agent, err)
+    local hint = agent == nil and HINTS[err.code] or nil
+    local status = (err.status and err.status ~= 0 and err.status ~= 200) and (tostring(err.status) .. ' ') or ''
+    log('[brainstem] ' .. (agent and ('agent ' .. tostring(agent)) or 'call') .. ' failed: ' .. status
+      .. tostring(err.code) .. ': ' .. tostring(err.message) .. (hint and (' (' .. hint .. ')') or ''))
+  end
+end
+Brainstem.log_error = loud
+
 -- Options: url, token, token_form ("bearer" | "header" | "query"), http (required),
--- on_reply(agent, reply), on_error(agent_or_nil, err), json_decode, late_after_s,
--- timeout_s, max_outstanding.
+-- on_reply(agent, reply), on_error(agent_or_nil, err) (default: one line through `log`),
+-- log (default print), errors_in_body (default true: ask the sidecar for ?errors=body, so a
+-- failure arrives as a 200 with the error in the body on runtimes that hide the status),
+-- json_decode, late_after_s, timeout_s, max_outstanding.
 local OPTIONS = { url = true, token = true, token_form = true, http = true, on_reply = true, on_error = true,
-  json_decode = true, late_after_s = true, timeout_s = true, max_outstanding = true }
+  json_decode = true, late_after_s = true, timeout_s = true, max_outstanding = true, log = true, errors_in_body = true }
 
 function Brainstem.new(opts)
   for name in pairs(opts) do
@@ -339,7 +486,7 @@ function Brainstem.new(opts)
     headers = { ['Content-Type'] = 'application/json' },
     http = opts.http,
     on_reply = opts.on_reply or function() end,
-    on_error = opts.on_error or function() end,
+    on_error = opts.on_error or loud(opts.log or print),
     json_decode = opts.json_decode,
     late_after_s = opts.late_after_s or Brainstem.DEFAULT_LATE_AFTER_S,
     timeout_s = opts.timeout_s or Brainstem.DEFAULT_TIMEOUT_S,
@@ -347,11 +494,15 @@ function Brainstem.new(opts)
     seq = 0, pending = {}, outstanding = 0, replies = {},
     stats = { sent = 0, applied = 0, stale = 0, failed = 0, waiting = 0, busy = 0 },
   }, Client)
+  local query = {}
+  if opts.errors_in_body ~= false then query[#query + 1] = 'errors=body' end
   if opts.token ~= nil then
+    assert(type(opts.token) == 'string' and opts.token ~= '', 'brainstem: opts.token must be a non-empty string (or nil when the sidecar has no token)')
     if form == 'bearer' then self.headers['Authorization'] = 'Bearer ' .. opts.token
     elseif form == 'header' then self.headers['X-Brain-Token'] = opts.token
-    else self.url = self.url .. '?token=' .. url_encode(opts.token) end
+    else query[#query + 1] = 'token=' .. url_encode(opts.token) end
   end
+  if #query > 0 then self.url = self.url .. '?' .. table.concat(query, '&') end
   return self
 end
 
@@ -413,11 +564,13 @@ function Client:_answer(seq, status, body)
     self.on_error(nil, { status = 0, code = string.find(reason, 'timeout') and 'timeout' or 'network', message = reason })
     return
   end
-  if status ~= 200 then
+  -- A failure is a non-200 status, or (asked with ?errors=body) a 200 whose body is one
+  -- {"error": {...}} object instead of the array of replies.
+  if status ~= 200 or string.find(body or '', '^%s*{') then
     self.stats.failed = self.stats.failed + 1
     local ok, decoded = pcall(self.json_decode or decode, body or '')
     local err = ok and type(decoded) == 'table' and type(decoded.error) == 'table' and decoded.error or {}
-    self.on_error(nil, { status = status, code = err.code or 'http_error', message = err.message or tostring(body) })
+    self.on_error(nil, { status = status, code = err.code or STATUS_CODES[status] or (status == 200 and 'bad_reply' or 'http_error'), message = err.message or tostring(body) })
     return
   end
   local replies, why = Brainstem.parse_replies(body, call.agents, self.json_decode)

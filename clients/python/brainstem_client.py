@@ -239,11 +239,19 @@ class TickError:
     details: List[Dict[str, Any]] = field(default_factory=list)
 
 
+# What a failure code means to a game-server owner: appended to the error's message.
+_HINTS = {
+    "unauthorized": " (the token is wrong or missing: use the brain token that `brainstem up` prints)",
+    "network": " (is `brainstem up` running, and the URL right?)",
+    "payload_too_large": " (too many characters in one batch)",
+}
+
+
 class BrainstemError(Exception):
     """A whole call failed: network, timeout, a 4xx/5xx for the request, or a malformed reply."""
 
     def __init__(self, status: int, code: str, message: str):
-        super().__init__(f"{status} {code}: {message}")
+        super().__init__(f"{status} {code}: {message}{_HINTS.get(code, '')}")
         self.status = status
         self.code = code
         self.message = message
@@ -311,6 +319,9 @@ def _json(body: Union[str, bytes]) -> Any:
 def parse_replies(body: Union[str, bytes], agents: Sequence[int]) -> List[Union[Reply, TickError]]:
     """Parses a /ticks reply for a batch sent for `agents` in that order."""
     items = _json(body)
+    # ?errors=body answers a whole call's failure as a 200 with one error object.
+    if isinstance(items, dict) and isinstance(items.get("error"), dict):
+        raise BrainstemError(200, str(items["error"].get("code", "http_error")), str(items["error"].get("message", "")))
     if not isinstance(items, list) or len(items) != len(agents):
         raise BrainstemError(200, "bad_reply", f"expected an array of {len(agents)} replies")
     return [parse_reply(item, sent) for sent, item in zip(agents, items)]

@@ -1,4 +1,5 @@
-"""A headless bot loop: three characters on one patrol route, one /ticks call per cadence.
+"""A headless bot loop: three guards (agent ids 3101-3103) on one patrol route, one /ticks call
+per cadence; from round 3 a hostile player (3199) stands 12 m from guard 3103.
 
     python3 example.py --url http://127.0.0.1:8088 --token T [--hz 2] [--rounds 4] [--timeout S]
 
@@ -22,7 +23,7 @@ period = 1.0 / args.hz
 # A call no longer than the cadence period never delays the next round.
 brain = BrainClient(args.url, args.token, token_form="header", timeout_s=args.timeout or period)
 route = [Vec3(1200, 8, 4400), Vec3(1300, 8, 4400)]
-characters = {1: Vec3(1200, 8, 4400), 2: Vec3(1210, 8, 4405), 3: Vec3(1190, 8, 4395)}
+characters = {3101: Vec3(1200, 8, 4400), 3102: Vec3(1210, 8, 4405), 3103: Vec3(1190, 8, 4395)}
 game_time = 100.0
 
 
@@ -42,16 +43,16 @@ def apply(reply: Reply) -> None:
     print(f"round {round_no} agent {reply.agent}: {reply.posture}: {'; '.join(actions)}")
 
 
-for round_no in range(args.rounds):
+for round_no in range(1, args.rounds + 1):
     started = time.monotonic()
     ticks = []
     for agent, pos in characters.items():
-        # Character 3 sees a hostile player 12 m away from round 2 on.
-        targets = [Target(99, "player", Vec3(pos.x + 12, 8, pos.z), hostile=True, visible=True)] if agent == 3 and round_no >= 2 else []
+        # Guard 3103 sees a hostile player 12 m away from round 3 on.
+        targets = [Target(3199, "player", Vec3(pos.x + 12, 8, pos.z), hostile=True, visible=True)] if agent == 3103 and round_no >= 3 else []
         ticks.append(Tick(
             Snapshot(agent, game_time, SelfState(pos, 90, 100, 5000, 20, 20, has_weapon=True, ammo=30),
-                     targets=targets, route=route, squad="alpha"),
-            Profile(name=f"bot-{agent}", role="guard")))
+                     targets=targets, route=route, squad="python-guards"),
+            Profile(name=f"guard-{agent}", role="guard")))
     try:
         for result in brain.ticks(ticks):
             if isinstance(result, Reply):

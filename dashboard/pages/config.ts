@@ -3,6 +3,7 @@ import { html } from '../html.js';
 import { ApiError, byPath, call, messageOf } from '../api.js';
 import { ECONOMIES, POLICY_KEYS, TRAIT_NAMES, validate, type ConfigBundle } from '../bundle.js';
 import { diffJson } from '../diff.js';
+import { FlagsEditor } from '../flags.js';
 import { Checkbox, ErrorBox, Field, NumberField, Notice, TextField, describedBy, fmtTime, useLoad } from '../ui.js';
 
 interface ConfigVersion {
@@ -36,6 +37,7 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
   const [done, setDone] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [tried, setTried] = useState(false);
+  const [unparsedFlags, setUnparsedFlags] = useState<string[]>([]);
   const versions = useLoad(() => call<ConfigVersion[]>('GET', `/v1/servers/${id}/config/versions`), [id, head?.version]);
 
   const loadHead = async () => {
@@ -62,6 +64,7 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
     </div>`;
 
   const clientErrors = validate(draft);
+  for (const k of unparsedFlags) clientErrors[`flags.${k}`] = 'The flag is not JSON yet.';
   const errors: Record<string, string> = { ...serverErrors, ...clientErrors };
   const err = (path: string) => errors[path];
   const dirty = JSON.stringify(draft) !== JSON.stringify(head);
@@ -114,7 +117,11 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
     }
   };
 
-  const unmatched = Object.entries(serverErrors).filter(([path]) => !document.getElementById(idOf(path)) && !KNOWN_GROUPS.includes(path));
+  const unmatched = Object.entries(serverErrors).filter(
+    ([path]) => !document.getElementById(idOf(path)) && !KNOWN_GROUPS.includes(path) && !(path === 'flags' || path.startsWith('flags.')),
+  );
+  const flagErrors = (prefix: string): [string, string][] =>
+    Object.entries(serverErrors).filter(([p]) => p === prefix || p.startsWith(`${prefix}.`) || p.startsWith(`${prefix}[`));
   const f = draft.flavor;
   const pop = draft.population;
   const lim = draft.speech.limits;
@@ -401,6 +408,18 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
           />
         </div>
       </fieldset>
+
+      <${FlagsEditor}
+        key=${`flags-${head.version}`}
+        flags=${draft.flags ?? {}}
+        errors=${flagErrors}
+        onUnparsed=${setUnparsedFlags}
+        onFlags=${(next: ConfigBundle['flags']) =>
+          edit((d) => {
+            if (next) d.flags = next;
+            else delete d.flags;
+          })}
+      />
 
       <fieldset>
         <legend>Game framing</legend>

@@ -3,6 +3,8 @@ import { html } from '../html.js';
 /** The sidecar's link as a server summary carries it (see the control plane's ServerSummary). */
 export interface SidecarConnection {
   state: 'connected' | 'stale' | 'never';
+  /** `live`: a push stream is open (publishes arrive in a second); `polling`: it pulls every 15 s. */
+  path: 'live' | 'polling' | null;
   lastPullAt: string | null;
   appliedVersion: number | null;
   lastReportAt: string | null;
@@ -38,6 +40,7 @@ export function ConnectionLine({ c, published }: { c: SidecarConnection; publish
   const behind = c.appliedVersion !== null && c.appliedVersion !== published;
   return html`<span class="connection" data-connection=${c.state}>
     <span class=${`badge ${STATE_CLASS[c.state]}`}>${STATE_TEXT[c.state]}</span>
+    ${c.path ? html` <span class=${`badge ${c.path === 'live' ? 'ok' : 'muted'}`} data-path=${c.path} title=${c.path === 'live' ? 'publishes are pushed to the sidecar at once' : 'the sidecar pulls every 15 s; publishes arrive at its next pull'}>${c.path}</span>` : null}
     ${
       c.state === 'never'
         ? html` <span class="muted-text">no config pull or report yet</span>`

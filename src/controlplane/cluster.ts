@@ -1,8 +1,10 @@
 import type { Broadcast } from '../store/broadcast.js';
 import type { TenantId } from '../identity/types.js';
 import type { HeadCache } from './heads.js';
+import type { BundleSigner } from './bundle-signer.js';
+import type { ConfigStreams } from './config-stream.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
-import type { ServerId } from './types.js';
+import type { ServerId, ServerKeyId } from './types.js';
 import type { Logger } from '../log.js';
 
 /** The channel on which control-plane replicas tell each other what changed. */
@@ -16,6 +18,8 @@ interface QuotaView {
 
 interface Views {
   heads: HeadCache;
+  signer: BundleSigner;
+  streams: ConfigStreams;
   keyAuth: ServerKeyAuth;
   quota: QuotaView;
 }
@@ -23,8 +27,10 @@ interface Views {
 /** A change that every replica's memory must follow. */
 export type ControlPlaneEvent =
   | { kind: 'head'; serverId: ServerId; version: number }
-  | { kind: 'key_revoked'; tokenHash: string }
-  | { kind: 'tenant'; tenantId: TenantId };
+  | { kind: 'key_revoked'; tokenHash: string; keyId?: ServerKeyId }
+  | { kind: 'tenant'; tenantId: TenantId }
+  /** The bundle-signing keys changed (`brainstem keys rotate`). */
+  | { kind: 'keys' };
 
 /**
  * Keeps this replica's in-memory views (the heads the 304 path answers from, resolved keys,
@@ -84,12 +90,17 @@ export class ControlPlaneSync {
         return;
       case 'key_revoked':
         views.keyAuth.keyRevoked(event.tokenHash);
+        if (event.keyId !== undefined) views.streams.closeKey(event.keyId);
         return;
       case 'tenant':
         // Only forgotten here: the replica that made the change applies its consequences (a
         // quota hold published or lifted) once, for all.
         views.keyAuth.tenantChanged(event.tenantId);
         views.quota.forget(event.tenantId);
+        views.streams.closeTenant(event.tenantId);
+        return;
+      case 'keys':
+        views.signer.refresh().catch(failed);
         return;
       default: {
         const _: never = event;
@@ -103,6 +114,7 @@ export class ControlPlaneSync {
     if (!views) return;
     views.keyAuth.forgetAll();
     views.quota.forgetAll();
+    views.signer.refresh().catch((err) => this.logger.error('control plane: could not read the bundle keys after reconnecting', { error: String(err) }));
     views.heads.reloadAll().catch((err) => this.logger.error('control plane: could not reload heads after reconnecting', { error: String(err) }));
   }
 }

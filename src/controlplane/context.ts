@@ -9,6 +9,8 @@ import type { LineQuota } from './line-quota.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
 import type { ControlPlaneStore } from './store.js';
 import type { SidecarPulls } from './connections.js';
+import type { BundleSigner } from './bundle-signer.js';
+import type { ConfigStreams } from './config-stream.js';
 import type { ServerId, ServerRecord } from './types.js';
 
 /** What the route modules of the control plane share. */
@@ -25,6 +27,10 @@ export interface ControlPlaneContext {
   sync: ControlPlaneSync;
   /** The last config pull of each server (the dashboard's connection line). */
   pulls: SidecarPulls;
+  /** The installation's bundle-signing key. */
+  signer: BundleSigner;
+  /** The open config push streams of this process. */
+  streams: ConfigStreams;
   now: () => number;
 }
 

@@ -9,6 +9,9 @@ import { mountBillingRoutes } from './billing/routes.js';
 import type { ControlPlaneContext } from './context.js';
 import { ControlPlaneSync } from './cluster.js';
 import { HeadCache } from './heads.js';
+import { BundleSigner } from './bundle-signer.js';
+import { ConfigStreams, mountConfigStream, type ConfigStreamLimits } from './config-stream.js';
+import { mountKeyRoutes } from './routes-keys.js';
 import type { ReplayLedger } from './replay.js';
 import type { Broadcast } from '../store/broadcast.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -40,6 +43,8 @@ export interface ControlPlaneOptions {
   tls?: boolean;
   /** Signatures remembered for replay detection (default 1,000,000). */
   replayEntries?: number;
+  /** Limits of the config push streams (defaults CONFIG_STREAM_LIMITS); tests lower them. */
+  streamLimits?: Partial<ConfigStreamLimits>;
   /** Several replicas on one database: how they tell each other of changes, and the replay record they share. Absent for a single process. */
   cluster?: { broadcast: Broadcast; replay: ReplayLedger };
   logger?: Logger;
@@ -55,6 +60,12 @@ export interface ControlPlane {
   tenantChanged(id: TenantId): Promise<void>;
   /** The plan rules (limits, trial end) from the billing catalogue, for the other services. */
   plans: TenantPlans;
+  /** The open config push streams (counts for status and the benchmark). */
+  streams: ConfigStreams;
+  /** Reads the bundle-signing keys again now (after `brainstem keys rotate` on this SQLite file; else within BUNDLE_KEY_REFRESH_MS). */
+  refreshKeys(): Promise<void>;
+  /** Ends every config stream and stops the key refresh (the server is closing). */
+  close(): void;
 }
 
 /** Mounts every control-plane route (spec 001 §4.2–§4.3) on `server`. */
@@ -71,18 +82,44 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
   auth.addProbe(keyAuth.probe);
   const catalogue = options.plans ?? loadPlans();
   const rules = tenantPlans(catalogue);
-  const heads = new HeadCache(store);
-  const sync = new ControlPlaneSync(options.cluster?.broadcast ?? null, options.logger ?? silentLogger);
+  const logger = options.logger ?? silentLogger;
+  const signer = new BundleSigner(store, logger);
+  const heads = new HeadCache(store, signer);
+  const streams = new ConfigStreams(logger, options.streamLimits);
+  // A rotation re-signs every cached head with the new key (no version changes: nothing is announced).
+  signer.onChange(() => heads.resignAll());
+  signer.ready().then(
+    () => heads.resignAll(),
+    (err: unknown) => logger.error('the bundle signing key could not be loaded; pulls wait for it', { error: String(err) }),
+  );
+  signer.watch();
+  const sync = new ControlPlaneSync(options.cluster?.broadcast ?? null, logger);
   const quota = new LineQuota({ store, heads, now, sync }, rules, options.identity, options.cluster ? LINE_QUOTA_REFRESH_MS : null);
-  sync.follow({ heads, keyAuth, quota });
-  const ctx: ControlPlaneContext = { store, auth, keyAuth, heads, users: options.identity, plans: rules, quota, sync, pulls: new SidecarPulls(), now };
+  sync.follow({ heads, keyAuth, quota, signer, streams });
+  const ctx: ControlPlaneContext = {
+    store,
+    auth,
+    keyAuth,
+    heads,
+    users: options.identity,
+    plans: rules,
+    quota,
+    sync,
+    pulls: new SidecarPulls(),
+    signer,
+    streams,
+    now,
+  };
   const tenantChanged = async (id: TenantId): Promise<void> => {
     keyAuth.tenantChanged(id);
+    streams.closeTenant(id);
     await sync.announce({ kind: 'tenant', tenantId: id });
     await quota.reconsider(id);
   };
 
   mountSidecarRoutes(server, ctx);
+  mountConfigStream(server, ctx, streams);
+  mountKeyRoutes(server, ctx);
   mountServerRoutes(server, ctx);
   mountConfigRoutes(server, ctx);
   mountReadRoutes(server, ctx);
@@ -113,7 +150,17 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
       return Promise.all((await store.listServers(tenantId)).map((s) => serverSummary(ctx, s)));
     },
   };
-  return { insights, tenantChanged, plans: rules };
+  return {
+    insights,
+    tenantChanged,
+    plans: rules,
+    streams,
+    refreshKeys: () => signer.refresh(),
+    close() {
+      signer.stop();
+      streams.closeAll();
+    },
+  };
 }
 
 export { SqliteControlPlaneStore } from './sqlite-store.js';

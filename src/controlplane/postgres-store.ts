@@ -38,6 +38,7 @@ import type {
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
+import { bundleKeyOf, type BundleKeyRecord, type BundleKeyRow } from './bundle-keys-store.js';
 import { LATENCY_LOOKBACK } from './types.js';
 
 /**
@@ -137,6 +138,19 @@ export const CONTROLPLANE_PG_MIGRATIONS: readonly PgMigration[] = [
     // replica (PgReplayLedger). Unlogged: worth no WAL write each; after a crash of the
     // database server the timestamp window alone bounds a replay to 300 s, as after a restart.
     sql: 'CREATE UNLOGGED TABLE cp_replay (ts BIGINT NOT NULL, slot BIGINT NOT NULL, PRIMARY KEY (ts, slot));',
+  },
+  {
+    version: 3,
+    // The installation's bundle-signing keys, in order; the newest signs. Append-only.
+    sql: `CREATE TABLE cp_bundle_keys (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        public_key TEXT NOT NULL,
+        private_pem TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        previous TEXT,
+        endorsement TEXT
+      );`,
   },
 ];
 
@@ -468,5 +482,18 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     return (
       (await queryRow(this.pool, `SELECT 1 FROM cp_checkouts WHERE tenant_id = $1 AND id > $2 AND status = 'complete' LIMIT 1`, [tenantId, id])) !== undefined
     );
+  }
+
+  async bundleKeys(): Promise<BundleKeyRecord[]> {
+    return (await queryRows<BundleKeyRow>(this.pool, 'SELECT * FROM cp_bundle_keys ORDER BY seq', [])).map(bundleKeyOf);
+  }
+
+  async addBundleKey(key: Omit<BundleKeyRecord, 'createdAt'>): Promise<boolean> {
+    const row = await queryRow<{ seq: number }>(
+      this.pool,
+      'INSERT INTO cp_bundle_keys (seq, id, public_key, private_pem, created_at, previous, endorsement) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING seq',
+      [key.seq, key.id, key.publicKey, key.privatePem, this.iso(), key.previous, key.endorsement],
+    );
+    return row !== undefined;
   }
 }

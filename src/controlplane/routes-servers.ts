@@ -67,7 +67,8 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     const revoked = await store.revokeServerKey(record.id, keyId);
     if (!revoked) throw new HttpError('not_found', `No live server key with id ${keyId} on server ${record.id}.`);
     ctx.keyAuth.keyRevoked(revoked.tokenHash);
-    await ctx.sync.announce({ kind: 'key_revoked', tokenHash: revoked.tokenHash });
+    ctx.streams.closeKey(keyId);
+    await ctx.sync.announce({ kind: 'key_revoked', tokenHash: revoked.tokenHash, keyId });
     return empty(204);
   });
 }

@@ -39,6 +39,7 @@ import type {
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
+import { bundleKeyOf, type BundleKeyRecord, type BundleKeyRow } from './bundle-keys-store.js';
 import { LATENCY_LOOKBACK } from './types.js';
 
 const MIGRATIONS = [
@@ -133,6 +134,19 @@ const MIGRATIONS = [
     version: 2,
     // Retention deletes raw reports by age.
     sql: 'CREATE INDEX cp_reports_received ON cp_reports(received_at);',
+  },
+  {
+    version: 3,
+    // The installation's bundle-signing keys, in order; the newest signs. Append-only.
+    sql: `CREATE TABLE cp_bundle_keys (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        public_key TEXT NOT NULL,
+        private_pem TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        previous TEXT,
+        endorsement TEXT
+      );`,
   },
 ];
 
@@ -414,5 +428,18 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
 
   async laterCheckoutComplete(tenantId: TenantId, id: CheckoutId): Promise<boolean> {
     return this.q.laterComplete.get(tenantId, id) !== undefined;
+  }
+
+  async bundleKeys(): Promise<BundleKeyRecord[]> {
+    return (this.db.prepare('SELECT * FROM cp_bundle_keys ORDER BY seq').all() as BundleKeyRow[]).map(bundleKeyOf);
+  }
+
+  async addBundleKey(key: Omit<BundleKeyRecord, 'createdAt'>): Promise<boolean> {
+    const row = this.db
+      .prepare(
+        'INSERT INTO cp_bundle_keys (seq, id, public_key, private_pem, created_at, previous, endorsement) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq',
+      )
+      .get(key.seq, key.id, key.publicKey, key.privatePem, this.iso(), key.previous, key.endorsement);
+    return row !== undefined;
   }
 }

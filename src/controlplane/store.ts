@@ -20,6 +20,7 @@ import type {
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
+import type { BundleKeyRecord } from './bundle-keys-store.js';
 
 /**
  * Everything the control plane keeps. Methods return promises so that a store on a network
@@ -78,6 +79,11 @@ export interface ControlPlaneStore {
   setCheckoutStatus(id: CheckoutId, status: CheckoutStatus): Promise<CheckoutRecord | null>;
   /** Whether a checkout the tenant started after checkout `id` is complete already. */
   laterCheckoutComplete(tenantId: TenantId, id: CheckoutId): Promise<boolean>;
+
+  /** The installation's bundle-signing keys, oldest first (the last one signs). */
+  bundleKeys(): Promise<BundleKeyRecord[]>;
+  /** Adds a key at position `seq`; false (nothing changed) when another process took that position first. */
+  addBundleKey(key: Omit<BundleKeyRecord, 'createdAt'>): Promise<boolean>;
 }
 
 export const EMPTY_TOTALS: UsageTotals = { reports: 0, linesSpoken: 0, llmTokens: 0, ttsCharacters: 0, spendUsd: 0, cacheHits: 0, ttsUsd: 0, llmUsd: 0 };

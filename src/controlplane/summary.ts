@@ -9,6 +9,11 @@ import { CONNECTED_WITHIN_MS } from './connections.js';
  */
 export interface SidecarConnection {
   state: 'connected' | 'stale' | 'never';
+  /**
+   * How publishes reach the sidecar: `live` while it holds a config push stream on this
+   * replica, `polling` when connected without one (it pulls every 15 s), null otherwise.
+   */
+  path: 'live' | 'polling' | null;
   lastPullAt: string | null;
   /** The bundle version the sidecar runs, as of its last pull. */
   appliedVersion: number | null;
@@ -52,8 +57,11 @@ function connectionOf(ctx: ControlPlaneContext, server: ServerRecord, latest: La
   const pull = ctx.pulls.get(server.id);
   const lastSeen = Math.max(pull?.at ?? -Infinity, latest?.receivedAt ?? -Infinity);
   const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  const state = lastSeen === -Infinity ? 'never' : ctx.now() - lastSeen <= CONNECTED_WITHIN_MS ? 'connected' : 'stale';
+  const live = ctx.streams.count(server.id) > 0;
   return {
-    state: lastSeen === -Infinity ? 'never' : ctx.now() - lastSeen <= CONNECTED_WITHIN_MS ? 'connected' : 'stale',
+    state: live ? 'connected' : state,
+    path: live ? 'live' : state === 'connected' ? 'polling' : null,
     lastPullAt: iso(pull?.at),
     appliedVersion: pull?.version ?? null,
     lastReportAt: iso(latest?.receivedAt),

@@ -1,4 +1,6 @@
 import { isLoopbackHost } from '../http/loopback.js';
+import type { ConfigStreamLimits } from '../controlplane/config-stream.js';
+import type { ControlPlane } from '../controlplane/index.js';
 import { HttpServer, type CredentialCheck, type ServerOptions } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import type { ConnectionCaps } from '../http/connections.js';
@@ -67,6 +69,8 @@ export interface EmbeddedOptions {
   video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
   /** Caps on open connections, per client address and in all (default 1,000 and 20,000; `--max-connections…`). */
   connections?: ConnectionCaps;
+  /** Limits of the config push streams that differ from CONFIG_STREAM_LIMITS (tests and benchmarks). */
+  streamLimits?: Partial<ConfigStreamLimits>;
   /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
   limits?: Partial<Limits>;
   /** `--job-lease`: the lease of every background job (webhook deliveries, renders, video callbacks); default each one's own constant. */
@@ -93,6 +97,8 @@ export interface Embedded {
   /** The SQLite handle, for tests and benchmarks on a SQLite database (throws on PostgreSQL). */
   readonly db: Db;
   webhooks: Webhooks;
+  /** The control plane's live parts: its config streams and the signing keys (tests and benchmarks). */
+  controlPlane: Pick<ControlPlane, 'streams' | 'refreshKeys'>;
   /** Every route the server answers (pattern and methods). */
   routes(): { pattern: string; methods: string[] }[];
   close(): Promise<void>;
@@ -152,6 +158,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,
     tls: Boolean(options.tls),
     logger,
+    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     ...(cluster ? { cluster } : {}),
   });
   mountIdentityRoutes(routes, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
@@ -248,9 +255,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       return database.db;
     },
     webhooks,
+    controlPlane,
     routes: () => server.routes(),
     async close() {
       if (renderPoll) clearInterval(renderPoll);
+      // Config streams first: they are not requests in flight, and their sidecars fall back to polling.
+      controlPlane.close();
       await server.close();
       await video.close();
       if (background) await webhooks.stop();

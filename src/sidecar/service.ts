@@ -20,6 +20,7 @@ import { mountStatus, type SidecarStatus } from './status-route.js';
 import { mountMetrics, sidecarRegistry } from './metrics.js';
 import { TICK_MAX_BODY, TickHandler } from './tick/handler.js';
 import { mountTick, mountTicks } from './tick/routes.js';
+import { FlagSet, mountOfrep } from './flags/ofrep.js';
 
 export interface SidecarOptions {
   host: string;
@@ -55,6 +56,10 @@ export interface SidecarOptions {
   metricsExtras?: (registry: Registry) => void;
   /** `--access-log`: told of every finished request; unset, requests pay nothing for it. */
   accessLog?: RequestObserver | null;
+  /** This game server's id on the control plane: the default `server` of a flag evaluation context. */
+  serverId?: string | null;
+  /** Wall clock for flag time windows (Date.now). */
+  now?: () => number;
   logger?: Logger;
 }
 
@@ -115,13 +120,16 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const gate = options.token ? new BearerGate(options.token) : null;
   let evaluator: Evaluator | null = null;
   let tier: DialogueTier | null = null;
+  let flags: FlagSet | null = null;
   const first = await options.source.start((bundle) => {
+    flags?.set(bundle);
     tier?.setBundle(bundle);
     evaluator?.setBundle(bundle).then(
       () => logger.info('bundle reached every brain', { version: bundle.version }),
       (err: unknown) => logger.error('bundle could not be applied', { version: bundle.version, error: String(err) }),
     );
   });
+  flags = new FlagSet(first);
   const ev = (evaluator = createEvaluator(first, options.workers, options.maxAgents === undefined ? {} : { maxAgents: options.maxAgents }));
   if (options.dialogue) tier = createDialogueTier({ ...options.dialogue, bundle: first, logger });
   const wiring = tier ? new DialogueWiring(tier, (agent, time) => ev.persona(agent, time)) : null;
@@ -160,6 +168,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const registry = sidecarRegistry(ticks, ev, options.source, () => agents);
   options.metricsExtras?.(registry);
   mountMetrics(server, gate, registry);
+  mountOfrep(server, gate, flags, { serverId: options.serverId ?? null, ...(options.now ? { now: options.now } : {}) });
   if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.checkRequest(req), logger });
   const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonOf, run, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN } from './helpers.js';
+import { join } from 'node:path';
+import { clientsDir, jsonOf, readmeExampleOutput, run, startTokenSidecar, ticksFixture, TICKS_FIXTURE, TOKEN } from './helpers.js';
 import { client, driver, EXAMPLE, skip } from './csharp-client.js';
 import { clientLiveSuite } from './suite.js';
 
@@ -28,18 +29,24 @@ test('c# client: the cadence loop waits while a batch is out, applies its reply,
   }
 });
 
-test('c# client: the README example runs against a real sidecar', { skip: skip ?? false }, async () => {
+test('c# client: the README example prints what the README shows, against a real sidecar', { skip: skip ?? false }, async () => {
   const sidecar = await startTokenSidecar();
   try {
     // A generous timeout: a busy machine must not turn into a failed call.
-    const r = await run('mono', [EXAMPLE, sidecar.url, TOKEN, '2', '60']);
+    const r = await run('mono', [EXAMPLE, sidecar.url, TOKEN, '4', '60']);
     assert.equal(r.status, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n');
-    const summary = /^sent (\d+), applied (\d+), stale (\d+), failed 0$/.exec(lines.at(-1)!);
-    assert.ok(summary, r.stdout);
-    assert.ok(Number(summary[2]) >= 1, 'the last batch sent is applied');
-    for (const line of lines.slice(0, -1)) assert.match(line, /^agent [1-3]: (standing|crouched|prone) \[/);
-    assert.equal(lines.length - 1, 3 * Number(summary[2]));
+    assert.equal(r.stdout.trimEnd(), readmeExampleOutput(join(clientsDir, 'csharp', 'README.md')));
+  } finally {
+    await sidecar.close();
+  }
+});
+
+test('c# client: the example with a wrong token fails with the fix in its message', { skip: skip ?? false }, async () => {
+  const sidecar = await startTokenSidecar();
+  try {
+    const r = await run('mono', [EXAMPLE, sidecar.url, 'not-the-token', '1', '60']);
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /round 1: call failed: 401 unauthorized: .*brain token that `brainstem up` prints/);
   } finally {
     await sidecar.close();
   }

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signingVectors } from '../helpers/signing-vectors.js';
-import { clientsDir } from './helpers.js';
-import { client, skip } from './csharp-client.js';
+import { clientsDir, jsonOf, PERCEPTION_FIXTURE } from './helpers.js';
+import { client, driver, skip } from './csharp-client.js';
 import { clientFixtureSuite } from './suite.js';
 
 if (skip) console.log(`# C# client tests skipped: ${skip}`);
@@ -14,4 +14,15 @@ test('c# client: the README shows the signature of the first test vector', () =>
   const readme = readFileSync(join(clientsDir, 'csharp', 'README.md'), 'utf8');
   assert.ok(readme.includes(signingVectors()[0]!.signature));
   assert.ok(readme.includes(`FromUnixTimeSeconds(${signingVectors()[0]!.timestamp})`));
+});
+
+test('c# perception: the registry fixture (radius, nearest first, raycast budget, reuse, removal)', { skip: skip ?? false }, async () => {
+  const fixture = JSON.parse(readFileSync(PERCEPTION_FIXTURE, 'utf8')) as { steps: { op: string; expect?: unknown; raycasts?: number }[] };
+  const frames = jsonOf(await driver('perception', PERCEPTION_FIXTURE)) as { targets: Record<string, unknown>; raycasts: number }[];
+  const expected = fixture.steps.filter((s) => s.op === 'frame');
+  assert.equal(frames.length, expected.length);
+  expected.forEach((want, i) => {
+    assert.deepEqual(frames[i]!.targets, want.expect, `frame ${i}`);
+    assert.equal(frames[i]!.raycasts, want.raycasts, `frame ${i} raycasts`);
+  });
 });

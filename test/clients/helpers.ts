@@ -11,6 +11,7 @@ export const clientsDir = join(repoRoot, 'clients');
 export const driversDir = join(repoRoot, 'test', 'clients', 'drivers');
 export const TICKS_FIXTURE = join(fixtures, 'clients', 'ticks.json');
 export const REPLIES_FIXTURE = join(fixtures, 'clients', 'replies.json');
+export const PERCEPTION_FIXTURE = join(fixtures, 'clients', 'perception.json');
 export const TOKEN = 'sidecar-token-for-clients';
 
 export interface TickFixture {
@@ -151,4 +152,15 @@ function normalIntent(intent: Record<string, unknown>): Record<string, unknown> 
   const out: Record<string, unknown> = { kind: intent.kind };
   for (const f of INTENT_FIELDS[String(intent.kind)] ?? []) out[f] = intent[f];
   return out;
+}
+
+/**
+ * The output a client README promises for its example: the ```text block after "It prints, on
+ * its first run against a sidecar:". Tests compare it with a real run on a fresh sidecar.
+ */
+export function readmeExampleOutput(readme: string): string {
+  const text = readFileSync(readme, 'utf8');
+  const m = /It prints, on its first run against a sidecar:\n\n```text\n([\s\S]*?)\n```/.exec(text);
+  if (!m) throw new Error(`${readme} shows no example output`);
+  return m[1]!;
 }

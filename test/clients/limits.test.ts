@@ -13,7 +13,7 @@ const read = (path: string) => readFileSync(join(clientsDir, path), 'utf8');
 const python = read('python/brainstem_client.py');
 const lua = read('lua/brainstem.lua');
 const csharp = read('csharp/Brainstem.cs');
-const dayz = read('dayz/scripts/5_Mission/Brainstem/BrainstemClient.c');
+const dayz = read('dayz/Brainstem/scripts/3_Game/Brainstem/BrainstemClient.c');
 
 /** The value of a constant written as a product of integers or a decimal (`4 * 1024 * 1024`, `1.0`). */
 function constant(source: string, pattern: RegExp): number {

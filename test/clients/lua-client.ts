@@ -1,17 +1,22 @@
 import { join } from 'node:path';
 import { clientsDir, driversDir, missingTool, run } from './helpers.js';
 
-/** The driver needs LuaSocket (the tests' HTTP function) and lua-cjson (to read fixtures). */
-async function luaLibsMissing(): Promise<string | null> {
-  const r = await run('lua5.4', ['-e', 'require("socket.http") require("cjson")']);
-  return r.status === 0 ? null : 'LuaSocket or lua-cjson is missing (apt-get install lua-socket lua-cjson; CI installs them via .ci/run)';
+/** Null when `require(module)` works under lua5.4, else the reason naming the Debian package. */
+async function luaModuleMissing(module: string, debianPackage: string): Promise<string | null> {
+  const r = await run('lua5.4', ['-e', `require(${JSON.stringify(module)})`]);
+  return r.status === 0 ? null : `${debianPackage} is missing (apt-get install ${debianPackage}; CI installs it via .ci/run)`;
 }
 
-/** Why the Lua client's tests skip here, or null. */
-export const skip = missingTool('lua5.4', '-v', 'lua5.4 lua-socket lua-cjson') ?? (await luaLibsMissing());
+/** Why the pure Lua tests (fixtures, schedule, options, perception) skip here: only lua5.4 is needed. */
+export const skip = missingTool('lua5.4', '-v', 'lua5.4');
+/** Why the tests against a real sidecar skip: they need LuaSocket as the tests' HTTP function. */
+export const skipLive = skip ?? (await luaModuleMissing('socket.http', 'lua-socket'));
+/** Why the test of an injected runtime decoder skips: it injects lua-cjson's. */
+export const skipCjson = skip ?? (await luaModuleMissing('cjson', 'lua-cjson'));
 export const CLIENT = join(clientsDir, 'lua');
 export const driver = (...args: string[]) => run('lua5.4', [join(driversDir, 'lua_driver.lua'), CLIENT, ...args]);
-export const client = { name: 'lua client', skip, driver, signs: false, splitsLongLists: false };
+export const client = { name: 'lua client', skip, driver, signs: false, splitsLongLists: false, errorsInBody: true };
+export const liveClient = { ...client, skip: skipLive };
 
 /** lua-cjson writes an empty Lua table as `{}`: read that back as the empty list it stands for. */
 export function list(v: unknown): unknown {

@@ -13,6 +13,7 @@ test('a server summary carries the sidecar connection: never, then connected by 
     const summary = async () => (await s.call('GET', `/v1/servers/${sc.serverId}`, { token })).body;
     assert.deepEqual((await summary()).connection, {
       state: 'never',
+      path: null,
       lastPullAt: null,
       appliedVersion: null,
       lastReportAt: null,
@@ -24,6 +25,8 @@ test('a server summary carries the sidecar connection: never, then connected by 
     assert.equal(pull.status, 200);
     let c = (await summary()).connection;
     assert.equal(c.state, 'connected');
+    // Pulling without a push stream: publishes reach it at its next poll.
+    assert.equal(c.path, 'polling');
     assert.equal(c.appliedVersion, 1);
     assert.equal(c.sidecarVersion, 'brainstem-sidecar/9.9.9');
     assert.equal(typeof c.lastPullAt, 'string');
@@ -51,6 +54,7 @@ test('a server summary carries the sidecar connection: never, then connected by 
     // The sidecar goes away: past the window the link is stale and so is the roster it left.
     offset += CONNECTED_WITHIN_MS + 1_000;
     assert.equal((await summary()).connection.state, 'stale');
+    assert.equal((await summary()).connection.path, null);
     const list = (await s.call('GET', '/v1/servers', { token })).body;
     assert.equal(list[0].connection.state, 'stale');
     const old = (await s.call('GET', `/v1/servers/${sc.serverId}/roster`, { token })).body;

@@ -294,4 +294,33 @@ export function runControlPlaneStoreSuite(name: string, open: () => Promise<Open
       await close();
     }
   });
+
+  test(`${name}: bundle keys are kept in order; a position taken first by another process is refused, nothing changed`, async () => {
+    const { store, close } = await open();
+    try {
+      assert.deepEqual(await store.bundleKeys(), []);
+      const k = (seq: number, id: string, previous: string | null) => ({
+        seq,
+        id,
+        publicKey: `ed25519:${id}`,
+        privatePem: `pem-${id}`,
+        previous,
+        endorsement: previous ? `e-${id}` : null,
+      });
+      assert.equal(await store.addBundleKey(k(1, 'a', null)), true);
+      assert.equal(await store.addBundleKey(k(1, 'b', null)), false);
+      assert.equal(await store.addBundleKey(k(2, 'c', 'a')), true);
+      const keys = await store.bundleKeys();
+      assert.deepEqual(
+        keys.map((r) => [r.seq, r.id, r.previous, r.endorsement, r.privatePem]),
+        [
+          [1, 'a', null, null, 'pem-a'],
+          [2, 'c', 'a', 'e-c', 'pem-c'],
+        ],
+      );
+      assert.match(keys[0]!.createdAt, /^\d{4}-\d{2}-\d{2}T/);
+    } finally {
+      await close();
+    }
+  });
 }

@@ -71,6 +71,8 @@ describe(
         { host: '127.0.0.1', port: 0, workers: 0 },
       );
       await row.locator('[data-connection="connected"]').waitFor();
+      // Its push stream is open: publishes reach it at once, and the line says so.
+      await row.locator('[data-path="live"]').waitFor();
       let line = await row.innerText();
       assert.match(line, /connected/);
       assert.match(line, /runs v1/);

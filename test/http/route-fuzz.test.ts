@@ -118,11 +118,19 @@ function problem(r: RawRequest, a: RawAnswer): string | null {
   if (a.status >= 500 && a.status !== 503) return `${what}: ${a.status} ${a.body.toString('utf8').slice(0, 200)}`;
   if (a.status < 400 || r.method === 'HEAD') return null;
   if (!(a.headers['content-type'] ?? '').startsWith('application/json')) return `${what}: ${a.status} with content-type ${a.headers['content-type']}`;
-  let parsed: { error?: { code?: string; message?: string } };
+  let parsed: { error?: { code?: string; message?: string }; errorCode?: string; errorDetails?: string };
   try {
     parsed = JSON.parse(a.body.toString('utf8'));
   } catch {
     return `${what}: ${a.status} body is not JSON: ${a.body.toString('utf8').slice(0, 100)}`;
+  }
+  // The OpenFeature Remote Evaluation Protocol has its own failure shape for an evaluation's 400
+  // and 404 (a path no route takes, or one that cannot be decoded, is answered as everywhere).
+  if (r.target.startsWith('/ofrep/') && (a.status === 400 || a.status === 404) && parsed.error === undefined) {
+    const known = a.status === 404 ? ['FLAG_NOT_FOUND'] : ['PARSE_ERROR', 'INVALID_CONTEXT', 'TARGETING_KEY_MISSING', 'GENERAL'];
+    return known.includes(parsed.errorCode ?? '') && typeof parsed.errorDetails === 'string'
+      ? null
+      : `${what}: ${a.status} not OFREP's failure shape: ${a.body.toString('utf8').slice(0, 200)}`;
   }
   const code = parsed.error?.code as keyof typeof ERRORS | undefined;
   if (!code || !(code in ERRORS) || typeof parsed.error?.message !== 'string')

@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { registerBenchBelievability } from './bench-believability.js';
 import { registerBenchBrain } from './bench-brain.js';
 import { registerBenchControlPlane } from './bench-control-plane.js';
+import { registerBenchConfigPush } from './bench-config-push.js';
 import { registerBenchDialogue } from './bench-dialogue.js';
+import { registerBenchMods } from './bench-mods.js';
 import { registerTickBench } from './bench-tick.js';
 import { registerBenchVideo } from './bench-video.js';
 import { registerBenchWebhooks } from './bench-webhooks.js';
@@ -16,11 +18,13 @@ export const benchmarks: RegisterBenchmark[] = [
   registerTickBench,
   registerBenchBrain,
   registerBenchControlPlane,
+  registerBenchConfigPush,
   registerBenchVideo,
   registerBenchWebhooks,
   registerBenchDialogue,
   registerBenchSoak,
   registerBenchBelievability,
+  registerBenchMods,
 ];
 
 export function registerBench(program: Command): void {

@@ -10,6 +10,7 @@ import { registerSidecar } from './sidecar.js';
 import { registerSim } from './sim.js';
 import { registerUp } from './up.js';
 import { registerMigrateStore } from './migrate-store.js';
+import { registerKeys } from './keys.js';
 
 /** Every CLI command, in the order --help lists them. */
 export const commands: RegisterCommand[] = [
@@ -19,6 +20,7 @@ export const commands: RegisterCommand[] = [
   registerAdmin,
   registerMigrateStore,
   registerBundle,
+  registerKeys,
   registerConfig,
   registerWebhooks,
   registerPlugins,

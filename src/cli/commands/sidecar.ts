@@ -1,4 +1,7 @@
 import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { canonicalPublicKey, PUBLIC_KEY_PREFIX } from '../../signing/bundle.js';
+import { BundleTrust } from '../../sidecar/config/bundle-trust.js';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { configuredPlugins } from '../../dialogue/create.js';
@@ -71,6 +74,28 @@ export interface SidecarCliOptions {
   dataDir?: string;
   maxConnections?: string;
   maxConnectionsPerAddress?: string;
+  /** The bundle public key to pin: `ed25519:BASE64`, or a file holding it (or a PEM public key). */
+  bundleKey?: string;
+}
+
+/** `--bundle-key`: the key text itself, or the text of the file it names. */
+export function bundleKeyFrom(value: string | undefined, cwd = process.cwd()): string | undefined {
+  if (value === undefined) return undefined;
+  let text = value.trim();
+  if (!text.startsWith(PUBLIC_KEY_PREFIX) && !text.startsWith('-----BEGIN')) {
+    try {
+      text = readFileSync(resolve(cwd, text), 'utf8').trim();
+    } catch (err) {
+      throw new CliError(
+        `--bundle-key is neither a key (${PUBLIC_KEY_PREFIX}BASE64) nor a readable file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      );
+    }
+  }
+  try {
+    return canonicalPublicKey(text);
+  } catch (err) {
+    throw new CliError(`--bundle-key: ${(err as Error).message}`);
+  }
 }
 
 /** A positive number of seconds (fractions allowed), as milliseconds. */
@@ -122,6 +147,7 @@ export function controlPlaneFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
     ...(opts.telemetryInterval !== undefined ? { telemetryMs: parseSeconds(opts.telemetryInterval, '--telemetry-interval', 0.05, 86_400) } : {}),
     ...(opts.maxBackoff !== undefined ? { maxBackoffMs: parseSeconds(opts.maxBackoff, '--max-backoff', 0.05, 86_400) } : {}),
     ...(opts.insecureHttp || env.SERVICE_INSECURE_HTTP === '1' ? { insecureHttp: true } : {}),
+    ...(opts.bundleKey !== undefined ? { bundleKey: bundleKeyFrom(opts.bundleKey, cwd)! } : {}),
   };
 }
 
@@ -152,7 +178,9 @@ export function dialogueFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv): S
 
 /** Picks the config source from the options: a bundle directory, else the built-in defaults. */
 export function configSourceFrom(opts: SidecarCliOptions, logger: Logger): ConfigSource {
-  if (opts.bundle) return new BundleDirSource(opts.bundle, { logger });
+  const key = bundleKeyFrom(opts.bundleKey);
+  if (opts.bundle) return new BundleDirSource(opts.bundle, { logger, ...(key ? { trust: new BundleTrust({ file: null, givenKey: key, logger }) } : {}) });
+  if (key) throw new CliError('--bundle-key checks a signed bundle: give --bundle DIR or --control-plane with it');
   return new DefaultsSource();
 }
 
@@ -245,6 +273,10 @@ export function registerSidecar(program: Command): void {
     .option(
       '--insecure-http',
       'admit an http:// control plane that is not on loopback (env SERVICE_INSECURE_HTTP=1); the server key then crosses the network unencrypted',
+    )
+    .option(
+      '--bundle-key <key|file>',
+      'pin this bundle public key (ed25519:BASE64, or a file holding it): every bundle must be signed by it or a key it endorsed; default: the control plane key on first use (--bundle: no check)',
     )
     .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default .brainstem/sidecar-<server id>/ in the data directory)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)

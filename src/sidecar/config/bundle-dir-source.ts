@@ -1,10 +1,27 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ConfigBundle, Problem } from '../../../brain/index.js';
-import { BUNDLE_FILE, loadBundleDir } from '../../bundles.js';
+import { BUNDLE_FILE, loadBundleDir, type BundleLoad } from '../../bundles.js';
 import { silentLogger, type Logger } from '../../log.js';
 import type { ConfigSource, ConfigStatus } from './config-source.js';
+import type { BundleTrust } from './bundle-trust.js';
+import { ANY_SERVER, BUNDLE_SIGNATURE_FILE } from '../../signing/bundle.js';
+
+/** Largest bundle.sig read. */
+const MAX_SIG_BYTES = 4096;
+
+/** A signed directory's signature, or why there is none to check. */
+async function readSignature(dir: string): Promise<{ keyId: string | null; signature: string | null }> {
+  try {
+    const text = await readFile(join(dir, BUNDLE_SIGNATURE_FILE), 'utf8');
+    if (text.length > MAX_SIG_BYTES) return { keyId: null, signature: null };
+    const doc = JSON.parse(text) as { keyId?: unknown; signature?: unknown };
+    return { keyId: typeof doc.keyId === 'string' ? doc.keyId : null, signature: typeof doc.signature === 'string' ? doc.signature : null };
+  } catch {
+    return { keyId: null, signature: null };
+  }
+}
 
 export type ReloadOutcome = { kind: 'applied'; version: number } | { kind: 'unchanged'; version: number } | { kind: 'refused'; problems: Problem[] };
 
@@ -16,6 +33,11 @@ export interface BundleDirOptions {
   pollMs?: number;
   /** Wall clock in ms, for lastErrorSince (Date.now). */
   now?: () => number;
+  /**
+   * With a pinned key (`--bundle-key`): bundle.json must carry a valid bundle.sig by that key
+   * (`brainstem bundle sign`), and a lower version than one applied is refused.
+   */
+  trust?: BundleTrust;
 }
 
 /**
@@ -47,10 +69,27 @@ export class BundleDirSource implements ConfigSource {
     this.debounceMs = options.debounceMs ?? 100;
     this.pollMs = options.pollMs ?? 2000;
     this.now = options.now ?? Date.now;
+    this.trust = options.trust ?? null;
+  }
+
+  private readonly trust: BundleTrust | null;
+
+  /** The load, with the signature and version checks when a key is pinned. */
+  private async read(): Promise<BundleLoad> {
+    const result = await loadBundleDir(this.dir);
+    if (!result.ok || !this.trust) return result;
+    const { keyId, signature } = await readSignature(this.dir);
+    const verdict = await this.trust.verify(ANY_SERVER, result.text, keyId, signature, false);
+    if (!verdict.ok) return { ok: false, problems: [{ path: BUNDLE_SIGNATURE_FILE, message: verdict.reason }] };
+    const rollback = this.trust.rollback(result.bundle.version);
+    if (rollback) return { ok: false, problems: [{ path: 'version', message: rollback }] };
+    await this.trust.applied(result.bundle.version);
+    return result;
   }
 
   async start(onBundle: (bundle: ConfigBundle) => void): Promise<ConfigBundle> {
-    const first = await loadBundleDir(this.dir);
+    await this.trust?.load();
+    const first = await this.read();
     if (!first.ok) {
       const reasons = first.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
       throw new Error(`bundle directory ${this.dir} is not valid: ${reasons}`);
@@ -133,7 +172,7 @@ export class BundleDirSource implements ConfigSource {
 
   private async load(): Promise<ReloadOutcome> {
     this.lastStat = await this.fingerprint();
-    const result = await loadBundleDir(this.dir);
+    const result = await this.read();
     if (!result.ok) {
       this.lastError = result.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
       this.lastErrorSince ??= new Date(this.now()).toISOString();

@@ -96,6 +96,36 @@ export class ControlPlaneClient {
     return this.send(method, path, options);
   }
 
+  /**
+   * Opens a signed GET whose body is read as it comes (the config push stream): resolves with
+   * the response once its headers arrived (within `timeoutMs`), its body still open; `abort`
+   * ends it. A 401 with a skewed Date is retried once after adopting the offset, as request() does.
+   */
+  async openStream(path: string, abort: AbortController, timeoutMs: number): Promise<Response> {
+    const first = await this.openOnce(path, abort, timeoutMs);
+    if (first.status !== 401) return first;
+    const date = Date.parse(first.headers.get('date') ?? '');
+    if (Number.isNaN(date) || Math.abs(date - this.now() - this.offsetMs) <= SKEW_ADOPT_MS) return first;
+    await first.body?.cancel().catch(() => {});
+    this.offsetMs = date - this.now();
+    return this.openOnce(path, abort, timeoutMs);
+  }
+
+  private async openOnce(path: string, abort: AbortController, timeoutMs: number): Promise<Response> {
+    const target = `${path}${path.includes('?') ? '&' : '?'}nonce=${randomBytes(8).toString('hex')}`;
+    const signed = signRequest(this.key, { method: 'GET', target, body: '' }, this.now() + this.offsetMs);
+    const timer = setTimeout(() => abort.abort(new DOMException('the control plane did not answer in time', 'TimeoutError')), timeoutMs);
+    try {
+      return await this.fetch(this.url + target, {
+        method: 'GET',
+        headers: { ...signed, 'user-agent': SIDECAR_USER_AGENT, accept: 'text/event-stream' },
+        signal: abort.signal,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async send(
     method: string,
     path: string,

@@ -13,8 +13,16 @@ export interface ControlPlaneLinkOptions {
   serverId: string;
   serverKey: string;
   stateDir: string;
-  /** Config poll interval, ms (default 15 s). */
+  /** Config poll interval while the push stream is down, ms (default 15 s). */
   pollMs?: number;
+  /** Config poll interval while the push stream is live, ms (default LIVE_POLL_FACTOR × pollMs). */
+  livePollMs?: number;
+  /** Hold the config push stream open (default true). */
+  push?: boolean;
+  /** The bundle public key to pin (`--bundle-key`); else the control plane's on first use. */
+  bundleKey?: string;
+  /** The push stream's idle limit, ms (tests lower it). */
+  streamIdleMs?: number;
   /** Telemetry interval, ms (default 60 s). */
   telemetryMs?: number;
   /** Cap of the pull and push back-off, ms (default 5 min). */
@@ -67,12 +75,17 @@ export async function startLinkedSidecar(
     now,
     random,
     ...(link.pollMs !== undefined ? { pollMs: link.pollMs } : {}),
+    ...(link.livePollMs !== undefined ? { livePollMs: link.livePollMs } : {}),
+    ...(link.push !== undefined ? { push: link.push } : {}),
+    ...(link.bundleKey !== undefined ? { bundleKey: link.bundleKey } : {}),
+    ...(link.streamIdleMs !== undefined ? { streamIdleMs: link.streamIdleMs } : {}),
     ...(link.maxBackoffMs !== undefined ? { maxBackoffMs: link.maxBackoffMs } : {}),
     ...(link.startupTimeoutMs !== undefined ? { startupTimeoutMs: link.startupTimeoutMs } : {}),
   });
   let pusher: TelemetryPusher | null = null;
   const sidecar = await startSidecar({
     ...sidecarOptions,
+    serverId: link.serverId,
     source,
     statusExtras: () => ({
       controlPlane: {

@@ -4,6 +4,16 @@ import { silentLogger, type Logger } from '../../log.js';
 import type { ConfigOrigin, ConfigSource, ConfigStatus } from '../config/config-source.js';
 import { errorText, failureText, type ControlPlaneClient } from './control-plane-client.js';
 import { ensureDir, readIfExists, STATE_DIR_FILES, writeFileAtomic } from '../state/state-dir.js';
+import { BundleTrust, parseKeyList } from '../config/bundle-trust.js';
+import { BUNDLE_KEY_ID_HEADER, BUNDLE_SIGNATURE_HEADER } from '../../signing/bundle.js';
+import { ConfigStreamClient, type StreamStatus } from './config-stream-client.js';
+
+/**
+ * While the push stream is live, a pull still runs at this multiple of the poll interval (60 s
+ * at the default 15 s): a stream that is held open but withholds publishes (a freeze) cannot
+ * keep a bundle from the sidecar for longer.
+ */
+export const LIVE_POLL_FACTOR = 4;
 
 /** How a pull or a push ended, as /status shows it. */
 export type ExchangeOutcome = 'ok' | 'not_modified' | 'unauthorized' | `error: ${string}`;
@@ -28,14 +38,28 @@ export interface PullStatus {
   /** When the next pull is due (ISO 8601), null while none is scheduled. */
   nextPullAt: string | null;
   skewMs: number;
+  /** How publishes reach this sidecar now: `live` (the push stream is open) or `polling`. */
+  path: 'live' | 'polling';
+  /** The push stream's state; null when push is off. */
+  stream: StreamStatus | null;
+  /** The pinned bundle key and the highest version applied (see BundleTrust). */
+  trust: ReturnType<BundleTrust['status']>;
 }
 
 export interface ControlPlaneSourceOptions {
   client: ControlPlaneClient;
   /** Where the last good bundle is kept (created when missing). */
   stateDir: string;
-  /** Poll interval in ms (default 15 s), jittered by ±10%. */
+  /** Poll interval in ms (default 15 s), jittered by ±10%, while the push stream is down. */
   pollMs?: number;
+  /** Poll interval while the push stream is live (default LIVE_POLL_FACTOR × pollMs). */
+  livePollMs?: number;
+  /** Hold the push stream open (default true). */
+  push?: boolean;
+  /** `--bundle-key`: the bundle public key to pin (else the control plane's, on first use). */
+  bundleKey?: string | undefined;
+  /** The push stream's idle limit (default STREAM_CLIENT_LIMITS.idleMs); tests lower it. */
+  streamIdleMs?: number;
   /** Longest wait for the first pull at start (default 3 s); then the sidecar starts without it. */
   startupTimeoutMs?: number;
   /** Timeout of later pulls (default 10 s). */
@@ -47,10 +71,13 @@ export interface ControlPlaneSourceOptions {
   random?: () => number;
 }
 
+/** The disk cache: the bundle exactly as served, with its signature, so it is verified again before it is trusted. */
 interface CachedBundle {
   etag: string;
   savedAt: string;
-  bundle: ConfigBundle;
+  body: string;
+  keyId: string | null;
+  signature: string | null;
 }
 
 /**
@@ -90,6 +117,11 @@ export class ControlPlaneSource implements ConfigSource {
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> | null = null;
   private onBundle: ((bundle: ConfigBundle) => void) | null = null;
+  private readonly livePollMs: number;
+  /** The bundle signature trust: pinned key and highest applied version. */
+  readonly trust: BundleTrust;
+  private readonly stream: ConfigStreamClient | null;
+  private live = false;
 
   constructor(options: ControlPlaneSourceOptions) {
     this.client = options.client;
@@ -102,12 +134,39 @@ export class ControlPlaneSource implements ConfigSource {
     this.random = options.random ?? Math.random;
     this.cacheFile = join(options.stateDir, STATE_DIR_FILES.bundle);
     this.stateDir = options.stateDir;
+    this.livePollMs = options.livePollMs ?? this.pollMs * LIVE_POLL_FACTOR;
+    this.trust = new BundleTrust({
+      file: join(options.stateDir, STATE_DIR_FILES.trust),
+      givenKey: options.bundleKey,
+      fetchKeys: () => this.fetchKeys(),
+      logger: this.logger,
+      now: this.now,
+    });
+    this.stream =
+      options.push === false
+        ? null
+        : new ConfigStreamClient({
+            client: this.client,
+            logger: this.logger,
+            random: this.random,
+            now: this.now,
+            ...(options.streamIdleMs !== undefined ? { idleMs: options.streamIdleMs } : {}),
+            onVersion: (version, etag) => {
+              if (etag !== this.etag || version !== this.current.version) this.pushed();
+            },
+            onLive: (live) => {
+              this.live = live;
+              // Down: poll at the short interval from now on; live: the long one.
+              if (this.inFlight === null) this.schedule();
+            },
+          });
   }
 
   readonly stateDir: string;
 
   async start(onBundle: (bundle: ConfigBundle) => void): Promise<ConfigBundle> {
     await ensureDir(this.stateDir);
+    await this.trust.load();
     const cached = await this.readCache();
     if (cached) {
       this.current = cached.bundle;
@@ -129,6 +188,7 @@ export class ControlPlaneSource implements ConfigSource {
       });
     this.onBundle = onBundle;
     this.schedule();
+    this.stream?.start();
     return this.current;
   }
 
@@ -137,6 +197,7 @@ export class ControlPlaneSource implements ConfigSource {
     this.onBundle = null;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    await this.stream?.stop();
     await this.inFlight;
   }
 
@@ -146,7 +207,15 @@ export class ControlPlaneSource implements ConfigSource {
 
   pullStatus(): PullStatus {
     const next = this.nextPullAt === null ? null : new Date(this.nextPullAt).toISOString();
-    return { lastPull: this.lastPull, consecutiveErrors: this.errors, nextPullAt: next, skewMs: this.client.skewMs };
+    return {
+      lastPull: this.lastPull,
+      consecutiveErrors: this.errors,
+      nextPullAt: next,
+      skewMs: this.client.skewMs,
+      path: this.live ? 'live' : 'polling',
+      stream: this.stream?.status() ?? null,
+      trust: this.trust.status(),
+    };
   }
 
   /** Pulls now (joins a pull under way), then schedules the next pull from its outcome. */
@@ -157,12 +226,32 @@ export class ControlPlaneSource implements ConfigSource {
     }));
   }
 
+  /**
+   * A pushed version that is not the applied one: pulls now, or once more right after a pull
+   * under way (which may have been answered before that version was published).
+   */
+  private pushed(): void {
+    if (this.inFlight === null) {
+      void this.pollNow();
+      return;
+    }
+    if (this.pullAgain) return;
+    this.pullAgain = true;
+    void this.inFlight.then(() => {
+      this.pullAgain = false;
+      if (!this.closed) void this.pollNow();
+    });
+  }
+
+  private pullAgain = false;
+
   private schedule(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.nextPullAt = null;
     if (this.closed || this.onBundle === null) return;
-    const base = this.errors === 0 ? this.pollMs : Math.min(this.maxBackoffMs, this.pollMs * 2 ** this.errors);
+    const interval = this.live ? this.livePollMs : this.pollMs;
+    const base = this.errors === 0 ? interval : Math.min(this.maxBackoffMs, this.pollMs * 2 ** this.errors);
     // Jitter spreads many sidecars' pulls; on errors it is "full jitter" over the upper half.
     const jittered = this.errors === 0 ? base * (0.9 + 0.2 * this.random()) : base * (0.5 + 0.5 * this.random());
     const delay = Math.max(jittered, this.notBefore - this.now());
@@ -198,19 +287,17 @@ export class ControlPlaneSource implements ConfigSource {
     if (reply.status === 401 || reply.status === 403) return this.fail(`the control plane refused the server key (${errorText(reply)})`, 'unauthorized');
     if (reply.status === 429) this.notBefore = this.now() + retryAfterMs(reply.headers.get('retry-after'), this.now());
     if (reply.status !== 200) return this.fail(errorText(reply));
-    let value: unknown;
-    try {
-      value = JSON.parse(reply.text);
-    } catch {
-      return this.fail('the bundle is not JSON', 'invalid');
-    }
-    const check = validateBundle(value);
-    if (!check.ok) {
-      const reasons = check.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
-      return this.fail(`invalid bundle: ${reasons}`, 'invalid');
-    }
+    const keyId = reply.headers.get(BUNDLE_KEY_ID_HEADER);
+    const signature = reply.headers.get(BUNDLE_SIGNATURE_HEADER);
+    // Verified before anything of it is read: an unverified body is never even parsed.
+    const verdict = await this.trust.verify(this.client.serverId, reply.text, keyId, signature, true);
+    if (!verdict.ok) return this.fail(verdict.reason, 'invalid');
+    const parsed = this.parse(reply.text);
+    if (typeof parsed === 'string') return this.fail(parsed, 'invalid');
+    const rollback = this.trust.rollback(parsed.version);
+    if (rollback) return this.fail(rollback, 'invalid');
     this.recovered();
-    const bundle = check.bundle;
+    const bundle = parsed;
     const etag = reply.headers.get('etag') ?? `"v${bundle.version}"`;
     const changed = this.origin === 'defaults' || bundle.version !== this.current.version;
     if (changed) {
@@ -225,7 +312,28 @@ export class ControlPlaneSource implements ConfigSource {
     // Saved only once applied, so a crash between the two never skips a bundle.
     this.etag = etag;
     this.record('ok');
-    if (changed) await this.writeCache({ etag, savedAt: new Date(this.now()).toISOString(), bundle });
+    await this.trust.applied(bundle.version);
+    if (changed) await this.writeCache({ etag, savedAt: new Date(this.now()).toISOString(), body: reply.text, keyId, signature });
+  }
+
+  /** A bundle's text as a valid bundle, or why it is not one. */
+  private parse(text: string): ConfigBundle | string {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return 'the bundle is not JSON';
+    }
+    const check = validateBundle(value);
+    if (!check.ok) return `invalid bundle: ${check.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ')}`;
+    return check.bundle;
+  }
+
+  /** The control plane's published bundle keys (first use, rotation). */
+  private async fetchKeys() {
+    const reply = await this.client.request('GET', '/v1/config/keys', { timeoutMs: this.requestTimeoutMs });
+    if (reply.status !== 200) throw new Error(errorText(reply));
+    return parseKeyList(reply.text);
   }
 
   /**
@@ -256,18 +364,30 @@ export class ControlPlaneSource implements ConfigSource {
     this.lastErrorSince = null;
   }
 
-  private async readCache(): Promise<CachedBundle | null> {
+  /**
+   * The saved bundle, trusted only as the control plane's answer would be: its signature is
+   * checked with the pinned key (never a first use: a file on disk proves nothing) and its
+   * version must not be below the highest applied.
+   */
+  private async readCache(): Promise<{ etag: string; bundle: ConfigBundle } | null> {
+    let doc: Partial<CachedBundle>;
     try {
       const text = await readIfExists(this.cacheFile);
       if (text === null) return null;
-      const doc = JSON.parse(text) as Partial<CachedBundle>;
-      const check = validateBundle(doc.bundle);
-      if (!check.ok || typeof doc.etag !== 'string') throw new Error('not a saved bundle');
-      return { etag: doc.etag, savedAt: String(doc.savedAt), bundle: check.bundle };
+      doc = JSON.parse(text) as Partial<CachedBundle>;
+      if (typeof doc.etag !== 'string' || typeof doc.body !== 'string') throw new Error('not a saved bundle');
     } catch (err) {
       this.logger.warn('the saved bundle is unreadable; ignored', { file: this.cacheFile, error: err instanceof Error ? err.message : String(err) });
       return null;
     }
+    const verdict = await this.trust.verify(this.client.serverId, doc.body, doc.keyId ?? null, doc.signature ?? null, false);
+    const parsed = verdict.ok ? this.parse(doc.body) : verdict.reason;
+    const refusal = typeof parsed === 'string' ? parsed : this.trust.rollback(parsed.version);
+    if (refusal !== null || typeof parsed === 'string') {
+      this.logger.warn('the saved bundle refused; not trusted', { file: this.cacheFile, reason: refusal ?? parsed });
+      return null;
+    }
+    return { etag: doc.etag, bundle: parsed };
   }
 
   private async writeCache(doc: CachedBundle): Promise<void> {

@@ -4,8 +4,10 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../store/files.js';
 
 /** Files of the control-plane source's state directory. */
 export const STATE_DIR_FILES = {
-  /** The last bundle pulled, validated and applied: `{etag, savedAt, bundle}`. */
+  /** The last bundle pulled, verified and applied, as served: `{etag, savedAt, body, keyId, signature}`. */
   bundle: 'bundle.json',
+  /** The pinned bundle key and the highest bundle version applied: `{key, highestVersion}`. */
+  trust: 'trust.json',
   /** Telemetry reports not yet acknowledged, one JSON object a line, oldest first. */
   telemetry: 'telemetry.jsonl',
   /** `{lastAcked, dropped}`: the reportId of the newest acknowledged report and how many were dropped over the cap. */

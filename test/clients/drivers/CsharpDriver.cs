@@ -199,6 +199,53 @@ static class CsharpDriver
                 }
                 return 0;
             }
+            case "perception":
+            {
+                // The registry fixture: each frame's targets per gathered character and the raycasts paid.
+                var f = O(Json.Parse(File.ReadAllText(args[1], Encoding.UTF8)));
+                var o = O(f["options"]);
+                var world = new Perception<string>(D(o["radius"]), (int)D(o["raycast_budget"]), D(o["los_ttl_s"]), (int)D(o["max_targets"]));
+                var pos = new Dictionary<string, Vec3>();
+                var sb = new StringBuilder("[");
+                bool firstFrame = true;
+                foreach (var stepValue in L(f["steps"]))
+                {
+                    var step = O(stepValue);
+                    string op = (string)step["op"];
+                    if (op == "add") { string id = ((long)D(step["id"])).ToString(); pos[id] = V(step["pos"]); world.Add((long)D(step["id"]), (string)step["kind"], id); }
+                    else if (op == "remove") { pos.Remove(((long)D(step["id"])).ToString()); world.Remove((long)D(step["id"])); }
+                    else if (op == "move") pos[((long)D(step["id"])).ToString()] = V(step["pos"]);
+                    else
+                    {
+                        var blocked = new HashSet<string>();
+                        foreach (var pair in L(step["blocked"])) blocked.Add((long)D(L(pair)[0]) + ">" + (long)D(L(pair)[1]));
+                        world.BeginFrame();
+                        int before = world.Raycasts;
+                        if (!firstFrame) sb.Append(',');
+                        firstFrame = false;
+                        sb.Append("{\"targets\":{");
+                        bool firstId = true;
+                        foreach (var idValue in L(step["gather"]))
+                        {
+                            long id = (long)D(idValue);
+                            var got = world.Targets(id, pos[id.ToString()], D(step["now"]), h => pos[h], (a, b) => !blocked.Contains(a + ">" + b), (kind, h) => kind == "player" || kind == "zombie");
+                            if (!firstId) sb.Append(',');
+                            firstId = false;
+                            sb.Append('"').Append(id).Append("\":[");
+                            for (int i = 0; i < got.Count; i++)
+                            {
+                                if (i > 0) sb.Append(',');
+                                sb.Append("{\"id\":").Append(got[i].Id).Append(",\"kind\":"); Json.Quote(sb, got[i].Kind);
+                                sb.Append(",\"hostile\":").Append(got[i].Hostile ? "true" : "false").Append(",\"visible\":").Append(got[i].Visible ? "true" : "false").Append('}');
+                            }
+                            sb.Append(']');
+                        }
+                        sb.Append("},\"raycasts\":").Append(world.Raycasts - before).Append('}');
+                    }
+                }
+                print(sb.Append(']').ToString());
+                return 0;
+            }
             case "many":
             {
                 // Many copies of the second fixture tick, agents 0..n-1, in one TicksAsync.

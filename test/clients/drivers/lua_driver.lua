@@ -2,7 +2,13 @@
 -- Usage: lua5.4 lua_driver.lua CLIENT_DIR COMMAND ARGS... ; prints JSON on stdout.
 package.path = arg[1] .. '/?.lua;' .. package.path
 local Brainstem = require('brainstem')
-local cjson = require('cjson')
+-- lua-cjson when installed (the runtime-decoder test needs it); otherwise the client's own
+-- decoder reads the fixtures and a small writer prints the results, so the pure tests run
+-- with lua5.4 alone.
+local has_cjson, cjson = pcall(require, 'cjson')
+if not has_cjson then
+  cjson = { decode = Brainstem.decode, encode = dofile((arg[0]:match('^(.*[/\\])') or './') .. 'json_out.lua'), null = nil }
+end
 
 local function read(path)
   local f = assert(io.open(path, 'rb'))
@@ -95,6 +101,57 @@ elseif cmd == 'schedule' then
   posture()
   io.write(cjson.encode({ trace = trace, postures = postures, errors = errors, gathered = gathered,
     stats = brain.stats, url = calls[1].req.url, calls = #calls }))
+elseif cmd == 'perception' then
+  -- The registry fixture: each frame's targets per gathered character and the raycasts paid.
+  local Perception = require('brainstem_perception')
+  local f = cjson.decode(read(arg[3]))
+  local world = Perception.new(f.options)
+  local pos, frames = {}, {}
+  local hostile_kinds = { player = true, zombie = true }
+  for _, step in ipairs(f.steps) do
+    if step.op == 'add' then
+      pos[step.id] = step.pos
+      world:add(step.id, step.kind, step.id)
+    elseif step.op == 'remove' then
+      pos[step.id] = nil
+      world:remove(step.id)
+    elseif step.op == 'move' then
+      pos[step.id] = step.pos
+    else
+      local blocked = {}
+      for _, pair in ipairs(step.blocked) do blocked[pair[1] .. '>' .. pair[2]] = true end
+      world:begin_frame()
+      local before = world.raycasts
+      local frame = { targets = {} }
+      for _, id in ipairs(step.gather) do
+        local got = world:targets(id, pos[id], step.now, function(h) return pos[h] end,
+          function(a, b) return not blocked[a .. '>' .. b] end, function(kind) return hostile_kinds[kind] == true end)
+        local list = {}
+        for k, t in ipairs(got) do list[k] = { id = t.id, kind = t.kind, hostile = t.hostile, visible = t.visible } end
+        frame.targets[string.format('%d', id)] = list
+      end
+      frame.raycasts = world.raycasts - before
+      frames[#frames + 1] = frame
+    end
+  end
+  io.write(cjson.encode(frames))
+elseif cmd == 'errorbody' then
+  -- ?errors=body: a refusal answered 200 with one error object, and a bodiless 401 (FiveM).
+  local errors = {}
+  local answers = { { 200, '{"error":{"code":"unauthorized","message":"The X-Brain-Token header is not valid."}}' }, { 401, 'HTTP 401' } }
+  local k = 0
+  local brain = Brainstem.new({
+    url = 'http://sidecar.invalid', token = 't', token_form = 'header',
+    http = function(_, done) k = k + 1 done(answers[k][1], answers[k][2]) end,
+    on_error = function(agent, err) errors[#errors + 1] = { status = err.status, code = err.code, message = err.message } end,
+  })
+  local tick = cjson.decode(read(arg[3])).ticks[1]
+  brain:step(0, function() return { tick } end)
+  brain:step(5, function() return { tick } end)
+  local logged = {}
+  local loud = Brainstem.log_error(function(line) logged[#logged + 1] = line end)
+  loud(nil, errors[1])
+  io.write(cjson.encode({ errors = errors, logged = logged, stats = brain.stats }))
 elseif cmd == 'options' then
   -- Construction errors, as a modder would see them.
   local function why(opts)

@@ -1,6 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { BUNDLE_KEY_ID_HEADER, BUNDLE_SIGNATURE_HEADER, newKeyPair, signBundle } from '../../../src/signing/bundle.js';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_BUNDLE, type ConfigBundle } from '../../../brain/index.js';
@@ -27,6 +28,12 @@ runConfigSourceSuite('ControlPlaneSource', () => {
   return { source: new ControlPlaneSource({ client, stateDir: dir.path }), dispose: dir.dispose };
 });
 
+/** The fake control planes sign like the real one, with a key the sources are given (--bundle-key). */
+const TEST_KEY = newKeyPair();
+function signedBy(body: string, serverId: string): Record<string, string> {
+  return { [BUNDLE_KEY_ID_HEADER]: TEST_KEY.keyId, [BUNDLE_SIGNATURE_HEADER]: signBundle(TEST_KEY.privatePem, serverId, body) };
+}
+
 test('a bundle that fails validation is refused once, the last good one stays, and the next valid one is applied', async () => {
   const good: ConfigBundle = { ...DEFAULT_BUNDLE, version: 2 };
   const invalid = { ...DEFAULT_BUNDLE, version: 3, flavor: { ...DEFAULT_BUNDLE.flavor, themes_per_bot: 99 } };
@@ -36,13 +43,20 @@ test('a bundle that fails validation is refused once, the last good one stays, a
   const fake = createServer((req, res) => {
     seen.push(req.headers['if-none-match']);
     const next = answers.shift() ?? fixed;
-    res.writeHead(200, { 'content-type': 'application/json', etag: `"v${(next as ConfigBundle).version}"` });
-    res.end(JSON.stringify(next));
+    const body = JSON.stringify(next);
+    res.writeHead(200, { 'content-type': 'application/json', etag: `"v${(next as ConfigBundle).version}"`, ...signedBy(body, '9') });
+    res.end(body);
   }).listen(0, '127.0.0.1');
   await once(fake, 'listening');
   const dir = tempDir();
   const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
-  const source = new ControlPlaneSource({ client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_x' }), stateDir: dir.path, pollMs: 3_600_000 });
+  const source = new ControlPlaneSource({
+    client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_x' }),
+    stateDir: dir.path,
+    pollMs: 3_600_000,
+    push: false,
+    bundleKey: TEST_KEY.publicKey,
+  });
   try {
     const applied: number[] = [];
     const first = await source.start((b) => applied.push(b.version));
@@ -155,12 +169,13 @@ test('401/403/5xx/429 never stop the pulls: the last good bundle stays, /status 
   ];
   const fake = createServer((_req, res) => {
     const next = answers.shift() ?? { status: 304, body: null };
+    const body = next.body === null ? undefined : JSON.stringify(next.body);
     res.writeHead(next.status, {
       'content-type': 'application/json',
-      ...(next.status === 200 ? { etag: `"v${(next.body as ConfigBundle).version}"` } : {}),
+      ...(next.status === 200 ? { etag: `"v${(next.body as ConfigBundle).version}"`, ...signedBy(body!, '9') } : {}),
       ...next.headers,
     });
-    res.end(next.body === null ? undefined : JSON.stringify(next.body));
+    res.end(body);
   }).listen(0, '127.0.0.1');
   await once(fake, 'listening');
   const dir = tempDir();
@@ -172,6 +187,8 @@ test('401/403/5xx/429 never stop the pulls: the last good bundle stays, /status 
     client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_x' }),
     stateDir: dir.path,
     pollMs: 3_600_000,
+    push: false,
+    bundleKey: TEST_KEY.publicKey,
     maxBackoffMs: 5_000,
     logger,
     now: () => clock,

@@ -7,6 +7,9 @@ import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { ControlPlaneClient } from '../../../src/sidecar/control-plane/control-plane-client.js';
 import { ControlPlaneSource } from '../../../src/sidecar/control-plane/control-plane-source.js';
 import { tempDir } from '../../helpers/paths.js';
+import { BUNDLE_KEY_ID_HEADER, BUNDLE_SIGNATURE_HEADER, newKeyPair, signBundle } from '../../../src/signing/bundle.js';
+
+const KEY = newKeyPair();
 
 // Regression: a fresh sidecar's first pull logged {"version":1,"previous":1}, reading as a
 // change from version 1, when what it replaced was the built-in defaults.
@@ -14,8 +17,15 @@ test('the first bundle applied says it replaced the built-in defaults; a later o
   const answers = [DEFAULT_BUNDLE, { ...DEFAULT_BUNDLE, version: 2 }];
   const fake = createServer((_req, res) => {
     const next = answers.shift() ?? { ...DEFAULT_BUNDLE, version: 2 };
-    res.writeHead(200, { 'content-type': 'application/json', etag: `"v${next.version}"` });
-    res.end(JSON.stringify(next));
+    const body = JSON.stringify(next);
+    // Signed like the real control plane, with a key the source is given (--bundle-key).
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      etag: `"v${next.version}"`,
+      [BUNDLE_KEY_ID_HEADER]: KEY.keyId,
+      [BUNDLE_SIGNATURE_HEADER]: signBundle(KEY.privatePem, '9', body),
+    });
+    res.end(body);
   }).listen(0, '127.0.0.1');
   await once(fake, 'listening');
   const dir = tempDir();
@@ -26,6 +36,8 @@ test('the first bundle applied says it replaced the built-in defaults; a later o
     client: new ControlPlaneClient({ url, serverId: '9', key: 'bsk_x' }),
     stateDir: dir.path,
     pollMs: 3_600_000,
+    push: false,
+    bundleKey: KEY.publicKey,
     logger,
   });
   try {

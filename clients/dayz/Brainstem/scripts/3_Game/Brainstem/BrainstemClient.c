@@ -23,9 +23,11 @@ class BrainstemAdapter : Managed
 	}
 
 	// A whole call failed (sidecar down, wrong token, timeout): characters keep their intents.
-	void OnCallFailed(string reason)
+	// `code` is the sidecar's error code ("unauthorized", "payload_too_large", ...) or the
+	// client's own ("network", "timeout", "bad_reply"); the default prints it with the fix.
+	void OnCallFailed(string code, string reason)
 	{
-		Print("[brainstem] call failed: " + reason);
+		Print("[brainstem] call failed: " + code + ": " + reason + BrainstemClient.Hint(code));
 	}
 }
 
@@ -47,13 +49,14 @@ class BrainstemCallback : RestCallback
 
 	override void OnError(int errorCode)
 	{
-		// RestApi reports HTTP errors (401 for a wrong token, 4xx, 5xx) here without the body.
-		m_Client.OnFailure(m_Seq, "error " + errorCode.ToString());
+		// RestApi gives only an ERestResultState here, never the status or the body: with
+		// ?errors=body the sidecar answers its own failures as 200s, so this is the network.
+		m_Client.OnFailure(m_Seq, "network", "RestApi error state " + errorCode.ToString() + " (no sidecar at the URL?)");
 	}
 
 	override void OnTimeout()
 	{
-		m_Client.OnFailure(m_Seq, "timeout");
+		m_Client.OnFailure(m_Seq, "timeout", "no answer within RestApi's timeout");
 	}
 }
 
@@ -93,15 +96,31 @@ class BrainstemClient : Managed
 	int failed;
 	int skipped;
 
+	// What a failure code means to a server owner: appended to the default log line.
+	static string Hint(string code)
+	{
+		if (code == "unauthorized")
+			return " (the token is wrong or missing: use the brain token that `brainstem up` prints)";
+		if (code == "network")
+			return " (is `brainstem up` running, and the URL right?)";
+		if (code == "payload_too_large")
+			return " (too many characters in one batch)";
+		return "";
+	}
+
 	// baseUrl like "http://127.0.0.1:8088/"; the token travels in the query (RestContext
-	// cannot set an Authorization header).
+	// cannot set an Authorization header), with errors=body so that a refusal (a wrong token,
+	// a full queue) arrives as a 200 whose body says which: RestCallback.OnError only gets a
+	// result state.
 	void BrainstemClient(string baseUrl, string token, BrainstemAdapter adapter, float cadenceS = DEFAULT_CADENCE_S)
 	{
 		m_Adapter = adapter;
 		m_CadenceS = cadenceS;
-		m_Request = "ticks";
-		if (token != "")
-			m_Request = "ticks?token=" + BrainstemJson.UrlEncode(token);
+		m_Request = "ticks?errors=body";
+		if (token == "")
+			Print("[brainstem] no token set: the sidecar will refuse every call (unauthorized); use the brain token that `brainstem up` prints");
+		else
+			m_Request = m_Request + "&token=" + BrainstemJson.UrlEncode(token);
 		RestApi api = GetRestApi();
 		if (!api)
 			api = CreateRestApi();
@@ -150,7 +169,7 @@ class BrainstemClient : Managed
 			return;
 		if (ticks.Count() > MAX_BATCH)
 		{
-			m_Adapter.OnCallFailed("at most " + MAX_BATCH.ToString() + " ticks per batch, got " + ticks.Count().ToString());
+			m_Adapter.OnCallFailed("too_many_ticks", "at most " + MAX_BATCH.ToString() + " ticks per batch, got " + ticks.Count().ToString());
 			return;
 		}
 		BrainstemCall call = new BrainstemCall();
@@ -177,7 +196,7 @@ class BrainstemClient : Managed
 		{
 			m_Pending.Remove(seq);
 			failed++;
-			m_Adapter.OnCallFailed("no answer within " + FORGET_AFTER_S.ToString() + " s");
+			m_Adapter.OnCallFailed("timeout", "no answer within " + FORGET_AFTER_S.ToString() + " s");
 		}
 	}
 
@@ -193,11 +212,12 @@ class BrainstemClient : Managed
 			return;
 		}
 		BrainReplies replies = new BrainReplies();
+		string code;
 		string why;
-		if (!replies.Parse(data, call.agents, why))
+		if (!replies.Parse(data, call.agents, code, why))
 		{
 			failed++;
-			m_Adapter.OnCallFailed("bad reply: " + why);
+			m_Adapter.OnCallFailed(code, why);
 			return;
 		}
 		applied++;
@@ -213,13 +233,13 @@ class BrainstemClient : Managed
 		}
 	}
 
-	void OnFailure(int seq, string reason)
+	void OnFailure(int seq, string code, string reason)
 	{
 		if (!m_Pending.Get(seq))
 			return;
 		m_Pending.Remove(seq);
 		failed++;
 		if (seq == m_Seq)
-			m_Adapter.OnCallFailed(reason);
+			m_Adapter.OnCallFailed(code, reason);
 	}
 }

@@ -50,16 +50,36 @@ class BrainReply
 	ref BrainReplyError error;
 }
 
+// A whole call's failure, as ?errors=body answers it: {"error": {"code", "message"}}.
+class BrainErrorBody
+{
+	ref BrainReplyError error;
+}
+
 class BrainReplies
 {
 	ref array<ref BrainReply> replies;
 
 	// Parses a /ticks reply body for a batch sent for `agents`, in order. False (with the
-	// reason in `why`) unless it is an array of exactly one reply per agent.
-	bool Parse(string body, array<int> agents, out string why)
+	// sidecar's error code or "bad_reply" in `code` and the reason in `why`) unless it is an
+	// array of exactly one reply per agent.
+	bool Parse(string body, array<int> agents, out string code, out string why)
 	{
-		// JsonSerializer reads objects into classes, so the array is wrapped in one.
 		JsonSerializer js = new JsonSerializer();
+		code = "bad_reply";
+		string trimmed = body.Trim();
+		if (trimmed.Length() > 0 && trimmed.Get(0) == "{")
+		{
+			// ?errors=body: the whole call failed and the body says why.
+			BrainErrorBody failure = new BrainErrorBody();
+			if (js.ReadFromString(failure, trimmed, why) && failure.error)
+			{
+				code = failure.error.code;
+				why = failure.error.message;
+			}
+			return false;
+		}
+		// JsonSerializer reads objects into classes, so the array is wrapped in one.
 		if (!js.ReadFromString(this, "{\"replies\":" + body + "}", why))
 			return false;
 		if (!replies || replies.Count() != agents.Count())
