@@ -94,7 +94,7 @@ function exactMsgpackElements(bytes: Buffer, ends: readonly number[]): BatchItem
 }
 
 /** Bytes of a MessagePack array's header (its type byte and length), 0 when the body does not start with one. */
-function msgpackArrayHeader(b: Buffer): number {
+export function msgpackArrayHeader(b: Buffer): number {
   const head = b[0];
   if (head === undefined) return 0;
   if (head >= 0x90 && head <= 0x9f) return 1;
@@ -108,7 +108,7 @@ function msgpackArrayHeader(b: Buffer): number {
  * at most MAX_BATCH_TICKS elements whose framing is whole; null otherwise (413 is decided by
  * countMsgpack before this runs).
  */
-function msgpackElementEnds(b: Buffer): number[] | null {
+export function msgpackElementEnds(b: Buffer): number[] | null {
   let i = msgpackArrayHeader(b);
   if (i === 0 || b.length < i) return null;
   const count = i === 1 ? b[0]! - 0x90 : i === 3 ? b.readUInt16BE(1) : b.readUInt32BE(1);
