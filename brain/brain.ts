@@ -1,50 +1,25 @@
 import { AgentStore, DEFAULT_MAX_AGENTS, DEFAULT_STALE_AFTER_S } from './agents.js';
+import { TickCtx, type Switches } from './behaviours/context.js';
+import { decide, overlay } from './behaviours/dispatch.js';
+import { tableFor, type Table } from './behaviours/table.js';
 import { policyOn } from './bundle.js';
 import { Counters } from './counters.js';
-import { EMOTE_GAP_S, mood, pickEmote, updateEmotions } from './emotions.js';
+import { mood, updateEmotions } from './emotions.js';
 import { drawName, drawThemes } from './flavor.js';
-import { vec } from './geometry.js';
-import { framingOf, goalSpeed, modeForGoal, needy, plan, pushGoal, urgent, type Framing } from './goals.js';
-import { endAway, isAway, maybeGoAway, sessionOver, tiredSpeed, updateFatigue } from './human-factors.js';
+import { framingOf } from './goals.js';
 import { EV, forget, observe, remember, summarize, type MemorySummary } from './memory.js';
-import { applyProfileTraits, cowardly, sampleSessionS, sampleTraits, temper } from './population.js';
-import { noise, seedFor } from './prng.js';
-import {
-  ambientEmote,
-  contactMemoryS,
-  fireNow,
-  flightGoesOn,
-  friendNear,
-  hear,
-  INVESTIGATE_MAX_S,
-  MAX_INVESTIGATORS,
-  newRhythm,
-  NO_RETURN_S,
-  pausedAtWaypoint,
-  detour,
-  pushFlight,
-  pushLook,
-  pushManoeuvre,
-  pushSearch,
-  SEEK_BRAVERY,
-  shooterFree,
-  startFlight,
-  windingDown,
-} from './conduct.js';
-import { combatPosture, inFireRange, pushEngage, pushFlee } from './reactive/combat.js';
-import { CONTACT_MEMORY_S, hasRecentContact, pushInvestigate, recordContact } from './reactive/investigate.js';
-import { pushPatrol } from './reactive/patrol.js';
-import { newPerception, perceive } from './reactive/perception.js';
+import { applyProfileTraits, sampleSessionS, sampleTraits, temper } from './population.js';
+import { seedFor } from './prng.js';
+import { newRhythm } from './conduct.js';
+import { CONTACT_MEMORY_S, recordContact } from './reactive/investigate.js';
+import { perceive, type Perception } from './reactive/perception.js';
 import { alignmentOf, survivorOf, type Alignment } from './roster.js';
-import { Squads, type Centre, type Squad } from './squads.js';
+import { Squads, type Squad } from './squads.js';
 import type { Goal, Mode } from './modes.js';
 import { AgentState } from './state.js';
 import { toPlain, type PlainAgent } from './state-schema.js';
 import { exportAgents, parseState, type BrainState } from './state-io.js';
-import type { ConfigBundle, Intent, Posture, Profile, Role, Speed, Survivor, TickRequest, TickResponse, Traits } from './types.js';
-import { fleeMargin } from './utility.js';
-import { distH } from './geometry.js';
-import { FRIENDLY_RANGE_M } from './reactive/perception.js';
+import type { ConfigBundle, Intent, Profile, Role, Survivor, TickRequest, TickResponse, Traits } from './types.js';
 
 export interface BrainOptions {
   /** Most agents whose state is kept; the least recently seen are evicted beyond it. Default 10,000. */
@@ -74,20 +49,6 @@ export interface Persona {
   memory: MemorySummary;
 }
 
-/** Policy keys read once per bundle so the tick tests booleans, not object lookups. */
-interface Switches {
-  human: boolean;
-  goals: boolean;
-  knowledge: boolean;
-  squads: boolean;
-  memory: boolean;
-  emotions: boolean;
-  emotes: boolean;
-  flavor: boolean;
-  allowNames: boolean;
-  framing: Framing;
-}
-
 function switchesOf(b: ConfigBundle): Switches {
   const knowledge = policyOn(b, 'game_knowledge');
   return {
@@ -106,29 +67,6 @@ function switchesOf(b: ConfigBundle): Switches {
 
 const NO_PROFILE: Profile = {};
 
-/** A flight is kept at least this long even when the odds turn (human_factors on). */
-const FLEE_KEEP_S = 8;
-/** A squad member's place beside its leader: this far, at its own angle, and close enough within the slack. */
-const FOLLOW_MIN_M = 3;
-const FOLLOW_MAX_M = 8;
-/**
- * A standing member sets off when its place is more than FOLLOW_SLACK_M away and, once walking,
- * goes on until within FOLLOW_ARRIVE_M: without the gap a member beside a walking leader
- * stops and starts every other tick.
- */
-const FOLLOW_SLACK_M = 5;
-const FOLLOW_ARRIVE_M = 1.5;
-
-/**
- * A leader left behind (most of its squad beyond the leash) keeps its own way this long before
- * it turns back: a squad lagging a few steps catches up on its own.
- */
-const LEADER_LEASH_S = 10;
-/** A member this far from where it keeps with its squad sprints back rather than jogs (human_factors on). */
-const REGROUP_SPRINT_M = 40;
-/** strayT when the leader is not left behind. */
-const NEVER_T = -1e9;
-
 /** The module's own copy of a role: a string from the request is young and must not be kept. */
 function ownRole(role: Role): Role {
   switch (role) {
@@ -143,12 +81,6 @@ function ownRole(role: Role): Role {
   }
 }
 
-/** Taking damage brings a character back from AFK or a break. Always true, for use in a condition. */
-function endAfterHit(a: AgentState): boolean {
-  endAway(a);
-  return true;
-}
-
 /**
  * The decision engine for one bundle: perception in, intents out. Pure and deterministic:
  * time comes only from the snapshot, randomness only from a PRNG seeded by the bundle and
@@ -161,7 +93,10 @@ export class Brain {
   private readonly squads = new Squads();
   private readonly counters = new Counters();
   /** Reused by every tick: tick is synchronous and nothing keeps a reference past it. */
-  private readonly p = newPerception();
+  private readonly c: TickCtx;
+  private readonly p: Perception;
+  /** The decision table for the bundle's policies. */
+  private table: Table;
 
   constructor(bundle: ConfigBundle, options: BrainOptions = {}) {
     for (const key of Object.keys(options)) {
@@ -176,6 +111,9 @@ export class Brain {
     if (!(staleAfterS > 0)) throw new RangeError(`staleAfterS must be a positive number of game seconds, got ${staleAfterS}`);
     this.bundle = bundle;
     this.sw = switchesOf(bundle);
+    this.table = tableFor(this.sw);
+    this.c = new TickCtx(this.squads, this.counters, this.sw);
+    this.p = this.c.p;
     this.agents = new AgentStore(maxAgents, staleAfterS, (a) => this.squads.leave(a));
   }
 
@@ -187,6 +125,8 @@ export class Brain {
   setBundle(bundle: ConfigBundle): void {
     this.bundle = bundle;
     this.sw = switchesOf(bundle);
+    this.table = tableFor(this.sw);
+    this.c.sw = this.sw;
   }
 
   get agentCount(): number {
@@ -230,6 +170,7 @@ export class Brain {
 
     let sq: Squad | null = null;
     let lostMate = false;
+    let adopted = false;
     // Most characters are in no squad: skip the lookup when there is none to join or leave.
     if (sw.squads && st.health > 0 && (s.squad !== undefined || a.squad !== '')) {
       sq = this.squads.join(a, s.squad ?? '', first);
@@ -240,7 +181,8 @@ export class Brain {
           remember(a, EV.lost_squadmate, time, 0);
         }
         if (threat !== null) this.squads.report(sq, a, threat, time);
-        else if (this.squads.adoptContact(sq, a, time, CONTACT_MEMORY_S)) {
+        else if (this.squads.adoptContact(sq, a, time, CONTACT_MEMORY_S, sw.human)) {
+          adopted = true;
           this.counters.bump('squad');
           remember(a, EV.squad_contact, time, a.contactId);
         }
@@ -252,211 +194,35 @@ export class Brain {
 
     if (sw.emotions) updateEmotions(a, p, dt, lostMate, sw.human ? a.fatigue : 0);
 
+    const c = this.c;
+    c.s = s;
+    c.st = st;
+    c.prof = prof;
+    c.a = a;
+    c.sq = sq;
+    c.first = first;
+    c.dt = dt;
+    c.time = time;
+    c.wasMode = a.mode;
+    c.posture = 'standing';
+    c.speed = null;
+    c.mode = 'idle';
+    c.away = false;
+    c.heard = false;
+    c.adopted = adopted;
     const out: Intent[] = [];
-    let posture: Posture = 'standing';
-    let speed: Speed | null = null;
-    let away = false;
-    let mode: Mode;
-    let lead: Speed | 'stand' | null;
-    let ld: AgentState | null;
-    const wasMode = a.mode;
-
-    if (st.health <= 0) {
-      // Mourned once, on dying; the dead do not rejoin (see the squads block above).
-      if (a.squad !== '') this.squads.mourn(a);
-      out.push({ kind: 'Idle', reason: 'dead' });
-      posture = 'prone';
-      mode = 'dead';
-    } else if (sw.human && (a.loggedOff || (threat === null && sessionOver(a, time)))) {
-      if (!a.loggedOff) {
-        a.loggedOff = true;
-        this.counters.bump('logoff');
-        remember(a, EV.logoff, time, 0);
-        this.squads.leave(a);
-        a.squad = '';
-      }
-      out.push({ kind: 'Logoff' });
-      mode = 'logged_off';
-    } else if (sw.human && isAway(a, time) && !(p.damage > 0 && endAfterHit(a))) {
-      out.push({ kind: 'Idle', reason: a.afkReason });
-      away = true;
-      mode = a.afkReason === 'break' ? 'on_break' : 'afk';
-    } else if (threat !== null) {
-      const coward = prof.coward === true || cowardly(a);
-      let flee = !p.armed || coward || fleeMargin(a, p, st.health, sw.emotions, sw.human) > 0;
-      // A squad does not all run at once: someone who could fight holds while half are running.
-      if (flee && p.armed && prof.coward !== true && sq !== null && sq.members.size > 1) {
-        if (this.squads.fleeingOthers(sq, a, time) >= Math.max(1, Math.floor(sq.members.size / 2))) {
-          flee = false;
-          if (wasMode !== 'engaging') this.counters.bump('block');
-        }
-      }
-      // A flight is kept long enough to look meant.
-      if (!flee && sw.human && wasMode === 'fleeing' && time - a.fleeT < FLEE_KEEP_S) flee = true;
-      if (flee) {
-        if (sw.human) {
-          if (wasMode !== 'fleeing') startFlight(a, time, threat.id);
-          a.fledT = time;
-          pushFlight(out, a, s, threat.id, dt, sq, time);
-        } else pushFlee(out, st, threat);
-        speed = 'sprint';
-        mode = 'fleeing';
-        if (wasMode !== 'fleeing') remember(a, EV.fled, time, threat.id);
-      } else {
-        let fire = inFireRange(p.threatDist);
-        if (sw.human) {
-          // fireNow also starts the engagement clock, so it runs whatever the range.
-          fire = fireNow(a, threat, p.threatDist, time, first, st.ammo) && fire;
-          if (fire && sq !== null && !shooterFree(sq.members, a, threat.id, time)) fire = false;
-          if (fire) {
-            a.fireT = time;
-            a.fireTarget = threat.id;
-          }
-        }
-        pushEngage(out, st, threat, fire);
-        posture = combatPosture(p.threatDist);
-        mode = 'engaging';
-        if (sw.human) {
-          if (pushManoeuvre(out, a, s, threat, p.threatDist, time)) speed = 'jog';
-          if (wasMode !== 'engaging' && !first && sq !== null && sw.emotes && time - a.lastEmoteT >= EMOTE_GAP_S && a.social >= 0.4) {
-            out.push({ kind: 'Emote', name: 'point' });
-            a.lastEmoteT = time;
-            this.counters.bump('emote');
-          }
-        }
-        if (threat.kind === 'player') a.engagedPlayerT = time;
-        if (wasMode !== 'engaging') remember(a, EV.engaged, time, threat.id);
-      }
-    } else if (sw.human && flightGoesOn(a, pos.x, pos.z, time)) {
-      a.fledT = time;
-      pushFlight(out, a, s, a.fledId, dt, sq, time);
-      speed = 'sprint';
-      mode = 'fleeing';
-    } else if (
-      (sw.human ? a.contact && (wasMode === 'investigating' || time - a.contactT <= CONTACT_MEMORY_S) : hasRecentContact(a, pos, time)) &&
-      (p.wounded || ((a.contactShared || (sw.human && a.brave >= SEEK_BRAVERY)) && prof.coward !== true && !cowardly(a))) &&
-      !(sw.human && this.investigationBarred(a, sq, pos.x, pos.z, time, wasMode))
-    ) {
-      if (sw.human) {
-        const how = pushSearch(out, a, pos.x, pos.z, time, p.wounded);
-        if (how === null) {
-          out.push({ kind: 'Idle', reason: 'looking_around' });
-          mode = 'idle';
-        } else {
-          posture = how === 'jog' ? 'standing' : 'crouched';
-          speed = how === 'search' ? null : how;
-          mode = 'investigating';
-        }
-      } else {
-        pushInvestigate(out, a);
-        posture = 'crouched';
-        speed = 'walk';
-        mode = 'investigating';
-      }
-    } else if (sw.human && threat === null && windingDown(a, time)) {
-      out.push({ kind: 'Idle', reason: 'winding_down' });
-      posture = 'crouched';
-      mode = 'idle';
-    } else if (sw.human && maybeGoAway(a, time, dt)) {
-      this.counters.bump('afk');
-      remember(a, a.afkReason === 'break' ? EV.break : EV.afk, time, 0);
-      out.push({ kind: 'Idle', reason: a.afkReason });
-      away = true;
-      mode = a.afkReason === 'break' ? 'on_break' : 'afk';
-    } else if (
-      sw.goals &&
-      sq !== null &&
-      (ld = this.squads.leaderOf(sq, a, time)) !== null &&
-      ld !== a &&
-      !needy(a, s) &&
-      this.squads.centroid(sq, a, time).n > 0
-    ) {
-      // The squad moves together: the leader keeps its route and goals, the others keep with the
-      // leader (regrouping when strayed, else at their own place beside it).
-      speed = this.regroup(a, sq, out, time, pos.x, pos.z);
-      if (speed !== null) mode = 'regrouping';
-      else {
-        speed = this.follow(a, this.squads.centre, out, pos.x, pos.z);
-        mode = speed === null ? 'idle' : 'traveling';
-      }
-    } else if (
-      sw.goals &&
-      sq !== null &&
-      this.squads.leaderOf(sq, a, time) === a &&
-      !needy(a, s) &&
-      (lead = this.leaderRegroup(a, sq, out, time, pos.x, pos.z)) !== null
-    ) {
-      speed = lead === 'stand' ? null : lead;
-      mode = 'regrouping';
-    } else if (s.route !== undefined && s.route.length >= 2 && !(sw.goals && needy(a, s))) {
-      mode = 'patrolling';
-      if (sw.human && pausedAtWaypoint(a, pos, s.route, time)) out.push({ kind: 'Idle', reason: 'looking_around' });
-      else {
-        speed = 'walk';
-        const route = s.route;
-        const wp = route[a.waypoint >= 0 && a.waypoint < route.length ? a.waypoint : 0]!;
-        const how = sw.human ? detour(out, a, pos, wp.x, wp.z, speed, time, wasMode === 'patrolling') : null;
-        if (how === 'give_up') a.waypoint = (a.waypoint + 1) % route.length;
-        if (how !== 'detour') pushPatrol(out, a, pos, route);
-      }
-    } else if (sq !== null && !(sw.goals && needy(a, s)) && (speed = this.regroup(a, sq, out, time, pos.x, pos.z)) !== null) {
-      mode = 'regrouping';
-    } else if (sw.goals) {
-      if (a.goal === 'regroup') a.goalT = -1e9;
-      if (plan(a, s, time, sw.framing, sw.knowledge, sw.human ? a.fatigue : 0)) {
-        this.counters.bump('plan');
-        remember(a, EV.plan, time, 0);
-      }
-      const want = goalSpeed(a, urgent(a, s));
-      const pace = sw.human ? tiredSpeed(a, want) : want;
-      const how = sw.human && a.goalHas ? detour(out, a, pos, a.goalX, a.goalZ, pace, time, wasMode === modeForGoal(a.goal)) : null;
-      if (how === 'give_up') {
-        // Unreachable from here: drop it and choose again next tick.
-        a.goalHas = false;
-        a.goalT = -1e9;
-      }
-      speed = how === 'detour' ? pace : pushGoal(out, a, pos, pace);
-      mode = speed === null ? (a.goal === 'guard' ? 'guarding' : 'idle') : modeForGoal(a.goal);
-    } else {
-      out.push({ kind: 'Idle', reason: 'none' });
-      mode = 'idle';
-    }
-
-    const calmMode = mode !== 'dead' && mode !== 'logged_off' && !away && mode !== 'engaging' && mode !== 'fleeing';
-    let heardNow = false;
-    if (sw.human && calmMode) {
-      heardNow = hear(a, s, time);
-      pushLook(out, a, st.heading_deg, time);
-    }
-    if (sw.emotes && sw.human) {
-      if (calmMode) {
-        const emote = ambientEmote(a, time, p.friendly !== null || friendNear(s, FRIENDLY_RANGE_M), heardNow);
-        if (emote !== null) {
-          out.push({ kind: 'Emote', name: emote });
-          this.counters.bump('emote');
-        }
-      } else if (mode === 'engaging' || mode === 'fleeing') {
-        const emote = pickEmote(a, p, time, mode === 'fleeing', mode === 'engaging', sw.emotions, a.social);
-        if (emote !== null) {
-          out.push({ kind: 'Emote', name: emote });
-          this.counters.bump('emote');
-        }
-      }
-    } else if (sw.emotes && mode !== 'dead' && mode !== 'logged_off' && !away) {
-      const emote = pickEmote(a, p, time, mode === 'fleeing', mode === 'engaging', sw.emotions, a.social);
-      if (emote !== null) {
-        out.push({ kind: 'Emote', name: emote });
-        this.counters.bump('emote');
-      }
-    }
-    if (sw.human) updateFatigue(a, speed, away, dt);
+    const table = this.table;
+    decide(c, out, table.decideIds);
+    overlay(c, out, table.overlayIds);
+    const mode = c.mode;
+    const wasMode = c.wasMode;
 
     a.mode = mode;
     // Still in a squad at this point means in the one joined above (dying or logging off left it).
     const mine = a.squad === '' ? undefined : (sq ?? this.squads.of(a));
     if (mine !== undefined) {
       if (mode !== wasMode) this.squads.modeChanged(mine, a);
-      this.squads.moved(mine, a, pos.x, pos.y, pos.z);
+      this.squads.moved(mine, a, pos.x, pos.y, pos.z, time);
     }
     a.lastT = time;
     a.ticks++;
@@ -465,81 +231,7 @@ export class Brain {
     a.x = pos.x;
     a.y = pos.y;
     a.z = pos.z;
-    return { agent: id, posture, intents: out };
-  }
-
-  /**
-   * Whether this contact is not to be investigated now: within NO_RETURN_S of a flight, one
-   * remembered too briefly for how far it was, or one MAX_INVESTIGATORS squadmates already search.
-   */
-  private investigationBarred(a: AgentState, sq: Squad | null, x: number, z: number, time: number, wasMode: Mode): boolean {
-    if (time - a.fledT < NO_RETURN_S) return true;
-    if (wasMode === 'investigating') return time - a.invT > INVESTIGATE_MAX_S;
-    if (time - a.contactT >= contactMemoryS(CONTACT_MEMORY_S, distH(x, z, a.contactX, a.contactZ))) return true;
-    if (sq === null || !a.contactShared) return false;
-    let n = 0;
-    for (const m of sq.members.values()) if (m !== a && m.mode === 'investigating' && m.contactId === a.contactId && ++n >= MAX_INVESTIGATORS) return true;
-    return false;
-  }
-
-  /** Keeps the member's own place beside where it keeps with the squad (its leader; the regroup point too): jog when far, walk when near, stand when there. */
-  private follow(a: AgentState, leader: Centre, out: Intent[], x: number, z: number): Speed | null {
-    const angle = 2 * Math.PI * noise(a.id, 6);
-    const r = FOLLOW_MIN_M + (FOLLOW_MAX_M - FOLLOW_MIN_M) * noise(a.id, 7);
-    const tx = leader.x + Math.sin(angle) * r;
-    const tz = leader.z + Math.cos(angle) * r;
-    const d = distH(x, z, tx, tz);
-    if (d <= (a.mode === 'traveling' ? FOLLOW_ARRIVE_M : FOLLOW_SLACK_M)) {
-      out.push({ kind: 'Idle', reason: 'with_squad' });
-      return null;
-    }
-    const want: Speed = d > 20 ? 'jog' : 'walk';
-    const speed = this.sw.human ? tiredSpeed(a, want) : want;
-    out.push({ kind: 'MoveTo', to: vec(tx, leader.y, tz), speed });
-    return speed;
-  }
-
-  /**
-   * The leader keeps its own route and goals while the squad keeps up. Left behind for
-   * LEADER_LEASH_S, it turns back to the others (a leader that turned back at once would U-turn
-   * whenever its squad lagged a few steps), and once with them it stands by while most of them
-   * fight, flee or search, rather than walk off and have to turn back again. Returns the speed
-   * it moves at, 'stand', or null to go on its own way.
-   */
-  private leaderRegroup(a: AgentState, sq: Squad, out: Intent[], time: number, x: number, z: number): Speed | 'stand' | null {
-    const back = a.strayT !== NEVER_T && time - a.strayT >= LEADER_LEASH_S;
-    if (!this.squads.leftBehind(sq, a, x, z, time, back)) {
-      if (back && this.squads.mostlyBusy(sq, a, time)) {
-        out.push({ kind: 'Idle', reason: 'with_squad' });
-        return 'stand';
-      }
-      a.strayT = NEVER_T;
-      return null;
-    }
-    if (a.strayT === NEVER_T) a.strayT = time;
-    if (time - a.strayT < LEADER_LEASH_S) return null;
-    return this.headBack(a, this.squads.centroid(sq, a, time), out, time, x, z);
-  }
-
-  /** Heads back toward a squad that has drifted away; counts as a `regroup` goal when goals are on. */
-  private regroup(a: AgentState, sq: Squad, out: Intent[], time: number, x: number, z: number): Speed | null {
-    const c = this.squads.centroid(sq, a, time);
-    if (!this.squads.strayed(x, z, a.social, a.mode === 'regrouping')) return null;
-    return this.headBack(a, c, out, time, x, z);
-  }
-
-  /** Jogs to `c` (sprints beyond REGROUP_SPRINT_M, with human_factors): the `regroup` goal. */
-  private headBack(a: AgentState, c: Centre, out: Intent[], time: number, x: number, z: number): Speed {
-    if (this.sw.goals && a.goal !== 'regroup') {
-      a.goal = 'regroup';
-      a.goalT = time;
-      this.counters.bump('plan');
-      remember(a, EV.plan, time, 0);
-    }
-    const want: Speed = distH(x, z, c.x, c.z) > REGROUP_SPRINT_M ? 'sprint' : 'jog';
-    const speed = this.sw.human ? tiredSpeed(a, want) : 'jog';
-    out.push({ kind: 'MoveTo', to: vec(c.x, c.y, c.z), speed });
-    return speed;
+    return { agent: id, posture: c.posture, intents: out };
   }
 
   /**

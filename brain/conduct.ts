@@ -4,6 +4,7 @@ import type { Squad } from './squads.js';
 import type { AgentState } from './state.js';
 import type { Intent, PointOfInterest, Role, Snapshot, Speed, Target, TargetKind, Vec3 } from './types.js';
 import { ARRIVAL_M } from './reactive/patrol.js';
+import { TICK_LIMITS } from './tick-schema.js';
 
 /**
  * Believable conduct (human_factors on): how a character fights, flees, searches and idles,
@@ -15,9 +16,14 @@ import { ARRIVAL_M } from './reactive/patrol.js';
 
 // ---- combat ----
 
-/** Acquisition delay bounds: the time from first sight to the first shot. */
-export const ACQUIRE_MIN_S = 0.3;
-export const ACQUIRE_MAX_S = 1.5;
+/**
+ * Acquisition: the time from first sight to the first shot grows with range (about
+ * ACQUIRE_BASE_S + ACQUIRE_PER_M per metre: 0.5 s at 20 m, 2 s at 150 m), is longer for the
+ * nervous, varies per hostile, and never exceeds ACQUIRE_MAX_S.
+ */
+export const ACQUIRE_BASE_S = 0.25;
+export const ACQUIRE_PER_M = 0.012;
+export const ACQUIRE_MAX_S = 3;
 /** Calm characters (neuroticism below this) fire at once at targets within CLOSE_M. */
 export const CALM_NERVES = 0.4;
 export const CLOSE_M = 30;
@@ -51,10 +57,10 @@ export function styleOf(a: AgentState): Style {
   return 'hold';
 }
 
-export function acquireDelay(a: AgentState, dist: number): number {
+export function acquireDelay(a: AgentState, dist: number, target: number): number {
   if (a.nrv < CALM_NERVES && dist < CLOSE_M) return 0;
-  const k = 0.5 * Math.min(1, dist / 200) + 0.5 * a.nrv;
-  return ACQUIRE_MIN_S + (ACQUIRE_MAX_S - ACQUIRE_MIN_S) * k;
+  const d = (ACQUIRE_BASE_S + ACQUIRE_PER_M * dist) * (0.7 + 0.6 * a.nrv) * (0.8 + 0.4 * noise(a.id, target));
+  return d < ACQUIRE_MAX_S ? d : ACQUIRE_MAX_S;
 }
 
 function rangeFor(a: AgentState, kind: TargetKind, ammo: number): number {
@@ -64,16 +70,19 @@ function rangeFor(a: AgentState, kind: TargetKind, ammo: number): number {
 
 /**
  * Starts or continues an engagement: returns whether to fire this tick. A hostile visible on
- * the character's first tick counts as already acquired (it may have been in view for long).
+ * the character's first tick counts as already acquired (it may have been in view for long),
+ * and so does one that hits the character (`hit`) while it is still aiming.
  * After the acquisition delay: bursts (longer for the brave) and pauses (longer for the
  * nervous), every RELOAD_EVERY-th cycle a reload.
  */
-export function fireNow(a: AgentState, threat: Target, dist: number, time: number, first: boolean, ammo: number): boolean {
-  const delay = acquireDelay(a, dist);
+export function fireNow(a: AgentState, threat: Target, dist: number, time: number, first: boolean, ammo: number, hit: boolean): boolean {
+  const delay = acquireDelay(a, dist, threat.id);
   if (a.engTarget !== threat.id || a.mode !== 'engaging') {
     a.engTarget = threat.id;
     a.engT = first ? time - delay : time;
   }
+  // Shot at while still aiming: it fires back at once.
+  if (hit && time - a.engT < delay) a.engT = time - delay;
   if (dist > rangeFor(a, threat.kind, ammo)) return false;
   const e = time - a.engT - delay;
   if (e < 0) return false;
@@ -146,77 +155,121 @@ export function pushManoeuvre(out: Intent[], a: AgentState, s: Snapshot, threat:
 
 // ---- flight ----
 
-/** A flight lasts at least this long, unless the character is FLEE_CLEAR_M out of sight sooner. */
-export const FLEE_MIN_S = 8;
-export const FLEE_CLEAR_M = 60;
+/**
+ * A flight lasts at least FLEE_MIN_S..FLEE_MAX_S (drawn per flight; the nervous run longer),
+ * unless the character is FLEE_CLEAR_MIN_M..FLEE_CLEAR_MAX_M out of sight sooner, and at most
+ * twice its least length once out of sight: no two flights need last alike.
+ */
+export const FLEE_MIN_S = 5;
+export const FLEE_MAX_S = 12;
+export const FLEE_CLEAR_MIN_M = 40;
+export const FLEE_CLEAR_MAX_M = 80;
 /** After a flight the character investigates nothing (least of all what it fled from) for this long. */
 export const NO_RETURN_S = 60;
 const FLEE_STEP_M = 40;
-/** Turn applied to the flight bearing each tick the character made no progress (a wall in the way). */
-const REBEAR_DEG = 70;
 /** Less than this per second while sprinting is no progress. */
 const BLOCKED_MPS = 1;
+/**
+ * Turns from the way out tried in turn while blocked (a wall in the way); one that comes within
+ * 90 degrees of a threat (plus FLEE_MARGIN_DEG) is skipped, and with none left the character hides.
+ */
+export const FLEE_SIDES_DEG: readonly number[] = [0, 60, -60, 100, -100];
+const FLEE_MARGIN_DEG = 5;
+/** fleeBend of a character that has tried every side and hides. */
+const HIDING = 360;
 /** A squad's flight bearing holds for this long after a member took it (the first of a squad to flee with none fresh)... */
 export const SQUAD_BEARING_S = 10;
 /** ...by members whose own way out is within 60 degrees of it (it leads away from their threats too). */
 const SHARED_BEARING_COS = 0.5;
 
+/** This flight's least length: per character and per flight, longer for the nervous. */
+export function fleeMinS(a: AgentState): number {
+  return FLEE_MIN_S + (FLEE_MAX_S - FLEE_MIN_S) * (0.55 * noise(a.id, a.fleeT) + 0.45 * a.nrv);
+}
+
+/** Directions (degrees) to the threats of a flight: scratch for pushFlight, sorted in place. */
+const bearings = new Float64Array(TICK_LIMITS.maxTargets + 1);
+
+function sortPrefix(xs: Float64Array, n: number): void {
+  for (let i = 1; i < n; i++) {
+    const v = xs[i]!;
+    let j = i - 1;
+    while (j >= 0 && xs[j]! > v) {
+      xs[j + 1] = xs[j]!;
+      j--;
+    }
+    xs[j + 1] = v;
+  }
+}
+
+/** The smallest angle between two bearings in degrees, 0..180. */
+function turn(a: number, b: number): number {
+  const d = Math.abs(a - b) % 360;
+  return d > 180 ? 360 - d : d;
+}
+
 /**
- * Flee away from every visible hostile at once (nearer ones weigh more), or from the last
- * contact when none is in sight; the bearing turns while blocked.
+ * Flee through the middle of the widest opening between the threats (every visible hostile,
+ * or the last contact when none is in sight), so no bearing runs within 90 degrees of one;
+ * when blocked, the sides of that way in turn (FLEE_SIDES_DEG); with no opening wider than a
+ * half-circle, or every side tried, the character hides where it is. Returns false when it hides.
  */
-export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: number, dt: number, sq: Squad | null, time: number): void {
+export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: number, dt: number, sq: Squad | null, time: number): boolean {
   const st = s.self_state;
   const pos = st.pos;
-  if (dt > 0 && distH(pos.x, pos.z, a.x, a.z) < BLOCKED_MPS * dt) a.fleeBend += REBEAR_DEG;
-  let ux = 0;
-  let uz = 0;
   const targets = s.targets;
+  let n = 0;
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i]!;
-    if (!t.hostile || !t.visible) continue;
-    const dx = pos.x - t.pos.x;
-    const dz = pos.z - t.pos.z;
-    const d2 = dx * dx + dz * dz;
-    if (d2 < 1e-12) continue;
-    ux += dx / d2;
-    uz += dz / d2;
+    if (!t.hostile || !t.visible || distH(pos.x, pos.z, t.pos.x, t.pos.z) < 1e-6) continue;
+    bearings[n++] = yawTo(pos.x, pos.z, t.pos.x, t.pos.z);
   }
-  if (ux === 0 && uz === 0) {
-    ux = pos.x - a.contactX;
-    uz = pos.z - a.contactZ;
+  if (n === 0 && distH(pos.x, pos.z, a.contactX, a.contactZ) > 1e-6) bearings[n++] = yawTo(pos.x, pos.z, a.contactX, a.contactZ);
+  let mid: number;
+  let half: number;
+  if (n === 0) {
+    mid = (st.heading_deg + 180) % 360;
+    half = 90;
+  } else {
+    sortPrefix(bearings, n);
+    let gap = bearings[0]! + 360 - bearings[n - 1]!;
+    let start = bearings[n - 1]!;
+    for (let i = 1; i < n; i++) {
+      const g = bearings[i]! - bearings[i - 1]!;
+      if (g > gap) {
+        gap = g;
+        start = bearings[i - 1]!;
+      }
+    }
+    mid = (start + gap / 2) % 360;
+    half = gap / 2 - 90;
   }
-  let len = Math.sqrt(ux * ux + uz * uz);
-  if (len < 1e-9) {
-    const r = ((st.heading_deg + 180) * Math.PI) / 180;
-    ux = Math.sin(r);
-    uz = Math.cos(r);
-    len = 1;
-  }
-  ux /= len;
-  uz /= len;
+  let way = mid;
   if (sq !== null && sq.members.size > 1) {
     // One squad, one way out: the squad's fresh bearing, when it also leads away from this member's threats, is taken as it is.
     const fresh = time - sq.fleeT <= SQUAD_BEARING_S;
-    if (fresh && ux * sq.fleeX + uz * sq.fleeZ >= SHARED_BEARING_COS) {
-      ux = sq.fleeX;
-      uz = sq.fleeZ;
-    } else if (!fresh) {
-      sq.fleeX = ux;
-      sq.fleeZ = uz;
+    const shared = yawTo(0, 0, sq.fleeX, sq.fleeZ);
+    if (fresh && Math.cos(((shared - mid) * Math.PI) / 180) >= SHARED_BEARING_COS && turn(shared, mid) < half - FLEE_MARGIN_DEG) way = shared;
+    else if (!fresh) {
+      const r = (mid * Math.PI) / 180;
+      sq.fleeX = Math.sin(r);
+      sq.fleeZ = Math.cos(r);
       sq.fleeT = time;
     }
   }
-  if (a.fleeBend !== 0) {
-    const r = (a.fleeBend * Math.PI) / 180;
-    const c = Math.cos(r);
-    const sn = Math.sin(r);
-    const rx = ux * c - uz * sn;
-    uz = ux * sn + uz * c;
-    ux = rx;
-  }
+  // fleeBend keeps the side being tried, in degrees (HIDING once none is left); any other value, as a state file
+  // of an older brain may hold, starts the sides afresh.
+  let k = a.fleeBend === HIDING ? FLEE_SIDES_DEG.length : FLEE_SIDES_DEG.indexOf(a.fleeBend);
+  if (k < 0) k = 0;
+  // Blocked: running since the last tick and hardly moved since.
+  if (dt > 0 && a.mode === 'fleeing' && distH(pos.x, pos.z, a.x, a.z) < BLOCKED_MPS * dt) k++;
+  while (k < FLEE_SIDES_DEG.length && turn(way + FLEE_SIDES_DEG[k]!, mid) >= half - FLEE_MARGIN_DEG) k++;
+  a.fleeBend = k < FLEE_SIDES_DEG.length ? FLEE_SIDES_DEG[k]! : HIDING;
   out.push({ kind: 'Flee', from });
-  out.push({ kind: 'MoveTo', to: vec(pos.x + ux * FLEE_STEP_M, pos.y, pos.z + uz * FLEE_STEP_M), speed: 'sprint' });
+  if (k >= FLEE_SIDES_DEG.length) return false;
+  const r = ((way + FLEE_SIDES_DEG[k]!) * Math.PI) / 180;
+  out.push({ kind: 'MoveTo', to: vec(pos.x + Math.sin(r) * FLEE_STEP_M, pos.y, pos.z + Math.cos(r) * FLEE_STEP_M), speed: 'sprint' });
+  return true;
 }
 
 export function startFlight(a: AgentState, time: number, from: number): void {
@@ -226,11 +279,15 @@ export function startFlight(a: AgentState, time: number, from: number): void {
 }
 
 /**
- * Whether a flight under way with no hostile in sight goes on: until FLEE_MIN_S have passed,
- * and after that until the character is FLEE_CLEAR_M from where it last saw the contact.
+ * Whether a flight under way with no hostile in sight goes on: until its least length has
+ * passed, and after that until the character is its clear distance from where it last saw
+ * the contact (at most twice the least length).
  */
 export function flightGoesOn(a: AgentState, x: number, z: number, time: number): boolean {
-  return a.mode === 'fleeing' && (time - a.fleeT < FLEE_MIN_S || (time - a.fleeT < 2 * FLEE_MIN_S && distH(x, z, a.contactX, a.contactZ) < FLEE_CLEAR_M));
+  if (a.mode !== 'fleeing') return false;
+  const min = fleeMinS(a);
+  const clear = FLEE_CLEAR_MIN_M + (FLEE_CLEAR_MAX_M - FLEE_CLEAR_MIN_M) * noise(a.id + 1, a.fleeT);
+  return time - a.fleeT < min || (time - a.fleeT < 2 * min && distH(x, z, a.contactX, a.contactZ) < clear);
 }
 
 // ---- investigation ----
@@ -434,16 +491,42 @@ export function pushLook(out: Intent[], a: AgentState, heading: number, time: nu
 export const AMBIENT_EMOTES = ['wave', 'stretch', 'nod', 'shrug'] as const;
 
 /**
- * The ambient emote due now, or null: a wave to someone friendly in sight, a nod to a line
- * just heard, else a stretch (calm) or a shrug.
+ * The ambient emote due now, or null: a greeting to someone friendly in sight, an answer to a
+ * line just heard, else a stretch or a shrug; each drawn per occasion.
  */
 export function ambientEmote(a: AgentState, time: number, greet: boolean, heard: boolean): string | null {
   if (time < a.nextEmoteT) return null;
   a.nextEmoteT = time + AMBIENT_MIN_S + (AMBIENT_MAX_S - AMBIENT_MIN_S) * noise(a.id, time);
   a.lastEmoteT = time;
-  if (greet) return 'wave';
-  if (heard) return 'nod';
-  return a.calm >= 0.45 ? 'stretch' : 'shrug';
+  // A greeting is a wave or a nod, as the moment draws it.
+  if (greet) return noise(a.id + 6, time) < 0.55 ? 'wave' : 'nod';
+  // A line heard is answered with a nod, a wave back, or a shrug from one with nothing to say.
+  if (heard) {
+    const pick = noise(a.id + 7, time);
+    return pick < 0.4 ? 'nod' : pick < 0.7 ? 'wave' : 'shrug';
+  }
+  // Alone: a stretch or a shrug, drawn each time (the calm stretch more often), so no one gesture is everyone's.
+  return noise(a.id + 5, time) < 0.3 + 0.4 * a.calm ? 'stretch' : 'shrug';
+}
+
+/** Odds of an emote of fear or anger once EMOTE_GAP_S has passed, per tick, in a fight or a flight. */
+const HEAT_ODDS = 0.3;
+
+/**
+ * An emote of a fight or a flight (human factors on), or null: the frightened panic, wave for
+ * help or point back at what chases them; the angry taunt or point at their target. Which one
+ * is drawn each time, so a squad under fire is not one gesture repeated.
+ */
+export function heatEmote(a: AgentState, time: number, fleeing: boolean, engaging: boolean, gapS: number): string | null {
+  if (time - a.lastEmoteT < gapS) return null;
+  const scared = fleeing && a.fear > 0.6;
+  const angry = engaging && a.anger > 0.6;
+  if (!scared && !angry) return null;
+  if (noise(a.id + 8, time) >= HEAT_ODDS) return null;
+  a.lastEmoteT = time;
+  const pick = noise(a.id + 9, time);
+  if (scared) return pick < 0.45 ? 'panic' : pick < 0.8 ? 'wave' : 'point';
+  return pick < 0.6 ? 'taunt' : 'point';
 }
 
 /** A friendly character (player or AI) within greeting range. */

@@ -1,4 +1,5 @@
 import { distH } from './geometry.js';
+import { noise } from './prng.js';
 import type { AgentState } from './state.js';
 import type { Target } from './types.js';
 
@@ -26,6 +27,17 @@ export class Squad {
   contactZ = 0;
   contactT = 0;
   reporter = 0;
+  /**
+   * The callout of the squad's current sighting: who noticed first, where it stood, when. A
+   * sighting after CALLOUT_QUIET_S without one is a new callout.
+   */
+  calloutBy = 0;
+  calloutX = 0;
+  calloutY = 0;
+  calloutZ = 0;
+  calloutT = -1e9;
+  /** When the leader last moved (its followers stand with it only once it has stood a while). */
+  leaderMovedT = -1e9;
   /** The member with the lowest id: the one whose goals the squad follows. */
   leader: AgentState | null = null;
   /** Bumped when a member dies; members compare it with their own copy to notice the loss. */
@@ -44,6 +56,19 @@ export class Squad {
   fleeT = -1e9;
 
   constructor(readonly id: string) {}
+}
+
+/** A member's sighting this long after the squad's last one is called out afresh. */
+export const CALLOUT_QUIET_S = 10;
+/** Squadmates take up a callout after HEED_MIN_S..HEED_MAX_S, each at its own delay (shorter for the calm). */
+export const HEED_MIN_S = 0.3;
+export const HEED_MAX_S = 2;
+/** The leader counts as moving when it went this far since its last tick. */
+const LEADER_STEP_M = 0.3;
+
+/** How long `a` takes to take up the callout made at `calloutT`: per member and per callout. */
+export function heedDelay(a: AgentState, calloutT: number): number {
+  return HEED_MIN_S + (HEED_MAX_S - HEED_MIN_S) * (0.7 * noise(a.id + 11, calloutT) + 0.3 * a.nrv);
 }
 
 /** Squadmates only count as "running" when their last tick was this recent. */
@@ -147,6 +172,13 @@ export class Squads {
   }
 
   report(sq: Squad, a: AgentState, t: Target, time: number): void {
+    if (!sq.contact || time - sq.contactT > CALLOUT_QUIET_S) {
+      sq.calloutBy = a.id;
+      sq.calloutX = a.x;
+      sq.calloutY = a.y;
+      sq.calloutZ = a.z;
+      sq.calloutT = time;
+    }
     sq.contact = true;
     sq.contactId = t.id;
     sq.contactX = t.pos.x;
@@ -158,10 +190,15 @@ export class Squads {
 
   /**
    * Takes over a squadmate's sighting as this agent's lost contact when it is newer than what
-   * the agent knows. Returns true when that is a new contact for the agent (the `squad` counter).
+   * the agent knows (`staggered`: only once its own heedDelay after the callout has passed).
+   * Returns true when that is a new contact for the agent (the `squad` counter).
    */
-  adoptContact(sq: Squad, a: AgentState, time: number, maxAgeS: number): boolean {
+  adoptContact(sq: Squad, a: AgentState, time: number, maxAgeS: number, staggered: boolean): boolean {
     if (!sq.contact || sq.reporter === a.id || time - sq.contactT > maxAgeS) return false;
+    // With human factors, one running for its life takes in no news: it flees from what it saw itself.
+    if (staggered && a.mode === 'fleeing') return false;
+    // A callout is heard and taken up after a moment, not on the tick it is made (human factors on).
+    if (staggered && sq.calloutBy !== a.id && time - sq.calloutT < heedDelay(a, sq.calloutT)) return false;
     if (a.contact && a.contactT >= sq.contactT) return false;
     // A fresher position of the contact the agent already follows is an update, not news.
     const news = !a.contact || a.contactId !== sq.contactId;
@@ -197,7 +234,8 @@ export class Squads {
   }
 
   /** Records a new position of a member of `sq`; call before the agent's x/y/z are overwritten. */
-  moved(sq: Squad, a: AgentState, x: number, y: number, z: number): void {
+  moved(sq: Squad, a: AgentState, x: number, y: number, z: number, time: number): void {
+    if (sq.leader === a && distH(x, z, a.x, a.z) > LEADER_STEP_M) sq.leaderMovedT = time;
     sq.sumX += x - a.x;
     sq.sumY += y - a.y;
     sq.sumZ += z - a.z;
@@ -233,8 +271,8 @@ export class Squads {
   }
 
   /**
-   * Whether most of the other members (those that ticked recently, searchers aside: a search
-   * ends and they come back) are beyond the agent's leash: a leader left alone, not one with a
+   * Whether most of the other members (those that ticked recently, searchers and those away
+   * from the keyboard aside: they come back) are beyond the agent's leash: a leader left alone, not one with a
    * member or two away. `back` = the leader has turned back already: then half the leash, so
    * it does not flicker at the edge.
    */
@@ -243,7 +281,8 @@ export class Squads {
     let n = 0;
     let far = 0;
     for (const m of sq.members.values()) {
-      if (m === a || time - m.lastT > FRESH_S || m.mode === 'investigating') continue;
+      // Searchers come back when their search ends; members away from the keyboard catch up when back.
+      if (m === a || time - m.lastT > FRESH_S || m.mode === 'investigating' || m.mode === 'afk' || m.mode === 'on_break') continue;
       n++;
       if (distH(x, z, m.x, m.z) > leash) far++;
     }

@@ -28,6 +28,10 @@ export interface BelievabilityResult {
   goals: GoalResult[];
   met: number;
   total: number;
+  /** The second table (believable behaviour II). */
+  goals_ii: GoalResult[];
+  met_ii: number;
+  total_ii: number;
 }
 
 /** A figure's goal: a bound on one number, of the probe or of some standard runs. */
@@ -112,6 +116,67 @@ export const GOALS: Goal[] = [
   },
 ];
 
+/** The second table: no constants where people vary, and squads that talk. */
+export const GOALS_II: Goal[] = [
+  {
+    id: 'flight_modal',
+    label: 'share of flights with the most common length (0.5 s bins)',
+    before: '100% (8.0 s)',
+    goal: '<= 0.25',
+    key: 'flight_modal_share',
+    ok: (v) => v <= 0.25,
+  },
+  {
+    id: 'squad_reaction',
+    label: "squadmates' reaction after a member's first sighting, median (s)",
+    before: '0.0',
+    goal: '0.3-2',
+    key: 'median_squad_reaction_s',
+    ok: (v) => v >= 0.3 && v <= 2,
+  },
+  {
+    id: 'far_first_shot',
+    label: 'first shot after first sight of a hostile at >= 100 m, median (s)',
+    before: '-',
+    goal: '>= 1',
+    key: 'median_far_first_shot_s',
+    ok: (v) => v >= 1,
+  },
+  {
+    id: 'investigations_started',
+    label: 'started investigations reaching their spot',
+    before: '0 (crowd)',
+    goal: '>= 0.6',
+    key: 'investigations_started_reached_share',
+    ok: (v) => v >= 0.6,
+  },
+  {
+    id: 'emote_modal',
+    label: 'share of the most common emote, crowd run',
+    before: '100%',
+    goal: '<= 0.5',
+    key: 'emote_modal_share',
+    runs: ['crowd'],
+    ok: (v) => v <= 0.5,
+  },
+  {
+    id: 'follow_flips',
+    label: 'traveling <-> idle-with-squad flips per character-hour',
+    before: '73',
+    goal: '<= 15',
+    key: 'follow_flips_per_hour',
+    ok: (v) => v <= 15,
+  },
+  {
+    id: 'toward_threat',
+    label: 'flight bearings within 90 deg of the fled threats',
+    before: 'occur',
+    goal: '0',
+    key: 'flight_bearings_toward_threat',
+    ok: (v) => v === 0,
+  },
+];
+
 /** Runs a scenario through the simulator with a fresh in-process brain, counting figures. */
 export async function measure(
   scenario: Scenario,
@@ -189,8 +254,8 @@ export async function probeFigures(z: StandardSizes): Promise<ProbeFigures> {
   };
 }
 
-export function judge(probe: ProbeFigures, scenarios: Record<string, Figures>): GoalResult[] {
-  return GOALS.map((g) => {
+export function judge(probe: ProbeFigures, scenarios: Record<string, Figures>, goals: readonly Goal[] = GOALS): GoalResult[] {
+  return goals.map((g) => {
     const values: Record<string, number | null> = {};
     if (g.probe !== undefined) values.probe = probe[g.probe];
     else for (const run of g.runs ?? RUNS) if (scenarios[run] !== undefined) values[run] = scenarios[run][g.key!] as number | null;
@@ -210,7 +275,18 @@ export async function runBelievability(scale = 1, only?: readonly string[]): Pro
   }
   const pf = await probeFigures(z);
   const goals = judge(pf, scenarios);
-  return { scale, probe: pf, scenarios, goals, met: goals.filter((g) => g.met).length, total: goals.length };
+  const goalsII = judge(pf, scenarios, GOALS_II);
+  return {
+    scale,
+    probe: pf,
+    scenarios,
+    goals,
+    met: goals.filter((g) => g.met).length,
+    total: goals.length,
+    goals_ii: goalsII,
+    met_ii: goalsII.filter((g) => g.met).length,
+    total_ii: goalsII.length,
+  };
 }
 
 function fmt(v: number | null): string {
@@ -218,15 +294,21 @@ function fmt(v: number | null): string {
   return Number.isInteger(v) ? String(v) : v.toFixed(Math.abs(v) < 10 ? 2 : 1);
 }
 
-export function formatTable(r: BelievabilityResult): string {
-  const cols = ['probe', ...Object.keys(r.scenarios)];
+function table(goals: readonly GoalResult[], cols: readonly string[]): string[] {
   const lines = [`| figure | before | ${cols.join(' | ')} | goal | met |`, `|---|--:|${cols.map(() => '--:').join('|')}|--:|:-:|`];
-  for (const g of r.goals) {
+  for (const g of goals) {
     const cells = cols.map((c) => (c in g.values ? fmt(g.values[c] ?? null) : ''));
     lines.push(`| ${g.label} | ${g.before} | ${cells.join(' | ')} | ${g.goal} | ${g.met ? 'yes' : 'no'} |`);
   }
+  return lines;
+}
+
+export function formatTable(r: BelievabilityResult): string {
+  const cols = ['probe', ...Object.keys(r.scenarios)];
+  const lines = table(r.goals, cols);
+  lines.push('', 'Believable behaviour II', '', ...table(r.goals_ii, Object.keys(r.scenarios)));
   lines.push(
-    `\n${r.met} of ${r.total} goals met (scale ${r.scale}); ticks: ${Object.keys(r.scenarios)
+    `\n${r.met} of ${r.total} goals met, ${r.met_ii} of ${r.total_ii} of the second table (scale ${r.scale}); ticks: ${Object.keys(r.scenarios)
       .map((c) => `${c} ${r.scenarios[c]!.ticks}`)
       .join(', ')}`,
   );

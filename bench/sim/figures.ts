@@ -30,6 +30,20 @@ export const WIND_DOWN_S = 10;
 export const ALIKE_MIN = 5;
 /** Engagements shorter than this are too short to judge fire pauses. */
 export const MIN_ENGAGEMENT_S = 5;
+/** A silence in an engagement longer than this is a cease-fire, not a pause between bursts. */
+export const CEASE_FIRE_S = 5;
+/** Flight lengths are binned this wide to find the most common one... */
+export const FLIGHT_BIN_S = 0.5;
+/** ...in a run with at least this many flights (one flight is always 100% of them). */
+export const MIN_FLIGHTS = 5;
+/** A squadmate's reaction to a member's first sighting is looked for this long. */
+export const REACTION_WINDOW_S = 10;
+/** A squad's sighting is a first one when no member saw a hostile for this long. */
+export const SQUAD_QUIET_S = 10;
+/** First sights at least this far count for the far first-shot figure. */
+export const FAR_SIGHT_M = 100;
+/** A flight bearing closer than this to a fled threat's direction runs toward it. */
+export const TOWARD_DEG = 90;
 
 export interface Figures {
   ticks: number;
@@ -51,6 +65,21 @@ export interface Figures {
   logoffs: number;
   logoffs_wound_down_share: number | null;
   median_squad_distance_m: number | null;
+  // Believable behaviour II.
+  flights: number;
+  flight_modal_share: number | null;
+  squad_reactions: number;
+  median_squad_reaction_s: number | null;
+  far_first_shots: number;
+  median_far_first_shot_s: number | null;
+  investigations_started: number;
+  investigations_started_reached_share: number | null;
+  emotes: number;
+  /** Emotes by name. */
+  emote_names: Record<string, number>;
+  emote_modal_share: number | null;
+  follow_flips_per_hour: number;
+  flight_bearings_toward_threat: number;
 }
 
 interface Char {
@@ -88,6 +117,28 @@ interface Char {
   squad: string;
   /** Heard lines awaiting a turn: speaker position and deadline. */
   pending: { x: number; z: number; until: number }[];
+  /** Whether it saw a hostile last tick; when the current sighting began, how far, whether it has fired since. */
+  saw: boolean;
+  sightT: number;
+  sightFar: boolean;
+  sightShot: boolean;
+  /** A squad sighting it is to react to: its time and the behaviour class it had then (null: none). */
+  reactT: number;
+  reactFrom: string | null;
+  /** Where the caller stood: a turn toward it is a reaction too. */
+  reactX: number;
+  reactZ: number;
+  /** Following the squad: 1 walking to its place, 2 standing with the squad, 0 neither. */
+  follow: number;
+  /** Whether the current investigation counts as started (not one begun while a hostile is in sight). */
+  invStarted: boolean;
+  /** The behaviour class of its previous tick, and whether this tick's reply is away. */
+  prevCls: string;
+  away: boolean;
+  /** Where the hostile fled from was last seen. */
+  fledSeen: boolean;
+  fledSeenX: number;
+  fledSeenZ: number;
 }
 
 function yawTo(ax: number, az: number, bx: number, bz: number): number {
@@ -191,6 +242,18 @@ export class FigureCounter {
   private logoffs = 0;
   private woundDown = 0;
   private readonly squadDist = new Histogram(0.5, 4000);
+  private readonly flightBins = new Map<number, number>();
+  private readonly reactions: number[] = [];
+  private readonly farShots: number[] = [];
+  private started = 0;
+  private startedReached = 0;
+  private readonly emoteNames = new Map<string, number>();
+  private followFlips = 0;
+  private towardThreat = 0;
+  /** Per squad: when a member last saw a hostile. */
+  private readonly squadSawT = new Map<string, number>();
+  /** Squad sightings of this step, to be reacted to by the other members from the next tick. */
+  private readonly sightings: { squad: string; t: number; by: number; x: number; z: number }[] = [];
   /** This step's behaviour switches by "from → to", and shooters by squad and target. */
   private readonly switches = new Map<string, number>();
   private readonly shooters = new Map<string, number>();
@@ -236,6 +299,21 @@ export class FigureCounter {
         z: 0,
         squad: '',
         pending: [],
+        saw: false,
+        sightT: 0,
+        sightFar: false,
+        sightShot: false,
+        reactT: 0,
+        reactFrom: null,
+        reactX: 0,
+        reactZ: 0,
+        follow: 0,
+        invStarted: false,
+        prevCls: '',
+        away: false,
+        fledSeen: false,
+        fledSeenX: 0,
+        fledSeenZ: 0,
       };
       this.chars.set(id, c);
     }
@@ -285,6 +363,8 @@ export class FigureCounter {
       }
     } else c.destSet = false;
 
+    this.believableII(c, t, s, reply, seesHostile, away, engage, move, flee);
+
     // Flights.
     if (flee) {
       if (!c.fleeing) {
@@ -297,7 +377,7 @@ export class FigureCounter {
     } else if (c.fleeing) {
       c.fleeing = false;
       c.fleeEnd = t;
-      this.flights.push(t - c.fleeStart);
+      this.flight(t - c.fleeStart);
     }
 
     // Investigations.
@@ -306,13 +386,20 @@ export class FigureCounter {
       if (!c.investigating) {
         c.investigating = true;
         c.invReached = false;
+        c.invStarted = !seesHostile;
         if (t - c.fleeEnd <= FLED_CONTACT_S) {
           for (const p of c.fledFrom.values()) if (Math.hypot(p.x - inv.at.x, p.z - inv.at.z) <= FLED_CONTACT_M) this.backToFled++;
         }
       }
       c.invAt = inv.at;
       if (Math.hypot(pos.x - inv.at.x, pos.z - inv.at.z) <= REACHED_M) c.invReached = true;
-    } else if (c.investigating) this.endInvestigation(c, seesHostile || engage !== undefined || flee !== undefined || away);
+    } else if (c.investigating) {
+      if (c.invStarted && !seesHostile) {
+        this.started++;
+        if (c.invReached) this.startedReached++;
+      }
+      this.endInvestigation(c, seesHostile || engage !== undefined || flee !== undefined || away);
+    }
 
     // Engagements: movement, fire pauses, shooters.
     if (engage) {
@@ -327,6 +414,14 @@ export class FigureCounter {
         c.lastFire = false;
       }
       if (engage.fire) {
+        // A silence longer than CEASE_FIRE_S is no pause in a burst but a cease-fire (a target out
+        // of range, a reload under cover): the firing before it is one stretch, the firing after another.
+        if (c.engFired && t - c.engLastFire - this.dt > CEASE_FIRE_S) {
+          c.engPauses--;
+          this.closeFiring(c);
+          c.engStart = t;
+          c.engPauses = 0;
+        }
         if (!c.engFired) c.engStart = t;
         c.engFired = true;
         c.engLastFire = t;
@@ -342,6 +437,14 @@ export class FigureCounter {
 
     // Crowd switching.
     const cls = behaviourClass(reply);
+    c.prevCls = c.cls;
+    if (c.reactFrom !== null) {
+      if (t - c.reactT > REACTION_WINDOW_S || away) c.reactFrom = null;
+      else if (cls !== c.reactFrom || (face !== undefined && angleBetween(face.yaw_deg, yawTo(pos.x, pos.z, c.reactX, c.reactZ)) <= TURN_TOLERANCE_DEG)) {
+        this.reactions.push(t - c.reactT);
+        c.reactFrom = null;
+      }
+    }
     if (c.cls !== '' && cls !== c.cls) {
       this.changes++;
       const key = `${c.cls}>${cls}`;
@@ -358,7 +461,11 @@ export class FigureCounter {
       c.replyCounts = counts;
     }
 
-    for (const i of reply.intents) if (i.kind === 'Emote') this.emotes++;
+    for (const i of reply.intents) {
+      if (i.kind !== 'Emote') continue;
+      this.emotes++;
+      this.emoteNames.set(i.name, (this.emoteNames.get(i.name) ?? 0) + 1);
+    }
 
     // Hearing: outside combat, a line from a target the character perceives asks for a turn toward it.
     for (const h of outside ? (s.heard ?? []) : []) {
@@ -392,6 +499,82 @@ export class FigureCounter {
     c.lastT = t;
   }
 
+  private flight(len: number): void {
+    this.flights.push(len);
+    const bin = Math.floor(len / FLIGHT_BIN_S);
+    this.flightBins.set(bin, (this.flightBins.get(bin) ?? 0) + 1);
+  }
+
+  /** The figures of believable behaviour II that need this tick before the others update the character. */
+  private believableII(
+    c: Char,
+    t: number,
+    s: Snapshot,
+    reply: TickResponse,
+    seesHostile: boolean,
+    away: boolean,
+    engage: Extract<Intent, { kind: 'Engage' }> | undefined,
+    move: Extract<Intent, { kind: 'MoveTo' }> | undefined,
+    flee: Extract<Intent, { kind: 'Flee' }> | undefined,
+  ): void {
+    const pos = s.self_state.pos;
+    c.away = away;
+    // First sights: how far, when the first shot follows; a squad's first sighting for its other members.
+    if (seesHostile && !c.saw) {
+      let near = Infinity;
+      for (const tg of s.targets) if (tg.hostile && tg.visible) near = Math.min(near, Math.hypot(tg.pos.x - pos.x, tg.pos.z - pos.z));
+      c.sightT = t;
+      c.sightFar = near >= FAR_SIGHT_M;
+      c.sightShot = false;
+      if (c.squad !== '') {
+        const last = this.squadSawT.get(c.squad);
+        if (last === undefined || t - last > SQUAD_QUIET_S) this.sightings.push({ squad: c.squad, t, by: s.agent as number, x: pos.x, z: pos.z });
+      }
+    }
+    if (seesHostile && c.squad !== '') this.squadSawT.set(c.squad, t);
+    c.saw = seesHostile;
+    if (seesHostile && engage?.fire === true && !c.sightShot) {
+      c.sightShot = true;
+      if (c.sightFar) this.farShots.push(t - c.sightT);
+    }
+    // Flight bearings: never toward what is fled (the visible hostiles, else where the one fled from was last seen).
+    if (flee !== undefined && move !== undefined) {
+      const bx = move.to.x - pos.x;
+      const bz = move.to.z - pos.z;
+      const bl = Math.hypot(bx, bz);
+      let toward = false;
+      let any = false;
+      const check = (x: number, z: number): void => {
+        const dx = x - pos.x;
+        const dz = z - pos.z;
+        const dl = Math.hypot(dx, dz);
+        if (bl < 1e-6 || dl < 1e-6) return;
+        if ((bx * dx + bz * dz) / (bl * dl) > Math.cos((TOWARD_DEG * Math.PI) / 180)) toward = true;
+      };
+      for (const tg of s.targets) {
+        if (!tg.hostile || !tg.visible) continue;
+        any = true;
+        check(tg.pos.x, tg.pos.z);
+      }
+      const fled = s.targets.find((x) => x.id === flee.from);
+      if (fled !== undefined && fled.visible) {
+        c.fledSeenX = fled.pos.x;
+        c.fledSeenZ = fled.pos.z;
+        c.fledSeen = true;
+      }
+      if (!any && c.fledSeen) check(c.fledSeenX, c.fledSeenZ);
+      if (toward) this.towardThreat++;
+    }
+    // Followers: walking to their place beside the leader against standing with the squad.
+    let follow = 0;
+    if (c.squad !== '' && !away && engage === undefined && flee === undefined && !seesHostile) {
+      if (reply.intents.some((i) => i.kind === 'Idle' && i.reason === 'with_squad')) follow = 2;
+      else if (move !== undefined && move.speed !== 'sprint') follow = 1;
+    }
+    if (follow !== 0 && c.follow !== 0 && follow !== c.follow) this.followFlips++;
+    c.follow = follow;
+  }
+
   private endInvestigation(c: Char, interrupted: boolean): void {
     c.investigating = false;
     if (interrupted) return;
@@ -399,9 +582,15 @@ export class FigureCounter {
     if (c.invReached) this.reached++;
   }
 
-  /** Pauses count over the firing part of an engagement: from its first shot to its last. */
-  private endEngagement(c: Char, _t: number): void {
+  /** Pauses count over the firing part of an engagement: from its first shot to its last, cease-fires apart. */
+  private endEngagement(c: Char, t: number): void {
     c.engaging = false;
+    if (c.engFired && !c.lastFire && t - c.engLastFire - this.dt > CEASE_FIRE_S) c.engPauses--;
+    this.closeFiring(c);
+  }
+
+  /** Adds a stretch of firing (first shot to last, no cease-fire within) to the pause figure. */
+  private closeFiring(c: Char): void {
     const len = c.engLastFire - c.engStart + this.dt;
     if (len >= MIN_ENGAGEMENT_S && c.engFired) {
       this.engagedSeconds += len;
@@ -410,6 +599,22 @@ export class FigureCounter {
   }
 
   private endStep(next: number): void {
+    if (this.sightings.length > 0) {
+      for (const sg of this.sightings) {
+        for (const [id, m] of this.chars) {
+          if (id === sg.by || m.squad !== sg.squad || m.saw || m.away || m.reactFrom !== null) continue;
+          const from = m.lastT === sg.t ? m.prevCls : m.cls;
+          if (m.lastT === sg.t && m.cls !== from) this.reactions.push(0);
+          else {
+            m.reactT = sg.t;
+            m.reactFrom = from;
+            m.reactX = sg.x;
+            m.reactZ = sg.z;
+          }
+        }
+      }
+      this.sightings.length = 0;
+    }
     for (const n of this.switches.values()) if (n >= ALIKE_MIN) this.alike += n;
     this.switches.clear();
     this.shooters.clear();
@@ -434,7 +639,7 @@ export class FigureCounter {
   finish(): Figures {
     this.endStep(this.step);
     for (const c of this.chars.values()) {
-      if (c.fleeing) this.flights.push(c.lastT - c.fleeStart + this.dt);
+      if (c.fleeing) this.flight(c.lastT - c.fleeStart + this.dt);
       if (c.engaging) this.endEngagement(c, c.lastT + this.dt);
       // An investigation still under way when the run ends is neither reached nor failed.
       if (c.investigating) this.endInvestigation(c, true);
@@ -469,6 +674,19 @@ export class FigureCounter {
       logoffs: this.logoffs,
       logoffs_wound_down_share: this.logoffs > 0 ? r(this.woundDown / this.logoffs) : null,
       median_squad_distance_m: this.squadDist.median(),
+      flights: this.flights.length,
+      flight_modal_share: this.flights.length >= MIN_FLIGHTS ? r(Math.max(...this.flightBins.values()) / this.flights.length) : null,
+      squad_reactions: this.reactions.length,
+      median_squad_reaction_s: median(this.reactions),
+      far_first_shots: this.farShots.length,
+      median_far_first_shot_s: median(this.farShots),
+      investigations_started: this.started,
+      investigations_started_reached_share: this.started > 0 ? r(this.startedReached / this.started) : null,
+      emotes: this.emotes,
+      emote_names: Object.fromEntries([...this.emoteNames].sort((x, y) => y[1] - x[1])),
+      emote_modal_share: this.emotes > 0 ? r(Math.max(...this.emoteNames.values()) / this.emotes) : null,
+      follow_flips_per_hour: r(hours > 0 ? this.followFlips / hours : 0),
+      flight_bearings_toward_threat: this.towardThreat,
     };
   }
 }

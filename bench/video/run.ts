@@ -4,12 +4,19 @@ import { join } from 'node:path';
 import { startEmbedded } from '../../src/embedded/start.js';
 import { HttpServer } from '../../src/http/server.js';
 import { json } from '../../src/http/reply.js';
-import { resolveFfmpeg } from '../../src/video/ffmpeg.js';
+import { readFileSync as readText, writeFileSync, chmodSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { DEFAULT_FFMPEG_ADDRESS_SPACE, resolveFfmpeg } from '../../src/video/ffmpeg.js';
+import { DEFAULT_TIMINGS, tourFrames, X264_THREADS } from '../../src/video/tour.js';
 import { FORMATS, type Format } from '../../src/video/types.js';
 
 export interface VideoBenchOptions {
   photos: number;
   format: Format;
+  /** Paired bare-encoder / real-render measurements (back to back, repeated: the machine is shared). */
+  repeat: number;
+  /** Photos of the memory run (default 100: the most a property may have). */
+  memoryPhotos: number;
   /** Seconds each request-rate measurement runs. */
   seconds: number;
   connections: number;
@@ -19,9 +26,23 @@ export interface VideoBenchOptions {
   log: (line: string) => void;
 }
 
+export interface PairedRun {
+  /** Seconds of the bare encoder on the same frames (summed over the formats for the pack). */
+  bareS: number;
+  renderS: number;
+  ratio: number;
+}
+
 export interface VideoBenchResult {
   ffmpeg: string;
+  load: { before: string; after: string };
   render: { photos: number; format: Format; width: number; height: number; renderS: number; videoS: number; ratio: number; preset: string };
+  /** The single render (captions, branding, voice-over and music on) against the bare encoder, per pair, and the median ratio. */
+  single: { frames: number; runs: PairedRun[]; medianRatio: number; goal: number };
+  /** The pack (16:9, 9:16, 1:1 at once) against the sum of the bare encodes of its three formats. */
+  pack: { runs: PairedRun[]; medianRatio: number; goal: number };
+  /** A tour of memoryPhotos photos under the default 2 GiB address-space limit: the largest ffmpeg process. */
+  memory: { photos: number; status: string; limitBytes: number; peakVmBytes: number; peakRssBytes: number; processes: number; renderS: number };
   api: { tool: string; connections: number; seconds: number; propertiesRps: number; propertyRps: number; baselineRps: number; share: number };
 }
 
@@ -114,35 +135,44 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
   try {
     const key = await apiKey(e);
 
-    o.log(`rendering a ${o.photos}-photo ${o.format} tour`);
     const photos = makePhotos(ffmpeg.path, o.workDir, o.photos);
-    const pid = (
-      await call(e, 'POST', '/v1/properties', key, {
-        title: 'Benchmark Villa',
-        address: '1 Render Road',
-        city: 'Cores',
-        price: 990000,
-        currency: 'EUR',
-        bedrooms: 5,
-      })
-    ).id;
-    for (let i = 0; i < photos.length; i += 5) {
-      await call(e, 'POST', `/v1/properties/${pid}/photos`, key, {
-        photos: photos.slice(i, i + 5).map((p, j) => ({ filename: `p${i + j}.jpg`, data_base64: p.toString('base64') })),
-      });
-    }
-    const t0 = performance.now();
-    const video = await call(e, 'POST', '/v1/videos', key, { property_id: pid, template: 'tour', format: o.format });
-    let v;
-    do {
-      await new Promise((r) => setTimeout(r, 100));
-      v = await call(e, 'GET', `/v1/videos/${video.id}`, key);
-    } while (v.status === 'queued' || v.status === 'rendering');
-    const renderS = (performance.now() - t0) / 1000;
-    if (v.status !== 'completed') throw new Error(`render failed: ${v.error}`);
-    const asset = await call(e, 'GET', `/v1/assets/${v.video_asset_id}`, key);
-    const videoS = asset.duration_s as number;
+    const loadBefore = loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ');
+    const pid = await benchProperty(e, key, photos);
+    // Branding, a music track: what an agent's pack carries.
+    await call(e, 'PUT', '/v1/branding', key, { primary_color: '#1B3A5C', secondary_color: '#F2C14E', font: 'sans' });
+    const logo = join(o.workDir, 'logo.png');
+    execFileSync(ffmpeg.path, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=orange:s=400x160', '-frames:v', '1', logo]);
+    await upload(e, key, 'PUT', '/v1/branding/logo', 'image/png', readFileSync(logo));
+    const music = join(o.workDir, 'music.mp3');
+    execFileSync(ffmpeg.path, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=220:d=40', '-b:a', '128k', music]);
+    const track = await upload(e, key, 'POST', '/v1/audio?filename=music.mp3', 'audio/mpeg', readFileSync(music));
+    const full = { captions: true, voiceover: true, music_id: track.id };
 
+    // The bare encoder: a still image already at the output size, the same frames, codec settings and threads, no filters.
+    const frames = tourFrames(o.photos, DEFAULT_TIMINGS, ffmpeg.xfade);
+    const bare = (format: Format) => bareEncode(ffmpeg.path, o.workDir, format, frames, preset);
+    const packFormats: Format[] = ['16:9', '9:16', '1:1'];
+    const single: PairedRun[] = [];
+    const pack: PairedRun[] = [];
+    let first: { renderS: number; videoS: number } | null = null;
+    for (let r = 0; r < o.repeat; r++) {
+      o.log(`pair ${r + 1}/${o.repeat}: bare encode, then the ${o.photos}-photo ${o.format} tour with captions, branding, voice-over and music`);
+      const b = await bare(o.format);
+      const t = await renderVideos(e, key, { property_id: pid, template: 'tour', format: o.format, ...full });
+      first ??= t;
+      single.push({ bareS: round(b), renderS: round(t.renderS), ratio: round(t.renderS / b) });
+      o.log(`  bare ${round(b)} s, tour ${round(t.renderS)} s: ${round(t.renderS / b)}x (load ${loadavg()[0]!.toFixed(1)})`);
+      o.log(`pair ${r + 1}/${o.repeat}: bare encodes of ${packFormats.join(', ')}, then the pack`);
+      let sum = 0;
+      for (const f of packFormats) sum += await bare(f);
+      const p = await renderVideos(e, key, { property_id: pid, template: 'tour', formats: packFormats, ...full });
+      pack.push({ bareS: round(sum), renderS: round(p.renderS), ratio: round(p.renderS / sum) });
+      o.log(`  bare sum ${round(sum)} s, pack ${round(p.renderS)} s: ${round(p.renderS / sum)}x (load ${loadavg()[0]!.toFixed(1)})`);
+    }
+    const renderS = first!.renderS;
+    const videoS = first!.videoS;
     // A realistic list page: 20 properties with two photos each (the page size by default).
     const small = photos[0]!.toString('base64');
     let oneId = 0;
@@ -153,6 +183,7 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
       await call(e, 'POST', `/v1/properties/${id}/photos`, key, { photos: [{ data_base64: small }, { data_base64: small }] });
       oneId = id;
     }
+    const memory = await memoryRun(ffmpeg.path, o, photos);
     const tool = o.load === 'wrk' && existsSync(WRK) ? 'wrk' : 'inproc';
     const measure = tool === 'wrk' ? wrk : inproc;
     o.log(`GET /v1/properties vs baseline, ${tool}, ${o.connections} connections, ${o.seconds} s each`);
@@ -162,6 +193,15 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
     const { width, height } = FORMATS[o.format];
     return {
       ffmpeg: `${ffmpeg.path} (${ffmpeg.source})`,
+      load: {
+        before: loadBefore,
+        after: loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' '),
+      },
+      single: { frames, runs: single, medianRatio: median(single.map((x) => x.ratio)), goal: 1.2 },
+      pack: { runs: pack, medianRatio: median(pack.map((x) => x.ratio)), goal: 1.15 },
+      memory,
       render: { photos: o.photos, format: o.format, width, height, renderS: round(renderS), videoS, ratio: round(renderS / videoS), preset },
       api: {
         tool,
@@ -179,12 +219,150 @@ export async function runVideoBench(o: VideoBenchOptions): Promise<VideoBenchRes
   }
 }
 
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? round(s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : 0;
+}
+
+async function benchProperty(e: { url: string }, key: string, photos: Buffer[]): Promise<number> {
+  const pid = (
+    await call(e, 'POST', '/v1/properties', key, {
+      title: 'Benchmark Villa',
+      address: '1 Render Road',
+      city: 'Cores',
+      price: 990000,
+      currency: 'EUR',
+      bedrooms: 5,
+      bathrooms: 3,
+      area: 240,
+      description: 'A bright villa with a garden and a view of the hills. Quiet street.',
+    })
+  ).id;
+  for (let i = 0; i < photos.length; i += 5) {
+    await call(e, 'POST', `/v1/properties/${pid}/photos`, key, {
+      photos: photos.slice(i, i + 5).map((p, j) => ({ filename: `p${i + j}.jpg`, data_base64: p.toString('base64') })),
+    });
+  }
+  return pid;
+}
+
+async function upload(e: { url: string }, key: string, method: string, path: string, type: string, body: Buffer): Promise<any> {
+  const res = await fetch(e.url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': type }, body });
+  const parsed = await res.json();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+/** Seconds from POST /v1/videos to the poll that sees every video of the request finished. */
+async function renderVideos(e: { url: string }, key: string, body: Record<string, unknown>): Promise<{ renderS: number; videoS: number }> {
+  const t0 = performance.now();
+  const made = await call(e, 'POST', '/v1/videos', key, body);
+  const ids: number[] = made.data ? made.data.map((v: any) => v.id) : [made.id];
+  let videoS = 0;
+  for (const id of ids) {
+    let v;
+    do {
+      await new Promise((r) => setTimeout(r, 50));
+      v = await call(e, 'GET', `/v1/videos/${id}`, key);
+    } while (v.status === 'queued' || v.status === 'rendering');
+    if (v.status !== 'completed') throw new Error(`render failed: ${v.error}`);
+    videoS = (await call(e, 'GET', `/v1/assets/${v.video_asset_id}`, key)).duration_s;
+  }
+  return { renderS: (performance.now() - t0) / 1000, videoS };
+}
+
+/** The encoder's own limit: ffmpeg encoding `frames` frames of a still image at the output size, same x264 settings, no filters. */
+async function bareEncode(ffmpeg: string, dir: string, format: Format, frames: number, preset: string): Promise<number> {
+  const { width, height } = FORMATS[format];
+  const still = join(dir, `still-${width}x${height}.jpg`);
+  if (!existsSync(still))
+    execFileSync(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}`, '-frames:v', '1', '-q:v', '2', still]);
+  const args = ['-v', 'error', '-y', '-loop', '1', '-framerate', '25', '-i', still, '-frames:v', String(frames)];
+  args.push('-c:v', 'libx264', '-preset', preset, '-crf', '23', '-threads:v', String(X264_THREADS), '-pix_fmt', 'yuv420p', '-r', '25', join(dir, 'bare.mp4'));
+  const t0 = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(ffmpeg, args, { stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`bare encode exited ${code}`))));
+  });
+  return (performance.now() - t0) / 1000;
+}
+
+/**
+ * A tour of `memoryPhotos` photos at 1080p under the default address-space limit, through a
+ * wrapper that records each ffmpeg process's peak address space and resident set. Parts are
+ * shortened (0.6 s a photo): what an ffmpeg process holds depends on its photos and frame size,
+ * not on how long each is shown.
+ */
+async function memoryRun(ffmpeg: string, o: VideoBenchOptions, photos: Buffer[]): Promise<VideoBenchResult['memory']> {
+  const log = join(o.workDir, 'ffmpeg-peaks.log');
+  const wrapper = join(o.workDir, 'ffmpeg-peak.sh');
+  writeFileSync(
+    wrapper,
+    `#!/bin/bash\n"${ffmpeg}" "$@" &\npid=$!\npeak=0; hwm=0\nwhile kill -0 $pid 2>/dev/null; do\n  s=$(grep -E '^(VmPeak|VmHWM)' /proc/$pid/status 2>/dev/null | awk '{print $2}' | tr '\\n' ' ')\n  set -- $s; [ -n "$1" ] && peak=$1 && hwm=$2\n  sleep 0.1\ndone\nwait $pid; code=$?\necho "$peak $hwm" >> "${log}"\nexit $code\n`,
+  );
+  chmodSync(wrapper, 0o700);
+  o.log(`memory: a ${o.memoryPhotos}-photo 16:9 tour under the default ${DEFAULT_FFMPEG_ADDRESS_SPACE} byte limit`);
+  const e = await startEmbedded({
+    port: 0,
+    db: join(o.workDir, 'memory.db'),
+    dataDir: join(o.workDir, 'memory-data'),
+    adminToken: ADMIN,
+    ffmpegPath: wrapper,
+    video: { preset: 'ultrafast', timings: { titleS: 1, photoS: 0.6, fadeS: 0.2, fps: 25 } },
+    limits: { apiKey: { limit: 1e9, windowMs: 60_000 }, tenantApiKeys: { limit: 1e9, windowMs: 60_000 }, queuedVideosPerTenant: 1e9 },
+  });
+  try {
+    const key = await apiKey(e);
+    const all = Array.from({ length: o.memoryPhotos }, (_, i) => photos[i % photos.length]!);
+    const pid = await benchProperty(e, key, all);
+    writeFileSync(log, '');
+    const t0 = performance.now();
+    const made = await call(e, 'POST', '/v1/videos', key, { property_id: pid, template: 'tour', format: '16:9' });
+    let v;
+    do {
+      await new Promise((r) => setTimeout(r, 200));
+      v = await call(e, 'GET', `/v1/videos/${made.id}`, key);
+    } while (v.status === 'queued' || v.status === 'rendering');
+    const peaks = readText(log, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ').map((n) => Number(n) * 1024));
+    return {
+      photos: o.memoryPhotos,
+      status: v.status === 'completed' ? 'completed' : `failed: ${v.error}`,
+      limitBytes: DEFAULT_FFMPEG_ADDRESS_SPACE,
+      peakVmBytes: Math.max(0, ...peaks.map((p) => p[0]!)),
+      peakRssBytes: Math.max(0, ...peaks.map((p) => p[1]!)),
+      processes: peaks.length,
+      renderS: round((performance.now() - t0) / 1000),
+    };
+  } finally {
+    await e.close();
+  }
+}
+
 function round(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
 
 export function table(r: VideoBenchResult): string {
+  const mib = (b: number) => `${(b / 1024 ** 2).toFixed(0)} MiB`;
   const rows: [string, string][] = [
+    ['load average (1, 5, 15 min) before / after', `${r.load.before} / ${r.load.after}`],
+    ...r.single.runs.map((x, i): [string, string] => [
+      `pair ${i + 1}: bare encode ${r.single.frames} frames / tour with captions, branding, voice, music`,
+      `${x.bareS} s / ${x.renderS} s = ${x.ratio}`,
+    ]),
+    [`single render / bare encoder (median; goal <= ${r.single.goal})`, String(r.single.medianRatio)],
+    ...r.pack.runs.map((x, i): [string, string] => [`pair ${i + 1}: bare 16:9 + 9:16 + 1:1 / the pack`, `${x.bareS} s / ${x.renderS} s = ${x.ratio}`]),
+    [`pack / sum of bare encodes (median; goal <= ${r.pack.goal})`, String(r.pack.medianRatio)],
+    [
+      `${r.memory.photos}-photo 1080p tour under a ${mib(r.memory.limitBytes)} limit`,
+      `${r.memory.status} in ${r.memory.renderS} s, ${r.memory.processes} ffmpeg runs`,
+    ],
+    ['  largest ffmpeg: peak address space / peak resident', `${mib(r.memory.peakVmBytes)} / ${mib(r.memory.peakRssBytes)}`],
     ['ffmpeg', r.ffmpeg],
     [`render ${r.render.photos}-photo ${r.render.format} tour (${r.render.width}x${r.render.height}, x264 ${r.render.preset})`, `${r.render.renderS} s`],
     ['video duration', `${r.render.videoS} s`],

@@ -9,7 +9,11 @@ interface Photo {
   width: number;
   height: number;
   size_bytes: number;
+  room: string | null;
 }
+
+/** Room tags a photo may carry (the API's list, in the order a tour by room shows them). */
+const ROOMS = ['exterior', 'entrance', 'living', 'kitchen', 'dining', 'bedroom', 'bathroom', 'office', 'garden', 'view', 'other'] as const;
 
 interface Property {
   id: number;
@@ -27,8 +31,9 @@ interface Property {
 interface Video {
   id: number;
   format: string;
-  status: 'queued' | 'rendering' | 'completed' | 'failed';
+  status: 'queued' | 'rendering' | 'completed' | 'failed' | 'cancelled';
   progress: number;
+  batch_id: number | null;
   error: string | null;
   video_asset_id: number | null;
   poster_asset_id: number | null;
@@ -155,7 +160,13 @@ export function PropertyPage({ id }: { id: string }) {
     <${ErrorBox} error=${videos.error} />
     ${videos.data?.data.length === 0 ? html`<p class="empty">No videos yet.</p>` : null}
     <ul class="assets">
-      ${(videos.data?.data ?? []).map((v) => html`<li class="card" key=${v.id}><${VideoCard} initial=${v} onDeleted=${() => videos.reload()} /></li>`)}
+      ${byRequest(videos.data?.data ?? []).map(
+        (group) =>
+          html`<li class="card" key=${group[0]!.id} data-request=${group[0]!.batch_id ?? group[0]!.id}>
+            ${group.length > 1 ? html`<h3 class="h4">${group.length} formats, requested together</h3>` : null}
+            <div class="formats">${group.map((v) => html`<${VideoCard} key=${v.id} initial=${v} onDeleted=${() => videos.reload()} />`)}</div>
+          </li>`,
+      )}
     </ul>
     ${
       p
@@ -238,42 +249,68 @@ function Photos({ id, photos, onChanged }: { id: string; photos: Photo[]; onChan
     ${progress !== null ? html`<${Field} id="upload-progress" label="Uploading"><progress id="upload-progress" max="1" value=${progress}>${Math.round(progress * 100)} %</progress><//>` : null}
     <${ErrorBox} error=${error} />
     <ol class="photo-list">
-      ${photos.map(
-        (ph) =>
-          html`<li data-photo=${ph.id}>
-            ${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB
-            <button type="button" class="danger small" onClick=${() => void remove(ph)} aria-label=${`Delete photo ${ph.filename}`}>Delete</button>
-          </li>`,
-      )}
+      ${photos.map((ph) => html`<${PhotoItem} key=${ph.id} id=${id} ph=${ph} onChanged=${onChanged} onRemove=${(x: Photo) => void remove(x)} />`)}
     </ol>
   </div>`;
 }
 
 function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: boolean; onRequested: () => void }) {
-  const [format, setFormat] = useState<(typeof FORMATS)[number]>('16:9');
+  const [formats, setFormats] = useState<string[]>(['16:9']);
+  const [opts, setOpts] = useState({ captions: false, voiceover: false, unbranded: false, byRoom: false });
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
+    if (formats.length === 0) return setError('Choose at least one format.');
+    const body: Record<string, unknown> = {
+      property_id: Number(id),
+      template: 'tour',
+      captions: opts.captions,
+      voiceover: opts.voiceover,
+      branded: !opts.unbranded,
+    };
+    if (opts.byRoom) body.photo_order = 'room';
+    // One format is the API's plain request; several are one request listing a video per format.
+    if (formats.length === 1) body.format = formats[0];
+    else body.formats = FORMATS.filter((f) => formats.includes(f));
     try {
-      await call<Video>('POST', '/v1/videos', { body: { property_id: Number(id), template: 'tour', format } });
+      await call('POST', '/v1/videos', { body });
       onRequested();
     } catch (err) {
       setError(messageOf(err) + (err instanceof ApiError && err.details.length ? `: ${err.details.map((d) => d.message).join('; ')}` : ''));
     }
   };
+  const toggle = (f: string) => setFormats(formats.includes(f) ? formats.filter((x) => x !== f) : [...formats, f]);
+  const check = (k: keyof typeof opts, label: string) =>
+    html`<div class="check">
+      <input type="checkbox" id=${`opt-${k}`} checked=${opts[k]} onChange=${() => setOpts({ ...opts, [k]: !opts[k] })} />
+      <label for=${`opt-${k}`}>${label}</label>
+    </div>`;
   return html`<form class="card" onSubmit=${submit} aria-labelledby="video-title">
     <h2 id="video-title" class="h3">Request a tour video</h2>
     <fieldset>
-      <legend>Format</legend>
+      <legend>Formats (several are rendered together)</legend>
       <div class="row">
         ${FORMATS.map(
           (f) =>
             html`<div class="check">
-              <input type="radio" name="video-format" id=${`fmt-${f.replace(':', 'x')}`} value=${f} checked=${format === f} onChange=${() => setFormat(f)} />
+              <input
+                type="checkbox"
+                name="video-format"
+                id=${`fmt-${f.replace(':', 'x')}`}
+                value=${f}
+                checked=${formats.includes(f)}
+                onChange=${() => toggle(f)}
+              />
               <label for=${`fmt-${f.replace(':', 'x')}`}>${f}</label>
             </div>`,
         )}
+      </div>
+    </fieldset>
+    <fieldset>
+      <legend>Options</legend>
+      <div class="row">
+        ${check('captions', 'Captions')} ${check('voiceover', 'Voice-over')} ${check('unbranded', 'Unbranded (no logo)')} ${check('byRoom', 'Photos by room')}
       </div>
     </fieldset>
     <${ErrorBox} error=${error} />
@@ -285,7 +322,7 @@ function RequestVideo({ id, hasPhotos, onRequested }: { id: string; hasPhotos: b
 function VideoCard({ initial, onDeleted }: { initial: Video; onDeleted: () => void }) {
   const [video, setVideo] = useState<Video>(initial);
   const [error, setError] = useState<string | null>(null);
-  const finished = video.status === 'completed' || video.status === 'failed';
+  const finished = video.status === 'completed' || video.status === 'failed' || video.status === 'cancelled';
   const poll = async () => {
     try {
       setVideo(await call<Video>('GET', `/v1/videos/${video.id}`));
@@ -305,6 +342,14 @@ function VideoCard({ initial, onDeleted }: { initial: Video; onDeleted: () => vo
       setError(messageOf(err));
     }
   };
+  const cancel = async () => {
+    setError(null);
+    try {
+      setVideo(await call<Video>('POST', `/v1/videos/${video.id}/cancel`));
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
   const id = video.id;
   return html`<div class="video-status" data-video=${id} data-status=${video.status}>
     <h3 class="h4">Video #${id} <span class="badge">${video.format}</span></h3>
@@ -314,6 +359,7 @@ function VideoCard({ initial, onDeleted }: { initial: Video; onDeleted: () => vo
     ${video.error ? html`<p class="error-box" role="alert">${video.error}</p>` : null}
     ${video.status === 'completed' && video.video_asset_id !== null ? html`<${AssetVideo} id=${video.video_asset_id} videoId=${id} posterId=${video.poster_asset_id} />` : null}
     <${ErrorBox} error=${error} />
+    ${finished ? null : html`<button type="button" onClick=${cancel}>Cancel</button>`}
     <button type="button" class="danger" onClick=${remove} disabled=${video.status === 'rendering'}>Delete video</button>
   </div>`;
 }
@@ -424,6 +470,60 @@ function ShareLink({ id }: { id: number }) {
         : null
     }
   </div>`;
+}
+
+/** Videos of one request (one per format, same batch_id) together, newest request first. */
+function byRequest(videos: Video[]): Video[][] {
+  const groups = new Map<number, Video[]>();
+  for (const v of videos) {
+    const key = v.batch_id ?? v.id;
+    groups.set(key, [...(groups.get(key) ?? []), v]);
+  }
+  return [...groups.values()].map((g) => g.sort((a, b) => a.id - b.id));
+}
+
+/** A signed path for a photo (an <img> cannot send the session's credential). */
+function useSignedPhoto(propertyId: string, photoId: number): string | null {
+  const [path, setPath] = useState<string | null>(null);
+  useEffect(() => {
+    let gone = false;
+    void call<SignedUrl>('GET', `/v1/properties/${encodeURIComponent(propertyId)}/photos/${photoId}/url?ttl=${PLAYBACK_TTL_S}`).then(
+      (s) => {
+        const u = new URL(s.url);
+        if (!gone) setPath(u.pathname + u.search);
+      },
+      () => {},
+    );
+    return () => {
+      gone = true;
+    };
+  }, [propertyId, photoId]);
+  return path;
+}
+
+function PhotoItem({ id, ph, onChanged, onRemove }: { id: string; ph: Photo; onChanged: () => void; onRemove: (ph: Photo) => void }) {
+  const src = useSignedPhoto(id, ph.id);
+  const [error, setError] = useState<string | null>(null);
+  const tag = async (room: string) => {
+    setError(null);
+    try {
+      await call('PATCH', `/v1/properties/${encodeURIComponent(id)}/photos/${ph.id}`, { body: { room: room || null } });
+      onChanged();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  return html`<li data-photo=${ph.id}>
+    ${src ? html`<img class="thumb" src=${src} alt=${ph.filename} loading="lazy" width="96" height="72" />` : html`<span class="thumb"></span>`}
+    <span>${ph.filename} · ${ph.width}×${ph.height} · ${(ph.size_bytes / 1024).toFixed(0)} KiB</span>
+    <label class="sr-only" for=${`room-${ph.id}`}>Room of ${ph.filename}</label>
+    <select id=${`room-${ph.id}`} value=${ph.room ?? ''} onChange=${(e: Event) => void tag((e.currentTarget as HTMLSelectElement).value)}>
+      <option value="">no room</option>
+      ${ROOMS.map((r) => html`<option value=${r}>${r}</option>`)}
+    </select>
+    <button type="button" class="danger small" onClick=${() => onRemove(ph)} aria-label=${`Delete photo ${ph.filename}`}>Delete</button>
+    <${ErrorBox} error=${error} />
+  </li>`;
 }
 
 /** Price and currency are optional on a property created through the API. */

@@ -23,6 +23,7 @@ import { combineObservers, type RequestObserver } from '../http/observe.js';
 import { serveMetrics } from './metrics.js';
 import { openBackend } from './backend.js';
 import { announcer } from '../store/broadcast.js';
+import { createVoiceOver } from './voiceover.js';
 
 /**
  * What one `serve` process does: `api` answers HTTP and runs no background loop, `worker`
@@ -178,8 +179,10 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
 
   const announceQueued = cluster ? () => void cluster.broadcast.send(VIDEO_QUEUED_CHANNEL, '').catch(() => {}) : undefined;
   let video: VideoService;
+  const voiceOver = createVoiceOver(logger);
   try {
     video = await mountVideo(routes, {
+      speak: voiceOver?.speak ?? null,
       store: stores.video,
       background,
       ...(announceQueued ? { onQueued: announceQueued } : {}),
@@ -201,6 +204,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     });
   } catch (err) {
     // A storage that does not answer (a wrong bucket or credential) stops the start cleanly.
+    await voiceOver?.close();
     await backend.close();
     throw err;
   }
@@ -224,6 +228,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     port = await server.listen(host, options.port ?? 8080);
   } catch (err) {
     await video.close();
+    await voiceOver?.close();
     await backend.close();
     throw err;
   }
@@ -263,6 +268,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       controlPlane.close();
       await server.close();
       await video.close();
+      await voiceOver?.close();
       if (background) await webhooks.stop();
       await backend.close();
     },

@@ -21,6 +21,7 @@ export const ERRORS = {
   unsupported_media_type: { status: 415, message: 'Unsupported content type.' },
   range_not_satisfiable: { status: 416, message: 'The requested range is not satisfiable.' },
   validation_failed: { status: 422, message: 'The request failed validation.' },
+  idempotency_key_reused: { status: 422, message: 'The Idempotency-Key was used with a different request body.' },
   rate_limited: { status: 429, message: 'Too many requests.' },
   internal: { status: 500, message: 'Internal server error.' },
   unavailable: { status: 503, message: 'The service is unavailable.' },

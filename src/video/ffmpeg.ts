@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 
 export type FfmpegSource = 'FFMPEG_PATH' | 'option' | 'PATH' | '@ffmpeg-installer/ffmpeg';
 
@@ -77,6 +77,23 @@ export interface FfmpegConfinement {
   addressSpaceBytes: number;
 }
 
+/**
+ * Stack reserved per thread of an ffmpeg process. glibc reserves the process's stack limit
+ * (8 MiB by default) of address space for every thread, and a render has dozens (decoders,
+ * encoders, filters): under an address-space limit that reservation, not memory in use, is
+ * what ran out first. 2 MiB is glibc's own default where no limit is set.
+ */
+export const FFMPEG_THREAD_STACK = 2 * 1024 * 1024;
+
+/**
+ * Environment of an ffmpeg process: at most two malloc arenas (glibc otherwise reserves up to
+ * 64 MiB of address space for each of up to 8 per core, the other thing that filled a 2 GiB
+ * limit before memory did).
+ */
+function ffmpegEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, MALLOC_ARENA_MAX: '2' };
+}
+
 /** prlimit (util-linux) on PATH, on Linux only. */
 export function findPrlimit(): string | null {
   return process.platform === 'linux' ? onPath('prlimit') : null;
@@ -103,8 +120,11 @@ export function runFfmpeg(bin: string, args: readonly string[], options: RunOpti
     const { prlimit, addressSpaceBytes } = options.confinement;
     // prlimit sets the limit on itself and then execs ffmpeg: the child's pid is ffmpeg's, so a kill reaches it.
     const child = prlimit
-      ? spawn(prlimit, [`--as=${addressSpaceBytes}`, '--', bin, ...full], { stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(bin, full, { stdio: ['ignore', 'pipe', 'pipe'] });
+      ? spawn(prlimit, [`--as=${addressSpaceBytes}`, `--stack=${FFMPEG_THREAD_STACK}`, '--', bin, ...full], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: ffmpegEnv(),
+        })
+      : spawn(bin, full, { stdio: ['ignore', 'pipe', 'pipe'], env: ffmpegEnv() });
     options.onSpawn?.(child);
     let timedOut = false;
     const timer = setTimeout(
@@ -139,21 +159,25 @@ export function runFfmpeg(bin: string, args: readonly string[], options: RunOpti
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (timedOut) {
-        const summary = `ffmpeg ran longer than its wall-clock limit of ${Math.round(options.timeoutMs / 100) / 10} s and was stopped`;
-        reject(new FfmpegError(summary, summary, signal));
+        const summary = `time limit: ffmpeg ran longer than its wall-clock limit of ${Math.round(options.timeoutMs / 100) / 10} s and was stopped`;
+        reject(new FfmpegError(summary, summary, signal, 'time'));
       } else if (code === 0) resolve();
       else {
-        const memory = prlimit !== null && /cannot allocate memory|out of memory|ENOMEM|failed to map segment/i.test(stderr);
+        const memory = MEMORY_FAILURE.test(stderr);
         const summary = memory
-          ? `ffmpeg needed more than its address-space limit of ${addressSpaceBytes} bytes`
+          ? `out of memory: ffmpeg needed more than its address-space limit of ${addressSpaceBytes} bytes (${(addressSpaceBytes / 1024 ** 3).toFixed(2)} GiB)`
           : signal
             ? `ffmpeg was stopped by ${signal}`
             : `ffmpeg exited with code ${code}`;
-        reject(new FfmpegError(`${summary}: ${lastLines(stderr)}`, summary, signal));
+        reject(new FfmpegError(`${summary}: ${lastLines(stderr)}`, summary, signal, memory ? 'memory' : 'other', stderr));
       }
     });
   });
 }
+
+/** What ffmpeg and the libraries it uses print when an allocation or a thread fails. */
+const MEMORY_FAILURE =
+  /cannot allocate memory|out of memory|ENOMEM|failed to map segment|pthread_create|resource temporarily unavailable|malloc of size|x264 \[error\]: malloc/i;
 
 export class FfmpegError extends Error {
   /** `publicMessage` leaves out ffmpeg's output, which names server paths. */
@@ -161,6 +185,10 @@ export class FfmpegError extends Error {
     message: string,
     readonly publicMessage: string,
     readonly signal: NodeJS.Signals | null,
+    /** Why it failed, as far as can be told: the address-space limit, the wall-clock limit, or something else. */
+    readonly cause: 'memory' | 'time' | 'other' = 'other',
+    /** The tail of ffmpeg's error output (server paths included: for the log and for naming a photo, never for clients). */
+    readonly stderr: string = '',
   ) {
     super(message);
     this.name = 'FfmpegError';
@@ -169,4 +197,61 @@ export class FfmpegError extends Error {
 
 function lastLines(s: string): string {
   return s.trim().split('\n').slice(-3).join(' | ').slice(0, 500) || 'no error output';
+}
+
+/** ffprobe beside the ffmpeg binary, else on PATH; null when there is none. */
+export function findFfprobe(ffmpegPath: string): string | null {
+  const beside = join(dirname(ffmpegPath), process.platform === 'win32' ? 'ffprobe.exe' : 'ffprobe');
+  if (existsSync(beside)) return beside;
+  return onPath(process.platform === 'win32' ? 'ffprobe.exe' : 'ffprobe');
+}
+
+export interface AudioProbe {
+  format: string;
+  codec: string;
+  durationS: number;
+  /** Streams besides the one audio stream (a cover image is allowed; video is not). */
+  videoStreams: number;
+  audioStreams: number;
+}
+
+/** Reads an audio file's container, codec and duration with ffprobe (under a time limit); null when ffprobe cannot read it. */
+export function probeAudio(ffprobe: string, file: string, timeoutMs = 20_000): Promise<AudioProbe | null> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      ffprobe,
+      ['-v', 'error', '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,disposition', '-of', 'json', file],
+      {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (s: string) => {
+      if (out.length < 100_000) out += s;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) return resolve(null);
+      try {
+        const j = JSON.parse(out) as {
+          format?: { format_name?: string; duration?: string };
+          streams?: { codec_type?: string; codec_name?: string; disposition?: { attached_pic?: number } }[];
+        };
+        const streams = j.streams ?? [];
+        const audio = streams.filter((st) => st.codec_type === 'audio');
+        const video = streams.filter((st) => st.codec_type === 'video' && st.disposition?.attached_pic !== 1);
+        const durationS = Number(j.format?.duration);
+        if (audio.length === 0 || !Number.isFinite(durationS)) return resolve(null);
+        resolve({ format: j.format?.format_name ?? '', codec: audio[0]!.codec_name ?? '', durationS, videoStreams: video.length, audioStreams: audio.length });
+      } catch {
+        resolve(null);
+      }
+    });
+  });
 }

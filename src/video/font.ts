@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { BrandFont } from './types.js';
 
 /** Common places of a sans-serif TrueType font on Linux and macOS, tried when fontconfig is absent. */
 const KNOWN_FONTS = [
@@ -33,4 +34,27 @@ function lookupSystemFont(): string | null {
   const fc = spawnSync('fc-match', ['-f', '%{file}', 'sans:bold'], { encoding: 'utf8', timeout: 5000 });
   if (fc.status === 0 && fc.stdout && /\.(ttf|otf|ttc)$/i.test(fc.stdout) && existsSync(fc.stdout)) return fc.stdout;
   return KNOWN_FONTS.find((f) => existsSync(f)) ?? null;
+}
+
+/** What fontconfig is asked for each brand font (bold, as titles are). */
+const BRAND_PATTERNS: Record<BrandFont, string> = {
+  sans: 'DejaVu Sans:bold',
+  serif: 'DejaVu Serif:bold',
+  mono: 'DejaVu Sans Mono:bold',
+  condensed: 'DejaVu Sans:bold:width=75',
+};
+
+const brandFonts = new Map<BrandFont, string | null>();
+
+/**
+ * The file of a brand font (see BRAND_FONTS), found once with fontconfig; null when the machine
+ * has no such face (the default font is then used).
+ */
+export function findBrandFont(name: BrandFont): string | null {
+  if (!brandFonts.has(name)) {
+    const fc = spawnSync('fc-match', ['-f', '%{file}', BRAND_PATTERNS[name]], { encoding: 'utf8', timeout: 5000 });
+    const file = fc.status === 0 && fc.stdout && /\.(ttf|otf|ttc)$/i.test(fc.stdout) && existsSync(fc.stdout) ? fc.stdout : null;
+    brandFonts.set(name, file);
+  }
+  return brandFonts.get(name)!;
 }

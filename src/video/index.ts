@@ -12,7 +12,8 @@ import { RenderQueue, type WallClock } from './queue.js';
 import { CallbackDispatcher } from './callbacks.js';
 import { createSender } from '../net/sender.js';
 import type { Resolve } from '../net/ssrf.js';
-import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit, resolveFfmpeg, type FfmpegBinary, type FfmpegConfinement } from './ffmpeg.js';
+import { DEFAULT_FFMPEG_ADDRESS_SPACE, findFfprobe, findPrlimit, resolveFfmpeg, type FfmpegBinary, type FfmpegConfinement } from './ffmpeg.js';
+import type { Speak } from './render.js';
 import { findFont } from './font.js';
 import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
 import { videoView } from './views.js';
@@ -68,6 +69,8 @@ export interface VideoServiceOptions {
   background?: boolean | undefined;
   /** Told after a video is queued (besides this process's own queue), so other processes' queues can look. */
   onQueued?: (() => void) | undefined;
+  /** The TTS add-on that reads voice-overs (src/cli wires the voice-out plugin); null or absent: no voice-overs. */
+  speak?: Speak | null | undefined;
   /** Lease of renders and callbacks; default RENDER_LEASE_MS and CALLBACK_LEASE_MS. */
   leaseMs?: number | undefined;
 }
@@ -134,7 +137,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
       font: fontFile ?? 'built-in bitmap font',
       addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null,
     });
-  const local = ['work', ...(options.objectStore ? [] : ['photos', 'assets'])];
+  const local = ['work', ...(options.objectStore ? [] : ['photos', 'assets', 'media'])];
   for (const sub of local) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
   const signer = new AssetUrlSigner(
     options.urlSigningKey ? signingKeyFromHex(options.urlSigningKey, 'SERVICE_URL_SIGNING_KEY') : await loadSigningKey(options.dataDir),
@@ -146,14 +149,12 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
 
   const store = options.store;
   const background = options.background ?? true;
-  const callbackFor: CallbackFor = (video) =>
-    video.callbackUrl
-      ? {
-          url: video.callbackUrl,
-          event: video.status === 'completed' ? 'video.completed' : 'video.failed',
-          body: JSON.stringify({ event: video.status === 'completed' ? 'video.completed' : 'video.failed', video: videoView(video) }),
-        }
-      : null;
+  // One callback per video, so a request for several formats is told of each format as it finishes.
+  const callbackFor: CallbackFor = (video) => {
+    if (!video.callbackUrl) return null;
+    const event = video.status === 'completed' ? 'video.completed' : video.status === 'cancelled' ? 'video.cancelled' : 'video.failed';
+    return { url: video.callbackUrl, event, body: JSON.stringify({ event, video: videoView(video) }) };
+  };
   const sender = createSender();
   const callbacks = new CallbackDispatcher({
     send: sender.send,
@@ -180,6 +181,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     preset: options.preset ?? 'ultrafast',
     logger,
     callbackFor,
+    speak: options.speak ?? null,
     onFinished: () => callbacks.kick(),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
@@ -199,6 +201,14 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     allowPrivateCallbacks: options.allowPrivateCallbacks ?? false,
     resolve: options.resolve,
     logger,
+    voiceAvailable: !!options.speak,
+    ffprobe: ffmpeg ? findFfprobe(ffmpeg.path) : null,
+    callbackFor,
+    onCancelled: (id) => {
+      if (background) queue.kick();
+      queue.cancel(id);
+      callbacks.kick();
+    },
     onQueued: () => {
       if (background) queue.kick();
       options.onQueued?.();

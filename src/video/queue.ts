@@ -1,16 +1,15 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../log.js';
 import type { CallbackFor, VideoStore } from './store.js';
 import type { AssetStorage } from './storage.js';
 import type { FfmpegBinary, FfmpegConfinement } from './ffmpeg.js';
-import { FfmpegError, runFfmpeg } from './ffmpeg.js';
-import { fitPhotoArgs, planTour, posterArgs, type TitleCard, type TourTimings } from './tour.js';
-import { titleLines, renderTitleImage } from './titlecard.js';
-import { FORMATS, type PhotoRecord, type PropertyRecord, type VideoId, type VideoRecord } from './types.js';
+import { FfmpegError } from './ffmpeg.js';
+import { frameTimings, tourFrames, type TourTimings } from './tour.js';
+import { renderBatch, RenderError, type Rendered, type Speak } from './render.js';
+import type { VideoId, VideoRecord } from './types.js';
 import type { TenantId } from '../identity/types.js';
 import { leaseOwner, type Lease } from '../store/lease.js';
 
@@ -37,6 +36,8 @@ export interface RenderQueueOptions {
   callbackFor: CallbackFor;
   /** Told after a video completes or fails, so callbacks go out without waiting for a poll. */
   onFinished?: (video: VideoRecord) => void;
+  /** The TTS add-on for voice-overs; null when the server has none. */
+  speak?: Speak | null;
   /** Names this queue's claims; default host, pid and a random suffix. */
   owner?: string;
   /** How long a claim holds a render between renewals; default RENDER_LEASE_MS. */
@@ -81,7 +82,8 @@ export function renderTimeLimitMs(durationS: number, wallClock: WallClock = REND
  */
 export class RenderQueue {
   private readonly o: RenderQueueOptions;
-  private running = new Map<VideoId, { child: ChildProcess | null; done: Promise<void> }>();
+  /** Renders under way, by each video they render (the videos of one batch share a slot). */
+  private running = new Map<VideoId, Slot>();
   private stopping = false;
   private pumping = false;
   private pumpAgain = false;
@@ -93,7 +95,7 @@ export class RenderQueue {
 
   /** Renders running now. */
   get rendering(): number {
-    return this.running.size;
+    return new Set(this.running.values()).size;
   }
 
   constructor(options: RenderQueueOptions) {
@@ -103,6 +105,10 @@ export class RenderQueue {
     if (!(t.fadeS > 0 && t.titleS > t.fadeS && t.photoS > t.fadeS))
       throw new Error(`timings need titleS and photoS longer than fadeS > 0, got ${JSON.stringify(t)}`);
     if (!Number.isInteger(t.fps) || t.fps < 1 || t.fps > 60) throw new Error(`timings.fps must be an integer from 1 to 60, got ${t.fps}`);
+    // A long tour is cut in the middle of a photo, away from both cross-fades (see segmentParts).
+    const f = frameTimings(t);
+    if (Math.floor(f.photo / 2) <= f.fade || f.photo - Math.floor(f.photo / 2) <= f.fade)
+      throw new Error(`timings need photoS longer than twice fadeS plus a frame, got ${JSON.stringify(t)}`);
     this.o = options;
     this.lease = { owner: options.owner ?? leaseOwner(), ms: options.leaseMs ?? RENDER_LEASE_MS };
     if (!Number.isInteger(this.lease.ms) || this.lease.ms < 3) throw new Error(`leaseMs must be an integer of at least 3, got ${this.lease.ms}`);
@@ -139,19 +145,34 @@ export class RenderQueue {
   }
 
   private async pump(): Promise<void> {
-    while (!this.stopping && this.running.size < this.o.concurrency) {
+    while (!this.stopping && this.rendering < this.o.concurrency) {
       const video = await this.o.store.claimNextQueued(this.lease, this.lastTenant);
       if (!video) return;
       // Its own render, whose lease lapsed while this process stalled: the claim renewed it; it is not started twice.
       if (this.running.has(video.id)) continue;
       this.lastTenant = video.tenantId;
-      const slot: { child: ChildProcess | null; lost: boolean; done: Promise<void> } = { child: null, lost: false, done: Promise.resolve() };
-      slot.done = this.render(video, slot).finally(() => {
-        this.running.delete(video.id);
+      // The other formats of the same request render in the same run (their photos decoded once).
+      const batch = video.batchId === null ? [video] : [video, ...(await this.o.store.claimBatch(this.lease, video.batchId))].sort((a, b) => a.id - b.id);
+      const slot: Slot = { child: null, videos: batch, dropped: new Set(), done: Promise.resolve() };
+      slot.done = this.render(slot).finally(() => {
+        for (const v of batch) if (this.running.get(v.id) === slot) this.running.delete(v.id);
         this.kick();
       });
-      this.running.set(video.id, slot);
+      for (const v of batch) this.running.set(v.id, slot);
     }
+  }
+
+  /**
+   * Stops the render of a video that was cancelled: its ffmpeg is killed at once, and the
+   * other videos of its batch (if any) render again without it. A video rendered by another
+   * process stops there when that process next renews its lease.
+   */
+  cancel(id: VideoId): void {
+    const slot = this.running.get(id);
+    if (!slot || slot.dropped.has(id)) return;
+    slot.dropped.add(id);
+    this.running.delete(id);
+    slot.child?.kill('SIGKILL');
   }
 
   /**
@@ -160,29 +181,34 @@ export class RenderQueue {
    */
   async close(): Promise<void> {
     this.stopping = true;
-    for (const slot of this.running.values()) slot.child?.kill('SIGKILL');
-    await Promise.allSettled([...this.running.values()].map((s) => s.done));
+    const slots = new Set(this.running.values());
+    for (const slot of slots) slot.child?.kill('SIGKILL');
+    await Promise.allSettled([...slots].map((s) => s.done));
     const released = await this.o.store.releaseRenders(this.lease.owner).catch(() => 0);
     if (released > 0) this.o.logger.info('renders handed back to the queue at stop', { count: released });
   }
 
   /**
-   * Renews the render's lease every third of its length; when the lease is gone (another worker
-   * took the render after this one missed its renewals) the render is abandoned: ffmpeg killed,
-   * nothing written.
+   * Renews the leases of a render's videos every third of their length; a video whose lease is
+   * gone (cancelled, or taken by another worker after this one missed its renewals) is dropped
+   * from the render: ffmpeg is killed, and the rest of the batch, if any, renders again.
    */
-  private keepLease(video: VideoRecord, slot: { child: ChildProcess | null; lost: boolean }): () => void {
+  private keepLease(slot: Slot): () => void {
     const timer = setInterval(
       () => {
-        this.o.store.renewRender(this.lease, video.id).then(
-          (held) => {
-            if (held || slot.lost) return;
-            slot.lost = true;
-            this.o.logger.warn('render lease lost to another worker; abandoning the render', { videoId: video.id });
-            slot.child?.kill('SIGKILL');
-          },
-          (err: unknown) => this.o.logger.warn('render lease renewal failed', { videoId: video.id, error: err instanceof Error ? err.message : String(err) }),
-        );
+        for (const video of slot.videos) {
+          if (slot.dropped.has(video.id)) continue;
+          this.o.store.renewRender(this.lease, video.id).then(
+            (held) => {
+              if (held || slot.dropped.has(video.id)) return;
+              this.o.logger.warn('render lease lost (cancelled, or taken by another worker); dropping the video from the render', { videoId: video.id });
+              slot.dropped.add(video.id);
+              if (this.running.get(video.id) === slot) this.running.delete(video.id);
+              slot.child?.kill('SIGKILL');
+            },
+            (err: unknown) => this.o.logger.warn('render lease renewal failed', { videoId: video.id, error: err instanceof Error ? err.message : String(err) }),
+          );
+        }
       },
       Math.floor(this.lease.ms / 3),
     );
@@ -190,161 +216,136 @@ export class RenderQueue {
     return () => clearInterval(timer);
   }
 
-  private async render(video: VideoRecord, slot: { child: ChildProcess | null; lost: boolean }): Promise<void> {
+  private async render(slot: Slot): Promise<void> {
+    const stopRenewing = this.keepLease(slot);
+    try {
+      // A video dropped part-way (cancelled) kills the run; the others start again without it.
+      for (;;) {
+        const videos = slot.videos.filter((v) => !slot.dropped.has(v.id));
+        if (videos.length === 0 || this.stopping) return;
+        const attempt = new Set(slot.dropped);
+        await this.renderOnce(slot, videos, () => this.stopping || slot.dropped.size > attempt.size);
+        if (this.stopping || slot.dropped.size === attempt.size) return;
+      }
+    } finally {
+      stopRenewing();
+    }
+  }
+
+  private async renderOnce(slot: Slot, videos: VideoRecord[], abandoned: () => boolean): Promise<void> {
     // One scratch directory per attempt: a worker that died mid-render may have left an ffmpeg
     // writing into its own, and replicas on one machine may share the data directory.
-    const work = join(this.o.dataDir, 'work', `${video.id}-${randomUUID()}`);
+    const work = join(this.o.dataDir, 'work', `${videos[0]!.id}-${randomUUID()}`);
     /** Assets stored for this render: removed again if it does not complete. */
     const stored: string[] = [];
-    const stopRenewing = this.keepLease(video, slot);
-    const abandoned = () => this.stopping || slot.lost;
+    const ids = videos.map((v) => v.id);
     try {
       const ffmpeg = this.o.ffmpeg;
       if (!ffmpeg) throw new RenderError('video rendering is unavailable on this server (ffmpeg not found)', this.o.ffmpegProblem ?? 'ffmpeg not found');
-      await rm(work, { recursive: true, force: true });
       await mkdir(work, { recursive: true });
-      const property = await this.o.store.getProperty(video.tenantId, video.propertyId);
-      const photos = await this.o.store.photosByIds(video.photoIds);
-      if (!property || photos.length !== video.photoIds.length) throw new RenderError('the property or some of its photos no longer exist');
-      const title = await this.titleCard(property, work, video, ffmpeg);
-      const output = join(work, 'video.mp4');
-      const { width: W, height: H } = FORMATS[video.format];
-      // ffmpeg reads local files: the stored photos themselves, or copies in the scratch directory.
-      const originals = await Promise.all(photos.map((p) => this.o.storage.localPath('photos', p.storageKey, work)));
-      // A photo with more pixels than the output frame is fitted to it first (see fitPhotoArgs); a smaller one is used as it is.
-      const needsFit = (p: PhotoRecord) => p.width * p.height > W * H;
-      const fitted = photos.map((p, i) => (needsFit(p) ? join(work, `photo-${i}.jpg`) : originals[i]!));
-      const plan = planTour({
-        photos: fitted,
-        format: video.format,
-        title,
-        output,
-        timings: this.o.timings,
-        xfade: ffmpeg.xfade,
-        preset: this.o.preset,
-      });
-      const deadline = Date.now() + renderTimeLimitMs(plan.durationS, this.o.wallClock);
-      const confinement = this.o.confinement;
-      const still = () => ({ durationS: 0, timeoutMs: deadline - Date.now(), confinement, onSpawn: (child: ChildProcess) => (slot.child = child) });
-      for (const [i, photo] of photos.entries()) {
-        if (!needsFit(photo)) continue;
-        await runFfmpeg(ffmpeg.path, fitPhotoArgs(originals[i]!, video.format, fitted[i]!), still());
-        if (abandoned()) return;
-      }
+      const first = videos[0]!;
+      const durationS = tourFrames(first.photoIds.length, this.o.timings, ffmpeg.xfade) / this.o.timings.fps;
+      // Several formats take about as much longer as they have more pixels: the limit grows with the count.
+      const deadline = Date.now() + renderTimeLimitMs(durationS * videos.length, this.o.wallClock);
       let reported = 0;
-      await runFfmpeg(ffmpeg.path, plan.args, {
-        durationS: plan.durationS,
-        timeoutMs: deadline - Date.now(),
-        confinement,
-        onSpawn: (child) => {
-          slot.child = child;
-        },
-        onProgress: (f) => {
-          // 1 is kept for the finished video; small steps are not worth a write.
-          const p = Math.min(0.99, Math.floor(f * 100) / 100);
-          if (p >= reported + 0.02) {
-            reported = p;
-            void this.o.store.setProgress(video.id, p);
-          }
-        },
-      });
-      if (abandoned()) return;
-      const poster = join(work, 'poster.jpg');
-      await runFfmpeg(ffmpeg.path, posterArgs(output, plan.posterAtS, poster), still());
-      if (abandoned()) return;
-      const videoKey = `${randomUUID()}.mp4`;
-      const posterKey = `${randomUUID()}.jpg`;
-      const [videoSize, videoTag, posterSize, posterTag] = [(await stat(output)).size, await etagOf(output), (await stat(poster)).size, await etagOf(poster)];
-      await this.o.storage.putFile('assets', videoKey, output, 'video/mp4');
-      stored.push(videoKey);
-      await this.o.storage.putFile('assets', posterKey, poster, 'image/jpeg');
-      stored.push(posterKey);
-      // Scratch goes before the video shows as finished, so a finished video leaves nothing behind.
-      await rm(work, { recursive: true, force: true });
-      const done = await this.o.store.completeVideo(
-        this.lease.owner,
-        video.id,
+      const rendered = await renderBatch(
         {
-          video: {
-            kind: 'video',
-            contentType: 'video/mp4',
-            sizeBytes: videoSize,
-            width: plan.width,
-            height: plan.height,
-            durationS: plan.durationS,
-            etag: videoTag,
-            storageKey: videoKey,
-          },
-          poster: {
-            kind: 'poster',
-            contentType: 'image/jpeg',
-            sizeBytes: posterSize,
-            width: plan.width,
-            height: plan.height,
-            durationS: null,
-            etag: posterTag,
-            storageKey: posterKey,
+          store: this.o.store,
+          storage: this.o.storage,
+          ffmpeg,
+          fontFile: this.o.fontFile,
+          confinement: this.o.confinement,
+          timings: this.o.timings,
+          preset: this.o.preset,
+          speak: this.o.speak ?? null,
+        },
+        videos,
+        work,
+        {
+          deadline,
+          onSpawn: (child) => (slot.child = child),
+          abandoned,
+          onProgress: (f) => {
+            // 1 is kept for the finished video; small steps are not worth a write.
+            const p = Math.min(0.99, Math.floor(f * 100) / 100);
+            if (p >= reported + 0.02) {
+              reported = p;
+              for (const id of ids) void this.o.store.setProgress(id, p);
+            }
           },
         },
-        this.o.callbackFor,
       );
-      if (!done) {
-        await this.o.storage.delete('assets', stored).catch(() => {});
-        this.o.logger.warn('render finished after its lease passed to another worker; result dropped', { videoId: video.id });
-        return;
+      if (!rendered || abandoned()) return;
+      await this.store(videos, rendered, stored);
+      // Scratch goes before the videos show as finished, so a finished video leaves nothing behind.
+      await rm(work, { recursive: true, force: true });
+      const done = await Promise.all(
+        videos.map((v) => {
+          const r = rendered.get(v.id)!;
+          return this.o.store.completeVideo(
+            this.lease.owner,
+            v.id,
+            { video: { ...r.video.asset, storageKey: r.video.key! }, poster: { ...r.poster.asset, storageKey: r.poster.key! } },
+            this.o.callbackFor,
+          );
+        }),
+      );
+      const dropped = videos.filter((_, i) => done[i] === null);
+      if (dropped.length) {
+        const keys = dropped.flatMap((v) => [rendered.get(v.id)!.video.key!, rendered.get(v.id)!.poster.key!]);
+        await this.o.storage.delete('assets', keys).catch(() => {});
+        this.o.logger.warn('render finished after its lease passed on (cancelled or taken by another worker); result dropped', {
+          videoIds: dropped.map((v) => v.id),
+        });
       }
-      this.finished.succeeded++;
-      this.o.logger.info('video rendered', { videoId: video.id, durationS: plan.durationS });
-      this.o.onFinished?.(done);
+      for (const v of done) {
+        if (!v) continue;
+        this.finished.succeeded++;
+        this.o.logger.info('video rendered', { videoId: v.id, format: v.format, durationS });
+        this.o.onFinished?.(v);
+      }
     } catch (err) {
       await this.o.storage.delete('assets', stored).catch(() => {});
       // A render killed by close() is handed back to the queue; one whose lease was lost belongs to another worker now.
       if (abandoned()) return;
       const detail = err instanceof RenderError ? err.detail : err instanceof Error ? err.message : String(err);
-      this.finished.failed++;
-      this.o.logger.error('render failed', { videoId: video.id, error: detail });
+      this.o.logger.error('render failed', { videoIds: ids, error: detail });
       // Clients see a short reason; ffmpeg's output (server paths included) goes only to the log.
       await rm(work, { recursive: true, force: true }).catch(() => {});
       const reason = err instanceof RenderError ? err.message : err instanceof FfmpegError ? err.publicMessage : 'internal render error';
-      const failed = await this.o.store.failVideo(this.lease.owner, video.id, `render failed: ${reason}`, this.o.callbackFor);
-      if (failed) this.o.onFinished?.(failed);
+      for (const v of videos) {
+        const failed = await this.o.store.failVideo(this.lease.owner, v.id, `render failed: ${reason}`, this.o.callbackFor);
+        if (failed) {
+          this.finished.failed++;
+          this.o.onFinished?.(failed);
+        }
+      }
     } finally {
-      stopRenewing();
       await rm(work, { recursive: true, force: true }).catch(() => {});
     }
   }
 
-  private async titleCard(property: PropertyRecord, work: string, video: VideoRecord, ffmpeg: FfmpegBinary): Promise<TitleCard> {
-    const lines = titleLines(property, video.format);
-    if (this.o.fontFile && ffmpeg.drawtext) {
-      const files = await Promise.all(
-        lines.map(async (l, i) => {
-          const textFile = join(work, `title-${i}.txt`);
-          await writeFile(textFile, l.text);
-          return { textFile, scale: l.scale };
-        }),
-      );
-      return { kind: 'drawtext', fontFile: this.o.fontFile, lines: files };
+  /** Stores each video's files under fresh keys (recorded in `stored`, so a failure removes them again). */
+  private async store(videos: readonly VideoRecord[], rendered: Rendered, stored: string[]): Promise<void> {
+    for (const v of videos) {
+      const r = rendered.get(v.id)!;
+      for (const [file, type] of [
+        [r.video, 'video/mp4'],
+        [r.poster, 'image/jpeg'],
+      ] as const) {
+        const key = `${randomUUID()}.${type === 'video/mp4' ? 'mp4' : 'jpg'}`;
+        await this.o.storage.putFile('assets', key, file.path, type);
+        stored.push(key);
+        file.key = key;
+      }
     }
-    const path = join(work, 'title.ppm');
-    await writeFile(path, renderTitleImage(lines, video.format));
-    return { kind: 'image', path };
   }
 }
 
-/** A render failure whose message is fit for the client; `detail` is for the log. */
-class RenderError extends Error {
-  constructor(
-    message: string,
-    readonly detail: string = message,
-  ) {
-    super(message);
-    this.name = 'RenderError';
-  }
-}
-
-async function etagOf(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return `"${hash.digest('hex').slice(0, 32)}"`;
+/** A render under way: its videos (one per format), those dropped from it since, and its ffmpeg. */
+interface Slot {
+  child: ChildProcess | null;
+  videos: VideoRecord[];
+  dropped: Set<VideoId>;
+  done: Promise<void>;
 }

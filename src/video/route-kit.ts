@@ -1,13 +1,16 @@
 import { HttpError } from '../http/errors.js';
 import { isClientAbort } from '../http/guard.js';
 import type { Handler, Request } from '../http/server.js';
-import type { Reply } from '../http/reply.js';
+import { empty, type Reply } from '../http/reply.js';
+import { idParam } from '../http/validate.js';
+import type { DeleteOutcome, VideoStore } from './store.js';
+import type { Area, AssetStorage } from './storage.js';
 import { rateHeaders } from '../http/ratelimit.js';
 import type { Authenticator } from '../identity/auth.js';
 import { requirePlan } from '../identity/routes.js';
 import type { TenantRecord } from '../identity/types.js';
 import type { Logger } from '../log.js';
-import { VIDEO_STATUSES, type VideoStatus } from './types.js';
+import { VIDEO_STATUSES, type PropertyId, type PropertyRecord, type VideoStatus } from './types.js';
 
 /** A property-video route's handler, given the tenant its credential speaks for. */
 export type TenantHandler = (req: Request, tenant: TenantRecord) => Promise<Reply>;
@@ -66,4 +69,52 @@ export function tenantRoute(auth: Authenticator, logger: Logger): (h: TenantHand
       throw new HttpError('internal', undefined, { headers });
     }
   };
+}
+
+/** Helpers the property-video routes share: look-ups answering 404, and the clean-up of deleted files. */
+export interface VideoRouteKit {
+  propertyOr404(tenant: TenantRecord, raw: string | undefined): Promise<PropertyRecord>;
+  /**
+   * Runs a write that references a property which may have been deleted since the request
+   * looked it up (an upload takes a while): the write then fails on the reference, and the
+   * answer is the 404 a request that came a moment later would get.
+   */
+  whileProperty<T>(tenant: TenantRecord, id: PropertyId, write: () => Promise<T>): Promise<T>;
+  /** Removes the files a delete orphaned; the records are already gone, so a failure here is only logged. */
+  removeOrphans(outcome: Extract<DeleteOutcome, { kind: 'deleted' }>): Promise<Reply>;
+}
+
+export function videoRouteKit(store: VideoStore, storage: AssetStorage, logger: Logger): VideoRouteKit {
+  const propertyOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
+    const id = idParam(raw, 'property') as PropertyId;
+    const p = await store.getProperty(tenant.id, id);
+    if (!p) throw new HttpError('not_found', `No property with id ${id}.`);
+    return p;
+  };
+  const whileProperty = async <T>(tenant: TenantRecord, id: PropertyId, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(await store.getProperty(tenant.id, id)))
+        throw new HttpError('not_found', `No property with id ${id}: it was deleted while this request was under way.`);
+      throw err;
+    }
+  };
+  const removeOrphans = async (outcome: Extract<DeleteOutcome, { kind: 'deleted' }>): Promise<Reply> => {
+    const { photoKeys, assetKeys, mediaKeys = [] } = outcome.orphans;
+    await Promise.all([storage.delete('photos', photoKeys), storage.delete('assets', assetKeys), storage.delete('media', mediaKeys)]).catch((err: unknown) =>
+      logger.error('removing deleted files failed', { photoKeys, assetKeys, mediaKeys, error: err instanceof Error ? err.message : String(err) }),
+    );
+    return empty(204);
+  };
+  return { propertyOr404, whileProperty, removeOrphans };
+}
+
+/** A file from storage, whole, with its type (photos and logos: small, never ranged). */
+export async function storedFile(storage: AssetStorage, area: Area, key: string, contentType: string, etag: string, req: Request): Promise<Reply> {
+  const headers = { 'content-type': contentType, etag, 'cache-control': 'private, max-age=0, must-revalidate' };
+  if (req.headers['if-none-match'] === etag) return empty(304, headers);
+  const stream = await storage.get(area, key);
+  if (!stream) throw new HttpError('not_found', 'The file is missing from storage.');
+  return { status: 200, headers, stream };
 }

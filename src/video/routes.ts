@@ -1,23 +1,26 @@
-import { join } from 'node:path';
-import type { HttpServer, Request } from '../http/server.js';
+import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
-import { json, empty, type Reply } from '../http/reply.js';
+import { json } from '../http/reply.js';
 import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
+import type { Handler } from '../http/server.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import { newToken } from '../identity/tokens.js';
 import type { Logger } from '../log.js';
-import type { DeleteOutcome, VideoStore } from './store.js';
+import type { CallbackFor, VideoStore } from './store.js';
 import type { AssetStorage } from './storage.js';
-import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto, type UploadLimits } from './uploads.js';
-import { callbackUrlProblem } from './callbacks.js';
+import type { UploadLimits } from './uploads.js';
 import type { Resolve } from '../net/ssrf.js';
 import type { ByteBudget } from './budget.js';
-import { photoView, propertyView, videoView } from './views.js';
+import { propertyView } from './views.js';
 import type { AssetUrlSigner } from './signed-urls.js';
 import { mountAssetRoutes } from './asset-routes.js';
-import { decodeCursor, encodeCursor, optionalId, statusParam, tenantRoute } from './route-kit.js';
-import { FORMAT_NAMES, TEMPLATES, type PhotoId, type PropertyId, type PropertyInput, type VideoId } from './types.js';
+import { decodeCursor, encodeCursor, tenantRoute, videoRouteKit, type TenantHandler, type VideoRouteKit } from './route-kit.js';
+import { mountPhotoRoutes } from './photo-routes.js';
+import { mountVideoJobRoutes } from './video-routes.js';
+import { mountBrandingRoutes } from './branding-routes.js';
+import { mountAudioRoutes } from './audio-routes.js';
+import type { PropertyId, PropertyInput, VideoId } from './types.js';
 
 export interface VideoRoutesOptions {
   store: VideoStore;
@@ -44,34 +47,55 @@ export interface VideoRoutesOptions {
   /** A signed URL carries no credential: its asset's tenant is looked up to check it is active and on the plan. */
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
   now: () => number;
+  /** Whether a voice-over can be read (the TTS add-on runs); false refuses `voiceover: true` with the reason. */
+  voiceAvailable: boolean;
+  /** ffprobe, to check uploaded audio; null refuses audio uploads with the reason. */
+  ffprobe: string | null;
+  /** The callback enqueued when a video is cancelled. */
+  callbackFor: CallbackFor;
+  /** Told when a video was cancelled, so a render of it stops at once. */
+  onCancelled: (id: VideoId) => void;
 }
 
-const VIDEO_FIELDS = ['property_id', 'template', 'format', 'callback_url'] as const;
-
-function declaredLength(req: Request): number | null {
-  const raw = req.headers['content-length'];
-  return raw !== undefined && /^\d{1,15}$/.test(raw) ? Number(raw) : null;
-}
-
+/**
+ * The property-video API (spec 000 and what lies beyond it), by resource: properties, photos,
+ * videos, branding, audio tracks, assets and the callback secret.
+ */
 export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): void {
-  const { store } = o;
-
   const api = tenantRoute(o.auth, o.logger);
+  const kit = videoRouteKit(o.store, o.storage, o.logger);
+  mountPropertyRoutes(server, o, api, kit);
+  mountPhotoRoutes(server, o, api, kit);
+  mountVideoJobRoutes(server, o, api, kit);
+  mountBrandingRoutes(server, o, api);
+  mountAudioRoutes(server, o, api, kit);
+  mountAssetRoutes(server, o, api);
 
-  const propertyOr404 = async (tenant: TenantRecord, raw: string | undefined) => {
-    const id = idParam(raw, 'property') as PropertyId;
-    const p = await store.getProperty(tenant.id, id);
-    if (!p) throw new HttpError('not_found', `No property with id ${id}.`);
-    return p;
-  };
+  server.get(
+    '/v1/callback-secret',
+    api(async (_req, tenant) => json(200, { secret: await o.store.callbackSecret(tenant.id, () => newToken('webhookSecret')) })),
+  );
 
+  server.post(
+    '/v1/callback-secret/rotate',
+    api(async (_req, tenant) => {
+      const secret = newToken('webhookSecret');
+      await o.store.rotateCallbackSecret(tenant.id, secret);
+      return json(200, { secret });
+    }),
+    { body: 'none' },
+  );
+}
+
+/** Properties: create, list, read, delete (with everything under them). */
+function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler, kit: VideoRouteKit): void {
+  const { store } = o;
   server.post(
     '/v1/properties',
     api(async (req, tenant) => {
-      const body = readJsonObject(req);
+      const f = new Fields(readJsonObject(req));
       // Other fields are ignored, not refused: no document names a property's fields, so a client's
       // own extras (zip, sqft, …) must not cost it the property.
-      const f = new Fields(body);
       const address = f.string('address', { required: true, max: 500 });
       const input: Partial<PropertyInput> = {
         // The address is what names a property; a title is the client's choice, so one without
@@ -106,136 +130,10 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
   server.get(
     '/v1/properties/:id',
     api(async (req, tenant) => {
-      const p = await propertyOr404(tenant, req.params.id);
+      const p = await kit.propertyOr404(tenant, req.params.id);
       const photos = await store.photosOf([p.id]);
       return json(200, propertyView(p, photos.get(p.id) ?? []));
     }),
-  );
-
-  /**
-   * Runs a write that references a property which may have been deleted since the request
-   * looked it up (an upload takes a while): the write then fails on the reference, and the
-   * answer is the 404 a request that came a moment later would get.
-   */
-  const whileProperty = async <T>(tenant: TenantRecord, id: PropertyId, write: () => Promise<T>): Promise<T> => {
-    try {
-      return await write();
-    } catch (err) {
-      if (!(await store.getProperty(tenant.id, id)))
-        throw new HttpError('not_found', `No property with id ${id}: it was deleted while this request was under way.`);
-      throw err;
-    }
-  };
-
-  const tmpDir = join(o.dataDir, 'tmp');
-  server.post(
-    '/v1/properties/:id/photos',
-    api(async (req, tenant) => {
-      const property = await propertyOr404(tenant, req.params.id);
-      const type = (req.headers['content-type'] ?? '').toLowerCase();
-      let staged: StagedPhoto[];
-      if (type.startsWith('multipart/form-data')) staged = await receiveMultipart(req.stream!, req.headers['content-type']!, tmpDir, o.uploads);
-      else if (/^application\/json\s*(;|$)/.test(type)) staged = await receiveJson(req.stream!, declaredLength(req), tmpDir, o.uploads, o.jsonBudget);
-      else throw new HttpError('unsupported_media_type', 'Upload photos as multipart/form-data or as application/json {photos: [{filename, data_base64}]}.');
-      let stored: string[] = [];
-      try {
-        const committed = await commitPhotos(staged, o.storage);
-        stored = committed.map((p) => p.storageKey);
-        const added = await whileProperty(tenant, property.id, () => store.addPhotos(property.id, committed, o.maxPhotosPerProperty));
-        if (added === 'too_many') {
-          throw new HttpError(
-            'validation_failed',
-            `A property may have at most ${o.maxPhotosPerProperty} photos; it has ${property.photoCount}. Nothing was stored.`,
-            {
-              details: [{ path: 'photos', message: `at most ${o.maxPhotosPerProperty - property.photoCount} more photos fit` }],
-            },
-          );
-        }
-        return json(201, { data: added.map(photoView) });
-      } catch (err) {
-        await discardStaged(staged);
-        await o.storage.delete('photos', stored).catch((e: unknown) => o.logger.warn('photo cleanup failed', { error: String(e) }));
-        throw err;
-      }
-    }),
-    { body: 'stream', maxBody: o.uploads.maxPhotos * o.uploads.maxPhotoBytes + 1024 * 1024 },
-  );
-
-  server.post(
-    '/v1/videos',
-    api(async (req, tenant) => {
-      const body = readJsonObject(req);
-      const f = new Fields(body);
-      f.onlyKnown(VIDEO_FIELDS);
-      const propertyId = f.number('property_id', { required: true, integer: true, min: 1 }) as PropertyId | undefined;
-      const template = f.oneOf('template', TEMPLATES, { required: true });
-      const format = f.oneOf('format', FORMAT_NAMES, { required: true });
-      const callbackUrl = f.string('callback_url', { max: 2048 });
-      if (callbackUrl !== undefined) {
-        const problem = await callbackUrlProblem(callbackUrl, o.allowPrivateCallbacks, o.resolve);
-        if (problem) f.problem('callback_url', problem);
-      }
-      f.done();
-      const property = await store.getProperty(tenant.id, propertyId!);
-      if (!property) throw new HttpError('not_found', `No property with id ${propertyId}.`);
-      // A property without photos still gets a tour: its title card alone.
-      const photos = (await store.photosOf([property.id])).get(property.id) ?? [];
-      const max = o.auth.limits.queuedVideosPerTenant;
-      const input = {
-        propertyId: property.id,
-        template: template!,
-        format: format!,
-        callbackUrl: callbackUrl ?? null,
-        photoIds: photos.map((p) => p.id as PhotoId),
-      };
-      const video = await whileProperty(tenant, property.id, () => store.createVideo(tenant.id, input, max));
-      if (video === 'limit') throw new HttpError('plan_limit', `A tenant may have at most ${max} videos queued or rendering; wait for one to finish.`);
-      o.onQueued();
-      return json(202, videoView(video), { location: `/v1/videos/${video.id}` });
-    }),
-  );
-
-  server.get(
-    '/v1/videos/:id',
-    api(async (req, tenant) => {
-      const id = idParam(req.params.id, 'video') as VideoId;
-      const v = await store.getVideo(tenant.id, id);
-      if (!v) throw new HttpError('not_found', `No video with id ${id}.`);
-      return json(200, videoView(v));
-    }),
-  );
-
-  server.get(
-    '/v1/videos',
-    api(async (req, tenant) => {
-      const limit = limitParam(req, 20, 100);
-      const propertyId = optionalId(req, 'property_id') as PropertyId | undefined;
-      const status = statusParam(req);
-      const page = await store.listVideos(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(status ? { status } : {}) }, limit, decodeCursor(req));
-      return json(200, { data: page.items.map(videoView), next_cursor: encodeCursor(page.nextAfter) });
-    }),
-  );
-
-  /** Removes the files a delete orphaned; the records are already gone, so a failure here is only logged. */
-  const removeOrphans = async (outcome: Extract<DeleteOutcome, { kind: 'deleted' }>): Promise<Reply> => {
-    const { photoKeys, assetKeys } = outcome.orphans;
-    await Promise.all([o.storage.delete('photos', photoKeys), o.storage.delete('assets', assetKeys)]).catch((err: unknown) =>
-      o.logger.error('removing deleted files failed', { photoKeys, assetKeys, error: err instanceof Error ? err.message : String(err) }),
-    );
-    return empty(204);
-  };
-
-  server.delete(
-    '/v1/videos/:id',
-    api(async (req, tenant) => {
-      const id = idParam(req.params.id, 'video') as VideoId;
-      const outcome = await store.deleteVideo(tenant.id, id);
-      if (outcome.kind === 'not_found') throw new HttpError('not_found', `No video with id ${id}.`);
-      if (outcome.kind === 'busy')
-        throw new HttpError('conflict', `Video ${id} is rendering; delete it once it has completed or failed (GET /v1/videos/${id}).`);
-      return removeOrphans(outcome);
-    }),
-    { body: 'none' },
   );
 
   server.delete(
@@ -246,46 +144,7 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
       if (outcome.kind === 'not_found') throw new HttpError('not_found', `No property with id ${id}.`);
       if (outcome.kind === 'busy')
         throw new HttpError('conflict', `Video ${outcome.videoId} of property ${id} is rendering; delete the property once it has completed or failed.`);
-      return removeOrphans(outcome);
-    }),
-    { body: 'none' },
-  );
-
-  server.delete(
-    '/v1/properties/:id/photos/:photoId',
-    api(async (req, tenant) => {
-      const propertyId = idParam(req.params.id, 'property') as PropertyId;
-      const photoId = idParam(req.params.photoId, 'photo') as PhotoId;
-      const outcome = await store.deletePhoto(tenant.id, propertyId, photoId);
-      if (outcome.kind === 'not_found') {
-        const property = await store.getProperty(tenant.id, propertyId);
-        throw new HttpError('not_found', property ? `Property ${propertyId} has no photo with id ${photoId}.` : `No property with id ${propertyId}.`);
-      }
-      if (outcome.kind === 'busy') {
-        const fix =
-          outcome.status === 'queued'
-            ? `delete that video first (DELETE /v1/videos/${outcome.videoId}) or wait until it has finished`
-            : 'delete the photo once that video has completed or failed';
-        throw new HttpError('conflict', `Photo ${photoId} is in video ${outcome.videoId}, which is ${outcome.status}; ${fix}.`);
-      }
-      return removeOrphans(outcome);
-    }),
-    { body: 'none' },
-  );
-
-  mountAssetRoutes(server, o, api);
-
-  server.get(
-    '/v1/callback-secret',
-    api(async (_req, tenant) => json(200, { secret: await store.callbackSecret(tenant.id, () => newToken('webhookSecret')) })),
-  );
-
-  server.post(
-    '/v1/callback-secret/rotate',
-    api(async (_req, tenant) => {
-      const secret = newToken('webhookSecret');
-      await store.rotateCallbackSecret(tenant.id, secret);
-      return json(200, { secret });
+      return kit.removeOrphans(outcome);
     }),
     { body: 'none' },
   );

@@ -3,6 +3,10 @@ import type {
   AssetId,
   AssetKind,
   AssetRecord,
+  AudioId,
+  AudioRecord,
+  BrandFont,
+  BrandingRecord,
   CallbackEvent,
   CallbackRecord,
   Format,
@@ -12,7 +16,9 @@ import type {
   PhotoRecord,
   PropertyId,
   PropertyRecord,
+  Room,
   Template,
+  VideoOptions,
   VideoId,
   VideoRecord,
   VideoStatus,
@@ -43,6 +49,7 @@ export interface PhotoRow {
   width: number;
   height: number;
   storage_key: string;
+  room: string | null;
   created_at: string;
 }
 export interface VideoRow {
@@ -61,6 +68,30 @@ export interface VideoRow {
   completed_at: string | null;
   video_asset_id: number | null;
   poster_asset_id: number | null;
+  batch_id: number | null;
+  options: string | null;
+}
+export interface BrandingRow {
+  tenant_id: number;
+  primary_color: string;
+  secondary_color: string;
+  font: string;
+  logo_key: string | null;
+  logo_content_type: string | null;
+  logo_width: number | null;
+  logo_height: number | null;
+  updated_at: string;
+}
+export interface AudioRow {
+  id: number;
+  tenant_id: number;
+  filename: string;
+  content_type: string;
+  codec: string;
+  size_bytes: number;
+  duration_s: number;
+  storage_key: string;
+  created_at: string;
 }
 export interface AssetRow {
   id: number;
@@ -114,6 +145,7 @@ export const photoOf = (r: PhotoRow): PhotoRecord => ({
   width: r.width,
   height: r.height,
   storageKey: r.storage_key,
+  room: r.room as Room | null,
   createdAt: r.created_at,
 });
 export const videoOf = (r: VideoRow): VideoRecord => ({
@@ -132,6 +164,37 @@ export const videoOf = (r: VideoRow): VideoRecord => ({
   completedAt: r.completed_at,
   videoAssetId: r.video_asset_id as AssetId | null,
   posterAssetId: r.poster_asset_id as AssetId | null,
+  batchId: r.batch_id as VideoId | null,
+  options: optionsOf(r.options),
+});
+
+/** Videos from before options existed (NULL) are plain tours; a stored object fills in any field it lacks. */
+function optionsOf(raw: string | null): VideoOptions {
+  const o = raw ? (JSON.parse(raw) as Partial<VideoOptions>) : {};
+  return { branded: o.branded ?? true, captions: o.captions ?? false, voiceover: o.voiceover ?? false, musicId: (o.musicId ?? null) as AudioId | null };
+}
+
+export const brandingOf = (r: BrandingRow): BrandingRecord => ({
+  tenantId: r.tenant_id as TenantId,
+  primaryColor: r.primary_color,
+  secondaryColor: r.secondary_color,
+  font: r.font as BrandFont,
+  logoKey: r.logo_key,
+  logoContentType: r.logo_content_type,
+  logoWidth: r.logo_width,
+  logoHeight: r.logo_height,
+  updatedAt: r.updated_at,
+});
+export const audioOf = (r: AudioRow): AudioRecord => ({
+  id: r.id as AudioId,
+  tenantId: r.tenant_id as TenantId,
+  filename: r.filename,
+  contentType: r.content_type,
+  codec: r.codec,
+  sizeBytes: r.size_bytes,
+  durationS: r.duration_s,
+  storageKey: r.storage_key,
+  createdAt: r.created_at,
 });
 export const assetOf = (r: AssetRow): AssetRecord => ({
   id: r.id as AssetId,

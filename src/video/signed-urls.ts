@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { HttpError } from '../http/errors.js';
 import type { Request } from '../http/server.js';
 import { PRIVATE_FILE_MODE } from '../store/files.js';
-import type { AssetId } from './types.js';
+import type { AssetId, PhotoId } from './types.js';
+
+/** What a signed URL opens: a rendered asset, or an uploaded photo (the dashboard's thumbnails). */
+export type SignedKind = 'asset' | 'photo';
 
 /**
  * Lifetime of a signed asset URL, in seconds: `?ttl=` from 1 to maxS, defaultS when absent.
@@ -53,18 +56,19 @@ export type Verdict = 'ok' | 'expired' | 'invalid';
 export class AssetUrlSigner {
   constructor(private readonly key: Buffer) {}
 
-  private mac(id: AssetId, expiresS: number): Buffer {
-    return createHmac('sha256', this.key).update(`brainstem asset url v1\n${id}\n${expiresS}`).digest();
+  /** What is signed names the kind of file, so an asset's signature never opens the photo with the same id. */
+  private mac(id: number, expiresS: number, kind: SignedKind): Buffer {
+    return createHmac('sha256', this.key).update(`brainstem ${kind} url v1\n${id}\n${expiresS}`).digest();
   }
 
   /** The query string (without '?') that opens asset `id` until `expiresS` (Unix seconds). */
-  query(id: AssetId, expiresS: number): string {
-    return `expires=${expiresS}&signature=${this.mac(id, expiresS).toString('base64url')}`;
+  query(id: AssetId | PhotoId, expiresS: number, kind: SignedKind = 'asset'): string {
+    return `expires=${expiresS}&signature=${this.mac(id, expiresS, kind).toString('base64url')}`;
   }
 
-  verify(id: AssetId, expires: string | null, signature: string | null, nowMs: number): Verdict {
+  verify(id: AssetId | PhotoId, expires: string | null, signature: string | null, nowMs: number, kind: SignedKind = 'asset'): Verdict {
     if (expires === null || signature === null || !/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return 'invalid';
-    const expected = this.mac(id, Number(expires));
+    const expected = this.mac(id, Number(expires), kind);
     // Compared in constant time, and before the expiry, so a forged URL learns nothing from either answer.
     if (!timingSafeEqual(Buffer.from(signature, 'base64url'), expected)) return 'invalid';
     return Number(expires) * 1000 <= nowMs ? 'expired' : 'ok';

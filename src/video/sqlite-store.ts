@@ -5,6 +5,10 @@ import type {
   AssetId,
   AssetKind,
   AssetRecord,
+  AudioId,
+  AudioRecord,
+  BrandingInput,
+  BrandingRecord,
   CallbackRecord,
   NewAsset,
   NewPhoto,
@@ -14,12 +18,16 @@ import type {
   PropertyId,
   PropertyInput,
   PropertyRecord,
+  NewAudio,
+  Room,
   VideoId,
   VideoRecord,
 } from './types.js';
-import type { CallbackFor, DeleteOutcome, VideoFilter, VideoInput, VideoStore } from './store.js';
+import type { CallbackFor, CancelOutcome, CreateOutcome, DeleteOutcome, IdempotencyClaim, VideoFilter, VideoInput, VideoStore } from './store.js';
 import {
   assetOf,
+  audioOf,
+  brandingOf,
   callbackOf,
   page,
   photoOf,
@@ -27,6 +35,8 @@ import {
   PROPERTY_COLUMNS,
   videoOf,
   type AssetRow,
+  type AudioRow,
+  type BrandingRow,
   type CallbackRow,
   type PhotoRow,
   type PropertyRow,
@@ -201,10 +211,58 @@ export const VIDEO_MIGRATIONS = [
       ).join('')}
     `,
   },
+  {
+    // Several formats per request (a batch renders together), per-video options (branding,
+    // captions, voice-over, music), room tags on photos, Idempotency-Key records, the tenant's
+    // branding and its audio tracks (whose ids are never given twice either, as in migration 6).
+    version: 7,
+    sql: `
+      ALTER TABLE video_videos ADD COLUMN batch_id INTEGER;
+      ALTER TABLE video_videos ADD COLUMN options TEXT;
+      CREATE INDEX video_videos_batch ON video_videos(batch_id, status) WHERE batch_id IS NOT NULL;
+      ALTER TABLE video_photos ADD COLUMN room TEXT;
+      CREATE TABLE video_idempotency (
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        video_ids TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, key)
+      );
+      CREATE INDEX video_idempotency_age ON video_idempotency(created_at);
+      CREATE TABLE video_branding (
+        tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id),
+        primary_color TEXT NOT NULL,
+        secondary_color TEXT NOT NULL,
+        font TEXT NOT NULL,
+        logo_key TEXT,
+        logo_content_type TEXT,
+        logo_width INTEGER,
+        logo_height INTEGER,
+        updated_at TEXT NOT NULL
+      );
+      CREATE TABLE video_audio (
+        id INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+        filename TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        codec TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        duration_s REAL NOT NULL,
+        storage_key TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX video_audio_tenant ON video_audio(tenant_id, id);
+      INSERT INTO ${ID_FLOOR_TABLE} (tbl, last_id) VALUES ('video_audio', 0);
+      CREATE TRIGGER video_audio_id_floor AFTER INSERT ON video_audio BEGIN
+        UPDATE ${ID_FLOOR_TABLE} SET last_id = NEW.id WHERE tbl = 'video_audio' AND last_id < NEW.id;
+      END;
+    `,
+  },
 ];
 
 /** The next id of a table whose ids are never given twice (see migration 6). */
-const nextId = (table: IdFloorTable): string => `(SELECT last_id + 1 FROM ${ID_FLOOR_TABLE} WHERE tbl = '${table}')`;
+const nextId = (table: IdFloorTable | 'video_audio'): string => `(SELECT last_id + 1 FROM ${ID_FLOOR_TABLE} WHERE tbl = '${table}')`;
 
 export class SqliteVideoStore implements VideoStore {
   readonly exclusive = true;
@@ -222,12 +280,38 @@ export class SqliteVideoStore implements VideoStore {
       property: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id = ?`),
       properties: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id < ? ORDER BY p.id DESC LIMIT ?`),
       photoCount: db.prepare('SELECT COUNT(*) AS n FROM video_photos WHERE property_id = ?'),
-      insertPhoto: db.prepare(`INSERT INTO video_photos (id, property_id, filename, content_type, size_bytes, width, height, storage_key, created_at)
-        VALUES (${nextId('video_photos')}, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
+      insertPhoto: db.prepare(`INSERT INTO video_photos (id, property_id, filename, content_type, size_bytes, width, height, storage_key, created_at, room)
+        VALUES (${nextId('video_photos')}, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
       photo: db.prepare('SELECT * FROM video_photos WHERE id = ?'),
       photosOf: db.prepare('SELECT * FROM video_photos WHERE property_id IN (SELECT value FROM json_each(?)) ORDER BY id'),
-      insertVideo: db.prepare(`INSERT INTO video_videos (id, tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at)
-        VALUES (${nextId('video_videos')}, ?, ?, ?, ?, 'queued', 0, ?, ?, ?) RETURNING *`),
+      insertVideo:
+        db.prepare(`INSERT INTO video_videos (id, tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at, options)
+        VALUES (${nextId('video_videos')}, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?) RETURNING *`),
+      setBatch: db.prepare('UPDATE video_videos SET batch_id = ? WHERE id = ? RETURNING *'),
+      idempotency: db.prepare('SELECT request_hash, video_ids FROM video_idempotency WHERE tenant_id = ? AND key = ? AND created_at > ?'),
+      purgeIdempotency: db.prepare('DELETE FROM video_idempotency WHERE tenant_id = ? AND (created_at <= ? OR key = ?)'),
+      insertIdempotency: db.prepare('INSERT INTO video_idempotency (tenant_id, key, request_hash, video_ids, created_at) VALUES (?, ?, ?, ?, ?)'),
+      claimBatch: db.prepare(`UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ?, lease_owner = ?, lease_until = ?
+        WHERE batch_id = ? AND status = 'queued' RETURNING *`),
+      cancel: db.prepare(`UPDATE video_videos SET status = 'cancelled', completed_at = ?, lease_owner = NULL, lease_until = NULL
+        WHERE id = ? AND status IN ('queued', 'rendering') RETURNING *`),
+      setRoom: db.prepare(`UPDATE video_photos SET room = ? WHERE id = ? AND property_id = ?
+        AND property_id IN (SELECT id FROM video_properties WHERE tenant_id = ?) RETURNING *`),
+      branding: db.prepare('SELECT * FROM video_branding WHERE tenant_id = ?'),
+      upsertBranding:
+        db.prepare(`INSERT INTO video_branding (tenant_id, primary_color, secondary_color, font, logo_key, logo_content_type, logo_width, logo_height, updated_at)
+        VALUES (@tenantId, @primaryColor, @secondaryColor, @font, @logoKey, @logoContentType, @logoWidth, @logoHeight, @updatedAt)
+        ON CONFLICT(tenant_id) DO UPDATE SET primary_color = excluded.primary_color, secondary_color = excluded.secondary_color, font = excluded.font,
+          logo_key = excluded.logo_key, logo_content_type = excluded.logo_content_type, logo_width = excluded.logo_width, logo_height = excluded.logo_height,
+          updated_at = excluded.updated_at RETURNING *`),
+      audioCount: db.prepare('SELECT COUNT(*) AS n FROM video_audio WHERE tenant_id = ?'),
+      insertAudio: db.prepare(`INSERT INTO video_audio (id, tenant_id, filename, content_type, codec, size_bytes, duration_s, storage_key, created_at)
+        VALUES (${nextId('video_audio')}, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
+      audio: db.prepare('SELECT * FROM video_audio WHERE tenant_id = ? AND id = ?'),
+      audios: db.prepare('SELECT * FROM video_audio WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
+      videoUsingAudio: db.prepare(`SELECT id, status FROM video_videos WHERE tenant_id = ? AND status IN ('queued', 'rendering')
+        AND json_extract(options, '$.musicId') = ? ORDER BY id LIMIT 1`),
+      deleteAudio: db.prepare('DELETE FROM video_audio WHERE id = ?'),
       video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
       videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
       unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
@@ -310,6 +394,11 @@ export class SqliteVideoStore implements VideoStore {
     return row ? propertyOf(row) : null;
   }
 
+  async propertyTenant(id: PropertyId): Promise<TenantId | null> {
+    const row = this.db.prepare('SELECT tenant_id FROM video_properties WHERE id = ?').get(id) as { tenant_id: number } | undefined;
+    return row ? (row.tenant_id as TenantId) : null;
+  }
+
   async listProperties(tenantId: TenantId, limit: number, before: number | null): Promise<Page<PropertyRecord>> {
     const rows = this.q.properties.all(tenantId, before ?? Number.MAX_SAFE_INTEGER, limit + 1) as PropertyRow[];
     const p = page(rows, limit);
@@ -331,7 +420,7 @@ export class SqliteVideoStore implements VideoStore {
       if (n + photos.length > maxPerProperty) return 'too_many';
       const at = this.iso();
       return photos.map((p) =>
-        photoOf(this.q.insertPhoto.get(propertyId, p.filename, p.contentType, p.sizeBytes, p.width, p.height, p.storageKey, at) as PhotoRow),
+        photoOf(this.q.insertPhoto.get(propertyId, p.filename, p.contentType, p.sizeBytes, p.width, p.height, p.storageKey, at, p.room ?? null) as PhotoRow),
       );
     })();
   }
@@ -346,20 +435,123 @@ export class SqliteVideoStore implements VideoStore {
   createVideo(tenantId: TenantId, input: VideoInput): Promise<VideoRecord>;
   createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished: number): Promise<VideoRecord | 'limit'>;
   async createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished = Infinity): Promise<VideoRecord | 'limit'> {
+    const out = await this.createVideos(tenantId, [input], maxUnfinished, null);
+    return out.kind === 'created' ? out.videos[0]! : 'limit';
+  }
+
+  async createVideos(tenantId: TenantId, inputs: readonly VideoInput[], maxUnfinished: number, idem: IdempotencyClaim | null): Promise<CreateOutcome> {
     return this.db
-      .transaction((): VideoRecord | 'limit' => {
-        if ((this.q.unfinished.get(tenantId) as { n: number }).n >= maxUnfinished) return 'limit';
-        return videoOf(
-          this.q.insertVideo.get(
-            tenantId,
-            input.propertyId,
-            input.template,
-            input.format,
-            input.callbackUrl,
-            JSON.stringify(input.photoIds),
-            this.iso(),
-          ) as VideoRow,
+      .transaction((): CreateOutcome => {
+        const now = this.now();
+        if (idem) {
+          const seen = this.q.idempotency.get(tenantId, idem.key, now - idem.ttlMs) as { request_hash: string; video_ids: string } | undefined;
+          if (seen) {
+            if (seen.request_hash !== idem.hash) return { kind: 'key_reused' };
+            const ids = JSON.parse(seen.video_ids) as number[];
+            // A video deleted since is left out; the rest answer as they are now.
+            return {
+              kind: 'replayed',
+              videos: ids
+                .map((id) => this.q.videoById.get(id) as VideoRow | undefined)
+                .filter((r) => r !== undefined)
+                .map(videoOf),
+            };
+          }
+        }
+        if ((this.q.unfinished.get(tenantId) as { n: number }).n + inputs.length > maxUnfinished) return { kind: 'limit' };
+        const at = this.iso();
+        let videos = inputs.map((input) =>
+          videoOf(
+            this.q.insertVideo.get(
+              tenantId,
+              input.propertyId,
+              input.template,
+              input.format,
+              input.callbackUrl,
+              JSON.stringify(input.photoIds),
+              at,
+              input.options ? JSON.stringify(input.options) : null,
+            ) as VideoRow,
+          ),
         );
+        if (videos.length > 1) videos = videos.map((v) => videoOf(this.q.setBatch.get(videos[0]!.id, v.id) as VideoRow));
+        if (idem) {
+          this.q.purgeIdempotency.run(tenantId, now - idem.ttlMs, idem.key);
+          this.q.insertIdempotency.run(tenantId, idem.key, idem.hash, JSON.stringify(videos.map((v) => v.id)), now);
+        }
+        return { kind: 'created', videos };
+      })
+      .immediate();
+  }
+
+  async claimBatch(lease: Lease, batchId: VideoId): Promise<VideoRecord[]> {
+    const at = this.now();
+    return (this.q.claimBatch.all(this.iso(), lease.owner, at + lease.ms, batchId) as VideoRow[]).map(videoOf);
+  }
+
+  async cancelVideo(tenantId: TenantId, id: VideoId, callback: CallbackFor): Promise<CancelOutcome> {
+    return this.db
+      .transaction((): CancelOutcome => {
+        const row = this.q.video.get(tenantId, id) as VideoRow | undefined;
+        if (!row) return { kind: 'not_found' };
+        const done = this.q.cancel.get(this.iso(), id) as VideoRow | undefined;
+        if (!done) return { kind: 'finished', video: videoOf(row) };
+        const video = videoOf(done);
+        this.enqueueCallback(video, callback);
+        return { kind: 'cancelled', video };
+      })
+      .immediate();
+  }
+
+  async setPhotoRoom(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId, room: Room | null): Promise<PhotoRecord | null> {
+    const row = this.q.setRoom.get(room, photoId, propertyId, tenantId) as PhotoRow | undefined;
+    return row ? photoOf(row) : null;
+  }
+
+  async getBranding(tenantId: TenantId): Promise<BrandingRecord | null> {
+    const row = this.q.branding.get(tenantId) as BrandingRow | undefined;
+    return row ? brandingOf(row) : null;
+  }
+
+  async putBranding(tenantId: TenantId, input: BrandingInput): Promise<{ branding: BrandingRecord; replacedLogoKey: string | null }> {
+    return this.db
+      .transaction(() => {
+        const before = this.q.branding.get(tenantId) as BrandingRow | undefined;
+        const row = this.q.upsertBranding.get({ ...input, tenantId, updatedAt: this.iso() }) as BrandingRow;
+        const replaced = before?.logo_key && before.logo_key !== row.logo_key ? before.logo_key : null;
+        return { branding: brandingOf(row), replacedLogoKey: replaced };
+      })
+      .immediate();
+  }
+
+  async addAudio(tenantId: TenantId, a: NewAudio, maxPerTenant: number): Promise<AudioRecord | 'too_many'> {
+    return this.db
+      .transaction((): AudioRecord | 'too_many' => {
+        if ((this.q.audioCount.get(tenantId) as { n: number }).n >= maxPerTenant) return 'too_many';
+        return audioOf(this.q.insertAudio.get(tenantId, a.filename, a.contentType, a.codec, a.sizeBytes, a.durationS, a.storageKey, this.iso()) as AudioRow);
+      })
+      .immediate();
+  }
+
+  async getAudio(tenantId: TenantId, id: AudioId): Promise<AudioRecord | null> {
+    const row = this.q.audio.get(tenantId, id) as AudioRow | undefined;
+    return row ? audioOf(row) : null;
+  }
+
+  async listAudio(tenantId: TenantId, limit: number, before: number | null): Promise<Page<AudioRecord>> {
+    const p = page(this.q.audios.all(tenantId, before ?? Number.MAX_SAFE_INTEGER, limit + 1) as AudioRow[], limit);
+    return { items: p.items.map(audioOf), nextAfter: p.nextAfter };
+  }
+
+  async deleteAudio(tenantId: TenantId, id: AudioId): Promise<DeleteOutcome> {
+    return this.db
+      .transaction((): DeleteOutcome => {
+        const row = this.q.audio.get(tenantId, id) as AudioRow | undefined;
+        if (!row) return { kind: 'not_found' };
+        const user = this.q.videoUsingAudio.get(tenantId, id) as { id: number; status: 'queued' | 'rendering' } | undefined;
+        if (user) return { kind: 'busy', videoId: user.id as VideoId, status: user.status };
+        this.q.deleteAudio.run(id);
+        return { kind: 'deleted', orphans: { photoKeys: [], assetKeys: [], mediaKeys: [row.storage_key] } };
       })
       .immediate();
   }

@@ -2,8 +2,8 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
-/** The two kinds of stored files: uploaded photos, and rendered videos and posters. */
-export type Area = 'photos' | 'assets';
+/** The kinds of stored files: uploaded photos, rendered videos and posters, and a tenant's logos and audio tracks. */
+export type Area = 'photos' | 'assets' | 'media';
 
 /** Inclusive byte range of an object. */
 export interface ByteRange {

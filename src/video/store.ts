@@ -3,6 +3,10 @@ import type { Lease } from '../store/lease.js';
 import type {
   AssetId,
   AssetRecord,
+  AudioId,
+  AudioRecord,
+  BrandingInput,
+  BrandingRecord,
   CallbackEvent,
   CallbackRecord,
   Format,
@@ -14,7 +18,10 @@ import type {
   PropertyId,
   PropertyInput,
   PropertyRecord,
+  NewAudio,
+  Room,
   Template,
+  VideoOptions,
   VideoId,
   VideoRecord,
   VideoStatus,
@@ -27,6 +34,8 @@ export type CallbackFor = (video: VideoRecord) => { url: string; event: Callback
 export interface Orphans {
   photoKeys: string[];
   assetKeys: string[];
+  /** Logos and audio tracks (the `media` area). */
+  mediaKeys?: string[];
 }
 
 /**
@@ -40,7 +49,33 @@ export interface VideoFilter {
   status?: VideoStatus;
 }
 
-export type VideoInput = { propertyId: PropertyId; template: Template; format: Format; callbackUrl: string | null; photoIds: PhotoId[] };
+export type VideoInput = {
+  propertyId: PropertyId;
+  template: Template;
+  format: Format;
+  callbackUrl: string | null;
+  photoIds: PhotoId[];
+  options?: VideoOptions;
+};
+
+/**
+ * An Idempotency-Key claimed with a create: the first request with `key` makes the videos and
+ * records them with `hash` (of its body); a repeat within `ttlMs` gets them again, and a
+ * repeat with another body is refused.
+ */
+export interface IdempotencyClaim {
+  key: string;
+  hash: string;
+  ttlMs: number;
+}
+
+export type CreateOutcome =
+  | { kind: 'created'; videos: VideoRecord[] }
+  | { kind: 'replayed'; videos: VideoRecord[] }
+  | { kind: 'key_reused' }
+  | { kind: 'limit' };
+
+export type CancelOutcome = { kind: 'cancelled'; video: VideoRecord } | { kind: 'not_found' } | { kind: 'finished'; video: VideoRecord };
 
 /**
  * Properties, photos, videos (the render queue), assets and completion callbacks of every
@@ -55,16 +90,41 @@ export interface VideoStore {
   readonly exclusive: boolean;
   createProperty(tenantId: TenantId, input: PropertyInput): Promise<PropertyRecord>;
   getProperty(tenantId: TenantId, id: PropertyId): Promise<PropertyRecord | null>;
+  /** The tenant of any property: for signed photo URLs, which carry no credential (the caller checks the tenant). */
+  propertyTenant(id: PropertyId): Promise<TenantId | null>;
   /** Newest first; `before` is the id the previous page ended on. */
   listProperties(tenantId: TenantId, limit: number, before: number | null): Promise<Page<PropertyRecord>>;
   photosOf(propertyIds: readonly PropertyId[]): Promise<Map<PropertyId, PhotoRecord[]>>;
   /** Records photos already stored under their final names, all or none; refuses past maxPerProperty. */
   addPhotos(propertyId: PropertyId, photos: readonly NewPhoto[], maxPerProperty: number): Promise<PhotoRecord[] | 'too_many'>;
   photosByIds(ids: readonly PhotoId[]): Promise<PhotoRecord[]>;
+  /** Tags a photo with a room (null clears it); null when the tenant has no such photo. */
+  setPhotoRoom(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId, room: Room | null): Promise<PhotoRecord | null>;
+
+  getBranding(tenantId: TenantId): Promise<BrandingRecord | null>;
+  /** Sets the tenant's branding; answers the storage key of a logo it replaced (the caller removes the file). */
+  putBranding(tenantId: TenantId, input: BrandingInput): Promise<{ branding: BrandingRecord; replacedLogoKey: string | null }>;
+  /** Records an uploaded audio track; refuses past `maxPerTenant` tracks. */
+  addAudio(tenantId: TenantId, audio: NewAudio, maxPerTenant: number): Promise<AudioRecord | 'too_many'>;
+  getAudio(tenantId: TenantId, id: AudioId): Promise<AudioRecord | null>;
+  listAudio(tenantId: TenantId, limit: number, before: number | null): Promise<Page<AudioRecord>>;
+  /** Deletes a track unless a queued or rendering video uses it ('busy'); orphans.photoKeys names its file. */
+  deleteAudio(tenantId: TenantId, id: AudioId): Promise<DeleteOutcome>;
 
   createVideo(tenantId: TenantId, input: VideoInput): Promise<VideoRecord>;
   /** Queues the video unless the tenant already has `maxUnfinished` queued or rendering ('limit'); the count and the insert are one transaction. */
   createVideo(tenantId: TenantId, input: VideoInput, maxUnfinished: number): Promise<VideoRecord | 'limit'>;
+  /**
+   * Queues one video per input (several formats of one request share a batch and render
+   * together), all or none: none when the tenant would pass `maxUnfinished` queued or
+   * rendering videos. With an idempotency claim, a key already used answers its videos (or
+   * key_reused for another body) and creates nothing.
+   */
+  createVideos(tenantId: TenantId, inputs: readonly VideoInput[], maxUnfinished: number, idempotency: IdempotencyClaim | null): Promise<CreateOutcome>;
+  /** Claims the other queued videos of a batch for the holder of its first claim (they render in the same run). */
+  claimBatch(lease: Lease, batchId: VideoId): Promise<VideoRecord[]>;
+  /** Cancels a queued or rendering video (its callback enqueued); a finished one is answered as it is. */
+  cancelVideo(tenantId: TenantId, id: VideoId, callback: CallbackFor): Promise<CancelOutcome>;
   getVideo(tenantId: TenantId, id: VideoId): Promise<VideoRecord | null>;
   /** Newest first; `before` is the id the previous page ended on. */
   listVideos(tenantId: TenantId, filter: VideoFilter, limit: number, before: number | null): Promise<Page<VideoRecord>>;

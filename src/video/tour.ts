@@ -1,7 +1,7 @@
 import type { Format } from './types.js';
 import { FORMATS } from './types.js';
 
-/** Seconds of each part of a tour; the defaults make a 10-photo tour 29 s long. */
+/** Seconds of each part of a tour; the defaults make a 10-photo tour 28 s long. */
 export interface TourTimings {
   titleS: number;
   photoS: number;
@@ -13,29 +13,101 @@ export interface TourTimings {
 export const DEFAULT_TIMINGS: TourTimings = { titleS: 3, photoS: 3, fadeS: 0.5, fps: 25 };
 
 /**
- * The title card: either text drawn by ffmpeg with a font file (text taken literally:
- * `expansion=none`, so a `%` in a title is not a drawtext function), or a ready-made image.
+ * x264 threads of every encode, fixed rather than taken from the machine's core count: x264's
+ * output depends on its thread count, and the same inputs must give the same bytes on any
+ * machine (and two threads keep a 2-core machine busy while the filters run).
  */
-export type TitleCard = { kind: 'drawtext'; fontFile: string; lines: { textFile: string; scale: number }[] } | { kind: 'image'; path: string };
+export const X264_THREADS = 2;
 
-export interface TourInput {
-  photos: readonly string[];
+/**
+ * Flags that keep version strings, creation times and other run-dependent values out of the
+ * files, so that the same inputs give the same bytes.
+ */
+const BITEXACT = ['-fflags', '+bitexact', '-flags:v', '+bitexact', '-flags:a', '+bitexact', '-map_metadata', '-1', '-map_chapters', '-1'];
+
+/** Text drawn by ffmpeg from a file (taken literally: `expansion=none`, so a `%` is not a drawtext function). */
+export interface TextLine {
+  textFile: string;
+  /** Font size as a share of the frame's shorter side. */
+  scale: number;
+}
+
+/**
+ * The title card: text drawn by ffmpeg with a font file on the background colour (with the
+ * tenant's logo above it when branded), or a ready-made image (no font on the machine).
+ */
+export type TitleCard =
+  | { kind: 'drawtext'; fontFile: string; background: string; color: string; lines: TextLine[]; logo: boolean }
+  | { kind: 'image'; path: string };
+
+/** A caption over the photos: one line of text shown from `fromS` to `toS` of the whole tour. */
+export interface CaptionCue {
+  textFile: string;
+  fromS: number;
+  toS: number;
+}
+
+/** One output format of a render and what is drawn on it. */
+export interface FormatJob {
   format: Format;
   title: TitleCard;
+  /** Burned-in captions, drawn with `captionFont` (empty: none). */
+  captions: CaptionCue[];
+  captionFont: string | null;
+  /** The caption box's colour (the tenant's primary colour when branded). */
+  captionBox: string;
+  /** The tenant's logo in a corner of the photos (needs `logo` on the render). */
+  cornerMark: boolean;
+  /** Where the finished MP4 goes. */
   output: string;
+}
+
+/** The sound of a tour: silence, or a voice-over and/or a music track lowered under the voice. */
+export interface AudioPlan {
+  voice: string | null;
+  /** Seconds into the tour the voice starts. */
+  voiceAtS: number;
+  music: string | null;
+}
+
+export const SILENCE: AudioPlan = { voice: null, voiceAtS: 0, music: null };
+
+export interface TourInput {
+  /** Local files of the photos, in the order shown (each at most the size given to fitPhotoArgs). */
+  photos: readonly string[];
+  formats: readonly FormatJob[];
+  /** The tenant's logo (PNG/JPEG/WebP), used by title cards with `logo` and by corner marks. */
+  logo: string | null;
+  audio: AudioPlan;
   timings: TourTimings;
   /** With xfade parts cross-fade into each other; without it (old ffmpeg) each fades through black. */
   xfade: boolean;
   preset: string;
+  /** Photos shown by one ffmpeg process (per segment): see segmentPhotos. */
+  photosPerSegment: number;
+  /** Scratch directory for segment files. */
+  work: string;
+}
+
+/** One ffmpeg run of a render. */
+export interface Step {
+  args: string[];
+  /** Seconds of video it makes (for progress). */
+  durationS: number;
+  /** What it does, for error messages and logs. */
+  what: string;
+  /** Input index → photo index, to name a photo ffmpeg could not read. */
+  photoInputs: Map<number, number>;
+  /** A file to write before the run (the list of segments to join). */
+  list?: { path: string; files: string[] };
 }
 
 export interface TourPlan {
-  args: string[];
+  steps: Step[];
   durationS: number;
+  frames: number;
   /** A moment inside the first photo (the title card when there is none), for the poster frame. */
   posterAtS: number;
-  width: number;
-  height: number;
 }
 
 /** Escapes a value for a filter option inside a -filter_complex graph (two levels of quoting). */
@@ -44,122 +116,410 @@ export function filterValue(v: string): string {
   return option.replace(/[\\'[\],;]/g, (c) => `\\${c}`);
 }
 
-const BACKGROUND = '0x1f2933';
+export const DEFAULT_BACKGROUND = '0x1f2933';
+export const DEFAULT_TEXT_COLOR = '0xffffff';
 
-/**
- * The ffmpeg command for a `tour`: a title card, then each photo with a slow zoom (alternating
- * in and out, odd photos also panning left to right), joined by cross-fades, with a silent
- * AAC track, H.264 yuv420p, faststart. Without photos the title card is the whole tour.
- */
-export function planTour(input: TourInput): TourPlan {
-  const { width: W, height: H } = FORMATS[input.format];
-  const { titleS, photoS, fadeS, fps } = input.timings;
-  const n = input.photos.length;
-  const frames = Math.round(photoS * fps);
-  const args: string[] = [];
-  const graph: string[] = [];
+/** A part of the tour within one segment: the title card or a photo, from its frame `from` (inclusive) to `to` (exclusive). */
+interface Part {
+  photo: number | null;
+  from: number;
+  to: number;
+}
 
-  const title = input.title;
-  if (title.kind === 'drawtext') {
-    args.push('-f', 'lavfi', '-i', `color=c=${BACKGROUND}:s=${W}x${H}:r=${fps}:d=${titleS}`);
-    const base = Math.min(W, H);
-    const lines = title.lines;
-    const sizes = lines.map((l) => Math.round(base * l.scale));
-    const gap = Math.round(base * 0.03);
-    const total = sizes.reduce((a, b) => a + b, 0) + gap * (lines.length - 1);
-    let y = Math.round((H - total) / 2);
-    const draws = lines.map((l, i) => {
-      const d = `drawtext=fontfile=${filterValue(title.fontFile)}:textfile=${filterValue(l.textFile)}:expansion=none:fontcolor=white:fontsize=${sizes[i]}:x=(w-text_w)/2:y=${y}`;
-      y += sizes[i]! + gap;
-      return d;
-    });
-    graph.push(`[0:v]${[...draws, 'format=yuv420p', 'setsar=1', 'settb=AVTB'].join(',')}[v0]`);
-  } else {
-    args.push('-loop', '1', '-framerate', String(fps), '-t', String(titleS), '-i', title.path);
-    graph.push(`[0:v]scale=${W}:${H},format=yuv420p,setsar=1,settb=AVTB[v0]`);
-  }
-
-  input.photos.forEach((photo, i) => {
-    args.push('-i', photo);
-    const zoom = i % 2 === 0 ? `1+0.12*on/${frames}` : `1.12-0.12*on/${frames}`;
-    const x = i % 2 === 0 ? 'iw/2-(iw/zoom/2)' : `(iw-iw/zoom)*on/${frames}`;
-    graph.push(
-      `[${i + 1}:v]scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H},setsar=1,` +
-        `zoompan=z='${zoom}':x='${x}':y='ih/2-(ih/zoom/2)':d=${frames}:s=${W}x${H}:fps=${fps},format=yuv420p,settb=AVTB[v${i + 1}]`,
-    );
-  });
-  const audioInput = n + 1;
-  args.push('-f', 'lavfi', '-i', 'anullsrc=channel_layout=stereo:sample_rate=44100');
-
-  let durationS: number;
-  if (input.xfade) {
-    let offset = titleS - fadeS;
-    let prev = 'v0';
-    for (let i = 1; i <= n; i++) {
-      const out = i === n ? 'vout' : `x${i}`;
-      graph.push(`[${prev}][v${i}]xfade=transition=fade:duration=${fadeS}:offset=${round(offset)}[${out}]`);
-      prev = out;
-      offset += photoS - fadeS;
-    }
-    if (n === 0) graph.push('[v0]null[vout]');
-    durationS = titleS + n * (photoS - fadeS);
-  } else {
-    const faded = [0, ...input.photos.map((_, i) => i + 1)].map((i) => {
-      const len = i === 0 ? titleS : photoS;
-      graph.push(`[v${i}]fade=t=in:st=0:d=${fadeS / 2},fade=t=out:st=${round(len - fadeS / 2)}:d=${fadeS / 2}[f${i}]`);
-      return `[f${i}]`;
-    });
-    graph.push(`${faded.join('')}concat=n=${n + 1}:v=1:a=0[vout]`);
-    durationS = titleS + n * photoS;
-  }
-  durationS = round(durationS);
-  args.push(
-    '-filter_complex',
-    graph.join(';'),
-    '-map',
-    '[vout]',
-    '-map',
-    `${audioInput}:a`,
-    '-c:v',
-    'libx264',
-    '-preset',
-    input.preset,
-    '-crf',
-    '23',
-    '-pix_fmt',
-    'yuv420p',
-    '-r',
-    String(fps),
-    '-c:a',
-    'aac',
-    '-b:a',
-    '64k',
-    '-t',
-    String(durationS),
-    '-movflags',
-    '+faststart',
-    '-y',
-    input.output,
-  );
-  const posterAtS = round(n === 0 ? titleS / 2 : input.xfade ? titleS + (photoS - fadeS) / 2 : titleS + photoS / 2);
-  return { args, durationS, posterAtS, width: W, height: H };
+/** Frame counts of the timings. */
+export function frameTimings(t: TourTimings): { title: number; photo: number; fade: number } {
+  return { title: Math.round(t.titleS * t.fps), photo: Math.round(t.photoS * t.fps), fade: Math.round(t.fadeS * t.fps) };
 }
 
 /**
- * Brings one photo down to the output size (cover-fit, centre crop) as a high-quality JPEG,
- * first frame only. Each photo is decoded alone, so the tour itself, which opens every photo
- * at once, holds frames of the output size instead of full-resolution ones.
+ * Splits the tour into segments of at most `perSegment` photos, each rendered by its own
+ * ffmpeg process (which opens only its own photos: one process holding every photo of a
+ * 100-photo tour needs several GiB). A segment ends in the middle of a photo, and the next
+ * one starts with that photo from the same frame on: the cut is where neither cross-fade is,
+ * so the joined video is seamless and the segments are joined without re-encoding.
  */
-export function fitPhotoArgs(photo: string, format: Format, output: string): string[] {
-  const { width: W, height: H } = FORMATS[format];
-  return ['-i', photo, '-frames:v', '1', '-vf', `scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H},setsar=1`, '-q:v', '2', '-y', output];
+export function segmentParts(n: number, perSegment: number, t: TourTimings): Part[][] {
+  const f = frameTimings(t);
+  const half = Math.floor(f.photo / 2);
+  // A segment after the first opens the rest of its predecessor's last photo too, so it holds at least two.
+  const per = Math.max(2, perSegment);
+  const segments: Part[][] = [];
+  let current: Part[] = [{ photo: null, from: 0, to: f.title }];
+  for (let i = 0; i < n; i++) {
+    if (current.filter((p) => p.photo !== null).length >= per) {
+      // The last part is a whole photo (a carried-over rest is always first): the cut is its middle.
+      const last = current[current.length - 1]!;
+      last.to = half;
+      segments.push(current);
+      current = [{ photo: last.photo, from: half, to: f.photo }];
+    }
+    current.push({ photo: i, from: 0, to: f.photo });
+  }
+  segments.push(current);
+  return segments;
+}
+
+/** Frames a segment makes: its parts, minus a cross-fade between consecutive ones. */
+function segmentFrames(parts: readonly Part[], fade: number, xfade: boolean): number {
+  const total = parts.reduce((a, p) => a + (p.to - p.from), 0);
+  return xfade ? total - fade * (parts.length - 1) : total;
+}
+
+/** The duration of a tour of n photos, in frames. */
+export function tourFrames(n: number, t: TourTimings, xfade: boolean): number {
+  const f = frameTimings(t);
+  return xfade ? f.title + n * (f.photo - f.fade) : f.title + n * f.photo;
+}
+
+function seconds(frames: number, fps: number): string {
+  return String(Math.round((frames / fps) * 1e6) / 1e6);
+}
+
+/** Zoom and pan of photo i: alternately in and out, odd photos also panning left to right. */
+function zoompan(i: number, frames: number, W: number, H: number, fps: number): string {
+  const zoom = i % 2 === 0 ? `1+0.12*on/${frames}` : `1.12-0.12*on/${frames}`;
+  const x = i % 2 === 0 ? 'iw/2-(iw/zoom/2)' : `(iw-iw/zoom)*on/${frames}`;
+  return `zoompan=z='${zoom}':x='${x}':y='ih/2-(ih/zoom/2)':d=${frames}:s=${W}x${H}:fps=${fps}`;
+}
+
+/**
+ * The filters of one tour (title card, photos with zoom and pan, cross-fades, captions, the
+ * corner mark) for the parts of one segment in one format; `src(k)` names the photo k's
+ * decoded stream for this format. Answers the graph lines and the label of the result.
+ */
+function formatGraph(
+  job: FormatJob,
+  fi: number,
+  parts: readonly Part[],
+  src: (photo: number) => string,
+  logoLabel: (use: 'title' | 'mark') => string | null,
+  titleImage: string | null,
+  startFrame: number,
+  input: TourInput,
+): { graph: string[]; out: string } {
+  const { width: W, height: H } = FORMATS[job.format];
+  const { fps } = input.timings;
+  const f = frameTimings(input.timings);
+  const base = Math.min(W, H);
+  const graph: string[] = [];
+  const labels: string[] = [];
+  parts.forEach((part, pi) => {
+    const label = `f${fi}p${pi}`;
+    if (part.photo === null) {
+      const title = job.title;
+      if (title.kind === 'drawtext') {
+        const sizes = title.lines.map((l) => Math.round(base * l.scale));
+        const gap = Math.round(base * 0.03);
+        const logoH = title.logo ? Math.round(base * 0.14) : 0;
+        const total = sizes.reduce((a, b) => a + b, 0) + gap * (title.lines.length - 1) + (logoH ? logoH + gap * 2 : 0);
+        let y = Math.round((H - total) / 2);
+        const logoY = y;
+        if (logoH) y += logoH + gap * 2;
+        const draws = title.lines.map((l, i) => {
+          const d = `drawtext=fontfile=${filterValue(title.fontFile)}:textfile=${filterValue(l.textFile)}:expansion=none:fontcolor=${title.color}:fontsize=${sizes[i]}:x=(w-text_w)/2:y=${y}`;
+          y += sizes[i]! + gap;
+          return d;
+        });
+        const bg = `color=c=${title.background}:s=${W}x${H}:r=${fps}:d=${seconds(f.title, fps)}`;
+        const logo = title.logo ? logoLabel('title') : null;
+        if (logo) {
+          graph.push(`${bg},format=yuv420p[${label}bg]`);
+          graph.push(`[${logo}]scale=-2:${logoH}[${label}logo]`);
+          graph.push(
+            `[${label}bg][${label}logo]overlay=x=(W-w)/2:y=${logoY}:format=auto,${[...draws, 'format=yuv420p', 'setsar=1', 'settb=AVTB'].join(',')}[${label}]`,
+          );
+        } else graph.push(`${bg},${[...draws, 'format=yuv420p', 'setsar=1', 'settb=AVTB'].join(',')}[${label}]`);
+      } else {
+        graph.push(`[${titleImage}]scale=${W}:${H},format=yuv420p,setsar=1,settb=AVTB[${label}]`);
+      }
+    } else {
+      const trim = part.from > 0 || part.to < f.photo ? `,trim=start_frame=${part.from}:end_frame=${part.to},setpts=PTS-STARTPTS` : '';
+      graph.push(
+        `[${src(part.photo)}]scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H},setsar=1,` +
+          `${zoompan(part.photo, f.photo, W, H, fps)},format=yuv420p${trim},settb=AVTB[${label}]`,
+      );
+    }
+    labels.push(label);
+  });
+
+  let out: string;
+  if (input.xfade) {
+    let prev = labels[0]!;
+    let offset = parts[0]!.to - parts[0]!.from - f.fade;
+    for (let i = 1; i < labels.length; i++) {
+      const next = `f${fi}x${i}`;
+      graph.push(`[${prev}][${labels[i]}]xfade=transition=fade:duration=${seconds(f.fade, fps)}:offset=${seconds(offset, fps)}[${next}]`);
+      prev = next;
+      offset += parts[i]!.to - parts[i]!.from - f.fade;
+    }
+    out = prev;
+  } else {
+    const half = Math.max(1, Math.floor(f.fade / 2));
+    const faded = parts.map((part, i) => {
+      const len = part.to - part.from;
+      const full = part.photo === null ? f.title : f.photo;
+      const fades = [...(part.from === 0 ? [`fade=t=in:s=0:n=${half}`] : []), ...(part.to === full ? [`fade=t=out:s=${len - half}:n=${half}`] : [])];
+      graph.push(`[${labels[i]}]${fades.length ? fades.join(',') : 'null'}[f${fi}f${i}]`);
+      return `[f${fi}f${i}]`;
+    });
+    graph.push(`${faded.join('')}concat=n=${parts.length}:v=1:a=0[f${fi}cat]`);
+    out = `f${fi}cat`;
+  }
+
+  // Captions and the corner mark are drawn over the joined parts; their times are the tour's, so a later segment shifts them.
+  const startS = startFrame / fps;
+  const frames = segmentFrames(parts, f.fade, input.xfade);
+  const endS = startS + frames / fps;
+  const overlays: string[] = [];
+  if (job.captionFont) {
+    const size = Math.round(base * 0.045);
+    for (const cue of job.captions) {
+      if (cue.toS <= startS || cue.fromS >= endS) continue;
+      const from = Math.max(0, cue.fromS - startS).toFixed(3);
+      const to = (cue.toS - startS).toFixed(3);
+      overlays.push(
+        `drawtext=fontfile=${filterValue(job.captionFont)}:textfile=${filterValue(cue.textFile)}:expansion=none:fontcolor=white:fontsize=${size}` +
+          `:box=1:boxcolor=${job.captionBox}@0.7:boxborderw=${Math.round(size * 0.4)}:x=(w-text_w)/2:y=h*${W >= H ? '0.84' : '0.78'}-text_h/2` +
+          `:enable='between(t\\,${from}\\,${to})'`,
+      );
+    }
+  }
+  if (overlays.length) {
+    graph.push(`[${out}]${overlays.join(',')}[f${fi}cap]`);
+    out = `f${fi}cap`;
+  }
+  const mark = job.cornerMark ? logoLabel('mark') : null;
+  if (mark) {
+    const markH = Math.round(base * 0.07);
+    const margin = Math.round(base * 0.03);
+    // Over the photos only: the title card shows the logo large already.
+    const from = Math.max(0, f.title / fps - startS).toFixed(3);
+    graph.push(`[${mark}]scale=-2:${markH},format=yuva420p,colorchannelmixer=aa=0.85[f${fi}mk]`);
+    graph.push(`[${out}][f${fi}mk]overlay=x=W-w-${margin}:y=${margin}:format=auto:enable='gte(t\\,${from})',format=yuv420p[f${fi}mark]`);
+    out = `f${fi}mark`;
+  }
+  return { graph, out };
+}
+
+/**
+ * The audio filters: silence, the voice delayed to its start, the music looped and lowered
+ * (ducked by a sidechain compressor keyed on the voice, so it dips while the voice speaks),
+ * each cut to the tour's duration. `first` is the input index of the first audio input.
+ */
+export function audioInputs(audio: AudioPlan, durationS: string): { args: string[]; graph: string[]; label: string } {
+  const args: string[] = [];
+  const graph: string[] = [];
+  let idx = 0;
+  const next = () => idx++;
+  const fmt = 'aformat=sample_rates=44100:channel_layouts=stereo';
+  let voice: number | null = null;
+  let music: number | null = null;
+  if (audio.voice) {
+    args.push('-i', audio.voice);
+    voice = next();
+  }
+  if (audio.music) {
+    args.push('-stream_loop', '-1', '-i', audio.music);
+    music = next();
+  }
+  if (voice === null && music === null) {
+    args.push('-f', 'lavfi', '-t', durationS, '-i', 'anullsrc=channel_layout=stereo:sample_rate=44100');
+    return { args, graph: [], label: `${next()}:a` };
+  }
+  const delay = Math.round(audio.voiceAtS * 1000);
+  if (voice !== null) graph.push(`[A${voice}:a]${fmt},adelay=${delay}|${delay},apad,atrim=0:${durationS}[voice]`);
+  if (music !== null) {
+    const fadeOut = Math.max(0, Number(durationS) - 2).toFixed(3);
+    graph.push(`[A${music}:a]${fmt},atrim=0:${durationS},volume=0.5,afade=t=out:st=${fadeOut}:d=2[music]`);
+  }
+  if (voice !== null && music !== null) {
+    graph.push('[voice]asplit=2[vkey][vmix]');
+    graph.push('[music][vkey]sidechaincompress=threshold=0.02:ratio=10:attack=20:release=500:makeup=1[ducked]');
+    graph.push(`[ducked][vmix]amix=inputs=2:duration=first:normalize=0,${fmt}[aout]`);
+  } else graph.push(`[${voice !== null ? 'voice' : 'music'}]anull[aout]`);
+  return { args, graph, label: '[aout]' };
+}
+
+/** Input labels `[A<k>:a]` of audioInputs, renumbered to the inputs' real indexes. */
+function placeAudio(a: { args: string[]; graph: string[]; label: string }, first: number): { graph: string[]; map: string } {
+  const graph = a.graph.map((g) => g.replace(/\[A(\d+):a\]/g, (_, k: string) => `[${first + Number(k)}:a]`));
+  const map = a.label.startsWith('[') ? a.label : `${first + Number(a.label.split(':')[0])}:a`;
+  return { graph, map };
+}
+
+function videoCodec(preset: string, fps: number): string[] {
+  return ['-c:v', 'libx264', '-preset', preset, '-crf', '23', '-threads:v', String(X264_THREADS), '-pix_fmt', 'yuv420p', '-r', String(fps)];
+}
+
+const AUDIO_CODEC = ['-c:a', 'aac', '-b:a', '96k'];
+
+/**
+ * The ffmpeg runs of a tour in every format at once: each segment is one process that decodes
+ * its photos once and makes every format from them (the photo is split, not decoded again),
+ * then, when there is more than one segment, each format's segments are joined without
+ * re-encoding and the sound is added. A tour of one segment writes its finished files at once.
+ */
+export function planTour(input: TourInput): TourPlan {
+  const { fps } = input.timings;
+  const f = frameTimings(input.timings);
+  const n = input.photos.length;
+  const segments = segmentParts(n, input.photosPerSegment, input.timings);
+  const frames = tourFrames(n, input.timings, input.xfade);
+  const durationS = Math.round((frames / fps) * 1000) / 1000;
+  const total = seconds(frames, fps);
+  const steps: Step[] = [];
+  const single = segments.length === 1;
+  let startFrame = 0;
+  const segmentFiles = input.formats.map(() => [] as string[]);
+  segments.forEach((parts, si) => {
+    const args: string[] = [];
+    const graph: string[] = [];
+    const photoInputs = new Map<number, number>();
+    const F = input.formats.length;
+    const photos = [...new Set(parts.filter((p) => p.photo !== null).map((p) => p.photo!))];
+    const inputOf = new Map<number, number>();
+    for (const k of photos) {
+      // One decoder thread per photo: a thread per core for each of many inputs only costs address space.
+      args.push('-threads', '1', '-i', input.photos[k]!);
+      inputOf.set(k, photoInputs.size);
+      photoInputs.set(photoInputs.size, k);
+    }
+    // Each photo is decoded once and split between the formats.
+    if (F > 1) for (const k of photos) graph.push(`[${inputOf.get(k)}:v]split=${F}${input.formats.map((_, fi) => `[s${k}f${fi}]`).join('')}`);
+    const hasTitle = parts[0]!.photo === null;
+    const titleImages = input.formats.map((job) => {
+      if (!hasTitle || job.title.kind !== 'image') return null;
+      args.push('-loop', '1', '-framerate', String(fps), '-t', seconds(f.title, fps), '-i', job.title.path);
+      return `${args.filter((x) => x === '-i').length - 1}:v`;
+    });
+    let logo: number | null = null;
+    const logoUses = input.formats.flatMap((job) => [
+      ...(job.title.kind === 'drawtext' && job.title.logo && hasTitle ? ['title' as const] : []),
+      ...(job.cornerMark ? ['mark' as const] : []),
+    ]);
+    if (input.logo && logoUses.length > 0) {
+      args.push('-i', input.logo);
+      logo = args.filter((x) => x === '-i').length - 1;
+      graph.push(`[${logo}:v]format=rgba,split=${logoUses.length}${logoUses.map((_, i) => `[logo${i}]`).join('')}`);
+    }
+    let logoNext = 0;
+    const segFrames = segmentFrames(parts, f.fade, input.xfade);
+    const outs = input.formats.map((job, fi) => {
+      const src = (k: number) => (F > 1 ? `s${k}f${fi}` : `${inputOf.get(k)}:v`);
+      const logoLabel = (use: 'title' | 'mark') => {
+        if (logo === null) return null;
+        if (use === 'mark' && !job.cornerMark) return null;
+        return `logo${logoNext++}`;
+      };
+      const g = formatGraph(job, fi, parts, src, logoLabel, titleImages[fi]!, startFrame, input);
+      graph.push(...g.graph);
+      return g.out;
+    });
+    let audioMaps: string[] | null = null;
+    if (single) {
+      const a = audioInputs(input.audio, total);
+      const audio = placeAudio(a, args.filter((x) => x === '-i').length);
+      args.push(...a.args);
+      graph.push(...audio.graph);
+      // A filter's output feeds one consumer: every format gets its own copy of the sound.
+      if (audio.map.startsWith('[') && F > 1) {
+        graph.push(`${audio.map}asplit=${F}${input.formats.map((_, fi) => `[aout${fi}]`).join('')}`);
+        audioMaps = input.formats.map((_, fi) => `[aout${fi}]`);
+      } else audioMaps = input.formats.map(() => audio.map);
+    }
+    args.push('-filter_complex_threads', '1', '-filter_complex', graph.join(';'));
+    input.formats.forEach((job, fi) => {
+      const out = single ? job.output : `${input.work}/seg-${si}-${fi}.mp4`;
+      if (!single) segmentFiles[fi]!.push(out);
+      args.push('-map', `[${outs[fi]}]`);
+      if (audioMaps) args.push('-map', audioMaps[fi]!, ...AUDIO_CODEC);
+      args.push(...videoCodec(input.preset, fps), '-frames:v', String(segFrames), ...(audioMaps ? ['-t', total] : []), ...BITEXACT);
+      args.push('-movflags', '+faststart', '-y', out);
+    });
+    steps.push({
+      args,
+      durationS: segFrames / fps,
+      what: single ? 'the tour' : `part ${si + 1} of ${segments.length} of the tour`,
+      photoInputs,
+    });
+    startFrame += segFrames;
+  });
+  if (!single) {
+    input.formats.forEach((job, fi) => {
+      const list = `${input.work}/segments-${fi}.txt`;
+      const a = audioInputs(input.audio, total);
+      const audio = placeAudio(a, 1);
+      const args = [
+        '-f',
+        'concat',
+        '-safe',
+        '0',
+        '-i',
+        list,
+        ...a.args,
+        ...(audio.graph.length ? ['-filter_complex', audio.graph.join(';')] : []),
+        '-map',
+        '0:v',
+        '-map',
+        audio.map,
+        '-c:v',
+        'copy',
+        ...AUDIO_CODEC,
+        '-t',
+        total,
+        ...BITEXACT,
+        '-movflags',
+        '+faststart',
+        '-y',
+        job.output,
+      ];
+      steps.push({ args, durationS: 0, what: `joining the ${job.format} tour`, photoInputs: new Map(), list: { path: list, files: segmentFiles[fi]! } });
+    });
+  }
+  const posterAtS = Math.round(((n === 0 ? f.title / 2 : input.xfade ? f.title + (f.photo - f.fade) / 2 : f.title + f.photo / 2) / fps) * 1000) / 1000;
+  return { steps, durationS, frames, posterAtS };
+}
+
+/** A concat list of segment files (the concat demuxer's format; paths are ours, quoted all the same). */
+export function concatList(files: readonly string[]): string {
+  return files.map((f) => `file '${f.replace(/'/g, "'\\''")}'\n`).join('');
+}
+
+/**
+ * Brings one photo down to what every format of the render needs (cover-fit to the largest
+ * frame of each axis, no crop) as a high-quality JPEG, first frame only. Each photo is decoded
+ * alone, so the tour itself, which opens several photos at once, holds frames of the output
+ * size instead of full-resolution ones.
+ */
+export function fitPhotoArgs(photo: string, formats: readonly Format[], output: string): string[] {
+  // Cover every format: scaled so that both sides are at least what the most demanding format needs.
+  const W = Math.max(...formats.map((f) => FORMATS[f].width));
+  const H = Math.max(...formats.map((f) => FORMATS[f].height));
+  return [
+    '-threads',
+    '1',
+    '-i',
+    photo,
+    '-frames:v',
+    '1',
+    '-vf',
+    `scale=${W}:${H}:force_original_aspect_ratio=increase,setsar=1`,
+    '-q:v',
+    '2',
+    ...BITEXACT,
+    '-y',
+    output,
+  ];
+}
+
+/** The size fitPhotoArgs brings a photo of width x height to (its pixel count decides whether fitting is needed). */
+export function fittedPixels(formats: readonly Format[]): number {
+  const W = Math.max(...formats.map((f) => FORMATS[f].width));
+  const H = Math.max(...formats.map((f) => FORMATS[f].height));
+  return W * H;
 }
 
 /** Grabs one frame of a rendered video as a JPEG. */
 export function posterArgs(video: string, atS: number, output: string): string[] {
-  return ['-ss', String(atS), '-i', video, '-frames:v', '1', '-q:v', '3', '-y', output];
-}
-
-function round(s: number): number {
-  return Math.round(s * 1000) / 1000;
+  return ['-ss', String(atS), '-i', video, '-frames:v', '1', '-q:v', '3', ...BITEXACT, '-y', output];
 }

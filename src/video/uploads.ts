@@ -11,7 +11,7 @@ import { typeOf } from '../http/validate.js';
 import { ImageChecker } from './image.js';
 import type { ByteBudget } from './budget.js';
 import type { AssetStorage } from './storage.js';
-import type { ImageType, NewPhoto } from './types.js';
+import { ROOMS, type ImageType, type NewPhoto, type Room } from './types.js';
 
 export interface UploadLimits {
   /** Largest photo, in bytes (15 MiB). */
@@ -30,6 +30,8 @@ export interface StagedPhoto {
   width: number;
   height: number;
   sizeBytes: number;
+  /** The room tag sent with a JSON upload. */
+  room?: Room | null;
 }
 
 const EXT: Record<ImageType, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
@@ -214,11 +216,13 @@ async function readJsonPhotos(
   if (list.length === 0) throw nonePresent();
   if (list.length > limits.maxPhotos) throw tooMany(limits);
   const details: ErrorDetail[] = [];
-  const decoded: { filename: string; data: Buffer }[] = [];
+  const decoded: { filename: string; data: Buffer; room: Room | null }[] = [];
   list.forEach((item, i) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item))
       return void details.push({ path: `photos[${i}]`, message: `must be an object, got ${typeOf(item)}` });
-    const { filename, data_base64: raw } = item as Record<string, unknown>;
+    const { filename, data_base64: raw, room } = item as Record<string, unknown>;
+    if (room !== undefined && room !== null && !(ROOMS as readonly unknown[]).includes(room))
+      details.push({ path: `photos[${i}].room`, message: `must be one of ${ROOMS.join(', ')}, got ${JSON.stringify(room)}` });
     // A data URL (what a browser's FileReader gives) carries the same base64 after its header.
     const data = typeof raw === 'string' ? raw.replace(DATA_URL_HEADER, '') : raw;
     if (filename !== undefined && typeof filename !== 'string')
@@ -226,7 +230,7 @@ async function readJsonPhotos(
     if (typeof data !== 'string' || data.length === 0)
       return void details.push({ path: `photos[${i}].data_base64`, message: data === undefined ? 'is required' : 'must be a non-empty base64 string' });
     if (!BASE64.test(data)) return void details.push({ path: `photos[${i}].data_base64`, message: 'is not valid base64' });
-    decoded.push({ filename: cleanName(filename as string | undefined, i), data: Buffer.from(data, 'base64') });
+    decoded.push({ filename: cleanName(filename as string | undefined, i), data: Buffer.from(data, 'base64'), room: (room ?? null) as Room | null });
   });
   if (details.length > 0) throw validationFailed(details);
   for (const d of decoded) if (d.data.length > limits.maxPhotoBytes) throw tooLarge(d.filename, limits);
@@ -235,7 +239,7 @@ async function readJsonPhotos(
     checker.add(d.data);
     return { checker, filename: d.filename, tmpPath: join(tmpDir, `${randomUUID()}.part`), data: d.data };
   });
-  const staged = check(files);
+  const staged = check(files).map((st, i) => ({ ...st, room: decoded[i]!.room }));
   try {
     await Promise.all(files.map((f) => writeFile(f.tmpPath, f.data)));
   } catch (err) {
@@ -255,7 +259,15 @@ export async function commitPhotos(staged: readonly StagedPhoto[], storage: Asse
     for (const s of staged) {
       const storageKey = `${randomUUID()}.${EXT[s.contentType]}`;
       await storage.putFile('photos', storageKey, s.tmpPath, s.contentType);
-      photos.push({ filename: s.filename, contentType: s.contentType, sizeBytes: s.sizeBytes, width: s.width, height: s.height, storageKey });
+      photos.push({
+        filename: s.filename,
+        contentType: s.contentType,
+        sizeBytes: s.sizeBytes,
+        width: s.width,
+        height: s.height,
+        storageKey,
+        room: s.room ?? null,
+      });
     }
   } catch (err) {
     await storage

@@ -11,6 +11,8 @@ export function photoView(p: PhotoRecord) {
     size_bytes: p.sizeBytes,
     width: p.width,
     height: p.height,
+    room: p.room,
+    url: `/v1/properties/${p.propertyId}/photos/${p.id}/file`,
     created_at: p.createdAt,
   };
 }
@@ -44,6 +46,11 @@ export function videoView(v: VideoRecord) {
     error: v.error,
     callback_url: v.callbackUrl,
     photo_ids: v.photoIds,
+    batch_id: v.batchId,
+    branded: v.options.branded,
+    captions: v.options.captions,
+    voiceover: v.options.voiceover,
+    music_id: v.options.musicId,
     video_asset_id: v.videoAssetId,
     poster_asset_id: v.posterAssetId,
     created_at: v.createdAt,

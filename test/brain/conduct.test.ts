@@ -19,6 +19,7 @@ import {
   WIND_DOWN_MAX_S,
 } from '../../brain/conduct.js';
 import { bundle, find, follow, hostile, kinds, req, self } from './sim.js';
+import { HEED_MAX_S } from '../../brain/squads.js';
 
 // Believable conduct, with human_factors on (the default). Goals are off where they would move the character.
 const calm = { traits: { neuroticism: 0.1, agreeableness: 0.6, conscientiousness: 0.2, openness: 0.3, extraversion: 0.5 } };
@@ -127,6 +128,8 @@ test('a squad investigation jogs to 30 m, goes crouched, searches the spot 10-20
   for (let t = 1; t < 200; t += 0.5) {
     const r = brain.tick(req(2, t, self(pos), { squad: 'a' }, calm));
     const inv = find(r, 'Investigate');
+    // The callout is taken up after the member's own delay (at most HEED_MAX_S).
+    if (inv === undefined && seen.length === 0 && t <= 1 + HEED_MAX_S) continue;
     if (inv === undefined) break;
     const m = find(r, 'MoveTo');
     const d = Math.hypot(pos.x - inv.at.x, pos.z - inv.at.z);

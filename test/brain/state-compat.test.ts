@@ -124,13 +124,13 @@ test('a layout-3 state file is read and written back identically, gaining only t
   assert.deepEqual(fieldsAddedAfter(3), { strayT: -1e9 });
   for (const a of loaded.agents) assert.equal(a.strayT, -1e9);
   assert.equal(JSON.stringify(asLayout3(loaded)), JSON.stringify(v3.state));
-  // Behaviour has changed since (an unchanged search keeps its point), so one reply differs: the same characters go on.
+  // Behaviour has changed since (believable behaviour II: flights through the widest opening, hiding when
+  // cornered), so the old replies are not expected: the same characters go on.
   const replies = v3.requests.map((r) => brain.tick(r));
   assert.deepEqual(
     replies.map((r) => r.agent),
     v3.replies.map((r) => r.agent),
   );
-  assert.ok(replies.filter((r, i) => JSON.stringify(r) === JSON.stringify(v3.replies[i])).length >= v3.replies.length - 1);
   assert.deepEqual(
     v3.after.agents.map((a) => brain.persona(a.id)?.name),
     v3.personas.map((p) => p?.name),
@@ -139,7 +139,8 @@ test('a layout-3 state file is read and written back identically, gaining only t
 
 /**
  * test/fixtures/brain/state-v4.json: the layout-3 session above as this brain (layout 4)
- * exports, continues and describes it. Pins the layout-4 format and the behaviour on it.
+ * exports, continues and describes it. Pins the layout-4 format and the behaviour on it (its
+ * replies, state after and personas re-recorded with believable behaviour II).
  */
 test('a layout-4 state file is read, continued and written back identically, text for text', () => {
   const v4 = recorded('state-v4.json');

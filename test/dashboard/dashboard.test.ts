@@ -307,6 +307,13 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     await a.waitForURL(/#\/properties\/\d+$/);
     await a.locator('#photo-input').setInputFiles([join(photos.path, 'p1.jpg'), join(photos.path, 'p2.jpg')]);
     await a.getByRole('heading', { name: 'Photos (2)' }).waitFor();
+    // Thumbnails load from same-origin signed photo URLs (an <img> sends no credential).
+    await a.waitForFunction(() => {
+      const imgs = [...(globalThis as any).document.querySelectorAll('img.thumb')] as { complete: boolean; naturalWidth: number }[];
+      return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
+    });
+    assert.match((await a.locator('img.thumb').first().getAttribute('src')) ?? '', /^\/v1\/properties\/\d+\/photos\/\d+\/file\?expires=\d+&signature=[\w-]+$/);
+    await a.getByLabel('16:9').uncheck();
     await a.getByLabel('1:1').check();
     await a.getByRole('button', { name: 'Request video' }).click();
     await a.locator('[data-status="completed"]').waitFor({ timeout: 60_000 });

@@ -578,5 +578,112 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.ok(await s.getVideo(a, keep.id));
       assert.deepEqual(await s.deleteProperty(a, done.propertyId), { kind: 'not_found' });
     });
+    test('several formats are one batch, all or none under the limit; the batch is claimed together', async () => {
+      const a = await h.newTenant();
+      const { propertyId, photoIds } = await propertyWithPhotos(a, 2);
+      const options = { branded: false, captions: true, voiceover: false, musicId: null };
+      const inputs = (['16:9', '9:16', '1:1'] as const).map((format) => ({
+        propertyId,
+        template: 'tour' as const,
+        format,
+        callbackUrl: null,
+        photoIds,
+        options,
+      }));
+      assert.deepEqual(await s.createVideos(a, inputs, 2, null), { kind: 'limit' });
+      const out = await s.createVideos(a, inputs, 10, null);
+      assert.equal(out.kind, 'created');
+      const videos = out.kind === 'created' ? out.videos : [];
+      assert.deepEqual(
+        videos.map((v) => [v.format, v.batchId, v.options.captions, v.options.branded]),
+        [
+          ['16:9', videos[0]!.id, true, false],
+          ['9:16', videos[0]!.id, true, false],
+          ['1:1', videos[0]!.id, true, false],
+        ],
+      );
+      const first = await s.claimNextQueued(L, null);
+      assert.equal(first?.id, videos[0]!.id);
+      const rest = await s.claimBatch(L, first!.batchId!);
+      assert.deepEqual(
+        rest.map((v) => [v.id, v.status]),
+        [
+          [videos[1]!.id, 'rendering'],
+          [videos[2]!.id, 'rendering'],
+        ],
+      );
+      assert.equal(await s.claimNextQueued(M, null), null);
+    });
+
+    test('an Idempotency-Key answers its first videos for 24 h, refuses another body, and is per tenant', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const { propertyId, photoIds } = await propertyWithPhotos(a, 1);
+      const input = { propertyId, template: 'tour' as const, format: '16:9' as const, callbackUrl: null, photoIds };
+      const key = (hash: string) => ({ key: 'k1', hash, ttlMs: 24 * 3600_000 });
+      const made = await s.createVideos(a, [input], 10, key('h1'));
+      assert.equal(made.kind, 'created');
+      const again = await s.createVideos(a, [input], 10, key('h1'));
+      assert.equal(again.kind, 'replayed');
+      assert.deepEqual(again.kind === 'replayed' && again.videos.map((v) => v.id), made.kind === 'created' && made.videos.map((v) => v.id));
+      assert.deepEqual(await s.createVideos(a, [input], 10, key('h2')), { kind: 'key_reused' });
+      const { propertyId: pb, photoIds: phb } = await propertyWithPhotos(b, 1);
+      assert.equal((await s.createVideos(b, [{ ...input, propertyId: pb, photoIds: phb }], 10, key('h2'))).kind, 'created');
+      clock += 24 * 3600_000 + 1;
+      assert.equal((await s.createVideos(a, [input], 10, key('h2'))).kind, 'created', 'a key is forgotten after 24 h');
+    });
+
+    test('cancel: a queued or rendering video becomes cancelled with its callback, its lease ends; a finished one is answered as it is', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      const v = await queued(a, 'https://example.com/hook');
+      const cb: CallbackFor = (x) => ({ url: 'https://example.com/hook', event: 'video.cancelled', body: `{"id":${x.id},"status":"${x.status}"}` });
+      assert.deepEqual(await s.cancelVideo(b, v.id, cb), { kind: 'not_found' });
+      const claimed = await s.claimNextQueued(L, null);
+      assert.equal(claimed?.id, v.id);
+      const out = await s.cancelVideo(a, v.id, cb);
+      assert.equal(out.kind === 'cancelled' && out.video.status, 'cancelled');
+      assert.equal(await s.renewRender(L, v.id), false, 'the render loses its lease');
+      assert.equal(await s.completeVideo(L.owner, v.id, { video: asset('video'), poster: asset('poster') }, noCallback), null);
+      assert.deepEqual(
+        (await s.callbacksOf(v.id)).map((c) => c.event),
+        ['video.cancelled'],
+      );
+      assert.equal((await s.cancelVideo(a, v.id, cb)).kind, 'finished');
+    });
+
+    test('branding, room tags and audio tracks: per tenant, a replaced logo named, a track in use not deleted', async () => {
+      const a = await h.newTenant();
+      const b = await h.newTenant();
+      assert.equal(await s.getBranding(a), null);
+      const brand = {
+        primaryColor: '#112233',
+        secondaryColor: '#FFFFFF',
+        font: 'serif' as const,
+        logoKey: 'logo-1.png',
+        logoContentType: 'image/png',
+        logoWidth: 10,
+        logoHeight: 5,
+      };
+      assert.equal((await s.putBranding(a, brand)).replacedLogoKey, null);
+      assert.equal((await s.putBranding(a, { ...brand, logoKey: 'logo-2.png' })).replacedLogoKey, 'logo-1.png');
+      assert.equal((await s.getBranding(a))?.logoKey, 'logo-2.png');
+      assert.equal(await s.getBranding(b), null);
+      const { propertyId, photoIds } = await propertyWithPhotos(a, 1);
+      assert.equal(await s.setPhotoRoom(b, propertyId, photoIds[0]!, 'kitchen'), null);
+      assert.equal((await s.setPhotoRoom(a, propertyId, photoIds[0]!, 'kitchen'))?.room, 'kitchen');
+      const track = { filename: 'm.mp3', contentType: 'audio/mpeg', codec: 'mp3', sizeBytes: 10, durationS: 30, storageKey: 'audio-1.mp3' };
+      const added = await s.addAudio(a, track, 1);
+      assert.notEqual(added, 'too_many');
+      assert.equal(await s.addAudio(a, { ...track, storageKey: 'audio-2.mp3' }, 1), 'too_many');
+      const id = (added as { id: number }).id as Parameters<VideoStore['getAudio']>[1];
+      assert.equal(await s.getAudio(b, id), null);
+      const options = { branded: true, captions: false, voiceover: false, musicId: id };
+      const v = await s.createVideo(a, { propertyId, template: 'tour', format: '1:1', callbackUrl: null, photoIds, options });
+      assert.deepEqual(await s.deleteAudio(a, id), { kind: 'busy', videoId: v.id, status: 'queued' });
+      assert.equal((await s.cancelVideo(a, v.id, noCallback)).kind, 'cancelled');
+      assert.deepEqual(await s.deleteAudio(a, id), { kind: 'deleted', orphans: { photoKeys: [], assetKeys: [], mediaKeys: ['audio-1.mp3'] } });
+      assert.equal((await s.listAudio(a, 10, null)).items.length, 0);
+    });
   });
 }

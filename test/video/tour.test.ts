@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { filterValue, planTour } from '../../src/video/tour.js';
+import { filterValue, planTour, SILENCE, type TitleCard, type TourInput } from '../../src/video/tour.js';
+import type { Format } from '../../src/video/types.js';
 import { renderTitleImage, titleLines } from '../../src/video/titlecard.js';
 import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit, runFfmpeg, type FfmpegConfinement } from '../../src/video/ffmpeg.js';
 import { findFont } from '../../src/video/font.js';
@@ -15,26 +16,38 @@ const CONFINED: FfmpegConfinement = { prlimit: findPrlimit(), addressSpaceBytes:
 const PROPERTY = { title: 'Château Vue', address: '1 Quai', city: 'Lyon', price: 725000, currency: 'EUR', bedrooms: 1 } as PropertyRecord;
 const TIMINGS = { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 25 };
 
-test('tour plan: durations with and without xfade, filter values escaped', () => {
-  const base = {
-    photos: ['a.jpg', 'b.jpg', 'c.jpg'],
-    format: '4:5' as const,
-    title: { kind: 'image' as const, path: 't.ppm' },
-    output: 'o.mp4',
+/** A one-format tour input without branding, captions or sound. */
+function tourInput(photos: string[], format: Format, title: TitleCard, output: string, xfade: boolean): TourInput {
+  return {
+    photos,
+    formats: [{ format, title, captions: [], captionFont: null, captionBox: '0x000000', cornerMark: false, output }],
+    logo: null,
+    audio: SILENCE,
     timings: TIMINGS,
+    xfade,
     preset: 'ultrafast',
+    photosPerSegment: 100,
+    work: '/tmp',
   };
-  const x = planTour({ ...base, xfade: true });
+}
+
+test('tour plan: durations with and without xfade, filter values escaped', () => {
+  const base = (xfade: boolean) => tourInput(['a.jpg', 'b.jpg', 'c.jpg'], '4:5', { kind: 'image', path: 't.ppm' }, 'o.mp4', xfade);
+  // Timings are whole frames: 1 s title (25), 1.5 s photos (38), 0.5 s fades (13).
+  const x = planTour(base(true));
   assert.equal(x.durationS, 4);
-  assert.deepEqual([x.width, x.height], [1080, 1350]);
-  const graph = x.args[x.args.indexOf('-filter_complex') + 1]!;
+  assert.equal(x.steps.length, 1);
+  const args = x.steps[0]!.args;
+  assert.match(args.join(' '), /s=1080x1350/);
+  const graph = args[args.indexOf('-filter_complex') + 1]!;
   assert.deepEqual(
     [...graph.matchAll(/offset=([\d.]+)/g)].map((m) => Number(m[1])),
-    [0.5, 1.5, 2.5],
+    [0.48, 1.48, 2.48],
   );
-  const plain = planTour({ ...base, xfade: false });
-  assert.equal(plain.durationS, 5.5);
-  assert.match(plain.args[plain.args.indexOf('-filter_complex') + 1]!, /concat=n=4:v=1:a=0/);
+  const plain = planTour(base(false));
+  assert.equal(plain.durationS, 5.56);
+  const plainArgs = plain.steps[0]!.args;
+  assert.match(plainArgs[plainArgs.indexOf('-filter_complex') + 1]!, /concat=n=4:v=1:a=0/);
   assert.equal(filterValue("a:b'c,d"), String.raw`a\\:b\\\'c\,d`);
   assert.deepEqual(
     titleLines(PROPERTY, '1:1').map((l) => l.text),
@@ -75,9 +88,9 @@ test('fallbacks render: the bitmap title card (no font) and fades through black 
     const title = join(dir.path, 'title.ppm');
     writeFileSync(title, renderTitleImage(titleLines(PROPERTY, '1:1'), '1:1'));
     const output = join(dir.path, 'o.mp4');
-    const plan = planTour({ photos, format: '1:1', title: { kind: 'image', path: title }, output, timings: TIMINGS, xfade: false, preset: 'ultrafast' });
+    const plan = planTour(tourInput(photos, '1:1', { kind: 'image', path: title }, output, false));
     const seen: number[] = [];
-    await runFfmpeg('ffmpeg', plan.args, { durationS: plan.durationS, timeoutMs: 120_000, confinement: CONFINED, onProgress: (f) => seen.push(f) });
+    await runFfmpeg('ffmpeg', plan.steps[0]!.args, { durationS: plan.durationS, timeoutMs: 120_000, confinement: CONFINED, onProgress: (f) => seen.push(f) });
     const probe = ffprobe(output);
     assert.deepEqual([probe.codec, probe.width, probe.height, probe.audio], ['h264', 1080, 1080, 'aac']);
     assert.ok(Math.abs(probe.duration - plan.durationS) <= plan.durationS * 0.1, String(probe.duration));

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { planTour, DEFAULT_TIMINGS } from '../../src/video/tour.js';
+import { planTour, DEFAULT_TIMINGS, SILENCE } from '../../src/video/tour.js';
 import { apiKey, createProperty, ffprobe, startVideoServer, waitForVideo } from './helpers.js';
 
 test('a property without photos gets a title-card tour: 202 queued, then a completed H.264 MP4 and a poster', async () => {
@@ -41,9 +41,20 @@ test('a property without photos gets a title-card tour: 202 queued, then a compl
 test('the plan of a tour without photos is the title card alone, with the poster inside it', () => {
   const title = { kind: 'image', path: '/tmp/title.png' } as const;
   for (const xfade of [true, false]) {
-    const plan = planTour({ photos: [], format: '1:1', title, output: '/tmp/out.mp4', timings: DEFAULT_TIMINGS, xfade, preset: 'ultrafast' });
+    const plan = planTour({
+      photos: [],
+      formats: [{ format: '1:1', title, captions: [], captionFont: null, captionBox: '0x000000', cornerMark: false, output: '/tmp/out.mp4' }],
+      logo: null,
+      audio: SILENCE,
+      timings: DEFAULT_TIMINGS,
+      xfade,
+      preset: 'ultrafast',
+      photosPerSegment: 100,
+      work: '/tmp',
+    });
     assert.equal(plan.durationS, DEFAULT_TIMINGS.titleS);
     assert.ok(plan.posterAtS > 0 && plan.posterAtS < plan.durationS);
-    assert.match(plan.args[plan.args.indexOf('-filter_complex') + 1]!, /\[vout\]/);
+    const args = plan.steps[0]!.args;
+    assert.match(args[args.indexOf('-filter_complex') + 1]!, /\[f0p0\]/);
   }
 });

@@ -11,6 +11,8 @@ interface Flags {
   seconds: string;
   connections: string;
   load: string;
+  repeat: string;
+  memoryPhotos: string;
   json?: boolean;
 }
 
@@ -18,9 +20,13 @@ interface Flags {
 export function registerBenchVideo(bench: Command): void {
   bench
     .command('video')
-    .description('render a 1080p property tour (time vs. its duration) and measure GET /v1/properties req/s against a bare-server baseline')
+    .description(
+      'render a 1080p tour with captions, branding, voice and music, and the three-format pack, each against the bare encoder in the same run; the peak memory of a 100-photo tour; GET /v1/properties req/s against a bare server',
+    )
     .option('--photos <n>', 'photos in the tour', '10')
     .option('--format <ratio>', `video format (${FORMAT_NAMES.join(', ')})`, '16:9')
+    .option('--repeat <n>', 'paired bare-encoder / render measurements, back to back (the machine may be shared)', '3')
+    .option('--memory-photos <n>', 'photos of the memory run under the default address-space limit', '100')
     .option('--seconds <n>', 'seconds per request-rate measurement', '5')
     .option('--connections <n>', 'concurrent connections', '32')
     .option('--load <tool>', 'load generator: wrk (/usr/bin/wrk, falls back to inproc when absent) or inproc', 'wrk')
@@ -34,6 +40,8 @@ export function registerBenchVideo(bench: Command): void {
         const result = await runVideoBench({
           photos: parseInteger(flags.photos, '--photos', 1, 100),
           format: flags.format as Format,
+          repeat: parseInteger(flags.repeat, '--repeat', 1, 20),
+          memoryPhotos: parseInteger(flags.memoryPhotos, '--memory-photos', 1, 100),
           seconds: parseInteger(flags.seconds, '--seconds', 1, 600),
           connections: parseInteger(flags.connections, '--connections', 1, 1000),
           load: flags.load,

@@ -1,0 +1,84 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit } from '../../src/video/ffmpeg.js';
+import { photosPerSegment } from '../../src/video/render.js';
+import { segmentParts } from '../../src/video/tour.js';
+import { VIDEO_LIMITS } from '../../src/video/limits.js';
+import { apiKey, createProperty, ffprobe, POLLING_LIMITS, startVideoServer, testImage } from './helpers.js';
+import type { TestServer } from '../helpers/embedded.js';
+
+/** Short parts, so a 100-photo tour is quick to encode; every frame is still 1080p, so memory behaves as in a real tour. */
+const FAST = { titleS: 0.5, photoS: 0.6, fadeS: 0.2, fps: 10 };
+
+async function waitDone(s: TestServer, key: string, id: number): Promise<any> {
+  for (;;) {
+    const r = await s.call('GET', `/v1/videos/${id}`, { token: key });
+    if (!['queued', 'rendering'].includes(r.body.status)) return r.body;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+async function addPhotos(s: TestServer, key: string, pid: number, n: number, rooms: (string | null)[] = []): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < n; i += 20) {
+    const photos = Array.from({ length: Math.min(20, n - i) }, (_, j) => ({
+      filename: `p${i + j}.jpg`,
+      data_base64: testImage('jpg', '320x240').toString('base64'),
+      ...(rooms[i + j] !== undefined ? { room: rooms[i + j] } : {}),
+    }));
+    const r = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    ids.push(...r.body.data.map((p: any) => p.id));
+  }
+  return ids;
+}
+
+async function file(s: TestServer, key: string, assetId: number): Promise<Buffer> {
+  const res = await fetch(`${s.url}/v1/assets/${assetId}/file`, { headers: { authorization: `Bearer ${key}` } });
+  assert.equal(res.status, 200);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+test('segments: a long tour is cut in the middle of photos, each segment at most the photos that fit, sized to the limit and the formats', () => {
+  const parts = segmentParts(7, 3, { titleS: 1, photoS: 3, fadeS: 0.5, fps: 25 });
+  assert.deepEqual(
+    parts.map((seg) => seg.map((p) => `${p.photo ?? 'T'}:${p.from}-${p.to}`)),
+    [
+      ['T:0-25', '0:0-75', '1:0-75', '2:0-37'],
+      ['2:37-75', '3:0-75', '4:0-37'],
+      ['4:37-75', '5:0-75', '6:0-75'],
+    ],
+  );
+  const one = photosPerSegment(['16:9'], DEFAULT_FFMPEG_ADDRESS_SPACE);
+  const three = photosPerSegment(['16:9', '9:16', '1:1'], DEFAULT_FFMPEG_ADDRESS_SPACE);
+  assert.ok(one >= 10 && one < 100, String(one));
+  assert.ok(three < one && three >= 10, String(three));
+  assert.ok(photosPerSegment(['16:9'], 4 * DEFAULT_FFMPEG_ADDRESS_SPACE) > one);
+});
+
+test(
+  'a 100-photo tour renders under the default 2 GiB address-space limit (#29: 30 photos used to fail)',
+  { skip: findPrlimit() === null && 'prlimit is not installed' },
+  async () => {
+    const s = await startVideoServer({ limits: POLLING_LIMITS, video: { timings: FAST } });
+    try {
+      const { key } = await apiKey(s);
+      const pid = await createProperty(s, key);
+      await addPhotos(s, key, pid, VIDEO_LIMITS.maxPhotosPerVideo);
+      const v = await s.call('POST', '/v1/videos', { token: key, body: { property_id: pid, template: 'tour', format: '16:9' } });
+      assert.equal(v.status, 202);
+      const done = await waitDone(s, key, v.body.id);
+      assert.equal(done.status, 'completed', done.error);
+      const out = join(s.dir, 'v.mp4');
+      execFileSync('sh', ['-c', `cat > ${out}`], { input: await file(s, key, done.video_asset_id) });
+      const probe = ffprobe(out);
+      assert.deepEqual([probe.width, probe.height], [1920, 1080]);
+      // 0.5 s title + 100 x (0.6 - 0.2) s.
+      assert.ok(Math.abs(probe.duration - 40.5) < 0.3, String(probe.duration));
+    } finally {
+      await s.stop();
+    }
+  },
+);
