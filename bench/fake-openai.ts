@@ -16,6 +16,12 @@ export interface FakeOpenAI {
   readonly transcriptions: Array<{ fields: Record<string, string>; file: Buffer; filename: string; mime: string }>;
   /** What the next chat answers; default a fixed line. */
   reply: (body: Record<string, any>) => string;
+  /** Tool calls the next chat makes besides its text (streamed requests): none by default. */
+  toolCalls: (body: Record<string, any>) => { name: string; arguments: string }[];
+  /** A streamed reply's pace: words per second (0 sends them all at once). */
+  tokensPerSecond: number;
+  /** Told just before each streamed content chunk is written (benchmarks time the server behind it). */
+  onChunk: ((index: number, body: Record<string, any>) => void) | null;
   /** What the next transcription answers. */
   transcript: string;
   /** Delay before every answer, in ms. */
@@ -64,6 +70,9 @@ export async function startFakeOpenAI(options: { latencyMs?: number } = {}): Pro
     speeches: [],
     transcriptions: [],
     reply: () => 'Stay close, it is not safe here.',
+    toolCalls: () => [],
+    tokensPerSecond: 0,
+    onChunk: null,
     transcript: 'hello there',
     latencyMs: options.latencyMs ?? 0,
     usage: { prompt_tokens: 120, completion_tokens: 12 },
@@ -105,6 +114,7 @@ export async function startFakeOpenAI(options: { latencyMs?: number } = {}): Pro
     if (route === 'chat') {
       const body = JSON.parse(raw!.toString('utf8')) as Record<string, any>;
       fake.chats.push(body);
+      if (body.stream === true) return streamChat(res, body, `chatcmpl-${++seq}`);
       return send(res, 200, {
         id: `chatcmpl-${++seq}`,
         object: 'chat.completion',
@@ -142,6 +152,36 @@ export async function startFakeOpenAI(options: { latencyMs?: number } = {}): Pro
     });
     fake.transcriptions.push({ fields, file, filename, mime });
     return send(res, 200, { text: fake.transcript });
+  };
+
+  /**
+   * A streamed chat completion as OpenAI sends it: `text/event-stream` of
+   * `chat.completion.chunk` objects (the role first, then content pieces, then each tool call's
+   * name and its arguments in pieces), a last chunk with the finish reason, then `[DONE]`.
+   */
+  const streamChat = async (res: ServerResponse, body: Record<string, any>, id: string): Promise<void> => {
+    const created = Math.floor(Date.now() / 1000);
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.write(chunk({ role: 'assistant', content: '' }));
+    const words = fake.reply(body).match(/\S+\s*/g) ?? [];
+    const gap = fake.tokensPerSecond > 0 ? 1000 / fake.tokensPerSecond : 0;
+    for (let i = 0; i < words.length; i++) {
+      if (gap > 0) await new Promise((r) => setTimeout(r, gap));
+      if (res.destroyed) return;
+      fake.onChunk?.(i, body);
+      res.write(chunk({ content: words[i] }));
+    }
+    const calls = fake.toolCalls(body);
+    calls.forEach((call, index) => {
+      res.write(chunk({ tool_calls: [{ index, id: `call_${seq}_${index}`, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      const half = Math.ceil(call.arguments.length / 2);
+      for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)])
+        if (part) res.write(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
+    });
+    res.write(chunk({}, calls.length > 0 ? 'tool_calls' : 'stop'));
+    res.end('data: [DONE]\n\n');
   };
 
   const server = createServer((req, res) => {

@@ -5,6 +5,7 @@ import { call, getSession, setSession } from './api.js';
 import { LoginPage } from './pages/login.js';
 import { ServersPage, ServerPage } from './pages/servers.js';
 import { WidgetsPage, WidgetSettingsPage } from './pages/widgets.js';
+import { EventCataloguePage } from './pages/webhook-tools.js';
 import { PropertiesPage, PropertyPage } from './pages/properties.js';
 import { AdminPage, AdminTenantPage } from './pages/admin.js';
 import { BillingPage } from './pages/billing.js';
@@ -36,6 +37,8 @@ function page(route: string[]) {
   switch (section) {
     case 'servers':
       return id ? html`<${ServerPage} id=${id} tab=${sub ?? 'overview'} />` : html`<${ServersPage} />`;
+    case 'webhook-event-types':
+      return html`<${EventCataloguePage} />`;
     case 'widgets':
       return id ? html`<${WidgetSettingsPage} id=${id} path=${[sub, ...rest].filter(Boolean)} />` : html`<${WidgetsPage} />`;
     case 'properties':

@@ -107,7 +107,7 @@ async function runConfiguration(
     const { token } = await call(bases[0]!, 'POST', '/v1/auth/login', null, { email: 'bench@example.com', password: 'bench-password' });
     const widget = await call(bases[0]!, 'POST', '/v1/widgets', token, { name: 'bench' });
     for (let i = 0; i < o.endpoints; i++)
-      await call(bases[0]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['conversation.ended'] });
+      await call(bases[0]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['escalation.triggered'] });
 
     const events = Math.ceil(o.deliveries / o.endpoints);
     const total = events * o.endpoints;
@@ -120,7 +120,7 @@ async function runConfiguration(
         while (next < events) {
           const i = next++;
           await call(bases[i % replicas]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
-            event: 'conversation.ended',
+            event: 'escalation.triggered',
             data: { conversation_id: `ses_${i}` },
           });
         }

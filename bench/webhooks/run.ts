@@ -15,7 +15,9 @@ import type { TenantId } from '../../src/identity/types.js';
 import { SqliteIdentityStore } from '../../src/identity/sqlite-store.js';
 import { hashToken, newToken } from '../../src/identity/tokens.js';
 import { startEmbedded } from '../../src/embedded/start.js';
-import { SCENARIOS, type Scenario } from './scenarios.js';
+import { SigningKeys } from '../../src/webhooks/keys.js';
+import { asymmetricSignature, ed25519PrivateKey, generateEd25519, standardKey, standardSignature } from '../../src/signing/webhook.js';
+import { EVENTS_PER_CONVERSATION, RETRY_MS, SCENARIOS, type Scenario } from './scenarios.js';
 
 export interface BenchOptions {
   /** Deliveries per scenario. */
@@ -29,9 +31,20 @@ export interface ScenarioResult {
   endpoints: number;
   perEndpoint: number;
   concurrency: number;
+  ordered: boolean;
+  failFirst: number;
+  scheme: string;
   deliveries: number;
+  /** Attempts made (deliveries plus retries). */
+  attempts: number;
   seconds: number;
   deliveriesPerSec: number;
+  /** CPU time of the bench process (dispatcher, store, sender) per delivery, ms. */
+  cpuMsPerDelivery: number;
+  /** Deliveries the receiver accepted before an earlier one of their conversation. */
+  outOfOrder: number;
+  /** Distinct deliveries the receiver accepted (every one must be). */
+  received: number;
 }
 
 export interface BenchResult {
@@ -51,12 +64,21 @@ export interface BenchResult {
     delivered: number;
   };
   scenarios: ScenarioResult[];
+  /** Signing alone, per delivery: the HMAC pair every delivery carries, and X-Service-Signature plus one v1a signature. */
+  signing: { hmacUs: number; v1aUs: number; deliveries: number };
 }
 
-async function startReceiver(): Promise<{ child: ChildProcess; url: string }> {
+type ReceiverCounts = { count: number; distinct: number; failed: number; outOfOrder: number };
+
+async function startReceiver(): Promise<{ child: ChildProcess; url: string; ask(m: unknown): Promise<unknown> }> {
   const child = fork(new URL('./receiver.js', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
-  return { child, url: `http://127.0.0.1:${String(first.value).trim()}/hook` };
+  const ask = (m: unknown) =>
+    new Promise<unknown>((resolve) => {
+      child.once('message', resolve);
+      child.send(m as never);
+    });
+  return { child, url: `http://127.0.0.1:${String(first.value).trim()}/hook`, ask };
 }
 
 const BODY = deliveryBody('conversation.started', 'wid_bench', { conversation_id: 'ses_bench', visitor_id: 'vis_bench' });
@@ -202,38 +224,103 @@ async function enqueueHttp(url: string, events: number, concurrency: number) {
   }
 }
 
-async function deliver(url: string, s: Scenario, deliveries: number): Promise<ScenarioResult> {
+async function deliver(rx: Awaited<ReturnType<typeof startReceiver>>, s: Scenario, deliveries: number): Promise<ScenarioResult> {
   const { store, dispose } = fresh();
   const sender = createSender();
+  const failFirst = s.failFirst ?? 0;
+  const ordered = s.ordered ?? true;
+  const scheme = s.scheme ?? 'hmac';
   try {
+    await rx.ask({ fail: failFirst });
     const { widget } = await store.createWidget(1 as TenantId, 'bench', { hash: `h-${s.name}`, preview: 'bwk_' });
     for (let i = 0; i < s.endpoints; i++) {
-      await store.createEndpoint(widget.id, { url, secret: 'whsec_YmVuY2g=', events: ['conversation.started'], enabled: true });
+      // A path per endpoint, so the receiver checks order per endpoint.
+      await store.createEndpoint(widget.id, {
+        url: `${rx.url}/${i}`,
+        secret: 'whsec_YmVuY2g=',
+        events: ['conversation.started'],
+        enabled: true,
+        signatureScheme: scheme,
+      });
     }
     const events = Math.ceil(deliveries / s.endpoints);
-    const checked = validateEvent('conversation.started', { conversation_id: 'ses_1' });
-    if (!checked.ok) throw new Error('bench event invalid');
-    const body = deliveryBody('conversation.started', widget.id, checked.data);
-    for (let i = 0; i < events; i++) await store.enqueue(widget.id, 'conversation.started', body);
-    const dispatcher = new Dispatcher({ store, send: sender.send, allowPrivate: true, perEndpoint: s.perEndpoint, concurrency: s.concurrency });
-    const started = performance.now();
-    const attempts = await dispatcher.runDue();
-    const seconds = (performance.now() - started) / 1000;
+    // Conversations of EVENTS_PER_CONVERSATION events each, data.n their place in it.
+    for (let i = 0; i < events; i++) {
+      const conversation = `ses_${Math.floor(i / EVENTS_PER_CONVERSATION)}`;
+      const checked = validateEvent('conversation.started', { conversation_id: conversation, n: i % EVENTS_PER_CONVERSATION });
+      if (!checked.ok) throw new Error('bench event invalid');
+      await store.enqueue(widget.id, 'conversation.started', deliveryBody('conversation.started', widget.id, checked.data), undefined, conversation);
+    }
+    const dispatcher = new Dispatcher({
+      store,
+      send: sender.send,
+      allowPrivate: true,
+      perEndpoint: s.perEndpoint,
+      concurrency: s.concurrency,
+      keys: new SigningKeys(store),
+      orderHoldMs: ordered ? undefined : 0,
+      retryDelays: [RETRY_MS, RETRY_MS, RETRY_MS],
+      // Retries fall due RETRY_MS after a failure: look for them that often.
+      pollMs: RETRY_MS,
+      random: () => 0.5,
+    });
     const total = events * s.endpoints;
-    if (attempts !== total) throw new Error(`${s.name}: expected ${total} attempts, made ${attempts}`);
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    // Running as in a server (start(): a freed slot is refilled at once, retries found by the
+    // poll), until every delivery has succeeded.
+    await dispatcher.start();
+    while (dispatcher.attempts.succeeded < total) await new Promise((r) => setTimeout(r, 5));
+    const seconds = (performance.now() - started) / 1000;
+    await dispatcher.stop();
+    const attempts = dispatcher.attempts.succeeded + dispatcher.attempts.retrying + dispatcher.attempts.failed;
+    const used = process.cpuUsage(cpu);
+    const counts = (await rx.ask('count')) as ReceiverCounts;
+    if (attempts < total) throw new Error(`${s.name}: expected at least ${total} attempts, made ${attempts}`);
     return {
       scenario: s.name,
       endpoints: s.endpoints,
       perEndpoint: s.perEndpoint,
       concurrency: s.concurrency,
+      ordered,
+      failFirst,
+      scheme,
       deliveries: total,
+      attempts,
       seconds,
       deliveriesPerSec: Math.round(total / seconds),
+      cpuMsPerDelivery: Math.round(((used.user + used.system) / 1000 / total) * 1000) / 1000,
+      outOfOrder: counts.outOfOrder,
+      received: counts.distinct,
     };
   } finally {
     sender.close();
     dispose();
   }
+}
+
+/** CPU per delivery of the signatures alone: hmac (X-Service-Signature and one v1,) against X-Service-Signature and one v1a. */
+function signing(deliveries: number) {
+  const body = BODY;
+  const key = standardKey('whsec_YmVuY2g=');
+  const pair = generateEd25519();
+  const ed = ed25519PrivateKey(pair.seed);
+  const time = (fn: (i: number) => void) => {
+    for (let i = 0; i < 1000; i++) fn(i);
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < deliveries; i++) fn(i);
+    const used = process.cpuUsage(cpu);
+    return Math.round(((used.user + used.system) / deliveries) * 100) / 100;
+  };
+  const hmacUs = time((i) => {
+    serviceSignature(body, 'whsec_YmVuY2g=');
+    standardSignature(`dlv_${i}`, 1_700_000_000, body, key);
+  });
+  const v1aUs = time((i) => {
+    serviceSignature(body, 'whsec_YmVuY2g=');
+    asymmetricSignature(`dlv_${i}`, 1_700_000_000, body, ed);
+  });
+  return { hmacUs, v1aUs, deliveries };
 }
 
 export async function runWebhooksBench(options: BenchOptions, scenarios: Scenario[] = SCENARIOS): Promise<BenchResult> {
@@ -245,7 +332,7 @@ export async function runWebhooksBench(options: BenchOptions, scenarios: Scenari
     const enq = await enqueue(rx.url, options.events);
     const enqHttp = await enqueueHttp(rx.url, options.events, 16);
     const results: ScenarioResult[] = [];
-    for (const s of scenarios) results.push(await deliver(rx.url, s, options.deliveries));
+    for (const s of scenarios) results.push(await deliver(rx, s, options.deliveries));
     // Measured again after the scenarios (receiver fully warm); the better run is the baseline.
     const again = await baseline(rx.url, options.deliveries, 64);
     const best = again.requestsPerSec > base.requestsPerSec ? again : base;
@@ -256,6 +343,7 @@ export async function runWebhooksBench(options: BenchOptions, scenarios: Scenari
       enqueue: enq,
       enqueueHttp: enqHttp,
       scenarios: results,
+      signing: signing(Math.min(options.deliveries, 20_000)),
     };
   } finally {
     rx.child.kill();
@@ -263,15 +351,31 @@ export async function runWebhooksBench(options: BenchOptions, scenarios: Scenari
 }
 
 export function formatTable(r: BenchResult): string {
-  const rows: string[][] = [['scenario', 'endpoints', 'in flight (per endpoint / total)', 'deliveries', 'seconds', 'deliveries/s', 'vs baseline']];
+  const rows: string[][] = [
+    [
+      'scenario',
+      'endpoints',
+      'in flight (per endpoint / total)',
+      'deliveries',
+      'attempts',
+      'seconds',
+      'deliveries/s',
+      'vs baseline',
+      'CPU ms/delivery',
+      'out of order',
+    ],
+  ];
   rows.push([
     'baseline: raw POSTs, same sender',
     '1',
     `- / ${r.baseline.concurrency}`,
     String(r.baseline.requests),
+    String(r.baseline.requests),
     r.baseline.seconds.toFixed(2),
     String(r.baseline.requestsPerSec),
     '100%',
+    '',
+    '',
   ]);
   for (const s of r.scenarios) {
     rows.push([
@@ -279,9 +383,12 @@ export function formatTable(r: BenchResult): string {
       String(s.endpoints),
       `${s.perEndpoint} / ${s.concurrency}`,
       String(s.deliveries),
+      String(s.attempts),
       s.seconds.toFixed(2),
       String(s.deliveriesPerSec),
       `${Math.round((100 * s.deliveriesPerSec) / r.baseline.requestsPerSec)}%`,
+      String(s.cpuMsPerDelivery),
+      s.received === s.deliveries ? String(s.outOfOrder) : `${s.outOfOrder} (received ${s.received})`,
     ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
@@ -294,6 +401,9 @@ export function formatTable(r: BenchResult): string {
   const h = r.enqueueHttp;
   out.push(
     `enqueue over HTTP (POST …/events, widget key, ${h.concurrency} concurrent, same process, dispatcher delivering): ${h.eventsPerSec} events/s, p50 ${h.p50Ms} ms, p99 ${h.p99Ms} ms; ${h.delivered}/${h.events} delivered (warm-up included)`,
+  );
+  out.push(
+    `signing alone, CPU per delivery over ${r.signing.deliveries}: hmac (X-Service-Signature + v1,) ${r.signing.hmacUs} µs; v1a (X-Service-Signature + v1a,) ${r.signing.v1aUs} µs`,
   );
   out.push(`node ${r.node}, ${r.cpus} CPUs`);
   return out.join('\n');

@@ -1,7 +1,9 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { ApiError, byPath, call, messageOf } from '../api.js';
-import { Checkbox, ErrorBox, Notice, ShownOnce, Tabs, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
+import { Checkbox, ErrorBox, Notice, NumberField, ShownOnce, Tabs, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
+import { ConversationAnalytics, ConversationsPage, WidgetAppearance } from './conversations.js';
+import { DeliveryDetail, DisabledBanner, OperationalEndpoint, ReplayFailed } from './webhook-tools.js';
 
 interface Widget {
   id: string;
@@ -14,6 +16,14 @@ type EventType = (typeof EVENTS)[number];
 /** The API's limits on an endpoint's URL and signing secret (characters). */
 const URL_MAX = 512;
 const SECRET_MAX = 4096;
+/** How an endpoint's deliveries are signed besides X-Service-Signature, and the API's rate_limit ceiling (per second). */
+const SCHEMES = [
+  ['hmac', 'HMAC (shared secret)'],
+  ['v1a', 'v1a: ed25519 (public key)'],
+  ['both', 'Both'],
+] as const;
+type Scheme = (typeof SCHEMES)[number][0];
+const RATE_LIMIT_MAX = 1000;
 
 export function WidgetsPage() {
   const widgets = useLoad(() => call<Widget[]>('GET', '/v1/widgets'), []);
@@ -41,6 +51,7 @@ export function WidgetsPage() {
 
   return html`<section>
     <h1>Widgets</h1>
+    <${DisabledBanner} />
     <form class="card inline" onSubmit=${create} aria-label="Create a widget">
       <${TextField} id="widget-name" label="New widget name" value=${name} onValue=${setName} maxLength=${200} error=${fields.name} />
       <button type="submit">Create widget</button>
@@ -63,26 +74,38 @@ export function WidgetsPage() {
 
 export function WidgetSettingsPage({ id, path }: { id: string; path: string[] }) {
   const widget = useLoad(() => call<Widget>('GET', `/v1/widgets/${encodeURIComponent(id)}`), [id]);
-  const area = path[1] === 'analytics' ? 'analytics' : 'general';
+  const area = path[1] === 'analytics' ? 'analytics' : path[1] === 'conversations' ? 'conversations' : 'general';
+  const analytics = path[2] === 'conversations' ? 'conversations' : 'webhooks';
   const base = `#/widgets/${id}/settings`;
+  const trail =
+    area === 'analytics' ? ` › Analytics › ${analytics === 'webhooks' ? 'Webhooks' : 'Conversations'}` : area === 'conversations' ? ' › Conversations' : '';
   return html`<section>
-    <p class="crumbs"><a href="#/widgets">Widgets</a> › ${widget.data?.name ?? id} › Settings${area === 'analytics' ? ' › Analytics › Webhooks' : ''}</p>
+    <p class="crumbs"><a href="#/widgets">Widgets</a> › ${widget.data?.name ?? id} › Settings${trail}</p>
     <h1>${widget.data?.name ?? 'Widget'} settings</h1>
     <${ErrorBox} error=${widget.error} />
     <${Tabs}
       label="Widget settings"
       items=${[
         { href: base, label: 'General', current: area === 'general' },
+        { href: `${base}/conversations`, label: 'Conversations', current: area === 'conversations' },
         { href: `${base}/analytics/webhooks`, label: 'Analytics', current: area === 'analytics' },
       ]}
     />
     ${
       area === 'analytics'
         ? html`<div class="tab-body">
-            <${Tabs} label="Analytics" items=${[{ href: `${base}/analytics/webhooks`, label: 'Webhooks', current: true }]} />
-            <${WebhooksPage} widgetId=${id} />
+            <${Tabs}
+              label="Analytics"
+              items=${[
+                { href: `${base}/analytics/webhooks`, label: 'Webhooks', current: analytics === 'webhooks' },
+                { href: `${base}/analytics/conversations`, label: 'Conversations', current: analytics === 'conversations' },
+              ]}
+            />
+            ${analytics === 'webhooks' ? html`<${WebhooksPage} widgetId=${id} />` : html`<${ConversationAnalytics} widgetId=${id} />`}
           </div>`
-        : html`<div class="tab-body"><${WidgetKeys} widgetId=${id} /></div>`
+        : area === 'conversations'
+          ? html`<div class="tab-body"><${ConversationsPage} widgetId=${id} selected=${path[2]} /></div>`
+          : html`<div class="tab-body"><${WidgetAppearance} widgetId=${id} /><${WidgetKeys} widgetId=${id} /></div>`
     }
   </section>`;
 }
@@ -142,6 +165,8 @@ interface Endpoint {
   id: string;
   url: string;
   events: EventType[];
+  signature_scheme: Scheme;
+  rate_limit: number | null;
   enabled: boolean;
   disabled_reason: string | null;
   failing_since: string | null;
@@ -167,7 +192,11 @@ export function WebhooksPage({ widgetId }: { widgetId: string }) {
 
   return html`<div class="webhooks">
     <h2>Webhooks</h2>
-    <p class="hint">Signed HTTP POSTs to your endpoints when conversations start or end, an escalation triggers or a lead is captured.</p>
+    <p class="hint">
+      Signed HTTP POSTs to your endpoints when conversations start or end, an escalation triggers or a lead is captured.
+      <a href="#/webhook-event-types">Event types and their schemas</a>.
+    </p>
+    <${DisabledBanner} widgetId=${widgetId} />
     ${secret ? html`<${ShownOnce} label=${secret.label} value=${secret.value} />` : null} ${note ? html`<${Notice}>${note}<//>` : null}
     <${ErrorBox} error=${error ?? endpoints.error} />
     ${
@@ -212,6 +241,7 @@ export function WebhooksPage({ widgetId }: { widgetId: string }) {
         await endpoints.reload();
       }}
     />
+    ${endpoints.data && endpoints.data.length > 0 ? html`<${OperationalEndpoint} endpoints=${endpoints.data} />` : null}
     ${endpoints.data && endpoints.data.length > 0 ? html`<${TestEvent} widgetId=${widgetId} onSent=${(n: number) => setNote(`Test event accepted: ${n} deliver${n === 1 ? 'y' : 'ies'} queued.`)} onError=${setError} />` : null}
   </div>`;
 }
@@ -232,7 +262,7 @@ function EndpointForm({
 }: {
   idPrefix: string;
   title: string;
-  initial?: { url: string; events: EventType[] };
+  initial?: { url: string; events: EventType[]; signature_scheme: Scheme; rate_limit: number | null };
   edit: boolean;
   submitLabel: string;
   onSave: (body: Record<string, unknown>) => Promise<void>;
@@ -242,6 +272,8 @@ function EndpointForm({
   const [secret, setSecret] = useState('');
   const [events, setEvents] = useState<EventType[]>(initial ? [...initial.events] : [...EVENTS]);
   const [enabled, setEnabled] = useState(true);
+  const [scheme, setScheme] = useState<Scheme>(initial?.signature_scheme ?? 'hmac');
+  const [rate, setRate] = useState<number>(initial?.rate_limit ?? NaN);
   const [fields, setFields] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
 
@@ -253,10 +285,12 @@ function EndpointForm({
     else if (url.length > URL_MAX) local.url = `At most ${URL_MAX} characters (now ${url.length}).`;
     if (secret.length > SECRET_MAX) local.secret = `At most ${SECRET_MAX} characters (now ${secret.length}).`;
     if (events.length === 0) local.events = 'Choose at least one event.';
+    if (!Number.isNaN(rate) && (!Number.isInteger(rate) || rate < 1 || rate > RATE_LIMIT_MAX))
+      local.rate_limit = `A whole number from 1 to ${RATE_LIMIT_MAX}, or empty for no limit.`;
     setFields(local);
     if (Object.keys(local).length) return;
     try {
-      const body: Record<string, unknown> = { url: url.trim(), events };
+      const body: Record<string, unknown> = { url: url.trim(), events, signature_scheme: scheme, rate_limit: Number.isNaN(rate) ? null : rate };
       if (!edit) body.enabled = enabled;
       if (!edit && secret) body.secret = secret;
       await onSave(body);
@@ -316,6 +350,22 @@ function EndpointForm({
       )}
       ${fields.events ? html`<p class="field-error" id=${`${idPrefix}-events-error`} data-error-for=${`${idPrefix}-events`}>${fields.events}</p>` : null}
     </fieldset>
+    <div class="field">
+      <label for=${`${idPrefix}-scheme`}>Signature</label>
+      <select id=${`${idPrefix}-scheme`} value=${scheme} onChange=${(e: Event) => setScheme((e.currentTarget as HTMLSelectElement).value as Scheme)}>
+        ${SCHEMES.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
+      </select>
+    </div>
+    <${NumberField}
+      id=${`${idPrefix}-rate`}
+      label="Rate limit (deliveries per second, optional)"
+      value=${rate}
+      onValue=${setRate}
+      min=${1}
+      max=${RATE_LIMIT_MAX}
+      error=${fields.rate_limit}
+      hint="Empty: no limit."
+    />
     ${edit ? null : html`<${Checkbox} id=${`${idPrefix}-enabled`} label="Enabled" checked=${enabled} onValue=${setEnabled} error=${fields.enabled} />`}
     <div class="row">
       <button type="submit">${submitLabel}</button>
@@ -333,14 +383,6 @@ interface Delivery {
   last_status_code: number | null;
   last_error: string | null;
   created_at: string;
-}
-
-interface Attempt {
-  started_at: string;
-  duration_ms: number;
-  status_code: number | null;
-  error: string | null;
-  outcome: string;
 }
 
 function EndpointItem({
@@ -361,7 +403,7 @@ function EndpointItem({
   const base = `/v1/widgets/${widgetId}/webhooks/${ep.id}`;
   const deliveries = useLoad(() => call<{ data: Delivery[] }>('GET', `${base}/deliveries?limit=20`), [base]);
   useInterval(() => void deliveries.reload(), 3000);
-  const [open, setOpen] = useState<{ id: string; attempts: Attempt[] } | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [editing, setEditing] = useState(false);
 
@@ -374,23 +416,17 @@ function EndpointItem({
       setError(messageOf(err));
     }
   };
-  const attempts = async (d: Delivery) => {
-    if (open?.id === d.id) return setOpen(null);
-    try {
-      const r = await call<{ attempt_log: Attempt[] }>('GET', `${base}/deliveries/${d.id}`);
-      setOpen({ id: d.id, attempts: r.attempt_log });
-    } catch (err) {
-      setError(messageOf(err));
-    }
-    return undefined;
-  };
+  const attempts = (d: Delivery) => setOpen(open === d.id ? null : d.id);
 
   return html`<li class="card endpoint" data-endpoint=${ep.id}>
     <div class="row spread">
       <h3 class="h4 url">${ep.url}</h3>
       <span class=${`badge ${ep.enabled ? 'ok' : 'muted'}`}>${ep.enabled ? 'enabled' : `disabled${ep.disabled_reason ? ` (${ep.disabled_reason})` : ''}`}</span>
     </div>
-    <p class="hint">${ep.events.join(', ')}${ep.failing_since ? html` · <span class="warn">failing since ${fmtTime(ep.failing_since)}</span>` : null}</p>
+    <p class="hint">
+      ${ep.events.join(', ')} · signed
+      ${ep.signature_scheme}${ep.rate_limit ? ` · at most ${ep.rate_limit}/s` : ''}${ep.failing_since ? html` · <span class="warn">failing since ${fmtTime(ep.failing_since)}</span>` : null}
+    </p>
     <div class="row">
       <button type="button" class="secondary" aria-expanded=${editing} onClick=${() => setEditing(!editing)}>Edit</button>
       <button type="button" class="secondary" onClick=${onToggle}>${ep.enabled ? 'Disable' : 'Enable'}</button>
@@ -416,6 +452,7 @@ function EndpointItem({
     }
     <${ErrorBox} error=${error ?? deliveries.error} />
     <h4>Delivery log</h4>
+    <${ReplayFailed} base=${base} enabled=${ep.enabled} onDone=${() => void deliveries.reload()} />
     ${deliveries.data?.data.length === 0 ? html`<p class="empty">No deliveries yet.</p>` : null}
     ${
       deliveries.data && deliveries.data.data.length > 0
@@ -441,7 +478,7 @@ function EndpointItem({
                         <td>${d.last_status_code ?? ''} ${d.last_error ?? ''}</td>
                         <td>${fmtTime(d.created_at)}</td>
                         <td class="actions">
-                          <button type="button" class="secondary small" aria-expanded=${open?.id === d.id} onClick=${() => attempts(d)}>Attempts</button>
+                          <button type="button" class="secondary small" aria-expanded=${open === d.id} onClick=${() => attempts(d)}>Details</button>
                           <button
                             type="button"
                             class="secondary small"
@@ -454,13 +491,9 @@ function EndpointItem({
                         </td>
                       </tr>
                       ${
-                        open?.id === d.id
+                        open === d.id
                           ? html`<tr>
-                              <td colspan="6">
-                                <ol class="attempts">
-                                  ${open.attempts.map((a) => html`<li>${fmtTime(a.started_at)} · ${a.outcome} · ${a.status_code ?? '—'} · ${a.duration_ms} ms${a.error ? ` · ${a.error}` : ''}</li>`)}
-                                </ol>
-                              </td>
+                              <td colspan="6"><${DeliveryDetail} base=${base} id=${d.id} /></td>
                             </tr>`
                           : null
                       }`,

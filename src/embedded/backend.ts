@@ -14,12 +14,16 @@ import { openVideoStore } from '../video/open-store.js';
 import type { VideoStore } from '../video/store.js';
 import { openWebhookStore } from '../webhooks/open-store.js';
 import type { WebhookStore } from '../webhooks/store.js';
+import { openConversationStore } from '../webhooks/conversations/open-store.js';
+import type { ConversationStore } from '../webhooks/conversations/store.js';
 
 /** Every service's store on one database. */
 export interface Stores {
   identity: IdentityStore;
   controlPlane: ControlPlaneStore;
   webhooks: WebhookStore;
+  /** The chat-widget conversations, on the webhook store's database (their events commit with them). */
+  conversations: ConversationStore;
   video: VideoStore;
 }
 
@@ -87,7 +91,9 @@ export async function openBackend(location: DatabaseLocation, options: { now: ()
 export async function openStores(database: Database, now: () => number): Promise<Stores> {
   const identity = await openIdentityStore(database, now);
   const controlPlane = await openControlPlaneStore(database, now);
-  return { identity, controlPlane, webhooks: await openWebhookStore(database, now), video: await openVideoStore(database, now) };
+  const webhooks = await openWebhookStore(database, now);
+  const conversations = await openConversationStore(database, webhooks, now);
+  return { identity, controlPlane, webhooks, conversations, video: await openVideoStore(database, now) };
 }
 
 /** A failure to open a database, named, so an unreachable server, a wrong password or a file that is no database says which database (never the password). */

@@ -12,6 +12,9 @@ import type { Database, DatabaseLocation } from '../store/database.js';
 import { Authenticator } from '../identity/auth.js';
 import { mountIdentityRoutes } from '../identity/routes.js';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.js';
+import { createConversations, type ConversationsOptions } from '../webhooks/conversations/index.js';
+import type { ConversationService } from '../webhooks/conversations/service.js';
+import { mountWidgetScript } from '../dashboard/widget-script.js';
 import { mountVideo, type VideoService, type VideoServiceOptions } from '../video/index.js';
 import { dirname, join } from 'node:path';
 import { mountControlPlane } from '../controlplane/index.js';
@@ -78,6 +81,8 @@ export interface EmbeddedOptions {
   jobLeaseMs?: number;
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
+  /** The chat-widget service: idle timeout, sweep interval, retention, the server's model (default from SERVICE_LLM_*), model time limits. */
+  conversations?: Pick<ConversationsOptions, 'idleMs' | 'sweepMs' | 'retentionDays' | 'model' | 'firstTokenTimeoutMs' | 'replyTimeoutMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
   /** The payment provider; null for none. Default: from `billing` and the environment (see providerFromEnv). */
   payments?: PaymentProvider | null;
@@ -98,6 +103,7 @@ export interface Embedded {
   /** The SQLite handle, for tests and benchmarks on a SQLite database (throws on PostgreSQL). */
   readonly db: Db;
   webhooks: Webhooks;
+  conversations: ConversationService;
   /** The control plane's live parts: its config streams and the signing keys (tests and benchmarks). */
   controlPlane: Pick<ControlPlane, 'streams' | 'refreshKeys'>;
   /** Every route the server answers (pattern and methods). */
@@ -177,6 +183,26 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     ...(options.jobLeaseMs ? { dispatcher: { ...options.webhooks?.dispatcher, leaseMs: options.jobLeaseMs } } : {}),
   });
 
+  const conversations = createConversations({
+    store: stores.conversations,
+    webhooks: webhooks.service,
+    server: routes,
+    auth,
+    getTenant: (id) => identity.getTenant(id),
+    allowPrivate: options.allowPrivateWebhooks ?? false,
+    scheme: options.tls ? 'https' : 'http',
+    model: {
+      baseUrl: process.env.SERVICE_LLM_BASE_URL || undefined,
+      model: process.env.SERVICE_LLM_MODEL || undefined,
+      apiKey: process.env.SERVICE_LLM_KEY || undefined,
+    },
+    ...(options.webhooks?.resolve ? { resolve: options.webhooks.resolve } : {}),
+    ...(cluster ? { relay: cluster.broadcast } : {}),
+    now,
+    logger,
+    ...options.conversations,
+  });
+
   const announceQueued = cluster ? () => void cluster.broadcast.send(VIDEO_QUEUED_CHANNEL, '').catch(() => {}) : undefined;
   let video: VideoService;
   const voiceOver = createVoiceOver(logger);
@@ -221,7 +247,10 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     metricsHandler(metrics.registry, (req) => auth.admin(req)),
   );
   // Last, so that no API route is shadowed by the page's static routes.
-  if (role !== 'worker') mountDashboard(server, { logger });
+  if (role !== 'worker') {
+    mountWidgetScript(server, { logger });
+    mountDashboard(server, { logger });
+  }
 
   let port: number;
   try {
@@ -235,6 +264,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   let renderPoll: NodeJS.Timeout | null = null;
   if (background) {
     await webhooks.start();
+    conversations.start();
     // Videos queued by other processes on the database: told at once on PostgreSQL, and looked
     // for now and then in any case (an API-only process on the same SQLite file, a missed message).
     cluster?.broadcast.listen(
@@ -260,11 +290,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       return database.db;
     },
     webhooks,
+    conversations,
     controlPlane,
     routes: () => server.routes(),
     async close() {
       if (renderPoll) clearInterval(renderPoll);
-      // Config streams first: they are not requests in flight, and their sidecars fall back to polling.
+      // Live streams first (chat conversations, config streams): they are not requests in flight,
+      // the server's close would wait out its grace for them; widgets reconnect, sidecars fall back to polling.
+      conversations.stop();
       controlPlane.close();
       await server.close();
       await video.close();

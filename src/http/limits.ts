@@ -22,6 +22,12 @@ export const DEFAULT_LIMITS = {
   serverKey: { limit: 120, windowMs: MINUTE },
   /** Event posts per widget key. */
   widgetKey: { limit: 600, windowMs: MINUTE },
+  /** Chat-widget visitor calls per visitor id (new conversations, messages, lead, end). */
+  widgetVisitor: { limit: 60, windowMs: MINUTE },
+  /** Visitor messages per conversation. */
+  widgetConversationMessages: { limit: 20, windowMs: MINUTE },
+  /** Chat-widget visitor calls per client address (all widgets, all visitors behind it). */
+  widgetAddress: { limit: 300, windowMs: MINUTE },
   /** Property-video API requests per API key. */
   apiKey: { limit: 100, windowMs: MINUTE },
   /** Property-video API requests per tenant, across all its API keys (so minting keys buys nothing). */

@@ -26,7 +26,8 @@ export type SendOutcome =
   | { kind: 'response'; status: number; retryAfter: string | null; excerpt: string; durationMs: number }
   | { kind: 'error'; error: string; durationMs: number };
 
-export const EXCERPT_BYTES = 1024;
+/** The first this many bytes of a receiver's answer are kept (the delivery log shows them); the rest is drained unread. */
+export const EXCERPT_BYTES = 4096;
 /** More response body than this and the connection is dropped instead of drained for reuse. */
 const DRAIN_LIMIT = 64 * 1024;
 

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
 import { hexEqual, hmacHex } from './hmac.js';
 
 /**
@@ -62,4 +62,53 @@ export function verifyStandardSignature(id: string, timestamp: number, body: str
     if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) ok = true;
   }
   return ok;
+}
+
+/**
+ * Standard Webhooks asymmetric signatures (`v1a`): ed25519 over the same
+ * `${id}.${timestamp}.${body}` bytes as `v1,`, the 64-byte signature in standard base64.
+ * Public keys travel as `whpk_` + base64 of the 32 raw bytes (the Standard Webhooks form) or as
+ * an OKP JWK; private keys are kept as the 32-byte seed.
+ */
+export const WHPK_PREFIX = 'whpk_';
+/** DER header of a PKCS#8 ed25519 private key, followed by the 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+/** DER header of an SPKI ed25519 public key, followed by the 32 raw bytes. */
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** A fresh ed25519 key pair: the private seed and the public key, 32 bytes each. */
+export function generateEd25519(): { seed: Buffer; publicKey: Buffer } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(ED25519_PKCS8_PREFIX.length);
+  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(ED25519_SPKI_PREFIX.length);
+  return { seed: Buffer.from(seed), publicKey: Buffer.from(raw) };
+}
+
+/** The signing key object for a 32-byte seed (build once per key: parsing costs more than signing). */
+export function ed25519PrivateKey(seed: Uint8Array): KeyObject {
+  return createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+}
+
+/** The verifying key object for 32 raw public-key bytes. */
+export function ed25519PublicKey(raw: Uint8Array): KeyObject {
+  return createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
+}
+
+/** One `v1a,<base64>` signature. */
+export function asymmetricSignature(id: string, timestamp: number, body: string | Uint8Array, key: KeyObject): string {
+  const message = typeof body === 'string' ? Buffer.from(`${id}.${timestamp}.${body}`) : Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]);
+  return `v1a,${sign(null, message, key).toString('base64')}`;
+}
+
+/** True when one of the space-separated `v1a,` signatures verifies under one of the public keys. */
+export function verifyAsymmetricSignature(id: string, timestamp: number, body: string | Uint8Array, header: string, keys: readonly KeyObject[]): boolean {
+  const message = typeof body === 'string' ? Buffer.from(`${id}.${timestamp}.${body}`) : Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]);
+  for (const part of header.split(' ')) {
+    const [version, b64] = part.trim().split(',', 2);
+    if (version !== 'v1a' || !b64) continue;
+    const signature = Buffer.from(b64, 'base64');
+    if (signature.length !== 64) continue;
+    for (const key of keys) if (verify(null, message, key, signature)) return true;
+  }
+  return false;
 }

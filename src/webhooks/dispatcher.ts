@@ -3,12 +3,24 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
-import { DELIVERY_LEASE_MS, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, parseRetryAfter, retryDelay, RETRY_DELAYS_MS, seededRandom } from './schedule.js';
+import {
+  DELIVERY_LEASE_MS,
+  DELIVERY_TIMEOUT_MS,
+  DISABLE_AFTER_MS,
+  ORDER_HOLD_MS,
+  parseRetryAfter,
+  retryDelay,
+  RETRY_DELAYS_MS,
+  seededRandom,
+} from './schedule.js';
+import type { SigningKeys } from './keys.js';
 import type { Send, SendOutcome } from '../net/sender.js';
 import { PACKAGE_VERSION } from '../net/sender.js';
 import { guardUrl, type Resolve } from '../net/ssrf.js';
 
 export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
+/** The longest a throttled endpoint's wake-up timer waits (the poll finds it otherwise). */
+const RATE_WAKE_MAX_MS = 1000;
 import type { AttemptResult, WebhookStore } from './store.js';
 import { leaseOwner, type Lease } from '../store/lease.js';
 import type { DueDelivery } from './types.js';
@@ -36,6 +48,10 @@ export interface DispatcherOptions {
   pollMs?: number;
   retryDelays?: readonly number[];
   disableAfterMs?: number;
+  /** The installation's v1a keys; required to deliver to an endpoint whose scheme is v1a or both. */
+  keys?: SigningKeys;
+  /** How long a delivery waits behind an unfinished earlier one of its conversation (default ORDER_HOLD_MS); 0 turns order off. */
+  orderHoldMs?: number;
 }
 
 /**
@@ -59,6 +75,8 @@ export class Dispatcher {
   private readonly pollMs: number;
   private readonly retryDelays: readonly number[];
   private readonly disableAfterMs: number;
+  private readonly keys: SigningKeys | null;
+  private readonly orderHoldMs: number;
   private readonly guard: { allowPrivate: boolean; resolve?: Resolve };
 
   private inFlight = 0;
@@ -96,6 +114,8 @@ export class Dispatcher {
   private lastReach = -Infinity;
   private reachCostMs = 0;
   private reachTimer: NodeJS.Timeout | null = null;
+  /** Wakes the pump when a rate-limited endpoint may start its next attempt. */
+  private throttleTimer: { at: number; timer: NodeJS.Timeout } | null = null;
 
   constructor(options: DispatcherOptions) {
     this.store = options.store;
@@ -110,6 +130,10 @@ export class Dispatcher {
     this.pollMs = options.pollMs ?? 1000;
     this.retryDelays = options.retryDelays ?? RETRY_DELAYS_MS;
     this.disableAfterMs = options.disableAfterMs ?? DISABLE_AFTER_MS;
+    this.keys = options.keys ?? null;
+    this.orderHoldMs = options.orderHoldMs ?? ORDER_HOLD_MS;
+    if (!Number.isInteger(this.orderHoldMs) || this.orderHoldMs < 0)
+      throw new Error(`Dispatcher option orderHoldMs must be an integer ≥ 0, got ${this.orderHoldMs}`);
     this.guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
     for (const [name, value] of [
       ['timeoutMs', this.timeoutMs],
@@ -145,6 +169,8 @@ export class Dispatcher {
     this.timer = null;
     if (this.reachTimer) clearTimeout(this.reachTimer);
     this.reachTimer = null;
+    if (this.throttleTimer) clearTimeout(this.throttleTimer.timer);
+    this.throttleTimer = null;
     if (this.pumping) await this.pumping;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all([...this.sends]), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
@@ -220,13 +246,21 @@ export class Dispatcher {
         // 25 ms (or ten times its own cost) bounds the work while others wait at most that long.
         const t = performance.now();
         const reachPast = t - this.lastReach >= Math.max(25, this.reachCostMs * 10);
-        const batch = await this.store.claimDue(this.lease, room, { each: this.perEndpoint, busy: this.inFlightByEndpoint }, { reachPast });
+        const batch = await this.store.claimDue(
+          this.lease,
+          room,
+          { each: this.perEndpoint, busy: this.inFlightByEndpoint },
+          { reachPast, orderHoldMs: this.orderHoldMs },
+        );
+        if (batch.throttledUntil !== undefined) this.wakeAt(batch.throttledUntil);
         if (reachPast) {
           this.lastReach = t;
           this.reachCostMs = performance.now() - t;
-        } else if (batch.length < room && this.anySaturated()) this.reachLater(this.lastReach + Math.max(25, this.reachCostMs * 10) - t);
+        } else if (batch.length < room && (this.anySaturated() || batch.throttledUntil !== undefined))
+          this.reachLater(this.lastReach + Math.max(25, this.reachCostMs * 10) - t);
         for (const d of batch) {
           if (this.holding.has(d.id)) continue;
+          if (d.orderNote) this.logger.warn('webhooks: delivery sent out of conversation order', { endpoint: d.endpointId, delivery: d.id, note: d.orderNote });
           this.begin(d);
           total++;
         }
@@ -254,6 +288,24 @@ export class Dispatcher {
       Math.max(1, Math.ceil(ms)),
     );
     this.reachTimer.unref();
+  }
+
+  /**
+   * A rate-limited endpoint may start its next attempt at `at` (store time): look again then.
+   * Store time and timers both run on the injected clock's scale in a server (Date.now); a
+   * test clock standing still makes this wait at most RATE_WAKE_MAX_MS of real time.
+   */
+  private wakeAt(at: number): void {
+    if (!this.running) return;
+    if (this.throttleTimer && this.throttleTimer.at <= at) return;
+    if (this.throttleTimer) clearTimeout(this.throttleTimer.timer);
+    const ms = Math.min(Math.max(1, Math.ceil(at - this.now())), RATE_WAKE_MAX_MS);
+    const timer = setTimeout(() => {
+      this.throttleTimer = null;
+      this.wake();
+    }, ms);
+    timer.unref();
+    this.throttleTimer = { at, timer };
   }
 
   private begin(d: DueDelivery): void {
@@ -350,9 +402,16 @@ export class Dispatcher {
     if (!guarded.ok) outcome = { kind: 'error', error: `refused by the SSRF guard: URL ${guarded.reason}`, durationMs: 0 };
     else {
       const ts = Math.floor(startedAt / 1000);
-      const signatures = [standardSignature(d.id, ts, d.body, standardKey(d.secret))];
-      if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
-        signatures.push(standardSignature(d.id, ts, d.body, standardKey(d.previousSecret)));
+      const signatures: string[] = [];
+      if (d.signatureScheme !== 'v1a') {
+        signatures.push(standardSignature(d.id, ts, d.body, standardKey(d.secret)));
+        if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
+          signatures.push(standardSignature(d.id, ts, d.body, standardKey(d.previousSecret)));
+        }
+      }
+      if (d.signatureScheme !== 'hmac') {
+        if (!this.keys) throw new Error('webhooks: an endpoint signs with v1a but the dispatcher has no signing keys');
+        signatures.push(...(await this.keys.sign(d.id, ts, d.body)));
       }
       outcome = await this.send({
         url: guarded.url,

@@ -148,3 +148,36 @@ export function validateEvent(event: unknown, data: unknown): EventInput {
 export function deliveryBody(event: EventType, widgetId: string, data: Record<string, unknown>): string {
   return JSON.stringify({ event, widget_id: widgetId, data });
 }
+
+/** The once-only rules of the conversation events: the key an event is stored once under, and the one it needs first. */
+export function onceKeys(event: EventType, conversationId: string): { once?: string; after?: string } {
+  if (event === 'conversation.started') return { once: `conversation.started:${conversationId}` };
+  if (event === 'conversation.ended') return { once: `conversation.ended:${conversationId}`, after: `conversation.started:${conversationId}` };
+  return {};
+}
+
+/** The conversation a delivery body belongs to (its order key), or null. */
+export function conversationOf(body: string): string | null {
+  try {
+    const id = (JSON.parse(body) as { data?: { conversation_id?: unknown } }).data?.conversation_id;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What an `endpoint.disabled` operational event says. */
+export interface EndpointDisabledData {
+  endpoint_id: string;
+  url: string;
+  reason: 'failing' | 'gone';
+  disabled_at: string;
+  failing_since: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+}
+
+/** The body of an `endpoint.disabled` delivery; `widget_id` is the disabled endpoint's widget. */
+export function endpointDisabledBody(widgetId: string, data: EndpointDisabledData): string {
+  return JSON.stringify({ event: 'endpoint.disabled', widget_id: widgetId, data });
+}

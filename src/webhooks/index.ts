@@ -7,6 +7,7 @@ import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { mountWebhookRoutes } from './routes.js';
 import { createSender, type Send } from '../net/sender.js';
 import { WebhookService } from './service.js';
+import { SigningKeys } from './keys.js';
 import type { Resolve } from '../net/ssrf.js';
 import type { WebhookStore } from './store.js';
 
@@ -29,13 +30,15 @@ export interface WebhooksOptions {
   retentionMs?: number;
   /** Told after an event with deliveries is committed (a process that delivers nothing itself announces it to the workers). */
   onEnqueued?: () => void;
-  /** Dispatcher tuning: concurrency, perEndpoint, timeoutMs, pollMs, random, retryDelays, disableAfterMs. */
-  dispatcher?: Partial<Omit<DispatcherOptions, 'store' | 'send' | 'allowPrivate' | 'now' | 'logger' | 'resolve'>>;
+  /** Dispatcher tuning: concurrency, perEndpoint, timeoutMs, pollMs, random, retryDelays, disableAfterMs, orderHoldMs. */
+  dispatcher?: Partial<Omit<DispatcherOptions, 'store' | 'send' | 'allowPrivate' | 'now' | 'logger' | 'resolve' | 'keys'>>;
 }
 
 export interface Webhooks {
   service: WebhookService;
   dispatcher: Dispatcher;
+  /** The installation's v1a signing keys (rotate() for an operator). */
+  keys: SigningKeys;
   /** Requeues what a crash left in flight and starts delivering. */
   start(): Promise<void>;
   /** Stops delivering, waits for sends in flight, closes idle connections. */
@@ -52,9 +55,11 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   const now = options.now ?? Date.now;
   const store = options.store;
   const sender = options.send ? null : createSender();
+  const keys = new SigningKeys(store, now);
   const dispatcher = new Dispatcher({
     ...options.dispatcher,
     store,
+    keys,
     send: options.send ?? sender!.send,
     allowPrivate: options.allowPrivate,
     now,
@@ -72,6 +77,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     service,
     auth: options.auth,
     plans: options.plans,
+    keys,
     allowPrivate: options.allowPrivate,
     now,
     ...(options.resolve ? { resolve: options.resolve } : {}),
@@ -82,6 +88,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   return {
     service,
     dispatcher,
+    keys,
     prune,
     async start() {
       await dispatcher.start();

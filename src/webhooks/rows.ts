@@ -4,12 +4,15 @@ import type {
   DeliveryId,
   DeliveryRecord,
   DeliveryStatus,
+  DeliveryEventType,
   DisabledReason,
   DueDelivery,
   EndpointId,
   EndpointRecord,
   EventId,
   EventType,
+  SignatureScheme,
+  SigningKeyRecord,
   WidgetId,
   WidgetKeyRecord,
   WidgetRecord,
@@ -39,7 +42,10 @@ export interface EndpointRow {
   events: string;
   enabled: number;
   disabled_reason: string | null;
+  disabled_at: number | null;
   failing_since: number | null;
+  signature_scheme: string;
+  rate_limit: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -55,6 +61,7 @@ export interface DeliveryRow {
   next_attempt_at: number | null;
   last_status_code: number | null;
   last_error: string | null;
+  order_note: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -78,6 +85,15 @@ export interface DueRow {
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: number | null;
+  signature_scheme: string;
+  order_note: string | null;
+}
+export interface SigningKeyRow {
+  id: string;
+  seed: string;
+  public_key: string;
+  created_at: number;
+  retires_at: number | null;
 }
 
 export const widgetOf = (r: WidgetRow): WidgetRecord => ({ id: r.id as WidgetId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });
@@ -98,6 +114,9 @@ export const endpointOf = (r: EndpointRow): EndpointRecord => ({
   events: JSON.parse(r.events) as EventType[],
   enabled: r.enabled === 1,
   disabledReason: r.disabled_reason as DisabledReason | null,
+  disabledAt: r.disabled_at === null ? null : Number(r.disabled_at),
+  signatureScheme: r.signature_scheme as SignatureScheme,
+  rateLimit: r.rate_limit === null ? null : Number(r.rate_limit),
   failingSince: r.failing_since,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -107,12 +126,13 @@ export const deliveryOf = (r: DeliveryRow): DeliveryRecord => ({
   eventId: r.event_id as EventId,
   endpointId: r.endpoint_id as EndpointId,
   widgetId: r.widget_id as WidgetId,
-  event: r.event as EventType,
+  event: r.event as DeliveryEventType,
   status: r.status as DeliveryStatus,
   attempts: r.attempts,
   nextAttemptAt: r.next_attempt_at,
   lastStatusCode: r.last_status_code,
   lastError: r.last_error,
+  orderNote: r.order_note,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -120,7 +140,7 @@ export const deliveryOf = (r: DeliveryRow): DeliveryRecord => ({
 export const dueOf = (d: DueRow): DueDelivery => ({
   id: d.id as DeliveryId,
   endpointId: d.endpoint_id as EndpointId,
-  event: d.event as EventType,
+  event: d.event as DeliveryEventType,
   attempts: d.attempts,
   createdAt: d.created_at,
   body: d.body,
@@ -128,10 +148,20 @@ export const dueOf = (d: DueRow): DueDelivery => ({
   secret: d.secret,
   previousSecret: d.previous_secret,
   previousSecretExpiresAt: d.previous_secret_expires_at,
+  signatureScheme: d.signature_scheme as SignatureScheme,
+  orderNote: d.order_note,
+});
+
+export const signingKeyOf = (r: SigningKeyRow): SigningKeyRecord => ({
+  id: r.id,
+  seed: r.seed,
+  publicKey: r.public_key,
+  createdAt: Number(r.created_at),
+  retiresAt: r.retires_at === null ? null : Number(r.retires_at),
 });
 
 export const DELIVERY_COLUMNS = `d.seq, d.id, e.id AS event_id, d.endpoint_id, d.widget_id, d.event, d.status, d.attempts, d.next_attempt_at,
-  d.last_status_code, d.last_error, d.created_at, d.updated_at`;
+  d.last_status_code, d.last_error, d.order_note, d.created_at, d.updated_at`;
 
 export const attemptOf = (deliveryId: DeliveryId, a: AttemptRow): AttemptRecord => ({
   deliveryId,
@@ -151,4 +181,9 @@ export function nextState(
   // The endpoint was disabled while this attempt was in flight, or answered 410: no further retries.
   if (r.next.status === 'pending' && (!endpointEnabled || r.endpoint === 'gone')) return { status: 'failed' as const };
   return r.next;
+}
+
+/** The log line of a delivery that went on past an unfinished earlier one of its conversation. */
+export function orderNote(blocker: { id: string; status: string }, holdMs: number): string {
+  return `sent before ${blocker.id} of the same conversation (still ${blocker.status}) after waiting ${Math.round(holdMs / 1000)} s, the order bound`;
 }

@@ -8,8 +8,31 @@ export const RETRY_DELAYS_MS: readonly number[] = [5_000, 5 * 60_000, 30 * 60_00
 export const JITTER = 0.1;
 /** The longest wait a receiver's Retry-After can impose. */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
-/** An endpoint whose attempts have all failed for this long is disabled. */
-export const DISABLE_AFTER_MS = 5 * 86_400_000;
+/** An endpoint whose attempts have all failed for this long is disabled (the breaker opens). */
+export const DISABLE_AFTER_MS = 24 * 3_600_000;
+
+/**
+ * Order: a delivery waits while an earlier delivery of the same conversation to the same
+ * endpoint is unfinished (pending a retry or in flight), but not longer than this after it fell
+ * due; then it goes on, and its log says which delivery it passed. Ten minutes cover the first
+ * two retries (5 s, then 5 min) of the one before it.
+ */
+export const ORDER_HOLD_MS = 10 * 60_000;
+
+/** The largest `rate_limit` an endpoint may set (deliveries per second). */
+export const RATE_LIMIT_MAX = 1000;
+/**
+ * A rate-limited endpoint's attempts start evenly spaced, (1000 + RATE_GUARD_MS) / rate_limit ms
+ * apart, never in bursts: any second then sees at most rate_limit starts, and a receiver sees at
+ * most rate_limit arrivals in any second unless the network delays one attempt by this much more
+ * than the next.
+ */
+export const RATE_GUARD_MS = 100;
+
+/** The spacing of a rate-limited endpoint's attempts, in (fractional) milliseconds. */
+export function rateSpacingMs(rateLimit: number): number {
+  return (1000 + RATE_GUARD_MS) / rateLimit;
+}
 
 /** A receiver must answer 2xx within this long; a slower answer is a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 10_000;

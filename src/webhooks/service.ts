@@ -3,7 +3,7 @@ import type { CredentialProbe } from '../identity/auth.js';
 import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import type { Dispatcher } from './dispatcher.js';
-import { deliveryBody, validateEvent } from './events.js';
+import { deliveryBody, onceKeys, validateEvent } from './events.js';
 import type { WebhookStore } from './store.js';
 import type { EventId, WidgetId, WidgetRecord } from './types.js';
 
@@ -45,22 +45,29 @@ export class WebhookService {
   /**
    * conversation.started is fired once per conversation: a repeat for the same conversation_id
    * of the widget is answered `duplicate: true` (with the first event's id) and delivers nothing.
+   * conversation.ended likewise, and only for a conversation whose start was recorded (else 409).
    */
   async emitFor(widget: WidgetRecord, event: unknown, data: unknown): Promise<Emitted> {
     const checked = validateEvent(event, data);
     if (!checked.ok) throw validationFailed(checked.details);
-    const onceKey = checked.event === 'conversation.started' ? `conversation.started:${String(checked.data.conversation_id)}` : undefined;
-    const { eventId, deliveries, duplicate } = await this.store.enqueue(
+    const keys = onceKeys(checked.event, String(checked.data.conversation_id));
+    const { eventId, deliveries, duplicate, unmet } = await this.store.enqueue(
       widget.id,
       checked.event,
       deliveryBody(checked.event, widget.id, checked.data),
-      onceKey,
+      keys.once,
+      keys.after,
+      typeof checked.data.conversation_id === 'string' ? checked.data.conversation_id : null,
     );
-    if (deliveries.length > 0) {
-      this.dispatcher.notify();
-      this.onEnqueued();
-    }
+    if (unmet) throw new HttpError('conflict', `Conversation ${String(checked.data.conversation_id)} has not started: post conversation.started for it first.`);
+    if (deliveries.length > 0) this.notify();
     return duplicate ? { id: eventId, deliveries: 0, duplicate: true } : { id: eventId, deliveries: deliveries.length };
+  }
+
+  /** Wakes the dispatcher (and the workers of other processes) after events with deliveries were committed. */
+  notify(): void {
+    this.dispatcher.notify();
+    this.onEnqueued();
   }
 
   /** Resolves a `bwk_` token to its widget; 401 when unknown or revoked, 403 when the tenant is suspended. */

@@ -2,12 +2,16 @@ import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
 import { newId } from './ids.js';
+import { conversationOf, endpointDisabledBody } from './events.js';
+import { rateSpacingMs } from './schedule.js';
 import {
   roomFor,
   type AttemptResult,
   type CreatedWidget,
   type EndpointInput,
   type EndpointPatch,
+  type ClaimOptions,
+  type Claimed,
   type EndpointRoom,
   type Enqueued,
   type WebhookStore,
@@ -21,7 +25,10 @@ import {
   endpointOf,
   keyOf,
   nextState,
+  orderNote,
+  signingKeyOf,
   widgetOf,
+  type SigningKeyRow,
   type AttemptRow,
   type DeliveryRow,
   type DueRow,
@@ -29,18 +36,7 @@ import {
   type KeyRow,
   type WidgetRow,
 } from './rows.js';
-import type {
-  DeliveryId,
-  DeliveryStatus,
-  DisabledReason,
-  DueDelivery,
-  EndpointId,
-  EndpointRecord,
-  EventId,
-  EventType,
-  WidgetId,
-  WidgetKeyRecord,
-} from './types.js';
+import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId, WidgetKeyRecord } from './types.js';
 
 const MIGRATIONS = [
   {
@@ -144,6 +140,34 @@ const MIGRATIONS = [
       CREATE INDEX webhook_deliveries_lease ON webhook_deliveries(lease_until) WHERE status = 'inflight';
     `,
   },
+  {
+    version: 4,
+    // v1a signing keys, the signature scheme and rate of an endpoint, per-conversation order,
+    // and the tenant's operational endpoint. Endpoints disabled before this are dated by their last change.
+    sql: `
+      ALTER TABLE webhook_endpoints ADD COLUMN signature_scheme TEXT NOT NULL DEFAULT 'hmac';
+      ALTER TABLE webhook_endpoints ADD COLUMN rate_limit INTEGER;
+      ALTER TABLE webhook_endpoints ADD COLUMN rate_next_at REAL;
+      ALTER TABLE webhook_endpoints ADD COLUMN disabled_at INTEGER;
+      UPDATE webhook_endpoints SET disabled_at = updated_at WHERE enabled = 0;
+      ALTER TABLE webhook_deliveries ADD COLUMN order_key TEXT;
+      ALTER TABLE webhook_deliveries ADD COLUMN order_note TEXT;
+      CREATE INDEX webhook_deliveries_order ON webhook_deliveries(endpoint_id, order_key, seq) WHERE status IN ('pending', 'inflight');
+      CREATE TABLE webhook_signing_keys (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        seed TEXT NOT NULL,
+        public_key TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        retires_at INTEGER
+      );
+      CREATE TABLE webhook_tenant_settings (
+        tenant_id INTEGER PRIMARY KEY,
+        operational_endpoint_id TEXT,
+        updated_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 export class SqliteWebhookStore implements WebhookStore {
@@ -167,16 +191,18 @@ export class SqliteWebhookStore implements WebhookStore {
         'SELECT k.widget_id, w.tenant_id FROM webhook_widget_keys k JOIN webhook_widgets w ON w.id = k.widget_id WHERE k.token_hash = ? AND k.revoked_at IS NULL',
       ),
       insertEndpoint: db.prepare(
-        `INSERT INTO webhook_endpoints (id, widget_id, url, secret, events, enabled, disabled_reason, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO webhook_endpoints (id, widget_id, url, secret, events, enabled, disabled_reason, disabled_at, signature_scheme, rate_limit, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       ),
       endpoints: db.prepare('SELECT * FROM webhook_endpoints WHERE widget_id = ? ORDER BY seq'),
       countEndpoints: db.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE widget_id = ?'),
       endpoint: db.prepare('SELECT * FROM webhook_endpoints WHERE widget_id = ? AND id = ?'),
       enabledEndpoints: db.prepare('SELECT id, events FROM webhook_endpoints WHERE widget_id = ? AND enabled = 1 ORDER BY seq'),
-      setUrlEvents: db.prepare('UPDATE webhook_endpoints SET url = ?, events = ?, updated_at = ? WHERE id = ?'),
-      enable: db.prepare('UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL, updated_at = ? WHERE id = ?'),
-      disable: db.prepare('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1'),
+      setFields: db.prepare('UPDATE webhook_endpoints SET url = ?, events = ?, signature_scheme = ?, rate_limit = ?, updated_at = ? WHERE id = ?'),
+      enable: db.prepare(
+        'UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, updated_at = ? WHERE id = ?',
+      ),
+      disable: db.prepare('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ? AND enabled = 1'),
       failPending: db.prepare(
         `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'`,
       ),
@@ -188,20 +214,33 @@ export class SqliteWebhookStore implements WebhookStore {
       onceEvent: db.prepare('SELECT event_id FROM webhook_once WHERE widget_id = ? AND once_key = ?'),
       insertEvent: db.prepare('INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES (?, ?, ?, ?, ?)'),
       insertDelivery: db.prepare(
-        `INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+        `INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, order_key, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
       ),
       expired: db.prepare(
         `SELECT seq, endpoint_id FROM webhook_deliveries INDEXED BY webhook_deliveries_lease
          WHERE status = 'inflight' AND lease_until <= ? ORDER BY lease_until, seq LIMIT ?`,
       ),
+      // A delivery with an earlier unfinished one of its conversation to the same endpoint is not
+      // due, until it has waited the order bound (next_attempt_at at or before the cut, the third ?).
       due: db.prepare(
-        `SELECT seq, endpoint_id FROM webhook_deliveries INDEXED BY webhook_deliveries_due
+        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
          WHERE status = 'pending' AND next_attempt_at <= ? AND endpoint_id NOT IN (SELECT value FROM json_each(?))
+           AND (order_key IS NULL OR next_attempt_at <= ? OR NOT EXISTS (
+             SELECT 1 FROM webhook_deliveries o INDEXED BY webhook_deliveries_order
+             WHERE o.endpoint_id = d.endpoint_id AND o.order_key = d.order_key AND o.seq < d.seq AND o.status IN ('pending', 'inflight')))
          ORDER BY next_attempt_at, seq LIMIT ?`,
       ),
+      blocker: db.prepare(
+        `SELECT id, status FROM webhook_deliveries INDEXED BY webhook_deliveries_order
+         WHERE endpoint_id = ? AND order_key = ? AND seq < ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
+      ),
+      setOrderNote: db.prepare('UPDATE webhook_deliveries SET order_note = ? WHERE seq = ?'),
+      rates: db.prepare('SELECT id, rate_limit, rate_next_at FROM webhook_endpoints WHERE rate_limit IS NOT NULL'),
+      spendRate: db.prepare('UPDATE webhook_endpoints SET rate_next_at = ? WHERE id = ?'),
       dueRow: db.prepare(
-        `SELECT d.seq, d.id, d.endpoint_id, d.event, d.attempts, d.created_at, e.body, p.url, p.secret, p.previous_secret, p.previous_secret_expires_at
+        `SELECT d.seq, d.id, d.endpoint_id, d.event, d.attempts, d.created_at, d.order_note, e.body, p.url, p.secret, p.previous_secret,
+           p.previous_secret_expires_at, p.signature_scheme
          FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq JOIN webhook_endpoints p ON p.id = d.endpoint_id
          WHERE d.seq = ?`,
       ),
@@ -219,6 +258,7 @@ export class SqliteWebhookStore implements WebhookStore {
            lease_owner = NULL, lease_until = NULL
          WHERE id = ?`,
       ),
+      endpointWidget: db.prepare('SELECT widget_id FROM webhook_endpoints WHERE id = ?'),
       endpointState: db.prepare('SELECT enabled, failing_since FROM webhook_endpoints WHERE id = ?'),
       endpointOk: db.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
       endpointFailing: db.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL'),
@@ -238,6 +278,33 @@ export class SqliteWebhookStore implements WebhookStore {
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = ? AND d.id = ?`,
       ),
       attempts: db.prepare('SELECT * FROM webhook_attempts WHERE delivery_seq = ? ORDER BY seq'),
+      payload: db.prepare('SELECT e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.seq = ?'),
+      countFailed: db.prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'failed' AND created_at >= ?`),
+      signingKeys: db.prepare(
+        'SELECT * FROM webhook_signing_keys WHERE retires_at IS NULL OR retires_at > ? ORDER BY retires_at IS NOT NULL, retires_at DESC, seq DESC',
+      ),
+      insertSigningKey: db.prepare('INSERT INTO webhook_signing_keys (id, seed, public_key, created_at) VALUES (?, ?, ?, ?)'),
+      retireActive: db.prepare('UPDATE webhook_signing_keys SET retires_at = ? WHERE retires_at IS NULL'),
+      opsEndpoint: db.prepare(
+        `SELECT p.* FROM webhook_tenant_settings s JOIN webhook_endpoints p ON p.id = s.operational_endpoint_id
+         JOIN webhook_widgets w ON w.id = p.widget_id WHERE s.tenant_id = ? AND w.tenant_id = s.tenant_id`,
+      ),
+      tenantEndpoint: db.prepare('SELECT p.id FROM webhook_endpoints p JOIN webhook_widgets w ON w.id = p.widget_id WHERE w.tenant_id = ? AND p.id = ?'),
+      setOps: db.prepare(
+        `INSERT INTO webhook_tenant_settings (tenant_id, operational_endpoint_id, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (tenant_id) DO UPDATE SET operational_endpoint_id = excluded.operational_endpoint_id, updated_at = excluded.updated_at`,
+      ),
+      // The operational endpoint of the disabled endpoint's tenant, when it is enabled and another endpoint.
+      opsFor: db.prepare(
+        `SELECT p.id, x.widget_id, x.url, x.failing_since FROM webhook_endpoints x JOIN webhook_widgets w ON w.id = x.widget_id
+         JOIN webhook_tenant_settings s ON s.tenant_id = w.tenant_id JOIN webhook_endpoints p ON p.id = s.operational_endpoint_id
+         JOIN webhook_widgets pw ON pw.id = p.widget_id AND pw.tenant_id = w.tenant_id
+         WHERE x.id = ? AND p.enabled = 1 AND p.id <> x.id`,
+      ),
+      disabledEndpoints: db.prepare(
+        `SELECT p.id, p.widget_id, p.url, p.disabled_reason, p.disabled_at FROM webhook_endpoints p JOIN webhook_widgets w ON w.id = p.widget_id
+         WHERE w.tenant_id = ? AND p.enabled = 0 AND p.disabled_reason IN ('failing', 'gone') ORDER BY p.disabled_at DESC, p.seq DESC LIMIT 100`,
+      ),
       retry: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND id = ? AND status IN ('failed', 'succeeded', 'pending')`,
       ),
@@ -319,6 +386,9 @@ export class SqliteWebhookStore implements WebhookStore {
           JSON.stringify(input.events),
           input.enabled ? 1 : 0,
           input.enabled ? null : 'user',
+          input.enabled ? null : at,
+          input.signatureScheme ?? 'hmac',
+          input.rateLimit ?? null,
           at,
           at,
         ) as EndpointRow;
@@ -341,7 +411,14 @@ export class SqliteWebhookStore implements WebhookStore {
       const current = this.q.endpoint.get(widgetId, id) as EndpointRow | undefined;
       if (!current) return null;
       const at = this.now();
-      this.q.setUrlEvents.run(patch.url ?? current.url, patch.events ? JSON.stringify(patch.events) : current.events, at, id);
+      this.q.setFields.run(
+        patch.url ?? current.url,
+        patch.events ? JSON.stringify(patch.events) : current.events,
+        patch.signatureScheme ?? current.signature_scheme,
+        patch.rateLimit === undefined ? current.rate_limit : patch.rateLimit,
+        at,
+        id,
+      );
       if (patch.enabled === true && current.enabled === 0) this.q.enable.run(at, id);
       if (patch.enabled === false && current.enabled === 1) this.disableEndpoint(id, 'user', at);
       return endpointOf(this.q.endpoint.get(widgetId, id) as EndpointRow);
@@ -349,7 +426,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   private disableEndpoint(id: string, reason: DisabledReason, at: number): boolean {
-    if (this.q.disable.run(reason, at, id).changes === 0) return false;
+    if (this.q.disable.run(reason, at, at, id).changes === 0) return false;
     this.q.failPending.run(`endpoint disabled (${reason})`, at, id);
     return true;
   }
@@ -363,10 +440,21 @@ export class SqliteWebhookStore implements WebhookStore {
     return r ? endpointOf(r) : null;
   }
 
-  async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued> {
+  async enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string, orderKey?: string | null): Promise<Enqueued> {
+    return this.enqueueNow(widgetId, event, body, onceKey, after, orderKey);
+  }
+
+  /**
+   * `enqueue` without the promise: inside a caller's transaction on the same database (a
+   * conversation's change and its event) it is a savepoint of that transaction, so both commit
+   * or neither does.
+   */
+  enqueueNow(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string, orderKey?: string | null): Enqueued {
+    const order = orderKey === undefined ? conversationOf(body) : orderKey;
     return this.db.transaction((): Enqueued => {
       const at = this.now();
       const eventId = newId<EventId>('evt_');
+      if (after !== undefined && this.q.onceEvent.get(widgetId, after) === undefined) return { eventId, deliveries: [], duplicate: false, unmet: true };
       if (onceKey !== undefined && this.q.claimOnce.run(widgetId, onceKey, eventId, at).changes === 0) {
         const first = this.q.onceEvent.get(widgetId, onceKey) as { event_id: string };
         return { eventId: first.event_id as EventId, deliveries: [], duplicate: true };
@@ -376,28 +464,51 @@ export class SqliteWebhookStore implements WebhookStore {
       for (const ep of this.q.enabledEndpoints.all(widgetId) as { id: string; events: string }[]) {
         if (!(JSON.parse(ep.events) as string[]).includes(event)) continue;
         const id = newId<DeliveryId>('dlv_');
-        this.q.insertDelivery.run(id, eventSeq, ep.id, widgetId, event, at, at, at);
+        this.q.insertDelivery.run(id, eventSeq, ep.id, widgetId, event, at, order, at, at);
         deliveries.push(id);
       }
       return { eventId, deliveries, duplicate: false };
     })();
   }
 
-  async claimDue(lease: Lease, limit: number, room: EndpointRoom, options: { reachPast?: boolean } = {}) {
-    return this.db.transaction(() => {
+  async claimDue(lease: Lease, limit: number, room: EndpointRoom, options: ClaimOptions = {}) {
+    return this.db.transaction((): Claimed => {
       const at = this.now();
       const until = at + lease.ms;
-      const out: DueDelivery[] = [];
+      const hold = options.orderHoldMs ?? 0;
+      const out: Claimed = [];
       const taken = new Map<string, number>();
       const saturated: string[] = [];
-      const take = (r: { seq: number; endpoint_id: string }) => {
-        if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) {
-          if (!saturated.includes(r.endpoint_id)) saturated.push(r.endpoint_id);
-          return;
+      // Usually none: one look per claim at the endpoints with a rate limit, not one per endpoint.
+      const rates = new Map(
+        (this.q.rates.all() as { id: string; rate_limit: number; rate_next_at: number | null }[]).map((r) => [
+          r.id,
+          { limit: r.rate_limit, next: r.rate_next_at ?? 0 },
+        ]),
+      );
+      const skip = (endpointId: string) => {
+        if (!saturated.includes(endpointId)) saturated.push(endpointId);
+      };
+      const take = (r: { seq: number; endpoint_id: string; order_key?: string | null; next_attempt_at?: number }) => {
+        if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) return skip(r.endpoint_id);
+        const rate = rates.get(r.endpoint_id);
+        if (rate && rate.next > at) {
+          out.throttledUntil = Math.min(out.throttledUntil ?? Infinity, rate.next);
+          return skip(r.endpoint_id);
         }
-        if (this.q.lease.run(lease.owner, until, at, r.seq, at).changes === 0) return;
+        if (this.q.lease.run(lease.owner, until, at, r.seq, at).changes === 0) return undefined;
+        if (rate) {
+          rate.next = Math.max(rate.next, at) + rateSpacingMs(rate.limit);
+          this.q.spendRate.run(rate.next, r.endpoint_id);
+        }
+        // Held to the bound and let go: say which earlier delivery it passed.
+        if (hold > 0 && r.order_key != null && r.next_attempt_at !== undefined && r.next_attempt_at <= at - hold) {
+          const blocker = this.q.blocker.get(r.endpoint_id, r.order_key, r.seq) as { id: string; status: string } | undefined;
+          if (blocker) this.q.setOrderNote.run(orderNote(blocker, hold), r.seq);
+        }
         taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
         out.push(dueOf(this.q.dueRow.get(r.seq) as DueRow));
+        return undefined;
       };
       // Lapsed leases first: their deliveries were due before anything pending now.
       for (const r of this.q.expired.all(at, limit) as { seq: number; endpoint_id: string }[]) {
@@ -407,7 +518,12 @@ export class SqliteWebhookStore implements WebhookStore {
       const rounds = options.reachPast ? 2 : 1;
       for (let round = 0; round < rounds && out.length < limit; round++) {
         const want = limit - out.length + 8;
-        const rows = this.q.due.all(at, JSON.stringify(saturated), want) as { seq: number; endpoint_id: string }[];
+        const rows = this.q.due.all(at, JSON.stringify(saturated), at - hold, want) as {
+          seq: number;
+          endpoint_id: string;
+          order_key: string | null;
+          next_attempt_at: number;
+        }[];
         for (const r of rows) {
           if (out.length >= limit) break;
           take(r);
@@ -438,12 +554,33 @@ export class SqliteWebhookStore implements WebhookStore {
         else {
           this.q.endpointFailing.run(a.startedAt, r.endpointId);
           const since = state.failing_since ?? a.startedAt;
-          const reason: DisabledReason | null = r.endpoint === 'gone' ? 'gone' : at - since >= disableAfterMs ? 'failing' : null;
-          if (reason && this.disableEndpoint(r.endpointId, reason, at)) disabled.push(r.endpointId);
+          const reason: 'gone' | 'failing' | null = r.endpoint === 'gone' ? 'gone' : at - since >= disableAfterMs ? 'failing' : null;
+          if (reason && this.disableEndpoint(r.endpointId, reason, at)) {
+            disabled.push(r.endpointId);
+            this.tellOperations(r, reason, since, at);
+          }
         }
       }
       return { disabled, lost };
     })();
+  }
+
+  /** Queues `endpoint.disabled` to the tenant's operational endpoint, if set (inside recordResults' transaction). */
+  private tellOperations(r: AttemptResult, reason: 'gone' | 'failing', failingSince: number, at: number): void {
+    const ops = this.q.opsFor.get(r.endpointId) as { id: string; widget_id: string; url: string } | undefined;
+    if (!ops) return;
+    const body = endpointDisabledBody(ops.widget_id, {
+      endpoint_id: r.endpointId,
+      url: ops.url,
+      reason,
+      disabled_at: new Date(at).toISOString(),
+      failing_since: new Date(failingSince).toISOString(),
+      last_status_code: r.attempt.statusCode,
+      last_error: r.attempt.error,
+    });
+    const eventSeq = this.q.insertEvent.run(newId<EventId>('evt_'), ops.widget_id, 'endpoint.disabled', body, at).lastInsertRowid;
+    const opsWidget = (this.q.endpointWidget.get(ops.id) as { widget_id: string }).widget_id;
+    this.q.insertDelivery.run(newId<DeliveryId>('dlv_'), eventSeq, ops.id, opsWidget, 'endpoint.disabled', at, null, at, at);
   }
 
   async releaseLeases(owner: string) {
@@ -472,7 +609,8 @@ export class SqliteWebhookStore implements WebhookStore {
     const r = this.q.delivery.get(endpointId, id) as DeliveryRow | undefined;
     if (!r) return null;
     const attemptLog = (this.q.attempts.all(r.seq) as AttemptRow[]).map((a) => attemptOf(r.id as DeliveryId, a));
-    return { ...deliveryOf(r), attemptLog };
+    const payload = (this.q.payload.get(r.seq) as { body: string }).body;
+    return { ...deliveryOf(r), payload, attemptLog };
   }
 
   async retryDelivery(endpointId: EndpointId, id: DeliveryId) {
@@ -495,6 +633,68 @@ export class SqliteWebhookStore implements WebhookStore {
       if (n < 2000) break;
     }
     return { deliveries, events: this.q.pruneEvents.run(before).changes };
+  }
+
+  async countFailed(endpointId: EndpointId, since: number) {
+    return (this.q.countFailed.get(endpointId, since) as { n: number }).n;
+  }
+
+  async signingKeys() {
+    return (this.q.signingKeys.all(this.now()) as SigningKeyRow[]).map(signingKeyOf);
+  }
+
+  async ensureSigningKey(key: { seed: string; publicKey: string }) {
+    return this.db
+      .transaction(() => {
+        const at = this.now();
+        const live = (this.q.signingKeys.all(at) as SigningKeyRow[]).map(signingKeyOf);
+        if (live.some((k) => k.retiresAt === null)) return live;
+        this.q.insertSigningKey.run(newId('whk_'), key.seed, key.publicKey, at);
+        return (this.q.signingKeys.all(at) as SigningKeyRow[]).map(signingKeyOf);
+      })
+      .immediate();
+  }
+
+  async rotateSigningKey(key: { seed: string; publicKey: string }, retiresAt: number) {
+    return this.db
+      .transaction(() => {
+        const at = this.now();
+        this.q.retireActive.run(retiresAt);
+        this.q.insertSigningKey.run(newId('whk_'), key.seed, key.publicKey, at);
+        return (this.q.signingKeys.all(at) as SigningKeyRow[]).map(signingKeyOf);
+      })
+      .immediate();
+  }
+
+  async getOperationalEndpoint(tenantId: TenantId) {
+    const r = this.q.opsEndpoint.get(tenantId) as EndpointRow | undefined;
+    return r ? endpointOf(r) : null;
+  }
+
+  async setOperationalEndpoint(tenantId: TenantId, endpointId: string | null) {
+    return this.db.transaction(() => {
+      if (endpointId !== null && !this.q.tenantEndpoint.get(tenantId, endpointId)) return false;
+      this.q.setOps.run(tenantId, endpointId, this.now());
+      return true;
+    })();
+  }
+
+  async disabledEndpoints(tenantId: TenantId) {
+    return (
+      this.q.disabledEndpoints.all(tenantId) as {
+        id: string;
+        widget_id: string;
+        url: string;
+        disabled_reason: 'failing' | 'gone';
+        disabled_at: number | null;
+      }[]
+    ).map((r) => ({
+      endpointId: r.id as EndpointId,
+      widgetId: r.widget_id as WidgetId,
+      url: r.url,
+      reason: r.disabled_reason,
+      disabledAt: r.disabled_at ?? 0,
+    }));
   }
 
   async recoverFailed(endpointId: EndpointId, since: number) {

@@ -10,6 +10,8 @@ import type {
   EndpointRecord,
   EventId,
   EventType,
+  SignatureScheme,
+  SigningKeyRecord,
   WidgetId,
   WidgetKeyRecord,
   WidgetRecord,
@@ -45,12 +47,43 @@ export interface EndpointInput {
   secret: string;
   events: EventType[];
   enabled: boolean;
+  /** Default 'hmac'. */
+  signatureScheme?: SignatureScheme;
+  /** Deliveries per second at most; default null (no limit). */
+  rateLimit?: number | null;
 }
 
 export interface EndpointPatch {
   url?: string;
   events?: EventType[];
   enabled?: boolean;
+  signatureScheme?: SignatureScheme;
+  rateLimit?: number | null;
+}
+
+export interface ClaimOptions {
+  /** Also look past endpoints already at their limit (walks their backlog: the caller decides how often). */
+  reachPast?: boolean;
+  /**
+   * Per-conversation order: a delivery whose conversation has an earlier unfinished delivery to
+   * the same endpoint is held until it has been due this long (ORDER_HOLD_MS); 0 turns order off.
+   */
+  orderHoldMs?: number;
+}
+
+/**
+ * What a claim leased, oldest first. `throttledUntil`: the earliest time a rate-limited endpoint
+ * with due work may start its next attempt, when the claim left work behind for that reason.
+ */
+export type Claimed = DueDelivery[] & { throttledUntil?: number };
+
+/** A breaker-disabled endpoint, for the tenant's banner. */
+export interface DisabledEndpoint {
+  endpointId: EndpointId;
+  widgetId: WidgetId;
+  url: string;
+  reason: 'failing' | 'gone';
+  disabledAt: number;
 }
 
 export interface Page<T> {
@@ -102,9 +135,13 @@ export interface WebhookStore {
   /**
    * Stores the event and one pending delivery per enabled endpoint subscribed to it, in one
    * transaction. With `onceKey`, an event already stored under that key for the widget stores
-   * nothing and answers the first event's id with `duplicate: true`.
+   * nothing and answers the first event's id with `duplicate: true`. With `after`, an event
+   * stored only once some event was stored under that once-key (`conversation.ended` after its
+   * `conversation.started`); before that, nothing is stored and the answer says `unmet: true`.
+   * `orderKey` groups deliveries that must arrive in order (per endpoint); left out, it is the
+   * body's `data.conversation_id` (null: no order).
    */
-  enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string): Promise<Enqueued>;
+  enqueue(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string, orderKey?: string | null): Promise<Enqueued>;
   /**
    * Leases up to `limit` deliveries to `lease.owner` for `lease.ms` and returns them, oldest
    * first, at most `roomFor(room, endpoint)` per endpoint: pending ones that are due, and in-flight
@@ -112,12 +149,16 @@ export interface WebhookStore {
    * else until its lease expires; replicas sharing a store never wait on one another's claims.
    * With `reachPast`, endpoints already at their limit are skipped so deliveries queued behind
    * one endpoint's backlog are found too; that walks the backlog, so the caller decides how often.
+   * A rate-limited endpoint gets at most one delivery per claim, and only once its previous
+   * attempt started rateSpacingMs() ago (the spacing is kept in the store, shared by replicas).
    */
-  claimDue(lease: Lease, limit: number, room: EndpointRoom, options?: { reachPast?: boolean }): Promise<DueDelivery[]>;
+  claimDue(lease: Lease, limit: number, room: EndpointRoom, options?: ClaimOptions): Promise<Claimed>;
   /**
    * Applies a batch of attempt results in one transaction and clears their leases. A result
    * whose delivery `owner` no longer holds (the lease expired and another claimed it, or it was
    * released) is dropped and counted in `lost`: the current holder's attempt speaks for it.
+   * An endpoint the breaker disables (410, or failing for `disableAfterMs`) gets, in the same
+   * transaction, an `endpoint.disabled` event queued to its tenant's operational endpoint, if set.
    */
   recordResults(owner: string, results: AttemptResult[], disableAfterMs: number): Promise<{ disabled: EndpointId[]; lost: number }>;
   /** Every delivery `owner` still holds becomes due now (a stopping dispatcher hands back the sends it abandoned). */
@@ -132,11 +173,28 @@ export interface WebhookStore {
   nextDueAt(): Promise<number | null>;
 
   listDeliveries(endpointId: EndpointId, options: { limit: number; before: number | null; status?: DeliveryStatus }): Promise<Page<DeliveryRecord>>;
-  getDelivery(endpointId: EndpointId, id: string): Promise<(DeliveryRecord & { attemptLog: AttemptRecord[] }) | null>;
+  /** One delivery with the exact body it sends (`payload`) and every attempt, the receiver's answers included. */
+  getDelivery(endpointId: EndpointId, id: string): Promise<(DeliveryRecord & { payload: string; attemptLog: AttemptRecord[] }) | null>;
   retryDelivery(endpointId: EndpointId, id: DeliveryId): Promise<DeliveryRecord | 'inflight' | null>;
+  /** How many deliveries recoverFailed(endpointId, since) would queue now. */
+  countFailed(endpointId: EndpointId, since: number): Promise<number>;
   recoverFailed(endpointId: EndpointId, since: number): Promise<number>;
+
+  /** The installation's v1a signing keys still in use (active first, then those retiring), oldest retirement last. */
+  signingKeys(): Promise<SigningKeyRecord[]>;
+  /** Stores `key` as the active signing key unless one is active already (first start); answers the keys in use. */
+  ensureSigningKey(key: { seed: string; publicKey: string }): Promise<SigningKeyRecord[]>;
+  /** Makes `key` the active signing key; the one it replaces keeps signing and being served until `retiresAt`. */
+  rotateSigningKey(key: { seed: string; publicKey: string }, retiresAt: number): Promise<SigningKeyRecord[]>;
+
+  /** The endpoint (of any of the tenant's widgets) that receives the tenant's operational events, or null. */
+  getOperationalEndpoint(tenantId: TenantId): Promise<EndpointRecord | null>;
+  /** Sets (an endpoint of one of the tenant's widgets) or clears (null) it; false when the endpoint is not the tenant's. */
+  setOperationalEndpoint(tenantId: TenantId, endpointId: string | null): Promise<boolean>;
+  /** The tenant's endpoints that the breaker disabled (a 410, or failing too long) and that are still disabled, newest first. */
+  disabledEndpoints(tenantId: TenantId): Promise<DisabledEndpoint[]>;
   /** Deletes finished (succeeded or failed) deliveries last touched before `before`, their attempts, and events left without deliveries. */
   prune(before: number): Promise<{ deliveries: number; events: number }>;
 }
 
-export type Enqueued = { eventId: EventId; deliveries: DeliveryId[]; duplicate: boolean };
+export type Enqueued = { eventId: EventId; deliveries: DeliveryId[]; duplicate: boolean; unmet?: true };

@@ -7,7 +7,7 @@ import { commands } from '../../src/cli/commands/index.js';
 import { repoRoot } from '../helpers/paths.js';
 
 /** Flags the docs give to other programs (createuser, createdb, prlimit, node, tsc), not to brainstem. */
-const OTHER_TOOLS_FLAGS = new Set(['--pwprompt', '--owner', '--as', '--nofile', '--test', '--watch']);
+const OTHER_TOOLS_FLAGS = new Set(['--pwprompt', '--owner', '--as', '--nofile', '--stack', '--test', '--watch']);
 /** Flags every command has from commander itself. */
 const BUILT_IN = new Set(['--help', '--version']);
 

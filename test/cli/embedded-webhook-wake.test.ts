@@ -33,10 +33,10 @@ test('an event posted on an api replica wakes a worker on PostgreSQL at once: it
     await call(api.url, 'POST', `/v1/admin/tenants/${tenant.id}/users`, ADMIN, { email: 'w@wake.test', password: 'long enough' });
     const { token } = await call(api.url, 'POST', '/v1/auth/login', null, { email: 'w@wake.test', password: 'long enough' });
     const widget = await call(api.url, 'POST', '/v1/widgets', token, { name: 'wake' });
-    await call(api.url, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: rx.url, events: ['conversation.ended'] });
+    await call(api.url, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: rx.url, events: ['escalation.triggered'] });
     for (let i = 0; i < 3; i++) {
       const accepted = await call(api.url, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
-        event: 'conversation.ended',
+        event: 'escalation.triggered',
         data: { conversation_id: `ses_${i}` },
       });
       assert.equal(accepted.deliveries, 1);

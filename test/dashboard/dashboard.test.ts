@@ -288,8 +288,9 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     await a.getByText('Test event accepted: 1 delivery queued.').waitFor();
     await receiver.waitFor(1);
     await a.locator('[data-delivery]').getByText('succeeded').waitFor();
-    await a.getByRole('button', { name: 'Attempts' }).click();
+    await a.getByRole('button', { name: 'Details' }).click();
     await a.locator('.attempts li').first().waitFor();
+    await a.locator('[data-payload]').waitFor();
     await shot(a, 'webhooks');
 
     // Properties: create, upload photos, request a video, watch it, play it.

@@ -92,8 +92,26 @@ test('brainstem up --json prints one JSON line; SERVICE_BRAIN_ADDR binds the sid
       const printed = JSON.parse(run.match.input) as Record<string, unknown>;
       assert.deepEqual(
         Object.keys(printed).sort(),
-        ['adminToken', 'api', 'apiKey', 'bundleVersion', 'created', 'dashboard', 'dataDir', 'db', 'email', 'password', 'serverId', 'sidecar'].sort(),
+        [
+          'adminToken',
+          'api',
+          'apiKey',
+          'bundleVersion',
+          'chatDemo',
+          'created',
+          'dashboard',
+          'dataDir',
+          'db',
+          'email',
+          'password',
+          'serverId',
+          'sidecar',
+        ].sort(),
       );
+      // The demo chat page serves the widget tag of the stack's demo widget.
+      const demo = await fetch(String(printed.chatDemo));
+      assert.equal(demo.status, 200);
+      assert.match(await demo.text(), /<script src="\/widget\.js" data-widget="wid_[a-z0-9]+" async><\/script>/);
       assert.equal(printed.created, true);
       assert.match(String(printed.sidecar), /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.notEqual(String(printed.sidecar), 'http://127.0.0.1:8088');

@@ -18,8 +18,13 @@ test('conversation.started is delivered once per conversation_id per widget; a r
     assert.deepEqual(again.body, { id: first.body.id, deliveries: 0, duplicate: true });
     // Another conversation, and other event types of the same one, are not affected.
     assert.equal((await post('conversation.started', { conversation_id: 'ses_2' })).body.deliveries, 1);
-    assert.equal((await post('conversation.ended', { conversation_id: 'ses_1' })).body.deliveries, 1);
-    assert.equal((await post('conversation.ended', { conversation_id: 'ses_1' })).body.deliveries, 1);
+    const ended = await post('conversation.ended', { conversation_id: 'ses_1' });
+    assert.equal(ended.body.deliveries, 1);
+    // conversation.ended likewise once, and only for a conversation that started.
+    assert.deepEqual((await post('conversation.ended', { conversation_id: 'ses_1' })).body, { id: ended.body.id, deliveries: 0, duplicate: true });
+    const unstarted = await post('conversation.ended', { conversation_id: 'ses_never' });
+    assert.equal(unstarted.status, 409);
+    assert.equal(unstarted.body.error.code, 'conflict');
     // Another widget of the tenant has its own conversations.
     const other = await s.call('POST', '/v1/widgets', { token, body: { name: 'second' } });
     await s.call('POST', `/v1/widgets/${other.body.id}/webhooks`, { token, body: { url: rx.url, events: ['conversation.started'] } });
@@ -28,7 +33,7 @@ test('conversation.started is delivered once per conversation_id per widget; a r
       body: { event: 'conversation.started', data: { conversation_id: 'ses_1' } },
     });
     assert.equal(elsewhere.body.deliveries, 1);
-    await rx.waitFor(5);
+    await rx.waitFor(4);
     const started = rx.received.filter((r) => JSON.parse(r.body).event === 'conversation.started');
     assert.deepEqual(started.map((r) => [JSON.parse(r.body).widget_id === other.body.id, JSON.parse(r.body).data.conversation_id]).sort(), [
       [false, 'ses_1'],

@@ -13,6 +13,9 @@ import { tempDir } from '../helpers/paths.js';
 import { startReceiver } from './receiver.js';
 import { testClock } from './setup.js';
 
+/** These tests put numbered raw bodies straight into the outbox: not event bodies, so not checked against the catalogue. */
+const RAW_BODIES = { schema: false };
+
 async function outbox(now: () => number) {
   const dir = tempDir();
   const db = openDatabase(join(dir.path, 'leases.db'));
@@ -49,7 +52,7 @@ test('the delivery lease outlasts the delivery timeout', () => {
 });
 
 test('two dispatchers on one outbox deliver every delivery exactly once', async () => {
-  const rx = await startReceiver();
+  const rx = await startReceiver(undefined, RAW_BODIES);
   const o = await outbox(Date.now);
   const sender = createSender();
   const make = (owner: string) => new Dispatcher({ store: o.store, send: sender.send, allowPrivate: true, owner, concurrency: 8, perEndpoint: 8 });
@@ -72,7 +75,7 @@ test('two dispatchers on one outbox deliver every delivery exactly once', async 
 
 test('a dispatcher that stops answering keeps its deliveries until the lease lapses; then another delivers them and the late results are dropped', async () => {
   const held = 3;
-  const rx = await startReceiver((_r, index) => (index < held ? { status: 200, hang: true } : { status: 200, body: 'ok' }));
+  const rx = await startReceiver((_r, index) => (index < held ? { status: 200, hang: true } : { status: 200, body: 'ok' }), RAW_BODIES);
   const clock = testClock();
   const o = await outbox(clock.now);
   const sender = createSender();
@@ -105,7 +108,7 @@ test('a dispatcher that stops answering keeps its deliveries until the lease lap
 });
 
 test('a dispatcher whose own lease lapses mid-send takes the delivery back but does not send it again', async () => {
-  const rx = await startReceiver(() => ({ status: 200, hang: true }));
+  const rx = await startReceiver(() => ({ status: 200, hang: true }), RAW_BODIES);
   const clock = testClock();
   const o = await outbox(clock.now);
   const sender = createSender();
@@ -133,7 +136,7 @@ test('a dispatcher whose own lease lapses mid-send takes the delivery back but d
 });
 
 test('results that arrive while a batch is being written are written too, with no later attempt to carry them', { timeout: 60_000 }, async () => {
-  const rx = await startReceiver((_r, index) => (index === 0 ? { status: 200 } : { status: 200, hang: true }));
+  const rx = await startReceiver((_r, index) => (index === 0 ? { status: 200 } : { status: 200, hang: true }), RAW_BODIES);
   const o = await outbox(Date.now);
   // The real store, its first write of results held until the test lets it go.
   let entered = false;

@@ -29,7 +29,9 @@ test('the delivery log pages with a cursor and shows attempts; a failed delivery
     assert.equal(one.body.attempt_log.length, 1);
     const a = one.body.attempt_log[0];
     assert.equal(a.status_code, 500);
-    assert.equal(a.response_excerpt.length, 1024);
+    assert.equal(a.response_excerpt.length, 4096, 'the first 4 KB of the answer is kept');
+    assert.equal(one.body.payload, JSON.stringify({ event: 'conversation.started', widget_id: widgetId, data: JSON.parse(one.body.payload).data }));
+    assert.match(one.body.payload, /"conversation_id":"ses_[123]"/, 'the request body as sent');
     assert.equal(typeof a.duration_ms, 'number');
     assert.equal(a.started_at, new Date(clock.now()).toISOString());
     assert.equal(a.outcome, 'failed');
@@ -68,11 +70,11 @@ test('one slow receiver holds at most 4 deliveries in flight and does not starve
   const { s, widgetId, addEndpoint } = await webhookServer();
   try {
     await addEndpoint({ url: slow.url, events: ['conversation.started'] });
-    const quick = await addEndpoint({ url: fast.url, events: ['conversation.ended'] });
+    const quick = await addEndpoint({ url: fast.url, events: ['escalation.triggered'] });
     const svc = s.webhooks.service;
     await Promise.all(Array.from({ length: 20 }, (_, i) => svc.emit(widgetId, 'conversation.started', { conversation_id: `ses_s${i}` })));
     await slow.waitFor(4);
-    await Promise.all(Array.from({ length: 10 }, (_, i) => svc.emit(widgetId, 'conversation.ended', { conversation_id: `ses_f${i}` })));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => svc.emit(widgetId, 'escalation.triggered', { conversation_id: `ses_f${i}` })));
     await fast.waitFor(10);
     assert.equal(slow.received.length, 4, 'per-endpoint limit');
     const inflight = s.db.prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'inflight' AND endpoint_id <> ?`).get(quick.id) as { n: number };

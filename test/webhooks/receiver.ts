@@ -1,17 +1,29 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { deliveryProblem } from './schema-check.js';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
   path: string;
+  /** When the request's body had arrived (Date.now()). */
+  at: number;
 }
 
 export type Responder = (r: Received, index: number) => { status: number; body?: string; headers?: Record<string, string>; holdMs?: number; hang?: boolean };
 
-/** A real HTTP receiver on 127.0.0.1:0 that records every request and answers with `respond`. */
-export async function startReceiver(respond: Responder = () => ({ status: 200, body: 'ok' })) {
+/**
+ * A real HTTP receiver on 127.0.0.1:0 that records every request and answers with `respond`.
+ * Every body that carries a delivery's headers is checked against the event catalogue's JSON
+ * Schema; close() fails the test if one did not match, so every delivery the suite makes is checked.
+ */
+export async function startReceiver(
+  respond: Responder = () => ({ status: 200, body: 'ok' }),
+  /** `schema: false` for tests that put raw bodies straight into the outbox (they test the outbox, not the events). */
+  options: { schema?: boolean } = {},
+) {
   const received: Received[] = [];
+  const invalid: string[] = [];
   const waiters: { ready: () => boolean; resolve: () => void }[] = [];
   const hanging = new Set<http.ServerResponse>();
   let responder = respond;
@@ -19,7 +31,11 @@ export async function startReceiver(respond: Responder = () => ({ status: 200, b
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/' };
+      const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/', at: Date.now() };
+      if (options.schema !== false && req.headers['x-service-delivery']) {
+        const problem = deliveryProblem(r.body);
+        if (problem) invalid.push(problem);
+      }
       const index = received.length;
       received.push(r);
       for (const w of [...waiters])
@@ -65,10 +81,13 @@ export async function startReceiver(respond: Responder = () => ({ status: 200, b
       }
       hanging.clear();
     },
+    /** Delivery bodies that did not match their event's schema. */
+    invalid,
     async close() {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (invalid.length > 0) throw new Error(`deliveries that do not match the event catalogue's schema:\n${invalid.join('\n')}`);
     },
   };
 }

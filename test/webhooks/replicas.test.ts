@@ -27,7 +27,7 @@ test('2,000 deliveries across 3 replicas on PostgreSQL, one killed with SIGKILL 
     const { token } = await tenantSession(bases[0]!);
     const widget = await call(bases[1]!, 'POST', '/v1/widgets', token, { name: 'replicated' });
     for (let i = 0; i < ENDPOINTS; i++)
-      await call(bases[2]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['conversation.ended'] });
+      await call(bases[2]!, 'POST', `/v1/widgets/${widget.id}/webhooks`, token, { url: `${rx.url}?ep=${i}`, events: ['escalation.triggered'] });
 
     // The third replica is killed once a third of the deliveries are made, while events still
     // arrive through the other two (as a load balancer would send them once it is gone).
@@ -47,7 +47,7 @@ test('2,000 deliveries across 3 replicas on PostgreSQL, one killed with SIGKILL 
         while (next < EVENTS) {
           const i = next++;
           const r = await call(bases[i % 2]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
-            event: 'conversation.ended',
+            event: 'escalation.triggered',
             data: { conversation_id: `ses_${i}` },
           });
           assert.equal(r.deliveries, ENDPOINTS);

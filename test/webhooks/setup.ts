@@ -16,7 +16,7 @@ export function testClock(start = Date.now()): Clock {
 /** A server with private webhooks allowed, a tenant session and one widget. */
 export async function webhookServer(options: Partial<EmbeddedOptions> = {}) {
   const s: TestServer = await startTestServer({ allowPrivateWebhooks: true, ...options });
-  const { token } = await tenantSession(s);
+  const { token, email } = await tenantSession(s);
   const w = await s.call('POST', '/v1/widgets', { token, body: { name: 'Support widget' } });
   if (w.status !== 201) throw new Error(`create widget: ${w.status} ${JSON.stringify(w.body)}`);
   const addEndpoint = async (body: Record<string, unknown>) => {
@@ -25,7 +25,7 @@ export async function webhookServer(options: Partial<EmbeddedOptions> = {}) {
     return r.body as { id: string; secret: string; url: string };
   };
   const post = (event: string, data: Record<string, unknown>) => s.call('POST', `/v1/widgets/${w.body.id}/events`, { token, body: { event, data } });
-  return { s, token, widgetId: w.body.id as string, widgetKey: w.body.key as string, addEndpoint, post };
+  return { s, token, email, widgetId: w.body.id as string, widgetKey: w.body.key as string, addEndpoint, post };
 }
 
 export const LEAD = { conversation_id: 'ses_abc123', visitor_id: 'vis_42', has_email: true, has_phone: false };

@@ -60,3 +60,46 @@ print(json.dumps(out))
     }
   },
 );
+
+const hasCryptography = hasPython && spawnSync('python3', ['-c', 'import cryptography']).status === 0;
+
+test(
+  'the Python v1a snippet in docs/webhooks.md verifies real v1a and both deliveries with the JWKS, and refuses hmac ones and changed bodies',
+  { skip: !hasCryptography && 'python3 with the cryptography package not installed' },
+  async () => {
+    const doc = readFileSync(join(repoRoot, 'docs', 'webhooks.md'), 'utf8');
+    const snippet = [...doc.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('def verify_v1a'));
+    assert.ok(snippet, 'docs/webhooks.md has the v1a python block');
+    const rx = await startReceiver();
+    const { s, addEndpoint, post } = await webhookServer();
+    const dir = tempDir();
+    try {
+      await addEndpoint({ url: `${rx.url}?v1a`, events: ['lead.captured'], signature_scheme: 'v1a' });
+      await addEndpoint({ url: `${rx.url}?both`, events: ['lead.captured'], signature_scheme: 'both' });
+      await addEndpoint({ url: `${rx.url}?hmac`, events: ['lead.captured'] });
+      await post('lead.captured', LEAD);
+      await rx.waitFor(3);
+      const jwks = (await s.call('GET', '/v1/webhooks/keys')).body;
+      const file = join(dir.path, 'deliveries.json');
+      const ordered = ['?v1a', '?both', '?hmac'].map((q) => rx.received.find((r) => r.path.endsWith(q))!);
+      writeFileSync(file, JSON.stringify({ jwks, deliveries: ordered.map((r) => ({ body: r.body, headers: r.headers })) }));
+      const check = `${snippet}
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = public_keys(d["jwks"])
+print(json.dumps([[verify_v1a(x["body"].encode(), x["headers"], keys), verify_v1a(x["body"].encode() + b" ", x["headers"], keys)] for x in d["deliveries"]]))
+`;
+      const run = spawnSync('python3', ['-c', check, file], { encoding: 'utf8' });
+      assert.equal(run.status, 0, run.stderr);
+      assert.deepEqual(JSON.parse(run.stdout), [
+        [true, false],
+        [true, false],
+        [false, false],
+      ]);
+    } finally {
+      await s.stop();
+      await rx.close();
+      dir.dispose();
+    }
+  },
+);

@@ -493,5 +493,153 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.deepEqual(await store.prune(START + 1), { deliveries: 0, events: 0 });
       });
     });
+
+    test("order: a conversation's later delivery waits for an unfinished earlier one to the same endpoint, up to the bound, then goes on with a note", async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint(['conversation.started', 'conversation.ended', 'lead.captured']);
+        const body = (c: string) => JSON.stringify({ event: 'lead.captured', widget_id: widget, data: { conversation_id: c } });
+        const [a1] = (await store.enqueue(widget, 'lead.captured', body('ses_a'))).deliveries;
+        const [a2] = (await store.enqueue(widget, 'lead.captured', body('ses_a'))).deliveries;
+        const [a3] = (await store.enqueue(widget, 'lead.captured', body('ses_a'), undefined, 'ses_a')).deliveries;
+        const [b1] = (await store.enqueue(widget, 'lead.captured', body('ses_b'))).deliveries;
+        const hold = { orderHoldMs: 600_000 };
+        const first = await store.claimDue(A, 10, unlimited, hold);
+        assert.deepEqual(first.map((d) => d.id).sort(), [a1, b1].sort(), 'one per conversation; another conversation does not wait');
+        await store.recordResults(
+          A.owner,
+          first.map((d) => (d.id === a1 ? failed(d, clock.at(), { status: 'pending', at: clock.at() + 5000 }) : ok(d, clock.at()))),
+          86_400_000,
+        );
+        clock.advance(5000);
+        const retry = await store.claimDue(A, 10, unlimited, hold);
+        assert.deepEqual(
+          retry.map((d) => d.id),
+          [a1],
+          'the retry goes first; the later ones still wait',
+        );
+        await store.recordResults(A.owner, [ok(retry[0]!, clock.at())], 86_400_000);
+        const next = await store.claimDue(A, 10, unlimited, hold);
+        assert.deepEqual(
+          next.map((d) => d.id),
+          [a2],
+        );
+        assert.equal(next[0]!.orderNote, null);
+        await store.recordResults(A.owner, [failed(next[0]!, clock.at(), { status: 'pending', at: clock.at() + 3_600_000 })], 86_400_000);
+        assert.deepEqual(await store.claimDue(A, 10, unlimited, hold), [], 'a3 waits behind a2');
+        clock.advance(600_000);
+        const past = await store.claimDue(A, 10, unlimited, hold);
+        assert.deepEqual(
+          past.map((d) => d.id),
+          [a3],
+          'past the bound it goes on',
+        );
+        assert.match(past[0]!.orderNote ?? '', new RegExp(`sent before ${a2} .*still pending`));
+        assert.match((await store.getDelivery(ep, a3!))?.orderNote ?? '', new RegExp(a2!));
+      });
+    });
+
+    test('order off (orderHoldMs 0): every due delivery of a conversation is claimed at once', async () => {
+      await withStore(factory, async ({ store, widget, endpoint }) => {
+        await endpoint();
+        for (let i = 0; i < 3; i++) await store.enqueue(widget, 'lead.captured', '{}', undefined, 'ses_same');
+        assert.equal((await store.claimDue(A, 10, unlimited, { orderHoldMs: 0 })).length, 3);
+      });
+    });
+
+    test('rate_limit: attempts spaced by rateSpacingMs, one slot never spent twice, even by a second replica', async () => {
+      await withStore(factory, async ({ store, second, widget, clock }) => {
+        const ep = await store.createEndpoint(widget, { url: 'https://example.com/r', secret: 's', events: ['lead.captured'], enabled: true, rateLimit: 2 });
+        assert.equal(ep.rateLimit, 2);
+        for (let i = 0; i < 4; i++) await store.enqueue(widget, 'lead.captured', '{}');
+        const other = await second();
+        const [x, y] = await Promise.all([store.claimDue(A, 10, unlimited), other.claimDue(B, 10, unlimited)]);
+        assert.equal(x.length + y.length, 1, 'one attempt in the first slot, whichever replica took it');
+        const z = await store.claimDue(A, 10, unlimited);
+        assert.equal(z.length, 0);
+        assert.equal(z.throttledUntil, START + 550);
+        clock.advance(549);
+        assert.equal((await other.claimDue(B, 10, unlimited)).length, 0);
+        clock.advance(1);
+        assert.equal((await other.claimDue(B, 10, unlimited)).length, 1);
+        const off = await store.updateEndpoint(widget, ep.id, { rateLimit: null });
+        assert.equal(off?.rateLimit, null);
+        assert.equal((await store.claimDue(A, 10, unlimited)).length, 2, 'no limit: the rest at once');
+      });
+    });
+
+    test("the breaker tells: a 410 queues endpoint.disabled to the tenant's operational endpoint, in the same transaction", async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ops = await endpoint(['conversation.ended']);
+        const ep = await endpoint();
+        assert.equal(await store.setOperationalEndpoint(T2, ops), false, "another tenant's endpoint is refused");
+        assert.equal(await store.setOperationalEndpoint(T1, ops), true);
+        assert.equal((await store.getOperationalEndpoint(T1))?.id, ops);
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const [d] = await store.claimDue(A, 1, unlimited);
+        assert.equal(d!.endpointId, ep);
+        clock.advance(10);
+        const { disabled } = await store.recordResults(A.owner, [failed(d!, clock.at(), { status: 'failed' }, 'gone', 410)], 86_400_000);
+        assert.deepEqual(disabled, [ep]);
+        const [tell] = await store.claimDue(A, 5, unlimited);
+        assert.equal(tell?.endpointId, ops);
+        assert.equal(tell?.event, 'endpoint.disabled');
+        const told = JSON.parse(tell!.body);
+        assert.deepEqual(told, {
+          event: 'endpoint.disabled',
+          widget_id: widget,
+          data: {
+            endpoint_id: ep,
+            url: 'https://example.com/hook/2',
+            reason: 'gone',
+            disabled_at: new Date(clock.at()).toISOString(),
+            failing_since: new Date(clock.at()).toISOString(),
+            last_status_code: 410,
+            last_error: 'HTTP 410',
+          },
+        });
+        const alerts = await store.disabledEndpoints(T1);
+        assert.deepEqual(
+          alerts.map((a) => [a.endpointId, a.reason, a.disabledAt]),
+          [[ep, 'gone', clock.at()]],
+        );
+        assert.deepEqual(await store.disabledEndpoints(T2), []);
+        assert.equal(await store.setOperationalEndpoint(T1, null), true);
+        assert.equal(await store.getOperationalEndpoint(T1), null);
+      });
+    });
+
+    test('signing keys: created once, rotated with an overlap, retired after it; replay count', async () => {
+      await withStore(factory, async ({ store, second, clock, widget, endpoint }) => {
+        const [k1] = await store.ensureSigningKey({ seed: 'c2VlZDE=', publicKey: 'cHViMQ==' });
+        const again = await (await second()).ensureSigningKey({ seed: 'c2VlZDI=', publicKey: 'cHViMg==' });
+        assert.deepEqual(
+          again.map((k) => k.id),
+          [k1!.id],
+          'a second replica finds the key rather than making one',
+        );
+        const rotated = await store.rotateSigningKey({ seed: 'c2VlZDM=', publicKey: 'cHViMw==' }, clock.at() + 1000);
+        assert.equal(rotated.length, 2);
+        assert.equal(rotated[0]!.retiresAt, null, 'the active key first');
+        assert.equal(rotated[1]!.id, k1!.id);
+        clock.advance(1000);
+        assert.deepEqual(
+          (await store.signingKeys()).map((k) => k.id),
+          [rotated[0]!.id],
+        );
+        const ep = await endpoint();
+        await store.enqueue(widget, 'lead.captured', '{}');
+        await store.enqueue(widget, 'lead.captured', '{}');
+        const claimed = await store.claimDue(A, 5, unlimited);
+        await store.recordResults(
+          A.owner,
+          claimed.map((c) => failed(c, clock.at(), { status: 'failed' })),
+          86_400_000,
+        );
+        assert.equal(await store.countFailed(ep, clock.at()), 2);
+        assert.equal(await store.countFailed(ep, clock.at() + 1), 0);
+        assert.equal(await store.recoverFailed(ep, clock.at()), 2);
+        assert.equal(await store.countFailed(ep, clock.at()), 0);
+      });
+    });
   });
 }

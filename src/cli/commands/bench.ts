@@ -8,6 +8,7 @@ import { registerBenchMods } from './bench-mods.js';
 import { registerTickBench } from './bench-tick.js';
 import { registerBenchVideo } from './bench-video.js';
 import { registerBenchWebhooks } from './bench-webhooks.js';
+import { registerBenchWidget } from './bench-widget.js';
 import { registerBenchSoak } from './bench-soak.js';
 
 /** Adds one benchmark as a subcommand of `brainstem bench`. */
@@ -21,6 +22,7 @@ export const benchmarks: RegisterBenchmark[] = [
   registerBenchConfigPush,
   registerBenchVideo,
   registerBenchWebhooks,
+  registerBenchWidget,
   registerBenchDialogue,
   registerBenchSoak,
   registerBenchBelievability,

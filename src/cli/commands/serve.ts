@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { conversationFlags } from './conversation-flags.js';
 import { createLogger } from '../../log.js';
 import { ROLES, startEmbedded, type Role } from '../../embedded/start.js';
 import { describeDatabase } from '../../store/database.js';
@@ -37,6 +38,8 @@ interface ServeFlags {
   renderConcurrency?: string;
   ffmpegMemory?: string;
   allowPrivateWebhooks?: boolean;
+  conversationIdle?: string;
+  conversationRetention?: string;
   limits?: string;
   insecureHttp?: boolean;
   role: string;
@@ -71,6 +74,8 @@ export function registerServe(program: Command): void {
     .option('--insecure-http', 'serve plain HTTP on an address that is not loopback (only behind a TLS-terminating proxy); loopback never needs it')
     .option('--allow-private-webhooks', 'admit callback/webhook URLs on loopback or private addresses, and plain http (development only)')
     .option('--limits <file>', LIMITS_FLAG_HELP)
+    .option('--conversation-idle <minutes>', 'a chat-widget conversation without a message for this long ends (default: 30)')
+    .option('--conversation-retention <days>', 'days chat transcripts and lead details are kept after a conversation ends (default: 90)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .option('--max-connections <n>', `${MAX_CONNECTIONS_HELP}; also connectionsTotal in the limits file`)
     .option('--max-connections-per-address <n>', `${MAX_CONNECTIONS_PER_ADDRESS_HELP}; also connectionsPerAddress in the limits file`)
@@ -108,6 +113,7 @@ export function registerServe(program: Command): void {
         ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
         ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
         allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+        conversations: conversationFlags(flags),
         ...(flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {}),
         ...limits,
         connections: connectionFlags(flags, {

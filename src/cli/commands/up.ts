@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { conversationFlags } from './conversation-flags.js';
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
 import { startLinkedSidecar } from '../../sidecar/control-plane/control-plane-link.js';
@@ -6,6 +7,7 @@ import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { describeDatabase } from '../../store/database.js';
 import { startEmbedded } from '../../embedded/start.js';
+import { ensureDemoWidget } from '../demo-widget.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
@@ -22,6 +24,8 @@ interface UpFlags {
   json?: boolean;
   limits?: string;
   allowPrivateWebhooks?: boolean;
+  conversationIdle?: string;
+  conversationRetention?: string;
   insecureHttp?: boolean;
   accessLog?: boolean;
 }
@@ -65,6 +69,8 @@ export function registerUp(program: Command): void {
     .option('--insecure-http', 'serve plain HTTP on an --addr that is not loopback (only behind a TLS-terminating proxy)')
     .option('--json', 'print the URLs and credentials as one JSON line')
     .option('--limits <file>', LIMITS_FLAG_HELP)
+    .option('--conversation-idle <minutes>', 'a chat-widget conversation without a message for this long ends (default: 30)')
+    .option('--conversation-retention <days>', 'days chat transcripts and lead details are kept after a conversation ends (default: 90)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .action(async (flags: UpFlags) => {
       const api = parseAddr(flags.addr, '--addr');
@@ -97,6 +103,7 @@ export function registerUp(program: Command): void {
           logger,
           dataDir: flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data),
           allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+          conversations: conversationFlags(flags),
           ...limits,
           insecureHttp: flags.insecureHttp === true,
           accessLog: accessLogFlag(flags.accessLog),
@@ -129,6 +136,8 @@ export function registerUp(program: Command): void {
         throw new CliError(`sidecar: ${err instanceof Error ? err.message : String(err)}`);
       }
       const { sidecar } = linked;
+      const demoWidget = await ensureDemoWidget(embedded, stack.tenantId);
+      const demoPage = `${embedded.url}/demo/widget?widget=${demoWidget}`;
       if (sidecar.dialogue) warnAboutModelServer(process.env, logger);
       // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
       const stopped = untilSignal();
@@ -142,6 +151,7 @@ export function registerUp(program: Command): void {
             dataDir: dir,
             dashboard: `${embedded.url}/`,
             api: `${embedded.url}/v1`,
+            chatDemo: demoPage,
             sidecar: sidecar.url,
             serverId: stack.serverId,
             bundleVersion: config.version,
@@ -157,6 +167,7 @@ export function registerUp(program: Command): void {
             `brainstem up: local stack running (${local.created ? 'created' : 'reused'} in ${db})`,
             `  dashboard    ${embedded.url}/`,
             `  API          ${embedded.url}/v1`,
+            `  chat demo    ${demoPage}  (the chat widget on a demo page; conversations in the dashboard under Widgets)`,
             `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
             `  login        ${stack.email}  /  ${stack.password}`,
             `  API key      ${stack.apiKey}  (property-video API: Authorization: Bearer <API key>)`,

@@ -58,6 +58,16 @@ export function registerWebhookTrigger(webhooks: Command): void {
         }
       }
       const api = new ControlPlaneApi(flags.url, token);
+      // conversation.ended is accepted only for a conversation that started: the sample's own
+      // conversation is started first (which its subscribers receive too).
+      if (event === 'conversation.ended' && flags.data === undefined) {
+        const { conversation_id, visitor_id } = data as { conversation_id: string; visitor_id: string };
+        const started = await api.call('POST', `/v1/widgets/${encodeURIComponent(flags.widget)}/events`, {
+          event: 'conversation.started',
+          data: { conversation_id, visitor_id },
+        });
+        if (started.status !== 202) throw api.failure(`starting the sample conversation of widget ${flags.widget}`, started.status, started.body);
+      }
       const res = await api.call('POST', `/v1/widgets/${encodeURIComponent(flags.widget)}/events`, { event, data });
       if (res.status !== 202) {
         const details = (res.body as { error?: { details?: { path: string; message: string }[] } } | null)?.error?.details;

@@ -1,0 +1,80 @@
+import { HttpError } from '../http/errors.js';
+import { json } from '../http/reply.js';
+import { Fields, limitParam, readJsonObject } from '../http/validate.js';
+import { attemptView, deliveryView, iso, sinceField, type WebhookRouteContext } from './routes-context.js';
+import type { DeliveryId, DeliveryStatus } from './types.js';
+
+const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'inflight', 'succeeded', 'failed'];
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(`d${seq}`).toString('base64url');
+}
+
+function decodeCursor(raw: string | null): number | null {
+  if (raw === null || raw === '') return null;
+  const m = /^d(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString());
+  if (!m) throw new HttpError('bad_request', 'cursor is not one this API returned.');
+  return Number(m[1]);
+}
+
+/** An endpoint's delivery log: the list, one delivery with its payload and answers, retry, and replay of the failed ones since a time. */
+export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
+  const { server, store, endpointOf } = ctx;
+  const { service } = ctx.options;
+  const base = '/v1/widgets/:id/webhooks/:endpointId';
+
+  server.get(`${base}/deliveries`, async (req) => {
+    const endpoint = await endpointOf(req);
+    const limit = limitParam(req, 20, 100);
+    const before = decodeCursor(req.searchParams().get('cursor'));
+    const status = req.searchParams().get('status');
+    if (status !== null && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
+      throw new HttpError('bad_request', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`);
+    }
+    const page = await store.listDeliveries(endpoint.id, { limit, before, ...(status ? { status: status as DeliveryStatus } : {}) });
+    return json(200, { data: page.data.map(deliveryView), next_cursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) });
+  });
+
+  server.get(`${base}/deliveries/:deliveryId`, async (req) => {
+    const endpoint = await endpointOf(req);
+    const d = await store.getDelivery(endpoint.id, req.params.deliveryId ?? '');
+    if (!d) throw new HttpError('not_found', 'No delivery with that id for this endpoint.');
+    return json(200, { ...deliveryView(d), payload: d.payload, attempt_log: d.attemptLog.map(attemptView) });
+  });
+
+  server.post(
+    `${base}/deliveries/:deliveryId/retry`,
+    async (req) => {
+      const endpoint = await endpointOf(req);
+      if (!endpoint.enabled) throw new HttpError('conflict', 'The endpoint is disabled; enable it (PATCH enabled: true) before retrying.');
+      const d = await store.retryDelivery(endpoint.id, (req.params.deliveryId ?? '') as DeliveryId);
+      if (d === null) throw new HttpError('not_found', 'No delivery with that id for this endpoint.');
+      if (d === 'inflight') throw new HttpError('conflict', 'The delivery is being attempted right now.');
+      service.dispatcher.notify();
+      return json(202, deliveryView(d));
+    },
+    { body: 'none' },
+  );
+
+  // The count first: how many failed deliveries a replay since that time would queue.
+  server.get(`${base}/recover`, async (req) => {
+    const endpoint = await endpointOf(req);
+    const f = new Fields({});
+    const since = sinceField(f, req.searchParams().get('since') ?? undefined);
+    f.done();
+    return json(200, { since: iso(since!), failed: await store.countFailed(endpoint.id, since!) });
+  });
+
+  server.post(`${base}/recover`, async (req) => {
+    const endpoint = await endpointOf(req);
+    const body = readJsonObject(req);
+    const f = new Fields(body);
+    f.onlyKnown(['since']);
+    const since = sinceField(f, body.since);
+    f.done();
+    if (!endpoint.enabled) throw new HttpError('conflict', 'The endpoint is disabled; enable it (PATCH enabled: true) before recovering.');
+    const requeued = await store.recoverFailed(endpoint.id, since!);
+    if (requeued > 0) service.dispatcher.notify();
+    return json(202, { requeued });
+  });
+}

@@ -1,0 +1,44 @@
+import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
+import { json } from '../http/reply.js';
+import { readJsonObject } from '../http/validate.js';
+import { overLimit } from '../http/ratelimit.js';
+import { describeRate } from '../ratelimit/limiter.js';
+import { bearerToken } from '../identity/auth.js';
+import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
+import type { WebhookRouteContext } from './routes-context.js';
+import type { WidgetRecord } from './types.js';
+
+/** Largest body of POST /v1/widgets/{id}/events. */
+export const EVENT_BODY_MAX = 64 * 1024;
+
+/** Posting an event (session or the widget's key). */
+export function mountEventRoutes(ctx: WebhookRouteContext): void {
+  const { server, store, now, widgetOf } = ctx;
+  const { service, auth } = ctx.options;
+
+  server.post(
+    '/v1/widgets/:id/events',
+    async (req) => {
+      const token = bearerToken(req);
+      let widget: WidgetRecord;
+      if (token?.startsWith(TOKEN_PREFIX.widgetKey)) {
+        const key = await service.widgetKey(token);
+        const rate = auth.limits.widgetKey;
+        const d = auth.limiter.hit(`widget-key:${hashToken(token)}`, rate, now());
+        if (!d.allowed) throw overLimit(d, `${describeRate(rate)} per widget key`);
+        if (key.widgetId !== req.params.id) throw new HttpError('forbidden', 'This widget key belongs to another widget.');
+        const found = await store.getWidget(key.tenant.id, key.widgetId);
+        if (!found) throw new HttpError('not_found', 'No widget with that id.');
+        widget = found;
+      } else widget = await widgetOf(req);
+      const body = readJsonObject(req);
+      const details: ErrorDetail[] = [];
+      for (const key of Object.keys(body))
+        if (key !== 'event' && key !== 'data') details.push({ path: key, message: 'is not a known field; expected event, data' });
+      if (details.length > 0) throw validationFailed(details);
+      const accepted = await service.emitFor(widget, body.event, body.data);
+      return json(202, accepted);
+    },
+    { maxBody: EVENT_BODY_MAX },
+  );
+}

@@ -1,0 +1,69 @@
+import { HttpError } from '../http/errors.js';
+import { empty, json } from '../http/reply.js';
+import { Fields, readJsonObject } from '../http/validate.js';
+import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
+import { hashToken, newToken } from '../identity/tokens.js';
+import { iso, widgetView, type WebhookRouteContext } from './routes-context.js';
+
+const NAME_MAX = 200;
+
+/** Widgets and their keys. */
+export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
+  const { server, store, now, widgetOf } = ctx;
+  const { auth, plans } = ctx.options;
+
+  server.post('/v1/widgets', async (req) => {
+    const session = await auth.session(req);
+    const f = new Fields(readJsonObject(req));
+    const name = f.string('name', { required: true, max: NAME_MAX });
+    f.done();
+    requireCurrentPlan(plans, session.tenant, now(), 'a new widget and its key');
+    requireRoom(plans, session.tenant, 'widgets', (await store.listWidgets(session.tenant.id)).length);
+    const key = newToken('widgetKey');
+    // Counted again with the insert: concurrent requests (or replicas) must not all take the last place.
+    const max = plans.limits(session.tenant.plan).widgets;
+    const created = await store.createWidget(session.tenant.id, name!, { hash: hashToken(key), preview: key.slice(0, 8) }, max ?? Infinity);
+    if (created === 'limit') throw noRoom(session.tenant, 'widgets', max!);
+    return json(201, { ...widgetView(created.widget), key, key_id: created.key.id });
+  });
+
+  server.get('/v1/widgets', async (req) => {
+    const session = await auth.session(req);
+    return json(200, (await store.listWidgets(session.tenant.id)).map(widgetView));
+  });
+
+  server.get('/v1/widgets/:id', async (req) => json(200, widgetView(await widgetOf(req))));
+
+  server.post(
+    '/v1/widgets/:id/keys',
+    async (req) => {
+      const widget = await widgetOf(req);
+      requireCurrentPlan(plans, (await auth.session(req)).tenant, now(), 'a new widget key');
+      const key = newToken('widgetKey');
+      const max = auth.limits.liveWidgetKeys;
+      const record = await store.createWidgetKey(widget.id, { hash: hashToken(key), preview: key.slice(0, 8) }, max);
+      if (record === 'limit')
+        throw new HttpError(
+          'plan_limit',
+          `A widget may have at most ${max} live keys; revoke one (DELETE /v1/widgets/${widget.id}/keys/{keyId}) before creating another.`,
+        );
+      return json(201, { id: record.id, key, preview: record.preview, created_at: iso(record.createdAt) });
+    },
+    { body: 'none' },
+  );
+
+  server.get('/v1/widgets/:id/keys', async (req) => {
+    const widget = await widgetOf(req);
+    const keys = await store.listWidgetKeys(widget.id);
+    return json(
+      200,
+      keys.map((k) => ({ id: k.id, preview: k.preview, created_at: iso(k.createdAt), revoked_at: iso(k.revokedAt) })),
+    );
+  });
+
+  server.delete('/v1/widgets/:id/keys/:keyId', async (req) => {
+    const widget = await widgetOf(req);
+    if (!(await store.revokeWidgetKey(widget.id, req.params.keyId ?? ''))) throw new HttpError('not_found', 'No active widget key with that id.');
+    return empty(204);
+  });
+}

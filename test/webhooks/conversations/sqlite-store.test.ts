@@ -1,0 +1,4 @@
+import { sqliteTestDatabase } from '../../helpers/databases.js';
+import { conversationStoreContract } from './store-contract.js';
+
+conversationStoreContract('SQLite', sqliteTestDatabase);
