@@ -8,6 +8,24 @@ import type { ConfigBundle, Problem } from '../brain/types.js';
 /** A bundle directory holds one file, bundle.json, with a whole ConfigBundle. */
 export const BUNDLE_FILE = 'bundle.json';
 
+/**
+ * The largest bundle, measured on the form a publish stores: the validated bundle as compact
+ * JSON, in UTF-8 bytes. `bundle validate` and a publish apply this one rule, so a file one
+ * accepts the other never refuses for its size (the whitespace of a pretty-printed file does
+ * not count; a publish's body may carry up to PUBLISH_MAX_BODY of it).
+ */
+export const MAX_BUNDLE_BYTES = 1024 * 1024;
+/** The largest body a publish (PUT /v1/servers/{id}/config) reads: room for a bundle at MAX_BUNDLE_BYTES, pretty-printed. */
+export const PUBLISH_MAX_BODY = 4 * MAX_BUNDLE_BYTES;
+
+/** The size rule of MAX_BUNDLE_BYTES: null when the bundle fits, else the problem, with its size. */
+export function bundleSizeProblem(bundle: ConfigBundle): Problem | null {
+  const bytes = Buffer.byteLength(JSON.stringify(bundle));
+  return bytes <= MAX_BUNDLE_BYTES
+    ? null
+    : { path: '', message: `the bundle is ${bytes} bytes as stored (compact JSON); at most ${MAX_BUNDLE_BYTES} bytes are accepted` };
+}
+
 /** A loaded bundle carries bundle.json's text as read, which a signature covers. */
 export type BundleLoad = { ok: true; bundle: ConfigBundle; text: string } | { ok: false; problems: Problem[] };
 
@@ -44,5 +62,7 @@ export async function loadBundleDir(dir: string): Promise<BundleLoad> {
     return { ok: false, problems: [{ path: '', message: `${file} is not valid JSON: ${(err as Error).message}` }] };
   }
   const check = validateBundle(value);
-  return check.ok ? { ok: true, bundle: check.bundle, text } : { ok: false, problems: check.problems };
+  if (!check.ok) return { ok: false, problems: check.problems };
+  const size = bundleSizeProblem(check.bundle);
+  return size === null ? { ok: true, bundle: check.bundle, text } : { ok: false, problems: [size] };
 }

@@ -18,13 +18,21 @@ const program = new Command('brainstem')
 
 for (const register of commands) register(program);
 
+/**
+ * Exits once everything written so far has left: on a pipe, stdout and stderr are written
+ * asynchronously, and process.exit() drops what is still queued (a reader under load saw a
+ * command print nothing at all).
+ */
+async function exitFlushed(code: number): Promise<never> {
+  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((resolve) => s.write('', () => resolve()))));
+  process.exit(code);
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (err instanceof CommanderError) {
-    process.exit(err.exitCode);
-  }
+  if (err instanceof CommanderError) await exitFlushed(err.exitCode);
   const message = err instanceof CliError || err instanceof Error ? err.message : String(err);
   process.stderr.write(`brainstem: ${message}\n`);
-  process.exit(err instanceof CliError ? err.exitCode : 1);
+  await exitFlushed(err instanceof CliError ? err.exitCode : 1);
 }

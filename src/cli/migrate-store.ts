@@ -4,6 +4,7 @@ import { openDatabaseAt, redact } from '../store/database.js';
 import { transaction, type PoolClient } from '../store/postgres.js';
 import { openStores } from '../embedded/backend.js';
 import { ID_FLOOR_TABLE as VIDEO_ID_FLOOR_TABLE } from '../video/sqlite-store.js';
+import { rowProblem } from './migrate-validate.js';
 
 /** Rows copied per INSERT statement. */
 export const COPY_BATCH_ROWS = 500;
@@ -141,6 +142,11 @@ async function copyTable(db: Db, client: PoolClient, table: string, counted?: (r
     batch = [];
   };
   for (const row of select.iterate() as IterableIterator<unknown[]>) {
+    const named: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) named[columns[i]!] = row[i];
+    const problem = rowProblem(table, named);
+    if (problem !== null)
+      throw new MigrateStoreError(`a row no API request could have written: ${problem}; fix it in the SQLite file (nothing was copied) and run again`);
     batch.push(row.map((v, i) => convert[i]!(v)));
     if (batch.length >= COPY_BATCH_ROWS) await flush();
   }

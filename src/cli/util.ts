@@ -1,3 +1,10 @@
+import {
+  DEFAULT_CONNECTION_CAPS,
+  DEFAULT_CONNECTIONS_PER_ADDRESS,
+  DEFAULT_CONNECTIONS_TOTAL,
+  MAX_CONNECTION_CAP,
+  type ConnectionCaps,
+} from '../http/connections.js';
 import type { Command } from 'commander';
 import { readLimitsFile, type Limits } from '../http/limits.js';
 import { accessLogLine, type RequestObserver } from '../http/observe.js';
@@ -38,6 +45,32 @@ export function limitsFlag(file: string | undefined): { limits?: Limits } {
   } catch (err) {
     throw new CliError((err as Error).message);
   }
+}
+
+/** --max-connections and --max-connections-per-address (sidecar and serve): the caps, or `base` when neither is given. */
+export function connectionFlags(
+  flags: { maxConnections?: string; maxConnectionsPerAddress?: string },
+  base: ConnectionCaps = DEFAULT_CONNECTION_CAPS,
+): ConnectionCaps {
+  const total = flags.maxConnections === undefined ? base.total : parseInteger(flags.maxConnections, '--max-connections', 1, MAX_CONNECTION_CAP);
+  const perAddress =
+    flags.maxConnectionsPerAddress === undefined
+      ? Math.min(base.perAddress, total)
+      : parseInteger(flags.maxConnectionsPerAddress, '--max-connections-per-address', 1, MAX_CONNECTION_CAP);
+  if (perAddress > total) throw new CliError(`--max-connections-per-address (${perAddress}) must not exceed --max-connections (${total})`);
+  return { perAddress, total };
+}
+
+export const MAX_CONNECTIONS_HELP = `connections holding a request open at once, in all; past it a request is answered 503 and its connection closed (default ${DEFAULT_CONNECTIONS_TOTAL})`;
+export const MAX_CONNECTIONS_PER_ADDRESS_HELP = `connections holding a request open at once from one client address; past it 429 and the connection closed (default ${DEFAULT_CONNECTIONS_PER_ADDRESS})`;
+
+export const BILLING_FLAG_HELP =
+  'payment provider: stripe (needs STRIPE_SECRET_KEY) or offline (checkout links that grant a plan without payment; the default only on a loopback address); default stripe when STRIPE_SECRET_KEY is set';
+
+/** --billing: the provider named, as the embedded server takes it. */
+export function billingFlag(value: string): 'stripe' | 'offline' {
+  if (value !== 'stripe' && value !== 'offline') throw new CliError(`--billing must be stripe or offline, got "${value}"`);
+  return value;
 }
 
 export const LIMITS_FLAG_HELP =

@@ -1,3 +1,4 @@
+import type { Peer } from '../http/connections.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { HttpError } from '../http/errors.js';
 import { failRaw, type HttpServer, type Method, type RawControl, type RawState, type Request } from '../http/server.js';
@@ -256,13 +257,13 @@ function signedRequest(req: UwsRequest): Request {
  */
 export function mountConfigStream(server: HttpServer, ctx: ControlPlaneContext, streams: ConfigStreams): void {
   ctx.heads.onHead((head) => streams.announce(head));
-  server.raw('GET', SITE.path, (res: UwsResponse, req: UwsRequest, control: RawControl) => {
-    const state: RawState = { aborted: false };
+  server.raw('GET', SITE.path, (res: UwsResponse, req: UwsRequest, control: RawControl, peer: Peer) => {
+    const state: RawState = { aborted: false, peer };
     let stream: Stream | null = null;
     const finish = (): void => {
       if (state.finished) return;
       state.finished = true;
-      control.done();
+      control.done(state);
     };
     res.onAborted(() => {
       state.aborted = true;

@@ -33,7 +33,8 @@ export interface ControlPlaneOptions {
   identity: TenantLookup & { getUser(id: UserId): Promise<UserRecord | null>; setTenantPlan(id: TenantId, plan: Plan): Promise<TenantRecord | null> };
   now?: () => number;
   plans?: PlanCatalogue;
-  payments?: PaymentProvider;
+  /** Default the offline provider; null for none (checkouts answer 409 billing_not_configured). */
+  payments?: PaymentProvider | null;
   publicUrl?: string | undefined;
   /** Verifies Stripe's webhook events (STRIPE_WEBHOOK_SECRET). */
   stripeWebhookSecret?: string | undefined;
@@ -127,7 +128,7 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
     auth,
     plans: catalogue,
     rules,
-    provider: options.payments ?? new OfflineProvider(),
+    provider: options.payments === undefined ? new OfflineProvider() : options.payments,
     async grant(tenantId, plan) {
       await options.identity.setTenantPlan(tenantId, plan);
       await tenantChanged(tenantId);

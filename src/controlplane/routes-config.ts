@@ -1,4 +1,5 @@
 import { validateBundle } from '../../brain/index.js';
+import { bundleSizeProblem, PUBLISH_MAX_BODY } from '../bundles.js';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
@@ -32,30 +33,37 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     return { status: 200, headers: { 'content-type': 'application/json', etag: head.etag }, body: head.body };
   });
 
-  server.put('/v1/servers/:id/config', async (req) => {
-    const { session, server: record } = await ownedServer(ctx, req);
-    requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
-    const note = noteOf(req);
-    const check = validateBundle(readJsonObject(req));
-    if (!check.ok)
-      throw validationFailed(
-        check.problems.map((p) => ({ path: p.path, message: p.message })),
-        'The configuration bundle failed validation.',
-      );
-    const result = await store.publish(record.id, check.bundle.version, check.bundle, await publisher(ctx, session), note);
-    if (!result.ok) {
-      if (result.reason === 'version_conflict') {
-        throw new HttpError(
-          'version_conflict',
-          `The configuration is at version ${result.head}; the edit was based on version ${check.bundle.version}. Reload version ${result.head} and apply the edit again.`,
+  server.put(
+    '/v1/servers/:id/config',
+    async (req) => {
+      const { session, server: record } = await ownedServer(ctx, req);
+      requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
+      const note = noteOf(req);
+      const check = validateBundle(readJsonObject(req));
+      if (!check.ok)
+        throw validationFailed(
+          check.problems.map((p) => ({ path: p.path, message: p.message })),
+          'The configuration bundle failed validation.',
         );
+      // The one size rule `bundle validate` applies too, on the stored form.
+      const size = bundleSizeProblem(check.bundle);
+      if (size !== null) throw new HttpError('payload_too_large', `The configuration bundle is too large: ${size.message}.`);
+      const result = await store.publish(record.id, check.bundle.version, check.bundle, await publisher(ctx, session), note);
+      if (!result.ok) {
+        if (result.reason === 'version_conflict') {
+          throw new HttpError(
+            'version_conflict',
+            `The configuration is at version ${result.head}; the edit was based on version ${check.bundle.version}. Reload version ${result.head} and apply the edit again.`,
+          );
+        }
+        throw new HttpError('config_not_found', `No configuration for server ${record.id}.`);
       }
-      throw new HttpError('config_not_found', `No configuration for server ${record.id}.`);
-    }
-    heads.set(record.id, record.tenantId, result.published);
-    await ctx.sync.announce({ kind: 'head', serverId: record.id, version: result.published.bundle.version });
-    return published(result.published);
-  });
+      heads.set(record.id, record.tenantId, result.published);
+      await ctx.sync.announce({ kind: 'head', serverId: record.id, version: result.published.bundle.version });
+      return published(result.published);
+    },
+    { maxBody: PUBLISH_MAX_BODY },
+  );
 
   server.get('/v1/servers/:id/config/versions', async (req) => {
     const { server: record } = await ownedServer(ctx, req);

@@ -117,7 +117,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
       const owner = ctx.keyAuth.check(req);
       return owner instanceof Promise ? owner.then((o) => push(req, o)) : push(req, owner);
     },
-    { headers: PUSH_HEADERS, maxBody: TELEMETRY_LIMITS.maxBody },
+    { headers: PUSH_HEADERS, maxBody: TELEMETRY_LIMITS.maxBody, credentials: (req) => ctx.keyAuth.beforeBody(req) },
   );
 }
 

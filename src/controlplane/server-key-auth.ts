@@ -136,6 +136,28 @@ export class ServerKeyAuth {
   }
 
   /**
+   * What can be told of a signed request before its body is read (the signature covers the
+   * body, so it is checked after): a server key in Authorization that this server knows,
+   * both signing headers present and the timestamp inside the window. Throws (or rejects with)
+   * the 401 `check` would give; another kind of credential is left to the authenticator's
+   * check (the handler answers it 403). Records nothing: the replay record and the rate are `check`'s.
+   */
+  beforeBody(req: Request): void | Promise<void> {
+    const token = bearerToken(req);
+    if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
+    if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.auth.beforeBody(req);
+    const timestamp = req.headers[TIMESTAMP_HEADER];
+    if (!timestamp || !req.headers[SIGNATURE_HEADER]) throw new HttpError('unauthorized', REASONS[MISSING_HEADERS]);
+    const seconds = unixSeconds(timestamp);
+    if (seconds < 0) throw new HttpError('unauthorized', REASONS[BAD_TIMESTAMP]);
+    if (Math.abs(Math.floor(this.now() / 1000) - seconds) > this.windowS) throw new HttpError('unauthorized', REASONS[STALE_TIMESTAMP]);
+    if (this.tokens.has(token)) return;
+    return this.lookup(hashToken(token)).then((owner) => {
+      if (!owner) throw new HttpError('unauthorized', 'The server key is invalid or revoked.');
+    });
+  }
+
+  /**
    * The first half of a shortcut for a signed route read straight off uWS: the cached key an
    * Authorization header presents when its tenant is known to be active; undefined whenever
    * `check` must decide (unknown or malformed key, tenant not cached or suspended). Changes

@@ -1,7 +1,9 @@
 import { isLoopbackHost } from '../http/loopback.js';
 import type { ConfigStreamLimits } from '../controlplane/config-stream.js';
 import type { ControlPlane } from '../controlplane/index.js';
-import { HttpServer } from '../http/server.js';
+import { HttpServer, type CredentialCheck, type ServerOptions } from '../http/server.js';
+import { HttpError } from '../http/errors.js';
+import type { ConnectionCaps } from '../http/connections.js';
 import { text } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -70,6 +72,8 @@ export interface EmbeddedOptions {
   ffmpegAddressSpaceBytes?: number;
   /** Tuning of the property-video API for tests and benchmarks (render timings, preset). */
   video?: Pick<VideoServiceOptions, 'timings' | 'preset' | 'callbackPollMs' | 'fontFile' | 'jsonUploadBudget' | 'prlimitPath' | 'renderWallClock' | 'resolve'>;
+  /** Caps on open connections, per client address and in all (default 1,000 and 20,000; `--max-connections…`). */
+  connections?: ConnectionCaps;
   /** Limits of the config push streams that differ from CONFIG_STREAM_LIMITS (tests and benchmarks). */
   streamLimits?: Partial<ConfigStreamLimits>;
   /** Rate limits and quotas that differ from DEFAULT_LIMITS (`--limits FILE`; tests and benchmarks that need more). */
@@ -81,7 +85,10 @@ export interface EmbeddedOptions {
   /** The chat-widget service: idle timeout, sweep interval, retention, the server's model (default from SERVICE_LLM_*), model time limits. */
   conversations?: Pick<ConversationsOptions, 'idleMs' | 'sweepMs' | 'retentionDays' | 'model' | 'firstTokenTimeoutMs' | 'replyTimeoutMs'>;
   /** Payment provider for billing checkouts; default from the environment (Stripe when STRIPE_SECRET_KEY is set, else offline). */
-  payments?: PaymentProvider;
+  /** The payment provider; null for none. Default: from `billing` and the environment (see providerFromEnv). */
+  payments?: PaymentProvider | null;
+  /** `--billing`: the provider asked for by name (offline grants plans without payment, so it is the default only on loopback). */
+  billing?: 'stripe' | 'offline';
   /** Public origin used in billing links (SERVICE_PUBLIC_URL); default from the request's Host header. */
   publicUrl?: string;
   /** Signing secret of the Stripe webhook endpoint; default STRIPE_WEBHOOK_SECRET. */
@@ -123,23 +130,37 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const location = locationOf(options);
   const metrics = serveMetrics();
   // Before the database is opened: a certificate that cannot be used stops the start with nothing to close.
-  const server = new HttpServer({ logger, observe: combineObservers([metrics.observe, options.accessLog]), ...(options.tls ? { tls: options.tls } : {}) });
+  // Every route with a body checks its credential before reading it (see Authenticator.beforeBody);
+  // the authenticator is made once the database is open.
+  let beforeBody: CredentialCheck = () => {
+    throw new HttpError('unavailable', 'The server is starting.');
+  };
+  const limits = limitsWith(options.limits);
+  const serverOptions: ServerOptions = {
+    logger,
+    observe: combineObservers([metrics.observe, options.accessLog]),
+    credentials: (req) => beforeBody(req),
+    connections: options.connections ?? { perAddress: limits.connectionsPerAddress, total: limits.connectionsTotal },
+    ...(options.tls ? { tls: options.tls } : {}),
+  };
+  const server = new HttpServer(serverOptions);
   const backend = await openBackend(location, { now, logger });
   const { database, stores, cluster } = backend;
   const identity = stores.identity;
   // A worker answers /health alone: the services' routes go on a server that never listens,
   // so every service is built the same way whatever the role.
-  const routes = role === 'worker' ? new HttpServer({ logger }) : server;
+  const routes = role === 'worker' ? new HttpServer({ logger, credentials: (req) => beforeBody(req) }) : server;
   const background = role !== 'api';
 
   // One limiter for every route class: sessions, API keys, server keys, widget keys, logins.
-  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits: limitsWith(options.limits) });
+  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits });
+  beforeBody = (req) => auth.beforeBody(req);
   const controlPlane = mountControlPlane(routes, {
     store: stores.controlPlane,
     auth,
     identity,
     now,
-    payments: options.payments ?? providerFromEnv(),
+    payments: options.payments !== undefined ? options.payments : providerFromEnv(process.env, options.billing, isLoopbackHost(host)),
     publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
     stripeWebhookSecret: options.stripeWebhookSecret ?? process.env.STRIPE_WEBHOOK_SECRET,
     countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,

@@ -16,6 +16,7 @@ export const ERRORS = {
   method_not_allowed: { status: 405, message: 'Method not allowed on this path.' },
   version_conflict: { status: 409, message: 'The configuration moved to a newer version than the one edited.' },
   conflict: { status: 409, message: 'The request conflicts with the current state.' },
+  billing_not_configured: { status: 409, message: 'This server takes no payments: no payment provider is configured.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, message: 'Unsupported content type.' },
   range_not_satisfiable: { status: 416, message: 'The requested range is not satisfiable.' },

@@ -57,7 +57,8 @@ export function decodeParam(raw: string): string {
  * onAborted, onWritable, or a timer or promise continuation writing a response). uWS ends the
  * process when a callback throws, so every callback ends in this instead: an HttpError is
  * answered as itself, anything else is logged once and answered 500 internal; the process
- * goes on. A client that went away is logged at debug level only.
+ * goes on. A client that went away is logged at debug level only. `close` closes the
+ * connection behind the answer (a refusal before the body was read: nothing more of it is taken in).
  */
 export function answerFailure(
   res: UwsResponse,
@@ -66,6 +67,7 @@ export function answerFailure(
   defaults: Readonly<Record<string, string>>,
   logger: Logger,
   site: FailureSite,
+  close = false,
 ): void {
   if (isClientAbort(err) || state.aborted) {
     logger.debug?.('client went away', { method: site.method, path: site.path });
@@ -87,7 +89,7 @@ export function answerFailure(
   state.answered = true;
   const httpErr = err instanceof HttpError ? err : new HttpError('internal');
   try {
-    res.cork(() => writeError(res, state, httpErr, defaults, {}));
+    res.cork(() => writeError(res, state, httpErr, defaults, { close }));
   } catch {
     try {
       res.close();

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { withoutBom } from './codec.js';
 import type { Rate } from '../ratelimit/limiter.js';
+import { DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_CONNECTIONS_TOTAL, MAX_CONNECTION_CAP } from './connections.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -51,6 +52,10 @@ export const DEFAULT_LIMITS = {
   telemetryEventKinds: 100,
   /** Days a raw telemetry report is kept; daily rollups are kept forever. */
   telemetryRetentionDays: 30,
+  /** Connections holding a request open at once from one client address; past it 429 and the connection closed. */
+  connectionsPerAddress: DEFAULT_CONNECTIONS_PER_ADDRESS,
+  /** Connections holding a request open at once, in all; past it 503 and the connection closed. */
+  connectionsTotal: DEFAULT_CONNECTIONS_TOTAL,
 } as const satisfies Record<string, Rate | number>;
 
 type Widen<T> = { -readonly [K in keyof T]: T[K] extends Rate ? Rate : number };
@@ -64,7 +69,11 @@ const MAX_VALUE = 1e9;
 const MAX_WINDOW_S = 7 * 24 * 3600;
 
 /** Tighter bounds for a few: activity event ids set aside 1000 places per report. */
-const MAX_OF: Partial<Record<LimitName, number>> = { telemetryEventKinds: 1000 };
+const MAX_OF: Partial<Record<LimitName, number>> = {
+  telemetryEventKinds: 1000,
+  connectionsPerAddress: MAX_CONNECTION_CAP,
+  connectionsTotal: MAX_CONNECTION_CAP,
+};
 
 const isRateName = (name: LimitName): name is RateName => typeof DEFAULT_LIMITS[name] === 'object';
 
@@ -93,6 +102,8 @@ export function parseLimits(value: unknown, source = 'the limits file'): Limits 
     if (isRateName(key)) (limits as Record<RateName, Rate>)[key] = parseRate(raw, `${source}: ${key}`, DEFAULT_LIMITS[key].windowMs);
     else (limits as unknown as Record<string, number>)[key] = count(raw, `${source}: ${key}`, key === 'passwordHashQueue' ? 0 : 1, MAX_OF[key]);
   }
+  if (limits.connectionsPerAddress > limits.connectionsTotal)
+    throw new Error(`${source}: connectionsPerAddress (${limits.connectionsPerAddress}) must not exceed connectionsTotal (${limits.connectionsTotal})`);
   return limits;
 }
 

@@ -12,6 +12,7 @@ import { silentLogger } from '../log.js';
 import { checkTlsFiles } from './tls.js';
 import type { Encoding } from './codec.js';
 import { errorsInBodyOf } from './errors-in-body.js';
+import { ConnectionCounter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps, type Peer } from './connections.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -41,6 +42,14 @@ export interface Request {
 
 export type Handler = (req: Request) => Reply | Promise<Reply>;
 
+/**
+ * A route's credential check, run on the request's headers before a byte of its body is read
+ * (the Request's body is empty then): it throws (or rejects with) the HttpError that refuses
+ * the request, which is answered and its connection closed at once. A promise pauses the
+ * socket while it runs, so nothing more of the body is taken in meanwhile.
+ */
+export type CredentialCheck = (req: Request) => void | Promise<void>;
+
 export interface RouteOptions {
   /** How the body is delivered: whole ('buffer', the default for POST/PUT/PATCH), as a stream, or not read. */
   body?: 'buffer' | 'stream' | 'none';
@@ -61,6 +70,14 @@ export interface RouteOptions {
    * the client going away, and a rejection is answered like a handler's throw.
    */
   shortcut?: (req: UwsRequest) => ShortcutReply | Promise<ShortcutReply> | null;
+  /**
+   * The credential check run before the body (see CredentialCheck): by default the server's
+   * (ServerOptions.credentials); 'public' for a route anyone may call (a login, a webhook whose
+   * signature is checked over the body, which may still pass its own header check here).
+   * Only routes that read a body run it: the others check their credential in the handler,
+   * with nothing to read first.
+   */
+  credentials?: 'public' | CredentialCheck;
 }
 
 /** What a shortcut answers with: any reply but a stream. */
@@ -81,6 +98,10 @@ export interface ServerOptions {
    * include script runtimes that cannot read a status. Off, the parameter means nothing.
    */
   errorsParam?: boolean;
+  /** The credential check every route with a body runs before reading it, unless the route says otherwise. */
+  credentials?: CredentialCheck;
+  /** Caps on the connections holding a request open, per client address and in all (default 1,000 and 20,000). */
+  connections?: ConnectionCaps;
 }
 
 /**
@@ -92,21 +113,21 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-t
 const DEFAULT_MAX_BODY = 1024 * 1024;
 /** uWS's listen option for a port bound without SO_REUSEPORT (its typings name only the enum). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
-/** Bytes of an over-limit body read and thrown away to keep its connection; beyond it the connection is closed. */
-const DISCARD_LIMIT = 64 * 1024 * 1024;
 
 /** What a raw route gets besides the uWS handles (see HttpServer.raw). */
 export interface RawControl {
   readonly logger: Logger;
   readonly defaultHeaders: Readonly<Record<string, string>>;
-  /** Must be called exactly once, when the response is finished or the client went away. */
-  done(): void;
+  /** Must be called exactly once per request, with its state, when the response is finished or the client went away. */
+  done(state: RawState): void;
 }
 
 /** The per-request state a raw route keeps, as its guard (failRaw) needs it. */
 export interface RawState extends GuardState {
   /** Set when done() was called for this request. */
   finished?: boolean;
+  /** The client address the request is counted against (the `peer` its handler was given). */
+  readonly peer?: Peer;
 }
 
 /**
@@ -114,15 +135,16 @@ export interface RawState extends GuardState {
  * `err` as every route does (see answerFailure) and calls done() unless `state` says it was.
  * A throw out of the raw handler itself is caught by the server.
  */
-export function failRaw(res: UwsResponse, state: RawState, err: unknown, control: RawControl, site: FailureSite): void {
-  answerFailure(res, state, err, control.defaultHeaders, control.logger, site);
+export function failRaw(res: UwsResponse, state: RawState, err: unknown, control: RawControl, site: FailureSite, close = false): void {
+  answerFailure(res, state, err, control.defaultHeaders, control.logger, site, close);
   if (!state.finished) {
     state.finished = true;
-    control.done();
+    control.done(state);
   }
 }
 
-export type RawHandler = (res: UwsResponse, req: UwsRequest, control: RawControl) => void;
+/** A raw route's handler; `peer` is the client address its request is counted against, for its state (RawState.peer). */
+export type RawHandler = (res: UwsResponse, req: UwsRequest, control: RawControl, peer: Peer) => void;
 
 const REGISTER = {
   GET: 'get',
@@ -154,6 +176,10 @@ class RequestState implements Request, GuardState {
   /** Counted in flight until finished. */
   counted = false;
   errorsInBody: Encoding | null = null;
+  /** The client address counted against the connection caps, once admitted. */
+  peer: Peer | null = null;
+  /** The reply's body stream while it is written: destroyed (its file closed) if the client goes away. */
+  replyStream: Readable | null = null;
   private parsedQuery: URLSearchParams | null = null;
   private remote: string | null = null;
 
@@ -221,11 +247,15 @@ export class HttpServer {
   private fallbackInstalled = false;
   private readonly observe: RequestObserver | null;
   private readonly errorsParam: boolean;
+  private readonly credentials: CredentialCheck | null;
+  private readonly connections: ConnectionCounter;
 
   constructor(options: ServerOptions = {}) {
     this.logger = options.logger ?? silentLogger;
     this.observe = options.observe ?? null;
     this.errorsParam = options.errorsParam === true;
+    this.credentials = options.credentials ?? null;
+    this.connections = new ConnectionCounter(options.connections ?? DEFAULT_CONNECTION_CAPS);
     this.defaultHeaders = { ...SECURITY_HEADERS, ...options.defaultHeaders };
     if (options.tls) checkTlsFiles(options.tls);
     this.app = options.tls
@@ -263,6 +293,7 @@ export class HttpServer {
 
     const shortcut = options.shortcut;
     const site: FailureSite = { method, path: pattern };
+    const check = bodyMode === 'none' || options.credentials === 'public' ? null : (options.credentials ?? this.credentials);
     const observe = this.observe;
     const uwsHandler =
       (as: Method) =>
@@ -292,6 +323,9 @@ export class HttpServer {
           res.onAborted(() => {
             s.aborted = true;
             try {
+              // A download cut short (a closed tab, a <video> seeking) closes its file now, not at
+              // garbage collection.
+              if (s.replyStream) s.replyStream.destroy();
               if (s.stream) s.stream.destroy(new ClientAborted());
             } catch (err) {
               answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
@@ -305,11 +339,31 @@ export class HttpServer {
             this.end(s);
             return;
           }
-          if (bodyMode === 'buffer') this.readWhole(res, s, maxBody, handler);
-          else if (bodyMode === 'stream') {
-            s.stream = this.streamBody(res, s, maxBody);
-            this.dispatch(res, s, handler);
-          } else this.dispatch(res, s, handler);
+          try {
+            s.peer = this.connections.admit(res);
+          } catch (err) {
+            this.refuse(res, s, err);
+            return;
+          }
+          // A declared body over the limit, then the credential, from the headers, before a byte
+          // of the body is taken in.
+          if (bodyMode !== 'none' && Number(s.headers['content-length'] ?? NaN) > maxBody) {
+            this.refuse(res, s, tooLarge(maxBody));
+            return;
+          }
+          let gate: Promise<void> | null = null;
+          if (check !== null) {
+            try {
+              const verdict = check(s);
+              if (verdict instanceof Promise) gate = verdict;
+            } catch (err) {
+              this.refuse(res, s, err);
+              return;
+            }
+          }
+          if (bodyMode === 'buffer') this.readWhole(res, s, maxBody, handler, gate);
+          else if (bodyMode === 'stream') this.readStream(res, s, maxBody, handler, gate);
+          else this.dispatch(res, s, handler);
         } catch (err) {
           if (state) this.fail(res, state, err);
           else this.failEarly(res, req, as, err);
@@ -413,22 +467,34 @@ export class HttpServer {
     if (!methods) this.patterns.set(pattern, (methods = new Set()));
     methods.add(method);
     const site = { method, path: pattern };
-    const control: RawControl = { logger: this.logger, defaultHeaders: this.defaultHeaders, done: () => this.end(null) };
+    const connections = this.connections;
+    const control: RawControl = {
+      logger: this.logger,
+      defaultHeaders: this.defaultHeaders,
+      done: (state) => {
+        if (state.peer !== undefined) connections.release(state.peer);
+        this.end(null);
+      },
+    };
     const observe = this.observe;
     this.app[REGISTER[method]](pattern, (res: UwsResponse, req: UwsRequest) => {
       if (observe !== null) observeResponse(res, method, pattern, observe, this.logger);
       this.begin(null);
+      let peer: Peer | null = null;
       try {
         if (this.closing) {
           writeError(res, this.direct(method, req), new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
           this.end(null);
           return;
         }
-        handler(res, req, control);
+        peer = connections.admit(res);
+        handler(res, req, control, peer);
       } catch (err) {
         // The handler had not finished the request (a throw comes before its done()), and its
-        // own state is out of reach here: the answer goes out unless the response is gone.
-        answerFailure(res, this.direct(method, req), err, this.defaultHeaders, this.logger, site);
+        // own state is out of reach here: the answer goes out unless the response is gone. A
+        // refusal by the connection caps closes the connection, as every refusal before the body does.
+        answerFailure(res, this.direct(method, req), err, this.defaultHeaders, this.logger, site, peer === null);
+        if (peer !== null) connections.release(peer);
         this.end(null);
       }
     });
@@ -457,53 +523,87 @@ export class HttpServer {
     if (state) {
       if (!state.counted) return;
       state.counted = false;
+      if (state.peer !== null) this.connections.release(state.peer);
     }
     if (--this.inFlight === 0 && this.drained) this.drained();
   }
 
-  private readWhole(res: UwsResponse, state: RequestState, maxBody: number, handler: Handler): void {
-    const declared = Number(state.headers['content-length'] ?? NaN);
-    // A 413 keeps the connection: uWS discards the rest of the body, and a client still
-    // sending it (fetch, most HTTP libraries) then reads the answer instead of failing with EPIPE.
-    if (declared > maxBody) {
-      // Past DISCARD_LIMIT the rest is not worth reading just to keep the connection.
-      state.answered = true;
-      writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, {
-        close: declared - maxBody > DISCARD_LIMIT,
-      });
-      this.end(state);
-      return;
+  /**
+   * Refuses a request before its body is read (a credential, a connection cap, a declared size):
+   * the answer goes out with the connection closed, so nothing more of the body is taken in;
+   * uWS sends the answer before it closes, and the client reads it.
+   */
+  private refuse(res: UwsResponse, state: RequestState, err: unknown): void {
+    state.settled = true;
+    try {
+      if (state.stream && !state.stream.destroyed) state.stream.destroy();
+    } catch (cleanup) {
+      this.logger.error('request cleanup failed', { method: state.method, path: state.path, error: String(cleanup) });
     }
+    answerFailure(res, state, err, this.defaultHeaders, this.logger, state, true);
+    this.end(state);
+  }
+
+  /**
+   * Waits for a credential check that needs a look-up, with the socket paused meanwhile (what
+   * arrived with the headers is all that is taken in): `go` runs, corked, once it passed; a
+   * refusal is answered and closes the connection.
+   */
+  private afterGate(res: UwsResponse, state: RequestState, gate: Promise<void>, go: () => void): void {
+    gate.then(
+      () => {
+        if (state.aborted || state.settled) {
+          this.end(state);
+          return;
+        }
+        try {
+          res.cork(go);
+        } catch (err) {
+          this.fail(res, state, err);
+        }
+      },
+      (err: unknown) => {
+        if (!state.settled) this.refuse(res, state, err);
+      },
+    );
+  }
+
+  private readWhole(res: UwsResponse, state: RequestState, maxBody: number, handler: Handler, gate: Promise<void> | null): void {
     // Chunks are collected into a list and joined once; the ArrayBuffer uWS hands over is
     // neutered when the callback returns, so each chunk is copied before it is kept.
     let chunks: Buffer[] | null = null;
     let size = 0;
     let done = false;
+    let admitted = gate === null;
+    let whole = false;
+    let paused = false;
     res.onData((ab, isLast) => {
       try {
+        if (done) return;
         size += ab.byteLength;
-        if (done) {
-          // The answer is out; what still arrives is discarded, up to a bound, then the connection goes.
-          if (size - maxBody > DISCARD_LIMIT && !state.aborted) {
-            state.aborted = true;
-            res.close();
-          }
-          return;
-        }
         if (size > maxBody) {
           done = true;
-          state.answered = true;
-          writeError(res, state, new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`), this.defaultHeaders, { close: false });
-          this.end(state);
+          this.refuse(res, state, tooLarge(maxBody));
           return;
         }
         if (isLast && chunks === null) {
           state.body = ab.byteLength === 0 ? EMPTY : Buffer.from(ab.slice(0));
         } else {
           (chunks ??= []).push(Buffer.from(ab.slice(0)));
-          if (!isLast) return;
+          if (!isLast) {
+            // The credential is still being looked up: take in nothing more meanwhile. Paused
+            // only here, on a chunk that is not the last, so that a socket is never left paused
+            // behind a whole body (nothing would resume it for the next request).
+            if (!admitted && !paused) {
+              paused = true;
+              res.pause();
+            }
+            return;
+          }
           state.body = Buffer.concat(chunks, size);
         }
+        whole = true;
+        if (!admitted) return;
         done = true;
         this.dispatch(res, state, handler);
       } catch (err) {
@@ -511,22 +611,55 @@ export class HttpServer {
         this.fail(res, state, err);
       }
     });
+    if (gate === null) return;
+    this.afterGate(res, state, gate, () => {
+      if (done) return;
+      admitted = true;
+      if (paused) {
+        paused = false;
+        res.resume();
+      }
+      if (whole) {
+        done = true;
+        this.dispatch(res, state, handler);
+      }
+    });
   }
 
-  private streamBody(res: UwsResponse, state: RequestState, maxBody: number): Readable {
+  /** A streamed body: the handler gets the stream at once, or once the credential check passed. */
+  private readStream(res: UwsResponse, state: RequestState, maxBody: number, handler: Handler, gate: Promise<void> | null): void {
+    const body = this.streamBody(res, state, maxBody, gate !== null);
+    state.stream = body.stream;
+    if (gate === null) {
+      this.dispatch(res, state, handler);
+      return;
+    }
+    this.afterGate(res, state, gate, () => {
+      body.release();
+      this.dispatch(res, state, handler);
+    });
+  }
+
+  /**
+   * The body as a stream, read as the handler reads it. `held`: the socket starts paused, and
+   * stays so until release() (a credential check is running).
+   */
+  private streamBody(res: UwsResponse, state: RequestState, maxBody: number, held: boolean): { stream: Readable; release(): void } {
     let size = 0;
     let paused = false;
+    let holding = held;
     const stream = new Readable({
       read() {
         // Resume only what was paused: uWS's resume() on a socket that is not paused (as when
         // the first read() comes before any data) breaks the next request on the connection.
-        if (paused && !state.aborted) {
+        if (paused && !holding && !state.aborted) {
           paused = false;
           res.resume();
         }
       },
     });
     state.releaseBody = () => {
+      holding = false;
       if (paused && !state.aborted) {
         paused = false;
         res.resume();
@@ -537,11 +670,13 @@ export class HttpServer {
         if (stream.destroyed) return;
         size += ab.byteLength;
         if (size > maxBody) {
-          stream.destroy(new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`));
+          stream.destroy(tooLarge(maxBody));
           return;
         }
         // Never pause on the last chunk: nothing would resume the socket for the next request.
-        if (ab.byteLength > 0 && !stream.push(Buffer.from(ab.slice(0))) && !isLast) {
+        // While the credential is looked up (holding), nothing more is taken in either.
+        const room = ab.byteLength === 0 || stream.push(Buffer.from(ab.slice(0)));
+        if ((!room || holding) && !isLast && !paused) {
           paused = true;
           res.pause();
         }
@@ -550,7 +685,17 @@ export class HttpServer {
         this.fail(res, state, err);
       }
     });
-    return stream;
+    return {
+      stream,
+      release: () => {
+        holding = false;
+        // A stream still full is resumed by the handler's read() instead.
+        if (paused && !state.aborted && (stream.readableEnded || stream.readableLength < stream.readableHighWaterMark)) {
+          paused = false;
+          res.resume();
+        }
+      },
+    };
   }
 
   private dispatch(res: UwsResponse, state: RequestState, handler: Handler): void {
@@ -566,10 +711,13 @@ export class HttpServer {
         (reply) => {
           state.settled = true;
           if (state.aborted) {
+            // Nobody will read it: a file opened for the reply is closed at once.
+            if ('stream' in reply) reply.stream.destroy();
             this.end(state);
             return;
           }
           try {
+            if ('stream' in reply) state.replyStream = reply.stream;
             state.answered = true;
             res.cork(() => writeReply(res, state, reply, this.defaultHeaders, this.logger, () => this.end(state)));
           } catch (err) {
@@ -581,6 +729,7 @@ export class HttpServer {
     } else {
       state.settled = true;
       state.answered = true;
+      if ('stream' in result) state.replyStream = result.stream;
       writeReply(res, state, result, this.defaultHeaders, this.logger, () => this.end(state));
     }
   }
@@ -592,6 +741,7 @@ export class HttpServer {
       // An unread streamed body is discarded rather than the connection dropped: a client still
       // sending it (fetch) would otherwise fail with EPIPE before it reads this answer.
       if (state.stream && !state.stream.readableEnded) state.stream.destroy();
+      state.replyStream?.destroy();
       state.releaseBody?.();
     } catch (cleanup) {
       this.logger.error('request cleanup failed', { method: state.method, path: state.path, error: String(cleanup) });
@@ -707,4 +857,9 @@ function listenFailure(host: string, port: number): Promise<Error> {
     });
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(new Error(`cannot listen on ${addressText(host, port)}`))));
   });
+}
+
+/** The 413 of a body over a route's limit. */
+function tooLarge(maxBody: number): HttpError {
+  return new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`);
 }

@@ -92,10 +92,41 @@ export class Authenticator {
     return null;
   }
 
+  /**
+   * resolve() once per request: the check before the body and the handler's check after it
+   * share one look-up (a personal token's last use is touched once, nothing is counted twice).
+   */
+  private resolved(req: Request, token: string): Promise<Principal | 'other' | null> {
+    const memo = this.memo.get(req);
+    if (memo !== undefined && memo.token === token) return memo.principal;
+    const principal = this.resolve(token);
+    this.memo.set(req, { token, principal });
+    return principal;
+  }
+
+  private readonly memo = new WeakMap<Request, { token: string; principal: Promise<Principal | 'other' | null> }>();
+
+  /**
+   * The check every embedded route with a body runs before reading it: a bearer credential is
+   * present and is one this server knows (any kind: the handler then says whether it is the
+   * right kind, 403 otherwise). Without one, or with an unknown one, the request is refused
+   * 401 with its body unread.
+   */
+  beforeBody(req: Request): Promise<void> {
+    const token = bearerToken(req);
+    if (!token) return Promise.reject(new HttpError('unauthorized', 'Missing Authorization: Bearer credential.'));
+    return this.resolved(req, token).then((principal) => {
+      if (principal !== null) return;
+      if (!this.adminToken && req.path.startsWith('/v1/admin/'))
+        throw new HttpError('unauthorized', 'This server has no admin token: start it with SERVICE_ADMIN_TOKEN set to use the admin routes and /metrics.');
+      throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
+    });
+  }
+
   private async require<K extends Principal['kind']>(req: Request, kinds: readonly K[], what: string): Promise<Extract<Principal, { kind: K }>> {
     const token = bearerToken(req);
     if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer credential.');
-    const principal = await this.resolve(token);
+    const principal = await this.resolved(req, token);
     if (principal === null) throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
     if (principal === 'other' || !kinds.includes(principal.kind as K)) throw new HttpError('forbidden', `This route needs ${what}.`);
     if (principal.kind !== 'admin') active(principal.tenant);

@@ -127,34 +127,38 @@ export function mountIdentityRoutes(server: HttpServer, options: IdentityRoutesO
     return json(201, user);
   });
 
-  server.post('/v1/auth/login', async (req) => {
-    // Every attempt counts against the client's address, malformed ones included.
-    const byAddress = limiter.hit(`login-address:${req.remoteAddress}`, limits.loginAttemptsPerAddress, now());
-    if (!byAddress.allowed) throw overLimit(byAddress, `${describeRate(limits.loginAttemptsPerAddress, 'login attempts')} per client address`);
-    const f = new Fields(readJsonObject(req));
-    const email = f.string('email', { required: true, max: 254 });
-    const password = f.string('password', { required: true, max: 1024 });
-    f.done();
-    // Only failures count against an e-mail; once it has too many, even the right password
-    // waits out the window, and nothing is hashed meanwhile.
-    const emailKey = `login-email:${email!.toLowerCase()}`;
-    const failures = limiter.peek(emailKey, limits.loginFailuresPerEmail, now());
-    if (!failures.allowed) throw overLimit(failures, `${describeRate(limits.loginFailuresPerEmail, 'failed logins')} per e-mail address`);
-    const user = await store.findUserByEmail(email!);
-    // Verify against a dummy hash when the user is unknown, so timing does not reveal which e-mails exist.
-    const ok = await hashes.run(() => verifyPassword(password!, user?.passwordHash ?? DUMMY_HASH));
-    if (!user || !ok) {
-      limiter.hit(emailKey, limits.loginFailuresPerEmail, now());
-      throw new HttpError('unauthorized', 'Wrong e-mail or password.');
-    }
-    const tenant = await store.getTenant(user.tenantId);
-    if (!tenant) throw new HttpError('unauthorized', 'Wrong e-mail or password.');
-    if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this user is suspended.');
-    const token = newToken('session');
-    const expiresAt = now() + SESSION_TTL_MS;
-    await store.createSession(hashToken(token), user.id, user.tenantId, expiresAt);
-    return json(200, { token, expiresAt: new Date(expiresAt).toISOString() });
-  });
+  server.post(
+    '/v1/auth/login',
+    async (req) => {
+      // Every attempt counts against the client's address, malformed ones included.
+      const byAddress = limiter.hit(`login-address:${req.remoteAddress}`, limits.loginAttemptsPerAddress, now());
+      if (!byAddress.allowed) throw overLimit(byAddress, `${describeRate(limits.loginAttemptsPerAddress, 'login attempts')} per client address`);
+      const f = new Fields(readJsonObject(req));
+      const email = f.string('email', { required: true, max: 254 });
+      const password = f.string('password', { required: true, max: 1024 });
+      f.done();
+      // Only failures count against an e-mail; once it has too many, even the right password
+      // waits out the window, and nothing is hashed meanwhile.
+      const emailKey = `login-email:${email!.toLowerCase()}`;
+      const failures = limiter.peek(emailKey, limits.loginFailuresPerEmail, now());
+      if (!failures.allowed) throw overLimit(failures, `${describeRate(limits.loginFailuresPerEmail, 'failed logins')} per e-mail address`);
+      const user = await store.findUserByEmail(email!);
+      // Verify against a dummy hash when the user is unknown, so timing does not reveal which e-mails exist.
+      const ok = await hashes.run(() => verifyPassword(password!, user?.passwordHash ?? DUMMY_HASH));
+      if (!user || !ok) {
+        limiter.hit(emailKey, limits.loginFailuresPerEmail, now());
+        throw new HttpError('unauthorized', 'Wrong e-mail or password.');
+      }
+      const tenant = await store.getTenant(user.tenantId);
+      if (!tenant) throw new HttpError('unauthorized', 'Wrong e-mail or password.');
+      if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this user is suspended.');
+      const token = newToken('session');
+      const expiresAt = now() + SESSION_TTL_MS;
+      await store.createSession(hashToken(token), user.id, user.tenantId, expiresAt);
+      return json(200, { token, expiresAt: new Date(expiresAt).toISOString() });
+    },
+    { credentials: 'public' },
+  );
 
   server.post(
     '/v1/auth/logout',

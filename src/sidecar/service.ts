@@ -3,6 +3,7 @@ import type { DialogueCounters } from '../dialogue/context.js';
 import { createDialogueTier, type CreateDialogueTierOptions } from '../dialogue/create.js';
 import type { DialogueTier } from '../dialogue/tier.js';
 import { mountVoiceRoutes } from '../dialogue/voice-routes.js';
+import type { ConnectionCaps } from '../http/connections.js';
 import { HttpServer } from '../http/server.js';
 import type { RequestObserver } from '../http/observe.js';
 import type { Registry } from 'prom-client';
@@ -28,6 +29,8 @@ export interface SidecarOptions {
   source: ConfigSource;
   /** 0 evaluates on the main thread; N > 0 shards agents over N single-thread worker pools. */
   workers: number;
+  /** Caps on open connections, per client address and in all (default 1,000 and 20,000). */
+  connections?: ConnectionCaps;
   /** When set, /tick needs `Authorization: Bearer <token>`; /health stays open. */
   token?: string | null;
   /** Largest /tick body in bytes (413 beyond). */
@@ -140,7 +143,18 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       recent.add(r.snapshot.agent);
     },
   });
-  const server = sidecarRoutes(new HttpServer({ logger, observe: options.accessLog ?? null, errorsParam: true }), ticks, options.maxBody);
+  const server = sidecarRoutes(
+    new HttpServer({
+      logger,
+      observe: options.accessLog ?? null,
+      errorsParam: true,
+      // With a token, every route with a body (the voice routes; the tick routes check it themselves) checks it before reading the body.
+      ...(gate ? { credentials: (req) => gate.checkRequest(req) } : {}),
+      ...(options.connections ? { connections: options.connections } : {}),
+    }),
+    ticks,
+    options.maxBody,
+  );
   let agents: number | null = null;
   const status = (): SidecarStatus => ({
     config: options.source.status(),

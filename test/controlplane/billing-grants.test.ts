@@ -100,7 +100,7 @@ test('checkout takes {plan} or {tier} (or the tenant plan it grants); the offlin
       assert.equal(r.body.error.details[0].path, path);
     }
     assert.equal(await me(s, t.token), 'trial', 'an open checkout grants nothing');
-    const done = await fetch(agency.body.url);
+    const done = await fetch(agency.body.url, { method: 'POST' });
     assert.equal(done.status, 200);
     assert.equal(((await done.json()) as { status: string }).status, 'complete');
     assert.equal(await me(s, t.token), 'agency');
@@ -161,8 +161,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const t = await tenantSession(s, 'trial');
       const older = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'agency' } });
       const newer = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { plan: 'pro' } });
-      assert.equal((await fetch(newer.body.url)).status, 200);
-      assert.equal((await fetch(older.body.url)).status, 200);
+      assert.equal((await fetch(newer.body.url, { method: 'POST' })).status, 200);
+      assert.equal((await fetch(older.body.url, { method: 'POST' })).status, 200);
       assert.equal(await me(s, t.token), 'pro');
     } finally {
       await s.stop();
@@ -358,7 +358,7 @@ test('a trial ends after its days: publishes and new keys are 403 plan_expired, 
     assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/config/versions`, { token: t.token })).body.length, 1, 'nothing was published');
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`, { at: now })).status, 200, 'the sidecar keeps its config');
     const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'small' } });
-    await fetch(c.body.url);
+    await fetch(c.body.url, { method: 'POST' });
     assert.equal((await s.call('PUT', `/v1/servers/${a.serverId}/config`, { token: t.token, body: head })).status, 200);
   } finally {
     await s.stop();
@@ -413,7 +413,7 @@ test('line quota: buying a plan with room lifts the hold at once', async () => {
     await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { linesSpoken: 6000 }) });
     assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/config`, { token: t.token })).body.policy.llm_dialogue, false);
     const c = await s.call('POST', '/v1/billing/checkout', { token: t.token, body: { tier: 'small' } });
-    await fetch(c.body.url);
+    await fetch(c.body.url, { method: 'POST' });
     const head = (await s.call('GET', `/v1/servers/${a.serverId}/config`, { token: t.token })).body;
     const before = (await s.call('GET', `/v1/servers/${a.serverId}/config/versions/1`, { token: t.token })).body.bundle;
     assert.equal(head.version, 3);

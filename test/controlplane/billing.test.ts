@@ -35,7 +35,7 @@ test('offline checkout: 201 persisted session; its URL completes it; another ten
     assert.equal(c.body.interval, 'month');
     assert.ok(c.body.url.startsWith(`${s.url}/v1/billing/offline/off_`), c.body.url);
     assert.equal((await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: b.token })).status, 404);
-    const done = await fetch(c.body.url);
+    const done = await fetch(c.body.url, { method: 'POST' });
     assert.equal(done.status, 200);
     const after = await s.call('GET', `/v1/billing/checkout/${c.body.id}`, { token: a.token });
     assert.equal(after.body.status, 'complete');

@@ -30,9 +30,10 @@ describe('dashboard: billing page', { skip: skipWithoutChromium }, () => {
   test('after paying in the tab a checkout opened, the page shows the checkout complete and the new plan (it kept saying "open" and the old plan)', async () => {
     await page.goto(`${s.url}/#/billing`);
     await page.getByRole('heading', { name: 'Current plan: agency' }).waitFor();
-    // The offline provider's payment page completes the checkout as it opens.
+    // The offline provider's payment page changes nothing as it opens: its button completes the checkout.
     const [paid] = await Promise.all([page.context().waitForEvent('page'), page.getByRole('button', { name: 'Check out Cloud Small' }).click()]);
     await paid.waitForLoadState();
+    await Promise.all([paid.waitForNavigation(), paid.getByRole('button', { name: 'Complete the checkout' }).click()]);
     assert.match(await paid.content(), /"status":"complete"/);
     await paid.close();
     await page.locator('[data-checkout="complete"]').waitFor();

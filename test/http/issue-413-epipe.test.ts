@@ -7,7 +7,9 @@ import { HttpError } from '../../src/http/errors.js';
 import { fullTick, startTest } from '../sidecar/helpers.js';
 
 // A body many times the limit used to get its 413 written and the connection closed at once;
-// fetch, still writing, then failed with EPIPE instead of reading the 413.
+// fetch, still writing, then failed with EPIPE instead of reading the 413. The connection is
+// still closed behind a 413 (nothing more of a refused body is taken in), but only once the
+// answer is out: every client reads it.
 const BIG = 'x'.repeat(8 * 1024 * 1024);
 const HUGE = Buffer.alloc(32 * 1024 * 1024, 120);
 
@@ -68,27 +70,26 @@ test('a streamed-body route that refuses before reading (404) or midway (413) is
   }
 });
 
-test('after a 413 the rest of the body is discarded and the connection answers the next request', async () => {
+test('a declared body over the limit is answered 413 before it is read, and the connection is closed behind the answer', async () => {
   const { port, server } = await start();
   try {
     const body = 'x'.repeat(3_000_000);
-    const out = await new Promise<string>((resolve, reject) => {
+    const out = await new Promise<string>((resolve) => {
       const sock = connect(port, '127.0.0.1');
       let got = '';
-      sock.on('error', reject);
+      // Writing on after the close may fail (EPIPE, ECONNRESET): what matters is what was read.
+      sock.on('error', () => {});
       sock.on('data', (d: Buffer) => {
         got += d.toString();
-        if (got.endsWith('ok')) {
-          sock.destroy();
-          resolve(got);
-        }
       });
+      sock.on('close', () => resolve(got));
       sock.write(`POST /x HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
       sock.write(body);
       sock.write('GET /h HTTP/1.1\r\nHost: a\r\n\r\n');
     });
     assert.match(out, /^HTTP\/1\.1 413 /);
-    assert.match(out, /HTTP\/1\.1 200 OK[\s\S]*ok$/);
+    assert.match(out, /"payload_too_large"/);
+    assert.doesNotMatch(out, /200 OK/);
   } finally {
     await server.close();
   }

@@ -13,11 +13,11 @@ test('an observed server reports method, route pattern, status and µs of every 
   server.post('/items', () => {
     throw new HttpError('validation_failed', 'bad');
   });
-  server.raw('POST', '/raw', (res, _req, control) => {
+  server.raw('POST', '/raw', (res, _req, control, peer) => {
     res.onAborted(() => {});
     // A raw route that writes no status line answers 200.
     res.end('ok');
-    control.done();
+    control.done({ aborted: false, peer });
   });
   const port = await server.listen('127.0.0.1', 0);
   const base = `http://127.0.0.1:${port}`;

@@ -32,7 +32,7 @@ test('§1/§5.2 agency or higher: below it an API key is refused 403 plan_requir
     assert.equal(denied.body.error.code, 'plan_required');
     const checkout = await s.call('POST', '/v1/billing/checkout', { token, body: { plan: 'agency' } });
     assert.equal(checkout.status, 201);
-    await fetch(checkout.body.url);
+    await fetch(checkout.body.url, { method: 'POST' });
     const issued = await s.call('POST', '/v1/api-keys', { token, body: { name: 'k' } });
     assert.equal(issued.status, 201);
     assert.equal((await s.call('GET', '/v1/properties', { token: issued.body.key })).status, 200);

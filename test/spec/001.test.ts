@@ -205,7 +205,7 @@ test('§4.3 "plan or usage tier": checkout takes {plan} or {tier} and a complete
     assert.equal(byTier.status, 201);
     const byPlan = await s.call('POST', '/v1/billing/checkout', { token, body: { plan: 'self-host' } });
     assert.equal(byPlan.status, 201);
-    await fetch(byTier.body.url);
+    await fetch(byTier.body.url, { method: 'POST' });
     assert.equal((await s.call('GET', '/v1/auth/me', { token })).body.tenant.plan, 'starter');
   }));
 

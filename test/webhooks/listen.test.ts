@@ -7,6 +7,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { DEDUP_MAX_IDS, DEDUP_WINDOW_MS, DeliveryIds } from '../../src/cli/commands/webhooks-dedup.js';
 import { createInterface } from 'node:readline';
 import { cli } from '../helpers/paths.js';
 import { listenSecret } from '../../src/cli/commands/webhooks.js';
@@ -144,6 +145,56 @@ test('webhooks listen takes its secret from BRAINSTEM_WEBHOOK_SECRET (not the co
     child.kill('SIGTERM');
     target.close();
   }
+});
+
+// Issue 29: the same webhook-id (a retry of a delivery already answered) was forwarded twice.
+test('issue 29: webhooks listen --forward-to forwards a given webhook-id once (a retry is acknowledged, not forwarded again)', async () => {
+  const secret = `whsec_${randomBytes(32).toString('base64')}`;
+  const received: string[] = [];
+  const target = http.createServer((req, res) => {
+    received.push(String(req.headers['webhook-id']));
+    req.resume();
+    req.on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+  const forwardTo = `http://127.0.0.1:${(target.address() as AddressInfo).port}/hook`;
+  const child = spawn(process.execPath, [cli, 'webhooks', 'listen', '--port', '0', '--json', '--forward-to', forwardTo], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BRAINSTEM_WEBHOOK_SECRET: secret },
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async () => JSON.parse(((await lines.next()).value as string) ?? 'null');
+  try {
+    const ready = await next();
+    const body = '{"event":"lead.captured"}';
+    for (const id of ['msg_once', 'msg_once', 'msg_other', 'msg_once']) {
+      const res = await fetch(ready.listening, { method: 'POST', headers: signed(secret, body, id), body });
+      assert.equal(res.status, 200, 'a retry is still acknowledged, so the sender stops retrying');
+      const line = await next();
+      assert.equal(line.id, id);
+    }
+    assert.deepEqual(received, ['msg_once', 'msg_other']);
+  } finally {
+    child.kill('SIGTERM');
+    target.close();
+  }
+});
+
+test('issue 29: the delivery ids webhooks listen remembers expire after 5 minutes and stay bounded in number', () => {
+  let now = 0;
+  const ids = new DeliveryIds(() => now, DEDUP_WINDOW_MS, 3);
+  assert.equal(ids.first('a'), true);
+  assert.equal(ids.first('a'), false);
+  now += DEDUP_WINDOW_MS - 1;
+  assert.equal(ids.first('a'), false, 'inside the window');
+  now += 1;
+  assert.equal(ids.first('a'), true, 'forgotten once the window passed');
+  for (const id of ['b', 'c', 'd', 'e']) ids.first(id);
+  assert.equal(ids.size, 3, 'at most the bound');
+  assert.equal(ids.first('x'.repeat(100_000)), true);
+  assert.equal(ids.first('x'.repeat(100_000)), false, 'a long id is remembered by its hash');
+  assert.equal(DEDUP_WINDOW_MS, 5 * 60_000);
+  assert.ok(DEDUP_MAX_IDS <= 100_000);
 });
 
 test('webhooks listen with no secret generates one and prints it; --secret still works, with a warning that ps shows it', async () => {

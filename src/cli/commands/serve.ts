@@ -9,7 +9,12 @@ import { lockDatabase } from '../db-lock.js';
 import {
   ACCESS_LOG_FLAG_HELP,
   accessLogFlag,
+  BILLING_FLAG_HELP,
+  billingFlag,
   CliError,
+  connectionFlags,
+  MAX_CONNECTIONS_HELP,
+  MAX_CONNECTIONS_PER_ADDRESS_HELP,
   LIMITS_FLAG_HELP,
   limitsFlag,
   parseAddr,
@@ -18,6 +23,7 @@ import {
   withDatabaseOptions,
 } from '../util.js';
 import { MAX_LEASE_MS, MIN_LEASE_MS } from '../../store/lease.js';
+import { DEFAULT_CONNECTION_CAPS } from '../../http/connections.js';
 
 interface ServeFlags {
   addr: string;
@@ -39,6 +45,9 @@ interface ServeFlags {
   role: string;
   accessLog?: boolean;
   jobLease?: string;
+  maxConnections?: string;
+  maxConnectionsPerAddress?: string;
+  billing?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -68,6 +77,9 @@ export function registerServe(program: Command): void {
     .option('--conversation-idle <minutes>', 'a chat-widget conversation without a message for this long ends (default: 30)')
     .option('--conversation-retention <days>', 'days chat transcripts and lead details are kept after a conversation ends (default: 90)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
+    .option('--max-connections <n>', `${MAX_CONNECTIONS_HELP}; also connectionsTotal in the limits file`)
+    .option('--max-connections-per-address <n>', `${MAX_CONNECTIONS_PER_ADDRESS_HELP}; also connectionsPerAddress in the limits file`)
+    .option('--billing <provider>', BILLING_FLAG_HELP)
     .option(
       '--job-lease <seconds>',
       `how long a claimed background job (webhook delivery, render, video callback) stays with the process that claimed it before another may take it (default: 60; ${MIN_LEASE_MS / 1000} to ${MAX_LEASE_MS / 1000})`,
@@ -104,6 +116,11 @@ export function registerServe(program: Command): void {
         conversations: conversationFlags(flags),
         ...(flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {}),
         ...limits,
+        connections: connectionFlags(flags, {
+          perAddress: limits.limits?.connectionsPerAddress ?? DEFAULT_CONNECTION_CAPS.perAddress,
+          total: limits.limits?.connectionsTotal ?? DEFAULT_CONNECTION_CAPS.total,
+        }),
+        ...(flags.billing !== undefined ? { billing: billingFlag(flags.billing) } : {}),
         insecureHttp: flags.insecureHttp === true,
         accessLog: accessLogFlag(flags.accessLog),
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),

@@ -14,7 +14,17 @@ import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/
 import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
-import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, parseAddr, parseInteger, untilSignal } from '../util.js';
+import {
+  ACCESS_LOG_FLAG_HELP,
+  accessLogFlag,
+  CliError,
+  connectionFlags,
+  MAX_CONNECTIONS_HELP,
+  MAX_CONNECTIONS_PER_ADDRESS_HELP,
+  parseAddr,
+  parseInteger,
+  untilSignal,
+} from '../util.js';
 import { DATA_DIR_ENV, sidecarDataDir } from '../data-dir.js';
 
 export const DEFAULT_SIDECAR_ADDR = '127.0.0.1:8088';
@@ -68,6 +78,8 @@ export interface SidecarCliOptions {
   dataDir?: string;
   /** Characters talk from the built-in scripted line source, no model needed. */
   demoDialogue?: boolean;
+  maxConnections?: string;
+  maxConnectionsPerAddress?: string;
   /** The bundle public key to pin: `ed25519:BASE64`, or a file holding it (or a PEM public key). */
   bundleKey?: string;
 }
@@ -193,7 +205,18 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const dialogue = dialogueFrom(opts, env);
   let sidecar: Sidecar;
   try {
-    const common = { host, port, workers, token: token || null, logger, dialogue, stateFile, stateEveryMs, accessLog: accessLogFlag(opts.accessLog) };
+    const common = {
+      host,
+      port,
+      workers,
+      token: token || null,
+      logger,
+      dialogue,
+      stateFile,
+      stateEveryMs,
+      accessLog: accessLogFlag(opts.accessLog),
+      connections: connectionFlags(opts),
+    };
     sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: configSourceFrom(opts, logger) });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
@@ -267,5 +290,7 @@ export function registerSidecar(program: Command): void {
     .option('--state-dir <dir>', 'last good bundle and telemetry buffer (default .brainstem/sidecar-<server id>/ in the data directory)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .option('--demo-dialogue', DEMO_DIALOGUE_HELP)
+    .option('--max-connections <n>', MAX_CONNECTIONS_HELP)
+    .option('--max-connections-per-address <n>', MAX_CONNECTIONS_PER_ADDRESS_HELP)
     .action(async (opts: SidecarCliOptions) => runSidecar(opts));
 }

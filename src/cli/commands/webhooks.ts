@@ -8,6 +8,7 @@ import { EVENT_TYPES } from '../../webhooks/types.js';
 import { addressText, SECURITY_HEADERS } from '../../http/server.js';
 import { CliError, parseInteger, untilSignal } from '../util.js';
 import { registerWebhookTrigger } from './webhooks-trigger.js';
+import { DEDUP_WINDOW_MS, DeliveryIds } from './webhooks-dedup.js';
 
 interface ListenFlags {
   secret?: string;
@@ -143,6 +144,7 @@ export function registerWebhooks(program: Command): void {
         process.stderr.write(
           `warning: --secret is visible to every user of this machine (ps, /proc); set ${WEBHOOK_SECRET_ENV} or use --secret-file instead\n`,
         );
+      const forwarded = new DeliveryIds();
       const print = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
       const server = http.createServer((req, res) => {
         const chunks: Buffer[] = [];
@@ -164,7 +166,11 @@ export function registerWebhooks(program: Command): void {
             const shown = { at, valid: true, id: result.id, event: result.event, timestamp: result.timestamp, scheme: result.scheme, payload: result.payload };
             const line = `${at} ✔ ${result.event ?? '?'} ${result.id ?? ''} ${JSON.stringify(result.payload)}`;
             if (!to) print(flags.json ? shown : line);
-            else {
+            else if (result.id && !forwarded.first(result.id)) {
+              // A retry of a delivery already passed on (the emitter retries until it is answered 2xx): acknowledged, not forwarded twice.
+              if (flags.json) print({ ...shown, forwarded: { to: to.href, duplicate: true } });
+              else print(`${line} → duplicate of a delivery forwarded in the last ${DEDUP_WINDOW_MS / 60_000} min, not forwarded again`);
+            } else {
               // Printed once the forward is answered, so a line tells the whole story of its delivery.
               void forward(to, raw, req.headers).then((f) => {
                 if (flags.json) print({ ...shown, forwarded: { to: to.href, ...f } });

@@ -108,11 +108,19 @@ function stripeStatus(s: string | null): CheckoutStatus {
 }
 
 /**
- * Stripe when STRIPE_SECRET_KEY is set (STRIPE_API_BASE points it elsewhere), else offline.
- * STRIPE_WEBHOOK_SECRET (read by the billing routes) verifies Stripe's webhook events.
+ * The payment provider of a server: `billing` when given (`--billing`), else Stripe when
+ * STRIPE_SECRET_KEY is set (STRIPE_API_BASE points it elsewhere), else the offline provider
+ * on a loopback server only (a developer's machine, `brainstem up`): on a server others can
+ * reach, a free plan for two requests is no default. null: no provider (checkouts answer
+ * 409 billing_not_configured). STRIPE_WEBHOOK_SECRET (read by the billing routes) verifies
+ * Stripe's webhook events.
  */
-export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): PaymentProvider {
-  if (!env.STRIPE_SECRET_KEY) return new OfflineProvider();
+export function providerFromEnv(env: NodeJS.ProcessEnv = process.env, billing?: 'stripe' | 'offline', loopback = true): PaymentProvider | null {
+  if (billing === 'offline') return new OfflineProvider();
+  if (!env.STRIPE_SECRET_KEY) {
+    if (billing === 'stripe') throw new Error('--billing stripe needs STRIPE_SECRET_KEY in the environment');
+    return loopback ? new OfflineProvider() : null;
+  }
   return new StripeProvider({
     secretKey: env.STRIPE_SECRET_KEY,
     apiBase: env.STRIPE_API_BASE,

@@ -10,7 +10,7 @@ import type { ControlPlaneStore } from '../store.js';
 import type { CheckoutId, CheckoutRecord } from '../types.js';
 import { choosePrice, grantOf, type PlanCatalogue } from './plans.js';
 import { OFFLINE_COMPLETE_PATH, OfflineProvider, type PaymentProvider } from './provider.js';
-import { readStripeEvent, STRIPE_WEBHOOK_MAX_BODY } from './stripe-webhook.js';
+import { readStripeEvent, STRIPE_WEBHOOK_MAX_BODY, stripeHeaderProblem } from './stripe-webhook.js';
 
 export const STRIPE_WEBHOOK_PATH = '/v1/billing/stripe/webhook';
 
@@ -19,7 +19,8 @@ export interface BillingOptions {
   auth: Authenticator;
   plans: PlanCatalogue;
   rules: TenantPlans & { entryOf(plan: Plan): { plan: { id: string }; tier: { id: string } | null } };
-  provider: PaymentProvider;
+  /** null: no payment provider (checkouts answer 409 billing_not_configured). */
+  provider: PaymentProvider | null;
   /** Sets a tenant's plan (a completed checkout), and tells every cache that holds it. */
   grant(tenantId: TenantId, plan: Plan): Promise<void>;
   /** Widgets of a tenant, for the usage the account shows (the webhooks service counts them). */
@@ -108,6 +109,11 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
     f.done();
     const choice = choosePrice(plans, planId, tierId);
     if (!choice.ok) throw validationFailed([{ path: choice.path, message: choice.message }]);
+    if (provider === null)
+      throw new HttpError(
+        'billing_not_configured',
+        'This server takes no payments: set STRIPE_SECRET_KEY to take them through Stripe, or start it with --billing offline to grant plans without payment (for a private or test server).',
+      );
     let created;
     try {
       created = await provider.create({
@@ -143,7 +149,7 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
     let record = await store.getCheckout(id);
     if (!record || record.tenantId !== session.tenant.id) throw new HttpError('not_found', `No checkout session with id ${id}.`);
     // Polling is the fallback for a missed webhook: the provider's word completes the session too.
-    if (record.status === 'open' && record.provider === provider.name) {
+    if (record.status === 'open' && provider !== null && record.provider === provider.name) {
       const status = await provider.status(record.providerRef).catch(() => record!.status);
       if (status === 'complete') record = await complete(record);
       else if (status !== record.status) record = (await store.setCheckoutStatus(record.id, status)) ?? record;
@@ -151,22 +157,57 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
     return json(200, view(record));
   });
 
-  server.get(`${OFFLINE_COMPLETE_PATH}/:ref/complete`, async (req) => {
+  /** The open offline checkout a link names, or why it cannot be completed. */
+  const offlineCheckout = async (req: Request): Promise<CheckoutRecord> => {
     const ref = req.params.ref ?? '';
     const record = await store.findCheckout('offline', ref);
     if (!record) throw new HttpError('not_found', 'No offline checkout session with that reference.');
-    if (record.status !== 'open') return json(200, view(record));
-    // Opening the link is the whole payment, which only a server without a payment processor
+    return record;
+  };
+  const offlineOnly = (): OfflineProvider => {
+    // Completing the link is the whole payment, which only a server without a payment processor
     // accepts: a link left open from before one was configured must not grant a plan for nothing.
-    if (!(provider instanceof OfflineProvider)) {
-      throw new HttpError(
-        'conflict',
-        `This server takes payments through ${provider.name}: an offline checkout link no longer completes; start a new checkout.`,
-      );
-    }
-    provider.complete(ref);
-    return json(200, view(await complete(record)));
+    if (provider instanceof OfflineProvider) return provider;
+    if (provider === null) throw new HttpError('billing_not_configured', 'This server takes no payments: an offline checkout link no longer completes.');
+    throw new HttpError('conflict', `This server takes payments through ${provider.name}: an offline checkout link no longer completes; start a new checkout.`);
+  };
+
+  // Opening the link (a GET: link previews, prefetchers and crawlers open links too) changes
+  // nothing: it shows what the checkout is for and a button that POSTs to the same address.
+  server.get(`${OFFLINE_COMPLETE_PATH}/:ref/complete`, async (req) => {
+    const record = await offlineCheckout(req);
+    if (record.status !== 'open') return json(200, view(record));
+    offlineOnly();
+    const what = record.tier ? `${record.plan} ${record.tier}` : record.plan;
+    return {
+      status: 200,
+      headers: {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'content-security-policy': "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        'referrer-policy': 'no-referrer',
+      },
+      body: offlinePage(record.id, escapeHtml(what), record.amountUsd, escapeHtml(plans.currency)),
+    };
   });
+
+  // The completion itself: the link's reference (an unguessable secret only the tenant was
+  // given) authorises it, and a session sent along must be the tenant's own.
+  server.post(
+    `${OFFLINE_COMPLETE_PATH}/:ref/complete`,
+    async (req) => {
+      if (req.headers.authorization !== undefined) {
+        const session = await auth.session(req);
+        const record = await offlineCheckout(req);
+        if (record.tenantId !== session.tenant.id) throw new HttpError('not_found', 'No offline checkout session with that reference.');
+      }
+      const record = await offlineCheckout(req);
+      if (record.status !== 'open') return json(200, view(record));
+      offlineOnly().complete(record.providerRef);
+      return json(200, view(await complete(record)));
+    },
+    { body: 'none' },
+  );
 
   server.post(
     STRIPE_WEBHOOK_PATH,
@@ -177,7 +218,7 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
       if (!signature) throw new HttpError('bad_request', 'The Stripe-Signature header is missing.');
       let notice;
       try {
-        notice = readStripeEvent(req.body, signature, secret);
+        notice = readStripeEvent(req.body, signature, secret, o.now());
       } catch (err) {
         throw new HttpError('bad_request', `The Stripe-Signature does not verify: ${(err as Error).message}`);
       }
@@ -190,11 +231,38 @@ export function mountBillingRoutes(server: HttpServer, o: BillingOptions): void 
       else if (record.status === 'open') await store.setCheckoutStatus(record.id, 'expired');
       return json(200, { received: true, handled: true });
     },
-    { maxBody: STRIPE_WEBHOOK_MAX_BODY },
+    {
+      maxBody: STRIPE_WEBHOOK_MAX_BODY,
+      // Stripe signs the body, so the signature itself is checked after it is read; its form and
+      // date are checked before (a refusal here is the 400 the handler would give).
+      credentials: (req) => {
+        if (!o.stripeWebhookSecret) return;
+        const signature = req.headers['stripe-signature'];
+        if (!signature) throw new HttpError('bad_request', 'The Stripe-Signature header is missing.');
+        const problem = stripeHeaderProblem(signature, o.now());
+        if (problem !== null) throw new HttpError('bad_request', `The Stripe-Signature does not verify: ${problem}.`);
+      },
+    },
   );
 
   server.get('/v1/billing/return', async (req) => {
     const result = req.searchParams().get('result') === 'success' ? 'Payment finished' : 'Checkout cancelled';
     return text(200, `${result}; you can close this page.\n`);
   });
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The page an offline checkout link shows: what it is for, and the button that completes it (a form POST, no script). */
+function offlinePage(id: number, what: string, amount: number, currency: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Offline checkout ${id}</title></head>
+<body>
+<h1>Offline checkout ${id}</h1>
+<p>This server takes no real payments (the offline provider). Completing this checkout grants the plan <strong>${what}</strong> (listed at ${amount} ${currency.toUpperCase()}) without payment.</p>
+<form method="post"><button type="submit">Complete the checkout</button></form>
+</body></html>
+`;
 }

@@ -19,8 +19,10 @@ export type StripeNotice =
  * payment required); one paid later (bank debits) ends with `async_payment_succeeded`.
  * Throws when the signature does not verify (or the signed body is not JSON).
  */
-export function readStripeEvent(rawBody: Buffer, signature: string, secret: string): StripeNotice {
-  const event: unknown = Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S);
+export function readStripeEvent(rawBody: Buffer, signature: string, secret: string, nowMs: number = Date.now()): StripeNotice {
+  const problem = stripeHeaderProblem(signature, nowMs);
+  if (problem !== null) throw new Error(problem);
+  const event: unknown = Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S, undefined, nowMs);
   // Signed is not the same as well formed: read every field as unknown, so a body that is JSON
   // but not an event answers 400 rather than failing inside this function.
   const type = isObject(event) && typeof event.type === 'string' ? event.type : null;
@@ -44,4 +46,27 @@ const CHECKOUT_EVENTS: ReadonlySet<string> = new Set(['checkout.session.complete
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * What can be told of a Stripe-Signature header without the body: its form (`t=<unix
+ * seconds>` and at least one `v1=<hex>`) and its timestamp inside the tolerance, in the past
+ * or in the future (the `stripe` package refuses only old ones: an event dated ahead would
+ * stay replayable until its date). The problem in words, or null.
+ */
+export function stripeHeaderProblem(signature: string, nowMs: number): string | null {
+  let t: number | null = null;
+  let v1 = false;
+  for (const part of signature.split(',')) {
+    const eq = part.indexOf('=');
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (key === 't') t = /^\d{1,12}$/.test(value) ? Number(value) : null;
+    else if (key === 'v1' && /^[0-9a-f]{64}$/i.test(value)) v1 = true;
+  }
+  if (t === null || !v1) return 'Stripe-Signature must carry t=<unix seconds> and v1=<signature>';
+  const skew = t - Math.floor(nowMs / 1000);
+  if (skew > STRIPE_SIGNATURE_TOLERANCE_S) return `the signature is dated ${skew} s in the future (more than ${STRIPE_SIGNATURE_TOLERANCE_S} s)`;
+  if (-skew > STRIPE_SIGNATURE_TOLERANCE_S) return `the signature is ${-skew} s old (more than ${STRIPE_SIGNATURE_TOLERANCE_S} s)`;
+  return null;
 }

@@ -138,14 +138,28 @@ export class TickHandler {
    */
   run(body: Uint8Array, contentType: string | undefined, credentials: Credentials): Reply | Promise<Reply> {
     const started = this.now();
-    const encoding = this.encoding(body.length, contentType, credentials);
+    this.admit(credentials);
+    const encoding = this.encoding(body.length, contentType);
     return this.answer(this.accept(body, encoding), encoding, started);
   }
 
-  /** The token gate, then the body's encoding from its Content-Type (401, 415, 400 for an empty body). */
-  encoding(bodyLength: number, contentType: string | undefined, credentials: Credentials): Encoding {
+  /**
+   * The token gate (401), from the headers and query alone: the routes run it before they read
+   * a byte of the body, so a request without the token costs no memory for its body.
+   */
+  admit(credentials: Credentials): void {
+    if (this.gate === null) return;
     try {
-      this.gate?.check(credentials.authorization, credentials.headerToken, credentials.query);
+      this.gate.check(credentials.authorization, credentials.headerToken, credentials.query);
+    } catch (err) {
+      this.counters.rejected++;
+      throw err;
+    }
+  }
+
+  /** The body's encoding from its Content-Type (415, 400 for an empty body); the token was admitted before. */
+  encoding(bodyLength: number, contentType: string | undefined): Encoding {
+    try {
       return tickEncoding(bodyLength, contentType);
     } catch (err) {
       this.counters.rejected++;

@@ -3,6 +3,7 @@ import { HttpError } from '../../http/errors.js';
 import { errorsInBodyOf } from '../../http/errors-in-body.js';
 import type { Reply } from '../../http/reply.js';
 import { failRaw, type HttpServer, type RawControl, type RawState } from '../../http/server.js';
+import type { Peer } from '../../http/connections.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { failureOf, TickBatch } from './batch.js';
 import { groupBody } from './group.js';
@@ -56,14 +57,14 @@ function mountTickRoute(server: HttpServer, ticks: TickHandler, maxBody: number,
   // The evaluator's mode is fixed for the handler's life.
   const batch = ticks.synchronous ? TickBatch.of(ticks) : null;
   const gated = ticks.gated;
-  server.raw(site.method, site.path, (res, req, control) => {
-    const state = beginTick(res, req, control, gated, maxBody, site);
+  server.raw(site.method, site.path, (res, req, control, peer) => {
+    const state = beginTick(res, req, control, peer, ticks, gated, maxBody, site);
     if (state === null) return;
     res.onData((ab, isLast) => {
       if (state.finished) return;
       try {
         if (!bodyChunk(state, ab, isLast, maxBody)) return;
-        onBody(res, state, control, ab, ticks.encoding(state.size, state.contentType || undefined, state), batch);
+        onBody(res, state, control, ab, ticks.encoding(state.size, state.contentType || undefined), batch);
       } catch (err) {
         failRaw(res, state, err, control, site);
       }
@@ -189,17 +190,21 @@ function wholeBody(call: TickCall, last: ArrayBuffer, maxBody: number): Buffer {
 
 /**
  * Reads what a tick route needs of the uWS request (uWS's request is gone once the handler
- * returns) and watches for the client going away; null when a declared body over `maxBody`
- * was answered 413 already. One object per request: it is also the abort state and the
- * credentials. Without a token nothing of them is read; with one, the forms are read in the
- * gate's order up to the first present, so the usual Authorization header costs one header
- * read. The query string is read for `?errors=body` (every failure then answered 200, see
- * errors-in-body.ts), and handed to the gate only when no header carries the token.
+ * returns) and watches for the client going away; null when the request was refused already:
+ * a declared body over `maxBody` (413), or no valid token (401), both before a byte of the
+ * body is read, with the connection closed behind the answer. One object per request: it is
+ * also the abort state and the credentials. Without a token nothing of them is read; with
+ * one, the forms are read in the gate's order up to the first present, so the usual
+ * Authorization header costs one header read. The query string is read for `?errors=body`
+ * (every failure then answered 200, see errors-in-body.ts), and handed to the gate only when
+ * no header carries the token.
  */
 function beginTick(
   res: UwsResponse,
   req: UwsRequest,
   control: RawControl,
+  peer: Peer,
+  ticks: TickHandler,
   gated: boolean,
   maxBody: number,
   site: { method: string; path: string },
@@ -225,15 +230,22 @@ function beginTick(
     declared: Number.isSafeInteger(length) && length >= 0 && length <= maxBody ? length : -1,
     size: 0,
     body: null,
+    peer,
   };
   res.onAborted(() => {
     call.aborted = true;
   });
   if (length > maxBody) {
-    // The connection is kept on a 413 (uWS discards the rest of the body), so a client still
-    // writing it reads the answer rather than failing with EPIPE.
-    failRaw(res, call, tooLarge(maxBody), control, site);
+    failRaw(res, call, tooLarge(maxBody), control, site, true);
     return null;
+  }
+  if (gated) {
+    try {
+      ticks.admit(call);
+    } catch (err) {
+      failRaw(res, call, err, control, site, true);
+      return null;
+    }
   }
   return call;
 }

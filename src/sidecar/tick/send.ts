@@ -32,7 +32,7 @@ export function sendTick(res: UwsResponse, state: RawState, reply: Reply, contro
     }
   }
   state.finished = true;
-  control.done();
+  control.done(state);
 }
 
 /** Writes a batch's 200 body (its replies as one array) unless its client went away, and finishes the request; a failed write is answered by the guard. */
@@ -47,7 +47,7 @@ export function sendGroup(res: UwsResponse, state: RawState, body: Uint8Array, e
     }
   }
   state.finished = true;
-  control.done();
+  control.done(state);
 }
 
 function writeGroup(res: UwsResponse, body: Uint8Array, encoding: Encoding, defaults: Readonly<Record<string, string>>): void {

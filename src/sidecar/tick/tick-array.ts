@@ -1,7 +1,7 @@
 import type { TickRequest } from '../../../brain/index.js';
 import type { Encoding } from '../../http/codec.js';
 import { HttpError } from '../../http/errors.js';
-import { decodeTickAs, validTick, withoutBom } from './tick-exact.js';
+import { decodeTickAs, msgpackDecoder, validTick, withoutBom } from './tick-exact.js';
 import { readTicksJson } from './tick-json.js';
 import { readTicksMsgpack } from './tick-msgpack.js';
 import { asBuffer } from './tick-reader.js';
@@ -53,13 +53,73 @@ function tooMany(count: number): HttpError {
 }
 
 function exactTicks(bytes: Buffer, encoding: Encoding): BatchItem[] {
+  if (encoding === 'msgpack') {
+    const ends = msgpackElementEnds(bytes);
+    if (ends !== null) return exactMsgpackElements(bytes, ends);
+  }
   const value = decodeTickAs(bytes, encoding);
   if (!Array.isArray(value)) throw new HttpError('bad_request', 'The body of POST /ticks must be an array of tick requests.');
   if (value.length > MAX_BATCH_TICKS) throw tooMany(value.length);
-  return value.map((element: unknown) => {
-    const result = validTick(element);
-    return result instanceof HttpError ? new TickFailure(result, agentOf(element)) : result;
-  });
+  return value.map(judged);
+}
+
+function judged(element: unknown): BatchItem {
+  const result = validTick(element);
+  return result instanceof HttpError ? new TickFailure(result, agentOf(element)) : result;
+}
+
+/**
+ * A MessagePack array whose framing is whole, each element decoded on its own: an element the
+ * decoder refuses (a `__proto__` key, an array or map as a map key, a malformed extension)
+ * gets its own 400 in its place, as a JSON element that breaks a rule does, and the others
+ * are answered. Only a body that is not a MessagePack array at all is refused whole.
+ */
+function exactMsgpackElements(bytes: Buffer, ends: readonly number[]): BatchItem[] {
+  const out: BatchItem[] = new Array<BatchItem>(ends.length);
+  let start = msgpackArrayHeader(bytes);
+  for (let k = 0; k < ends.length; k++) {
+    const end = ends[k]!;
+    let element: unknown;
+    try {
+      element = msgpackDecoder.decode(bytes.subarray(start, end));
+    } catch (err) {
+      out[k] = new TickFailure(new HttpError('bad_request', `Element ${k} is not valid MessagePack: ${(err as Error).message}.`), null);
+      start = end;
+      continue;
+    }
+    out[k] = judged(element);
+    start = end;
+  }
+  return out;
+}
+
+/** Bytes of a MessagePack array's header (its type byte and length), 0 when the body does not start with one. */
+export function msgpackArrayHeader(b: Buffer): number {
+  const head = b[0];
+  if (head === undefined) return 0;
+  if (head >= 0x90 && head <= 0x9f) return 1;
+  if (head === 0xdc) return 3;
+  if (head === 0xdd) return 5;
+  return 0;
+}
+
+/**
+ * Where each element of a MessagePack array body ends, when the body is exactly one array of
+ * at most MAX_BATCH_TICKS elements whose framing is whole; null otherwise (413 is decided by
+ * countMsgpack before this runs).
+ */
+export function msgpackElementEnds(b: Buffer): number[] | null {
+  let i = msgpackArrayHeader(b);
+  if (i === 0 || b.length < i) return null;
+  const count = i === 1 ? b[0]! - 0x90 : i === 3 ? b.readUInt16BE(1) : b.readUInt32BE(1);
+  if (count > MAX_BATCH_TICKS || count > b.length - i) return null;
+  const ends: number[] = [];
+  for (let k = 0; k < count; k++) {
+    const end = msgpackValueEnd(b, i);
+    if (end < 0) return null;
+    ends.push((i = end));
+  }
+  return i === b.length ? ends : null;
 }
 
 /** The agent id of an element that failed validation, when it has a usable one. */

@@ -37,7 +37,7 @@ function strictDecoder(): Decoder {
 
 // One decoder for the process: building one per call costs more than the work. It is used
 // synchronously, so sharing it is safe.
-const msgpackDecoder = strictDecoder();
+export const msgpackDecoder = strictDecoder();
 
 /** The body's encoding from its Content-Type: 415 when it is neither, 400 when the body is empty. */
 export function tickEncoding(bodyLength: number, contentType: string | undefined): Encoding {

@@ -157,6 +157,10 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     };
 
   const byWidget = async (req: Request) => service.visitorWidget(req.params.id ?? '');
+  /** A visitor's route checks its conversation token before the body is read (the routes' credential check). */
+  const visitorToken = async (req: Request): Promise<void> => {
+    await service.byToken(req.params.id ?? '', bearerToken(req));
+  };
   /** The conversation of the bearer token, with its widget (suspension checked). */
   const byConversation = async (req: Request) => {
     const conversation = await service.byToken(req.params.id ?? '', bearerToken(req));
@@ -213,7 +217,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
       const { conversation, token } = await service.open(widget, visitorId ?? null);
       return json(201, { conversation_id: conversation.id, visitor_id: conversation.visitorId, token });
     }),
-    { maxBody: VISITOR_BODY_MAX_BYTES },
+    { maxBody: VISITOR_BODY_MAX_BYTES, credentials: 'public' },
   );
 
   const conversationPaths = ['messages', 'events', 'lead', 'escalate', 'end'];
@@ -246,7 +250,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
       });
       return sse(req, stream, cors);
     }),
-    { maxBody: VISITOR_BODY_MAX_BYTES },
+    { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
   );
 
   server.get(
@@ -289,7 +293,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
       await service.lead(c, { name: clean(name), email: clean(email), phone: clean(phone) });
       return json(201, { conversation_id: c.id, has_email: Boolean(clean(email)), has_phone: Boolean(clean(phone)) });
     }),
-    { maxBody: VISITOR_BODY_MAX_BYTES },
+    { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
   );
 
   server.post(
@@ -306,7 +310,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
       const changed = await service.escalate(c.id, reason ?? 'The visitor asked for a person.');
       return json(200, { conversation_id: c.id, escalated: true, already: !changed });
     }),
-    { maxBody: VISITOR_BODY_MAX_BYTES },
+    { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
   );
 
   server.post(

@@ -108,3 +108,49 @@ test('config commands fail in one line that names the fix: no token, a read-only
     await s.stop();
   }
 });
+
+// Issue 29: `config pull/diff/publish` printed nothing under load once (the test then read
+// `Unexpected end of JSON input` from the empty stdout): a connection cut or the timeout
+// reached while the answer was being read escaped the request's guard, and the command exited
+// 1, unexplained, even for `diff`, whose trouble is exit 2. Every such failure is now one line
+// naming what happened, with the command's exit code.
+test('issue 29: config commands whose answer is cut short (or not JSON) say so in one line, with their exit code, instead of printing nothing', async () => {
+  const http = await import('node:http');
+  let mode: 'cut' | 'html' | 'partial' = 'cut';
+  const server = http.createServer((req, res) => {
+    if (mode === 'html') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a proxy</html>');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+    res.write('{"version": 1, "policy": {');
+    if (mode === 'cut') setTimeout(() => res.socket?.destroy(), 20);
+    else res.socket?.end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const dir = tempDir();
+  try {
+    writeFileSync(join(dir.path, 'bundle.json'), readFileSync(new URL('../../../../bundles/default/bundle.json', import.meta.url)));
+    const env = { BRAINSTEM_URL: url, BRAINSTEM_TOKEN: 'bsu_test' };
+    // Each command reads the server's bundle through the same call: one command per way of failing
+    // keeps the number of CLI processes (slow to start on a loaded machine) small.
+    for (const [m, cmd, code] of [
+      ['cut', 'diff', 2],
+      ['partial', 'pull', 1],
+      ['html', 'publish', 1],
+    ] as const) {
+      mode = m;
+      {
+        const r = await brainstem(['config', cmd, '--server', '1', '--dir', dir.path, '--json'], env);
+        assert.equal(r.code, code, `${m} ${cmd}: ${r.stderr}`);
+        assert.equal(r.stdout, '', `${m} ${cmd}`);
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+        assert.match(r.stderr, m === 'html' ? /without a JSON body/ : /cannot reach|not whole JSON/, `${m} ${cmd}`);
+      }
+    }
+  } finally {
+    dir.dispose();
+    server.close();
+  }
+});

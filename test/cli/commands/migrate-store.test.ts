@@ -131,3 +131,48 @@ async function callAt(base: string, method: string, path: string, o: { token?: s
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
 }
+
+// Issue 29: migrate-store copied values no API would accept (`plan = 'god-mode'`). Every row now
+// goes through the API's own rules, and the first bad one is named (table, row, column) with
+// nothing copied.
+test('issue 29: migrate-store refuses a row no API could have written, naming its table, row and column, and copies nothing', async () => {
+  const dir = tempDir();
+  const file = join(dir.path, 'edited.db');
+  const url = await freshDatabase();
+  try {
+    const source = await startTestServer({ db: file });
+    const { tenantId, token } = await tenantSession(source, 'pro');
+    const server = (await source.call('POST', '/v1/servers', { token, body: { name: 'ok' } })).body.id as number;
+    await source.close();
+    const Database = (await import('better-sqlite3')).default;
+    const cases: [string, RegExp][] = [
+      [
+        `UPDATE tenants SET plan = 'god-mode' WHERE id = ${tenantId}`,
+        new RegExp(`table tenants, row id ${tenantId}, column plan: must be one of trial, starter, pro, agency, enterprise, got "god-mode"`),
+      ],
+      [`UPDATE cp_servers SET name = 'a' || char(0) || 'b' WHERE id = ${server}`, new RegExp(`table cp_servers, row id ${server}, column name: .*NUL`)],
+      [
+        `UPDATE cp_config_versions SET bundle = '{"version": 1}' WHERE server_id = ${server}`,
+        /table cp_config_versions, row server_id \d+, version 1, column bundle: fails validation/,
+      ],
+    ];
+    for (const [edit, expected] of cases) {
+      const db = new Database(file);
+      db.exec('BEGIN');
+      db.exec(edit);
+      db.exec('COMMIT');
+      db.close();
+      const r = await runCli(['migrate-store', '--from', `sqlite:${file}`, '--to', url]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, expected);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      // Nothing was copied: the target is still empty, so the run after the fix is not refused for it.
+      const undo = new Database(file);
+      undo.exec(`UPDATE tenants SET plan = 'pro' WHERE id = ${tenantId}`);
+      undo.exec(`UPDATE cp_servers SET name = 'ok' WHERE id = ${server}`);
+      undo.close();
+    }
+  } finally {
+    dir.dispose();
+  }
+});

@@ -76,7 +76,7 @@ test('kill -9 of serve on SQLite amid telemetry, publishes and a checkout: a res
     while (!ended && (stored.length < REPORTS_BEFORE_KILL || published.length < PUBLISHES_BEFORE_KILL)) await sleep(5);
     assert.equal(ended, false, 'the traffic stopped before the kill');
     // The checkout link is opened in the same instant as the kill: answered or not, the sale must end up granted once.
-    const completion = fetch(serve.url + completePath)
+    const completion = fetch(serve.url + completePath, { method: 'POST' })
       .then((r) => r.status)
       .catch(() => null);
     await serve.kill();
@@ -123,7 +123,7 @@ test('kill -9 of serve on SQLite amid telemetry, publishes and a checkout: a res
 
     if (completed !== 200) {
       // Not answered: opening the link again completes it now.
-      assert.equal((await fetch(serve.url + completePath)).status, 200);
+      assert.equal((await fetch(serve.url + completePath, { method: 'POST' })).status, 200);
     }
     const after = await call(serve.url, 'GET', `/v1/billing/checkout/${checkout.id}`, token);
     assert.equal(after.status, 'complete');

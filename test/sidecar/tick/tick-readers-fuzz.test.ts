@@ -4,8 +4,8 @@ import type { TickRequest } from '../../../brain/index.js';
 import { generateTicks } from '../../../bench/tick/scenarios.js';
 import { HttpError } from '../../../src/http/errors.js';
 import { seededRandom } from '../../../src/random.js';
-import { MAX_BATCH_TICKS, readTicks, TickFailure, type BatchItem } from '../../../src/sidecar/tick/tick-array.js';
-import { decodeTickAs, exactTick, validTick, withoutBom } from '../../../src/sidecar/tick/tick-exact.js';
+import { MAX_BATCH_TICKS, msgpackArrayHeader, msgpackElementEnds, readTicks, TickFailure, type BatchItem } from '../../../src/sidecar/tick/tick-array.js';
+import { decodeTickAs, exactTick, msgpackDecoder, validTick, withoutBom } from '../../../src/sidecar/tick/tick-exact.js';
 import { readTickJson, readTicksJson } from '../../../src/sidecar/tick/tick-json.js';
 import { readTickMsgpack, readTicksMsgpack } from '../../../src/sidecar/tick/tick-msgpack.js';
 
@@ -441,6 +441,24 @@ for (const enc of ['json', 'msgpack'] as const) {
 
 /** What the exact path makes of a whole batch body: each element's request or 400 message, or the whole-body error's status and message. */
 function exactBatch(body: Buffer, enc: Enc): (TickRequest | string)[] | string {
+  // A MessagePack array whose framing is whole is judged element by element (an element the
+  // decoder refuses is that element's 400), as JSON elements are.
+  const ends = enc === 'msgpack' ? msgpackElementEnds(body) : null;
+  if (ends !== null) {
+    let start = msgpackArrayHeader(body);
+    return ends.map((end, k) => {
+      const bytes = body.subarray(start, end);
+      start = end;
+      let element: unknown;
+      try {
+        element = msgpackDecoder.decode(bytes);
+      } catch (err) {
+        return `Element ${k} is not valid MessagePack: ${(err as Error).message}.`;
+      }
+      const result = validTick(element);
+      return result instanceof HttpError ? result.message : result;
+    });
+  }
   let value: unknown;
   try {
     value = decodeTickAs(enc === 'json' ? withoutBom(body) : body, enc);
