@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { ApiError, byPath, call, messageOf } from '../api.js';
 import { ECONOMIES, POLICY_KEYS, TRAIT_NAMES, validate, type ConfigBundle } from '../bundle.js';
+import { DialogueStatus } from './dialogue-status.js';
 import { diffJson } from '../diff.js';
 import { FlagsEditor } from '../flags.js';
 import { Checkbox, ErrorBox, Field, NumberField, Notice, TextField, describedBy, fmtTime, useLoad } from '../ui.js';
@@ -174,6 +175,7 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
               />`,
           )}
         </div>
+        <${DialogueStatus} serverId=${id} on=${draft.policy.llm_dialogue !== false} />
       </fieldset>
 
       <fieldset>
