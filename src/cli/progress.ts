@@ -23,6 +23,8 @@ export interface ProgressOptions {
   stream?: Pick<NodeJS.WriteStream, 'write'> & { isTTY?: boolean };
   /** Monotonic clock in ms; default performance.now. */
   now?: () => number;
+  /** The line instead of progressLine's (same arguments but the label and unit). */
+  format?: (done: number, total: number | null, rate: number, elapsedMs: number, end: boolean) => string;
 }
 
 export interface Progress {
@@ -53,7 +55,7 @@ export function progress(options: ProgressOptions): Progress {
   const draw = (done: number, at: number, end: boolean): void => {
     const elapsed = at - started;
     const rate = elapsed > 0 ? ((done - base) * 1000) / elapsed : 0;
-    const text = progressLine(options.label, done, total, options.unit, rate, elapsed, end);
+    const text = options.format ? options.format(done, total, rate, elapsed, end) : progressLine(options.label, done, total, options.unit, rate, elapsed, end);
     if (tty) stream.write(`\r\x1b[2K${text}${end ? '\n' : ''}`);
     else stream.write(`${text}\n`);
     drawn = true;
@@ -92,6 +94,46 @@ export function progressLine(label: string, done: number, total: number | null, 
   if (end) parts.push(`done in ${duration(elapsedMs)}`);
   else if (total !== null && rate > 0 && done < total) parts.push(`about ${duration(((total - done) / rate) * 1000)} left`);
   return parts.join(', ');
+}
+
+/**
+ * The progress of work measured in time (a benchmark's timed runs): the time it has run against
+ * the time it is expected to take, when that is known from its flags, kept up by a timer
+ * (unref'd: it never holds the process open). Returns the function that ends it.
+ */
+export function timedProgress(
+  label: string,
+  expectedS: number | null,
+  json: boolean | undefined,
+  options: Pick<ProgressOptions, 'stream' | 'now'> & { tickMs?: number } = {},
+): () => void {
+  const now = options.now ?? (() => performance.now());
+  const meter = progress({
+    label,
+    total: expectedS === null ? null : Math.max(1, Math.round(expectedS)),
+    unit: 's',
+    ...(json ? { json } : {}),
+    ...(options.stream ? { stream: options.stream } : {}),
+    now,
+    format: (done, total, _rate, elapsedMs, end) => timedLine(label, done, total, elapsedMs, end),
+  });
+  const start = now();
+  const seconds = () => Math.round((now() - start) / 1000);
+  meter.update(0);
+  const timer = setInterval(() => meter.update(seconds()), options.tickMs ?? 1000);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    meter.finish(seconds());
+  };
+}
+
+/** "bench tick: 1 min 05 s of about 4 min 12 s (25%), about 3 min 07 s left", or "bench video: running for 40 s", or "…: done in 4 min 10 s". */
+export function timedLine(label: string, doneS: number, totalS: number | null, elapsedMs: number, end: boolean): string {
+  if (end) return `${label}: done in ${duration(elapsedMs)}`;
+  if (totalS === null) return `${label}: running for ${duration(doneS * 1000)}`;
+  if (doneS >= totalS) return `${label}: ${duration(doneS * 1000)}, past the expected ${duration(totalS * 1000)}`;
+  return `${label}: ${duration(doneS * 1000)} of about ${duration(totalS * 1000)} (${Math.floor((doneS * 100) / totalS)}%), about ${duration((totalS - doneS) * 1000)} left`;
 }
 
 function count(n: number): string {

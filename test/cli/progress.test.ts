@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { duration, PLAIN_EVERY_MS, progress, progressLine, TTY_REDRAW_MS } from '../../src/cli/progress.js';
+import { duration, PLAIN_EVERY_MS, progress, progressLine, timedLine, timedProgress, TTY_REDRAW_MS } from '../../src/cli/progress.js';
+import { expectedSeconds } from '../../src/cli/commands/bench.js';
 
 function fake(isTTY: boolean) {
   let t = 1_000;
@@ -69,4 +70,41 @@ test('progress lines: without a total no percentage or time left; durations read
   assert.equal(duration(59_400), '59 s');
   assert.equal(duration(80_000), '1 min 20 s');
   assert.equal(duration(7_500_000), '2 h 05 min');
+});
+
+test('timed work (a benchmark): time run against the time expected, then done; unknown length says how long it has run', () => {
+  assert.equal(timedLine('bench tick', 65, 252, 65_000, false), 'bench tick: 1 min 05 s of about 4 min 12 s (25%), about 3 min 07 s left');
+  assert.equal(timedLine('bench video', 40, null, 40_000, false), 'bench video: running for 40 s');
+  assert.equal(timedLine('bench tick', 300, 252, 300_000, false), 'bench tick: 5 min 00 s, past the expected 4 min 12 s');
+  assert.equal(timedLine('bench tick', 250, 252, 250_400, true), 'bench tick: done in 4 min 10 s');
+});
+
+test('a benchmark that runs past the first line prints plain lines off a terminal, kept up by a timer; with --json nothing', async () => {
+  let t = 0;
+  const out: string[] = [];
+  const stream = { isTTY: false, write: (s: string) => out.push(s) > 0 };
+  const end = timedProgress('bench x', 20, false, { stream, now: () => t, tickMs: 1 });
+  for (const at of [1000, 2000, 5000, 6000, 10_000, 11_000]) {
+    t = at;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  end();
+  assert.deepEqual(out, [
+    'bench x: 5 s of about 20 s (25%), about 15 s left\n',
+    'bench x: 10 s of about 20 s (50%), about 10 s left\n',
+    'bench x: done in 11 s\n',
+  ]);
+  const silent: string[] = [];
+  const quiet = timedProgress('bench x', 20, true, { stream: { isTTY: false, write: (s: string) => silent.push(s) > 0 }, now: () => t, tickMs: 1 });
+  t += 60_000;
+  await new Promise((r) => setTimeout(r, 5));
+  quiet();
+  assert.deepEqual(silent, []);
+});
+
+test('what a benchmark is expected to take comes from its flags where its phases are timed runs', () => {
+  assert.equal(expectedSeconds('control-plane', { rounds: '3', duration: '5' }), 63);
+  assert.equal(expectedSeconds('control-plane', { rounds: '3', duration: '5', database: 'postgres://x/y' }), null);
+  assert.equal(expectedSeconds('soak', { duration: '600', baseline: '30' }), 660);
+  assert.equal(expectedSeconds('video', {}), null);
 });
