@@ -3,7 +3,7 @@ import { html } from '../html.js';
 import { call, messageOf } from '../api.js';
 import type { ConfigBundle } from '../bundle.js';
 import { diffJson } from '../diff.js';
-import { ErrorBox, fmtTime } from '../ui.js';
+import { ErrorBox, TextField, fmtTime } from '../ui.js';
 
 export interface ConfigVersion {
   version: number;
@@ -18,7 +18,8 @@ export interface Conflict {
 }
 
 /** Someone published meanwhile: who and what, and the way back to the new head. */
-export function ConflictBox({ conflict, onReload }: { conflict: Conflict; onReload: () => void }) {
+export function ConflictBox({ conflict, onReload }: { conflict: Conflict | null; onReload: () => void }) {
+  if (!conflict) return null;
   return html`<div class="conflict" role="alert" data-conflict>
     <p><strong>Version conflict.</strong> ${conflict.message}</p>
     ${
@@ -30,6 +31,27 @@ export function ConflictBox({ conflict, onReload }: { conflict: Conflict; onRelo
     }
     <p>Your edits are kept in the form. Reload the head to start again from the current version.</p>
     <button type="button" onClick=${onReload}>Reload the current head</button>
+  </div>`;
+}
+
+/** The note, Publish, Discard, and how many fields still need attention after a refused try (0: none shown). */
+export function PublishBar(props: {
+  note: string;
+  onNote: (v: string) => void;
+  noteError: string | undefined;
+  busy: boolean;
+  dirty: boolean;
+  attention: number;
+  onDiscard: () => void;
+}) {
+  const { note, onNote, noteError, busy, dirty, attention, onDiscard } = props;
+  return html`<div class="publish-bar">
+    <${TextField} id="cfg-note" label="Note for this version (optional)" value=${note} maxLength=${500} onValue=${onNote} error=${noteError} />
+    <div class="row">
+      <button type="submit" disabled=${busy}>${busy ? 'Publishing…' : 'Publish'}</button>
+      <button type="button" class="secondary" disabled=${!dirty} onClick=${onDiscard}>Discard changes</button>
+      ${attention ? html`<span class="field-error">${attention} field(s) need attention</span>` : null}
+    </div>
   </div>`;
 }
 

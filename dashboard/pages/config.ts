@@ -3,8 +3,8 @@ import { html } from '../html.js';
 import { ApiError, byPath, call, messageOf } from '../api.js';
 import { validate, type ConfigBundle } from '../bundle.js';
 import { FlagsEditor } from '../flags.js';
-import { ErrorBox, Notice, TextField, useLoad } from '../ui.js';
-import { ConflictBox, History, type Conflict, type ConfigVersion } from './config-history.js';
+import { ErrorBox, Notice, useLoad } from '../ui.js';
+import { ConflictBox, History, PublishBar, type Conflict, type ConfigVersion } from './config-history.js';
 import { FlavorSection, GameSection, PolicySection, PopulationSection, SpeechSection, idOf } from './config-sections.js';
 
 /** `onHead` tells the page around the editor that the head moved (its version badge). */
@@ -106,7 +106,8 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
 
   return html`<div class="config">
     <h2>Configuration <span class="badge">editing v${draft.version}</span></h2>
-    ${conflict ? html`<${ConflictBox} conflict=${conflict} onReload=${loadHead} />` : null} ${done ? html`<${Notice}>${done}<//>` : null}
+    <${ConflictBox} conflict=${conflict} onReload=${loadHead} />
+    ${done ? html`<${Notice}>${done}<//>` : null}
     <${ErrorBox} error=${error} />
     ${
       unmatched.length
@@ -136,31 +137,18 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
 
       <${GameSection} draft=${draft} head=${head} err=${err} edit=${edit} />
 
-      <div class="publish-bar">
-        <${TextField}
-          id="cfg-note"
-          label="Note for this version (optional)"
-          value=${note}
-          maxLength=${500}
-          onValue=${setNote}
-          error=${serverErrors['X-Config-Note'] ?? serverErrors.note}
-        />
-        <div class="row">
-          <button type="submit" disabled=${busy}>${busy ? 'Publishing…' : 'Publish'}</button>
-          <button
-            type="button"
-            class="secondary"
-            disabled=${!dirty}
-            onClick=${() => {
-              setDraft(structuredClone(head));
-              setServerErrors({});
-            }}
-          >
-            Discard changes
-          </button>
-          ${tried && Object.keys(clientErrors).length ? html`<span class="field-error">${Object.keys(clientErrors).length} field(s) need attention</span>` : null}
-        </div>
-      </div>
+      <${PublishBar}
+        note=${note}
+        onNote=${setNote}
+        noteError=${serverErrors['X-Config-Note'] ?? serverErrors.note}
+        busy=${busy}
+        dirty=${dirty}
+        attention=${tried ? Object.keys(clientErrors).length : 0}
+        onDiscard=${() => {
+          setDraft(structuredClone(head));
+          setServerErrors({});
+        }}
+      />
     </form>
 
     <${History}
