@@ -1,5 +1,6 @@
 import { html } from '../html.js';
 import { ECONOMIES, POLICY_KEYS, TRAIT_NAMES, type ConfigBundle } from '../bundle.js';
+import { DialogueStatus } from './dialogue-status.js';
 import { Checkbox, Field, NumberField, TextField, describedBy } from '../ui.js';
 
 /** The editor's sections share the draft, the error at a path, and the one way to change the draft. */
@@ -17,7 +18,8 @@ const label = (key: string) =>
     .replace(/^Llm/, 'LLM')
     .replace(/^Afk/, 'AFK');
 
-export function PolicySection({ draft, err, edit }: SectionProps) {
+/** The dialogue line under the switches asks the server (by id) where the sidecar's lines come from. */
+export function PolicySection({ serverId, draft, err, edit }: SectionProps & { serverId: string }) {
   return html`<fieldset>
     <legend>Policy switches</legend>
     <p class="hint">Each subsystem of the brain; off disables it on every bot.</p>
@@ -36,6 +38,7 @@ export function PolicySection({ draft, err, edit }: SectionProps) {
           />`,
       )}
     </div>
+    <${DialogueStatus} serverId=${serverId} on=${draft.policy.llm_dialogue !== false} />
   </fieldset>`;
 }
 

@@ -118,7 +118,7 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
     }
 
     <form onSubmit=${publish} novalidate>
-      <${PolicySection} draft=${draft} err=${err} edit=${edit} />
+      <${PolicySection} serverId=${id} draft=${draft} err=${err} edit=${edit} />
       <${PopulationSection} draft=${draft} err=${err} edit=${edit} />
       <${SpeechSection} draft=${draft} err=${err} edit=${edit} />
       <${FlavorSection} draft=${draft} err=${err} edit=${edit} />

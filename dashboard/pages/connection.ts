@@ -10,6 +10,8 @@ export interface SidecarConnection {
   lastReportAt: string | null;
   sidecarVersion: string | null;
   latencyMs: { p50: number; p99: number } | null;
+  /** Where the sidecar's lines come from, as its reports say; null before one did. */
+  dialogue: { source: 'model' | 'demo' | 'none'; model?: string } | null;
 }
 
 /** "12 s ago", "4 min ago", "3 h ago", "2 d ago"; '—' for none. */

@@ -152,6 +152,11 @@ export const CONTROLPLANE_PG_MIGRATIONS: readonly PgMigration[] = [
         endorsement TEXT
       );`,
   },
+  {
+    version: 4,
+    // Where the sidecar's lines come from ({source, model?} as JSON), as its reports say.
+    sql: 'ALTER TABLE cp_reports ADD COLUMN dialogue TEXT;',
+  },
 ];
 
 const addSaturated = (column: string): string => `${column} = LEAST(cp_usage_daily.${column} + excluded.${column}, ${MAX_SAFE})`;
@@ -177,14 +182,14 @@ const AMOUNTS = ['spend_usd', 'tts_usd', 'llm_usd'];
  */
 const INGEST = `WITH v AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::float8[],
-      $9::bigint[], $10::bigint[], $11::bigint[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], $16::text[], $17::text[]) WITH ORDINALITY
+      $9::bigint[], $10::bigint[], $11::bigint[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], $16::text[], $17::text[], $18::text[]) WITH ORDINALITY
       AS r(server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
-           latency_p50, latency_p99, tts_usd, llm_usd, events, roster, n)
+           latency_p50, latency_p99, tts_usd, llm_usd, events, roster, dialogue, n)
   ), ins AS (
     INSERT INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
-      llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events)
+      llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events, dialogue)
     SELECT server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
-           latency_p50, latency_p99, tts_usd, llm_usd, events FROM v ORDER BY n
+           latency_p50, latency_p99, tts_usd, llm_usd, events, dialogue FROM v ORDER BY n
     ON CONFLICT (server_id, report_id) WHERE report_id IS NOT NULL DO NOTHING
     RETURNING server_id, report_id, received_at, ${[...COUNTERS, ...AMOUNTS].join(', ')}
   ), usage AS (
@@ -377,6 +382,7 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
         col((r) => r.report.economy?.llmUsd ?? 0),
         col((r) => JSON.stringify(r.report.events)),
         col((r) => (r.report.roster ? JSON.stringify(r.report.roster) : null)),
+        col((r) => (r.report.dialogue ? JSON.stringify(r.report.dialogue) : null)),
       ],
       'cp-ingest',
     );
@@ -392,10 +398,12 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     // The latest report, and the tick latency of the latest recent one that carried it.
     const r = await queryRow<LatestRow>(
       this.pool,
-      `SELECT r.received_at, r.ts, r.bot_count, r.players_online, l.latency_p50, l.latency_p99, l.received_at AS latency_at
+      `SELECT r.received_at, r.ts, r.bot_count, r.players_online, l.latency_p50, l.latency_p99, l.received_at AS latency_at, d.dialogue
          FROM (SELECT received_at, ts, bot_count, players_online FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT 1) r
          LEFT JOIN (SELECT latency_p50, latency_p99, received_at FROM (SELECT id, latency_p50, latency_p99, received_at FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
-                     WHERE latency_p50 IS NOT NULL ORDER BY id DESC LIMIT 1) l ON 1 = 1`,
+                     WHERE latency_p50 IS NOT NULL ORDER BY id DESC LIMIT 1) l ON 1 = 1
+         LEFT JOIN (SELECT dialogue FROM (SELECT id, dialogue FROM cp_reports WHERE server_id = $1 ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
+                     WHERE dialogue IS NOT NULL ORDER BY id DESC LIMIT 1) d ON 1 = 1`,
       [serverId],
     );
     return r ? latestOf(r) : null;

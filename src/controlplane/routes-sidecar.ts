@@ -12,6 +12,7 @@ import { IngestQueue, TELEMETRY_LIMITS, parseReport } from './telemetry.js';
 import { ReportRetention } from './retention.js';
 import type { KeyOwner, ServerId } from './types.js';
 
+const PULL_PATH = '/v1/config';
 const PULL_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'if-none-match', 'user-agent'] as const;
 const PUSH_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'content-type', 'content-length'] as const;
 
@@ -20,7 +21,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   const queue = new IngestQueue(ctx.store);
   const retention = new ReportRetention(ctx.store, ctx.auth.limits.telemetryRetentionDays, ctx.now);
 
-  const answerHead = (head: Head, agent: string | undefined, etag: string | undefined): ShortcutReply => {
+  const answerHead = (head: Head, agent: string | undefined | null, etag: string | undefined): ShortcutReply => {
     ctx.pulls.pulled(head.serverId, head.version, agent, ctx.now());
     return matchesEtag(etag, head.etag) ? head.notModified : head.full;
   };
@@ -65,10 +66,12 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     if (raw === null || serverId(raw) !== key.owner.serverId) return null;
     const head = ctx.heads.peek(key.owner.serverId);
     if (head === undefined) return null;
-    const target = `${req.getUrl()}?${query}`;
+    // uWS matches a static pattern exactly, so the path this handler sees is always the pattern:
+    // the signed target is built without asking uWS for the URL.
+    const target = `${PULL_PATH}?${query}`;
     const accepted = ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP_HEADER), req.getHeader(SIGNATURE_HEADER));
     if (accepted === false) return null;
-    const agent = req.getHeader('user-agent');
+    const agent = ctx.pulls.agentDue(key.owner.serverId, ctx.now()) ? req.getHeader('user-agent') : null;
     const etag = req.getHeader('if-none-match');
     if (accepted === true) return answerHead(head, agent, etag);
     return accepted.then(() => {
@@ -82,7 +85,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   };
 
   server.get(
-    '/v1/config',
+    PULL_PATH,
     (req) => {
       const owner = ctx.keyAuth.check(req);
       return owner instanceof Promise ? owner.then((o) => pull(req, o)) : pull(req, owner);

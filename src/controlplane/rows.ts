@@ -6,6 +6,7 @@ import type {
   CheckoutRecord,
   CheckoutStatus,
   ConfigVersion,
+  DialogueSource,
   LatestReport,
   ServerId,
   ServerKeyId,
@@ -71,6 +72,7 @@ export interface LatestRow {
   latency_p50: number | null;
   latency_p99: number | null;
   latency_at: number | null;
+  dialogue: string | null;
 }
 
 export const latestOf = (r: LatestRow): LatestReport => ({
@@ -81,6 +83,7 @@ export const latestOf = (r: LatestRow): LatestReport => ({
   latencyP50: r.latency_p50,
   latencyP99: r.latency_p99,
   latencyAt: r.latency_at === null ? null : Number(r.latency_at),
+  dialogue: r.dialogue === null ? null : (JSON.parse(r.dialogue) as DialogueSource),
 });
 
 export const serverOf = (r: ServerRow): ServerRecord => ({ id: r.id as ServerId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });

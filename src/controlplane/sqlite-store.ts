@@ -148,6 +148,11 @@ const MIGRATIONS = [
         endorsement TEXT
       );`,
   },
+  {
+    version: 4,
+    // Where the sidecar's lines come from ({source, model?} as JSON), as its reports say.
+    sql: 'ALTER TABLE cp_reports ADD COLUMN dialogue TEXT;',
+  },
 ];
 
 /**
@@ -195,8 +200,8 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       versions: db.prepare('SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = ? ORDER BY version DESC'),
       insertReport: db.prepare(
         `INSERT OR IGNORE INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
-           llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events, dialogue)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       upsertRoster: db.prepare(
         `INSERT INTO cp_roster (server_id, received_at, roster) VALUES (?, ?, ?)
@@ -209,10 +214,12 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
            spend_usd = spend_usd + excluded.spend_usd, tts_usd = tts_usd + excluded.tts_usd, llm_usd = llm_usd + excluded.llm_usd`,
       ),
       // The latest report, and the tick latency of the latest recent one that carried it.
-      latest: db.prepare(`SELECT r.received_at, r.ts, r.bot_count, r.players_online, l.latency_p50, l.latency_p99, l.received_at AS latency_at
+      latest: db.prepare(`SELECT r.received_at, r.ts, r.bot_count, r.players_online, l.latency_p50, l.latency_p99, l.received_at AS latency_at, d.dialogue
          FROM (SELECT received_at, ts, bot_count, players_online FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT 1) r
          LEFT JOIN (SELECT latency_p50, latency_p99, received_at FROM (SELECT id, latency_p50, latency_p99, received_at FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
-                     WHERE latency_p50 IS NOT NULL ORDER BY id DESC LIMIT 1) l ON 1 = 1`),
+                     WHERE latency_p50 IS NOT NULL ORDER BY id DESC LIMIT 1) l ON 1 = 1
+         LEFT JOIN (SELECT dialogue FROM (SELECT id, dialogue FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
+                     WHERE dialogue IS NOT NULL ORDER BY id DESC LIMIT 1) d ON 1 = 1`),
       roster: db.prepare('SELECT roster FROM cp_roster WHERE server_id = ?'),
       activity: db.prepare("SELECT id, ts, events FROM cp_reports WHERE server_id = ? AND events <> '[]' ORDER BY id DESC LIMIT ?"),
       daily: db.prepare('SELECT * FROM cp_usage_daily WHERE server_id = ? AND day >= ? AND day <= ? ORDER BY day'),
@@ -287,6 +294,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
         ttsUsd,
         llmUsd,
         JSON.stringify(report.events),
+        report.dialogue ? JSON.stringify(report.dialogue) : null,
       );
       if (info.changes === 0) return { accepted: false, received: 0 };
       fold.add(serverId, receivedAt, report);
@@ -374,7 +382,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   }
 
   async latestReport(serverId: ServerId): Promise<LatestReport | null> {
-    const r = this.q.latest.get(serverId, serverId) as LatestRow | undefined;
+    const r = this.q.latest.get(serverId, serverId, serverId) as LatestRow | undefined;
     return r ? latestOf(r) : null;
   }
 

@@ -1,5 +1,5 @@
 import type { ControlPlaneContext } from './context.js';
-import type { LatestReport, ServerRecord } from './types.js';
+import type { DialogueSource, LatestReport, ServerRecord } from './types.js';
 import { CONNECTED_WITHIN_MS } from './connections.js';
 
 /**
@@ -22,6 +22,8 @@ export interface SidecarConnection {
   sidecarVersion: string | null;
   /** Tick latency (ms) as last reported (LatestReport.latencyP50); null when no recent report carried one. */
   latencyMs: { p50: number; p99: number } | null;
+  /** Where the sidecar's lines come from, as its reports say (`model` with its name, `demo`, `none`); null before a report said. */
+  dialogue: DialogueSource | null;
 }
 
 /** ServerSummary: what the dashboard lists per server (fields in docs/controlplane.md). */
@@ -67,5 +69,6 @@ function connectionOf(ctx: ControlPlaneContext, server: ServerRecord, latest: La
     lastReportAt: iso(latest?.receivedAt),
     sidecarVersion: pull?.userAgent || null,
     latencyMs: latest && latest.latencyP50 !== null && latest.latencyP99 !== null ? { p50: latest.latencyP50, p99: latest.latencyP99 } : null,
+    dialogue: latest?.dialogue ?? null,
   };
 }

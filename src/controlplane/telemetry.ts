@@ -3,7 +3,7 @@ import { validationFailed, type ErrorDetail } from '../http/errors.js';
 import { typeOf, unstorableText } from '../http/validate.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';
 import type { ControlPlaneStore } from './store.js';
-import type { IngestOutcome, TelemetryRecord, TelemetryReport } from './types.js';
+import { DIALOGUE_SOURCES, type DialogueSource, type IngestOutcome, type TelemetryRecord, type TelemetryReport } from './types.js';
 
 export const TELEMETRY_LIMITS = { maxRoster: 1000, maxKind: 64, maxText: 200, maxReportId: 128, maxBody: 256 * 1024 } as const;
 
@@ -22,6 +22,7 @@ const TOP = [
   'latency',
   'roster',
   'economy',
+  'dialogue',
 ];
 const ROSTER_KEYS = ['agent', 'name', 'alignment', 'goal', 'state'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
@@ -157,6 +158,22 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
         if (agent !== undefined && name && alignment && goal && state) list.push({ agent, name, alignment, goal, state });
       });
       report.roster = list;
+    }
+  }
+  if (value.dialogue !== undefined) {
+    const d = value.dialogue;
+    if (!isObj(d)) c.add('dialogue', `must be an object {source, model?}, got ${typeOf(d)}`);
+    else {
+      c.known(d, ['source', 'model'], 'dialogue.');
+      const source = d.source;
+      if (typeof source !== 'string' || !(DIALOGUE_SOURCES as readonly string[]).includes(source))
+        c.add(
+          'dialogue.source',
+          `must be one of ${DIALOGUE_SOURCES.join(', ')}, got ${typeof source === 'string' ? JSON.stringify(source.slice(0, 40)) : typeOf(source)}`,
+        );
+      const model = c.str(d, 'model', 'dialogue.model', false, TELEMETRY_LIMITS.maxText);
+      if (typeof source === 'string' && (DIALOGUE_SOURCES as readonly string[]).includes(source))
+        report.dialogue = { source: source as DialogueSource['source'], ...(model !== undefined ? { model } : {}) };
     }
   }
   if (c.details.length > 0) throw validationFailed(c.details, 'The telemetry report failed validation.');

@@ -69,7 +69,18 @@ export interface TelemetryReport {
   latency?: { p50: number; p99: number };
   roster?: Survivor[];
   economy?: { ttsUsd: number; llmUsd: number };
+  /** Where the sidecar's lines come from: a model (named), the built-in demo lines, or none. */
+  dialogue?: DialogueSource;
 }
+
+/** Where a sidecar's spoken lines come from, as its reports say. */
+export interface DialogueSource {
+  source: 'model' | 'demo' | 'none';
+  /** The model's name, with source 'model' (SERVICE_LLM_MODEL), when the sidecar knows it. */
+  model?: string;
+}
+
+export const DIALOGUE_SOURCES = ['model', 'demo', 'none'] as const;
 
 /** One report as the store keeps it: the validated body, its server and when it arrived (ms). */
 export interface TelemetryRecord {
@@ -99,6 +110,8 @@ export interface LatestReport {
   latencyP99: number | null;
   /** When that report came in (epoch ms). */
   latencyAt: number | null;
+  /** Where the sidecar's lines come from, from the latest report that said (null before any did). */
+  dialogue: DialogueSource | null;
 }
 
 /** How many of a server's latest reports are searched for the last known tick latency. */

@@ -71,10 +71,12 @@ export function createDialogueTier(options: CreateDialogueTierOptions): Dialogue
   const stt: Transcriber | null = voiceIn ? { transcribe: (p) => voiceIn.request('transcribe', p) } : null;
   const price = Number(env.SERVICE_TTS_PRICE_PER_MCHAR ?? 0);
   const { env: _env, supervisor: _sup, scripts: _scripts, scripted: _scripted, ...tierOptions } = options;
+  const model = env.SERVICE_LLM_MODEL?.trim();
   return new DialogueTier({
     ...tierOptions,
     logger,
     lines,
+    linesFrom: options.scripted ? { source: 'demo' } : dialogue ? { source: 'model', ...(model ? { model: model.slice(0, 200) } : {}) } : { source: 'none' },
     voiceOut: synth,
     voiceIn: stt,
     ttsUsdPerMChar: Number.isFinite(price) && price > 0 ? price : 0,

@@ -28,10 +28,19 @@ import { seededRandom } from '../random.js';
 /** The parts of a bundle the dialogue tier reads. */
 export type DialogueBundle = Pick<ConfigBundle, 'policy' | 'game' | 'flavor' | 'speech'>;
 
+/** Where a tier's lines come from, as the sidecar reports it (the dashboard says so beside the dialogue switch). */
+export interface LinesFrom {
+  source: 'model' | 'demo' | 'none';
+  /** The model's name (SERVICE_LLM_MODEL), when known. */
+  model?: string;
+}
+
 export interface DialogueTierOptions {
   bundle: DialogueBundle;
   /** The dialogue plugin (or a fake); null when no model is configured: characters stay silent. */
   lines: LineSource | null;
+  /** What `lines` is; default `model` when there are lines, else `none`. */
+  linesFrom?: LinesFrom;
   voiceOut?: Synthesizer | null;
   voiceIn?: Transcriber | null;
   /** Where synthesised WAV files and incoming voice clips go; needed for voice in and out. */
@@ -108,8 +117,12 @@ export class DialogueTier {
   private readonly onClose: (() => Promise<void>) | undefined;
   private tickErrorLogged = false;
 
+  /** Where this tier's lines come from (see DialogueTierOptions.linesFrom). */
+  readonly linesFrom: LinesFrom;
+
   constructor(options: DialogueTierOptions) {
     this.bundle = options.bundle;
+    this.linesFrom = options.linesFrom ?? { source: options.lines ? 'model' : 'none' };
     this.profile = ECONOMY_PROFILES[options.bundle.speech.limits.economy];
     this.lines = options.lines;
     this.voiceOut = options.voiceOut ?? null;

@@ -1,7 +1,7 @@
 import type { Survivor } from '../../brain/index.js';
 import type { DialogueCounters } from '../dialogue/context.js';
 import { createDialogueTier, type CreateDialogueTierOptions } from '../dialogue/create.js';
-import type { DialogueTier } from '../dialogue/tier.js';
+import type { DialogueTier, LinesFrom } from '../dialogue/tier.js';
 import { mountVoiceRoutes } from '../dialogue/voice-routes.js';
 import type { ConnectionCaps } from '../http/connections.js';
 import { HttpServer } from '../http/server.js';
@@ -85,6 +85,8 @@ export interface SidecarTelemetry {
   cacheHits: number;
   /** The tier's full counters (see docs/dialogue.md), null without a tier. */
   dialogue: DialogueCounters | null;
+  /** Where the lines come from (a model, the demo lines, none): the dashboard shows it by the dialogue switch. */
+  linesFrom: LinesFrom;
 }
 
 export interface Sidecar {
@@ -217,6 +219,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
         ttsUsd: d?.ttsUsd ?? 0,
         cacheHits: d?.cacheHits ?? 0,
         dialogue: d,
+        linesFrom: tier?.linesFrom ?? { source: 'none' },
       };
     },
     saveState: () => keeper?.save() ?? Promise.resolve(),

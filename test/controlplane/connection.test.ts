@@ -19,6 +19,7 @@ test('a server summary carries the sidecar connection: never, then connected by 
       lastReportAt: null,
       sidecarVersion: null,
       latencyMs: null,
+      dialogue: null,
     });
 
     const pull = await signed(s, sc.key, 'GET', `/v1/config?server=${sc.serverId}`, { headers: { 'user-agent': 'brainstem-sidecar/9.9.9' } });

@@ -132,7 +132,7 @@ export function runControlPlaneStoreSuite(name: string, open: () => Promise<Open
     }
   });
 
-  test(`${name}: the latest report carries the last known tick latency, from an earlier report when the latest had none`, async () => {
+  test(`${name}: the latest report carries the last known tick latency and line source, from an earlier report when the latest had none`, async () => {
     const { store, tenantId, close } = await open();
     try {
       const a = await store.createServer(tenantId, 'a', DEFAULT_BUNDLE, 'system');
@@ -141,11 +141,20 @@ export function runControlPlaneStoreSuite(name: string, open: () => Promise<Open
       await store.ingest([{ serverId: a.id, receivedAt: at, report: report({ reportId: 'quiet-0' }) }]);
       const none = await store.latestReport(a.id);
       assert.deepEqual([none!.latencyP50, none!.latencyP99, none!.latencyAt], [null, null, null]);
-      await store.ingest([{ serverId: a.id, receivedAt: at + 1000, report: report({ reportId: 'busy', latency: { p50: 1.5, p99: 6 } }) }]);
+      assert.equal(none!.dialogue, null);
+      await store.ingest([
+        {
+          serverId: a.id,
+          receivedAt: at + 1000,
+          report: report({ reportId: 'busy', latency: { p50: 1.5, p99: 6 }, dialogue: { source: 'model', model: 'm-1' } }),
+        },
+      ]);
       await store.ingest([{ serverId: a.id, receivedAt: at + 2000, report: report({ reportId: 'quiet-1' }) }]);
       const latest = await store.latestReport(a.id);
       assert.equal(latest!.receivedAt, at + 2000);
       assert.deepEqual([latest!.latencyP50, latest!.latencyP99, latest!.latencyAt], [1.5, 6, at + 1000]);
+      // Likewise where the lines come from: the last report that said.
+      assert.deepEqual(latest!.dialogue, { source: 'model', model: 'm-1' });
     } finally {
       await close();
     }

@@ -101,6 +101,23 @@ describe('dashboard papercuts (issue #29): axes, money, dates, activity, periods
     assert.match(text, /this period \d{4}-\d{2}-\d{2} – \d{4}-\d{2}-\d{2} \(UTC\)/);
   });
 
+  test('the LLM dialogue switch says whether the sidecar has a model behind it', async () => {
+    await page.goto(`${s.url}/#/servers/${sc.serverId}/config`);
+    const status = page.locator('#dialogue-status');
+    // No report has said yet.
+    await page.locator('#dialogue-status[data-dialogue="unknown"]').waitFor();
+    await send({ dialogue: { source: 'none' } });
+    await page.goto(`${s.url}/#/servers/${sc.serverId}/overview`);
+    await page.goto(`${s.url}/#/servers/${sc.serverId}/config`);
+    await page.locator('#dialogue-status[data-dialogue="none"]').waitFor();
+    assert.match(await status.innerText(), /No model on the sidecar: with LLM dialogue on, characters stay silent\..*SERVICE_LLM_BASE_URL/);
+    await send({ dialogue: { source: 'model', model: 'gpt-4o-mini' } });
+    await page.goto(`${s.url}/#/servers/${sc.serverId}/overview`);
+    await page.goto(`${s.url}/#/servers/${sc.serverId}/config`);
+    await page.locator('#dialogue-status[data-dialogue="model"]').waitFor();
+    assert.match(await status.innerText(), /from a model \(gpt-4o-mini\)/);
+  });
+
   test('the admin console stands on its own: no user navigation, no "Log in" beside it', async () => {
     const fresh = await openPage(browser, { width: 1280, height: 900 }, failures);
     await fresh.goto(`${s.url}/#/admin`);

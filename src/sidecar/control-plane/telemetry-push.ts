@@ -173,6 +173,7 @@ export class TelemetryPusher {
       // The split the dialogue tier computed, so the control plane's /economy can show it.
       economy: { ttsUsd: nanoUsd(t.ttsUsd), llmUsd: nanoUsd(t.llmUsd), cacheHits: Math.min(t.cacheHits, t.linesSpoken) },
       roster: t.roster.slice(0, LIMITS.roster).flatMap(rosterEntry),
+      dialogue: t.linesFrom,
     };
     if (ticks > 0) report.latency = { p50: h.percentileSince(since, 0.5) / 1000, p99: h.percentileSince(since, 0.99) / 1000 };
     return report;

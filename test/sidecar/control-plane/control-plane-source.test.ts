@@ -106,6 +106,7 @@ function counts(events: Record<string, number>): SidecarTelemetry {
     ttsUsd: 0,
     cacheHits: 0,
     dialogue: null,
+    linesFrom: { source: 'none' },
   };
 }
 

@@ -22,6 +22,7 @@ const counts = (events: Record<string, number>): SidecarTelemetry => ({
   ttsUsd: 0,
   cacheHits: 0,
   dialogue: null,
+  linesFrom: { source: 'none' },
 });
 
 // A backlog drains report after report, faster than the control plane's per-server report
