@@ -1,7 +1,7 @@
 import { isLoopbackHost } from '../http/loopback.js';
 import type { ConfigStreamLimits } from '../controlplane/config-stream.js';
 import type { ControlPlane } from '../controlplane/index.js';
-import { HttpServer, type CredentialCheck, type ServerOptions } from '../http/server.js';
+import { HttpServer, type CredentialCheck } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import type { ConnectionCaps } from '../http/connections.js';
 import { text } from '../http/reply.js';
@@ -25,7 +25,7 @@ import { limitsWith, type Limits } from '../http/limits.js';
 import { metricsHandler } from '../http/metrics.js';
 import { combineObservers, type RequestObserver } from '../http/observe.js';
 import { serveMetrics } from './metrics.js';
-import { openBackend } from './backend.js';
+import { openBackend, type Backend } from './backend.js';
 import { announcer } from '../store/broadcast.js';
 import { createVoiceOver } from './voiceover.js';
 
@@ -121,11 +121,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   const host = options.host ?? '127.0.0.1';
-  if (!options.tls && !options.insecureHttp && !isLoopbackHost(host)) {
-    throw new Error(
-      `refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`,
-    );
-  }
+  refusePlainHttp(options, host);
   const role = options.role ?? 'all';
   const location = locationOf(options);
   const metrics = serveMetrics();
@@ -136,25 +132,93 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     throw new HttpError('unavailable', 'The server is starting.');
   };
   const limits = limitsWith(options.limits);
-  const serverOptions: ServerOptions = {
+  const server = new HttpServer({
     logger,
     observe: combineObservers([metrics.observe, options.accessLog]),
     credentials: (req) => beforeBody(req),
     connections: options.connections ?? { perAddress: limits.connectionsPerAddress, total: limits.connectionsTotal },
     ...(options.tls ? { tls: options.tls } : {}),
-  };
-  const server = new HttpServer(serverOptions);
+  });
   const backend = await openBackend(location, { now, logger });
-  const { database, stores, cluster } = backend;
-  const identity = stores.identity;
   // A worker answers /health alone: the services' routes go on a server that never listens,
   // so every service is built the same way whatever the role.
   const routes = role === 'worker' ? new HttpServer({ logger, credentials: (req) => beforeBody(req) }) : server;
   const background = role !== 'api';
 
   // One limiter for every route class: sessions, API keys, server keys, widget keys, logins.
-  const auth = new Authenticator(identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits });
+  const auth = new Authenticator(backend.stores.identity, { adminToken: options.adminToken, now, limiter: backend.limiter, limits });
   beforeBody = (req) => auth.beforeBody(req);
+  const step: Step = { options, logger, now, host, routes, backend, auth, background };
+  const { controlPlane, webhooks } = mountAccountServices(step);
+  const conversations = mountConversations(step, webhooks);
+  const voiceOver = createVoiceOver(logger);
+  const video = await mountVideoService(step, location, voiceOver);
+  mountOperatorRoutes(server, role, { auth, metrics, webhooks, video, logger });
+
+  let port: number;
+  try {
+    port = await server.listen(host, options.port ?? 8080);
+  } catch (err) {
+    await video.close();
+    await voiceOver?.close();
+    await backend.close();
+    throw err;
+  }
+  const renderPoll = background ? await startBackground(backend.cluster, webhooks, conversations, video) : null;
+  const scheme = options.tls ? 'https' : 'http';
+  const { database } = backend;
+  return {
+    port,
+    url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    database,
+    get db(): Db {
+      if (database.kind !== 'sqlite') throw new Error('the embedded server runs on PostgreSQL, not SQLite');
+      return database.db;
+    },
+    webhooks,
+    conversations,
+    controlPlane,
+    routes: () => server.routes(),
+    async close() {
+      if (renderPoll) clearInterval(renderPoll);
+      // Live streams first (chat conversations, config streams): they are not requests in flight,
+      // the server's close would wait out its grace for them; widgets reconnect, sidecars fall back to polling.
+      conversations.stop();
+      controlPlane.close();
+      await server.close();
+      await video.close();
+      await voiceOver?.close();
+      if (background) await webhooks.stop();
+      await backend.close();
+    },
+  };
+}
+
+/** What every step of the start shares once the database is open. */
+interface Step {
+  options: EmbeddedOptions;
+  logger: Logger;
+  now: () => number;
+  host: string;
+  /** Where the services' routes go (a server that never listens on a worker). */
+  routes: HttpServer;
+  backend: Backend;
+  auth: Authenticator;
+  background: boolean;
+}
+
+function refusePlainHttp(options: EmbeddedOptions, host: string): void {
+  if (!options.tls && !options.insecureHttp && !isLoopbackHost(host)) {
+    throw new Error(
+      `refusing plain HTTP on ${host}, which is not a loopback address: the control plane is HTTPS only. Give --tls-cert and --tls-key, or --insecure-http when a TLS-terminating proxy is in front`,
+    );
+  }
+}
+
+/** The control plane (with billing), identity and the webhook emitter: each needs something of another, given here as a function. */
+function mountAccountServices({ options, logger, now, host, routes, backend, auth, background }: Step): { controlPlane: ControlPlane; webhooks: Webhooks } {
+  const { stores, cluster } = backend;
+  const identity = stores.identity;
   const controlPlane = mountControlPlane(routes, {
     store: stores.controlPlane,
     auth,
@@ -183,13 +247,17 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     ...options.webhooks,
     ...(options.jobLeaseMs ? { dispatcher: { ...options.webhooks?.dispatcher, leaseMs: options.jobLeaseMs } } : {}),
   });
+  return { controlPlane, webhooks };
+}
 
-  const conversations = createConversations({
+function mountConversations({ options, logger, now, routes, backend, auth }: Step, webhooks: Webhooks): ConversationService {
+  const { stores, cluster } = backend;
+  return createConversations({
     store: stores.conversations,
     webhooks: webhooks.service,
     server: routes,
     auth,
-    getTenant: (id) => identity.getTenant(id),
+    getTenant: (id) => stores.identity.getTenant(id),
     // The conversation agent's own outbound calls keep the all-or-nothing flag: `up`'s loopback mode is about webhook receivers.
     allowPrivate: options.allowPrivateWebhooks === true,
     scheme: options.tls ? 'https' : 'http',
@@ -204,12 +272,17 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     logger,
     ...options.conversations,
   });
+}
 
+async function mountVideoService(
+  { options, logger, now, routes, backend, auth, background }: Step,
+  location: DatabaseLocation,
+  voiceOver: ReturnType<typeof createVoiceOver>,
+): Promise<VideoService> {
+  const { stores, cluster } = backend;
   const announceQueued = cluster ? () => void cluster.broadcast.send(VIDEO_QUEUED_CHANNEL, '').catch(() => {}) : undefined;
-  let video: VideoService;
-  const voiceOver = createVoiceOver(logger);
   try {
-    video = await mountVideo(routes, {
+    return await mountVideo(routes, {
       speak: voiceOver?.speak ?? null,
       store: stores.video,
       background,
@@ -224,7 +297,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
       urlSigningKey: process.env.SERVICE_URL_SIGNING_KEY,
       scheme: options.tls ? 'https' : 'http',
-      getTenant: (id) => identity.getTenant(id),
+      getTenant: (id) => stores.identity.getTenant(id),
       now,
       logger,
       ...(options.jobLeaseMs ? { leaseMs: options.jobLeaseMs } : {}),
@@ -236,6 +309,20 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     await backend.close();
     throw err;
   }
+}
+
+/** /health, /metrics, and (except on a worker) the widget script and the dashboard. */
+function mountOperatorRoutes(
+  server: HttpServer,
+  role: Role,
+  {
+    auth,
+    metrics,
+    webhooks,
+    video,
+    logger,
+  }: { auth: Authenticator; metrics: ReturnType<typeof serveMetrics>; webhooks: Webhooks; video: VideoService; logger: Logger },
+): void {
   // For load balancers and supervisors: answers while the process serves, touches no storage.
   server.get('/health', () => text(200, 'ok'), { headers: [] });
   metrics.attach({
@@ -253,61 +340,32 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     mountWidgetScript(server, { logger });
     mountDashboard(server, { logger });
   }
+}
 
-  let port: number;
-  try {
-    port = await server.listen(host, options.port ?? 8080);
-  } catch (err) {
-    await video.close();
-    await voiceOver?.close();
-    await backend.close();
-    throw err;
-  }
-  let renderPoll: NodeJS.Timeout | null = null;
-  if (background) {
-    await webhooks.start();
-    conversations.start();
-    // Videos queued by other processes on the database: told at once on PostgreSQL, and looked
-    // for now and then in any case (an API-only process on the same SQLite file, a missed message).
-    cluster?.broadcast.listen(
-      VIDEO_QUEUED_CHANNEL,
-      () => video.kick(),
-      () => video.kick(),
-    );
-    cluster?.broadcast.listen(
-      WEBHOOKS_DUE_CHANNEL,
-      () => webhooks.dispatcher.notify(),
-      () => webhooks.dispatcher.notify(),
-    );
-    renderPoll = setInterval(() => video.kick(), WORKER_RENDER_POLL_MS);
-    renderPoll.unref();
-  }
-  const scheme = options.tls ? 'https' : 'http';
-  return {
-    port,
-    url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    database,
-    get db(): Db {
-      if (database.kind !== 'sqlite') throw new Error('the embedded server runs on PostgreSQL, not SQLite');
-      return database.db;
-    },
-    webhooks,
-    conversations,
-    controlPlane,
-    routes: () => server.routes(),
-    async close() {
-      if (renderPoll) clearInterval(renderPoll);
-      // Live streams first (chat conversations, config streams): they are not requests in flight,
-      // the server's close would wait out its grace for them; widgets reconnect, sidecars fall back to polling.
-      conversations.stop();
-      controlPlane.close();
-      await server.close();
-      await video.close();
-      await voiceOver?.close();
-      if (background) await webhooks.stop();
-      await backend.close();
-    },
-  };
+/** The background role's loops: the webhook outbox, conversation sweeps, and looking for queued videos. */
+async function startBackground(
+  cluster: Backend['cluster'],
+  webhooks: Webhooks,
+  conversations: ConversationService,
+  video: VideoService,
+): Promise<NodeJS.Timeout> {
+  await webhooks.start();
+  conversations.start();
+  // Videos queued by other processes on the database: told at once on PostgreSQL, and looked
+  // for now and then in any case (an API-only process on the same SQLite file, a missed message).
+  cluster?.broadcast.listen(
+    VIDEO_QUEUED_CHANNEL,
+    () => video.kick(),
+    () => video.kick(),
+  );
+  cluster?.broadcast.listen(
+    WEBHOOKS_DUE_CHANNEL,
+    () => webhooks.dispatcher.notify(),
+    () => webhooks.dispatcher.notify(),
+  );
+  const renderPoll = setInterval(() => video.kick(), WORKER_RENDER_POLL_MS);
+  renderPoll.unref();
+  return renderPoll;
 }
 
 function locationOf(options: EmbeddedOptions): DatabaseLocation {
