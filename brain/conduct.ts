@@ -487,9 +487,6 @@ export function pushLook(out: Intent[], a: AgentState, heading: number, time: nu
   if (time < a.faceUntil) out.push({ kind: 'Face', yaw_deg: cm(a.faceYaw) });
 }
 
-/** Every emote a character makes on its own: greetings, a stretch, a nod, a shrug, a callout. */
-export const AMBIENT_EMOTES = ['wave', 'stretch', 'nod', 'shrug'] as const;
-
 /**
  * The ambient emote due now, or null: a greeting to someone friendly in sight, an answer to a
  * line just heard, else a stretch or a shrug; each drawn per occasion.

@@ -1,5 +1,5 @@
 import { isObj, type Obj } from './json.js';
-import type { Problem } from './types.js';
+import type { Problem } from './problem.js';
 
 /**
  * Game flags: typed live settings of the game itself (double XP, zombie density, trader

@@ -1,5 +1,5 @@
 import type { Memory } from './state.js';
-import { TARGET_KINDS } from './types.js';
+import { TARGET_KINDS } from './tick-schema.js';
 
 /**
  * The numeric layout of one agent's memory: every number of its four rings in one

@@ -2,8 +2,6 @@ import { INITIAL_NUMS, NUM_FIELDS, type NumField } from './agent-fields.js';
 import type { Goal, Mode } from './modes.js';
 import type { Role, Traits } from './types.js';
 
-export { MEMORY_CAPS } from './memory-block.js';
-
 /** Per-agent state. Its persisted form is in state-schema.ts, its numeric fields in agent-fields.ts. */
 
 export interface ContactMemory {

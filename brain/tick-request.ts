@@ -225,9 +225,6 @@ function compile(fields: Fields): { check: ObjectCheck; source: string } {
 
 const compiled = compile(TICK_REQUEST_FIELDS);
 
-/** The generated validator's source, for reading and for tests. */
-export const TICK_VALIDATOR_SOURCE = compiled.source;
-
 /** Validates a decoded /tick body; every problem carries the dotted path of its field. */
 export function parseTickRequest(input: unknown): TickParse {
   const p = new Problems();

@@ -99,8 +99,6 @@ export type Intent =
   | { kind: 'Idle'; reason: string }
   | { kind: 'Logoff' };
 
-export type IntentKind = Intent['kind'];
-
 export interface TickResponse {
   agent: number;
   posture: Posture;
@@ -180,11 +178,7 @@ export interface ConfigBundle {
   flags?: Flags;
 }
 
-/** A problem found in input, located by a dotted path such as `flavor.themes[2].weight`. */
-export interface Problem {
-  path: string;
-  message: string;
-}
+export type { Problem } from './problem.js';
 
 /** One row of the roster read model. */
 export interface Survivor {

@@ -1,7 +1,7 @@
 import { html } from '../html.js';
 import { call } from '../api.js';
 import { useLoad } from '../ui.js';
-import type { ServerSummary } from './servers.js';
+import type { SidecarConnection } from './connection.js';
 
 /**
  * What the "LLM dialogue" switch can do on this server, from where its sidecar's lines come
@@ -9,7 +9,7 @@ import type { ServerSummary } from './servers.js';
  * characters do not keep, so the line says so and how to give them a voice.
  */
 export function DialogueStatus({ serverId, on }: { serverId: string; on: boolean }) {
-  const s = useLoad(() => call<ServerSummary>('GET', `/v1/servers/${serverId}`), [serverId]);
+  const s = useLoad(() => call<{ connection: SidecarConnection }>('GET', `/v1/servers/${serverId}`), [serverId]);
   const d = s.data?.connection.dialogue ?? null;
   const source = s.data ? (d?.source ?? 'unknown') : 'loading';
   let text: string;

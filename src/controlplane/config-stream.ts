@@ -5,8 +5,10 @@ import { failRaw, type HttpServer, type Method, type RawControl, type RawState, 
 import { guardTask } from '../http/guard.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../signing/request.js';
 import type { Logger } from '../log.js';
-import type { ControlPlaneContext } from './context.js';
-import type { Head } from './heads.js';
+import type { SidecarPulls } from './connections.js';
+import type { Head, HeadCache } from './heads.js';
+import type { ServerKeyAuth } from './server-key-auth.js';
+import type { ControlPlaneStore } from './store.js';
 import type { KeyOwner, ServerId } from './types.js';
 
 /**
@@ -255,7 +257,16 @@ function signedRequest(req: UwsRequest): Request {
  * A raw route: an open stream keeps only its uWS response and a few fields, and it is not
  * counted in flight (a server closing ends the streams instead of waiting for them).
  */
-export function mountConfigStream(server: HttpServer, ctx: ControlPlaneContext, streams: ConfigStreams): void {
+/** What the stream route needs of the control plane's context (named by its parts: the context itself holds the streams). */
+interface StreamContext {
+  heads: HeadCache;
+  keyAuth: ServerKeyAuth;
+  store: ControlPlaneStore;
+  pulls: SidecarPulls;
+  now: () => number;
+}
+
+export function mountConfigStream(server: HttpServer, ctx: StreamContext, streams: ConfigStreams): void {
   ctx.heads.onHead((head) => streams.announce(head));
   server.raw('GET', SITE.path, (res: UwsResponse, req: UwsRequest, control: RawControl, peer: Peer) => {
     const state: RawState = { aborted: false, peer };

@@ -60,10 +60,6 @@ export class HttpError extends Error {
   }
 }
 
-export function httpError(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string> }): HttpError {
-  return new HttpError(code, message, options);
-}
-
 export function validationFailed(details: ErrorDetail[], message = 'The request failed validation.'): HttpError {
   return new HttpError('validation_failed', message, { details });
 }

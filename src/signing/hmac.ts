@@ -1,9 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-
-/** Lowercase hex SHA-256 of a body (the empty string for no body). */
-export function sha256Hex(body: string | Uint8Array): string {
-  return createHash('sha256').update(body).digest('hex');
-}
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Lowercase hex HMAC-SHA256. */
 export function hmacHex(key: string | Uint8Array, message: string | Uint8Array): string {

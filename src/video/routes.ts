@@ -3,59 +3,18 @@ import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
 import type { Handler } from '../http/server.js';
-import type { Authenticator } from '../identity/auth.js';
-import type { TenantId, TenantRecord } from '../identity/types.js';
 import { newToken } from '../identity/tokens.js';
-import type { Logger } from '../log.js';
-import type { CallbackFor, VideoStore } from './store.js';
-import type { AssetStorage } from './storage.js';
-import type { UploadLimits } from './uploads.js';
-import type { PrivateUrls, Resolve } from '../net/ssrf.js';
-import type { ByteBudget } from './budget.js';
 import { propertyView } from './views.js';
-import type { AssetUrlSigner } from './signed-urls.js';
 import { mountAssetRoutes } from './asset-routes.js';
 import { decodeCursor, encodeCursor, tenantRoute, videoRouteKit, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import { mountPhotoRoutes } from './photo-routes.js';
 import { mountVideoJobRoutes } from './video-routes.js';
 import { mountBrandingRoutes } from './branding-routes.js';
 import { mountAudioRoutes } from './audio-routes.js';
-import type { PropertyId, PropertyInput, VideoId } from './types.js';
+import type { PropertyId, PropertyInput } from './types.js';
+import type { VideoRoutesOptions } from './routes-options.js';
 
-export interface VideoRoutesOptions {
-  store: VideoStore;
-  auth: Authenticator;
-  dataDir: string;
-  /** Where photos and rendered assets are stored. */
-  storage: AssetStorage;
-  uploads: UploadLimits;
-  /** Bytes of JSON photo uploads held in memory at once, across all requests. */
-  jsonBudget: ByteBudget;
-  /** Most photos one property may have. */
-  maxPhotosPerProperty: number;
-  allowPrivateCallbacks: PrivateUrls;
-  /** DNS for the SSRF guard on callback URLs; default the system resolver. */
-  resolve?: Resolve | undefined;
-  logger: Logger;
-  /** Told when a video is queued, so rendering starts at once. */
-  onQueued: () => void;
-  /** Signs and checks the expiring asset URLs. */
-  signer: AssetUrlSigner;
-  /** The origin signed URLs start with (SERVICE_PUBLIC_URL); default the request's scheme and Host. */
-  publicUrl?: string | undefined;
-  scheme: 'http' | 'https';
-  /** A signed URL carries no credential: its asset's tenant is looked up to check it is active and on the plan. */
-  getTenant: (id: TenantId) => Promise<TenantRecord | null>;
-  now: () => number;
-  /** Whether a voice-over can be read (the TTS add-on runs); false refuses `voiceover: true` with the reason. */
-  voiceAvailable: boolean;
-  /** ffprobe, to check uploaded audio; null refuses audio uploads with the reason. */
-  ffprobe: string | null;
-  /** The callback enqueued when a video is cancelled. */
-  callbackFor: CallbackFor;
-  /** Told when a video was cancelled, so a render of it stops at once. */
-  onCancelled: (id: VideoId) => void;
-}
+export type { VideoRoutesOptions } from './routes-options.js';
 
 /**
  * The property-video API (spec 000 and what lies beyond it), by resource: properties, photos,

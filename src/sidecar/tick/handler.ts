@@ -14,9 +14,6 @@ import { exactTick, tickEncoding, withoutBom } from './tick-exact.js';
 import { appendTickJson, readTickJson, writeTickJson } from './tick-json.js';
 import { readTickMsgpack, writeTickMsgpack } from './tick-msgpack.js';
 
-/** The only request headers /tick reads (for a /tick mounted on the generic router). */
-export const TICK_HEADERS = ['content-type', 'content-length', 'authorization', TOKEN_HEADER] as const;
-
 /** Default body limit of /tick: a full snapshot at every list cap fits well below it. */
 export const TICK_MAX_BODY = 64 * 1024;
 /** Upper edges of the /ticks batch-size classes: powers of two up to the batch cap (1,024 ticks). */
