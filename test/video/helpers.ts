@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,3 +81,35 @@ export function ffprobe(file: string): { codec: string; width: number; height: n
 
 /** API-key limits high enough for waitForVideo's polling through a whole render (the default allows 100 a minute). */
 export const POLLING_LIMITS = { apiKey: { limit: 100_000, windowMs: 60_000 }, tenantApiKeys: { limit: 100_000, windowMs: 60_000 } };
+
+/** Waits until a video is no longer queued or rendering; its record. */
+export async function waitDone(s: TestServer, key: string, id: number): Promise<any> {
+  for (;;) {
+    const r = await s.call('GET', `/v1/videos/${id}`, { token: key });
+    if (!['queued', 'rendering'].includes(r.body.status)) return r.body;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+/** Uploads n small JPEG photos (20 a request), with room tags where given; their ids in order. */
+export async function addPhotos(s: TestServer, key: string, pid: number, n: number, rooms: (string | null)[] = []): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < n; i += 20) {
+    const photos = Array.from({ length: Math.min(20, n - i) }, (_, j) => ({
+      filename: `p${i + j}.jpg`,
+      data_base64: testImage('jpg', '320x240').toString('base64'),
+      ...(rooms[i + j] !== undefined ? { room: rooms[i + j] } : {}),
+    }));
+    const r = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    ids.push(...r.body.data.map((p: any) => p.id));
+  }
+  return ids;
+}
+
+/** An asset's bytes, read with the API key. */
+export async function assetBytes(s: TestServer, key: string, assetId: number): Promise<Buffer> {
+  const res = await fetch(`${s.url}/v1/assets/${assetId}/file`, { headers: { authorization: `Bearer ${key}` } });
+  assert.equal(res.status, 200);
+  return Buffer.from(await res.arrayBuffer());
+}

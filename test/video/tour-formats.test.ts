@@ -3,31 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { apiKey, createProperty, POLLING_LIMITS, startVideoServer, testImage } from './helpers.js';
-import type { TestServer } from '../helpers/embedded.js';
-
-async function waitDone(s: TestServer, key: string, id: number): Promise<any> {
-  for (;;) {
-    const r = await s.call('GET', `/v1/videos/${id}`, { token: key });
-    if (!['queued', 'rendering'].includes(r.body.status)) return r.body;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
-
-async function addPhotos(s: TestServer, key: string, pid: number, n: number, rooms: (string | null)[] = []): Promise<number[]> {
-  const ids: number[] = [];
-  for (let i = 0; i < n; i += 20) {
-    const photos = Array.from({ length: Math.min(20, n - i) }, (_, j) => ({
-      filename: `p${i + j}.jpg`,
-      data_base64: testImage('jpg', '320x240').toString('base64'),
-      ...(rooms[i + j] !== undefined ? { room: rooms[i + j] } : {}),
-    }));
-    const r = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos } });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    ids.push(...r.body.data.map((p: any) => p.id));
-  }
-  return ids;
-}
+import { apiKey, createProperty, POLLING_LIMITS, startVideoServer, waitDone, addPhotos } from './helpers.js';
 
 test('formats at once: one 202 listing a video per format (one batch), each rendered at its size with its poster and callback', async () => {
   const s = await startVideoServer({ limits: POLLING_LIMITS });

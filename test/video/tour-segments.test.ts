@@ -6,40 +6,10 @@ import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit } from '../../src/video/ffmpe
 import { photosPerSegment } from '../../src/video/render.js';
 import { segmentParts } from '../../src/video/tour.js';
 import { VIDEO_LIMITS } from '../../src/video/limits.js';
-import { apiKey, createProperty, ffprobe, POLLING_LIMITS, startVideoServer, testImage } from './helpers.js';
-import type { TestServer } from '../helpers/embedded.js';
+import { apiKey, createProperty, ffprobe, POLLING_LIMITS, startVideoServer, waitDone, addPhotos, assetBytes } from './helpers.js';
 
 /** Short parts, so a 100-photo tour is quick to encode; every frame is still 1080p, so memory behaves as in a real tour. */
 const FAST = { titleS: 0.5, photoS: 0.6, fadeS: 0.2, fps: 10 };
-
-async function waitDone(s: TestServer, key: string, id: number): Promise<any> {
-  for (;;) {
-    const r = await s.call('GET', `/v1/videos/${id}`, { token: key });
-    if (!['queued', 'rendering'].includes(r.body.status)) return r.body;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
-
-async function addPhotos(s: TestServer, key: string, pid: number, n: number, rooms: (string | null)[] = []): Promise<number[]> {
-  const ids: number[] = [];
-  for (let i = 0; i < n; i += 20) {
-    const photos = Array.from({ length: Math.min(20, n - i) }, (_, j) => ({
-      filename: `p${i + j}.jpg`,
-      data_base64: testImage('jpg', '320x240').toString('base64'),
-      ...(rooms[i + j] !== undefined ? { room: rooms[i + j] } : {}),
-    }));
-    const r = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos } });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    ids.push(...r.body.data.map((p: any) => p.id));
-  }
-  return ids;
-}
-
-async function file(s: TestServer, key: string, assetId: number): Promise<Buffer> {
-  const res = await fetch(`${s.url}/v1/assets/${assetId}/file`, { headers: { authorization: `Bearer ${key}` } });
-  assert.equal(res.status, 200);
-  return Buffer.from(await res.arrayBuffer());
-}
 
 test('segments: a long tour is cut in the middle of photos, each segment at most the photos that fit, sized to the limit and the formats', () => {
   const parts = segmentParts(7, 3, { titleS: 1, photoS: 3, fadeS: 0.5, fps: 25 });
@@ -72,7 +42,7 @@ test(
       const done = await waitDone(s, key, v.body.id);
       assert.equal(done.status, 'completed', done.error);
       const out = join(s.dir, 'v.mp4');
-      execFileSync('sh', ['-c', `cat > ${out}`], { input: await file(s, key, done.video_asset_id) });
+      execFileSync('sh', ['-c', `cat > ${out}`], { input: await assetBytes(s, key, done.video_asset_id) });
       const probe = ffprobe(out);
       assert.deepEqual([probe.width, probe.height], [1920, 1080]);
       // 0.5 s title + 100 x (0.6 - 0.2) s.

@@ -1,23 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VIDEO_LIMITS } from '../../src/video/limits.js';
-import { apiKey, createProperty, startVideoServer, testImage } from './helpers.js';
-import type { TestServer } from '../helpers/embedded.js';
-
-async function addPhotos(s: TestServer, key: string, pid: number, n: number, rooms: (string | null)[] = []): Promise<number[]> {
-  const ids: number[] = [];
-  for (let i = 0; i < n; i += 20) {
-    const photos = Array.from({ length: Math.min(20, n - i) }, (_, j) => ({
-      filename: `p${i + j}.jpg`,
-      data_base64: testImage('jpg', '320x240').toString('base64'),
-      ...(rooms[i + j] !== undefined ? { room: rooms[i + j] } : {}),
-    }));
-    const r = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos } });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    ids.push(...r.body.data.map((p: any) => p.id));
-  }
-  return ids;
-}
+import { apiKey, createProperty, startVideoServer, addPhotos } from './helpers.js';
 
 test('POST /v1/videos validates every new field with a 422 and creates nothing', async () => {
   const s = await startVideoServer();
