@@ -20,6 +20,9 @@ export const DEFAULT_CONNECTION_CAPS: Readonly<ConnectionCaps> = { perAddress: D
 /** A client address as a map key: an IPv4 address (plain or IPv4-mapped) as its 32-bit number, an IPv6 one as hex. */
 export type Peer = number | string;
 
+/** The Peer of a request admitted while too few are open for any address to reach its cap: counted in all only. */
+export const UNCOUNTED: Peer = -1;
+
 /**
  * Counts the connections that hold a request open (headers read, answer not finished), per
  * client address and in all, and refuses one past either cap before anything of its body is
@@ -30,23 +33,43 @@ export type Peer = number | string;
 export class ConnectionCounter {
   private readonly byPeer = new Map<Peer, number>();
   private open = 0;
+  /** Open requests admitted without reading their address (see threshold). */
+  private uncounted = 0;
+  /**
+   * Below this many open requests none is counted by address: reading a request's address off
+   * uWS (a native call and an ArrayBuffer) cost a twentieth of a tick. No address can reach the
+   * cap below it; above it, an address is refused once its counted requests and every
+   * uncounted one still open together reach the cap, so no address ever holds more than the cap.
+   */
+  private readonly threshold: number;
 
   constructor(private readonly caps: Readonly<ConnectionCaps> = DEFAULT_CONNECTION_CAPS) {
     checkCaps(caps);
+    this.threshold = Math.floor(caps.perAddress / 2);
   }
 
   /** Counts a request in; throws the refusal (429 over the address's cap, 503 over the total) having counted nothing. */
   admit(res: UwsResponse): Peer {
     if (this.open >= this.caps.total) throw overTotal(this.caps.total);
+    if (this.open < this.threshold) {
+      this.open++;
+      this.uncounted++;
+      return UNCOUNTED;
+    }
     const peer = peerOf(res.getRemoteAddress());
     const held = this.byPeer.get(peer) ?? 0;
-    if (held >= this.caps.perAddress) throw overAddress(this.caps.perAddress);
+    if (held + this.uncounted >= this.caps.perAddress) throw overAddress(this.caps.perAddress);
     this.byPeer.set(peer, held + 1);
     this.open++;
     return peer;
   }
 
   release(peer: Peer): void {
+    if (peer === UNCOUNTED) {
+      this.open--;
+      this.uncounted--;
+      return;
+    }
     const held = this.byPeer.get(peer);
     if (held === undefined) return;
     if (held <= 1) this.byPeer.delete(peer);
