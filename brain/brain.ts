@@ -1,7 +1,8 @@
 import { AgentStore, DEFAULT_MAX_AGENTS, DEFAULT_STALE_AFTER_S } from './agents.js';
 import { TickCtx, type Switches } from './behaviours/context.js';
-import { decide, overlay } from './behaviours/dispatch.js';
+import { decide, explanation, overlay, overlayExplained } from './behaviours/dispatch.js';
 import { tableFor, type Table } from './behaviours/table.js';
+import { WhyRecorder } from './behaviours/why.js';
 import { policyOn } from './bundle.js';
 import { Counters } from './counters.js';
 import { mood, updateEmotions } from './emotions.js';
@@ -97,6 +98,8 @@ export class Brain {
   private readonly p: Perception;
   /** The decision table for the bundle's policies. */
   private table: Table;
+  /** Made on the first explained tick and reused: a brain never asked to explain has none. */
+  private why: WhyRecorder | null = null;
 
   constructor(bundle: ConfigBundle, options: BrainOptions = {}) {
     for (const key of Object.keys(options)) {
@@ -133,7 +136,11 @@ export class Brain {
     return this.agents.size;
   }
 
-  tick(request: TickRequest): TickResponse {
+  /**
+   * One decision. `explain`: the reply also carries `why` (mode, goal, the options scored, the
+   * deciding rule), recorded as the decision is made; the decision itself is the same either way.
+   */
+  tick(request: TickRequest, explain = false): TickResponse {
     const s = request.snapshot;
     const prof = request.profile ?? NO_PROFILE;
     const sw = this.sw;
@@ -210,10 +217,15 @@ export class Brain {
     c.away = false;
     c.heard = false;
     c.adopted = adopted;
+    const why = explain ? (this.why ??= new WhyRecorder()) : null;
+    if (why !== null) why.begin();
+    c.why = why;
     const out: Intent[] = [];
     const table = this.table;
-    decide(c, out, table.decideIds);
-    overlay(c, out, table.overlayIds);
+    const decided = decide(c, out, table.decideIds);
+    let rule = '';
+    if (why === null) overlay(c, out, table.overlayIds);
+    else rule = overlayExplained(c, out, table.overlayIds, decided);
     const mode = c.mode;
     const wasMode = c.wasMode;
 
@@ -231,7 +243,8 @@ export class Brain {
     a.x = pos.x;
     a.y = pos.y;
     a.z = pos.z;
-    return { agent: id, posture: c.posture, intents: out };
+    if (why === null) return { agent: id, posture: c.posture, intents: out };
+    return { agent: id, posture: c.posture, intents: out, why: explanation(c, why, rule) };
   }
 
   /**

@@ -3,6 +3,7 @@ import { rand, randRange } from './prng.js';
 import type { Goal } from './modes.js';
 import { VISITED_CAP, type AgentState } from './state.js';
 import type { GameFraming, Intent, PointOfInterest, Snapshot, Speed, Vec3 } from './types.js';
+import type { WhyRecorder } from './behaviours/why.js';
 
 /**
  * Global goals: when nothing is hostile, needs (thirst, hunger, health) and traits choose what
@@ -82,9 +83,10 @@ export function urgent(a: AgentState, s: Snapshot): boolean {
  * Chooses the goal when it is due; returns true when the goal kind changed (the `plan`
  * counter). Scores are utilities: needs, then traits (curious characters loot and roam,
  * careful ones guard, tired ones do less), a little noise from the agent's stream, and a
- * bonus for the current goal so characters do not dither.
+ * bonus for the current goal so characters do not dither. `why`, on an explained tick, is given
+ * every goal's score as it was compared (noise and bonus included).
  */
-export function plan(a: AgentState, s: Snapshot, time: number, f: Framing, knowledge: boolean, tired: number): boolean {
+export function plan(a: AgentState, s: Snapshot, time: number, f: Framing, knowledge: boolean, tired: number, why: WhyRecorder | null = null): boolean {
   if (a.goal !== 'none' && time - a.goalT < REPLAN_S) return false;
   const st = s.self_state;
   const t = a.traits;
@@ -101,6 +103,7 @@ export function plan(a: AgentState, s: Snapshot, time: number, f: Framing, knowl
   for (let i = 0; i < CHOICES.length; i++) {
     const g = CHOICES[i]!;
     const v = sc[i]! + 0.25 * rand(a) + (g === a.goal ? 0.15 : 0);
+    if (why !== null) why.weigh(g, v);
     if (v > bestScore) {
       bestScore = v;
       best = g;

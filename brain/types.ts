@@ -103,6 +103,27 @@ export interface TickResponse {
   agent: number;
   posture: Posture;
   intents: Intent[];
+  /** Only when the tick asked for it (Brain.tick's `explain`): why the character did this. */
+  why?: Why;
+}
+
+/** One option the brain's utility scoring weighed this tick, with its score (higher wins). */
+export interface WhyOption {
+  name: string;
+  score: number;
+}
+
+/**
+ * Why a character did what it did on one tick, as the brain decided it (nothing recomputed):
+ * its mode and goal after the decision, the top three options its scoring weighed this tick
+ * (best first; empty when the deciding rule scored nothing), and the rule that decided: the
+ * name of the table's behaviour, then ` + ` and the name of each overlay that added an intent.
+ */
+export interface Why {
+  mode: string;
+  goal: string;
+  options: WhyOption[];
+  rule: string;
 }
 
 // ---- configuration bundle ----

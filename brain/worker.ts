@@ -12,7 +12,11 @@ export interface WorkerTelemetry {
   agents: number;
 }
 
-export type WorkerTask = { type: 'bundle'; bundle: ConfigBundle; maxAgents?: number } | { type: 'tick'; requests: TickRequest[] } | { type: 'drain' };
+export type WorkerTask =
+  | { type: 'bundle'; bundle: ConfigBundle; maxAgents?: number }
+  /** `explain`: indices (ascending) of the requests whose reply carries `why`. */
+  | { type: 'tick'; requests: TickRequest[]; explain?: number[] }
+  | { type: 'drain' };
 
 export type WorkerReply =
   | { type: 'bundle'; version: number }
@@ -40,9 +44,13 @@ export default function run(task: WorkerTask): WorkerReply {
       if (!b) return { type: 'no_bundle' };
       const responses: (TickResponse | null)[] = new Array(task.requests.length);
       const failures: { index: number; message: string }[] = [];
+      const explain = task.explain;
+      let next = 0;
       for (let i = 0; i < task.requests.length; i++) {
+        const explained = explain !== undefined && explain[next] === i;
+        if (explained) next++;
         try {
-          responses[i] = b.tick(task.requests[i]!);
+          responses[i] = b.tick(task.requests[i]!, explained);
         } catch (err) {
           responses[i] = null;
           failures.push({ index: i, message: err instanceof Error ? err.message : String(err) });

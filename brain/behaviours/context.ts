@@ -5,6 +5,7 @@ import { newPerception, type Perception } from '../reactive/perception.js';
 import type { Squad, Squads } from '../squads.js';
 import type { AgentState } from '../state.js';
 import type { Intent, Posture, Profile, SelfState, Snapshot, Speed } from '../types.js';
+import type { WhyRecorder } from './why.js';
 
 /** Policy keys read once per bundle so the tick tests booleans, not object lookups. */
 export interface Switches {
@@ -55,6 +56,8 @@ export class TickCtx {
   heard = false;
   /** Whether the character took up a squadmate's callout this tick (a contact new to it). */
   adopted = false;
+  /** The explanation being recorded when the tick asked for one, else null: the few places that score test this and nothing else. */
+  why: WhyRecorder | null = null;
 
   constructor(squads: Squads, counters: Counters, sw: Switches) {
     this.squads = squads;

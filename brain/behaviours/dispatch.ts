@@ -1,5 +1,6 @@
-import type { Intent } from '../types.js';
+import type { Intent, Why } from '../types.js';
 import type { TickCtx } from './context.js';
+import type { WhyRecorder } from './why.js';
 import { away, goAway } from './away.js';
 import { dead } from './dead.js';
 import { engage, engageReactive } from './engage.js';
@@ -21,6 +22,7 @@ import {
   regroupPlain,
 } from './squad.js';
 import { windDown } from './wind-down.js';
+import { BEHAVIOURS, OVERLAYS } from './table.js';
 
 /**
  * The table's dispatch: BEHAVIOURS[k] and OVERLAYS[k] by their index k, each case calling its
@@ -235,4 +237,28 @@ export function overlay(c: TickCtx, out: Intent[], ids: Uint8Array): void {
         break;
     }
   }
+}
+
+/** One overlay index each, so the overlays of an explained tick run one at a time through overlay() above. */
+const SINGLE = OVERLAYS.map((_, k) => Uint8Array.of(k));
+
+/**
+ * overlay() for a tick that asked for its explanation: the same cases, one overlay at a time, so
+ * each one that adds an intent is named in the rule after the deciding behaviour (`decided`, as
+ * decide() returned it). A tick that does not ask never comes here.
+ */
+export function overlayExplained(c: TickCtx, out: Intent[], ids: Uint8Array, decided: number): string {
+  let rule = decided < 0 ? 'none' : BEHAVIOURS[decided]!.name;
+  for (let i = 0; i < ids.length; i++) {
+    const k = ids[i]!;
+    const before = out.length;
+    overlay(c, out, SINGLE[k]!);
+    if (out.length > before) rule += ` + ${OVERLAYS[k]!.name}`;
+  }
+  return rule;
+}
+
+/** The explanation of a decided tick: mode and goal as the decision left them, the options it weighed, the rule. */
+export function explanation(c: TickCtx, why: WhyRecorder, rule: string): Why {
+  return { mode: c.mode, goal: c.a.goal, options: why.top(), rule };
 }

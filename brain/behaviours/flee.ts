@@ -12,7 +12,7 @@ import type { Behaviour, TickCtx } from './context.js';
 function wantsToFlee(c: TickCtx): boolean {
   const { a, p, prof, sq } = c;
   const coward = prof.coward === true || cowardly(a);
-  let flee = !p.armed || coward || fleeMargin(a, p, c.st.health, c.sw.emotions, c.sw.human) > 0;
+  let flee = !p.armed || coward || fleeMargin(a, p, c.st.health, c.sw.emotions, c.sw.human, c.why) > 0;
   if (flee && p.armed && prof.coward !== true && sq !== null && sq.members.size > 1) {
     if (c.squads.fleeingOthers(sq, a, c.time) >= Math.max(1, Math.floor(sq.members.size / 2))) {
       flee = false;

@@ -13,7 +13,7 @@ function pursue(human: boolean): Behaviour {
     act(c, out) {
       const { a, s, time } = c;
       if (a.goal === 'regroup') a.goalT = -1e9;
-      if (plan(a, s, time, c.sw.framing, c.sw.knowledge, human ? a.fatigue : 0)) {
+      if (plan(a, s, time, c.sw.framing, c.sw.knowledge, human ? a.fatigue : 0, c.why)) {
         c.counters.bump('plan');
         remember(a, EV.plan, time, 0);
       }

@@ -35,6 +35,8 @@ export class TickBatch {
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
   private readonly encodings: Encoding[] = [];
+  /** Whether tick k asked for its explanation (`?explain=1`). */
+  private readonly explains: boolean[] = [];
   /** When the first tick of this batch arrived: every tick's latency is counted from it. */
   private began = 0;
   private readonly requests: (TickRequest | null)[] = [];
@@ -57,25 +59,26 @@ export class TickBatch {
     return batch;
   }
 
-  /** Queues a tick whose body is only valid during the caller's callback: it is copied. */
-  add(res: UwsResponse, state: RawState, control: RawControl, body: ArrayBuffer, encoding: Encoding): void {
+  /** Queues a tick whose body is only valid during the caller's callback: it is copied. `explain`: its reply carries `why`. */
+  add(res: UwsResponse, state: RawState, control: RawControl, body: ArrayBuffer, encoding: Encoding, explain = false): void {
     const length = body.byteLength;
     if (this.used + length > BATCH_BYTES) {
-      this.addWhole(res, state, control, Buffer.from(new Uint8Array(body)), encoding);
+      this.addWhole(res, state, control, Buffer.from(new Uint8Array(body)), encoding, explain);
       return;
     }
     this.arena.set(new Uint8Array(body), this.used);
-    this.queue(res, state, control, this.arena, this.used, this.used + length, encoding);
+    this.queue(res, state, control, this.arena, this.used, this.used + length, encoding, explain);
     this.used += length;
   }
 
   /** Queues a tick whose body the batch may keep as it is. */
-  addWhole(res: UwsResponse, state: RawState, control: RawControl, body: Buffer, encoding: Encoding): void {
-    this.queue(res, state, control, body, 0, body.length, encoding);
+  addWhole(res: UwsResponse, state: RawState, control: RawControl, body: Buffer, encoding: Encoding, explain = false): void {
+    this.queue(res, state, control, body, 0, body.length, encoding, explain);
   }
 
-  private queue(res: UwsResponse, state: RawState, control: RawControl, body: Buffer, start: number, end: number, encoding: Encoding): void {
+  private queue(res: UwsResponse, state: RawState, control: RawControl, body: Buffer, start: number, end: number, encoding: Encoding, explain: boolean): void {
     const k = this.count++;
+    this.explains[k] = explain;
     this.responses[k] = res;
     this.states[k] = state;
     this.controls[k] = control;
@@ -96,7 +99,7 @@ export class TickBatch {
     this.decisions[k] = null;
     if (request === null) return;
     try {
-      this.decisions[k] = this.ticks.evaluate(request) as TickResponse;
+      this.decisions[k] = this.ticks.evaluate(request, this.explains[k]) as TickResponse;
     } catch (err) {
       this.errors[k] = err;
     }
@@ -231,9 +234,9 @@ export class TickBatch {
    * /tick in turn (ticks queued before it are answered first, in arrival order; then its own
    * go through the same phases), each reply or failure written in place into one body. The
    * body is a view that the next group overwrites: the caller sends it before returning to
-   * the event loop.
+   * the event loop. `explain`: every reply carries `why`.
    */
-  answerGroup(items: readonly BatchItem[], encoding: Encoding, logger: Logger): Uint8Array {
+  answerGroup(items: readonly BatchItem[], encoding: Encoding, logger: Logger, explain = false): Uint8Array {
     if (this.scheduled) this.flush();
     const ticks = this.ticks;
     const started = ticks.clock();
@@ -243,6 +246,7 @@ export class TickBatch {
       this.requests[k] = item instanceof TickFailure ? null : item;
       this.errors[k] = null;
       this.encodings[k] = encoding;
+      this.explains[k] = explain;
     }
     const group: Group = { items, logger, ok: 0 };
     groupBody.begin(encoding, count);

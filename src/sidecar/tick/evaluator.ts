@@ -21,9 +21,10 @@ export interface Evaluator {
   /**
    * Inline evaluation answers synchronously, which spares the handler a promise per tick.
    * `wantPersona`: the dialogue tier may read this agent's persona after the tick (workers
-   * then send it back with the reply; inline ignores it).
+   * then send it back with the reply; inline ignores it). `explain`: the response carries `why`
+   * (Brain.tick's `explain`).
    */
-  tick(request: TickRequest, wantPersona?: boolean): TickResponse | Promise<TickResponse>;
+  tick(request: TickRequest, wantPersona?: boolean, explain?: boolean): TickResponse | Promise<TickResponse>;
   /** The agent's persona for the dialogue tier: from the Brain inline, else the last one a worker sent. */
   persona(agent: number, time: number): DialoguePersona | null;
   /**
@@ -62,8 +63,8 @@ export class InlineEvaluator implements Evaluator {
     this.brain = new Brain(bundle, options.maxAgents === undefined ? {} : { maxAgents: options.maxAgents });
   }
 
-  tick(request: TickRequest): TickResponse {
-    return this.brain.tick(request);
+  tick(request: TickRequest, _wantPersona = false, explain = false): TickResponse {
+    return this.brain.tick(request, explain);
   }
 
   persona(agent: number, time: number): DialoguePersona | null {

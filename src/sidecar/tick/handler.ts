@@ -8,6 +8,7 @@ import type { Request } from '../../http/server.js';
 import { TOKEN_HEADER, type BearerGate } from '../auth.js';
 import type { DialogueWiring } from '../dialogue.js';
 import type { Evaluator } from './evaluator.js';
+import { explainOf } from './explain.js';
 import { LatencyHistogram } from './histogram.js';
 import { readTicks, TickFailure, type BatchItem } from './tick-array.js';
 import { exactTick, tickEncoding, withoutBom } from './tick-exact.js';
@@ -94,11 +95,16 @@ export class TickHandler {
 
   /** The route handler for the generic router and the node:http baseline. */
   readonly handle = (req: Request): Reply | Promise<Reply> =>
-    this.run(req.body, req.headers['content-type'], {
-      authorization: req.headers.authorization ?? '',
-      headerToken: req.headers[TOKEN_HEADER] ?? '',
-      query: req.query,
-    });
+    this.run(
+      req.body,
+      req.headers['content-type'],
+      {
+        authorization: req.headers.authorization ?? '',
+        headerToken: req.headers[TOKEN_HEADER] ?? '',
+        query: req.query,
+      },
+      explainOf(req.query),
+    );
 
   /** Counts a /ticks batch of `n` ticks by its power-of-two size class: a few integer operations per batch. */
   countBatch(n: number): void {
@@ -131,13 +137,13 @@ export class TickHandler {
    * One tick from its body and the two headers it reads: accept() then answer(). 4xx problems
    * throw an HttpError synchronously; a brain failure throws (inline) or rejects (workers) a
    * plain Error. The body may be a view over memory that is reused after this call returns:
-   * it is only read synchronously.
+   * it is only read synchronously. `explain`: the reply carries `why` (`?explain=1`).
    */
-  run(body: Uint8Array, contentType: string | undefined, credentials: Credentials): Reply | Promise<Reply> {
+  run(body: Uint8Array, contentType: string | undefined, credentials: Credentials, explain = false): Reply | Promise<Reply> {
     const started = this.now();
     this.admit(credentials);
     const encoding = this.encoding(body.length, contentType);
-    return this.answer(this.accept(body, encoding), encoding, started);
+    return this.answer(this.accept(body, encoding), encoding, started, explain);
   }
 
   /**
@@ -206,9 +212,12 @@ export class TickHandler {
     return items;
   }
 
-  /** The brain's answer to an accepted request, encoded: evaluate() then reply(). `started` is clock() when the tick arrived. */
-  answer(request: TickRequest, encoding: Encoding, started: number): Reply | Promise<Reply> {
-    const result = this.evaluate(request);
+  /**
+   * The brain's answer to an accepted request, encoded: evaluate() then reply(). `started` is
+   * clock() when the tick arrived; `explain` as for evaluate().
+   */
+  answer(request: TickRequest, encoding: Encoding, started: number, explain = false): Reply | Promise<Reply> {
+    const result = this.evaluate(request, explain);
     if (result instanceof Promise) {
       return result.then(
         (response) => this.reply(request, response, encoding, started),
@@ -221,10 +230,10 @@ export class TickHandler {
     return this.reply(request, result, encoding, started);
   }
 
-  /** The brain's response to an accepted request: synchronous inline, a promise with workers. */
-  evaluate(request: TickRequest): TickResponse | Promise<TickResponse> {
+  /** The brain's response to an accepted request: synchronous inline, a promise with workers. `explain`: it carries `why`. */
+  evaluate(request: TickRequest, explain = false): TickResponse | Promise<TickResponse> {
     try {
-      return this.flagPersonas ? this.evaluator.tick(request, this.dialogue!.needsPersona(request)) : this.evaluator.tick(request);
+      return this.flagPersonas ? this.evaluator.tick(request, this.dialogue!.needsPersona(request), explain) : this.evaluator.tick(request, false, explain);
     } catch (err) {
       this.counters.failed++;
       throw err;

@@ -12,6 +12,7 @@ const MAX_PERSONAS = 10_000;
 interface Pending {
   request: TickRequest;
   wantPersona: boolean;
+  explain: boolean;
   resolve(response: TickResponse): void;
   reject(err: Error): void;
 }
@@ -49,9 +50,9 @@ class Shard {
     return { type: 'bundle', bundle: this.bundle, ...(this.maxAgents === undefined ? {} : { maxAgents: this.maxAgents }) };
   }
 
-  tick(request: TickRequest, wantPersona: boolean): Promise<TickResponse> {
+  tick(request: TickRequest, wantPersona: boolean, explain: boolean): Promise<TickResponse> {
     return new Promise((resolve, reject) => {
-      this.batch.push({ request, wantPersona, resolve, reject });
+      this.batch.push({ request, wantPersona, explain, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -67,8 +68,15 @@ class Shard {
     this.batch = [];
     const requests = batch.map((p) => p.request);
     let personas: number[] | undefined;
-    for (let i = 0; i < batch.length; i++) if (batch[i]!.wantPersona) (personas ??= []).push(i);
-    this.send(personas ? { type: 'tick', requests, personas } : { type: 'tick', requests })
+    let explain: number[] | undefined;
+    for (let i = 0; i < batch.length; i++) {
+      if (batch[i]!.wantPersona) (personas ??= []).push(i);
+      if (batch[i]!.explain) (explain ??= []).push(i);
+    }
+    const task: WorkerTask = { type: 'tick', requests };
+    if (personas) task.personas = personas;
+    if (explain) task.explain = explain;
+    this.send(task)
       .then(
         (reply) => {
           if (reply.type !== 'tick') throw new Error(`worker answered ${reply.type} to a tick task`);
@@ -169,8 +177,8 @@ export class PoolEvaluator implements Evaluator {
     return ((key % n) + n) % n;
   }
 
-  tick(request: TickRequest, wantPersona = false): Promise<TickResponse> {
-    return this.shards[this.shardIndex(request.snapshot.squad, request.snapshot.agent as number)]!.tick(request, wantPersona);
+  tick(request: TickRequest, wantPersona = false, explain = false): Promise<TickResponse> {
+    return this.shards[this.shardIndex(request.snapshot.squad, request.snapshot.agent as number)]!.tick(request, wantPersona, explain);
   }
 
   persona(agent: number): DialoguePersona | null {

@@ -6,6 +6,7 @@ import { failRaw, type HttpServer, type RawControl, type RawState } from '../../
 import type { Peer } from '../../http/connections.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { failureOf, TickBatch } from './batch.js';
+import { explainOf } from './explain.js';
 import { groupBody } from './group.js';
 import { TICK_MAX_BODY, type Credentials, type TickHandler } from './handler.js';
 import { AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, sendGroup, sendTick, TICK_SITE, TICKS_SITE, X_BRAIN_TOKEN } from './send.js';
@@ -25,12 +26,12 @@ import { TickFailure, TICKS_MAX_BODY, type BatchItem } from './tick-array.js';
 export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK_MAX_BODY): void {
   mountTickRoute(server, ticks, maxBody, TICK_SITE, (res, state, control, last, encoding, batch) => {
     if (batch !== null) {
-      if (state.body === null) batch.add(res, state, control, last, encoding);
-      else batch.addWhole(res, state, control, wholeBody(state, last, maxBody), encoding);
+      if (state.body === null) batch.add(res, state, control, last, encoding, state.explain);
+      else batch.addWhole(res, state, control, wholeBody(state, last, maxBody), encoding, state.explain);
       return;
     }
     const started = ticks.clock();
-    const out = ticks.answer(ticks.accept(wholeBody(state, last, maxBody), encoding), encoding, started);
+    const out = ticks.answer(ticks.accept(wholeBody(state, last, maxBody), encoding), encoding, started, state.explain);
     if (out instanceof Promise) {
       out.then(
         (reply) => sendTick(res, state, reply, control),
@@ -88,16 +89,17 @@ export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TIC
     const items = ticks.acceptBatch(wholeBody(state, last, maxBody), encoding);
     ticks.countBatch(items.length);
     if (batch !== null) {
-      const body = batch.answerGroup(items, encoding, control.logger);
+      const body = batch.answerGroup(items, encoding, control.logger, state.explain);
       // Answering the ticks queued before may have corked other responses: cork this one again.
       sendGroup(res, state, body, encoding, control);
       return;
     }
     const started = ticks.clock();
+    const explain = state.explain;
     const settle = (item: BatchItem): Promise<Reply | TickFailure> => {
       if (item instanceof TickFailure) return Promise.resolve(item);
       try {
-        return Promise.resolve(ticks.answer(item, encoding, started)).catch((err: unknown) => failureOf(err, item.snapshot.agent, control.logger));
+        return Promise.resolve(ticks.answer(item, encoding, started, explain)).catch((err: unknown) => failureOf(err, item.snapshot.agent, control.logger));
       } catch (err) {
         return Promise.resolve(failureOf(err, item.snapshot.agent, control.logger));
       }
@@ -143,6 +145,8 @@ interface TickCall extends Credentials, RawState {
   size: number;
   /** The chunks before the last, copied one after another; null while the body came in one chunk. */
   body: Buffer | null;
+  /** `?explain=1`: every reply carries `why`. */
+  readonly explain: boolean;
 }
 
 /**
@@ -196,8 +200,8 @@ function wholeBody(call: TickCall, last: ArrayBuffer, maxBody: number): Buffer {
  * also the abort state and the credentials. Without a token nothing of them is read; with
  * one, the forms are read in the gate's order up to the first present, so the usual
  * Authorization header costs one header read. The query string is read for `?errors=body`
- * (every failure then answered 200, see errors-in-body.ts), and handed to the gate only when
- * no header carries the token.
+ * (every failure then answered 200, see errors-in-body.ts) and `?explain=1` (explain.ts), and
+ * handed to the gate only when no header carries the token.
  */
 function beginTick(
   res: UwsResponse,
@@ -211,8 +215,8 @@ function beginTick(
 ): TickCall | null {
   const authorization = gated ? req.getHeader(AUTHORIZATION) : '';
   const headerToken = gated && authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
-  // Read once for `?errors=body` and the token form; without a query uWS answers undefined,
-  // and errorsInBodyOf looks no further.
+  // Read once for `?errors=body`, `?explain=1` and the token form; without a query uWS answers
+  // undefined, and errorsInBodyOf and explainOf look no further.
   const rawQuery = req.getQuery();
   const query = gated && authorization === '' && headerToken === '' ? (rawQuery ?? '') : '';
   const contentType = req.getHeader(CONTENT_TYPE);
@@ -230,6 +234,7 @@ function beginTick(
     declared: Number.isSafeInteger(length) && length >= 0 && length <= maxBody ? length : -1,
     size: 0,
     body: null,
+    explain: explainOf(rawQuery),
     peer,
   };
   res.onAborted(() => {

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
+import type { Intent, TickRequest, TickResponse, Vec3, Why } from '../../../brain/index.js';
 import {
   asBuffer,
   bail,
@@ -465,6 +465,8 @@ const REPLY_ROOM = 32 + NUMBER_ROOM + SPILL;
 const STRING_TAIL = 32 + SPILL;
 /** An intent's fixed text (at most ~40 bytes), a separating comma and its numbers (three at most). */
 const INTENT_ROOM = 64 + 3 * NUMBER_ROOM + SPILL;
+/** Checked before each fixed text of an explanation that has no string before it to check for it, and before each score. */
+const WHY_ROOM = 32 + NUMBER_ROOM + SPILL;
 
 /** Fixed text as little-endian 32-bit words, the last one padded: written one word per store. */
 class Fixed {
@@ -501,6 +503,14 @@ const AUDIO_URL = new Fixed(',"audio_url":');
 const Y = new Fixed(',"y":');
 const Z = new Fixed(',"z":');
 const NULL = new Fixed('null');
+const WHY_MODE = new Fixed('],"why":{"mode":');
+const WHY_GOAL = new Fixed(',"goal":');
+const WHY_OPTIONS = new Fixed(',"options":[');
+const WHY_NAME = new Fixed('{"name":');
+const WHY_SCORE = new Fixed(',"score":');
+const WHY_RULE = new Fixed('],"rule":');
+/** `}}`: the end of an explanation and of its reply. */
+const CLOSE_WHY = 0x7d | (0x7d << 8);
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const MINUS = 0x2d;
@@ -672,8 +682,34 @@ class JsonReplyWriter {
       if (k > 0) view.setUint8(at++, COMMA);
       at = this.intent(at, intents[k]!);
     }
+    const why = response.why;
+    if (why !== undefined) return (this.at = this.why(at, why));
     view.setUint16(at, CLOSE_REPLY, true);
     this.at = at + 2;
+    return at + 2;
+  }
+
+  /** An explained reply's end: `],"why":{…}}` in JSON.stringify's order of the object's members. */
+  private why(at: number, why: Why): number {
+    const view = this.view;
+    if (at + WHY_ROOM > this.out.length) throw TOO_LONG;
+    at = this.str(put(view, at, WHY_MODE), why.mode);
+    at = this.str(put(view, at, WHY_GOAL), why.goal);
+    at = put(view, at, WHY_OPTIONS);
+    const options = why.options;
+    for (let k = 0; k < options.length; k++) {
+      const o = options[k]!;
+      if (at + WHY_ROOM > this.out.length) throw TOO_LONG;
+      if (k > 0) view.setUint8(at++, COMMA);
+      at = this.str(put(view, at, WHY_NAME), o.name);
+      if (at + WHY_ROOM > this.out.length) throw TOO_LONG;
+      NUMBER[0] = o.score;
+      at = num(view, put(view, at, WHY_SCORE));
+      view.setUint8(at++, CLOSE_OBJECT);
+    }
+    if (at + WHY_ROOM > this.out.length) throw TOO_LONG;
+    at = this.str(put(view, at, WHY_RULE), why.rule);
+    view.setUint16(at, CLOSE_WHY, true);
     return at + 2;
   }
 

@@ -1,4 +1,4 @@
-import type { Intent, TickRequest, TickResponse, Vec3 } from '../../../brain/index.js';
+import type { Intent, TickRequest, TickResponse, Vec3, Why } from '../../../brain/index.js';
 import { asBuffer, bail, keysOf, MAX_SKIP_DEPTH, Name, readBatchOrNull, readOrNull, TickReader, type Keys } from './tick-reader.js';
 
 /**
@@ -267,7 +267,8 @@ let at = 0;
 export function writeTickMsgpack(response: TickResponse): Uint8Array | null {
   at = 0;
   try {
-    map(3);
+    const why = response.why;
+    map(why === undefined ? 3 : 4);
     key('agent');
     num(response.agent);
     key('posture');
@@ -281,11 +282,36 @@ export function writeTickMsgpack(response: TickResponse): Uint8Array | null {
       u16(count);
     }
     for (let k = 0; k < count; k++) intent(intents[k]!);
+    if (why !== undefined) explanation(why);
   } catch (err) {
     if (err === GENERIC) return null;
     throw err;
   }
   return Buffer.from(scratch.subarray(0, at));
+}
+
+/** An explained reply's `why`, its members in the object's order (as the encoder takes them). */
+function explanation(why: Why): void {
+  key('why');
+  map(4);
+  key('mode');
+  str(why.mode);
+  key('goal');
+  str(why.goal);
+  key('options');
+  const options = why.options;
+  if (options.length >= 16) throw GENERIC;
+  put(0x90 + options.length);
+  for (let k = 0; k < options.length; k++) {
+    const o = options[k]!;
+    map(2);
+    key('name');
+    str(o.name);
+    key('score');
+    num(o.score);
+  }
+  key('rule');
+  str(why.rule);
 }
 
 function intent(it: Intent): void {

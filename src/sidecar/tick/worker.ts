@@ -10,8 +10,8 @@ import { dialoguePersona, type DialoguePersona } from '../dialogue.js';
 
 export type ShardTask =
   | Exclude<WorkerTask, { type: 'tick' }>
-  /** `personas`: indices of the requests whose agent's persona goes back with the reply. */
-  | { type: 'tick'; requests: TickRequest[]; personas?: number[] }
+  /** `personas`: indices of the requests whose agent's persona goes back with the reply; `explain` as the brain's worker takes it. */
+  | { type: 'tick'; requests: TickRequest[]; personas?: number[]; explain?: number[] }
   | { type: 'export' }
   | { type: 'import'; state: BrainState };
 
@@ -43,7 +43,9 @@ export default function shardRun(task: ShardTask): ShardReply {
       return { type: 'import', agents: b.agentCount };
     }
     case 'tick': {
-      const reply = run({ type: 'tick', requests: task.requests });
+      const reply = run(
+        task.explain === undefined ? { type: 'tick', requests: task.requests } : { type: 'tick', requests: task.requests, explain: task.explain },
+      );
       const wanted = task.personas;
       if (reply.type !== 'tick' || wanted === undefined || wanted.length === 0) return reply;
       const b = currentBrain()!;
