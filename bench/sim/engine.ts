@@ -1,4 +1,4 @@
-import type { HeardSpeech, Intent, Posture, TickRequest, TickResponse, Vec3 } from '../../brain/types.js';
+import type { HeardSpeech, Intent, Posture, TickRequest, TickResponse, Vec3, Why } from '../../brain/types.js';
 import type { CharacterSpec, Expectation, Scenario, ScriptEvent } from './scenario.js';
 import { flatDistance, lineOfSight, outsideWalls, stepToward, yawTo } from './world.js';
 
@@ -30,6 +30,8 @@ interface Character {
   heard: HeardSpeech[];
   posture: Posture;
   lastIntents: Intent[];
+  /** Its last reply's explanation (null before its first reply, or from a transport that does not explain). */
+  lastWhy: Why | null;
   /** Partial ammo spent while firing, carried between ticks. */
   fireDebt: number;
 }
@@ -49,6 +51,8 @@ export interface FrameCharacter {
   state: string;
   /** Its last reply's intents, in short. */
   label: string;
+  /** Its last reply's `why` (brain characters; null for scripted ones and before a first reply). */
+  why: Why | null;
 }
 
 export interface SimOptions {
@@ -191,6 +195,7 @@ export class Simulation {
       heard: [],
       posture: 'standing',
       lastIntents: [],
+      lastWhy: null,
       fireDebt: 0,
     });
   }
@@ -315,6 +320,7 @@ export class Simulation {
   private apply(c: Character, reply: TickResponse, dt: number): void {
     c.posture = reply.posture;
     c.lastIntents = reply.intents;
+    c.lastWhy = reply.why ?? null;
     let moved = false;
     for (const intent of reply.intents) {
       switch (intent.kind) {
@@ -425,6 +431,7 @@ export class Simulation {
         posture: c.posture,
         state: !c.alive ? 'dead' : stateOf(c.lastIntents, c.spec.brain),
         label: c.spec.brain ? describe(c.lastIntents) : (c.spec.name ?? c.spec.kind ?? ''),
+        why: c.lastWhy,
       });
     }
     return out;

@@ -44,9 +44,9 @@ export function scenarioBundle(scenario: Scenario): ConfigBundle {
   return deepMerge(structuredClone(DEFAULT_BUNDLE), scenario.bundle ?? {}) as ConfigBundle;
 }
 
-/** A keep-alive HTTP transport to a sidecar's /tick. */
-export function httpTransport(baseUrl: string, token?: string): TickTransport & { close(): void } {
-  const url = new URL('/tick', baseUrl);
+/** A keep-alive HTTP transport to a sidecar's /tick; `explain`: every reply carries `why` (`?explain=1`). */
+export function httpTransport(baseUrl: string, token?: string, explain = false): TickTransport & { close(): void } {
+  const url = new URL(explain ? '/tick?explain=1' : '/tick', baseUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const send = (body: string): Promise<{ status: number; body: string }> =>
     new Promise((resolve, reject) => {
@@ -139,7 +139,7 @@ export interface RunOptions {
   /** An already running sidecar; without it one is spawned on the scenario's bundle. */
   sidecarUrl?: string;
   token?: string;
-  /** Writes every tick and reply as JSON lines (first line: the scenario and its bundle). */
+  /** Writes every tick and reply (each with its `why`) as JSON lines (first line: the scenario and its bundle). */
   recordFile?: string;
   workers?: number;
   /** Called after every step with every character (see `--html`). */
@@ -156,10 +156,12 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     throw new Error('--demo-dialogue applies to the sidecar sim starts; start your own with brainstem sidecar --demo-dialogue instead');
   const args = [...(options.workers === undefined ? [] : ['--workers', String(options.workers)]), ...(options.demoDialogue ? ['--demo-dialogue'] : [])];
   const sidecar = options.sidecarUrl ? null : await spawnSidecar(bundle, args);
-  const transport = httpTransport(options.sidecarUrl ?? sidecar!.url, options.token);
+  // Every reply of a run explains itself, for the record and the replay page.
+  const transport = httpTransport(options.sidecarUrl ?? sidecar!.url, options.token, true);
   const out = options.recordFile ? createWriteStream(options.recordFile) : null;
-  // A recording made with demo dialogue says so, so that replay starts its sidecar the same way.
-  out?.write(`${JSON.stringify({ scenario: scenario.name, bundle, ...(options.demoDialogue ? { demoDialogue: true } : {}) })}\n`);
+  // A recording made with demo dialogue says so, so that replay starts its sidecar the same way;
+  // `explain` tells replay to ask for the same explanations it recorded.
+  out?.write(`${JSON.stringify({ scenario: scenario.name, bundle, explain: true, ...(options.demoDialogue ? { demoDialogue: true } : {}) })}\n`);
   try {
     const sim = new Simulation(scenario, transport, out ? (line: RecordLine) => out.write(`${JSON.stringify(line)}\n`) : undefined, {
       ...(options.onFrame ? { onFrame: options.onFrame } : {}),
@@ -201,14 +203,15 @@ export async function replay(
       throw new Error(`${recordFile}: line ${i + 1} is not valid JSON; was it written by brainstem sim --record?`);
     }
   };
-  const header = lineOf<{ scenario?: string; bundle?: ConfigBundle; demoDialogue?: boolean } | null>(0);
+  const header = lineOf<{ scenario?: string; bundle?: ConfigBundle; demoDialogue?: boolean; explain?: boolean } | null>(0);
   if (header === null || typeof header !== 'object' || !header.bundle)
     throw new Error(`${recordFile} has no header line with the bundle; was it written by brainstem sim --record?`);
   // Every line read before a sidecar is started: a bad one is reported at once, naming it.
   const records = lines.slice(1).map((_, k) => lineOf<RecordLine>(k + 1));
   const args = [...(options.workers === undefined ? [] : ['--workers', String(options.workers)]), ...(header.demoDialogue === true ? ['--demo-dialogue'] : [])];
   const sidecar = options.sidecarUrl ? null : await spawnSidecar(header.bundle, args);
-  const transport = httpTransport(options.sidecarUrl ?? sidecar!.url);
+  // A recording from before replies explained themselves replays without explanations.
+  const transport = httpTransport(options.sidecarUrl ?? sidecar!.url, undefined, header.explain === true);
   const mismatches: ReplayResult['mismatches'] = [];
   try {
     for (let i = 1; i < lines.length; i++) {
