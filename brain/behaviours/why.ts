@@ -11,6 +11,13 @@ import type { WhyOption } from '../types.js';
 export const MAX_WEIGHED = 8;
 /** Options an explanation lists, best first. */
 export const WHY_OPTIONS = 3;
+/**
+ * The most bytes `"why":{…}` can add to a JSON reply: the longest mode and goal, three options
+ * with the longest names and scores far beyond any the brain gives, and a rule naming the
+ * longest behaviour and every overlay (test/brain/why.test.ts builds that one). Replies that
+ * explain themselves typically add 60-180 bytes.
+ */
+export const WHY_MAX_BYTES = 512;
 /** Decimals a score is given with: enough to order them as the brain did, short on the wire. */
 const SCORE_SCALE = 1000;
 

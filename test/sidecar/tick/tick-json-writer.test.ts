@@ -59,7 +59,17 @@ function intentFrom(random: () => number): Intent {
 
 function responseFrom(random: () => number): TickResponse {
   const intents = Array.from({ length: Math.floor(random() * 5) }, () => intentFrom(random));
-  return { agent: numberFrom(random), posture: stringFrom(random) as 'standing', intents };
+  const response: TickResponse = { agent: numberFrom(random), posture: stringFrom(random) as 'standing', intents };
+  // An explained reply (`?explain=1`) now and then, its strings and scores as odd as the rest.
+  if (random() < 0.3) {
+    response.why = {
+      mode: stringFrom(random),
+      goal: stringFrom(random),
+      options: Array.from({ length: Math.floor(random() * 4) }, () => ({ name: stringFrom(random), score: numberFrom(random) })),
+      rule: stringFrom(random),
+    };
+  }
+  return response;
 }
 
 test('the reply writer gives JSON.stringify byte for byte over thousands of generated replies', () => {

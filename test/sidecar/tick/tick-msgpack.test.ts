@@ -142,12 +142,34 @@ test('thousands of mutated MessagePack bodies: whatever the fast path accepts, t
 
 test("the MessagePack reply writer gives @msgpack/msgpack's bytes, or leaves the reply to it", () => {
   const brain = new Brain(DEFAULT_BUNDLE);
-  for (const tick of corpus) {
-    const response = brain.tick(readTickMsgpack(encode(tick))!);
+  for (const [k, tick] of corpus.entries()) {
+    // Every other reply explained (`?explain=1`): its `why` is written by shape too.
+    const response = brain.tick(readTickMsgpack(encode(tick))!, k % 2 === 0);
+    assert.equal(response.why !== undefined, k % 2 === 0);
     const written = writeTickMsgpack(response);
     assert.notEqual(written, null, 'a brain reply is written by shape');
     assert.deepStrictEqual(Buffer.from(written!), Buffer.from(encode(response)));
   }
+  const explained: TickResponse = {
+    agent: 3,
+    posture: 'standing',
+    intents: [],
+    why: {
+      mode: 'fleeing',
+      goal: 'none',
+      options: [
+        { name: 'flee', score: 1.25 },
+        { name: 'engage', score: -0.125 },
+        { name: 'x', score: 3 },
+      ],
+      rule: 'flee + combat_emote',
+    },
+  };
+  assert.deepStrictEqual(Buffer.from(writeTickMsgpack(explained)!), Buffer.from(encode(explained)));
+  assert.deepStrictEqual(
+    Buffer.from(writeTickMsgpack({ ...explained, why: { ...explained.why!, options: [] } })!),
+    Buffer.from(encode({ ...explained, why: { ...explained.why!, options: [] } })),
+  );
   const odd: Intent[] = [
     { kind: 'Face', yaw_deg: -0 },
     { kind: 'Face', yaw_deg: NaN },
