@@ -76,11 +76,15 @@ for (const workers of [0, 1]) {
         // The facing character weighed its fight: engage and flee, with their scores.
         const facing = ons.find((r) => r.agent === 11 + shift)!;
         assert.deepEqual(facing.why!.options.map((o) => o.name).sort(), ['engage', 'flee']);
-        // A refused element keeps its error and gets no why; the others still explain.
-        const mixed = bodyOf(await postTo(`${explained.url}/ticks?explain=1`, [fullTick(50 + shift), { snapshot: {} }], enc), enc) as Record<string, unknown>[];
+        // A refused element keeps its error and gets no why; the others still explain. (Sent to
+        // both sidecars: the character joins a squad, whose members must see the same on both.)
+        const mixedBatch = [fullTick(50 + shift), { snapshot: {} }];
+        const mixedOff = bodyOf(await postTo(`${plain.url}/ticks`, mixedBatch, enc), enc) as Record<string, unknown>[];
+        const mixed = bodyOf(await postTo(`${explained.url}/ticks?explain=1`, mixedBatch, enc), enc) as Record<string, unknown>[];
         checkWhy(mixed[0]!.why as Why);
         assert.ok(mixed[1]!.error);
         assert.equal('why' in mixed[1]!, false);
+        assert.deepEqual(mixed[1], mixedOff[1]);
       }
     } finally {
       await plain.close();
