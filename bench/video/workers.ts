@@ -42,6 +42,8 @@ export interface WorkerRun {
   cpuSecondsPerRender: number;
   /** CPU seconds each worker process used (with its children), so that an idle worker shows. */
   cpuSecondsPerWorker: number[];
+  /** What the workers used of their quotas over the run (1: the quota was the bound; well below: the machine was). */
+  quotaUsed: number | null;
   /** ffmpeg processes seen running under a worker, and how many of them were inside its quota. */
   ffmpeg: { seen: number; inQuota: number };
   failed: number;
@@ -88,8 +90,9 @@ function ffmpegChildren(parents: Set<number>, group: RegExp): { pid: number; inQ
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       if (comm !== 'ffmpeg') continue;
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (!parents.has(ppid)) continue;
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // An exited child not yet reaped reads as the root group (cgroup v1 moves a task out on exit).
+      if (!parents.has(Number(ppid)) || state === 'Z' || state === 'X') continue;
       out.push({ pid: Number(name), inQuota: group.test(readFileSync(`/proc/${name}/cgroup`, 'utf8')) });
     } catch {
       // the process ended while being read
@@ -236,6 +239,7 @@ async function runWorkers(
       rendersPerMinute: round((done / seconds) * 60),
       cpuSecondsPerRender: round(cpu.reduce((a, b) => a + b, 0) / Math.max(1, done)),
       cpuSecondsPerWorker: cpu,
+      quotaUsed: quotas?.available ? round(cpu.reduce((a, b) => a + b, 0) / (seconds * quotas.fraction * workers)) : null,
       ffmpeg: { seen: seen.size, inQuota: [...seen.values()].filter(Boolean).length },
       failed,
     };
@@ -259,11 +263,11 @@ export function workersTable(r: WorkerBenchResult): string {
     `${s.renders} renders of a ${s.photos}-photo ${s.format} tour (${s.width}x${s.height}); PostgreSQL; ${s.storage}; ${quota}`,
     `load average (1, 5, 15 min) before / after: ${r.load.before} / ${r.load.after}`,
     '',
-    '| workers | renders/min | seconds | CPU s per render | CPU s per worker | ffmpeg inside the quota | failed |',
-    '|---:|---:|---:|---:|---|---:|---:|',
+    '| workers | renders/min | seconds | CPU s per render | CPU s per worker | share of the quotas used | ffmpeg inside the quota | failed |',
+    '|---:|---:|---:|---:|---|---:|---:|---:|',
     ...r.runs.map(
       (x) =>
-        `| ${x.workers} | ${x.rendersPerMinute} | ${x.seconds} | ${x.cpuSecondsPerRender} | ${x.cpuSecondsPerWorker.join(' / ')} | ${x.ffmpeg.inQuota} of ${x.ffmpeg.seen} | ${x.failed} |`,
+        `| ${x.workers} | ${x.rendersPerMinute} | ${x.seconds} | ${x.cpuSecondsPerRender} | ${x.cpuSecondsPerWorker.join(' / ')} | ${x.quotaUsed === null ? '—' : `${Math.round(x.quotaUsed * 100)} %`} | ${x.ffmpeg.inQuota} of ${x.ffmpeg.seen} | ${x.failed} |`,
     ),
     '',
     `${r.runs.at(-1)!.workers} workers ÷ ${r.runs[0]!.workers}: ${r.scaling}× renders per minute (goal ≥ ${r.goal}×)`,
