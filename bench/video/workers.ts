@@ -93,7 +93,11 @@ function ffmpegChildren(parents: Set<number>, group: RegExp): { pid: number; inQ
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // An exited child not yet reaped reads as the root group (cgroup v1 moves a task out on exit).
       if (!parents.has(Number(ppid)) || state === 'Z' || state === 'X') continue;
-      out.push({ pid: Number(name), inQuota: group.test(readFileSync(`/proc/${name}/cgroup`, 'utf8')) });
+      const groups = readFileSync(`/proc/${name}/cgroup`, 'utf8');
+      // Still running after the read: a child exiting between the two reads shows the root group.
+      const after = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (after.slice(after.lastIndexOf(')') + 2, after.lastIndexOf(')') + 3) === 'Z') continue;
+      out.push({ pid: Number(name), inQuota: group.test(groups) });
     } catch {
       // the process ended while being read
     }
