@@ -70,6 +70,8 @@ export interface WorkerBenchResult {
 /** The configuration's quota-group prefix: the worker cgroups are named after it and the bench's pid. */
 const QUOTA_PREFIX = 'brainstem-bench';
 const CLK_TCK = 100;
+/** The kernel's task flag of a process that has begun to exit (include/linux/sched.h). */
+const PF_EXITING = 0x4;
 const POLL_MS = 250;
 /** A render that has not finished after this long is reported as failed (a 3-photo tour takes seconds of CPU). */
 const RENDER_TIMEOUT_MS = 30 * 60_000;
@@ -91,12 +93,13 @@ function ffmpegChildren(parents: Set<number>, group: RegExp): { pid: number; inQ
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       if (comm !== 'ffmpeg') continue;
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // An exited child not yet reaped reads as the root group (cgroup v1 moves a task out on exit).
       if (!parents.has(Number(ppid)) || state === 'Z' || state === 'X') continue;
       const groups = readFileSync(`/proc/${name}/cgroup`, 'utf8');
-      // Still running after the read: a child exiting between the two reads shows the root group.
-      const after = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (after.slice(after.lastIndexOf(')') + 2, after.lastIndexOf(')') + 3) === 'Z') continue;
+      // cgroup v1 shows an exiting task (PF_EXITING, which never clears) in the root group: a
+      // child not exiting after its groups were read was not exiting while they were read.
+      const again = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const after = again.slice(again.lastIndexOf(')') + 2).split(' ');
+      if (after[0] === 'Z' || (Number(after[6]) & PF_EXITING) !== 0) continue;
       out.push({ pid: Number(name), inQuota: group.test(groups) });
     } catch {
       // the process ended while being read
