@@ -21,6 +21,8 @@ export interface PushReplicaOptions {
   publishes: number;
   connectBatch: number;
   serverCpu: string | undefined;
+  /** A stream that has not seen a publish after this long is counted missed (default PUBLISH_TIMEOUT_MS). */
+  timeoutMs?: number;
   log: (line: string) => void;
 }
 
@@ -147,7 +149,7 @@ export async function runPushReplicaBench(o: PushReplicaOptions): Promise<PushRe
         speech: { ...bundle.speech, limits: { ...bundle.speech.limits, per_hour: 10 + p } },
       });
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), PUBLISH_TIMEOUT_MS)));
+      const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), o.timeoutMs ?? PUBLISH_TIMEOUT_MS)));
       if ((await Promise.race([all, timeout])) === 'timeout') missed += Math.ceil(left / 2);
       clearTimeout(timer);
       await new Promise((r) => setTimeout(r, 200));

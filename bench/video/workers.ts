@@ -181,13 +181,16 @@ async function runWorkers(
     // The API process first: it migrates the database; it stays outside the quotas (it only queues and answers polls).
     const api = await startChild(process.execPath, serve('api', []), env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
     children.push(api.child);
-    const pids: number[] = [];
-    for (let i = 0; i < workers; i++) {
-      const [cmd, args] = confined(quotas, made, `worker-${workers}-${i}`, undefined, process.execPath, serve('worker', ['--render-concurrency', '1']));
-      const w = await startChild(cmd, args, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      children.push(w.child);
-      pids.push(w.child.pid!);
-    }
+    // The workers together: the schema is there already.
+    const started = await Promise.allSettled(
+      Array.from({ length: workers }, (_, i) => {
+        const [cmd, args] = confined(quotas, made, `worker-${workers}-${i}`, undefined, process.execPath, serve('worker', ['--render-concurrency', '1']));
+        return startChild(cmd, args, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      }),
+    );
+    for (const w of started) if (w.status === 'fulfilled') children.push(w.value.child);
+    for (const w of started) if (w.status === 'rejected') throw w.reason;
+    const pids = children.slice(1).map((c) => c.pid!);
     const base = `http://127.0.0.1:${api.port}`;
     o.log(`${workers} worker${workers === 1 ? '' : 's'}: ${o.renders} renders of a ${o.photos}-photo ${o.format} tour`);
     const tenant = await call(base, 'POST', '/v1/admin/tenants', ADMIN, { name: 'bench', plan: 'enterprise' });
