@@ -56,7 +56,7 @@ const CLK_TCK = 100;
 const PULL_POOL = 256;
 
 /** One keep-alive pull connection, answering its queue of pulls in order. */
-class PullConnection {
+export class PullConnection {
   private socket: Socket | null = null;
   private buf = '';
   private readonly queue: { request: string; done: (status: number, body: string) => void }[] = [];
@@ -113,7 +113,7 @@ function fdLimits(): { soft: number; hard: number } {
  * when `want` is above it and raising the hard limit is not permitted (a container); returns
  * the limit in force, which the children inherit.
  */
-function raiseFdLimit(want: number, log: (l: string) => void): number {
+export function raiseFdLimit(want: number, log: (l: string) => void): number {
   for (const target of [want, fdLimits().hard]) {
     try {
       execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${target}:${Math.max(target, fdLimits().hard)}`], { stdio: 'ignore' });
@@ -137,7 +137,7 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
@@ -148,7 +148,7 @@ function percentile(sorted: number[], p: number): number {
  * signature is not verified here (the real sidecar's ed25519 check costs ~0.1 ms and would be
  * this one process's CPU, not the server's).
  */
-class SimSidecar {
+export class SimSidecar {
   stream: Socket | null = null;
   applied = 1;
   private streamBuf = '';
@@ -156,6 +156,8 @@ class SimSidecar {
   private again = false;
   private seq = 0;
   onApplied: ((version: number) => void) | null = null;
+  /** Told of every version event the stream brings (the push itself, before the pull). */
+  onEvent: ((version: number) => void) | null = null;
 
   constructor(
     private readonly port: number,
@@ -185,6 +187,7 @@ class SimSidecar {
           const m = /event: version\ndata: \{"version":(\d+)/.exec(block);
           if (m) {
             resolve();
+            this.onEvent?.(Number(m[1]));
             if (Number(m[1]) > this.applied) this.startPull();
           }
         }
@@ -221,7 +224,7 @@ class SimSidecar {
   }
 }
 
-async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void>): Promise<void> {
+export async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void>): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
 }
 

@@ -63,7 +63,7 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
 }
 
-async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+export async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
@@ -73,7 +73,7 @@ async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Prom
   }
 }
 
-function databaseUrl(base: string, name: string): string {
+export function databaseUrl(base: string, name: string): string {
   const u = new URL(base);
   u.pathname = `/${name}`;
   return u.toString();

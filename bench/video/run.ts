@@ -74,7 +74,7 @@ export async function apiKey(e: { url: string }): Promise<string> {
 }
 
 /** Camera-sized JPEGs with detail (fractals and test patterns), so the encoder has real work. */
-function makePhotos(ffmpeg: string, dir: string, n: number): Buffer[] {
+export function makePhotos(ffmpeg: string, dir: string, n: number): Buffer[] {
   return Array.from({ length: n }, (_, i) => {
     const out = join(dir, `photo-${i}.jpg`);
     const src = i % 2 === 0 ? `mandelbrot=size=1600x1200:start_scale=${2 + i * 0.3}` : `testsrc2=size=1600x1200`;

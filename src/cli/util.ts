@@ -125,7 +125,7 @@ export function replicaCpuFlag(value: string): number | null {
 }
 
 /** `--database URL --replicas LIST` of a replica benchmark: a PostgreSQL URL and the replica counts to run. */
-export function replicaBenchFlags(database: string, replicas: string): { url: string; replicas: number[] } {
+export function replicaBenchFlags(database: string, replicas: string, flag = '--replicas'): { url: string; replicas: number[] } {
   let location;
   try {
     location = parseDatabaseUrl(database);
@@ -133,5 +133,5 @@ export function replicaBenchFlags(database: string, replicas: string): { url: st
     throw new CliError(`--database: ${(err as Error).message}`);
   }
   if (location.kind !== 'postgres') throw new CliError('--database must be a postgres:// URL (SQLite always runs beside it)');
-  return { url: location.url, replicas: replicas.split(',').map((r) => parseInteger(r.trim(), '--replicas', 1, 16)) };
+  return { url: location.url, replicas: replicas.split(',').map((r) => parseInteger(r.trim(), flag, 1, 16)) };
 }

@@ -32,6 +32,24 @@ test('a process started through a CPU quota runs inside its group, and the group
   }
 });
 
+test("a child the confined process starts later (a worker's ffmpeg) is inside the same quota", (t) => {
+  const quotas = cpuQuotas(0.25, 'brainstem-test');
+  if (!quotas.available) {
+    t.skip(`no CPU quotas here: ${quotas.reason}`);
+    return;
+  }
+  const quota = quotas.create('children');
+  try {
+    // The confined node process spawns a shell that reports its own cgroups, as a render worker spawns ffmpeg.
+    const script = `process.stdout.write(require("child_process").execFileSync("/bin/sh", ["-c", "cat /proc/self/cgroup"], { encoding: "utf8" }))`;
+    const [cmd, args] = quota.wrap(process.execPath, ['-e', script]);
+    const groups = execFileSync(cmd, args, { encoding: 'utf8' });
+    assert.match(groups, new RegExp(`brainstem-test-${process.pid}-children`));
+  } finally {
+    quota.remove();
+  }
+});
+
 test('a quota outside 0 to 64 cores is refused with the reason', () => {
   for (const f of [0, -1, 65, Number.NaN]) {
     const q = cpuQuotas(f, 'brainstem-test');

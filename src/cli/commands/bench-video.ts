@@ -3,7 +3,7 @@ import { FORMAT_NAMES, type Format } from '../../video/types.js';
 import { tmpdir } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { CliError, parseInteger, printJson } from '../util.js';
+import { CliError, parseInteger, printJson, replicaBenchFlags, replicaCpuFlag } from '../util.js';
 
 interface Flags {
   photos: string;
@@ -14,6 +14,11 @@ interface Flags {
   repeat: string;
   memoryPhotos: string;
   json?: boolean;
+  database?: string;
+  workers: string;
+  renders: string;
+  replicaCpu: string;
+  objectStore?: string;
 }
 
 /** `brainstem bench video`: render time of a tour against its duration, and API request rate against a baseline. */
@@ -30,9 +35,25 @@ export function registerBenchVideo(bench: Command): void {
     .option('--seconds <n>', 'seconds per request-rate measurement', '5')
     .option('--connections <n>', 'concurrent connections', '32')
     .option('--load <tool>', 'load generator: wrk (/usr/bin/wrk, falls back to inproc when absent) or inproc', 'wrk')
+    .option(
+      '--database <url>',
+      'instead: renders per minute with --workers render workers (serve --role worker) on this PostgreSQL (a role that may create databases), beside one API process',
+    )
+    .option('--workers <list>', 'with --database: worker counts to run, comma-separated; the scaling factor is the last ÷ the first', '1,2')
+    .option('--renders <n>', 'with --database: renders queued at once per worker count', '4')
+    .option(
+      '--replica-cpu <cores>',
+      'with --database: each worker (with its ffmpeg) in a CPU cgroup of its own with this share of a core, made and removed by the bench (root); "none" for no quotas',
+      '0.5',
+    )
+    .option(
+      '--object-store <url>',
+      'with --database: photos and videos in S3-compatible storage, s3://bucket/prefix (AWS_* environment); default one shared data directory',
+    )
     .option('--json', 'print only JSON')
     .action(async (flags: Flags) => {
       if (!FORMAT_NAMES.includes(flags.format as Format)) throw new CliError(`--format must be one of ${FORMAT_NAMES.join(', ')}, got "${flags.format}"`);
+      if (flags.database !== undefined) return workerBench(flags);
       if (flags.load !== 'wrk' && flags.load !== 'inproc') throw new CliError(`--load must be wrk or inproc, got "${flags.load}"`);
       const { runVideoBench, table } = await import('../../../bench/video/run.js');
       const workDir = mkdtempSync(join(tmpdir(), 'brainstem-bench-video-'));
@@ -54,4 +75,25 @@ export function registerBenchVideo(bench: Command): void {
         rmSync(workDir, { recursive: true, force: true });
       }
     });
+}
+
+async function workerBench(flags: Flags): Promise<void> {
+  const { url, replicas: workers } = replicaBenchFlags(flags.database!, flags.workers, '--workers');
+  const { runWorkerBench, workersTable } = await import('../../../bench/video/workers.js');
+  const result = await runWorkerBench({
+    database: url,
+    workers,
+    renders: parseInteger(flags.renders, '--renders', 1, 1000),
+    photos: parseInteger(flags.photos, '--photos', 1, 100),
+    format: flags.format as Format,
+    objectStore: flags.objectStore ?? null,
+    replicaCpu: replicaCpuFlag(flags.replicaCpu),
+    log: (line) => {
+      if (!flags.json) process.stderr.write(`bench video: ${line}\n`);
+    },
+  }).catch((err: Error) => {
+    throw new CliError(`bench video failed: ${err.message}`);
+  });
+  printJson(result);
+  if (!flags.json) process.stdout.write(`\n${workersTable(result)}\n`);
 }

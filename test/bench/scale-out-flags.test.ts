@@ -1,0 +1,24 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cli } from '../helpers/paths.js';
+
+// The scale-out benchmarks' flags: registered, and refused with the reason when they cannot run.
+
+test('bench video --database is registered with its flags and refuses a SQLite URL', () => {
+  const video = spawnSync(process.execPath, [cli, 'bench', 'video', '--help'], { encoding: 'utf8' });
+  for (const flag of ['--database', '--workers', '--renders', '--replica-cpu', '--object-store']) assert.match(video.stdout, new RegExp(flag));
+  const sqlite = spawnSync(process.execPath, [cli, 'bench', 'video', '--database', 'sqlite:/tmp/x.db'], { encoding: 'utf8' });
+  assert.notEqual(sqlite.status, 0);
+  assert.match(sqlite.stderr, /must be a postgres:\/\/ URL/);
+});
+
+test('bench config-push --database is registered with --replicas and refuses a single replica', () => {
+  const push = spawnSync(process.execPath, [cli, 'bench', 'config-push', '--help'], { encoding: 'utf8' });
+  for (const flag of ['--database', '--replicas']) assert.match(push.stdout, new RegExp(flag));
+  const one = spawnSync(process.execPath, [cli, 'bench', 'config-push', '--database', 'postgres://u:p@127.0.0.1:1/db', '--replicas', '1'], {
+    encoding: 'utf8',
+  });
+  assert.notEqual(one.status, 0);
+  assert.match(one.stderr, /--replicas must be one count of 2 or more/);
+});
