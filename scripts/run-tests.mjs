@@ -11,9 +11,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { selectTests } from './test-files.mjs';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
 const flags = new Set(['--fast', '--unit', '--timings']);
 const filter = args.filter((a) => !flags.has(a));

@@ -43,3 +43,14 @@ test('CI runs exactly npm ci, then npm run lint, then npm test', () => {
     .filter((line) => line.startsWith('npm '));
   assert.deepEqual(steps, ['npm ci', 'npm run lint', 'npm test']);
 });
+
+test('no path is taken from a file URL undecoded: a checkout under a directory with a space or % in its name runs', () => {
+  // A file URL's pathname keeps %20 for a space (npm test failed in such a clone): fileURLToPath decodes it.
+  const listed = spawnSync('git', ['ls-files', 'scripts', 'src', 'bench', 'bin', 'brain', 'test', 'plugins'], { cwd: repoRoot, encoding: 'utf8' });
+  assert.equal(listed.status, 0, listed.stderr);
+  const offenders = listed.stdout
+    .split('\n')
+    .filter((f) => /\.(ts|mjs|js)$/.test(f))
+    .filter((f) => /import\.meta\.url\)\.pathname/.test(readFileSync(join(repoRoot, f), 'utf8')));
+  assert.deepEqual(offenders, []);
+});

@@ -5,13 +5,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_BUNDLE, validateBundle } from '../../brain/bundle.js';
 import { isObj } from '../../brain/json.js';
 import type { ConfigBundle } from '../../brain/types.js';
 import { checkScenario, type Scenario } from './scenario.js';
 import { Simulation, type RecordLine, type SimOptions, type SimResult, type TickTransport } from './engine.js';
 
-const repoRoot = new URL('../../../', import.meta.url).pathname;
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
 export function loadScenario(file: string): Scenario {
   let value: unknown;
