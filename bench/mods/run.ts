@@ -137,8 +137,7 @@ export async function runModsBench(opts: { characters: number[]; ticks: number; 
 const dash = (v: number | null, width: number): string => (v === null ? '-' : v.toFixed(1)).padStart(width);
 
 export function formatTable(r: { rows: ModsRow[] }): string {
-  const head =
-    'runtime  chars  game thread µs/char  +C decoder  (goal)  transport*  gather  encode  C encode  parse  parse C  C decode  applied  failures';
+  const head = 'runtime  chars  game thread µs/char  +C decoder  (goal)  transport*  gather  encode  C encode  parse  parse C  C decode  applied  failures';
   const lines = r.rows.map((row) =>
     [
       row.runtime.padEnd(7),
@@ -162,9 +161,9 @@ export function formatTable(r: { rows: ModsRow[] }): string {
     ...lines,
     '',
     'CPU µs per character per cadence. Game thread: gather, build, hand to the HTTP function, then read and apply the replies',
-    '(Lua: the FiveM adapter, os.clock; C#: BrainLoop over a UnityWebRequest-like transport, the main thread\'s CPU).',
+    "(Lua: the FiveM adapter, os.clock; C#: BrainLoop over a UnityWebRequest-like transport, the main thread's CPU).",
     '* transport: the HTTP exchange, run off the game thread by PerformHttpRequest, HTTP{} and UnityWebRequest, not counted above',
-    '(Lua: LuaSocket keep-alive; C#: HttpClient, the whole process). Baselines: encode = the client\'s encoder alone,',
-    'C encode / C decode = lua-cjson alone (the engines\' native JSON), parse = the client\'s reply reader alone.',
+    "(Lua: LuaSocket keep-alive; C#: HttpClient, the whole process). Baselines: encode = the client's encoder alone,",
+    "C encode / C decode = lua-cjson alone (the engines' native JSON), parse = the client's reply reader alone.",
   ].join('\n');
 }
