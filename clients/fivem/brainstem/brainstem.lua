@@ -416,7 +416,8 @@ function Brainstem.parse_replies(body, agents, json_decode)
     local err, list = item.error, item.intents
     if type(err) == 'table' then
       out[i] = { agent = agents[i], error = { code = err.code, message = err.message, details = err.details } }
-    elseif type(list) ~= 'table' then
+    elseif type(list) ~= 'table' or (list[1] == nil and next(list) ~= nil) then
+      -- (A table with keys but no first element is an object, not a list of intents.)
       return nil, 'reply ' .. i .. ' has no intents'
     else
       -- The decoded list is the reply's own: each intent is replaced by its copy in place.
