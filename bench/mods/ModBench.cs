@@ -5,8 +5,9 @@
 // transport. BrainLoop.Step (gather the ticks, build the batch, hand it to the transport) and
 // the transport's completion callback (the body as text, read the replies, apply them). Not
 // counted ("transport"): the HTTP exchange, which UnityWebRequest runs natively off the main
-// thread; here HttpClient does it between the two, and the whole process's CPU over it (its
-// threads, the GC) is reported on its own.
+// thread; here a keep-alive socket does it between the two, receiving into a buffer kept
+// between calls (so it leaves no garbage for the main thread's collections, as native code
+// leaves none), and its CPU is reported on its own.
 //
 // Baselines of the same runtime: the client's encoder alone on the same ticks, and its reply
 // reader alone on the same replies.
@@ -14,8 +15,7 @@
 using System;
 using System.Collections.Generic;
 using System.Globalization;
-using System.Net.Http;
-using System.Net.Http.Headers;
+using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Text;
 using Brainstem;
@@ -62,6 +62,63 @@ sealed class QueuedTransport : IBatchTransport
     }
 }
 
+/// <summary>
+/// The HTTP exchange as UnityWebRequest does it natively: one keep-alive connection, the answer
+/// received into a buffer kept between calls, so the managed heap (and the main thread's
+/// garbage collections) carry nothing of it but the text the game asks for.
+/// </summary>
+sealed class Exchange
+{
+    readonly Socket socket;
+    readonly string host;
+    byte[] buf = new byte[1 << 16];
+    int bodyStart, bodyLength;
+
+    public Exchange(string url)
+    {
+        var uri = new Uri(url);
+        host = uri.Host + ":" + uri.Port;
+        socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        socket.Connect(uri.Host, uri.Port);
+    }
+
+    public int Post(QueuedTransport.Call call)
+    {
+        var head = new StringBuilder("POST ").Append(new Uri(call.Url).PathAndQuery).Append(" HTTP/1.1\r\nHost: ").Append(host)
+            .Append("\r\nContent-Length: ").Append(call.Body.Length).Append("\r\n");
+        foreach (var h in call.Headers) head.Append(h.Key).Append(": ").Append(h.Value).Append("\r\n");
+        socket.Send(Encoding.ASCII.GetBytes(head.Append("\r\n").ToString()));
+        socket.Send(call.Body);
+        int have = 0, end = -1;
+        while (end < 0)
+        {
+            have += Receive(have);
+            for (int i = 3; i < have; i++) if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' && buf[i - 3] == '\r') { end = i + 1; break; }
+        }
+        string headers = Encoding.ASCII.GetString(buf, 0, end);
+        int status = int.Parse(headers.Substring(9, 3), CultureInfo.InvariantCulture);
+        int at = headers.IndexOf("\r\ncontent-length:", StringComparison.OrdinalIgnoreCase);
+        if (at < 0) throw new InvalidOperationException("bench: the sidecar answered without a Content-Length");
+        int from = at + 17, to = headers.IndexOf('\r', from);
+        bodyLength = int.Parse(headers.Substring(from, to - from).Trim(), CultureInfo.InvariantCulture);
+        bodyStart = end;
+        if (buf.Length < end + bodyLength) Array.Resize(ref buf, end + bodyLength);
+        while (have < end + bodyLength) have += Receive(have);
+        return status;
+    }
+
+    int Receive(int at)
+    {
+        if (at == buf.Length) Array.Resize(ref buf, buf.Length * 2);
+        int got = socket.Receive(buf, at, buf.Length - at, SocketFlags.None);
+        if (got == 0) throw new InvalidOperationException("bench: the sidecar closed the connection");
+        return got;
+    }
+
+    /// <summary>The last answer's body as text.</summary>
+    public string Text() { return Encoding.UTF8.GetString(buf, bodyStart, bodyLength); }
+}
+
 static class ModBench
 {
     static int Main(string[] args)
@@ -95,20 +152,7 @@ static class ModBench
             return ticks;
         };
 
-        var http = new HttpClient { Timeout = TimeSpan.FromSeconds(60) };
-        // The exchange: the body as bytes, as UnityWebRequest's download buffer holds it.
-        Func<QueuedTransport.Call, KeyValuePair<int, byte[]>> exchange = call =>
-        {
-            var req = new HttpRequestMessage(HttpMethod.Post, call.Url) { Content = new ByteArrayContent(call.Body) };
-            foreach (var h in call.Headers)
-            {
-                if (h.Key == "Content-Type") req.Content.Headers.ContentType = new MediaTypeHeaderValue(h.Value);
-                else req.Headers.TryAddWithoutValidation(h.Key, h.Value);
-            }
-            using (var res = http.SendAsync(req).Result)
-                return new KeyValuePair<int, byte[]>((int)res.StatusCode, res.Content.ReadAsByteArrayAsync().Result);
-        };
-
+        var exchange = new Exchange(url);
         int failures = 0;
         var transport = new QueuedTransport();
         var loop = new BrainLoop(url, token, TokenForm.Header, transport,
@@ -123,11 +167,11 @@ static class ModBench
             double t1 = Cpu.Thread();
             var call = transport.Calls.Dequeue();
             double p1 = Cpu.Process();
-            var answer = exchange(call);
+            int status = exchange.Post(call);
             double p2 = Cpu.Process();
             double t2 = Cpu.Thread();
-            // downloadHandler.text: UTF-8 to a string on the main thread.
-            call.Done(answer.Key, Encoding.UTF8.GetString(answer.Value));
+            // downloadHandler.text: the received bytes to a string on the main thread.
+            call.Done(status, exchange.Text());
             double t3 = Cpu.Thread();
             game += (t1 - t0) + (t3 - t2);
             exchangeCpu += p2 - p1;
@@ -154,7 +198,8 @@ static class ModBench
         var agents = new List<long>(n);
         foreach (var t in fixedTicks) agents.Add(t.Snapshot.Agent);
         var headers = new List<KeyValuePair<string, string>> { new KeyValuePair<string, string>("Content-Type", "application/json"), new KeyValuePair<string, string>("X-Brain-Token", token) };
-        string replyBody = Encoding.UTF8.GetString(exchange(new QueuedTransport.Call { Url = url + "/ticks", Body = Batch.Build(fixedTicks), Headers = headers }).Value);
+        exchange.Post(new QueuedTransport.Call { Url = url + "/ticks", Body = Batch.Build(fixedTicks), Headers = headers });
+        string replyBody = exchange.Text();
         double parseOnly = timed(() => Batch.ParseReplies(replyBody, agents));
 
         double per = rounds * (double)n / 1e6;

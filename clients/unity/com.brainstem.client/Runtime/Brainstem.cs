@@ -855,16 +855,19 @@ namespace Brainstem
 
         public void Forget(long agent) { lock (gate) last.Remove(agent); }
 
-        async void Run(int mySeq, IList<Tick> ticks)
+        // Over a transport (Unity) the batch is built and handed over synchronously, with no
+        // async state machine on the main thread; over HttpClient it is awaited.
+        void Run(int mySeq, IList<Tick> ticks)
         {
-            if (transport != null)
-            {
-                List<BatchBody> bodies;
-                try { bodies = Batch.Pack(ticks); }
-                catch (ArgumentException ex) { Finish(mySeq, null, new BrainstemException(0, "bad_tick", ex.Message)); return; }
-                Send(mySeq, bodies, 0, new List<TickResult>(ticks.Count));
-                return;
-            }
+            if (transport == null) { RunAsync(mySeq, ticks); return; }
+            List<BatchBody> bodies;
+            try { bodies = Batch.Pack(ticks); }
+            catch (ArgumentException ex) { Finish(mySeq, null, new BrainstemException(0, "bad_tick", ex.Message)); return; }
+            Send(mySeq, bodies, 0, new List<TickResult>(ticks.Count));
+        }
+
+        async void RunAsync(int mySeq, IList<Tick> ticks)
+        {
             List<TickResult> results = null;
             BrainstemException failure = null;
             try { results = await client.TicksAsync(ticks); }
