@@ -1,13 +1,21 @@
 /**
  * `brainstem bench mods`: what a mod costs the game server's own thread, per character per
- * cadence, in each mod runtime that runs here (Lua 5.4, Mono C#): CPU time to gather the
- * ticks, build the batch, send it to a real sidecar and apply the replies, at several
- * character counts, beside a baseline of the same runtime only encoding the same JSON (the
- * client's encoder, and lua-cjson's C encoder when installed). Lua's sending is LuaSocket,
- * which blocks and pays its socket work on the measured thread (FiveM's and Garry's Mod's HTTP
- * run off the script thread); C#'s figure is the whole process's CPU, HttpClient's threads and
- * the GC included (Unity's UnityWebRequest runs natively off the main thread). Both are upper
- * bounds for the game thread's share.
+ * cadence, in each mod runtime that runs here (Lua 5.4, Mono C#), against a real sidecar, at
+ * several character counts.
+ *
+ * "Game thread" counts what the engine's script or main thread runs: gather the ticks, build
+ * the batch, hand it to the engine's HTTP function (Lua: the module's FiveM adapter over a
+ * PerformHttpRequest that queues; C#: BrainLoop over an IBatchTransport that queues, as
+ * UnityWebRequest takes it), then, in the callback, read the replies and apply them. The HTTP
+ * exchange between the two runs on the engine's own threads in FiveM, Garry's Mod and Unity,
+ * so it is not counted; its CPU is reported beside ("transport": a keep-alive LuaSocket
+ * connection for Lua, HttpClient with every thread of the process for C#). Lua's clock is the
+ * process's (one thread), C#'s the calling thread's.
+ *
+ * Baselines of the same runtime in the same run: the client's encoder alone on the same ticks,
+ * lua-cjson's C encoder and decoder alone (the stand-in for FiveM's json.encode/decode and
+ * Garry's Mod's util.TableToJSON/JSONToTable, the cost a native codec puts on the thread),
+ * and the client's reply reader alone on the same replies.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,18 +33,25 @@ export interface ModsRow {
   runtime: 'lua' | 'csharp';
   characters: number;
   rounds: number;
-  /** The full path with the module's own Lua decoder. */
-  fullUs: number;
-  /** The full path with a C decoder injected (lua-cjson, standing for FiveM's json.decode). */
-  fullCjsonUs: number | null;
+  /** The game thread with the client's own decoder. */
+  gameUs: number;
+  /** The game thread with lua-cjson's decoder injected (as the kits inject the engine's). */
+  gameCjsonUs: number | null;
+  /** The HTTP exchange, off the game thread in the engines (not in gameUs). */
+  transportUs: number;
   gatherUs: number;
+  /** The client's encoder alone (the baseline). */
   encodeUs: number;
-  /** Reading the replies alone (the client's own decoder). */
+  cjsonEncodeUs: number | null;
+  /** Reading the replies alone with the client's decoder. */
   parseUs: number;
-  cjsonUs: number | null;
+  /** Reading the replies alone with lua-cjson's decoder injected. */
+  parseCjsonUs: number | null;
+  cjsonDecodeUs: number | null;
   applied: number;
   failures: number;
   bodyBytes: number;
+  replyBytes: number;
 }
 
 function exec(command: string, args: string[]): Promise<string> {
@@ -48,15 +63,19 @@ function exec(command: string, args: string[]): Promise<string> {
 interface RawRow {
   characters: number;
   rounds: number;
-  full_us: number;
-  full_cjson_us?: number | null;
+  game_us: number;
+  game_cjson_us?: number | null;
+  transport_us: number;
   gather_us: number;
   encode_us: number;
+  cjson_encode_us?: number | null;
   parse_us: number;
-  cjson_us?: number | null;
+  parse_cjson_us?: number | null;
+  cjson_decode_us?: number | null;
   applied: number;
   failures: number;
   bytes: number;
+  reply_bytes: number;
 }
 
 function row(runtime: ModsRow['runtime'], out: RawRow): ModsRow {
@@ -64,15 +83,19 @@ function row(runtime: ModsRow['runtime'], out: RawRow): ModsRow {
     runtime,
     characters: out.characters,
     rounds: out.rounds,
-    fullUs: out.full_us,
-    fullCjsonUs: out.full_cjson_us ?? null,
+    gameUs: out.game_us,
+    gameCjsonUs: out.game_cjson_us ?? null,
+    transportUs: out.transport_us,
     gatherUs: out.gather_us,
     encodeUs: out.encode_us,
+    cjsonEncodeUs: out.cjson_encode_us ?? null,
     parseUs: out.parse_us,
-    cjsonUs: out.cjson_us ?? null,
+    parseCjsonUs: out.parse_cjson_us ?? null,
+    cjsonDecodeUs: out.cjson_decode_us ?? null,
     applied: out.applied,
     failures: out.failures,
     bodyBytes: out.bytes,
+    replyBytes: out.reply_bytes,
   };
 }
 
@@ -111,22 +134,36 @@ export async function runModsBench(opts: { characters: number[]; ticks: number; 
   }
 }
 
+const dash = (v: number | null, width: number): string => (v === null ? '-' : v.toFixed(1)).padStart(width);
+
 export function formatTable(r: { rows: ModsRow[] }): string {
-  const head = 'runtime  chars  full µs/char  full+C decoder  (goal)  gather µs  encode-only µs  parse-only µs  cjson-only µs  applied  failures';
+  const head = 'runtime  chars  game thread µs/char  +C decoder  (goal)  transport*  gather  encode  C encode  parse  parse C  C decode  applied  failures';
   const lines = r.rows.map((row) =>
     [
       row.runtime.padEnd(7),
       String(row.characters).padStart(5),
-      row.fullUs.toFixed(1).padStart(13),
-      (row.fullCjsonUs === null ? '-' : row.fullCjsonUs.toFixed(1)).padStart(15),
+      row.gameUs.toFixed(1).padStart(20),
+      dash(row.gameCjsonUs, 11),
       `(${GOALS_US[row.runtime]})`.padStart(7),
-      row.gatherUs.toFixed(1).padStart(10),
-      row.encodeUs.toFixed(1).padStart(15),
-      row.parseUs.toFixed(1).padStart(14),
-      (row.cjsonUs === null ? '-' : row.cjsonUs.toFixed(1)).padStart(14),
+      row.transportUs.toFixed(1).padStart(11),
+      row.gatherUs.toFixed(1).padStart(7),
+      row.encodeUs.toFixed(1).padStart(7),
+      dash(row.cjsonEncodeUs, 9),
+      row.parseUs.toFixed(1).padStart(6),
+      dash(row.parseCjsonUs, 8),
+      dash(row.cjsonDecodeUs, 9),
       String(row.applied).padStart(8),
       String(row.failures).padStart(9),
     ].join(' '),
   );
-  return [head, ...lines].join('\n');
+  return [
+    head,
+    ...lines,
+    '',
+    'CPU µs per character per cadence. Game thread: gather, build, hand to the HTTP function, then read and apply the replies',
+    "(Lua: the FiveM adapter, os.clock; C#: BrainLoop over a UnityWebRequest-like transport, the main thread's CPU).",
+    '* transport: the HTTP exchange, run off the game thread by PerformHttpRequest, HTTP{} and UnityWebRequest, not counted above',
+    "(Lua: LuaSocket keep-alive; C#: HttpClient, the whole process). Baselines: encode = the client's encoder alone,",
+    "C encode / C decode = lua-cjson alone (the engines' native JSON), parse = the client's reply reader alone.",
+  ].join('\n');
 }

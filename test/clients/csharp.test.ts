@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signingVectors } from '../helpers/signing-vectors.js';
-import { clientsDir, jsonOf, PERCEPTION_FIXTURE } from './helpers.js';
+import { clientsDir, jsonOf, MALFORMED_REPLIES_FIXTURE, malformedExpected, PERCEPTION_FIXTURE, TICKS_FIXTURE } from './helpers.js';
 import { client, driver, skip } from './csharp-client.js';
 import { clientFixtureSuite } from './suite.js';
 
@@ -25,4 +25,8 @@ test('c# perception: the registry fixture (radius, nearest first, raycast budget
     assert.deepEqual(frames[i]!.targets, want.expect, `frame ${i}`);
     assert.equal(frames[i]!.raycasts, want.raycasts, `frame ${i} raycasts`);
   });
+});
+
+test('c# client: an answer that is not the reply to the batch fails the call with its code and applies nothing', { skip: skip ?? false }, async () => {
+  assert.deepEqual(jsonOf(await driver('malformed', MALFORMED_REPLIES_FIXTURE, TICKS_FIXTURE)), malformedExpected());
 });

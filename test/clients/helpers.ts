@@ -12,6 +12,13 @@ export const driversDir = join(repoRoot, 'test', 'clients', 'drivers');
 export const TICKS_FIXTURE = join(fixtures, 'clients', 'ticks.json');
 export const REPLIES_FIXTURE = join(fixtures, 'clients', 'replies.json');
 export const PERCEPTION_FIXTURE = join(fixtures, 'clients', 'perception.json');
+export const MALFORMED_REPLIES_FIXTURE = join(fixtures, 'clients', 'malformed-replies.json');
+
+/** What each malformed-replies case must give: its `expect`, by name. */
+export function malformedExpected(): { name: string; got: string }[] {
+  const f = JSON.parse(readFileSync(MALFORMED_REPLIES_FIXTURE, 'utf8')) as { cases: { name: string; expect: string }[] };
+  return f.cases.map((c) => ({ name: c.name, got: c.expect }));
+}
 export const TOKEN = 'sidecar-token-for-clients';
 
 export interface TickFixture {

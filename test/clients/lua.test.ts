@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { jsonOf, PERCEPTION_FIXTURE, repliesFixture, REPLIES_FIXTURE, TICKS_FIXTURE } from './helpers.js';
+import { jsonOf, MALFORMED_REPLIES_FIXTURE, malformedExpected, PERCEPTION_FIXTURE, repliesFixture, REPLIES_FIXTURE, TICKS_FIXTURE } from './helpers.js';
 import { client, driver, skip, skipCjson } from './lua-client.js';
 import { clientFixtureSuite } from './suite.js';
 
@@ -61,3 +61,11 @@ test(
     );
   },
 );
+
+test('lua client: an answer that is not the reply to the batch fails the call with its code and applies nothing', { skip: skip ?? false }, async () => {
+  assert.deepEqual(jsonOf(await driver('malformed', MALFORMED_REPLIES_FIXTURE, TICKS_FIXTURE)), malformedExpected());
+});
+
+test('lua client: the same with a runtime decoder injected', { skip: skipCjson ?? false }, async () => {
+  assert.deepEqual(jsonOf(await driver('malformed', MALFORMED_REPLIES_FIXTURE, TICKS_FIXTURE, 'cjson')), malformedExpected());
+});

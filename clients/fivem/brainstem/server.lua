@@ -57,7 +57,10 @@ local function spawn(i)
   local ped = CreatePed(4, GetHashKey(spec.model), at.x, at.y, at.z, spec.heading, true, true)
   GiveWeaponToPed(ped, GetHashKey('WEAPON_PISTOL'), 120, false, true)
   local agent = AGENT_BASE + i
-  peds[agent] = { ped = ped, spec = spec, applied = nil }
+  -- The route and profile are the same every cadence: made once, sent by reference.
+  local route = {}
+  for k, p in ipairs(spec.route) do route[k] = to_brain(p) end
+  peds[agent] = { ped = ped, spec = spec, applied = nil, route = route, profile = { name = spec.name, role = spec.role } }
   by_ped[ped] = agent
   world:add(agent, 'ai', ped)
 end
@@ -93,8 +96,6 @@ local function gather()
     if not DoesEntityExist(c.ped) or GetEntityHealth(c.ped) <= 100 then
       despawn(agent)
     else
-      local route = {}
-      for k, p in ipairs(c.spec.route) do route[k] = to_brain(p) end
       local pos = position_of(c.ped)
       ticks[#ticks + 1] = {
         snapshot = {
@@ -103,9 +104,9 @@ local function gather()
             health = math.max(0, math.min(100, GetEntityHealth(c.ped) - 100)), blood = 5000, hunger = 20, thirst = 20,
             has_weapon = true, ammo = 120 },
           targets = world:targets(agent, pos, now, position_of, can_see, hostile),
-          route = route, squad = 'brainstem',
+          route = c.route, squad = 'brainstem',
         },
-        profile = { name = c.spec.name, role = c.spec.role },
+        profile = c.profile,
       }
     end
   end

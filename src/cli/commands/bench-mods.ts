@@ -5,7 +5,9 @@ import { parseInteger, printJson } from '../util.js';
 export function registerBenchMods(bench: Command): void {
   bench
     .command('mods')
-    .description('CPU µs per character per cadence a mod pays on the game thread (Lua 5.4): gather, build, send, apply; beside encoding only')
+    .description(
+      'CPU µs per character per cadence a mod pays on the game thread (Lua 5.4, Mono C#): gather, build, hand to the HTTP function, read and apply the replies (the exchange itself, off the game thread in the engines, printed beside); beside encoding only',
+    )
     .option('--ticks <n>', 'character-cadences measured per character count (rounds = ticks / characters)', '20000')
     .option('--no-csharp', 'skip the Mono C# runtime')
     .option('--json', 'print only JSON')

@@ -8,6 +8,14 @@ using System.Threading;
 using System.Threading.Tasks;
 using Brainstem;
 
+/// <summary>A transport that answers every call at once with 200 and one body.</summary>
+sealed class Answering : IBatchTransport
+{
+    readonly string body;
+    public Answering(string body) { this.body = body; }
+    public void Post(string url, byte[] bytes, IList<KeyValuePair<string, string>> headers, double timeoutS, Action<int, string> done) { done(200, body); }
+}
+
 static class CsharpDriver
 {
     static Dictionary<string, object> O(object v) { return (Dictionary<string, object>)v; }
@@ -197,6 +205,31 @@ static class CsharpDriver
                     Json.Quote(sb, loop.Last(ticks[0].Snapshot.Agent).Posture);
                     print(sb.Append('}').ToString());
                 }
+                return 0;
+            }
+            case "malformed":
+            {
+                // Each answer through the loop's own path (a transport answering 200 with that
+                // body): the first failure's code, or "ok" when every reply was applied.
+                var f = O(Json.Parse(File.ReadAllText(args[1], Encoding.UTF8)));
+                var tick = Ticks(args[2])[0];
+                var sb = new StringBuilder("[");
+                foreach (var c in L(f["cases"]))
+                {
+                    var kase = O(c);
+                    string code = null;
+                    int applied = 0;
+                    var ticks = new List<Tick>();
+                    foreach (var a in L(kase["agents"])) ticks.Add(new Tick { Snapshot = new Snapshot { Agent = (long)D(a), TimeS = tick.Snapshot.TimeS, SelfState = tick.Snapshot.SelfState }, Profile = tick.Profile });
+                    var loop = new BrainLoop("http://sidecar.invalid", null, TokenForm.Bearer, new Answering((string)kase["body"]),
+                        r => applied++, (agent, errorCode, message) => { if (code == null) code = errorCode; });
+                    loop.Step(0, () => ticks);
+                    if (sb.Length > 1) sb.Append(',');
+                    sb.Append("{\"name\":"); Json.Quote(sb, (string)kase["name"]);
+                    sb.Append(",\"got\":"); Json.Quote(sb, code ?? (applied == ticks.Count ? "ok" : "nothing"));
+                    sb.Append('}');
+                }
+                print(sb.Append(']').ToString());
                 return 0;
             }
             case "perception":

@@ -152,6 +152,30 @@ elseif cmd == 'errorbody' then
   local loud = Brainstem.log_error(function(line) logged[#logged + 1] = line end)
   loud(nil, errors[1])
   io.write(cjson.encode({ errors = errors, logged = logged, stats = brain.stats }))
+elseif cmd == 'malformed' then
+  -- Each answer through the client's own path (a 200 with that body): the first failure's
+  -- code, or "ok" when every reply was applied.
+  local f = cjson.decode(read(arg[3]))
+  local tick = cjson.decode(read(arg[4])).ticks[1]
+  local out = {}
+  for _, case in ipairs(f.cases) do
+    local code, applied = nil, 0
+    local brain = Brainstem.new({
+      url = 'http://sidecar.invalid', json_decode = arg[5] == 'cjson' and cjson.decode or nil,
+      http = function(_, done) done(200, case.body) end,
+      on_reply = function() applied = applied + 1 end,
+      on_error = function(_, err) code = code or err.code end,
+    })
+    brain:step(0, function()
+      local ticks = {}
+      for i, agent in ipairs(case.agents) do
+        ticks[i] = { snapshot = setmetatable({ agent = agent }, { __index = tick.snapshot }), profile = tick.profile }
+      end
+      return ticks
+    end)
+    out[#out + 1] = { name = case.name, got = code or (applied == #case.agents and 'ok' or 'nothing') }
+  end
+  io.write(cjson.encode(out))
 elseif cmd == 'options' then
   -- Construction errors, as a modder would see them.
   local function why(opts)

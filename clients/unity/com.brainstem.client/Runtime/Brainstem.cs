@@ -24,12 +24,12 @@ namespace Brainstem
         public double X, Y, Z;
         public Vec3(double x, double y, double z) { X = x; Y = y; Z = z; }
 
-        internal void Write(StringBuilder sb)
+        internal void Write(JsonWriter w)
         {
-            sb.Append("{\"x\":"); Json.Number(sb, X);
-            sb.Append(",\"y\":"); Json.Number(sb, Y);
-            sb.Append(",\"z\":"); Json.Number(sb, Z);
-            sb.Append('}');
+            w.Raw("{\"x\":"); w.Number(X);
+            w.Raw(",\"y\":"); w.Number(Y);
+            w.Raw(",\"z\":"); w.Number(Z);
+            w.Byte('}');
         }
     }
 
@@ -44,16 +44,16 @@ namespace Brainstem
         public string Name;
         public double? Health;
 
-        internal void Write(StringBuilder sb)
+        internal void Write(JsonWriter w)
         {
-            sb.Append("{\"id\":").Append(Id.ToString(CultureInfo.InvariantCulture));
-            sb.Append(",\"kind\":"); Json.Quote(sb, Kind);
-            sb.Append(",\"pos\":"); Pos.Write(sb);
-            sb.Append(",\"hostile\":").Append(Hostile ? "true" : "false");
-            sb.Append(",\"visible\":").Append(Visible ? "true" : "false");
-            if (Name != null) { sb.Append(",\"name\":"); Json.Quote(sb, Name); }
-            if (Health.HasValue) { sb.Append(",\"health\":"); Json.Number(sb, Health.Value); }
-            sb.Append('}');
+            w.Raw("{\"id\":"); w.Long(Id);
+            w.Raw(",\"kind\":"); w.Quote(Kind);
+            w.Raw(",\"pos\":"); Pos.Write(w);
+            w.Raw(Hostile ? ",\"hostile\":true" : ",\"hostile\":false");
+            w.Raw(Visible ? ",\"visible\":true" : ",\"visible\":false");
+            if (Name != null) { w.Raw(",\"name\":"); w.Quote(Name); }
+            if (Health.HasValue) { w.Raw(",\"health\":"); w.Number(Health.Value); }
+            w.Byte('}');
         }
     }
 
@@ -64,17 +64,16 @@ namespace Brainstem
         public bool HasWeapon;
         public int Ammo;
 
-        internal void Write(StringBuilder sb)
+        internal void Write(JsonWriter w)
         {
-            sb.Append("{\"pos\":"); Pos.Write(sb);
-            sb.Append(",\"heading_deg\":"); Json.Number(sb, HeadingDeg);
-            sb.Append(",\"health\":"); Json.Number(sb, Health);
-            sb.Append(",\"blood\":"); Json.Number(sb, Blood);
-            sb.Append(",\"hunger\":"); Json.Number(sb, Hunger);
-            sb.Append(",\"thirst\":"); Json.Number(sb, Thirst);
-            sb.Append(",\"has_weapon\":").Append(HasWeapon ? "true" : "false");
-            sb.Append(",\"ammo\":").Append(Ammo.ToString(CultureInfo.InvariantCulture));
-            sb.Append('}');
+            w.Raw("{\"pos\":"); Pos.Write(w);
+            w.Raw(",\"heading_deg\":"); w.Number(HeadingDeg);
+            w.Raw(",\"health\":"); w.Number(Health);
+            w.Raw(",\"blood\":"); w.Number(Blood);
+            w.Raw(",\"hunger\":"); w.Number(Hunger);
+            w.Raw(",\"thirst\":"); w.Number(Thirst);
+            w.Raw(HasWeapon ? ",\"has_weapon\":true,\"ammo\":" : ",\"has_weapon\":false,\"ammo\":"); w.Long(Ammo);
+            w.Byte('}');
         }
     }
 
@@ -83,12 +82,12 @@ namespace Brainstem
         public string Id, Kind;
         public Vec3 Pos;
 
-        internal void Write(StringBuilder sb)
+        internal void Write(JsonWriter w)
         {
-            sb.Append("{\"id\":"); Json.Quote(sb, Id);
-            sb.Append(",\"kind\":"); Json.Quote(sb, Kind);
-            sb.Append(",\"pos\":"); Pos.Write(sb);
-            sb.Append('}');
+            w.Raw("{\"id\":"); w.Quote(Id);
+            w.Raw(",\"kind\":"); w.Quote(Kind);
+            w.Raw(",\"pos\":"); Pos.Write(w);
+            w.Byte('}');
         }
     }
 
@@ -99,12 +98,12 @@ namespace Brainstem
         public string Text;
         public double AtS;
 
-        internal void Write(StringBuilder sb)
+        internal void Write(JsonWriter w)
         {
-            sb.Append("{\"from\":").Append(From.ToString(CultureInfo.InvariantCulture));
-            sb.Append(",\"text\":"); Json.Quote(sb, Text);
-            sb.Append(",\"at_s\":"); Json.Number(sb, AtS);
-            sb.Append('}');
+            w.Raw("{\"from\":"); w.Long(From);
+            w.Raw(",\"text\":"); w.Quote(Text);
+            w.Raw(",\"at_s\":"); w.Number(AtS);
+            w.Byte('}');
         }
     }
 
@@ -120,17 +119,35 @@ namespace Brainstem
         public List<Heard> Heard;
         public string Squad;
 
-        internal void Write(StringBuilder sb)
+        // Plain loops, not a writer per list: a delegate per list per tick is garbage on the game thread.
+        internal void Write(JsonWriter w)
         {
-            sb.Append("{\"agent\":").Append(Agent.ToString(CultureInfo.InvariantCulture));
-            sb.Append(",\"time_s\":"); Json.Number(sb, TimeS);
-            sb.Append(",\"self_state\":"); SelfState.Write(sb);
-            Json.List(sb, "targets", Targets, t => t.Write(sb));
-            if (Route != null) Json.List(sb, "route", Route, v => v.Write(sb));
-            if (Poi != null) Json.List(sb, "poi", Poi, p => p.Write(sb));
-            if (Heard != null) Json.List(sb, "heard", Heard, h => h.Write(sb));
-            if (Squad != null) { sb.Append(",\"squad\":"); Json.Quote(sb, Squad); }
-            sb.Append('}');
+            w.Raw("{\"agent\":"); w.Long(Agent);
+            w.Raw(",\"time_s\":"); w.Number(TimeS);
+            w.Raw(",\"self_state\":"); SelfState.Write(w);
+            w.Raw(",\"targets\":[");
+            if (Targets != null) for (int i = 0; i < Targets.Count; i++) { if (i > 0) w.Byte(','); Targets[i].Write(w); }
+            w.Byte(']');
+            if (Route != null)
+            {
+                w.Raw(",\"route\":[");
+                for (int i = 0; i < Route.Count; i++) { if (i > 0) w.Byte(','); Route[i].Write(w); }
+                w.Byte(']');
+            }
+            if (Poi != null)
+            {
+                w.Raw(",\"poi\":[");
+                for (int i = 0; i < Poi.Count; i++) { if (i > 0) w.Byte(','); Poi[i].Write(w); }
+                w.Byte(']');
+            }
+            if (Heard != null)
+            {
+                w.Raw(",\"heard\":[");
+                for (int i = 0; i < Heard.Count; i++) { if (i > 0) w.Byte(','); Heard[i].Write(w); }
+                w.Byte(']');
+            }
+            if (Squad != null) { w.Raw(",\"squad\":"); w.Quote(Squad); }
+            w.Byte('}');
         }
     }
 
@@ -144,30 +161,30 @@ namespace Brainstem
         /// <summary>Any subset of the trait names, each 0..1.</summary>
         public Dictionary<string, double> Traits;
 
-        internal void Write(StringBuilder sb)
+        internal void Write(JsonWriter w)
         {
-            sb.Append('{');
+            w.Byte('{');
             bool first = true;
-            if (Name != null) { Key(sb, "name", ref first); Json.Quote(sb, Name); }
-            if (Role != null) { Key(sb, "role", ref first); Json.Quote(sb, Role); }
-            if (Coward.HasValue) { Key(sb, "coward", ref first); sb.Append(Coward.Value ? "true" : "false"); }
+            if (Name != null) { Key(w, "name", ref first); w.Quote(Name); }
+            if (Role != null) { Key(w, "role", ref first); w.Quote(Role); }
+            if (Coward.HasValue) { Key(w, "coward", ref first); w.Raw(Coward.Value ? "true" : "false"); }
             if (Traits != null)
             {
-                Key(sb, "traits", ref first);
-                sb.Append('{');
+                Key(w, "traits", ref first);
+                w.Byte('{');
                 bool firstTrait = true;
-                foreach (var kv in Traits) { Key(sb, kv.Key, ref firstTrait); Json.Number(sb, kv.Value); }
-                sb.Append('}');
+                foreach (var kv in Traits) { Key(w, kv.Key, ref firstTrait); w.Number(kv.Value); }
+                w.Byte('}');
             }
-            sb.Append('}');
+            w.Byte('}');
         }
 
-        static void Key(StringBuilder sb, string key, ref bool first)
+        static void Key(JsonWriter w, string key, ref bool first)
         {
-            if (!first) sb.Append(',');
+            if (!first) w.Byte(',');
             first = false;
-            Json.Quote(sb, key);
-            sb.Append(':');
+            w.Quote(key);
+            w.Byte(':');
         }
     }
 
@@ -176,11 +193,12 @@ namespace Brainstem
         public Snapshot Snapshot;
         public Profile Profile = new Profile();
 
-        internal void Write(StringBuilder sb)
+        internal void Write(JsonWriter w)
         {
-            sb.Append("{\"snapshot\":"); Snapshot.Write(sb);
-            sb.Append(",\"profile\":"); (Profile ?? new Profile()).Write(sb);
-            sb.Append('}');
+            w.Raw("{\"snapshot\":"); Snapshot.Write(w);
+            w.Raw(",\"profile\":");
+            if (Profile != null) Profile.Write(w); else w.Raw("{}");
+            w.Byte('}');
         }
     }
 
@@ -217,7 +235,11 @@ namespace Brainstem
         /// <summary>standing | crouched | prone</summary>
         public string Posture;
         /// <summary>Highest priority first.</summary>
-        public List<Intent> Intents = new List<Intent>();
+        public List<Intent> Intents;
+
+        public Reply() { Intents = new List<Intent>(); }
+
+        internal Reply(List<Intent> intents) { Intents = intents; }
     }
 
     public sealed class TickError : TickResult
@@ -272,19 +294,10 @@ namespace Brainstem
         public readonly List<long> Agents;
         public readonly byte[] Bytes;
 
-        internal BatchBody(List<long> agents, List<byte[]> parts, int size)
+        internal BatchBody(List<long> agents, byte[] bytes)
         {
             Agents = agents;
-            Bytes = new byte[size];
-            Bytes[0] = (byte)'[';
-            int at = 1;
-            for (int i = 0; i < parts.Count; i++)
-            {
-                if (i > 0) Bytes[at++] = (byte)',';
-                Buffer.BlockCopy(parts[i], 0, Bytes, at, parts[i].Length);
-                at += parts[i].Length;
-            }
-            Bytes[at] = (byte)']';
+            Bytes = bytes;
         }
     }
 
@@ -295,20 +308,28 @@ namespace Brainstem
         /// <summary>Largest /ticks body the sidecar takes, in bytes.</summary>
         public const int MaxBodyBytes = 4 * 1024 * 1024;
 
-        static readonly UTF8Encoding Utf8 = new UTF8Encoding(false);
+        // One writer per thread, kept between batches: building a batch allocates only its body.
+        [ThreadStatic] static JsonWriter writer;
+
+        static JsonWriter Writer()
+        {
+            var w = writer ?? (writer = new JsonWriter());
+            w.Clear();
+            return w;
+        }
 
         /// <summary>The /ticks body for ticks[start, start+count): a JSON array, UTF-8 without a byte-order mark.</summary>
         public static byte[] Build(IList<Tick> ticks, int start, int count)
         {
-            var sb = new StringBuilder(512 * count + 2);
-            sb.Append('[');
+            var w = Writer();
+            w.Byte('[');
             for (int i = 0; i < count; i++)
             {
-                if (i > 0) sb.Append(',');
-                ticks[start + i].Write(sb);
+                if (i > 0) w.Byte(',');
+                ticks[start + i].Write(w);
             }
-            sb.Append(']');
-            return Utf8.GetBytes(sb.ToString());
+            w.Byte(']');
+            return w.ToArray(0, w.Length);
         }
 
         public static byte[] Build(IList<Tick> ticks) { return Build(ticks, 0, ticks.Count); }
@@ -316,44 +337,52 @@ namespace Brainstem
         /// <summary>The ticks packed in order into bodies of at most MaxTicks ticks and MaxBodyBytes bytes.</summary>
         public static List<BatchBody> Pack(IList<Tick> ticks)
         {
-            var bodies = new List<BatchBody>();
-            var parts = new List<byte[]>();
-            var agents = new List<long>();
-            int size = 2;
-            foreach (var tick in ticks)
+            var bodies = new List<BatchBody>(1);
+            var agents = new List<long>(Math.Min(ticks.Count, MaxTicks));
+            var w = Writer();
+            w.Byte('[');
+            for (int i = 0; i < ticks.Count; i++)
             {
-                var sb = new StringBuilder(512);
-                tick.Write(sb);
-                byte[] part = Utf8.GetBytes(sb.ToString());
-                if (parts.Count > 0 && (parts.Count == MaxTicks || size + 1 + part.Length > MaxBodyBytes))
+                var tick = ticks[i];
+                int mark = w.Length;
+                if (agents.Count > 0) w.Byte(',');
+                tick.Write(w);
+                // The body so far plus its closing bracket; a tick that does not fit starts the next body.
+                if (agents.Count > 0 && (agents.Count == MaxTicks || w.Length + 1 > MaxBodyBytes))
                 {
-                    bodies.Add(new BatchBody(agents, parts, size));
-                    parts = new List<byte[]>();
-                    agents = new List<long>();
-                    size = 2;
+                    w.Truncate(mark);
+                    w.Byte(']');
+                    bodies.Add(new BatchBody(agents, w.ToArray(0, w.Length)));
+                    agents = new List<long>(Math.Min(ticks.Count - i, MaxTicks));
+                    w.Clear();
+                    w.Byte('[');
+                    tick.Write(w);
                 }
-                if (parts.Count > 0) size++;
-                parts.Add(part);
                 agents.Add(tick.Snapshot.Agent);
-                size += part.Length;
             }
-            if (parts.Count > 0) bodies.Add(new BatchBody(agents, parts, size));
+            if (agents.Count > 0)
+            {
+                w.Byte(']');
+                bodies.Add(new BatchBody(agents, w.ToArray(0, w.Length)));
+            }
             return bodies;
         }
 
         /// <summary>Parses a /ticks reply for a batch sent for `agents` in that order.</summary>
         public static List<TickResult> ParseReplies(string body, IList<long> agents)
         {
+            int p = 0;
+            Json.Skip(body, ref p);
+            if (p < body.Length && body[p] == '[')
+            {
+                try { return ReplyReader.Read(body, agents); }
+                catch (FormatException ex) { throw new BrainstemException(200, "bad_reply", "the reply is not JSON: " + ex.Message); }
+            }
             var parsed = ParseJson(body);
             // ?errors=body answers a whole call's failure as a 200 with one error object.
             var failure = parsed as Dictionary<string, object>;
             if (failure != null && failure.ContainsKey("error")) throw Http.ErrorOf(200, body);
-            var items = parsed as List<object>;
-            if (items == null || items.Count != agents.Count)
-                throw new BrainstemException(200, "bad_reply", "expected an array of " + agents.Count + " replies");
-            var results = new List<TickResult>(items.Count);
-            for (int i = 0; i < items.Count; i++) results.Add(ParseReply(items[i], agents[i]));
-            return results;
+            throw ReplyReader.Count(agents.Count);
         }
 
         /// <summary>One element of a /ticks reply (or a /tick reply) for the tick sent for agent `sent`.</summary>
@@ -405,6 +434,262 @@ namespace Brainstem
             try { return Json.Parse(body); }
             catch (FormatException ex) { throw new BrainstemException(200, "bad_reply", "the reply is not JSON: " + ex.Message); }
         }
+    }
+
+    /// <summary>
+    /// Reads a /ticks reply straight into Reply and TickError objects, on the game thread: no
+    /// dictionary, list or boxed number per JSON value, keys compared in place, the words that
+    /// repeat (kinds, postures, speeds) given as shared strings, fields a kind does not have
+    /// skipped without being built. Same results and the same failures as ParseReply over a
+    /// parsed document.
+    /// </summary>
+    static class ReplyReader
+    {
+        static readonly string[] ReplyKeys = { "agent", "posture", "intents", "error" };
+        static readonly string[] IntentKeys = { "kind", "to", "speed", "target", "fire", "text", "channel", "line_id", "yaw_deg", "from", "at", "name", "reason" };
+        static readonly string[] ErrorKeys = { "code", "message", "details" };
+        static readonly string[] VecKeys = { "x", "y", "z" };
+        static readonly string[] Words = { "MoveTo", "Engage", "Say", "Face", "Flee", "Investigate", "Emote", "Idle", "Logoff",
+            "standing", "crouched", "prone", "walk", "jog", "sprint", "proximity" };
+
+        internal static BrainstemException Count(int n) { return new BrainstemException(200, "bad_reply", "expected an array of " + n + " replies"); }
+
+        static BrainstemException Malformed(long sent, string what) { return new BrainstemException(200, "bad_reply", "malformed reply for agent " + sent + ": " + what); }
+
+        static void Expect(string t, ref int p, char c, string what)
+        {
+            Json.Skip(t, ref p);
+            if (p >= t.Length || t[p] != c) throw new FormatException(what + " at " + p);
+            p++;
+        }
+
+        // Between members: true for ',' (another follows), false for the closing bracket.
+        static bool More(string t, ref int p, char close)
+        {
+            Json.Skip(t, ref p);
+            if (p < t.Length && t[p] == ',') { p++; return true; }
+            if (p < t.Length && t[p] == close) { p++; return false; }
+            throw new FormatException("expected , or " + close + " at " + p);
+        }
+
+        // Opens an object or array: false when it is empty (and then closed).
+        static bool Open(string t, ref int p, char open, char close)
+        {
+            Expect(t, ref p, open, "expected " + open);
+            Json.Skip(t, ref p);
+            if (p < t.Length && t[p] == close) { p++; return false; }
+            return true;
+        }
+
+        // The next member's key: its index in names, or -1; p is past the colon.
+        static int Key(string t, ref int p, string[] names)
+        {
+            Json.Skip(t, ref p);
+            if (p >= t.Length || t[p] != '"') throw new FormatException("expected a key at " + p);
+            int found = Word(t, ref p, names);
+            Expect(t, ref p, ':', "expected :");
+            Json.Skip(t, ref p);
+            return found;
+        }
+
+        // The string at p, matched against names without a copy: its index, or -1.
+        static int Word(string t, ref int p, string[] names)
+        {
+            int end = p + 1;
+            while (end < t.Length && t[end] != '"' && t[end] != '\\') end++;
+            if (end >= t.Length || t[end] != '"') return Array.IndexOf(names, Json.String(t, ref p));
+            int start = p + 1, n = end - start;
+            p = end + 1;
+            for (int i = 0; i < names.Length; i++)
+                if (names[i].Length == n && string.CompareOrdinal(t, start, names[i], 0, n) == 0) return i;
+            return -1;
+        }
+
+        // A string value (a shared one for the words that repeat), or null for any other value, as Json.Str reads it.
+        static string Str(string t, ref int p)
+        {
+            if (t[p] != '"') { Json.SkipValue(t, ref p); return null; }
+            int at = p;
+            int i = Word(t, ref p, Words);
+            if (i >= 0) return Words[i];
+            p = at;
+            return Json.String(t, ref p);
+        }
+
+        // A number value, or null (the value skipped) for any other.
+        static double? Num(string t, ref int p)
+        {
+            char c = t[p];
+            if (c == '-' || (c >= '0' && c <= '9')) return Json.Number(t, ref p);
+            Json.SkipValue(t, ref p);
+            return null;
+        }
+
+        // An {x, y, z} value, or null (the value skipped) when it is not one.
+        static Vec3 Vec(string t, ref int p)
+        {
+            if (t[p] != '{') { Json.SkipValue(t, ref p); return null; }
+            double? x = null, y = null, z = null;
+            if (Open(t, ref p, '{', '}'))
+            {
+                do
+                {
+                    int k = Key(t, ref p, VecKeys);
+                    if (k == 0) x = Num(t, ref p);
+                    else if (k == 1) y = Num(t, ref p);
+                    else if (k == 2) z = Num(t, ref p);
+                    else Json.SkipValue(t, ref p);
+                } while (More(t, ref p, '}'));
+            }
+            return x.HasValue && y.HasValue && z.HasValue ? new Vec3(x.Value, y.Value, z.Value) : null;
+        }
+
+        internal static List<TickResult> Read(string t, IList<long> agents)
+        {
+            int p = 0;
+            var results = new List<TickResult>(agents.Count);
+            if (Open(t, ref p, '[', ']'))
+            {
+                do
+                {
+                    if (results.Count == agents.Count) throw Count(agents.Count);
+                    results.Add(Element(t, ref p, agents[results.Count]));
+                } while (More(t, ref p, ']'));
+            }
+            Json.Skip(t, ref p);
+            if (p != t.Length) throw new FormatException("trailing characters at " + p);
+            if (results.Count != agents.Count) throw Count(agents.Count);
+            return results;
+        }
+
+        static TickResult Element(string t, ref int p, long sent)
+        {
+            Json.Skip(t, ref p);
+            if (p >= t.Length || t[p] != '{')
+            {
+                Json.SkipValue(t, ref p);
+                throw new BrainstemException(200, "bad_reply", "the reply for agent " + sent + " is not an object");
+            }
+            double? agent = null;
+            bool agentBad = false, intentsBad = false;
+            string posture = null;
+            List<Intent> intents = null;
+            TickError error = null;
+            if (Open(t, ref p, '{', '}'))
+            {
+                do
+                {
+                    switch (Key(t, ref p, ReplyKeys))
+                    {
+                        case 0: agent = Num(t, ref p); agentBad = !agent.HasValue; break;
+                        case 1: posture = Str(t, ref p); break;
+                        case 2:
+                            intents = null;
+                            intentsBad = t[p] != '[';
+                            if (intentsBad) Json.SkipValue(t, ref p);
+                            else intents = Intents(t, ref p, sent);
+                            break;
+                        case 3:
+                            if (t[p] == '{') error = Error(t, ref p, sent);
+                            else Json.SkipValue(t, ref p);
+                            break;
+                        default: Json.SkipValue(t, ref p); break;
+                    }
+                } while (More(t, ref p, '}'));
+            }
+            if (error != null) return error;
+            if (agentBad || !agent.HasValue) throw Malformed(sent, agentBad ? "agent is not a number" : "no agent");
+            if (intentsBad || intents == null) throw Malformed(sent, intentsBad ? "intents is not an array" : "no intents");
+            return new Reply(intents) { Agent = (long)agent.Value, Posture = posture };
+        }
+
+        static TickError Error(string t, ref int p, long sent)
+        {
+            var e = new TickError { Agent = sent, Code = "", Message = "" };
+            if (!Open(t, ref p, '{', '}')) return e;
+            do
+            {
+                switch (Key(t, ref p, ErrorKeys))
+                {
+                    case 0: e.Code = Str(t, ref p) ?? ""; break;
+                    case 1: e.Message = Str(t, ref p) ?? ""; break;
+                    case 2:
+                        var details = Json.Value(t, ref p) as List<object>;
+                        e.Details = details ?? new List<object>();
+                        break;
+                    default: Json.SkipValue(t, ref p); break;
+                }
+            } while (More(t, ref p, '}'));
+            return e;
+        }
+
+        static List<Intent> Intents(string t, ref int p, long sent)
+        {
+            var list = new List<Intent>(2);
+            if (!Open(t, ref p, '[', ']')) return list;
+            do
+            {
+                Json.Skip(t, ref p);
+                if (p >= t.Length || t[p] != '{')
+                {
+                    Json.SkipValue(t, ref p);
+                    throw Malformed(sent, "an intent is not an object");
+                }
+                list.Add(Intent(t, ref p, sent));
+            } while (More(t, ref p, ']'));
+            return list;
+        }
+
+        // Every field any kind has, read as it comes (the kind may come last); the kind then takes its own.
+        static Intent Intent(string t, ref int p, long sent)
+        {
+            string kind = null, speed = null, text = null, channel = null, lineId = null, name = null, reason = null;
+            Vec3 to = null, at = null;
+            double? target = null, yaw = null, from = null;
+            bool? fire = null;
+            if (Open(t, ref p, '{', '}'))
+            {
+                do
+                {
+                    switch (Key(t, ref p, IntentKeys))
+                    {
+                        case 0: kind = Str(t, ref p); break;
+                        case 1: to = Vec(t, ref p); break;
+                        case 2: speed = Str(t, ref p); break;
+                        case 3: target = Num(t, ref p); break;
+                        case 4:
+                            if (string.CompareOrdinal(t, p, "true", 0, 4) == 0) { p += 4; fire = true; }
+                            else if (string.CompareOrdinal(t, p, "false", 0, 5) == 0) { p += 5; fire = false; }
+                            else { Json.SkipValue(t, ref p); fire = null; }
+                            break;
+                        case 5: text = Str(t, ref p); break;
+                        case 6: channel = Str(t, ref p); break;
+                        case 7: lineId = Str(t, ref p); break;
+                        case 8: yaw = Num(t, ref p); break;
+                        case 9: from = Num(t, ref p); break;
+                        case 10: at = Vec(t, ref p); break;
+                        case 11: name = Str(t, ref p); break;
+                        case 12: reason = Str(t, ref p); break;
+                        default: Json.SkipValue(t, ref p); break;
+                    }
+                } while (More(t, ref p, '}'));
+            }
+            switch (kind)
+            {
+                case "MoveTo": return new MoveTo { To = to ?? Missing<Vec3>(sent, "to"), Speed = speed };
+                case "Engage": return new Engage { Target = (long)(target ?? Missing<double>(sent, "target")), Fire = fire ?? Missing<bool>(sent, "fire") };
+                case "Say": return new Say { Text = text, Channel = channel, LineId = lineId };
+                case "Face": return new Face { YawDeg = yaw ?? Missing<double>(sent, "yaw_deg") };
+                case "Flee": return new Flee { From = (long)(from ?? Missing<double>(sent, "from")) };
+                case "Investigate": return new Investigate { At = at ?? Missing<Vec3>(sent, "at") };
+                case "Emote": return new Emote { Name = name };
+                case "Idle": return new Idle { Reason = reason };
+                case "Logoff": return new Logoff();
+                default: return new UnknownIntent(kind ?? "");
+            }
+        }
+
+        static T Missing<T>(long sent, string field) { throw Malformed(sent, "the intent's " + field + " is missing or of the wrong type"); }
     }
 
     // ---- the sidecar client ---------------------------------------------------------------
@@ -570,16 +855,19 @@ namespace Brainstem
 
         public void Forget(long agent) { lock (gate) last.Remove(agent); }
 
-        async void Run(int mySeq, IList<Tick> ticks)
+        // Over a transport (Unity) the batch is built and handed over synchronously, with no
+        // async state machine on the main thread; over HttpClient it is awaited.
+        void Run(int mySeq, IList<Tick> ticks)
         {
-            if (transport != null)
-            {
-                List<BatchBody> bodies;
-                try { bodies = Batch.Pack(ticks); }
-                catch (ArgumentException ex) { Finish(mySeq, null, new BrainstemException(0, "bad_tick", ex.Message)); return; }
-                Send(mySeq, bodies, 0, new List<TickResult>(ticks.Count));
-                return;
-            }
+            if (transport == null) { RunAsync(mySeq, ticks); return; }
+            List<BatchBody> bodies;
+            try { bodies = Batch.Pack(ticks); }
+            catch (ArgumentException ex) { Finish(mySeq, null, new BrainstemException(0, "bad_tick", ex.Message)); return; }
+            Send(mySeq, bodies, 0, new List<TickResult>(ticks.Count));
+        }
+
+        async void RunAsync(int mySeq, IList<Tick> ticks)
+        {
             List<TickResult> results = null;
             BrainstemException failure = null;
             try { results = await client.TicksAsync(ticks); }
@@ -907,6 +1195,142 @@ namespace Brainstem
     // ---- JSON -------------------------------------------------------------------------------
 
     /// <summary>
+    /// Writes a batch's JSON straight into UTF-8 bytes, in one buffer kept between batches:
+    /// this runs on the game thread for every field of every tick, so it makes no string, no
+    /// StringBuilder and no intermediate copy (a string per tick, then its bytes, cost about
+    /// as much as writing it).
+    /// </summary>
+    internal sealed class JsonWriter
+    {
+        byte[] buf = new byte[16 * 1024];
+        int len;
+
+        public int Length { get { return len; } }
+
+        public void Clear() { len = 0; }
+
+        public void Truncate(int length) { len = length; }
+
+        public byte[] ToArray(int start, int count)
+        {
+            var bytes = new byte[count];
+            Buffer.BlockCopy(buf, start, bytes, 0, count);
+            return bytes;
+        }
+
+        void Grow(int more)
+        {
+            int size = buf.Length;
+            while (size < len + more) size *= 2;
+            Array.Resize(ref buf, size);
+        }
+
+        public void Byte(char c)
+        {
+            if (len == buf.Length) Grow(1);
+            buf[len++] = (byte)c;
+        }
+
+        /// <summary>An ASCII constant (the shape's keys and punctuation).</summary>
+        public void Raw(string ascii)
+        {
+            int n = ascii.Length;
+            if (len + n > buf.Length) Grow(n);
+            for (int i = 0; i < n; i++) buf[len + i] = (byte)ascii[i];
+            len += n;
+        }
+
+        public void Long(long v)
+        {
+            if (v < 0)
+            {
+                if (v == long.MinValue) { Raw("-9223372036854775808"); return; }
+                Byte('-');
+                v = -v;
+            }
+            Digits(v);
+        }
+
+        // The decimal digits of a non-negative whole number, written backwards into place.
+        void Digits(long v)
+        {
+            int n = 1;
+            for (long t = v; t >= 10; t /= 10) n++;
+            if (len + n > buf.Length) Grow(n);
+            for (int i = len + n - 1; i >= len; i--) { buf[i] = (byte)('0' + v % 10); v /= 10; }
+            len += n;
+        }
+
+        /// <summary>The same number Json.Number writes: at most three decimals.</summary>
+        public void Number(double d)
+        {
+            if (double.IsNaN(d) || double.IsInfinity(d)) throw new ArgumentException("a tick number is NaN or infinite");
+            double a = Math.Abs(d);
+            if (a >= 9e12) { Raw(d.ToString("R", CultureInfo.InvariantCulture)); return; }
+            long m = (long)Math.Floor(a * 1000 + 0.5);
+            long whole = m / 1000;
+            int k = (int)(m % 1000);
+            if (d < 0 && m != 0) Byte('-');
+            Digits(whole);
+            if (k != 0) { Byte('.'); Raw(Json.Fraction[k]); }
+        }
+
+        /// <summary>A JSON string as UTF-8, escaped as Json.Quote escapes it (a lone surrogate becomes U+FFFD).</summary>
+        public void Quote(string s)
+        {
+            // Three bytes per UTF-16 unit at most, six for an escape, and the quotes.
+            int n = s.Length;
+            if (len + n * 6 + 2 > buf.Length) Grow(n * 6 + 2);
+            var b = buf;
+            int at = len;
+            b[at++] = (byte)'"';
+            for (int i = 0; i < n; i++)
+            {
+                char c = s[i];
+                if (c < 0x80)
+                {
+                    if (c >= 0x20 && c != '"' && c != '\\') { b[at++] = (byte)c; continue; }
+                    b[at++] = (byte)'\\';
+                    switch (c)
+                    {
+                        case '"': b[at++] = (byte)'"'; break;
+                        case '\\': b[at++] = (byte)'\\'; break;
+                        case '\n': b[at++] = (byte)'n'; break;
+                        case '\r': b[at++] = (byte)'r'; break;
+                        case '\t': b[at++] = (byte)'t'; break;
+                        default:
+                            b[at++] = (byte)'u'; b[at++] = (byte)'0'; b[at++] = (byte)'0';
+                            b[at++] = (byte)"0123456789abcdef"[c >> 4]; b[at++] = (byte)"0123456789abcdef"[c & 15];
+                            break;
+                    }
+                }
+                else if (c < 0x800)
+                {
+                    b[at++] = (byte)(0xC0 | (c >> 6));
+                    b[at++] = (byte)(0x80 | (c & 0x3F));
+                }
+                else if (char.IsHighSurrogate(c) && i + 1 < n && char.IsLowSurrogate(s[i + 1]))
+                {
+                    int cp = char.ConvertToUtf32(c, s[++i]);
+                    b[at++] = (byte)(0xF0 | (cp >> 18));
+                    b[at++] = (byte)(0x80 | ((cp >> 12) & 0x3F));
+                    b[at++] = (byte)(0x80 | ((cp >> 6) & 0x3F));
+                    b[at++] = (byte)(0x80 | (cp & 0x3F));
+                }
+                else
+                {
+                    int cp = char.IsSurrogate(c) ? 0xFFFD : c;
+                    b[at++] = (byte)(0xE0 | (cp >> 12));
+                    b[at++] = (byte)(0x80 | ((cp >> 6) & 0x3F));
+                    b[at++] = (byte)(0x80 | (cp & 0x3F));
+                }
+            }
+            b[at++] = (byte)'"';
+            len = at;
+        }
+    }
+
+    /// <summary>
     /// A small strict JSON reader (objects are Dictionary&lt;string, object&gt;, arrays
     /// List&lt;object&gt;, numbers double, null null) and the writer helpers the models use.
     /// </summary>
@@ -942,20 +1366,8 @@ namespace Brainstem
             sb.Append('"');
         }
 
-        /// <summary>`,"key":[item,item,...]` with each item written by `write`.</summary>
-        internal static void List<T>(StringBuilder sb, string key, IList<T> items, Action<T> write)
-        {
-            sb.Append(",\"").Append(key).Append("\":[");
-            for (int i = 0; i < items.Count; i++)
-            {
-                if (i > 0) sb.Append(',');
-                write(items[i]);
-            }
-            sb.Append(']');
-        }
-
         // FRACTION[k] is k/1000 without its trailing zeros ("5" for 500, "001" for 1).
-        static readonly string[] Fraction = Fractions();
+        internal static readonly string[] Fraction = Fractions();
 
         static string[] Fractions()
         {
@@ -1005,14 +1417,14 @@ namespace Brainstem
             return new Vec3(Num(v, "x"), Num(v, "y"), Num(v, "z"));
         }
 
-        static void Skip(string t, ref int p)
+        internal static void Skip(string t, ref int p)
         {
             while (p < t.Length && (t[p] == ' ' || t[p] == '\t' || t[p] == '\n' || t[p] == '\r')) p++;
         }
 
         static FormatException Bad(int p, string what) { return new FormatException(what + " at " + p); }
 
-        static object Value(string t, ref int p)
+        internal static object Value(string t, ref int p)
         {
             Skip(t, ref p);
             if (p >= t.Length) throw Bad(p, "unexpected end");
@@ -1057,6 +1469,12 @@ namespace Brainstem
             if (string.CompareOrdinal(t, p, "true", 0, 4) == 0) { p += 4; return true; }
             if (string.CompareOrdinal(t, p, "false", 0, 5) == 0) { p += 5; return false; }
             if (string.CompareOrdinal(t, p, "null", 0, 4) == 0) { p += 4; return null; }
+            return Number(t, ref p);
+        }
+
+        /// <summary>The number at p.</summary>
+        internal static double Number(string t, ref int p)
+        {
             int start = p;
             double fast;
             if (Decimal(t, ref p, out fast)) return fast;
@@ -1066,6 +1484,68 @@ namespace Brainstem
             if (p == start || !double.TryParse(t.Substring(start, p - start), NumberStyles.Float, CultureInfo.InvariantCulture, out d))
                 throw Bad(start, "bad value");
             return d;
+        }
+
+        /// <summary>Passes over the value at p, as strictly as Value reads it, building nothing.</summary>
+        internal static void SkipValue(string t, ref int p)
+        {
+            Skip(t, ref p);
+            if (p >= t.Length) throw Bad(p, "unexpected end");
+            char c = t[p];
+            if (c == '{' || c == '[')
+            {
+                char close = c == '{' ? '}' : ']';
+                p++;
+                Skip(t, ref p);
+                if (p < t.Length && t[p] == close) { p++; return; }
+                while (true)
+                {
+                    if (c == '{')
+                    {
+                        Skip(t, ref p);
+                        if (p >= t.Length || t[p] != '"') throw Bad(p, "expected a key");
+                        SkipString(t, ref p);
+                        Skip(t, ref p);
+                        if (p >= t.Length || t[p] != ':') throw Bad(p, "expected :");
+                        p++;
+                    }
+                    SkipValue(t, ref p);
+                    Skip(t, ref p);
+                    if (p < t.Length && t[p] == ',') { p++; continue; }
+                    if (p < t.Length && t[p] == close) { p++; return; }
+                    throw Bad(p, "expected , or " + close);
+                }
+            }
+            if (c == '"') { SkipString(t, ref p); return; }
+            if (string.CompareOrdinal(t, p, "true", 0, 4) == 0) { p += 4; return; }
+            if (string.CompareOrdinal(t, p, "false", 0, 5) == 0) { p += 5; return; }
+            if (string.CompareOrdinal(t, p, "null", 0, 4) == 0) { p += 4; return; }
+            Number(t, ref p);
+        }
+
+        static void SkipString(string t, ref int p)
+        {
+            int end = p + 1;
+            while (end < t.Length && t[end] != '"')
+            {
+                if (t[end] == '\\')
+                {
+                    if (end + 1 < t.Length && t[end + 1] == 'u')
+                    {
+                        int code;
+                        if (end + 6 > t.Length || !int.TryParse(t.Substring(end + 2, 4), NumberStyles.HexNumber, CultureInfo.InvariantCulture, out code))
+                            throw Bad(end + 1, "bad \\u escape");
+                        end += 6;
+                        continue;
+                    }
+                    if (end + 1 >= t.Length || "\"\\/bfnrt".IndexOf(t[end + 1]) < 0) throw Bad(end + 1, "bad escape");
+                    end += 2;
+                    continue;
+                }
+                end++;
+            }
+            if (end >= t.Length) throw Bad(end, "unterminated string");
+            p = end + 1;
         }
 
         // Powers of ten that a double holds exactly.
@@ -1101,7 +1581,7 @@ namespace Brainstem
             return true;
         }
 
-        static string String(string t, ref int p)
+        internal static string String(string t, ref int p)
         {
             // Most strings have no escape: one substring.
             int end = p + 1;

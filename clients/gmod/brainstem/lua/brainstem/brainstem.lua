@@ -35,10 +35,11 @@ Brainstem.DEFAULT_MAX_OUTSTANDING = 4
 -- apart). Fields a tick table carries beyond the contract are not sent.
 --
 -- This runs on the game server's thread for every character at every cadence, so it is
--- written for speed: every piece goes into one buffer joined once per batch (no string
--- built per field), the fixed parts of the shape are pre-built constants, and a number
--- costs one tostring when it is whole (most ids, counts and stats) and one string.format
--- otherwise.
+-- written for speed and little garbage: every piece (a constant part of the shape, a number's
+-- text, a quoted string) goes into one table joined once per batch, so no string is built per
+-- field, vector or tick (concatenating per tick first, then joining, cost a third more at
+-- 500 characters); a whole number's text is a table lookup, any other a lookup and one
+-- concatenation.
 
 local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f', ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
 local format, gsub, find, floor, tostring, concat = string.format, string.gsub, string.find, math.floor, tostring, table.concat
@@ -61,33 +62,48 @@ end
 local FRACTION = {}
 for k = 1, 999 do FRACTION[k] = (string.gsub(format('%03d', k), '0+$', '')) end
 
+-- Whole numbers as text, filled as they are met: ids, stats, counts and the whole part of
+-- coordinates repeat every cadence, and a table lookup costs a fraction of a tostring. Bounded:
+-- emptied when full.
+local WHOLE, whole_count = {}, 0
+local WHOLE_MAX = 8192
+local function whole_s(i)
+  local s = WHOLE[i]
+  if s then return s end
+  s = format('%d', i)
+  if whole_count >= WHOLE_MAX then WHOLE, whole_count = {}, 0 end
+  WHOLE[i] = s
+  whole_count = whole_count + 1
+  return s
+end
+
 -- Numbers go on the wire with at most three decimals (millimetres for positions, as the DayZ
--- module writes them): a whole number is one tostring, any other a table lookup and a
--- concatenation, where string.format would cost several times as much per field.
+-- module writes them): a whole number is one table lookup, any other a floor, two lookups and
+-- a concatenation, where string.format would cost several times as much per field.
+local huge = math.huge
 local function number(x)
+  if tointeger then
+    -- Lua 5.3+: an integer, or a float with a whole value, in one call (nil for anything else).
+    local i = tointeger(x)
+    if i then return whole_s(i) end
+  end
   if type(x) ~= 'number' then
     x = tonumber(x)
     if x == nil then bad_number() end
   end
-  if tointeger then
-    local i = tointeger(x)
-    if i then return tostring(i) end
-  end
-  if x ~= x or x == math.huge or x == -math.huge then bad_number() end
+  if x ~= x or x == huge or x == -huge then bad_number() end
   local negative = x < 0
   if negative then x = -x end
   if x >= 2^53 then return format(negative and '-%.17g' or '%.17g', x) end
   local m = floor(x * 1000 + 0.5)
-  local whole, k = floor(m / 1000), m % 1000
-  -- math.floor gives an integer on Lua 5.3+ and a float LuaJIT prints without decimals.
-  local s = k == 0 and tostring(whole) or tostring(whole) .. '.' .. FRACTION[k]
+  local k = m % 1000
+  -- (m - k) / 1000 is a whole float: the lookup table's key is the same integer.
+  local s = k == 0 and whole_s((m - k) / 1000) or whole_s((m - k) / 1000) .. '.' .. FRACTION[k]
   if negative and m ~= 0 then s = '-' .. s end
   return s
 end
 
-local function bool(b) return b and 'true' or 'false' end
-
--- A vector is one concatenation (Lua joins a chain of `..` in one step).
+-- A vector as one string, for the rare parts (points of interest).
 local function vec_s(v)
   return '{"x":' .. number(v.x) .. ',"y":' .. number(v.y) .. ',"z":' .. number(v.z) .. '}'
 end
@@ -106,20 +122,6 @@ local function quote_cached(s)
 end
 
 -- Writers append to buf at n and return the new n.
-local function vec(buf, n, v)
-  buf[n + 1] = vec_s(v)
-  return n + 1
-end
-
-local function target(buf, n, t)
-  local s = '{"id":' .. number(t.id) .. ',"kind":' .. quote_cached(t.kind) .. ',"pos":' .. vec_s(t.pos)
-    .. (t.hostile and ',"hostile":true' or ',"hostile":false') .. (t.visible and ',"visible":true' or ',"visible":false')
-  if t.name ~= nil then s = s .. ',"name":' .. quote_cached(t.name) end
-  if t.health ~= nil then s = s .. ',"health":' .. number(t.health) end
-  buf[n + 1] = s .. '}'
-  return n + 1
-end
-
 local function poi(buf, n, p)
   buf[n + 1] = '{"id":' .. quote_cached(p.id) .. ',"kind":' .. quote_cached(p.kind) .. ',"pos":' .. vec_s(p.pos) .. '}'
   return n + 1
@@ -177,20 +179,42 @@ local function profile(buf, n, p)
   return n + 1
 end
 
+local function vec_into(buf, n, v)
+  buf[n + 1] = '{"x":' buf[n + 2] = number(v.x) buf[n + 3] = ',"y":' buf[n + 4] = number(v.y)
+  buf[n + 5] = ',"z":' buf[n + 6] = number(v.z) buf[n + 7] = '}'
+  return n + 7
+end
+
+local function target_into(buf, n, t)
+  buf[n + 1] = '{"id":' buf[n + 2] = number(t.id) buf[n + 3] = ',"kind":' buf[n + 4] = quote_cached(t.kind)
+  buf[n + 5] = ',"pos":'
+  n = vec_into(buf, n + 5, t.pos)
+  buf[n + 1] = t.hostile and ',"hostile":true' or ',"hostile":false'
+  buf[n + 2] = t.visible and ',"visible":true' or ',"visible":false'
+  n = n + 2
+  if t.name ~= nil then buf[n + 1] = ',"name":' buf[n + 2] = quote_cached(t.name) n = n + 2 end
+  if t.health ~= nil then buf[n + 1] = ',"health":' buf[n + 2] = number(t.health) n = n + 2 end
+  buf[n + 1] = '}'
+  return n + 1
+end
+
 local function tick_into(buf, n, tick)
   local s = tick.snapshot
   local st = s.self_state
-  buf[n + 1] = '{"snapshot":{"agent":' .. number(s.agent) .. ',"time_s":' .. number(s.time_s)
-    .. ',"self_state":{"pos":' .. vec_s(st.pos) .. ',"heading_deg":' .. number(st.heading_deg)
-    .. ',"health":' .. number(st.health) .. ',"blood":' .. number(st.blood)
-    .. ',"hunger":' .. number(st.hunger) .. ',"thirst":' .. number(st.thirst)
-    .. (st.has_weapon and ',"has_weapon":true,"ammo":' or ',"has_weapon":false,"ammo":') .. number(st.ammo)
-    .. '},"targets":'
-  n = list(buf, n + 1, s.targets, target)
-  if s.route ~= nil then buf[n + 1] = ',"route":' n = list(buf, n + 1, s.route, vec) end
+  buf[n + 1] = '{"snapshot":{"agent":' buf[n + 2] = number(s.agent) buf[n + 3] = ',"time_s":' buf[n + 4] = number(s.time_s)
+  buf[n + 5] = ',"self_state":{"pos":'
+  n = vec_into(buf, n + 5, st.pos)
+  buf[n + 1] = ',"heading_deg":' buf[n + 2] = number(st.heading_deg)
+  buf[n + 3] = ',"health":' buf[n + 4] = number(st.health) buf[n + 5] = ',"blood":' buf[n + 6] = number(st.blood)
+  buf[n + 7] = ',"hunger":' buf[n + 8] = number(st.hunger) buf[n + 9] = ',"thirst":' buf[n + 10] = number(st.thirst)
+  buf[n + 11] = st.has_weapon and ',"has_weapon":true,"ammo":' or ',"has_weapon":false,"ammo":'
+  buf[n + 12] = number(st.ammo)
+  buf[n + 13] = '},"targets":'
+  n = list(buf, n + 13, s.targets, target_into)
+  if s.route ~= nil then buf[n + 1] = ',"route":' n = list(buf, n + 1, s.route, vec_into) end
   if s.poi ~= nil then buf[n + 1] = ',"poi":' n = list(buf, n + 1, s.poi, poi) end
   if s.heard ~= nil then buf[n + 1] = ',"heard":' n = list(buf, n + 1, s.heard, heard) end
-  if s.squad ~= nil then buf[n + 1] = ',"squad":' .. quote_cached(s.squad) n = n + 1 end
+  if s.squad ~= nil then buf[n + 1] = ',"squad":' buf[n + 2] = quote_cached(s.squad) n = n + 2 end
   buf[n + 1] = '},"profile":'
   n = profile(buf, n + 1, tick.profile)
   buf[n + 1] = '}'
@@ -205,10 +229,17 @@ function Brainstem.encode_tick(tick)
 end
 
 -- The /ticks body for a list of ticks.
+-- The pieces of a batch go into one table kept between batches: a fresh one would grow, and be
+-- rehashed, a dozen times per batch of hundreds of ticks. Entries past this batch's end are
+-- cleared, so the table holds the text of one batch at most.
+local batch_buf = {}
+
 function Brainstem.encode_batch(ticks)
-  local buf = {}
+  local buf = batch_buf
   local n = list(buf, 0, ticks, tick_into)
-  return concat(buf, '', 1, n)
+  local body = concat(buf, '', 1, n)
+  for i = n + 1, #buf do buf[i] = nil end
+  return body
 end
 
 ---------------------------------------------------------------------------------------------
@@ -226,33 +257,31 @@ local function utf8_char(cp)
 end
 
 local simple = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
-local byte, sub = string.byte, string.sub
+local byte, sub, match = string.byte, string.sub, string.match
 
 -- Byte values the decoder dispatches on.
-local QUOTE, BACKSLASH, LBRACE, RBRACE, LBRACKET, RBRACKET, COMMA, COLON =
-  byte('"'), byte('\\'), byte('{'), byte('}'), byte('['), byte(']'), byte(','), byte(':')
+local QUOTE, LBRACE, RBRACE, LBRACKET, RBRACKET, COMMA, COLON, MINUS, ZERO, NINE, T, F, N =
+  byte('"'), byte('{'), byte('}'), byte('['), byte(']'), byte(','), byte(':'), byte('-'), byte('0'), byte('9'),
+  byte('t'), byte('f'), byte('n')
 local SPACE = { [byte(' ')] = true, [byte('\t')] = true, [byte('\r')] = true, [byte('\n')] = true }
 
--- Reads replies on the game thread too, so it dispatches on bytes (no string.sub per
--- character) and makes no closure per value.
+-- Reads replies on the game thread too (when the runtime has no decoder of its own), so the
+-- common cases are one pattern match each: a key without escapes and its colon, a string
+-- without escapes, a number; values dispatch on their first byte, and no closure or string is
+-- made per value beyond the value itself.
 local function decode(text)
   local pos = 1
   local function fail(what) error('brainstem: bad JSON at byte ' .. pos .. ': ' .. what, 0) end
 
   local function skip()
-    local c = byte(text, pos)
-    if c and SPACE[c] then pos = find(text, '[^ \t\r\n]', pos) or #text + 1 end
+    pos = find(text, '[^ \t\r\n]', pos) or #text + 1
   end
 
+  -- A string with escapes (pos at its opening quote).
   local function str()
     pos = pos + 1
     local at = find(text, '["\\]', pos)
     if not at then fail('unterminated string') end
-    if byte(text, at) == QUOTE then
-      local s = sub(text, pos, at - 1)
-      pos = at + 1
-      return s
-    end
     local parts, n = {}, 0
     while true do
       n = n + 1
@@ -287,55 +316,69 @@ local function decode(text)
 
   local value
   value = function()
-    skip()
     local c = byte(text, pos)
-    if c == LBRACE then
+    if SPACE[c] then skip() c = byte(text, pos) end
+    if c == QUOTE then
+      local s, after = match(text, '^"([^"\\]*)"()', pos)
+      if s then pos = after return s end
+      return str()
+    elseif c == LBRACE then
       local obj = {}
       pos = pos + 1
-      skip()
-      if byte(text, pos) == RBRACE then pos = pos + 1 return obj end
+      c = byte(text, pos)
+      if SPACE[c] then skip() c = byte(text, pos) end
+      if c == RBRACE then pos = pos + 1 return obj end
       while true do
-        if byte(text, pos) ~= QUOTE then fail('expected a key') end
-        local key = str()
-        skip()
-        if byte(text, pos) ~= COLON then fail('expected :') end
-        pos = pos + 1
+        local key, after = match(text, '^[ \t\r\n]*"([^"\\]*)"[ \t\r\n]*:()', pos)
+        if key then
+          pos = after
+        else
+          skip()
+          if byte(text, pos) ~= QUOTE then fail('expected a key') end
+          key = str()
+          skip()
+          if byte(text, pos) ~= COLON then fail('expected :') end
+          pos = pos + 1
+        end
         obj[key] = value()
-        skip()
         c = byte(text, pos)
+        if SPACE[c] then skip() c = byte(text, pos) end
         pos = pos + 1
         if c == RBRACE then return obj end
         if c ~= COMMA then fail('expected , or }') end
-        skip()
       end
     elseif c == LBRACKET then
       local arr, n = {}, 0
       pos = pos + 1
-      skip()
-      if byte(text, pos) == RBRACKET then pos = pos + 1 return arr end
+      c = byte(text, pos)
+      if SPACE[c] then skip() c = byte(text, pos) end
+      if c == RBRACKET then pos = pos + 1 return arr end
       while true do
         n = n + 1
         arr[n] = value()
-        skip()
         c = byte(text, pos)
+        if SPACE[c] then skip() c = byte(text, pos) end
         pos = pos + 1
         if c == RBRACKET then return arr end
         if c ~= COMMA then fail('expected , or ]') end
       end
-    elseif c == QUOTE then
-      return str()
+    elseif c == MINUS or (c and c >= ZERO and c <= NINE) then
+      local s, after = match(text, '^(-?%d+%.?%d*[eE]?[-+]?%d*)()', pos)
+      if not s then fail('bad number') end
+      pos = after
+      return tonumber(s) or fail('bad number')
+    elseif c == T then
+      if find(text, '^true', pos) then pos = pos + 4 return true end
+    elseif c == F then
+      if find(text, '^false', pos) then pos = pos + 5 return false end
+    elseif c == N then
+      if find(text, '^null', pos) then pos = pos + 4 return nil end
     end
-    if sub(text, pos, pos + 3) == 'true' then pos = pos + 4 return true end
-    if sub(text, pos, pos + 4) == 'false' then pos = pos + 5 return false end
-    if sub(text, pos, pos + 3) == 'null' then pos = pos + 4 return nil end
-    local s, e = find(text, '^-?%d+%.?%d*[eE]?[-+]?%d*', pos)
-    if not s then fail('unexpected character') end
-    pos = e + 1
-    return tonumber(sub(text, s, e)) or fail('bad number')
+    fail('unexpected character')
   end
 
   local result = value()
-  skip()
+  if pos <= #text then skip() end
   if pos <= #text then fail('trailing characters') end
   return result
 end
@@ -346,10 +389,18 @@ Brainstem.decode = decode
 -- Replies: one per tick, in the order sent. Each intent keeps the fields of its kind; a kind
 -- this module does not know keeps only `kind`, so the mod can ignore it.
 
-local INTENT_FIELDS = {
-  MoveTo = { 'to', 'speed' }, Engage = { 'target', 'fire' }, Say = { 'text', 'channel', 'line_id' },
-  Face = { 'yaw_deg' }, Flee = { 'from' }, Investigate = { 'at' }, Emote = { 'name' },
-  Idle = { 'reason' }, Logoff = {},
+-- One copy per kind, made in one table constructor (the fields a mod reads, nothing else the
+-- reply carried).
+local INTENT_COPY = {
+  MoveTo = function(i) return { kind = 'MoveTo', to = i.to, speed = i.speed } end,
+  Engage = function(i) return { kind = 'Engage', target = i.target, fire = i.fire } end,
+  Say = function(i) return { kind = 'Say', text = i.text, channel = i.channel, line_id = i.line_id } end,
+  Face = function(i) return { kind = 'Face', yaw_deg = i.yaw_deg } end,
+  Flee = function(i) return { kind = 'Flee', from = i.from } end,
+  Investigate = function(i) return { kind = 'Investigate', at = i.at } end,
+  Emote = function(i) return { kind = 'Emote', name = i.name } end,
+  Idle = function(i) return { kind = 'Idle', reason = i.reason } end,
+  Logoff = function() return { kind = 'Logoff' } end,
 }
 
 -- Parses a /ticks reply body for a batch sent for `agents` (a list, in order). Returns a list
@@ -358,22 +409,27 @@ local INTENT_FIELDS = {
 function Brainstem.parse_replies(body, agents, json_decode)
   local ok, items = pcall(json_decode or decode, body)
   if not ok then return nil, tostring(items) end
-  if type(items) ~= 'table' or #items ~= #agents then return nil, 'expected an array of ' .. #agents .. ' replies' end
+  local count = #agents
+  if type(items) ~= 'table' or #items ~= count then return nil, 'expected an array of ' .. count .. ' replies' end
   local out = {}
-  for i, item in ipairs(items) do
+  for i = 1, count do
+    local item = items[i]
     if type(item) ~= 'table' then return nil, 'reply ' .. i .. ' is not an object' end
-    if type(item.error) == 'table' then
-      out[i] = { agent = agents[i], error = { code = item.error.code, message = item.error.message, details = item.error.details } }
-    elseif type(item.intents) ~= 'table' then
+    local err, list = item.error, item.intents
+    if type(err) == 'table' then
+      out[i] = { agent = agents[i], error = { code = err.code, message = err.message, details = err.details } }
+    elseif type(list) ~= 'table' or (list[1] == nil and next(list) ~= nil) then
+      -- (A table with keys but no first element is an object, not a list of intents.)
       return nil, 'reply ' .. i .. ' has no intents'
     else
-      local intents = {}
-      for k, intent in ipairs(item.intents) do
-        local copy = { kind = intent.kind }
-        for _, f in ipairs(INTENT_FIELDS[intent.kind] or {}) do copy[f] = intent[f] end
-        intents[k] = copy
+      -- The decoded list is the reply's own: each intent is replaced by its copy in place.
+      for k = 1, #list do
+        local intent = list[k]
+        local kind = type(intent) == 'table' and intent.kind or nil
+        local copy = INTENT_COPY[kind]
+        list[k] = copy and copy(intent) or { kind = kind }
       end
-      out[i] = { agent = item.agent, posture = item.posture, intents = intents }
+      out[i] = { agent = item.agent, posture = item.posture, intents = list }
     end
   end
   return out
