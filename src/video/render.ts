@@ -31,11 +31,11 @@ export type Speak = (text: string, outFile: string) => Promise<void>;
 /**
  * What one ffmpeg process of a render may hold, by what it renders: a fixed base (ffmpeg, its
  * threads, the audio), each format's x264 encoder, and each photo's frames in each format (a
- * 1080p frame decoded, scaled, zoomed: measured at about 18 MiB of address space each, taken
- * with a margin). A tour whose photos do not fit one process under the address-space limit
+ * 1080p frame decoded, scaled, zoomed and dealt to its cross-fades: measured at about 28 MiB of
+ * address space each, taken with a margin). A tour whose photos do not fit one process under the address-space limit
  * is rendered in segments of as many photos as fit.
  */
-export const RENDER_MEMORY = { baseBytes: 700 * 1024 ** 2, perEncoderBytes: 160 * 1024 ** 2, perPhotoFrameBytes: 24 * 1024 ** 2 } as const;
+export const RENDER_MEMORY = { baseBytes: 700 * 1024 ** 2, perEncoderBytes: 160 * 1024 ** 2, perPhotoFrameBytes: 32 * 1024 ** 2 } as const;
 
 /** Photos one ffmpeg process renders in `formats` under an address-space limit (at least 2; see segmentParts). */
 export function photosPerSegment(formats: readonly Format[], addressSpaceBytes: number): number {

@@ -175,11 +175,55 @@ function seconds(frames: number, fps: number): string {
   return String(Math.round((frames / fps) * 1e6) / 1e6);
 }
 
-/** Zoom and pan of photo i: alternately in and out, odd photos also panning left to right. */
-function zoompan(i: number, frames: number, W: number, H: number, fps: number): string {
-  const zoom = i % 2 === 0 ? `1+0.12*on/${frames}` : `1.12-0.12*on/${frames}`;
-  const x = i % 2 === 0 ? 'iw/2-(iw/zoom/2)' : `(iw-iw/zoom)*on/${frames}`;
-  return `zoompan=z='${zoom}':x='${x}':y='ih/2-(ih/zoom/2)':d=${frames}:s=${W}x${H}:fps=${fps}`;
+/**
+ * Zoom and pan of photo i, alternately in and out, odd photos also panning left to right: the
+ * `count` frames from frame `from` of its `frames` (a segment may start in the middle of a photo).
+ */
+function zoompan(i: number, frames: number, W: number, H: number, fps: number, from = 0, count = frames): string {
+  const on = from === 0 ? 'on' : `(on+${from})`;
+  const zoom = i % 2 === 0 ? `1+0.12*${on}/${frames}` : `1.12-0.12*${on}/${frames}`;
+  const x = i % 2 === 0 ? 'iw/2-(iw/zoom/2)' : `(iw-iw/zoom)*${on}/${frames}`;
+  return `zoompan=z='${zoom}':x='${x}':y='ih/2-(ih/zoom/2)':d=${count}:s=${W}x${H}:fps=${fps}`;
+}
+
+/**
+ * The title card of one format: a chain (its last filter unlabelled) making `frames` frames, with
+ * any lines it needs first pushed onto `graph`.
+ */
+function titleCard(
+  job: FormatJob,
+  label: string,
+  logoLabel: (use: 'title' | 'mark') => string | null,
+  titleImage: string | null,
+  frames: number,
+  input: TourInput,
+  graph: string[],
+): string {
+  const { width: W, height: H } = FORMATS[job.format];
+  const { fps } = input.timings;
+  const title = job.title;
+  if (title.kind !== 'drawtext') return `[${titleImage}]${frames === 1 ? 'trim=end_frame=1,' : ''}scale=${W}:${H},format=yuv420p,setsar=1,settb=AVTB`;
+  const base = Math.min(W, H);
+  const sizes = title.lines.map((l) => Math.round(base * l.scale));
+  const gap = Math.round(base * 0.03);
+  const logoH = title.logo ? Math.round(base * 0.14) : 0;
+  const total = sizes.reduce((a, b) => a + b, 0) + gap * (title.lines.length - 1) + (logoH ? logoH + gap * 2 : 0);
+  let y = Math.round((H - total) / 2);
+  const logoY = y;
+  if (logoH) y += logoH + gap * 2;
+  const draws = title.lines.map((l, i) => {
+    const d = `drawtext=fontfile=${filterValue(title.fontFile)}:textfile=${filterValue(l.textFile)}:expansion=none:fontcolor=${title.color}:fontsize=${sizes[i]}:x=(w-text_w)/2:y=${y}`;
+    y += sizes[i]! + gap;
+    return d;
+  });
+  const finish = [...draws, 'format=yuv420p', 'setsar=1', 'settb=AVTB'].join(',');
+  const bg = `color=c=${title.background}:s=${W}x${H}:r=${fps}:d=${seconds(frames, fps)}`;
+  const logo = title.logo ? logoLabel('title') : null;
+  if (!logo) return `${bg},${finish}`;
+  graph.push(`${bg},format=yuv420p[${label}bg]`);
+  graph.push(`[${logo}]scale=-2:${logoH}[${label}logo]`);
+  // yuv420, not auto: auto blends in yuva420p, converting every frame there and back.
+  return `[${label}bg][${label}logo]overlay=x=(W-w)/2:y=${logoY}:format=yuv420,${finish}`;
 }
 
 /**
@@ -202,64 +246,90 @@ function formatGraph(
   const f = frameTimings(input.timings);
   const base = Math.min(W, H);
   const graph: string[] = [];
-  const labels: string[] = [];
-  parts.forEach((part, pi) => {
+  // With cross-fades, each part is made in pieces so that only the frames overlapping a neighbour
+  // go through xfade and the rest are joined by concat: a chain of xfades over whole parts passes
+  // every frame of the tour through every link after it, which cost ffmpeg more than the
+  // encoder did. Parts too short for their fades (none the timings make) keep the chain.
+  const last = parts.length - 1;
+  const fade = f.fade;
+  const pieced = input.xfade && last > 0 && parts.every((p, pi) => p.to - p.from >= (pi > 0 ? fade : 0) + (pi < last ? fade : 0));
+  const made = parts.map((part, pi) => {
     const label = `f${fi}p${pi}`;
-    if (part.photo === null) {
-      const title = job.title;
-      if (title.kind === 'drawtext') {
-        const sizes = title.lines.map((l) => Math.round(base * l.scale));
-        const gap = Math.round(base * 0.03);
-        const logoH = title.logo ? Math.round(base * 0.14) : 0;
-        const total = sizes.reduce((a, b) => a + b, 0) + gap * (title.lines.length - 1) + (logoH ? logoH + gap * 2 : 0);
-        let y = Math.round((H - total) / 2);
-        const logoY = y;
-        if (logoH) y += logoH + gap * 2;
-        const draws = title.lines.map((l, i) => {
-          const d = `drawtext=fontfile=${filterValue(title.fontFile)}:textfile=${filterValue(l.textFile)}:expansion=none:fontcolor=${title.color}:fontsize=${sizes[i]}:x=(w-text_w)/2:y=${y}`;
-          y += sizes[i]! + gap;
-          return d;
-        });
-        const bg = `color=c=${title.background}:s=${W}x${H}:r=${fps}:d=${seconds(f.title, fps)}`;
-        const logo = title.logo ? logoLabel('title') : null;
-        if (logo) {
-          graph.push(`${bg},format=yuv420p[${label}bg]`);
-          graph.push(`[${logo}]scale=-2:${logoH}[${label}logo]`);
-          graph.push(
-            `[${label}bg][${label}logo]overlay=x=(W-w)/2:y=${logoY}:format=auto,${[...draws, 'format=yuv420p', 'setsar=1', 'settb=AVTB'].join(',')}[${label}]`,
-          );
-        } else graph.push(`${bg},${[...draws, 'format=yuv420p', 'setsar=1', 'settb=AVTB'].join(',')}[${label}]`);
-      } else {
-        graph.push(`[${titleImage}]scale=${W}:${H},format=yuv420p,setsar=1,settb=AVTB[${label}]`);
-      }
+    const len = part.to - part.from;
+    const tailStart = pi < last ? len - fade : len;
+    const ranges: { key: 'head' | 'body' | 'tail'; from: number; to: number }[] = !pieced
+      ? [{ key: 'body', from: 0, to: len }]
+      : [
+          ...(pi > 0 ? [{ key: 'head' as const, from: 0, to: fade }] : []),
+          ...(tailStart > (pi > 0 ? fade : 0) ? [{ key: 'body' as const, from: pi > 0 ? fade : 0, to: tailStart }] : []),
+          ...(pi < last ? [{ key: 'tail' as const, from: tailStart, to: len }] : []),
+        ];
+    // The title card is still: made once and repeated when pieced, drawn for every frame otherwise.
+    const source =
+      part.photo === null
+        ? titleCard(job, label, logoLabel, titleImage, pieced ? 1 : f.title, input, graph)
+        : `[${src(part.photo)}]scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H},setsar=1,` +
+          `${zoompan(part.photo, f.photo, W, H, fps, part.from, len)},format=yuv420p,settb=AVTB`;
+    // One zoom per photo, its frames dealt to the pieces by number (a zoom per piece would hold a
+    // frame pool per piece for the whole run); the still title card is repeated instead.
+    const shape = (r: { from: number; to: number }): string | null =>
+      part.photo !== null
+        ? r.from === 0 && r.to === len
+          ? null
+          : `trim=start_frame=${r.from}:end_frame=${r.to},setpts=PTS-STARTPTS`
+        : pieced
+          ? `loop=loop=${r.to - r.from - 1}:size=1:start=0,setpts=N/(${fps}*TB)`
+          : null;
+    const names: Partial<Record<'head' | 'body' | 'tail', string>> = {};
+    if (ranges.length === 1) {
+      const r = ranges[0]!;
+      const name = pieced ? `${label}${r.key[0]}` : label;
+      const chain = shape(r);
+      graph.push(`${source}${chain ? `,${chain}` : ''}[${name}]`);
+      names[r.key] = name;
     } else {
-      const trim = part.from > 0 || part.to < f.photo ? `,trim=start_frame=${part.from}:end_frame=${part.to},setpts=PTS-STARTPTS` : '';
-      graph.push(
-        `[${src(part.photo)}]scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H},setsar=1,` +
-          `${zoompan(part.photo, f.photo, W, H, fps)},format=yuv420p${trim},settb=AVTB[${label}]`,
-      );
+      graph.push(`${source},split=${ranges.length}${ranges.map((r) => `[${label}${r.key[0]}in]`).join('')}`);
+      for (const r of ranges) {
+        names[r.key] = `${label}${r.key[0]}`;
+        graph.push(`[${label}${r.key[0]}in]${shape(r) ?? 'null'}[${names[r.key]}]`);
+      }
     }
-    labels.push(label);
+    return names;
   });
 
   let out: string;
-  if (input.xfade) {
-    let prev = labels[0]!;
-    let offset = parts[0]!.to - parts[0]!.from - f.fade;
-    for (let i = 1; i < labels.length; i++) {
+  if (pieced) {
+    const sequence: string[] = [];
+    made.forEach((m, i) => {
+      if (i > 0) {
+        const joined = `f${fi}x${i}`;
+        graph.push(`[${made[i - 1]!.tail}][${m.head}]xfade=transition=fade:duration=${seconds(fade, fps)}:offset=0[${joined}]`);
+        sequence.push(joined);
+      }
+      if (m.body) sequence.push(m.body);
+    });
+    if (sequence.length === 1) out = sequence[0]!;
+    else {
+      graph.push(`${sequence.map((l) => `[${l}]`).join('')}concat=n=${sequence.length}:v=1:a=0[f${fi}cat]`);
+      out = `f${fi}cat`;
+    }
+  } else if (input.xfade) {
+    let prev = made[0]!.body!;
+    let offset = parts[0]!.to - parts[0]!.from - fade;
+    for (let i = 1; i < made.length; i++) {
       const next = `f${fi}x${i}`;
-      graph.push(`[${prev}][${labels[i]}]xfade=transition=fade:duration=${seconds(f.fade, fps)}:offset=${seconds(offset, fps)}[${next}]`);
+      graph.push(`[${prev}][${made[i]!.body}]xfade=transition=fade:duration=${seconds(fade, fps)}:offset=${seconds(offset, fps)}[${next}]`);
       prev = next;
-      offset += parts[i]!.to - parts[i]!.from - f.fade;
+      offset += parts[i]!.to - parts[i]!.from - fade;
     }
     out = prev;
   } else {
-    const half = Math.max(1, Math.floor(f.fade / 2));
+    const half = Math.max(1, Math.floor(fade / 2));
     const faded = parts.map((part, i) => {
       const len = part.to - part.from;
       const full = part.photo === null ? f.title : f.photo;
       const fades = [...(part.from === 0 ? [`fade=t=in:s=0:n=${half}`] : []), ...(part.to === full ? [`fade=t=out:s=${len - half}:n=${half}`] : [])];
-      graph.push(`[${labels[i]}]${fades.length ? fades.join(',') : 'null'}[f${fi}f${i}]`);
+      graph.push(`[${made[i]!.body}]${fades.length ? fades.join(',') : 'null'}[f${fi}f${i}]`);
       return `[f${fi}f${i}]`;
     });
     graph.push(`${faded.join('')}concat=n=${parts.length}:v=1:a=0[f${fi}cat]`);
@@ -295,7 +365,7 @@ function formatGraph(
     // Over the photos only: the title card shows the logo large already.
     const from = Math.max(0, f.title / fps - startS).toFixed(3);
     graph.push(`[${mark}]scale=-2:${markH},format=yuva420p,colorchannelmixer=aa=0.85[f${fi}mk]`);
-    graph.push(`[${out}][f${fi}mk]overlay=x=W-w-${margin}:y=${margin}:format=auto:enable='gte(t\\,${from})',format=yuv420p[f${fi}mark]`);
+    graph.push(`[${out}][f${fi}mk]overlay=x=W-w-${margin}:y=${margin}:format=yuv420:enable='gte(t\\,${from})',format=yuv420p[f${fi}mark]`);
     out = `f${fi}mark`;
   }
   return { graph, out };
