@@ -70,7 +70,7 @@ export interface BenchResult {
 
 type ReceiverCounts = { count: number; distinct: number; failed: number; outOfOrder: number };
 
-async function startReceiver(): Promise<{ child: ChildProcess; url: string; ask(m: unknown): Promise<unknown> }> {
+export async function startReceiver(): Promise<{ child: ChildProcess; url: string; ask(m: unknown): Promise<unknown> }> {
   const child = fork(new URL('./receiver.js', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
   const ask = (m: unknown) =>
@@ -224,7 +224,7 @@ async function enqueueHttp(url: string, events: number, concurrency: number) {
   }
 }
 
-async function deliver(rx: Awaited<ReturnType<typeof startReceiver>>, s: Scenario, deliveries: number): Promise<ScenarioResult> {
+export async function deliver(rx: Awaited<ReturnType<typeof startReceiver>>, s: Scenario, deliveries: number): Promise<ScenarioResult> {
   const { store, dispose } = fresh();
   const sender = createSender();
   const failFirst = s.failFirst ?? 0;

@@ -43,6 +43,32 @@ function packageVersion(): string {
 export const PACKAGE_VERSION = packageVersion();
 
 /**
+ * The requests in flight under each abort signal, so a signal carries one listener however many
+ * sends share it (a dispatcher's do): a listener added and removed per request cost more than
+ * the rest of the request's bookkeeping.
+ */
+const bySignal = new WeakMap<AbortSignal, Set<http.ClientRequest>>();
+
+function track(signal: AbortSignal, request: http.ClientRequest): () => void {
+  let open = bySignal.get(signal);
+  if (!open) {
+    const set = new Set<http.ClientRequest>();
+    open = set;
+    bySignal.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const r of set) r.destroy(new Error('aborted'));
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  open.add(request);
+  return () => open.delete(request);
+}
+
+/**
  * Sends over keep-alive agents (one TCP/TLS connection serves many deliveries to the same
  * receiver) with the host's DNS lookup replaced by the pinned address. Redirects are never
  * followed: node:http does not follow them, and a 3xx counts as a failure.
@@ -57,14 +83,17 @@ export function createSender(options: { maxSockets?: number; /** Extra trusted C
 
   const send: Send = (req) =>
     new Promise((resolve) => {
+      if (req.signal?.aborted) return resolve({ kind: 'error', error: 'aborted', durationMs: 0 });
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       let settled = false;
       let timedOut = false;
+      let untrack: (() => void) | undefined;
       const finish = (outcome: SendOutcome) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        untrack?.();
         resolve(outcome);
       };
       const pinned: LookupFunction = (_host, opts, cb) => {
@@ -79,7 +108,6 @@ export function createSender(options: { maxSockets?: number; /** Extra trusted C
           method: 'POST',
           agent: isHttps ? httpsAgent : httpAgent,
           lookup: pinned,
-          ...(req.signal ? { signal: req.signal } : {}),
           headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
         },
         (res) => {
@@ -119,6 +147,7 @@ export function createSender(options: { maxSockets?: number; /** Extra trusted C
       r.on('error', (err: NodeJS.ErrnoException) =>
         finish({ kind: 'error', error: err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message, durationMs: elapsed() }),
       );
+      if (req.signal) untrack = track(req.signal, r);
       r.end(req.body);
     });
 

@@ -21,6 +21,8 @@ import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
 /** The longest a throttled endpoint's wake-up timer waits (the poll finds it otherwise). */
 const RATE_WAKE_MAX_MS = 1000;
+/** Decoded Standard Webhooks keys kept by secret; past this many the cache starts again (it refills from the secrets in use). */
+const KEY_CACHE_MAX = 1024;
 import type { AttemptResult, WebhookStore } from './store.js';
 import { leaseOwner, type Lease } from '../store/lease.js';
 import type { DueDelivery } from './types.js';
@@ -110,6 +112,8 @@ export class Dispatcher {
   }
   private timer: NodeJS.Timeout | null = null;
   private wakeScheduled = false;
+  /** standardKey() of the secrets in use, so a secret is not decoded again for every delivery. */
+  private readonly keyCache = new Map<string, Buffer>();
   /** Real time (performance.now) of the last claim that reached past saturated endpoints, and what it cost. */
   private lastReach = -Infinity;
   private reachCostMs = 0;
@@ -394,6 +398,16 @@ export class Dispatcher {
     }
   }
 
+  private keyOf(secret: string): Buffer {
+    let key = this.keyCache.get(secret);
+    if (!key) {
+      if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
+      key = standardKey(secret);
+      this.keyCache.set(secret, key);
+    }
+    return key;
+  }
+
   private async attempt(d: DueDelivery, signal: AbortSignal): Promise<AttemptResult> {
     const startedAt = this.now();
     const number = d.attempts + 1;
@@ -404,9 +418,9 @@ export class Dispatcher {
       const ts = Math.floor(startedAt / 1000);
       const signatures: string[] = [];
       if (d.signatureScheme !== 'v1a') {
-        signatures.push(standardSignature(d.id, ts, d.body, standardKey(d.secret)));
+        signatures.push(standardSignature(d.id, ts, d.body, this.keyOf(d.secret)));
         if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
-          signatures.push(standardSignature(d.id, ts, d.body, standardKey(d.previousSecret)));
+          signatures.push(standardSignature(d.id, ts, d.body, this.keyOf(d.previousSecret)));
         }
       }
       if (d.signatureScheme !== 'hmac') {

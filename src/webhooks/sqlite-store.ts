@@ -168,6 +168,17 @@ const MIGRATIONS = [
       );
     `,
   },
+  {
+    version: 5,
+    // The claim reads due deliveries oldest first, by (next_attempt_at, seq). Every SQLite index
+    // ends with the rowid (seq), so an index on next_attempt_at alone is in exactly that order and
+    // the claim stops after the rows it needs; the old (next_attempt_at, endpoint_id) order made it
+    // sort every delivery that fell due in the same millisecond before taking any.
+    sql: `
+      DROP INDEX webhook_deliveries_due;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+    `,
+  },
 ];
 
 export class SqliteWebhookStore implements WebhookStore {
@@ -248,15 +259,15 @@ export class SqliteWebhookStore implements WebhookStore {
         `UPDATE webhook_deliveries SET status = 'inflight', lease_owner = ?, lease_until = ?, updated_at = ?
          WHERE seq = ? AND (status = 'pending' OR (status = 'inflight' AND lease_until <= ?))`,
       ),
-      holder: db.prepare(`SELECT lease_owner FROM webhook_deliveries WHERE id = ? AND status = 'inflight'`),
+      // The holder check and the delivery's new state in one statement: no row back, the lease had passed to another.
+      finishHeld: db.prepare(
+        `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
+           lease_owner = NULL, lease_until = NULL
+         WHERE id = ? AND status = 'inflight' AND lease_owner = ?`,
+      ),
       insertAttempt: db.prepare(
         `INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
          SELECT seq, ?, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?`,
-      ),
-      finishDelivery: db.prepare(
-        `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
-           lease_owner = NULL, lease_until = NULL
-         WHERE id = ?`,
       ),
       endpointWidget: db.prepare('SELECT widget_id FROM webhook_endpoints WHERE id = ?'),
       endpointState: db.prepare('SELECT enabled, failing_since FROM webhook_endpoints WHERE id = ?'),
@@ -539,23 +550,36 @@ export class SqliteWebhookStore implements WebhookStore {
       const at = this.now();
       const disabled: EndpointId[] = [];
       let lost = 0;
+      // Each endpoint's state is read once per batch and kept current here as the batch changes it.
+      const endpoints = new Map<string, { enabled: number; failing_since: number | null } | undefined>();
       for (const r of results) {
-        if ((this.q.holder.get(r.deliveryId) as { lease_owner: string | null } | undefined)?.lease_owner !== owner) {
+        let state = endpoints.get(r.endpointId);
+        if (state === undefined && !endpoints.has(r.endpointId)) {
+          state = this.q.endpointState.get(r.endpointId) as { enabled: number; failing_since: number | null } | undefined;
+          endpoints.set(r.endpointId, state);
+        }
+        const a = r.attempt;
+        const next = nextState(r, state?.enabled === 1);
+        if (this.q.finishHeld.run(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, r.deliveryId, owner).changes === 0) {
           lost++;
           continue;
         }
-        const a = r.attempt;
         this.q.insertAttempt.run(a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome, r.deliveryId);
-        const state = this.q.endpointState.get(r.endpointId) as { enabled: number; failing_since: number | null } | undefined;
-        const next = nextState(r, state?.enabled === 1);
-        this.q.finishDelivery.run(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, r.deliveryId);
         if (!state) continue;
-        if (r.endpoint === 'success') this.q.endpointOk.run(r.endpointId);
-        else {
-          this.q.endpointFailing.run(a.startedAt, r.endpointId);
+        if (r.endpoint === 'success') {
+          if (state.failing_since !== null) {
+            this.q.endpointOk.run(r.endpointId);
+            state.failing_since = null;
+          }
+        } else {
           const since = state.failing_since ?? a.startedAt;
+          if (state.failing_since === null) {
+            this.q.endpointFailing.run(a.startedAt, r.endpointId);
+            state.failing_since = a.startedAt;
+          }
           const reason: 'gone' | 'failing' | null = r.endpoint === 'gone' ? 'gone' : at - since >= disableAfterMs ? 'failing' : null;
           if (reason && this.disableEndpoint(r.endpointId, reason, at)) {
+            state.enabled = 0;
             disabled.push(r.endpointId);
             this.tellOperations(r, reason, since, at);
           }

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import https from 'node:https';
+import { getEventListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +30,46 @@ test('HTTPS deliveries connect to the pinned address and still verify the certif
     assert.match(wrong.kind === 'error' ? wrong.error : '', /ERR_TLS_CERT_ALTNAME_INVALID/);
   } finally {
     sender.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('sends sharing one abort signal put one listener on it; aborting it ends every send in flight, and a send under an aborted signal never connects', async () => {
+  let arrived = 0;
+  let threeArrived: () => void = () => {};
+  const three = new Promise<void>((resolve) => (threeArrived = resolve));
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    if (++arrived === 3) threeArrived();
+    req.resume();
+    held.push(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const sender = createSender();
+  const abort = new AbortController();
+  const request = () =>
+    sender.send({
+      url: new URL(`http://127.0.0.1:${port}/in`),
+      addresses: [{ address: '127.0.0.1', family: 4 }],
+      headers: {},
+      body: '{}',
+      timeoutMs: 60_000,
+      signal: abort.signal,
+    });
+  try {
+    const sends = [request(), request(), request()];
+    await three;
+    assert.equal(getEventListeners(abort.signal, 'abort').length, 1);
+    abort.abort();
+    for (const outcome of await Promise.all(sends)) assert.equal(outcome.kind, 'error');
+    const late = await request();
+    assert.deepEqual([late.kind, late.kind === 'error' && late.error], ['error', 'aborted']);
+    assert.equal(arrived, 3, 'the send under an aborted signal made no request');
+  } finally {
+    sender.close();
+    for (const res of held) res.destroy();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }

@@ -337,6 +337,34 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
+    test('one batch with several results for one endpoint: each result sees what the ones before it did to the endpoint', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        for (let i = 0; i < 6; i++) await store.enqueue(widget, 'lead.captured', '{}');
+        const [a, b, c, d, e, f] = await store.claimDue(A, 6, unlimited);
+        // Failures then a success: the streak opens at the first failure and the success closes it.
+        await store.recordResults(
+          A.owner,
+          [failed(a!, START + 1, { status: 'pending', at: START + 5000 }), failed(b!, START + 2, { status: 'pending', at: START + 5000 })],
+          3_600_000,
+        );
+        assert.equal((await store.getEndpoint(widget, ep))?.failingSince, START + 1);
+        await store.recordResults(A.owner, [failed(c!, START + 3, { status: 'pending', at: START + 5000 }), ok(d!, START + 4)], 3_600_000);
+        assert.equal((await store.getEndpoint(widget, ep))?.failingSince, null);
+        // A 410 and then a failure that would retry, in one batch: the endpoint is gone, so the second fails too.
+        clock.advance(10);
+        const { disabled } = await store.recordResults(
+          A.owner,
+          [failed(e!, clock.at(), { status: 'failed' }, 'gone', 410), failed(f!, clock.at(), { status: 'pending', at: clock.at() + 5000 })],
+          3_600_000,
+        );
+        assert.deepEqual(disabled, [ep], 'disabled once');
+        assert.equal((await store.getDelivery(ep, f!.id))?.status, 'failed');
+        for (const x of [a, b, c]) assert.equal((await store.getDelivery(ep, x!.id))?.status, 'failed', 'the pending retries failed with the endpoint');
+        for (const x of [a, b, c, d, e, f]) assert.equal((await store.getDelivery(ep, x!.id))?.attemptLog.length, 1, 'one attempt logged per result');
+      });
+    });
+
     test('requeueInflight at start: an exclusive store makes every claim due now, a shared one leaves leases to expire', async () => {
       await withStore(factory, async ({ store, exclusive, widget, endpoint, clock }) => {
         const ep = await endpoint();

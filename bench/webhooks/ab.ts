@@ -1,0 +1,95 @@
+// Paired runs of `bench webhooks` scenarios from two builds (two worktrees) on a shared, noisy
+// machine: the builds alternate, round by round and in alternating order, each run in a fresh
+// process, so both see the same load. Every run measures its own raw-POST baseline; the ratio
+// of each run is against its own baseline.
+//
+//   node dist/bench/webhooks/ab.js --a /work/wt-hooks-base --b . --rounds 4 --deliveries 20000 \
+//     --scenarios '10 endpoints,100 endpoints'
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
+    deliveries: { type: 'string', default: '20000' },
+    scenarios: { type: 'string', default: '10 endpoints,100 endpoints' },
+  },
+});
+if (!values.a || !values.b) throw new Error('usage: ab.js --a TREE --b TREE [--rounds N] [--deliveries N] [--scenarios a,b]');
+const trees = { a: resolve(values.a), b: resolve(values.b) };
+const names = values.scenarios.split(',').map((s) => s.trim());
+const deliveries = Number(values.deliveries);
+
+const child = `
+const tree = process.argv[2];
+const names = JSON.parse(process.argv[3]);
+const { runWebhooksBench } = await import(tree + '/dist/bench/webhooks/run.js');
+const { SCENARIOS } = await import(tree + '/dist/bench/webhooks/scenarios.js');
+const chosen = names.map((n) => { const s = SCENARIOS.find((x) => x.name === n); if (!s) throw new Error('no scenario ' + n); return s; });
+const r = await runWebhooksBench({ deliveries: Number(process.argv[4]), events: 100 }, chosen);
+process.stdout.write(JSON.stringify({ baseline: r.baseline.requestsPerSec, scenarios: r.scenarios.map((s) => ({ name: s.scenario, perSec: s.deliveriesPerSec, cpuMs: s.cpuMsPerDelivery, pct: Math.round(1000 * s.deliveriesPerSec / r.baseline.requestsPerSec) / 10 })) }));
+`;
+
+// A file, not --eval: the bench forks its receiver with the parent's exec flags.
+const dir = mkdtempSync(join(tmpdir(), 'hooks-ab-'));
+const script = join(dir, 'run.mjs');
+writeFileSync(script, child);
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+interface Run {
+  baseline: number;
+  scenarios: { name: string; perSec: number; cpuMs: number; pct: number }[];
+}
+const rows: string[] = [];
+const all: Record<'a' | 'b', Run[]> = { a: [], b: [] };
+const head = `| round | build | load | baseline/s | ${names.map((n) => `${n}: /s, % of baseline, CPU ms`).join(' | ')} |`;
+console.log(head);
+console.log(
+  `|${head
+    .split('|')
+    .slice(1, -1)
+    .map(() => '---')
+    .join('|')}|`,
+);
+for (let round = 1; round <= Number(values.rounds); round++) {
+  const order: ('a' | 'b')[] = round % 2 === 1 ? ['a', 'b'] : ['b', 'a'];
+  for (const which of order) {
+    const load = loadavg()[0]!.toFixed(1);
+    const out = spawnSync(process.execPath, [script, trees[which], JSON.stringify(names), String(deliveries)], {
+      cwd: trees[which],
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (out.status !== 0) throw new Error(`run of ${which} failed (${out.status})`);
+    const r = JSON.parse(out.stdout) as Run;
+    all[which].push(r);
+    const row = `| ${round} | ${which} | ${load} | ${r.baseline} | ${r.scenarios.map((s) => `${s.perSec}, ${s.pct}%, ${s.cpuMs}`).join(' | ')} |`;
+    rows.push(row);
+    console.log(row);
+  }
+}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+for (const which of ['a', 'b'] as const) {
+  const runs = all[which];
+  const parts = names.map((n, i) => {
+    const xs = runs.map((r) => r.scenarios[i]!);
+    return `${n}: median ${median(xs.map((x) => x.pct))}% of baseline, ${median(xs.map((x) => x.cpuMs))} ms CPU/delivery`;
+  });
+  console.log(`${which} (${trees[which]}${gitHead(trees[which])}): baseline median ${median(runs.map((r) => r.baseline))}/s; ${parts.join('; ')}`);
+}
+
+function gitHead(tree: string): string {
+  try {
+    return ` at ${execFileSync('git', ['-C', tree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`;
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,26 @@
+// A CPU profile of the bench process while it delivers one scenario (nothing else in it):
+//   node dist/bench/webhooks/profile.js '10 endpoints' 20000 /tmp/hooks.cpuprofile
+// Open the file in Chrome DevTools, or summarise it by self time with `--top`.
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+import { deliver, startReceiver } from './run.js';
+import { SCENARIOS } from './scenarios.js';
+
+const [name = '10 endpoints', count = '20000', out = 'hooks.cpuprofile'] = process.argv.slice(2);
+const scenario = SCENARIOS.find((s) => s.name === name);
+if (!scenario) throw new Error(`no scenario named ${name}`);
+const rx = await startReceiver();
+try {
+  await deliver(rx, scenario, 2000);
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  const r = await deliver(rx, scenario, Number(count));
+  const { profile } = await session.post('Profiler.stop');
+  writeFileSync(out, JSON.stringify(profile));
+  process.stdout.write(`${JSON.stringify(r)}\n`);
+} finally {
+  rx.child.kill();
+}
