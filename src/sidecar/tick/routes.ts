@@ -64,6 +64,7 @@ function mountTickRoute(server: HttpServer, ticks: TickHandler, maxBody: number,
       if (state.finished) return;
       try {
         if (!bodyChunk(state, ab, isLast, maxBody)) return;
+        state.collecting = false;
         onBody(res, state, control, ab, ticks.encoding(state.size, state.contentType || undefined), batch);
       } catch (err) {
         failRaw(res, state, err, control, site);
@@ -143,6 +144,8 @@ interface TickCall extends Credentials, RawState {
   size: number;
   /** The chunks before the last, copied one after another; null while the body came in one chunk. */
   body: Buffer | null;
+  /** Set until the body is whole: a client gone meanwhile finishes the request at once (no last chunk will). */
+  collecting: boolean;
 }
 
 /**
@@ -231,9 +234,15 @@ function beginTick(
     size: 0,
     body: null,
     peer,
+    collecting: true,
   };
   res.onAborted(() => {
     call.aborted = true;
+    // Its place in the connection caps is freed now: nothing else would end a request whose body never came.
+    if (call.collecting && !call.finished) {
+      call.finished = true;
+      control.done(call);
+    }
   });
   if (length > maxBody) {
     failRaw(res, call, tooLarge(maxBody), control, site, true);
