@@ -181,6 +181,9 @@ export function mountOfrep(server: HttpServer, gate: BearerGate | null, flags: F
 function mountFlag(server: HttpServer, gate: BearerGate | null, flags: FlagSet, serverId: string | null, now: () => number): void {
   const maxBody = OFREP_LIMITS.maxBody;
   const site = OFREP_FLAG_SITE;
+  // The server's headers for every response, as bytes (built once: the object never changes).
+  let defaults: Readonly<Record<string, string>> | null = null;
+  let defaultBytes: [Buffer, Buffer][] = [];
   server.raw(site.method, site.path, (res, req, control, peer) => {
     const query = req.getQuery();
     const call: FlagCall = {
@@ -241,8 +244,11 @@ function mountFlag(server: HttpServer, gate: BearerGate | null, flags: FlagSet, 
         call.answered = true;
         if (!call.aborted) {
           if (out.status !== 200) res.writeStatus(statusLine(out.status));
-          const defaults = control.defaultHeaders;
-          for (const name in defaults) res.writeHeader(name, defaults[name]!);
+          if (defaults !== control.defaultHeaders) {
+            defaults = control.defaultHeaders;
+            defaultBytes = Object.entries(defaults).map(([name, value]) => [Buffer.from(name), Buffer.from(value)]);
+          }
+          for (let i = 0; i < defaultBytes.length; i++) res.writeHeader(defaultBytes[i]![0], defaultBytes[i]![1]);
           res.writeHeader(CONTENT_TYPE, JSON_TYPE_BYTES);
           res.end(out.body);
         }
