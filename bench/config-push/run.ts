@@ -44,8 +44,23 @@ export interface ConfigPushResult {
    * round's two runs are seconds apart, so they share the machine's load), `bestShare` the best
    * round's rate against the best round's (noise only lowers a rate).
    */
-  ofrep: { helloWorld: WrkResult; evaluate: WrkResult; shareOfHelloWorld: number; bestShare: number; rounds: { hello: WrkResult; evaluate: WrkResult }[] };
+  ofrep: { helloWorld: OfrepRun; evaluate: OfrepRun; shareOfHelloWorld: number; bestShare: number; rounds: { hello: OfrepRun; evaluate: OfrepRun }[] };
 }
+
+/** One wrk run against one server, with the server process's own CPU time over it. */
+export interface OfrepRun extends WrkResult {
+  /** The server's CPU time (user + system) per request answered, µs: what a request costs, whatever else loads the machine. */
+  serverCpuUsPerRequest: number;
+  /** The server's CPU time over the run's wall time: near 1, its core was the limit; well below, wrk or the machine's other work was. */
+  serverBusy: number;
+}
+
+/**
+ * Seconds of unmeasured load on each OFREP server before the rounds: the sidecar's route is
+ * optimised by V8 during its first thousands of requests, which would otherwise land in the
+ * first round only (the hello-world has next to nothing to optimise).
+ */
+const OFREP_WARMUP_S = 2;
 
 const CLK_TCK = 100;
 /**
@@ -364,18 +379,29 @@ export async function runConfigPushBench(o: ConfigPushOptions): Promise<ConfigPu
     const sidecar = await startChild(cCmd, cArgs, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
     children.push(sidecar.child);
     const script = join(ROOT, 'bench', 'config-push', 'ofrep.lua');
-    const rounds: { hello: WrkResult; evaluate: WrkResult }[] = [];
+    // Both servers get the same wrk script (its body and headers), connections, thread and core.
+    const common = { script, args: [TOKEN], threads: 1, connections: 64, durationS: o.ofrepDurationS, cpu: o.loadCpu };
+    const url = (port: number): string => `http://127.0.0.1:${port}/ofrep/v1/evaluate/flags/zombie_density`;
+    const measured = async (child: ChildProcess, port: number): Promise<OfrepRun> => {
+      const cpu0 = cpuMs(child.pid!);
+      const w = stripRaw(await runWrk({ ...common, url: url(port) }));
+      const cpu = cpuMs(child.pid!) - cpu0;
+      return { ...w, serverCpuUsPerRequest: Math.round(((cpu * 1000) / w.requests) * 100) / 100, serverBusy: Math.round((cpu / 1000 / w.seconds) * 100) / 100 };
+    };
+    for (const port of [hello.port, sidecar.port]) await runWrk({ ...common, url: url(port), durationS: OFREP_WARMUP_S });
+    const rounds: { hello: OfrepRun; evaluate: OfrepRun }[] = [];
     for (let r = 0; r < o.ofrepRounds; r++) {
-      const common = { script, args: [TOKEN], threads: 1, connections: 64, durationS: o.ofrepDurationS, cpu: o.loadCpu };
-      const runHello = () => runWrk({ ...common, url: `http://127.0.0.1:${hello.port}/ofrep/v1/evaluate/flags/zombie_density` });
-      const runEval = () => runWrk({ ...common, url: `http://127.0.0.1:${sidecar.port}/ofrep/v1/evaluate/flags/zombie_density` });
+      const runHello = () => measured(hello.child, hello.port);
+      const runEval = () => measured(sidecar.child, sidecar.port);
       // Swapped every other round: neither side always runs second.
       const [h, e] = r % 2 === 0 ? [await runHello(), await runEval()] : await runEval().then(async (ev) => [await runHello(), ev] as const);
-      if (e.errors > 0) throw new Error(`OFREP answered ${e.errors} non-2xx responses: ${e.raw}`);
-      o.log(`OFREP round ${r + 1}: hello-world ${Math.round(h.rps)}/s, evaluate ${Math.round(e.rps)}/s`);
-      rounds.push({ hello: stripRaw(h), evaluate: stripRaw(e) });
+      if (e.errors > 0 || e.socketErrors > 0) throw new Error(`OFREP answered ${e.errors} non-2xx responses and ${e.socketErrors} socket errors`);
+      o.log(
+        `OFREP round ${r + 1}: hello-world ${Math.round(h.rps)}/s (${h.serverCpuUsPerRequest} µs CPU each), evaluate ${Math.round(e.rps)}/s (${e.serverCpuUsPerRequest} µs CPU each)`,
+      );
+      rounds.push({ hello: h, evaluate: e });
     }
-    const median = (xs: WrkResult[]) => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
+    const median = (xs: OfrepRun[]) => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
     const helloWorld = median(rounds.map((r) => r.hello));
     const evaluate = median(rounds.map((r) => r.evaluate));
     return {
@@ -413,10 +439,10 @@ export function pushTable(r: ConfigPushResult): string {
         `| ${x.sidecars} | ${x.appliedMs.p50} ms | ${x.appliedMs.p99} ms | ${x.appliedMs.max} ms | ${x.missed} | ${(x.bytesPerStream / 1024).toFixed(1)} KB | ${x.cpuMsPerPublish} ms |`,
     ),
     '',
-    '| OFREP single flag (wrk, 64 connections) | requests/s | p50 | p99 |',
-    '|---|---:|---:|---:|',
-    `| bare uWS hello-world (baseline) | ${Math.round(r.ofrep.helloWorld.rps)} | ${r.ofrep.helloWorld.p50Ms} ms | ${r.ofrep.helloWorld.p99Ms} ms |`,
-    `| sidecar POST /ofrep/v1/evaluate/flags/{key} | ${Math.round(r.ofrep.evaluate.rps)} (median of per-round ratios ${Math.round(r.ofrep.shareOfHelloWorld * 100)} %, best/best ${Math.round(r.ofrep.bestShare * 100)} %) | ${r.ofrep.evaluate.p50Ms} ms | ${r.ofrep.evaluate.p99Ms} ms |`,
+    '| OFREP single flag (wrk, 64 connections) | requests/s | p50 | p99 | server CPU per request | server core busy |',
+    '|---|---:|---:|---:|---:|---:|',
+    `| bare uWS hello-world (baseline) | ${Math.round(r.ofrep.helloWorld.rps)} | ${r.ofrep.helloWorld.p50Ms} ms | ${r.ofrep.helloWorld.p99Ms} ms | ${r.ofrep.helloWorld.serverCpuUsPerRequest} µs | ${Math.round(r.ofrep.helloWorld.serverBusy * 100)} % |`,
+    `| sidecar POST /ofrep/v1/evaluate/flags/{key} | ${Math.round(r.ofrep.evaluate.rps)} (median of per-round ratios ${Math.round(r.ofrep.shareOfHelloWorld * 100)} %, best/best ${Math.round(r.ofrep.bestShare * 100)} %) | ${r.ofrep.evaluate.p50Ms} ms | ${r.ofrep.evaluate.p99Ms} ms | ${r.ofrep.evaluate.serverCpuUsPerRequest} µs | ${Math.round(r.ofrep.evaluate.serverBusy * 100)} % |`,
   ];
   return lines.join('\n');
 }

@@ -175,6 +175,11 @@ class RequestState implements Request, GuardState {
   answered = false;
   /** Counted in flight until finished. */
   counted = false;
+  /**
+   * Set while a whole body is being collected for the handler: a client gone meanwhile ends
+   * the request at once, since no last chunk (nor anything else) will come to end it.
+   */
+  collecting = false;
   errorsInBody: Encoding | null = null;
   /** The client address counted against the connection caps, once admitted. */
   peer: Peer | null = null;
@@ -322,6 +327,10 @@ export class HttpServer {
           // uWS, and returning from this callback with neither is fatal.
           res.onAborted(() => {
             s.aborted = true;
+            if (s.collecting) {
+              s.collecting = false;
+              this.end(s);
+            }
             try {
               // A download cut short (a closed tab, a <video> seeking) closes its file now, not at
               // garbage collection.
@@ -577,6 +586,7 @@ export class HttpServer {
     let admitted = gate === null;
     let whole = false;
     let paused = false;
+    state.collecting = true;
     res.onData((ab, isLast) => {
       try {
         if (done) return;
@@ -699,6 +709,7 @@ export class HttpServer {
   }
 
   private dispatch(res: UwsResponse, state: RequestState, handler: Handler): void {
+    state.collecting = false;
     let result: Reply | Promise<Reply>;
     try {
       result = handler(state);

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import type { RequestObserver } from '../../src/http/observe.js';
 
 export interface RawAnswer {
   /** 0 when the server closed the connection without answering. */
@@ -101,4 +102,40 @@ function unchunk(raw: Buffer): Buffer {
     at = eol + 2 + size + 2;
   }
   return Buffer.concat(parts);
+}
+
+/**
+ * A client that sends a request's headers and the start of its body, then goes away: resolved
+ * once the server parsed the headers (it answers `Expect: 100-continue` then, and the route
+ * handler has run) and the socket is destroyed.
+ */
+export function abandonBody(port: number, path: string, headers = ''): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`POST ${path} HTTP/1.1\r\nhost: a\r\ncontent-type: application/json\r\ncontent-length: 100\r\nexpect: 100-continue\r\n${headers}\r\n{"a":`);
+    });
+    socket.on('error', reject);
+    socket.once('data', (d: Buffer) => {
+      socket.destroy();
+      if (d.toString('latin1').startsWith('HTTP/1.1 100 ')) resolve();
+      else reject(new Error(`expected 100 Continue, got ${d.toString('latin1').slice(0, 200)}`));
+    });
+  });
+}
+
+/** An observer keeping the status of every finished request (499: the client went away first), with a wait for the n-th. */
+export function finishedRequests(): { observe: RequestObserver; statuses: number[]; reach(n: number): Promise<number[]> } {
+  const statuses: number[] = [];
+  const waiting: { n: number; resolve: (s: number[]) => void }[] = [];
+  return {
+    statuses,
+    observe: (r) => {
+      statuses.push(r.status);
+      for (const w of waiting.filter((x) => x.n <= statuses.length)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(statuses.slice(0, w.n));
+      }
+    },
+    reach: (n) => (statuses.length >= n ? Promise.resolve(statuses.slice(0, n)) : new Promise((resolve) => waiting.push({ n, resolve }))),
+  };
 }

@@ -5,7 +5,9 @@ import { OFREPProvider } from '@openfeature/ofrep-provider';
 import { DEFAULT_BUNDLE, type ConfigBundle } from '../../brain/index.js';
 import { startSidecar, type Sidecar } from '../../src/sidecar/service.js';
 import { DefaultsSource } from '../../src/sidecar/config/defaults-source.js';
-import { OFREP_LIMITS } from '../../src/sidecar/flags/ofrep.js';
+import { connect } from 'node:net';
+import { FlagSet, OFREP_LIMITS } from '../../src/sidecar/flags/ofrep.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { stack } from './helpers.js';
 
 const FLAGS: ConfigBundle['flags'] = {
@@ -66,6 +68,86 @@ test('OFREP single flag: value, reason, variant; FLAG_NOT_FOUND 404, PARSE_ERROR
   } finally {
     await sc.close();
   }
+});
+
+test('OFREP single flag, the edges of its fast route: every token form, ?errors=body, a refused declared size before the body, a body in pieces, a malformed key, an empty body', async () => {
+  const sc = await sidecarWith(FLAGS);
+  try {
+    const path = '/ofrep/v1/evaluate/flags/double_xp';
+    const body = JSON.stringify({ context: { map: 'chernarus' } });
+    const expected = { key: 'double_xp', value: true, reason: 'TARGETING_MATCH', variant: 'weekend', metadata: { bundleVersion: 9 } };
+    for (const [target, headers] of [
+      [path, { authorization: `Bearer ${TOKEN}` }],
+      [path, { 'x-brain-token': TOKEN }],
+      [`${path}?token=${TOKEN}`, {}],
+    ] as const) {
+      const a = await rawRequest(sc.port, { method: 'POST', target, headers: { 'content-type': 'application/json', ...headers }, body });
+      assert.equal(a.status, 200, target);
+      assert.equal(a.headers['content-type'], 'application/json');
+      assert.equal(a.headers['x-content-type-options'], 'nosniff');
+      assert.deepEqual(JSON.parse(a.body.toString()), expected);
+    }
+    // The first form present is the one judged, as on /tick.
+    const wrong = await rawRequest(sc.port, { method: 'POST', target: `${path}?token=${TOKEN}`, headers: { authorization: 'Bearer nope' }, body });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.headers['www-authenticate'], 'Bearer');
+    assert.equal(JSON.parse(wrong.body.toString()).error.code, 'unauthorized');
+    const inBody = await rawRequest(sc.port, { method: 'POST', target: `${path}?errors=body`, body });
+    assert.equal(inBody.status, 200);
+    assert.equal(JSON.parse(inBody.body.toString()).error.code, 'unauthorized');
+    // A declared body over the limit is refused before a byte of it is read, and the connection closed.
+    const refused = await new Promise<{ text: string; closed: boolean }>((resolve) => {
+      const socket = connect(sc.port, '127.0.0.1', () =>
+        socket.write(`POST ${path} HTTP/1.1\r\nhost: a\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: ${OFREP_LIMITS.maxBody + 1}\r\n\r\n`),
+      );
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      socket.on('error', () => {});
+      socket.on('close', () => resolve({ text, closed: true }));
+    });
+    assert.match(refused.text, /^HTTP\/1\.1 413 /);
+    // A body that comes in pieces (headers first, the body once the server asked for it) is read whole.
+    const pieces = await new Promise<string>((resolve) => {
+      const socket = connect(sc.port, '127.0.0.1', () =>
+        socket.write(`POST ${path} HTTP/1.1\r\nhost: a\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: ${body.length}\r\nexpect: 100-continue\r\n\r\n`),
+      );
+      let text = '';
+      socket.on('data', (d: Buffer) => {
+        text += d.toString('latin1');
+        if (text.startsWith('HTTP/1.1 100 ') && text.endsWith('\r\n\r\n') && !text.includes('200 OK')) {
+          text = '';
+          socket.write(body.slice(0, 10));
+          setImmediate(() => socket.write(body.slice(10)));
+        } else if (text.includes('"metadata"')) {
+          socket.destroy();
+          resolve(text);
+        }
+      });
+    });
+    assert.match(pieces, /^HTTP\/1\.1 200 /);
+    assert.deepEqual(JSON.parse(pieces.slice(pieces.indexOf('\r\n\r\n') + 4)), expected);
+    const badKey = await rawRequest(sc.port, { method: 'POST', target: '/ofrep/v1/evaluate/flags/%ZZ', headers: { authorization: `Bearer ${TOKEN}` }, body });
+    assert.deepEqual([badKey.status, JSON.parse(badKey.body.toString()).error.code], [400, 'bad_request']);
+    // No body at all: the context is empty (and `server` this sidecar's id).
+    const empty = await rawRequest(sc.port, { method: 'POST', target: path, headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.deepEqual([empty.status, JSON.parse(empty.body.toString()).reason], [200, 'DEFAULT']);
+  } finally {
+    await sc.close();
+  }
+});
+
+test('OFREP single flag: an answer is serialised once per outcome and bundle version, byte for byte what a fresh serialisation gives', () => {
+  const set = new FlagSet({ ...DEFAULT_BUNDLE, version: 3, flags: FLAGS });
+  const prices = FLAGS!.prices!;
+  const outcome = { ok: true, value: prices.value, variant: 'default', reason: 'STATIC' } as const;
+  const first = set.answer('prices', outcome);
+  assert.equal(first.toString(), JSON.stringify({ key: 'prices', value: { ak: 1200 }, reason: 'STATIC', variant: 'default', metadata: { bundleVersion: 3 } }));
+  assert.equal(set.answer('prices', { ...outcome }), first, 'the same outcome is the same bytes');
+  // Another outcome of the same flag, then another version: each answer says what it is.
+  const rule = set.answer('prices', { ok: true, value: { ak: 900 }, variant: 'sale', reason: 'TARGETING_MATCH' });
+  assert.equal(JSON.parse(rule.toString()).variant, 'sale');
+  set.set({ ...DEFAULT_BUNDLE, version: 4, flags: FLAGS });
+  assert.equal(JSON.parse(set.answer('prices', outcome).toString()).metadata.bundleVersion, 4);
 });
 
 test('OFREP bulk: every flag, an ETag of the answer and 304 when it matches; a per-flag failure stays in the list', async () => {

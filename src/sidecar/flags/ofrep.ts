@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
-import { evaluateFlag, type ConfigBundle, type FlagContext, type Flags } from '../../../brain/index.js';
+import { evaluateFlag, type ConfigBundle, type FlagContext, type FlagReason, type FlagResult, type Flags, type FlagValue } from '../../../brain/index.js';
+import type { Peer } from '../../http/connections.js';
+import { HttpError } from '../../http/errors.js';
+import { errorsInBodyOf } from '../../http/errors-in-body.js';
 import { matchesEtag } from '../../http/etag.js';
 import { decodeParam } from '../../http/guard.js';
 import type { Reply } from '../../http/reply.js';
-import type { HttpServer, Request } from '../../http/server.js';
-import { withoutBom } from '../../http/codec.js';
-import { GATE_HEADERS, type BearerGate } from '../auth.js';
+import { failRaw, type HttpServer, type RawState, type Request } from '../../http/server.js';
+import { statusLine } from '../../http/write.js';
+import { withoutBom, type Encoding } from '../../http/codec.js';
+import { GATE_HEADERS, TOKEN_HEADER, type BearerGate } from '../auth.js';
 
 /** Limits of the OFREP routes. */
 export const OFREP_LIMITS = {
@@ -18,10 +22,30 @@ export const OFREP_LIMITS = {
 const HEADERS = [...GATE_HEADERS, 'content-type', 'content-length', 'if-none-match'] as const;
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
 
-/** The flags in force: replaced whole when a bundle is applied (so an evaluation never sees half of one). */
+/**
+ * One single-flag answer already serialised: the 200 body of an evaluation that ended with
+ * this value, variant and reason (the value compared by identity, so an object value is the
+ * rule's own object).
+ */
+interface CachedAnswer {
+  readonly value: FlagValue;
+  readonly variant: string;
+  readonly reason: FlagReason;
+  readonly body: Buffer;
+}
+
+/**
+ * The flags in force: replaced whole when a bundle is applied (so an evaluation never sees half
+ * of one), with the serialised single-flag answers of this version. A 200 answer depends on the
+ * context only through which rule matched: its bytes are the same for every context reaching
+ * the same outcome, so each is built once per version. At most one per rule and one default per
+ * flag, so the cache is bounded by the bundle's own flag limits (256 flags, 32 rules each,
+ * 256 KiB of flags in all).
+ */
 export class FlagSet {
   flags: Flags;
   version: number;
+  private answers = new Map<string, CachedAnswer[]>();
   constructor(bundle: ConfigBundle) {
     this.flags = bundle.flags ?? {};
     this.version = bundle.version;
@@ -29,6 +53,20 @@ export class FlagSet {
   set(bundle: ConfigBundle): void {
     this.flags = bundle.flags ?? {};
     this.version = bundle.version;
+    this.answers = new Map();
+  }
+
+  /** The 200 body of flag `key` evaluated to `r`, serialised on first use in this version. */
+  answer(key: string, r: Extract<FlagResult, { ok: true }>): Buffer {
+    let list = this.answers.get(key);
+    if (list === undefined) this.answers.set(key, (list = []));
+    for (let i = 0; i < list.length; i++) {
+      const a = list[i]!;
+      if (a.value === r.value && a.variant === r.variant && a.reason === r.reason) return a.body;
+    }
+    const body = Buffer.from(JSON.stringify({ key, value: r.value, reason: r.reason, variant: r.variant, metadata: { bundleVersion: this.version } }));
+    list.push({ value: r.value, variant: r.variant, reason: r.reason, body });
+    return body;
   }
 }
 
@@ -76,6 +114,29 @@ function reply(status: number, value: unknown, headers?: Record<string, string>)
   return { status, headers: headers ? { ...JSON_TYPE, ...headers } : JSON_TYPE, body: JSON.stringify(value) };
 }
 
+/** The single-flag route, as its failures name it. */
+export const OFREP_FLAG_SITE = { method: 'POST', path: '/ofrep/v1/evaluate/flags/:key' } as const;
+
+// Header names and values handed to uWS as bytes: a string is converted to UTF-8 on every call.
+const AUTHORIZATION = Buffer.from('authorization');
+const X_BRAIN_TOKEN = Buffer.from(TOKEN_HEADER);
+const CONTENT_TYPE = Buffer.from('content-type');
+const CONTENT_LENGTH = Buffer.from('content-length');
+const JSON_TYPE_BYTES = Buffer.from('application/json');
+
+/** A single-flag request while its body arrives: its abort state, its key and the body so far. */
+interface FlagCall extends RawState {
+  aborted: boolean;
+  answered: boolean;
+  finished: boolean;
+  readonly peer: Peer;
+  readonly errorsInBody: Encoding | null;
+  key: string;
+  size: number;
+  /** The chunks before the last, copied (uWS reuses a chunk's memory once its callback returns); null while the body came in one chunk. */
+  chunks: Buffer[] | null;
+}
+
 /**
  * The OpenFeature Remote Evaluation Protocol on the sidecar, behind its token:
  * `POST /ofrep/v1/evaluate/flags/{key}` evaluates one flag, `POST /ofrep/v1/evaluate/flags`
@@ -84,28 +145,10 @@ function reply(status: number, value: unknown, headers?: Record<string, string>)
  */
 export function mountOfrep(server: HttpServer, gate: BearerGate | null, flags: FlagSet, options: { serverId: string | null; now?: () => number }): void {
   const now = options.now ?? Date.now;
-  const metadata = (): { bundleVersion: number } => ({ bundleVersion: flags.version });
-
-  server.post(
-    '/ofrep/v1/evaluate/flags/:key',
-    (req: Request) => {
-      gate?.checkRequest(req);
-      const key = decodeParam(req.params.key ?? '');
-      const read = readContext(req.body, options.serverId);
-      if (!read.ok) return reply(400, { key, errorCode: read.errorCode, errorDetails: read.details });
-      const flag = Object.hasOwn(flags.flags, key) ? flags.flags[key] : undefined;
-      if (!flag) return reply(404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `no flag ${JSON.stringify(key)} in bundle version ${flags.version}` });
-      const r = evaluateFlag(key, flag, read.ctx, now());
-      if (!r.ok) return reply(400, { key, errorCode: r.errorCode, errorDetails: r.message });
-      return reply(200, { key, value: r.value, reason: r.reason, variant: r.variant, metadata: metadata() });
-    },
-    { headers: HEADERS, maxBody: OFREP_LIMITS.maxBody },
-  );
-
+  mountFlag(server, gate, flags, options.serverId, now);
   server.post(
     '/ofrep/v1/evaluate/flags',
     (req: Request) => {
-      gate?.checkRequest(req);
       const read = readContext(req.body, options.serverId);
       if (!read.ok) return reply(400, { errorCode: read.errorCode, errorDetails: read.details });
       const at = now();
@@ -114,12 +157,126 @@ export function mountOfrep(server: HttpServer, gate: BearerGate | null, flags: F
         const r = evaluateFlag(key, flags.flags[key]!, read.ctx, at);
         out.push(r.ok ? { key, value: r.value, reason: r.reason, variant: r.variant } : { key, errorCode: r.errorCode, errorDetails: r.message });
       }
-      const body = JSON.stringify({ flags: out, metadata: metadata() });
+      const body = JSON.stringify({ flags: out, metadata: { bundleVersion: flags.version } });
       // The answer's own digest: it changes with the bundle, the context and a time window crossed.
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
       if (matchesEtag(req.headers['if-none-match'], etag)) return { status: 304, headers: { etag } };
       return { status: 200, headers: { ...JSON_TYPE, etag, 'cache-control': 'no-cache' }, body };
     },
-    { headers: HEADERS, maxBody: OFREP_LIMITS.maxBody },
+    // The token before a byte of the body is read, whatever the server's default check.
+    { headers: HEADERS, maxBody: OFREP_LIMITS.maxBody, ...(gate ? { credentials: (req: Request) => gate.checkRequest(req) } : {}) },
   );
+}
+
+/**
+ * `POST /ofrep/v1/evaluate/flags/{key}` as a raw uWS route: the single-flag evaluation is what a
+ * mod or an SDK calls per read, so it takes the few headers it needs straight from uWS, reads
+ * the body in place and answers with the flag's outcome serialised once per bundle version
+ * (FlagSet.answer). What the generic router would do it does too, in the same order: 400 on a
+ * malformed key, 413 on a declared body over the limit, then 401 from the headers alone, both
+ * refusals before a byte of the body is read and with the connection closed; 413 again once
+ * the body passes the limit; `?errors=body` for those refusals; counted against the connection
+ * caps until answered or the client went away.
+ */
+function mountFlag(server: HttpServer, gate: BearerGate | null, flags: FlagSet, serverId: string | null, now: () => number): void {
+  const maxBody = OFREP_LIMITS.maxBody;
+  const site = OFREP_FLAG_SITE;
+  // The server's headers for every response, as bytes (built once: the object never changes).
+  let defaults: Readonly<Record<string, string>> | null = null;
+  let defaultBytes: [Buffer, Buffer][] = [];
+  server.raw(site.method, site.path, (res, req, control, peer) => {
+    const query = req.getQuery();
+    const call: FlagCall = {
+      aborted: false,
+      answered: false,
+      finished: false,
+      peer,
+      // Read only when there is a query: `?errors=body` is all it can change.
+      errorsInBody: query ? errorsInBodyOf(query, req.getHeader(CONTENT_TYPE)) : null,
+      key: '',
+      size: 0,
+      chunks: null,
+    };
+    res.onAborted(() => {
+      call.aborted = true;
+      if (!call.finished) {
+        call.finished = true;
+        control.done(call);
+      }
+    });
+    try {
+      call.key = decodeParam(req.getParameter(0) ?? '');
+    } catch (err) {
+      failRaw(res, call, err, control, site);
+      return;
+    }
+    const declared = req.getHeader(CONTENT_LENGTH);
+    if (declared !== '' && Number(declared) > maxBody) {
+      failRaw(res, call, tooLarge(maxBody), control, site, true);
+      return;
+    }
+    if (gate !== null) {
+      // The gate's order: the first form present is the one judged.
+      const authorization = req.getHeader(AUTHORIZATION);
+      const headerToken = authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
+      try {
+        gate.check(authorization, headerToken, authorization === '' && headerToken === '' ? query : undefined);
+      } catch (err) {
+        failRaw(res, call, err, control, site, true);
+        return;
+      }
+    }
+    res.onData((ab, isLast) => {
+      if (call.finished) return;
+      try {
+        call.size += ab.byteLength;
+        if (call.size > maxBody) {
+          failRaw(res, call, tooLarge(maxBody), control, site, true);
+          return;
+        }
+        if (!isLast) {
+          if (ab.byteLength > 0) (call.chunks ??= []).push(Buffer.from(ab.slice(0)));
+          return;
+        }
+        // A body in one chunk is read in place, during this callback only.
+        const body = call.chunks === null ? Buffer.from(ab) : Buffer.concat([...call.chunks, Buffer.from(ab)], call.size);
+        const out = evaluateOne(flags, call.key, body, serverId, now);
+        call.answered = true;
+        if (!call.aborted) {
+          if (out.status !== 200) res.writeStatus(statusLine(out.status));
+          if (defaults !== control.defaultHeaders) {
+            defaults = control.defaultHeaders;
+            defaultBytes = Object.entries(defaults).map(([name, value]) => [Buffer.from(name), Buffer.from(value)]);
+          }
+          for (let i = 0; i < defaultBytes.length; i++) res.writeHeader(defaultBytes[i]![0], defaultBytes[i]![1]);
+          res.writeHeader(CONTENT_TYPE, JSON_TYPE_BYTES);
+          res.end(out.body);
+        }
+        call.finished = true;
+        control.done(call);
+      } catch (err) {
+        failRaw(res, call, err, control, site);
+      }
+    });
+  });
+}
+
+/** A single-flag evaluation's answer: 200 with the flag's outcome, else OFREP's `{key, errorCode, errorDetails}`. */
+function evaluateOne(flags: FlagSet, key: string, body: Buffer, serverId: string | null, now: () => number): { status: number; body: Buffer | string } {
+  const read = readContext(body, serverId);
+  if (!read.ok) return { status: 400, body: JSON.stringify({ key, errorCode: read.errorCode, errorDetails: read.details }) };
+  const flag = Object.hasOwn(flags.flags, key) ? flags.flags[key] : undefined;
+  if (!flag)
+    return {
+      status: 404,
+      body: JSON.stringify({ key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `no flag ${JSON.stringify(key)} in bundle version ${flags.version}` }),
+    };
+  const r = evaluateFlag(key, flag, read.ctx, now());
+  if (!r.ok) return { status: 400, body: JSON.stringify({ key, errorCode: r.errorCode, errorDetails: r.message }) };
+  return { status: 200, body: flags.answer(key, r) };
+}
+
+/** The 413 of an evaluation body over OFREP_LIMITS.maxBody (the generic router's words). */
+function tooLarge(maxBody: number): HttpError {
+  return new HttpError('payload_too_large', `The request body exceeds ${maxBody} bytes.`);
 }

@@ -65,6 +65,7 @@ function mountTickRoute(server: HttpServer, ticks: TickHandler, maxBody: number,
       if (state.finished) return;
       try {
         if (!bodyChunk(state, ab, isLast, maxBody)) return;
+        state.collecting = false;
         onBody(res, state, control, ab, ticks.encoding(state.size, state.contentType || undefined), batch);
       } catch (err) {
         failRaw(res, state, err, control, site);
@@ -147,6 +148,8 @@ interface TickCall extends Credentials, RawState {
   body: Buffer | null;
   /** `?explain=1`: every reply carries `why`. */
   readonly explain: boolean;
+  /** Set until the body is whole: a client gone meanwhile finishes the request at once (no last chunk will). */
+  collecting: boolean;
 }
 
 /**
@@ -236,9 +239,15 @@ function beginTick(
     body: null,
     explain: explainOf(rawQuery),
     peer,
+    collecting: true,
   };
   res.onAborted(() => {
     call.aborted = true;
+    // Its place in the connection caps is freed now: nothing else would end a request whose body never came.
+    if (call.collecting && !call.finished) {
+      call.finished = true;
+      control.done(call);
+    }
   });
   if (length > maxBody) {
     failRaw(res, call, tooLarge(maxBody), control, site, true);
