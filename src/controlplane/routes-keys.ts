@@ -8,7 +8,8 @@ import type { ControlPlaneContext } from './context.js';
  * grant; a sidecar reads them to follow a rotation from the key it pinned.
  */
 export function mountKeyRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
-  server.get(
+  const anyone = server.scoped('public');
+  anyone.get(
     '/v1/config/keys',
     async () => {
       await ctx.signer.ready();

@@ -20,8 +20,9 @@ export const STORAGE_RETRY_AFTER_S = 5;
  */
 export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler): void {
   const { store } = o;
+  const full = server.scoped('full');
 
-  server.get(
+  full.get(
     '/v1/assets',
     api(async (req, tenant) => {
       const limit = limitParam(req, 20, 100);
@@ -39,7 +40,7 @@ export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     return a;
   };
 
-  server.get(
+  full.get(
     '/v1/assets/:id',
     api(async (req, tenant) => json(200, assetView(await assetOr404(tenant, req.params.id)))),
   );
@@ -95,9 +96,9 @@ export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api:
   };
 
   const keyedFile = api(async (req, tenant) => fileReply(req, await assetOr404(tenant, req.params.id)));
-  server.get('/v1/assets/:id/file', (req) => (isSigned(req) ? signedFile(req) : keyedFile(req)));
+  full.get('/v1/assets/:id/file', (req) => (isSigned(req) ? signedFile(req) : keyedFile(req)));
 
-  server.get(
+  full.get(
     '/v1/assets/:id/url',
     api(async (req, tenant) => {
       const asset = await assetOr404(tenant, req.params.id);

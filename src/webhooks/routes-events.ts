@@ -15,8 +15,9 @@ export const EVENT_BODY_MAX = 64 * 1024;
 export function mountEventRoutes(ctx: WebhookRouteContext): void {
   const { server, store, now, widgetOf } = ctx;
   const { service, auth } = ctx.options;
+  const full = server.scoped('full');
 
-  server.post(
+  full.post(
     '/v1/widgets/:id/events',
     async (req) => {
       const token = bearerToken(req);

@@ -101,6 +101,8 @@ function normalOrigin(raw: string): string | null {
 /** Mounts the visitor API (public, per widget) and the owner's conversation routes (session). */
 export function mountConversationRoutes(server: HttpServer, options: ConversationRoutesOptions): void {
   const { service, auth } = options;
+  const anyone = server.scoped('public');
+  const full = server.scoped('full');
   const now = options.now ?? Date.now;
   const limits = auth.limits;
 
@@ -192,16 +194,16 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
 
   // --- the visitor API ---
 
-  server.route('OPTIONS', '/v1/widgets/:id/config', preflight(byWidget), { body: 'none' });
-  server.get(
+  anyone.route('OPTIONS', '/v1/widgets/:id/config', preflight(byWidget), { body: 'none' });
+  anyone.get(
     '/v1/widgets/:id/config',
     visitorRoute(byWidget, async (_req, { widget, settings }) =>
       json(200, { id: widget.id, name: settings.name, color: settings.color, greeting: settings.greeting }),
     ),
   );
 
-  server.route('OPTIONS', '/v1/widgets/:id/conversations', preflight(byWidget), { body: 'none' });
-  server.post(
+  anyone.route('OPTIONS', '/v1/widgets/:id/conversations', preflight(byWidget), { body: 'none' });
+  anyone.post(
     '/v1/widgets/:id/conversations',
     visitorRoute(byWidget, async (req, { widget, cors }) => {
       const body = req.body.length === 0 ? {} : readJsonObject(req);
@@ -221,9 +223,9 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
   );
 
   const conversationPaths = ['messages', 'events', 'lead', 'escalate', 'end'];
-  for (const p of conversationPaths) server.route('OPTIONS', `/v1/conversations/:id/${p}`, preflight(byConversationId), { body: 'none' });
+  for (const p of conversationPaths) anyone.route('OPTIONS', `/v1/conversations/:id/${p}`, preflight(byConversationId), { body: 'none' });
 
-  server.post(
+  anyone.post(
     '/v1/conversations/:id/messages',
     visitorRoute(byConversation, async (req, { conversation, cors }) => {
       const c = conversation!;
@@ -253,7 +255,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
   );
 
-  server.get(
+  anyone.get(
     '/v1/conversations/:id/messages',
     visitorRoute(byConversation, async (req, { conversation }) => {
       const after = afterParam(req);
@@ -262,7 +264,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     }),
   );
 
-  server.get(
+  anyone.get(
     '/v1/conversations/:id/events',
     visitorRoute(byConversation, async (req, { conversation, cors }) => {
       const stream = newStream(req);
@@ -271,7 +273,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     }),
   );
 
-  server.post(
+  anyone.post(
     '/v1/conversations/:id/lead',
     visitorRoute(byConversation, async (req, { conversation, cors }) => {
       const c = conversation!;
@@ -296,7 +298,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
   );
 
-  server.post(
+  anyone.post(
     '/v1/conversations/:id/escalate',
     visitorRoute(byConversation, async (req, { conversation, cors }) => {
       const c = conversation!;
@@ -313,7 +315,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
   );
 
-  server.post(
+  anyone.post(
     '/v1/conversations/:id/end',
     visitorRoute(byConversation, async (_req, { conversation, cors }) => {
       const c = conversation!;
@@ -332,12 +334,12 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     return service.conversationOf(widget.id, req.params.conversationId ?? '');
   };
 
-  server.get('/v1/widgets/:id/settings', async (req) => {
+  full.get('/v1/widgets/:id/settings', async (req) => {
     const widget = await widgetOf(req);
     return json(200, settingsView(widget, await service.settings(widget)));
   });
 
-  server.patch(
+  full.patch(
     '/v1/widgets/:id',
     async (req) => {
       const widget = await widgetOf(req);
@@ -350,7 +352,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     { maxBody: SETTINGS_BODY_MAX_BYTES },
   );
 
-  server.get('/v1/widgets/:id/conversations', async (req) => {
+  full.get('/v1/widgets/:id/conversations', async (req) => {
     const widget = await widgetOf(req);
     const status = req.searchParams().get('status');
     if (status !== null && status !== 'open' && status !== 'ended') throw new HttpError('bad_request', 'status must be open or ended.');
@@ -365,20 +367,20 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     return json(200, { data: page.data.map(conversationView), next_cursor: page.nextCursor === null ? null : String(page.nextCursor) });
   });
 
-  server.get('/v1/widgets/:id/conversations/:conversationId', async (req) => {
+  full.get('/v1/widgets/:id/conversations/:conversationId', async (req) => {
     const c = await conversationOf(req);
     const [messages, lead] = await Promise.all([service.store.messages(c.id, 0, CONVERSATION_MAX_MESSAGES), service.store.lead(c.id)]);
     return json(200, { ...conversationView(c), messages: messages.map(messageView), lead: lead ? leadView(lead) : null });
   });
 
-  server.delete('/v1/widgets/:id/conversations/:conversationId', async (req) => {
+  full.delete('/v1/widgets/:id/conversations/:conversationId', async (req) => {
     const c = await conversationOf(req);
     await service.remove(c.id);
     return empty(204);
   });
 
   const action = (path: string, run: (c: ConversationRecord) => Promise<unknown>) =>
-    server.post(
+    full.post(
       `/v1/widgets/:id/conversations/:conversationId/${path}`,
       async (req) => {
         const c = await conversationOf(req);
@@ -391,7 +393,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
   action('hand-back', (c) => service.setHandler(c.id, 'agent'));
   action('close', (c) => service.end(c.id as ConversationId, 'agent_closed'));
 
-  server.post(
+  full.post(
     '/v1/widgets/:id/conversations/:conversationId/reply',
     async (req) => {
       const c = await conversationOf(req);
@@ -408,7 +410,7 @@ export function mountConversationRoutes(server: HttpServer, options: Conversatio
     { maxBody: VISITOR_BODY_MAX_BYTES },
   );
 
-  server.get('/v1/widgets/:id/analytics', async (req) => {
+  full.get('/v1/widgets/:id/analytics', async (req) => {
     const widget = await widgetOf(req);
     const raw = req.searchParams().get('days');
     const days = raw === null ? 30 : /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
