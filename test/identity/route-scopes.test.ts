@@ -53,7 +53,8 @@ test('every route of serve declares its scope (or that it is public)', async () 
 test("the manual's scope table names exactly the routes each scope was declared on", async () => {
   const routes = await serveRoutes();
   const manual = readFileSync(join(repoRoot, 'docs', 'controlplane.md'), 'utf8');
-  const section = manual.slice(manual.indexOf('### Personal access tokens'));
+  const start = manual.indexOf('### Personal access tokens');
+  const section = manual.slice(start, manual.indexOf('\n#', start + 1));
   const rows = new Map([...section.matchAll(/^\| `([a-z:]+)` \| (.*) \|$/gm)].map((m) => [m[1]!, m[2]!]));
   assert.deepEqual([...rows.keys()], [...TOKEN_SCOPES], 'one row per token scope, narrowest first');
 
