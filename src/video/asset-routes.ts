@@ -7,7 +7,7 @@ import type { TenantRecord } from '../identity/types.js';
 import { etagMatches, parseRange } from './range.js';
 import { decodeCursor, encodeCursor, optionalId, type TenantHandler } from './route-kit.js';
 import { isSigned, originOf, ttlParam } from './signed-urls.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { assetView } from './views.js';
 import type { AssetId, AssetRecord, PropertyId, VideoId } from './types.js';
 

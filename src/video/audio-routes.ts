@@ -9,7 +9,7 @@ import { json } from '../http/reply.js';
 import { idParam, limitParam } from '../http/validate.js';
 import { probeAudio } from './ffmpeg.js';
 import { decodeCursor, encodeCursor, type TenantHandler, type VideoRouteKit } from './route-kit.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { VIDEO_LIMITS } from './limits.js';
 import type { AudioId, AudioRecord } from './types.js';
 

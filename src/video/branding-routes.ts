@@ -8,7 +8,7 @@ import { Fields, readJsonObject } from '../http/validate.js';
 import type { TenantId } from '../identity/types.js';
 import { inspectImage } from './image.js';
 import { storedFile, type TenantHandler } from './route-kit.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { VIDEO_LIMITS } from './limits.js';
 import { BRAND_FONTS, type BrandingInput, type BrandingRecord } from './types.js';
 import { DEFAULT_BACKGROUND, DEFAULT_TEXT_COLOR } from './tour.js';

@@ -8,7 +8,7 @@ import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type Staged
 import { photoView } from './views.js';
 import { storedFile, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import { isSigned, originOf, ttlParam } from './signed-urls.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { ROOMS, type PhotoId, type PhotoRecord, type PropertyId } from './types.js';
 
 function declaredLength(req: Request): number | null {

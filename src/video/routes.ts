@@ -12,9 +12,9 @@ import { mountVideoJobRoutes } from './video-routes.js';
 import { mountBrandingRoutes } from './branding-routes.js';
 import { mountAudioRoutes } from './audio-routes.js';
 import type { PropertyId, PropertyInput } from './types.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 
-export type { VideoRoutesOptions } from './routes-options.js';
+export type { VideoRoutesOptions } from './route-options.js';
 
 /**
  * The property-video API (spec 000 and what lies beyond it), by resource: properties, photos,

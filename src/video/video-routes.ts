@@ -7,7 +7,7 @@ import type { TenantRecord } from '../identity/types.js';
 import { callbackUrlProblem } from './callbacks.js';
 import { decodeCursor, encodeCursor, optionalId, statusParam, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import type { IdempotencyClaim, VideoInput } from './store.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { videoView } from './views.js';
 import { VIDEO_LIMITS } from './limits.js';
 import {

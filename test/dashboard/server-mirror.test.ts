@@ -5,7 +5,7 @@ import { TOKEN_SCOPES } from '../../src/http/scope.js';
 import { FORMAT_NAMES, ROOMS } from '../../src/video/types.js';
 import { validateEvent } from '../../src/webhooks/events.js';
 import { RATE_LIMIT_MAX } from '../../src/webhooks/schedule.js';
-import { SECRET_MAX, URL_MAX } from '../../src/webhooks/routes-context.js';
+import { SECRET_MAX, URL_MAX } from '../../src/webhooks/route-context.js';
 import { EVENT_TYPES, SIGNATURE_SCHEMES } from '../../src/webhooks/types.js';
 import { KNOWLEDGE_MAX_BYTES } from '../../src/webhooks/conversations/types.js';
 

@@ -3,7 +3,7 @@ import { empty, json } from '../http/reply.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
 import { hashToken, newToken } from '../identity/tokens.js';
-import { iso, widgetView, type WebhookRouteContext } from './routes-context.js';
+import { iso, widgetView, type WebhookRouteContext } from './route-context.js';
 
 const NAME_MAX = 200;
 

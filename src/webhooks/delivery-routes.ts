@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, limitParam, readJsonObject } from '../http/validate.js';
-import { attemptView, deliveryView, iso, sinceField, type WebhookRouteContext } from './routes-context.js';
+import { attemptView, deliveryView, iso, sinceField, type WebhookRouteContext } from './route-context.js';
 import type { DeliveryId, DeliveryStatus } from './types.js';
 
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'inflight', 'succeeded', 'failed'];

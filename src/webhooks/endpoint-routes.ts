@@ -2,7 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { generateSecret } from '../signing/webhook.js';
-import { endpointView, eventsField, iso, rateField, ROTATION_OVERLAP_MS, schemeField, secretField, type WebhookRouteContext } from './routes-context.js';
+import { endpointView, eventsField, iso, rateField, ROTATION_OVERLAP_MS, schemeField, secretField, type WebhookRouteContext } from './route-context.js';
 import type { EndpointPatch } from './store.js';
 
 /** The fields of an endpoint a client sets (POST, PATCH); any other is refused. */

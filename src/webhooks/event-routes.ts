@@ -5,7 +5,7 @@ import { overLimit } from '../http/ratelimit.js';
 import { describeRate } from '../ratelimit/limiter.js';
 import { bearerToken } from '../identity/auth.js';
 import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
-import type { WebhookRouteContext } from './routes-context.js';
+import type { WebhookRouteContext } from './route-context.js';
 import type { WidgetRecord } from './types.js';
 
 /** Largest body of POST /v1/widgets/{id}/events. */

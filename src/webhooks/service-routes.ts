@@ -2,7 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, readJsonObject, typeOf } from '../http/validate.js';
 import { eventCatalogue } from './catalogue.js';
-import { iso, type WebhookRouteContext } from './routes-context.js';
+import { iso, type WebhookRouteContext } from './route-context.js';
 
 /** How long a client may cache the JWKS: well inside the key overlap, so a rotation is always seen in time. */
 export const JWKS_MAX_AGE_S = 300;
