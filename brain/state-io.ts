@@ -68,8 +68,8 @@ function check(v: unknown, f: Field, path: string, out: Problem[]): void {
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < lo || v > hi) out.push({ path, message: `must be an integer from ${lo} to ${hi}` });
   } else if ('unit' in f) {
     if (typeof v !== 'number' || !(v >= 0 && v <= 1)) out.push({ path, message: 'must be a number between 0 and 1' });
-  } else if ('oneOf' in f) {
-    if (typeof v !== 'string' || !f.oneOf.includes(v)) out.push({ path, message: `must be one of ${f.oneOf.map((s) => JSON.stringify(s)).join(', ')}` });
+  } else if ('enum' in f) {
+    if (typeof v !== 'string' || !f.enum.includes(v)) out.push({ path, message: `must be one of ${f.enum.map((s) => JSON.stringify(s)).join(', ')}` });
   } else if ('arr' in f) {
     if (!Array.isArray(v)) out.push({ path, message: 'must be an array' });
     else if (v.length > f.max) out.push({ path, message: `must have at most ${f.max} items` });

@@ -106,7 +106,7 @@ export type Field =
   | 'bool'
   | { unit: true }
   | { intIn: readonly [number, number] }
-  | { oneOf: readonly string[] }
+  | { enum: readonly string[] }
   | { arr: Field; max: number }
   | { obj: Schema }
   | { nullable: Field };
@@ -132,7 +132,7 @@ const TRAITS_SCHEMA: Schema = {
  */
 const MEMORY_SCHEMA: Schema = {
   contacts: {
-    arr: { obj: { target: 'int', kind: { oneOf: CONTACT_KINDS }, x: 'num', y: 'num', z: 'num', t: 'num', hostile: 'bool' } },
+    arr: { obj: { target: 'int', kind: { enum: CONTACT_KINDS }, x: 'num', y: 'num', z: 'num', t: 'num', hostile: 'bool' } },
     max: MEMORY_CAPS.contacts,
   },
   contactsNext: { intIn: [0, MEMORY_CAPS.contacts - 1] },
@@ -143,14 +143,14 @@ const MEMORY_SCHEMA: Schema = {
   heard: { arr: { obj: { from: 'int', text: 'str', at_s: 'num' } }, max: MEMORY_CAPS.heard },
   heardNext: { intIn: [0, MEMORY_CAPS.heard - 1] },
   heardLast_s: 'num',
-  events: { arr: { obj: { kind: { oneOf: EVENT_KINDS }, t: 'num', ref: 'num' } }, max: MEMORY_CAPS.events },
+  events: { arr: { obj: { kind: { enum: EVENT_KINDS }, t: 'num', ref: 'num' } }, max: MEMORY_CAPS.events },
   eventsNext: { intIn: [0, MEMORY_CAPS.events - 1] },
 };
 
 const OTHER_FIELDS_SCHEMA: Schema = {
   id: 'int',
   name: 'str',
-  role: { oneOf: ROLES },
+  role: { enum: ROLES },
   traits: { obj: TRAITS_SCHEMA },
   themes: { arr: 'str', max: 256 },
   ticks: 'int',
@@ -159,10 +159,10 @@ const OTHER_FIELDS_SCHEMA: Schema = {
   contactShared: 'bool',
   sawHostile: 'bool',
   waypoint: 'int',
-  mode: { oneOf: MODES },
-  afkReason: { oneOf: ['', 'afk', 'break'] },
+  mode: { enum: MODES },
+  afkReason: { enum: ['', 'afk', 'break'] },
   loggedOff: 'bool',
-  goal: { oneOf: GOALS },
+  goal: { enum: GOALS },
   goalPoi: 'str',
   goalHas: 'bool',
   visited: { arr: 'str', max: VISITED_CAP },

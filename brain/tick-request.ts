@@ -87,7 +87,7 @@ function str(v: unknown, base: string, key: string | number, maxLength: number, 
   return v;
 }
 
-function oneOf(v: unknown, base: string, key: string | number, values: readonly string[], p: Problems): unknown {
+function enumOf(v: unknown, base: string, key: string | number, values: readonly string[], p: Problems): unknown {
   if (typeof v !== 'string' || !values.includes(v)) fail(base, key, `must be one of ${values.join(', ')}`, p);
   return v;
 }
@@ -129,7 +129,7 @@ function isList(v: unknown, base: string, key: string | number, max: number, p: 
   return false;
 }
 
-const HELPERS = { num, int, bool, str, oneOf, vec3, isObject, isList, join, item };
+const HELPERS = { num, int, bool, str, enumOf, vec3, isObject, isList, join, item };
 
 type ObjectCheck = (v: Record<string, unknown>, base: string, p: Problems) => Record<string, unknown>;
 
@@ -160,7 +160,7 @@ function compile(fields: Fields): { check: ObjectCheck; source: string } {
         return `str(${v}, ${base}, ${key}, ${literal(spec.maxLength)}, p)`;
       case 'enum':
         enums.push(spec.values);
-        return `oneOf(${v}, ${base}, ${key}, E[${enums.length - 1}], p)`;
+        return `enumOf(${v}, ${base}, ${key}, E[${enums.length - 1}], p)`;
       case 'vec3':
         return `vec3(${v}, ${base}, ${key}, p)`;
       case 'object': {

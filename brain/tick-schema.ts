@@ -120,7 +120,7 @@ const boolean: BooleanSpec = { kind: 'boolean' };
 function string(maxLength: number): StringSpec {
   return { kind: 'string', maxLength };
 }
-function oneOf<const V extends readonly string[]>(values: V): EnumSpec<V> {
+function enumOf<const V extends readonly string[]>(values: V): EnumSpec<V> {
   return { kind: 'enum', values };
 }
 const vec3: Vec3Spec = { kind: 'vec3' };
@@ -144,7 +144,7 @@ export const SELF_STATE_FIELDS = {
 
 export const TARGET_FIELDS = {
   id: required(integer(-SAFE, SAFE)),
-  kind: required(oneOf(TARGET_KINDS)),
+  kind: required(enumOf(TARGET_KINDS)),
   pos: required(vec3),
   hostile: required(boolean),
   visible: required(boolean),
@@ -184,7 +184,7 @@ export const TRAIT_FIELDS = Object.fromEntries(TRAIT_NAMES.map((name) => [name, 
 
 export const PROFILE_FIELDS = {
   name: optional(string(TICK_LIMITS.maxName)),
-  role: optional(oneOf(ROLES)),
+  role: optional(enumOf(ROLES)),
   coward: optional(boolean),
   traits: optional(object(TRAIT_FIELDS)),
 } as const;

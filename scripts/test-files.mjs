@@ -24,7 +24,7 @@ export const UNIT_SUITES = [
   'test/sidecar/tick/tick-readers-fuzz',
   'test/sidecar/tick/tick-schema-guard',
   'test/sidecar/state/players',
-  'test/sidecar/control-plane/telemetry-buffer',
+  'test/sidecar/link/telemetry-buffer',
   'test/http/errors',
   'test/http/limits',
   'test/http/ratelimit',
@@ -43,6 +43,7 @@ export const UNIT_SUITES = [
   'test/controlplane/replay',
   'test/identity/hash-gate',
   'test/cli/documented-flags',
+  'test/dashboard/server-mirror',
 ];
 
 /**

@@ -101,6 +101,7 @@ function requestOf(msg: IncomingMessage, body: Buffer): Request {
     body,
     stream: null,
     aborted: false,
+    scope: null,
     searchParams: () => new URLSearchParams(),
   };
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { call, messageOf } from '../api.js';
 import { Checkbox, ErrorBox, NumberField, ShownOnce, TextField, fmtTime, useLoad } from '../ui.js';
+import { SCOPES } from '../server-mirror.js';
 
 interface ApiKey {
   id: number;
@@ -21,12 +22,6 @@ interface PersonalToken {
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
-
-const SCOPES = [
-  { id: 'config:read', label: 'config:read — read servers and their configuration (config pull, diff)' },
-  { id: 'config:write', label: 'config:write — also publish and roll back (config publish)' },
-  { id: 'full', label: 'full — everything you can do, except managing tokens' },
-] as const;
 
 function statusOf(t: { revokedAt: string | null; expiresAt?: string | null }): string {
   if (t.revokedAt) return `revoked ${fmtTime(t.revokedAt)}`;

@@ -3,6 +3,7 @@ import { html } from '../html.js';
 import { ApiError, byPath, call, messageOf } from '../api.js';
 import { Chart } from '../chart.js';
 import { ErrorBox, Notice, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
+import { KNOWLEDGE_MAX_BYTES } from '../server-mirror.js';
 
 // The chat-widget pages of a widget's settings: appearance, agent and allowed origins (with the
 // embed snippet), the Conversations page (live list, transcript, lead, hand-off) and the
@@ -45,7 +46,6 @@ interface ConversationDetail extends Conversation {
 
 /** How often the live pages ask again (ms). */
 const LIVE_MS = 2000;
-const KNOWLEDGE_MAX_BYTES = 100 * 1024;
 
 /** Appearance, agent and allowed origins of a widget, and the tag that embeds it. */
 export function WidgetAppearance({ widgetId }: { widgetId: string }) {

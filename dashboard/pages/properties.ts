@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { ApiError, byPath, call, messageOf, upload } from '../api.js';
 import { ErrorBox, Field, NumberField, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
+import { FORMATS, ROOMS } from '../server-mirror.js';
 
 interface Photo {
   id: number;
@@ -11,9 +12,6 @@ interface Photo {
   size_bytes: number;
   room: string | null;
 }
-
-/** Room tags a photo may carry (the API's list, in the order a tour by room shows them). */
-const ROOMS = ['exterior', 'entrance', 'living', 'kitchen', 'dining', 'bedroom', 'bathroom', 'office', 'garden', 'view', 'other'] as const;
 
 interface Property {
   id: number;
@@ -39,8 +37,6 @@ interface Video {
   poster_asset_id: number | null;
   created_at: string;
 }
-
-const FORMATS = ['16:9', '9:16', '1:1', '4:5'] as const;
 
 export function PropertiesPage() {
   const list = useLoad(() => call<{ data: Property[] }>('GET', '/v1/properties?limit=100'), []);

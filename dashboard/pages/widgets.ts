@@ -4,6 +4,7 @@ import { ApiError, byPath, call, messageOf } from '../api.js';
 import { Checkbox, ErrorBox, Notice, NumberField, ShownOnce, Tabs, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
 import { ConversationAnalytics, ConversationsPage, WidgetAppearance } from './conversations.js';
 import { DeliveryDetail, DisabledBanner, OperationalEndpoint, ReplayFailed } from './webhook-tools.js';
+import { EVENTS, RATE_LIMIT_MAX, SECRET_MAX, SIGNATURE_SCHEMES as SCHEMES, TEST_EVENT_DATA, URL_MAX, type EventType } from '../server-mirror.js';
 
 interface Widget {
   id: string;
@@ -11,19 +12,7 @@ interface Widget {
   created_at: string;
 }
 
-const EVENTS = ['conversation.started', 'conversation.ended', 'escalation.triggered', 'lead.captured'] as const;
-type EventType = (typeof EVENTS)[number];
-/** The API's limits on an endpoint's URL and signing secret (characters). */
-const URL_MAX = 512;
-const SECRET_MAX = 4096;
-/** How an endpoint's deliveries are signed besides X-Service-Signature, and the API's rate_limit ceiling (per second). */
-const SCHEMES = [
-  ['hmac', 'HMAC (shared secret)'],
-  ['v1a', 'v1a: ed25519 (public key)'],
-  ['both', 'Both'],
-] as const;
 type Scheme = (typeof SCHEMES)[number][0];
-const RATE_LIMIT_MAX = 1000;
 
 export function WidgetsPage() {
   const widgets = useLoad(() => call<Widget[]>('GET', '/v1/widgets'), []);
@@ -510,15 +499,9 @@ function TestEvent({ widgetId, onSent, onError }: { widgetId: string; onSent: (n
   const [event, setEvent] = useState<EventType>('conversation.started');
   const send = async (e: Event) => {
     e.preventDefault();
-    const conversation_id = `ses_test${Date.now().toString(36)}`;
-    const data: Record<string, Record<string, unknown>> = {
-      'conversation.started': { conversation_id, visitor_id: 'vis_test' },
-      'conversation.ended': { conversation_id, ended_reason: 'visitor_left', message_count: 3, duration_seconds: 60 },
-      'escalation.triggered': { conversation_id, reason: 'test escalation from the dashboard' },
-      'lead.captured': { conversation_id, visitor_id: 'vis_test', has_email: true, has_phone: false },
-    };
+    const data = TEST_EVENT_DATA[event](`ses_test${Date.now().toString(36)}`);
     try {
-      const r = await call<{ deliveries: number }>('POST', `/v1/widgets/${widgetId}/events`, { body: { event, data: data[event] } });
+      const r = await call<{ deliveries: number }>('POST', `/v1/widgets/${widgetId}/events`, { body: { event, data } });
       onSent(r.deliveries);
     } catch (err) {
       onError(messageOf(err));

@@ -246,6 +246,7 @@ function signedRequest(req: UwsRequest): Request {
     body: Buffer.alloc(0),
     stream: null,
     aborted: false,
+    scope: 'server-key',
     searchParams: () => new URLSearchParams(query),
   };
 }
@@ -267,8 +268,9 @@ interface StreamContext {
 }
 
 export function mountConfigStream(server: HttpServer, ctx: StreamContext, streams: ConfigStreams): void {
+  const serverKey = server.scoped('server-key');
   ctx.heads.onHead((head) => streams.announce(head));
-  server.raw('GET', SITE.path, (res: UwsResponse, req: UwsRequest, control: RawControl, peer: Peer) => {
+  serverKey.raw('GET', SITE.path, (res: UwsResponse, req: UwsRequest, control: RawControl, peer: Peer) => {
     const state: RawState = { aborted: false, peer };
     let stream: Stream | null = null;
     const finish = (): void => {

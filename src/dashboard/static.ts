@@ -90,6 +90,7 @@ interface Asset {
  * listing, never joined onto a directory, so `..` and encoded variants cannot escape.
  */
 export function mountDashboard(server: HttpServer, options: DashboardOptions = {}): void {
+  const anyone = server.scoped('public');
   const root = options.root ?? ROOT;
   const source = join(root, 'dashboard');
   const compiled = join(root, 'dist', 'dashboard');
@@ -115,12 +116,12 @@ export function mountDashboard(server: HttpServer, options: DashboardOptions = {
     return found;
   };
 
-  server.get('/', (req) => serve(req, index, 'no-cache'), { body: 'none' });
+  anyone.get('/', (req) => serve(req, index, 'no-cache'), { body: 'none' });
   // The compiled code changes with every build and has no hash in its name: revalidate each time (cheap with the ETag).
-  server.get('/app/*', (req) => serve(req, appAsset(req.path.slice('/app/'.length)), 'no-cache'), { body: 'none' });
+  anyone.get('/app/*', (req) => serve(req, appAsset(req.path.slice('/app/'.length)), 'no-cache'), { body: 'none' });
   // Browsers ask for /favicon.ico on every page that names no icon, and tools still do: the same SVG.
-  server.get('/favicon.ico', (req) => serve(req, appAsset(FAVICON), 'public, max-age=86400'), { body: 'none' });
-  server.get('/vendor/*', (req) => serve(req, vendor.get(req.path.slice('/vendor/'.length)), 'public, max-age=3600'), { body: 'none' });
+  anyone.get('/favicon.ico', (req) => serve(req, appAsset(FAVICON), 'public, max-age=86400'), { body: 'none' });
+  anyone.get('/vendor/*', (req) => serve(req, vendor.get(req.path.slice('/vendor/'.length)), 'public, max-age=3600'), { body: 'none' });
 }
 
 function asset(file: string): Asset {

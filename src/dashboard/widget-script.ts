@@ -20,9 +20,10 @@ const WIDGET_ID = /^wid_[a-z0-9]{1,64}$/;
  * API behind it checks the page's origin against the widget's allowed origins.
  */
 export function mountWidgetScript(server: HttpServer, options: { root?: string; logger?: Logger } = {}): void {
+  const anyone = server.scoped('public');
   const file = join(options.root ?? ROOT, 'dist', 'widget', 'widget.js');
   let cached: { mtimeMs: number; body: Buffer; etag: string } | null = null;
-  server.get(
+  anyone.get(
     '/widget.js',
     (req: Request): Reply => {
       let stat;
@@ -50,7 +51,7 @@ export function mountWidgetScript(server: HttpServer, options: { root?: string; 
     { body: 'none' },
   );
 
-  server.get(
+  anyone.get(
     '/demo/widget',
     (req: Request): Reply => {
       const id = req.searchParams().get('widget') ?? '';

@@ -107,8 +107,8 @@ export interface Embedded {
   conversations: ConversationService;
   /** The control plane's live parts: its config streams and the signing keys (tests and benchmarks). */
   controlPlane: Pick<ControlPlane, 'streams' | 'refreshKeys'>;
-  /** Every route the server answers (pattern and methods). */
-  routes(): { pattern: string; methods: string[] }[];
+  /** Every route the server answers (pattern, methods, and the scope each declared). */
+  routes(): ReturnType<HttpServer['routes']>;
   close(): Promise<void>;
 }
 
@@ -323,15 +323,17 @@ function mountOperatorRoutes(
     logger,
   }: { auth: Authenticator; metrics: ReturnType<typeof serveMetrics>; webhooks: Webhooks; video: VideoService; logger: Logger },
 ): void {
+  const anyone = server.scoped('public');
+  const admin = server.scoped('admin');
   // For load balancers and supervisors: answers while the process serves, touches no storage.
-  server.get('/health', () => text(200, 'ok'), { headers: [] });
+  anyone.get('/health', () => text(200, 'ok'), { headers: [] });
   metrics.attach({
     webhookAttempts: () => webhooks.dispatcher.attempts,
     webhooksInFlight: () => webhooks.dispatcher.stats.inFlight,
     renders: () => video.renders(),
   });
   // Prometheus text format, for the admin token only: route names and volumes are operator business.
-  server.get(
+  admin.get(
     '/metrics',
     metricsHandler(metrics.registry, (req) => auth.admin(req)),
   );

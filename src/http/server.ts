@@ -13,6 +13,7 @@ import { checkTlsFiles } from './tls.js';
 import type { Encoding } from './codec.js';
 import { errorsInBodyOf } from './errors-in-body.js';
 import { ConnectionCounter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps, type Peer } from './connections.js';
+import type { RouteScope } from './scope.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -36,6 +37,8 @@ export interface Request {
   readonly stream: Readable | null;
   /** Set when the client went away; handlers doing long work may check it. */
   readonly aborted: boolean;
+  /** Who may call the route, as its mount declared it (RouteOptions.scope); null when it declared nothing. */
+  readonly scope: RouteScope | null;
   /** Parsed query, built on first use. */
   searchParams(): URLSearchParams;
 }
@@ -78,6 +81,11 @@ export interface RouteOptions {
    * with nothing to read first.
    */
   credentials?: 'public' | CredentialCheck;
+  /**
+   * Who may call the route (see scope.ts), usually declared by mounting it through scoped().
+   * The server only carries it: on each request, for the authenticator, and in routes().
+   */
+  scope?: RouteScope;
 }
 
 /** What a shortcut answers with: any reply but a stream. */
@@ -169,6 +177,7 @@ class RequestState implements Request, GuardState {
   /** Un-pauses the socket of a streamed body that will not be read, so uWS can discard the rest. */
   releaseBody: (() => void) | null = null;
   aborted = false;
+  scope: RouteScope | null;
   /** Set once the handler has produced its reply: the uWS response may be gone after that. */
   settled = false;
   /** Set once an answer went out (or cannot any more): a later failure writes nothing. */
@@ -195,6 +204,7 @@ class RequestState implements Request, GuardState {
     params: Record<string, string>,
     headers: Record<string, string>,
     private readonly res: UwsResponse | null,
+    scope: RouteScope | null,
   ) {
     this.method = method;
     this.path = path;
@@ -202,6 +212,7 @@ class RequestState implements Request, GuardState {
     this.target = query ? `${path}?${query}` : path;
     this.params = params;
     this.headers = headers;
+    this.scope = scope;
   }
 
   /**
@@ -248,7 +259,8 @@ export class HttpServer {
   private inFlight = 0;
   private drained: (() => void) | null = null;
   private closing = false;
-  private readonly patterns = new Map<string, Set<Method>>();
+  /** Every route pattern with its methods, each with the scope it declared (null for none). */
+  private readonly patterns = new Map<string, Map<Method, RouteScope | null>>();
   private fallbackInstalled = false;
   private readonly observe: RequestObserver | null;
   private readonly errorsParam: boolean;
@@ -284,17 +296,24 @@ export class HttpServer {
     return this.route('DELETE', pattern, handler, options);
   }
 
+  /**
+   * This server seen by the routes of one scope: every route mounted through the view declares
+   * it, so the scope stands on the line that mounts the route (`reads.get('/v1/servers', …)`).
+   */
+  scoped(scope: RouteScope): ScopedRoutes {
+    return new ScopedRoutes(this, scope);
+  }
+
   route(method: Method, pattern: string, handler: Handler, options: RouteOptions = {}): this {
     if (this.fallbackInstalled) throw new Error(`route ${method} ${pattern} added after listen(); add every route first`);
     const names = paramNames(pattern);
     const bodyMode = options.body ?? (method === 'POST' || method === 'PUT' || method === 'PATCH' ? 'buffer' : 'none');
     const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
     const wanted = options.headers;
-    let methods = this.patterns.get(pattern);
-    if (!methods) this.patterns.set(pattern, (methods = new Set()));
-    methods.add(method);
+    const scope = options.scope ?? null;
+    this.listRoute(method, pattern, scope);
     // HTTP requires HEAD wherever GET is served: same handler, the body is left off on write.
-    if (method === 'GET') methods.add('HEAD');
+    if (method === 'GET') this.listRoute('HEAD', pattern, scope);
 
     const shortcut = options.shortcut;
     const site: FailureSite = { method, path: pattern };
@@ -321,7 +340,7 @@ export class HttpServer {
             });
           }
           const params: Record<string, string> = {};
-          const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res));
+          const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
           if (this.errorsParam) s.errorsInBody = errorsInBodyOf(s.query, req.getHeader('content-type'));
           // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
           // uWS, and returning from this callback with neither is fatal.
@@ -470,11 +489,9 @@ export class HttpServer {
    * handler owns onAborted, the body and the error shape, and guards its own later callbacks
    * with failRaw.
    */
-  raw(method: Method, pattern: string, handler: RawHandler): this {
+  raw(method: Method, pattern: string, handler: RawHandler, options: Pick<RouteOptions, 'scope'> = {}): this {
     if (this.fallbackInstalled) throw new Error(`route ${method} ${pattern} added after listen(); add every route first`);
-    let methods = this.patterns.get(pattern);
-    if (!methods) this.patterns.set(pattern, (methods = new Set()));
-    methods.add(method);
+    this.listRoute(method, pattern, options.scope ?? null);
     const site = { method, path: pattern };
     const connections = this.connections;
     const control: RawControl = {
@@ -517,9 +534,22 @@ export class HttpServer {
     return state;
   }
 
-  /** Every registered route pattern with its methods (HEAD included where GET is), in registration order. */
-  routes(): { pattern: string; methods: Method[] }[] {
-    return [...this.patterns.entries()].map(([pattern, methods]) => ({ pattern, methods: [...methods] }));
+  private listRoute(method: Method, pattern: string, scope: RouteScope | null): void {
+    let methods = this.patterns.get(pattern);
+    if (!methods) this.patterns.set(pattern, (methods = new Map()));
+    methods.set(method, scope);
+  }
+
+  /**
+   * Every registered route pattern with its methods (HEAD included where GET is), in
+   * registration order, and the scope each method's route declared (absent: none).
+   */
+  routes(): { pattern: string; methods: Method[]; scopes: Partial<Record<Method, RouteScope>> }[] {
+    return [...this.patterns.entries()].map(([pattern, methods]) => {
+      const scopes: Partial<Record<Method, RouteScope>> = {};
+      for (const [method, scope] of methods) if (scope !== null) scopes[method] = scope;
+      return { pattern, methods: [...methods.keys()], scopes };
+    });
   }
 
   /** Counts a request in flight; `state` (null for a raw route, which counts by done()) makes end() idempotent. */
@@ -765,7 +795,7 @@ export class HttpServer {
   private installFallback(): void {
     if (this.fallbackInstalled) return;
     this.fallbackInstalled = true;
-    const patterns = [...this.patterns.entries()].map(([p, methods]) => ({ re: patternRegExp(p), methods }));
+    const patterns = [...this.patterns.entries()].map(([p, methods]) => ({ re: patternRegExp(p), methods: [...methods.keys()] }));
     const observe = this.observe;
     this.app.any('/*', (res, req) => {
       const path = req.getUrl();
@@ -781,11 +811,11 @@ export class HttpServer {
         const match = patterns.find((p) => p.re.test(path));
         state.answered = true;
         if (match && method === 'OPTIONS') {
-          writeReply(res, state, { status: 204, headers: { allow: [...match.methods].join(', ') } }, this.defaultHeaders, this.logger, NOTHING);
+          writeReply(res, state, { status: 204, headers: { allow: match.methods.join(', ') } }, this.defaultHeaders, this.logger, NOTHING);
           return;
         }
         const err = match
-          ? new HttpError('method_not_allowed', `${method} is not allowed on ${path}.`, { headers: { allow: [...match.methods].join(', ') } })
+          ? new HttpError('method_not_allowed', `${method} is not allowed on ${path}.`, { headers: { allow: match.methods.join(', ') } })
           : new HttpError('not_found', `No route for ${method} ${path}.`);
         writeError(res, state, err, this.defaultHeaders, {});
       } catch (err) {
@@ -836,6 +866,38 @@ export class HttpServer {
       });
     }
     (this.app as TemplatedApp & { close(): void }).close();
+  }
+}
+
+/** The routes of one scope on a server (see HttpServer.scoped). */
+export class ScopedRoutes {
+  constructor(
+    readonly server: HttpServer,
+    readonly scope: RouteScope,
+  ) {}
+
+  get(pattern: string, handler: Handler, options?: Omit<RouteOptions, 'scope'>): this {
+    return this.route('GET', pattern, handler, options);
+  }
+  post(pattern: string, handler: Handler, options?: Omit<RouteOptions, 'scope'>): this {
+    return this.route('POST', pattern, handler, options);
+  }
+  put(pattern: string, handler: Handler, options?: Omit<RouteOptions, 'scope'>): this {
+    return this.route('PUT', pattern, handler, options);
+  }
+  patch(pattern: string, handler: Handler, options?: Omit<RouteOptions, 'scope'>): this {
+    return this.route('PATCH', pattern, handler, options);
+  }
+  delete(pattern: string, handler: Handler, options?: Omit<RouteOptions, 'scope'>): this {
+    return this.route('DELETE', pattern, handler, options);
+  }
+  route(method: Method, pattern: string, handler: Handler, options: Omit<RouteOptions, 'scope'> = {}): this {
+    this.server.route(method, pattern, handler, { ...options, scope: this.scope });
+    return this;
+  }
+  raw(method: Method, pattern: string, handler: RawHandler): this {
+    this.server.raw(method, pattern, handler, { scope: this.scope });
+    return this;
   }
 }
 

@@ -8,8 +8,9 @@ import { hashToken, newToken } from './tokens.js';
 export function mountApiKeyRoutes(ctx: IdentityRouteContext): void {
   const { server, store, auth } = ctx;
   const { limits } = auth;
+  const full = server.scoped('full');
 
-  server.post('/v1/api-keys', async (req) => {
+  full.post('/v1/api-keys', async (req) => {
     const session = await auth.session(req);
     requirePlan(session.tenant.plan, 'agency');
     const f = new Fields(readJsonObject(req));
@@ -26,7 +27,7 @@ export function mountApiKeyRoutes(ctx: IdentityRouteContext): void {
     return json(201, { id: record.id, name: record.name, key, createdAt: record.createdAt });
   });
 
-  server.get('/v1/api-keys', async (req) => {
+  full.get('/v1/api-keys', async (req) => {
     const session = await auth.session(req);
     return json(200, await store.listApiKeys(session.tenant.id));
   });
@@ -35,7 +36,8 @@ export function mountApiKeyRoutes(ctx: IdentityRouteContext): void {
 /** Revoking an API key (mounted after the personal-token routes, as it always was, so the route table keeps its order). */
 export function mountApiKeyRevokeRoute(ctx: IdentityRouteContext): void {
   const { server, store, auth } = ctx;
-  server.delete('/v1/api-keys/:id', async (req) => {
+  const full = server.scoped('full');
+  full.delete('/v1/api-keys/:id', async (req) => {
     const session = await auth.session(req);
     const id = idParam(req.params.id, 'API key');
     if (!(await store.revokeApiKey(session.tenant.id, id))) throw new HttpError('not_found', `No API key with id ${id}.`);

@@ -2,8 +2,8 @@ import type { Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { limitsWith, type Limits } from '../http/limits.js';
 import { overLimit } from '../http/ratelimit.js';
+import { TOKEN_SCOPES, tokenAdmits, type RouteScope } from '../http/scope.js';
 import { MemoryRateLimiter, describeRate, type RateDecision, type RateLimiter } from '../ratelimit/limiter.js';
-import { scopeAdmits } from './scopes.js';
 import type { IdentityStore } from './store.js';
 import { TOKEN_PREFIX, hashToken, safeEqual } from './tokens.js';
 import type { Principal, TenantRecord } from './types.js';
@@ -34,6 +34,12 @@ export function bearerToken(req: Request): string | null {
 
 /** A principal's rate before it is counted (never seen outside this module). */
 const UNCOUNTED: RateDecision = { allowed: true, limit: 0, remaining: 0, resetAt: 0, retryAfterMs: 0 };
+
+/** What a refused personal access token would need, for the 403's message. */
+function needs(scope: RouteScope | null): string {
+  if ((TOKEN_SCOPES as readonly (RouteScope | null)[]).includes(scope)) return ` (it needs the ${scope} scope)`;
+  return ' (only a login session may)';
+}
 
 function active(tenant: TenantRecord): void {
   if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this credential is suspended.');
@@ -130,8 +136,12 @@ export class Authenticator {
     if (principal === null) throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
     if (principal === 'other' || !kinds.includes(principal.kind as K)) throw new HttpError('forbidden', `This route needs ${what}.`);
     if (principal.kind !== 'admin') active(principal.tenant);
-    if (principal.kind === 'session' && principal.scopes && !scopeAdmits(principal.scopes, req.method, req.path)) {
-      throw new HttpError('forbidden', `This personal access token's scopes (${principal.scopes.join(', ')}) do not admit ${req.method} ${req.path}.`);
+    // A personal access token within its scopes: the route says which it needs where it is mounted.
+    if (principal.kind === 'session' && principal.scopes && !tokenAdmits(principal.scopes, req.scope)) {
+      throw new HttpError(
+        'forbidden',
+        `This personal access token's scopes (${principal.scopes.join(', ')}) do not admit ${req.method} ${req.path}${needs(req.scope)}.`,
+      );
     }
     if (principal.kind !== 'admin') principal.rate = this.count(principal);
     return principal as Extract<Principal, { kind: K }>;

@@ -1,4 +1,5 @@
-import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, TokenScope, UserId } from './types.js';
+import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, UserId } from './types.js';
+import type { TokenScope } from '../http/scope.js';
 
 /** Rows of the identity tables as both stores read them (the schemas match column for column). */
 export interface PersonalTokenRow {

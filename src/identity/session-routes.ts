@@ -13,8 +13,11 @@ const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAA
 export function mountSessionRoutes(ctx: IdentityRouteContext): void {
   const { server, store, auth, now, hashes, tenantView } = ctx;
   const { limiter, limits } = auth;
+  const anyone = server.scoped('public');
+  const full = server.scoped('full');
+  const loginSession = server.scoped('login');
 
-  server.post(
+  anyone.post(
     '/v1/auth/login',
     async (req) => {
       // Every attempt counts against the client's address, malformed ones included.
@@ -47,7 +50,7 @@ export function mountSessionRoutes(ctx: IdentityRouteContext): void {
     { credentials: 'public' },
   );
 
-  server.post(
+  loginSession.post(
     '/v1/auth/logout',
     async (req) => {
       const session = await auth.session(req);
@@ -57,7 +60,7 @@ export function mountSessionRoutes(ctx: IdentityRouteContext): void {
     { body: 'none' },
   );
 
-  server.get('/v1/auth/me', async (req) => {
+  full.get('/v1/auth/me', async (req) => {
     const session = await auth.session(req);
     return json(200, { userId: session.userId, tenant: await tenantView(session.tenant) });
   });

@@ -1,4 +1,5 @@
-import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, TokenScope, UserId, UserRecord } from './types.js';
+import type { ApiKeyRecord, PersonalTokenRecord, Plan, TenantId, TenantRecord, TenantStatus, UserId, UserRecord } from './types.js';
+import type { TokenScope } from '../http/scope.js';
 
 /**
  * Tenants, users, sessions and API keys. Methods return promises so that a store on a

@@ -10,8 +10,9 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The operator's tenant administration: tenants, their plan and status, and their users. */
 export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
   const { server, store, auth, options, hashes, tenantView } = ctx;
+  const admin = server.scoped('admin');
 
-  server.post('/v1/admin/tenants', async (req) => {
+  admin.post('/v1/admin/tenants', async (req) => {
     await auth.admin(req);
     const f = new Fields(readJsonObject(req));
     const name = f.string('name', { required: true, max: 200 });
@@ -20,18 +21,18 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
     return json(201, await tenantView(await store.createTenant(name!, plan!)));
   });
 
-  server.get('/v1/admin/tenants', async (req) => {
+  admin.get('/v1/admin/tenants', async (req) => {
     await auth.admin(req);
     return json(200, await Promise.all((await store.listTenants()).map(tenantView)));
   });
 
-  server.get('/v1/admin/tenants/:id', async (req) => {
+  admin.get('/v1/admin/tenants/:id', async (req) => {
     await auth.admin(req);
     const tenant = await tenantOr404(store, req.params.id);
     return json(200, { ...(await tenantView(tenant)), servers: await ctx.insights().servers(tenant.id) });
   });
 
-  server.patch('/v1/admin/tenants/:id', async (req) => {
+  admin.patch('/v1/admin/tenants/:id', async (req) => {
     await auth.admin(req);
     const tenant = await tenantOr404(store, req.params.id);
     const body = readJsonObject(req);
@@ -51,7 +52,7 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
     ['suspend', 'suspended'],
     ['resume', 'active'],
   ] as const) {
-    server.post(
+    admin.post(
       `/v1/admin/tenants/:id/${action}`,
       async (req) => {
         await auth.admin(req);
@@ -64,7 +65,7 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
     );
   }
 
-  server.post('/v1/admin/tenants/:id/users', async (req) => {
+  admin.post('/v1/admin/tenants/:id/users', async (req) => {
     await auth.admin(req);
     const tenant = await tenantOr404(store, req.params.id);
     const f = new Fields(readJsonObject(req));

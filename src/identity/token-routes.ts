@@ -3,7 +3,8 @@ import { empty, json } from '../http/reply.js';
 import { Fields, idParam, readJsonObject } from '../http/validate.js';
 import type { IdentityRouteContext } from './route-context.js';
 import { hashToken, newToken } from './tokens.js';
-import { TOKEN_SCOPES, type PersonalTokenRecord, type TokenScope } from './types.js';
+import { TOKEN_SCOPES, type TokenScope } from '../http/scope.js';
+import type { PersonalTokenRecord } from './types.js';
 
 /** Live (not revoked, not expired) personal access tokens one user may hold. */
 export const MAX_LIVE_PERSONAL_TOKENS = 20;
@@ -36,8 +37,9 @@ const tokenView = (t: PersonalTokenRecord) => ({
  */
 export function mountPersonalTokenRoutes(ctx: IdentityRouteContext): void {
   const { server, store, auth, now } = ctx;
+  const loginSession = server.scoped('login');
 
-  server.post('/v1/tokens', async (req) => {
+  loginSession.post('/v1/tokens', async (req) => {
     const session = await auth.session(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
@@ -66,12 +68,12 @@ export function mountPersonalTokenRoutes(ctx: IdentityRouteContext): void {
     return json(201, { ...tokenView(record), token });
   });
 
-  server.get('/v1/tokens', async (req) => {
+  loginSession.get('/v1/tokens', async (req) => {
     const session = await auth.session(req);
     return json(200, (await store.listPersonalTokens(session.userId)).map(tokenView));
   });
 
-  server.delete('/v1/tokens/:id', async (req) => {
+  loginSession.delete('/v1/tokens/:id', async (req) => {
     const session = await auth.session(req);
     const id = idParam(req.params.id, 'personal access token');
     if (!(await store.revokePersonalToken(session.userId, id))) throw new HttpError('not_found', `No personal access token with id ${id}.`);

@@ -1,3 +1,4 @@
+import type { TokenScope } from '../http/scope.js';
 import type { RateDecision } from '../ratelimit/limiter.js';
 
 declare const brand: unique symbol;
@@ -52,10 +53,6 @@ export interface PersonalTokenRecord {
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
-
-/** What a personal access token may do; see scopes.ts for the routes each admits. */
-export const TOKEN_SCOPES = ['config:read', 'config:write', 'full'] as const;
-export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
 /**
  * Who is calling, resolved from the bearer token. A personal access token speaks for its user

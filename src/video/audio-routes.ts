@@ -9,7 +9,7 @@ import { json } from '../http/reply.js';
 import { idParam, limitParam } from '../http/validate.js';
 import { probeAudio } from './ffmpeg.js';
 import { decodeCursor, encodeCursor, type TenantHandler, type VideoRouteKit } from './route-kit.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { VIDEO_LIMITS } from './limits.js';
 import type { AudioId, AudioRecord } from './types.js';
 
@@ -45,7 +45,8 @@ const problem = (message: string) => validationFailed([{ path: 'body', message }
 /** Audio tracks (music for tours): upload MP3, AAC or WAV (size-capped, probed with ffprobe), list, read, delete. */
 export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler, kit: VideoRouteKit): void {
   const { store } = o;
-  server.post(
+  const full = server.scoped('full');
+  full.post(
     '/v1/audio',
     api(async (req, tenant) => {
       const raw = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -89,7 +90,7 @@ export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     { body: 'stream', maxBody: VIDEO_LIMITS.maxAudioBytes },
   );
 
-  server.get(
+  full.get(
     '/v1/audio',
     api(async (req, tenant) => {
       const page = await store.listAudio(tenant.id, limitParam(req, 20, 100), decodeCursor(req));
@@ -97,7 +98,7 @@ export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     }),
   );
 
-  server.get(
+  full.get(
     '/v1/audio/:id',
     api(async (req, tenant) => {
       const id = idParam(req.params.id, 'audio track') as AudioId;
@@ -107,7 +108,7 @@ export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     }),
   );
 
-  server.delete(
+  full.delete(
     '/v1/audio/:id',
     api(async (req, tenant) => {
       const id = idParam(req.params.id, 'audio track') as AudioId;

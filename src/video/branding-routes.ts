@@ -8,7 +8,7 @@ import { Fields, readJsonObject } from '../http/validate.js';
 import type { TenantId } from '../identity/types.js';
 import { inspectImage } from './image.js';
 import { storedFile, type TenantHandler } from './route-kit.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { VIDEO_LIMITS } from './limits.js';
 import { BRAND_FONTS, type BrandingInput, type BrandingRecord } from './types.js';
 import { DEFAULT_BACKGROUND, DEFAULT_TEXT_COLOR } from './tour.js';
@@ -40,6 +40,7 @@ function brandingView(b: BrandingInput & { updatedAt?: string }) {
 /** The tenant's branding: colours, font and logo on the title card and a corner mark of its videos (unless a request asks for an unbranded cut). */
 export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler): void {
   const { store } = o;
+  const full = server.scoped('full');
   const current = async (tenantId: TenantId): Promise<BrandingInput & { updatedAt?: string }> => (await store.getBranding(tenantId)) ?? DEFAULT_BRANDING;
   const put = async (tenantId: TenantId, next: BrandingInput): Promise<BrandingRecord> => {
     const { branding, replacedLogoKey } = await store.putBranding(tenantId, next);
@@ -48,12 +49,12 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
     return branding;
   };
 
-  server.get(
+  full.get(
     '/v1/branding',
     api(async (_req, tenant) => json(200, brandingView(await current(tenant.id)))),
   );
 
-  server.put(
+  full.put(
     '/v1/branding',
     api(async (req, tenant) => {
       const f = new Fields(readJsonObject(req));
@@ -74,7 +75,7 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
     }),
   );
 
-  server.put(
+  full.put(
     '/v1/branding/logo',
     api(async (req, tenant) => {
       const info = inspectImage(req.body);
@@ -101,7 +102,7 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
     { maxBody: VIDEO_LIMITS.maxLogoBytes },
   );
 
-  server.get(
+  full.get(
     '/v1/branding/logo',
     api(async (req, tenant) => {
       const b = await current(tenant.id);
@@ -110,7 +111,7 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
     }),
   );
 
-  server.delete(
+  full.delete(
     '/v1/branding/logo',
     api(async (_req, tenant) => {
       const b = await current(tenant.id);

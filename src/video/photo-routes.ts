@@ -8,7 +8,7 @@ import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type Staged
 import { photoView } from './views.js';
 import { storedFile, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import { isSigned, originOf, ttlParam } from './signed-urls.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { ROOMS, type PhotoId, type PhotoRecord, type PropertyId } from './types.js';
 
 function declaredLength(req: Request): number | null {
@@ -19,8 +19,9 @@ function declaredLength(req: Request): number | null {
 /** Photos: upload (multipart or JSON), tag with a room, open (thumbnails), delete. */
 export function mountPhotoRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler, kit: VideoRouteKit): void {
   const { store } = o;
+  const full = server.scoped('full');
   const tmpDir = join(o.dataDir, 'tmp');
-  server.post(
+  full.post(
     '/v1/properties/:id/photos',
     api(async (req, tenant) => {
       const property = await kit.propertyOr404(tenant, req.params.id);
@@ -50,7 +51,7 @@ export function mountPhotoRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     { body: 'stream', maxBody: o.uploads.maxPhotos * o.uploads.maxPhotoBytes + 1024 * 1024 },
   );
 
-  server.patch(
+  full.patch(
     '/v1/properties/:id/photos/:photoId',
     api(async (req, tenant) => {
       const propertyId = idParam(req.params.id, 'property') as PropertyId;
@@ -69,7 +70,7 @@ export function mountPhotoRoutes(server: HttpServer, o: VideoRoutesOptions, api:
 
   mountPhotoFileRoutes(server, o, api);
 
-  server.delete(
+  full.delete(
     '/v1/properties/:id/photos/:photoId',
     api(async (req, tenant) => {
       const propertyId = idParam(req.params.id, 'property') as PropertyId;
@@ -95,6 +96,7 @@ export function mountPhotoRoutes(server: HttpServer, o: VideoRoutesOptions, api:
 /** A photo's file (the dashboard's thumbnails), with a credential or a signed URL, and the signed URL itself. */
 function mountPhotoFileRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler): void {
   const { store } = o;
+  const full = server.scoped('full');
   const photoOf = async (tenantId: Parameters<typeof store.getProperty>[0], propertyId: PropertyId, photoId: PhotoId): Promise<PhotoRecord> => {
     const photos = (await store.photosOf([propertyId])).get(propertyId) ?? [];
     const photo = (await store.getProperty(tenantId, propertyId)) ? photos.find((p) => p.id === photoId) : undefined;
@@ -122,9 +124,9 @@ function mountPhotoFileRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h
     requirePlan(tenant.plan, 'agency');
     return file(req, photo);
   };
-  server.get('/v1/properties/:id/photos/:photoId/file', (req) => (isSigned(req) ? signed(req) : keyed(req)));
+  full.get('/v1/properties/:id/photos/:photoId/file', (req) => (isSigned(req) ? signed(req) : keyed(req)));
 
-  server.get(
+  full.get(
     '/v1/properties/:id/photos/:photoId/url',
     api(async (req, tenant) => {
       const propertyId = idParam(req.params.id, 'property') as PropertyId;

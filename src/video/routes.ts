@@ -12,15 +12,16 @@ import { mountVideoJobRoutes } from './video-routes.js';
 import { mountBrandingRoutes } from './branding-routes.js';
 import { mountAudioRoutes } from './audio-routes.js';
 import type { PropertyId, PropertyInput } from './types.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 
-export type { VideoRoutesOptions } from './routes-options.js';
+export type { VideoRoutesOptions } from './route-options.js';
 
 /**
  * The property-video API (spec 000 and what lies beyond it), by resource: properties, photos,
  * videos, branding, audio tracks, assets and the callback secret.
  */
 export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): void {
+  const full = server.scoped('full');
   const api = tenantRoute(o.auth, o.logger);
   const kit = videoRouteKit(o.store, o.storage, o.logger);
   mountPropertyRoutes(server, o, api, kit);
@@ -30,12 +31,12 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
   mountAudioRoutes(server, o, api, kit);
   mountAssetRoutes(server, o, api);
 
-  server.get(
+  full.get(
     '/v1/callback-secret',
     api(async (_req, tenant) => json(200, { secret: await o.store.callbackSecret(tenant.id, () => newToken('webhookSecret')) })),
   );
 
-  server.post(
+  full.post(
     '/v1/callback-secret/rotate',
     api(async (_req, tenant) => {
       const secret = newToken('webhookSecret');
@@ -49,7 +50,8 @@ export function mountVideoRoutes(server: HttpServer, o: VideoRoutesOptions): voi
 /** Properties: create, list, read, delete (with everything under them). */
 function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler, kit: VideoRouteKit): void {
   const { store } = o;
-  server.post(
+  const full = server.scoped('full');
+  full.post(
     '/v1/properties',
     api(async (req, tenant) => {
       const f = new Fields(readJsonObject(req));
@@ -76,7 +78,7 @@ function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h:
     }),
   );
 
-  server.get(
+  full.get(
     '/v1/properties',
     api(async (req, tenant) => {
       const limit = limitParam(req, 20, 100);
@@ -86,7 +88,7 @@ function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h:
     }),
   );
 
-  server.get(
+  full.get(
     '/v1/properties/:id',
     api(async (req, tenant) => {
       const p = await kit.propertyOr404(tenant, req.params.id);
@@ -95,7 +97,7 @@ function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h:
     }),
   );
 
-  server.delete(
+  full.delete(
     '/v1/properties/:id',
     api(async (req, tenant) => {
       const id = idParam(req.params.id, 'property') as PropertyId;

@@ -7,7 +7,7 @@ import type { TenantRecord } from '../identity/types.js';
 import { callbackUrlProblem } from './callbacks.js';
 import { decodeCursor, encodeCursor, optionalId, statusParam, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import type { IdempotencyClaim, VideoInput } from './store.js';
-import type { VideoRoutesOptions } from './routes-options.js';
+import type { VideoRoutesOptions } from './route-options.js';
 import { videoView } from './views.js';
 import { VIDEO_LIMITS } from './limits.js';
 import {
@@ -152,7 +152,8 @@ async function videoInputs(o: VideoRoutesOptions, tenant: TenantRecord, body: Re
 /** Videos: create (one format or several, idempotent with a key), read, list, cancel, delete. */
 export function mountVideoJobRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler, kit: VideoRouteKit): void {
   const { store } = o;
-  server.post(
+  const full = server.scoped('full');
+  full.post(
     '/v1/videos',
     api(async (req, tenant) => {
       const body = readJsonObject(req);
@@ -182,7 +183,7 @@ export function mountVideoJobRoutes(server: HttpServer, o: VideoRoutesOptions, a
   );
 
   const videoId = (req: Request) => idParam(req.params.id, 'video') as VideoId;
-  server.get(
+  full.get(
     '/v1/videos/:id',
     api(async (req, tenant) => {
       const v = await store.getVideo(tenant.id, videoId(req));
@@ -191,7 +192,7 @@ export function mountVideoJobRoutes(server: HttpServer, o: VideoRoutesOptions, a
     }),
   );
 
-  server.get(
+  full.get(
     '/v1/videos',
     api(async (req, tenant) => {
       const limit = limitParam(req, 20, 100);
@@ -202,7 +203,7 @@ export function mountVideoJobRoutes(server: HttpServer, o: VideoRoutesOptions, a
     }),
   );
 
-  server.post(
+  full.post(
     '/v1/videos/:id/cancel',
     api(async (req, tenant) => {
       const id = videoId(req);
@@ -215,7 +216,7 @@ export function mountVideoJobRoutes(server: HttpServer, o: VideoRoutesOptions, a
     { body: 'none' },
   );
 
-  server.delete(
+  full.delete(
     '/v1/videos/:id',
     api(async (req, tenant) => {
       const id = videoId(req);

@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { startLinkedSidecar } from '../../src/sidecar/control-plane/control-plane-link.js';
+import { startLinkedSidecar } from '../../src/sidecar/link/control-plane-link.js';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
 import { BURST_LIMITS, report, serverWithKey, signed } from './helpers.js';

@@ -1,4 +1,4 @@
 import { postgresTestDatabase } from '../helpers/databases.js';
-import { onTestDatabase, runControlPlaneStoreSuite } from './store-suite.js';
+import { onTestDatabase, controlPlaneStoreContract } from './store-contract.js';
 
-runControlPlaneStoreSuite('postgres', onTestDatabase(postgresTestDatabase));
+controlPlaneStoreContract('postgres', onTestDatabase(postgresTestDatabase));

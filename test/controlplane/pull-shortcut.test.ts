@@ -4,7 +4,7 @@ import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { serverWithKey, signed } from './helpers.js';
 
 // Once a key, its tenant and the server's head are cached, pulls are answered by a shortcut
-// read straight off uWS (routes-sidecar.ts). It must answer exactly what the route would, and
+// read straight off uWS (sidecar-routes.ts). It must answer exactly what the route would, and
 // hand every other request to the route untouched: this runs each case with a warm key
 // (suspension and revocation of a warm key are in sidecar.test.ts).
 

@@ -1,4 +1,4 @@
 import { sqliteTestDatabase } from '../helpers/databases.js';
-import { onTestDatabase, runControlPlaneStoreSuite } from './store-suite.js';
+import { onTestDatabase, controlPlaneStoreContract } from './store-contract.js';
 
-runControlPlaneStoreSuite('sqlite', onTestDatabase(sqliteTestDatabase));
+controlPlaneStoreContract('sqlite', onTestDatabase(sqliteTestDatabase));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startLinkedSidecar, type LinkedSidecar } from '../../src/sidecar/control-plane/control-plane-link.js';
+import { startLinkedSidecar, type LinkedSidecar } from '../../src/sidecar/link/control-plane-link.js';
 import { startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
 import { buildDashboard, launchChromium } from '../helpers/browser.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';

@@ -5,7 +5,7 @@ import { freshDatabase } from './postgres.js';
 
 /**
  * The contract-suite pattern: a store's behaviour is one suite function taking a factory
- * (`runXStoreSuite(name, open)` in test/<service>/store-suite.ts), and each backend's test
+ * (`runXStoreSuite(name, open)` in test/<service>/store-contract.ts), and each backend's test
  * file runs it on a TestDatabase of its kind, so SQLite and PostgreSQL answer the same tests.
  */
 export interface TestDatabase {

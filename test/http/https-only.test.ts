@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { isLoopbackHost } from '../../src/http/loopback.js';
-import { ControlPlaneClient } from '../../src/sidecar/control-plane/control-plane-client.js';
+import { ControlPlaneClient } from '../../src/sidecar/link/control-plane-client.js';
 import { startEmbedded } from '../../src/embedded/start.js';
 import { repoRoot, tempDir } from '../helpers/paths.js';
 

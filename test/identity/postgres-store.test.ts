@@ -1,4 +1,4 @@
 import { postgresTestDatabase } from '../helpers/databases.js';
-import { runIdentityStoreSuite } from './store-suite.js';
+import { identityStoreContract } from './store-contract.js';
 
-runIdentityStoreSuite('postgres', postgresTestDatabase);
+identityStoreContract('postgres', postgresTestDatabase);

@@ -1,4 +1,4 @@
 import { sqliteTestDatabase } from '../helpers/databases.js';
-import { runIdentityStoreSuite } from './store-suite.js';
+import { identityStoreContract } from './store-contract.js';
 
-runIdentityStoreSuite('sqlite', sqliteTestDatabase);
+identityStoreContract('sqlite', sqliteTestDatabase);

@@ -1,5 +1,5 @@
 import type { Logger } from '../../src/log.js';
-import { startLinkedSidecar, type ControlPlaneLinkOptions, type LinkedSidecar } from '../../src/sidecar/control-plane/control-plane-link.js';
+import { startLinkedSidecar, type ControlPlaneLinkOptions, type LinkedSidecar } from '../../src/sidecar/link/control-plane-link.js';
 import { serverWithKey, type Sidecar as KeyedServer } from '../controlplane/helpers.js';
 import { startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';

@@ -4,7 +4,7 @@ import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/paths.js';
 import { serverWithKey } from '../controlplane/helpers.js';
-import { startLinkedSidecar } from '../../src/sidecar/control-plane/control-plane-link.js';
+import { startLinkedSidecar } from '../../src/sidecar/link/control-plane-link.js';
 import { RecordingLogger, applied } from './helpers.js';
 
 test('with replicas on PostgreSQL, a publish through one replica reaches the streams held by another (LISTEN/NOTIFY), and both sign with one key', async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Brain, DEFAULT_BUNDLE, type AgentId } from '../../brain/index.js';
 import { startEmbedded } from '../../src/embedded/start.js';
 import { DEFAULT_SIDECAR_ADDR } from '../../src/cli/commands/sidecar.js';
-import { ControlPlaneClient } from '../../src/sidecar/control-plane/control-plane-client.js';
+import { ControlPlaneClient } from '../../src/sidecar/link/control-plane-client.js';
 import { report, serverWithKey, signed } from '../controlplane/helpers.js';
 import { ADMIN_TOKEN, startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';

@@ -10,7 +10,7 @@ import { createLogger, type Logger } from '../../log.js';
 import { BundleDirSource } from '../../sidecar/config/bundle-dir-source.js';
 import type { ConfigOrigin, ConfigSource } from '../../sidecar/config/config-source.js';
 import { DefaultsSource } from '../../sidecar/config/defaults-source.js';
-import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/control-plane/control-plane-link.js';
+import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/link/control-plane-link.js';
 import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { conversationFlags } from './conversation-flags.js';
 import type { Command } from 'commander';
 import { createLogger } from '../../log.js';
-import { startLinkedSidecar } from '../../sidecar/control-plane/control-plane-link.js';
+import { startLinkedSidecar } from '../../sidecar/link/control-plane-link.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { describeDatabase } from '../../store/database.js';

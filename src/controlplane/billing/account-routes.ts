@@ -6,6 +6,7 @@ import type { BillingRouteContext } from './route-context.js';
 /** The plan catalogue and the tenant's account (plan, limits, usage this month, trial). */
 export function mountAccountRoutes({ server, o }: BillingRouteContext): void {
   const { store, auth, plans, rules } = o;
+  const full = server.scoped('full');
 
   const account = async (tenant: TenantRecord) => {
     const m = monthOf(o.now());
@@ -29,12 +30,12 @@ export function mountAccountRoutes({ server, o }: BillingRouteContext): void {
     };
   };
 
-  server.get('/v1/billing/plans', async (req) => {
+  full.get('/v1/billing/plans', async (req) => {
     await auth.session(req);
     return json(200, plans);
   });
 
-  server.get('/v1/billing/account', async (req) => {
+  full.get('/v1/billing/account', async (req) => {
     const session = await auth.session(req);
     return json(200, await account(session.tenant));
   });

@@ -8,8 +8,9 @@ import type { BillingRouteContext } from './route-context.js';
 /** Checkouts: start one with the payment provider, and read one (polling the provider while it is open). */
 export function mountCheckoutRoutes({ server, o, origin, view, complete }: BillingRouteContext): void {
   const { store, auth, provider, plans } = o;
+  const full = server.scoped('full');
 
-  server.post('/v1/billing/checkout', async (req) => {
+  full.post('/v1/billing/checkout', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
     const planId = f.string('plan', { max: 64 });
@@ -51,7 +52,7 @@ export function mountCheckoutRoutes({ server, o, origin, view, complete }: Billi
     return json(201, view(record));
   });
 
-  server.get('/v1/billing/checkout/:id', async (req) => {
+  full.get('/v1/billing/checkout/:id', async (req) => {
     const session = await auth.session(req);
     const id = idParam(req.params.id, 'checkout session') as CheckoutId;
     let record = await store.getCheckout(id);
@@ -68,7 +69,8 @@ export function mountCheckoutRoutes({ server, o, origin, view, complete }: Billi
 
 /** Where the payment provider sends the buyer back to. */
 export function mountCheckoutReturnRoute({ server }: BillingRouteContext): void {
-  server.get('/v1/billing/return', async (req) => {
+  const anyone = server.scoped('public');
+  anyone.get('/v1/billing/return', async (req) => {
     const result = req.searchParams().get('result') === 'success' ? 'Payment finished' : 'Checkout cancelled';
     return text(200, `${result}; you can close this page.\n`);
   });

@@ -8,6 +8,8 @@ import type { BillingRouteContext } from './route-context.js';
 /** The offline provider's checkout links: a GET that shows what the link is for, a POST that completes it. */
 export function mountOfflineCheckoutRoutes({ server, o, view, complete }: BillingRouteContext): void {
   const { store, auth, provider, plans } = o;
+  const anyone = server.scoped('public');
+  const full = server.scoped('full');
 
   /** The open offline checkout a link names, or why it cannot be completed. */
   const offlineCheckout = async (req: Request): Promise<CheckoutRecord> => {
@@ -26,7 +28,7 @@ export function mountOfflineCheckoutRoutes({ server, o, view, complete }: Billin
 
   // Opening the link (a GET: link previews, prefetchers and crawlers open links too) changes
   // nothing: it shows what the checkout is for and a button that POSTs to the same address.
-  server.get(`${OFFLINE_COMPLETE_PATH}/:ref/complete`, async (req) => {
+  anyone.get(`${OFFLINE_COMPLETE_PATH}/:ref/complete`, async (req) => {
     const record = await offlineCheckout(req);
     if (record.status !== 'open') return json(200, view(record));
     offlineOnly();
@@ -45,7 +47,7 @@ export function mountOfflineCheckoutRoutes({ server, o, view, complete }: Billin
 
   // The completion itself: the link's reference (an unguessable secret only the tenant was
   // given) authorises it, and a session sent along must be the tenant's own.
-  server.post(
+  full.post(
     `${OFFLINE_COMPLETE_PATH}/:ref/complete`,
     async (req) => {
       if (req.headers.authorization !== undefined) {

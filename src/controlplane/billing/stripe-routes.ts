@@ -8,8 +8,9 @@ const STRIPE_WEBHOOK_PATH = '/v1/billing/stripe/webhook';
 /** Stripe's checkout events: a paid session grants its plan, an expired one is marked so. */
 export function mountStripeWebhookRoute({ server, o, complete }: BillingRouteContext): void {
   const { store } = o;
+  const anyone = server.scoped('public');
 
-  server.post(
+  anyone.post(
     STRIPE_WEBHOOK_PATH,
     async (req) => {
       const secret = o.stripeWebhookSecret;

@@ -7,8 +7,9 @@ import type { ControlPlaneContext } from './context.js';
  * endorsed by the one before it (see src/signing/bundle.ts). Public: they prove, they do not
  * grant; a sidecar reads them to follow a rotation from the key it pinned.
  */
-export function mountKeyRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
-  server.get(
+export function mountBundleKeyRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
+  const anyone = server.scoped('public');
+  anyone.get(
     '/v1/config/keys',
     async () => {
       await ctx.signer.ready();

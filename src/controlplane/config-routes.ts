@@ -21,10 +21,12 @@ function noteOf(req: Request): string {
 /** Spec 001 §3 and §4.3: versioned configuration with optimistic concurrency and rollback. */
 export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
   const { store, heads } = ctx;
+  const configRead = server.scoped('config:read');
+  const configWrite = server.scoped('config:write');
 
   const published = (p: PublishedBundle) => json(200, p.bundle, { etag: etagOf(p.bundle.version) });
 
-  server.get('/v1/servers/:id/config', async (req) => {
+  configRead.get('/v1/servers/:id/config', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
     const head = await heads.get(record.id);
     if (!head) throw new HttpError('config_not_found', `No configuration for server ${record.id}.`);
@@ -33,7 +35,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     return { status: 200, headers: { 'content-type': 'application/json', etag: head.etag }, body: head.body };
   });
 
-  server.put(
+  configWrite.put(
     '/v1/servers/:id/config',
     async (req) => {
       const { session, server: record } = await ownedServer(ctx, req);
@@ -65,12 +67,12 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     { maxBody: PUBLISH_MAX_BODY },
   );
 
-  server.get('/v1/servers/:id/config/versions', async (req) => {
+  configRead.get('/v1/servers/:id/config/versions', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
     return json(200, await store.listVersions(record.id));
   });
 
-  server.get('/v1/servers/:id/config/versions/:version', async (req) => {
+  configRead.get('/v1/servers/:id/config/versions/:version', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
     const raw = req.params.version ?? '';
     const version = /^\d{1,15}$/.test(raw) ? Number(raw) : -1;
@@ -79,7 +81,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     return json(200, { ...found.entry, bundle: found.bundle });
   });
 
-  server.post('/v1/servers/:id/config/rollback', async (req) => {
+  configWrite.post('/v1/servers/:id/config/rollback', async (req) => {
     const { session, server: record } = await ownedServer(ctx, req);
     requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
     const f = new Fields(readJsonObject(req));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalString, signature } from '../../../src/signing/request.js';
-import { ControlPlaneClient } from '../../../src/sidecar/control-plane/control-plane-client.js';
+import { ControlPlaneClient } from '../../../src/sidecar/link/control-plane-client.js';
 import { startTestServer, tenantSession } from '../../helpers/embedded.js';
 import { repoRoot } from '../../helpers/paths.js';
 import { serverWithKey } from '../../controlplane/helpers.js';

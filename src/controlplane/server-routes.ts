@@ -12,8 +12,10 @@ import type { ServerKeyId } from './types.js';
 /** Servers and their keys (DESIGN.md "Auth and identities"). */
 export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
   const { store, auth } = ctx;
+  const configRead = server.scoped('config:read');
+  const full = server.scoped('full');
 
-  server.post('/v1/servers', async (req) => {
+  full.post('/v1/servers', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
     const name = f.string('name', { required: true, max: 200 })?.trim();
@@ -27,18 +29,18 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     return json(201, await serverSummary(ctx, record));
   });
 
-  server.get('/v1/servers', async (req) => {
+  configRead.get('/v1/servers', async (req) => {
     const session = await auth.session(req);
     const servers = await store.listServers(session.tenant.id);
     return json(200, await Promise.all(servers.map((s) => serverSummary(ctx, s))));
   });
 
-  server.get('/v1/servers/:id', async (req) => {
+  configRead.get('/v1/servers/:id', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
     return json(200, await serverSummary(ctx, record));
   });
 
-  server.post(
+  full.post(
     '/v1/servers/:id/keys',
     async (req) => {
       const { session, server: record } = await ownedServer(ctx, req);
@@ -56,12 +58,12 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     { body: 'none' },
   );
 
-  server.get('/v1/servers/:id/keys', async (req) => {
+  full.get('/v1/servers/:id/keys', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
     return json(200, await store.listServerKeys(record.id));
   });
 
-  server.delete('/v1/servers/:id/keys/:keyId', async (req) => {
+  full.delete('/v1/servers/:id/keys/:keyId', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
     const keyId = idParam(req.params.keyId, 'server key') as ServerKeyId;
     const revoked = await store.revokeServerKey(record.id, keyId);

@@ -10,13 +10,14 @@ export const ACTIVITY_LIMIT = { default: 20, max: 100 } as const;
 /** Spec 001 §4.3 read models over the stored telemetry. */
 export function mountReadRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
   const { store } = ctx;
+  const full = server.scoped('full');
 
-  server.get('/v1/servers/:id/overview', async (req) => {
+  full.get('/v1/servers/:id/overview', async (req) => {
     const { server: s } = await ownedServer(ctx, req);
     return json(200, await overview(store, s.id, ctx.now()));
   });
 
-  server.get('/v1/servers/:id/roster', async (req) => {
+  full.get('/v1/servers/:id/roster', async (req) => {
     const { server: s } = await ownedServer(ctx, req);
     const [roster, latest] = await Promise.all([store.roster(s.id), store.latestReport(s.id)]);
     // Each character carries when it was last reported and whether that is too long ago to
@@ -30,18 +31,18 @@ export function mountReadRoutes(server: HttpServer, ctx: ControlPlaneContext): v
     );
   });
 
-  server.get('/v1/servers/:id/activity', async (req) => {
+  full.get('/v1/servers/:id/activity', async (req) => {
     const { server: s } = await ownedServer(ctx, req);
     const limit = limitParam(req, ACTIVITY_LIMIT.default, ACTIVITY_LIMIT.max);
     return json(200, await store.activity(s.id, limit));
   });
 
-  server.get('/v1/servers/:id/economy', async (req) => {
+  full.get('/v1/servers/:id/economy', async (req) => {
     const { server: s } = await ownedServer(ctx, req);
     return json(200, await economy(store, s.id, ctx.now()));
   });
 
-  server.get('/v1/servers/:id/usage', async (req) => {
+  full.get('/v1/servers/:id/usage', async (req) => {
     const { server: s } = await ownedServer(ctx, req);
     return json(200, await usageSummary(store, s.id, ctx.now()));
   });

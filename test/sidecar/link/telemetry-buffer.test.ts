@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TelemetryBuffer } from '../../../src/sidecar/control-plane/telemetry-buffer.js';
+import { TelemetryBuffer } from '../../../src/sidecar/link/telemetry-buffer.js';
 import { tempDir } from '../../helpers/paths.js';
 
 const r = (n: number) => ({ reportId: `r${n}`, n });

@@ -9,7 +9,7 @@ import type { TestDatabase } from '../helpers/databases.js';
  * The behaviour every IdentityStore must have, run on each backend (see
  * test/helpers/databases.ts). The clock is the suite's.
  */
-export function runIdentityStoreSuite(name: string, open: () => Promise<TestDatabase>): void {
+export function identityStoreContract(name: string, open: () => Promise<TestDatabase>): void {
   const T0 = Date.parse('2026-03-01T12:00:00Z');
   const withStore = async (fn: (store: IdentityStore, t: TestDatabase, clock: { now: number }) => Promise<void>): Promise<void> => {
     const t = await open();

@@ -31,7 +31,7 @@ export function onTestDatabase(
  * The behaviour every ControlPlaneStore must have. `open` gives a store (and a tenant id it
  * may own servers for); `second` opens another handle on the same storage, when there is one.
  */
-export function runControlPlaneStoreSuite(name: string, open: () => Promise<Opened & { seconds?: () => Promise<ControlPlaneStore> }>): void {
+export function controlPlaneStoreContract(name: string, open: () => Promise<Opened & { seconds?: () => Promise<ControlPlaneStore> }>): void {
   const report = (extra: Partial<TelemetryReport> = {}): TelemetryReport => ({
     serverId: '1',
     ts: '2026-05-02T10:00:00Z',

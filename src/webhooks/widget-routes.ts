@@ -3,7 +3,7 @@ import { empty, json } from '../http/reply.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
 import { hashToken, newToken } from '../identity/tokens.js';
-import { iso, widgetView, type WebhookRouteContext } from './routes-context.js';
+import { iso, widgetView, type WebhookRouteContext } from './route-context.js';
 
 const NAME_MAX = 200;
 
@@ -11,8 +11,9 @@ const NAME_MAX = 200;
 export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
   const { server, store, now, widgetOf } = ctx;
   const { auth, plans } = ctx.options;
+  const full = server.scoped('full');
 
-  server.post('/v1/widgets', async (req) => {
+  full.post('/v1/widgets', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
     const name = f.string('name', { required: true, max: NAME_MAX });
@@ -27,14 +28,14 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
     return json(201, { ...widgetView(created.widget), key, key_id: created.key.id });
   });
 
-  server.get('/v1/widgets', async (req) => {
+  full.get('/v1/widgets', async (req) => {
     const session = await auth.session(req);
     return json(200, (await store.listWidgets(session.tenant.id)).map(widgetView));
   });
 
-  server.get('/v1/widgets/:id', async (req) => json(200, widgetView(await widgetOf(req))));
+  full.get('/v1/widgets/:id', async (req) => json(200, widgetView(await widgetOf(req))));
 
-  server.post(
+  full.post(
     '/v1/widgets/:id/keys',
     async (req) => {
       const widget = await widgetOf(req);
@@ -52,7 +53,7 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
     { body: 'none' },
   );
 
-  server.get('/v1/widgets/:id/keys', async (req) => {
+  full.get('/v1/widgets/:id/keys', async (req) => {
     const widget = await widgetOf(req);
     const keys = await store.listWidgetKeys(widget.id);
     return json(
@@ -61,7 +62,7 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
     );
   });
 
-  server.delete('/v1/widgets/:id/keys/:keyId', async (req) => {
+  full.delete('/v1/widgets/:id/keys/:keyId', async (req) => {
     const widget = await widgetOf(req);
     if (!(await store.revokeWidgetKey(widget.id, req.params.keyId ?? ''))) throw new HttpError('not_found', 'No active widget key with that id.');
     return empty(204);

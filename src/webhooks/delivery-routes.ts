@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, limitParam, readJsonObject } from '../http/validate.js';
-import { attemptView, deliveryView, iso, sinceField, type WebhookRouteContext } from './routes-context.js';
+import { attemptView, deliveryView, iso, sinceField, type WebhookRouteContext } from './route-context.js';
 import type { DeliveryId, DeliveryStatus } from './types.js';
 
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'inflight', 'succeeded', 'failed'];
@@ -21,9 +21,10 @@ function decodeCursor(raw: string | null): number | null {
 export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
   const { server, store, endpointOf } = ctx;
   const { service } = ctx.options;
+  const full = server.scoped('full');
   const base = '/v1/widgets/:id/webhooks/:endpointId';
 
-  server.get(`${base}/deliveries`, async (req) => {
+  full.get(`${base}/deliveries`, async (req) => {
     const endpoint = await endpointOf(req);
     const limit = limitParam(req, 20, 100);
     const before = decodeCursor(req.searchParams().get('cursor'));
@@ -35,14 +36,14 @@ export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
     return json(200, { data: page.data.map(deliveryView), next_cursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) });
   });
 
-  server.get(`${base}/deliveries/:deliveryId`, async (req) => {
+  full.get(`${base}/deliveries/:deliveryId`, async (req) => {
     const endpoint = await endpointOf(req);
     const d = await store.getDelivery(endpoint.id, req.params.deliveryId ?? '');
     if (!d) throw new HttpError('not_found', 'No delivery with that id for this endpoint.');
     return json(200, { ...deliveryView(d), payload: d.payload, attempt_log: d.attemptLog.map(attemptView) });
   });
 
-  server.post(
+  full.post(
     `${base}/deliveries/:deliveryId/retry`,
     async (req) => {
       const endpoint = await endpointOf(req);
@@ -57,7 +58,7 @@ export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
   );
 
   // The count first: how many failed deliveries a replay since that time would queue.
-  server.get(`${base}/recover`, async (req) => {
+  full.get(`${base}/recover`, async (req) => {
     const endpoint = await endpointOf(req);
     const f = new Fields({});
     const since = sinceField(f, req.searchParams().get('since') ?? undefined);
@@ -65,7 +66,7 @@ export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
     return json(200, { since: iso(since!), failed: await store.countFailed(endpoint.id, since!) });
   });
 
-  server.post(`${base}/recover`, async (req) => {
+  full.post(`${base}/recover`, async (req) => {
     const endpoint = await endpointOf(req);
     const body = readJsonObject(req);
     const f = new Fields(body);

@@ -5,11 +5,11 @@ import { BUNDLE_KEY_ID_HEADER, BUNDLE_SIGNATURE_HEADER, newKeyPair, signBundle }
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_BUNDLE, type ConfigBundle } from '../../../brain/index.js';
-import { ControlPlaneClient } from '../../../src/sidecar/control-plane/control-plane-client.js';
-import { ControlPlaneSource } from '../../../src/sidecar/control-plane/control-plane-source.js';
+import { ControlPlaneClient } from '../../../src/sidecar/link/control-plane-client.js';
+import { ControlPlaneSource } from '../../../src/sidecar/link/control-plane-source.js';
 import { LatencyHistogram } from '../../../src/sidecar/tick/histogram.js';
-import { TelemetryBuffer } from '../../../src/sidecar/control-plane/telemetry-buffer.js';
-import { TelemetryPusher } from '../../../src/sidecar/control-plane/telemetry-push.js';
+import { TelemetryBuffer } from '../../../src/sidecar/link/telemetry-buffer.js';
+import { TelemetryPusher } from '../../../src/sidecar/link/telemetry-push.js';
 import type { SidecarTelemetry } from '../../../src/sidecar/service.js';
 import { startTestServer, tenantSession } from '../../helpers/embedded.js';
 import { tempDir } from '../../helpers/paths.js';

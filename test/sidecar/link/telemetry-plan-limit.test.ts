@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ControlPlaneClient } from '../../../src/sidecar/control-plane/control-plane-client.js';
+import { ControlPlaneClient } from '../../../src/sidecar/link/control-plane-client.js';
 import { LatencyHistogram } from '../../../src/sidecar/tick/histogram.js';
-import { TelemetryBuffer } from '../../../src/sidecar/control-plane/telemetry-buffer.js';
-import { TelemetryPusher } from '../../../src/sidecar/control-plane/telemetry-push.js';
+import { TelemetryBuffer } from '../../../src/sidecar/link/telemetry-buffer.js';
+import { TelemetryPusher } from '../../../src/sidecar/link/telemetry-push.js';
 import type { SidecarTelemetry } from '../../../src/sidecar/service.js';
 import { startTestServer, tenantSession } from '../../helpers/embedded.js';
 import { tempDir } from '../../helpers/paths.js';

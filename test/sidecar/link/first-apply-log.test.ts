@@ -4,8 +4,8 @@ import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
-import { ControlPlaneClient } from '../../../src/sidecar/control-plane/control-plane-client.js';
-import { ControlPlaneSource } from '../../../src/sidecar/control-plane/control-plane-source.js';
+import { ControlPlaneClient } from '../../../src/sidecar/link/control-plane-client.js';
+import { ControlPlaneSource } from '../../../src/sidecar/link/control-plane-source.js';
 import { tempDir } from '../../helpers/paths.js';
 import { BUNDLE_KEY_ID_HEADER, BUNDLE_SIGNATURE_HEADER, newKeyPair, signBundle } from '../../../src/signing/bundle.js';
 

@@ -18,6 +18,7 @@ const PUSH_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'cont
 
 /** Spec 001 §4.2: the sidecar's signed config pull and telemetry push. */
 export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
+  const serverKey = server.scoped('server-key');
   const queue = new IngestQueue(ctx.store);
   const retention = new ReportRetention(ctx.store, ctx.auth.limits.telemetryRetentionDays, ctx.now);
 
@@ -84,7 +85,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     });
   };
 
-  server.get(
+  serverKey.get(
     PULL_PATH,
     (req) => {
       const owner = ctx.keyAuth.check(req);
@@ -114,7 +115,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     return json(202, outcome);
   };
 
-  server.post(
+  serverKey.post(
     '/v1/telemetry',
     (req) => {
       const owner = ctx.keyAuth.check(req);

@@ -2,7 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { generateSecret } from '../signing/webhook.js';
-import { endpointView, eventsField, iso, rateField, ROTATION_OVERLAP_MS, schemeField, secretField, type WebhookRouteContext } from './routes-context.js';
+import { endpointView, eventsField, iso, rateField, ROTATION_OVERLAP_MS, schemeField, secretField, type WebhookRouteContext } from './route-context.js';
 import type { EndpointPatch } from './store.js';
 
 /** The fields of an endpoint a client sets (POST, PATCH); any other is refused. */
@@ -12,13 +12,14 @@ const ENDPOINT_FIELDS = ['url', 'secret', 'events', 'enabled', 'signature_scheme
 export function mountEndpointRoutes(ctx: WebhookRouteContext): void {
   const { server, store, now, widgetOf, endpointOf, checkUrl } = ctx;
   const { auth } = ctx.options;
+  const full = server.scoped('full');
 
-  server.get('/v1/widgets/:id/webhooks', async (req) => {
+  full.get('/v1/widgets/:id/webhooks', async (req) => {
     const widget = await widgetOf(req);
     return json(200, (await store.listEndpoints(widget.id)).map(endpointView));
   });
 
-  server.post('/v1/widgets/:id/webhooks', async (req) => {
+  full.post('/v1/widgets/:id/webhooks', async (req) => {
     const widget = await widgetOf(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
@@ -38,9 +39,9 @@ export function mountEndpointRoutes(ctx: WebhookRouteContext): void {
     return json(201, { ...endpointView(endpoint), secret: endpoint.secret });
   });
 
-  server.get('/v1/widgets/:id/webhooks/:endpointId', async (req) => json(200, endpointView(await endpointOf(req))));
+  full.get('/v1/widgets/:id/webhooks/:endpointId', async (req) => json(200, endpointView(await endpointOf(req))));
 
-  server.patch('/v1/widgets/:id/webhooks/:endpointId', async (req) => {
+  full.patch('/v1/widgets/:id/webhooks/:endpointId', async (req) => {
     const endpoint = await endpointOf(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
@@ -69,13 +70,13 @@ export function mountEndpointRoutes(ctx: WebhookRouteContext): void {
     return json(200, endpointView(updated));
   });
 
-  server.delete('/v1/widgets/:id/webhooks/:endpointId', async (req) => {
+  full.delete('/v1/widgets/:id/webhooks/:endpointId', async (req) => {
     const endpoint = await endpointOf(req);
     await store.deleteEndpoint(endpoint.widgetId, endpoint.id);
     return empty(204);
   });
 
-  server.post(
+  full.post(
     '/v1/widgets/:id/webhooks/:endpointId/rotate-secret',
     async (req) => {
       const endpoint = await endpointOf(req);

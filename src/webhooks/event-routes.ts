@@ -5,7 +5,7 @@ import { overLimit } from '../http/ratelimit.js';
 import { describeRate } from '../ratelimit/limiter.js';
 import { bearerToken } from '../identity/auth.js';
 import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
-import type { WebhookRouteContext } from './routes-context.js';
+import type { WebhookRouteContext } from './route-context.js';
 import type { WidgetRecord } from './types.js';
 
 /** Largest body of POST /v1/widgets/{id}/events. */
@@ -15,8 +15,9 @@ export const EVENT_BODY_MAX = 64 * 1024;
 export function mountEventRoutes(ctx: WebhookRouteContext): void {
   const { server, store, now, widgetOf } = ctx;
   const { service, auth } = ctx.options;
+  const full = server.scoped('full');
 
-  server.post(
+  full.post(
     '/v1/widgets/:id/events',
     async (req) => {
       const token = bearerToken(req);

@@ -2,7 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, readJsonObject, typeOf } from '../http/validate.js';
 import { eventCatalogue } from './catalogue.js';
-import { iso, type WebhookRouteContext } from './routes-context.js';
+import { iso, type WebhookRouteContext } from './route-context.js';
 
 /** How long a client may cache the JWKS: well inside the key overlap, so a rotation is always seen in time. */
 export const JWKS_MAX_AGE_S = 300;
@@ -11,11 +11,14 @@ export const JWKS_MAX_AGE_S = 300;
 export function mountServiceRoutes(ctx: WebhookRouteContext): void {
   const { server, store } = ctx;
   const { auth, keys } = ctx.options;
+  const anyone = server.scoped('public');
+  const full = server.scoped('full');
+  const admin = server.scoped('admin');
 
   // Public: a receiver fetches the keys that verify v1a signatures without any credential.
-  server.get('/v1/webhooks/keys', async () => json(200, await keys.jwks(), { 'cache-control': `public, max-age=${JWKS_MAX_AGE_S}` }));
+  anyone.get('/v1/webhooks/keys', async () => json(200, await keys.jwks(), { 'cache-control': `public, max-age=${JWKS_MAX_AGE_S}` }));
 
-  server.post(
+  admin.post(
     '/v1/admin/webhooks/keys/rotate',
     async (req) => {
       await auth.admin(req);
@@ -26,15 +29,15 @@ export function mountServiceRoutes(ctx: WebhookRouteContext): void {
   );
 
   // Public, like any API reference: the schema of every delivery body.
-  server.get('/v1/webhooks/event-types', async () => json(200, { data: eventCatalogue() }));
+  anyone.get('/v1/webhooks/event-types', async () => json(200, { data: eventCatalogue() }));
 
-  server.get('/v1/webhooks/operational-endpoint', async (req) => {
+  full.get('/v1/webhooks/operational-endpoint', async (req) => {
     const session = await auth.session(req);
     const ep = await store.getOperationalEndpoint(session.tenant.id);
     return json(200, { endpoint_id: ep?.id ?? null, widget_id: ep?.widgetId ?? null, url: ep?.url ?? null, enabled: ep?.enabled ?? null });
   });
 
-  server.put('/v1/webhooks/operational-endpoint', async (req) => {
+  full.put('/v1/webhooks/operational-endpoint', async (req) => {
     const session = await auth.session(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
@@ -50,7 +53,7 @@ export function mountServiceRoutes(ctx: WebhookRouteContext): void {
     return json(200, { endpoint_id: ep?.id ?? null, widget_id: ep?.widgetId ?? null, url: ep?.url ?? null, enabled: ep?.enabled ?? null });
   });
 
-  server.get('/v1/webhooks/disabled-endpoints', async (req) => {
+  full.get('/v1/webhooks/disabled-endpoints', async (req) => {
     const session = await auth.session(req);
     const rows = await store.disabledEndpoints(session.tenant.id);
     return json(

@@ -1,0 +1,124 @@
+import { HttpError } from '../../http/errors.js';
+import { empty, json } from '../../http/reply.js';
+import { Fields, limitParam, readJsonObject } from '../../http/validate.js';
+import { chars, SETTINGS_BODY_MAX_BYTES, VISITOR_BODY_MAX_BYTES, type ConversationRouteContext } from './route-context.js';
+import { messageView } from './service.js';
+import { patchSettings } from './settings.js';
+import { ANALYTICS_MAX_DAYS } from './store.js';
+import { CONVERSATION_MAX_MESSAGES, MESSAGE_MAX_CHARS, type ConversationId, type ConversationRecord } from './types.js';
+import { conversationView, leadView, settingsView } from './views.js';
+
+// The owner's routes (a user of the widget's tenant): settings, the conversations and their
+// hand-off, analytics.
+
+/** A widget's chat settings: appearance, agent, allowed origins. */
+export function mountWidgetSettingsRoutes(ctx: ConversationRouteContext): void {
+  const { service, options, widgetOf } = ctx;
+  const full = ctx.server.scoped('full');
+
+  full.get('/v1/widgets/:id/settings', async (req) => {
+    const widget = await widgetOf(req);
+    return json(200, settingsView(widget, await service.settings(widget)));
+  });
+
+  full.patch(
+    '/v1/widgets/:id',
+    async (req) => {
+      const widget = await widgetOf(req);
+      const body = readJsonObject(req);
+      const current = await service.settings(widget);
+      const next = await patchSettings(current, body, { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) });
+      await service.store.saveSettings(widget.id, next);
+      return json(200, settingsView({ ...widget, name: next.name }, next));
+    },
+    { maxBody: SETTINGS_BODY_MAX_BYTES },
+  );
+}
+
+/** A widget's conversations: the list, a transcript with its lead, deleting one, and the hand-off (take over, reply, hand back, close). */
+export function mountOwnerConversationRoutes(ctx: ConversationRouteContext): void {
+  const { service, widgetOf, conversationOf } = ctx;
+  const full = ctx.server.scoped('full');
+
+  full.get('/v1/widgets/:id/conversations', async (req) => {
+    const widget = await widgetOf(req);
+    const status = req.searchParams().get('status');
+    if (status !== null && status !== 'open' && status !== 'ended') throw new HttpError('bad_request', 'status must be open or ended.');
+    const cursor = req.searchParams().get('cursor');
+    if (cursor !== null && !/^\d{1,15}$/.test(cursor)) throw new HttpError('bad_request', 'cursor is not one this API returned.');
+    const page = await service.store.list({
+      widgetId: widget.id,
+      limit: limitParam(req, 50, 200),
+      before: cursor === null ? null : Number(cursor),
+      ...(status ? { status } : {}),
+    });
+    return json(200, { data: page.data.map(conversationView), next_cursor: page.nextCursor === null ? null : String(page.nextCursor) });
+  });
+
+  full.get('/v1/widgets/:id/conversations/:conversationId', async (req) => {
+    const c = await conversationOf(req);
+    const [messages, lead] = await Promise.all([service.store.messages(c.id, 0, CONVERSATION_MAX_MESSAGES), service.store.lead(c.id)]);
+    return json(200, { ...conversationView(c), messages: messages.map(messageView), lead: lead ? leadView(lead) : null });
+  });
+
+  full.delete('/v1/widgets/:id/conversations/:conversationId', async (req) => {
+    const c = await conversationOf(req);
+    await service.remove(c.id);
+    return empty(204);
+  });
+
+  const action = (path: string, run: (c: ConversationRecord) => Promise<unknown>) =>
+    full.post(
+      `/v1/widgets/:id/conversations/:conversationId/${path}`,
+      async (req) => {
+        const c = await conversationOf(req);
+        await run(c);
+        return json(200, conversationView((await service.store.get(c.id)) ?? c));
+      },
+      { body: 'none' },
+    );
+  action('take-over', (c) => service.setHandler(c.id, 'human'));
+  action('hand-back', (c) => service.setHandler(c.id, 'agent'));
+  action('close', (c) => service.end(c.id as ConversationId, 'agent_closed'));
+
+  full.post(
+    '/v1/widgets/:id/conversations/:conversationId/reply',
+    async (req) => {
+      const c = await conversationOf(req);
+      const body = readJsonObject(req);
+      const f = new Fields(body);
+      f.onlyKnown(['text']);
+      const text = f.string('text', { required: true, max: Number.MAX_SAFE_INTEGER });
+      if (text !== undefined && chars(text) > MESSAGE_MAX_CHARS) f.problem('text', `must be at most ${MESSAGE_MAX_CHARS} characters, got ${chars(text)}`);
+      f.done();
+      if (c.status === 'ended') throw new HttpError('conflict', 'The conversation has ended.');
+      const m = await service.operatorReply(c, text!);
+      return json(201, messageView(m));
+    },
+    { maxBody: VISITOR_BODY_MAX_BYTES },
+  );
+}
+
+/** A widget's conversation analytics, per day. */
+export function mountConversationAnalyticsRoute(ctx: ConversationRouteContext): void {
+  const { service, now, widgetOf } = ctx;
+  const full = ctx.server.scoped('full');
+
+  full.get('/v1/widgets/:id/analytics', async (req) => {
+    const widget = await widgetOf(req);
+    const raw = req.searchParams().get('days');
+    const days = raw === null ? 30 : /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
+    if (!(days >= 1 && days <= ANALYTICS_MAX_DAYS)) throw new HttpError('bad_request', `days must be an integer from 1 to ${ANALYTICS_MAX_DAYS}.`);
+    const to = (Math.floor(now() / 86_400_000) + 1) * 86_400_000;
+    const rows = await service.store.analytics(widget.id, to - days * 86_400_000, to);
+    return json(200, {
+      days: rows.map((d) => ({
+        day: d.day,
+        conversations: d.conversations,
+        leads: d.leads,
+        escalations: d.escalations,
+        median_response_ms: d.medianResponseMs,
+      })),
+    });
+  });
+}

@@ -1,0 +1,151 @@
+import { HttpError } from '../../http/errors.js';
+import { overLimit } from '../../http/ratelimit.js';
+import { describeRate, type Rate } from '../../ratelimit/limiter.js';
+import { empty, type Reply } from '../../http/reply.js';
+import type { HttpServer, Request } from '../../http/server.js';
+import { bearerToken, type Authenticator } from '../../identity/auth.js';
+import type { Resolve } from '../../net/ssrf.js';
+import type { WidgetRecord } from '../types.js';
+import type { ConversationService } from './service.js';
+import { SseStream } from './sse.js';
+import { KNOWLEDGE_MAX_BYTES, type ConversationRecord, type WidgetSettings } from './types.js';
+
+/** The largest visitor request body (a message of MESSAGE_MAX_CHARS in JSON, escaped, fits). */
+export const VISITOR_BODY_MAX_BYTES = 16 * 1024;
+/** The largest settings body (knowledge of KNOWLEDGE_MAX_BYTES, JSON-escaped, fits). */
+export const SETTINGS_BODY_MAX_BYTES = 4 * KNOWLEDGE_MAX_BYTES;
+
+export interface ConversationRoutesOptions {
+  service: ConversationService;
+  auth: Authenticator;
+  /** `--allow-private-webhooks`: a widget's model base URL may be plain http and private. */
+  allowPrivate: boolean;
+  resolve?: Resolve;
+  /** 'https' behind TLS: the server's own origin, always allowed to use its widgets (the demo page). */
+  scheme: 'http' | 'https';
+  now?: () => number;
+}
+
+/** A text's length in characters (code points), as the limits count it. */
+export const chars = (s: string) => [...s].length;
+
+/** The CORS headers for an allowed origin; 403 for a page whose origin the widget does not list. */
+function originCheck(req: Request, settings: WidgetSettings, scheme: 'http' | 'https'): Record<string, string> {
+  const origin = req.headers.origin;
+  // Without Origin the caller is not a browser page (browsers send it on every cross-origin
+  // call), and a non-browser client could send any Origin: the rate limits bound it instead.
+  if (origin === undefined) return {};
+  const own = req.headers.host ? `${scheme}://${req.headers.host}` : null;
+  if (origin !== own && !settings.allowedOrigins.includes(origin)) {
+    throw new HttpError(
+      'forbidden',
+      `Pages from ${JSON.stringify(origin)} may not use this widget; its owner lists the allowed origins in the widget's settings.`,
+    );
+  }
+  return {
+    'access-control-allow-origin': origin,
+    vary: 'Origin',
+    'access-control-expose-headers': 'Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
+  };
+}
+
+/** A server-sent events reply of `stream`, with the visitor's CORS headers. */
+export const sse = (req: Request, stream: SseStream, cors: Record<string, string>): Reply => ({
+  status: 200,
+  headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', ...cors },
+  stream: stream.readable,
+});
+
+/** A stream that ends when the client goes away. */
+export const newStream = (req: Request) => new SseStream(() => req.aborted);
+
+/** What the conversation routes of every resource share: the visitor's checks (rate, origin, token) and the owner's look-ups. */
+export type ConversationRouteContext = ReturnType<typeof conversationRouteContext>;
+
+export function conversationRouteContext(server: HttpServer, options: ConversationRoutesOptions) {
+  const { service, auth } = options;
+  const now = options.now ?? Date.now;
+  const limits = auth.limits;
+
+  const limit = (key: string, rate: Rate, what: string, cors: Record<string, string> = {}) => {
+    const d = auth.limiter.hit(key, rate, now());
+    if (!d.allowed) {
+      const err = overLimit(d, `${describeRate(rate)} ${what}`);
+      throw new HttpError(err.code, err.message, { headers: { ...err.headers, ...cors } });
+    }
+  };
+
+  /** Runs a visitor handler: the address limit first, then the origin check; errors carry the CORS headers so the page can read them. */
+  const visitorRoute =
+    (
+      find: (req: Request) => Promise<{ settings: WidgetSettings; conversation?: ConversationRecord; widget: WidgetRecord }>,
+      handler: (
+        req: Request,
+        ctx: { settings: WidgetSettings; conversation?: ConversationRecord; widget: WidgetRecord; cors: Record<string, string> },
+      ) => Promise<Reply>,
+    ) =>
+    async (req: Request): Promise<Reply> => {
+      let cors: Record<string, string> = {};
+      try {
+        limit(`widget-address:${req.remoteAddress}`, limits.widgetAddress, 'per client address');
+        const found = await find(req);
+        cors = originCheck(req, found.settings, options.scheme);
+        const reply = await handler(req, { ...found, cors });
+        return { ...reply, headers: { ...reply.headers, ...cors } };
+      } catch (err) {
+        if (err instanceof HttpError && Object.keys(cors).length > 0)
+          throw new HttpError(err.code, err.message, { ...(err.details ? { details: err.details } : {}), headers: { ...err.headers, ...cors } });
+        throw err;
+      }
+    };
+
+  const byWidget = async (req: Request) => service.visitorWidget(req.params.id ?? '');
+  /** A visitor's route checks its conversation token before the body is read (the routes' credential check). */
+  const visitorToken = async (req: Request): Promise<void> => {
+    await service.byToken(req.params.id ?? '', bearerToken(req));
+  };
+  /** The conversation of the bearer token, with its widget (suspension checked). */
+  const byConversation = async (req: Request) => {
+    const conversation = await service.byToken(req.params.id ?? '', bearerToken(req));
+    const { widget, settings } = await service.visitorWidget(conversation.widgetId);
+    return { widget, settings, conversation };
+  };
+  /** A preflight names no token: the conversation's widget decides the origin. */
+  const byConversationId = async (req: Request) => {
+    const c = await service.store.get(req.params.id ?? '');
+    if (!c) throw new HttpError('not_found', 'No such conversation.');
+    return service.visitorWidget(c.widgetId);
+  };
+
+  const preflight = (find: (req: Request) => Promise<{ settings: WidgetSettings; widget: WidgetRecord }>) =>
+    visitorRoute(find, async () =>
+      empty(204, {
+        'access-control-allow-methods': 'GET, POST, OPTIONS',
+        'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID',
+        'access-control-max-age': '600',
+      }),
+    );
+
+  const widgetOf = async (req: Request) => service.widgetOf((await auth.session(req)).tenant.id, req.params.id ?? '');
+  const conversationOf = async (req: Request) => {
+    const widget = await widgetOf(req);
+    return service.conversationOf(widget.id, req.params.conversationId ?? '');
+  };
+
+  return {
+    server,
+    options,
+    service,
+    limits,
+    now,
+    limit,
+    visitorRoute,
+    byWidget,
+    visitorToken,
+    byConversation,
+    byConversationId,
+    preflight,
+    widgetOf,
+    conversationOf,
+  };
+}
