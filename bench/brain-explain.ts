@@ -110,6 +110,14 @@ function pass(make: BrainClass, bundle: ConfigBundle, batches: string[], explain
   return { wall: ns / n, cpu: (us * 1000) / n };
 }
 
+/** The median over rounds of mode a's CPU per tick over mode b's, in the same rounds; null when either mode was not run. */
+function cpuRatio(modes: readonly { mode: string; cpu: number[] }[], a: string, b: string): number | null {
+  const x = modes.find((m) => m.mode === a);
+  const y = modes.find((m) => m.mode === b);
+  if (x === undefined || y === undefined) return null;
+  return Math.round(median(x.cpu.map((v, k) => v / y.cpu[k]!)) * 1000) / 1000;
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -146,13 +154,7 @@ export async function runBrainExplain(opts: BrainExplainOptions = {}): Promise<B
       m.cpu.push(cpu);
     }
   }
-  const byName = (mode: string) => modes.find((m) => m.mode === mode);
-  const ratio = (a: string, b: string): number | null => {
-    const x = byName(a);
-    const y = byName(b);
-    if (x === undefined || y === undefined) return null;
-    return Math.round(median(x.cpu.map((v, k) => v / y.cpu[k]!)) * 1000) / 1000;
-  };
+  const ratio = (a: string, b: string) => cpuRatio(modes, a, b);
   const ticksPath = await measurePath(batches, rounds, against);
   const sizes: number[] = [];
   const brain = new Brain(bundleFor(true));
@@ -204,13 +206,7 @@ async function measurePath(batches: string[], rounds: number, against: string | 
       m.cpu.push(cpu);
     }
   }
-  const byName = (mode: string) => modes.find((m) => m.mode === mode);
-  const ratio = (a: string, b: string): number | null => {
-    const x = byName(a);
-    const y = byName(b);
-    if (x === undefined || y === undefined) return null;
-    return Math.round(median(x.cpu.map((v, k) => v / y.cpu[k]!)) * 1000) / 1000;
-  };
+  const ratio = (a: string, b: string) => cpuRatio(modes, a, b);
   return {
     modes: modes.map((m) => ({ mode: m.mode, cpu_ns_per_tick_median: Math.round(median(m.cpu)), ns_per_tick_median: Math.round(median(m.ns)) })),
     off_vs_before: ratio('/ticks path, explain off', '/ticks path, before'),
