@@ -32,6 +32,8 @@ interface Character {
   lastIntents: Intent[];
   /** Partial ammo spent while firing, carried between ticks. */
   fireDebt: number;
+  /** Its last reply's `why` (the explanation a reply carries when asked), null when it had none. */
+  lastWhy: unknown;
 }
 
 /** One character as the world stands after a step, for replay pages. */
@@ -49,6 +51,32 @@ export interface FrameCharacter {
   state: string;
   /** Its last reply's intents, in short. */
   label: string;
+  squad: string;
+  /** Its last reply's `why`, as the reply had it (null when it had none). */
+  why: unknown;
+  /** What its last reply aims at or flees from. */
+  aim: { kind: 'engage' | 'fire' | 'flee'; target: number } | null;
+  /** Where its last reply sends it. */
+  dest: { x: number; z: number; investigate: boolean } | null;
+}
+
+/** The target a reply engages (firing or not) or flees from, for the replay page's lines. */
+export function aimOf(intents: readonly Intent[]): FrameCharacter['aim'] {
+  for (const i of intents) {
+    if (i.kind === 'Engage') return { kind: i.fire ? 'fire' : 'engage', target: i.target };
+    if (i.kind === 'Flee') return { kind: 'flee', target: i.from };
+  }
+  return null;
+}
+
+/** Where a reply sends the character: its Investigate spot, else its first MoveTo. */
+export function destOf(intents: readonly Intent[]): FrameCharacter['dest'] {
+  let move: FrameCharacter['dest'] = null;
+  for (const i of intents) {
+    if (i.kind === 'Investigate') return { x: i.at.x, z: i.at.z, investigate: true };
+    if (i.kind === 'MoveTo' && move === null) move = { x: i.to.x, z: i.to.z, investigate: false };
+  }
+  return move;
 }
 
 export interface SimOptions {
@@ -192,6 +220,7 @@ export class Simulation {
       posture: 'standing',
       lastIntents: [],
       fireDebt: 0,
+      lastWhy: null,
     });
   }
 
@@ -384,7 +413,8 @@ export class Simulation {
         this.record?.({ t: this.t, request: body, status: res.status, reply: res.body });
         this.ticks++;
         if (res.status !== 200) throw new Error(`tick for agent ${c.spec.id} at ${this.t}s answered ${res.status}: ${res.body.slice(0, 300)}`);
-        const reply = JSON.parse(res.body) as TickResponse;
+        const reply = JSON.parse(res.body) as TickResponse & { why?: unknown };
+        c.lastWhy = reply.why ?? null;
         if (this.options.keep !== false) {
           this.observations.push({ t: this.t, agent: c.spec.id, posture: reply.posture, intents: reply.intents });
           const summary = `${reply.posture} ${describe(reply.intents)}`;
@@ -425,6 +455,10 @@ export class Simulation {
         posture: c.posture,
         state: !c.alive ? 'dead' : stateOf(c.lastIntents, c.spec.brain),
         label: c.spec.brain ? describe(c.lastIntents) : (c.spec.name ?? c.spec.kind ?? ''),
+        squad: c.spec.squad ?? '',
+        why: c.alive ? c.lastWhy : null,
+        aim: c.alive ? aimOf(c.lastIntents) : null,
+        dest: c.alive ? destOf(c.lastIntents) : null,
       });
     }
     return out;
