@@ -115,6 +115,10 @@ export class LiveMap {
     this.drawPanel();
   }
 
+  dispose(): void {
+    this.view.dispose();
+  }
+
   select(id: number | null): void {
     this.selected = id;
     this.view.select(id);

@@ -81,6 +81,7 @@ export class MapView {
   private cx = 0;
   private cz = 0;
   private placed: LabelBox[] = [];
+  private readonly observer: ResizeObserver;
   selected: number | null = null;
   hovered: number | null = null;
 
@@ -123,9 +124,15 @@ export class MapView {
     this.measure = document.createElement('canvas').getContext('2d');
     if (this.measure) this.measure.font = LABEL_FONT;
     this.listen();
-    const observer = new ResizeObserver(() => this.resize());
-    observer.observe(this.root);
+    this.observer = new ResizeObserver(() => this.resize());
+    this.observer.observe(this.root);
     this.resize();
+  }
+
+  /** Removes the map from the page and stops watching its size. */
+  dispose(): void {
+    this.observer.disconnect();
+    this.root.remove();
   }
 
   /** Pixels per metre now. */

@@ -4,8 +4,8 @@ import { call, messageOf } from '../api.js';
 import { ErrorBox, fmtTime, useInterval } from '../ui.js';
 import { LiveMap, type LiveSample } from '../map/live.js';
 
-/** How often the page asks for the latest sample: the sidecar sends one at most every 5 s. */
-const POLL_MS = 5_000;
+/** How often the page asks for the latest sample until the server says how often one can come (its minIntervalS). */
+const FIRST_POLL_MS = 5_000;
 
 /** The server's characters on a map, from the sampled roster with positions its sidecar sends with telemetry. */
 export function MapTab({ id }: { id: string }) {
@@ -31,13 +31,14 @@ export function MapTab({ id }: { id: string }) {
     live.current = new LiveMap(mapHost.current!, filtersHost.current!, panelHost.current!, `Live map of server ${id}`);
     void load();
     return () => {
+      live.current?.dispose();
       mapHost.current?.replaceChildren();
       filtersHost.current?.replaceChildren();
       panelHost.current?.replaceChildren();
       live.current = null;
     };
   }, [id]);
-  useInterval(() => void load(), POLL_MS);
+  useInterval(() => void load(), sample ? sample.minIntervalS * 1000 : FIRST_POLL_MS);
 
   const n = sample?.characters.length ?? 0;
   return html`<div>
