@@ -100,8 +100,9 @@ export class LiveMap {
     if (!this.fitted && this.chars.length > 0) {
       this.fitted = true;
       this.view.setWorld({ bounds, obstacles: [], poi: [], routes: [] });
-    } else {
-      // Grow what "fit" shows without moving the view under the operator.
+    } else if (this.chars.length > 0) {
+      // What "fit" shows grows to take in where characters went; the view follows it only
+      // while the operator has not panned or zoomed, so it never moves under them.
       const b = this.view.bounds;
       this.view.setBounds({
         minX: Math.min(b.minX, bounds.minX),
@@ -109,6 +110,7 @@ export class LiveMap {
         maxX: Math.max(b.maxX, bounds.maxX),
         maxZ: Math.max(b.maxZ, bounds.maxZ),
       });
+      if (!this.view.moved) this.view.fitView(false);
     }
     this.view.setCharacters(this.chars);
     if (this.selected !== null) this.view.setPath(this.history.get(this.selected) ?? []);

@@ -64,7 +64,7 @@ export const MODE_COLOURS: Readonly<Record<string, string>> = {
   engaging: '#f77f00',
   fleeing: '#9b5de5',
   investigating: '#e0a800',
-  regrouping: '#00a6a6',
+  regrouping: '#8d6e63',
   guarding: '#3a86ff',
   patrolling: '#2a9d8f',
   traveling: '#52b788',

@@ -82,6 +82,8 @@ export class MapView {
   private cz = 0;
   private placed: LabelBox[] = [];
   private readonly observer: ResizeObserver;
+  /** Whether the view was panned or zoomed since it last fitted the map (the live map refits only while not). */
+  moved = false;
   selected: number | null = null;
   hovered: number | null = null;
 
@@ -205,6 +207,7 @@ export class MapView {
   zoomBy(factor: number, at?: { x: number; y: number }): void {
     const next = Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, this.zoom * factor));
     if (next === this.zoom) return;
+    this.moved = true;
     const p = at ?? { x: this.width / 2, y: this.height / 2 };
     // Keep the world point under `at` where it is.
     const before = this.toWorld(p.x, p.y);
@@ -216,6 +219,7 @@ export class MapView {
   }
 
   panBy(dx: number, dy: number): void {
+    this.moved = true;
     this.cx -= dx / this.scale;
     this.cz += dy / this.scale;
     this.redraw();
@@ -225,6 +229,7 @@ export class MapView {
   fitView(draw = true): void {
     const b = this.world.bounds;
     this.zoom = 1;
+    this.moved = false;
     this.cx = (b.minX + b.maxX) / 2;
     this.cz = (b.minZ + b.maxZ) / 2;
     this.computeFit();
@@ -233,6 +238,7 @@ export class MapView {
 
   /** Centres the view on a point without changing the zoom. */
   centreOn(x: number, z: number): void {
+    this.moved = true;
     this.cx = x;
     this.cz = z;
     this.redraw();
@@ -500,7 +506,10 @@ export class MapView {
         { x: sx - 8 - w, y: sy - 6 - h, w, h },
         { x: sx - 8 - w, y: sy + 6, w, h },
       ];
-      let box = spots.find((b) => !this.placed.some((o) => overlaps(b, o)));
+      const free = (b: LabelBox): boolean => !this.placed.some((o) => overlaps(b, o));
+      // A place inside the view first, so a label by the edge is not cut off.
+      const inside = (b: LabelBox): boolean => b.x >= 0 && b.y >= 0 && b.x + b.w <= this.width && b.y + b.h <= this.height;
+      let box = spots.find((b) => inside(b) && free(b)) ?? spots.find(free);
       if (!box) {
         if (!force) return;
         box = spots[0]!;

@@ -75,7 +75,9 @@ describe("dashboard: the live map of a server's characters, from a real linked s
     await page.goto(`${s.url}/#/servers/${sc.serverId}/map`);
     await page.getByRole('heading', { name: 'Live map' }).waitFor();
     // The sidecar sends a sample with a report at most every 5 s: wait for the one with all three.
-    await page.waitForFunction(`document.querySelectorAll('g.map-char').length === 3`, undefined, { timeout: 30_000 });
+    // (The page's CSP forbids evaluating strings, so no waitForFunction here: locators only.)
+    for (const id of [1, 2, 3]) await page.locator(`g.map-char[data-id="${id}"]`).waitFor({ state: 'attached', timeout: 30_000 });
+    await page.locator('[data-map-status]', { hasText: /^3 characters at / }).waitFor({ timeout: 30_000 });
     await page.locator('[data-map-status]').waitFor();
     assert.match((await page.locator('[data-map-status]').textContent())!, /^3 characters at /);
 
