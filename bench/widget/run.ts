@@ -191,7 +191,12 @@ export async function runWidgetBench(o: WidgetBenchOptions): Promise<WidgetBench
   try {
     const limits = join(dir, 'limits.json');
     const big = { limit: 1e9, windowSeconds: 60 };
-    writeFileSync(limits, JSON.stringify({ widgetVisitor: big, widgetConversationMessages: big, widgetAddress: big, session: 1e9 }));
+    // Every simulated visitor comes from 127.0.0.1, so the per-address connection cap (1,000 by
+    // default, meant for one real client) would refuse the streams past the thousandth.
+    writeFileSync(
+      limits,
+      JSON.stringify({ widgetVisitor: big, widgetConversationMessages: big, widgetAddress: big, session: 1e9, connectionsPerAddress: 20_000 }),
+    );
     const env = {
       ...process.env,
       SERVICE_ADMIN_TOKEN: ADMIN,
