@@ -27,6 +27,7 @@ test('the sidecar and the control plane agree on the map limits', () => {
   assert.equal(MAP_SAMPLE.maxCharacters, MAP_LIMITS.maxCharacters);
   assert.equal(MAP_SAMPLE.minIntervalMs, MAP_LIMITS.minIntervalMs);
   assert.ok(MAP_SAMPLE.maxAgeMs <= MAP_LIMITS.maxSkewMs);
+  assert.equal(MAP_SAMPLE.maxCoordinate, MAP_LIMITS.maxCoordinate);
 });
 
 test('a map sample is kept per server and served at GET /v1/servers/{id}/map; /roster keeps its shape', async () => {

@@ -16,7 +16,7 @@ const LIMITS = { events: 100, kind: 64, roster: 1000, text: 200 } as const;
  * report made in the last `maxAgeMs` (the control plane keeps no older one: a map is live or
  * worthless). Names are cut shorter than elsewhere so a full sample stays far below the body limit.
  */
-export const MAP_SAMPLE = { maxCharacters: 500, minIntervalMs: 5_000, maxAgeMs: 300_000, name: 64, maxBytes: 160 * 1024 } as const;
+export const MAP_SAMPLE = { maxCharacters: 500, minIntervalMs: 5_000, maxAgeMs: 300_000, name: 64, maxBytes: 160 * 1024, maxCoordinate: 1e7 } as const;
 /** The control plane's body limit on a report (TELEMETRY_LIMITS.maxBody): a report with its sample stays under it. */
 const MAX_REPORT_BYTES = 256 * 1024;
 
@@ -209,7 +209,7 @@ export class TelemetryPusher {
     try {
       const rows = (await this.sampleMap(MAP_SAMPLE.maxCharacters)).slice(0, MAP_SAMPLE.maxCharacters).flatMap(mapEntry);
       const json = JSON.stringify(rows);
-      this.map = json.length <= MAP_SAMPLE.maxBytes ? { reportId, at: now, json } : null;
+      this.map = Buffer.byteLength(json) <= MAP_SAMPLE.maxBytes ? { reportId, at: now, json } : null;
     } catch (err) {
       this.map = null;
       this.o.logger.warn('live map sample failed; the report goes without it', { error: err instanceof Error ? err.message : String(err) });
@@ -221,7 +221,7 @@ export class TelemetryPusher {
     const m = this.map;
     if (m === null || m.reportId !== head.id) return { body: head.line, withMap: false };
     const line = head.line.trimEnd();
-    if (this.o.now() - m.at > MAP_SAMPLE.maxAgeMs || !line.endsWith('}') || line.length + m.json.length + 8 > MAX_REPORT_BYTES) {
+    if (this.o.now() - m.at > MAP_SAMPLE.maxAgeMs || !line.endsWith('}') || Buffer.byteLength(line) + Buffer.byteLength(m.json) + 8 > MAX_REPORT_BYTES) {
       this.map = null;
       return { body: head.line, withMap: false };
     }
@@ -333,7 +333,8 @@ function onlyMapRefused(reply: { status: number; text: string }): boolean {
 function mapEntry(s: MapSurvivor): MapEntry[] {
   const text = (v: string, max: number = LIMITS.text): string => (v.length > max ? v.slice(0, max) : v);
   if (!Number.isInteger(s.agent) || s.agent < 0 || !s.name || !s.alignment || !s.goal || !s.state) return [];
-  if (!Number.isFinite(s.x) || !Number.isFinite(s.z) || !Number.isFinite(s.health)) return [];
+  // A character the control plane would refuse (off any map) is left out rather than cost the whole sample.
+  if (!(Math.abs(s.x) <= MAP_SAMPLE.maxCoordinate) || !(Math.abs(s.z) <= MAP_SAMPLE.maxCoordinate) || !Number.isFinite(s.health)) return [];
   return [
     {
       agent: s.agent,
