@@ -14,13 +14,13 @@ import { seedFor } from './prng.js';
 import { newRhythm } from './conduct.js';
 import { CONTACT_MEMORY_S, recordContact } from './reactive/investigate.js';
 import { perceive, type Perception } from './reactive/perception.js';
-import { alignmentOf, survivorOf, type Alignment } from './roster.js';
+import { alignmentOf, mapSurvivorOf, survivorOf, type Alignment } from './roster.js';
 import { Squads, type Squad } from './squads.js';
 import type { Goal, Mode } from './modes.js';
 import { AgentState } from './state.js';
 import { toPlain, type PlainAgent } from './state-schema.js';
 import { exportAgents, parseState, type BrainState } from './state-io.js';
-import type { ConfigBundle, Intent, Profile, Role, Survivor, TickRequest, TickResponse, Traits } from './types.js';
+import type { ConfigBundle, Intent, MapSurvivor, Profile, Role, Survivor, TickRequest, TickResponse, Traits } from './types.js';
 
 export interface BrainOptions {
   /** Most agents whose state is kept; the least recently seen are evicted beyond it. Default 10,000. */
@@ -284,6 +284,13 @@ export class Brain {
   roster(): Survivor[] {
     const rows: Survivor[] = [];
     for (const a of this.agents.values()) rows.push(survivorOf(a));
+    return rows.sort((x, y) => x.agent - y.agent);
+  }
+
+  /** The roster with positions, for the live map (the sidecar samples it at most every few seconds), ordered by agent id. */
+  mapRoster(): MapSurvivor[] {
+    const rows: MapSurvivor[] = [];
+    for (const a of this.agents.values()) rows.push(mapSurvivorOf(a));
     return rows.sort((x, y) => x.agent - y.agent);
   }
 

@@ -1,5 +1,5 @@
 import type { AgentState } from './state.js';
-import type { Survivor } from './types.js';
+import type { MapSurvivor, Survivor } from './types.js';
 
 export type Alignment = 'friendly' | 'neutral' | 'hostile';
 
@@ -24,4 +24,11 @@ export function alignmentOf(a: AgentState): Alignment {
 
 export function survivorOf(a: AgentState): Survivor {
   return { agent: a.id, name: a.name, alignment: alignmentOf(a), goal: a.goal, state: a.mode };
+}
+
+/** Positions to the decimetre: a map needs no more, and the report stays small. */
+const dm = (v: number): number => Math.round(v * 10) / 10;
+
+export function mapSurvivorOf(a: AgentState): MapSurvivor {
+  return { ...survivorOf(a), squad: a.squad, x: dm(a.x), z: dm(a.z), health: Math.round(a.health) };
 }

@@ -209,3 +209,11 @@ export interface Survivor {
   goal: string;
   state: string;
 }
+
+/** One character on the live map: its roster row, where it stands (metres), its squad ('' for none) and health. */
+export interface MapSurvivor extends Survivor {
+  squad: string;
+  x: number;
+  z: number;
+  health: number;
+}

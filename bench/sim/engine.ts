@@ -53,6 +53,30 @@ export interface FrameCharacter {
   label: string;
   /** Its last reply's `why` (brain characters; null for scripted ones and before a first reply). */
   why: Why | null;
+  squad: string;
+  /** What its last reply aims at or flees from. */
+  aim: { kind: 'engage' | 'fire' | 'flee'; target: number } | null;
+  /** Where its last reply sends it. */
+  dest: { x: number; z: number; investigate: boolean } | null;
+}
+
+/** The target a reply engages (firing or not) or flees from, for the replay page's lines. */
+export function aimOf(intents: readonly Intent[]): FrameCharacter['aim'] {
+  for (const i of intents) {
+    if (i.kind === 'Engage') return { kind: i.fire ? 'fire' : 'engage', target: i.target };
+    if (i.kind === 'Flee') return { kind: 'flee', target: i.from };
+  }
+  return null;
+}
+
+/** Where a reply sends the character: its Investigate spot, else its first MoveTo. */
+export function destOf(intents: readonly Intent[]): FrameCharacter['dest'] {
+  let move: FrameCharacter['dest'] = null;
+  for (const i of intents) {
+    if (i.kind === 'Investigate') return { x: i.at.x, z: i.at.z, investigate: true };
+    if (i.kind === 'MoveTo' && move === null) move = { x: i.to.x, z: i.to.z, investigate: false };
+  }
+  return move;
 }
 
 export interface SimOptions {
@@ -431,7 +455,10 @@ export class Simulation {
         posture: c.posture,
         state: !c.alive ? 'dead' : stateOf(c.lastIntents, c.spec.brain),
         label: c.spec.brain ? describe(c.lastIntents) : (c.spec.name ?? c.spec.kind ?? ''),
-        why: c.lastWhy,
+        squad: c.spec.squad ?? '',
+        why: c.alive ? c.lastWhy : null,
+        aim: c.alive ? aimOf(c.lastIntents) : null,
+        dest: c.alive ? destOf(c.lastIntents) : null,
       });
     }
     return out;

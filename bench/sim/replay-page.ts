@@ -1,113 +1,140 @@
-import type { Obstacle, Scenario } from './scenario.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Scenario } from './scenario.js';
 import type { FrameCharacter } from './engine.js';
+import { boundsOf, type ReplayData, type ReplayRow, type Why } from '../../dashboard/map/model.js';
 
 /**
  * `brainstem sim SCENARIO --html FILE`: one self-contained page (no network, no files beside
  * it) replaying a run on a map, so a designer can watch what the believability figures count.
- * Frames are kept at most MAX_FRAMES (a long run is sampled evenly); strings are interned.
+ * The page is drawn by the dashboard's map renderer (dashboard/map/): its compiled modules are
+ * inlined here, so the replay page and the live map are one renderer. Frames are kept at most
+ * MAX_FRAMES (a long run is sampled evenly); strings and explanations are interned.
  */
 
 /** The most frames a page holds: a 3-hour run at 2 Hz is sampled down to this. */
 export const MAX_FRAMES = 3000;
+/** The most scored options of a `why` the page keeps (the reply carries the top three). */
+const WHY_OPTIONS = 3;
+/** Longest text of a `why` field the page keeps. */
+const WHY_TEXT = 80;
 
-/** Character colours by state (stateOf in engine.ts). */
-export const STATE_COLOURS: Readonly<Record<string, string>> = {
-  firing: '#d62828',
-  engaging: '#f77f00',
-  fleeing: '#9b5de5',
-  investigating: '#f4c430',
-  moving: '#2a9d8f',
-  idle: '#6c757d',
-  afk: '#adb5bd',
-  break: '#adb5bd',
-  logged_off: '#dee2e6',
-  dead: '#000000',
-  scripted: '#1d3557',
-};
+/** The renderer's compiled modules, in dependency order (each imports only earlier ones). */
+const MAP_MODULES = ['model', 'view', 'panel', 'filters', 'replay'] as const;
+const DIST_MAP = new URL('../../dashboard/map/', import.meta.url);
+const SOURCE_MAP_CSS = new URL('../../../dashboard/map/map.css', import.meta.url);
 
-export interface ReplayData {
-  name: string;
-  description: string;
-  tick_hz: number;
-  obstacles: Obstacle[];
-  poi: { id: string; kind: string; x: number; z: number }[];
-  routes: Record<string, [number, number][]>;
-  states: string[];
-  labels: string[];
-  /** Per frame: its time and one row per character: id, x, z, state index, label index, health, heading, posture. */
-  frames: { t: number; c: [number, number, number, number, number, number, number, string][] }[];
-  names: Record<string, { name: string; kind: string; brain: boolean }>;
-  bounds: { minX: number; minZ: number; maxX: number; maxZ: number };
+/** A reply's `why` if it has the documented shape ({mode, goal, options: [{name, score}], rule}), else null. */
+export function whyOf(value: unknown): Why | null {
+  if (value === null || typeof value !== 'object') return null;
+  const w = value as Record<string, unknown>;
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v.slice(0, WHY_TEXT) : null);
+  const mode = text(w.mode);
+  const goal = text(w.goal);
+  const rule = text(w.rule);
+  if (mode === null || goal === null || rule === null || !Array.isArray(w.options)) return null;
+  const options: Why['options'] = [];
+  for (const o of w.options.slice(0, WHY_OPTIONS)) {
+    const name = o !== null && typeof o === 'object' ? text((o as Record<string, unknown>).name) : null;
+    const score = o !== null && typeof o === 'object' ? (o as Record<string, unknown>).score : null;
+    if (name === null || typeof score !== 'number' || !Number.isFinite(score)) return null;
+    options.push({ name, score: Math.round(score * 1000) / 1000 });
+  }
+  return { mode, goal, options, rule };
 }
+
+const AIM_CODE = { engage: 1, fire: 2, flee: 3 } as const;
 
 /** Collects frames from Simulation's onFrame and builds the page. */
 export class ReplayRecorder {
-  private readonly states: string[] = [];
-  private readonly labels: string[] = [];
-  private readonly index = new Map<string, number>();
+  private readonly strings: string[] = [];
+  private readonly stringIndex = new Map<string, number>();
+  private readonly whys: Why[] = [];
+  private readonly whyIndex = new Map<string, number>();
   private readonly frames: ReplayData['frames'] = [];
-  private readonly names: ReplayData['names'] = {};
+  private readonly chars: ReplayData['chars'] = {};
   private readonly every: number;
   private step = 0;
-  private minX = Infinity;
-  private minZ = Infinity;
-  private maxX = -Infinity;
-  private maxZ = -Infinity;
 
   constructor(private readonly scenario: Scenario) {
     const steps = Math.round(scenario.duration_s * scenario.tick_hz) + 1;
     this.every = Math.max(1, Math.ceil(steps / MAX_FRAMES));
   }
 
-  private intern(list: string[], s: string, prefix: string): number {
-    const key = `${prefix}${s}`;
-    let i = this.index.get(key);
+  private intern(s: string): number {
+    let i = this.stringIndex.get(s);
     if (i === undefined) {
-      i = list.push(s) - 1;
-      this.index.set(key, i);
+      i = this.strings.push(s) - 1;
+      this.stringIndex.set(s, i);
+    }
+    return i;
+  }
+
+  private internWhy(why: Why | null): number {
+    if (why === null) return -1;
+    const key = JSON.stringify(why);
+    let i = this.whyIndex.get(key);
+    if (i === undefined) {
+      i = this.whys.push(why) - 1;
+      this.whyIndex.set(key, i);
     }
     return i;
   }
 
   readonly onFrame = (t: number, chars: FrameCharacter[]): void => {
     if (this.step++ % this.every !== 0) return;
-    const rows: ReplayData['frames'][number]['c'] = [];
+    const rows: ReplayRow[] = [];
     for (const c of chars) {
-      if (this.names[c.id] === undefined) this.names[c.id] = { name: c.name, kind: c.kind, brain: c.brain };
-      this.minX = Math.min(this.minX, c.x);
-      this.maxX = Math.max(this.maxX, c.x);
-      this.minZ = Math.min(this.minZ, c.z);
-      this.maxZ = Math.max(this.maxZ, c.z);
-      rows.push([c.id, c.x, c.z, this.intern(this.states, c.state, 's:'), this.intern(this.labels, c.label, 'l:'), c.health, c.heading, c.posture]);
+      if (this.chars[c.id] === undefined) this.chars[c.id] = { name: c.name, kind: c.kind, brain: c.brain, squad: c.squad };
+      const why = whyOf(c.why);
+      // The brain's own word for what the character does when the reply explains itself; else what its intents show.
+      const mode = c.state === 'dead' || c.state === 'logged_off' ? c.state : (why?.mode ?? c.state);
+      rows.push([
+        c.id,
+        c.x,
+        c.z,
+        this.intern(mode),
+        this.intern(c.brain ? c.label : ''),
+        c.health,
+        c.heading,
+        this.intern(c.posture),
+        this.internWhy(why),
+        c.aim ? AIM_CODE[c.aim.kind] : 0,
+        c.aim ? c.aim.target : 0,
+        c.dest ? Math.round(c.dest.x * 10) / 10 : null,
+        c.dest ? Math.round(c.dest.z * 10) / 10 : null,
+        c.dest?.investigate ? 1 : 0,
+      ]);
     }
     this.frames.push({ t, c: rows });
   };
 
   data(): ReplayData {
     const w = this.scenario.world ?? {};
-    const routes: ReplayData['routes'] = {};
-    for (const c of this.scenario.characters) if (c.route) routes[c.id] = c.route.map((p) => [p.x, p.z]);
-    let { minX, minZ, maxX, maxZ } = this;
-    for (const o of w.obstacles ?? []) {
-      minX = Math.min(minX, o.min.x);
-      maxX = Math.max(maxX, o.max.x);
-      minZ = Math.min(minZ, o.min.z);
-      maxZ = Math.max(maxZ, o.max.z);
-    }
-    if (!Number.isFinite(minX)) [minX, minZ, maxX, maxZ] = [-50, -50, 50, 50];
-    const pad = Math.max(10, 0.05 * Math.max(maxX - minX, maxZ - minZ));
+    const routes: [number, number][][] = [];
+    for (const c of this.scenario.characters) if (c.route) routes.push(c.route.map((p): [number, number] => [p.x, p.z]));
+    const points: { x: number; z: number }[] = [];
+    for (const f of this.frames) for (const r of f.c) points.push({ x: r[1], z: r[2] });
+    for (const o of w.obstacles ?? []) points.push(o.min, o.max);
+    for (const p of w.poi ?? []) points.push(p.pos);
     return {
       name: this.scenario.name,
       description: this.scenario.description ?? '',
       tick_hz: this.scenario.tick_hz,
-      obstacles: w.obstacles ?? [],
-      poi: (w.poi ?? []).map((p) => ({ id: p.id, kind: p.kind, x: p.pos.x, z: p.pos.z })),
-      routes,
-      states: this.states,
-      labels: this.labels,
+      world: {
+        bounds: boundsOf(points),
+        obstacles: (w.obstacles ?? []).map((o) => ({
+          min: { x: o.min.x, z: o.min.z },
+          max: { x: o.max.x, z: o.max.z },
+          ...(o.passable ? { passable: true } : {}),
+        })),
+        poi: (w.poi ?? []).map((p) => ({ id: p.id, kind: p.kind, x: p.pos.x, z: p.pos.z })),
+        routes,
+      },
+      strings: this.strings,
+      whys: this.whys,
+      chars: this.chars,
       frames: this.frames,
-      names: this.names,
-      bounds: { minX: minX - pad, minZ: minZ - pad, maxX: maxX + pad, maxZ: maxZ + pad },
     };
   }
 
@@ -128,6 +155,35 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+const RELATIVE_IMPORT = /^import\s[^;]*?from\s*['"]\.\/[\w-]+\.js['"];?[ \t]*$/gm;
+
+/**
+ * The renderer's compiled modules as one module script: each imports only earlier ones by a
+ * relative path, so those import lines go and the declarations meet in one scope.
+ */
+export function mapScript(): string {
+  const parts = MAP_MODULES.map((name) => {
+    const file = new URL(`${name}.js`, DIST_MAP);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      throw new Error(`the replay page's renderer ${fileURLToPath(file)} is missing: run npm run build (it compiles dashboard/)`);
+    }
+    const body = text.replace(RELATIVE_IMPORT, '').replace(/^\/\/# sourceMappingURL=.*$/m, '');
+    if (/^\s*import[\s{(*]/m.test(body))
+      throw new Error(`dashboard/map/${name}.ts imports something other than its sibling modules; the replay page cannot inline it`);
+    return `// dashboard/map/${name}.ts\n${body}`;
+  });
+  const script = `${parts.join('\n')}\nwindow.replay = startReplay();\n`;
+  if (/<\/script/i.test(script)) throw new Error('the renderer contains "</script", which cannot be inlined');
+  return script;
+}
+
+function mapCss(): string {
+  return readFileSync(SOURCE_MAP_CSS, 'utf8');
+}
+
 export function replayPage(data: ReplayData): string {
   return `<!doctype html>
 <html lang="en">
@@ -136,128 +192,40 @@ export function replayPage(data: ReplayData): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(data.name)}: brainstem replay</title>
 <style>
-  body { margin: 0; font: 13px system-ui, sans-serif; display: grid; grid-template-columns: 1fr 300px; grid-template-rows: auto 1fr; height: 100vh; }
-  header { grid-column: 1 / 3; display: flex; gap: 10px; align-items: center; padding: 6px 10px; border-bottom: 1px solid #ccc; }
-  header input[type=range] { flex: 1; }
-  #map { width: 100%; height: 100%; background: #f6f4ef; }
-  aside { border-left: 1px solid #ccc; padding: 8px; overflow: auto; }
-  .label { font-size: 9px; fill: #222; pointer-events: none; }
-  .poi { font-size: 10px; fill: #555; }
-  .char { cursor: pointer; }
-  .legend span { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 50%; }
-  dt { font-weight: 600; } dd { margin: 0 0 6px 0; }
+  html, body { height: 100%; }
+  body { margin: 0; font: 13px system-ui, sans-serif; color: #222; display: grid; grid-template-columns: minmax(0, 1fr) 340px; grid-template-rows: auto minmax(0, 1fr); height: 100vh; }
+  header { grid-column: 1 / 3; display: flex; gap: 10px; align-items: center; padding: 6px 10px; border-bottom: 1px solid #ccc; background: #fff; }
+  header input[type=range] { flex: 1; min-width: 120px; }
+  header button { min-width: 64px; }
+  #time { font-variant-numeric: tabular-nums; min-width: 64px; text-align: right; }
+  #map-host { min-height: 0; min-width: 0; }
+  aside { border-left: 1px solid #ccc; padding: 8px 10px; overflow: auto; background: #fff; }
+  aside h2 { font-size: 15px; margin: 4px 0; }
+  aside h4 { margin: 10px 0 4px; }
+  .keys { color: #666; font-size: 12px; }
+  kbd { border: 1px solid #ccc; border-radius: 3px; padding: 0 3px; font-size: 11px; }
+${mapCss()}
 </style>
 </head>
 <body>
 <header>
-  <button id="play" type="button">Play</button>
-  <input id="timeline" type="range" min="0" max="${Math.max(0, data.frames.length - 1)}" value="0" step="1" aria-label="time">
+  <button id="play" type="button" aria-pressed="false">Play</button>
+  <input id="timeline" type="range" min="0" max="0" value="0" step="1" aria-label="Time">
   <span id="time">0.0 s</span>
-  <label>speed <select id="speed"><option>1</option><option selected>4</option><option>16</option><option>64</option></select>×</label>
+  <label>Speed <select id="speed">${[0.5, 1, 2, 4, 8, 16, 64].map((v) => `<option value="${v}"${v === 4 ? ' selected' : ''}>${v}×</option>`).join('')}</select></label>
   <strong>${escapeHtml(data.name)}</strong>
 </header>
-<svg id="map" xmlns="http://www.w3.org/2000/svg"></svg>
+<main id="map-host"></main>
 <aside>
+  <h2>${escapeHtml(data.name)}</h2>
   <p>${escapeHtml(data.description)}</p>
-  <div class="legend" id="legend"></div>
-  <h3>Selected</h3>
-  <dl id="detail"><dd>Click a character.</dd></dl>
+  <div id="filters"></div>
+  <section id="panel" aria-live="polite"></section>
+  <p class="keys">Drag to pan; wheel, <kbd>+</kbd> <kbd>−</kbd> or the buttons to zoom, <kbd>0</kbd> to fit; arrows pan; <kbd>Space</kbd> plays or pauses, <kbd>,</kbd> <kbd>.</kbd> step; <kbd>Esc</kbd> clears the selection.</p>
 </aside>
 <script id="replay-data" type="application/json">${embed(data)}</script>
-<script>
-(() => {
-  const data = JSON.parse(document.getElementById('replay-data').textContent);
-  const colours = ${embed(STATE_COLOURS)};
-  const svg = document.getElementById('map');
-  const ns = 'http://www.w3.org/2000/svg';
-  const b = data.bounds;
-  svg.setAttribute('viewBox', '0 0 1000 1000');
-  svg.setAttribute('preserveAspectRatio', 'xMidYMid meet');
-  const scale = 1000 / Math.max(b.maxX - b.minX, b.maxZ - b.minZ);
-  // Map x grows right, z (north) grows up.
-  const toScreen = (x, z) => ({ x: (x - b.minX) * scale, y: 1000 - (z - b.minZ) * scale });
-  const el = (name, attrs, parent) => { const e = document.createElementNS(ns, name); for (const k in attrs) e.setAttribute(k, attrs[k]); (parent || svg).appendChild(e); return e; };
-  for (const o of data.obstacles) {
-    const a = toScreen(o.min.x, o.max.z), c = toScreen(o.max.x, o.min.z);
-    el('rect', { x: a.x, y: a.y, width: c.x - a.x, height: c.y - a.y, fill: o.passable ? '#b7d7a8' : '#888' });
-  }
-  for (const id in data.routes) {
-    const pts = data.routes[id].map(([x, z]) => { const p = toScreen(x, z); return p.x + ',' + p.y; }).join(' ');
-    el('polyline', { points: pts, fill: 'none', stroke: '#c9c2b0', 'stroke-dasharray': '4 3' });
-  }
-  for (const p of data.poi) {
-    const s = toScreen(p.x, p.z);
-    el('rect', { x: s.x - 4, y: s.y - 4, width: 8, height: 8, fill: p.kind === 'cover' ? '#6b705c' : '#457b9d' });
-    el('text', { x: s.x + 6, y: s.y + 3, class: 'poi' }).textContent = p.id + ' (' + p.kind + ')';
-  }
-  const layer = el('g', {});
-  const nodes = new Map();
-  let selected = null;
-  const node = (id) => {
-    let n = nodes.get(id);
-    if (!n) {
-      const g = el('g', { class: 'char', 'data-id': id }, layer);
-      const circle = el('circle', { r: 5, stroke: '#fff', 'stroke-width': 1 }, g);
-      const text = el('text', { class: 'label' }, g);
-      g.addEventListener('click', () => { selected = id; render(); });
-      n = { g, circle, text };
-      nodes.set(id, n);
-    }
-    return n;
-  };
-  const legend = document.getElementById('legend');
-  for (const s in colours) legend.insertAdjacentHTML('beforeend', '<div><span style="background:' + colours[s] + '"></span>' + s + '</div>');
-  const slider = document.getElementById('timeline');
-  const timeLabel = document.getElementById('time');
-  const detail = document.getElementById('detail');
-  let frame = 0;
-  function render() {
-    const f = data.frames[frame];
-    if (!f) return;
-    timeLabel.textContent = f.t.toFixed(1) + ' s';
-    const seen = new Set();
-    for (const [id, x, z, si, li, health, heading, posture] of f.c) {
-      const n = node(id);
-      const s = toScreen(x, z);
-      const state = data.states[si];
-      n.circle.setAttribute('cx', s.x);
-      n.circle.setAttribute('cy', s.y);
-      n.circle.setAttribute('fill', colours[state] || '#333');
-      n.circle.setAttribute('r', id === selected ? 8 : 5);
-      n.text.setAttribute('x', s.x + 7);
-      n.text.setAttribute('y', s.y - 6);
-      n.text.textContent = data.labels[li];
-      n.g.setAttribute('data-state', state);
-      n.g.style.display = '';
-      seen.add(id);
-      if (id === selected) {
-        const who = data.names[id] || {};
-        detail.innerHTML = '';
-        for (const [k, v] of [['id', id], ['name', who.name], ['kind', who.kind], ['state', state], ['posture', posture], ['health', health], ['heading', heading + '°'], ['position', x.toFixed(1) + ', ' + z.toFixed(1)], ['intents', data.labels[li] || '—']]) {
-          const dt = document.createElement('dt'); dt.textContent = k; detail.appendChild(dt);
-          const dd = document.createElement('dd'); dd.textContent = String(v); dd.dataset.field = k; detail.appendChild(dd);
-        }
-      }
-    }
-    for (const [id, n] of nodes) if (!seen.has(id)) n.g.style.display = 'none';
-  }
-  function show(i) { frame = Math.max(0, Math.min(data.frames.length - 1, i)); slider.value = String(frame); render(); }
-  slider.addEventListener('input', () => show(Number(slider.value)));
-  let timer = null;
-  const play = document.getElementById('play');
-  play.addEventListener('click', () => {
-    if (timer) { clearInterval(timer); timer = null; play.textContent = 'Play'; return; }
-    play.textContent = 'Pause';
-    const step = data.frames.length > 1 ? data.frames[1].t - data.frames[0].t : 1;
-    timer = setInterval(() => {
-      if (frame >= data.frames.length - 1) { clearInterval(timer); timer = null; play.textContent = 'Play'; return; }
-      show(frame + 1);
-    }, (step * 1000) / Number(document.getElementById('speed').value));
-  });
-  /** For tests and the console: the frame nearest a time, and map → screen coordinates (viewBox units). */
-  window.replay = { data, show, toScreen, frameAt: (t) => { let best = 0; data.frames.forEach((f, i) => { if (Math.abs(f.t - t) < Math.abs(data.frames[best].t - t)) best = i; }); return best; } };
-  show(0);
-})();
+<script type="module">
+${mapScript()}
 </script>
 </body>
 </html>

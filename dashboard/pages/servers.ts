@@ -6,6 +6,7 @@ import { ConnectionLine, type SidecarConnection } from './connection.js';
 import { ActivityTab, EconomyTab, OverviewTab, RosterTab, UsageTab } from './server-reads.js';
 import { ConfigTab } from './config.js';
 import { KeysTab } from './keys.js';
+import { MapTab } from './live-map.js';
 
 export interface ServerSummary {
   id: number;
@@ -93,6 +94,7 @@ export function ServersPage() {
 const TABS = [
   ['overview', 'Overview'],
   ['roster', 'Roster'],
+  ['map', 'Map'],
   ['activity', 'Activity'],
   ['economy', 'Economy'],
   ['usage', 'Usage'],
@@ -107,6 +109,8 @@ export function ServerPage({ id, tab }: { id: string; tab: string }) {
     switch (tab) {
       case 'roster':
         return html`<${RosterTab} id=${id} />`;
+      case 'map':
+        return html`<${MapTab} id=${id} />`;
       case 'activity':
         return html`<${ActivityTab} id=${id} />`;
       case 'economy':

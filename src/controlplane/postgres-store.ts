@@ -15,7 +15,9 @@ import {
   type UsageRow,
   type VersionRow,
   latestOf,
+  mapSampleOf,
   type LatestRow,
+  type MapSampleRow,
 } from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
@@ -28,6 +30,7 @@ import type {
   IngestOutcome,
   KeyOwner,
   LatestReport,
+  MapSample,
   PublishedBundle,
   PublishResult,
   RollbackResult,
@@ -156,6 +159,17 @@ export const CONTROLPLANE_PG_MIGRATIONS: readonly PgMigration[] = [
     version: 4,
     // Where the sidecar's lines come from ({source, model?} as JSON), as its reports say.
     sql: 'ALTER TABLE cp_reports ADD COLUMN dialogue TEXT;',
+  },
+  {
+    version: 5,
+    // The latest live map sample per server (characters with positions, as JSON): one row a server, replaced by a newer sample.
+    sql: `CREATE TABLE cp_map_samples (
+        server_id BIGINT PRIMARY KEY REFERENCES cp_servers(id),
+        at_ms BIGINT NOT NULL,
+        ts TEXT NOT NULL,
+        received_at BIGINT NOT NULL,
+        characters TEXT NOT NULL
+      );`,
   },
 ];
 
@@ -412,6 +426,23 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   async roster(serverId: ServerId): Promise<Survivor[]> {
     const row = await queryRow<{ roster: string }>(this.pool, 'SELECT roster FROM cp_roster WHERE server_id = $1', [serverId]);
     return row ? (JSON.parse(row.roster) as Survivor[]) : [];
+  }
+
+  async mapSample(serverId: ServerId): Promise<MapSample | null> {
+    const row = await queryRow<MapSampleRow>(this.pool, 'SELECT at_ms, ts, received_at, characters FROM cp_map_samples WHERE server_id = $1', [serverId]);
+    return row ? mapSampleOf(row) : null;
+  }
+
+  async putMapSample(serverId: ServerId, sample: MapSample): Promise<boolean> {
+    const { rowCount } = await statement(
+      this.pool,
+      `INSERT INTO cp_map_samples (server_id, at_ms, ts, received_at, characters) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (server_id) DO UPDATE SET at_ms = excluded.at_ms, ts = excluded.ts, received_at = excluded.received_at, characters = excluded.characters
+       WHERE excluded.at_ms > cp_map_samples.at_ms`,
+      [serverId, sample.atMs, sample.ts, sample.receivedAt, JSON.stringify(sample.characters)],
+      'cp-put-map',
+    );
+    return (rowCount ?? 0) > 0;
   }
 
   async activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]> {

@@ -4,6 +4,7 @@ import { limitParam } from '../http/validate.js';
 import { ownedServer, type ControlPlaneContext } from './context.js';
 import { economy, overview, usageSummary } from './read-models.js';
 import { CONNECTED_WITHIN_MS } from './connections.js';
+import { MAP_LIMITS } from './telemetry.js';
 
 export const ACTIVITY_LIMIT = { default: 20, max: 100 } as const;
 
@@ -29,6 +30,20 @@ export function mountReadRoutes(server: HttpServer, ctx: ControlPlaneContext): v
       200,
       roster.map((r) => ({ ...r, seenAt, stale })),
     );
+  });
+
+  // The dashboard's live map (not in the spec, which keeps /roster to Survivor[]): the latest
+  // sample of characters with positions that the sidecar sends with its telemetry.
+  full.get('/v1/servers/:id/map', async (req) => {
+    const { server: s } = await ownedServer(ctx, req);
+    const sample = await store.mapSample(s.id);
+    return json(200, {
+      ts: sample?.ts ?? null,
+      receivedAt: sample ? new Date(sample.receivedAt).toISOString() : null,
+      stale: sample ? ctx.now() - sample.receivedAt > CONNECTED_WITHIN_MS : true,
+      minIntervalS: MAP_LIMITS.minIntervalMs / 1000,
+      characters: sample?.characters ?? [],
+    });
   });
 
   full.get('/v1/servers/:id/activity', async (req) => {

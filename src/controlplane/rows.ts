@@ -8,6 +8,8 @@ import type {
   ConfigVersion,
   DialogueSource,
   LatestReport,
+  MapEntry,
+  MapSample,
   ServerId,
   ServerKeyId,
   ServerKeyRecord,
@@ -84,6 +86,21 @@ export const latestOf = (r: LatestRow): LatestReport => ({
   latencyP99: r.latency_p99,
   latencyAt: r.latency_at === null ? null : Number(r.latency_at),
   dialogue: r.dialogue === null ? null : (JSON.parse(r.dialogue) as DialogueSource),
+});
+
+export interface MapSampleRow {
+  at_ms: number | string;
+  ts: string;
+  received_at: number | string;
+  characters: string;
+}
+
+/** BIGINT columns come back from PostgreSQL as strings. */
+export const mapSampleOf = (r: MapSampleRow): MapSample => ({
+  ts: r.ts,
+  atMs: Number(r.at_ms),
+  receivedAt: Number(r.received_at),
+  characters: JSON.parse(r.characters) as MapEntry[],
 });
 
 export const serverOf = (r: ServerRow): ServerRecord => ({ id: r.id as ServerId, tenantId: r.tenant_id as TenantId, name: r.name, createdAt: r.created_at });

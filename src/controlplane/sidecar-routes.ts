@@ -8,7 +8,7 @@ import { describeRate } from '../ratelimit/limiter.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../signing/request.js';
 import type { ControlPlaneContext } from './context.js';
 import { matchesEtag, type Head } from './heads.js';
-import { IngestQueue, TELEMETRY_LIMITS, parseReport } from './telemetry.js';
+import { IngestQueue, TELEMETRY_LIMITS, nextMapSample, parseReport } from './telemetry.js';
 import { ReportRetention } from './retention.js';
 import type { KeyOwner, ServerId } from './types.js';
 
@@ -102,6 +102,8 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
       if (id <= 0) throw new HttpError('config_not_found', `No server with id ${JSON.stringify(report.serverId)}.`);
       await otherServer(id, owner);
     }
+    // The live map's sample is checked against the stored one before anything is counted or stored.
+    const sample = report.map === undefined ? null : nextMapSample(report, await ctx.store.mapSample(owner.serverId), ctx.now(), ctx.now());
     // A quota of the server (not a rate of the key): 403 plan_limit, with Retry-After so a
     // sidecar backs off and sends the report again rather than dropping it. Only a report that
     // passed its checks counts: a refused one changes nothing, so it must not use up the quota
@@ -109,6 +111,9 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     const d = limiter.hit(`telemetry:${owner.serverId}`, limits.telemetryReports, ctx.now());
     if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
     const outcome = await queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report });
+    // After the report (a repeat of a stored report stores its sample too, if that is newer: the
+    // first attempt may have stopped between the two).
+    if (sample) await ctx.store.putMapSample(owner.serverId, sample);
     // Before answering, so that the pull after a report that used up the quota sees the hold.
     if (outcome.accepted) await ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken);
     await retention.maybePrune();

@@ -16,7 +16,9 @@ import {
   type UsageRow,
   type VersionRow,
   latestOf,
+  mapSampleOf,
   type LatestRow,
+  type MapSampleRow,
 } from './rows.js';
 import { EMPTY_TOTALS, type ControlPlaneStore } from './store.js';
 import type {
@@ -29,6 +31,7 @@ import type {
   IngestOutcome,
   KeyOwner,
   LatestReport,
+  MapSample,
   PublishedBundle,
   PublishResult,
   RollbackResult,
@@ -153,6 +156,17 @@ const MIGRATIONS = [
     // Where the sidecar's lines come from ({source, model?} as JSON), as its reports say.
     sql: 'ALTER TABLE cp_reports ADD COLUMN dialogue TEXT;',
   },
+  {
+    version: 5,
+    // The latest live map sample per server (characters with positions, as JSON): one row a server, replaced by a newer sample.
+    sql: `CREATE TABLE cp_map_samples (
+        server_id INTEGER PRIMARY KEY REFERENCES cp_servers(id),
+        at_ms INTEGER NOT NULL,
+        ts TEXT NOT NULL,
+        received_at INTEGER NOT NULL,
+        characters TEXT NOT NULL
+      );`,
+  },
 ];
 
 /**
@@ -221,6 +235,12 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
          LEFT JOIN (SELECT dialogue FROM (SELECT id, dialogue FROM cp_reports WHERE server_id = ? ORDER BY id DESC LIMIT ${LATENCY_LOOKBACK})
                      WHERE dialogue IS NOT NULL ORDER BY id DESC LIMIT 1) d ON 1 = 1`),
       roster: db.prepare('SELECT roster FROM cp_roster WHERE server_id = ?'),
+      mapSample: db.prepare('SELECT at_ms, ts, received_at, characters FROM cp_map_samples WHERE server_id = ?'),
+      putMapSample: db.prepare(
+        `INSERT INTO cp_map_samples (server_id, at_ms, ts, received_at, characters) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (server_id) DO UPDATE SET at_ms = excluded.at_ms, ts = excluded.ts, received_at = excluded.received_at, characters = excluded.characters
+         WHERE excluded.at_ms > cp_map_samples.at_ms`,
+      ),
       activity: db.prepare("SELECT id, ts, events FROM cp_reports WHERE server_id = ? AND events <> '[]' ORDER BY id DESC LIMIT ?"),
       daily: db.prepare('SELECT * FROM cp_usage_daily WHERE server_id = ? AND day >= ? AND day <= ? ORDER BY day'),
       tenantUsage: db.prepare(`SELECT ${SUMS} FROM cp_usage_daily u JOIN cp_servers s ON s.id = u.server_id WHERE s.tenant_id = ? AND day >= ? AND day <= ?`),
@@ -389,6 +409,15 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   async roster(serverId: ServerId): Promise<Survivor[]> {
     const row = this.q.roster.get(serverId) as { roster: string } | undefined;
     return row ? (JSON.parse(row.roster) as Survivor[]) : [];
+  }
+
+  async mapSample(serverId: ServerId): Promise<MapSample | null> {
+    const row = this.q.mapSample.get(serverId) as MapSampleRow | undefined;
+    return row ? mapSampleOf(row) : null;
+  }
+
+  async putMapSample(serverId: ServerId, sample: MapSample): Promise<boolean> {
+    return this.q.putMapSample.run(serverId, sample.atMs, sample.ts, sample.receivedAt, JSON.stringify(sample.characters)).changes > 0;
   }
 
   async activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]> {

@@ -10,6 +10,7 @@ import type {
   IngestOutcome,
   KeyOwner,
   LatestReport,
+  MapSample,
   PublishedBundle,
   PublishResult,
   RollbackResult,
@@ -60,6 +61,13 @@ export interface ControlPlaneStore {
   ingest(records: readonly TelemetryRecord[]): Promise<IngestOutcome[]>;
   latestReport(serverId: ServerId): Promise<LatestReport | null>;
   roster(serverId: ServerId): Promise<Survivor[]>;
+  /** The server's latest live map sample, or null before the first. */
+  mapSample(serverId: ServerId): Promise<MapSample | null>;
+  /**
+   * Keeps `sample` as the server's latest unless the stored one is at least as new (by atMs);
+   * true when it was stored. A repeat of the stored sample changes nothing.
+   */
+  putMapSample(serverId: ServerId, sample: MapSample): Promise<boolean>;
   activity(serverId: ServerId, limit: number): Promise<ActivityEvent[]>;
   /** Per-day aggregates for days in [fromDay, toDay] (YYYY-MM-DD, inclusive), oldest first. */
   dailyUsage(serverId: ServerId, fromDay: string, toDay: string): Promise<DailyUsage[]>;

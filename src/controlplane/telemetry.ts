@@ -3,9 +3,25 @@ import { validationFailed, type ErrorDetail } from '../http/errors.js';
 import { typeOf, unstorableText } from '../http/validate.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';
 import type { ControlPlaneStore } from './store.js';
-import { DIALOGUE_SOURCES, type DialogueSource, type IngestOutcome, type TelemetryRecord, type TelemetryReport } from './types.js';
+import {
+  DIALOGUE_SOURCES,
+  type DialogueSource,
+  type IngestOutcome,
+  type MapEntry,
+  type MapSample,
+  type TelemetryRecord,
+  type TelemetryReport,
+} from './types.js';
 
 export const TELEMETRY_LIMITS = { maxRoster: 1000, maxKind: 64, maxText: 200, maxReportId: 128, maxBody: 256 * 1024 } as const;
+
+/**
+ * The live map's sample (`map` on a report): at most `maxCharacters` characters, at most one
+ * sample every `minIntervalMs` per server (by the reports' `ts`), and only a sample dated
+ * within `maxSkewMs` of the control plane's clock (the signature window: a map is live or it
+ * is worthless). More is a 422 naming `map`. Coordinates are metres within ±`maxCoordinate`.
+ */
+export const MAP_LIMITS = { maxCharacters: 500, minIntervalMs: 5_000, maxSkewMs: 300_000, maxCoordinate: 1e7 } as const;
 
 const TOP = [
   'serverId',
@@ -21,10 +37,12 @@ const TOP = [
   'cacheHits',
   'latency',
   'roster',
+  'map',
   'economy',
   'dialogue',
 ];
 const ROSTER_KEYS = ['agent', 'name', 'alignment', 'goal', 'state'];
+const MAP_KEYS = [...ROSTER_KEYS, 'squad', 'x', 'z', 'health'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 const MAX_COUNT = 1e12;
 
@@ -47,6 +65,13 @@ class Check {
     const v = o[key];
     if (v === undefined) return void (required && this.add(path, 'is required'));
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_COUNT) return void this.add(path, `must be a non-negative number, got ${show(v)}`);
+    return v;
+  }
+  coordinate(o: Obj, key: string, path: string): number | undefined {
+    const v = o[key];
+    if (v === undefined) return void this.add(path, 'is required');
+    if (typeof v !== 'number' || !Number.isFinite(v) || Math.abs(v) > MAP_LIMITS.maxCoordinate)
+      return void this.add(path, `must be a number of metres within ±${MAP_LIMITS.maxCoordinate}, got ${show(v)}`);
     return v;
   }
   str(o: Obj, key: string, path: string, required: boolean, max: number): string | undefined {
@@ -160,6 +185,33 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
       report.roster = list;
     }
   }
+  if (value.map !== undefined) {
+    const map = value.map;
+    if (!Array.isArray(map)) c.add('map', `must be an array of characters with positions, got ${typeOf(map)}`);
+    else if (map.length > MAP_LIMITS.maxCharacters)
+      c.add('map', `must have at most ${MAP_LIMITS.maxCharacters} characters (a sample of the roster), got ${map.length}`);
+    else {
+      const list: MapEntry[] = [];
+      map.forEach((s, i) => {
+        const p = `map[${i}]`;
+        if (!isObj(s)) return c.add(p, `must be an object, got ${typeOf(s)}`);
+        c.known(s, MAP_KEYS, `${p}.`);
+        const agent = c.int(s, 'agent', `${p}.agent`, true, Number.MAX_SAFE_INTEGER);
+        const name = c.str(s, 'name', `${p}.name`, true, TELEMETRY_LIMITS.maxText);
+        const alignment = c.str(s, 'alignment', `${p}.alignment`, true, TELEMETRY_LIMITS.maxText);
+        const goal = c.str(s, 'goal', `${p}.goal`, true, TELEMETRY_LIMITS.maxText);
+        const state = c.str(s, 'state', `${p}.state`, true, TELEMETRY_LIMITS.maxText);
+        const squad = c.str(s, 'squad', `${p}.squad`, false, TELEMETRY_LIMITS.maxText);
+        const x = c.coordinate(s, 'x', `${p}.x`);
+        const z = c.coordinate(s, 'z', `${p}.z`);
+        const health = c.num(s, 'health', `${p}.health`, false);
+        if (health !== undefined && health > 100) c.add(`${p}.health`, `must be 0 to 100, got ${health}`);
+        if (agent !== undefined && name && alignment && goal && state && x !== undefined && z !== undefined)
+          list.push({ agent, name, alignment, goal, state, ...(squad ? { squad } : {}), x, z, ...(health !== undefined ? { health } : {}) });
+      });
+      report.map = list;
+    }
+  }
   if (value.dialogue !== undefined) {
     const d = value.dialogue;
     if (!isObj(d)) c.add('dialogue', `must be an object {source, model?}, got ${typeOf(d)}`);
@@ -221,4 +273,36 @@ export class IngestQueue {
       if (this.pending.length > 0) this.schedule();
     }
   }
+}
+
+/**
+ * The report's map sample as the server's next one, or a 422 naming `map` when it comes too
+ * soon after the stored one (MAP_LIMITS.minIntervalMs, by the reports' `ts`) or is dated too
+ * far from `now`. A repeat of the stored sample (a report sent again) is null: nothing to store.
+ */
+export function nextMapSample(report: TelemetryReport, stored: MapSample | null, now: number, receivedAt: number): MapSample | null {
+  if (report.map === undefined) return null;
+  const atMs = Date.parse(report.ts);
+  if (Math.abs(now - atMs) > MAP_LIMITS.maxSkewMs)
+    throw validationFailed(
+      [
+        {
+          path: 'map',
+          message: `a map sample must be dated within ${MAP_LIMITS.maxSkewMs / 1000} s of now (the report's ts is ${report.ts}); send a sample only with a fresh report`,
+        },
+      ],
+      'The telemetry report failed validation.',
+    );
+  if (stored !== null && atMs === stored.atMs) return null;
+  if (stored !== null && atMs < stored.atMs + MAP_LIMITS.minIntervalMs)
+    throw validationFailed(
+      [
+        {
+          path: 'map',
+          message: `at most one map sample every ${MAP_LIMITS.minIntervalMs / 1000} s: the last one is dated ${stored.ts}, this one ${report.ts}`,
+        },
+      ],
+      'The telemetry report failed validation.',
+    );
+  return { ts: report.ts, atMs, receivedAt, characters: report.map };
 }

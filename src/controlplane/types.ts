@@ -68,9 +68,29 @@ export interface TelemetryReport {
   cacheHits?: number;
   latency?: { p50: number; p99: number };
   roster?: Survivor[];
+  /** The live map's sample: characters with positions (docs/controlplane.md, "The live map"). */
+  map?: MapEntry[];
   economy?: { ttsUsd: number; llmUsd: number };
   /** Where the sidecar's lines come from: a model (named), the built-in demo lines, or none. */
   dialogue?: DialogueSource;
+}
+
+/** One character of a live map sample: its roster row, squad (when it has one), position (metres) and health. */
+export interface MapEntry extends Survivor {
+  squad?: string;
+  x: number;
+  z: number;
+  health?: number;
+}
+
+/** The latest live map sample of a server. */
+export interface MapSample {
+  /** The sample's moment: its report's `ts` (UTC), and the same in epoch milliseconds. */
+  ts: string;
+  atMs: number;
+  /** When the control plane received it (epoch ms). */
+  receivedAt: number;
+  characters: MapEntry[];
 }
 
 /** Where a sidecar's spoken lines come from, as its reports say. */

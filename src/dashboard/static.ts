@@ -107,6 +107,8 @@ export function mountDashboard(server: HttpServer, options: DashboardOptions = {
       // The compiled tree can change under a running server (tsc --watch); list it again on a miss.
       const files = new Map<string, string>([
         ['style.css', join(source, 'style.css')],
+        // The map renderer's stylesheet, beside its modules (the replay page inlines the same file).
+        ['map.css', join(source, 'map', 'map.css')],
         [FAVICON, join(source, FAVICON)],
       ]);
       for (const file of listFiles(compiled)) files.set(relative(compiled, file).split(sep).join('/'), file);

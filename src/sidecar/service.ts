@@ -1,4 +1,4 @@
-import type { Survivor } from '../../brain/index.js';
+import type { MapSurvivor, Survivor } from '../../brain/index.js';
 import type { DialogueCounters } from '../dialogue/context.js';
 import { createDialogueTier, type CreateDialogueTierOptions } from '../dialogue/create.js';
 import type { DialogueTier, LinesFrom } from '../dialogue/tier.js';
@@ -101,6 +101,11 @@ export interface Sidecar {
   status(): SidecarStatus;
   /** Counters since the last call (then zeroed), brains and dialogue merged. */
   drainTelemetry(): Promise<SidecarTelemetry>;
+  /**
+   * The live map's sample: characters the game still ticks, with positions, at most `max`
+   * (spread evenly over the roster, ordered by agent id, when there are more).
+   */
+  mapSample(max: number): Promise<MapSurvivor[]>;
   /** Writes the state file now (no-op without one). */
   saveState(): Promise<void>;
   /** Stops accepting, lets in-flight ticks finish, then stops the config source and the workers. */
@@ -222,6 +227,10 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
         linesFrom: tier?.linesFrom ?? { source: 'none' },
       };
     },
+    mapSample: async (max) => {
+      const rows = (await ev.mapRoster()).filter((s) => recent.has(s.agent));
+      return spread(rows, max);
+    },
     saveState: () => keeper?.save() ?? Promise.resolve(),
     status,
     routes: () => server.routes(),
@@ -237,4 +246,13 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
         await ev.close();
       })()),
   };
+}
+
+/** At most `max` of `rows`, taken at even steps so a large roster is sampled across, not cut at one end. */
+export function spread<T>(rows: readonly T[], max: number): T[] {
+  if (rows.length <= max) return [...rows];
+  if (max <= 0) return [];
+  const out: T[] = [];
+  for (let i = 0; i < max; i++) out.push(rows[Math.floor((i * rows.length) / max)]!);
+  return out;
 }

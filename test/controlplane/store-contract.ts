@@ -332,4 +332,30 @@ export function controlPlaneStoreContract(name: string, open: () => Promise<Open
       await close();
     }
   });
+
+  test(`${name}: the live map keeps each server's newest sample; an older or repeated one changes nothing`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const a = await store.createServer(tenantId, 'a', DEFAULT_BUNDLE, 'system');
+      const b = await store.createServer(tenantId, 'b', DEFAULT_BUNDLE, 'system');
+      assert.equal(await store.mapSample(a.id), null);
+      const at = Date.parse('2026-05-02T10:00:00Z');
+      const sample = (ms: number, x: number) => ({
+        ts: new Date(ms).toISOString(),
+        atMs: ms,
+        receivedAt: ms + 20,
+        characters: [{ agent: 1, name: 'n', alignment: 'neutral', goal: 'none', state: 'idle', squad: 's', x, z: -x, health: 80 }],
+      });
+      assert.equal(await store.putMapSample(a.id, sample(at, 1)), true);
+      assert.deepEqual(await store.mapSample(a.id), sample(at, 1));
+      assert.equal(await store.putMapSample(a.id, sample(at, 2)), false, 'the same moment again');
+      assert.equal(await store.putMapSample(a.id, sample(at - 5000, 3)), false, 'an older one');
+      assert.deepEqual(await store.mapSample(a.id), sample(at, 1));
+      assert.equal(await store.putMapSample(a.id, sample(at + 5000, 4)), true);
+      assert.equal((await store.mapSample(a.id))!.characters[0]!.x, 4);
+      assert.equal(await store.mapSample(b.id), null, 'per server');
+    } finally {
+      await close();
+    }
+  });
 }

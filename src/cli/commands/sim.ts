@@ -25,7 +25,10 @@ export function registerSim(program: Command): void {
     .option('--token <token>', 'bearer token for --sidecar')
     .option('--workers <n>', 'worker threads for the spawned sidecar')
     .option('--record <file>', 'write every tick and reply as JSON lines, for brainstem replay')
-    .option('--html <file>', 'also write a self-contained page replaying the run on a map (play, pause, scrub, click a character)')
+    .option(
+      '--html <file>',
+      'also write one self-contained page replaying the run on a map (pan, zoom, play, scrub, filters; click a character for its why, mode strip and path)',
+    )
     .option('--demo-dialogue', `in the spawned sidecar, ${DEMO_DIALOGUE_HELP}`)
     .option('--quiet', 'print only the expectation results')
     .option('--json', 'print the result as JSON')

@@ -123,6 +123,7 @@ export async function startLinkedSidecar(
     client,
     buffer,
     collect: () => sidecar.drainTelemetry(),
+    sampleMap: (max) => sidecar.mapSample(max),
     latency: sidecar.ticks.latency,
     logger,
     now,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Survivor } from '../../../brain/index.js';
+import type { MapSurvivor, Survivor } from '../../../brain/index.js';
 import { silentLogger, type Logger } from '../../log.js';
 import { errorCode, errorText, failureText, type ControlPlaneClient } from './control-plane-client.js';
 import { countExchange, type Exchange, type ExchangeCounts, type ExchangeOutcome } from './control-plane-source.js';
@@ -9,6 +9,19 @@ import type { BufferedReport, TelemetryBuffer } from './telemetry-buffer.js';
 
 /** The control plane's limits on a report (docs/controlplane.md), kept here so a report is never refused for its shape. */
 const LIMITS = { events: 100, kind: 64, roster: 1000, text: 200 } as const;
+
+/**
+ * The live map's sample (`map` on a report): at most `maxCharacters`, at most one every
+ * `minIntervalMs` (the control plane refuses more with a 422 naming `map`), sent only with a
+ * report made in the last `maxAgeMs` (the control plane keeps no older one: a map is live or
+ * worthless). Names are cut shorter than elsewhere so a full sample stays far below the body limit.
+ */
+export const MAP_SAMPLE = { maxCharacters: 500, minIntervalMs: 5_000, maxAgeMs: 300_000, name: 64, maxBytes: 160 * 1024, maxCoordinate: 1e7 } as const;
+/** The control plane's body limit on a report (TELEMETRY_LIMITS.maxBody): a report with its sample stays under it. */
+const MAX_REPORT_BYTES = 256 * 1024;
+
+/** A map entry as sent: the roster row's fields, the squad when there is one, the position and health. */
+export type MapEntry = Survivor & { squad?: string; x: number; z: number; health: number };
 
 export interface PushStatus {
   lastPush: Exchange | null;
@@ -27,6 +40,8 @@ export interface TelemetryPusherOptions {
   buffer: TelemetryBuffer;
   /** Counters since the last call (Sidecar.drainTelemetry). */
   collect: () => Promise<SidecarTelemetry>;
+  /** The live map's sample of at most `max` characters (Sidecar.mapSample); without it reports carry no map. */
+  sampleMap?: (max: number) => Promise<MapSurvivor[]>;
   /** The sidecar's tick latency histogram; each report carries the percentiles of its own interval. */
   latency: LatencyHistogram;
   /** Default 60 s. */
@@ -50,7 +65,8 @@ export interface TelemetryPusherOptions {
  * them for good.
  */
 export class TelemetryPusher {
-  private readonly o: Required<Omit<TelemetryPusherOptions, 'logger'>> & { logger: Logger };
+  private readonly o: Required<Omit<TelemetryPusherOptions, 'logger' | 'sampleMap'>> & { logger: Logger };
+  private readonly sampleMap: ((max: number) => Promise<MapSurvivor[]>) | null;
   private timer: NodeJS.Timeout | null = null;
   private retry: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
@@ -65,8 +81,13 @@ export class TelemetryPusher {
   /** Report sends since start by outcome. */
   readonly pushes: ExchangeCounts = { ok: 0, not_modified: 0, unauthorized: 0, error: 0 };
   private mark: HistogramMark;
+  /** The newest map sample, waiting to ride on the report it was taken with; never buffered on disk. */
+  private map: { reportId: string; at: number; json: string } | null = null;
+  private lastSampleAt = -Infinity;
 
   constructor(options: TelemetryPusherOptions) {
+    const { sampleMap, ...rest } = options;
+    this.sampleMap = sampleMap ?? null;
     this.o = {
       intervalMs: 60_000,
       requestTimeoutMs: 10_000,
@@ -75,7 +96,7 @@ export class TelemetryPusher {
       now: Date.now,
       random: Math.random,
       newId: randomUUID,
-      ...options,
+      ...rest,
       logger: options.logger ?? silentLogger,
     };
     this.mark = options.latency.mark();
@@ -113,6 +134,7 @@ export class TelemetryPusher {
   report(): Promise<void> {
     const run = this.collecting.then(async () => {
       const report = this.build(await this.o.collect());
+      await this.takeMap(report.reportId);
       try {
         await this.o.buffer.append(report);
       } catch (err) {
@@ -179,6 +201,33 @@ export class TelemetryPusher {
     return report;
   }
 
+  /** Samples the map for the report just built, unless the last sample is under MAP_SAMPLE.minIntervalMs old. */
+  private async takeMap(reportId: string): Promise<void> {
+    const now = this.o.now();
+    if (this.sampleMap === null || this.closed || now - this.lastSampleAt < MAP_SAMPLE.minIntervalMs) return;
+    this.lastSampleAt = now;
+    try {
+      const rows = (await this.sampleMap(MAP_SAMPLE.maxCharacters)).slice(0, MAP_SAMPLE.maxCharacters).flatMap(mapEntry);
+      const json = JSON.stringify(rows);
+      this.map = Buffer.byteLength(json) <= MAP_SAMPLE.maxBytes ? { reportId, at: now, json } : null;
+    } catch (err) {
+      this.map = null;
+      this.o.logger.warn('live map sample failed; the report goes without it', { error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /** The line to send: the buffered report, with the map sample taken with it when there is one and it is still fresh. */
+  private bodyFor(head: { id: string; line: string }): { body: string; withMap: boolean } {
+    const m = this.map;
+    if (m === null || m.reportId !== head.id) return { body: head.line, withMap: false };
+    const line = head.line.trimEnd();
+    if (this.o.now() - m.at > MAP_SAMPLE.maxAgeMs || !line.endsWith('}') || Buffer.byteLength(line) + Buffer.byteLength(m.json) + 8 > MAX_REPORT_BYTES) {
+      this.map = null;
+      return { body: head.line, withMap: false };
+    }
+    return { body: `${line.slice(0, -1)},"map":${m.json}}`, withMap: true };
+  }
+
   private record(outcome: ExchangeOutcome): void {
     countExchange(this.pushes, outcome);
     this.lastPush = { at: new Date(this.o.now()).toISOString(), outcome };
@@ -188,12 +237,21 @@ export class TelemetryPusher {
     for (;;) {
       const head = this.o.buffer.headLine();
       if (!head) return;
+      const { body, withMap } = this.bodyFor(head);
       let reply;
       try {
-        reply = await this.o.client.request('POST', '/v1/telemetry', { body: head.line, timeoutMs: this.o.requestTimeoutMs });
+        reply = await this.o.client.request('POST', '/v1/telemetry', { body, timeoutMs: this.o.requestTimeoutMs });
       } catch (err) {
         return this.backOff(`unreachable (${failureText(err)})`);
       }
+      if (withMap && reply.status !== 202 && onlyMapRefused(reply)) {
+        // The sample alone was refused (another sidecar on this server sampled moments ago,
+        // say): the report goes again at once without it, so no counter is lost for a map.
+        this.map = null;
+        this.o.logger.warn('the control plane refused the live map sample; the report is sent without it', { reason: errorText(reply) });
+        continue;
+      }
+      if (withMap && reply.status !== 408 && reply.status !== 429 && reply.status < 500) this.map = null;
       if (reply.status === 202) {
         if (this.lastError !== null) this.o.logger.info('telemetry push works again', { failedSince: this.lastErrorSince, buffered: this.o.buffer.size });
         this.errors = 0;
@@ -254,4 +312,40 @@ function rosterEntry(s: Survivor): Survivor[] {
   const text = (v: string): string => (v.length > LIMITS.text ? v.slice(0, LIMITS.text) : v);
   if (!Number.isInteger(s.agent) || s.agent < 0 || !s.name || !s.alignment || !s.goal || !s.state) return [];
   return [{ agent: s.agent, name: text(s.name), alignment: text(s.alignment), goal: text(s.goal), state: text(s.state) }];
+}
+
+/** A 422 every detail of which is about the `map` field. */
+function onlyMapRefused(reply: { status: number; text: string }): boolean {
+  if (reply.status !== 422) return false;
+  try {
+    const details = (JSON.parse(reply.text) as { error?: { details?: { path?: unknown }[] } }).error?.details;
+    return (
+      Array.isArray(details) &&
+      details.length > 0 &&
+      details.every((d) => typeof d.path === 'string' && (d.path === 'map' || d.path.startsWith('map[') || d.path.startsWith('map.')))
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** A map entry as the control plane accepts it, or nothing (a row it would refuse). */
+function mapEntry(s: MapSurvivor): MapEntry[] {
+  const text = (v: string, max: number = LIMITS.text): string => (v.length > max ? v.slice(0, max) : v);
+  if (!Number.isInteger(s.agent) || s.agent < 0 || !s.name || !s.alignment || !s.goal || !s.state) return [];
+  // A character the control plane would refuse (off any map) is left out rather than cost the whole sample.
+  if (!(Math.abs(s.x) <= MAP_SAMPLE.maxCoordinate) || !(Math.abs(s.z) <= MAP_SAMPLE.maxCoordinate) || !Number.isFinite(s.health)) return [];
+  return [
+    {
+      agent: s.agent,
+      name: text(s.name, MAP_SAMPLE.name),
+      alignment: text(s.alignment),
+      goal: text(s.goal),
+      state: text(s.state),
+      ...(s.squad ? { squad: text(s.squad) } : {}),
+      x: s.x,
+      z: s.z,
+      health: Math.max(0, Math.min(100, Math.round(s.health))),
+    },
+  ];
 }

@@ -1,5 +1,5 @@
 import { Brain } from '../../../brain/index.js';
-import type { ConfigBundle, Survivor, TickRequest, TickResponse } from '../../../brain/index.js';
+import type { ConfigBundle, MapSurvivor, Survivor, TickRequest, TickResponse } from '../../../brain/index.js';
 import { dialoguePersona, type DialoguePersona } from '../dialogue.js';
 
 /** What the sidecar reports of its brains for telemetry: counters since the last drain, roster, agents held. */
@@ -39,6 +39,8 @@ export interface Evaluator {
   /** Resolves once every brain uses the bundle; ticks queued before the call still see the old one. */
   setBundle(bundle: ConfigBundle): Promise<void>;
   drain(): Promise<BrainTelemetry>;
+  /** Every agent the brains hold with its position (Brain.mapRoster), ordered by agent id. */
+  mapRoster(): Promise<MapSurvivor[]>;
   close(): Promise<void>;
 }
 
@@ -90,6 +92,10 @@ export class InlineEvaluator implements Evaluator {
 
   async drain(): Promise<BrainTelemetry> {
     return { events: this.brain.drainEvents(), roster: this.brain.roster(), agents: this.brain.agentCount };
+  }
+
+  async mapRoster(): Promise<MapSurvivor[]> {
+    return this.brain.mapRoster();
   }
 
   async close(): Promise<void> {}

@@ -1,5 +1,14 @@
 import { Piscina } from 'piscina';
-import { Brain, STATE_FORMAT, STATE_VERSION, type BrainState, type ConfigBundle, type TickRequest, type TickResponse } from '../../../brain/index.js';
+import {
+  Brain,
+  STATE_FORMAT,
+  STATE_VERSION,
+  type BrainState,
+  type ConfigBundle,
+  type MapSurvivor,
+  type TickRequest,
+  type TickResponse,
+} from '../../../brain/index.js';
 import type { DialoguePersona } from '../dialogue.js';
 import { InlineEvaluator, mergeEvents, type BrainTelemetry, type Evaluator, type EvaluatorOptions } from './evaluator.js';
 import type { ShardReply as WorkerReply, ShardTask as WorkerTask } from './worker.js';
@@ -137,6 +146,13 @@ class Shard {
     return reply.telemetry;
   }
 
+  async mapRoster(): Promise<MapSurvivor[]> {
+    this.flush();
+    const reply = await this.send({ type: 'map' });
+    if (reply.type !== 'map') throw new Error(`worker answered ${reply.type} to a map task`);
+    return reply.rows;
+  }
+
   async close(): Promise<void> {
     this.flush();
     await this.pool.close();
@@ -218,6 +234,11 @@ export class PoolEvaluator implements Evaluator {
       out.agents += part.agents;
     }
     return out;
+  }
+
+  async mapRoster(): Promise<MapSurvivor[]> {
+    const parts = await Promise.all(this.shards.map((s) => s.mapRoster()));
+    return parts.flat().sort((a, b) => a.agent - b.agent);
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@
  * for the state file.
  */
 import run, { currentBrain } from '../../../brain/worker.js';
-import type { BrainState, TickRequest, WorkerReply, WorkerTask } from '../../../brain/index.js';
+import type { BrainState, MapSurvivor, TickRequest, WorkerReply, WorkerTask } from '../../../brain/index.js';
 import { dialoguePersona, type DialoguePersona } from '../dialogue.js';
 
 export type ShardTask =
@@ -13,14 +13,17 @@ export type ShardTask =
   /** `personas`: indices of the requests whose agent's persona goes back with the reply; `explain` as the brain's worker takes it. */
   | { type: 'tick'; requests: TickRequest[]; personas?: number[]; explain?: number[] }
   | { type: 'export' }
-  | { type: 'import'; state: BrainState };
+  | { type: 'import'; state: BrainState }
+  /** The shard's roster with positions, for the live map's sample. */
+  | { type: 'map' };
 
 export type ShardReply =
   | Exclude<WorkerReply, { type: 'tick' }>
   | (Extract<WorkerReply, { type: 'tick' }> & { personas?: Array<[agent: number, persona: DialoguePersona]> })
   /** The shard's agents as JSON objects joined by commas ('' when none): a string crosses threads cheaply. */
   | { type: 'export'; text: string }
-  | { type: 'import'; agents: number };
+  | { type: 'import'; agents: number }
+  | { type: 'map'; rows: MapSurvivor[] };
 
 export default function shardRun(task: ShardTask): ShardReply {
   switch (task.type) {
@@ -35,6 +38,10 @@ export default function shardRun(task: ShardTask): ShardReply {
               .join(','),
           }
         : { type: 'no_bundle' };
+    }
+    case 'map': {
+      const b = currentBrain();
+      return b ? { type: 'map', rows: b.mapRoster() } : { type: 'no_bundle' };
     }
     case 'import': {
       const b = currentBrain();
