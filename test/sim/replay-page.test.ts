@@ -211,12 +211,13 @@ describe('brainstem sim --html: the replay page in a browser', { skip: skipWitho
     assert.equal(all.length - noRaiders.length, 3, 'the three raiders are hidden');
     await tab.locator('input[data-squad="raiders"]').check();
     const modes = (await tab.evaluate(`[...document.querySelectorAll('input[data-mode]')].map((i) => i.getAttribute('data-mode'))`)) as string[];
-    const moving = (await tab.evaluate(`document.querySelectorAll('g.map-char[data-mode="moving"]').length`)) as number;
-    assert.ok(modes.includes('moving') && moving > 0, modes.join());
+    // Recorded replies explain themselves, so characters are coloured by the brain's own mode.
+    const traveling = (await tab.evaluate(`document.querySelectorAll('g.map-char[data-mode="traveling"]').length`)) as number;
+    assert.ok(modes.includes('traveling') && traveling > 0, modes.join());
     await tab.evaluate(`window.replay.select(${all[0]})`);
-    await tab.locator('input[data-mode="moving"]').uncheck();
+    await tab.locator('input[data-mode="traveling"]').uncheck();
     const hidden = (await tab.evaluate(
-      `[...document.querySelectorAll('g.map-char[data-mode="moving"]')].filter((g) => g.getAttribute('display') === 'none').map((g) => Number(g.getAttribute('data-id')))`,
+      `[...document.querySelectorAll('g.map-char[data-mode="traveling"]')].filter((g) => g.getAttribute('display') === 'none').map((g) => Number(g.getAttribute('data-id')))`,
     )) as number[];
     assert.ok(hidden.length > 0);
     assert.ok(!hidden.includes(all[0]!), 'the selected character stays on the map');
