@@ -339,7 +339,10 @@ async function runConfiguration(
         ),
       );
       const machine = machineTicks();
-      const requests = Math.max(1, runs.reduce((a, r) => a + r.requests, 0));
+      const requests = Math.max(
+        1,
+        runs.reduce((a, r) => a + r.requests, 0),
+      );
       const cpu = pids.map((pid, r) => Math.round(((cpuMs(pid) - before[r]!) / Math.max(1, runs[r]!.requests)) * 1000) / 1000);
       const work: RunWork = {
         postgresCpuMsPerRequest: postmaster === null ? null : Math.round(((postgresCpuMs(postmaster) - pgBefore) / requests) * 1000) / 1000,
@@ -363,7 +366,15 @@ async function runConfiguration(
       replicas,
       signed304: { rps: pull.rps, errors: pull.errors, p50Ms: pull.p50Ms, p99Ms: pull.p99Ms, cpuMsPerRequest: pulls.cpu, work: pulls.work },
       // wrk stops with requests in flight: stored may exceed acknowledged by a few; lost counts the opposite.
-      telemetry: { rps: push.rps, errors: push.errors, acknowledged, stored, lost: Math.max(0, acknowledged - stored), cpuMsPerRequest: pushes.cpu, work: pushes.work },
+      telemetry: {
+        rps: push.rps,
+        errors: push.errors,
+        acknowledged,
+        stored,
+        lost: Math.max(0, acknowledged - stored),
+        cpuMsPerRequest: pushes.cpu,
+        work: pushes.work,
+      },
     };
   } finally {
     for (const c of children) await stop(c);
