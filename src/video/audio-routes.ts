@@ -7,20 +7,14 @@ import type { Handler, HttpServer } from '../http/server.js';
 import { HttpError, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { idParam, limitParam } from '../http/validate.js';
-import { probeAudio, type AudioProbe } from './ffmpeg.js';
+import { probeAudio } from './ffmpeg.js';
 import { decodeCursor, encodeCursor, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import type { VideoRoutesOptions } from './route-options.js';
 import { VIDEO_LIMITS } from './limits.js';
 import type { AudioId, AudioRecord } from './types.js';
 
 /** Audio a tenant may upload, by Content-Type: the containers ffprobe must find and the codecs allowed in them. */
-interface AudioKind {
-  formats: RegExp;
-  codecs: RegExp;
-  ext: string;
-}
-
-const AUDIO_TYPES: Record<string, AudioKind> = {
+const AUDIO_TYPES: Record<string, { formats: RegExp; codecs: RegExp; ext: string }> = {
   'audio/mpeg': { formats: /^mp3$/, codecs: /^mp3$/, ext: 'mp3' },
   'audio/aac': { formats: /^aac$/, codecs: /^aac$/, ext: 'aac' },
   'audio/mp4': { formats: /^mov,mp4,m4a/, codecs: /^aac$/, ext: 'm4a' },
@@ -48,26 +42,6 @@ function audioView(a: AudioRecord) {
 
 const problem = (message: string) => validationFailed([{ path: 'body', message }], `The audio track was refused: ${message}. Nothing was stored.`);
 
-/** The upload probed: a readable file of the named type, audio only, of a length a track may have. */
-async function probeUpload(ffprobe: string, file: string, kind: AudioKind, type: string): Promise<AudioProbe> {
-  const probe = await probeAudio(ffprobe, file);
-  if (!probe) throw problem(`it is not a readable ${kind.ext.toUpperCase()} file`);
-  if (!kind.formats.test(probe.format) || !kind.codecs.test(probe.codec)) throw problem(`it is ${probe.format}/${probe.codec}, not what ${type} names`);
-  if (probe.videoStreams > 0) throw problem('it has a video stream; upload audio only');
-  const { minAudioSeconds: min, maxAudioSeconds: max } = VIDEO_LIMITS;
-  if (probe.durationS < min || probe.durationS > max) throw problem(`it lasts ${probe.durationS.toFixed(1)} s; a track lasts ${min} to ${max} s`);
-  return probe;
-}
-
-/** The `filename` query parameter as a display name: its last path segment, no control characters, at most 255 characters. */
-function trackName(filename: string | null, ext: string): string {
-  return (
-    basename((filename ?? '').replace(/\\/g, '/'))
-      .replace(/[\u0000-\u001f\u007f]/g, '')
-      .slice(0, 255) || `track.${ext}`
-  );
-}
-
 /** Audio tracks (music for tours): upload MP3, AAC or WAV (size-capped, probed with ffprobe), list, read, delete. */
 export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler, kit: VideoRouteKit): void {
   const { store } = o;
@@ -81,12 +55,20 @@ export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api:
       if (!kind)
         throw new HttpError('unsupported_media_type', `Upload an audio track as the request body with Content-Type ${Object.keys(AUDIO_TYPES).join(', ')}.`);
       if (!o.ffprobe) throw new HttpError('unavailable', 'Audio uploads need ffprobe on this server (it comes with ffmpeg).');
-      const name = trackName(req.searchParams().get('filename'), kind.ext);
+      const name =
+        basename((req.searchParams().get('filename') ?? '').replace(/\\/g, '/'))
+          .replace(/[\u0000-\u001f\u007f]/g, '')
+          .slice(0, 255) || `track.${kind.ext}`;
       const tmp = join(o.dataDir, 'tmp', `${randomUUID()}.${kind.ext}`);
       let kept = false;
       try {
         await pipeline(req.stream!, createWriteStream(tmp));
-        const probe = await probeUpload(o.ffprobe, tmp, kind, type);
+        const probe = await probeAudio(o.ffprobe, tmp);
+        if (!probe) throw problem(`it is not a readable ${kind.ext.toUpperCase()} file`);
+        if (!kind.formats.test(probe.format) || !kind.codecs.test(probe.codec)) throw problem(`it is ${probe.format}/${probe.codec}, not what ${type} names`);
+        if (probe.videoStreams > 0) throw problem('it has a video stream; upload audio only');
+        const { minAudioSeconds: min, maxAudioSeconds: max } = VIDEO_LIMITS;
+        if (probe.durationS < min || probe.durationS > max) throw problem(`it lasts ${probe.durationS.toFixed(1)} s; a track lasts ${min} to ${max} s`);
         const { size: sizeBytes } = await stat(tmp);
         const key = `audio-${randomUUID()}.${kind.ext}`;
         await o.storage.putFile('media', key, tmp, type);

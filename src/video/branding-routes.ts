@@ -78,7 +78,25 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
   full.put(
     '/v1/branding/logo',
     api(async (req, tenant) => {
-      const logo = await storeLogo(o, req.body);
+      const info = inspectImage(req.body);
+      if (!info.ok)
+        throw new HttpError('validation_failed', `The logo must be a complete PNG, JPEG or WebP image: it ${info.reason}.`, {
+          details: [{ path: 'body', message: info.reason }],
+        });
+      const max = VIDEO_LIMITS.maxLogoSide;
+      if (info.width > max || info.height > max)
+        throw new HttpError('validation_failed', `A logo may be at most ${max} px a side; this one is ${info.width}x${info.height}.`, {
+          details: [{ path: 'body', message: `at most ${max} px a side` }],
+        });
+      const key = `logo-${randomUUID()}.${info.contentType.split('/')[1]}`;
+      const tmp = join(o.dataDir, 'tmp', `${key}.part`);
+      await writeFile(tmp, req.body);
+      try {
+        await o.storage.putFile('media', key, tmp, info.contentType);
+      } finally {
+        await unlink(tmp).catch(() => {});
+      }
+      const logo = { logoKey: key, logoContentType: info.contentType, logoWidth: info.width, logoHeight: info.height };
       return json(200, brandingView(await put(tenant.id, { ...(await current(tenant.id)), ...logo })));
     }),
     { maxBody: VIDEO_LIMITS.maxLogoBytes },
@@ -101,27 +119,4 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
     }),
     { body: 'none' },
   );
-}
-
-/** A logo upload checked (a whole PNG, JPEG or WebP image within the size limit) and stored under a new key. */
-async function storeLogo(o: VideoRoutesOptions, body: Buffer): Promise<{ logoKey: string; logoContentType: string; logoWidth: number; logoHeight: number }> {
-  const info = inspectImage(body);
-  if (!info.ok)
-    throw new HttpError('validation_failed', `The logo must be a complete PNG, JPEG or WebP image: it ${info.reason}.`, {
-      details: [{ path: 'body', message: info.reason }],
-    });
-  const max = VIDEO_LIMITS.maxLogoSide;
-  if (info.width > max || info.height > max)
-    throw new HttpError('validation_failed', `A logo may be at most ${max} px a side; this one is ${info.width}x${info.height}.`, {
-      details: [{ path: 'body', message: `at most ${max} px a side` }],
-    });
-  const key = `logo-${randomUUID()}.${info.contentType.split('/')[1]}`;
-  const tmp = join(o.dataDir, 'tmp', `${key}.part`);
-  await writeFile(tmp, body);
-  try {
-    await o.storage.putFile('media', key, tmp, info.contentType);
-  } finally {
-    await unlink(tmp).catch(() => {});
-  }
-  return { logoKey: key, logoContentType: info.contentType, logoWidth: info.width, logoHeight: info.height };
 }

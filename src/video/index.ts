@@ -109,21 +109,16 @@ async function openStorage(objectStore: string | undefined, dataDir: string): Pr
   return s3;
 }
 
-/** ffmpeg as found (or why not: the API still serves properties and photos), its confinement and the title card's font. */
-interface Renderer {
-  ffmpeg: FfmpegBinary | null;
-  ffmpegProblem: string | undefined;
-  confinement: FfmpegConfinement;
-  fontFile: string | null;
-}
-
-function findRenderer(options: VideoServiceOptions, logger: Logger): Renderer {
+/** The property-video API (spec 000): routes, render queue and completion callbacks. */
+export async function mountVideo(server: HttpServer, options: VideoServiceOptions): Promise<VideoService> {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
   let ffmpeg: FfmpegBinary | null = null;
   let ffmpegProblem: string | undefined;
   try {
     ffmpeg = resolveFfmpeg(options.ffmpegPath);
   } catch (err) {
-    // Renders fail with this reason until ffmpeg is installed.
+    // The API still serves properties and photos; renders fail with this reason until ffmpeg is installed.
     ffmpegProblem = (err as Error).message;
     logger.error('video rendering unavailable', { error: ffmpegProblem });
   }
@@ -142,11 +137,6 @@ function findRenderer(options: VideoServiceOptions, logger: Logger): Renderer {
       font: fontFile ?? 'built-in bitmap font',
       addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null,
     });
-  return { ffmpeg, ffmpegProblem, confinement, fontFile };
-}
-
-/** The data directory's folders, the URL-signing key and the asset storage, ready to serve. */
-async function prepareStorage(options: VideoServiceOptions, now: () => number, logger: Logger): Promise<{ signer: AssetUrlSigner; storage: AssetStorage }> {
   const local = ['work', ...(options.objectStore ? [] : ['photos', 'assets', 'media'])];
   for (const sub of local) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
   const signer = new AssetUrlSigner(
@@ -156,15 +146,9 @@ async function prepareStorage(options: VideoServiceOptions, now: () => number, l
   const storage = await openStorage(options.objectStore, options.dataDir);
   logger.info('video storage', { where: storage.description });
   await clearStagedUploads(join(options.dataDir, 'tmp'), now());
-  return { signer, storage };
-}
 
-/** The render queue and the completion callbacks' dispatcher (they run only with the background role). */
-function renderAndCallBack(
-  options: VideoServiceOptions,
-  parts: Renderer & { store: VideoStore; storage: AssetStorage; now: () => number; logger: Logger },
-): { callbackFor: CallbackFor; sender: ReturnType<typeof createSender>; callbacks: CallbackDispatcher; queue: RenderQueue } {
-  const { store, storage, now, logger, ffmpeg, ffmpegProblem, confinement, fontFile } = parts;
+  const store = options.store;
+  const background = options.background ?? true;
   // One callback per video, so a request for several formats is told of each format as it finishes.
   const callbackFor: CallbackFor = (video) => {
     if (!video.callbackUrl) return null;
@@ -201,20 +185,6 @@ function renderAndCallBack(
     onFinished: () => callbacks.kick(),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
-  return { callbackFor, sender, callbacks, queue };
-}
-
-/** The property-video API (spec 000): routes, render queue and completion callbacks. */
-export async function mountVideo(server: HttpServer, options: VideoServiceOptions): Promise<VideoService> {
-  const logger = options.logger ?? silentLogger;
-  const now = options.now ?? Date.now;
-  const renderer = findRenderer(options, logger);
-  const { ffmpeg, fontFile } = renderer;
-  const { signer, storage } = await prepareStorage(options, now, logger);
-
-  const store = options.store;
-  const background = options.background ?? true;
-  const { callbackFor, sender, callbacks, queue } = renderAndCallBack(options, { ...renderer, store, storage, now, logger });
   mountVideoRoutes(server, {
     store,
     auth: options.auth,
