@@ -22,3 +22,62 @@ test("the claim's due query reads the index in claim order: no sort of every del
     db.close();
   }
 });
+
+test('a delivery queued behind an unfinished one of its conversation stays out of the due index until its predecessor finishes', async () => {
+  const db = openDatabase(':memory:');
+  try {
+    let now = 1_000_000;
+    const store = new SqliteWebhookStore(db, () => now);
+    const { widget } = await store.createWidget(1 as never, 'w', { hash: 'h', preview: 'p' });
+    const ep = await store.createEndpoint(widget.id, { url: 'https://example.com/h', secret: 's', events: ['lead.captured'], enabled: true });
+    const [first] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
+    const [second] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
+    const [other] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_b')).deliveries;
+    const blocked = (id: string) => (db.prepare('SELECT blocked FROM webhook_deliveries WHERE id = ?').get(id) as { blocked: number }).blocked;
+    assert.deepEqual([blocked(first!), blocked(second!), blocked(other!)], [0, 1, 0]);
+    const lease = { owner: 'a', ms: 60_000 };
+    const room = { each: 10, busy: new Map<string, number>() };
+    const claimed = await store.claimDue(lease, 10, room, { orderHoldMs: 600_000 });
+    assert.deepEqual(claimed.map((d) => d.id).sort(), [first, other].sort());
+    const ok = (id: string) => ({
+      deliveryId: id as never,
+      endpointId: ep.id,
+      attempt: { startedAt: now, durationMs: 1, statusCode: 204, responseExcerpt: '', error: null, outcome: 'succeeded' as const },
+      next: { status: 'succeeded' as const },
+      endpoint: 'success' as const,
+    });
+    // A retry keeps the conversation unfinished: the successor stays blocked.
+    await store.recordResults('a', [{ ...ok(first!), next: { status: 'pending', at: now + 5000 }, endpoint: 'failure' }], 86_400_000);
+    assert.equal(blocked(second!), 1);
+    now += 5000;
+    const retry = await store.claimDue(lease, 10, room, { orderHoldMs: 600_000 });
+    assert.deepEqual(
+      retry.map((d) => d.id),
+      [first],
+    );
+    await store.recordResults('a', [ok(first!)], 86_400_000);
+    assert.equal(blocked(second!), 0, "the predecessor's result releases it");
+    assert.deepEqual(
+      (await store.claimDue(lease, 10, room, { orderHoldMs: 600_000 })).map((d) => d.id),
+      [second],
+    );
+    assert.equal(await store.nextDueAt(), null);
+  } finally {
+    db.close();
+  }
+});
+
+test('blocked deliveries are found through their own index, once past the order bound or with order off', () => {
+  const db = openDatabase(':memory:');
+  try {
+    const held = (new SqliteWebhookStore(db) as unknown as { q: { heldPast: { source: string } } }).q.heldPast.source;
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${held}`).all(0, '[]', 1) as { detail: string }[]).map((r) => r.detail);
+    assert.ok(
+      plan.some((d) => d.includes('USING INDEX webhook_deliveries_blocked')),
+      plan.join('\n'),
+    );
+    assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), plan.join('\n'));
+  } finally {
+    db.close();
+  }
+});
