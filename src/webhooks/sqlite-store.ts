@@ -38,6 +38,14 @@ import {
 } from './rows.js';
 import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId, WidgetKeyRecord } from './types.js';
 
+/**
+ * True for a delivery with an earlier unfinished one of its conversation to the same endpoint:
+ * such a delivery waits 'blocked', outside the due index (used in statements on webhook_deliveries).
+ */
+const EARLIER_UNFINISHED = `(webhook_deliveries.order_key IS NOT NULL AND EXISTS (
+  SELECT 1 FROM webhook_deliveries o WHERE o.endpoint_id = webhook_deliveries.endpoint_id AND o.order_key = webhook_deliveries.order_key
+    AND o.seq < webhook_deliveries.seq AND o.status IN ('pending', 'inflight')))`;
+
 const MIGRATIONS = [
   {
     version: 1,
@@ -185,12 +193,14 @@ const MIGRATIONS = [
     // 'blocked': kept out of the due index, so claims no longer read and probe it again each time,
     // until its predecessor's result releases it (or it has waited the order bound, read from its
     // own index). The endpoints with a rate limit get an index so a claim finds them without a scan.
-    // Deliveries queued before this start unblocked: the claim's order probe still holds them.
+    // Both indexes carry what the claim reads (in claim order: next_attempt_at, then seq), so it
+    // never visits the table rows it passes over.
     sql: `
       ALTER TABLE webhook_deliveries ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
+      UPDATE webhook_deliveries SET blocked = 1 WHERE status = 'pending' AND ${EARLIER_UNFINISHED};
       DROP INDEX webhook_deliveries_due;
-      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending' AND blocked = 0;
-      CREATE INDEX webhook_deliveries_blocked ON webhook_deliveries(next_attempt_at) WHERE status = 'pending' AND blocked = 1;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at, seq, endpoint_id, order_key) WHERE status = 'pending' AND blocked = 0;
+      CREATE INDEX webhook_deliveries_blocked ON webhook_deliveries(next_attempt_at, seq, endpoint_id, order_key) WHERE status = 'pending' AND blocked = 1;
       CREATE INDEX webhook_endpoints_rated ON webhook_endpoints(id) WHERE rate_limit IS NOT NULL;
     `,
   },
@@ -275,21 +285,27 @@ export class SqliteWebhookStore implements WebhookStore {
         `SELECT seq, endpoint_id FROM webhook_deliveries INDEXED BY webhook_deliveries_lease
          WHERE status = 'inflight' AND lease_until <= ? ORDER BY lease_until, seq LIMIT ?`,
       ),
-      // A delivery with an earlier unfinished one of its conversation to the same endpoint is not
-      // due, until it has waited the order bound (next_attempt_at at or before the cut, the third ?).
+      // A delivery with an earlier unfinished one of its conversation to the same endpoint is blocked,
+      // outside this index, until its predecessor finishes or it has waited the order bound (heldPast).
       due: db.prepare(
-        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
+        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
          WHERE status = 'pending' AND blocked = 0 AND next_attempt_at <= ? AND endpoint_id NOT IN (SELECT value FROM json_each(?))
-           AND (order_key IS NULL OR next_attempt_at <= ? OR NOT EXISTS (
-             SELECT 1 FROM webhook_deliveries o INDEXED BY webhook_deliveries_order
-             WHERE o.endpoint_id = d.endpoint_id AND o.order_key = d.order_key AND o.seq < d.seq AND o.status IN ('pending', 'inflight')))
          ORDER BY next_attempt_at, seq LIMIT ?`,
+      ),
+      // The same with no endpoint to skip (a claim's first look): the skip list costs more to set up than the scan.
+      dueAny: db.prepare(
+        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
+         WHERE status = 'pending' AND blocked = 0 AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
       ),
       // Blocked deliveries that have waited the order bound (at or before the cut): let go without their predecessor.
       heldPast: db.prepare(
         `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_blocked
          WHERE status = 'pending' AND blocked = 1 AND next_attempt_at <= ? AND endpoint_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY next_attempt_at, seq LIMIT ?`,
+      ),
+      heldPastAny: db.prepare(
+        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_blocked
+         WHERE status = 'pending' AND blocked = 1 AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
       ),
       // A finished delivery releases the earliest unfinished one of its conversation, if that one is blocked.
       unblockNext: db.prepare(
@@ -302,6 +318,7 @@ export class SqliteWebhookStore implements WebhookStore {
          WHERE endpoint_id = ? AND order_key = ? AND seq < ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
       ),
       setOrderNote: db.prepare('UPDATE webhook_deliveries SET order_note = ? WHERE seq = ?'),
+      enabledCount: db.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE enabled = 1'),
       rates: db.prepare('SELECT id, rate_limit, rate_next_at FROM webhook_endpoints WHERE rate_limit IS NOT NULL'),
       spendRate: db.prepare('UPDATE webhook_endpoints SET rate_next_at = ? WHERE id = ?'),
       dueRow: db.prepare(
@@ -317,7 +334,7 @@ export class SqliteWebhookStore implements WebhookStore {
       // The holder check and the delivery's new state in one statement: no row back, the lease had passed to another.
       finishHeld: db.prepare(
         `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
-           lease_owner = NULL, lease_until = NULL
+           lease_owner = NULL, lease_until = NULL, blocked = CASE WHEN ? = 'pending' THEN ${EARLIER_UNFINISHED} ELSE 0 END
          WHERE id = ? AND status = 'inflight' AND lease_owner = ? RETURNING endpoint_id, order_key`,
       ),
       insertAttempt: db.prepare(
@@ -328,6 +345,19 @@ export class SqliteWebhookStore implements WebhookStore {
       endpointState: db.prepare('SELECT enabled, failing_since FROM webhook_endpoints WHERE id = ?'),
       endpointOk: db.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
       endpointFailing: db.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL'),
+      // After deliveries went back to pending (requeued, released, retried, recovered): those now behind an unfinished one wait blocked.
+      reblockDue: db.prepare(
+        `UPDATE webhook_deliveries INDEXED BY webhook_deliveries_due SET blocked = 1
+         WHERE status = 'pending' AND blocked = 0 AND next_attempt_at = ? AND ${EARLIER_UNFINISHED}`,
+      ),
+      reblockConversation: db.prepare(
+        `UPDATE webhook_deliveries INDEXED BY webhook_deliveries_order SET blocked = 1
+         WHERE endpoint_id = ? AND order_key = (SELECT order_key FROM webhook_deliveries WHERE id = ?) AND status IN ('pending', 'inflight')
+           AND blocked = 0 AND status = 'pending' AND ${EARLIER_UNFINISHED}`,
+      ),
+      reblockEndpoint: db.prepare(
+        `UPDATE webhook_deliveries SET blocked = 1 WHERE endpoint_id = ? AND created_at >= ? AND status = 'pending' AND blocked = 0 AND ${EARLIER_UNFINISHED}`,
+      ),
       requeue: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE status = 'inflight'`,
       ),
@@ -587,11 +617,13 @@ export class SqliteWebhookStore implements WebhookStore {
       }
       const rounds = options.reachPast ? 2 : 1;
       for (let round = 0; round < rounds && out.length < limit; round++) {
+        // Reaching past is pointless when every enabled endpoint is at its limit, and would walk the whole backlog to find nothing.
+        if (round > 0 && saturated.length >= (this.q.enabledCount.get() as { n: number }).n) break;
         const want = limit - out.length + 8;
-        const skipping = JSON.stringify(saturated);
-        const rows = this.q.due.all(at, skipping, at - hold, want) as DueCandidate[];
+        const skipping = saturated.length > 0 ? JSON.stringify(saturated) : null;
+        const rows = (skipping === null ? this.q.dueAny.all(at, want) : this.q.due.all(at, skipping, want)) as DueCandidate[];
         // Usually none: a blocked delivery is due here only once it has waited the order bound (or order is off).
-        const held = this.q.heldPast.all(at - hold, skipping, want) as DueCandidate[];
+        const held = (skipping === null ? this.q.heldPastAny.all(at - hold, want) : this.q.heldPast.all(at - hold, skipping, want)) as DueCandidate[];
         for (const r of held.length === 0 ? rows : mergeDue(rows, held)) {
           if (out.length >= limit) break;
           take(r);
@@ -617,9 +649,16 @@ export class SqliteWebhookStore implements WebhookStore {
         }
         const a = r.attempt;
         const next = nextState(r, state?.enabled === 1);
-        const finished = this.q.finishHeld.get(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, r.deliveryId, owner) as
-          | { endpoint_id: string; order_key: string | null }
-          | undefined;
+        const finished = this.q.finishHeld.get(
+          next.status,
+          next.status === 'pending' ? next.at : null,
+          a.statusCode,
+          a.error,
+          at,
+          next.status,
+          r.deliveryId,
+          owner,
+        ) as { endpoint_id: string; order_key: string | null } | undefined;
         if (!finished) {
           lost++;
           continue;
@@ -670,12 +709,20 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async releaseLeases(owner: string) {
     const at = this.now();
-    return this.q.release.run(at, at, owner).changes;
+    return this.db.transaction(() => {
+      const n = this.q.release.run(at, at, owner).changes;
+      if (n > 0) this.q.reblockDue.run(at);
+      return n;
+    })();
   }
 
   async requeueInflight() {
     const at = this.now();
-    return this.q.requeue.run(at, at).changes;
+    return this.db.transaction(() => {
+      const n = this.q.requeue.run(at, at).changes;
+      if (n > 0) this.q.reblockDue.run(at);
+      return n;
+    })();
   }
 
   async nextDueAt() {
@@ -705,6 +752,7 @@ export class SqliteWebhookStore implements WebhookStore {
       if (current.status === 'inflight') return 'inflight' as const;
       const at = this.now();
       this.q.retry.run(at, at, endpointId, id);
+      this.q.reblockConversation.run(endpointId, id);
       return deliveryOf(this.q.delivery.get(endpointId, id) as DeliveryRow);
     })();
   }
@@ -784,6 +832,10 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async recoverFailed(endpointId: EndpointId, since: number) {
     const at = this.now();
-    return this.q.recover.run(at, at, endpointId, since).changes;
+    return this.db.transaction(() => {
+      const n = this.q.recover.run(at, at, endpointId, since).changes;
+      if (n > 0) this.q.reblockEndpoint.run(endpointId, since);
+      return n;
+    })();
   }
 }
