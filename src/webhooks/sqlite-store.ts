@@ -350,6 +350,9 @@ export class SqliteWebhookStore implements WebhookStore {
         `UPDATE webhook_deliveries INDEXED BY webhook_deliveries_due SET blocked = 1
          WHERE status = 'pending' AND blocked = 0 AND next_attempt_at = ? AND ${EARLIER_UNFINISHED}`,
       ),
+      reblockAll: db.prepare(
+        `UPDATE webhook_deliveries INDEXED BY webhook_deliveries_due SET blocked = 1 WHERE status = 'pending' AND blocked = 0 AND ${EARLIER_UNFINISHED}`,
+      ),
       reblockConversation: db.prepare(
         `UPDATE webhook_deliveries INDEXED BY webhook_deliveries_order SET blocked = 1
          WHERE endpoint_id = ? AND order_key = (SELECT order_key FROM webhook_deliveries WHERE id = ?) AND status IN ('pending', 'inflight')
@@ -720,7 +723,8 @@ export class SqliteWebhookStore implements WebhookStore {
     const at = this.now();
     return this.db.transaction(() => {
       const n = this.q.requeue.run(at, at).changes;
-      if (n > 0) this.q.reblockDue.run(at);
+      // Every pending delivery, not only those requeued: rows copied in by migrate-store carry no flag of their own.
+      this.q.reblockAll.run();
       return n;
     })();
   }

@@ -123,3 +123,24 @@ test('a failed delivery retried or recovered goes before the later ones of its c
     db.close();
   }
 });
+
+test('rows copied in without their blocked flag (migrate-store) are blocked again when the dispatcher starts', async () => {
+  const db = openDatabase(':memory:');
+  try {
+    const store = new SqliteWebhookStore(db);
+    const { widget } = await store.createWidget(1 as never, 'w', { hash: 'h', preview: 'p' });
+    await store.createEndpoint(widget.id, { url: 'https://example.com/h', secret: 's', events: ['lead.captured'], enabled: true });
+    const [first] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
+    const [second] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
+    db.prepare('UPDATE webhook_deliveries SET blocked = 0').run();
+    await store.requeueInflight();
+    const blocked = (id: string) => (db.prepare('SELECT blocked FROM webhook_deliveries WHERE id = ?').get(id) as { blocked: number }).blocked;
+    assert.deepEqual([blocked(first!), blocked(second!)], [0, 1]);
+    assert.deepEqual(
+      (await store.claimDue({ owner: 'a', ms: 60_000 }, 10, { each: 10, busy: new Map() }, { orderHoldMs: 600_000 })).map((d) => d.id),
+      [first],
+    );
+  } finally {
+    db.close();
+  }
+});
