@@ -44,7 +44,9 @@ function numberIssue(v: unknown, min: number, max: number): string | null {
   if (typeof v !== 'number') return `must be a number, got ${typeName(v)}`;
   if (v !== v || v === Infinity || v === -Infinity) return `must be a finite number, got ${v}`;
   if (v < min || v > max) {
-    if (max >= Number.MAX_SAFE_INTEGER) return `must be at least ${min}, got ${v}`;
+    // A bound that is only the edge of exact integers is left out of the message; the other is named.
+    if (max >= Number.MAX_SAFE_INTEGER && v < min) return `must be at least ${min}, got ${v}`;
+    if (min <= -Number.MAX_SAFE_INTEGER && v > max) return `must be at most ${max}, got ${v}`;
     return `must be between ${min} and ${max}, got ${v}`;
   }
   return null;
