@@ -53,6 +53,8 @@ const notLoopbackOverHttp = `must use https beyond this machine (plain http reac
 
 /** Checks a URL's scheme and every address its host resolves to. */
 export async function guardUrl(raw: string, options: GuardOptions): Promise<GuardResult> {
+  // The URL parser trims and drops these silently; refused so the URL stored is the URL called.
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return { ok: false, reason: 'must not contain spaces or control characters' };
   let url: URL;
   try {
     url = new URL(raw);
