@@ -120,8 +120,11 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
     // first attempt may have stopped between the two).
     if (sample) await ctx.store.putMapSample(owner.serverId, sample);
     // Before answering, so that the pull after a report that used up the quota sees the hold.
-    if (outcome.accepted) await ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken);
-    await retention.maybePrune();
+    // Both are synchronous (undefined) in the common case: awaited only when they return a promise.
+    const counted = outcome.accepted ? ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken) : undefined;
+    if (counted !== undefined) await counted;
+    const pruned = retention.maybePrune();
+    if (pruned !== undefined) await pruned;
     return json(202, outcome);
   };
 
