@@ -287,26 +287,12 @@ export class SqliteWebhookStore implements WebhookStore {
       ),
       // A delivery with an earlier unfinished one of its conversation to the same endpoint is blocked,
       // outside this index, until its predecessor finishes or it has waited the order bound (heldPast).
-      due: db.prepare(
-        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
-         WHERE status = 'pending' AND blocked = 0 AND next_attempt_at <= ? AND endpoint_id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY next_attempt_at, seq LIMIT ?`,
-      ),
+      due: db.prepare(claimable('webhook_deliveries_due', 0, true)),
       // The same with no endpoint to skip (a claim's first look): the skip list costs more to set up than the scan.
-      dueAny: db.prepare(
-        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
-         WHERE status = 'pending' AND blocked = 0 AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
-      ),
+      dueAny: db.prepare(claimable('webhook_deliveries_due', 0, false)),
       // Blocked deliveries that have waited the order bound (at or before the cut): let go without their predecessor.
-      heldPast: db.prepare(
-        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_blocked
-         WHERE status = 'pending' AND blocked = 1 AND next_attempt_at <= ? AND endpoint_id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY next_attempt_at, seq LIMIT ?`,
-      ),
-      heldPastAny: db.prepare(
-        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_blocked
-         WHERE status = 'pending' AND blocked = 1 AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
-      ),
+      heldPast: db.prepare(claimable('webhook_deliveries_blocked', 1, true)),
+      heldPastAny: db.prepare(claimable('webhook_deliveries_blocked', 1, false)),
       // A finished delivery releases the earliest unfinished one of its conversation, if that one is blocked.
       unblockNext: db.prepare(
         `UPDATE webhook_deliveries SET blocked = 0 WHERE blocked = 1 AND seq = (
@@ -842,4 +828,12 @@ export class SqliteWebhookStore implements WebhookStore {
       return n;
     })();
   }
+}
+
+/** Pending deliveries due at or before a time, blocked or not, in claim order, optionally skipping a JSON list of endpoints. */
+function claimable(index: string, blocked: 0 | 1, skipEndpoints: boolean): string {
+  const skip = skipEndpoints ? ' AND endpoint_id NOT IN (SELECT value FROM json_each(?))' : '';
+  return `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY ${index}
+         WHERE status = 'pending' AND blocked = ${blocked} AND next_attempt_at <= ?${skip}
+         ORDER BY next_attempt_at, seq LIMIT ?`;
 }

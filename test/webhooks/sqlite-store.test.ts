@@ -7,20 +7,25 @@ import { onTestDatabase, webhookStoreContract } from './store-contract.js';
 
 webhookStoreContract('SQLite', onTestDatabase(sqliteTestDatabase, true));
 
-test("the claim's due query reads the index in claim order: no sort of every delivery due in the same millisecond", () => {
+/** The claim statement `name` is planned on `index`, read in claim order with no sort. */
+function assertPlannedOn(name: 'due' | 'heldPast', index: string): void {
   const db = openDatabase(':memory:');
   try {
     // The statement itself, not a copy of its text that could drift from it.
-    const due = (new SqliteWebhookStore(db) as unknown as { q: { due: { source: string } } }).q.due.source;
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${due}`).all(0, '[]', 1) as { detail: string }[]).map((r) => r.detail);
+    const sql = (new SqliteWebhookStore(db) as unknown as { q: Record<string, { source: string }> }).q[name]!.source;
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(0, '[]', 1) as { detail: string }[]).map((r) => r.detail);
     assert.ok(
-      plan.some((d) => /USING (COVERING )?INDEX webhook_deliveries_due\b/.test(d)),
+      plan.some((detail) => new RegExp(`USING (COVERING )?INDEX ${index}\\b`).test(detail)),
       plan.join('\n'),
     );
-    assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), plan.join('\n'));
+    assert.ok(!plan.some((detail) => detail.includes('TEMP B-TREE')), plan.join('\n'));
   } finally {
     db.close();
   }
+}
+
+test("the claim's due query reads the index in claim order: no sort of every delivery due in the same millisecond", () => {
+  assertPlannedOn('due', 'webhook_deliveries_due');
 });
 
 test('a delivery queued behind an unfinished one of its conversation stays out of the due index until its predecessor finishes', async () => {
@@ -68,18 +73,7 @@ test('a delivery queued behind an unfinished one of its conversation stays out o
 });
 
 test('blocked deliveries are found through their own index, once past the order bound or with order off', () => {
-  const db = openDatabase(':memory:');
-  try {
-    const held = (new SqliteWebhookStore(db) as unknown as { q: { heldPast: { source: string } } }).q.heldPast.source;
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${held}`).all(0, '[]', 1) as { detail: string }[]).map((r) => r.detail);
-    assert.ok(
-      plan.some((d) => /USING (COVERING )?INDEX webhook_deliveries_blocked\b/.test(d)),
-      plan.join('\n'),
-    );
-    assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), plan.join('\n'));
-  } finally {
-    db.close();
-  }
+  assertPlannedOn('heldPast', 'webhook_deliveries_blocked');
 });
 
 test('a failed delivery retried or recovered goes before the later ones of its conversation again', async () => {
