@@ -10,6 +10,22 @@ import type { AgentState } from './state.js';
 const HALF_LIFE_S = 30;
 const DECAY_PER_S = -Math.LN2 / HALF_LIFE_S;
 
+/**
+ * The decay factor of the last dt: a game ticks at a fixed rate, so nearly every tick has the
+ * dt of the one before, and the same exp() need not be worked out again (the value is the
+ * same to the bit, so memoising changes no reply).
+ */
+let lastDt = 0;
+let lastK = 1;
+
+function decay(dt: number): number {
+  if (dt !== lastDt) {
+    lastK = Math.exp(dt * DECAY_PER_S);
+    lastDt = dt;
+  }
+  return lastK;
+}
+
 function clamp01(v: number): number {
   return v < 0 ? 0 : v > 1 ? 1 : v;
 }
@@ -20,7 +36,7 @@ function clamp01(v: number): number {
  */
 export function updateEmotions(a: AgentState, p: Perception, dt: number, lostSquadmate: boolean, blunt: number): void {
   const n = a.nrv;
-  const k = dt === 0 ? 1 : Math.exp(dt * DECAY_PER_S);
+  const k = dt === 0 ? 1 : decay(dt);
   // Baselines: nervous characters never quite relax.
   const bf = 0.15 * n;
   const ba = 0.1 * (1 - a.agr);

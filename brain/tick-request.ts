@@ -44,7 +44,9 @@ function numberIssue(v: unknown, min: number, max: number): string | null {
   if (typeof v !== 'number') return `must be a number, got ${typeName(v)}`;
   if (v !== v || v === Infinity || v === -Infinity) return `must be a finite number, got ${v}`;
   if (v < min || v > max) {
-    if (max >= Number.MAX_SAFE_INTEGER) return `must be at least ${min}, got ${v}`;
+    // A bound that is only the edge of exact integers is left out of the message; the other is named.
+    if (max >= Number.MAX_SAFE_INTEGER && v < min) return `must be at least ${min}, got ${v}`;
+    if (min <= -Number.MAX_SAFE_INTEGER && v > max) return `must be at most ${max}, got ${v}`;
     return `must be between ${min} and ${max}, got ${v}`;
   }
   return null;
@@ -92,6 +94,8 @@ function enumOf(v: unknown, base: string, key: string | number, values: readonly
   return v;
 }
 
+const MAX_COORDINATE = TICK_LIMITS.maxCoordinate;
+
 function vec3(v: unknown, base: string, key: string | number, p: Problems): unknown {
   if (!isObj(v)) {
     fail(base, key, `must be an object {x, y, z}, got ${typeName(v)}`, p);
@@ -100,7 +104,12 @@ function vec3(v: unknown, base: string, key: string | number, p: Problems): unkn
   const x = v.x;
   const y = v.y;
   const z = v.z;
-  if (typeof x !== 'number' || typeof y !== 'number' || typeof z !== 'number' || !Number.isFinite(x + y + z)) {
+  if (
+    typeof x !== 'number' ||
+    typeof y !== 'number' ||
+    typeof z !== 'number' ||
+    !(x <= MAX_COORDINATE && x >= -MAX_COORDINATE && y <= MAX_COORDINATE && y >= -MAX_COORDINATE && z <= MAX_COORDINATE && z >= -MAX_COORDINATE)
+  ) {
     const path = typeof key === 'number' ? item(base, key) : join(base, key);
     coordinate(x, 'x', path, p);
     coordinate(y, 'y', path, p);
@@ -110,7 +119,7 @@ function vec3(v: unknown, base: string, key: string | number, p: Problems): unkn
 }
 
 function coordinate(v: unknown, key: string, base: string, p: Problems): void {
-  const issue = numberIssue(v, -Infinity, Infinity);
+  const issue = numberIssue(v, -MAX_COORDINATE, MAX_COORDINATE);
   if (issue) p.add(join(base, key), v === undefined ? 'is required' : issue);
 }
 

@@ -28,6 +28,11 @@ export const TICK_LIMITS = {
   maxSquad: 64,
   maxPoiField: 64,
   maxHeardText: 500,
+  /**
+   * Metres from the origin a coordinate may be (10,000 km, larger than any game world): past it
+   * the distances the brain squares overflow to Infinity and a reply would carry null positions.
+   */
+  maxCoordinate: 1e7,
   /** A hostile body can be wrong everywhere; reporting the first few is enough to fix it. */
   maxProblems: 20,
 } as const;

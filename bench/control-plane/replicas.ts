@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -35,8 +35,20 @@ export interface ReplicaBenchOptions {
 export interface ConfigurationResult {
   name: string;
   replicas: number;
-  signed304: { rps: number; errors: number; p50Ms: number; p99Ms: number; cpuMsPerRequest: number[] };
-  telemetry: { rps: number; errors: number; acknowledged: number; stored: number; lost: number; cpuMsPerRequest: number[] };
+  signed304: { rps: number; errors: number; p50Ms: number; p99Ms: number; cpuMsPerRequest: number[]; work: RunWork };
+  telemetry: { rps: number; errors: number; acknowledged: number; stored: number; lost: number; cpuMsPerRequest: number[]; work: RunWork };
+}
+
+/**
+ * What the rest of the machine did while a scenario ran: PostgreSQL's own CPU per request
+ * (its server process and every backend; null when the server is not on this machine or its
+ * data directory cannot be read) and how busy both cores were, so a replica count that finds
+ * the machine full is told apart from one that finds its quota full.
+ */
+export interface RunWork {
+  postgresCpuMsPerRequest: number | null;
+  /** Share of all cores' time spent busy during the scenario, 0–1. */
+  machineBusy: number;
 }
 
 export interface ReplicaBenchResult {
@@ -61,6 +73,45 @@ export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
+}
+
+/** Busy and total CPU time of the whole machine (jiffies), from /proc/stat. */
+export function machineTicks(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - f[3]! - f[4]!, total };
+}
+
+/**
+ * CPU time (ms) of a PostgreSQL server: its postmaster's own and its exited children's (from
+ * the same /proc stat line), plus every live child's (the backends of the pools).
+ */
+export function postgresCpuMs(postmaster: number): number {
+  const stat = readFileSync(`/proc/${postmaster}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  let ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const s = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const g = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      if (Number(g[1]) === postmaster) ticks += Number(g[11]) + Number(g[12]);
+    } catch {
+      // A backend that exited between the listing and the read: its time is in the postmaster's children's now.
+    }
+  }
+  return (ticks * 1000) / TICKS_PER_S;
+}
+
+/** The postmaster's pid when the server at `url` runs on this machine and its data directory is readable; else null. */
+export async function postmasterOf(url: string): Promise<number | null> {
+  try {
+    const dir = await withAdmin(url, async (c) => (await c.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory);
+    const pid = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
+    return Number.isInteger(pid) && pid > 0 && readFileSync(`/proc/${pid}/stat`, 'utf8').length > 0 ? pid : null;
+  } catch {
+    return null;
+  }
 }
 
 export async function withAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
@@ -241,7 +292,8 @@ async function runConfiguration(
     const pids = children.map((c) => c.pid!);
 
     // Each replica's wrk signs its own range of nonces and report ids, so no signature or report repeats across replicas.
-    const scenario = async (kind: 'pull' | 'telemetry'): Promise<{ runs: WrkResult[]; cpu: number[] }> => {
+    const postmaster = url === null ? null : await postmasterOf(url);
+    const scenario = async (kind: 'pull' | 'telemetry'): Promise<{ runs: WrkResult[]; cpu: number[]; work: RunWork }> => {
       const pools = await Promise.all(
         bases.map(async (_, r) => {
           const file = join(dir, `${kind}-${r}.pool`);
@@ -268,6 +320,8 @@ async function runConfiguration(
         }),
       );
       const before = pids.map(cpuMs);
+      const pgBefore = postmaster === null ? 0 : postgresCpuMs(postmaster);
+      const machineBefore = machineTicks();
       const runs = await Promise.all(
         bases.map((base, r) =>
           runWrk({
@@ -284,8 +338,17 @@ async function runConfiguration(
           }),
         ),
       );
+      const machine = machineTicks();
+      const requests = Math.max(
+        1,
+        runs.reduce((a, r) => a + r.requests, 0),
+      );
       const cpu = pids.map((pid, r) => Math.round(((cpuMs(pid) - before[r]!) / Math.max(1, runs[r]!.requests)) * 1000) / 1000);
-      return { runs, cpu };
+      const work: RunWork = {
+        postgresCpuMsPerRequest: postmaster === null ? null : Math.round(((postgresCpuMs(postmaster) - pgBefore) / requests) * 1000) / 1000,
+        machineBusy: Math.round(((machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total)) * 100) / 100,
+      };
+      return { runs, cpu, work };
     };
 
     o.log(`${name}: signed config pulls (304)`);
@@ -301,9 +364,17 @@ async function runConfiguration(
     return {
       name,
       replicas,
-      signed304: { rps: pull.rps, errors: pull.errors, p50Ms: pull.p50Ms, p99Ms: pull.p99Ms, cpuMsPerRequest: pulls.cpu },
+      signed304: { rps: pull.rps, errors: pull.errors, p50Ms: pull.p50Ms, p99Ms: pull.p99Ms, cpuMsPerRequest: pulls.cpu, work: pulls.work },
       // wrk stops with requests in flight: stored may exceed acknowledged by a few; lost counts the opposite.
-      telemetry: { rps: push.rps, errors: push.errors, acknowledged, stored, lost: Math.max(0, acknowledged - stored), cpuMsPerRequest: pushes.cpu },
+      telemetry: {
+        rps: push.rps,
+        errors: push.errors,
+        acknowledged,
+        stored,
+        lost: Math.max(0, acknowledged - stored),
+        cpuMsPerRequest: pushes.cpu,
+        work: pushes.work,
+      },
     };
   } finally {
     for (const c of children) await stop(c);
@@ -329,6 +400,8 @@ export function replicaTable(r: ReplicaBenchResult): string {
   const cpu = (list: number[]) => list.map((v) => v.toFixed(3)).join(' / ');
   // What one replica's core would answer, as a share of what the hello-world answers on it.
   const share = (list: number[]) => list.map((v) => `${Math.round((r.helloWorld.cpuMsPerRequest / Math.max(v, 1e-6)) * 100)}%`).join(' / ');
+  const pgCpu = (w: RunWork) => (w.postgresCpuMsPerRequest === null ? '—' : w.postgresCpuMsPerRequest.toFixed(3));
+  const busy = (w: RunWork) => `${Math.round(w.machineBusy * 100)}%`;
   const where = r.settings.replicaCpu !== null ? `under the same quota, ${r.settings.replicaCpu} of a core` : 'same core';
   const one = r.configurations.find((c) => c.name.startsWith('postgres') && c.replicas === 1);
   const scaling = r.configurations
@@ -350,11 +423,11 @@ export function replicaTable(r: ReplicaBenchResult): string {
     ...scaling,
     ...vsSqlite,
     '',
-    '| configuration | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica |',
-    '|---|---:|---:|---|---|---:|---|---|',
+    '| configuration | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | PostgreSQL CPU ms per pull | machine busy (pulls) | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica | PostgreSQL CPU ms per report | machine busy (reports) |',
+    '|---|---:|---:|---|---|---:|---:|---:|---|---|---:|---:|',
     ...r.configurations.map(
       (c) =>
-        `| ${c.name} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} |`,
+        `| ${c.name} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest)} | ${pgCpu(c.signed304.work)} | ${busy(c.signed304.work)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} | ${pgCpu(c.telemetry.work)} | ${busy(c.telemetry.work)} |`,
     ),
   ].join('\n');
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ADMIN, ROOT, call, startChild, stop } from '../control-plane/run.js';
-import { acrossConfigurations, confined, cpuMs, quotasFor } from '../control-plane/replicas.js';
+import { acrossConfigurations, confined, cpuMs, machineTicks, postgresCpuMs, postmasterOf, quotasFor } from '../control-plane/replicas.js';
 import type { CpuQuota, CpuQuotas } from '../cgroup.js';
 
 /**
@@ -38,6 +38,10 @@ export interface WebhookConfigurationResult {
   cpuMsPerDelivery: number[];
   /** All replicas' CPU ms over all deliveries: the cost of one delivery to the cluster. */
   totalCpuMsPerDelivery: number;
+  /** PostgreSQL's own CPU ms per delivery (server and backends), or null on SQLite or when the server is not on this machine. */
+  postgresCpuMsPerDelivery: number | null;
+  /** Share of all cores' time spent busy during the run, 0–1 (the bench's posting clients and the receiver included). */
+  machineBusy: number;
 }
 
 /** One widget key posts far past its default rate here: the benchmark measures throughput. */
@@ -112,7 +116,10 @@ async function runConfiguration(
     const events = Math.ceil(o.deliveries / o.endpoints);
     const total = events * o.endpoints;
     const pids = children.map((c) => c.pid!);
+    const postmaster = url === null ? null : await postmasterOf(url);
     const cpuBefore = pids.map(cpuMs);
+    const pgBefore = postmaster === null ? 0 : postgresCpuMs(postmaster);
+    const machineBefore = machineTicks();
     const started = performance.now();
     let next = 0;
     await Promise.all(
@@ -133,6 +140,8 @@ async function runConfiguration(
     }
     const seconds = (performance.now() - started) / 1000;
     const cpu = pids.map((pid, i) => cpuMs(pid) - cpuBefore[i]!);
+    const pgCpu = postmaster === null ? null : postgresCpuMs(postmaster) - pgBefore;
+    const machine = machineTicks();
     const round = (x: number) => Math.round(x * 1000) / 1000;
     return {
       name,
@@ -143,6 +152,8 @@ async function runConfiguration(
       twice: received.count - received.distinct,
       cpuMsPerDelivery: cpu.map((c) => round(c / total)),
       totalCpuMsPerDelivery: round(cpu.reduce((a, b) => a + b, 0) / total),
+      postgresCpuMsPerDelivery: pgCpu === null ? null : round(pgCpu / total),
+      machineBusy: Math.round(((machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total)) * 100) / 100,
     };
   } finally {
     for (const c of children) await stop(c);
@@ -154,7 +165,17 @@ async function runConfiguration(
 
 export function replicaTable(results: WebhookConfigurationResult[]): string {
   const rows = [
-    ['configuration', 'deliveries', 'received twice', 'seconds', 'deliveries/s', 'CPU ms per delivery, per replica', 'CPU ms per delivery, all replicas'],
+    [
+      'configuration',
+      'deliveries',
+      'received twice',
+      'seconds',
+      'deliveries/s',
+      'CPU ms per delivery, per replica',
+      'CPU ms per delivery, all replicas',
+      'PostgreSQL CPU ms per delivery',
+      'machine busy',
+    ],
   ];
   for (const r of results)
     rows.push([
@@ -165,6 +186,8 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       String(r.deliveriesPerSec),
       r.cpuMsPerDelivery.join(' / '),
       String(r.totalCpuMsPerDelivery),
+      r.postgresCpuMsPerDelivery === null ? '—' : String(r.postgresCpuMsPerDelivery),
+      `${Math.round(r.machineBusy * 100)}%`,
     ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

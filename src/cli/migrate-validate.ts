@@ -69,9 +69,6 @@ export function rowProblem(table: string, row: Record<string, unknown>): string 
   return null;
 }
 
-/** Tables whose rows have rules beyond the text rule, for tests and docs. */
-export const VALIDATED_TABLES: readonly string[] = Object.keys(RULES);
-
 function describe(table: string, row: Record<string, unknown>, column: string, message: string): string {
   const key =
     'id' in row

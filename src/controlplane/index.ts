@@ -68,9 +68,8 @@ export interface ControlPlane {
   close(): void;
 }
 
-/** Mounts every control-plane route (spec 001 §4.2–§4.3) on `server`. */
-export function mountControlPlane(server: HttpServer, options: ControlPlaneOptions): ControlPlane {
-  const now = options.now ?? Date.now;
+/** The shared state of the control plane's routes: key checks, signed heads, streams, quota and the sync between replicas. */
+function controlPlaneContext(options: ControlPlaneOptions, rules: TenantPlans, now: () => number): ControlPlaneContext {
   const { store, auth } = options;
   const keyAuth = new ServerKeyAuth(store, options.identity, auth, {
     now,
@@ -80,8 +79,6 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
     ...(options.cluster ? { ledger: options.cluster.replay } : {}),
   });
   auth.addProbe(keyAuth.probe);
-  const catalogue = options.plans ?? loadPlans();
-  const rules = tenantPlans(catalogue);
   const logger = options.logger ?? silentLogger;
   const signer = new BundleSigner(store, logger);
   const heads = new HeadCache(store, signer);
@@ -96,7 +93,7 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
   const sync = new ControlPlaneSync(options.cluster?.broadcast ?? null, logger);
   const quota = new LineQuota({ store, heads, now, sync }, rules, options.identity, options.cluster ? LINE_QUOTA_REFRESH_MS : null);
   sync.follow({ heads, keyAuth, quota, signer, streams });
-  const ctx: ControlPlaneContext = {
+  return {
     store,
     auth,
     keyAuth,
@@ -110,6 +107,16 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
     streams,
     now,
   };
+}
+
+/** Mounts every control-plane route (spec 001 §4.2–§4.3) on `server`. */
+export function mountControlPlane(server: HttpServer, options: ControlPlaneOptions): ControlPlane {
+  const now = options.now ?? Date.now;
+  const { store, auth } = options;
+  const catalogue = options.plans ?? loadPlans();
+  const rules = tenantPlans(catalogue);
+  const ctx = controlPlaneContext(options, rules, now);
+  const { keyAuth, streams, sync, quota, signer } = ctx;
   const tenantChanged = async (id: TenantId): Promise<void> => {
     keyAuth.tenantChanged(id);
     streams.closeTenant(id);
@@ -140,18 +147,8 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
     now,
   });
 
-  const insights: TenantInsights = {
-    async stats(tenantId) {
-      const m = monthOf(now());
-      const [servers, usage] = await Promise.all([store.listServers(tenantId), store.tenantUsage(tenantId, m.firstDay, m.lastDay)]);
-      return { serverCount: servers.length, monthlySpendUsd: Math.round(usage.spendUsd * 1e6) / 1e6 };
-    },
-    async servers(tenantId) {
-      return Promise.all((await store.listServers(tenantId)).map((s) => serverSummary(ctx, s)));
-    },
-  };
   return {
-    insights,
+    insights: tenantInsights(ctx),
     tenantChanged,
     plans: rules,
     streams,
@@ -159,6 +156,21 @@ export function mountControlPlane(server: HttpServer, options: ControlPlaneOptio
     close() {
       signer.stop();
       streams.closeAll();
+    },
+  };
+}
+
+/** A tenant's figures for the admin pages: servers and this month's spend. */
+function tenantInsights(ctx: ControlPlaneContext): TenantInsights {
+  const { store, now } = ctx;
+  return {
+    async stats(tenantId) {
+      const m = monthOf(now());
+      const [servers, usage] = await Promise.all([store.listServers(tenantId), store.tenantUsage(tenantId, m.firstDay, m.lastDay)]);
+      return { serverCount: servers.length, monthlySpendUsd: Math.round(usage.spendUsd * 1e6) / 1e6 };
+    },
+    async servers(tenantId) {
+      return Promise.all((await store.listServers(tenantId)).map((s) => serverSummary(ctx, s)));
     },
   };
 }

@@ -67,8 +67,33 @@ export class LineQuota {
     await this.afterIngest(tenantId, null, 0);
   }
 
-  /** Called after a report of `serverId` was stored with `lines` spoken. */
-  async afterIngest(tenantId: TenantId, serverId: ServerId | null, lines: number): Promise<void> {
+  /**
+   * Called after a report of `serverId` was stored with `lines` spoken. The common case (the
+   * month's count is current and the hold neither starts nor needs re-applying) is counted
+   * synchronously, with no promise: it runs once per telemetry report.
+   */
+  afterIngest(tenantId: TenantId, serverId: ServerId | null, lines: number): void | Promise<void> {
+    const now = this.ctx.now();
+    const w = this.watches.get(tenantId);
+    if (w !== undefined && w.month === monthOf(now).firstDay && (this.refreshMs === null || now - w.readAt < this.refreshMs)) {
+      const counted = w.lines + lines;
+      const over = w.limit !== null && counted >= w.limit;
+      const settled = over ? w.held && (serverId === null || this.holdCurrent(serverId)) : w.released;
+      if (settled) {
+        w.lines = counted;
+        return;
+      }
+    }
+    return this.track(tenantId, serverId, lines);
+  }
+
+  /** The server's head in memory is the one the hold last published (dialogue off). */
+  private holdCurrent(serverId: ServerId): boolean {
+    const head = this.ctx.heads.peek(serverId);
+    return head !== undefined && this.offAt.get(serverId) === head.version;
+  }
+
+  private async track(tenantId: TenantId, serverId: ServerId | null, lines: number): Promise<void> {
     const month = monthOf(this.ctx.now());
     const now = this.ctx.now();
     let w = this.watches.get(tenantId);

@@ -3,11 +3,25 @@ import type { ReplayLedger } from './replay.js';
 
 /** Signatures written in one INSERT at most (a larger burst goes in several, one after another). */
 export const REPLAY_BATCH = 1000;
+/** Turns of the event loop a flush waits at most, after the one before it returned, for more signatures to join it. */
+export const REPLAY_GATHER_TURNS = 3;
 /** How often (ms) signatures past the timestamp window are deleted. */
 export const REPLAY_PRUNE_EVERY_MS = 30_000;
 
-/** Prepared once per connection: a flush costs no parse or plan. */
-const RECORD = 'INSERT INTO cp_replay (ts, slot) SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING RETURNING ts, slot';
+/**
+ * Prepared once per connection: a flush costs no parse or plan. It answers with the positions
+ * (1-based) of the flush's replays only: a signature that was there already, or the second of
+ * one signature sent twice in the flush. The common flush, every signature new, comes back as
+ * no rows at all, so the replica parses nothing per request (returning every stored row cost
+ * a row object per pull).
+ */
+const RECORD = `WITH v AS (
+    SELECT ts, slot, i, row_number() OVER (PARTITION BY ts, slot ORDER BY i) AS k
+      FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS u(ts, slot, i)
+  ), ins AS (
+    INSERT INTO cp_replay (ts, slot) SELECT ts, slot FROM v WHERE k = 1 ORDER BY i ON CONFLICT DO NOTHING RETURNING ts, slot
+  )
+  SELECT v.i FROM v LEFT JOIN ins ON ins.ts = v.ts AND ins.slot = v.slot WHERE ins.ts IS NULL OR v.k > 1`;
 
 /**
  * One flush: the signatures of every request that arrived while the previous flush was at the
@@ -67,10 +81,19 @@ export class PgReplayLedger implements ReplayLedger {
 
   private async drain(): Promise<void> {
     try {
+      let sent = 0;
       for (;;) {
+        // After a flush returns, its requests are answered in the same turn and their clients'
+        // next requests arrive in the turns after: the following flush waits for those turns'
+        // polls (REPLAY_GATHER_TURNS at most, while it holds fewer signatures than the flush
+        // before it), so it carries them too instead of leaving them to a flush of their own.
+        // A flush costs the replica far more CPU than a signature in it; the wait is a few
+        // turns of the event loop, no timer.
+        for (let turn = 0; turn < REPLAY_GATHER_TURNS && this.queued.length === 0 && (this.next?.ts.length ?? 0) < sent; turn++) await nextPoll();
         const flush = this.queued.shift() ?? this.next;
         if (flush === null) break;
         if (flush === this.next) this.next = null;
+        sent = flush.ts.length;
         await this.insert(flush);
       }
     } finally {
@@ -80,13 +103,13 @@ export class PgReplayLedger implements ReplayLedger {
   }
 
   private async insert(flush: Flush): Promise<void> {
-    let rows: { ts: string; slot: string }[];
+    let rows: { i: number }[];
     try {
       // The arrays go as PostgreSQL array literals: node-postgres would otherwise escape and
       // quote every element of both, a fifth of a replica's pull in the profile. Integers below
       // 2^53 print exactly.
       const values = [`{${flush.ts.join(',')}}`, `{${flush.slot.join(',')}}`];
-      ({ rows } = await this.pool.query<{ ts: string; slot: string }>({ name: 'cp-replay-record', text: RECORD, values }));
+      ({ rows } = await this.pool.query<{ i: number }>({ name: 'cp-replay-record-v2', text: RECORD, values }));
     } catch (err) {
       // One statement: it stored all of the flush or nothing, and every request of it is told.
       flush.reject(err);
@@ -105,6 +128,11 @@ export class PgReplayLedger implements ReplayLedger {
   }
 }
 
+/** Resolves in the check phase after the event loop's next poll phase. */
+function nextPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 function open(): Flush {
   let resolve!: (fresh: Uint8Array) => void;
   let reject!: (err: unknown) => void;
@@ -117,12 +145,10 @@ function open(): Flush {
   return { ts: [], slot: [], done, resolve, reject };
 }
 
-/** Which signatures of `flush` this insert stored: all of them when every row came back. */
-function freshness(flush: Flush, rows: readonly { ts: string; slot: string }[]): Uint8Array {
-  const fresh = new Uint8Array(flush.ts.length);
-  if (rows.length === fresh.length) return fresh.fill(1);
-  const stored = new Set(rows.map((r) => `${r.ts}:${r.slot}`));
-  // The same signature twice in one flush: the first is the use, the second its replay.
-  for (let i = 0; i < fresh.length; i++) fresh[i] = stored.delete(`${flush.ts[i]}:${flush.slot[i]}`) ? 1 : 0;
+/** Which signatures of `flush` this insert stored: all but the replays whose positions came back. */
+function freshness(flush: Flush, rows: readonly { i: number }[]): Uint8Array {
+  const fresh = new Uint8Array(flush.ts.length).fill(1);
+  // int8 arrives as a number (the pool's type parsers); positions count from 1.
+  for (const r of rows) fresh[Number(r.i) - 1] = 0;
   return fresh;
 }

@@ -22,10 +22,10 @@ export class ReportRetention {
     private readonly now: () => number,
   ) {}
 
-  /** Prunes when a pass is due; resolves when it is done (at once when none is due). */
-  maybePrune(): Promise<void> {
+  /** Prunes when a pass is due and resolves when it is done; nothing (no promise to await) when none is due, as on almost every report. */
+  maybePrune(): void | Promise<void> {
     const now = this.now();
-    if (now < this.nextAt) return Promise.resolve();
+    if (now < this.nextAt) return;
     return (this.running ??= this.prune(now).finally(() => (this.running = null)));
   }
 

@@ -1,5 +1,5 @@
 import type { HttpRequest as UwsRequest } from 'uWebSockets.js';
-import type { HttpServer, Request, ShortcutReply } from '../http/server.js';
+import type { HttpServer, Request, ScopedRoutes, ShortcutReply } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { json, type Reply } from '../http/reply.js';
 import { readJsonObject } from '../http/validate.js';
@@ -19,8 +19,6 @@ const PUSH_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'cont
 /** Spec 001 §4.2: the sidecar's signed config pull and telemetry push. */
 export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
   const serverKey = server.scoped('server-key');
-  const queue = new IngestQueue(ctx.store);
-  const retention = new ReportRetention(ctx.store, ctx.auth.limits.telemetryRetentionDays, ctx.now);
 
   const answerHead = (head: Head, agent: string | undefined | null, etag: string | undefined): ShortcutReply => {
     ctx.pulls.pulled(head.serverId, head.version, agent, ctx.now());
@@ -94,7 +92,14 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     { headers: PULL_HEADERS, shortcut: quickPull },
   );
 
+  mountTelemetryPush(serverKey, ctx, otherServer);
+}
+
+/** POST /v1/telemetry: a report checked, counted against the server's quota, queued for storage, then old reports pruned. */
+function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, otherServer: (id: ServerId, owner: KeyOwner) => Promise<never>): void {
   const { limiter, limits } = ctx.auth;
+  const queue = new IngestQueue(ctx.store);
+  const retention = new ReportRetention(ctx.store, limits.telemetryRetentionDays, ctx.now);
   const push = async (req: Request, owner: KeyOwner): Promise<Reply> => {
     const report = parseReport(readJsonObject(req), limits.telemetryEventKinds);
     if (report.serverId !== String(owner.serverId)) {
@@ -115,8 +120,11 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     // first attempt may have stopped between the two).
     if (sample) await ctx.store.putMapSample(owner.serverId, sample);
     // Before answering, so that the pull after a report that used up the quota sees the hold.
-    if (outcome.accepted) await ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken);
-    await retention.maybePrune();
+    // Both are synchronous (undefined) in the common case: awaited only when they return a promise.
+    const counted = outcome.accepted ? ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken) : undefined;
+    if (counted !== undefined) await counted;
+    const pruned = retention.maybePrune();
+    if (pruned !== undefined) await pruned;
     return json(202, outcome);
   };
 

@@ -48,7 +48,11 @@ export class Fields {
     for (const key of Object.keys(this.body)) if (!known.includes(key)) this.problem(key, `is not a known field (known: ${known.join(', ')})`);
   }
 
-  string(key: string, opts: { required?: boolean; max?: number; min?: number; pattern?: RegExp; patternHint?: string } = {}): string | undefined {
+  /** `notBlank`: a name or address of only spaces is no name; refused like an empty one. */
+  string(
+    key: string,
+    opts: { required?: boolean; max?: number; min?: number; pattern?: RegExp; patternHint?: string; notBlank?: boolean } = {},
+  ): string | undefined {
     const v = this.body[key];
     if (v === undefined || v === null) {
       if (opts.required) this.problem(key, 'is required');
@@ -60,6 +64,7 @@ export class Fields {
     const min = opts.min ?? (opts.required ? 1 : 0);
     if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);
+    if (opts.notBlank && v.length > 0 && v.trim() === '') return void this.problem(key, 'must not be blank');
     if (opts.pattern && !opts.pattern.test(v)) return void this.problem(key, opts.patternHint ?? 'has an invalid format');
     return v;
   }

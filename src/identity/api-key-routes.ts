@@ -14,7 +14,7 @@ export function mountApiKeyRoutes(ctx: IdentityRouteContext): void {
     const session = await auth.session(req);
     requirePlan(session.tenant.plan, 'agency');
     const f = new Fields(readJsonObject(req));
-    const name = f.string('name', { required: true, max: 200 });
+    const name = f.string('name', { required: true, max: 200, notBlank: true });
     f.done();
     const key = newToken('apiKey');
     const record = await store.createApiKey(session.tenant.id, name!, hashToken(key), key.slice(0, 8), limits.liveApiKeys);

@@ -15,7 +15,7 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
   admin.post('/v1/admin/tenants', async (req) => {
     await auth.admin(req);
     const f = new Fields(readJsonObject(req));
-    const name = f.string('name', { required: true, max: 200 });
+    const name = f.string('name', { required: true, max: 200, notBlank: true });
     const plan = f.oneOf('plan', PLANS, { required: true });
     f.done();
     return json(201, await tenantView(await store.createTenant(name!, plan!)));

@@ -43,7 +43,7 @@ export function mountPersonalTokenRoutes(ctx: IdentityRouteContext): void {
     const session = await auth.session(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
-    const name = f.string('name', { required: true, max: 200 });
+    const name = f.string('name', { required: true, max: 200, notBlank: true });
     const scopes = readScopes(f, body);
     const days = f.number('expires_in_days', { integer: true, min: 1, max: MAX_TOKEN_DAYS });
     f.done();

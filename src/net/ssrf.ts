@@ -49,8 +49,12 @@ export interface GuardOptions {
 export const ALLOW_PRIVATE_HINT =
   'start the server with --allow-private-webhooks (brainstem serve or up) to allow plain http and private addresses in development';
 
+const notLoopbackOverHttp = `must use https beyond this machine (plain http reaches only loopback addresses); ${ALLOW_PRIVATE_HINT}`;
+
 /** Checks a URL's scheme and every address its host resolves to. */
 export async function guardUrl(raw: string, options: GuardOptions): Promise<GuardResult> {
+  // The URL parser trims and drops these silently; refused so the URL stored is the URL called.
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return { ok: false, reason: 'must not contain spaces or control characters' };
   let url: URL;
   try {
     url = new URL(raw);
@@ -70,6 +74,10 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
   if (allow === false && (host === 'localhost' || host.endsWith('.localhost') || host === 'localhost.')) {
     return { ok: false, reason: `points at this machine (localhost); only public addresses are allowed; ${ALLOW_PRIVATE_HINT}` };
   }
+  // On the local stack plain http is for this machine only: a name that does not resolve (yet)
+  // cannot be shown to be loopback, so registration refuses it over http as it would a public one.
+  const httpNeedsLoopback = allow === 'loopback' && url.protocol === 'http:' && !(host === 'localhost' || host === 'localhost.' || host.endsWith('.localhost'));
+  const admitUnresolved = options.admitUnresolved === true && !httpNeedsLoopback;
   let addresses: { address: string; family: 4 | 6 }[];
   const literal = isIP(host);
   if (literal) addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
@@ -77,11 +85,13 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
     try {
       addresses = await (options.resolve ?? defaultResolve)(host);
     } catch (err) {
-      if (options.admitUnresolved) return { ok: true, url, addresses: [] };
+      if (admitUnresolved) return { ok: true, url, addresses: [] };
+      if (httpNeedsLoopback && options.admitUnresolved) return { ok: false, reason: notLoopbackOverHttp };
       return { ok: false, reason: `host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`, unresolved: true };
     }
+    if (addresses.length === 0 && httpNeedsLoopback && options.admitUnresolved) return { ok: false, reason: notLoopbackOverHttp };
     if (addresses.length === 0)
-      return options.admitUnresolved ? { ok: true, url, addresses } : { ok: false, reason: `host ${host} does not resolve`, unresolved: true };
+      return admitUnresolved ? { ok: true, url, addresses } : { ok: false, reason: `host ${host} does not resolve`, unresolved: true };
   }
   if (allow === 'loopback') {
     // This machine, over http or https; beyond it, what a server without the flag admits.
@@ -93,8 +103,7 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
           ok: false,
           reason: `resolves to a ${cls.replace('_', '-')} address (${a.address}); only public and loopback addresses are allowed; ${ALLOW_PRIVATE_HINT}`,
         };
-      if (url.protocol === 'http:')
-        return { ok: false, reason: `must use https beyond this machine (plain http reaches only loopback addresses); ${ALLOW_PRIVATE_HINT}` };
+      if (url.protocol === 'http:') return { ok: false, reason: notLoopbackOverHttp };
     }
   } else if (allow === false) {
     for (const a of addresses) {

@@ -46,49 +46,7 @@ const problem = (message: string) => validationFailed([{ path: 'body', message }
 export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h: TenantHandler) => Handler, kit: VideoRouteKit): void {
   const { store } = o;
   const full = server.scoped('full');
-  full.post(
-    '/v1/audio',
-    api(async (req, tenant) => {
-      const raw = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      const type = ALIASES[raw] ?? raw;
-      const kind = AUDIO_TYPES[type];
-      if (!kind)
-        throw new HttpError('unsupported_media_type', `Upload an audio track as the request body with Content-Type ${Object.keys(AUDIO_TYPES).join(', ')}.`);
-      if (!o.ffprobe) throw new HttpError('unavailable', 'Audio uploads need ffprobe on this server (it comes with ffmpeg).');
-      const name =
-        basename((req.searchParams().get('filename') ?? '').replace(/\\/g, '/'))
-          .replace(/[\u0000-\u001f\u007f]/g, '')
-          .slice(0, 255) || `track.${kind.ext}`;
-      const tmp = join(o.dataDir, 'tmp', `${randomUUID()}.${kind.ext}`);
-      let kept = false;
-      try {
-        await pipeline(req.stream!, createWriteStream(tmp));
-        const probe = await probeAudio(o.ffprobe, tmp);
-        if (!probe) throw problem(`it is not a readable ${kind.ext.toUpperCase()} file`);
-        if (!kind.formats.test(probe.format) || !kind.codecs.test(probe.codec)) throw problem(`it is ${probe.format}/${probe.codec}, not what ${type} names`);
-        if (probe.videoStreams > 0) throw problem('it has a video stream; upload audio only');
-        const { minAudioSeconds: min, maxAudioSeconds: max } = VIDEO_LIMITS;
-        if (probe.durationS < min || probe.durationS > max) throw problem(`it lasts ${probe.durationS.toFixed(1)} s; a track lasts ${min} to ${max} s`);
-        const { size: sizeBytes } = await stat(tmp);
-        const key = `audio-${randomUUID()}.${kind.ext}`;
-        await o.storage.putFile('media', key, tmp, type);
-        kept = true;
-        const added = await store.addAudio(
-          tenant.id,
-          { filename: name, contentType: type, codec: probe.codec, sizeBytes, durationS: Math.round(probe.durationS * 1000) / 1000, storageKey: key },
-          VIDEO_LIMITS.maxAudioTracksPerTenant,
-        );
-        if (added === 'too_many') {
-          await o.storage.delete('media', [key]).catch(() => {});
-          throw new HttpError('plan_limit', `A tenant may keep at most ${VIDEO_LIMITS.maxAudioTracksPerTenant} audio tracks; delete one first.`);
-        }
-        return json(201, audioView(added), { location: `/v1/audio/${added.id}` });
-      } finally {
-        if (!kept) await unlink(tmp).catch(() => {});
-      }
-    }),
-    { body: 'stream', maxBody: VIDEO_LIMITS.maxAudioBytes },
-  );
+  full.post('/v1/audio', api(uploadAudio(o)), { body: 'stream', maxBody: VIDEO_LIMITS.maxAudioBytes });
 
   full.get(
     '/v1/audio',
@@ -123,4 +81,48 @@ export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api:
     }),
     { body: 'none' },
   );
+}
+
+/** POST /v1/audio: the body streamed to a temporary file, probed, stored, then counted against the tenant's cap. */
+function uploadAudio(o: VideoRoutesOptions): TenantHandler {
+  const { store } = o;
+  return async (req, tenant) => {
+    const raw = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const type = ALIASES[raw] ?? raw;
+    const kind = AUDIO_TYPES[type];
+    if (!kind)
+      throw new HttpError('unsupported_media_type', `Upload an audio track as the request body with Content-Type ${Object.keys(AUDIO_TYPES).join(', ')}.`);
+    if (!o.ffprobe) throw new HttpError('unavailable', 'Audio uploads need ffprobe on this server (it comes with ffmpeg).');
+    const name =
+      basename((req.searchParams().get('filename') ?? '').replace(/\\/g, '/'))
+        .replace(/[\u0000-\u001f\u007f]/g, '')
+        .slice(0, 255) || `track.${kind.ext}`;
+    const tmp = join(o.dataDir, 'tmp', `${randomUUID()}.${kind.ext}`);
+    let kept = false;
+    try {
+      await pipeline(req.stream!, createWriteStream(tmp));
+      const probe = await probeAudio(o.ffprobe, tmp);
+      if (!probe) throw problem(`it is not a readable ${kind.ext.toUpperCase()} file`);
+      if (!kind.formats.test(probe.format) || !kind.codecs.test(probe.codec)) throw problem(`it is ${probe.format}/${probe.codec}, not what ${type} names`);
+      if (probe.videoStreams > 0) throw problem('it has a video stream; upload audio only');
+      const { minAudioSeconds: min, maxAudioSeconds: max } = VIDEO_LIMITS;
+      if (probe.durationS < min || probe.durationS > max) throw problem(`it lasts ${probe.durationS.toFixed(1)} s; a track lasts ${min} to ${max} s`);
+      const { size: sizeBytes } = await stat(tmp);
+      const key = `audio-${randomUUID()}.${kind.ext}`;
+      await o.storage.putFile('media', key, tmp, type);
+      kept = true;
+      const added = await store.addAudio(
+        tenant.id,
+        { filename: name, contentType: type, codec: probe.codec, sizeBytes, durationS: Math.round(probe.durationS * 1000) / 1000, storageKey: key },
+        VIDEO_LIMITS.maxAudioTracksPerTenant,
+      );
+      if (added === 'too_many') {
+        await o.storage.delete('media', [key]).catch(() => {});
+        throw new HttpError('plan_limit', `A tenant may keep at most ${VIDEO_LIMITS.maxAudioTracksPerTenant} audio tracks; delete one first.`);
+      }
+      return json(201, audioView(added), { location: `/v1/audio/${added.id}` });
+    } finally {
+      if (!kept) await unlink(tmp).catch(() => {});
+    }
+  };
 }

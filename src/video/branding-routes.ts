@@ -75,32 +75,7 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
     }),
   );
 
-  full.put(
-    '/v1/branding/logo',
-    api(async (req, tenant) => {
-      const info = inspectImage(req.body);
-      if (!info.ok)
-        throw new HttpError('validation_failed', `The logo must be a complete PNG, JPEG or WebP image: it ${info.reason}.`, {
-          details: [{ path: 'body', message: info.reason }],
-        });
-      const max = VIDEO_LIMITS.maxLogoSide;
-      if (info.width > max || info.height > max)
-        throw new HttpError('validation_failed', `A logo may be at most ${max} px a side; this one is ${info.width}x${info.height}.`, {
-          details: [{ path: 'body', message: `at most ${max} px a side` }],
-        });
-      const key = `logo-${randomUUID()}.${info.contentType.split('/')[1]}`;
-      const tmp = join(o.dataDir, 'tmp', `${key}.part`);
-      await writeFile(tmp, req.body);
-      try {
-        await o.storage.putFile('media', key, tmp, info.contentType);
-      } finally {
-        await unlink(tmp).catch(() => {});
-      }
-      const logo = { logoKey: key, logoContentType: info.contentType, logoWidth: info.width, logoHeight: info.height };
-      return json(200, brandingView(await put(tenant.id, { ...(await current(tenant.id)), ...logo })));
-    }),
-    { maxBody: VIDEO_LIMITS.maxLogoBytes },
-  );
+  full.put('/v1/branding/logo', api(uploadLogo(o, current, put)), { maxBody: VIDEO_LIMITS.maxLogoBytes });
 
   full.get(
     '/v1/branding/logo',
@@ -119,4 +94,34 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
     }),
     { body: 'none' },
   );
+}
+
+/** PUT /v1/branding/logo: a complete PNG, JPEG or WebP within the size caps, stored under a fresh key (the old logo is removed by `put`). */
+function uploadLogo(
+  o: VideoRoutesOptions,
+  current: (tenantId: TenantId) => Promise<BrandingInput>,
+  put: (tenantId: TenantId, next: BrandingInput) => Promise<BrandingRecord>,
+): TenantHandler {
+  return async (req, tenant) => {
+    const info = inspectImage(req.body);
+    if (!info.ok)
+      throw new HttpError('validation_failed', `The logo must be a complete PNG, JPEG or WebP image: it ${info.reason}.`, {
+        details: [{ path: 'body', message: info.reason }],
+      });
+    const max = VIDEO_LIMITS.maxLogoSide;
+    if (info.width > max || info.height > max)
+      throw new HttpError('validation_failed', `A logo may be at most ${max} px a side; this one is ${info.width}x${info.height}.`, {
+        details: [{ path: 'body', message: `at most ${max} px a side` }],
+      });
+    const key = `logo-${randomUUID()}.${info.contentType.split('/')[1]}`;
+    const tmp = join(o.dataDir, 'tmp', `${key}.part`);
+    await writeFile(tmp, req.body);
+    try {
+      await o.storage.putFile('media', key, tmp, info.contentType);
+    } finally {
+      await unlink(tmp).catch(() => {});
+    }
+    const logo = { logoKey: key, logoContentType: info.contentType, logoWidth: info.width, logoHeight: info.height };
+    return json(200, brandingView(await put(tenant.id, { ...(await current(tenant.id)), ...logo })));
+  };
 }

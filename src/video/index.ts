@@ -109,10 +109,18 @@ async function openStorage(objectStore: string | undefined, dataDir: string): Pr
   return s3;
 }
 
-/** The property-video API (spec 000): routes, render queue and completion callbacks. */
-export async function mountVideo(server: HttpServer, options: VideoServiceOptions): Promise<VideoService> {
-  const logger = options.logger ?? silentLogger;
-  const now = options.now ?? Date.now;
+/** One callback per video, so a request for several formats is told of each format as it finishes. */
+const videoCallback: CallbackFor = (video) => {
+  if (!video.callbackUrl) return null;
+  const event = video.status === 'completed' ? 'video.completed' : video.status === 'cancelled' ? 'video.cancelled' : 'video.failed';
+  return { url: video.callbackUrl, event, body: JSON.stringify({ event, video: videoView(video) }) };
+};
+
+/** ffmpeg, its confinement and the title card's font, logged; without ffmpeg the API still serves and renders fail with the reason. */
+function findRenderer(
+  options: VideoServiceOptions,
+  logger: Logger,
+): { ffmpeg: FfmpegBinary | null; ffmpegProblem: string | undefined; confinement: FfmpegConfinement; fontFile: string | null } {
   let ffmpeg: FfmpegBinary | null = null;
   let ffmpegProblem: string | undefined;
   try {
@@ -137,6 +145,11 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
       font: fontFile ?? 'built-in bitmap font',
       addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null,
     });
+  return { ffmpeg, ffmpegProblem, confinement, fontFile };
+}
+
+/** The data directory's folders, the signing key of asset URLs, and the storage (local or S3); staged uploads of a stopped process cleared. */
+async function openFiles(options: VideoServiceOptions, nowMs: number, logger: Logger): Promise<{ signer: AssetUrlSigner; storage: AssetStorage }> {
   const local = ['work', ...(options.objectStore ? [] : ['photos', 'assets', 'media'])];
   for (const sub of local) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
   const signer = new AssetUrlSigner(
@@ -145,28 +158,35 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
   // Opened after what may refuse the start (a malformed key), so a refusal leaves no client open.
   const storage = await openStorage(options.objectStore, options.dataDir);
   logger.info('video storage', { where: storage.description });
-  await clearStagedUploads(join(options.dataDir, 'tmp'), now());
+  await clearStagedUploads(join(options.dataDir, 'tmp'), nowMs);
+  return { signer, storage };
+}
 
-  const store = options.store;
-  const background = options.background ?? true;
-  // One callback per video, so a request for several formats is told of each format as it finishes.
-  const callbackFor: CallbackFor = (video) => {
-    if (!video.callbackUrl) return null;
-    const event = video.status === 'completed' ? 'video.completed' : video.status === 'cancelled' ? 'video.cancelled' : 'video.failed';
-    return { url: video.callbackUrl, event, body: JSON.stringify({ event, video: videoView(video) }) };
-  };
-  const sender = createSender();
-  const callbacks = new CallbackDispatcher({
+/** Completion callbacks to tenants' URLs, through the SSRF-guarded sender. */
+function callbackDispatcher(options: VideoServiceOptions, sender: ReturnType<typeof createSender>, now: () => number, logger: Logger): CallbackDispatcher {
+  return new CallbackDispatcher({
     send: sender.send,
     ...(options.resolve ? { resolve: options.resolve } : {}),
-    store,
-    secretFor: (tenantId: TenantId) => store.callbackSecret(tenantId, () => newToken('webhookSecret')),
+    store: options.store,
+    secretFor: (tenantId: TenantId) => options.store.callbackSecret(tenantId, () => newToken('webhookSecret')),
     allowPrivate: options.allowPrivateCallbacks ?? false,
     now,
     logger,
     ...(options.callbackPollMs ? { pollMs: options.callbackPollMs } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
+}
+
+/** The property-video API (spec 000): routes, render queue and completion callbacks. */
+export async function mountVideo(server: HttpServer, options: VideoServiceOptions): Promise<VideoService> {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const { ffmpeg, ffmpegProblem, confinement, fontFile } = findRenderer(options, logger);
+  const { signer, storage } = await openFiles(options, now(), logger);
+  const store = options.store;
+  const background = options.background ?? true;
+  const sender = createSender();
+  const callbacks = callbackDispatcher(options, sender, now, logger);
   const queue = new RenderQueue({
     store,
     storage,
@@ -180,7 +200,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
     preset: options.preset ?? 'ultrafast',
     logger,
-    callbackFor,
+    callbackFor: videoCallback,
     speak: options.speak ?? null,
     onFinished: () => callbacks.kick(),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
@@ -203,7 +223,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     logger,
     voiceAvailable: !!options.speak,
     ffprobe: ffmpeg ? findFfprobe(ffmpeg.path) : null,
-    callbackFor,
+    callbackFor: videoCallback,
     onCancelled: (id) => {
       if (background) queue.kick();
       queue.cancel(id);

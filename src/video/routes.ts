@@ -57,11 +57,11 @@ function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h:
       const f = new Fields(readJsonObject(req));
       // Other fields are ignored, not refused: no document names a property's fields, so a client's
       // own extras (zip, sqft, …) must not cost it the property.
-      const address = f.string('address', { required: true, max: 500 });
+      const address = f.string('address', { required: true, max: 500, notBlank: true });
       const input: Partial<PropertyInput> = {
         // The address is what names a property; a title is the client's choice, so one without
         // a title (a client that only knows addresses) is titled by its address.
-        title: f.string('title', { min: 1, max: 200 }) ?? address?.slice(0, 200),
+        title: f.string('title', { min: 1, max: 200, notBlank: true }) ?? address?.slice(0, 200),
         address,
         city: f.string('city', { max: 200 }) ?? null,
         price: f.number('price', { min: 0, max: 1e13 }) ?? null,

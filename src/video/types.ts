@@ -65,7 +65,6 @@ export type Room = (typeof ROOMS)[number];
 
 /** How a tour orders its photos: as given (upload order, or the request's photo_ids), or by room tag. */
 export const PHOTO_ORDERS = ['given', 'room'] as const;
-export type PhotoOrder = (typeof PHOTO_ORDERS)[number];
 
 /** A photo already written (under its final name) that the store should record. */
 export type NewPhoto = Omit<PhotoRecord, 'id' | 'propertyId' | 'createdAt' | 'room'> & { room?: Room | null };
@@ -81,8 +80,6 @@ export interface VideoOptions {
   /** A music track of the tenant's (lowered under the voice); null for silence. */
   musicId: AudioId | null;
 }
-
-export const PLAIN_VIDEO: VideoOptions = { branded: true, captions: false, voiceover: false, musicId: null };
 
 export interface VideoRecord {
   id: VideoId;

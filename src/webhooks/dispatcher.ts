@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { isIP } from 'node:net';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
@@ -16,7 +17,7 @@ import {
 import type { SigningKeys } from './keys.js';
 import type { Send, SendOutcome } from '../net/sender.js';
 import { PACKAGE_VERSION } from '../net/sender.js';
-import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
+import { guardUrl, type GuardResult, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 
 export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
 /** The longest a throttled endpoint's wake-up timer waits (the poll finds it otherwise). */
@@ -114,6 +115,12 @@ export class Dispatcher {
   private wakeScheduled = false;
   /** standardKey() of the secrets in use, so a secret is not decoded again for every delivery. */
   private readonly keyCache = new Map<string, Buffer>();
+  /**
+   * The guard's approval of URLs whose host is an IP address: for those it asks no DNS, so its
+   * answer depends on the URL alone and is kept. A URL with a host name is checked (and resolved)
+   * at every attempt, so a name that rebinds to a private address between attempts is refused.
+   */
+  private readonly literalGuards = new Map<string, GuardResult & { ok: true }>();
   /** Real time (performance.now) of the last claim that reached past saturated endpoints, and what it cost. */
   private lastReach = -Infinity;
   private reachCostMs = 0;
@@ -398,6 +405,15 @@ export class Dispatcher {
     }
   }
 
+  private async guarded(url: string): Promise<GuardResult> {
+    const result = await guardUrl(url, this.guard);
+    if (result.ok && isIP(result.url.hostname.replace(/^\[|\]$/g, '')) !== 0) {
+      if (this.literalGuards.size >= KEY_CACHE_MAX) this.literalGuards.clear();
+      this.literalGuards.set(url, result);
+    }
+    return result;
+  }
+
   private keyOf(secret: string): Buffer {
     let key = this.keyCache.get(secret);
     if (!key) {
@@ -411,7 +427,7 @@ export class Dispatcher {
   private async attempt(d: DueDelivery, signal: AbortSignal): Promise<AttemptResult> {
     const startedAt = this.now();
     const number = d.attempts + 1;
-    const guarded = await guardUrl(d.url, this.guard);
+    const guarded = this.literalGuards.get(d.url) ?? (await this.guarded(d.url));
     let outcome: SendOutcome;
     if (!guarded.ok) outcome = { kind: 'error', error: `refused by the SSRF guard: URL ${guarded.reason}`, durationMs: 0 };
     else {

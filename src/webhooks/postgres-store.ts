@@ -164,6 +164,14 @@ export const WEBHOOKS_PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    // SQLite's migration 6 keeps deliveries waiting behind an unfinished one of their conversation
+    // out of its due index with this flag; this store finds them by its claim's order probe and
+    // never reads the flag. The column is here so both schemas match and migrate-store copies
+    // rows as they are (the SQLite store recomputes the flag when its dispatcher starts).
+    version: 4,
+    sql: `ALTER TABLE webhook_deliveries ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /** Serialises signing-key creation and rotation across replicas. */

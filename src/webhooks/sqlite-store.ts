@@ -38,6 +38,14 @@ import {
 } from './rows.js';
 import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId, WidgetKeyRecord } from './types.js';
 
+/**
+ * True for a delivery with an earlier unfinished one of its conversation to the same endpoint:
+ * such a delivery waits 'blocked', outside the due index (used in statements on webhook_deliveries).
+ */
+const EARLIER_UNFINISHED = `(webhook_deliveries.order_key IS NOT NULL AND EXISTS (
+  SELECT 1 FROM webhook_deliveries o WHERE o.endpoint_id = webhook_deliveries.endpoint_id AND o.order_key = webhook_deliveries.order_key
+    AND o.seq < webhook_deliveries.seq AND o.status IN ('pending', 'inflight')))`;
+
 const MIGRATIONS = [
   {
     version: 1,
@@ -179,7 +187,50 @@ const MIGRATIONS = [
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
     `,
   },
+  {
+    version: 6,
+    // A delivery queued behind an unfinished earlier one of its conversation (same endpoint) is
+    // 'blocked': kept out of the due index, so claims no longer read and probe it again each time,
+    // until its predecessor's result releases it (or it has waited the order bound, read from its
+    // own index). The endpoints with a rate limit get an index so a claim finds them without a scan.
+    // Both indexes carry what the claim reads (in claim order: next_attempt_at, then seq), so it
+    // never visits the table rows it passes over.
+    sql: `
+      ALTER TABLE webhook_deliveries ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
+      UPDATE webhook_deliveries SET blocked = 1 WHERE status = 'pending' AND ${EARLIER_UNFINISHED};
+      DROP INDEX webhook_deliveries_due;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at, seq, endpoint_id, order_key) WHERE status = 'pending' AND blocked = 0;
+      CREATE INDEX webhook_deliveries_blocked ON webhook_deliveries(next_attempt_at, seq, endpoint_id, order_key) WHERE status = 'pending' AND blocked = 1;
+      CREATE INDEX webhook_endpoints_rated ON webhook_endpoints(id) WHERE rate_limit IS NOT NULL;
+    `,
+  },
 ];
+
+interface DueCandidate {
+  seq: number;
+  endpoint_id: string;
+  order_key: string | null;
+  next_attempt_at: number;
+}
+
+/** Two lists in claim order (next_attempt_at, seq), merged into one in that order. */
+function mergeDue(a: DueCandidate[], b: DueCandidate[]): DueCandidate[] {
+  const out: DueCandidate[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    if (y === undefined || (x !== undefined && (x.next_attempt_at < y.next_attempt_at || (x.next_attempt_at === y.next_attempt_at && x.seq < y.seq)))) {
+      out.push(x!);
+      i++;
+    } else {
+      out.push(y);
+      j++;
+    }
+  }
+  return out;
+}
 
 export class SqliteWebhookStore implements WebhookStore {
   private readonly q;
@@ -224,29 +275,36 @@ export class SqliteWebhookStore implements WebhookStore {
       claimOnce: db.prepare('INSERT OR IGNORE INTO webhook_once (widget_id, once_key, event_id, created_at) VALUES (?, ?, ?, ?)'),
       onceEvent: db.prepare('SELECT event_id FROM webhook_once WHERE widget_id = ? AND once_key = ?'),
       insertEvent: db.prepare('INSERT INTO webhook_events (id, widget_id, event, body, created_at) VALUES (?, ?, ?, ?, ?)'),
+      // Blocked at once when an earlier delivery of its conversation to the endpoint is unfinished (the last ?s: order key, endpoint, order key).
       insertDelivery: db.prepare(
-        `INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, order_key, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+        `INSERT INTO webhook_deliveries (id, event_seq, endpoint_id, widget_id, event, status, next_attempt_at, order_key, created_at, updated_at, blocked)
+         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ? IS NOT NULL AND EXISTS (
+           SELECT 1 FROM webhook_deliveries INDEXED BY webhook_deliveries_order WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight')))`,
       ),
       expired: db.prepare(
         `SELECT seq, endpoint_id FROM webhook_deliveries INDEXED BY webhook_deliveries_lease
          WHERE status = 'inflight' AND lease_until <= ? ORDER BY lease_until, seq LIMIT ?`,
       ),
-      // A delivery with an earlier unfinished one of its conversation to the same endpoint is not
-      // due, until it has waited the order bound (next_attempt_at at or before the cut, the third ?).
-      due: db.prepare(
-        `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
-         WHERE status = 'pending' AND next_attempt_at <= ? AND endpoint_id NOT IN (SELECT value FROM json_each(?))
-           AND (order_key IS NULL OR next_attempt_at <= ? OR NOT EXISTS (
-             SELECT 1 FROM webhook_deliveries o INDEXED BY webhook_deliveries_order
-             WHERE o.endpoint_id = d.endpoint_id AND o.order_key = d.order_key AND o.seq < d.seq AND o.status IN ('pending', 'inflight')))
-         ORDER BY next_attempt_at, seq LIMIT ?`,
+      // A delivery with an earlier unfinished one of its conversation to the same endpoint is blocked,
+      // outside this index, until its predecessor finishes or it has waited the order bound (heldPast).
+      due: db.prepare(claimable('webhook_deliveries_due', 0, true)),
+      // The same with no endpoint to skip (a claim's first look): the skip list costs more to set up than the scan.
+      dueAny: db.prepare(claimable('webhook_deliveries_due', 0, false)),
+      // Blocked deliveries that have waited the order bound (at or before the cut): let go without their predecessor.
+      heldPast: db.prepare(claimable('webhook_deliveries_blocked', 1, true)),
+      heldPastAny: db.prepare(claimable('webhook_deliveries_blocked', 1, false)),
+      // A finished delivery releases the earliest unfinished one of its conversation, if that one is blocked.
+      unblockNext: db.prepare(
+        `UPDATE webhook_deliveries SET blocked = 0 WHERE blocked = 1 AND seq = (
+           SELECT seq FROM webhook_deliveries INDEXED BY webhook_deliveries_order
+           WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1)`,
       ),
       blocker: db.prepare(
         `SELECT id, status FROM webhook_deliveries INDEXED BY webhook_deliveries_order
          WHERE endpoint_id = ? AND order_key = ? AND seq < ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
       ),
       setOrderNote: db.prepare('UPDATE webhook_deliveries SET order_note = ? WHERE seq = ?'),
+      enabledCount: db.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE enabled = 1'),
       rates: db.prepare('SELECT id, rate_limit, rate_next_at FROM webhook_endpoints WHERE rate_limit IS NOT NULL'),
       spendRate: db.prepare('UPDATE webhook_endpoints SET rate_next_at = ? WHERE id = ?'),
       dueRow: db.prepare(
@@ -256,14 +314,14 @@ export class SqliteWebhookStore implements WebhookStore {
          WHERE d.seq = ?`,
       ),
       lease: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'inflight', lease_owner = ?, lease_until = ?, updated_at = ?
+        `UPDATE webhook_deliveries SET status = 'inflight', blocked = 0, lease_owner = ?, lease_until = ?, updated_at = ?
          WHERE seq = ? AND (status = 'pending' OR (status = 'inflight' AND lease_until <= ?))`,
       ),
       // The holder check and the delivery's new state in one statement: no row back, the lease had passed to another.
       finishHeld: db.prepare(
         `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
-           lease_owner = NULL, lease_until = NULL
-         WHERE id = ? AND status = 'inflight' AND lease_owner = ?`,
+           lease_owner = NULL, lease_until = NULL, blocked = CASE WHEN ? = 'pending' THEN ${EARLIER_UNFINISHED} ELSE 0 END
+         WHERE id = ? AND status = 'inflight' AND lease_owner = ? RETURNING endpoint_id, order_key`,
       ),
       insertAttempt: db.prepare(
         `INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
@@ -273,6 +331,22 @@ export class SqliteWebhookStore implements WebhookStore {
       endpointState: db.prepare('SELECT enabled, failing_since FROM webhook_endpoints WHERE id = ?'),
       endpointOk: db.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
       endpointFailing: db.prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL'),
+      // After deliveries went back to pending (requeued, released, retried, recovered): those now behind an unfinished one wait blocked.
+      reblockDue: db.prepare(
+        `UPDATE webhook_deliveries INDEXED BY webhook_deliveries_due SET blocked = 1
+         WHERE status = 'pending' AND blocked = 0 AND next_attempt_at = ? AND ${EARLIER_UNFINISHED}`,
+      ),
+      reblockAll: db.prepare(
+        `UPDATE webhook_deliveries INDEXED BY webhook_deliveries_due SET blocked = 1 WHERE status = 'pending' AND blocked = 0 AND ${EARLIER_UNFINISHED}`,
+      ),
+      reblockConversation: db.prepare(
+        `UPDATE webhook_deliveries INDEXED BY webhook_deliveries_order SET blocked = 1
+         WHERE endpoint_id = ? AND order_key = (SELECT order_key FROM webhook_deliveries WHERE id = ?) AND status IN ('pending', 'inflight')
+           AND blocked = 0 AND status = 'pending' AND ${EARLIER_UNFINISHED}`,
+      ),
+      reblockEndpoint: db.prepare(
+        `UPDATE webhook_deliveries SET blocked = 1 WHERE endpoint_id = ? AND created_at >= ? AND status = 'pending' AND blocked = 0 AND ${EARLIER_UNFINISHED}`,
+      ),
       requeue: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE status = 'inflight'`,
       ),
@@ -280,7 +354,11 @@ export class SqliteWebhookStore implements WebhookStore {
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL
          WHERE status = 'inflight' AND lease_owner = ?`,
       ),
-      nextDue: db.prepare(`SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`),
+      nextDue: db.prepare(
+        `SELECT MIN(at) AS at FROM (
+           SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending' AND blocked = 0
+           UNION ALL SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND blocked = 1)`,
+      ),
       deliveriesPage: db.prepare(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
          WHERE d.endpoint_id = ? AND d.seq < ? AND (? IS NULL OR d.status = ?) ORDER BY d.seq DESC LIMIT ?`,
@@ -317,7 +395,7 @@ export class SqliteWebhookStore implements WebhookStore {
          WHERE w.tenant_id = ? AND p.enabled = 0 AND p.disabled_reason IN ('failing', 'gone') ORDER BY p.disabled_at DESC, p.seq DESC LIMIT 100`,
       ),
       retry: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND id = ? AND status IN ('failed', 'succeeded', 'pending')`,
+        `UPDATE webhook_deliveries SET status = 'pending', blocked = 0, next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND id = ? AND status IN ('failed', 'succeeded', 'pending')`,
       ),
       pruneDeliveries: db.prepare(
         `DELETE FROM webhook_deliveries WHERE seq IN (
@@ -327,7 +405,7 @@ export class SqliteWebhookStore implements WebhookStore {
         `DELETE FROM webhook_events WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = webhook_events.seq)`,
       ),
       recover: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'failed' AND created_at >= ?`,
+        `UPDATE webhook_deliveries SET status = 'pending', blocked = 0, next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'failed' AND created_at >= ?`,
       ),
     };
   }
@@ -475,7 +553,7 @@ export class SqliteWebhookStore implements WebhookStore {
       for (const ep of this.q.enabledEndpoints.all(widgetId) as { id: string; events: string }[]) {
         if (!(JSON.parse(ep.events) as string[]).includes(event)) continue;
         const id = newId<DeliveryId>('dlv_');
-        this.q.insertDelivery.run(id, eventSeq, ep.id, widgetId, event, at, order, at, at);
+        this.q.insertDelivery.run(id, eventSeq, ep.id, widgetId, event, at, order, at, at, order, ep.id, order);
         deliveries.push(id);
       }
       return { eventId, deliveries, duplicate: false };
@@ -528,18 +606,18 @@ export class SqliteWebhookStore implements WebhookStore {
       }
       const rounds = options.reachPast ? 2 : 1;
       for (let round = 0; round < rounds && out.length < limit; round++) {
+        // Reaching past is pointless when every enabled endpoint is at its limit, and would walk the whole backlog to find nothing.
+        if (round > 0 && saturated.length >= (this.q.enabledCount.get() as { n: number }).n) break;
         const want = limit - out.length + 8;
-        const rows = this.q.due.all(at, JSON.stringify(saturated), at - hold, want) as {
-          seq: number;
-          endpoint_id: string;
-          order_key: string | null;
-          next_attempt_at: number;
-        }[];
-        for (const r of rows) {
+        const skipping = saturated.length > 0 ? JSON.stringify(saturated) : null;
+        const rows = (skipping === null ? this.q.dueAny.all(at, want) : this.q.due.all(at, skipping, want)) as DueCandidate[];
+        // Usually none: a blocked delivery is due here only once it has waited the order bound (or order is off).
+        const held = (skipping === null ? this.q.heldPastAny.all(at - hold, want) : this.q.heldPast.all(at - hold, skipping, want)) as DueCandidate[];
+        for (const r of held.length === 0 ? rows : mergeDue(rows, held)) {
           if (out.length >= limit) break;
           take(r);
         }
-        if (rows.length < want || saturated.length === 0) break;
+        if ((rows.length < want && held.length < want) || saturated.length === 0) break;
       }
       return out;
     })();
@@ -560,10 +638,21 @@ export class SqliteWebhookStore implements WebhookStore {
         }
         const a = r.attempt;
         const next = nextState(r, state?.enabled === 1);
-        if (this.q.finishHeld.run(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, r.deliveryId, owner).changes === 0) {
+        const finished = this.q.finishHeld.get(
+          next.status,
+          next.status === 'pending' ? next.at : null,
+          a.statusCode,
+          a.error,
+          at,
+          next.status,
+          r.deliveryId,
+          owner,
+        ) as { endpoint_id: string; order_key: string | null } | undefined;
+        if (!finished) {
           lost++;
           continue;
         }
+        if (next.status !== 'pending' && finished.order_key !== null) this.q.unblockNext.run(finished.endpoint_id, finished.order_key);
         this.q.insertAttempt.run(a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome, r.deliveryId);
         if (!state) continue;
         if (r.endpoint === 'success') {
@@ -604,17 +693,26 @@ export class SqliteWebhookStore implements WebhookStore {
     });
     const eventSeq = this.q.insertEvent.run(newId<EventId>('evt_'), ops.widget_id, 'endpoint.disabled', body, at).lastInsertRowid;
     const opsWidget = (this.q.endpointWidget.get(ops.id) as { widget_id: string }).widget_id;
-    this.q.insertDelivery.run(newId<DeliveryId>('dlv_'), eventSeq, ops.id, opsWidget, 'endpoint.disabled', at, null, at, at);
+    this.q.insertDelivery.run(newId<DeliveryId>('dlv_'), eventSeq, ops.id, opsWidget, 'endpoint.disabled', at, null, at, at, null, ops.id, null);
   }
 
   async releaseLeases(owner: string) {
     const at = this.now();
-    return this.q.release.run(at, at, owner).changes;
+    return this.db.transaction(() => {
+      const n = this.q.release.run(at, at, owner).changes;
+      if (n > 0) this.q.reblockDue.run(at);
+      return n;
+    })();
   }
 
   async requeueInflight() {
     const at = this.now();
-    return this.q.requeue.run(at, at).changes;
+    return this.db.transaction(() => {
+      const n = this.q.requeue.run(at, at).changes;
+      // Every pending delivery, not only those requeued: rows copied in by migrate-store carry no flag of their own.
+      this.q.reblockAll.run();
+      return n;
+    })();
   }
 
   async nextDueAt() {
@@ -644,6 +742,7 @@ export class SqliteWebhookStore implements WebhookStore {
       if (current.status === 'inflight') return 'inflight' as const;
       const at = this.now();
       this.q.retry.run(at, at, endpointId, id);
+      this.q.reblockConversation.run(endpointId, id);
       return deliveryOf(this.q.delivery.get(endpointId, id) as DeliveryRow);
     })();
   }
@@ -723,6 +822,18 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async recoverFailed(endpointId: EndpointId, since: number) {
     const at = this.now();
-    return this.q.recover.run(at, at, endpointId, since).changes;
+    return this.db.transaction(() => {
+      const n = this.q.recover.run(at, at, endpointId, since).changes;
+      if (n > 0) this.q.reblockEndpoint.run(endpointId, since);
+      return n;
+    })();
   }
+}
+
+/** Pending deliveries due at or before a time, blocked or not, in claim order, optionally skipping a JSON list of endpoints. */
+function claimable(index: string, blocked: 0 | 1, skipEndpoints: boolean): string {
+  const skip = skipEndpoints ? ' AND endpoint_id NOT IN (SELECT value FROM json_each(?))' : '';
+  return `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY ${index}
+         WHERE status = 'pending' AND blocked = ${blocked} AND next_attempt_at <= ?${skip}
+         ORDER BY next_attempt_at, seq LIMIT ?`;
 }

@@ -102,3 +102,13 @@ test('the problem list is capped however wrong the input is', () => {
 test('a body that is not an object is refused at the root', () => {
   for (const v of [null, 3, 'tick', [], true]) assert.equal(problemsOf(v)[0]?.path, '');
 });
+
+test('an out-of-range number names the bound it broke (an agent past 2^53 - 1 is "at most", not "at least")', () => {
+  const safe = Number.MAX_SAFE_INTEGER;
+  const high = problemsOf(mutate((t) => (t.snapshot.agent = safe + 1))).find((p) => p.path === 'snapshot.agent');
+  assert.equal(high?.message, `must be at most ${safe}, got ${safe + 1}`);
+  const low = problemsOf(mutate((t) => (t.snapshot.agent = -safe - 1))).find((p) => p.path === 'snapshot.agent');
+  assert.equal(low?.message, `must be at least ${-safe}, got ${-safe - 1}`);
+  const time = problemsOf(mutate((t) => (t.snapshot.time_s = -1))).find((p) => p.path === 'snapshot.time_s');
+  assert.equal(time?.message, 'must be at least 0, got -1');
+});

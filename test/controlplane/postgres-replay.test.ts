@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { openControlPlaneStore } from '../../src/controlplane/open-store.js';
-import { PgReplayLedger, REPLAY_BATCH } from '../../src/controlplane/postgres-replay.js';
+import { PgReplayLedger, REPLAY_BATCH, REPLAY_GATHER_TURNS } from '../../src/controlplane/postgres-replay.js';
 import { openIdentityStore } from '../../src/identity/open-store.js';
 import type { Pool } from '../../src/store/postgres.js';
 import { postgresTestDatabase } from '../helpers/databases.js';
@@ -78,6 +78,30 @@ test('a flush that fails answers every request waiting on it with the error and 
     // The ledger goes on: the same signatures are new afterwards.
     assert.deepEqual(await Promise.all([a.record(s, 1), a.record(s, 2), a.record(s, 4)]), [true, true, true]);
     assert.equal(await stored(pool, s), 3);
+  } finally {
+    await dispose();
+  }
+});
+
+test(`after a flush returns, the next waits up to REPLAY_GATHER_TURNS (${REPLAY_GATHER_TURNS}) turns of the event loop for signatures to join it, and no longer`, async () => {
+  const { pool, s, dispose } = await twoReplicas();
+  try {
+    let statements = 0;
+    // The ledger's pool, counting the statements it is sent.
+    const counting = {
+      query: (...args: Parameters<Pool['query']>) => (statements++, (pool.query as (...a: unknown[]) => unknown)(...args)),
+    } as unknown as Pool;
+    const ledger = new PgReplayLedger(counting, 300, () => s * 1000);
+    assert.deepEqual(await Promise.all([1, 2, 3, 4, 5].map((i) => ledger.record(s, i))), [true, true, true, true, true]);
+    const before = statements;
+    // Two now and three a turn later (the clients just answered, arriving one by one): one flush.
+    const early = [ledger.record(s, 6), ledger.record(s, 7)];
+    const late = await new Promise<Promise<boolean>[]>((resolve) => setImmediate(() => resolve([8, 9, 10].map((i) => ledger.record(s, i)))));
+    assert.deepEqual(await Promise.all([...early, ...late]), [true, true, true, true, true]);
+    assert.equal(statements - before, 1, 'the signatures of the next turn went in the same flush');
+    // A lone signature after a larger flush is not held past the turns: it is answered, and a replay is still refused.
+    assert.equal(await ledger.record(s, 11), true);
+    assert.equal(await ledger.record(s, 11), false);
   } finally {
     await dispose();
   }

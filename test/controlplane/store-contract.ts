@@ -192,6 +192,31 @@ export function controlPlaneStoreContract(name: string, open: () => Promise<Open
     }
   });
 
+  test(`${name}: text that array literals must escape (quotes, backslashes, braces, commas, NULL) is stored as sent`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const a = await store.createServer(tenantId, 'a', DEFAULT_BUNDLE, 'system');
+      const odd = 'say "hi" \\ {a,b} NULL, \\"';
+      const out = await store.ingest([
+        {
+          serverId: a.id,
+          receivedAt: Date.now(),
+          report: report({ reportId: 'NULL', roster: [{ agent: 1, name: odd, alignment: 'a', goal: 'g', state: 's' }] }),
+        },
+        { serverId: a.id, receivedAt: Date.now(), report: report({ reportId: '"{x}"' }) },
+      ]);
+      assert.deepEqual(
+        out.map((o) => o.accepted),
+        [true, true],
+      );
+      assert.equal((await store.roster(a.id))[0]!.name, odd);
+      const again = await store.ingest([{ serverId: a.id, receivedAt: Date.now(), report: report({ reportId: 'NULL' }) }]);
+      assert.equal(again[0]!.accepted, false, 'the id "NULL" is an id like any other, already stored');
+    } finally {
+      await close();
+    }
+  });
+
   test(`${name}: two handles on the same storage publishing on one base: one wins`, async () => {
     const { store, tenantId, second, seconds, close } = await open();
     try {

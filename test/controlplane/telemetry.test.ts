@@ -230,3 +230,31 @@ test('regression: a telemetry ts with an offset is stored and echoed in UTC (…
     await s.stop();
   }
 });
+
+test('a telemetry ts that is not a real instant (February 30, hour 24, minute 60) is 422, not moved to another day', async () => {
+  const s = await startTestServer({ limits: BURST_LIMITS });
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token);
+    for (const ts of [
+      '2026-02-30T00:00:00Z',
+      '2025-02-29T12:00:00Z',
+      '2026-04-31T00:00:00Z',
+      '2026-01-01T24:00:00Z',
+      '2026-01-01T12:60:00Z',
+      '2026-01-01T12:00:00+24:00',
+    ]) {
+      const r = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { ts }) });
+      assert.equal(r.status, 422, ts);
+      assert.deepEqual(
+        r.body.error.details.map((d: { path: string }) => d.path),
+        ['ts'],
+        ts,
+      );
+    }
+    const leap = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { ts: '2028-02-29T23:59:59.5+01:00' }) });
+    assert.equal(leap.status, 202);
+  } finally {
+    await s.stop();
+  }
+});

@@ -51,3 +51,16 @@ test('without it (serve), loopback stays refused; with --allow-private-webhooks 
   for (const url of ['http://127.0.0.1:8765/', 'http://10.0.0.7/', 'http://[fd00::1]/'])
     assert.equal((await guardUrl(url, { allowPrivate: true })).ok, true, url);
 });
+
+test("'loopback' at registration: a name that does not resolve is admitted over https only (plain http cannot be shown to stay on this machine)", async () => {
+  const nxdomain: Resolve = async () => {
+    throw Object.assign(new Error('queryA ENOTFOUND'), { code: 'ENOTFOUND' });
+  };
+  const registration = { allowPrivate: 'loopback' as const, admitUnresolved: true, resolve: nxdomain };
+  const http = await guardUrl('http://hooks.example.com/x', registration);
+  assert.equal(http.ok, false);
+  assert.match((http as { reason: string }).reason, /must use https beyond this machine/);
+  assert.equal((await guardUrl('http://hooks.example.com/x', { ...registration, resolve: to() })).ok, false);
+  assert.equal((await guardUrl('https://hooks.example.com/x', registration)).ok, true);
+  assert.equal((await guardUrl('http://receiver.localhost/x', registration)).ok, true);
+});

@@ -69,7 +69,8 @@ test('URLs: https only, IP literals in any notation, every resolved address chec
   };
   assert.match(await refused('http://example.com/hook'), /https/);
   assert.match(await refused('ftp://example.com/'), /https/);
-  assert.match(await refused('not a url'), /valid/);
+  assert.match(await refused('not-a-url'), /valid/);
+  assert.match(await refused('not a url'), /spaces or control characters/);
   assert.match(await refused('https://user:pw@example.com/'), /credentials/);
   for (const literal of [
     'https://127.0.0.1/',

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { startReceiver } from './receiver.js';
 import { LEAD, webhookServer } from './setup.js';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
+import { openDatabase } from '../../src/store/sqlite.js';
+import { SqliteWebhookStore } from '../../src/webhooks/sqlite-store.js';
+import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 
 test('a delivery connects to the address the guard resolved, not to a fresh DNS answer', async () => {
   const rx = await startReceiver();
@@ -50,5 +53,40 @@ test("a suspended tenant's widget key is 403 tenant_suspended", async () => {
     assert.equal((await s.call('GET', '/v1/auth/me', { token: widgetKey })).body.error.code, 'tenant_suspended');
   } finally {
     await s.stop();
+  }
+});
+
+test('the guard runs at every attempt: a host name that rebinds to a private address between two attempts is refused the second time', async () => {
+  const db = openDatabase(':memory:');
+  try {
+    const store = new SqliteWebhookStore(db);
+    const { widget } = await store.createWidget(1 as never, 'w', { hash: 'h', preview: 'p' });
+    const ep = await store.createEndpoint(widget.id, {
+      url: 'https://hooks.example.com/in',
+      secret: 'whsec_YmVuY2g=',
+      events: ['lead.captured'],
+      enabled: true,
+    });
+    let answer = '93.184.216.34';
+    const sent: string[] = [];
+    const dispatcher = new Dispatcher({
+      store,
+      allowPrivate: false,
+      resolve: async () => [{ address: answer, family: 4 }],
+      send: async (req) => {
+        sent.push(req.addresses[0]!.address);
+        return { kind: 'response', status: 204, retryAfter: null, excerpt: '', durationMs: 1 };
+      },
+    });
+    await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, null);
+    await dispatcher.runDue();
+    assert.deepEqual(sent, ['93.184.216.34']);
+    answer = '127.0.0.1';
+    const [second] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, null)).deliveries;
+    await dispatcher.runDue();
+    assert.deepEqual(sent, ['93.184.216.34'], 'the rebound name is not contacted');
+    assert.match((await store.getDelivery(ep.id, second!))?.lastError ?? '', /SSRF guard.*loopback/);
+  } finally {
+    db.close();
   }
 });

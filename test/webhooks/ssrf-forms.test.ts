@@ -33,3 +33,28 @@ test('DNS rebinding: a resolver that answers public at registration and 127.0.0.
     await w.s.stop();
   }
 });
+
+test('a URL with spaces, tabs, newlines or control characters is 422: the URL parser would drop them, so the stored URL would not be the one called', async () => {
+  const w = await webhookServer({ allowPrivateWebhooks: false, webhooks: { resolve: async () => [{ address: '93.184.216.34', family: 4 }] } });
+  try {
+    for (const url of [
+      ' https://hooks.example.com/in',
+      'https://hooks.example.com/in ',
+      'https://hooks.exa\tmple.com/in',
+      'https://hooks.example.com/i\nn',
+      'https://hooks.example.com/\u0001',
+    ]) {
+      const r = await w.s.call('POST', `/v1/widgets/${w.widgetId}/webhooks`, { token: w.token, body: { url, events: ['lead.captured'] } });
+      assert.equal(r.status, 422, JSON.stringify(url));
+      assert.deepEqual(r.body.error.details, [{ path: 'url', message: 'must not contain spaces or control characters' }], JSON.stringify(url));
+    }
+    const ok = await w.s.call('POST', `/v1/widgets/${w.widgetId}/webhooks`, {
+      token: w.token,
+      body: { url: 'https://hooks.example.com/in?q=a%20b', events: ['lead.captured'] },
+    });
+    assert.equal(ok.status, 201);
+    assert.equal(ok.body.url, 'https://hooks.example.com/in?q=a%20b');
+  } finally {
+    await w.s.stop();
+  }
+});

@@ -1,15 +1,15 @@
 import { join, resolve } from 'node:path';
 import { conversationFlags } from './conversation-flags.js';
 import type { Command } from 'commander';
-import { createLogger } from '../../log.js';
-import { startLinkedSidecar } from '../../sidecar/link/control-plane-link.js';
+import { createLogger, type Logger } from '../../log.js';
+import { startLinkedSidecar, type LinkedSidecar } from '../../sidecar/link/control-plane-link.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { describeDatabase } from '../../store/database.js';
-import { startEmbedded } from '../../embedded/start.js';
+import { startEmbedded, type Embedded } from '../../embedded/start.js';
 import { ensureDemoWidget } from '../demo-widget.js';
 import { lockDatabase } from '../db-lock.js';
-import { ensureLocalStack } from '../local-stack.js';
+import { ensureLocalStack, type LocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
 import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
 import { DEFAULT_SIDECAR_ADDR, DEMO_DIALOGUE_HELP, dialogueFrom, warnAboutModelServer } from './sidecar.js';
@@ -29,6 +29,21 @@ interface UpFlags {
   insecureHttp?: boolean;
   accessLog?: boolean;
   demoDialogue?: boolean;
+}
+
+/** What the banner of a running stack shows. */
+interface UpBanner {
+  created: boolean;
+  /** The SQLite file, or the PostgreSQL URL without its password. */
+  db: string;
+  dir: string;
+  /** The embedded server's and the sidecar's base URLs. */
+  embedded: string;
+  sidecar: string;
+  demoPage: string;
+  token: string;
+  stack: LocalStack;
+  config: { version: number; source: string };
 }
 
 /** A tick a fresh sidecar answers: a survivor on patrol who sees a player. */
@@ -74,120 +89,138 @@ export function registerUp(program: Command): void {
     .option('--conversation-retention <days>', 'days chat transcripts and lead details are kept after a conversation ends (default: 90)')
     .option('--access-log', ACCESS_LOG_FLAG_HELP)
     .option('--demo-dialogue', DEMO_DIALOGUE_HELP)
-    .action(async (flags: UpFlags) => {
-      const api = parseAddr(flags.addr, '--addr');
-      const limits = limitsFlag(flags.limits);
-      // The sidecar's bind address env (spec 001 §4.1) holds here too, as SERVICE_BRAIN_TOKEN does.
-      const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
-      const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
-      const logger = createLogger();
-      const { dir, database: location } = stackDataDir(flags);
-      // Where the stack lives, as printed: the file, or the PostgreSQL URL without its password.
-      const db = location.kind === 'sqlite' ? location.file : describeDatabase(location);
-      // One stack at a time on a SQLite file (a file lock); a PostgreSQL database is shared by design.
-      const lock = location.kind === 'sqlite' ? lockDatabase(location.file) : null;
-      // Also on the way out of a failed start (main exits the process on the error).
-      if (lock) process.once('exit', lock.release);
-      let local;
-      try {
-        local = await ensureLocalStack(location, { adminToken: process.env.SERVICE_ADMIN_TOKEN, brainToken: process.env.SERVICE_BRAIN_TOKEN });
-      } catch (err) {
-        throw new CliError(`cannot prepare ${db}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      const { stack } = local;
-      let embedded;
-      try {
-        embedded = await startEmbedded({
-          host: api.host,
-          port: api.port,
-          database: location,
-          adminToken: stack.adminToken,
-          logger,
-          dataDir: flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data),
-          // The local stack: a receiver on this machine (`webhooks listen`) is admitted without a flag.
-          allowPrivateWebhooks: flags.allowPrivateWebhooks === true ? true : 'loopback',
-          conversations: conversationFlags(flags),
-          ...limits,
-          insecureHttp: flags.insecureHttp === true,
-          accessLog: accessLogFlag(flags.accessLog),
-        });
-      } catch (err) {
-        throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      if (flags.allowPrivateWebhooks)
-        logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
-      // In the data directory, never the working directory (unless that is the data directory).
-      const stateDir = defaultStateDir(String(stack.serverId), dir);
-      // Always a token: a mod tried against the local stack must learn at once when it sends none or a wrong one.
-      const token = stack.brainToken;
-      let linked;
-      try {
-        linked = await startLinkedSidecar(
-          { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir, insecureHttp: flags.insecureHttp === true },
-          {
-            host: side.host,
-            port: side.port,
-            workers: 0,
-            token,
-            logger,
-            accessLog: accessLogFlag(flags.accessLog),
-            dialogue: dialogueFrom({ demoDialogue: flags.demoDialogue === true }, process.env),
-            stateFile: defaultStateFile(dir, stateDir),
-          },
-        );
-      } catch (err) {
-        await embedded.close();
-        throw new CliError(`sidecar: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      const { sidecar } = linked;
-      const demoWidget = await ensureDemoWidget(embedded, stack.tenantId);
-      const demoPage = `${embedded.url}/demo/widget?widget=${demoWidget}`;
-      if (sidecar.dialogue && !flags.demoDialogue) warnAboutModelServer(process.env, logger);
-      // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
-      const stopped = untilSignal();
-      const config = sidecar.status().config;
-      if (flags.json) {
-        process.stdout.write(
-          `${JSON.stringify({
-            created: local.created,
-            db,
-            dataDir: dir,
-            dashboard: `${embedded.url}/`,
-            api: `${embedded.url}/v1`,
-            chatDemo: demoPage,
-            sidecar: sidecar.url,
-            brainToken: token,
-            serverId: stack.serverId,
-            bundleVersion: config.version,
-            email: stack.email,
-            password: stack.password,
-            apiKey: stack.apiKey,
-            adminToken: stack.adminToken,
-          })}\n`,
-        );
-      } else
-        process.stdout.write(
-          [
-            `brainstem up: local stack running (${local.created ? 'created' : 'reused'} in ${db})`,
-            `  dashboard    ${embedded.url}/`,
-            `  API          ${embedded.url}/v1`,
-            `  chat demo    ${demoPage}  (the chat widget on a demo page; conversations in the dashboard under Widgets)`,
-            `  sidecar      ${sidecar.url}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar.url}/status)`,
-            `  brain token  ${token}  (send it as Authorization: Bearer, X-Brain-Token or ?token=)`,
-            ...(flags.demoDialogue ? ['  dialogue     scripted demo lines (--demo-dialogue): characters greet a player within 20 m on their next tick'] : []),
-            `  login        ${stack.email}  /  ${stack.password}`,
-            `  API key      ${stack.apiKey}  (property-video API: Authorization: Bearer <API key>)`,
-            `  admin token  ${stack.adminToken}`,
-            `  try:         curl -s -X POST ${sidecar.url}/tick -H 'content-type: application/json' -H 'authorization: Bearer ${token}' -d '${JSON.stringify(SAMPLE_TICK)}'`,
-            'Ctrl-C stops both.',
-            '',
-          ].join('\n'),
-        );
-      const signal = await stopped;
-      logger.info('shutting down', { signal });
-      // The sidecar first: its final telemetry report goes to the server still running.
-      await sidecar.close();
-      await embedded.close();
-      lock?.release();
+    .action(runUp);
+}
+
+/** The action of `brainstem up`: prepare the stack, start the embedded server and the sidecar, print the banner, wait for a signal. */
+async function runUp(flags: UpFlags): Promise<void> {
+  const api = parseAddr(flags.addr, '--addr');
+  const limits = limitsFlag(flags.limits);
+  // The sidecar's bind address env (spec 001 §4.1) holds here too, as SERVICE_BRAIN_TOKEN does.
+  const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
+  const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
+  const logger = createLogger();
+  const { dir, database: location } = stackDataDir(flags);
+  // Where the stack lives, as printed: the file, or the PostgreSQL URL without its password.
+  const db = location.kind === 'sqlite' ? location.file : describeDatabase(location);
+  // One stack at a time on a SQLite file (a file lock); a PostgreSQL database is shared by design.
+  const lock = location.kind === 'sqlite' ? lockDatabase(location.file) : null;
+  // Also on the way out of a failed start (main exits the process on the error).
+  if (lock) process.once('exit', lock.release);
+  let local;
+  try {
+    local = await ensureLocalStack(location, { adminToken: process.env.SERVICE_ADMIN_TOKEN, brainToken: process.env.SERVICE_BRAIN_TOKEN });
+  } catch (err) {
+    throw new CliError(`cannot prepare ${db}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const { stack } = local;
+  let embedded;
+  try {
+    embedded = await startEmbedded({
+      host: api.host,
+      port: api.port,
+      database: location,
+      adminToken: stack.adminToken,
+      logger,
+      dataDir: flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data),
+      // The local stack: a receiver on this machine (`webhooks listen`) is admitted without a flag.
+      allowPrivateWebhooks: flags.allowPrivateWebhooks === true ? true : 'loopback',
+      conversations: conversationFlags(flags),
+      ...limits,
+      insecureHttp: flags.insecureHttp === true,
+      accessLog: accessLogFlag(flags.accessLog),
     });
+  } catch (err) {
+    throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
+  // Always a token: a mod tried against the local stack must learn at once when it sends none or a wrong one.
+  const token = stack.brainToken;
+  const { sidecar } = await startUpSidecar(flags, embedded, stack, dir, side, logger);
+  const demoWidget = await ensureDemoWidget(embedded, stack.tenantId);
+  const demoPage = `${embedded.url}/demo/widget?widget=${demoWidget}`;
+  if (sidecar.dialogue && !flags.demoDialogue) warnAboutModelServer(process.env, logger);
+  // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
+  const stopped = untilSignal();
+  const config = sidecar.status().config;
+  printBanner(flags, { created: local.created, db, dir, embedded: embedded.url, demoPage, sidecar: sidecar.url, token, stack, config });
+  const signal = await stopped;
+  logger.info('shutting down', { signal });
+  // The sidecar first: its final telemetry report goes to the server still running.
+  await sidecar.close();
+  await embedded.close();
+  lock?.release();
+}
+
+/** The sidecar bound to the embedded server's control plane, with its state in the data directory; a failed start closes the server. */
+async function startUpSidecar(
+  flags: UpFlags,
+  embedded: Embedded,
+  stack: LocalStack,
+  dir: string,
+  side: { host: string; port: number },
+  logger: Logger,
+): Promise<LinkedSidecar> {
+  // In the data directory, never the working directory (unless that is the data directory).
+  const stateDir = defaultStateDir(String(stack.serverId), dir);
+  try {
+    return await startLinkedSidecar(
+      { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir, insecureHttp: flags.insecureHttp === true },
+      {
+        host: side.host,
+        port: side.port,
+        workers: 0,
+        token: stack.brainToken,
+        logger,
+        accessLog: accessLogFlag(flags.accessLog),
+        dialogue: dialogueFrom({ demoDialogue: flags.demoDialogue === true }, process.env),
+        stateFile: defaultStateFile(dir, stateDir),
+      },
+    );
+  } catch (err) {
+    await embedded.close();
+    throw new CliError(`sidecar: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** The URLs and credentials of the running stack: one JSON line with --json, else a block for a person. */
+function printBanner(flags: UpFlags, up: UpBanner): void {
+  const { created, db, dir, embedded, demoPage, sidecar, token, stack, config } = up;
+  if (flags.json) {
+    process.stdout.write(
+      `${JSON.stringify({
+        created,
+        db,
+        dataDir: dir,
+        dashboard: `${embedded}/`,
+        api: `${embedded}/v1`,
+        chatDemo: demoPage,
+        sidecar,
+        brainToken: token,
+        serverId: stack.serverId,
+        bundleVersion: config.version,
+        email: stack.email,
+        password: stack.password,
+        apiKey: stack.apiKey,
+        adminToken: stack.adminToken,
+      })}\n`,
+    );
+  } else
+    process.stdout.write(
+      [
+        `brainstem up: local stack running (${created ? 'created' : 'reused'} in ${db})`,
+        `  dashboard    ${embedded}/`,
+        `  API          ${embedded}/v1`,
+        `  chat demo    ${demoPage}  (the chat widget on a demo page; conversations in the dashboard under Widgets)`,
+        `  sidecar      ${sidecar}  (server ${stack.serverId}, bundle v${config.version} from ${config.source}; status at ${sidecar}/status)`,
+        `  brain token  ${token}  (send it as Authorization: Bearer, X-Brain-Token or ?token=)`,
+        ...(flags.demoDialogue ? ['  dialogue     scripted demo lines (--demo-dialogue): characters greet a player within 20 m on their next tick'] : []),
+        `  login        ${stack.email}  /  ${stack.password}`,
+        `  API key      ${stack.apiKey}  (property-video API: Authorization: Bearer <API key>)`,
+        `  admin token  ${stack.adminToken}`,
+        `  try:         curl -s -X POST ${sidecar}/tick -H 'content-type: application/json' -H 'authorization: Bearer ${token}' -d '${JSON.stringify(SAMPLE_TICK)}'`,
+        'Ctrl-C stops both.',
+        '',
+      ].join('\n'),
+    );
 }

@@ -4,6 +4,7 @@ import {
   asBuffer,
   bail,
   CACHED_TEXT_BYTES,
+  inWorld,
   MAX_SKIP_DEPTH,
   readBatchOrNull,
   readOrNull,
@@ -143,7 +144,7 @@ class JsonTickReader extends TickReader {
         if (this.spelledAt(VEC_Z, this.i) && b[i]! > 0x20) {
           this.i = i;
           const z = this.number();
-          if (b[this.i] === 0x7d) {
+          if (b[this.i] === 0x7d && inWorld(x, y, z)) {
             this.i++;
             return { x, y, z };
           }

@@ -6,6 +6,7 @@ import {
   SELF_STATE_FIELDS,
   SNAPSHOT_FIELDS,
   TARGET_FIELDS,
+  TICK_LIMITS,
   TICK_REQUEST_FIELDS,
   TRAIT_FIELDS,
   VEC3_KEYS,
@@ -52,6 +53,13 @@ const BAIL = { bail: true } as const;
 
 export function bail(): never {
   throw BAIL;
+}
+
+const MAX_COORDINATE = TICK_LIMITS.maxCoordinate;
+
+/** A position within the world's bound (false for NaN); one past it is the exact path's to refuse. */
+export function inWorld(x: number, y: number, z: number): boolean {
+  return x <= MAX_COORDINATE && x >= -MAX_COORDINATE && y <= MAX_COORDINATE && y >= -MAX_COORDINATE && z <= MAX_COORDINATE && z >= -MAX_COORDINATE;
 }
 
 /** The request `reader` finds in its body, or null when only the exact path can answer for it. */
@@ -412,8 +420,8 @@ export abstract class TickReader {
           this.other(next);
       }
     }
-    // NaN is what a missing coordinate left: the parser itself never yields one.
-    if (x !== x || y !== y || z !== z) bail();
+    // NaN is what a missing coordinate left (the parser itself never yields one), and fails these too.
+    if (!inWorld(x, y, z)) bail();
     return { x, y, z };
   }
 

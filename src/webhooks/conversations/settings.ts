@@ -30,7 +30,7 @@ export async function patchSettings(
   f.onlyKnown(['name', 'color', 'greeting', 'allowed_origins', 'agent']);
   for (const k of ['name', 'color', 'greeting', 'allowed_origins', 'agent'])
     if (body[k] === null) f.problem(k, 'must not be null; leave the field out to keep its value');
-  const name = f.string('name', { min: 1, max: NAME_MAX });
+  const name = f.string('name', { min: 1, max: NAME_MAX, notBlank: true });
   const color = f.string('color', { pattern: COLOR, patternHint: 'must be a colour as #rrggbb' });
   const greeting = f.string('greeting', { max: GREETING_MAX_CHARS });
   let origins: string[] | undefined;

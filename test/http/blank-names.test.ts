@@ -1,0 +1,43 @@
+/**
+ * A name, title or address of only spaces (or tabs, newlines) is no name: it is refused with
+ * 422 `must not be blank` wherever a name is required, as `POST /v1/servers` always did, and
+ * nothing is created.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ADMIN_TOKEN, startTestServer, tenantSession } from '../helpers/embedded.js';
+
+test('blank names, titles and addresses are 422 must not be blank, and nothing is created', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s, 'agency');
+    const key = (await s.call('POST', '/v1/api-keys', { token, body: { name: 'video' } })).body.key as string;
+    const widget = (await s.call('POST', '/v1/widgets', { token, body: { name: 'Shop' } })).body.id as string;
+    const cases: [string, string, string, unknown, string][] = [
+      ['POST', '/v1/properties', key, { address: '   ' }, 'address'],
+      ['POST', '/v1/properties', key, { address: '1 Main St', title: ' \t\n' }, 'title'],
+      ['POST', '/v1/widgets', token, { name: '   ' }, 'name'],
+      ['PATCH', `/v1/widgets/${widget}`, token, { name: '  ' }, 'name'],
+      ['POST', '/v1/api-keys', token, { name: '   ' }, 'name'],
+      ['POST', '/v1/tokens', token, { name: ' ', scopes: ['config:read'] }, 'name'],
+      ['POST', '/v1/admin/tenants', ADMIN_TOKEN, { name: '   ', plan: 'agency' }, 'name'],
+      ['POST', '/v1/servers', token, { name: '   ' }, 'name'],
+    ];
+    for (const [method, path, credential, body, field] of cases) {
+      const r = await s.call(method, path, { token: credential, body });
+      assert.equal(r.status, 422, `${method} ${path} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error.code, 'validation_failed');
+      assert.deepEqual(
+        r.body.error.details.filter((d: { path: string }) => d.path === field),
+        [{ path: field, message: 'must not be blank' }],
+      );
+    }
+    assert.deepEqual((await s.call('GET', '/v1/properties', { token: key })).body.data, []);
+    assert.equal((await s.call('GET', '/v1/widgets', { token })).body.length, 1);
+    assert.equal((await s.call('GET', `/v1/widgets/${widget}`, { token })).body.name, 'Shop');
+    const ok = await s.call('POST', '/v1/properties', { token: key, body: { address: ' 1 Main St ' } });
+    assert.equal(ok.status, 201, 'a name with spaces around it is still a name');
+  } finally {
+    await s.stop();
+  }
+});
