@@ -24,6 +24,17 @@ function assertPlannedOn(name: 'due' | 'heldPast', index: string): void {
   }
 }
 
+/** A store on `db` at a settable time, one endpoint, and two deliveries of one conversation queued in order. */
+async function twoInOrder(db: ReturnType<typeof openDatabase>) {
+  const clock = { now: 1_000_000 };
+  const store = new SqliteWebhookStore(db, () => clock.now);
+  const { widget } = await store.createWidget(1 as never, 'w', { hash: 'h', preview: 'p' });
+  const ep = await store.createEndpoint(widget.id, { url: 'https://example.com/h', secret: 's', events: ['lead.captured'], enabled: true });
+  const [first] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
+  const [second] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
+  return { clock, store, widget, ep, first, second };
+}
+
 test("the claim's due query reads the index in claim order: no sort of every delivery due in the same millisecond", () => {
   assertPlannedOn('due', 'webhook_deliveries_due');
 });
@@ -31,12 +42,7 @@ test("the claim's due query reads the index in claim order: no sort of every del
 test('a delivery queued behind an unfinished one of its conversation stays out of the due index until its predecessor finishes', async () => {
   const db = openDatabase(':memory:');
   try {
-    let now = 1_000_000;
-    const store = new SqliteWebhookStore(db, () => now);
-    const { widget } = await store.createWidget(1 as never, 'w', { hash: 'h', preview: 'p' });
-    const ep = await store.createEndpoint(widget.id, { url: 'https://example.com/h', secret: 's', events: ['lead.captured'], enabled: true });
-    const [first] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
-    const [second] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
+    const { clock, store, widget, ep, first, second } = await twoInOrder(db);
     const [other] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_b')).deliveries;
     const blocked = (id: string) => (db.prepare('SELECT blocked FROM webhook_deliveries WHERE id = ?').get(id) as { blocked: number }).blocked;
     assert.deepEqual([blocked(first!), blocked(second!), blocked(other!)], [0, 1, 0]);
@@ -47,14 +53,14 @@ test('a delivery queued behind an unfinished one of its conversation stays out o
     const ok = (id: string) => ({
       deliveryId: id as never,
       endpointId: ep.id,
-      attempt: { startedAt: now, durationMs: 1, statusCode: 204, responseExcerpt: '', error: null, outcome: 'succeeded' as const },
+      attempt: { startedAt: clock.now, durationMs: 1, statusCode: 204, responseExcerpt: '', error: null, outcome: 'succeeded' as const },
       next: { status: 'succeeded' as const },
       endpoint: 'success' as const,
     });
     // A retry keeps the conversation unfinished: the successor stays blocked.
-    await store.recordResults('a', [{ ...ok(first!), next: { status: 'pending', at: now + 5000 }, endpoint: 'failure' }], 86_400_000);
+    await store.recordResults('a', [{ ...ok(first!), next: { status: 'pending', at: clock.now + 5000 }, endpoint: 'failure' }], 86_400_000);
     assert.equal(blocked(second!), 1);
-    now += 5000;
+    clock.now += 5000;
     const retry = await store.claimDue(lease, 10, room, { orderHoldMs: 600_000 });
     assert.deepEqual(
       retry.map((d) => d.id),
@@ -79,19 +85,14 @@ test('blocked deliveries are found through their own index, once past the order 
 test('a failed delivery retried or recovered goes before the later ones of its conversation again', async () => {
   const db = openDatabase(':memory:');
   try {
-    let now = 1_000_000;
-    const store = new SqliteWebhookStore(db, () => now);
-    const { widget } = await store.createWidget(1 as never, 'w', { hash: 'h', preview: 'p' });
-    const ep = await store.createEndpoint(widget.id, { url: 'https://example.com/h', secret: 's', events: ['lead.captured'], enabled: true });
-    const [first] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
-    const [second] = (await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, 'ses_a')).deliveries;
+    const { clock, store, ep, first, second } = await twoInOrder(db);
     const lease = { owner: 'a', ms: 60_000 };
     const room = { each: 10, busy: new Map<string, number>() };
     const hold = { orderHoldMs: 600_000 };
     const gaveUp = (id: string) => ({
       deliveryId: id as never,
       endpointId: ep.id,
-      attempt: { startedAt: now, durationMs: 1, statusCode: 500, responseExcerpt: '', error: 'HTTP 500', outcome: 'failed' as const },
+      attempt: { startedAt: clock.now, durationMs: 1, statusCode: 500, responseExcerpt: '', error: 'HTTP 500', outcome: 'failed' as const },
       next: { status: 'failed' as const },
       endpoint: 'failure' as const,
     });
@@ -103,7 +104,7 @@ test('a failed delivery retried or recovered goes before the later ones of its c
       await store.recordResults('a', [gaveUp(first!)], 86_400_000);
       assert.equal((await store.getDelivery(ep.id, second!))?.status, 'pending', 'the first gave up: the second is free to go');
       await again(first!);
-      now += 1;
+      clock.now += 1;
       assert.deepEqual(
         (await store.claimDue(lease, 10, room, hold)).map((d) => d.id),
         [first],
@@ -111,7 +112,7 @@ test('a failed delivery retried or recovered goes before the later ones of its c
       );
       await store.recordResults('a', [gaveUp(first!)], 86_400_000);
       await again(first!);
-      now += 1;
+      clock.now += 1;
     }
   } finally {
     db.close();
