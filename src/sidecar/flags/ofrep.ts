@@ -6,8 +6,9 @@ import { errorsInBodyOf } from '../../http/errors-in-body.js';
 import { matchesEtag } from '../../http/etag.js';
 import { decodeParam } from '../../http/guard.js';
 import type { Reply } from '../../http/reply.js';
-import { failRaw, type HttpServer, type RawState, type Request } from '../../http/server.js';
+import { failRaw, type HttpServer, type RawControl, type RawState, type Request } from '../../http/server.js';
 import { statusLine } from '../../http/write.js';
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { withoutBom, type Encoding } from '../../http/codec.js';
 import { GATE_HEADERS, TOKEN_HEADER, type BearerGate } from '../auth.js';
 
@@ -181,9 +182,7 @@ export function mountOfrep(server: HttpServer, gate: BearerGate | null, flags: F
 function mountFlag(server: HttpServer, gate: BearerGate | null, flags: FlagSet, serverId: string | null, now: () => number): void {
   const maxBody = OFREP_LIMITS.maxBody;
   const site = OFREP_FLAG_SITE;
-  // The server's headers for every response, as bytes (built once: the object never changes).
-  let defaults: Readonly<Record<string, string>> | null = null;
-  let defaultBytes: [Buffer, Buffer][] = [];
+  const headers: HeaderBytes = { of: null, bytes: [] };
   server.raw(site.method, site.path, (res, req, control, peer) => {
     const query = req.getQuery();
     const call: FlagCall = {
@@ -204,28 +203,7 @@ function mountFlag(server: HttpServer, gate: BearerGate | null, flags: FlagSet, 
         control.done(call);
       }
     });
-    try {
-      call.key = decodeParam(req.getParameter(0) ?? '');
-    } catch (err) {
-      failRaw(res, call, err, control, site);
-      return;
-    }
-    const declared = req.getHeader(CONTENT_LENGTH);
-    if (declared !== '' && Number(declared) > maxBody) {
-      failRaw(res, call, tooLarge(maxBody), control, site, true);
-      return;
-    }
-    if (gate !== null) {
-      // The gate's order: the first form present is the one judged.
-      const authorization = req.getHeader(AUTHORIZATION);
-      const headerToken = authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
-      try {
-        gate.check(authorization, headerToken, authorization === '' && headerToken === '' ? query : undefined);
-      } catch (err) {
-        failRaw(res, call, err, control, site, true);
-        return;
-      }
-    }
+    if (refusedBeforeBody(res, req, call, control, gate, query)) return;
     res.onData((ab, isLast) => {
       if (call.finished) return;
       try {
@@ -242,16 +220,7 @@ function mountFlag(server: HttpServer, gate: BearerGate | null, flags: FlagSet, 
         const body = call.chunks === null ? Buffer.from(ab) : Buffer.concat([...call.chunks, Buffer.from(ab)], call.size);
         const out = evaluateOne(flags, call.key, body, serverId, now);
         call.answered = true;
-        if (!call.aborted) {
-          if (out.status !== 200) res.writeStatus(statusLine(out.status));
-          if (defaults !== control.defaultHeaders) {
-            defaults = control.defaultHeaders;
-            defaultBytes = Object.entries(defaults).map(([name, value]) => [Buffer.from(name), Buffer.from(value)]);
-          }
-          for (let i = 0; i < defaultBytes.length; i++) res.writeHeader(defaultBytes[i]![0], defaultBytes[i]![1]);
-          res.writeHeader(CONTENT_TYPE, JSON_TYPE_BYTES);
-          res.end(out.body);
-        }
+        if (!call.aborted) writeFlagAnswer(res, out, control, headers);
         call.finished = true;
         control.done(call);
       } catch (err) {
@@ -259,6 +228,55 @@ function mountFlag(server: HttpServer, gate: BearerGate | null, flags: FlagSet, 
       }
     });
   });
+}
+
+/**
+ * The refusals made from the URL and headers alone, in the generic router's order: 400 on a
+ * malformed key, 413 on a declared body over the limit, 401 from the token; the last two close
+ * the connection. Sets the call's key; true when the call was answered.
+ */
+function refusedBeforeBody(res: UwsResponse, req: UwsRequest, call: FlagCall, control: RawControl, gate: BearerGate | null, query: string): boolean {
+  const site = OFREP_FLAG_SITE;
+  try {
+    call.key = decodeParam(req.getParameter(0) ?? '');
+  } catch (err) {
+    failRaw(res, call, err, control, site);
+    return true;
+  }
+  const declared = req.getHeader(CONTENT_LENGTH);
+  if (declared !== '' && Number(declared) > OFREP_LIMITS.maxBody) {
+    failRaw(res, call, tooLarge(OFREP_LIMITS.maxBody), control, site, true);
+    return true;
+  }
+  if (gate === null) return false;
+  // The gate's order: the first form present is the one judged.
+  const authorization = req.getHeader(AUTHORIZATION);
+  const headerToken = authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
+  try {
+    gate.check(authorization, headerToken, authorization === '' && headerToken === '' ? query : undefined);
+  } catch (err) {
+    failRaw(res, call, err, control, site, true);
+    return true;
+  }
+  return false;
+}
+
+/** The server's headers for every response, as bytes: rebuilt only when the server's object changes. */
+interface HeaderBytes {
+  of: Readonly<Record<string, string>> | null;
+  bytes: [Buffer, Buffer][];
+}
+
+/** Writes a single-flag answer: its status when not 200, the server's headers, the JSON type, the body. */
+function writeFlagAnswer(res: UwsResponse, out: { status: number; body: Buffer | string }, control: RawControl, headers: HeaderBytes): void {
+  if (out.status !== 200) res.writeStatus(statusLine(out.status));
+  if (headers.of !== control.defaultHeaders) {
+    headers.of = control.defaultHeaders;
+    headers.bytes = Object.entries(headers.of).map(([name, value]) => [Buffer.from(name), Buffer.from(value)]);
+  }
+  for (let i = 0; i < headers.bytes.length; i++) res.writeHeader(headers.bytes[i]![0], headers.bytes[i]![1]);
+  res.writeHeader(CONTENT_TYPE, JSON_TYPE_BYTES);
+  res.end(out.body);
 }
 
 /** A single-flag evaluation's answer: 200 with the flag's outcome, else OFREP's `{key, errorCode, errorDetails}`. */
