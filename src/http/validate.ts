@@ -135,7 +135,7 @@ export function idParam(value: string | undefined, what = 'resource'): number {
 export function limitParam(req: Request, def: number, max: number): number {
   const raw = req.searchParams().get('limit');
   if (raw === null || raw === '') return def;
-  const n = /^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : NaN;
+  const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 1 && n <= max)) throw new HttpError('bad_request', `limit must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}.`);
   return n;
 }
