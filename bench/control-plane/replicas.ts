@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -24,6 +24,14 @@ export interface ReplicaBenchOptions {
   loadCpu: string | undefined;
   poolRate: number;
   /**
+   * Seconds of the same load each server gets, unmeasured, before each measured scenario: a
+   * fresh process spends its first seconds compiling its hot paths, and N replicas would each
+   * pay that over a 1/N share of the requests. Its reports count in the lost check too.
+   */
+  warmupS: number;
+  /** A directory where each serve process writes a V8 CPU profile, with the scenarios' windows in phases.json; null for none. */
+  cpuProfDir: string | null;
+  /**
    * Each serve process, and the hello-world baseline, in a CPU cgroup of its own with this
    * share of one core (a replica on a core of its own, at a smaller size); null to run them
    * unconfined. PostgreSQL and wrk stay outside the quotas.
@@ -35,6 +43,13 @@ export interface ReplicaBenchOptions {
 export interface ConfigurationResult {
   name: string;
   replicas: number;
+  /**
+   * When each measured scenario ran, on the monotonic clock (µs) that V8's CPU profiles and
+   * `perf record -k CLOCK_MONOTONIC` stamp their samples with, to cut a profile to it.
+   */
+  windowsUs: { pull: [number, number]; telemetry: [number, number] };
+  /** With a profile directory: each serve process's profile file in it. */
+  profiles?: string[];
   signed304: { rps: number; errors: number; p50Ms: number; p99Ms: number; cpuMsPerRequest: number[]; work: RunWork };
   telemetry: { rps: number; errors: number; acknowledged: number; stored: number; lost: number; cpuMsPerRequest: number[]; work: RunWork };
 }
@@ -54,6 +69,7 @@ export interface RunWork {
 export interface ReplicaBenchResult {
   settings: {
     durationS: number;
+    warmupS: number;
     connections: number;
     serverCpu: string | null;
     loadCpu: string | null;
@@ -191,11 +207,22 @@ export function confined(
 
 export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBenchResult> {
   const quotas = quotasFor(o.replicaCpu, o.log);
+  if (o.cpuProfDir !== null) mkdirSync(o.cpuProfDir, { recursive: true });
   const helloWorld = await helloBaseline(o, quotas);
   const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url));
+  if (o.cpuProfDir !== null)
+    writeFileSync(
+      join(o.cpuProfDir, 'phases.json'),
+      JSON.stringify(
+        configurations.map(({ name, profiles, windowsUs }) => ({ name, profiles, windowsUs })),
+        null,
+        2,
+      ),
+    );
   return {
     settings: {
       durationS: o.durationS,
+      warmupS: o.warmupS,
       connections: o.connections,
       serverCpu: quotas?.available ? null : (o.serverCpu ?? null),
       loadCpu: o.loadCpu ?? null,
@@ -225,16 +252,19 @@ async function helloBaseline(o: ReplicaBenchOptions, quotas: CpuQuotas | null): 
       (i) => `/v1/config?server=1&n=${i}`,
       () => undefined,
     );
+    const load = (durationS: number) =>
+      runWrk({
+        url: `http://127.0.0.1:${hello.port}`,
+        threads: 1,
+        connections: o.connections,
+        durationS,
+        cpu: o.loadCpu,
+        script: join(HERE, 'pull.lua'),
+        args: [file, '1', 'bsk_hello', '1', '0'],
+      });
+    if (o.warmupS > 0) await load(o.warmupS);
     const before = cpuMs(hello.child.pid!);
-    const run = await runWrk({
-      url: `http://127.0.0.1:${hello.port}`,
-      threads: 1,
-      connections: o.connections,
-      durationS: o.durationS,
-      cpu: o.loadCpu,
-      script: join(HERE, 'pull.lua'),
-      args: [file, '1', 'bsk_hello', '1', '0'],
-    });
+    const run = await load(o.durationS);
     return { rps: Math.round(run.rps), cpuMsPerRequest: Math.round(((cpuMs(hello.child.pid!) - before) / Math.max(1, run.requests)) * 1000) / 1000 };
   } finally {
     await stop(hello.child);
@@ -261,7 +291,9 @@ async function runConfiguration(
     const ports: number[] = [];
     for (let i = 0; i < replicas; i++) {
       // Replicas start one after another: the first migrates, the others find the schema there.
+      const profile = o.cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`, `--cpu-prof-name=${profileName(name, i)}`];
       const [cmd, args] = confined(quotas, made, `serve-${replicas}-${i}`, o.serverCpu, process.execPath, [
+        ...profile,
         join(ROOT, 'bin', 'brainstem'),
         'serve',
         '--addr',
@@ -291,18 +323,22 @@ async function runConfiguration(
     const reportTs = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const pids = children.map((c) => c.pid!);
 
-    // Each replica's wrk signs its own range of nonces and report ids, so no signature or report repeats across replicas.
+    // Each replica's wrk signs its own range of nonces and report ids, so no signature or report
+    // repeats across replicas; the warm-up's ranges come after the measured runs'.
     const postmaster = url === null ? null : await postmasterOf(url);
-    const scenario = async (kind: 'pull' | 'telemetry'): Promise<{ runs: WrkResult[]; cpu: number[]; work: RunWork }> => {
+    // The signed requests of one phase, written before it starts; the phase then runs every replica's wrk at once.
+    const prepare = async (kind: 'pull' | 'telemetry', durationS: number, phase: 'warm' | 'measured'): Promise<() => Promise<WrkResult[]>> => {
+      const perReplica = Math.ceil(((kind === 'pull' ? pullCount : pushCount) * durationS) / o.durationS);
+      const base = phase === 'measured' ? 0 : replicas * (kind === 'pull' ? pullCount : pushCount);
       const pools = await Promise.all(
         bases.map(async (_, r) => {
-          const file = join(dir, `${kind}-${r}.pool`);
-          const offset = r * (kind === 'pull' ? pullCount : pushCount);
+          const file = join(dir, `${kind}-${phase}-${r}.pool`);
+          const offset = base + r * perReplica;
           if (kind === 'pull')
             await writePool(
               file,
               key,
-              pullCount,
+              perReplica,
               'GET',
               (i) => `/v1/config?server=${server.id}&n=${offset + i}`,
               () => undefined,
@@ -311,7 +347,7 @@ async function runConfiguration(
             await writePool(
               file,
               key,
-              pushCount,
+              perReplica,
               'POST',
               () => '/v1/telemetry',
               (i) => benchReport(server.id, reportTs, offset + i),
@@ -319,25 +355,34 @@ async function runConfiguration(
           return { file, offset };
         }),
       );
+      return () =>
+        Promise.all(
+          bases.map((base, r) =>
+            runWrk({
+              url: base,
+              threads: 1,
+              connections,
+              durationS,
+              cpu: o.loadCpu,
+              script: join(HERE, kind === 'pull' ? 'pull.lua' : 'telemetry.lua'),
+              args:
+                kind === 'pull'
+                  ? [pools[r]!.file, '1', key, String(server.id), String(pools[r]!.offset)]
+                  : [pools[r]!.file, '1', key, String(server.id), reportTs, String(pools[r]!.offset)],
+            }),
+          ),
+        );
+    };
+    const windows: Partial<Record<'pull' | 'telemetry', [number, number]>> = {};
+    const scenario = async (kind: 'pull' | 'telemetry'): Promise<{ runs: WrkResult[]; warm: WrkResult[]; cpu: number[]; work: RunWork }> => {
+      const warm = o.warmupS > 0 ? await (await prepare(kind, o.warmupS, 'warm'))() : [];
+      const measured = await prepare(kind, o.durationS, 'measured');
       const before = pids.map(cpuMs);
       const pgBefore = postmaster === null ? 0 : postgresCpuMs(postmaster);
       const machineBefore = machineTicks();
-      const runs = await Promise.all(
-        bases.map((base, r) =>
-          runWrk({
-            url: base,
-            threads: 1,
-            connections,
-            durationS: o.durationS,
-            cpu: o.loadCpu,
-            script: join(HERE, kind === 'pull' ? 'pull.lua' : 'telemetry.lua'),
-            args:
-              kind === 'pull'
-                ? [pools[r]!.file, '1', key, String(server.id), String(pools[r]!.offset)]
-                : [pools[r]!.file, '1', key, String(server.id), reportTs, String(pools[r]!.offset)],
-          }),
-        ),
-      );
+      const from = monotonicUs();
+      const runs = await measured();
+      windows[kind] = [from, monotonicUs()];
       const machine = machineTicks();
       const requests = Math.max(
         1,
@@ -348,7 +393,7 @@ async function runConfiguration(
         postgresCpuMsPerRequest: postmaster === null ? null : Math.round(((postgresCpuMs(postmaster) - pgBefore) / requests) * 1000) / 1000,
         machineBusy: Math.round(((machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total)) * 100) / 100,
       };
-      return { runs, cpu, work };
+      return { runs, warm, cpu, work };
     };
 
     o.log(`${name}: signed config pulls (304)`);
@@ -360,10 +405,13 @@ async function runConfiguration(
     const stored = await countReports(url, join(dir, 'bench.db'), server.id);
     const pull = combine(pulls.runs);
     const push = combine(pushes.runs);
-    const acknowledged = pushes.runs.reduce((a, r) => a + r.requests - r.errors, 0);
+    // The warm-up's reports were acknowledged too: every one must be stored.
+    const acknowledged = [...pushes.runs, ...pushes.warm].reduce((a, r) => a + r.requests - r.errors, 0);
     return {
       name,
       replicas,
+      windowsUs: { pull: windows.pull!, telemetry: windows.telemetry! },
+      ...(o.cpuProfDir === null ? {} : { profiles: pids.map((_, i) => profileName(name, i)) }),
       signed304: { rps: pull.rps, errors: pull.errors, p50Ms: pull.p50Ms, p99Ms: pull.p99Ms, cpuMsPerRequest: pulls.cpu, work: pulls.work },
       // wrk stops with requests in flight: stored may exceed acknowledged by a few; lost counts the opposite.
       telemetry: {
@@ -395,6 +443,16 @@ async function countReports(url: string | null, file: string, serverId: number):
   return withAdmin(url, async (c) => Number((await c.query('SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = $1', [serverId])).rows[0].n));
 }
 
+/** The profile file of serve process `i` of a configuration: one name per process of a run. */
+function profileName(configuration: string, i: number): string {
+  return `${configuration.replace(/[^a-z0-9]+/gi, '-')}-${i}.cpuprofile`;
+}
+
+/** Now on the monotonic clock that V8's CPU profiles use, in microseconds. */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
 export function replicaTable(r: ReplicaBenchResult): string {
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   const cpu = (list: number[]) => list.map((v) => v.toFixed(3)).join(' / ');
@@ -419,6 +477,7 @@ export function replicaTable(r: ReplicaBenchResult): string {
       : [];
   return [
     r.settings.quotaUnavailable ? `no CPU quotas: ${r.settings.quotaUnavailable}` : '',
+    `each process measured for ${r.settings.durationS} s per scenario after ${r.settings.warmupS} s of the same load unmeasured`,
     `bare uWS hello-world (baseline, ${where}, same wrk script): ${fmt(r.helloWorld.rps)} req/s, ${r.helloWorld.cpuMsPerRequest.toFixed(3)} ms CPU per request`,
     ...scaling,
     ...vsSqlite,

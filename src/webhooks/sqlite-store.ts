@@ -321,11 +321,12 @@ export class SqliteWebhookStore implements WebhookStore {
       finishHeld: db.prepare(
         `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
            lease_owner = NULL, lease_until = NULL, blocked = CASE WHEN ? = 'pending' THEN ${EARLIER_UNFINISHED} ELSE 0 END
-         WHERE id = ? AND status = 'inflight' AND lease_owner = ? RETURNING endpoint_id, order_key`,
+         WHERE id = ? AND status = 'inflight' AND lease_owner = ? RETURNING seq, endpoint_id, order_key`,
       ),
+      // By the seq finishHeld returned: the delivery is not looked up by its id a second time.
       insertAttempt: db.prepare(
         `INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
-         SELECT seq, ?, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?`,
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
       endpointWidget: db.prepare('SELECT widget_id FROM webhook_endpoints WHERE id = ?'),
       endpointState: db.prepare('SELECT enabled, failing_since FROM webhook_endpoints WHERE id = ?'),
@@ -647,13 +648,13 @@ export class SqliteWebhookStore implements WebhookStore {
           next.status,
           r.deliveryId,
           owner,
-        ) as { endpoint_id: string; order_key: string | null } | undefined;
+        ) as { seq: number; endpoint_id: string; order_key: string | null } | undefined;
         if (!finished) {
           lost++;
           continue;
         }
         if (next.status !== 'pending' && finished.order_key !== null) this.q.unblockNext.run(finished.endpoint_id, finished.order_key);
-        this.q.insertAttempt.run(a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome, r.deliveryId);
+        this.q.insertAttempt.run(finished.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
         if (!state) continue;
         if (r.endpoint === 'success') {
           if (state.failing_since !== null) {

@@ -22,3 +22,13 @@ test('bench config-push --database is registered with --replicas and refuses a s
   assert.notEqual(one.status, 0);
   assert.match(one.stderr, /--replicas must be one count of 2 or more/);
 });
+
+test('bench control-plane --database takes --warmup and --cpu-prof, and refuses a warm-up out of range', () => {
+  const help = spawnSync(process.execPath, [cli, 'bench', 'control-plane', '--help'], { encoding: 'utf8' });
+  for (const flag of ['--database', '--replicas', '--replica-cpu', '--warmup', '--cpu-prof']) assert.match(help.stdout, new RegExp(flag));
+  const bad = spawnSync(process.execPath, [cli, 'bench', 'control-plane', '--database', 'postgres://u:p@127.0.0.1:1/db', '--warmup', '601'], {
+    encoding: 'utf8',
+  });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--warmup/);
+});

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError, parseInteger, printJson, replicaBenchFlags, replicaCpuFlag } from '../util.js';
 
@@ -13,6 +14,8 @@ interface Flags {
   database?: string;
   replicas: string;
   replicaCpu: string;
+  warmup: string;
+  cpuProf?: string;
 }
 
 /** `brainstem bench control-plane`: signed 304 pulls and telemetry ingest beside a bare uWS hello-world. */
@@ -37,6 +40,8 @@ export function registerBenchControlPlane(bench: Command): void {
       'with --database: each serve process (and the hello-world) in a CPU cgroup of its own with this share of a core, made and removed by the bench (root); "none" for no quotas',
       '0.25',
     )
+    .option('--warmup <s>', 'with --database: seconds of unmeasured load before each measured scenario (each process compiles its hot paths first)', '2')
+    .option('--cpu-prof <dir>', 'with --database: each serve process writes a V8 CPU profile into this directory, with the measured windows in phases.json')
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {
       if (flags.database !== undefined) return replicaBench(flags);
@@ -67,6 +72,8 @@ async function replicaBench(flags: Flags): Promise<void> {
     database: url,
     replicas,
     durationS: parseInteger(flags.duration, '--duration', 1, 600),
+    warmupS: parseInteger(flags.warmup, '--warmup', 0, 600),
+    cpuProfDir: flags.cpuProf === undefined ? null : resolve(flags.cpuProf),
     connections: parseInteger(flags.connections, '--connections', 1, 10_000),
     serverCpu: flags.serverCpu || undefined,
     loadCpu: flags.loadCpu || undefined,

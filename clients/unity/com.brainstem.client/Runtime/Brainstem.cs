@@ -903,20 +903,27 @@ namespace Brainstem
                 outstanding--;
                 if (mySeq != seq) { Stale++; return; }
                 lastOut = false;
-                if (failure != null) Failed++;
-                else
-                {
-                    Applied++;
+                if (failure == null)
                     foreach (var r in results) { var reply = r as Reply; if (reply != null) last[reply.Agent] = reply; }
+            }
+            // Counted only after the callbacks ran: a caller that sees Applied or Failed move (a
+            // console server polling from another thread) has every reply of that batch already.
+            if (failure != null)
+            {
+                try { onError(null, failure.Code, failure.Message); }
+                finally { lock (gate) Failed++; }
+                return;
+            }
+            try
+            {
+                foreach (var r in results)
+                {
+                    var reply = r as Reply;
+                    if (reply != null) onReply(reply);
+                    else { var e = (TickError)r; onError(e.Agent, e.Code, e.Message); }
                 }
             }
-            if (failure != null) { onError(null, failure.Code, failure.Message); return; }
-            foreach (var r in results)
-            {
-                var reply = r as Reply;
-                if (reply != null) onReply(reply);
-                else { var e = (TickError)r; onError(e.Agent, e.Code, e.Message); }
-            }
+            finally { lock (gate) Applied++; }
         }
     }
 
