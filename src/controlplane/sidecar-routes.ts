@@ -1,6 +1,6 @@
 import type { HttpRequest as UwsRequest } from 'uWebSockets.js';
 import type { HttpServer, Request, ScopedRoutes, ShortcutReply } from '../http/server.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError, quoteId } from '../http/errors.js';
 import { json, type Reply } from '../http/reply.js';
 import { readJsonObject } from '../http/validate.js';
 import { overLimit } from '../http/ratelimit.js';
@@ -41,7 +41,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     const raw = serverParam(req.query);
     if (raw === null || raw === '') throw new HttpError('bad_request', 'The query parameter server (the server id) is required.');
     const id = serverId(raw);
-    if (id <= 0) throw new HttpError('config_not_found', `No server with id ${JSON.stringify(raw)}.`);
+    if (id <= 0) throw new HttpError('config_not_found', `No server with id ${quoteId(raw)}.`);
     if (id !== owner.serverId) return otherServer(id, owner);
     const head = ctx.heads.peek(id);
     if (head) return answer(req, head);
@@ -104,7 +104,7 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
     const report = parseReport(readJsonObject(req), limits.telemetryEventKinds);
     if (report.serverId !== String(owner.serverId)) {
       const id = serverId(report.serverId);
-      if (id <= 0) throw new HttpError('config_not_found', `No server with id ${JSON.stringify(report.serverId)}.`);
+      if (id <= 0) throw new HttpError('config_not_found', `No server with id ${quoteId(report.serverId)}.`);
       await otherServer(id, owner);
     }
     // The live map's sample is checked against the stored one before anything is counted or stored.
@@ -140,7 +140,7 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
 
 /** A server id parameter as a number; -1 when it is not 1 to 15 digits. */
 function serverId(raw: string): ServerId {
-  return (/^\d{1,15}$/.test(raw) ? Number(raw) : -1) as ServerId;
+  return (/^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : -1) as ServerId;
 }
 
 /** The `server` query parameter; a hand-rolled scan, since this runs on every pull. */

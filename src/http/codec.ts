@@ -6,7 +6,11 @@ export type Encoding = 'json' | 'msgpack';
 export const JSON_TYPE = 'application/json';
 export const MSGPACK_TYPE = 'application/msgpack';
 
-/** Maps a Content-Type header to an encoding; parameters such as charset are ignored. */
+/**
+ * Maps a Content-Type header to an encoding. JSON is read as UTF-8 only: a `charset` parameter
+ * naming anything else (`utf-16`, `latin1`; compared case-insensitively, quoted or not) makes
+ * it no encoding we read (a 415), rather than text decoded as the wrong charset.
+ */
 export function encodingOf(contentType: string | undefined): Encoding | null {
   if (!contentType) return null;
   // The exact types, as nearly every client sends them, without taking the header apart.
@@ -14,9 +18,23 @@ export function encodingOf(contentType: string | undefined): Encoding | null {
   if (contentType === MSGPACK_TYPE) return 'msgpack';
   const semi = contentType.indexOf(';');
   const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-  if (type === JSON_TYPE || (type.startsWith('application/') && type.endsWith('+json'))) return 'json';
+  if (type === JSON_TYPE || (type.startsWith('application/') && type.endsWith('+json'))) {
+    return semi < 0 || utf8Charset(contentType.slice(semi + 1)) ? 'json' : null;
+  }
   if (type === MSGPACK_TYPE || type === 'application/x-msgpack' || type === 'application/vnd.msgpack') return 'msgpack';
   return null;
+}
+
+/** True when the parameters name no charset, or name UTF-8 (`charset=UTF-8`, `charset="utf-8"`). */
+function utf8Charset(params: string): boolean {
+  for (const param of params.split(';')) {
+    const eq = param.indexOf('=');
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    let value = param.slice(eq + 1).trim();
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    if (value.toLowerCase() !== 'utf-8') return false;
+  }
+  return true;
 }
 
 /** Keys that must never become own properties of parsed input (prototype pollution). */
@@ -96,7 +114,9 @@ export function decodeBody(body: Buffer, contentType: string | undefined, allowM
   if (encoding === 'msgpack' && allowMsgpack) return { value: parseMsgpack(body), encoding };
   throw new HttpError(
     'unsupported_media_type',
-    allowMsgpack ? 'Content-Type must be application/json or application/msgpack.' : 'Content-Type must be application/json.',
+    allowMsgpack
+      ? 'Content-Type must be application/json (charset utf-8, if named) or application/msgpack.'
+      : 'Content-Type must be application/json (charset utf-8, if named).',
   );
 }
 

@@ -63,3 +63,17 @@ export class HttpError extends Error {
 export function validationFailed(details: ErrorDetail[], message = 'The request failed validation.'): HttpError {
   return new HttpError('validation_failed', message, { details });
 }
+
+/** The most characters of a caller's id an error message echoes back; the rest is cut to "…". */
+export const MAX_ECHOED_ID_CHARS = 64;
+
+/**
+ * An id from the request, quoted for an error message: a caller who sends a megabyte of id
+ * gets 64 characters of it back, not the megabyte (every "No X with id …" goes through here).
+ */
+export function quoteId(value: unknown): string {
+  const s = typeof value === 'string' ? value : String(value ?? '');
+  // Cut by code points so a surrogate pair is never split into an unpaired half.
+  const chars = Array.from(s);
+  return JSON.stringify(chars.length > MAX_ECHOED_ID_CHARS ? `${chars.slice(0, MAX_ECHOED_ID_CHARS).join('')}…` : s);
+}

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { HttpError } from './errors.js';
+import { HttpError, quoteId } from './errors.js';
 import { answerFailure, ClientAborted, decodeParam, type FailureSite, type GuardState } from './guard.js';
 import type { Reply } from './reply.js';
 import { writeReply, writeError } from './write.js';
@@ -226,8 +226,22 @@ class RequestState implements Request, GuardState {
     return this.remote;
   }
 
+  /**
+   * The query string, parsed once. No parameter of any route takes several values, so a name
+   * given twice (`?limit=1&limit=500`) is a 400 naming it: taking either value silently would
+   * let a proxy or a signature check read a different request than the handler.
+   */
   searchParams(): URLSearchParams {
-    return (this.parsedQuery ??= new URLSearchParams(this.query));
+    if (this.parsedQuery !== null) return this.parsedQuery;
+    const params = new URLSearchParams(this.query);
+    const seen = new Set<string>();
+    for (const name of params.keys()) {
+      if (seen.has(name)) {
+        throw new HttpError('bad_request', `The query parameter ${quoteId(name)} is given more than once.`);
+      }
+      seen.add(name);
+    }
+    return (this.parsedQuery = params);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Request } from './server.js';
 import { decodeBody } from './codec.js';
-import { HttpError, validationFailed, type ErrorDetail } from './errors.js';
+import { HttpError, quoteId, validationFailed, type ErrorDetail } from './errors.js';
 
 /** Reads a JSON request body that must be an object; 415/400 otherwise. */
 export function readJsonObject(req: Request): Record<string, unknown> {
@@ -123,8 +123,8 @@ export function typeOf(v: unknown): string {
 /** Parses a positive integer path parameter; anything else is a 404 (no such resource). */
 export function idParam(value: string | undefined, what = 'resource'): number {
   const n = Number(value);
-  if (!value || !/^\d{1,15}$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
-    throw new HttpError('not_found', `No ${what} with id ${JSON.stringify(value ?? '')}.`);
+  if (!value || !/^[1-9]\d{0,14}$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
+    throw new HttpError('not_found', `No ${what} with id ${quoteId(value ?? '')}.`);
   return n;
 }
 

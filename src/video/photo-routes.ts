@@ -7,6 +7,7 @@ import { requirePlan } from '../identity/routes.js';
 import { commitPhotos, discardStaged, receiveJson, receiveMultipart, type StagedPhoto } from './uploads.js';
 import { photoView } from './views.js';
 import { storedFile, type TenantHandler, type VideoRouteKit } from './route-kit.js';
+import { encodingOf } from '../http/codec.js';
 import { isSigned, originOf, ttlParam } from './signed-urls.js';
 import type { VideoRoutesOptions } from './route-options.js';
 import { ROOMS, type PhotoId, type PhotoRecord, type PropertyId } from './types.js';
@@ -28,7 +29,8 @@ export function mountPhotoRoutes(server: HttpServer, o: VideoRoutesOptions, api:
       const type = (req.headers['content-type'] ?? '').toLowerCase();
       let staged: StagedPhoto[];
       if (type.startsWith('multipart/form-data')) staged = await receiveMultipart(req.stream!, req.headers['content-type']!, tmpDir, o.uploads);
-      else if (/^application\/json\s*(;|$)/.test(type)) staged = await receiveJson(req.stream!, declaredLength(req), tmpDir, o.uploads, o.jsonBudget);
+      else if (type.startsWith('application/json') && encodingOf(req.headers['content-type']) === 'json')
+        staged = await receiveJson(req.stream!, declaredLength(req), tmpDir, o.uploads, o.jsonBudget);
       else throw new HttpError('unsupported_media_type', 'Upload photos as multipart/form-data or as application/json {photos: [{filename, data_base64}]}.');
       let stored: string[] = [];
       try {

@@ -90,11 +90,17 @@ export type EventInput = { ok: true; event: EventType; data: Record<string, unkn
 /** Validates `{event, data}`; returns the data to send (only allowed fields) or every problem found. */
 export function validateEvent(event: unknown, data: unknown): EventInput {
   const details: ErrorDetail[] = [];
-  if (typeof event !== 'string' || !(EVENT_TYPES as readonly string[]).includes(event)) {
+  // An absent field is named as missing, not as a wrong type ("must be …, got null").
+  if (event === undefined) details.push({ path: 'event', message: 'is required' });
+  else if (typeof event !== 'string' || !(EVENT_TYPES as readonly string[]).includes(event)) {
     details.push({ path: 'event', message: `must be one of ${EVENT_TYPES.join(', ')}, got ${JSON.stringify(event ?? null)}` });
   }
+  if (data === undefined) {
+    details.push({ path: 'data', message: 'is required' });
+    return { ok: false, details };
+  }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    details.push({ path: 'data', message: `must be an object, got ${typeOf(data ?? null)}` });
+    details.push({ path: 'data', message: `must be an object, got ${typeOf(data)}` });
     return { ok: false, details };
   }
   const obj = data as Record<string, unknown>;

@@ -1,5 +1,5 @@
 import type { HttpServer, Request } from '../http/server.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError, quoteId } from '../http/errors.js';
 import { Fields, typeOf } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantPlans } from '../identity/plan-limits.js';
@@ -55,7 +55,7 @@ export function routeContext(server: HttpServer, options: WebhookRoutesOptions):
   const widgetOf = async (req: Request): Promise<WidgetRecord> => {
     const session = await auth.session(req);
     const widget = await store.getWidget(session.tenant.id, req.params.id ?? '');
-    if (!widget) throw new HttpError('not_found', `No widget with id ${JSON.stringify(req.params.id ?? '')}.`);
+    if (!widget) throw new HttpError('not_found', `No widget with id ${quoteId(req.params.id ?? '')}.`);
     return widget;
   };
   return {
@@ -67,7 +67,7 @@ export function routeContext(server: HttpServer, options: WebhookRoutesOptions):
     async endpointOf(req) {
       const widget = await widgetOf(req);
       const endpoint = await store.getEndpoint(widget.id, req.params.endpointId ?? '');
-      if (!endpoint) throw new HttpError('not_found', `No webhook endpoint with id ${JSON.stringify(req.params.endpointId ?? '')}.`);
+      if (!endpoint) throw new HttpError('not_found', `No webhook endpoint with id ${quoteId(req.params.endpointId ?? '')}.`);
       return endpoint;
     },
     async checkUrl(f, body, required) {

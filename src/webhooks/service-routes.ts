@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.js';
+import { HttpError, quoteId } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, readJsonObject, typeOf } from '../http/validate.js';
 import { eventCatalogue } from './catalogue.js';
@@ -47,7 +47,7 @@ export function mountServiceRoutes(ctx: WebhookRouteContext): void {
     else if (id !== null && typeof id !== 'string') f.problem('endpoint_id', `must be an endpoint id or null, got ${typeOf(id)}`);
     f.done();
     if (!(await store.setOperationalEndpoint(session.tenant.id, id as string | null))) {
-      throw new HttpError('not_found', `No webhook endpoint with id ${JSON.stringify(id)} on this tenant's widgets.`);
+      throw new HttpError('not_found', `No webhook endpoint with id ${quoteId(id)} on this tenant's widgets.`);
     }
     const ep = await store.getOperationalEndpoint(session.tenant.id);
     return json(200, { endpoint_id: ep?.id ?? null, widget_id: ep?.widgetId ?? null, url: ep?.url ?? null, enabled: ep?.enabled ?? null });

@@ -1,4 +1,4 @@
-import { HttpError, validationFailed } from '../http/errors.js';
+import { HttpError, quoteId, validationFailed } from '../http/errors.js';
 import type { CredentialProbe } from '../identity/auth.js';
 import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
@@ -38,7 +38,7 @@ export class WebhookService {
    */
   async emit(widgetId: string, event: unknown, data: unknown): Promise<Emitted> {
     const widget = await this.store.findWidget(widgetId);
-    if (!widget) throw new HttpError('not_found', `No widget with id ${JSON.stringify(widgetId)}.`);
+    if (!widget) throw new HttpError('not_found', `No widget with id ${quoteId(widgetId)}.`);
     return this.emitFor(widget, event, data);
   }
 

@@ -59,3 +59,14 @@ test('ids of the documented form are not taken for phone numbers (UUIDs, dated i
   const malformed = validateEvent('lead.captured', { conversation_id: 'ses 555-123-4567', visitor_id: 'vis_1', has_email: true, has_phone: false });
   assert.deepEqual(malformed.ok ? [] : malformed.details.map((d) => [d.path, /phone/.test(d.message)]), [['data.conversation_id', true]]);
 });
+
+// The audit: a POST without `data` was told "must be an object, got null", as if null were sent.
+test('an absent event or data field is reported as required, a null one as the wrong type', () => {
+  const absent = validateEvent(undefined, undefined);
+  assert.deepEqual(absent.ok ? [] : absent.details, [
+    { path: 'event', message: 'is required' },
+    { path: 'data', message: 'is required' },
+  ]);
+  const nulls = validateEvent('conversation.started', null);
+  assert.deepEqual(nulls.ok ? [] : nulls.details, [{ path: 'data', message: 'must be an object, got null' }]);
+});

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, quoteId } from '../../http/errors.js';
 import { hashToken } from '../../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../../identity/types.js';
 import type { Logger } from '../../log.js';
@@ -154,7 +154,7 @@ export class ConversationService {
   /** The widget a visitor call names, refused politely when its tenant is suspended. */
   async visitorWidget(widgetId: string): Promise<{ widget: WidgetRecord; settings: WidgetSettings }> {
     const widget = await this.webhooks.store.findWidget(widgetId);
-    if (!widget) throw new HttpError('not_found', `No widget with id ${JSON.stringify(widgetId)}.`);
+    if (!widget) throw new HttpError('not_found', `No widget with id ${quoteId(widgetId)}.`);
     const tenant = await this.getTenant(widget.tenantId);
     if (!tenant || tenant.status === 'suspended') throw new HttpError('unavailable', 'This chat is unavailable right now. Please try again later.');
     return { widget, settings: await this.settings(widget) };
@@ -368,14 +368,14 @@ export class ConversationService {
   /** The widgets of a tenant, for operator routes. */
   async widgetOf(tenantId: TenantId, id: string): Promise<WidgetRecord> {
     const w = await this.webhooks.store.getWidget(tenantId, id);
-    if (!w) throw new HttpError('not_found', `No widget with id ${JSON.stringify(id)}.`);
+    if (!w) throw new HttpError('not_found', `No widget with id ${quoteId(id)}.`);
     return w;
   }
 
   /** The conversation of a tenant's widget, for operator routes. */
   async conversationOf(widgetId: WidgetId, id: string): Promise<ConversationRecord> {
     const c = await this.store.get(id);
-    if (!c || c.widgetId !== widgetId) throw new HttpError('not_found', `No conversation with id ${JSON.stringify(id)} in this widget.`);
+    if (!c || c.widgetId !== widgetId) throw new HttpError('not_found', `No conversation with id ${quoteId(id)} in this widget.`);
     return c;
   }
 }

@@ -1,0 +1,42 @@
+/**
+ * The audit: `?limit=1&limit=500` silently took the first value. A parameter given twice is a
+ * 400 naming it, on every route that reads its query through Request.searchParams(). Also on a
+ * real server: an id with leading zeros is a 404, and a 404 quotes at most 64 characters of it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { serverWithKey } from '../controlplane/helpers.js';
+import { tenantSession } from '../helpers/embedded.js';
+import { apiKey, startVideoServer } from '../video/helpers.js';
+
+test('a query parameter given twice is a 400 naming it; leading-zero and over-long ids are 404s quoting 64 characters', async () => {
+  const s = await startVideoServer();
+  try {
+    const { key } = await apiKey(s);
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    for (const [credential, path] of [
+      [key, '/v1/properties'],
+      [key, '/v1/assets'],
+      [token, `/v1/servers/${serverId}/activity`],
+    ] as const) {
+      const r = await s.call('GET', `${path}?limit=1&limit=500`, { token: credential });
+      assert.equal(r.status, 400, path);
+      assert.equal(r.body.error.code, 'bad_request');
+      assert.match(r.body.error.message, /"limit" is given more than once/);
+      assert.equal((await s.call('GET', `${path}?limit=1`, { token: credential })).status, 200, path);
+    }
+    const created = await s.call('POST', '/v1/properties', { token: key, body: { address: '1 Main St' } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = String(created.body.id);
+    assert.equal((await s.call('GET', `/v1/properties/${id}`, { token: key })).status, 200);
+    const zeros = await s.call('GET', `/v1/properties/00${id}`, { token: key });
+    assert.equal(zeros.status, 404);
+    assert.equal(zeros.body.error.code, 'not_found');
+    const long = await s.call('GET', `/v1/properties/${'9'.repeat(5000)}`, { token: key });
+    assert.equal(long.status, 404);
+    assert.equal(long.body.error.message, `No property with id "${'9'.repeat(64)}…".`);
+  } finally {
+    await s.stop();
+  }
+});
