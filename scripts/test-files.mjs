@@ -49,7 +49,7 @@ export const UNIT_SUITES = [
 /**
  * The slowest suites, left out by `npm run test:fast` (CI runs them): together about two
  * thirds of the whole suite's test time. Chosen from `node scripts/run-tests.mjs --timings`
- * on the whole suite (2026-11-28, the last eleven 2026-11-29; re-measure when the fast tier drifts past three minutes):
+ * on the whole suite (2026-11-28, the last thirty-one 2026-11-29; re-measure when the fast tier drifts past three minutes):
  * renders and crash recovery across replicas and restarts, the browser tests, the simulator's
  * scenarios, the route fuzz, PostgreSQL contract suites and migrations, TLS and port checks
  * that start whole commands.
@@ -101,6 +101,26 @@ export const SLOW_SUITES = [
   'test/bench/render-workers.test.ts',
   'test/controlplane/billing-grants.test.ts',
   'test/cli/shipped-without-test-and-bench.test.ts',
+  'test/cli/commands/webhooks-trigger.test.ts',
+  'test/bench/push-replicas.test.ts',
+  'test/widget/browser.test.ts',
+  'test/live/replica-processes.test.ts',
+  'test/dashboard/conversations.test.ts',
+  'test/cli/commands/plugins.test.ts',
+  'test/stack/up-crash.test.ts',
+  'test/cli/brainstem-log.test.ts',
+  'test/bench/scale-out-flags.test.ts',
+  'test/dashboard/flags.test.ts',
+  'test/cli/migrate-store-progress.test.ts',
+  'test/stack/up-api-key.test.ts',
+  'test/dashboard/papercuts.test.ts',
+  'test/bench/believability.test.ts',
+  'test/widget/replicas.test.ts',
+  'test/store/postgres.test.ts',
+  'test/video/object-store-media.test.ts',
+  'test/store/broadcast.test.ts',
+  'test/cli/commands/bench-tick.test.ts',
+  'test/dialogue/model-check.test.ts',
 ];
 
 /** Test sources under ROOT/test, relative to ROOT, sorted. */
