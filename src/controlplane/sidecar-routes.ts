@@ -39,6 +39,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   // synchronously with no storage read and no promise.
   const pull = (req: Request, owner: KeyOwner): Reply | Promise<Reply> => {
     const raw = serverParam(req.query);
+    if (raw === false) throw new HttpError('bad_request', `The query parameter ${quoteId('server')} is given more than once.`);
     if (raw === null || raw === '') throw new HttpError('bad_request', 'The query parameter server (the server id) is required.');
     const id = serverId(raw);
     if (id <= 0) throw new HttpError('config_not_found', `No server with id ${quoteId(raw)}.`);
@@ -62,7 +63,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     if (key === undefined) return null;
     const query = req.getQuery() ?? '';
     const raw = serverParam(query);
-    if (raw === null || serverId(raw) !== key.owner.serverId) return null;
+    if (raw === null || raw === false || serverId(raw) !== key.owner.serverId) return null;
     const head = ctx.heads.peek(key.owner.serverId);
     if (head === undefined) return null;
     // uWS matches a static pattern exactly, so the path this handler sees is always the pattern:
@@ -143,23 +144,33 @@ function serverId(raw: string): ServerId {
   return (/^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : -1) as ServerId;
 }
 
-/** The `server` query parameter; a hand-rolled scan, since this runs on every pull. */
-function serverParam(query: string): string | null {
+/**
+ * The `server` query parameter; a hand-rolled scan, since this runs on every pull. False when
+ * it is given more than once (refused, as every route refuses a repeated parameter).
+ */
+function serverParam(query: string): string | null | false {
+  let found: string | null = null;
   let start = 0;
   while (start <= query.length) {
     let end = query.indexOf('&', start);
     if (end < 0) end = query.length;
-    if (query.startsWith('server=', start)) {
-      const raw = query.slice(start + 7, end);
-      if (!raw.includes('%')) return raw;
-      try {
-        return decodeURIComponent(raw);
-      } catch {
-        return raw;
-      }
+    let value: string | null = null;
+    if (query.startsWith('server=', start)) value = decodedParam(query.slice(start + 7, end));
+    else if (end - start === 6 && query.startsWith('server', start)) value = '';
+    if (value !== null) {
+      if (found !== null) return false;
+      found = value;
     }
-    if (end - start === 6 && query.startsWith('server', start)) return '';
     start = end + 1;
   }
-  return null;
+  return found;
+}
+
+function decodedParam(raw: string): string {
+  if (!raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }

@@ -5,8 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverWithKey } from '../controlplane/helpers.js';
-import { tenantSession } from '../helpers/embedded.js';
+import { serverWithKey, signed } from '../controlplane/helpers.js';
+import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { apiKey, startVideoServer } from '../video/helpers.js';
 
 test('a query parameter given twice is a 400 naming it; leading-zero and over-long ids are 404s quoting 64 characters', async () => {
@@ -36,6 +36,30 @@ test('a query parameter given twice is a 400 naming it; leading-zero and over-lo
     const long = await s.call('GET', `/v1/properties/${'9'.repeat(5000)}`, { token: key });
     assert.equal(long.status, 404);
     assert.equal(long.body.error.message, `No property with id "${'9'.repeat(64)}…".`);
+  } finally {
+    await s.stop();
+  }
+});
+
+// The sidecar's pull reads `server` with its own scan: a second one is refused there too, even
+// when both name the key's own server (the cached fast path hands it to the route).
+test('a signed config pull with the server parameter twice is a 400 naming it', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s);
+    const sidecar = await serverWithKey(s, token, 'a');
+    const other = await serverWithKey(s, token, 'b');
+    for (const [i, query] of [
+      `server=${sidecar.serverId}&server=${sidecar.serverId}`,
+      `server=${sidecar.serverId}&server=${other.serverId}`,
+      `server=${sidecar.serverId}&server`,
+    ].entries()) {
+      assert.equal((await signed(s, sidecar.key, 'GET', `/v1/config?server=${sidecar.serverId}&n=${i}`)).status, 200);
+      const twice = await signed(s, sidecar.key, 'GET', `/v1/config?${query}`);
+      assert.equal(twice.status, 400, query);
+      assert.equal(twice.body.error.code, 'bad_request');
+      assert.match(twice.body.error.message, /"server" is given more than once/);
+    }
   } finally {
     await s.stop();
   }
