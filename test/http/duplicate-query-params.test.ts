@@ -7,19 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverWithKey, signed } from '../controlplane/helpers.js';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
-import { apiKey, startVideoServer } from '../video/helpers.js';
+import { withPaginatedLists } from './paginated-lists.js';
 
 test('a query parameter given twice is a 400 naming it; leading-zero and over-long ids are 404s quoting 64 characters', async () => {
-  const s = await startVideoServer();
+  const { s, key, lists } = await withPaginatedLists();
   try {
-    const { key } = await apiKey(s);
-    const { token } = await tenantSession(s);
-    const { serverId } = await serverWithKey(s, token);
-    for (const [credential, path] of [
-      [key, '/v1/properties'],
-      [key, '/v1/assets'],
-      [token, `/v1/servers/${serverId}/activity`],
-    ] as const) {
+    for (const [credential, path] of lists) {
       const r = await s.call('GET', `${path}?limit=1&limit=500`, { token: credential });
       assert.equal(r.status, 400, path);
       assert.equal(r.body.error.code, 'bad_request');

@@ -5,21 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverWithKey } from '../controlplane/helpers.js';
-import { tenantSession } from '../helpers/embedded.js';
-import { apiKey, startVideoServer } from '../video/helpers.js';
+import { withPaginatedLists } from './paginated-lists.js';
 
 test('?limit= takes decimal digits only: other number forms are 400 on the lists and the activity feed', async () => {
-  const s = await startVideoServer();
+  const { s, lists } = await withPaginatedLists();
   try {
-    const { key } = await apiKey(s);
-    const { token } = await tenantSession(s);
-    const { serverId } = await serverWithKey(s, token);
-    for (const [credential, path] of [
-      [key, '/v1/properties'],
-      [key, '/v1/assets'],
-      [token, `/v1/servers/${serverId}/activity`],
-    ] as const) {
+    for (const [credential, path] of lists) {
       for (const raw of ['1e1', '0x10', '+5', '%205', '5.0', '-0']) {
         const r = await s.call('GET', `${path}?limit=${raw}`, { token: credential });
         assert.equal(r.status, 400, `${path} ${raw}`);
