@@ -1,7 +1,7 @@
 import { validateBundle } from '../../brain/index.js';
 import { bundleSizeProblem, PUBLISH_MAX_BODY } from '../bundles.js';
 import type { HttpServer, Request } from '../http/server.js';
-import { HttpError, validationFailed } from '../http/errors.js';
+import { HttpError, quoteId, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { requireCurrentPlan } from '../identity/plan-limits.js';
@@ -75,9 +75,9 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
   configRead.get('/v1/servers/:id/config/versions/:version', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
     const raw = req.params.version ?? '';
-    const version = /^\d{1,15}$/.test(raw) ? Number(raw) : -1;
+    const version = /^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : -1;
     const found = version > 0 ? await store.getVersion(record.id, version) : null;
-    if (!found) throw new HttpError('not_found', `Server ${record.id} has no configuration version ${JSON.stringify(raw)}.`);
+    if (!found) throw new HttpError('not_found', `Server ${record.id} has no configuration version ${quoteId(raw)}.`);
     return json(200, { ...found.entry, bundle: found.bundle });
   });
 

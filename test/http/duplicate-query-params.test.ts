@@ -53,6 +53,11 @@ test('a signed config pull with the server parameter twice is a 400 naming it', 
       assert.equal(twice.body.error.code, 'bad_request');
       assert.match(twice.body.error.message, /"server" is given more than once/);
     }
+    const versions = `/v1/servers/${sidecar.serverId}/config/versions`;
+    assert.equal((await s.call('GET', `${versions}/1`, { token })).status, 200);
+    const zeroVersion = await s.call('GET', `${versions}/01`, { token });
+    assert.equal(zeroVersion.status, 404);
+    assert.equal(zeroVersion.body.error.code, 'not_found');
   } finally {
     await s.stop();
   }

@@ -81,6 +81,15 @@ test('GET /v1/config/stream is signed like a pull: a bad signature, a replay and
     const none = `/v1/config/stream?nonce=c3`;
     const missing = await fetch(s.cp.url + none, { headers: signRequest(s.server.key, { method: 'GET', target: none }) });
     assert.equal(missing.status, 400);
+    // Read as the pull reads it: a leading zero names no server, and the parameter twice is refused.
+    const zero = `/v1/config/stream?server=0${s.server.serverId}&nonce=d4`;
+    const zeroRes = await fetch(s.cp.url + zero, { headers: signRequest(s.server.key, { method: 'GET', target: zero }) });
+    assert.equal(zeroRes.status, 404);
+    assert.equal(((await zeroRes.json()) as any).error.code, 'config_not_found');
+    const twice = `/v1/config/stream?server=${s.server.serverId}&server=${s.server.serverId}&nonce=e5`;
+    const twiceRes = await fetch(s.cp.url + twice, { headers: signRequest(s.server.key, { method: 'GET', target: twice }) });
+    assert.equal(twiceRes.status, 400);
+    assert.match(((await twiceRes.json()) as any).error.message, /"server" is given more than once/);
   } finally {
     await s.stop();
   }
