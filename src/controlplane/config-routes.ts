@@ -3,7 +3,7 @@ import { bundleSizeProblem, PUBLISH_MAX_BODY } from '../bundles.js';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, quoteId, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { Fields, readJsonObject } from '../http/validate.js';
+import { Fields, ID_DIGITS, readJsonObject } from '../http/validate.js';
 import { requireCurrentPlan } from '../identity/plan-limits.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
 import { etagOf, matchesEtag } from './heads.js';
@@ -75,7 +75,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
   configRead.get('/v1/servers/:id/config/versions/:version', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
     const raw = req.params.version ?? '';
-    const version = /^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : -1;
+    const version = ID_DIGITS.test(raw) ? Number(raw) : -1;
     const found = version > 0 ? await store.getVersion(record.id, version) : null;
     if (!found) throw new HttpError('not_found', `Server ${record.id} has no configuration version ${quoteId(raw)}.`);
     return json(200, { ...found.entry, bundle: found.bundle });

@@ -1,6 +1,6 @@
 import type { Peer } from '../http/connections.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
-import { HttpError, quoteId } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 import { failRaw, type HttpServer, type Method, type RawControl, type RawState, type Request } from '../http/server.js';
 import { guardTask } from '../http/guard.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../signing/request.js';
@@ -9,6 +9,7 @@ import type { SidecarPulls } from './connections.js';
 import type { Head, HeadCache } from './heads.js';
 import type { ServerKeyAuth } from './server-key-auth.js';
 import type { ControlPlaneStore } from './store.js';
+import { requestedServer } from './server-param.js';
 import type { KeyOwner, ServerId } from './types.js';
 
 /**
@@ -219,23 +220,6 @@ export class ConfigStreams {
   }
 }
 
-/**
- * The `server` query parameter's id, as the pull reads it: MISSING_SERVER when absent or empty,
- * TWICE when given more than once, UNKNOWN_SERVER when not a server id (1 to 15 digits, no
- * leading zero).
- */
-function serverOf(query: string): number {
-  const all = new URLSearchParams(query).getAll('server');
-  if (all.length > 1) return TWICE;
-  const raw = all[0];
-  if (raw === undefined || raw === '') return MISSING_SERVER;
-  return /^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : UNKNOWN_SERVER;
-}
-
-const MISSING_SERVER = -1;
-const TWICE = -2;
-const UNKNOWN_SERVER = -3;
-
 /** The few request fields ServerKeyAuth reads, for a raw route that has no Request of its own. */
 function signedRequest(req: UwsRequest): Request {
   const path = req.getUrl();
@@ -295,15 +279,11 @@ export function mountConfigStream(server: HttpServer, ctx: StreamContext, stream
       finish();
     });
     const request = signedRequest(req);
-    const id = serverOf(request.query);
     const open = async (): Promise<void> => {
       const owner = await ctx.keyAuth.check(request);
-      if (id === MISSING_SERVER) throw new HttpError('bad_request', 'The query parameter server (the server id) is required.');
-      if (id === TWICE) throw new HttpError('bad_request', `The query parameter ${quoteId('server')} is given more than once.`);
-      if (id === UNKNOWN_SERVER)
-        throw new HttpError('config_not_found', `No server with id ${quoteId(new URLSearchParams(request.query).get('server') ?? '')}.`);
+      const id = requestedServer(request.query);
       if (id !== owner.serverId) {
-        const other = await ctx.store.getServer(id as ServerId);
+        const other = await ctx.store.getServer(id);
         if (other && other.tenantId === owner.tenantId) throw new HttpError('forbidden', `This server key belongs to server ${owner.serverId}, not ${id}.`);
         throw new HttpError('config_not_found', `No server with id ${id}.`);
       }

@@ -1,5 +1,6 @@
 import type { Request } from '../http/server.js';
 import { HttpError, quoteId } from '../http/errors.js';
+import { ID_DIGITS } from '../http/validate.js';
 import type { Authenticator, SessionPrincipal } from '../identity/auth.js';
 import type { UserId, UserRecord } from '../identity/types.js';
 import type { TenantPlans } from '../identity/plan-limits.js';
@@ -42,7 +43,7 @@ export interface ControlPlaneContext {
 export async function ownedServer(ctx: ControlPlaneContext, req: Request): Promise<{ session: SessionPrincipal; server: ServerRecord }> {
   const session = await ctx.auth.session(req);
   const raw = req.params.id ?? '';
-  const id = /^[1-9]\d{0,14}$/.test(raw) ? (Number(raw) as ServerId) : null;
+  const id = ID_DIGITS.test(raw) ? (Number(raw) as ServerId) : null;
   const server = id === null ? null : await ctx.store.getServer(id);
   if (!server || server.tenantId !== session.tenant.id) throw new HttpError('config_not_found', `No server with id ${quoteId(raw)}.`);
   return { session, server };

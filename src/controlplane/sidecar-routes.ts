@@ -10,6 +10,7 @@ import type { ControlPlaneContext } from './context.js';
 import { matchesEtag, type Head } from './heads.js';
 import { IngestQueue, TELEMETRY_LIMITS, nextMapSample, parseReport } from './telemetry.js';
 import { ReportRetention } from './retention.js';
+import { requestedServer, serverId, serverParam } from './server-param.js';
 import type { KeyOwner, ServerId } from './types.js';
 
 const PULL_PATH = '/v1/config';
@@ -38,11 +39,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   // The hot path: once the key, its tenant and the head are cached, a pull is answered
   // synchronously with no storage read and no promise.
   const pull = (req: Request, owner: KeyOwner): Reply | Promise<Reply> => {
-    const raw = serverParam(req.query);
-    if (raw === false) throw new HttpError('bad_request', `The query parameter ${quoteId('server')} is given more than once.`);
-    if (raw === null || raw === '') throw new HttpError('bad_request', 'The query parameter server (the server id) is required.');
-    const id = serverId(raw);
-    if (id <= 0) throw new HttpError('config_not_found', `No server with id ${quoteId(raw)}.`);
+    const id = requestedServer(req.query);
     if (id !== owner.serverId) return otherServer(id, owner);
     const head = ctx.heads.peek(id);
     if (head) return answer(req, head);
@@ -137,40 +134,4 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
     },
     { headers: PUSH_HEADERS, maxBody: TELEMETRY_LIMITS.maxBody, credentials: (req) => ctx.keyAuth.beforeBody(req) },
   );
-}
-
-/** A server id parameter as a number; -1 when it is not 1 to 15 digits. */
-function serverId(raw: string): ServerId {
-  return (/^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : -1) as ServerId;
-}
-
-/**
- * The `server` query parameter; a hand-rolled scan, since this runs on every pull. False when
- * it is given more than once (refused, as every route refuses a repeated parameter).
- */
-function serverParam(query: string): string | null | false {
-  let found: string | null = null;
-  let start = 0;
-  while (start <= query.length) {
-    let end = query.indexOf('&', start);
-    if (end < 0) end = query.length;
-    let value: string | null = null;
-    if (query.startsWith('server=', start)) value = decodedParam(query.slice(start + 7, end));
-    else if (end - start === 6 && query.startsWith('server', start)) value = '';
-    if (value !== null) {
-      if (found !== null) return false;
-      found = value;
-    }
-    start = end + 1;
-  }
-  return found;
-}
-
-function decodedParam(raw: string): string {
-  if (!raw.includes('%')) return raw;
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
 }

@@ -73,7 +73,12 @@ export const MAX_ECHOED_ID_CHARS = 64;
  */
 export function quoteId(value: unknown): string {
   const s = typeof value === 'string' ? value : String(value ?? '');
-  // Cut by code points so a surrogate pair is never split into an unpaired half.
-  const chars = Array.from(s);
-  return JSON.stringify(chars.length > MAX_ECHOED_ID_CHARS ? `${chars.slice(0, MAX_ECHOED_ID_CHARS).join('')}…` : s);
+  // Cut by code points so a surrogate pair is never split into an unpaired half; only the first
+  // 64 are looked at, however long the id.
+  let end = 0;
+  for (let chars = 0; end < s.length; chars++) {
+    if (chars === MAX_ECHOED_ID_CHARS) return JSON.stringify(`${s.slice(0, end)}…`);
+    end += (s.codePointAt(end) ?? 0) > 0xffff ? 2 : 1;
+  }
+  return JSON.stringify(s);
 }

@@ -120,11 +120,13 @@ export function typeOf(v: unknown): string {
   return typeof v;
 }
 
+/** A resource id as it may be written: 1 to 15 digits, no leading zero (so no two spellings name one resource). */
+export const ID_DIGITS = /^[1-9]\d{0,14}$/;
+
 /** Parses a positive integer path parameter; anything else is a 404 (no such resource). */
 export function idParam(value: string | undefined, what = 'resource'): number {
   const n = Number(value);
-  if (!value || !/^[1-9]\d{0,14}$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
-    throw new HttpError('not_found', `No ${what} with id ${quoteId(value ?? '')}.`);
+  if (!value || !ID_DIGITS.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new HttpError('not_found', `No ${what} with id ${quoteId(value ?? '')}.`);
   return n;
 }
 
