@@ -25,7 +25,8 @@ type Fn = (...args: never[]) => unknown;
  * moment it is finished (end, endWithoutBody, a tryEnd that completes, close) or aborted, when
  * `observe` gets the record, exactly once. The uWS response object is fresh per request, so
  * these wrappers live and die with it. Only installed when someone observes: an unobserved
- * server pays one branch per request.
+ * server pays one branch per request. Returns what records the client going away, for a
+ * response whose abort handler was registered before the watch began (a 499 unless finished).
  */
 export function observeResponse(
   res: UwsResponse,
@@ -34,7 +35,7 @@ export function observeResponse(
   observe: RequestObserver,
   logger: Logger,
   start: number = performance.now(),
-): void {
+): () => void {
   let status = 200;
   let finished = false;
   // The observer runs inside uWS callbacks (onAborted before the route's own handler): a
@@ -75,6 +76,12 @@ export function observeResponse(
     if (!finished) status = CLIENT_CLOSED;
     finish();
   });
+  const aborted = (): void => {
+    if (!finished) {
+      status = CLIENT_CLOSED;
+      finish();
+    }
+  };
   wrap(
     'onAborted',
     () => {},
@@ -82,15 +89,13 @@ export function observeResponse(
       const handler = args[0] as () => void;
       return [
         () => {
-          if (!finished) {
-            status = CLIENT_CLOSED;
-            finish();
-          }
+          aborted();
           handler();
         },
       ];
     },
   );
+  return aborted;
 }
 
 /**

@@ -194,6 +194,17 @@ class RequestState implements Request, GuardState {
   peer: Peer | null = null;
   /** The reply's body stream while it is written: destroyed (its file closed) if the client goes away. */
   replyStream: Readable | null = null;
+  /**
+   * How the request observer learns of this request: NOT_OBSERVED (nobody observes, or it was
+   * recorded already), UNRECORDED (recorded directly when a whole reply is written, or as 499
+   * when the client goes first), or the abort hook of a response being watched by wrapping
+   * (the rarer answers: streams, errors, refusals), which records whatever they write.
+   */
+  observing: Observing = NOT_OBSERVED;
+  /** When the request arrived (performance.now()), for the observer. */
+  start = 0;
+  /** The route pattern, for the observer. */
+  route = '';
   private parsedQuery: URLSearchParams | null = null;
   private remote: string | null = null;
 
@@ -247,6 +258,11 @@ class RequestState implements Request, GuardState {
 
 const EMPTY = Buffer.alloc(0);
 const NOTHING = (): void => {};
+
+/** See RequestState.observing. */
+type Observing = typeof NOT_OBSERVED | typeof UNRECORDED | (() => void);
+const NOT_OBSERVED = 0;
+const UNRECORDED = 1;
 
 /** The state of a request answered inside its first callback (no body read, nothing in flight). */
 function direct(method: string): GuardState & { method: string } {
@@ -340,7 +356,6 @@ export class HttpServer {
         const start = observe !== null ? performance.now() : 0;
         try {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
-          if (observe !== null) observeResponse(res, as, pattern, observe, this.logger, start);
           // req is only valid inside this callback: everything needed later is copied out here.
           const headers: Record<string, string> = {};
           if (wanted) {
@@ -355,11 +370,17 @@ export class HttpServer {
           }
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
+          if (observe !== null) {
+            s.observing = UNRECORDED;
+            s.start = start;
+            s.route = pattern;
+          }
           if (this.errorsParam) s.errorsInBody = errorsInBodyOf(s.query, req.getHeader('content-type'));
           // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
           // uWS, and returning from this callback with neither is fatal.
           res.onAborted(() => {
             s.aborted = true;
+            this.abortObserved(s);
             if (s.collecting) {
               s.collecting = false;
               this.end(s);
@@ -377,6 +398,7 @@ export class HttpServer {
           this.begin(s);
           if (this.closing) {
             s.answered = true;
+            this.watch(res, s);
             writeError(res, s, new HttpError('unavailable', 'The server is shutting down.'), this.defaultHeaders, { close: true });
             this.end(s);
             return;
@@ -408,7 +430,10 @@ export class HttpServer {
           else this.dispatch(res, s, handler);
         } catch (err) {
           if (state) this.fail(res, state, err);
-          else this.failEarly(res, req, as, err);
+          else {
+            if (observe !== null) observeResponse(res, as, pattern, observe, this.logger, start);
+            this.failEarly(res, req, as, err);
+          }
         }
       };
 
@@ -593,6 +618,7 @@ export class HttpServer {
     } catch (cleanup) {
       this.logger.error('request cleanup failed', { method: state.method, path: state.path, error: String(cleanup) });
     }
+    this.watch(res, state);
     answerFailure(res, state, err, this.defaultHeaders, this.logger, state, true);
     this.end(state);
   }
@@ -772,9 +798,13 @@ export class HttpServer {
             return;
           }
           try {
-            if ('stream' in reply) state.replyStream = reply.stream;
+            if ('stream' in reply) {
+              state.replyStream = reply.stream;
+              this.watch(res, state);
+            }
             state.answered = true;
             res.cork(() => writeReply(res, state, reply, this.defaultHeaders, this.logger, () => this.end(state)));
+            if (state.observing === UNRECORDED) this.recorded(state, reply.status);
           } catch (err) {
             this.fail(res, state, err);
           }
@@ -784,9 +814,41 @@ export class HttpServer {
     } else {
       state.settled = true;
       state.answered = true;
-      if ('stream' in result) state.replyStream = result.stream;
+      if ('stream' in result) {
+        state.replyStream = result.stream;
+        this.watch(res, state);
+      }
       writeReply(res, state, result, this.defaultHeaders, this.logger, () => this.end(state));
+      if (state.observing === UNRECORDED) this.recorded(state, result.status);
     }
+  }
+
+  /**
+   * A whole reply was written: recorded directly, with its status, and none of the wrapping a
+   * response answered some other way needs (see RequestState.observing).
+   */
+  private recorded(state: RequestState, status: number): void {
+    state.observing = NOT_OBSERVED;
+    observeAnswered(state.method, state.route, status, state.start, this.observe!, this.logger);
+  }
+
+  /**
+   * About to answer some other way than a whole reply (a stream, an error, a refusal): the
+   * response is watched by wrapping from here on, which records the status it writes and when
+   * it finishes. Nothing when it was recorded already or nobody observes.
+   */
+  private watch(res: UwsResponse, state: RequestState): void {
+    if (state.observing !== UNRECORDED) return;
+    state.observing = observeResponse(res, state.method, state.route, this.observe!, this.logger, state.start);
+  }
+
+  /** The client went away: a watched response records what it had (499 unless finished); an unrecorded one records 499. */
+  private abortObserved(state: RequestState): void {
+    const observing = state.observing;
+    if (observing === NOT_OBSERVED) return;
+    state.observing = NOT_OBSERVED;
+    if (observing === UNRECORDED) observeAnswered(state.method, state.route, CLIENT_CLOSED, state.start, this.observe!, this.logger);
+    else observing();
   }
 
   /** The end of a request that failed anywhere along the way: see answerFailure. */
@@ -801,6 +863,7 @@ export class HttpServer {
     } catch (cleanup) {
       this.logger.error('request cleanup failed', { method: state.method, path: state.path, error: String(cleanup) });
     }
+    this.watch(res, state);
     answerFailure(res, state, err, this.defaultHeaders, this.logger, state);
     this.end(state);
   }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Readable } from 'node:stream';
 import { HttpServer } from '../../src/http/server.js';
 import { json } from '../../src/http/reply.js';
 import { HttpError } from '../../src/http/errors.js';
@@ -178,6 +179,43 @@ test('shortcut answers are observed like any other: whole at once, promised, ref
     for (const r of records) assert.ok(Number.isInteger(r.micros) && r.micros >= 0);
   } finally {
     release();
+    await server.close();
+  }
+});
+
+test('every way a route answers is observed once with the status it wrote: whole replies, streams, refusals before the body, errors, errors in the body', async () => {
+  const records: RequestRecord[] = [];
+  const server = new HttpServer({ observe: (r) => records.push(r), errorsParam: true });
+  server.get('/whole', async () => json(201, { ok: true }));
+  server.get('/stream', () => ({ status: 206, stream: Readable.from([Buffer.from('ab'), Buffer.from('cd')]), length: 4 }));
+  server.get('/chunked', () => ({ status: 200, stream: Readable.from([Buffer.from('ab')]) }));
+  server.post('/small', () => json(200, {}), { maxBody: 4, credentials: 'public' });
+  server.get('/late', async () => {
+    await new Promise((r) => setImmediate(r));
+    throw new HttpError('not_found', 'gone');
+  });
+  const port = await server.listen('127.0.0.1', 0);
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    assert.equal((await (await fetch(`${base}/whole`)).text()).length > 0, true);
+    assert.equal(await (await fetch(`${base}/stream`)).text(), 'abcd');
+    assert.equal(await (await fetch(`${base}/chunked`)).text(), 'ab');
+    await (await fetch(`${base}/small`, { method: 'POST', body: 'too long a body' })).text();
+    await (await fetch(`${base}/late`)).text();
+    await (await fetch(`${base}/late?errors=body`)).text();
+    while (records.length < 6) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(
+      records.map((r) => [r.method, r.route, r.status]),
+      [
+        ['GET', '/whole', 201],
+        ['GET', '/stream', 206],
+        ['GET', '/chunked', 200],
+        ['POST', '/small', 413],
+        ['GET', '/late', 404],
+        ['GET', '/late', 200],
+      ],
+    );
+  } finally {
     await server.close();
   }
 });
