@@ -1,7 +1,7 @@
 import type { ControlPlaneStore } from './store.js';
 import type { PublishedBundle, ServerId } from './types.js';
 import type { TenantId } from '../identity/types.js';
-import type { Reply } from '../http/reply.js';
+import { prepared, type Reply } from '../http/reply.js';
 import { matchesEtag } from '../http/etag.js';
 
 export { matchesEtag };
@@ -114,8 +114,9 @@ export class HeadCache {
       body,
       keyId: signed?.keyId ?? null,
       signature: signed?.signature ?? null,
-      full: { status: 200, headers, body },
-      notModified: { status: 304, headers: { etag } },
+      // Written from one prepared block each: every pull answers one of these two unchanged.
+      full: prepared({ status: 200, headers, body }),
+      notModified: prepared({ status: 304, headers: { etag } }),
     };
     this.heads.set(serverId, head);
     for (const l of this.listeners) l(head);

@@ -161,6 +161,8 @@ export function activityOf(serverId: ServerId, rows: readonly ActivityRow[], lim
   return out;
 }
 
+const DAY_MS = 86_400_000;
+
 /**
  * The accepted reports of one ingest batch folded per server and day (usage) and per server
  * (the newest roster), so a batch costs one upsert per server and day rather than one per report.
@@ -169,12 +171,28 @@ export class UsageFold {
   private readonly days = new Map<string, [ServerId, string, UsageTotals]>();
   private readonly latestRosters = new Map<ServerId, [number, string]>();
 
+  /** The UTC day of the last report added, and the milliseconds it spans: a batch's reports nearly all fall in one. */
+  private day = '';
+  private dayFrom = 0;
+  private dayTo = -1;
+  /** The totals of the last server and day added. */
+  private last: [ServerId, string, UsageTotals] | undefined;
+
   add(serverId: ServerId, receivedAt: number, report: TelemetryReport): void {
     if (report.roster) this.latestRosters.set(serverId, [receivedAt, JSON.stringify(report.roster)]);
-    const day = new Date(receivedAt).toISOString().slice(0, 10);
-    const slot = `${serverId}/${day}`;
-    let entry = this.days.get(slot);
-    if (!entry) this.days.set(slot, (entry = [serverId, day, { ...EMPTY_TOTALS }]));
+    if (!(receivedAt >= this.dayFrom && receivedAt <= this.dayTo)) {
+      this.day = new Date(receivedAt).toISOString().slice(0, 10);
+      this.dayFrom = receivedAt - (((receivedAt % DAY_MS) + DAY_MS) % DAY_MS);
+      this.dayTo = this.dayFrom + DAY_MS - 1;
+    }
+    const day = this.day;
+    let entry = this.last;
+    if (entry === undefined || entry[0] !== serverId || entry[1] !== day) {
+      const slot = `${serverId}/${day}`;
+      entry = this.days.get(slot);
+      if (!entry) this.days.set(slot, (entry = [serverId, day, { ...EMPTY_TOTALS }]));
+      this.last = entry;
+    }
     const t = entry[2];
     t.reports += 1;
     t.linesSpoken += report.linesSpoken;

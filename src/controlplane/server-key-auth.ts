@@ -23,6 +23,8 @@ export interface CachedKey {
   /** The token's hash (what the store and revocation know it by). */
   readonly hash: string;
   readonly verify: KeyVerifier;
+  /** The key's rate-limit key (see limitKey), built once rather than per request. */
+  readonly limit: string;
 }
 
 export interface ServerKeyAuthOptions {
@@ -130,7 +132,7 @@ export class ServerKeyAuth {
     const known = this.tokens.get(token);
     if (known) {
       const status = this.tenantStatus.get(known.owner.tenantId);
-      if (status) return this.finish(req, known.verify, known.owner, status);
+      if (status) return this.finish(req, known.verify, known.owner, status, known.limit);
     }
     return this.slow(req, token);
   }
@@ -171,22 +173,24 @@ export class ServerKeyAuth {
 
   /**
    * The second half: true when the request is authentic under `key` and its signature was
-   * recorded against replay, exactly when `check` would return the owner. False, having
-   * recorded nothing, in every other case; `check` then gives the precise error. With a
-   * shared ledger, an authentic request new to this replica is a promise instead: resolved
-   * once the ledger confirms the signature new on every replica, rejected with the error
-   * `check` would give (401 replay, 429) otherwise.
+   * recorded against replay, exactly when `check` would return the owner; a key at its rate
+   * throws the 429 `check` would throw, having recorded what `check` records (the signature,
+   * not the request). False, having recorded nothing, in every other case; `check` then gives
+   * the precise error. With a shared ledger, an authentic request new to this replica is a
+   * promise instead: resolved once the ledger confirms the signature new on every replica,
+   * rejected with the error `check` would give (401 replay, 429) otherwise.
    */
   accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string): boolean | Promise<void> {
     const now = this.now();
-    // A key at its limit is left to `check`, which answers the 429: nothing may be recorded here first.
-    if (!this.limiter.peek(limitKey(key.owner), this.rate, now).allowed) return false;
+    // With a ledger, a key at its limit is left to `check`, which answers the 429: nothing may
+    // be recorded on the other replicas' ledger first.
+    if (this.ledger && !this.limiter.peek(key.limit, this.rate, now).allowed) return false;
     const slot = this.authentic(key.verify, method, target, undefined, timestamp, signature, now);
     if (slot < 0) return false;
     const seconds = unixSeconds(timestamp);
     if (!this.seen.remember(seconds, slot, Math.floor(now / 1000))) return false;
-    if (this.ledger) return this.ledger.record(seconds, slot).then((fresh) => void this.admitFresh(fresh, key.owner, 'active', now));
-    this.limiter.hit(limitKey(key.owner), this.rate, now);
+    if (this.ledger) return this.ledger.record(seconds, slot).then((fresh) => void this.admitFresh(fresh, key.owner, 'active', now, key.limit));
+    this.admit(key.owner, 'active', now, key.limit);
     return true;
   }
 
@@ -204,7 +208,7 @@ export class ServerKeyAuth {
     // landed meanwhile is not undone.
     let known = this.tokens.get(token);
     if (!known && this.keys.get(hash)) {
-      known = { owner, hash, verify: keyVerifier(token) };
+      known = { owner, hash, verify: keyVerifier(token), limit: limitKey(owner) };
       // A plain Map (cheaper per lookup than an LRU); past its bound the oldest entry goes.
       if (this.tokens.size >= this.maxTokens) {
         const [oldest, entry] = this.tokens.entries().next().value as [string, { hash: string }];
@@ -234,7 +238,7 @@ export class ServerKeyAuth {
     return owner;
   }
 
-  private finish(req: Request, verify: KeyVerifier, owner: KeyOwner, status: TenantStatus): KeyOwner | Promise<KeyOwner> {
+  private finish(req: Request, verify: KeyVerifier, owner: KeyOwner, status: TenantStatus, limit?: string): KeyOwner | Promise<KeyOwner> {
     const now = this.now();
     const timestamp = req.headers[TIMESTAMP_HEADER];
     const slot = this.authentic(verify, req.method, req.target, req.body, timestamp, req.headers[SIGNATURE_HEADER], now);
@@ -243,20 +247,20 @@ export class ServerKeyAuth {
     // as If-None-Match) never makes a second use of it look new. Clients that repeat a
     // request within a second vary what is signed (the sidecar adds a random nonce).
     if (!this.seen.remember(unixSeconds(timestamp!), slot, Math.floor(now / 1000))) throw replayed();
-    if (this.ledger) return this.ledger.record(unixSeconds(timestamp!), slot).then((fresh) => this.admitFresh(fresh, owner, status, now));
-    return this.admit(owner, status, now);
+    if (this.ledger) return this.ledger.record(unixSeconds(timestamp!), slot).then((fresh) => this.admitFresh(fresh, owner, status, now, limit));
+    return this.admit(owner, status, now, limit);
   }
 
   /** `admit` once the shared ledger has answered whether the signature is new. */
-  private admitFresh(fresh: boolean, owner: KeyOwner, status: TenantStatus, now: number): KeyOwner {
+  private admitFresh(fresh: boolean, owner: KeyOwner, status: TenantStatus, now: number, limit?: string): KeyOwner {
     if (!fresh) throw replayed();
-    return this.admit(owner, status, now);
+    return this.admit(owner, status, now, limit);
   }
 
   /** The last checks of an authentic, fresh request: the tenant's status and the key's rate. */
-  private admit(owner: KeyOwner, status: TenantStatus, now: number): KeyOwner {
+  private admit(owner: KeyOwner, status: TenantStatus, now: number, limit: string = limitKey(owner)): KeyOwner {
     if (status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this server key is suspended.');
-    const d = this.limiter.hit(limitKey(owner), this.rate, now);
+    const d = this.limiter.hit(limit, this.rate, now);
     if (!d.allowed) throw overLimit(d, `${describeRate(this.rate)} per server key`);
     return owner;
   }

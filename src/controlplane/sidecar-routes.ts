@@ -11,11 +11,21 @@ import { matchesEtag, type Head } from './heads.js';
 import { IngestQueue, TELEMETRY_LIMITS, nextMapSample, parseReport } from './telemetry.js';
 import { ReportRetention } from './retention.js';
 import { requestedServer, serverId, serverParam } from './server-param.js';
-import type { KeyOwner, ServerId } from './types.js';
+import type { IngestOutcome, KeyOwner, ServerId, TelemetryReport } from './types.js';
 
 const PULL_PATH = '/v1/config';
 const PULL_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'if-none-match', 'user-agent'] as const;
 const PUSH_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'content-type', 'content-length'] as const;
+
+/** The 202s of stored reports by event count, built once: the answer is the same few bytes for every report. */
+const ACCEPTED: Reply[] = [];
+const DUPLICATE = json(202, { accepted: false, received: 0 } satisfies IngestOutcome);
+
+/** The 202 of an ingest outcome (a shared reply: nothing writes to it). */
+function accepted(outcome: IngestOutcome): Reply {
+  if (!outcome.accepted) return outcome.received === 0 ? DUPLICATE : json(202, outcome);
+  return (ACCEPTED[outcome.received] ??= json(202, { accepted: true, received: outcome.received } satisfies IngestOutcome));
+}
 
 /** Spec 001 §4.2: the sidecar's signed config pull and telemetry push. */
 export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext): void {
@@ -52,7 +62,8 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   // The common pull read straight off uWS, with no request object: a key and tenant already
   // cached, the key's own server, its head in memory. Everything else, every error included,
   // is left to the route below, which answers exactly as it would have (keyAuth.accept records
-  // nothing when it declines, so the route's own check sees the request fresh). With replicas
+  // nothing when it declines, so the route's own check sees the request fresh; a key at its
+  // rate it answers with the route's own 429, having recorded what the route would). With replicas
   // the signature's shared replay record is awaited first; the head is then read again, so a
   // publish that landed meanwhile is what the pull gets.
   const quickPull = (req: UwsRequest): ShortcutReply | Promise<ShortcutReply> | null => {
@@ -98,8 +109,31 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
   const { limiter, limits } = ctx.auth;
   const queue = new IngestQueue(ctx.store);
   const retention = new ReportRetention(ctx.store, limits.telemetryRetentionDays, ctx.now);
-  const push = async (req: Request, owner: KeyOwner): Promise<Reply> => {
+  // A quota of the server (not a rate of the key): 403 plan_limit, with Retry-After so a
+  // sidecar backs off and sends the report again rather than dropping it. Only a report that
+  // passed its checks counts: a refused one changes nothing, so it must not use up the quota
+  // and turn the next, valid report into a 403 (refused ones are still bounded by the key's rate).
+  const admit = (owner: KeyOwner): void => {
+    const d = limiter.hit(`telemetry:${owner.serverId}`, limits.telemetryReports, ctx.now());
+    if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
+  };
+  // After the report is stored, before answering, so that the pull after a report that used up
+  // the quota sees the hold. Both are synchronous (undefined) in the common case, and the 202
+  // is then answered with no further promise.
+  const after = (owner: KeyOwner, report: TelemetryReport, outcome: IngestOutcome): Reply | Promise<Reply> => {
+    const counted = outcome.accepted ? ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken) : undefined;
+    const pruned = retention.maybePrune();
+    if (counted === undefined && pruned === undefined) return accepted(outcome);
+    return Promise.all([counted, pruned]).then(() => accepted(outcome));
+  };
+  // The common report: for the key's own server, without a map sample. One promise, the queue's.
+  const push = (req: Request, owner: KeyOwner): Reply | Promise<Reply> => {
     const report = parseReport(readJsonObject(req), limits.telemetryEventKinds);
+    if (report.map !== undefined || report.serverId !== String(owner.serverId)) return pushOther(report, owner);
+    admit(owner);
+    return queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report }).then((outcome) => after(owner, report, outcome));
+  };
+  const pushOther = async (report: TelemetryReport, owner: KeyOwner): Promise<Reply> => {
     if (report.serverId !== String(owner.serverId)) {
       const id = serverId(report.serverId);
       if (id <= 0) throw new HttpError('config_not_found', `No server with id ${quoteId(report.serverId)}.`);
@@ -107,23 +141,12 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
     }
     // The live map's sample is checked against the stored one before anything is counted or stored.
     const sample = report.map === undefined ? null : nextMapSample(report, await ctx.store.mapSample(owner.serverId), ctx.now(), ctx.now());
-    // A quota of the server (not a rate of the key): 403 plan_limit, with Retry-After so a
-    // sidecar backs off and sends the report again rather than dropping it. Only a report that
-    // passed its checks counts: a refused one changes nothing, so it must not use up the quota
-    // and turn the next, valid report into a 403 (refused ones are still bounded by the key's rate).
-    const d = limiter.hit(`telemetry:${owner.serverId}`, limits.telemetryReports, ctx.now());
-    if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
+    admit(owner);
     const outcome = await queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report });
     // After the report (a repeat of a stored report stores its sample too, if that is newer: the
     // first attempt may have stopped between the two).
     if (sample) await ctx.store.putMapSample(owner.serverId, sample);
-    // Before answering, so that the pull after a report that used up the quota sees the hold.
-    // Both are synchronous (undefined) in the common case: awaited only when they return a promise.
-    const counted = outcome.accepted ? ctx.quota.afterIngest(owner.tenantId, owner.serverId, report.linesSpoken) : undefined;
-    if (counted !== undefined) await counted;
-    const pruned = retention.maybePrune();
-    if (pruned !== undefined) await pruned;
-    return json(202, outcome);
+    return after(owner, report, outcome);
   };
 
   serverKey.post(

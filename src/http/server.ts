@@ -67,7 +67,8 @@ export interface RouteOptions {
    * Tried first, on the uWS request itself, for a hot path whose common case needs none of the
    * generic layers (header copies, the request object, abort handling): it returns the whole
    * reply, or null having changed nothing, and the request then goes the usual way. Runs for
-   * the route's own method only (not the HEAD of a GET); a throw is a 500. It may instead return
+   * the route's own method only (not the HEAD of a GET); a throw is answered as a handler's is
+   * (an HttpError with its own status, anything else 500). It may instead return
    * a promise of the reply, when everything it needs from the request is read and only a
    * shared record must be awaited: the request is then counted in flight and guarded against
    * the client going away, and a rejection is answered like a handler's throw.

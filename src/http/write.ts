@@ -50,6 +50,24 @@ function writeHeaders(res: UwsResponse, status: number, headers: Record<string, 
   if (headers) for (const key in headers) res.writeHeader(key, headers[key]!);
 }
 
+/**
+ * A reply's status line and headers: a prepared reply's in one call (uWS writes the status it
+ * is given, then CRLF, so the block carries the header lines between), the same bytes
+ * writeHeaders writes; any other reply's header by header.
+ */
+function writeHead(res: UwsResponse, reply: Reply, defaults: Record<string, string>): void {
+  const head = 'prepared' in reply ? reply.prepared : undefined;
+  if (head === undefined) return writeHeaders(res, reply.status, reply.headers, defaults);
+  if (head.defaults !== defaults) {
+    let block = statusLine(reply.status);
+    for (const key in defaults) block += `\r\n${key}: ${defaults[key]!}`;
+    for (const key in reply.headers) block += `\r\n${key}: ${reply.headers[key]!}`;
+    head.block = block;
+    head.defaults = defaults;
+  }
+  res.writeStatus(head.block);
+}
+
 /** Writes a reply; must run inside the uWS callback or a cork. Calls done once the response is finished. */
 export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defaults: Record<string, string>, logger: Logger, done: () => void): void {
   if (state.aborted) {
@@ -57,7 +75,7 @@ export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defau
     return;
   }
   if (state.method === 'HEAD') {
-    writeHeaders(res, reply.status, reply.headers, defaults);
+    writeHead(res, reply, defaults);
     if ('stream' in reply) {
       reply.stream.destroy();
       if (reply.length === undefined) res.endWithoutBody();
@@ -70,7 +88,7 @@ export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defau
     writeStream(res, state, reply, defaults, logger, done);
     return;
   }
-  writeHeaders(res, reply.status, reply.headers, defaults);
+  writeHead(res, reply, defaults);
   if (reply.status === 304 || reply.status === 204) res.endWithoutBody(0);
   else res.end(reply.body ?? '');
   done();

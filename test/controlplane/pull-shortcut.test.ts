@@ -71,3 +71,25 @@ test('warm pulls: 200, 304, HEAD and a publish behave as on the route, and every
     await s.stop();
   }
 });
+
+test('a warm key at its rate: the pull is 429 as on the route, its signature recorded as the route records it (the same request again is a replay)', async () => {
+  let now = Date.parse('2026-05-01T10:00:00Z');
+  const s = await startTestServer({ now: () => now });
+  try {
+    const { token } = await tenantSession(s);
+    const a = await serverWithKey(s, token, 'a');
+    for (let i = 0; i < 120; i++) assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=${i}`, { at: now })).status, 200);
+    const over = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=over`, { at: now });
+    assert.equal(over.status, 429);
+    assert.equal(over.body.error.code, 'rate_limited');
+    assert.equal(over.headers.get('retry-after'), '60');
+    assert.equal(over.headers.get('x-ratelimit-remaining'), '0');
+    now += 60_000;
+    const again = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=over`, { at: now - 60_000 });
+    assert.equal(again.status, 401);
+    assert.match(again.body.error.message, /replay/);
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=fresh`, { at: now })).status, 200);
+  } finally {
+    await s.stop();
+  }
+});
