@@ -1,7 +1,7 @@
 import type { HttpRequest as UwsRequest } from 'uWebSockets.js';
 import type { HttpServer, Request, ScopedRoutes, ShortcutReply } from '../http/server.js';
 import { HttpError, quoteId } from '../http/errors.js';
-import { json, type Reply } from '../http/reply.js';
+import { json, prepared, type Reply } from '../http/reply.js';
 import { readJsonObject } from '../http/validate.js';
 import { overLimit } from '../http/ratelimit.js';
 import { describeRate } from '../ratelimit/limiter.js';
@@ -19,12 +19,12 @@ const PUSH_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'cont
 
 /** The 202s of stored reports by event count, built once: the answer is the same few bytes for every report. */
 const ACCEPTED: Reply[] = [];
-const DUPLICATE = json(202, { accepted: false, received: 0 } satisfies IngestOutcome);
+const DUPLICATE = prepared(json(202, { accepted: false, received: 0 } satisfies IngestOutcome));
 
 /** The 202 of an ingest outcome (a shared reply: nothing writes to it). */
 function accepted(outcome: IngestOutcome): Reply {
   if (!outcome.accepted) return outcome.received === 0 ? DUPLICATE : json(202, outcome);
-  return (ACCEPTED[outcome.received] ??= json(202, { accepted: true, received: outcome.received } satisfies IngestOutcome));
+  return (ACCEPTED[outcome.received] ??= prepared(json(202, { accepted: true, received: outcome.received } satisfies IngestOutcome)));
 }
 
 /** Spec 001 §4.2: the sidecar's signed config pull and telemetry push. */

@@ -260,6 +260,18 @@ class RequestState implements Request, GuardState {
 const EMPTY = Buffer.alloc(0);
 const NOTHING = (): void => {};
 
+/**
+ * A chunk of a body copied out of the ArrayBuffer uWS lends (neutered when its callback
+ * returns) into memory of its own: half the cost of ab.slice(0), which makes a second
+ * ArrayBuffer and a Buffer view of it. Not from Buffer's shared pool, so a body kept for
+ * later holds its own bytes only.
+ */
+function copyOf(ab: ArrayBuffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(ab.byteLength);
+  copy.set(new Uint8Array(ab));
+  return copy;
+}
+
 /** See RequestState.observing. */
 type Observing = typeof NOT_OBSERVED | typeof UNRECORDED | (() => void);
 const NOT_OBSERVED = 0;
@@ -668,9 +680,9 @@ export class HttpServer {
           return;
         }
         if (isLast && chunks === null) {
-          state.body = ab.byteLength === 0 ? EMPTY : Buffer.from(ab.slice(0));
+          state.body = ab.byteLength === 0 ? EMPTY : copyOf(ab);
         } else {
-          (chunks ??= []).push(Buffer.from(ab.slice(0)));
+          (chunks ??= []).push(copyOf(ab));
           if (!isLast) {
             // The credential is still being looked up: take in nothing more meanwhile. Paused
             // only here, on a chunk that is not the last, so that a socket is never left paused
@@ -756,7 +768,7 @@ export class HttpServer {
         }
         // Never pause on the last chunk: nothing would resume the socket for the next request.
         // While the credential is looked up (holding), nothing more is taken in either.
-        const room = ab.byteLength === 0 || stream.push(Buffer.from(ab.slice(0)));
+        const room = ab.byteLength === 0 || stream.push(copyOf(ab));
         if ((!room || holding) && !isLast && !paused) {
           paused = true;
           res.pause();
