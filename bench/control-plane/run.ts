@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,22 +24,32 @@ export interface ControlPlaneBenchOptions {
   /** Signed requests precomputed per second of run (upper bound of the expected rate). */
   poolRate: number;
   rounds: number;
+  /** A directory where `serve` writes a V8 CPU profile (serve.cpuprofile), with each scenario's windows in phases.json; null for none. */
+  cpuProfDir?: string | null;
   log: (line: string) => void;
 }
+
+/** A scenario's round with the server's CPU time per request (user + system, from /proc), which load elsewhere on the machine inflates far less than the rate. */
+export type MeasuredRun = WrkResult & { cpuUsPerRequest: number };
 
 export interface ControlPlaneBenchResult {
   machine: { cpus: number; node: string; serverCpu: string | null; loadCpu: string | null };
   settings: { durationS: number; connections: number; threads: number; rounds: number };
   /** Each scenario's round with the median rate. */
-  helloWorld: WrkResult;
-  signed304: WrkResult & { shareOfHelloWorld: number; bestShareOfHelloWorld: number };
+  helloWorld: MeasuredRun;
+  signed304: MeasuredRun & { shareOfHelloWorld: number; bestShareOfHelloWorld: number; medianCpuUsPerRequest: number };
   /** acknowledged and stored are totals over every round. */
-  telemetry: WrkResult & { acknowledged: number; stored: number; lost: number };
-  rounds: { hello: WrkResult; signed: WrkResult; telemetry: WrkResult }[];
+  telemetry: MeasuredRun & { acknowledged: number; stored: number; lost: number; medianCpuUsPerRequest: number };
+  rounds: { hello: MeasuredRun; signed: MeasuredRun; telemetry: MeasuredRun }[];
 }
 
-function medianBy(runs: WrkResult[]): WrkResult {
+function medianBy<T extends WrkResult>(runs: T[]): T {
   return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
+}
+
+/** Now on the monotonic clock that V8's CPU profiles use, in microseconds. */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 export function pinned(cpu: string | undefined, cmd: string, args: string[]): [string, string[]] {
@@ -136,7 +146,10 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
     // sidecar gets by default: the benchmark measures throughput, so it lifts those limits.
     const limits = join(dir, 'limits.json');
     writeFileSync(limits, JSON.stringify(BENCH_LIMITS));
+    const profDir = o.cpuProfDir ?? null;
+    if (profDir !== null) mkdirSync(profDir, { recursive: true });
     const [sCmd, sArgs] = pinned(o.serverCpu, process.execPath, [
+      ...(profDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-name=serve.cpuprofile']),
       join(ROOT, 'bin', 'brainstem'),
       'serve',
       '--addr',
@@ -161,8 +174,18 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
     const reportTs = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const pullCount = Math.ceil(o.poolRate * o.durationS * 1.2);
     const pushCount = Math.ceil(Math.max(20_000, o.poolRate / 3) * o.durationS * 1.2);
-    const rounds: { hello: WrkResult; signed: WrkResult; telemetry: WrkResult }[] = [];
-    const strip = ({ raw: _raw, ...r }: WrkResult & { raw: string }): WrkResult => r;
+    const rounds: { hello: MeasuredRun; signed: MeasuredRun; telemetry: MeasuredRun }[] = [];
+    const windows: { hello: [number, number]; signed: [number, number]; telemetry: [number, number] }[] = [];
+    const { cpuMs } = await import('./replicas.js');
+    // The scenario's wrk run with the CPU its server spent per request, and when it ran on the
+    // monotonic clock (µs) V8's CPU profiles stamp their samples with.
+    const measured = async (pid: number, run: () => Promise<WrkResult & { raw: string }>): Promise<[MeasuredRun, [number, number]]> => {
+      const cpu = cpuMs(pid);
+      const from = monotonicUs();
+      const { raw: _raw, ...r } = await run();
+      const window: [number, number] = [from, monotonicUs()];
+      return [{ ...r, cpuUsPerRequest: Math.round(((cpuMs(pid) - cpu) / Math.max(1, r.requests)) * 1e5) / 100 }, window];
+    };
     // Rounds interleave the baseline and the two scenarios, so a burst of noise from other
     // work on the machine hits one round rather than one scenario; medians are reported.
     for (let round = 0; round < o.rounds; round++) {
@@ -189,21 +212,29 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
       );
       const pullArgs = [pullPool, String(o.threads), key, String(server.id), String(pullOffset)];
       o.log(`round ${round + 1}: hello-world baseline`);
-      const helloRun = await runWrk({ ...common, url: `http://127.0.0.1:${hello.port}`, script: join(HERE, 'pull.lua'), args: pullArgs });
+      const [helloRun, helloWindow] = await measured(hello.child.pid!, () =>
+        runWrk({ ...common, url: `http://127.0.0.1:${hello.port}`, script: join(HERE, 'pull.lua'), args: pullArgs }),
+      );
       o.log(`round ${round + 1}: signed config pulls (304)`);
-      const signedRun = await runWrk({ ...common, url: base, script: join(HERE, 'pull.lua'), args: pullArgs });
+      const [signedRun, signedWindow] = await measured(serve.child.pid!, () =>
+        runWrk({ ...common, url: base, script: join(HERE, 'pull.lua'), args: pullArgs }),
+      );
       o.log(`round ${round + 1}: telemetry ingest`);
-      const telemetryRun = await runWrk({
-        ...common,
-        url: base,
-        script: join(HERE, 'telemetry.lua'),
-        args: [pushPool, String(o.threads), key, String(server.id), reportTs, String(pushOffset)],
-      });
-      rounds.push({ hello: strip(helloRun), signed: strip(signedRun), telemetry: strip(telemetryRun) });
+      const [telemetryRun, telemetryWindow] = await measured(serve.child.pid!, () =>
+        runWrk({
+          ...common,
+          url: base,
+          script: join(HERE, 'telemetry.lua'),
+          args: [pushPool, String(o.threads), key, String(server.id), reportTs, String(pushOffset)],
+        }),
+      );
+      rounds.push({ hello: helloRun, signed: signedRun, telemetry: telemetryRun });
+      windows.push({ hello: helloWindow, signed: signedWindow, telemetry: telemetryWindow });
     }
     await stop(hello.child);
     o.log('stopping the server');
     await stop(serve.child);
+    if (profDir !== null) writeFileSync(join(profDir, 'phases.json'), JSON.stringify({ profile: 'serve.cpuprofile', windowsUs: windows }, null, 2));
     const check = new Database(db, { readonly: true });
     const stored = (check.prepare('SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = ?').get(server.id) as { n: number }).n;
     check.close();
@@ -212,6 +243,8 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
     const signed = medianBy(rounds.map((r) => r.signed));
     const telemetry = medianBy(rounds.map((r) => r.telemetry));
     const ratios = rounds.map((r) => r.signed.rps / r.hello.rps).sort((a, b) => a - b);
+    const medianCpu = (pick: (r: (typeof rounds)[number]) => MeasuredRun): number =>
+      rounds.map((r) => pick(r).cpuUsPerRequest).sort((a, b) => a - b)[Math.floor(rounds.length / 2)]!;
     return {
       machine: { cpus: (await import('node:os')).cpus().length, node: process.version, serverCpu: o.serverCpu ?? null, loadCpu: o.loadCpu ?? null },
       settings: { durationS: o.durationS, connections: o.connections, threads: o.threads, rounds: o.rounds },
@@ -222,10 +255,11 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
         // Noise from other work only ever lowers a rate, so the best round of each is the
         // least disturbed estimate; reported beside the median.
         bestShareOfHelloWorld: Math.round((Math.max(...rounds.map((r) => r.signed.rps)) / Math.max(...rounds.map((r) => r.hello.rps))) * 1000) / 1000,
+        medianCpuUsPerRequest: medianCpu((r) => r.signed),
       },
       // wrk stops with requests in flight: the server may have stored a few reports whose 202
       // wrk never counted, so stored may exceed acknowledged; lost counts the opposite.
-      telemetry: { ...telemetry, acknowledged, stored, lost: Math.max(0, acknowledged - stored) },
+      telemetry: { ...telemetry, acknowledged, stored, lost: Math.max(0, acknowledged - stored), medianCpuUsPerRequest: medianCpu((r) => r.telemetry) },
       rounds,
     };
   } finally {
@@ -235,11 +269,11 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
 }
 
 export function resultTable(r: ControlPlaneBenchResult): string {
-  const row = (name: string, w: WrkResult, extra: string) =>
-    `| ${name} | ${Math.round(w.rps).toLocaleString('en-US')} | ${w.p50Ms.toFixed(2)} | ${w.p99Ms.toFixed(2)} | ${w.errors} | ${extra} |`;
+  const row = (name: string, w: MeasuredRun, extra: string) =>
+    `| ${name} | ${Math.round(w.rps).toLocaleString('en-US')} | ${w.cpuUsPerRequest.toFixed(2)} | ${w.p50Ms.toFixed(2)} | ${w.p99Ms.toFixed(2)} | ${w.errors} | ${extra} |`;
   return [
-    '| scenario | req/s | p50 ms | p99 ms | non-2xx/3xx | notes |',
-    '|---|---:|---:|---:|---:|---|',
+    '| scenario | req/s | server CPU µs/req (that round) | p50 ms | p99 ms | non-2xx/3xx | notes |',
+    '|---|---:|---:|---:|---:|---:|---|',
     row('uWS hello-world (baseline)', r.helloWorld, 'same wrk script'),
     row(
       'signed config pull → 304',

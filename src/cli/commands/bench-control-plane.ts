@@ -41,7 +41,7 @@ export function registerBenchControlPlane(bench: Command): void {
       '0.25',
     )
     .option('--warmup <s>', 'with --database: seconds of unmeasured load before each measured scenario (each process compiles its hot paths first)', '2')
-    .option('--cpu-prof <dir>', 'with --database: each serve process writes a V8 CPU profile into this directory, with the measured windows in phases.json')
+    .option('--cpu-prof <dir>', 'each serve process writes a V8 CPU profile into this directory, with the measured windows in phases.json')
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {
       if (flags.database !== undefined) return replicaBench(flags);
@@ -54,6 +54,7 @@ export function registerBenchControlPlane(bench: Command): void {
         loadCpu: flags.loadCpu || undefined,
         poolRate: parseInteger(flags.poolRate, '--pool-rate', 1000, 5_000_000),
         rounds: parseInteger(flags.rounds, '--rounds', 1, 20),
+        cpuProfDir: flags.cpuProf === undefined ? null : resolve(flags.cpuProf),
         log: (line) => {
           if (!flags.json) process.stderr.write(`bench control-plane: ${line}\n`);
         },
