@@ -23,7 +23,7 @@ export const TELEMETRY_LIMITS = { maxRoster: 1000, maxKind: 64, maxText: 200, ma
  */
 export const MAP_LIMITS = { maxCharacters: 500, minIntervalMs: 5_000, maxSkewMs: 300_000, maxCoordinate: 1e7 } as const;
 
-const TOP = [
+const TOP = new Set([
   'serverId',
   'ts',
   'botCount',
@@ -40,23 +40,63 @@ const TOP = [
   'map',
   'economy',
   'dialogue',
-];
+]);
 const ROSTER_KEYS = ['agent', 'name', 'alignment', 'goal', 'state'];
-const MAP_KEYS = [...ROSTER_KEYS, 'squad', 'x', 'z', 'health'];
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/i;
+const MAP_KEYS = new Set([...ROSTER_KEYS, 'squad', 'x', 'z', 'health']);
+const ROSTER_KEY_SET = new Set(ROSTER_KEYS);
+const EVENT_KEYS = new Set(['kind', 'count']);
+const LATENCY_KEYS = new Set(['p50', 'p99']);
+const ECONOMY_KEYS = new Set(['ttsUsd', 'llmUsd', 'cacheHits']);
+const DIALOGUE_KEYS = new Set(['source', 'model']);
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** RFC 3339 in form and a real instant: Date.parse would move 2026-02-30 to March 2 and 24:00 to the next day. */
-function isRfc3339(ts: string): boolean {
-  const m = RFC3339.exec(ts);
-  if (!m) return false;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
+/** The `n` ASCII digits of `ts` from `at` as a number; -1 when one of them is not a digit. */
+function digitsAt(ts: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = ts.charCodeAt(i) - 0x30;
+    if (!(d >= 0 && d <= 9)) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/**
+ * RFC 3339 in form and a real instant: Date.parse would move 2026-02-30 to March 2 and 24:00
+ * to the next day. The form is `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, T and Z in either
+ * case, read by hand rather than by a regular expression (whose match allocates eleven
+ * strings, on every report).
+ */
+export function isRfc3339(ts: string): boolean {
+  const n = ts.length;
+  if (n < 20 || ts.charCodeAt(4) !== 0x2d || ts.charCodeAt(7) !== 0x2d || ts.charCodeAt(13) !== 0x3a || ts.charCodeAt(16) !== 0x3a) return false;
+  const t = ts.charCodeAt(10);
+  if (t !== 0x54 && t !== 0x74) return false;
+  const year = digitsAt(ts, 0, 4);
+  const month = digitsAt(ts, 5, 2);
+  const day = digitsAt(ts, 8, 2);
+  const hour = digitsAt(ts, 11, 2);
+  const minute = digitsAt(ts, 14, 2);
+  const second = digitsAt(ts, 17, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return false;
+  let i = 19;
+  if (ts.charCodeAt(i) === 0x2e) {
+    const from = ++i;
+    while (i < n && digitsAt(ts, i, 1) >= 0) i++;
+    if (i === from) return false;
+  }
+  const zone = ts.charCodeAt(i);
+  if (zone === 0x5a || zone === 0x7a) {
+    if (i + 1 !== n) return false;
+  } else if (zone === 0x2b || zone === 0x2d) {
+    if (i + 6 !== n || ts.charCodeAt(i + 3) !== 0x3a) return false;
+    const offsetHour = digitsAt(ts, i + 1, 2);
+    const offsetMinute = digitsAt(ts, i + 4, 2);
+    if (offsetHour < 0 || offsetMinute < 0 || offsetHour > 23 || offsetMinute > 59) return false;
+  } else return false;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
-  if (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) return false;
-  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false;
   return !Number.isNaN(Date.parse(ts));
 }
 const MAX_COUNT = 1e12;
@@ -67,8 +107,8 @@ class Check {
   add(path: string, message: string): void {
     this.details.push({ path, message });
   }
-  known(o: Obj, keys: readonly string[], prefix: string): void {
-    for (const k of Object.keys(o)) if (!keys.includes(k)) this.add(prefix + k, 'is not a known field');
+  known(o: Obj, keys: ReadonlySet<string>, prefix: string): void {
+    for (const k of Object.keys(o)) if (!keys.has(k)) this.add(prefix + k, 'is not a known field');
   }
   int(o: Obj, key: string, path: string, required: boolean, max = MAX_COUNT): number | undefined {
     const v = o[key];
@@ -142,7 +182,7 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
     events.forEach((e, i) => {
       const p = `events[${i}]`;
       if (!isObj(e)) return c.add(p, `must be an object, got ${typeOf(e)}`);
-      c.known(e, ['kind', 'count'], `${p}.`);
+      c.known(e, EVENT_KEYS, `${p}.`);
       const kind = c.str(e, 'kind', `${p}.kind`, true, TELEMETRY_LIMITS.maxKind);
       const count = c.int(e, 'count', `${p}.count`, true);
       if (kind !== undefined && count !== undefined) report.events.push({ kind, count });
@@ -157,7 +197,7 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
   if (value.latency !== undefined) {
     if (!isObj(value.latency)) c.add('latency', `must be an object {p50, p99}, got ${typeOf(value.latency)}`);
     else {
-      c.known(value.latency, ['p50', 'p99'], 'latency.');
+      c.known(value.latency, LATENCY_KEYS, 'latency.');
       const p50 = c.num(value.latency, 'p50', 'latency.p50', true);
       const p99 = c.num(value.latency, 'p99', 'latency.p99', true);
       if (p50 !== undefined && p99 !== undefined) report.latency = { p50, p99 };
@@ -166,7 +206,7 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
   if (value.economy !== undefined) {
     if (!isObj(value.economy)) c.add('economy', `must be an object {ttsUsd, llmUsd, cacheHits?}, got ${typeOf(value.economy)}`);
     else {
-      c.known(value.economy, ['ttsUsd', 'llmUsd', 'cacheHits'], 'economy.');
+      c.known(value.economy, ECONOMY_KEYS, 'economy.');
       const ttsUsd = c.num(value.economy, 'ttsUsd', 'economy.ttsUsd', true);
       const llmUsd = c.num(value.economy, 'llmUsd', 'economy.llmUsd', true);
       if (ttsUsd !== undefined && llmUsd !== undefined) report.economy = { ttsUsd, llmUsd };
@@ -189,7 +229,7 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
       roster.forEach((s, i) => {
         const p = `roster[${i}]`;
         if (!isObj(s)) return c.add(p, `must be an object, got ${typeOf(s)}`);
-        c.known(s, ROSTER_KEYS, `${p}.`);
+        c.known(s, ROSTER_KEY_SET, `${p}.`);
         const agent = c.int(s, 'agent', `${p}.agent`, true, Number.MAX_SAFE_INTEGER);
         const name = c.str(s, 'name', `${p}.name`, true, TELEMETRY_LIMITS.maxText);
         const alignment = c.str(s, 'alignment', `${p}.alignment`, true, TELEMETRY_LIMITS.maxText);
@@ -231,7 +271,7 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
     const d = value.dialogue;
     if (!isObj(d)) c.add('dialogue', `must be an object {source, model?}, got ${typeOf(d)}`);
     else {
-      c.known(d, ['source', 'model'], 'dialogue.');
+      c.known(d, DIALOGUE_KEYS, 'dialogue.');
       const source = d.source;
       if (typeof source !== 'string' || !(DIALOGUE_SOURCES as readonly string[]).includes(source))
         c.add(
