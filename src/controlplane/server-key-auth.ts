@@ -145,7 +145,11 @@ export class ServerKeyAuth {
    * check (the handler answers it 403). Records nothing: the replay record and the rate are `check`'s.
    */
   beforeBody(req: Request): void | Promise<void> {
-    const token = bearerToken(req);
+    // A key already resolved is read as `check` reads it, without the general parser (its
+    // tokens carry no white space, so the parser would read the same token).
+    const header = req.headers.authorization;
+    const plain = header === undefined ? undefined : plainBearer(header);
+    const token = plain !== undefined && this.tokens.has(plain) ? plain : bearerToken(req);
     if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
     if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.auth.beforeBody(req);
     const timestamp = req.headers[TIMESTAMP_HEADER];
