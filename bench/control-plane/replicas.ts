@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { ADMIN, BENCH_LIMITS, HERE, ROOT, benchReport, call, pinned, startChild, stop, writePool } from './run.js';
+import { ADMIN, BENCH_LIMITS, HERE, ROOT, TICKS_PER_S, benchReport, call, cpuMs, pinned, startChild, stop, writePool } from './run.js';
 import { runWrk, type WrkResult } from './wrk.js';
 import { cpuQuotas, type CpuQuota, type CpuQuotas } from '../cgroup.js';
 
@@ -82,14 +82,7 @@ export interface ReplicaBenchResult {
   configurations: ConfigurationResult[];
 }
 
-const TICKS_PER_S = 100;
-
-/** CPU time (ms) a process has used, user and system, from /proc/PID/stat. */
-export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
-}
+export { cpuMs };
 
 /** Busy and total CPU time of the whole machine (jiffies), from /proc/stat. */
 export function machineTicks(): { busy: number; total: number } {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,16 @@ export interface ControlPlaneBenchResult {
 
 function medianBy<T extends WrkResult>(runs: T[]): T {
   return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+export const TICKS_PER_S = 100;
+
+/** CPU time (ms) a process has used, user and system, from /proc/PID/stat. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
 }
 
 /** Now on the monotonic clock that V8's CPU profiles use, in microseconds. */
@@ -176,7 +186,6 @@ export async function runControlPlaneBench(o: ControlPlaneBenchOptions): Promise
     const pushCount = Math.ceil(Math.max(20_000, o.poolRate / 3) * o.durationS * 1.2);
     const rounds: { hello: MeasuredRun; signed: MeasuredRun; telemetry: MeasuredRun }[] = [];
     const windows: { hello: [number, number]; signed: [number, number]; telemetry: [number, number] }[] = [];
-    const { cpuMs } = await import('./replicas.js');
     // The scenario's wrk run with the CPU its server spent per request, and when it ran on the
     // monotonic clock (µs) V8's CPU profiles stamp their samples with.
     const measured = async (pid: number, run: () => Promise<WrkResult & { raw: string }>): Promise<[MeasuredRun, [number, number]]> => {
