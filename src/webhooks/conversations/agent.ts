@@ -217,6 +217,8 @@ export class Agents {
     const controller = new AbortController();
     const abort = () => controller.abort();
     outer.addEventListener('abort', abort);
+    // Aborted while the package loaded: no 'abort' event will come.
+    if (outer.aborted) controller.abort();
     const first = setTimeout(abort, this.options.firstTokenTimeoutMs ?? MODEL_FIRST_TOKEN_TIMEOUT_MS);
     const whole = setTimeout(abort, this.options.replyTimeoutMs ?? MODEL_REPLY_TIMEOUT_MS);
     try {
