@@ -206,6 +206,13 @@ class RequestState implements Request, GuardState {
   start = 0;
   /** The route pattern, for the observer. */
   route = '';
+
+  /** Observed from here on (see observing): arrived at `start`, on `route`. */
+  observed(start: number, route: string): void {
+    this.observing = UNRECORDED;
+    this.start = start;
+    this.route = route;
+  }
   private parsedQuery: URLSearchParams | null = null;
   private remote: string | null = null;
 
@@ -289,6 +296,22 @@ function paramNames(pattern: string): string[] {
     .map((s) => s.slice(1));
 }
 
+/** The request's headers (only `wanted` when the route names them), copied out of uWS's request, which dies with its callback. */
+function copyHeaders(req: UwsRequest, wanted: readonly string[] | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (wanted) {
+    for (const name of wanted) {
+      const value = req.getHeader(name);
+      if (value) headers[name] = value;
+    }
+  } else {
+    req.forEach((k, v) => {
+      headers[k] = v;
+    });
+  }
+  return headers;
+}
+
 /**
  * A small router over uWebSockets.js. Handlers get a plain Request and return a Reply (or a
  * promise of one); the server owns abort handling, corking, body limits, error shapes and
@@ -370,43 +393,14 @@ export class HttpServer {
         try {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
           // req is only valid inside this callback: everything needed later is copied out here.
-          const headers: Record<string, string> = {};
-          if (wanted) {
-            for (const name of wanted) {
-              const value = req.getHeader(name);
-              if (value) headers[name] = value;
-            }
-          } else {
-            req.forEach((k, v) => {
-              headers[k] = v;
-            });
-          }
+          const headers = copyHeaders(req, wanted);
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
-          if (observe !== null) {
-            s.observing = UNRECORDED;
-            s.start = start;
-            s.route = pattern;
-          }
+          if (observe !== null) s.observed(start, pattern);
           if (this.errorsParam) s.errorsInBody = errorsInBodyOf(s.query, req.getHeader('content-type'));
           // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
           // uWS, and returning from this callback with neither is fatal.
-          res.onAborted(() => {
-            s.aborted = true;
-            this.abortObserved(s);
-            if (s.collecting) {
-              s.collecting = false;
-              this.end(s);
-            }
-            try {
-              // A download cut short (a closed tab, a <video> seeking) closes its file now, not at
-              // garbage collection.
-              if (s.replyStream) s.replyStream.destroy();
-              if (s.stream) s.stream.destroy(new ClientAborted());
-            } catch (err) {
-              answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
-            }
-          });
+          res.onAborted(() => this.aborted(res, s));
           for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(req.getParameter(i) ?? '');
           this.begin(s);
           if (this.closing) {
@@ -443,10 +437,7 @@ export class HttpServer {
           else this.dispatch(res, s, handler);
         } catch (err) {
           if (state) this.fail(res, state, err);
-          else {
-            if (observe !== null) observeResponse(res, as, pattern, observe, this.logger, start);
-            this.failEarly(res, req, as, err);
-          }
+          else this.failEarly(res, req, as, err, pattern, start);
         }
       };
 
@@ -455,8 +446,27 @@ export class HttpServer {
     return this;
   }
 
+  /** The client went away: a body being read stops, and a reply or request stream is closed now. */
+  private aborted(res: UwsResponse, s: RequestState): void {
+    s.aborted = true;
+    this.abortObserved(s);
+    if (s.collecting) {
+      s.collecting = false;
+      this.end(s);
+    }
+    try {
+      // A download cut short (a closed tab, a <video> seeking) closes its file now, not at
+      // garbage collection.
+      if (s.replyStream) s.replyStream.destroy();
+      if (s.stream) s.stream.destroy(new ClientAborted());
+    } catch (err) {
+      answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
+    }
+  }
+
   /** Answers a failure that came before the request had its state (so before any abort handler). */
-  private failEarly(res: UwsResponse, req: UwsRequest, method: Method, err: unknown): void {
+  private failEarly(res: UwsResponse, req: UwsRequest, method: Method, err: unknown, route: string, start: number): void {
+    if (this.observe !== null) observeResponse(res, method, route, this.observe, this.logger, start);
     const state = this.direct(method, req);
     res.onAborted(() => {
       state.aborted = true;
