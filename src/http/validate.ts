@@ -123,6 +123,12 @@ export function typeOf(v: unknown): string {
 /** A resource id as it may be written: 1 to 15 digits, no leading zero (so no two spellings name one resource). */
 export const ID_DIGITS = /^[1-9]\d{0,14}$/;
 
+/**
+ * A position in a sequence as it may be written (a message seq, `0` for "from the start"): the
+ * same form as an id, or 0, so that one position has one spelling.
+ */
+export const SEQ_DIGITS = /^(?:0|[1-9]\d{0,14})$/;
+
 /** Parses a positive integer path parameter; anything else is a 404 (no such resource). */
 export function idParam(value: string | undefined, what = 'resource'): number {
   const n = Number(value);

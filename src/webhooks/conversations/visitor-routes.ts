@@ -1,7 +1,7 @@
 import { HttpError } from '../../http/errors.js';
 import { json } from '../../http/reply.js';
 import type { Request } from '../../http/server.js';
-import { Fields, readJsonObject } from '../../http/validate.js';
+import { Fields, readJsonObject, SEQ_DIGITS } from '../../http/validate.js';
 import { chars, newStream, sse, VISITOR_BODY_MAX_BYTES, type ConversationRouteContext } from './route-context.js';
 import { messageView } from './service.js';
 import { CONVERSATION_MAX_MESSAGES, LEAD_FIELD_MAX_CHARS, MESSAGE_MAX_CHARS, REASON_MAX_CHARS } from './types.js';
@@ -166,6 +166,6 @@ export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
 function afterParam(req: Request): number {
   const raw = req.searchParams().get('after') ?? req.headers['last-event-id'] ?? null;
   if (raw === null || raw === '') return 0;
-  if (!/^\d{1,15}$/.test(raw)) throw new HttpError('bad_request', 'after must be a message seq this API returned.');
+  if (!SEQ_DIGITS.test(raw)) throw new HttpError('bad_request', 'after must be a message seq this API returned (or 0).');
   return Number(raw);
 }
