@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { decode as msgpackDecode, encode as msgpackEncode } from '@msgpack/msgpack';
 import { HttpError } from './errors.js';
 
@@ -70,7 +71,13 @@ export function withoutBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * Parses a JSON body. Bytes that are not UTF-8 (`\xff`, a cut sequence, an encoded surrogate)
+ * make a malformed body: decoding would turn them into U+FFFD, and what is stored would differ
+ * from what was sent.
+ */
 export function parseJson(body: Buffer | string): unknown {
+  if (typeof body !== 'string' && !isUtf8(body)) throw new HttpError('bad_request', 'The request body is not valid UTF-8.');
   const text = withoutBom(typeof body === 'string' ? body : body.toString('utf8'));
   if (text.length === 0) throw new HttpError('bad_request', 'The request body is empty; a JSON value was expected.');
   if (!depthOk(text)) throw new HttpError('bad_request', `The request body is nested deeper than ${MAX_DEPTH} levels.`);
