@@ -119,6 +119,22 @@ export interface ServerOptions {
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' };
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
+
+/**
+ * Headers a request may carry once: a credential, a signature, a key that makes a request
+ * unique, or how its body is framed and read. Given twice, a proxy or a check in front of us
+ * may read the other one than we would (uWS frames the body by the first Content-Length), so
+ * the request is refused rather than either copy chosen.
+ */
+const SINGLE_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'x-brain-token',
+  'x-service-signature',
+  'x-service-timestamp',
+  'idempotency-key',
+  'content-type',
+  'content-length',
+]);
 /** uWS's listen option for a port bound without SO_REUSEPORT (its typings name only the enum). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
 
@@ -343,14 +359,17 @@ export class HttpServer {
           if (observe !== null) observeResponse(res, as, pattern, observe, this.logger, start);
           // req is only valid inside this callback: everything needed later is copied out here.
           const headers: Record<string, string> = {};
+          let repeated: string | null = null;
           if (wanted) {
             for (const name of wanted) {
               const value = req.getHeader(name);
               if (value) headers[name] = value;
             }
           } else {
+            // The first copy of a header is kept, as getHeader() reads it.
             req.forEach((k, v) => {
-              headers[k] = v;
+              if (!Object.hasOwn(headers, k)) headers[k] = v;
+              else if (repeated === null && SINGLE_HEADERS.has(k)) repeated = k;
             });
           }
           const params: Record<string, string> = {};
@@ -385,6 +404,10 @@ export class HttpServer {
             s.peer = this.connections.admit(res);
           } catch (err) {
             this.refuse(res, s, err);
+            return;
+          }
+          if (repeated !== null) {
+            this.refuse(res, s, new HttpError('bad_request', `The header ${repeated} is given more than once.`));
             return;
           }
           // A declared body over the limit, then the credential, from the headers, before a byte

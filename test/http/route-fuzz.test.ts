@@ -89,6 +89,9 @@ const BAD_HEADERS: Record<string, string>[] = [
   { 'content-type': 'application/json; charset=utf-16' },
   { 'x-forwarded-for': '999.1.1.1, %, ::zz' },
   { cookie: 'c'.repeat(6000) },
+  // Written raw, so a value with a line break sends the header twice.
+  { authorization: 'Bearer a\r\nauthorization: Bearer b' },
+  { 'content-type': 'application/json\r\ncontent-type: text/plain', 'idempotency-key': 'a\r\nidempotency-key: b' },
 ];
 
 /** Methods a route does not serve. (A method token uWS does not know, such as FOO, is refused by its parser before any callback runs: the connection closes.) */
