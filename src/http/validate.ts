@@ -23,6 +23,18 @@ export function unstorableText(v: string): string | null {
   return UNSTORABLE.test(v) ? 'must be well-formed Unicode without U+0000 (a lone surrogate or a NUL cannot be stored as sent)' : null;
 }
 
+/** Only white space and invisible format characters (zero-width spaces and joiners, direction marks and overrides, U+FEFF, soft hyphens). */
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cf}]*$/u;
+
+/**
+ * A text that shows nothing: empty, spaces, or invisible characters only (`"\u200b"`, an
+ * RTL override alone). A name like that is no name: it cannot be told apart from another or
+ * from none in a list.
+ */
+export function isBlank(v: string): boolean {
+  return INVISIBLE_ONLY.test(v);
+}
+
 /**
  * Collects every field problem of a body before answering, so a client sees all of them in
  * one 422 with `details`.
@@ -64,7 +76,7 @@ export class Fields {
     const min = opts.min ?? (opts.required ? 1 : 0);
     if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);
-    if (opts.notBlank && v.length > 0 && v.trim() === '') return void this.problem(key, 'must not be blank');
+    if (opts.notBlank && v.length > 0 && isBlank(v)) return void this.problem(key, 'must not be blank');
     if (opts.pattern && !opts.pattern.test(v)) return void this.problem(key, opts.patternHint ?? 'has an invalid format');
     return v;
   }

@@ -1,7 +1,7 @@
 import { HttpError } from '../../http/errors.js';
 import { json } from '../../http/reply.js';
 import type { Request } from '../../http/server.js';
-import { Fields, readJsonObject, SEQ_DIGITS } from '../../http/validate.js';
+import { Fields, isBlank, readJsonObject, SEQ_DIGITS } from '../../http/validate.js';
 import { chars, newStream, sse, VISITOR_BODY_MAX_BYTES, type ConversationRouteContext } from './route-context.js';
 import { messageView } from './service.js';
 import { CONVERSATION_MAX_MESSAGES, LEAD_FIELD_MAX_CHARS, MESSAGE_MAX_CHARS, REASON_MAX_CHARS } from './types.js';
@@ -63,7 +63,7 @@ export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): v
       f.onlyKnown(['text']);
       const text = f.string('text', { required: true, max: Number.MAX_SAFE_INTEGER });
       if (text !== undefined && chars(text) > MESSAGE_MAX_CHARS) f.problem('text', `must be at most ${MESSAGE_MAX_CHARS} characters, got ${chars(text)}`);
-      if (text !== undefined && text.trim() === '') f.problem('text', 'must not be blank');
+      if (text !== undefined && isBlank(text)) f.problem('text', 'must not be blank');
       f.done();
       limit(`widget-visitor:${c.visitorId}`, limits.widgetVisitor, 'per visitor', cors);
       limit(`widget-conversation:${c.id}`, limits.widgetConversationMessages, 'messages per conversation', cors);
