@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, startTestServer, tenantSession } from '../helpers/embedded.js';
+import { widgetServer } from '../webhooks/conversations/setup.js';
 
 test('blank names, titles and addresses are 422 must not be blank, and nothing is created', async () => {
   const s = await startTestServer();
@@ -45,6 +46,24 @@ test('blank names, titles and addresses are 422 must not be blank, and nothing i
     assert.equal(ok.status, 201, 'a name with spaces around it is still a name');
     for (const name of ['\u202eShop', '🏠', '\u0645\u0646\u0632\u0644', 'a\u200bb'])
       assert.equal((await s.call('POST', '/v1/widgets', { token, body: { name } })).status, 201, `${JSON.stringify(name)} is a name`);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a lead whose only detail shows nothing (spaces, a zero-width space, an RTL mark) is 422 and records nothing', async () => {
+  const { s, token, widgetId, visitor, start } = await widgetServer();
+  try {
+    const c = await start();
+    for (const blank of ['   ', '\u200b', '\u202e', ' \ufeff ']) {
+      const r = await visitor('POST', `/v1/conversations/${c.conversation_id}/lead`, { token: c.token, body: { name: blank } });
+      assert.equal(r.status, 422, JSON.stringify(blank));
+      assert.equal(r.body.error.details[0].message, 'give at least a name, an e-mail address or a phone number');
+    }
+    const transcript = await s.call('GET', `/v1/widgets/${widgetId}/conversations/${c.conversation_id}`, { token });
+    assert.equal(transcript.body.lead, null);
+    const r = await visitor('POST', `/v1/conversations/${c.conversation_id}/lead`, { token: c.token, body: { name: '\u202eAnn' } });
+    assert.equal(r.status, 201);
   } finally {
     await s.stop();
   }

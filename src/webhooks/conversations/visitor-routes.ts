@@ -123,10 +123,11 @@ export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
         const digits = phone.replace(/\D/g, '').length;
         if (!/^[+\d\s().-]+$/.test(phone.trim()) || digits < 7 || digits > 15) f.problem('phone', 'must be a phone number of 7 to 15 digits');
       }
-      if (!name?.trim() && !email?.trim() && !phone?.trim()) f.problem('email', 'give at least a name, an e-mail address or a phone number');
+      // A field that shows nothing (spaces, a zero-width space) is no detail given.
+      const clean = (s: string | undefined) => (s !== undefined && !isBlank(s) ? s.trim() : null);
+      if (!clean(name) && !clean(email) && !clean(phone)) f.problem('email', 'give at least a name, an e-mail address or a phone number');
       f.done();
       limit(`widget-visitor:${c.visitorId}`, limits.widgetVisitor, 'per visitor', cors);
-      const clean = (s: string | undefined) => (s?.trim() ? s.trim() : null);
       await service.lead(c, { name: clean(name), email: clean(email), phone: clean(phone) });
       return json(201, { conversation_id: c.id, has_email: Boolean(clean(email)), has_phone: Boolean(clean(phone)) });
     }),
