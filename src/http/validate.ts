@@ -23,6 +23,23 @@ export function unstorableText(v: string): string | null {
   return UNSTORABLE.test(v) ? 'must be well-formed Unicode without U+0000 (a lone surrogate or a NUL cannot be stored as sent)' : null;
 }
 
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/i;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** RFC 3339 in form and a real instant: Date.parse would move 2026-02-30 to March 2 and 24:00 to the next day. */
+export function isRfc3339(ts: string): boolean {
+  const m = RFC3339.exec(ts);
+  if (!m) return false;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
+  if (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) return false;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
+  return !Number.isNaN(Date.parse(ts));
+}
+
 /** Only white space and invisible format characters (zero-width spaces and joiners, direction marks and overrides, U+FEFF, soft hyphens). */
 const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cf}]*$/u;
 
