@@ -19,7 +19,7 @@ import { startTest } from '../sidecar/helpers.js';
 /** Values put in place of each path parameter (and of a wildcard). */
 const BAD_SEGMENTS = ['%', '%ZZ', '%E0%A4%A', '%00', '%FF%FE', '%2e%2e', '..', '-1', '1e309', '99999999999999999999999', 'null', 'a'.repeat(4000)];
 
-const BAD_QUERIES = ['?%', '?server=%ZZ&%=%', '?a[b]=c&a=1&a=2', '?server=1&server=1&limit=1&limit=2', `?x=${'%41'.repeat(2000)}`];
+const BAD_QUERIES = ['?%', '?server=%ZZ&%=%', '?a[b]=c&a=1&a=2', '?server=1&server=1&limit=1&limit=2', '?token=secret&token=x', `?x=${'%41'.repeat(2000)}`];
 
 interface Body {
   type?: string;
