@@ -19,7 +19,7 @@ import { startTest } from '../sidecar/helpers.js';
 /** Values put in place of each path parameter (and of a wildcard). */
 const BAD_SEGMENTS = ['%', '%ZZ', '%E0%A4%A', '%00', '%FF%FE', '%2e%2e', '..', '-1', '1e309', '99999999999999999999999', 'null', 'a'.repeat(4000)];
 
-const BAD_QUERIES = ['?%', '?server=%ZZ&%=%', '?a[b]=c&a=1&a=2', '?server=1&server=1&limit=1&limit=2', '?token=secret&token=x', `?x=${'%41'.repeat(2000)}`];
+const BAD_QUERIES = ['?%', '?server=%ZZ&%=%', '?a[b]=c&a=1&a=2', '?server=1&server=1&limit=1&limit=2&token=secret&token=x', `?x=${'%41'.repeat(2000)}`];
 
 interface Body {
   type?: string;
@@ -90,8 +90,7 @@ const BAD_HEADERS: Record<string, string>[] = [
   { 'x-forwarded-for': '999.1.1.1, %, ::zz' },
   { cookie: 'c'.repeat(6000) },
   // Written raw, so a value with a line break sends the header twice.
-  { authorization: 'Bearer a\r\nauthorization: Bearer b' },
-  { 'content-type': 'application/json\r\ncontent-type: text/plain', 'idempotency-key': 'a\r\nidempotency-key: b' },
+  { authorization: 'Bearer a\r\nauthorization: Bearer b', 'content-type': 'application/json\r\ncontent-type: text/plain' },
 ];
 
 /** Methods a route does not serve. (A method token uWS does not know, such as FOO, is refused by its parser before any callback runs: the connection closes.) */
