@@ -37,7 +37,7 @@ test('with replicas, the month total is read once per refresh however many repor
     // Counted in memory until the refresh is due; then 50 reports at once share one read.
     for (let i = 0; i < 10; i++) assert.equal(quota.afterIngest(tenant.id, server.id, 1), undefined);
     now += refreshMs;
-    await Promise.all(Array.from({ length: 50 }, () => quota.afterIngest(tenant.id, server.id, 1)));
+    await Promise.all(Array.from({ length: 50 }, () => Promise.resolve(quota.afterIngest(tenant.id, server.id, 1))));
     assert.equal(reads, 2);
   } finally {
     await t.dispose();
