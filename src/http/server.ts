@@ -260,6 +260,22 @@ function paramNames(pattern: string): string[] {
     .map((s) => s.slice(1));
 }
 
+/** The request's headers (only `wanted` when the route names them), copied out of uWS's request, which dies with its callback. */
+function copyHeaders(req: UwsRequest, wanted: readonly string[] | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (wanted) {
+    for (const name of wanted) {
+      const value = req.getHeader(name);
+      if (value) headers[name] = value;
+    }
+  } else {
+    req.forEach((k, v) => {
+      headers[k] = v;
+    });
+  }
+  return headers;
+}
+
 /**
  * A small router over uWebSockets.js. Handlers get a plain Request and return a Reply (or a
  * promise of one); the server owns abort handling, corking, body limits, error shapes and
@@ -342,37 +358,13 @@ export class HttpServer {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
           if (observe !== null) observeResponse(res, as, pattern, observe, this.logger, start);
           // req is only valid inside this callback: everything needed later is copied out here.
-          const headers: Record<string, string> = {};
-          if (wanted) {
-            for (const name of wanted) {
-              const value = req.getHeader(name);
-              if (value) headers[name] = value;
-            }
-          } else {
-            req.forEach((k, v) => {
-              headers[k] = v;
-            });
-          }
+          const headers = copyHeaders(req, wanted);
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
           if (this.errorsParam) s.errorsInBody = errorsInBodyOf(s.query, req.getHeader('content-type'));
           // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
           // uWS, and returning from this callback with neither is fatal.
-          res.onAborted(() => {
-            s.aborted = true;
-            if (s.collecting) {
-              s.collecting = false;
-              this.end(s);
-            }
-            try {
-              // A download cut short (a closed tab, a <video> seeking) closes its file now, not at
-              // garbage collection.
-              if (s.replyStream) s.replyStream.destroy();
-              if (s.stream) s.stream.destroy(new ClientAborted());
-            } catch (err) {
-              answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
-            }
-          });
+          res.onAborted(() => this.aborted(res, s));
           for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(req.getParameter(i) ?? '');
           this.begin(s);
           if (this.closing) {
@@ -415,6 +407,23 @@ export class HttpServer {
     this.app[REGISTER[method]](pattern, uwsHandler(method));
     if (method === 'GET') this.app.head(pattern, uwsHandler('HEAD'));
     return this;
+  }
+
+  /** The client went away: a body being read stops, and a reply or request stream is closed now. */
+  private aborted(res: UwsResponse, s: RequestState): void {
+    s.aborted = true;
+    if (s.collecting) {
+      s.collecting = false;
+      this.end(s);
+    }
+    try {
+      // A download cut short (a closed tab, a <video> seeking) closes its file now, not at
+      // garbage collection.
+      if (s.replyStream) s.replyStream.destroy();
+      if (s.stream) s.stream.destroy(new ClientAborted());
+    } catch (err) {
+      answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
+    }
   }
 
   /** Answers a failure that came before the request had its state (so before any abort handler). */
