@@ -1,6 +1,6 @@
 import { isObj, type Obj, type Survivor } from '../../brain/index.js';
 import { validationFailed, type ErrorDetail } from '../http/errors.js';
-import { typeOf, unstorableText } from '../http/validate.js';
+import { isRfc3339, typeOf, unstorableText } from '../http/validate.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';
 import type { ControlPlaneStore } from './store.js';
 import {
@@ -48,57 +48,6 @@ const EVENT_KEYS = new Set(['kind', 'count']);
 const LATENCY_KEYS = new Set(['p50', 'p99']);
 const ECONOMY_KEYS = new Set(['ttsUsd', 'llmUsd', 'cacheHits']);
 const DIALOGUE_KEYS = new Set(['source', 'model']);
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/** The `n` ASCII digits of `ts` from `at` as a number; -1 when one of them is not a digit. */
-function digitsAt(ts: string, at: number, n: number): number {
-  let v = 0;
-  for (let i = at; i < at + n; i++) {
-    const d = ts.charCodeAt(i) - 0x30;
-    if (!(d >= 0 && d <= 9)) return -1;
-    v = v * 10 + d;
-  }
-  return v;
-}
-
-/**
- * RFC 3339 in form and a real instant: Date.parse would move 2026-02-30 to March 2 and 24:00
- * to the next day. The form is `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, T and Z in either
- * case, read by hand rather than by a regular expression (whose match allocates eleven
- * strings, on every report).
- */
-export function isRfc3339(ts: string): boolean {
-  const n = ts.length;
-  if (n < 20 || ts.charCodeAt(4) !== 0x2d || ts.charCodeAt(7) !== 0x2d || ts.charCodeAt(13) !== 0x3a || ts.charCodeAt(16) !== 0x3a) return false;
-  const t = ts.charCodeAt(10);
-  if (t !== 0x54 && t !== 0x74) return false;
-  const year = digitsAt(ts, 0, 4);
-  const month = digitsAt(ts, 5, 2);
-  const day = digitsAt(ts, 8, 2);
-  const hour = digitsAt(ts, 11, 2);
-  const minute = digitsAt(ts, 14, 2);
-  const second = digitsAt(ts, 17, 2);
-  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return false;
-  let i = 19;
-  if (ts.charCodeAt(i) === 0x2e) {
-    const from = ++i;
-    while (i < n && digitsAt(ts, i, 1) >= 0) i++;
-    if (i === from) return false;
-  }
-  const zone = ts.charCodeAt(i);
-  if (zone === 0x5a || zone === 0x7a) {
-    if (i + 1 !== n) return false;
-  } else if (zone === 0x2b || zone === 0x2d) {
-    if (i + 6 !== n || ts.charCodeAt(i + 3) !== 0x3a) return false;
-    const offsetHour = digitsAt(ts, i + 1, 2);
-    const offsetMinute = digitsAt(ts, i + 4, 2);
-    if (offsetHour < 0 || offsetMinute < 0 || offsetHour > 23 || offsetMinute > 59) return false;
-  } else return false;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
-  if (hour > 23 || minute > 59 || second > 59) return false;
-  return !Number.isNaN(Date.parse(ts));
-}
 const MAX_COUNT = 1e12;
 
 /** Collects every problem of a report, then answers one 422 with all of them. */

@@ -120,6 +120,22 @@ export interface ServerOptions {
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' };
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
+
+/**
+ * Headers a request may carry once: a credential, a signature, a key that makes a request
+ * unique, or how its body is framed and read. Given twice, a proxy or a check in front of us
+ * may read the other one than we would (uWS frames the body by the first Content-Length), so
+ * the request is refused rather than either copy chosen.
+ */
+const SINGLE_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'x-brain-token',
+  'x-service-signature',
+  'x-service-timestamp',
+  'idempotency-key',
+  'content-type',
+  'content-length',
+]);
 /** uWS's listen option for a port bound without SO_REUSEPORT (its typings name only the enum). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
 
@@ -296,9 +312,14 @@ function paramNames(pattern: string): string[] {
     .map((s) => s.slice(1));
 }
 
-/** The request's headers (only `wanted` when the route names them), copied out of uWS's request, which dies with its callback. */
-function copyHeaders(req: UwsRequest, wanted: readonly string[] | undefined): Record<string, string> {
+/**
+ * The request's headers (only `wanted` when the route names them), copied out of uWS's request,
+ * which dies with its callback; the first copy of each, as getHeader() reads it. `repeated`
+ * names a header of SINGLE_HEADERS that came more than once (null when none did).
+ */
+function copyHeaders(req: UwsRequest, wanted: readonly string[] | undefined): { headers: Record<string, string>; repeated: string | null } {
   const headers: Record<string, string> = {};
+  let repeated: string | null = null;
   if (wanted) {
     for (const name of wanted) {
       const value = req.getHeader(name);
@@ -306,10 +327,11 @@ function copyHeaders(req: UwsRequest, wanted: readonly string[] | undefined): Re
     }
   } else {
     req.forEach((k, v) => {
-      headers[k] = v;
+      if (!Object.hasOwn(headers, k)) headers[k] = v;
+      else if (repeated === null && SINGLE_HEADERS.has(k)) repeated = k;
     });
   }
-  return headers;
+  return { headers, repeated };
 }
 
 /**
@@ -393,7 +415,7 @@ export class HttpServer {
         try {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
           // req is only valid inside this callback: everything needed later is copied out here.
-          const headers = copyHeaders(req, wanted);
+          const { headers, repeated } = copyHeaders(req, wanted);
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
           if (observe !== null) s.observed(start, pattern);
@@ -414,6 +436,10 @@ export class HttpServer {
             s.peer = this.connections.admit(res);
           } catch (err) {
             this.refuse(res, s, err);
+            return;
+          }
+          if (repeated !== null) {
+            this.refuse(res, s, new HttpError('bad_request', `The header ${repeated} is given more than once.`));
             return;
           }
           // A declared body over the limit, then the credential, from the headers, before a byte

@@ -23,6 +23,70 @@ export function unstorableText(v: string): string | null {
   return UNSTORABLE.test(v) ? 'must be well-formed Unicode without U+0000 (a lone surrogate or a NUL cannot be stored as sent)' : null;
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The `n` ASCII digits of `ts` from `at` as a number; -1 when one of them is not a digit. */
+function digitsAt(ts: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = ts.charCodeAt(i) - 0x30;
+    if (!(d >= 0 && d <= 9)) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/**
+ * RFC 3339 in form and a real instant: Date.parse would move 2026-02-30 to March 2 and 24:00
+ * to the next day. The form is `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, T and Z in either
+ * case, read by hand rather than by a regular expression (whose match allocates eleven
+ * strings, on every report).
+ */
+export function isRfc3339(ts: string): boolean {
+  const n = ts.length;
+  if (n < 20 || ts.charCodeAt(4) !== 0x2d || ts.charCodeAt(7) !== 0x2d || ts.charCodeAt(13) !== 0x3a || ts.charCodeAt(16) !== 0x3a) return false;
+  const t = ts.charCodeAt(10);
+  if (t !== 0x54 && t !== 0x74) return false;
+  const year = digitsAt(ts, 0, 4);
+  const month = digitsAt(ts, 5, 2);
+  const day = digitsAt(ts, 8, 2);
+  const hour = digitsAt(ts, 11, 2);
+  const minute = digitsAt(ts, 14, 2);
+  const second = digitsAt(ts, 17, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return false;
+  let i = 19;
+  if (ts.charCodeAt(i) === 0x2e) {
+    const from = ++i;
+    while (i < n && digitsAt(ts, i, 1) >= 0) i++;
+    if (i === from) return false;
+  }
+  const zone = ts.charCodeAt(i);
+  if (zone === 0x5a || zone === 0x7a) {
+    if (i + 1 !== n) return false;
+  } else if (zone === 0x2b || zone === 0x2d) {
+    if (i + 6 !== n || ts.charCodeAt(i + 3) !== 0x3a) return false;
+    const offsetHour = digitsAt(ts, i + 1, 2);
+    const offsetMinute = digitsAt(ts, i + 4, 2);
+    if (offsetHour < 0 || offsetMinute < 0 || offsetHour > 23 || offsetMinute > 59) return false;
+  } else return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  return !Number.isNaN(Date.parse(ts));
+}
+
+/** Only white space and invisible format characters (zero-width spaces and joiners, direction marks and overrides, U+FEFF, soft hyphens). */
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cf}]*$/u;
+
+/**
+ * A text that shows nothing: empty, spaces, or invisible characters only (`"\u200b"`, an
+ * RTL override alone). A name like that is no name: it cannot be told apart from another or
+ * from none in a list.
+ */
+export function isBlank(v: string): boolean {
+  return INVISIBLE_ONLY.test(v);
+}
+
 /**
  * Collects every field problem of a body before answering, so a client sees all of them in
  * one 422 with `details`.
@@ -64,7 +128,7 @@ export class Fields {
     const min = opts.min ?? (opts.required ? 1 : 0);
     if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);
-    if (opts.notBlank && v.length > 0 && v.trim() === '') return void this.problem(key, 'must not be blank');
+    if (opts.notBlank && v.length > 0 && isBlank(v)) return void this.problem(key, 'must not be blank');
     if (opts.pattern && !opts.pattern.test(v)) return void this.problem(key, opts.patternHint ?? 'has an invalid format');
     return v;
   }
@@ -122,6 +186,12 @@ export function typeOf(v: unknown): string {
 
 /** A resource id as it may be written: 1 to 15 digits, no leading zero (so no two spellings name one resource). */
 export const ID_DIGITS = /^[1-9]\d{0,14}$/;
+
+/**
+ * A position in a sequence as it may be written (a message seq, `0` for "from the start"): the
+ * same form as an id, or 0, so that one position has one spelling.
+ */
+export const SEQ_DIGITS = /^(?:0|[1-9]\d{0,14})$/;
 
 /** Parses a positive integer path parameter; anything else is a 404 (no such resource). */
 export function idParam(value: string | undefined, what = 'resource'): number {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isRfc3339 } from '../../src/controlplane/telemetry.js';
+import { isRfc3339 } from '../../src/http/validate.js';
 
 // The reading of a report's ts is hand-written (it runs on every report); this is the regular
 // expression it replaced, with the same range checks, as the reference it must agree with.
