@@ -8,6 +8,7 @@
  * With `against` (another build's dist/), that build's brain runs the same traffic beside this
  * one, both modes, in rotated order every round: a before/after in one run.
  */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { seededRandom } from '../src/random.js';
@@ -35,6 +36,7 @@ type BrainClass = new (bundle: ConfigBundle) => { tick(r: TickRequest): { intent
 export async function loadAgainst(dir: string): Promise<AgainstBrain> {
   const abs = resolve(dir);
   const file = join(abs, 'brain', 'index.js');
+  if (!existsSync(file)) throw new Error(`--against ${dir}: no ${file}; pass another build's dist/ directory (check the commit out, npm run build there)`);
   const mod = (await import(pathToFileURL(file).href)) as Partial<AgainstBrain>;
   if (typeof mod.Brain !== 'function' || mod.DEFAULT_BUNDLE === undefined || !Array.isArray(mod.POLICY_KEYS)) {
     throw new Error(`${file} exports no Brain, DEFAULT_BUNDLE and POLICY_KEYS`);
