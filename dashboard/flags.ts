@@ -65,28 +65,16 @@ function FlagText({
 }
 
 export function FlagsEditor({ flags, errors, onFlags, onUnparsed }: EditorProps) {
-  const [newKey, setNewKey] = useState('');
-  const [newType, setNewType] = useState<FlagType>('boolean');
   const [unparsed, setUnparsed] = useState<string[]>([]);
+  // The preview's context lives here, not in FlagPreview, so it outlives a moment with no flags.
   const [ctx, setCtx] = useState<PreviewContext>({ server: '', map: '', players: null, at: Date.now() });
   const [keys, setKeys] = useState('player-1, player-2, player-3');
   const names = Object.keys(flags);
-  const keyProblem =
-    newKey && !/^[A-Za-z0-9_.-]{1,64}$/.test(newKey) ? 'Letters, digits, _ - . only (1–64).' : newKey in flags ? 'A flag with this key exists.' : null;
   const mark = (name: string, ok: boolean) => {
     const next = ok ? unparsed.filter((k) => k !== name) : [...new Set([...unparsed, name])];
     setUnparsed(next);
     onUnparsed(next);
   };
-  const targets = keys
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean)
-    .slice(0, 8);
-  const show = (o: Outcome) =>
-    'error' in o
-      ? html`<span class="warn">${o.error}</span>`
-      : html`<code>${JSON.stringify(o.value)}</code> <span class="muted-text">${o.variant} · ${o.reason}</span>`;
 
   return html`<fieldset class="flags">
     <legend>Game flags</legend>
@@ -126,92 +114,127 @@ export function FlagsEditor({ flags, errors, onFlags, onUnparsed }: EditorProps)
           </div>`,
       )}
     </div>
-    <div class="row">
-      <${Field} id="cfg-new-flag" label="New flag key" error=${keyProblem ?? undefined}>
-        <input
-          id="cfg-new-flag"
-          value=${newKey}
-          onInput=${(e: Event) => setNewKey((e.currentTarget as HTMLInputElement).value.trim())}
-          ...${describedBy('cfg-new-flag', keyProblem ?? undefined)}
-        />
-      <//>
-      <${Field} id="cfg-new-flag-type" label="Type">
-        <select id="cfg-new-flag-type" value=${newType} onChange=${(e: Event) => setNewType((e.currentTarget as HTMLSelectElement).value as FlagType)}>
-          ${FLAG_TYPES.map((t) => html`<option value=${t}>${t}</option>`)}
-        </select>
-      <//>
-      <button
-        type="button"
-        class="secondary"
-        disabled=${!newKey || keyProblem !== null}
-        onClick=${() => {
-          onFlags({ ...flags, [newKey]: { type: newType, value: STARTER[newType] } });
-          setNewKey('');
-        }}
-      >
-        Add flag
-      </button>
-    </div>
-    ${
-      names.length
-        ? html`<div class="flag-preview" data-flag-preview>
-            <h3>Who gets what</h3>
-            <div class="row">
-              <${Field} id="cfg-preview-server" label="Server id"
-                ><input
-                  id="cfg-preview-server"
-                  value=${ctx.server}
-                  onInput=${(e: Event) => setCtx({ ...ctx, server: (e.currentTarget as HTMLInputElement).value })}
-              /><//>
-              <${Field} id="cfg-preview-map" label="Map"
-                ><input id="cfg-preview-map" value=${ctx.map} onInput=${(e: Event) => setCtx({ ...ctx, map: (e.currentTarget as HTMLInputElement).value })}
-              /><//>
-              <${Field} id="cfg-preview-players" label="Players">
-                <input
-                  id="cfg-preview-players"
-                  type="number"
-                  min="0"
-                  value=${ctx.players ?? ''}
-                  onInput=${(e: Event) => {
-                    const v = (e.currentTarget as HTMLInputElement).valueAsNumber;
-                    setCtx({ ...ctx, players: Number.isFinite(v) ? v : null });
-                  }}
-                />
-              <//>
-              <${Field} id="cfg-preview-at" label="Time (UTC)">
-                <input
-                  id="cfg-preview-at"
-                  type="datetime-local"
-                  value=${new Date(ctx.at).toISOString().slice(0, 16)}
-                  onInput=${(e: Event) => {
-                    const t = Date.parse(`${(e.currentTarget as HTMLInputElement).value}:00Z`);
-                    if (Number.isFinite(t)) setCtx({ ...ctx, at: t });
-                  }}
-                />
-              <//>
-              <${Field} id="cfg-preview-keys" label="Player ids (targetingKey), comma-separated">
-                <input id="cfg-preview-keys" value=${keys} onInput=${(e: Event) => setKeys((e.currentTarget as HTMLInputElement).value)} />
-              <//>
-            </div>
-            <table class="preview">
-              <thead>
-                <tr>
-                  <th>flag</th>
-                  ${targets.map((t) => html`<th>${t}</th>`)}
-                </tr>
-              </thead>
-              <tbody>
-                ${names.map(
-                  (name) =>
-                    html`<tr data-preview-flag=${name}>
-                      <th>${name}</th>
-                      ${targets.map((t) => html`<td>${show(evaluate(name, flags[name]!, ctx, t))}</td>`)}
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
-        : null
-    }
+    <${NewFlag} flags=${flags} onFlags=${onFlags} />
+    ${names.length ? html`<${FlagPreview} flags=${flags} ctx=${ctx} onCtx=${setCtx} keys=${keys} onKeys=${setKeys} />` : null}
   </fieldset>`;
+}
+
+/** The key and type of a new flag, added with its type's starter value. */
+function NewFlag({ flags, onFlags }: { flags: Flags; onFlags: (next: Flags | undefined) => void }) {
+  const [newKey, setNewKey] = useState('');
+  const [newType, setNewType] = useState<FlagType>('boolean');
+  const keyProblem =
+    newKey && !/^[A-Za-z0-9_.-]{1,64}$/.test(newKey) ? 'Letters, digits, _ - . only (1–64).' : newKey in flags ? 'A flag with this key exists.' : null;
+  return html`<div class="row">
+    <${Field} id="cfg-new-flag" label="New flag key" error=${keyProblem ?? undefined}>
+      <input
+        id="cfg-new-flag"
+        value=${newKey}
+        onInput=${(e: Event) => setNewKey((e.currentTarget as HTMLInputElement).value.trim())}
+        ...${describedBy('cfg-new-flag', keyProblem ?? undefined)}
+      />
+    <//>
+    <${Field} id="cfg-new-flag-type" label="Type">
+      <select id="cfg-new-flag-type" value=${newType} onChange=${(e: Event) => setNewType((e.currentTarget as HTMLSelectElement).value as FlagType)}>
+        ${FLAG_TYPES.map((t) => html`<option value=${t}>${t}</option>`)}
+      </select>
+    <//>
+    <button
+      type="button"
+      class="secondary"
+      disabled=${!newKey || keyProblem !== null}
+      onClick=${() => {
+        onFlags({ ...flags, [newKey]: { type: newType, value: STARTER[newType] } });
+        setNewKey('');
+      }}
+    >
+      Add flag
+    </button>
+  </div>`;
+}
+
+/** One flag's outcome for a player: the value, or why there is none. */
+const showOutcome = (o: Outcome) =>
+  'error' in o
+    ? html`<span class="warn">${o.error}</span>`
+    : html`<code>${JSON.stringify(o.value)}</code> <span class="muted-text">${o.variant} · ${o.reason}</span>`;
+
+/** Who gets what: every flag evaluated for up to eight players in the context the operator sets. */
+function FlagPreview(props: { flags: Flags; ctx: PreviewContext; onCtx: (c: PreviewContext) => void; keys: string; onKeys: (k: string) => void }) {
+  const { flags, ctx, keys } = props;
+  const names = Object.keys(flags);
+  const targets = keys
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .slice(0, 8);
+  return html`<div class="flag-preview" data-flag-preview>
+    <h3>Who gets what</h3>
+    <${PreviewContextFields} ctx=${ctx} onCtx=${props.onCtx} keys=${keys} onKeys=${props.onKeys} />
+    <table class="preview">
+      <thead>
+        <tr>
+          <th>flag</th>
+          ${targets.map((t) => html`<th>${t}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${names.map(
+          (name) =>
+            html`<tr data-preview-flag=${name}>
+              <th>${name}</th>
+              ${targets.map((t) => html`<td>${showOutcome(evaluate(name, flags[name]!, ctx, t))}</td>`)}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+/** The preview's server, map, player count, time and player ids. */
+function PreviewContextFields({
+  ctx,
+  onCtx,
+  keys,
+  onKeys,
+}: {
+  ctx: PreviewContext;
+  onCtx: (c: PreviewContext) => void;
+  keys: string;
+  onKeys: (k: string) => void;
+}) {
+  return html`<div class="row">
+    <${Field} id="cfg-preview-server" label="Server id"
+      ><input id="cfg-preview-server" value=${ctx.server} onInput=${(e: Event) => onCtx({ ...ctx, server: (e.currentTarget as HTMLInputElement).value })}
+    /><//>
+    <${Field} id="cfg-preview-map" label="Map"
+      ><input id="cfg-preview-map" value=${ctx.map} onInput=${(e: Event) => onCtx({ ...ctx, map: (e.currentTarget as HTMLInputElement).value })}
+    /><//>
+    <${Field} id="cfg-preview-players" label="Players">
+      <input
+        id="cfg-preview-players"
+        type="number"
+        min="0"
+        value=${ctx.players ?? ''}
+        onInput=${(e: Event) => {
+          const v = (e.currentTarget as HTMLInputElement).valueAsNumber;
+          onCtx({ ...ctx, players: Number.isFinite(v) ? v : null });
+        }}
+      />
+    <//>
+    <${Field} id="cfg-preview-at" label="Time (UTC)">
+      <input
+        id="cfg-preview-at"
+        type="datetime-local"
+        value=${new Date(ctx.at).toISOString().slice(0, 16)}
+        onInput=${(e: Event) => {
+          const t = Date.parse(`${(e.currentTarget as HTMLInputElement).value}:00Z`);
+          if (Number.isFinite(t)) onCtx({ ...ctx, at: t });
+        }}
+      />
+    <//>
+    <${Field} id="cfg-preview-keys" label="Player ids (targetingKey), comma-separated">
+      <input id="cfg-preview-keys" value=${keys} onInput=${(e: Event) => onKeys((e.currentTarget as HTMLInputElement).value)} />
+    <//>
+  </div>`;
 }

@@ -64,6 +64,13 @@ export interface RunWork {
   postgresCpuMsPerRequest: number | null;
   /** Share of all cores' time spent busy during the scenario, 0–1. */
   machineBusy: number;
+  /**
+   * Per serve process, the CPU time it used as a share of its quota over the scenario (0–1;
+   * null without quotas). Near 1 the quota bound it (its own core was full); well below while
+   * the machine is full, it waited for a core or for PostgreSQL, and the scenario measured the
+   * machine rather than the replica.
+   */
+  quotaUsed: number[] | null;
 }
 
 export interface ReplicaBenchResult {
@@ -144,6 +151,12 @@ export function databaseUrl(base: string, name: string): string {
   const u = new URL(base);
   u.pathname = `/${name}`;
   return u.toString();
+}
+
+/** Each process's CPU time (ms) over `wallMs` as a share of its quota; null when there were no quotas. */
+export function quotaShares(quotas: CpuQuotas | null, usedMs: number[], wallMs: number): number[] | null {
+  if (!quotas?.available) return null;
+  return usedMs.map((ms) => Math.round((ms / Math.max(1, wallMs * quotas.fraction)) * 100) / 100);
 }
 
 /** Sums the wrk runs of one scenario (one per replica, run at once). */
@@ -383,13 +396,16 @@ async function runConfiguration(
       const from = monotonicUs();
       const runs = await measured();
       windows[kind] = [from, monotonicUs()];
+      const wallMs = (windows[kind][1] - from) / 1000;
       const machine = machineTicks();
       const requests = Math.max(
         1,
         runs.reduce((a, r) => a + r.requests, 0),
       );
-      const cpu = pids.map((pid, r) => Math.round(((cpuMs(pid) - before[r]!) / Math.max(1, runs[r]!.requests)) * 1000) / 1000);
+      const used = pids.map((pid, r) => cpuMs(pid) - before[r]!);
+      const cpu = used.map((ms, r) => Math.round((ms / Math.max(1, runs[r]!.requests)) * 1000) / 1000);
       const work: RunWork = {
+        quotaUsed: quotaShares(quotas, used, wallMs),
         postgresCpuMsPerRequest: postmaster === null ? null : Math.round(((postgresCpuMs(postmaster) - pgBefore) / requests) * 1000) / 1000,
         machineBusy: Math.round(((machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total)) * 100) / 100,
       };
@@ -460,6 +476,7 @@ export function replicaTable(r: ReplicaBenchResult): string {
   const share = (list: number[]) => list.map((v) => `${Math.round((r.helloWorld.cpuMsPerRequest / Math.max(v, 1e-6)) * 100)}%`).join(' / ');
   const pgCpu = (w: RunWork) => (w.postgresCpuMsPerRequest === null ? '—' : w.postgresCpuMsPerRequest.toFixed(3));
   const busy = (w: RunWork) => `${Math.round(w.machineBusy * 100)}%`;
+  const quota = (w: RunWork) => (w.quotaUsed === null ? '—' : w.quotaUsed.map((q) => `${Math.round(q * 100)}%`).join(' / '));
   const where = r.settings.replicaCpu !== null ? `under the same quota, ${r.settings.replicaCpu} of a core` : 'same core';
   const one = r.configurations.find((c) => c.name.startsWith('postgres') && c.replicas === 1);
   const scaling = r.configurations
@@ -482,11 +499,11 @@ export function replicaTable(r: ReplicaBenchResult): string {
     ...scaling,
     ...vsSqlite,
     '',
-    '| configuration | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | PostgreSQL CPU ms per pull | machine busy (pulls) | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica | PostgreSQL CPU ms per report | machine busy (reports) |',
-    '|---|---:|---:|---|---|---:|---:|---:|---|---|---:|---:|',
+    '| configuration | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | PostgreSQL CPU ms per pull | machine busy (pulls) | quota used (pulls) | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica | PostgreSQL CPU ms per report | machine busy (reports) | quota used (reports) |',
+    '|---|---:|---:|---|---|---:|---:|---|---:|---|---|---:|---:|---|',
     ...r.configurations.map(
       (c) =>
-        `| ${c.name} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest)} | ${pgCpu(c.signed304.work)} | ${busy(c.signed304.work)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} | ${pgCpu(c.telemetry.work)} | ${busy(c.telemetry.work)} |`,
+        `| ${c.name} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest)} | ${pgCpu(c.signed304.work)} | ${busy(c.signed304.work)} | ${quota(c.signed304.work)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} | ${pgCpu(c.telemetry.work)} | ${busy(c.telemetry.work)} | ${quota(c.telemetry.work)} |`,
     ),
   ].join('\n');
 }

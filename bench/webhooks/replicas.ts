@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ADMIN, ROOT, call, startChild, stop } from '../control-plane/run.js';
-import { acrossConfigurations, confined, cpuMs, machineTicks, postgresCpuMs, postmasterOf, quotasFor } from '../control-plane/replicas.js';
+import { acrossConfigurations, confined, cpuMs, machineTicks, postgresCpuMs, postmasterOf, quotaShares, quotasFor } from '../control-plane/replicas.js';
 import type { CpuQuota, CpuQuotas } from '../cgroup.js';
 
 /**
@@ -21,6 +21,12 @@ export interface WebhookReplicaOptions {
   /** Deliveries per configuration (events × endpoints). */
   deliveries: number;
   endpoints: number;
+  /**
+   * Deliveries made, unmeasured, before the measured ones (rounded up to whole events): a fresh
+   * process compiles its hot paths in its first seconds, and N replicas would each pay that over
+   * a 1/N share of the deliveries. Every one of them must arrive too, and none twice.
+   */
+  warmupDeliveries: number;
   /** Each serve process in a CPU cgroup of its own with this share of a core; null for none. PostgreSQL, the posters and the receiver stay outside. */
   replicaCpu: number | null;
   log: (line: string) => void;
@@ -42,6 +48,8 @@ export interface WebhookConfigurationResult {
   postgresCpuMsPerDelivery: number | null;
   /** Share of all cores' time spent busy during the run, 0–1 (the bench's posting clients and the receiver included). */
   machineBusy: number;
+  /** Per replica, its CPU time as a share of its quota over the run (null without quotas): near 1, the quota bound it. */
+  quotaUsed: number[] | null;
 }
 
 /** One widget key posts far past its default rate here: the benchmark measures throughput. */
@@ -115,29 +123,40 @@ async function runConfiguration(
 
     const events = Math.ceil(o.deliveries / o.endpoints);
     const total = events * o.endpoints;
+    const warmEvents = Math.ceil(o.warmupDeliveries / o.endpoints);
+    // Posts events first..last-1 spread round-robin over the replicas, then waits until the
+    // receiver has every delivery made so far (by distinct delivery id).
+    const deliver = async (first: number, last: number): Promise<Received> => {
+      let next = first;
+      await Promise.all(
+        Array.from({ length: POSTERS }, async () => {
+          while (next < last) {
+            const i = next++;
+            await call(bases[i % replicas]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
+              event: 'escalation.triggered',
+              data: { conversation_id: `ses_${i}` },
+            });
+          }
+        }),
+      );
+      let received = await rx.count();
+      while (received.distinct < last * o.endpoints) {
+        await new Promise((r) => setTimeout(r, 5));
+        received = await rx.count();
+      }
+      return received;
+    };
+    if (warmEvents > 0) {
+      o.log(`${name}: ${warmEvents * o.endpoints} deliveries to warm up`);
+      await deliver(0, warmEvents);
+    }
     const pids = children.map((c) => c.pid!);
     const postmaster = url === null ? null : await postmasterOf(url);
     const cpuBefore = pids.map(cpuMs);
     const pgBefore = postmaster === null ? 0 : postgresCpuMs(postmaster);
     const machineBefore = machineTicks();
     const started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: POSTERS }, async () => {
-        while (next < events) {
-          const i = next++;
-          await call(bases[i % replicas]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
-            event: 'escalation.triggered',
-            data: { conversation_id: `ses_${i}` },
-          });
-        }
-      }),
-    );
-    let received = await rx.count();
-    while (received.distinct < total) {
-      await new Promise((r) => setTimeout(r, 5));
-      received = await rx.count();
-    }
+    const received = await deliver(warmEvents, warmEvents + events);
     const seconds = (performance.now() - started) / 1000;
     const cpu = pids.map((pid, i) => cpuMs(pid) - cpuBefore[i]!);
     const pgCpu = postmaster === null ? null : postgresCpuMs(postmaster) - pgBefore;
@@ -154,6 +173,7 @@ async function runConfiguration(
       totalCpuMsPerDelivery: round(cpu.reduce((a, b) => a + b, 0) / total),
       postgresCpuMsPerDelivery: pgCpu === null ? null : round(pgCpu / total),
       machineBusy: Math.round(((machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total)) * 100) / 100,
+      quotaUsed: quotaShares(quotas, cpu, seconds * 1000),
     };
   } finally {
     for (const c of children) await stop(c);
@@ -175,6 +195,7 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       'CPU ms per delivery, all replicas',
       'PostgreSQL CPU ms per delivery',
       'machine busy',
+      'quota used, per replica',
     ],
   ];
   for (const r of results)
@@ -188,6 +209,7 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       String(r.totalCpuMsPerDelivery),
       r.postgresCpuMsPerDelivery === null ? '—' : String(r.postgresCpuMsPerDelivery),
       `${Math.round(r.machineBusy * 100)}%`,
+      r.quotaUsed === null ? '—' : r.quotaUsed.map((q) => `${Math.round(q * 100)}%`).join(' / '),
     ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

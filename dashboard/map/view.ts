@@ -317,6 +317,11 @@ export class MapView {
         this.draw();
       }
     });
+    this.listenZoomAndKeys();
+  }
+
+  /** The wheel zooms about the pointer; keys zoom (+ -), fit (0), pan (arrows) and clear the selection (Escape). */
+  private listenZoomAndKeys(): void {
     this.svg.addEventListener(
       'wheel',
       (e) => {

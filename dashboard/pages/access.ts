@@ -105,6 +105,42 @@ function ApiKeys() {
   </section>`;
 }
 
+/** The user's tokens: name, preview, scopes, last use and status, each revocable until revoked. */
+function tokenTable(tokens: PersonalToken[], revoke: (t: PersonalToken) => Promise<void>) {
+  return html`<div class="table-wrap">
+    <table>
+      <caption class="sr-only">
+        Personal access tokens
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Token</th>
+          <th scope="col">Scopes</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Status</th>
+          <th scope="col"><span class="sr-only">Actions</span></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${tokens.map(
+          (t) =>
+            html`<tr>
+              <th scope="row">${t.name}</th>
+              <td><code>${t.preview}…</code></td>
+              <td>${t.scopes.join(', ')}</td>
+              <td>${fmtTime(t.lastUsedAt)}</td>
+              <td>${statusOf(t)}</td>
+              <td>
+                ${t.revokedAt ? null : html`<button type="button" class="danger" onClick=${() => revoke(t)} aria-label=${`Revoke token ${t.name}`}>Revoke</button>`}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
 function PersonalTokens() {
   const tokens = useLoad(() => call<PersonalToken[]>('GET', '/v1/tokens'), []);
   const [name, setName] = useState('');
@@ -161,42 +197,7 @@ function PersonalTokens() {
     ${fresh ? html`<${ShownOnce} label="New personal access token" value=${fresh} />` : null}
     <${ErrorBox} error=${error ?? tokens.error} />
     ${tokens.data && tokens.data.length === 0 ? html`<p class="empty">No tokens yet.</p>` : null}
-    ${
-      tokens.data && tokens.data.length > 0
-        ? html`<div class="table-wrap">
-            <table>
-              <caption class="sr-only">
-                Personal access tokens
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Token</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Status</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${tokens.data.map(
-                  (t) =>
-                    html`<tr>
-                      <th scope="row">${t.name}</th>
-                      <td><code>${t.preview}…</code></td>
-                      <td>${t.scopes.join(', ')}</td>
-                      <td>${fmtTime(t.lastUsedAt)}</td>
-                      <td>${statusOf(t)}</td>
-                      <td>
-                        ${t.revokedAt ? null : html`<button type="button" class="danger" onClick=${() => revoke(t)} aria-label=${`Revoke token ${t.name}`}>Revoke</button>`}
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
-        : null
-    }
+    ${tokens.data && tokens.data.length > 0 ? tokenTable(tokens.data, revoke) : null}
   </section>`;
 }
 

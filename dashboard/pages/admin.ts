@@ -101,6 +101,37 @@ function TenantList({ onForget }: { onForget: () => void }) {
   </section>`;
 }
 
+/** A tenant's servers as the admin sees them: configuration version, bots, players, keys, last contact. */
+function serverTable(servers: ServerSummary[]) {
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Config</th>
+          <th scope="col">Bots</th>
+          <th scope="col">Players</th>
+          <th scope="col">Keys</th>
+          <th scope="col">Last seen</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${servers.map(
+          (s) =>
+            html`<tr>
+              <th scope="row">${s.name}</th>
+              <td>v${s.configVersion}</td>
+              <td>${s.botCount}</td>
+              <td>${s.playersOnline}</td>
+              <td>${s.activeKeys}</td>
+              <td>${fmtTime(s.lastSeenAt)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
 export function AdminTenantPage({ id }: { id: string }) {
   const [has, refresh] = useAdminGate();
   const tenant = useLoad(
@@ -153,38 +184,7 @@ export function AdminTenantPage({ id }: { id: string }) {
               ${t.status === 'active' ? 'Suspend tenant' : 'Resume tenant'}
             </button>
             <h2>Servers</h2>
-            ${t.servers.length === 0 ? html`<p class="empty">No servers.</p>` : null}
-            ${
-              t.servers.length > 0
-                ? html`<div class="table-wrap">
-                    <table>
-                      <thead>
-                        <tr>
-                          <th scope="col">Name</th>
-                          <th scope="col">Config</th>
-                          <th scope="col">Bots</th>
-                          <th scope="col">Players</th>
-                          <th scope="col">Keys</th>
-                          <th scope="col">Last seen</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        ${t.servers.map(
-                          (s) =>
-                            html`<tr>
-                              <th scope="row">${s.name}</th>
-                              <td>v${s.configVersion}</td>
-                              <td>${s.botCount}</td>
-                              <td>${s.playersOnline}</td>
-                              <td>${s.activeKeys}</td>
-                              <td>${fmtTime(s.lastSeenAt)}</td>
-                            </tr>`,
-                        )}
-                      </tbody>
-                    </table>
-                  </div>`
-                : null
-            }`
+            ${t.servers.length === 0 ? html`<p class="empty">No servers.</p>` : null} ${t.servers.length > 0 ? serverTable(t.servers) : null}`
         : null
     }
   </section>`;

@@ -118,6 +118,39 @@ const CHECKOUT_POLL_MS = 3000;
 
 const per = (i: Plan['interval']) => (i === 'month' ? ' / month' : i === 'year' ? ' / year' : '');
 
+/** A plan with its price (or each tier's) and the limits it grants, each with a checkout button. */
+function planCard(p: Plan, currency: string, checkout: (plan: string, tier?: string) => Promise<void>) {
+  return html`<li class="card">
+    <h2 class="h3">${p.name}</h2>
+    <p>${p.description}</p>
+    ${p.trialDays ? html`<p class="hint">${p.trialDays}-day free trial</p>` : null}
+    ${
+      p.tiers
+        ? html`<ul class="plain">
+            ${p.tiers.map(
+              (t) =>
+                html`<li>
+                  <p class="row spread">
+                    <span>${t.name}: ${fmtMoney(t.priceUsd, currency)}${per(p.interval)} (${t.grants} plan)</span>
+                    <button type="button" onClick=${() => checkout(p.id, t.id)} aria-label=${`Check out ${p.name} ${t.name}`}>Check out</button>
+                  </p>
+                  <p class="hint">${limitsLine(t.limits)}</p>
+                </li>`,
+            )}
+          </ul>`
+        : html`${
+              p.priceUsd
+                ? html`<p class="row spread">
+                    <span>${fmtMoney(p.priceUsd, currency)}${per(p.interval)} (${p.grants} plan)</span
+                    ><button type="button" onClick=${() => checkout(p.id)} aria-label=${`Check out ${p.name}`}>Check out</button>
+                  </p>`
+                : html`<p class="hint">Free</p>`
+            }
+            <p class="hint">${limitsLine(p.limits)}</p>`
+    }
+  </li>`;
+}
+
 export function BillingPage() {
   const plans = useLoad(() => call<{ currency: string; plans: Plan[] }>('GET', '/v1/billing/plans'), []);
   const account = useLoad(() => call<Account>('GET', '/v1/billing/account'), []);
@@ -169,38 +202,7 @@ export function BillingPage() {
         : null
     }
     <ul class="cards plans">
-      ${(plans.data?.plans ?? []).map(
-        (p) =>
-          html`<li class="card">
-            <h2 class="h3">${p.name}</h2>
-            <p>${p.description}</p>
-            ${p.trialDays ? html`<p class="hint">${p.trialDays}-day free trial</p>` : null}
-            ${
-              p.tiers
-                ? html`<ul class="plain">
-                    ${p.tiers.map(
-                      (t) =>
-                        html`<li>
-                          <p class="row spread">
-                            <span>${t.name}: ${fmtMoney(t.priceUsd, plans.data!.currency)}${per(p.interval)} (${t.grants} plan)</span>
-                            <button type="button" onClick=${() => checkout(p.id, t.id)} aria-label=${`Check out ${p.name} ${t.name}`}>Check out</button>
-                          </p>
-                          <p class="hint">${limitsLine(t.limits)}</p>
-                        </li>`,
-                    )}
-                  </ul>`
-                : html`${
-                      p.priceUsd
-                        ? html`<p class="row spread">
-                            <span>${fmtMoney(p.priceUsd, plans.data!.currency)}${per(p.interval)} (${p.grants} plan)</span
-                            ><button type="button" onClick=${() => checkout(p.id)} aria-label=${`Check out ${p.name}`}>Check out</button>
-                          </p>`
-                        : html`<p class="hint">Free</p>`
-                    }
-                    <p class="hint">${limitsLine(p.limits)}</p>`
-            }
-          </li>`,
-      )}
+      ${(plans.data?.plans ?? []).map((p) => planCard(p, plans.data!.currency, checkout))}
     </ul>
   </section>`;
 }

@@ -129,37 +129,38 @@ export function History({
         </tbody>
       </table>
     </div>
-    ${
-      picked
-        ? html`<div class="diff" aria-live="polite">
-            <h3>Version ${picked.version} → head (v${head.version})</h3>
-            ${
-              changes.length === 0
-                ? html`<p>Same content as the head.</p>`
-                : html`<div class="table-wrap">
-                    <table>
-                      <thead>
-                        <tr>
-                          <th scope="col">Field</th>
-                          <th scope="col">v${picked.version}</th>
-                          <th scope="col">Head</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        ${changes.map(
-                          (c) =>
-                            html`<tr>
-                              <th scope="row"><code>${c.path}</code></th>
-                              <td class="del">${JSON.stringify(c.before) ?? '—'}</td>
-                              <td class="ins">${JSON.stringify(c.after) ?? '—'}</td>
-                            </tr>`,
-                        )}
-                      </tbody>
-                    </table>
-                  </div>`
-            }
-          </div>`
-        : null
-    }
+    ${picked ? versionDiff(picked.version, head.version, changes) : null}
   </section>`;
+}
+
+/** What a picked version changes against the head, field by field. */
+function versionDiff(version: number, headVersion: number, changes: ReturnType<typeof diffJson>) {
+  return html`<div class="diff" aria-live="polite">
+    <h3>Version ${version} → head (v${headVersion})</h3>
+    ${
+      changes.length === 0
+        ? html`<p>Same content as the head.</p>`
+        : html`<div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Field</th>
+                  <th scope="col">v${version}</th>
+                  <th scope="col">Head</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${changes.map(
+                  (c) =>
+                    html`<tr>
+                      <th scope="row"><code>${c.path}</code></th>
+                      <td class="del">${JSON.stringify(c.before) ?? '—'}</td>
+                      <td class="ins">${JSON.stringify(c.after) ?? '—'}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+    }
+  </div>`;
 }

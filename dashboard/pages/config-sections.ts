@@ -179,6 +179,45 @@ export function SpeechSection({ draft, err, edit }: SectionProps) {
   </fieldset>`;
 }
 
+/** One theme of the flavor: its text, its weight, and a way to remove it. */
+function ThemeItem({ theme: t, i, err, edit }: { theme: ConfigBundle['flavor']['themes'][number]; i: number } & Pick<SectionProps, 'err' | 'edit'>) {
+  return html`<li class="theme">
+    <${TextField}
+      id=${idOf(`flavor.themes[${i}].text`)}
+      label=${`Theme ${i + 1} text`}
+      value=${t.text}
+      error=${err(`flavor.themes[${i}].text`)}
+      onValue=${(v: string) =>
+        edit((d) => {
+          d.flavor.themes[i]!.text = v;
+        })}
+    />
+    <${NumberField}
+      id=${idOf(`flavor.themes[${i}].weight`)}
+      label=${`Theme ${i + 1} weight`}
+      value=${t.weight}
+      min=${0}
+      step="any"
+      error=${err(`flavor.themes[${i}].weight`)}
+      onValue=${(v: number) =>
+        edit((d) => {
+          d.flavor.themes[i]!.weight = v;
+        })}
+    />
+    <button
+      type="button"
+      class="secondary"
+      aria-label=${`Remove theme ${i + 1}`}
+      onClick=${() =>
+        edit((d) => {
+          d.flavor.themes.splice(i, 1);
+        })}
+    >
+      Remove
+    </button>
+  </li>`;
+}
+
 export function FlavorSection({ draft, err, edit }: SectionProps) {
   const f = draft.flavor;
   return html`<fieldset>
@@ -209,44 +248,7 @@ export function FlavorSection({ draft, err, edit }: SectionProps) {
     ${err('flavor.themes') ? html`<p class="field-error">${err('flavor.themes')}</p>` : null}
     ${f.themes.length === 0 ? html`<p class="empty">No themes.</p>` : null}
     <ol class="themes" aria-labelledby="themes-title">
-      ${f.themes.map(
-        (t, i) =>
-          html`<li class="theme">
-            <${TextField}
-              id=${idOf(`flavor.themes[${i}].text`)}
-              label=${`Theme ${i + 1} text`}
-              value=${t.text}
-              error=${err(`flavor.themes[${i}].text`)}
-              onValue=${(v: string) =>
-                edit((d) => {
-                  d.flavor.themes[i]!.text = v;
-                })}
-            />
-            <${NumberField}
-              id=${idOf(`flavor.themes[${i}].weight`)}
-              label=${`Theme ${i + 1} weight`}
-              value=${t.weight}
-              min=${0}
-              step="any"
-              error=${err(`flavor.themes[${i}].weight`)}
-              onValue=${(v: number) =>
-                edit((d) => {
-                  d.flavor.themes[i]!.weight = v;
-                })}
-            />
-            <button
-              type="button"
-              class="secondary"
-              aria-label=${`Remove theme ${i + 1}`}
-              onClick=${() =>
-                edit((d) => {
-                  d.flavor.themes.splice(i, 1);
-                })}
-            >
-              Remove
-            </button>
-          </li>`,
-      )}
+      ${f.themes.map((t, i) => html`<${ThemeItem} theme=${t} i=${i} err=${err} edit=${edit} />`)}
     </ol>
     <button
       type="button"

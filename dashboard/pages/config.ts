@@ -7,26 +7,25 @@ import { ErrorBox, Notice, useLoad } from '../ui.js';
 import { ConflictBox, History, PublishBar, type Conflict, type ConfigVersion } from './config-history.js';
 import { FlavorSection, GameSection, PolicySection, PopulationSection, SpeechSection, idOf } from './config-sections.js';
 
-/** `onHead` tells the page around the editor that the head moved (its version badge). */
-export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
+/**
+ * The head the server holds and the draft edited from it, with what the server said of the
+ * last try. `adopt` is the head moving (loaded, published, rolled back): the draft starts
+ * again from it.
+ */
+function useConfigHead(id: string, onHead: (() => void) | undefined) {
   const [head, setHead] = useState<ConfigBundle | null>(null);
   const [draft, setDraft] = useState<ConfigBundle | null>(null);
-  const [note, setNote] = useState('');
   const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [tried, setTried] = useState(false);
-  const [unparsedFlags, setUnparsedFlags] = useState<string[]>([]);
-  const versions = useLoad(() => call<ConfigVersion[]>('GET', `/v1/servers/${id}/config/versions`), [id, head?.version]);
-
+  const adopt = (b: ConfigBundle) => {
+    setHead(b);
+    setDraft(structuredClone(b));
+  };
   const loadHead = async () => {
     setError(null);
     try {
-      const b = await call<ConfigBundle>('GET', `/v1/servers/${id}/config`);
-      setHead(b);
-      setDraft(structuredClone(b));
+      adopt(await call<ConfigBundle>('GET', `/v1/servers/${id}/config`));
       setServerErrors({});
       setConflict(null);
       onHead?.();
@@ -37,12 +36,105 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
   useEffect(() => {
     void loadHead();
   }, [id]);
+  return { head, draft, setDraft, adopt, loadHead, serverErrors, setServerErrors, error, setError, conflict, setConflict };
+}
 
+/** What a refused publish shows: the fields the server named, who published meanwhile, or the message. */
+async function publishRefusal(
+  caught: unknown,
+  id: string,
+  draftVersion: number,
+): Promise<{ serverErrors?: Record<string, string>; error?: string; conflict?: Conflict }> {
+  if (caught instanceof ApiError && caught.status === 422) {
+    return { serverErrors: byPath(caught.details), error: `The server refused the bundle: ${caught.details.length} problem(s), shown at the fields.` };
+  }
+  if (caught instanceof ApiError && caught.status === 409) {
+    // Someone published meanwhile: show who and what, and let the operator take the new head.
+    let newer: ConfigVersion[] = [];
+    try {
+      newer = (await call<ConfigVersion[]>('GET', `/v1/servers/${id}/config/versions`)).filter((v) => v.version > draftVersion);
+    } catch {
+      newer = [];
+    }
+    return { conflict: { message: caught.message, newer } };
+  }
+  return { error: messageOf(caught) };
+}
+
+/** The server's complaints about paths the form has no control or group message for. */
+function UnmatchedErrors({ serverErrors }: { serverErrors: Record<string, string> }) {
+  const unmatched = Object.entries(serverErrors).filter(
+    ([path]) => !document.getElementById(idOf(path)) && !KNOWN_GROUPS.includes(path) && !(path === 'flags' || path.startsWith('flags.')),
+  );
+  if (!unmatched.length) return null;
+  return html`<ul class="error-box">
+    ${unmatched.map(([p, m]) => html`<li><code>${p || '(bundle)'}</code>: ${m}</li>`)}
+  </ul>`;
+}
+
+/** The bundle's sections, each editing the draft through `edit`. */
+function ConfigSections(props: {
+  id: string;
+  head: ConfigBundle;
+  draft: ConfigBundle;
+  err: (path: string) => string | undefined;
+  edit: (fn: (d: ConfigBundle) => void) => void;
+  serverErrors: Record<string, string>;
+  onUnparsed: (keys: string[]) => void;
+}) {
+  const { id, head, draft, err, edit, serverErrors } = props;
+  const flagErrors = (prefix: string): [string, string][] =>
+    Object.entries(serverErrors).filter(([p]) => p === prefix || p.startsWith(`${prefix}.`) || p.startsWith(`${prefix}[`));
+  return html`<${PolicySection} serverId=${id} draft=${draft} err=${err} edit=${edit} />
+    <${PopulationSection} draft=${draft} err=${err} edit=${edit} />
+    <${SpeechSection} draft=${draft} err=${err} edit=${edit} />
+    <${FlavorSection} draft=${draft} err=${err} edit=${edit} />
+
+    <${FlagsEditor}
+      key=${`flags-${head.version}`}
+      flags=${draft.flags ?? {}}
+      errors=${flagErrors}
+      onUnparsed=${props.onUnparsed}
+      onFlags=${(next: ConfigBundle['flags']) =>
+        edit((d) => {
+          if (next) d.flags = next;
+          else delete d.flags;
+        })}
+    />
+
+    <${GameSection} draft=${draft} head=${head} err=${err} edit=${edit} />`;
+}
+
+/** `onHead` tells the page around the editor that the head moved (its version badge). */
+export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
+  const state = useConfigHead(id, onHead);
+  const versions = useLoad(() => call<ConfigVersion[]>('GET', `/v1/servers/${id}/config/versions`), [id, state.head?.version]);
+  const { head, draft, error } = state;
   if (!draft || !head)
     return html`<div>
       <h2>Configuration</h2>
       <${ErrorBox} error=${error} />${error ? null : html`<p>Loading…</p>`}
     </div>`;
+  return html`<${ConfigEditor} id=${id} onHead=${onHead} state=${{ ...state, head, draft }} versions=${versions} />`;
+}
+
+type HeadState = ReturnType<typeof useConfigHead>;
+
+/** The form over a loaded draft: the sections, the publish bar and the history. */
+function ConfigEditor({
+  id,
+  onHead,
+  state,
+  versions,
+}: {
+  id: string;
+  onHead: (() => void) | undefined;
+  state: HeadState & { head: ConfigBundle; draft: ConfigBundle };
+  versions: { data: ConfigVersion[] | undefined; error: string | null };
+}) {
+  const { head, draft, setDraft, adopt, loadHead, serverErrors, setServerErrors, error, conflict } = state;
+  const [unparsedFlags, setUnparsedFlags] = useState<string[]>([]);
+  const { note, setNote, done, setDone, busy, tried, publish } = usePublish(id, state, onHead);
 
   const clientErrors = validate(draft);
   for (const k of unparsedFlags) clientErrors[`flags.${k}`] = 'The flag is not JSON yet.';
@@ -57,86 +149,15 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
     setDone(null);
   };
 
-  const publish = async (e: Event) => {
-    e.preventDefault();
-    setTried(true);
-    setError(null);
-    setDone(null);
-    if (Object.keys(clientErrors).length > 0) {
-      setError(`Fix the ${Object.keys(clientErrors).length} highlighted field(s) first.`);
-      requestAnimationFrame(() => (document.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus());
-      return;
-    }
-    setBusy(true);
-    try {
-      const headers: Record<string, string> = note.trim() ? { 'x-config-note': note.trim() } : {};
-      const b = await call<ConfigBundle>('PUT', `/v1/servers/${id}/config`, { body: draft, headers });
-      setHead(b);
-      setDraft(structuredClone(b));
-      setNote('');
-      setServerErrors({});
-      setConflict(null);
-      setTried(false);
-      setDone(`Published version ${b.version}.`);
-      onHead?.();
-    } catch (caught) {
-      if (caught instanceof ApiError && caught.status === 422) {
-        setServerErrors(byPath(caught.details));
-        setError(`The server refused the bundle: ${caught.details.length} problem(s), shown at the fields.`);
-      } else if (caught instanceof ApiError && caught.status === 409) {
-        // Someone published meanwhile: show who and what, and let the operator take the new head.
-        let newer: ConfigVersion[] = [];
-        try {
-          newer = (await call<ConfigVersion[]>('GET', `/v1/servers/${id}/config/versions`)).filter((v) => v.version > draft.version);
-        } catch {
-          newer = [];
-        }
-        setConflict({ message: caught.message, newer });
-      } else setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const unmatched = Object.entries(serverErrors).filter(
-    ([path]) => !document.getElementById(idOf(path)) && !KNOWN_GROUPS.includes(path) && !(path === 'flags' || path.startsWith('flags.')),
-  );
-  const flagErrors = (prefix: string): [string, string][] =>
-    Object.entries(serverErrors).filter(([p]) => p === prefix || p.startsWith(`${prefix}.`) || p.startsWith(`${prefix}[`));
-
   return html`<div class="config">
     <h2>Configuration <span class="badge">editing v${draft.version}</span></h2>
     <${ConflictBox} conflict=${conflict} onReload=${loadHead} />
     ${done ? html`<${Notice}>${done}<//>` : null}
     <${ErrorBox} error=${error} />
-    ${
-      unmatched.length
-        ? html`<ul class="error-box">
-            ${unmatched.map(([p, m]) => html`<li><code>${p || '(bundle)'}</code>: ${m}</li>`)}
-          </ul>`
-        : null
-    }
+    <${UnmatchedErrors} serverErrors=${serverErrors} />
 
-    <form onSubmit=${publish} novalidate>
-      <${PolicySection} serverId=${id} draft=${draft} err=${err} edit=${edit} />
-      <${PopulationSection} draft=${draft} err=${err} edit=${edit} />
-      <${SpeechSection} draft=${draft} err=${err} edit=${edit} />
-      <${FlavorSection} draft=${draft} err=${err} edit=${edit} />
-
-      <${FlagsEditor}
-        key=${`flags-${head.version}`}
-        flags=${draft.flags ?? {}}
-        errors=${flagErrors}
-        onUnparsed=${setUnparsedFlags}
-        onFlags=${(next: ConfigBundle['flags']) =>
-          edit((d) => {
-            if (next) d.flags = next;
-            else delete d.flags;
-          })}
-      />
-
-      <${GameSection} draft=${draft} head=${head} err=${err} edit=${edit} />
-
+    <form onSubmit=${(e: Event) => publish(e, Object.keys(clientErrors).length)} novalidate>
+      <${ConfigSections} id=${id} head=${head} draft=${draft} err=${err} edit=${edit} serverErrors=${serverErrors} onUnparsed=${setUnparsedFlags} />
       <${PublishBar}
         note=${note}
         onNote=${setNote}
@@ -157,13 +178,55 @@ export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
       versions=${versions.data ?? []}
       error=${versions.error}
       onRolledBack=${(b: ConfigBundle) => {
-        setHead(b);
-        setDraft(structuredClone(b));
+        adopt(b);
         setDone(`Rolled back: version ${b.version} is now the head.`);
         onHead?.();
       }}
     />
   </div>`;
+}
+
+/**
+ * Publishing the draft: the note, whether a try is under way or was refused for fields still
+ * invalid here (`tried`), and what the last one did (`done`).
+ */
+function usePublish(id: string, state: HeadState & { draft: ConfigBundle }, onHead: (() => void) | undefined) {
+  const { draft, adopt, setServerErrors, setError, setConflict } = state;
+  const [note, setNote] = useState('');
+  const [done, setDone] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [tried, setTried] = useState(false);
+  const publish = async (e: Event, invalid: number) => {
+    e.preventDefault();
+    setTried(true);
+    setError(null);
+    setDone(null);
+    if (invalid > 0) {
+      setError(`Fix the ${invalid} highlighted field(s) first.`);
+      requestAnimationFrame(() => (document.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus());
+      return;
+    }
+    setBusy(true);
+    try {
+      const headers: Record<string, string> = note.trim() ? { 'x-config-note': note.trim() } : {};
+      const b = await call<ConfigBundle>('PUT', `/v1/servers/${id}/config`, { body: draft, headers });
+      adopt(b);
+      setNote('');
+      setServerErrors({});
+      setConflict(null);
+      setTried(false);
+      setDone(`Published version ${b.version}.`);
+      onHead?.();
+    } catch (caught) {
+      const refused = await publishRefusal(caught, id, draft.version);
+      if (refused.serverErrors) setServerErrors(refused.serverErrors);
+      if (refused.error) setError(refused.error);
+      if (refused.conflict) setConflict(refused.conflict);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { note, setNote, done, setDone, busy, tried, publish };
 }
 
 /** Paths the form shows as a group message, not at one control. */

@@ -55,50 +55,10 @@ export function WidgetAppearance({ widgetId }: { widgetId: string }) {
     : html`<${ErrorBox} error=${settings.error} />`;
 }
 
-function SettingsForm({ widgetId, initial, onSaved }: { widgetId: string; initial: Settings; onSaved: () => Promise<void> }) {
-  const [name, setName] = useState(initial.name);
-  const [color, setColor] = useState(initial.color);
-  const [greeting, setGreeting] = useState(initial.greeting);
-  const [origins, setOrigins] = useState(initial.allowed_origins.join('\n'));
-  const [instructions, setInstructions] = useState(initial.agent.instructions);
-  const [knowledge, setKnowledge] = useState(initial.agent.knowledge);
-  const [model, setModel] = useState(initial.agent.model ?? '');
-  const [baseUrl, setBaseUrl] = useState(initial.agent.base_url ?? '');
-  const [apiKey, setApiKey] = useState('');
-  const [fields, setFields] = useState<Record<string, string>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [saved, setSaved] = useState(false);
+/** The tag that embeds the widget, with a button that copies it. */
+function EmbedCard({ widgetId }: { widgetId: string }) {
   const [copied, setCopied] = useState(false);
   const snippet = `<script src="${location.origin}/widget.js" data-widget="${widgetId}" async></script>`;
-
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    setFields({});
-    setSaved(false);
-    const agent: Record<string, string | null> = { instructions, knowledge, model: model.trim() || null, base_url: baseUrl.trim() || null };
-    if (apiKey) agent.api_key = apiKey;
-    try {
-      await call('PATCH', `/v1/widgets/${widgetId}`, {
-        body: {
-          name,
-          color,
-          greeting,
-          allowed_origins: origins
-            .split('\n')
-            .map((o) => o.trim())
-            .filter(Boolean),
-          agent,
-        },
-      });
-      setApiKey('');
-      setSaved(true);
-      await onSaved();
-    } catch (err) {
-      if (err instanceof ApiError) setFields(byPath(err.details));
-      setError(messageOf(err));
-    }
-  };
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(snippet);
@@ -107,16 +67,139 @@ function SettingsForm({ widgetId, initial, onSaved }: { widgetId: string; initia
       setCopied(false);
     }
   };
+  return html`<div class="card">
+    <h3 class="h3">Embed</h3>
+    <p class="hint">Paste this tag into every page that should show the chat (its origin must be listed below).</p>
+    <div class="row">
+      <code class="secret" data-embed>${snippet}</code> <button type="button" onClick=${copy}>${copied ? 'Copied' : 'Copy embed code'}</button>
+    </div>
+  </div>`;
+}
+
+/** The agent's part of the form: one text state per field, as the inputs hold it. */
+interface AgentDraft {
+  instructions: string;
+  knowledge: string;
+  model: string;
+  baseUrl: string;
+  apiKey: string;
+}
+
+/** The agent's persona, knowledge, model, base URL and API key (write-only: the page only knows whether one is set). */
+function AgentFields({
+  agent,
+  onAgent,
+  fields,
+  apiKeySet,
+}: {
+  agent: AgentDraft;
+  onAgent: (a: AgentDraft) => void;
+  fields: Record<string, string>;
+  apiKeySet: boolean;
+}) {
+  const set = (k: keyof AgentDraft) => (v: string) => onAgent({ ...agent, [k]: v });
+  return html`<h3 class="h3">Agent</h3>
+    <${TextField}
+      id="w-instructions"
+      label="Persona and instructions"
+      value=${agent.instructions}
+      onValue=${set('instructions')}
+      maxLength=${4000}
+      multiline=${true}
+      error=${fields['agent.instructions']}
+    />
+    <${TextField}
+      id="w-knowledge"
+      label="Knowledge"
+      value=${agent.knowledge}
+      onValue=${set('knowledge')}
+      multiline=${true}
+      hint=${`What the agent answers from (paragraphs separated by blank lines), at most ${KNOWLEDGE_MAX_BYTES / 1024} KB.`}
+      error=${fields['agent.knowledge']}
+    />
+    <${TextField}
+      id="w-model"
+      label="Model (empty: the server's, or the built-in rule agent)"
+      value=${agent.model}
+      onValue=${set('model')}
+      maxLength=${200}
+      error=${fields['agent.model']}
+    />
+    <${TextField}
+      id="w-base-url"
+      label="OpenAI-compatible base URL (empty: the server's)"
+      value=${agent.baseUrl}
+      onValue=${set('baseUrl')}
+      maxLength=${512}
+      error=${fields['agent.base_url']}
+    />
+    <${TextField}
+      id="w-api-key"
+      label=${apiKeySet ? 'API key (set; type a new one to replace it)' : 'API key'}
+      value=${agent.apiKey}
+      onValue=${set('apiKey')}
+      type="password"
+      autocomplete="off"
+      error=${fields['agent.api_key']}
+    />`;
+}
+
+/** The PATCH body: origins one per line, blank model and base URL as null (the server's), the key only when typed. */
+function settingsPatch(s: { name: string; color: string; greeting: string; origins: string }, a: AgentDraft) {
+  const agent: Record<string, string | null> = {
+    instructions: a.instructions,
+    knowledge: a.knowledge,
+    model: a.model.trim() || null,
+    base_url: a.baseUrl.trim() || null,
+  };
+  if (a.apiKey) agent.api_key = a.apiKey;
+  return {
+    name: s.name,
+    color: s.color,
+    greeting: s.greeting,
+    allowed_origins: s.origins
+      .split('\n')
+      .map((o) => o.trim())
+      .filter(Boolean),
+    agent,
+  };
+}
+
+function SettingsForm({ widgetId, initial, onSaved }: { widgetId: string; initial: Settings; onSaved: () => Promise<void> }) {
+  const [name, setName] = useState(initial.name);
+  const [color, setColor] = useState(initial.color);
+  const [greeting, setGreeting] = useState(initial.greeting);
+  const [origins, setOrigins] = useState(initial.allowed_origins.join('\n'));
+  const [agent, setAgent] = useState<AgentDraft>({
+    instructions: initial.agent.instructions,
+    knowledge: initial.agent.knowledge,
+    model: initial.agent.model ?? '',
+    baseUrl: initial.agent.base_url ?? '',
+    apiKey: '',
+  });
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setFields({});
+    setSaved(false);
+    try {
+      await call('PATCH', `/v1/widgets/${widgetId}`, { body: settingsPatch({ name, color, greeting, origins }, agent) });
+      setAgent((a) => ({ ...a, apiKey: '' }));
+      setSaved(true);
+      await onSaved();
+    } catch (err) {
+      if (err instanceof ApiError) setFields(byPath(err.details));
+      setError(messageOf(err));
+    }
+  };
 
   return html`<div>
     <h2>Chat widget</h2>
-    <div class="card">
-      <h3 class="h3">Embed</h3>
-      <p class="hint">Paste this tag into every page that should show the chat (its origin must be listed below).</p>
-      <div class="row">
-        <code class="secret" data-embed>${snippet}</code> <button type="button" onClick=${copy}>${copied ? 'Copied' : 'Copy embed code'}</button>
-      </div>
-    </div>
+    <${EmbedCard} widgetId=${widgetId} />
     <form class="card" onSubmit=${save} aria-label="Chat widget settings">
       <${TextField} id="w-name" label="Name shown in the chat" value=${name} onValue=${setName} maxLength=${200} error=${fields.name} />
       <${TextField} id="w-color" label="Colour" value=${color} onValue=${setColor} type="color" error=${fields.color} />
@@ -130,50 +213,7 @@ function SettingsForm({ widgetId, initial, onSaved }: { widgetId: string; initia
         hint="Pages from these origins may use the widget, e.g. https://shop.example. This server's own pages always may."
         error=${Object.entries(fields).find(([k]) => k.startsWith('allowed_origins'))?.[1]}
       />
-      <h3 class="h3">Agent</h3>
-      <${TextField}
-        id="w-instructions"
-        label="Persona and instructions"
-        value=${instructions}
-        onValue=${setInstructions}
-        maxLength=${4000}
-        multiline=${true}
-        error=${fields['agent.instructions']}
-      />
-      <${TextField}
-        id="w-knowledge"
-        label="Knowledge"
-        value=${knowledge}
-        onValue=${setKnowledge}
-        multiline=${true}
-        hint=${`What the agent answers from (paragraphs separated by blank lines), at most ${KNOWLEDGE_MAX_BYTES / 1024} KB.`}
-        error=${fields['agent.knowledge']}
-      />
-      <${TextField}
-        id="w-model"
-        label="Model (empty: the server's, or the built-in rule agent)"
-        value=${model}
-        onValue=${setModel}
-        maxLength=${200}
-        error=${fields['agent.model']}
-      />
-      <${TextField}
-        id="w-base-url"
-        label="OpenAI-compatible base URL (empty: the server's)"
-        value=${baseUrl}
-        onValue=${setBaseUrl}
-        maxLength=${512}
-        error=${fields['agent.base_url']}
-      />
-      <${TextField}
-        id="w-api-key"
-        label=${initial.agent.api_key_set ? 'API key (set; type a new one to replace it)' : 'API key'}
-        value=${apiKey}
-        onValue=${setApiKey}
-        type="password"
-        autocomplete="off"
-        error=${fields['agent.api_key']}
-      />
+      <${AgentFields} agent=${agent} onAgent=${setAgent} fields=${fields} apiKeySet=${initial.agent.api_key_set} />
       <button type="submit">Save chat settings</button>
       ${saved ? html`<${Notice}>Saved.<//>` : null}
       <${ErrorBox} error=${error} />
@@ -237,6 +277,52 @@ export function ConversationsPage({ widgetId, selected }: { widgetId: string; se
   </div>`;
 }
 
+/** What the visitor left as a lead. */
+const leadDetails = (lead: NonNullable<ConversationDetail['lead']>) =>
+  html`<dl class="lead" aria-label="Lead details">
+    <dt>Name</dt>
+    <dd>${lead.name ?? '—'}</dd>
+    <dt>E-mail</dt>
+    <dd>${lead.email ?? '—'}</dd>
+    <dt>Phone</dt>
+    <dd>${lead.phone ?? '—'}</dd>
+  </dl>`;
+
+const messageList = (messages: Message[]) =>
+  html`<ol class="messages" aria-label="Transcript">
+    ${messages.map(
+      (m) =>
+        html`<li class=${`msg ${m.role}`}>
+          <strong>${roleLabel(m.role)}</strong> <span class="hint">${fmtTime(m.created_at)}</span>
+          <p>${m.text}</p>
+        </li>`,
+    )}
+  </ol>`;
+
+/** An open conversation's hand-off (take over or hand back), close, and the operator's reply. */
+function openControls(o: {
+  path: string;
+  handler: Conversation['handler'];
+  act: (fn: () => Promise<unknown>) => Promise<void>;
+  reply: (e: Event) => void;
+  text: string;
+  setText: (t: string) => void;
+}) {
+  const { path, act } = o;
+  return html`<div class="row">
+      ${
+        o.handler === 'agent'
+          ? html`<button type="button" onClick=${() => act(() => call('POST', `${path}/take-over`))}>Take over</button>`
+          : html`<button type="button" class="secondary" onClick=${() => act(() => call('POST', `${path}/hand-back`))}>Hand back to the agent</button>`
+      }
+      <button type="button" class="secondary" onClick=${() => act(() => call('POST', `${path}/close`))}>Close conversation</button>
+    </div>
+    <form onSubmit=${o.reply} aria-label="Reply as a person">
+      <${TextField} id="reply-text" label="Reply as a person" value=${o.text} onValue=${o.setText} maxLength=${2000} multiline=${true} />
+      <button type="submit">Send reply</button>
+    </form>`;
+}
+
 function Transcript({ widgetId, id, onChange }: { widgetId: string; id: string; onChange: () => Promise<void> }) {
   const path = `/v1/widgets/${widgetId}/conversations/${id}`;
   const c = useLoad(() => call<ConversationDetail>('GET', path), [path]);
@@ -271,45 +357,8 @@ function Transcript({ widgetId, id, onChange }: { widgetId: string; id: string; 
               ${d.status === 'open' ? 'live' : `ended ${fmtTime(d.ended_at)} (${d.ended_reason})`} ·
               ${d.handler === 'human' ? 'handled by a person' : 'handled by the agent'}
             </p>
-            ${
-              d.lead
-                ? html`<dl class="lead" aria-label="Lead details">
-                    <dt>Name</dt>
-                    <dd>${d.lead.name ?? '—'}</dd>
-                    <dt>E-mail</dt>
-                    <dd>${d.lead.email ?? '—'}</dd>
-                    <dt>Phone</dt>
-                    <dd>${d.lead.phone ?? '—'}</dd>
-                  </dl>`
-                : null
-            }
-            <ol class="messages" aria-label="Transcript">
-              ${d.messages.map(
-                (m) =>
-                  html`<li class=${`msg ${m.role}`}>
-                    <strong>${roleLabel(m.role)}</strong> <span class="hint">${fmtTime(m.created_at)}</span>
-                    <p>${m.text}</p>
-                  </li>`,
-              )}
-            </ol>
-            ${
-              d.status === 'open'
-                ? html`<div class="row">
-                      ${
-                        d.handler === 'agent'
-                          ? html`<button type="button" onClick=${() => act(() => call('POST', `${path}/take-over`))}>Take over</button>`
-                          : html`<button type="button" class="secondary" onClick=${() => act(() => call('POST', `${path}/hand-back`))}>
-                              Hand back to the agent
-                            </button>`
-                      }
-                      <button type="button" class="secondary" onClick=${() => act(() => call('POST', `${path}/close`))}>Close conversation</button>
-                    </div>
-                    <form onSubmit=${reply} aria-label="Reply as a person">
-                      <${TextField} id="reply-text" label="Reply as a person" value=${text} onValue=${setText} maxLength=${2000} multiline=${true} />
-                      <button type="submit">Send reply</button>
-                    </form>`
-                : null
-            }
+            ${d.lead ? leadDetails(d.lead) : null} ${messageList(d.messages)}
+            ${d.status === 'open' ? openControls({ path, handler: d.handler, act, reply, text, setText }) : null}
             <button
               type="button"
               class="danger small"

@@ -38,9 +38,60 @@ interface Video {
   created_at: string;
 }
 
+interface PropertyForm {
+  title: string;
+  address: string;
+  city: string;
+  price: number;
+  currency: string;
+  bedrooms: number;
+}
+
+/** What the form refuses before asking the server. */
+function propertyProblems(form: PropertyForm): Record<string, string> {
+  const local: Record<string, string> = {};
+  if (!form.title.trim()) local.title = 'Enter a title.';
+  if (!form.address.trim()) local.address = 'Enter an address.';
+  if (!Number.isFinite(form.price) || form.price < 0) local.price = 'Enter a price of 0 or more.';
+  if (!/^[A-Z]{3}$/.test(form.currency)) local.currency = 'Three upper-case letters (ISO 4217), e.g. EUR.';
+  if (Number.isFinite(form.bedrooms) && (!Number.isInteger(form.bedrooms) || form.bedrooms < 0)) local.bedrooms = 'A whole number of 0 or more.';
+  return local;
+}
+
+function propertyTable(properties: Property[]) {
+  return html`<div class="table-wrap">
+    <table>
+      <caption class="sr-only">
+        Properties
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Title</th>
+          <th scope="col">Address</th>
+          <th scope="col">Price</th>
+          <th scope="col">Photos</th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${properties.map(
+          (p) =>
+            html`<tr>
+              <th scope="row"><a href=${`#/properties/${p.id}`}>${p.title}</a></th>
+              <td>${p.address}${p.city ? `, ${p.city}` : ''}</td>
+              <td>${priceText(p)}</td>
+              <td>${p.photo_count}</td>
+              <td>${fmtTime(p.created_at)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
 export function PropertiesPage() {
   const list = useLoad(() => call<{ data: Property[] }>('GET', '/v1/properties?limit=100'), []);
-  const [form, setForm] = useState({ title: '', address: '', city: '', price: NaN, currency: 'EUR', bedrooms: NaN });
+  const [form, setForm] = useState<PropertyForm>({ title: '', address: '', city: '', price: NaN, currency: 'EUR', bedrooms: NaN });
   const [fields, setFields] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
   const set = (k: keyof typeof form) => (v: string | number) => setForm({ ...form, [k]: v });
@@ -48,12 +99,7 @@ export function PropertiesPage() {
   const create = async (e: Event) => {
     e.preventDefault();
     setError(null);
-    const local: Record<string, string> = {};
-    if (!form.title.trim()) local.title = 'Enter a title.';
-    if (!form.address.trim()) local.address = 'Enter an address.';
-    if (!Number.isFinite(form.price) || form.price < 0) local.price = 'Enter a price of 0 or more.';
-    if (!/^[A-Z]{3}$/.test(form.currency)) local.currency = 'Three upper-case letters (ISO 4217), e.g. EUR.';
-    if (Number.isFinite(form.bedrooms) && (!Number.isInteger(form.bedrooms) || form.bedrooms < 0)) local.bedrooms = 'A whole number of 0 or more.';
+    const local = propertyProblems(form);
     setFields(local);
     if (Object.keys(local).length) return;
     const body: Record<string, unknown> = { title: form.title, address: form.address, price: form.price, currency: form.currency };
@@ -95,38 +141,7 @@ export function PropertiesPage() {
     </form>
     <${ErrorBox} error=${list.error} />
     ${list.data?.data.length === 0 ? html`<p class="empty">No properties yet.</p>` : null}
-    ${
-      list.data && list.data.data.length > 0
-        ? html`<div class="table-wrap">
-            <table>
-              <caption class="sr-only">
-                Properties
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Title</th>
-                  <th scope="col">Address</th>
-                  <th scope="col">Price</th>
-                  <th scope="col">Photos</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${list.data.data.map(
-                  (p) =>
-                    html`<tr>
-                      <th scope="row"><a href=${`#/properties/${p.id}`}>${p.title}</a></th>
-                      <td>${p.address}${p.city ? `, ${p.city}` : ''}</td>
-                      <td>${priceText(p)}</td>
-                      <td>${p.photo_count}</td>
-                      <td>${fmtTime(p.created_at)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
-        : null
-    }
+    ${list.data && list.data.data.length > 0 ? propertyTable(list.data.data) : null}
   </section>`;
 }
 

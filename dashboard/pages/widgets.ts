@@ -235,20 +235,67 @@ export function WebhooksPage({ widgetId }: { widgetId: string }) {
   </div>`;
 }
 
+/** What the form refuses before asking the server: no URL, too long a URL or secret, no event, a rate out of range. */
+function endpointProblems(url: string, secret: string, events: EventType[], rate: number): Record<string, string> {
+  const local: Record<string, string> = {};
+  if (!url.trim()) local.url = 'Enter the endpoint URL.';
+  else if (url.length > URL_MAX) local.url = `At most ${URL_MAX} characters (now ${url.length}).`;
+  if (secret.length > SECRET_MAX) local.secret = `At most ${SECRET_MAX} characters (now ${secret.length}).`;
+  if (events.length === 0) local.events = 'Choose at least one event.';
+  if (!Number.isNaN(rate) && (!Number.isInteger(rate) || rate < 1 || rate > RATE_LIMIT_MAX))
+    local.rate_limit = `A whole number from 1 to ${RATE_LIMIT_MAX}, or empty for no limit.`;
+  return local;
+}
+
+/** A 422's details by field; events[1] and the like belong to the events group. */
+function fieldsOfRefusal(err: ApiError): Record<string, string> {
+  const by = byPath(err.details);
+  for (const [k, v] of Object.entries(by)) if (k.startsWith('events[')) by.events = by.events ? `${by.events}; ${v}` : v;
+  return by;
+}
+
+/** A checkbox per event type, kept in the catalogue's order. */
+function EventChecks({
+  idPrefix,
+  events,
+  onEvents,
+  error,
+}: {
+  idPrefix: string;
+  events: EventType[];
+  onEvents: (e: EventType[]) => void;
+  error: string | undefined;
+}) {
+  const toggle = (ev: EventType, on: boolean) => onEvents(on ? EVENTS.filter((x) => x === ev || events.includes(x)) : events.filter((x) => x !== ev));
+  return html`<fieldset class=${error ? 'invalid' : ''} aria-describedby=${error ? `${idPrefix}-events-error` : undefined}>
+    <legend>Events</legend>
+    ${EVENTS.map(
+      (ev) =>
+        html`<${Checkbox}
+          id=${`${idPrefix}-ev-${ev.replace('.', '-')}`}
+          label=${ev}
+          checked=${events.includes(ev)}
+          onValue=${(v: boolean) => toggle(ev, v)}
+        />`,
+    )}
+    ${error ? html`<p class="field-error" id=${`${idPrefix}-events-error`} data-error-for=${`${idPrefix}-events`}>${error}</p>` : null}
+  </fieldset>`;
+}
+
 /**
  * The endpoint form: adding one (URL, optional secret, events, enabled) or editing one (URL
  * and events; the secret changes by rotation and enabled by its own button). The server's
  * `422` details land at the matching field, `events[i]` at the events group.
  */
-function EndpointForm({
-  idPrefix,
-  title,
-  initial,
-  edit,
-  submitLabel,
-  onSave,
-  onCancel,
-}: {
+const schemeSelect = (idPrefix: string, scheme: Scheme, onScheme: (s: Scheme) => void) =>
+  html`<div class="field">
+    <label for=${`${idPrefix}-scheme`}>Signature</label>
+    <select id=${`${idPrefix}-scheme`} value=${scheme} onChange=${(e: Event) => onScheme((e.currentTarget as HTMLSelectElement).value as Scheme)}>
+      ${SCHEMES.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
+    </select>
+  </div>`;
+
+interface EndpointFormProps {
   idPrefix: string;
   title: string;
   initial?: { url: string; events: EventType[]; signature_scheme: Scheme; rate_limit: number | null };
@@ -256,7 +303,9 @@ function EndpointForm({
   submitLabel: string;
   onSave: (body: Record<string, unknown>) => Promise<void>;
   onCancel?: () => void;
-}) {
+}
+
+function EndpointForm({ idPrefix, title, initial, edit, submitLabel, onSave, onCancel }: EndpointFormProps) {
   const [url, setUrl] = useState(initial?.url ?? '');
   const [secret, setSecret] = useState('');
   const [events, setEvents] = useState<EventType[]>(initial ? [...initial.events] : [...EVENTS]);
@@ -269,13 +318,7 @@ function EndpointForm({
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
-    const local: Record<string, string> = {};
-    if (!url.trim()) local.url = 'Enter the endpoint URL.';
-    else if (url.length > URL_MAX) local.url = `At most ${URL_MAX} characters (now ${url.length}).`;
-    if (secret.length > SECRET_MAX) local.secret = `At most ${SECRET_MAX} characters (now ${secret.length}).`;
-    if (events.length === 0) local.events = 'Choose at least one event.';
-    if (!Number.isNaN(rate) && (!Number.isInteger(rate) || rate < 1 || rate > RATE_LIMIT_MAX))
-      local.rate_limit = `A whole number from 1 to ${RATE_LIMIT_MAX}, or empty for no limit.`;
+    const local = endpointProblems(url, secret, events, rate);
     setFields(local);
     if (Object.keys(local).length) return;
     try {
@@ -288,17 +331,10 @@ function EndpointForm({
         setSecret('');
       }
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) {
-        const by = byPath(err.details);
-        // events[1] and the like belong to the events group.
-        for (const [k, v] of Object.entries(by)) if (k.startsWith('events[')) by.events = by.events ? `${by.events}; ${v}` : v;
-        setFields(by);
-      }
+      if (err instanceof ApiError && err.status === 422) setFields(fieldsOfRefusal(err));
       setError(messageOf(err));
     }
   };
-
-  const toggle = (ev: EventType, on: boolean) => setEvents(on ? EVENTS.filter((x) => x === ev || events.includes(x)) : events.filter((x) => x !== ev));
 
   return html`<form class="card" onSubmit=${submit} novalidate aria-labelledby=${`${idPrefix}-title`}>
     <h3 id=${`${idPrefix}-title`}>${title}</h3>
@@ -326,25 +362,8 @@ function EndpointForm({
             hint="Leave empty to have one generated (whsec_…)."
           />`
     }
-    <fieldset class=${fields.events ? 'invalid' : ''} aria-describedby=${fields.events ? `${idPrefix}-events-error` : undefined}>
-      <legend>Events</legend>
-      ${EVENTS.map(
-        (ev) =>
-          html`<${Checkbox}
-            id=${`${idPrefix}-ev-${ev.replace('.', '-')}`}
-            label=${ev}
-            checked=${events.includes(ev)}
-            onValue=${(v: boolean) => toggle(ev, v)}
-          />`,
-      )}
-      ${fields.events ? html`<p class="field-error" id=${`${idPrefix}-events-error`} data-error-for=${`${idPrefix}-events`}>${fields.events}</p>` : null}
-    </fieldset>
-    <div class="field">
-      <label for=${`${idPrefix}-scheme`}>Signature</label>
-      <select id=${`${idPrefix}-scheme`} value=${scheme} onChange=${(e: Event) => setScheme((e.currentTarget as HTMLSelectElement).value as Scheme)}>
-        ${SCHEMES.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
-      </select>
-    </div>
+    <${EventChecks} idPrefix=${idPrefix} events=${events} onEvents=${setEvents} error=${fields.events} />
+    ${schemeSelect(idPrefix, scheme, setScheme)}
     <${NumberField}
       id=${`${idPrefix}-rate`}
       label="Rate limit (deliveries per second, optional)"
@@ -372,6 +391,63 @@ interface Delivery {
   last_status_code: number | null;
   last_error: string | null;
   created_at: string;
+}
+
+/** The endpoint's latest deliveries, each with its details (opened one at a time) and a retry. */
+function DeliveryTable(props: {
+  rows: Delivery[];
+  base: string;
+  enabled: boolean;
+  open: string | null;
+  onDetails: (d: Delivery) => void;
+  onRetry: (d: Delivery) => Promise<void>;
+}) {
+  const { base, open } = props;
+  return html`<div class="table-wrap">
+    <table class="deliveries">
+      <thead>
+        <tr>
+          <th scope="col">Event</th>
+          <th scope="col">Status</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Last result</th>
+          <th scope="col">Created</th>
+          <th scope="col"><span class="sr-only">Actions</span></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${props.rows.map(
+          (d) =>
+            html`<tr data-delivery=${d.id}>
+                <th scope="row">${d.event}</th>
+                <td><span class=${`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'muted'}`}>${d.status}</span></td>
+                <td>${d.attempts}</td>
+                <td>${d.last_status_code ?? ''} ${d.last_error ?? ''}</td>
+                <td>${fmtTime(d.created_at)}</td>
+                <td class="actions">
+                  <button type="button" class="secondary small" aria-expanded=${open === d.id} onClick=${() => props.onDetails(d)}>Details</button>
+                  <button
+                    type="button"
+                    class="secondary small"
+                    disabled=${d.status === 'inflight' || !props.enabled}
+                    onClick=${() => props.onRetry(d)}
+                    aria-label=${`Retry delivery ${d.id}`}
+                  >
+                    Retry
+                  </button>
+                </td>
+              </tr>
+              ${
+                open === d.id
+                  ? html`<tr>
+                      <td colspan="6"><${DeliveryDetail} base=${base} id=${d.id} /></td>
+                    </tr>`
+                  : null
+              }`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 function EndpointItem({
@@ -445,51 +521,7 @@ function EndpointItem({
     ${deliveries.data?.data.length === 0 ? html`<p class="empty">No deliveries yet.</p>` : null}
     ${
       deliveries.data && deliveries.data.data.length > 0
-        ? html`<div class="table-wrap">
-            <table class="deliveries">
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last result</th>
-                  <th scope="col">Created</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${deliveries.data.data.map(
-                  (d) =>
-                    html`<tr data-delivery=${d.id}>
-                        <th scope="row">${d.event}</th>
-                        <td><span class=${`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'muted'}`}>${d.status}</span></td>
-                        <td>${d.attempts}</td>
-                        <td>${d.last_status_code ?? ''} ${d.last_error ?? ''}</td>
-                        <td>${fmtTime(d.created_at)}</td>
-                        <td class="actions">
-                          <button type="button" class="secondary small" aria-expanded=${open === d.id} onClick=${() => attempts(d)}>Details</button>
-                          <button
-                            type="button"
-                            class="secondary small"
-                            disabled=${d.status === 'inflight' || !ep.enabled}
-                            onClick=${() => retry(d)}
-                            aria-label=${`Retry delivery ${d.id}`}
-                          >
-                            Retry
-                          </button>
-                        </td>
-                      </tr>
-                      ${
-                        open === d.id
-                          ? html`<tr>
-                              <td colspan="6"><${DeliveryDetail} base=${base} id=${d.id} /></td>
-                            </tr>`
-                          : null
-                      }`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+        ? html`<${DeliveryTable} rows=${deliveries.data.data} base=${base} enabled=${ep.enabled} open=${open} onDetails=${attempts} onRetry=${retry} />`
         : null
     }
   </li>`;

@@ -104,9 +104,13 @@ export class LineQuota {
       w = { month: month.firstDay, lines: used.linesSpoken, limit: this.plans.limits(tenant.plan).linesPerMonth, readAt: now, held: false, released: false };
       this.watches.set(tenantId, w);
     } else if (this.refreshMs !== null && now - w.readAt >= this.refreshMs) {
-      // The stored total already holds this report.
-      w.lines = (await this.ctx.store.tenantUsage(tenantId, month.firstDay, month.lastDay)).linesSpoken;
+      // One read per refresh: the reports stored while it is at the database count in memory
+      // meanwhile (readAt moves first), where each used to start a read of its own (a replica
+      // under load sent as many identical sums as it had reports in flight, every second).
+      // The stored total already holds this report; those of the others that committed after
+      // the read's snapshot count from the next refresh on, as the other replicas' reports do.
       w.readAt = now;
+      w.lines = (await this.ctx.store.tenantUsage(tenantId, month.firstDay, month.lastDay)).linesSpoken;
     } else w.lines += lines;
     const over = w.limit !== null && w.lines >= w.limit;
     if (over) {

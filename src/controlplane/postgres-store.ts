@@ -171,7 +171,26 @@ export const CONTROLPLANE_PG_MIGRATIONS: readonly PgMigration[] = [
         characters TEXT NOT NULL
       );`,
   },
+  {
+    version: 6,
+    // A server's daily usage and roster in one row per shard (USAGE_SHARDS at most): each store
+    // handle (replica) writes its own, so one server's reports ingested on several replicas at
+    // once never wait on one another's row lock until the other's commit is on disk. Reads sum
+    // the shards (usage) or take the newest (roster). Rows from before are shard 0.
+    sql: `CREATE SEQUENCE cp_usage_shard_seq;
+      ALTER TABLE cp_usage_daily ADD COLUMN shard SMALLINT NOT NULL DEFAULT 0;
+      ALTER TABLE cp_usage_daily DROP CONSTRAINT cp_usage_daily_pkey, ADD PRIMARY KEY (server_id, day, shard);
+      ALTER TABLE cp_roster ADD COLUMN shard SMALLINT NOT NULL DEFAULT 0;
+      ALTER TABLE cp_roster DROP CONSTRAINT cp_roster_pkey, ADD PRIMARY KEY (server_id, shard);`,
+  },
 ];
+
+/**
+ * Rows a server's usage of one day (and its roster) is kept in at most: each store handle takes
+ * the next shard of a sequence when it opens, so up to this many replicas write rows of their
+ * own; the seventeenth shares the first's (correct, only no longer free of its lock waits).
+ */
+export const USAGE_SHARDS = 16;
 
 const addSaturated = (column: string): string => `${column} = LEAST(cp_usage_daily.${column} + excluded.${column}, ${MAX_SAFE})`;
 /** SUM of BIGINT is NUMERIC (it cannot overflow); saturated like the daily counters. */
@@ -190,8 +209,9 @@ const AMOUNTS = ['spend_usd', 'tts_usd', 'llm_usd'];
  * A whole batch of reports in one statement, so one round trip and one commit: the reports in
  * one INSERT (arrays unnested in order; the unique (server, reportId) index drops repeats), the
  * daily usage of the reports actually stored summed per server and UTC day and upserted in key
- * order (so concurrent batches from several replicas take their row locks in one order), and
- * each server's roster from its batch's last stored report that has one. Returns the positions
+ * order into this handle's shard ($19: replicas' batches on one server take different rows, so
+ * none waits for another's commit), and each server's roster from its batch's last stored
+ * report that has one, likewise in the handle's shard. Returns the positions
  * (1-based) of the reports with an id that none of the batch stored because the id was there
  * already: nothing at all in the common batch, so the replica parses no row per report. A
  * repeat inside the batch is found by the caller (the first of repeats is the one stored).
@@ -209,20 +229,20 @@ const INGEST = `WITH v AS (
     ON CONFLICT (server_id, report_id) WHERE report_id IS NOT NULL DO NOTHING
     RETURNING server_id, report_id, received_at, ${[...COUNTERS, ...AMOUNTS].join(', ')}
   ), usage AS (
-    INSERT INTO cp_usage_daily (server_id, day, reports, ${[...COUNTERS, ...AMOUNTS].join(', ')})
-    SELECT server_id, to_char(DATE '1970-01-01' + (received_at / ${DAY_MS})::integer, 'YYYY-MM-DD') AS day, LEAST(COUNT(*), ${MAX_SAFE}),
+    INSERT INTO cp_usage_daily (server_id, day, shard, reports, ${[...COUNTERS, ...AMOUNTS].join(', ')})
+    SELECT server_id, to_char(DATE '1970-01-01' + (received_at / ${DAY_MS})::integer, 'YYYY-MM-DD') AS day, $19::smallint, LEAST(COUNT(*), ${MAX_SAFE}),
            ${COUNTERS.map((c) => `LEAST(SUM(${c}), ${MAX_SAFE})`).join(', ')}, ${AMOUNTS.map((c) => `SUM(${c})`).join(', ')}
       FROM ins GROUP BY 1, 2 ORDER BY 1, 2
-    ON CONFLICT (server_id, day) DO UPDATE SET ${['reports', ...COUNTERS].map(addSaturated).join(', ')},
+    ON CONFLICT (server_id, day, shard) DO UPDATE SET ${['reports', ...COUNTERS].map(addSaturated).join(', ')},
       ${AMOUNTS.map((c) => `${c} = cp_usage_daily.${c} + excluded.${c}`).join(', ')}
   ), roster AS (
-    INSERT INTO cp_roster (server_id, received_at, roster)
-    SELECT DISTINCT ON (server_id) server_id, received_at, roster FROM v
+    INSERT INTO cp_roster (server_id, shard, received_at, roster)
+    SELECT DISTINCT ON (server_id) server_id, $19::smallint, received_at, roster FROM v
      WHERE roster IS NOT NULL
        AND (report_id IS NULL OR (EXISTS (SELECT 1 FROM ins WHERE ins.server_id = v.server_id AND ins.report_id = v.report_id)
             AND NOT EXISTS (SELECT 1 FROM v w WHERE w.server_id = v.server_id AND w.report_id = v.report_id AND w.n < v.n)))
      ORDER BY server_id, n DESC
-    ON CONFLICT (server_id) DO UPDATE SET received_at = excluded.received_at, roster = excluded.roster WHERE excluded.received_at >= cp_roster.received_at
+    ON CONFLICT (server_id, shard) DO UPDATE SET received_at = excluded.received_at, roster = excluded.roster WHERE excluded.received_at >= cp_roster.received_at
   )
   SELECT v.n FROM v WHERE v.report_id IS NOT NULL
      AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.server_id = v.server_id AND ins.report_id = v.report_id)`;
@@ -231,12 +251,15 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   private constructor(
     private readonly pool: Pool,
     private readonly now: () => number,
+    /** This handle's row of each server's daily usage and roster (USAGE_SHARDS). */
+    private readonly shard: number,
   ) {}
 
   /** The store on `pool`, its schema migrated first (the identity schema must be there: servers belong to tenants). */
   static async open(pool: Pool, now: () => number = Date.now): Promise<PostgresControlPlaneStore> {
     await migratePg(pool, 'controlplane', CONTROLPLANE_PG_MIGRATIONS);
-    return new PostgresControlPlaneStore(pool, now);
+    const { shard } = (await queryRow<{ shard: number }>(pool, `SELECT (nextval('cp_usage_shard_seq') % ${USAGE_SHARDS})::int AS shard`, []))!;
+    return new PostgresControlPlaneStore(pool, now, shard);
   }
 
   private iso(): string {
@@ -402,8 +425,9 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
         col((r) => JSON.stringify(r.report.events)),
         col((r) => (r.report.roster ? JSON.stringify(r.report.roster) : null)),
         col((r) => (r.report.dialogue ? JSON.stringify(r.report.dialogue) : null)),
+        this.shard,
       ],
-      'cp-ingest-v2',
+      'cp-ingest-v3',
     );
     const refused = new Uint8Array(records.length);
     for (const r of rows) refused[Number(r.n) - 1] = 1;
@@ -435,7 +459,12 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async roster(serverId: ServerId): Promise<Survivor[]> {
-    const row = await queryRow<{ roster: string }>(this.pool, 'SELECT roster FROM cp_roster WHERE server_id = $1', [serverId]);
+    // The newest of the shards' rosters (a tie in time goes to the higher shard).
+    const row = await queryRow<{ roster: string }>(
+      this.pool,
+      'SELECT roster FROM cp_roster WHERE server_id = $1 ORDER BY received_at DESC, shard DESC LIMIT 1',
+      [serverId],
+    );
     return row ? (JSON.parse(row.roster) as Survivor[]) : [];
   }
 
@@ -466,11 +495,11 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async dailyUsage(serverId: ServerId, fromDay: string, toDay: string): Promise<DailyUsage[]> {
-    const rows = await queryRows<UsageRow>(this.pool, 'SELECT * FROM cp_usage_daily WHERE server_id = $1 AND day >= $2 AND day <= $3 ORDER BY day', [
-      serverId,
-      fromDay,
-      toDay,
-    ]);
+    const rows = await queryRows<UsageRow>(
+      this.pool,
+      `SELECT day, ${SUMS} FROM cp_usage_daily WHERE server_id = $1 AND day >= $2 AND day <= $3 GROUP BY day ORDER BY day`,
+      [serverId, fromDay, toDay],
+    );
     return rows.map((r) => ({ day: r.day!, ...totalsOf(r) }));
   }
 

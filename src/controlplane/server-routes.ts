@@ -18,8 +18,7 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
   full.post('/v1/servers', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
-    const name = f.string('name', { required: true, max: 200 })?.trim();
-    if (name === '') f.problem('name', 'must not be blank');
+    const name = f.string('name', { required: true, max: 200, notBlank: true })?.trim();
     f.done();
     requireRoom(ctx.plans, session.tenant, 'servers', (await store.listServers(session.tenant.id)).length);
     // Counted again with the insert: concurrent requests (or replicas) must not all take the last place.

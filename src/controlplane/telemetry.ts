@@ -1,6 +1,6 @@
 import { isObj, type Obj, type Survivor } from '../../brain/index.js';
 import { validationFailed, type ErrorDetail } from '../http/errors.js';
-import { typeOf, unstorableText } from '../http/validate.js';
+import { isRfc3339, typeOf, unstorableText } from '../http/validate.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';
 import type { ControlPlaneStore } from './store.js';
 import {
@@ -43,22 +43,6 @@ const TOP = [
 ];
 const ROSTER_KEYS = ['agent', 'name', 'alignment', 'goal', 'state'];
 const MAP_KEYS = [...ROSTER_KEYS, 'squad', 'x', 'z', 'health'];
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/i;
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/** RFC 3339 in form and a real instant: Date.parse would move 2026-02-30 to March 2 and 24:00 to the next day. */
-function isRfc3339(ts: string): boolean {
-  const m = RFC3339.exec(ts);
-  if (!m) return false;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
-  if (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) return false;
-  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
-  return !Number.isNaN(Date.parse(ts));
-}
 const MAX_COUNT = 1e12;
 
 /** Collects every problem of a report, then answers one 422 with all of them. */

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { decode as msgpackDecode, encode as msgpackEncode } from '@msgpack/msgpack';
 import { HttpError } from './errors.js';
 
@@ -37,9 +38,16 @@ function utf8Charset(params: string): boolean {
   return true;
 }
 
-/** Keys that must never become own properties of parsed input (prototype pollution). */
+/** A key that must never become an own property of parsed input (prototype pollution), found in a body. */
+class PoisonKey extends Error {}
+
+/**
+ * Refuses the keys that could reach an object's prototype once the value is merged or looked
+ * up. They are refused, not dropped: dropped, a game flag named `prototype` vanished from a
+ * published bundle that was answered 200 as if it held it.
+ */
 function rejectPoisonKeys(key: string, value: unknown): unknown {
-  if (key === '__proto__' || key === 'constructor' || key === 'prototype') return undefined;
+  if (key === '__proto__' || key === 'constructor' || key === 'prototype') throw new PoisonKey(key);
   return value;
 }
 
@@ -70,14 +78,25 @@ export function withoutBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * Parses a JSON body. Bytes that are not UTF-8 (`\xff`, a cut sequence, an encoded surrogate)
+ * make a malformed body: decoding would turn them into U+FFFD, and what is stored would differ
+ * from what was sent.
+ */
 export function parseJson(body: Buffer | string): unknown {
+  if (typeof body !== 'string' && !isUtf8(body)) throw new HttpError('bad_request', 'The request body is not valid UTF-8.');
   const text = withoutBom(typeof body === 'string' ? body : body.toString('utf8'));
   if (text.length === 0) throw new HttpError('bad_request', 'The request body is empty; a JSON value was expected.');
   if (!depthOk(text)) throw new HttpError('bad_request', `The request body is nested deeper than ${MAX_DEPTH} levels.`);
   try {
     // The reviver costs a call per key; only pay it when a poisoned key can be present.
     return text.includes('__proto__') || text.includes('constructor') || text.includes('prototype') ? JSON.parse(text, rejectPoisonKeys) : JSON.parse(text);
-  } catch {
+  } catch (err) {
+    if (err instanceof PoisonKey)
+      throw new HttpError(
+        'bad_request',
+        `The request body has a key named ${JSON.stringify(err.message)}; __proto__, constructor and prototype are not accepted as keys.`,
+      );
     throw new HttpError('bad_request', 'The request body is not valid JSON.');
   }
 }

@@ -119,6 +119,22 @@ export interface ServerOptions {
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' };
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
+
+/**
+ * Headers a request may carry once: a credential, a signature, a key that makes a request
+ * unique, or how its body is framed and read. Given twice, a proxy or a check in front of us
+ * may read the other one than we would (uWS frames the body by the first Content-Length), so
+ * the request is refused rather than either copy chosen.
+ */
+const SINGLE_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'x-brain-token',
+  'x-service-signature',
+  'x-service-timestamp',
+  'idempotency-key',
+  'content-type',
+  'content-length',
+]);
 /** uWS's listen option for a port bound without SO_REUSEPORT (its typings name only the enum). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
 
@@ -261,6 +277,28 @@ function paramNames(pattern: string): string[] {
 }
 
 /**
+ * The request's headers (only `wanted` when the route names them), copied out of uWS's request,
+ * which dies with its callback; the first copy of each, as getHeader() reads it. `repeated`
+ * names a header of SINGLE_HEADERS that came more than once (null when none did).
+ */
+function copyHeaders(req: UwsRequest, wanted: readonly string[] | undefined): { headers: Record<string, string>; repeated: string | null } {
+  const headers: Record<string, string> = {};
+  let repeated: string | null = null;
+  if (wanted) {
+    for (const name of wanted) {
+      const value = req.getHeader(name);
+      if (value) headers[name] = value;
+    }
+  } else {
+    req.forEach((k, v) => {
+      if (!Object.hasOwn(headers, k)) headers[k] = v;
+      else if (repeated === null && SINGLE_HEADERS.has(k)) repeated = k;
+    });
+  }
+  return { headers, repeated };
+}
+
+/**
  * A small router over uWebSockets.js. Handlers get a plain Request and return a Reply (or a
  * promise of one); the server owns abort handling, corking, body limits, error shapes and
  * graceful shutdown, so that no service touches a uWS handle directly.
@@ -342,37 +380,13 @@ export class HttpServer {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
           if (observe !== null) observeResponse(res, as, pattern, observe, this.logger, start);
           // req is only valid inside this callback: everything needed later is copied out here.
-          const headers: Record<string, string> = {};
-          if (wanted) {
-            for (const name of wanted) {
-              const value = req.getHeader(name);
-              if (value) headers[name] = value;
-            }
-          } else {
-            req.forEach((k, v) => {
-              headers[k] = v;
-            });
-          }
+          const { headers, repeated } = copyHeaders(req, wanted);
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
           if (this.errorsParam) s.errorsInBody = errorsInBodyOf(s.query, req.getHeader('content-type'));
           // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
           // uWS, and returning from this callback with neither is fatal.
-          res.onAborted(() => {
-            s.aborted = true;
-            if (s.collecting) {
-              s.collecting = false;
-              this.end(s);
-            }
-            try {
-              // A download cut short (a closed tab, a <video> seeking) closes its file now, not at
-              // garbage collection.
-              if (s.replyStream) s.replyStream.destroy();
-              if (s.stream) s.stream.destroy(new ClientAborted());
-            } catch (err) {
-              answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
-            }
-          });
+          res.onAborted(() => this.aborted(res, s));
           for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(req.getParameter(i) ?? '');
           this.begin(s);
           if (this.closing) {
@@ -385,6 +399,10 @@ export class HttpServer {
             s.peer = this.connections.admit(res);
           } catch (err) {
             this.refuse(res, s, err);
+            return;
+          }
+          if (repeated !== null) {
+            this.refuse(res, s, new HttpError('bad_request', `The header ${repeated} is given more than once.`));
             return;
           }
           // A declared body over the limit, then the credential, from the headers, before a byte
@@ -415,6 +433,23 @@ export class HttpServer {
     this.app[REGISTER[method]](pattern, uwsHandler(method));
     if (method === 'GET') this.app.head(pattern, uwsHandler('HEAD'));
     return this;
+  }
+
+  /** The client went away: a body being read stops, and a reply or request stream is closed now. */
+  private aborted(res: UwsResponse, s: RequestState): void {
+    s.aborted = true;
+    if (s.collecting) {
+      s.collecting = false;
+      this.end(s);
+    }
+    try {
+      // A download cut short (a closed tab, a <video> seeking) closes its file now, not at
+      // garbage collection.
+      if (s.replyStream) s.replyStream.destroy();
+      if (s.stream) s.stream.destroy(new ClientAborted());
+    } catch (err) {
+      answerFailure(res, s, err, this.defaultHeaders, this.logger, s);
+    }
   }
 
   /** Answers a failure that came before the request had its state (so before any abort handler). */

@@ -23,6 +23,35 @@ export function unstorableText(v: string): string | null {
   return UNSTORABLE.test(v) ? 'must be well-formed Unicode without U+0000 (a lone surrogate or a NUL cannot be stored as sent)' : null;
 }
 
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/i;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** RFC 3339 in form and a real instant: Date.parse would move 2026-02-30 to March 2 and 24:00 to the next day. */
+export function isRfc3339(ts: string): boolean {
+  const m = RFC3339.exec(ts);
+  if (!m) return false;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
+  if (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) return false;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
+  return !Number.isNaN(Date.parse(ts));
+}
+
+/** Only white space and invisible format characters (zero-width spaces and joiners, direction marks and overrides, U+FEFF, soft hyphens). */
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cf}]*$/u;
+
+/**
+ * A text that shows nothing: empty, spaces, or invisible characters only (`"\u200b"`, an
+ * RTL override alone). A name like that is no name: it cannot be told apart from another or
+ * from none in a list.
+ */
+export function isBlank(v: string): boolean {
+  return INVISIBLE_ONLY.test(v);
+}
+
 /**
  * Collects every field problem of a body before answering, so a client sees all of them in
  * one 422 with `details`.
@@ -64,7 +93,7 @@ export class Fields {
     const min = opts.min ?? (opts.required ? 1 : 0);
     if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);
-    if (opts.notBlank && v.length > 0 && v.trim() === '') return void this.problem(key, 'must not be blank');
+    if (opts.notBlank && v.length > 0 && isBlank(v)) return void this.problem(key, 'must not be blank');
     if (opts.pattern && !opts.pattern.test(v)) return void this.problem(key, opts.patternHint ?? 'has an invalid format');
     return v;
   }
@@ -122,6 +151,12 @@ export function typeOf(v: unknown): string {
 
 /** A resource id as it may be written: 1 to 15 digits, no leading zero (so no two spellings name one resource). */
 export const ID_DIGITS = /^[1-9]\d{0,14}$/;
+
+/**
+ * A position in a sequence as it may be written (a message seq, `0` for "from the start"): the
+ * same form as an id, or 0, so that one position has one spelling.
+ */
+export const SEQ_DIGITS = /^(?:0|[1-9]\d{0,14})$/;
 
 /** Parses a positive integer path parameter; anything else is a 404 (no such resource). */
 export function idParam(value: string | undefined, what = 'resource'): number {

@@ -136,35 +136,55 @@ function writeStream(
   stream.on('close', () => {
     if (state.aborted) finish();
   });
-  if (length === undefined) {
-    stream.on('data', (chunk: Buffer) => {
-      if (state.aborted) return finish();
-      try {
-        let ok = true;
-        res.cork(() => {
-          ok = res.write(chunk);
+  if (length === undefined) pipeChunked(res, state, stream, broken, finish);
+  else pipeSized(res, state, stream, length, broken, finish, () => finished);
+}
+
+type StreamBody = Extract<Reply, { stream: unknown }>['stream'];
+
+/** A body of unknown length, written chunk by chunk (chunked encoding), pausing the stream while uWS's buffer is full. */
+function pipeChunked(res: UwsResponse, state: Aborted, stream: StreamBody, broken: (err: unknown) => void, finish: () => void): void {
+  stream.on('data', (chunk: Buffer) => {
+    if (state.aborted) return finish();
+    try {
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(chunk);
+      });
+      if (!ok) {
+        stream.pause();
+        res.onWritable(() => {
+          stream.resume();
+          return true;
         });
-        if (!ok) {
-          stream.pause();
-          res.onWritable(() => {
-            stream.resume();
-            return true;
-          });
-        }
-      } catch (err) {
-        broken(err);
       }
-    });
-    stream.on('end', () => {
-      try {
-        if (!state.aborted) res.cork(() => res.end());
-      } catch (err) {
-        broken(err);
-      }
-      finish();
-    });
-    return;
-  }
+    } catch (err) {
+      broken(err);
+    }
+  });
+  stream.on('end', () => {
+    try {
+      if (!state.aborted) res.cork(() => res.end());
+    } catch (err) {
+      broken(err);
+    }
+    finish();
+  });
+}
+
+/**
+ * A body of known length through tryEnd (uWS sends Content-Length), resending the unsent part
+ * of a chunk when writable; a stream that ends short drops the connection.
+ */
+function pipeSized(
+  res: UwsResponse,
+  state: Aborted,
+  stream: StreamBody,
+  length: number,
+  broken: (err: unknown) => void,
+  finish: () => void,
+  finished: () => boolean,
+): void {
   stream.on('data', (chunk: Buffer) => {
     if (state.aborted) return finish();
     try {
@@ -195,7 +215,7 @@ function writeStream(
   });
   stream.on('end', () => {
     // A stream shorter than its declared length cannot be answered honestly: drop the connection.
-    if (!finished && !state.aborted) broken(new Error(`the stream ended before its declared ${length} bytes`));
+    if (!finished() && !state.aborted) broken(new Error(`the stream ended before its declared ${length} bytes`));
     finish();
   });
 }

@@ -14,6 +14,8 @@ export function mountApiKeyRoutes(ctx: IdentityRouteContext): void {
     const session = await auth.session(req);
     requirePlan(session.tenant.plan, 'agency');
     const f = new Fields(readJsonObject(req));
+    // A credential's body: a field it does not know (an expiry, a scope) would be a promise not kept.
+    f.onlyKnown(['name']);
     const name = f.string('name', { required: true, max: 200, notBlank: true });
     f.done();
     const key = newToken('apiKey');

@@ -43,6 +43,9 @@ export function mountPersonalTokenRoutes(ctx: IdentityRouteContext): void {
     const session = await auth.session(req);
     const body = readJsonObject(req);
     const f = new Fields(body);
+    // A credential's body: a misspelt field (`expires_at`, `expiresInDays`) must not mint a token
+    // that never expires while its maker believes otherwise.
+    f.onlyKnown(['name', 'scopes', 'expires_in_days']);
     const name = f.string('name', { required: true, max: 200, notBlank: true });
     const scopes = readScopes(f, body);
     const days = f.number('expires_in_days', { integer: true, min: 1, max: MAX_TOKEN_DAYS });

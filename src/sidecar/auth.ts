@@ -39,7 +39,10 @@ export class BearerGate {
       if (!this.matches(headerToken.trim())) throw unauthorized('The X-Brain-Token header is not valid.');
       return;
     }
-    const fromQuery = query ? new URLSearchParams(query).get(TOKEN_PARAM) : null;
+    const given = query ? new URLSearchParams(query).getAll(TOKEN_PARAM) : [];
+    // Refused as a repeated parameter is on every route: which copy counts must not be a guess.
+    if (given.length > 1) throw new HttpError('bad_request', `The query parameter "${TOKEN_PARAM}" is given more than once.`);
+    const fromQuery = given[0] ?? null;
     if (fromQuery !== null) {
       if (!this.matches(fromQuery)) throw unauthorized('The token query parameter is not valid.');
       return;

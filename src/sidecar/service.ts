@@ -12,7 +12,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { BearerGate } from './auth.js';
 import type { ConfigSource } from './config/config-source.js';
 import { DialogueWiring } from './dialogue.js';
-import { mergeEvents, type Evaluator } from './tick/evaluator.js';
+import { mergeEvents, type BrainTelemetry, type Evaluator } from './tick/evaluator.js';
 import { createEvaluator } from './tick/pool.js';
 import { StateKeeper } from './state/state-file.js';
 import { PlayerTracker, RecentAgents } from './state/players.js';
@@ -122,6 +122,74 @@ export function sidecarRoutes(server: HttpServer, ticks: TickHandler, maxBody = 
   return server;
 }
 
+/** The sidecar's server: with a token, every route with a body (the voice routes; the tick routes check it themselves) checks it before reading the body. */
+function sidecarServer(options: SidecarOptions, logger: Logger, gate: BearerGate | null): HttpServer {
+  return new HttpServer({
+    logger,
+    observe: options.accessLog ?? null,
+    errorsParam: true,
+    ...(gate ? { credentials: (req) => gate.checkRequest(req) } : {}),
+    ...(options.connections ? { connections: options.connections } : {}),
+  });
+}
+
+/** A telemetry drain: the brains' counters with the dialogue tier's (drained here), the roster of characters still ticked. */
+function sidecarTelemetry(brains: BrainTelemetry, tier: DialogueTier | null, players: PlayerTracker, recent: RecentAgents): SidecarTelemetry {
+  const d = tier?.drainCounters() ?? null;
+  const events = mergeEvents({}, brains.events);
+  if (d) {
+    events.spoke = d.spoke;
+    events.heard = d.heard;
+  }
+  return {
+    events,
+    // Only characters the game still ticks: the brains remember the others for an hour.
+    roster: brains.roster.filter((s) => recent.has(s.agent)),
+    agents: brains.agents,
+    playersOnline: players.count(),
+    linesSpoken: d?.spoke ?? 0,
+    llmTokens: d?.llmTokens ?? 0,
+    ttsCharacters: d?.ttsCharacters ?? 0,
+    spendUsd: d?.spendUsd ?? 0,
+    llmUsd: d?.llmUsd ?? 0,
+    ttsUsd: d?.ttsUsd ?? 0,
+    cacheHits: d?.cacheHits ?? 0,
+    dialogue: d,
+    linesFrom: tier?.linesFrom ?? { source: 'none' },
+  };
+}
+
+/** GET /status and /metrics, the game flags' OFREP routes, and the voice routes when a dialogue tier runs. */
+function mountServiceRoutes(
+  server: HttpServer,
+  options: SidecarOptions,
+  parts: { gate: BearerGate | null; status: () => SidecarStatus; registry: Registry; flags: FlagSet; tier: DialogueTier | null; logger: Logger },
+): void {
+  const { gate, tier, logger } = parts;
+  mountStatus(server, gate, parts.status, options.statusExtras ?? (() => ({})));
+  options.metricsExtras?.(parts.registry);
+  mountMetrics(server, gate, parts.registry);
+  mountOfrep(server, gate, parts.flags, { serverId: options.serverId ?? null, ...(options.now ? { now: options.now } : {}) });
+  if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.checkRequest(req), logger });
+}
+
+/** Stops accepting, lets in-flight ticks finish, runs `beforeStop`, then stops everything else, the brains last. */
+async function stopSidecar(
+  server: HttpServer,
+  options: SidecarOptions,
+  logger: Logger,
+  parts: { players: PlayerTracker; recent: RecentAgents; keeper: StateKeeper | null; tier: DialogueTier | null; ev: Evaluator },
+): Promise<void> {
+  await server.close();
+  await options.beforeStop?.().catch((err: unknown) => logger.error('shutdown hook failed', { error: String(err) }));
+  parts.players.stop();
+  parts.recent.stop();
+  await options.source.stop();
+  await parts.keeper?.close();
+  await parts.tier?.close();
+  await parts.ev.close();
+}
+
 export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const logger = options.logger ?? silentLogger;
   const gate = options.token ? new BearerGate(options.token) : null;
@@ -150,18 +218,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       recent.add(r.snapshot.agent);
     },
   });
-  const server = sidecarRoutes(
-    new HttpServer({
-      logger,
-      observe: options.accessLog ?? null,
-      errorsParam: true,
-      // With a token, every route with a body (the voice routes; the tick routes check it themselves) checks it before reading the body.
-      ...(gate ? { credentials: (req) => gate.checkRequest(req) } : {}),
-      ...(options.connections ? { connections: options.connections } : {}),
-    }),
-    ticks,
-    options.maxBody,
-  );
+  const server = sidecarRoutes(sidecarServer(options, logger, gate), ticks, options.maxBody);
   let agents: number | null = null;
   const status = (): SidecarStatus => ({
     config: options.source.status(),
@@ -172,12 +229,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     dialogue: tier?.status() ?? null,
     stateFile: options.stateFile ?? null,
   });
-  mountStatus(server, gate, status, options.statusExtras ?? (() => ({})));
   const registry = sidecarRegistry(ticks, ev, options.source, () => agents);
-  options.metricsExtras?.(registry);
-  mountMetrics(server, gate, registry);
-  mountOfrep(server, gate, flags, { serverId: options.serverId ?? null, ...(options.now ? { now: options.now } : {}) });
-  if (tier) mountVoiceRoutes(server, tier, { authorize: (req) => gate?.checkRequest(req), logger });
+  mountServiceRoutes(server, options, { gate, status, registry, flags, tier, logger });
   const keeper = options.stateFile ? new StateKeeper(options.stateFile, ev, logger, () => ticks.counters.ok) : null;
   let port: number;
   try {
@@ -204,28 +257,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     drainTelemetry: async () => {
       const brains = await ev.drain();
       agents = brains.agents;
-      const d = tier?.drainCounters() ?? null;
-      const events = mergeEvents({}, brains.events);
-      if (d) {
-        events.spoke = d.spoke;
-        events.heard = d.heard;
-      }
-      return {
-        events,
-        // Only characters the game still ticks: the brains remember the others for an hour.
-        roster: brains.roster.filter((s) => recent.has(s.agent)),
-        agents: brains.agents,
-        playersOnline: players.count(),
-        linesSpoken: d?.spoke ?? 0,
-        llmTokens: d?.llmTokens ?? 0,
-        ttsCharacters: d?.ttsCharacters ?? 0,
-        spendUsd: d?.spendUsd ?? 0,
-        llmUsd: d?.llmUsd ?? 0,
-        ttsUsd: d?.ttsUsd ?? 0,
-        cacheHits: d?.cacheHits ?? 0,
-        dialogue: d,
-        linesFrom: tier?.linesFrom ?? { source: 'none' },
-      };
+      return sidecarTelemetry(brains, tier, players, recent);
     },
     mapSample: async (max) => {
       const rows = (await ev.mapRoster()).filter((s) => recent.has(s.agent));
@@ -234,17 +266,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     saveState: () => keeper?.save() ?? Promise.resolve(),
     status,
     routes: () => server.routes(),
-    close: () =>
-      (closing ??= (async () => {
-        await server.close();
-        await options.beforeStop?.().catch((err: unknown) => logger.error('shutdown hook failed', { error: String(err) }));
-        players.stop();
-        recent.stop();
-        await options.source.stop();
-        await keeper?.close();
-        await tier?.close();
-        await ev.close();
-      })()),
+    close: () => (closing ??= stopSidecar(server, options, logger, { players, recent, keeper, tier, ev })),
   };
 }
 

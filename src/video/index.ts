@@ -21,7 +21,6 @@ import { ByteBudget } from './budget.js';
 import { newToken } from '../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import { LocalStorage, type AssetStorage } from './storage.js';
-import { parseObjectStoreUrl, S3Storage, s3ClientFromEnv } from './s3-storage.js';
 import { AssetUrlSigner, loadSigningKey, signingKeyFromHex } from './signed-urls.js';
 
 export interface VideoServiceOptions {
@@ -99,6 +98,9 @@ export const MAX_PHOTOS_PER_PROPERTY = 100;
 /** The data directory, or the bucket of `--object-store` once it answers (a wrong bucket or credential stops the start). */
 async function openStorage(objectStore: string | undefined, dataDir: string): Promise<AssetStorage> {
   if (!objectStore) return new LocalStorage(dataDir);
+  // Loaded only here: the S3 SDK costs every process that imports the service (each CLI
+  // command, each test file) about a tenth of a second of CPU, and most never use a bucket.
+  const { parseObjectStoreUrl, S3Storage, s3ClientFromEnv } = await import('./s3-storage.js');
   const s3 = new S3Storage(parseObjectStoreUrl(objectStore), s3ClientFromEnv());
   try {
     await s3.check();

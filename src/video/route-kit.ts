@@ -2,7 +2,7 @@ import { HttpError } from '../http/errors.js';
 import { isClientAbort } from '../http/guard.js';
 import type { Handler, Request } from '../http/server.js';
 import { empty, type Reply } from '../http/reply.js';
-import { idParam } from '../http/validate.js';
+import { ID_DIGITS, idParam } from '../http/validate.js';
 import type { DeleteOutcome, VideoStore } from './store.js';
 import type { Area, AssetStorage } from './storage.js';
 import { rateHeaders } from '../http/ratelimit.js';
@@ -24,18 +24,25 @@ export function encodeCursor(after: number | null): string | null {
   return after === null ? null : Buffer.from(`v1:${after}`).toString('base64url');
 }
 
+/**
+ * The position a cursor names. Only the exact text encodeCursor makes is one: base64url decoding
+ * skips characters it does not know and padding, and digits may carry leading zeros, so a
+ * cursor with text added or changed would otherwise still name a page.
+ */
 export function decodeCursor(req: Request): number | null {
   const raw = req.searchParams().get('cursor');
   if (raw === null || raw === '') return null;
   const m = /^v1:(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
-  if (!m) throw new HttpError('bad_request', 'cursor is not one this API issued; pass next_cursor from the previous page.');
+  if (!m || !ID_DIGITS.test(m[1]!) || encodeCursor(Number(m[1])) !== raw)
+    throw new HttpError('bad_request', 'cursor is not one this API issued; pass next_cursor from the previous page.');
   return Number(m[1]);
 }
 
 export function optionalId(req: Request, name: string): number | undefined {
   const raw = req.searchParams().get(name);
   if (raw === null || raw === '') return undefined;
-  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw new HttpError('bad_request', `${name} must be a positive integer, got ${JSON.stringify(raw)}.`);
+  // Written as an id is (no leading zero): `property_id=007` is not property 7.
+  if (!ID_DIGITS.test(raw)) throw new HttpError('bad_request', `${name} must be a positive integer without leading zeros, got ${JSON.stringify(raw)}.`);
   return Number(raw);
 }
 

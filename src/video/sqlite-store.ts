@@ -264,6 +264,136 @@ export const VIDEO_MIGRATIONS = [
 /** The next id of a table whose ids are never given twice (see migration 6). */
 const nextId = (table: IdFloorTable | 'video_audio'): string => `(SELECT last_id + 1 FROM ${ID_FLOOR_TABLE} WHERE tbl = '${table}')`;
 
+/** The properties and their photos, and deleting a property with all it holds. */
+function propertyStatements(db: Db) {
+  return {
+    insertProperty:
+      db.prepare(`INSERT INTO video_properties (id, tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
+      VALUES (${nextId('video_properties')}, @tenantId, @title, @address, @city, @price, @currency, @bedrooms, @bathrooms, @area, @description, @createdAt) RETURNING id`),
+    property: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id = ?`),
+    properties: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id < ? ORDER BY p.id DESC LIMIT ?`),
+    photoCount: db.prepare('SELECT COUNT(*) AS n FROM video_photos WHERE property_id = ?'),
+    insertPhoto: db.prepare(`INSERT INTO video_photos (id, property_id, filename, content_type, size_bytes, width, height, storage_key, created_at, room)
+      VALUES (${nextId('video_photos')}, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
+    photo: db.prepare('SELECT * FROM video_photos WHERE id = ?'),
+    photosOf: db.prepare('SELECT * FROM video_photos WHERE property_id IN (SELECT value FROM json_each(?)) ORDER BY id'),
+    setRoom: db.prepare(`UPDATE video_photos SET room = ? WHERE id = ? AND property_id = ?
+      AND property_id IN (SELECT id FROM video_properties WHERE tenant_id = ?) RETURNING *`),
+    photoOfTenant: db.prepare(`SELECT ph.storage_key FROM video_photos ph JOIN video_properties p ON p.id = ph.property_id
+      WHERE p.tenant_id = ? AND ph.property_id = ? AND ph.id = ?`),
+    videoShowingPhoto: db.prepare(`SELECT v.id, v.status FROM video_videos v, json_each(v.photo_ids) j
+      WHERE v.tenant_id = ? AND v.status IN ('queued', 'rendering') AND j.value = ? ORDER BY v.id LIMIT 1`),
+    deletePhoto: db.prepare('DELETE FROM video_photos WHERE id = ?'),
+    renderingOfProperty: db.prepare(`SELECT id, status FROM video_videos WHERE property_id = ? AND status = 'rendering' ORDER BY id LIMIT 1`),
+    assetKeysOfProperty: db.prepare('SELECT storage_key FROM video_assets WHERE property_id = ? ORDER BY id'),
+    photoKeysOfProperty: db.prepare('SELECT storage_key FROM video_photos WHERE property_id = ? ORDER BY id'),
+    deleteCallbacksOfProperty: db.prepare('DELETE FROM video_callbacks WHERE video_id IN (SELECT id FROM video_videos WHERE property_id = ?)'),
+    deleteAssetsOfProperty: db.prepare('DELETE FROM video_assets WHERE property_id = ?'),
+    deleteVideosOfProperty: db.prepare('DELETE FROM video_videos WHERE property_id = ?'),
+    deletePhotosOfProperty: db.prepare('DELETE FROM video_photos WHERE property_id = ?'),
+    deleteProperty: db.prepare('DELETE FROM video_properties WHERE id = ?'),
+  };
+}
+
+/** Videos as the API creates, reads, cancels and deletes them, with the idempotency keys of their creation. */
+function videoStatements(db: Db) {
+  return {
+    insertVideo:
+      db.prepare(`INSERT INTO video_videos (id, tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at, options)
+      VALUES (${nextId('video_videos')}, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?) RETURNING *`),
+    setBatch: db.prepare('UPDATE video_videos SET batch_id = ? WHERE id = ? RETURNING *'),
+    idempotency: db.prepare('SELECT request_hash, video_ids FROM video_idempotency WHERE tenant_id = ? AND key = ? AND created_at > ?'),
+    purgeIdempotency: db.prepare('DELETE FROM video_idempotency WHERE tenant_id = ? AND (created_at <= ? OR key = ?)'),
+    insertIdempotency: db.prepare('INSERT INTO video_idempotency (tenant_id, key, request_hash, video_ids, created_at) VALUES (?, ?, ?, ?, ?)'),
+    cancel: db.prepare(`UPDATE video_videos SET status = 'cancelled', completed_at = ?, lease_owner = NULL, lease_until = NULL
+      WHERE id = ? AND status IN ('queued', 'rendering') RETURNING *`),
+    video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
+    videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
+    unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
+    assetKeysOfVideo: db.prepare('SELECT storage_key FROM video_assets WHERE video_id = ? ORDER BY id'),
+    deleteCallbacksOfVideo: db.prepare('DELETE FROM video_callbacks WHERE video_id = ?'),
+    deleteAssetsOfVideo: db.prepare('DELETE FROM video_assets WHERE video_id = ?'),
+    deleteVideo: db.prepare('DELETE FROM video_videos WHERE id = ?'),
+  };
+}
+
+/** The render queue: claims and leases, progress, the finished assets, completion and failure. */
+function renderStatements(db: Db) {
+  return {
+    claimBatch: db.prepare(`UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ?, lease_owner = ?, lease_until = ?
+      WHERE batch_id = ? AND status = 'queued' RETURNING *`),
+    requeue: db.prepare(
+      `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering'`,
+    ),
+    release: db.prepare(
+      `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering' AND lease_owner = ?`,
+    ),
+    lapsed: db.prepare(
+      `SELECT id FROM video_videos INDEXED BY video_videos_lease WHERE status = 'rendering' AND lease_until <= ? ORDER BY lease_until, id LIMIT 1`,
+    ),
+    nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > ? ORDER BY tenant_id, id LIMIT 1`),
+    claim: db.prepare(
+      `UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ?, lease_owner = ?, lease_until = ?
+       WHERE id = ? AND (status = 'queued' OR (status = 'rendering' AND lease_until <= ?)) RETURNING *`,
+    ),
+    renew: db.prepare(`UPDATE video_videos SET lease_until = ? WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
+    holds: db.prepare(`SELECT 1 FROM video_videos WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
+    progress: db.prepare(`UPDATE video_videos SET progress = ? WHERE id = ? AND status = 'rendering'`),
+    insertAsset:
+      db.prepare(`INSERT INTO video_assets (id, tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
+      VALUES (${nextId('video_assets')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+    complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL,
+      lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
+    fail: db.prepare(`UPDATE video_videos SET status = 'failed', error = ?, completed_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
+    asset: db.prepare('SELECT * FROM video_assets WHERE tenant_id = ? AND id = ?'),
+    assetById: db.prepare('SELECT * FROM video_assets WHERE id = ?'),
+  };
+}
+
+/** A tenant's branding and its uploaded music. */
+function brandingAudioStatements(db: Db) {
+  return {
+    branding: db.prepare('SELECT * FROM video_branding WHERE tenant_id = ?'),
+    upsertBranding:
+      db.prepare(`INSERT INTO video_branding (tenant_id, primary_color, secondary_color, font, logo_key, logo_content_type, logo_width, logo_height, updated_at)
+      VALUES (@tenantId, @primaryColor, @secondaryColor, @font, @logoKey, @logoContentType, @logoWidth, @logoHeight, @updatedAt)
+      ON CONFLICT(tenant_id) DO UPDATE SET primary_color = excluded.primary_color, secondary_color = excluded.secondary_color, font = excluded.font,
+        logo_key = excluded.logo_key, logo_content_type = excluded.logo_content_type, logo_width = excluded.logo_width, logo_height = excluded.logo_height,
+        updated_at = excluded.updated_at RETURNING *`),
+    audioCount: db.prepare('SELECT COUNT(*) AS n FROM video_audio WHERE tenant_id = ?'),
+    insertAudio: db.prepare(`INSERT INTO video_audio (id, tenant_id, filename, content_type, codec, size_bytes, duration_s, storage_key, created_at)
+      VALUES (${nextId('video_audio')}, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
+    audio: db.prepare('SELECT * FROM video_audio WHERE tenant_id = ? AND id = ?'),
+    audios: db.prepare('SELECT * FROM video_audio WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
+    videoUsingAudio: db.prepare(`SELECT id, status FROM video_videos WHERE tenant_id = ? AND status IN ('queued', 'rendering')
+      AND json_extract(options, '$.musicId') = ? ORDER BY id LIMIT 1`),
+    deleteAudio: db.prepare('DELETE FROM video_audio WHERE id = ?'),
+  };
+}
+
+/** The callback secret and the durable callbacks: queued, leased, attempted. */
+function callbackStatements(db: Db) {
+  return {
+    secret: db.prepare('SELECT secret FROM video_callback_secrets WHERE tenant_id = ?'),
+    insertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO NOTHING'),
+    upsertSecret: db.prepare(
+      'INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at',
+    ),
+    insertCallback: db.prepare(
+      `INSERT INTO video_callbacks (id, tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (${nextId('video_callbacks')}, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    dueCallbacks: db.prepare(
+      `SELECT id FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`,
+    ),
+    leaseCallback: db.prepare(`UPDATE video_callbacks SET lease_owner = ?, lease_until = ? WHERE id = ? RETURNING *`),
+    recordAttempt: db.prepare(
+      `UPDATE video_callbacks SET attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ?, lease_owner = NULL, lease_until = NULL
+       WHERE id = ? AND status = 'pending' AND lease_owner = ?`,
+    ),
+    callbacksOf: db.prepare('SELECT * FROM video_callbacks WHERE video_id = ? ORDER BY id'),
+  };
+}
+
 export class SqliteVideoStore implements VideoStore {
   readonly exclusive = true;
   private readonly q;
@@ -274,108 +404,11 @@ export class SqliteVideoStore implements VideoStore {
   ) {
     migrate(db, 'video', VIDEO_MIGRATIONS);
     this.q = {
-      insertProperty:
-        db.prepare(`INSERT INTO video_properties (id, tenant_id, title, address, city, price, currency, bedrooms, bathrooms, area, description, created_at)
-        VALUES (${nextId('video_properties')}, @tenantId, @title, @address, @city, @price, @currency, @bedrooms, @bathrooms, @area, @description, @createdAt) RETURNING id`),
-      property: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id = ?`),
-      properties: db.prepare(`SELECT ${PROPERTY_COLUMNS} FROM video_properties p WHERE p.tenant_id = ? AND p.id < ? ORDER BY p.id DESC LIMIT ?`),
-      photoCount: db.prepare('SELECT COUNT(*) AS n FROM video_photos WHERE property_id = ?'),
-      insertPhoto: db.prepare(`INSERT INTO video_photos (id, property_id, filename, content_type, size_bytes, width, height, storage_key, created_at, room)
-        VALUES (${nextId('video_photos')}, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
-      photo: db.prepare('SELECT * FROM video_photos WHERE id = ?'),
-      photosOf: db.prepare('SELECT * FROM video_photos WHERE property_id IN (SELECT value FROM json_each(?)) ORDER BY id'),
-      insertVideo:
-        db.prepare(`INSERT INTO video_videos (id, tenant_id, property_id, template, format, status, progress, callback_url, photo_ids, created_at, options)
-        VALUES (${nextId('video_videos')}, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?) RETURNING *`),
-      setBatch: db.prepare('UPDATE video_videos SET batch_id = ? WHERE id = ? RETURNING *'),
-      idempotency: db.prepare('SELECT request_hash, video_ids FROM video_idempotency WHERE tenant_id = ? AND key = ? AND created_at > ?'),
-      purgeIdempotency: db.prepare('DELETE FROM video_idempotency WHERE tenant_id = ? AND (created_at <= ? OR key = ?)'),
-      insertIdempotency: db.prepare('INSERT INTO video_idempotency (tenant_id, key, request_hash, video_ids, created_at) VALUES (?, ?, ?, ?, ?)'),
-      claimBatch: db.prepare(`UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ?, lease_owner = ?, lease_until = ?
-        WHERE batch_id = ? AND status = 'queued' RETURNING *`),
-      cancel: db.prepare(`UPDATE video_videos SET status = 'cancelled', completed_at = ?, lease_owner = NULL, lease_until = NULL
-        WHERE id = ? AND status IN ('queued', 'rendering') RETURNING *`),
-      setRoom: db.prepare(`UPDATE video_photos SET room = ? WHERE id = ? AND property_id = ?
-        AND property_id IN (SELECT id FROM video_properties WHERE tenant_id = ?) RETURNING *`),
-      branding: db.prepare('SELECT * FROM video_branding WHERE tenant_id = ?'),
-      upsertBranding:
-        db.prepare(`INSERT INTO video_branding (tenant_id, primary_color, secondary_color, font, logo_key, logo_content_type, logo_width, logo_height, updated_at)
-        VALUES (@tenantId, @primaryColor, @secondaryColor, @font, @logoKey, @logoContentType, @logoWidth, @logoHeight, @updatedAt)
-        ON CONFLICT(tenant_id) DO UPDATE SET primary_color = excluded.primary_color, secondary_color = excluded.secondary_color, font = excluded.font,
-          logo_key = excluded.logo_key, logo_content_type = excluded.logo_content_type, logo_width = excluded.logo_width, logo_height = excluded.logo_height,
-          updated_at = excluded.updated_at RETURNING *`),
-      audioCount: db.prepare('SELECT COUNT(*) AS n FROM video_audio WHERE tenant_id = ?'),
-      insertAudio: db.prepare(`INSERT INTO video_audio (id, tenant_id, filename, content_type, codec, size_bytes, duration_s, storage_key, created_at)
-        VALUES (${nextId('video_audio')}, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`),
-      audio: db.prepare('SELECT * FROM video_audio WHERE tenant_id = ? AND id = ?'),
-      audios: db.prepare('SELECT * FROM video_audio WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
-      videoUsingAudio: db.prepare(`SELECT id, status FROM video_videos WHERE tenant_id = ? AND status IN ('queued', 'rendering')
-        AND json_extract(options, '$.musicId') = ? ORDER BY id LIMIT 1`),
-      deleteAudio: db.prepare('DELETE FROM video_audio WHERE id = ?'),
-      video: db.prepare('SELECT * FROM video_videos WHERE tenant_id = ? AND id = ?'),
-      videoById: db.prepare('SELECT * FROM video_videos WHERE id = ?'),
-      unfinished: db.prepare(`SELECT COUNT(*) AS n FROM video_videos WHERE status IN ('queued', 'rendering') AND tenant_id = ?`),
-      requeue: db.prepare(
-        `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering'`,
-      ),
-      release: db.prepare(
-        `UPDATE video_videos SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL, lease_until = NULL WHERE status = 'rendering' AND lease_owner = ?`,
-      ),
-      lapsed: db.prepare(
-        `SELECT id FROM video_videos INDEXED BY video_videos_lease WHERE status = 'rendering' AND lease_until <= ? ORDER BY lease_until, id LIMIT 1`,
-      ),
-      nextQueued: db.prepare(`SELECT id FROM video_videos WHERE status = 'queued' AND tenant_id > ? ORDER BY tenant_id, id LIMIT 1`),
-      claim: db.prepare(
-        `UPDATE video_videos SET status = 'rendering', progress = 0, started_at = ?, lease_owner = ?, lease_until = ?
-         WHERE id = ? AND (status = 'queued' OR (status = 'rendering' AND lease_until <= ?)) RETURNING *`,
-      ),
-      renew: db.prepare(`UPDATE video_videos SET lease_until = ? WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
-      holds: db.prepare(`SELECT 1 FROM video_videos WHERE id = ? AND status = 'rendering' AND lease_owner = ?`),
-      progress: db.prepare(`UPDATE video_videos SET progress = ? WHERE id = ? AND status = 'rendering'`),
-      insertAsset:
-        db.prepare(`INSERT INTO video_assets (id, tenant_id, kind, video_id, property_id, content_type, size_bytes, width, height, duration_s, etag, storage_key, created_at)
-        VALUES (${nextId('video_assets')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-      complete: db.prepare(`UPDATE video_videos SET status = 'completed', progress = 1, completed_at = ?, video_asset_id = ?, poster_asset_id = ?, error = NULL,
-        lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`),
-      fail: db.prepare(
-        `UPDATE video_videos SET status = 'failed', error = ?, completed_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING *`,
-      ),
-      asset: db.prepare('SELECT * FROM video_assets WHERE tenant_id = ? AND id = ?'),
-      assetById: db.prepare('SELECT * FROM video_assets WHERE id = ?'),
-      photoOfTenant: db.prepare(`SELECT ph.storage_key FROM video_photos ph JOIN video_properties p ON p.id = ph.property_id
-        WHERE p.tenant_id = ? AND ph.property_id = ? AND ph.id = ?`),
-      videoShowingPhoto: db.prepare(`SELECT v.id, v.status FROM video_videos v, json_each(v.photo_ids) j
-        WHERE v.tenant_id = ? AND v.status IN ('queued', 'rendering') AND j.value = ? ORDER BY v.id LIMIT 1`),
-      deletePhoto: db.prepare('DELETE FROM video_photos WHERE id = ?'),
-      renderingOfProperty: db.prepare(`SELECT id, status FROM video_videos WHERE property_id = ? AND status = 'rendering' ORDER BY id LIMIT 1`),
-      assetKeysOfVideo: db.prepare('SELECT storage_key FROM video_assets WHERE video_id = ? ORDER BY id'),
-      deleteCallbacksOfVideo: db.prepare('DELETE FROM video_callbacks WHERE video_id = ?'),
-      deleteAssetsOfVideo: db.prepare('DELETE FROM video_assets WHERE video_id = ?'),
-      deleteVideo: db.prepare('DELETE FROM video_videos WHERE id = ?'),
-      assetKeysOfProperty: db.prepare('SELECT storage_key FROM video_assets WHERE property_id = ? ORDER BY id'),
-      photoKeysOfProperty: db.prepare('SELECT storage_key FROM video_photos WHERE property_id = ? ORDER BY id'),
-      deleteCallbacksOfProperty: db.prepare('DELETE FROM video_callbacks WHERE video_id IN (SELECT id FROM video_videos WHERE property_id = ?)'),
-      deleteAssetsOfProperty: db.prepare('DELETE FROM video_assets WHERE property_id = ?'),
-      deleteVideosOfProperty: db.prepare('DELETE FROM video_videos WHERE property_id = ?'),
-      deletePhotosOfProperty: db.prepare('DELETE FROM video_photos WHERE property_id = ?'),
-      deleteProperty: db.prepare('DELETE FROM video_properties WHERE id = ?'),
-      secret: db.prepare('SELECT secret FROM video_callback_secrets WHERE tenant_id = ?'),
-      insertSecret: db.prepare('INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO NOTHING'),
-      upsertSecret: db.prepare(
-        'INSERT INTO video_callback_secrets (tenant_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT(tenant_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at',
-      ),
-      insertCallback: db.prepare(
-        `INSERT INTO video_callbacks (id, tenant_id, video_id, url, event, body, next_attempt_at, created_at) VALUES (${nextId('video_callbacks')}, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      dueCallbacks: db.prepare(
-        `SELECT id FROM video_callbacks WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`,
-      ),
-      leaseCallback: db.prepare(`UPDATE video_callbacks SET lease_owner = ?, lease_until = ? WHERE id = ? RETURNING *`),
-      recordAttempt: db.prepare(
-        `UPDATE video_callbacks SET attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ?, lease_owner = NULL, lease_until = NULL
-         WHERE id = ? AND status = 'pending' AND lease_owner = ?`,
-      ),
-      callbacksOf: db.prepare('SELECT * FROM video_callbacks WHERE video_id = ? ORDER BY id'),
+      ...propertyStatements(db),
+      ...videoStatements(db),
+      ...renderStatements(db),
+      ...brandingAudioStatements(db),
+      ...callbackStatements(db),
     };
   }
 

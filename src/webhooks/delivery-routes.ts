@@ -1,6 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { Fields, limitParam, readJsonObject } from '../http/validate.js';
+import { Fields, ID_DIGITS, limitParam, readJsonObject } from '../http/validate.js';
 import { attemptView, deliveryView, iso, sinceField, type WebhookRouteContext } from './route-context.js';
 import type { DeliveryId, DeliveryStatus } from './types.js';
 
@@ -10,10 +10,11 @@ function encodeCursor(seq: number): string {
   return Buffer.from(`d${seq}`).toString('base64url');
 }
 
+/** Only the exact text encodeCursor makes (base64url decoding would skip junk and padding, and digits may carry leading zeros). */
 function decodeCursor(raw: string | null): number | null {
   if (raw === null || raw === '') return null;
-  const m = /^d(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString());
-  if (!m) throw new HttpError('bad_request', 'cursor is not one this API returned.');
+  const m = /^d(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
+  if (!m || !ID_DIGITS.test(m[1]!) || encodeCursor(Number(m[1])) !== raw) throw new HttpError('bad_request', 'cursor is not one this API returned.');
   return Number(m[1]);
 }
 

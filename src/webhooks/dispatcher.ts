@@ -58,8 +58,9 @@ export interface DispatcherOptions {
 }
 
 /**
- * Moves deliveries from the outbox to receivers, at least once. Claims are leases written
- * before a send and results after it, both in batched transactions. Replicas sharing a store
+ * Moves deliveries from the outbox to receivers, at least once. Claims are leases taken
+ * before a send (in the database on PostgreSQL, in the process's memory on SQLite, which one
+ * process serves) and results are written after it in batched transactions. Replicas sharing a store
  * each run one dispatcher and never claim the same delivery while its lease runs; what a
  * crashed process held is claimed again when its lease lapses (or, on a store only one
  * process serves, at the next start). Tests drive it with runDue() and an injected clock; in a

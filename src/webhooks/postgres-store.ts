@@ -178,6 +178,18 @@ export const WEBHOOKS_PG_MIGRATIONS: readonly PgMigration[] = [
 const SIGNING_KEY_LOCK = 0x77686b;
 
 /**
+ * A one-row FROM item that commits the statement's own transaction asynchronously (set_config
+ * local to it: the session's setting is untouched, and the one row makes the planner evaluate
+ * it). For the claim's lease and the record of successes only: losing either in a crash of the
+ * database server (the last fraction of a second of commits) makes a delivery due again, sent
+ * again under the same id, which at-least-once delivery allows. Their commits then no longer
+ * wait for the WAL to reach the disk, which every replica's claims and results queued on
+ * (three replicas: most of their statements' samples in LWLock:WALWrite and IO:WalSync). An
+ * event's intake, its failures and back-off, and a throttled endpoint's spacing still commit durably.
+ */
+const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) async_commit`;
+
+/**
  * Successful attempts ($1 delivery ids, $2..$5 the attempts) recorded in one statement: each
  * delivery still leased to $7 is finished, its attempt logged, and its endpoint's failure
  * streak (if any) ended. Answers how many were recorded.
@@ -195,7 +207,7 @@ const RECORD_SUCCESSES_SQL = `
     SELECT seq, started_at, duration_ms, status_code, excerpt, NULL, 'succeeded' FROM done ORDER BY n),
   healthy AS (
     UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT endpoint_id FROM done) AND failing_since IS NOT NULL)
-  SELECT count(*)::int AS recorded FROM done`;
+  SELECT (SELECT count(*)::int FROM done) AS recorded FROM ${ASYNC_COMMIT}`;
 
 /** Finished deliveries deleted per statement when pruning, so no statement holds its locks for long. */
 const PRUNE_SLICE = 2000;
@@ -252,7 +264,7 @@ const UNTHROTTLED = (col: string) => `${col} NOT IN (SELECT id FROM webhook_endp
  * most its room ($5/$6, else $7), $10 in all; the chosen rows are leased to $8 until now ($1)
  * + $9. The first column says how many pending rows were looked at, so the caller knows
  * whether more may be due behind a full endpoint; a claim that leased nothing still answers
- * one row, its delivery columns null.
+ * one row, its delivery columns null. Committed asynchronously (ASYNC_COMMIT).
  */
 function claimSql(pending: string): string {
   return `
@@ -272,7 +284,7 @@ function claimSql(pending: string): string {
     RETURNING d.seq, d.id, d.endpoint_id, d.event, d.attempts, d.created_at, d.event_seq, d.order_key, d.order_note, d.next_attempt_at, chosen.pri, chosen.t)
   SELECT s.scanned, l.seq, l.id, l.endpoint_id, l.event, l.attempts, l.created_at, l.order_key, l.order_note, l.next_attempt_at, e.body, p.url, p.secret,
     p.previous_secret, p.previous_secret_expires_at, p.signature_scheme
-  FROM (SELECT count(*)::int AS scanned FROM pending) s
+  FROM (SELECT count(*)::int AS scanned FROM pending) s CROSS JOIN ${ASYNC_COMMIT}
   LEFT JOIN (leased l JOIN webhook_events e ON e.seq = l.event_seq JOIN webhook_endpoints p ON p.id = l.endpoint_id) ON true
   ORDER BY l.pri, l.t, l.seq`;
 }

@@ -1,6 +1,6 @@
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, quoteId } from '../http/errors.js';
-import { Fields, typeOf } from '../http/validate.js';
+import { Fields, isRfc3339, typeOf } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantPlans } from '../identity/plan-limits.js';
 import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
@@ -176,8 +176,8 @@ export function rateField(f: Fields, body: Record<string, unknown>): number | nu
 /** An ISO 8601 `since` (body field or query parameter) as epoch ms; a 422 names it otherwise. */
 export function sinceField(f: Fields, raw: unknown): number | undefined {
   if (raw === undefined || raw === null) return void f.problem('since', 'is required');
-  if (typeof raw !== 'string' || raw.length > 64) return void f.problem('since', 'must be an ISO 8601 date-time');
-  const at = Date.parse(raw);
-  if (Number.isNaN(at)) return void f.problem('since', 'must be an ISO 8601 date-time');
-  return at;
+  // Date.parse alone would take `1` (2001, local time), `2026` or `2026-02-30` (March 2) for some instant.
+  if (typeof raw !== 'string' || raw.length > 64 || !isRfc3339(raw))
+    return void f.problem('since', 'must be an ISO 8601 date-time with a time zone, such as 2026-01-01T12:00:00Z');
+  return Date.parse(raw);
 }

@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import type Database from 'better-sqlite3';
 import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import type { TenantId } from '../identity/types.js';
@@ -232,14 +234,61 @@ function mergeDue(a: DueCandidate[], b: DueCandidate[]): DueCandidate[] {
   return out;
 }
 
+/** A delivery claimed by a dispatcher of this process: its row stays `pending` while the claim runs. */
+interface HeldLease {
+  seq: number;
+  id: string;
+  endpointId: string;
+  owner: string;
+  until: number;
+}
+
+/**
+ * The claims on one SQLite file, kept in memory. One process delivers from a SQLite file (the
+ * server takes the file's lock), so no other process needs to see them: a claim reads the
+ * outbox and writes nothing, and only the attempt's outcome is written, once, with the batch
+ * of results. Every store this process opens on the file shares the table, so two dispatchers
+ * (or two stores) in the process still never hold one delivery at once. If the process dies,
+ * the claims die with it and the rows they covered are still `pending`: the next start sends
+ * them again (at least once), and the deliveries queued behind them stay blocked meanwhile.
+ */
+class LeaseTable {
+  readonly bySeq = new Map<number, HeldLease>();
+  readonly byId = new Map<string, HeldLease>();
+
+  add(h: HeldLease): void {
+    this.bySeq.set(h.seq, h);
+    this.byId.set(h.id, h);
+  }
+
+  delete(h: HeldLease): void {
+    this.bySeq.delete(h.seq);
+    this.byId.delete(h.id);
+  }
+
+  /** The held rows as a JSON list of seqs (for `json_each`), of one endpoint or all. */
+  seqs(endpointId?: string): string {
+    const out: number[] = [];
+    for (const h of this.bySeq.values()) if (endpointId === undefined || h.endpointId === endpointId) out.push(h.seq);
+    return JSON.stringify(out);
+  }
+}
+
+/** By the database file's real path (a `:memory:` database by its connection): tables with no claim are dropped. */
+const leaseTables = new Map<string, LeaseTable>();
+const memoryLeaseTables = new WeakMap<Db, LeaseTable>();
+
 export class SqliteWebhookStore implements WebhookStore {
   private readonly q;
+  /** Where this store's lease table is registered: the file's real path, or null for an in-memory database. */
+  private readonly leaseKey: string | null;
 
   constructor(
     private readonly db: Db,
     private readonly now: () => number = Date.now,
   ) {
     migrate(db, 'webhooks', MIGRATIONS);
+    this.leaseKey = db.memory ? null : realpathSync(db.name);
     this.q = {
       insertWidget: db.prepare('INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
       widgets: db.prepare('SELECT * FROM webhook_widgets WHERE tenant_id = ? ORDER BY seq'),
@@ -265,8 +314,10 @@ export class SqliteWebhookStore implements WebhookStore {
         'UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, updated_at = ? WHERE id = ?',
       ),
       disable: db.prepare('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ? AND enabled = 1'),
+      // Not the ones held by a claim (the last ?: their seqs): each attempt under way records its own outcome.
       failPending: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'`,
+        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ?
+         WHERE endpoint_id = ? AND status = 'pending' AND seq NOT IN (SELECT value FROM json_each(?))`,
       ),
       deleteEndpoint: db.prepare('DELETE FROM webhook_endpoints WHERE widget_id = ? AND id = ?'),
       rotate: db.prepare(
@@ -281,10 +332,7 @@ export class SqliteWebhookStore implements WebhookStore {
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ? IS NOT NULL AND EXISTS (
            SELECT 1 FROM webhook_deliveries INDEXED BY webhook_deliveries_order WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight')))`,
       ),
-      expired: db.prepare(
-        `SELECT seq, endpoint_id FROM webhook_deliveries INDEXED BY webhook_deliveries_lease
-         WHERE status = 'inflight' AND lease_until <= ? ORDER BY lease_until, seq LIMIT ?`,
-      ),
+      status: db.prepare('SELECT status FROM webhook_deliveries WHERE seq = ?'),
       // A delivery with an earlier unfinished one of its conversation to the same endpoint is blocked,
       // outside this index, until its predecessor finishes or it has waited the order bound (heldPast).
       due: db.prepare(claimable('webhook_deliveries_due', 0, true)),
@@ -313,15 +361,11 @@ export class SqliteWebhookStore implements WebhookStore {
          FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq JOIN webhook_endpoints p ON p.id = d.endpoint_id
          WHERE d.seq = ?`,
       ),
-      lease: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'inflight', blocked = 0, lease_owner = ?, lease_until = ?, updated_at = ?
-         WHERE seq = ? AND (status = 'pending' OR (status = 'inflight' AND lease_until <= ?))`,
-      ),
-      // The holder check and the delivery's new state in one statement: no row back, the lease had passed to another.
+      // The holder was checked in the lease table; no row back: the delivery was deleted with its endpoint meanwhile.
       finishHeld: db.prepare(
         `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
-           lease_owner = NULL, lease_until = NULL, blocked = CASE WHEN ? = 'pending' THEN ${EARLIER_UNFINISHED} ELSE 0 END
-         WHERE id = ? AND status = 'inflight' AND lease_owner = ? RETURNING seq, endpoint_id, order_key`,
+           blocked = CASE WHEN ? = 'pending' THEN ${EARLIER_UNFINISHED} ELSE 0 END
+         WHERE seq = ? RETURNING seq, endpoint_id, order_key`,
       ),
       // By the seq finishHeld returned: the delivery is not looked up by its id a second time.
       insertAttempt: db.prepare(
@@ -351,18 +395,20 @@ export class SqliteWebhookStore implements WebhookStore {
       requeue: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL WHERE status = 'inflight'`,
       ),
-      release: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL
-         WHERE status = 'inflight' AND lease_owner = ?`,
+      // Claims handed back (the ?: their seqs): due at once. Their rows never left 'pending', so their blocked flags still hold.
+      releaseHeld: db.prepare(
+        `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? WHERE status = 'pending' AND seq IN (SELECT value FROM json_each(?))`,
       ),
-      nextDue: db.prepare(
-        `SELECT MIN(at) AS at FROM (
-           SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending' AND blocked = 0
-           UNION ALL SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND blocked = 1)`,
-      ),
+      // The earliest pending ones of each index, in claim order, for nextDueAt to pass over those held by a claim.
+      firstDue: db.prepare(`SELECT seq, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
+         WHERE status = 'pending' AND blocked = 0 ORDER BY next_attempt_at, seq LIMIT ?`),
+      firstBlocked: db.prepare(`SELECT seq, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_blocked
+         WHERE status = 'pending' AND blocked = 1 ORDER BY next_attempt_at, seq LIMIT ?`),
+      // The status filter as stored, then (when not null) whether the row is among the held seqs: 'inflight' is a held 'pending' row.
       deliveriesPage: db.prepare(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-         WHERE d.endpoint_id = ? AND d.seq < ? AND (? IS NULL OR d.status = ?) ORDER BY d.seq DESC LIMIT ?`,
+         WHERE d.endpoint_id = ? AND d.seq < ? AND (? IS NULL OR d.status = ?)
+           AND (? IS NULL OR (d.seq IN (SELECT value FROM json_each(?))) = ?) ORDER BY d.seq DESC LIMIT ?`,
       ),
       delivery: db.prepare(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = ? AND d.id = ?`,
@@ -409,6 +455,30 @@ export class SqliteWebhookStore implements WebhookStore {
         `UPDATE webhook_deliveries SET status = 'pending', blocked = 0, next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'failed' AND created_at >= ?`,
       ),
     };
+  }
+
+  /** The claims on this store's database, shared with every store of this process on the same file. */
+  private leases(): LeaseTable {
+    if (this.leaseKey === null) {
+      let t = memoryLeaseTables.get(this.db);
+      if (!t) memoryLeaseTables.set(this.db, (t = new LeaseTable()));
+      return t;
+    }
+    let t = leaseTables.get(this.leaseKey);
+    if (!t) leaseTables.set(this.leaseKey, (t = new LeaseTable()));
+    return t;
+  }
+
+  /** Forgets a file's table once no claim is left in it, so the files a process opened and closed leave nothing behind. */
+  private tidy(t: LeaseTable): void {
+    if (this.leaseKey !== null && t.bySeq.size === 0 && leaseTables.get(this.leaseKey) === t) leaseTables.delete(this.leaseKey);
+  }
+
+  /** The delivery as its row says, `inflight` while a claim holds it. */
+  private viewOf(r: DeliveryRow) {
+    const d = deliveryOf(r);
+    if (r.status === 'pending' && this.leases().bySeq.has(r.seq)) d.status = 'inflight';
+    return d;
   }
 
   createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<CreatedWidget>;
@@ -517,7 +587,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   private disableEndpoint(id: string, reason: DisabledReason, at: number): boolean {
     if (this.q.disable.run(reason, at, at, id).changes === 0) return false;
-    this.q.failPending.run(`endpoint disabled (${reason})`, at, id);
+    this.q.failPending.run(`endpoint disabled (${reason})`, at, id, this.leases().seqs(id));
     return true;
   }
 
@@ -562,6 +632,9 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async claimDue(lease: Lease, limit: number, room: EndpointRoom, options: ClaimOptions = {}) {
+    const held = this.leases();
+    // A read transaction (one snapshot for the due query and the rows it names): a claim writes
+    // nothing to the file, unless it spends a rate-limited endpoint's slot or notes an order bypass.
     return this.db.transaction((): Claimed => {
       const at = this.now();
       const until = at + lease.ms;
@@ -579,14 +652,13 @@ export class SqliteWebhookStore implements WebhookStore {
       const skip = (endpointId: string) => {
         if (!saturated.includes(endpointId)) saturated.push(endpointId);
       };
-      const take = (r: { seq: number; endpoint_id: string; order_key?: string | null; next_attempt_at?: number }) => {
+      const take = (r: { seq: number; endpoint_id: string; order_key?: string | null; next_attempt_at?: number }, lapsed?: HeldLease) => {
         if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) return skip(r.endpoint_id);
         const rate = rates.get(r.endpoint_id);
         if (rate && rate.next > at) {
           out.throttledUntil = Math.min(out.throttledUntil ?? Infinity, rate.next);
           return skip(r.endpoint_id);
         }
-        if (this.q.lease.run(lease.owner, until, at, r.seq, at).changes === 0) return undefined;
         if (rate) {
           rate.next = Math.max(rate.next, at) + rateSpacingMs(rate.limit);
           this.q.spendRate.run(rate.next, r.endpoint_id);
@@ -596,87 +668,111 @@ export class SqliteWebhookStore implements WebhookStore {
           const blocker = this.q.blocker.get(r.endpoint_id, r.order_key, r.seq) as { id: string; status: string } | undefined;
           if (blocker) this.q.setOrderNote.run(orderNote(blocker, hold), r.seq);
         }
+        const d = dueOf(this.q.dueRow.get(r.seq) as DueRow);
+        if (lapsed) {
+          lapsed.owner = lease.owner;
+          lapsed.until = until;
+        } else held.add({ seq: r.seq, id: d.id, endpointId: r.endpoint_id, owner: lease.owner, until });
         taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
-        out.push(dueOf(this.q.dueRow.get(r.seq) as DueRow));
+        out.push(d);
         return undefined;
       };
-      // Lapsed leases first: their deliveries were due before anything pending now.
-      for (const r of this.q.expired.all(at, limit) as { seq: number; endpoint_id: string }[]) {
-        if (out.length >= limit) break;
-        take(r);
+      // Lapsed claims first: their deliveries were due before anything pending now. One whose row
+      // is no longer pending (failed or deleted with its endpoint meanwhile) is simply forgotten.
+      let live = 0;
+      for (const h of held.bySeq.values()) {
+        if (h.until > at) live++;
+        else if (out.length < limit) {
+          if ((this.q.status.get(h.seq) as { status: string } | undefined)?.status !== 'pending') held.delete(h);
+          else take({ seq: h.seq, endpoint_id: h.endpointId }, h);
+        }
       }
       const rounds = options.reachPast ? 2 : 1;
       for (let round = 0; round < rounds && out.length < limit; round++) {
         // Reaching past is pointless when every enabled endpoint is at its limit, and would walk the whole backlog to find nothing.
         if (round > 0 && saturated.length >= (this.q.enabledCount.get() as { n: number }).n) break;
-        const want = limit - out.length + 8;
+        // The held rows are still pending and come first in claim order: read past them.
+        const want = limit - out.length + 8 + live;
         const skipping = saturated.length > 0 ? JSON.stringify(saturated) : null;
         const rows = (skipping === null ? this.q.dueAny.all(at, want) : this.q.due.all(at, skipping, want)) as DueCandidate[];
         // Usually none: a blocked delivery is due here only once it has waited the order bound (or order is off).
-        const held = (skipping === null ? this.q.heldPastAny.all(at - hold, want) : this.q.heldPast.all(at - hold, skipping, want)) as DueCandidate[];
-        for (const r of held.length === 0 ? rows : mergeDue(rows, held)) {
+        const blocked = (skipping === null ? this.q.heldPastAny.all(at - hold, want) : this.q.heldPast.all(at - hold, skipping, want)) as DueCandidate[];
+        for (const r of blocked.length === 0 ? rows : mergeDue(rows, blocked)) {
           if (out.length >= limit) break;
+          // Held by a claim that runs (this claim's lapsed ones were taken above): not free.
+          if (held.bySeq.has(r.seq)) continue;
           take(r);
         }
-        if ((rows.length < want && held.length < want) || saturated.length === 0) break;
+        if ((rows.length < want && blocked.length < want) || saturated.length === 0) break;
       }
       return out;
     })();
   }
 
   async recordResults(owner: string, results: AttemptResult[], disableAfterMs: number) {
-    return this.db.transaction(() => {
-      const at = this.now();
-      const disabled: EndpointId[] = [];
-      let lost = 0;
-      // Each endpoint's state is read once per batch and kept current here as the batch changes it.
-      const endpoints = new Map<string, { enabled: number; failing_since: number | null } | undefined>();
-      for (const r of results) {
-        let state = endpoints.get(r.endpointId);
-        if (state === undefined && !endpoints.has(r.endpointId)) {
-          state = this.q.endpointState.get(r.endpointId) as { enabled: number; failing_since: number | null } | undefined;
-          endpoints.set(r.endpointId, state);
-        }
-        const a = r.attempt;
-        const next = nextState(r, state?.enabled === 1);
-        const finished = this.q.finishHeld.get(
-          next.status,
-          next.status === 'pending' ? next.at : null,
-          a.statusCode,
-          a.error,
-          at,
-          next.status,
-          r.deliveryId,
-          owner,
-        ) as { seq: number; endpoint_id: string; order_key: string | null } | undefined;
-        if (!finished) {
-          lost++;
-          continue;
-        }
-        if (next.status !== 'pending' && finished.order_key !== null) this.q.unblockNext.run(finished.endpoint_id, finished.order_key);
-        this.q.insertAttempt.run(finished.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
-        if (!state) continue;
-        if (r.endpoint === 'success') {
-          if (state.failing_since !== null) {
-            this.q.endpointOk.run(r.endpointId);
-            state.failing_since = null;
+    const held = this.leases();
+    // Claims are let go as their results are written; put back if the transaction fails, so they lapse (and are claimed again) as before.
+    const ended: HeldLease[] = [];
+    try {
+      return this.db.transaction(() => {
+        const at = this.now();
+        const disabled: EndpointId[] = [];
+        let lost = 0;
+        // Each endpoint's state is read once per batch and kept current here as the batch changes it.
+        const endpoints = new Map<string, { enabled: number; failing_since: number | null } | undefined>();
+        for (const r of results) {
+          // The holder check: a result whose claim lapsed and passed to another (or was handed back) is not written.
+          const h = held.byId.get(r.deliveryId);
+          if (h === undefined || h.owner !== owner) {
+            lost++;
+            continue;
           }
-        } else {
-          const since = state.failing_since ?? a.startedAt;
-          if (state.failing_since === null) {
-            this.q.endpointFailing.run(a.startedAt, r.endpointId);
-            state.failing_since = a.startedAt;
+          held.delete(h);
+          ended.push(h);
+          let state = endpoints.get(r.endpointId);
+          if (state === undefined && !endpoints.has(r.endpointId)) {
+            state = this.q.endpointState.get(r.endpointId) as { enabled: number; failing_since: number | null } | undefined;
+            endpoints.set(r.endpointId, state);
           }
-          const reason: 'gone' | 'failing' | null = r.endpoint === 'gone' ? 'gone' : at - since >= disableAfterMs ? 'failing' : null;
-          if (reason && this.disableEndpoint(r.endpointId, reason, at)) {
-            state.enabled = 0;
-            disabled.push(r.endpointId);
-            this.tellOperations(r, reason, since, at);
+          const a = r.attempt;
+          const next = nextState(r, state?.enabled === 1);
+          const finished = this.q.finishHeld.get(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, next.status, h.seq) as
+            | { seq: number; endpoint_id: string; order_key: string | null }
+            | undefined;
+          if (!finished) {
+            lost++;
+            continue;
+          }
+          if (next.status !== 'pending' && finished.order_key !== null) this.q.unblockNext.run(finished.endpoint_id, finished.order_key);
+          this.q.insertAttempt.run(finished.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
+          if (!state) continue;
+          if (r.endpoint === 'success') {
+            if (state.failing_since !== null) {
+              this.q.endpointOk.run(r.endpointId);
+              state.failing_since = null;
+            }
+          } else {
+            const since = state.failing_since ?? a.startedAt;
+            if (state.failing_since === null) {
+              this.q.endpointFailing.run(a.startedAt, r.endpointId);
+              state.failing_since = a.startedAt;
+            }
+            const reason: 'gone' | 'failing' | null = r.endpoint === 'gone' ? 'gone' : at - since >= disableAfterMs ? 'failing' : null;
+            if (reason && this.disableEndpoint(r.endpointId, reason, at)) {
+              state.enabled = 0;
+              disabled.push(r.endpointId);
+              this.tellOperations(r, reason, since, at);
+            }
           }
         }
-      }
-      return { disabled, lost };
-    })();
+        return { disabled, lost };
+      })();
+    } catch (err) {
+      for (const h of ended) held.add(h);
+      throw err;
+    } finally {
+      this.tidy(held);
+    }
   }
 
   /** Queues `endpoint.disabled` to the tenant's operational endpoint, if set (inside recordResults' transaction). */
@@ -698,34 +794,59 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async releaseLeases(owner: string) {
+    const held = this.leases();
+    const mine = [...held.bySeq.values()].filter((h) => h.owner === owner);
+    if (mine.length === 0) return 0;
     const at = this.now();
-    return this.db.transaction(() => {
-      const n = this.q.release.run(at, at, owner).changes;
-      if (n > 0) this.q.reblockDue.run(at);
-      return n;
-    })();
+    this.q.releaseHeld.run(at, at, JSON.stringify(mine.map((h) => h.seq)));
+    for (const h of mine) held.delete(h);
+    this.tidy(held);
+    return mine.length;
   }
 
   async requeueInflight() {
+    const held = this.leases();
     const at = this.now();
+    const claims = [...held.bySeq.values()];
     return this.db.transaction(() => {
+      // Rows a version that wrote its claims to the file left in flight, then this process's own claims.
       const n = this.q.requeue.run(at, at).changes;
+      if (claims.length > 0) this.q.releaseHeld.run(at, at, JSON.stringify(claims.map((h) => h.seq)));
+      for (const h of claims) held.delete(h);
+      this.tidy(held);
       // Every pending delivery, not only those requeued: rows copied in by migrate-store carry no flag of their own.
       this.q.reblockAll.run();
-      return n;
+      return n + claims.length;
     })();
   }
 
   async nextDueAt() {
-    return (this.q.nextDue.get() as { at: number | null }).at;
+    const held = this.leases();
+    const first = (q: Database.Statement) =>
+      (q.all(held.bySeq.size + 1) as { seq: number; next_attempt_at: number }[]).find((r) => !held.bySeq.has(r.seq))?.next_attempt_at ?? null;
+    const a = first(this.q.firstDue);
+    const b = first(this.q.firstBlocked);
+    return a === null ? b : b === null ? a : Math.min(a, b);
   }
 
   async listDeliveries(endpointId: EndpointId, options: { limit: number; before: number | null; status?: DeliveryStatus }) {
     const status = options.status ?? null;
-    const rows = this.q.deliveriesPage.all(endpointId, options.before ?? Number.MAX_SAFE_INTEGER, status, status, options.limit + 1) as DeliveryRow[];
+    // A claim's row is stored 'pending': 'inflight' asks for the held pending rows, 'pending' for the others.
+    const stored = status === 'inflight' ? 'pending' : status;
+    const heldFilter = status === 'inflight' ? 1 : status === 'pending' ? 0 : null;
+    const rows = this.q.deliveriesPage.all(
+      endpointId,
+      options.before ?? Number.MAX_SAFE_INTEGER,
+      stored,
+      stored,
+      heldFilter,
+      heldFilter === null ? '[]' : this.leases().seqs(endpointId),
+      heldFilter,
+      options.limit + 1,
+    ) as DeliveryRow[];
     const more = rows.length > options.limit;
     const page = rows.slice(0, options.limit);
-    return { data: page.map(deliveryOf), nextCursor: more ? page[page.length - 1]!.seq : null };
+    return { data: page.map((r) => this.viewOf(r)), nextCursor: more ? page[page.length - 1]!.seq : null };
   }
 
   async getDelivery(endpointId: EndpointId, id: string) {
@@ -733,18 +854,18 @@ export class SqliteWebhookStore implements WebhookStore {
     if (!r) return null;
     const attemptLog = (this.q.attempts.all(r.seq) as AttemptRow[]).map((a) => attemptOf(r.id as DeliveryId, a));
     const payload = (this.q.payload.get(r.seq) as { body: string }).body;
-    return { ...deliveryOf(r), payload, attemptLog };
+    return { ...this.viewOf(r), payload, attemptLog };
   }
 
   async retryDelivery(endpointId: EndpointId, id: DeliveryId) {
     return this.db.transaction(() => {
       const current = this.q.delivery.get(endpointId, id) as DeliveryRow | undefined;
       if (!current) return null;
-      if (current.status === 'inflight') return 'inflight' as const;
+      if (current.status === 'inflight' || this.leases().bySeq.has(current.seq)) return 'inflight' as const;
       const at = this.now();
       this.q.retry.run(at, at, endpointId, id);
       this.q.reblockConversation.run(endpointId, id);
-      return deliveryOf(this.q.delivery.get(endpointId, id) as DeliveryRow);
+      return this.viewOf(this.q.delivery.get(endpointId, id) as DeliveryRow);
     })();
   }
 

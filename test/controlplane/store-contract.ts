@@ -231,6 +231,44 @@ export function controlPlaneStoreContract(name: string, open: () => Promise<Open
     }
   });
 
+  test(`${name}: two handles ingesting one server's reports at once: usage is their sum, the roster the newest, a repeat across handles stored once`, async () => {
+    const { store, tenantId, second, seconds, close } = await open();
+    try {
+      const other = second ? second() : seconds ? await seconds() : null;
+      if (!other) return;
+      const server = await store.createServer(tenantId, 's', DEFAULT_BUNDLE, 'system');
+      const at = Date.parse('2026-05-02T10:00:00Z');
+      const who = (name: string) => [{ agent: 1, name, alignment: 'a', goal: 'g', state: 's' }];
+      const batch = (h: ControlPlaneStore, tag: string, offset: number) =>
+        h.ingest(
+          Array.from({ length: 5 }, (_, i) => ({
+            serverId: server.id,
+            receivedAt: at + offset + i,
+            report: report({ reportId: `${tag}${i}`, linesSpoken: 2, cacheHits: 1, roster: who(`${tag}${i}`) }),
+          })),
+        );
+      await Promise.all([batch(store, 'a', 0), batch(other, 'b', 100), batch(store, 'c', 200), batch(other, 'd', 50)]);
+      // The same report id again, through the other handle: refused, counted nowhere.
+      assert.deepEqual(await other.ingest([{ serverId: server.id, receivedAt: at + 300, report: report({ reportId: 'a0', roster: who('late') }) }]), [
+        { accepted: false, received: 0 },
+      ]);
+      for (const h of [store, other]) {
+        const [day] = await h.dailyUsage(server.id, '2026-05-01', '2026-05-31');
+        assert.deepEqual([day!.day, day!.reports, day!.linesSpoken, day!.cacheHits], ['2026-05-02', 20, 40, 20]);
+        assert.equal(day!.spendUsd, 10);
+        assert.equal((await h.tenantUsage(tenantId, '2026-05-01', '2026-05-31')).reports, 20);
+        assert.equal((await h.roster(server.id))[0]!.name, 'c4');
+      }
+      // An older roster from either handle does not replace the newest.
+      await store.ingest([{ serverId: server.id, receivedAt: at + 150, report: report({ roster: who('older') }) }]);
+      assert.equal((await other.roster(server.id))[0]!.name, 'c4');
+      await other.ingest([{ serverId: server.id, receivedAt: at + 400, report: report({ roster: who('newest') }) }]);
+      assert.equal((await store.roster(server.id))[0]!.name, 'newest');
+    } finally {
+      await close();
+    }
+  });
+
   test(`${name}: daily counters saturate at Number.MAX_SAFE_INTEGER instead of overflowing; tenant sums too`, async () => {
     const { store, tenantId, close } = await open();
     try {

@@ -19,7 +19,7 @@ import { startTest } from '../sidecar/helpers.js';
 /** Values put in place of each path parameter (and of a wildcard). */
 const BAD_SEGMENTS = ['%', '%ZZ', '%E0%A4%A', '%00', '%FF%FE', '%2e%2e', '..', '-1', '1e309', '99999999999999999999999', 'null', 'a'.repeat(4000)];
 
-const BAD_QUERIES = ['?%', '?server=%ZZ&%=%', '?a[b]=c&a=1&a=2', '?server=1&server=1&limit=1&limit=2', `?x=${'%41'.repeat(2000)}`];
+const BAD_QUERIES = ['?%', '?server=%ZZ&%=%', '?a[b]=c&a=1&a=2', '?server=1&server=1&limit=1&limit=2&token=secret&token=x', `?x=${'%41'.repeat(2000)}`];
 
 interface Body {
   type?: string;
@@ -89,6 +89,8 @@ const BAD_HEADERS: Record<string, string>[] = [
   { 'content-type': 'application/json; charset=utf-16' },
   { 'x-forwarded-for': '999.1.1.1, %, ::zz' },
   { cookie: 'c'.repeat(6000) },
+  // Written raw, so a value with a line break sends the header twice.
+  { authorization: 'Bearer a\r\nauthorization: Bearer b', 'content-type': 'application/json\r\ncontent-type: text/plain' },
 ];
 
 /** Methods a route does not serve. (A method token uWS does not know, such as FOO, is refused by its parser before any callback runs: the connection closes.) */
@@ -140,13 +142,29 @@ function problem(r: RawRequest, a: RawAnswer): string | null {
   return null;
 }
 
+/** A request with, optionally, a check of its answer beyond the error shape (null when it holds). */
+type Probe = RawRequest & { expect?: (a: RawAnswer) => string | null };
+
+/**
+ * A method the route does not serve: 405 `method_not_allowed` with `Allow` naming the methods it
+ * does, or for OPTIONS (where the route declares none of its own) 204 with the same `Allow`.
+ */
+function refusedMethod(route: Route, method: string): (a: RawAnswer) => string | null {
+  const allow = route.methods.join(', ');
+  const status = method === 'OPTIONS' ? 204 : 405;
+  return (a) =>
+    a.status === status && a.headers.allow === allow
+      ? null
+      : `${method} ${route.pattern}: ${a.status} with Allow ${JSON.stringify(a.headers.allow)}, expected ${status} with Allow ${JSON.stringify(allow)}`;
+}
+
 /** Every request a route gets: bad segments, bad queries, bad bodies, bad headers, other methods. */
 function requestsFor(
   route: Route,
   good: (name: string) => string,
   auth: (method: string, target: string, body?: Buffer | string) => Record<string, string>,
-): RawRequest[] {
-  const out: RawRequest[] = [];
+): Probe[] {
+  const out: Probe[] = [];
   const goodPath = TARGET.path(route.pattern, good);
   for (const method of route.methods) {
     const hasParams = route.pattern.includes(':') || route.pattern.includes('*');
@@ -171,19 +189,20 @@ function requestsFor(
     out.push({ method, target: `${goodPath}//` });
   }
   for (const method of OTHER_METHODS) {
-    if (!route.methods.includes(method)) out.push({ method, target: goodPath, headers: auth(method, goodPath) });
+    if (!route.methods.includes(method)) out.push({ method, target: goodPath, headers: auth(method, goodPath), expect: refusedMethod(route, method) });
   }
   return out;
 }
 
 /** Sends the requests a few at a time; collects every problem. */
-async function drive(port: number, requests: RawRequest[], problems: string[]): Promise<void> {
+async function drive(port: number, requests: Probe[], problems: string[]): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < requests.length) {
       const r = requests[next++]!;
       try {
-        const p = problem(r, await rawRequest(port, r));
+        const a = await rawRequest(port, r);
+        const p = problem(r, a) ?? r.expect?.(a) ?? null;
         if (p) problems.push(p);
       } catch (err) {
         problems.push(`${r.method} ${r.target.slice(0, 100)}: ${err instanceof Error ? err.message : String(err)}`);

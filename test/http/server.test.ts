@@ -102,13 +102,25 @@ test('a thrown error is a 500 that leaks nothing', async () => {
   }
 });
 
-test('prototype-pollution keys never reach the parsed value', async () => {
+// Refused, not dropped: dropped, a game flag named `prototype` vanished from a bundle published 200.
+test('prototype-pollution keys are refused with a 400 naming the key, at any depth; the words elsewhere are fine', async () => {
   const { base, server } = await start();
   try {
-    const res = await fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"polluted":1},"a":1}' });
-    const body = (await res.json()) as { got: Record<string, unknown> };
-    assert.deepEqual(body.got, { a: 1 });
+    const echo = (body: string) => fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    for (const [body, key] of [
+      ['{"__proto__":{"polluted":1},"a":1}', '__proto__'],
+      ['{"a":{"b":[{"constructor":{"prototype":{"polluted":1}}}]}}', 'prototype'],
+      ['{"flags":{"prototype":{"type":"boolean","value":true}}}', 'prototype'],
+    ] as const) {
+      const res = await echo(body);
+      assert.equal(res.status, 400, body);
+      const answer = (await res.json()) as { error: { code: string; message: string } };
+      assert.equal(answer.error.code, 'bad_request');
+      assert.ok(answer.error.message.includes(`"${key}"`), answer.error.message);
+    }
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    const fine = await echo('{"note":"a prototype of the constructor","__proto":1}');
+    assert.deepEqual(((await fine.json()) as { got: unknown }).got, { note: 'a prototype of the constructor', __proto: 1 });
   } finally {
     await server.close();
   }

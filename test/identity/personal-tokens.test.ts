@@ -81,6 +81,19 @@ test('token creation validates name, scopes and lifetime in one 422', async () =
     assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path).sort(), ['expires_in_days', 'name', 'scopes']);
     const none = await s.call('POST', '/v1/tokens', { token, body: { name: 'x', scopes: [] } });
     assert.equal(none.status, 422);
+    // A misspelt lifetime is refused, not dropped: the token would never expire while its maker thought it would.
+    for (const typo of [{ expires_at: '2027-01-01T00:00:00Z' }, { expiresInDays: 1 }, { scope: 'full' }]) {
+      const r = await s.call('POST', '/v1/tokens', { token, body: { name: 'x', scopes: ['full'], ...typo } });
+      assert.equal(r.status, 422, JSON.stringify(typo));
+      assert.deepEqual(
+        r.body.error.details.map((d: { path: string }) => d.path),
+        Object.keys(typo),
+      );
+    }
+    const agency = await tenantSession(s, 'agency');
+    const key = await s.call('POST', '/v1/api-keys', { token: agency.token, body: { name: 'k', expires_in_days: 1 } });
+    assert.deepEqual([key.status, key.body.error.details[0].path], [422, 'expires_in_days']);
+    assert.equal((await s.call('GET', '/v1/tokens', { token })).body.length, 0);
   } finally {
     await s.stop();
   }

@@ -30,5 +30,11 @@ test('BearerGate: only the exact token passes, in each form; every near miss is 
   // The first form present is the one judged: a wrong header is not rescued by a good query.
   refused(() => gate.check('Bearer nope', undefined, `token=${token}`));
   refused(() => gate.check(undefined, undefined, ''));
+  // A token given twice in the query is a 400, whichever copy is right (as a repeated parameter is on every route).
+  for (const query of [`token=${token}&token=x`, `token=x&token=${token}`, `token=${token}&token=${token}`])
+    assert.throws(
+      () => gate.check(undefined, undefined, query),
+      (e: unknown) => e instanceof HttpError && e.status === 400,
+    );
   assert.throws(() => new BearerGate(''));
 });

@@ -67,6 +67,10 @@ test('replay: count the failed deliveries since a time, then queue them all in o
     assert.equal(count.status, 200);
     assert.deepEqual(count.body, { since, failed: 3 });
     assert.equal((await s.call('GET', `${base}?since=yesterday`, { token })).status, 422);
+    // Date.parse would take each of these for some instant (2001 in local time, a year, March 2, local time).
+    for (const loose of ['1', '2026', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00', 'Tue, 01 Dec 2026 00:00:00 GMT'])
+      assert.equal((await s.call('GET', `${base}?since=${encodeURIComponent(loose)}`, { token })).status, 422, loose);
+    assert.equal((await s.call('POST', base, { token, body: { since: '1' } })).status, 422);
     assert.equal((await s.call('GET', base, { token })).status, 422);
     const later = new Date(clock.now() + 1).toISOString();
     assert.equal((await s.call('GET', `${base}?since=${encodeURIComponent(later)}`, { token })).body.failed, 0);

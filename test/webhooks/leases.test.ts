@@ -111,17 +111,28 @@ test('a dispatcher whose own lease lapses mid-send takes the delivery back but d
   const rx = await startReceiver(() => ({ status: 200, hang: true }), RAW_BODIES);
   const clock = testClock();
   const o = await outbox(clock.now);
+  // The real store; every delivery its claims hand out is counted (a lapsed claim is handed out again).
+  const handedOut: string[] = [];
+  const store: WebhookStore = Object.create(o.store, {
+    claimDue: {
+      value: async (...args: Parameters<WebhookStore['claimDue']>) => {
+        const got = await o.store.claimDue(...args);
+        handedOut.push(...got.map((d) => d.id));
+        return got;
+      },
+    },
+  });
   const sender = createSender();
-  const d = new Dispatcher({ store: o.store, send: sender.send, allowPrivate: true, owner: 'slow', now: clock.now, pollMs: 1 });
+  const d = new Dispatcher({ store, send: sender.send, allowPrivate: true, owner: 'slow', now: clock.now, pollMs: 1 });
   try {
     const ep = await addEndpoint(o.store, o.widget, rx.url);
     const [id] = (await o.store.enqueue(o.widget, 'lead.captured', '{}')).deliveries;
     await d.start();
     await rx.waitFor(1);
-    const leaseUntil = () => (o.db.prepare('SELECT lease_until FROM webhook_deliveries WHERE id = ?').get(id) as { lease_until: number | null }).lease_until;
-    const first = leaseUntil();
+    assert.deepEqual(handedOut, [id]);
     clock.advance(DELIVERY_LEASE_MS);
-    while (leaseUntil() === first) await new Promise((r) => setImmediate(r)); // the next poll claims the lapsed lease again
+    while (handedOut.length < 2) await new Promise((r) => setImmediate(r)); // the next poll claims the lapsed lease again
+    assert.deepEqual(handedOut, [id, id]);
     rx.releaseHanging();
     await d.stop();
     assert.equal(rx.received.length, 1, 'sent once');

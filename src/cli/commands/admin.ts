@@ -12,6 +12,32 @@ import { openControlPlaneStore } from '../../controlplane/open-store.js';
 import type { ControlPlaneStore } from '../../controlplane/store.js';
 import type { ServerId } from '../../controlplane/types.js';
 
+/** Opens the database of the command's flags, runs `fn` on its stores and prints what it returns as JSON. */
+const withStore: WithStore = async (cmd, fn) => {
+  const location = stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string });
+  let database;
+  try {
+    database = openDatabaseAt(location);
+  } catch (err) {
+    throw databaseError(location, err);
+  }
+  try {
+    const identity = await openIdentityStore(database).catch((err: unknown) => {
+      throw databaseError(location, err);
+    });
+    printJson(await fn(identity, () => openControlPlaneStore(database)));
+  } finally {
+    await database.close();
+  }
+};
+
+/** The tenant of `--tenant`, or a CLI error naming the id. */
+const tenantOf = async (store: IdentityStore, raw: string) => {
+  const tenant = await store.getTenant(parseInteger(raw, '--tenant', 1, Number.MAX_SAFE_INTEGER) as TenantId);
+  if (!tenant) throw new CliError(`no tenant with id ${raw}`);
+  return tenant;
+};
+
 /**
  * Offline bootstrap on the services' database (a SQLite file or PostgreSQL): the same records the admin routes make, without a running
  * server. Each prints JSON (secrets are shown once, here).
@@ -21,30 +47,6 @@ export function registerAdmin(program: Command): void {
     withDatabaseOptions(program.command('admin').description("offline bootstrap on the services' database (prints JSON)")),
     'the data directory whose brainstem.db to use, as serve and up find it',
   );
-
-  const withStore: WithStore = async (cmd, fn) => {
-    const location = stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string });
-    let database;
-    try {
-      database = openDatabaseAt(location);
-    } catch (err) {
-      throw databaseError(location, err);
-    }
-    try {
-      const identity = await openIdentityStore(database).catch((err: unknown) => {
-        throw databaseError(location, err);
-      });
-      printJson(await fn(identity, () => openControlPlaneStore(database)));
-    } finally {
-      await database.close();
-    }
-  };
-
-  const tenantOf = async (store: IdentityStore, raw: string) => {
-    const tenant = await store.getTenant(parseInteger(raw, '--tenant', 1, Number.MAX_SAFE_INTEGER) as TenantId);
-    if (!tenant) throw new CliError(`no tenant with id ${raw}`);
-    return tenant;
-  };
 
   admin
     .command('create-tenant')

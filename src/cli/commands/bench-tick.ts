@@ -45,6 +45,32 @@ export function batchSizesOf(text: string): number[] {
   return sizes;
 }
 
+/** The measured runs' settings from the flags, each checked against its range. */
+function tickOptions(flags: TickBenchFlags) {
+  return {
+    duration: parseInteger(flags.duration, '--duration', 1, 3600),
+    warmup: parseInteger(flags.warmup, '--warmup', 0, 600),
+    rounds: parseInteger(flags.rounds, '--rounds', 1, 50),
+    connections: parseInteger(flags.connections, '--connections', 1, 10000),
+    agents: parseInteger(flags.agents, '--agents', 1, 1_000_000),
+    rate: parseInteger(flags.rate, '--rate', 1, 1_000_000),
+    serverCpu: flags.serverCpu,
+    clientCpu: flags.clientCpu,
+    wrk: flags.wrk,
+  };
+}
+
+/** Runs one benchmark and prints its report as JSON or a table; a failure of the run is a CLI error naming it. */
+async function report<T>(json: boolean | undefined, run: () => Promise<T>, format: (r: T) => string): Promise<void> {
+  try {
+    const r = await run();
+    if (json) printJson(r);
+    else process.stdout.write(`${format(r)}\n`);
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  }
+}
+
 /** `brainstem bench tick`: /tick over loopback with wrk, against bare uWS and node:http baselines. */
 export function registerTickBench(bench: Command): void {
   bench
@@ -83,59 +109,22 @@ export function registerTickBench(bench: Command): void {
         return;
       }
       const { runTickBench, formatTable } = await import('../../../bench/tick/run.js');
-      const options = {
-        duration: parseInteger(flags.duration, '--duration', 1, 3600),
-        warmup: parseInteger(flags.warmup, '--warmup', 0, 600),
-        rounds: parseInteger(flags.rounds, '--rounds', 1, 50),
-        connections: parseInteger(flags.connections, '--connections', 1, 10000),
-        agents: parseInteger(flags.agents, '--agents', 1, 1_000_000),
-        rate: parseInteger(flags.rate, '--rate', 1, 1_000_000),
-        serverCpu: flags.serverCpu,
-        clientCpu: flags.clientCpu,
-        wrk: flags.wrk,
-      };
+      const options = tickOptions(flags);
+      const log = (line: string) => process.stderr.write(`${line}\n`);
       if (flags.batch !== undefined) {
         const { runBatchBench, formatBatchTable, DEFAULT_BATCH_SIZES } = await import('../../../bench/tick/batch.js');
         const sizes = typeof flags.batch === 'string' ? batchSizesOf(flags.batch) : [...DEFAULT_BATCH_SIZES];
-        try {
-          const report = await runBatchBench(options, sizes, (line) => process.stderr.write(`${line}\n`));
-          if (flags.json) printJson(report);
-          else process.stdout.write(`${formatBatchTable(report)}\n`);
-        } catch (err) {
-          throw new CliError(err instanceof Error ? err.message : String(err));
-        }
-        return;
+        return report(flags.json, () => runBatchBench(options, sizes, log), formatBatchTable);
       }
       if (policy === 'compare') {
         const { runPolicyCompare, formatPolicyCompare } = await import('../../../bench/tick/policy-compare.js');
-        try {
-          const report = await runPolicyCompare(options, (line) => process.stderr.write(`${line}\n`));
-          if (flags.json) printJson(report);
-          else process.stdout.write(`${formatPolicyCompare(report)}\n`);
-        } catch (err) {
-          throw new CliError(err instanceof Error ? err.message : String(err));
-        }
-        return;
+        return report(flags.json, () => runPolicyCompare(options, log), formatPolicyCompare);
       }
       if (flags.dialogue) {
         const { runDialogueBench, formatDialogueTable } = await import('../../../bench/tick/dialogue.js');
-        try {
-          const report = await runDialogueBench(options, parseInteger(flags.latencyMs, '--latency-ms', 0, 600_000), (line) =>
-            process.stderr.write(`${line}\n`),
-          );
-          if (flags.json) printJson(report);
-          else process.stdout.write(`${formatDialogueTable(report)}\n`);
-        } catch (err) {
-          throw new CliError(err instanceof Error ? err.message : String(err));
-        }
-        return;
+        const latencyMs = parseInteger(flags.latencyMs, '--latency-ms', 0, 600_000);
+        return report(flags.json, () => runDialogueBench(options, latencyMs, log), formatDialogueTable);
       }
-      try {
-        const report = await runTickBench(policy === undefined ? options : { ...options, policy }, (line) => process.stderr.write(`${line}\n`));
-        if (flags.json) printJson(report);
-        else process.stdout.write(`${formatTable(report)}\n`);
-      } catch (err) {
-        throw new CliError(err instanceof Error ? err.message : String(err));
-      }
+      return report(flags.json, () => runTickBench(policy === undefined ? options : { ...options, policy }, log), formatTable);
     });
 }

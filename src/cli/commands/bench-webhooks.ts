@@ -14,6 +14,7 @@ export function registerBenchWebhooks(bench: Command): void {
     )
     .option('--replicas <list>', 'with --database: replica counts to run, comma-separated', '1,3')
     .option('--endpoints <n>', 'with --database: endpoints the deliveries are spread over', '8')
+    .option('--warmup <n>', 'with --database: deliveries made unmeasured first (each process compiles its hot paths)', '2000')
     .option(
       '--replica-cpu <cores>',
       'with --database: each serve process in a CPU cgroup of its own with this share of a core, made and removed by the bench (root); "none" for no quotas',
@@ -21,7 +22,16 @@ export function registerBenchWebhooks(bench: Command): void {
     )
     .option('--json', 'print JSON only')
     .action(
-      async (flags: { deliveries: string; events: string; json?: boolean; database?: string; replicas: string; endpoints: string; replicaCpu: string }) => {
+      async (flags: {
+        deliveries: string;
+        events: string;
+        json?: boolean;
+        database?: string;
+        replicas: string;
+        endpoints: string;
+        replicaCpu: string;
+        warmup: string;
+      }) => {
         if (flags.database !== undefined) return replicaBench(flags);
         const deliveries = parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000);
         const events = parseInteger(flags.events, '--events', 100, 10_000_000);
@@ -41,6 +51,7 @@ async function replicaBench(flags: {
   replicas: string;
   endpoints: string;
   replicaCpu: string;
+  warmup: string;
 }): Promise<void> {
   const { url, replicas } = replicaBenchFlags(flags.database!, flags.replicas);
   const { runWebhookReplicaBench, replicaTable } = await import('../../../bench/webhooks/replicas.js');
@@ -49,6 +60,7 @@ async function replicaBench(flags: {
     replicas,
     deliveries: parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000),
     endpoints: parseInteger(flags.endpoints, '--endpoints', 1, 100),
+    warmupDeliveries: parseInteger(flags.warmup, '--warmup', 0, 10_000_000),
     replicaCpu: replicaCpuFlag(flags.replicaCpu),
     log: (line) => {
       if (!flags.json) process.stderr.write(`bench webhooks: ${line}\n`);

@@ -50,8 +50,24 @@ interface ServeFlags {
   billing?: string;
 }
 
-export function registerServe(program: Command): void {
-  withDataDirOption(
+function roleFlag(text: string): Role {
+  if (!ROLES.includes(text as Role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}, got "${text}"`);
+  return text as Role;
+}
+
+/** Where the property-video files go and how renders run: --object-store, --render-concurrency, --ffmpeg, --ffmpeg-memory. */
+function videoFlags(flags: ServeFlags) {
+  return {
+    ...(flags.objectStore ? { objectStore: flags.objectStore } : {}),
+    ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
+    ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
+    ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
+  };
+}
+
+/** The `serve` command and its flags. */
+function serveCommand(program: Command): Command {
+  return withDataDirOption(
     withDatabaseOptions(
       program
         .command('serve')
@@ -83,56 +99,54 @@ export function registerServe(program: Command): void {
     .option(
       '--job-lease <seconds>',
       `how long a claimed background job (webhook delivery, render, video callback) stays with the process that claimed it before another may take it (default: 60; ${MIN_LEASE_MS / 1000} to ${MAX_LEASE_MS / 1000})`,
-    )
-    .action(async (flags: ServeFlags) => {
-      const { host, port } = parseAddr(flags.addr, '--addr');
-      const limits = limitsFlag(flags.limits);
-      if (!ROLES.includes(flags.role as Role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}, got "${flags.role}"`);
-      const role = flags.role as Role;
-      const { dir, database } = stackDataDir(flags);
-      const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
-      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
-      // One process runs a SQLite file's background jobs: a second would take back the first's
-      // renders and deliveries in flight at its start. An `api` process runs none.
-      const lock = database.kind === 'sqlite' && role !== 'api' ? lockDatabase(database.file, 'serve') : null;
-      // Also on the way out of a failed start (main exits the process on the error).
-      if (lock) process.once('exit', lock.release);
-      const logger = createLogger();
-      const adminToken = process.env.SERVICE_ADMIN_TOKEN;
-      if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes and /metrics will refuse every request');
-      const server = await startEmbedded({
-        host,
-        port,
-        database,
-        role,
-        adminToken,
-        logger,
-        dataDir: videoDir,
-        ...(flags.objectStore ? { objectStore: flags.objectStore } : {}),
-        ...(flags.renderConcurrency ? { renderConcurrency: parseInteger(flags.renderConcurrency, '--render-concurrency', 1, 64) } : {}),
-        ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
-        ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
-        allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
-        conversations: conversationFlags(flags),
-        ...(flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {}),
-        ...limits,
-        connections: connectionFlags(flags, {
-          perAddress: limits.limits?.connectionsPerAddress ?? DEFAULT_CONNECTION_CAPS.perAddress,
-          total: limits.limits?.connectionsTotal ?? DEFAULT_CONNECTION_CAPS.total,
-        }),
-        ...(flags.billing !== undefined ? { billing: billingFlag(flags.billing) } : {}),
-        insecureHttp: flags.insecureHttp === true,
-        accessLog: accessLogFlag(flags.accessLog),
-        ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
-      });
-      if (flags.allowPrivateWebhooks)
-        logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
-      // Listening before the banner: whoever reacts to it with a signal at once stops the server cleanly.
-      const stopped = untilSignal();
-      process.stdout.write(
-        `brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, role ${role}, data ${videoDir}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`,
-      );
-      await stopped;
-      await server.close();
+    );
+}
+
+export function registerServe(program: Command): void {
+  serveCommand(program).action(async (flags: ServeFlags) => {
+    const { host, port } = parseAddr(flags.addr, '--addr');
+    const limits = limitsFlag(flags.limits);
+    const role = roleFlag(flags.role);
+    const { dir, database } = stackDataDir(flags);
+    const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
+    if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
+    // One process runs a SQLite file's background jobs: a second would take back the first's
+    // renders and deliveries in flight at its start. An `api` process runs none.
+    const lock = database.kind === 'sqlite' && role !== 'api' ? lockDatabase(database.file, 'serve') : null;
+    // Also on the way out of a failed start (main exits the process on the error).
+    if (lock) process.once('exit', lock.release);
+    const logger = createLogger();
+    const adminToken = process.env.SERVICE_ADMIN_TOKEN;
+    if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes and /metrics will refuse every request');
+    const server = await startEmbedded({
+      host,
+      port,
+      database,
+      role,
+      adminToken,
+      logger,
+      dataDir: videoDir,
+      ...videoFlags(flags),
+      allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+      conversations: conversationFlags(flags),
+      ...(flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {}),
+      ...limits,
+      connections: connectionFlags(flags, {
+        perAddress: limits.limits?.connectionsPerAddress ?? DEFAULT_CONNECTION_CAPS.perAddress,
+        total: limits.limits?.connectionsTotal ?? DEFAULT_CONNECTION_CAPS.total,
+      }),
+      ...(flags.billing !== undefined ? { billing: billingFlag(flags.billing) } : {}),
+      insecureHttp: flags.insecureHttp === true,
+      accessLog: accessLogFlag(flags.accessLog),
+      ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
     });
+    if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
+    // Listening before the banner: whoever reacts to it with a signal at once stops the server cleanly.
+    const stopped = untilSignal();
+    process.stdout.write(
+      `brainstem serve listening on ${server.url} (database ${describeDatabase(database)}, role ${role}, data ${videoDir}${flags.objectStore ? `, objects ${flags.objectStore}` : ''})\n`,
+    );
+    await stopped;
+    await server.close();
+  });
 }

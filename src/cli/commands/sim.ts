@@ -69,7 +69,11 @@ export function registerSim(program: Command): void {
       }
       if (!result.pass) process.exitCode = 1;
     });
+  registerReplay(program);
+}
 
+/** `brainstem replay`: a recorded session re-sent to a fresh sidecar, every reply compared. */
+function registerReplay(program: Command): void {
   program
     .command('replay')
     .description('re-send a recorded session to a fresh sidecar and check every reply is reproduced exactly (exit 1 on any difference)')

@@ -118,6 +118,90 @@ const SECRET_TEXT: Record<SecretSource['from'], string> = {
   generated: 'generated secret below',
 };
 
+type Print = (line: unknown) => void;
+
+/**
+ * The receiver: every POST verified (200 valid, 400 invalid, bodies past MAX_BODY cut off),
+ * printed, and with --forward-to passed on once per delivery id.
+ */
+function receiver(flags: ListenFlags, secret: string, to: URL | null, print: Print): http.RequestListener {
+  const forwarded = new DeliveryIds();
+  return (req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) req.destroy();
+      else chunks.push(c);
+    });
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks, size);
+      const result =
+        req.method === 'POST'
+          ? verifyWebhook(raw, req.headers, secret, { requireTimestamp: flags.allowUntimestamped !== true })
+          : ({ ok: false, code: 'bad_body', message: `expected POST, got ${req.method}` } as const);
+      const at = new Date().toISOString();
+      if (result.ok) {
+        res.writeHead(200, { 'content-type': 'application/json', ...SECURITY_HEADERS }).end('{"ok":true}');
+        const shown = { at, valid: true, id: result.id, event: result.event, timestamp: result.timestamp, scheme: result.scheme, payload: result.payload };
+        const line = `${at} ✔ ${result.event ?? '?'} ${result.id ?? ''} ${JSON.stringify(result.payload)}`;
+        if (!to) print(flags.json ? shown : line);
+        else if (result.id && !forwarded.first(result.id)) {
+          // A retry of a delivery already passed on (the emitter retries until it is answered 2xx): acknowledged, not forwarded twice.
+          if (flags.json) print({ ...shown, forwarded: { to: to.href, duplicate: true } });
+          else print(`${line} → duplicate of a delivery forwarded in the last ${DEDUP_WINDOW_MS / 60_000} min, not forwarded again`);
+        } else {
+          // Printed once the forward is answered, so a line tells the whole story of its delivery.
+          void forward(to, raw, req.headers).then((f) => {
+            if (flags.json) print({ ...shown, forwarded: { to: to.href, ...f } });
+            else print(`${line} → ${to.href} ${'status' in f ? f.status : `failed: ${f.error}`}`);
+          });
+        }
+      } else {
+        res
+          .writeHead(400, { 'content-type': 'application/json', ...SECURITY_HEADERS })
+          .end(JSON.stringify({ error: { code: result.code, message: result.message } }));
+        if (flags.json) print({ at, valid: false, error: result.code, message: result.message });
+        else print(`${at} ✘ refused (${result.code}): ${result.message}`);
+      }
+    });
+  };
+}
+
+/** Binds the receiver; an address in use or refused is one clear CLI error. */
+function listen(server: http.Server, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new CliError(
+          err.code === 'EADDRINUSE' ? `address ${addressText(host, port)} is already in use` : `cannot listen on ${addressText(host, port)}: ${err.message}`,
+        ),
+      ),
+    );
+    server.listen(port, host, resolve);
+  });
+}
+
+/** Where the receiver listens, the secret it generated (if it did), and how to register it. */
+function printListening(
+  print: Print,
+  json: boolean,
+  o: { url: string; from: SecretSource['from']; generated: string | undefined; to: URL | null; register: ReturnType<typeof registration> },
+): void {
+  const { url, from, generated, to, register } = o;
+  if (json) {
+    print({ listening: url, ...(generated ? { secret: generated } : {}), ...(to ? { forwardTo: to.href } : {}), register });
+    return;
+  }
+  print(`listening on ${url} (verifying with the ${SECRET_TEXT[from]}${to ? `, forwarding to ${to.href}` : ''}; Ctrl-C to stop)`);
+  if (generated) print(`secret: ${generated}  (give it as the endpoint's "secret" when you register ${url})`);
+  print(`register it: ${register.dashboard}`);
+  print(`   or: ${register.curl}`);
+  print(
+    "   (WIDGET_ID: the widget's id; BRAINSTEM_TOKEN: a session from POST /v1/auth/login or a personal access token. brainstem up takes this loopback URL as is; brainstem serve only with --allow-private-webhooks)",
+  );
+}
+
 /** `brainstem webhooks listen`: a local receiver that verifies and prints each delivery. */
 export function registerWebhooks(program: Command): void {
   const webhooks = program.command('webhooks').description('tools for webhook receivers');
@@ -144,75 +228,15 @@ export function registerWebhooks(program: Command): void {
         process.stderr.write(
           `warning: --secret is visible to every user of this machine (ps, /proc); set ${WEBHOOK_SECRET_ENV} or use --secret-file instead\n`,
         );
-      const forwarded = new DeliveryIds();
       const print = (line: unknown) => process.stdout.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
-      const server = http.createServer((req, res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        req.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > MAX_BODY) req.destroy();
-          else chunks.push(c);
-        });
-        req.on('end', () => {
-          const raw = Buffer.concat(chunks, size);
-          const result =
-            req.method === 'POST'
-              ? verifyWebhook(raw, req.headers, secret, { requireTimestamp: flags.allowUntimestamped !== true })
-              : ({ ok: false, code: 'bad_body', message: `expected POST, got ${req.method}` } as const);
-          const at = new Date().toISOString();
-          if (result.ok) {
-            res.writeHead(200, { 'content-type': 'application/json', ...SECURITY_HEADERS }).end('{"ok":true}');
-            const shown = { at, valid: true, id: result.id, event: result.event, timestamp: result.timestamp, scheme: result.scheme, payload: result.payload };
-            const line = `${at} ✔ ${result.event ?? '?'} ${result.id ?? ''} ${JSON.stringify(result.payload)}`;
-            if (!to) print(flags.json ? shown : line);
-            else if (result.id && !forwarded.first(result.id)) {
-              // A retry of a delivery already passed on (the emitter retries until it is answered 2xx): acknowledged, not forwarded twice.
-              if (flags.json) print({ ...shown, forwarded: { to: to.href, duplicate: true } });
-              else print(`${line} → duplicate of a delivery forwarded in the last ${DEDUP_WINDOW_MS / 60_000} min, not forwarded again`);
-            } else {
-              // Printed once the forward is answered, so a line tells the whole story of its delivery.
-              void forward(to, raw, req.headers).then((f) => {
-                if (flags.json) print({ ...shown, forwarded: { to: to.href, ...f } });
-                else print(`${line} → ${to.href} ${'status' in f ? f.status : `failed: ${f.error}`}`);
-              });
-            }
-          } else {
-            res
-              .writeHead(400, { 'content-type': 'application/json', ...SECURITY_HEADERS })
-              .end(JSON.stringify({ error: { code: result.code, message: result.message } }));
-            if (flags.json) print({ at, valid: false, error: result.code, message: result.message });
-            else print(`${at} ✘ refused (${result.code}): ${result.message}`);
-          }
-        });
-      });
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', (err: NodeJS.ErrnoException) =>
-          reject(
-            new CliError(
-              err.code === 'EADDRINUSE'
-                ? `address ${addressText(flags.host, port)} is already in use`
-                : `cannot listen on ${addressText(flags.host, port)}: ${err.message}`,
-            ),
-          ),
-        );
-        server.listen(port, flags.host, resolve);
-      });
+      const server = http.createServer(receiver(flags, secret, to, print));
+      await listen(server, flags.host, port);
       const bound = (server.address() as AddressInfo).port;
       const url = `http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${bound}/`;
       const stopped = untilSignal();
       const generated = from === 'generated' ? secret : undefined;
       const register = registration(url, { secret, from }, flags.secretFile, process.env.BRAINSTEM_URL || DEFAULT_SERVER_URL);
-      if (flags.json) print({ listening: url, ...(generated ? { secret: generated } : {}), ...(to ? { forwardTo: to.href } : {}), register });
-      else {
-        print(`listening on ${url} (verifying with the ${SECRET_TEXT[from]}${to ? `, forwarding to ${to.href}` : ''}; Ctrl-C to stop)`);
-        if (generated) print(`secret: ${generated}  (give it as the endpoint's "secret" when you register ${url})`);
-        print(`register it: ${register.dashboard}`);
-        print(`   or: ${register.curl}`);
-        print(
-          "   (WIDGET_ID: the widget's id; BRAINSTEM_TOKEN: a session from POST /v1/auth/login or a personal access token. brainstem up takes this loopback URL as is; brainstem serve only with --allow-private-webhooks)",
-        );
-      }
+      printListening(print, flags.json === true, { url, from, generated, to, register });
       await stopped;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

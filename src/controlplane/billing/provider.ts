@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
+import { loadStripe } from './stripe-sdk.js';
 import type { CheckoutStatus } from '../types.js';
 import type { Interval } from './plans.js';
 
@@ -61,22 +62,28 @@ export interface StripeProviderOptions {
 /** Stripe Checkout through the official SDK. */
 export class StripeProvider implements PaymentProvider {
   readonly name = 'stripe';
-  private readonly stripe: Stripe;
+  private readonly config: Stripe.StripeConfig = { maxNetworkRetries: 1, telemetry: false, timeout: 20_000 };
+  private client: Promise<Stripe> | undefined;
 
   constructor(private readonly options: StripeProviderOptions) {
-    const config: Stripe.StripeConfig = { maxNetworkRetries: 1, telemetry: false, timeout: 20_000 };
     if (options.apiBase) {
       const u = new URL(options.apiBase);
-      config.host = u.hostname;
-      config.port = u.port || (u.protocol === 'https:' ? 443 : 80);
-      config.protocol = u.protocol === 'https:' ? 'https' : 'http';
+      this.config.host = u.hostname;
+      this.config.port = u.port || (u.protocol === 'https:' ? 443 : 80);
+      this.config.protocol = u.protocol === 'https:' ? 'https' : 'http';
     }
-    this.stripe = new Stripe(options.secretKey, config);
+  }
+
+  /** The SDK's client, made on the first checkout (the package is loaded then, see loadStripe). */
+  private stripe(): Promise<Stripe> {
+    return (this.client ??= loadStripe().then((S) => new S(this.options.secretKey, this.config)));
   }
 
   async create(r: CheckoutRequest): Promise<{ ref: string; url: string; status: CheckoutStatus }> {
     const recurring = r.interval === 'none' ? undefined : { interval: r.interval };
-    const session = await this.stripe.checkout.sessions.create({
+    const session = await (
+      await this.stripe()
+    ).checkout.sessions.create({
       mode: recurring ? 'subscription' : 'payment',
       client_reference_id: String(r.tenantId),
       metadata: { tenantId: String(r.tenantId), plan: r.plan, tier: r.tier ?? '' },
@@ -99,7 +106,7 @@ export class StripeProvider implements PaymentProvider {
   }
 
   async status(ref: string): Promise<CheckoutStatus> {
-    return stripeStatus((await this.stripe.checkout.sessions.retrieve(ref)).status);
+    return stripeStatus((await (await this.stripe()).checkout.sessions.retrieve(ref)).status);
   }
 }
 

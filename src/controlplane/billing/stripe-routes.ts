@@ -1,6 +1,7 @@
 import { HttpError } from '../../http/errors.js';
 import { json } from '../../http/reply.js';
 import type { BillingRouteContext } from './route-context.js';
+import { loadStripe } from './stripe-sdk.js';
 import { readStripeEvent, STRIPE_WEBHOOK_MAX_BODY, stripeHeaderProblem } from './stripe-webhook.js';
 
 const STRIPE_WEBHOOK_PATH = '/v1/billing/stripe/webhook';
@@ -17,9 +18,10 @@ export function mountStripeWebhookRoute({ server, o, complete }: BillingRouteCon
       if (!secret) throw new HttpError('not_found', 'Stripe webhooks are not configured on this server (set STRIPE_WEBHOOK_SECRET).');
       const signature = req.headers['stripe-signature'];
       if (!signature) throw new HttpError('bad_request', 'The Stripe-Signature header is missing.');
+      const stripe = await loadStripe();
       let notice;
       try {
-        notice = readStripeEvent(req.body, signature, secret, o.now());
+        notice = readStripeEvent(stripe, req.body, signature, secret, o.now());
       } catch (err) {
         throw new HttpError('bad_request', `The Stripe-Signature does not verify: ${(err as Error).message}`);
       }

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 
 /** Largest Stripe event body read; Stripe's checkout events are a few KiB. */
 export const STRIPE_WEBHOOK_MAX_BODY = 256 * 1024;
@@ -17,12 +17,13 @@ export type StripeNotice =
  * of `timestamp.body` with the endpoint's whsec_ secret) and reads what billing needs from it.
  * A checkout paid at once is `checkout.session.completed` with payment_status paid (or no
  * payment required); one paid later (bank debits) ends with `async_payment_succeeded`.
- * Throws when the signature does not verify (or the signed body is not JSON).
+ * Throws when the signature does not verify (or the signed body is not JSON). `stripe` is the
+ * package as `loadStripe` gives it.
  */
-export function readStripeEvent(rawBody: Buffer, signature: string, secret: string, nowMs: number = Date.now()): StripeNotice {
+export function readStripeEvent(stripe: typeof Stripe, rawBody: Buffer, signature: string, secret: string, nowMs: number = Date.now()): StripeNotice {
   const problem = stripeHeaderProblem(signature, nowMs);
   if (problem !== null) throw new Error(problem);
-  const event: unknown = Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S, undefined, nowMs);
+  const event: unknown = stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S, undefined, nowMs);
   // Signed is not the same as well formed: read every field as unknown, so a body that is JSON
   // but not an event answers 400 rather than failing inside this function.
   const type = isObject(event) && typeof event.type === 'string' ? event.type : null;

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../../log.js';
 import { ControlPlaneClient } from './control-plane-client.js';
 import { ControlPlaneSource } from './control-plane-source.js';
@@ -45,6 +46,42 @@ export interface LinkedSidecar {
   pusher: TelemetryPusher;
 }
 
+/** The pull's tuning the link was given (polls, push stream, bundle key, back-off, start-up wait); unset ones keep the source's defaults. */
+function sourceTuning(link: ControlPlaneLinkOptions) {
+  return {
+    ...(link.pollMs !== undefined ? { pollMs: link.pollMs } : {}),
+    ...(link.livePollMs !== undefined ? { livePollMs: link.livePollMs } : {}),
+    ...(link.push !== undefined ? { push: link.push } : {}),
+    ...(link.bundleKey !== undefined ? { bundleKey: link.bundleKey } : {}),
+    ...(link.streamIdleMs !== undefined ? { streamIdleMs: link.streamIdleMs } : {}),
+    ...(link.maxBackoffMs !== undefined ? { maxBackoffMs: link.maxBackoffMs } : {}),
+    ...(link.startupTimeoutMs !== undefined ? { startupTimeoutMs: link.startupTimeoutMs } : {}),
+  };
+}
+
+/** The link's counters on GET /metrics: config pulls and telemetry sends by outcome, reports waiting on disk. */
+function linkMetrics(registry: Registry, source: ControlPlaneSource, pusher: () => TelemetryPusher | null, buffer: TelemetryBuffer): void {
+  const p = SIDECAR_METRICS_PREFIX;
+  externalCounter(
+    registry,
+    `${p}_config_pulls_total`,
+    'Config pulls from the control plane, by outcome: ok (a bundle), not_modified (304), unauthorized, error',
+    () => ({ ...source.pulls }),
+    'outcome',
+  );
+  externalCounter(
+    registry,
+    `${p}_telemetry_reports_total`,
+    'Telemetry report sends to the control plane, by outcome: ok (202), unauthorized, error',
+    () => {
+      const { ok, unauthorized, error } = pusher()?.pushes ?? { ok: 0, unauthorized: 0, error: 0 };
+      return { ok, unauthorized, error };
+    },
+    'outcome',
+  );
+  externalGauge(registry, `${p}_telemetry_buffered`, 'Telemetry reports waiting on disk to be sent', () => buffer.size);
+}
+
 /**
  * A sidecar bound to a control plane: config from ControlPlaneSource, telemetry through
  * TelemetryPusher with its on-disk buffer, both signing with one ControlPlaneClient, and
@@ -68,20 +105,7 @@ export async function startLinkedSidecar(
   const buffer = new TelemetryBuffer(link.stateDir, link.bufferCap ?? DEFAULT_BUFFER_CAP);
   await buffer.load();
   if (buffer.size > 0) logger.info('telemetry reports left from a previous run will be sent first', { buffered: buffer.size });
-  const source = new ControlPlaneSource({
-    client,
-    stateDir: link.stateDir,
-    logger,
-    now,
-    random,
-    ...(link.pollMs !== undefined ? { pollMs: link.pollMs } : {}),
-    ...(link.livePollMs !== undefined ? { livePollMs: link.livePollMs } : {}),
-    ...(link.push !== undefined ? { push: link.push } : {}),
-    ...(link.bundleKey !== undefined ? { bundleKey: link.bundleKey } : {}),
-    ...(link.streamIdleMs !== undefined ? { streamIdleMs: link.streamIdleMs } : {}),
-    ...(link.maxBackoffMs !== undefined ? { maxBackoffMs: link.maxBackoffMs } : {}),
-    ...(link.startupTimeoutMs !== undefined ? { startupTimeoutMs: link.startupTimeoutMs } : {}),
-  });
+  const source = new ControlPlaneSource({ client, stateDir: link.stateDir, logger, now, random, ...sourceTuning(link) });
   let pusher: TelemetryPusher | null = null;
   const sidecar = await startSidecar({
     ...sidecarOptions,
@@ -97,27 +121,7 @@ export async function startLinkedSidecar(
       },
     }),
     beforeStop: async () => pusher?.close(link.shutdownGraceMs ?? 2_000),
-    metricsExtras: (registry) => {
-      const p = SIDECAR_METRICS_PREFIX;
-      externalCounter(
-        registry,
-        `${p}_config_pulls_total`,
-        'Config pulls from the control plane, by outcome: ok (a bundle), not_modified (304), unauthorized, error',
-        () => ({ ...source.pulls }),
-        'outcome',
-      );
-      externalCounter(
-        registry,
-        `${p}_telemetry_reports_total`,
-        'Telemetry report sends to the control plane, by outcome: ok (202), unauthorized, error',
-        () => {
-          const { ok, unauthorized, error } = pusher?.pushes ?? { ok: 0, unauthorized: 0, error: 0 };
-          return { ok, unauthorized, error };
-        },
-        'outcome',
-      );
-      externalGauge(registry, `${p}_telemetry_buffered`, 'Telemetry reports waiting on disk to be sent', () => buffer.size);
-    },
+    metricsExtras: (registry) => linkMetrics(registry, source, () => pusher, buffer),
   });
   pusher = new TelemetryPusher({
     client,

@@ -307,9 +307,24 @@ function nanoUsd(usd: number): number {
   return Math.round(usd * 1e9) / 1e9;
 }
 
+/** In a `u` regex a surrogate pair is one code point, so `\p{Cs}` matches only a lone surrogate. */
+const UNSTORABLE = /[\0\p{Cs}]/gu;
+
+/**
+ * A string as the control plane stores it: at most `max` UTF-16 units, never cut inside a
+ * surrogate pair, with a lone surrogate or a NUL (which it refuses, and with them the whole
+ * report) as U+FFFD. A character's name comes from the game's tick, so it may hold either.
+ */
+function text(v: string, max: number = LIMITS.text): string {
+  let cut = v.length > max ? v.slice(0, max) : v;
+  const last = cut.charCodeAt(cut.length - 1);
+  if (cut.length < v.length && last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
+  UNSTORABLE.lastIndex = 0;
+  return UNSTORABLE.test(cut) ? cut.replace(UNSTORABLE, '\uFFFD') : cut;
+}
+
 /** A roster row as the control plane accepts it (strings 1–200 characters), or nothing. */
 function rosterEntry(s: Survivor): Survivor[] {
-  const text = (v: string): string => (v.length > LIMITS.text ? v.slice(0, LIMITS.text) : v);
   if (!Number.isInteger(s.agent) || s.agent < 0 || !s.name || !s.alignment || !s.goal || !s.state) return [];
   return [{ agent: s.agent, name: text(s.name), alignment: text(s.alignment), goal: text(s.goal), state: text(s.state) }];
 }
@@ -331,7 +346,6 @@ function onlyMapRefused(reply: { status: number; text: string }): boolean {
 
 /** A map entry as the control plane accepts it, or nothing (a row it would refuse). */
 function mapEntry(s: MapSurvivor): MapEntry[] {
-  const text = (v: string, max: number = LIMITS.text): string => (v.length > max ? v.slice(0, max) : v);
   if (!Number.isInteger(s.agent) || s.agent < 0 || !s.name || !s.alignment || !s.goal || !s.state) return [];
   // A character the control plane would refuse (off any map) is left out rather than cost the whole sample.
   if (!(Math.abs(s.x) <= MAP_SAMPLE.maxCoordinate) || !(Math.abs(s.z) <= MAP_SAMPLE.maxCoordinate) || !Number.isFinite(s.health)) return [];

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { Logger } from '../../log.js';
 import { pinnedFetch } from '../../net/pinned-fetch.js';
 import type { Resolve } from '../../net/ssrf.js';
@@ -117,6 +117,16 @@ export interface AgentOptions {
 
 const FAILED_LINE = "Sorry, I can't answer that right now. You can leave your details, or ask to talk to a person.";
 
+let openaiModule: Promise<typeof OpenAI> | undefined;
+/**
+ * The `openai` package, loaded when a widget first asks a model: it costs every process that
+ * imports the webhooks service (each CLI command, each test file) about a tenth of a second
+ * of CPU, and most widgets run the rule agent.
+ */
+function loadOpenAI(): Promise<typeof OpenAI> {
+  return (openaiModule ??= import('openai').then((m) => m.default));
+}
+
 /**
  * Runs the widget's agent: its model (the widget's own base URL and key, else the server's
  * SERVICE_LLM_*) through the `openai` package, streamed, with the two tools; the rule agent
@@ -142,11 +152,12 @@ export class Agents {
     return { baseUrl: this.options.env.baseUrl, model, apiKey: this.options.env.apiKey ?? 'none', own: false };
   }
 
-  private client(target: { baseUrl: string | undefined; apiKey: string; own: boolean }): OpenAI {
+  private async client(target: { baseUrl: string | undefined; apiKey: string; own: boolean }): Promise<OpenAI> {
+    const Client = await loadOpenAI();
     const key = `${target.own ? 'own' : 'env'}\n${target.baseUrl ?? ''}\n${target.apiKey}`;
     let c = this.clients.get(key);
     if (!c) {
-      c = new OpenAI({
+      c = new Client({
         apiKey: target.apiKey,
         ...(target.baseUrl ? { baseURL: target.baseUrl } : {}),
         maxRetries: 0,
@@ -201,16 +212,17 @@ export class Agents {
         .slice(-AGENT_HISTORY_MESSAGES)
         .map((m) => (m.role === 'visitor' ? { role: 'user' as const, content: m.text } : { role: 'assistant' as const, content: m.text })),
     ];
+    // Before the timers start: the first call loads the package.
+    const client = await this.client(target);
     const controller = new AbortController();
     const abort = () => controller.abort();
     outer.addEventListener('abort', abort);
+    // Aborted while the package loaded: no 'abort' event will come.
+    if (outer.aborted) controller.abort();
     const first = setTimeout(abort, this.options.firstTokenTimeoutMs ?? MODEL_FIRST_TOKEN_TIMEOUT_MS);
     const whole = setTimeout(abort, this.options.replyTimeoutMs ?? MODEL_REPLY_TIMEOUT_MS);
     try {
-      const stream = await this.client(target).chat.completions.create(
-        { model: target.model, messages, tools: TOOLS, stream: true },
-        { signal: controller.signal },
-      );
+      const stream = await client.chat.completions.create({ model: target.model, messages, tools: TOOLS, stream: true }, { signal: controller.signal });
       const calls = new Map<number, { name: string; args: string }>();
       let length = 0;
       for await (const chunk of stream) {

@@ -1,6 +1,6 @@
 import { HttpError } from '../../http/errors.js';
 import { empty, json } from '../../http/reply.js';
-import { Fields, limitParam, readJsonObject } from '../../http/validate.js';
+import { Fields, ID_DIGITS, limitParam, readJsonObject } from '../../http/validate.js';
 import { chars, SETTINGS_BODY_MAX_BYTES, VISITOR_BODY_MAX_BYTES, type ConversationRouteContext } from './route-context.js';
 import { messageView } from './service.js';
 import { patchSettings } from './settings.js';
@@ -44,8 +44,8 @@ export function mountOwnerConversationRoutes(ctx: ConversationRouteContext): voi
     const widget = await widgetOf(req);
     const status = req.searchParams().get('status');
     if (status !== null && status !== 'open' && status !== 'ended') throw new HttpError('bad_request', 'status must be open or ended.');
-    const cursor = req.searchParams().get('cursor');
-    if (cursor !== null && !/^\d{1,15}$/.test(cursor)) throw new HttpError('bad_request', 'cursor is not one this API returned.');
+    const cursor = req.searchParams().get('cursor') || null;
+    if (cursor !== null && !ID_DIGITS.test(cursor)) throw new HttpError('bad_request', 'cursor is not one this API returned.');
     const page = await service.store.list({
       widgetId: widget.id,
       limit: limitParam(req, 50, 200),

@@ -62,6 +62,40 @@ export const newStream = (req: Request) => new SseStream(() => req.aborted);
 /** What the conversation routes of every resource share: the visitor's checks (rate, origin, token) and the owner's look-ups. */
 export type ConversationRouteContext = ReturnType<typeof conversationRouteContext>;
 
+/** How a visitor's route finds its widget or conversation: by the widget id, by the conversation's bearer token, or (a preflight) by the conversation id. */
+function visitorLookups(service: ConversationRoutesOptions['service']) {
+  const byWidget = async (req: Request) => service.visitorWidget(req.params.id ?? '');
+  /** A visitor's route checks its conversation token before the body is read (the routes' credential check). */
+  const visitorToken = async (req: Request): Promise<void> => {
+    await service.byToken(req.params.id ?? '', bearerToken(req));
+  };
+  /** The conversation of the bearer token, with its widget (suspension checked). */
+  const byConversation = async (req: Request) => {
+    const conversation = await service.byToken(req.params.id ?? '', bearerToken(req));
+    const { widget, settings } = await service.visitorWidget(conversation.widgetId);
+    return { widget, settings, conversation };
+  };
+  /** A preflight names no token: the conversation's widget decides the origin. */
+  const byConversationId = async (req: Request) => {
+    const c = await service.store.get(req.params.id ?? '');
+    if (!c) throw new HttpError('not_found', 'No such conversation.');
+    return service.visitorWidget(c.widgetId);
+  };
+
+  return { byWidget, visitorToken, byConversation, byConversationId };
+}
+
+/** How an owner's route finds the widget and the conversation of its session's tenant. */
+function ownerLookups(service: ConversationRoutesOptions['service'], auth: ConversationRoutesOptions['auth']) {
+  const widgetOf = async (req: Request) => service.widgetOf((await auth.session(req)).tenant.id, req.params.id ?? '');
+  const conversationOf = async (req: Request) => {
+    const widget = await widgetOf(req);
+    return service.conversationOf(widget.id, req.params.conversationId ?? '');
+  };
+
+  return { widgetOf, conversationOf };
+}
+
 export function conversationRouteContext(server: HttpServer, options: ConversationRoutesOptions) {
   const { service, auth } = options;
   const now = options.now ?? Date.now;
@@ -99,24 +133,6 @@ export function conversationRouteContext(server: HttpServer, options: Conversati
       }
     };
 
-  const byWidget = async (req: Request) => service.visitorWidget(req.params.id ?? '');
-  /** A visitor's route checks its conversation token before the body is read (the routes' credential check). */
-  const visitorToken = async (req: Request): Promise<void> => {
-    await service.byToken(req.params.id ?? '', bearerToken(req));
-  };
-  /** The conversation of the bearer token, with its widget (suspension checked). */
-  const byConversation = async (req: Request) => {
-    const conversation = await service.byToken(req.params.id ?? '', bearerToken(req));
-    const { widget, settings } = await service.visitorWidget(conversation.widgetId);
-    return { widget, settings, conversation };
-  };
-  /** A preflight names no token: the conversation's widget decides the origin. */
-  const byConversationId = async (req: Request) => {
-    const c = await service.store.get(req.params.id ?? '');
-    if (!c) throw new HttpError('not_found', 'No such conversation.');
-    return service.visitorWidget(c.widgetId);
-  };
-
   const preflight = (find: (req: Request) => Promise<{ settings: WidgetSettings; widget: WidgetRecord }>) =>
     visitorRoute(find, async () =>
       empty(204, {
@@ -126,12 +142,6 @@ export function conversationRouteContext(server: HttpServer, options: Conversati
       }),
     );
 
-  const widgetOf = async (req: Request) => service.widgetOf((await auth.session(req)).tenant.id, req.params.id ?? '');
-  const conversationOf = async (req: Request) => {
-    const widget = await widgetOf(req);
-    return service.conversationOf(widget.id, req.params.conversationId ?? '');
-  };
-
   return {
     server,
     options,
@@ -140,12 +150,8 @@ export function conversationRouteContext(server: HttpServer, options: Conversati
     now,
     limit,
     visitorRoute,
-    byWidget,
-    visitorToken,
-    byConversation,
-    byConversationId,
+    ...visitorLookups(service),
     preflight,
-    widgetOf,
-    conversationOf,
+    ...ownerLookups(service, auth),
   };
 }

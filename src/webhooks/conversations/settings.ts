@@ -9,11 +9,16 @@ const BASE_URL_MAX = 512;
 const API_KEY_MAX = 4096;
 const COLOR = /^#[0-9a-fA-F]{6}$/;
 
-/** `https://shop.example` as a browser sends it in Origin: scheme, host, port; nothing else. */
+/**
+ * `https://shop.example` as a browser sends it in Origin: scheme, host, port; nothing else (no
+ * path, query, fragment or credentials). Written another way that names the same origin
+ * (`https://Shop.Example`, `:443`, an IDN host) it is stored as the browser will send it.
+ */
 function normalOrigin(raw: string): string | null {
   try {
     const u = new URL(raw);
-    if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.origin !== raw.replace(/\/$/, '')) return null;
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') return null;
+    if (u.username || u.password || u.pathname !== '/' || /[?#]/.test(raw) || !/^https?:\/\/[^/]+\/?$/i.test(raw)) return null;
     return u.origin;
   } catch {
     return null;

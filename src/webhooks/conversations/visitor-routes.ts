@@ -1,7 +1,7 @@
 import { HttpError } from '../../http/errors.js';
 import { json } from '../../http/reply.js';
 import type { Request } from '../../http/server.js';
-import { Fields, readJsonObject } from '../../http/validate.js';
+import { Fields, isBlank, readJsonObject, SEQ_DIGITS } from '../../http/validate.js';
 import { chars, newStream, sse, VISITOR_BODY_MAX_BYTES, type ConversationRouteContext } from './route-context.js';
 import { messageView } from './service.js';
 import { CONVERSATION_MAX_MESSAGES, LEAD_FIELD_MAX_CHARS, MESSAGE_MAX_CHARS, REASON_MAX_CHARS } from './types.js';
@@ -63,7 +63,7 @@ export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): v
       f.onlyKnown(['text']);
       const text = f.string('text', { required: true, max: Number.MAX_SAFE_INTEGER });
       if (text !== undefined && chars(text) > MESSAGE_MAX_CHARS) f.problem('text', `must be at most ${MESSAGE_MAX_CHARS} characters, got ${chars(text)}`);
-      if (text !== undefined && text.trim() === '') f.problem('text', 'must not be blank');
+      if (text !== undefined && isBlank(text)) f.problem('text', 'must not be blank');
       f.done();
       limit(`widget-visitor:${c.visitorId}`, limits.widgetVisitor, 'per visitor', cors);
       limit(`widget-conversation:${c.id}`, limits.widgetConversationMessages, 'messages per conversation', cors);
@@ -123,10 +123,11 @@ export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
         const digits = phone.replace(/\D/g, '').length;
         if (!/^[+\d\s().-]+$/.test(phone.trim()) || digits < 7 || digits > 15) f.problem('phone', 'must be a phone number of 7 to 15 digits');
       }
-      if (!name?.trim() && !email?.trim() && !phone?.trim()) f.problem('email', 'give at least a name, an e-mail address or a phone number');
+      // A field that shows nothing (spaces, a zero-width space) is no detail given.
+      const clean = (s: string | undefined) => (s !== undefined && !isBlank(s) ? s.trim() : null);
+      if (!clean(name) && !clean(email) && !clean(phone)) f.problem('email', 'give at least a name, an e-mail address or a phone number');
       f.done();
       limit(`widget-visitor:${c.visitorId}`, limits.widgetVisitor, 'per visitor', cors);
-      const clean = (s: string | undefined) => (s?.trim() ? s.trim() : null);
       await service.lead(c, { name: clean(name), email: clean(email), phone: clean(phone) });
       return json(201, { conversation_id: c.id, has_email: Boolean(clean(email)), has_phone: Boolean(clean(phone)) });
     }),
@@ -166,6 +167,6 @@ export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
 function afterParam(req: Request): number {
   const raw = req.searchParams().get('after') ?? req.headers['last-event-id'] ?? null;
   if (raw === null || raw === '') return 0;
-  if (!/^\d{1,15}$/.test(raw)) throw new HttpError('bad_request', 'after must be a message seq this API returned.');
+  if (!SEQ_DIGITS.test(raw)) throw new HttpError('bad_request', 'after must be a message seq this API returned (or 0).');
   return Number(raw);
 }
