@@ -118,5 +118,37 @@ export function fieldsAddedAfter(layout: number): Readonly<Partial<Record<NumFie
   return Object.fromEntries(NUM_FIELDS.filter((name) => NUM_FIELD_TABLE[name].layout > layout).map((name) => [name, NUM_FIELD_TABLE[name].initial]));
 }
 
-/** A new character's numbers, copied into its `num` at once. */
-export const INITIAL_NUMS: Readonly<Float64Array> = Float64Array.from(NUM_FIELDS, (name) => NUM_FIELD_TABLE[name].initial);
+/**
+ * Per-character values the tick would otherwise recompute from noise() every tick (conduct.ts,
+ * squads.ts, the squad follow): kept in `AgentState.num` after the persisted fields, never
+ * exported. Each starts NaN and is worked out on first use, so an agent made by an import gets
+ * the same values a fresh one does. The `…For` fields hold what a value was worked out for (a
+ * flight's start, a target, a callout's time): a different key means work it out again.
+ */
+export const CACHE_FIELDS = [
+  /** windingDown()'s wind-down length. */
+  'windS',
+  /** pushManoeuvre()'s reposition window. */
+  'repoS',
+  /** The squad follow's offset from the leader. */
+  'followDX',
+  'followDZ',
+  /** fleeMinS()'s noise and flightGoesOn()'s clear distance, for the flight that started at fleeFor. */
+  'fleeN',
+  'fleeClear',
+  'fleeFor',
+  /** acquireDelay()'s noise for target acqFor. */
+  'acqN',
+  'acqFor',
+  /** heedDelay()'s noise for the callout made at heedFor. */
+  'heedN',
+  'heedFor',
+] as const;
+
+export type CacheField = (typeof CACHE_FIELDS)[number];
+
+/** A new character's numbers, copied into its `num` at once: the persisted fields, then the caches (NaN, not worked out yet). */
+export const INITIAL_NUMS: Readonly<Float64Array> = Float64Array.from([
+  ...NUM_FIELDS.map((name) => NUM_FIELD_TABLE[name].initial),
+  ...CACHE_FIELDS.map(() => NaN),
+]);

@@ -59,7 +59,11 @@ export function styleOf(a: AgentState): Style {
 
 export function acquireDelay(a: AgentState, dist: number, target: number): number {
   if (a.nrv < CALM_NERVES && dist < CLOSE_M) return 0;
-  const d = (ACQUIRE_BASE_S + ACQUIRE_PER_M * dist) * (0.7 + 0.6 * a.nrv) * (0.8 + 0.4 * noise(a.id, target));
+  if (a.acqFor !== target) {
+    a.acqN = noise(a.id, target);
+    a.acqFor = target;
+  }
+  const d = (ACQUIRE_BASE_S + ACQUIRE_PER_M * dist) * (0.7 + 0.6 * a.nrv) * (0.8 + 0.4 * a.acqN);
   return d < ACQUIRE_MAX_S ? d : ACQUIRE_MAX_S;
 }
 
@@ -132,7 +136,8 @@ export function pushManoeuvre(out: Intent[], a: AgentState, s: Snapshot, threat:
     out.push({ kind: 'MoveTo', to: vec(c.pos.x, c.pos.y, c.pos.z), speed: 'jog' });
     return true;
   }
-  const window = REPOSITION_MIN_S + (REPOSITION_MAX_S - REPOSITION_MIN_S) * noise(a.id, 1);
+  let window = a.repoS;
+  if (window !== window) window = a.repoS = REPOSITION_MIN_S + (REPOSITION_MAX_S - REPOSITION_MIN_S) * noise(a.id, 1);
   if ((time - a.engT) % window >= MOVE_S) return false;
   const dx = threat.pos.x - pos.x;
   const dz = threat.pos.z - pos.z;
@@ -184,7 +189,17 @@ const SHARED_BEARING_COS = 0.5;
 
 /** This flight's least length: per character and per flight, longer for the nervous. */
 export function fleeMinS(a: AgentState): number {
-  return FLEE_MIN_S + (FLEE_MAX_S - FLEE_MIN_S) * (0.55 * noise(a.id, a.fleeT) + 0.45 * a.nrv);
+  flightDraws(a);
+  return FLEE_MIN_S + (FLEE_MAX_S - FLEE_MIN_S) * (0.55 * a.fleeN + 0.45 * a.nrv);
+}
+
+/** The current flight's draws (fleeN, fleeClear), worked out once per flight rather than every tick of it. */
+function flightDraws(a: AgentState): void {
+  const t = a.fleeT;
+  if (a.fleeFor === t) return;
+  a.fleeN = noise(a.id, t);
+  a.fleeClear = FLEE_CLEAR_MIN_M + (FLEE_CLEAR_MAX_M - FLEE_CLEAR_MIN_M) * noise(a.id + 1, t);
+  a.fleeFor = t;
 }
 
 /** Directions (degrees) to the threats of a flight: scratch for pushFlight, sorted in place. */
@@ -286,7 +301,7 @@ export function startFlight(a: AgentState, time: number, from: number): void {
 export function flightGoesOn(a: AgentState, x: number, z: number, time: number): boolean {
   if (a.mode !== 'fleeing') return false;
   const min = fleeMinS(a);
-  const clear = FLEE_CLEAR_MIN_M + (FLEE_CLEAR_MAX_M - FLEE_CLEAR_MIN_M) * noise(a.id + 1, a.fleeT);
+  const clear = a.fleeClear;
   return time - a.fleeT < min || (time - a.fleeT < 2 * min && distH(x, z, a.contactX, a.contactZ) < clear);
 }
 
@@ -451,7 +466,8 @@ export function newRhythm(a: AgentState, time: number): void {
 }
 
 export function windingDown(a: AgentState, time: number): boolean {
-  const wind = WIND_DOWN_MIN_S + (WIND_DOWN_MAX_S - WIND_DOWN_MIN_S) * noise(a.id, 5);
+  let wind = a.windS;
+  if (wind !== wind) wind = a.windS = WIND_DOWN_MIN_S + (WIND_DOWN_MAX_S - WIND_DOWN_MIN_S) * noise(a.id, 5);
   return time - a.firstT >= a.sessionS - wind;
 }
 

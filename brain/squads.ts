@@ -68,7 +68,11 @@ const LEADER_STEP_M = 0.3;
 
 /** How long `a` takes to take up the callout made at `calloutT`: per member and per callout. */
 export function heedDelay(a: AgentState, calloutT: number): number {
-  return HEED_MIN_S + (HEED_MAX_S - HEED_MIN_S) * (0.7 * noise(a.id + 11, calloutT) + 0.3 * a.nrv);
+  if (a.heedFor !== calloutT) {
+    a.heedN = noise(a.id + 11, calloutT);
+    a.heedFor = calloutT;
+  }
+  return HEED_MIN_S + (HEED_MAX_S - HEED_MIN_S) * (0.7 * a.heedN + 0.3 * a.nrv);
 }
 
 /** Squadmates only count as "running" when their last tick was this recent. */

@@ -1,4 +1,4 @@
-import { INITIAL_NUMS, NUM_FIELDS, type NumField } from './agent-fields.js';
+import { CACHE_FIELDS, INITIAL_NUMS, NUM_FIELDS, type CacheField, type NumField } from './agent-fields.js';
 import type { Goal, Mode } from './modes.js';
 import type { Role, Traits } from './types.js';
 
@@ -54,7 +54,7 @@ export interface Memory {
 export const VISITED_CAP = 4;
 
 /** The numbers of a character, in one Float64Array (`num`), read and written by name (`a.fear`). */
-type NumberSlots = { readonly num: Float64Array } & Record<NumField, number>;
+type NumberSlots = { readonly num: Float64Array } & Record<NumField | CacheField, number>;
 
 /**
  * The base of AgentState: `num`, holding every numeric field at its index in the field table
@@ -68,7 +68,7 @@ function numberSlots(): new () => NumberSlots {
   class Slots {
     readonly num = new Float64Array(INITIAL_NUMS);
   }
-  NUM_FIELDS.forEach((name, index) => {
+  [...NUM_FIELDS, ...CACHE_FIELDS].forEach((name, index) => {
     const slot = index;
     Object.defineProperty(Slots.prototype, name, {
       get(this: Slots): number {

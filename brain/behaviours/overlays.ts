@@ -111,6 +111,8 @@ export const ambient: Behaviour = {
   when: { human: true, emotes: true },
   applies: calm,
   act(c, out) {
+    // Not due yet (most ticks): ambientEmote would say null, so the targets are not scanned for a friend.
+    if (c.time < c.a.nextEmoteT) return;
     emote(c, out, ambientEmote(c.a, c.time, c.p.friendly !== null || friendNear(c.s, FRIENDLY_RANGE_M), c.heard));
   },
 };

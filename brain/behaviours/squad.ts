@@ -55,10 +55,15 @@ function strayed(c: TickCtx): boolean {
 /** Keeps the member's own place beside where it keeps with the squad: jog when far, walk when near, stand when there and the leader stands. */
 function follow(c: TickCtx, leader: Centre, out: Intent[], human: boolean): Speed | null {
   const a = c.a;
-  const angle = 2 * Math.PI * noise(a.id, 6);
-  const r = FOLLOW_MIN_M + (FOLLOW_MAX_M - FOLLOW_MIN_M) * noise(a.id, 7);
-  const tx = leader.x + Math.sin(angle) * r;
-  const tz = leader.z + Math.cos(angle) * r;
+  let dx = a.followDX;
+  if (dx !== dx) {
+    const angle = 2 * Math.PI * noise(a.id, 6);
+    const r = FOLLOW_MIN_M + (FOLLOW_MAX_M - FOLLOW_MIN_M) * noise(a.id, 7);
+    dx = a.followDX = Math.sin(angle) * r;
+    a.followDZ = Math.cos(angle) * r;
+  }
+  const tx = leader.x + dx;
+  const tz = leader.z + a.followDZ;
   const d = distH(c.st.pos.x, c.st.pos.z, tx, tz);
   // While the leader is on the move (halts shorter than FOLLOW_HALT_S included) the member keeps going with it.
   const leaderMoving = c.time - c.sq!.leaderMovedT < FOLLOW_HALT_S;

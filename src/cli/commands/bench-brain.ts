@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError, parseInteger } from '../util.js';
+import { parseInteger } from '../util.js';
 
 /** `brainstem bench brain`: Brain.tick alone, every policy off beside every policy on, same traffic, same run. */
 export function registerBenchBrain(bench: Command): void {
@@ -10,7 +10,7 @@ export function registerBenchBrain(bench: Command): void {
     .option('--ticks <n>', 'ticks each agent gets per round, so a round is agents × ticks ticks (default 200)')
     .option('--rounds <n>', 'rounds (the median is reported; default 7, with --explain 9)')
     .option('--explain', 'instead: what explaining a tick costs (explain on vs off), and with --against what a tick that does not ask costs')
-    .option('--against <dir>', "with --explain: another build's dist/ directory (a checkout from before, built) whose Brain runs beside this one")
+    .option('--against <dir>', "another build's dist/ directory (a checkout from before, built) whose Brain runs beside this one, in the same rounds")
     .option('--json', 'print only the JSON result')
     .action(async (flags: { agents?: string; ticks?: string; rounds?: string; explain?: boolean; against?: string; json?: boolean }) => {
       const n = (v: string | undefined, name: string) => (v === undefined ? undefined : parseInteger(v, name, 1, 10_000_000));
@@ -22,9 +22,8 @@ export function registerBenchBrain(bench: Command): void {
         if (!flags.json) process.stdout.write(`${formatExplainTable(result)}\n`);
         return;
       }
-      if (flags.against !== undefined) throw new CliError('--against goes with --explain');
-      const { runBrainMicro, formatTable } = await import('../../../bench/brain-micro.js');
-      const result = runBrainMicro(sizes);
+      const { runBrainMicro, formatTable, loadAgainst } = await import('../../../bench/brain-micro.js');
+      const result = runBrainMicro({ ...sizes, ...(flags.against === undefined ? {} : { against: await loadAgainst(flags.against) }) });
       process.stdout.write(`${JSON.stringify(result)}\n`);
       if (!flags.json) process.stdout.write(`${formatTable(result)}\n`);
     });
