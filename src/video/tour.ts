@@ -265,18 +265,19 @@ function formatGraph(
           ...(pi < last ? [{ key: 'tail' as const, from: tailStart, to: len }] : []),
         ];
     // The title card is still: made once and repeated when pieced, drawn for every frame otherwise.
+    // A photo is scaled, cropped and converted to the encoder's yuv420p once, as a still.
     const source =
       part.photo === null
         ? titleCard(job, label, logoLabel, titleImage, pieced ? 1 : f.title, input, graph)
-        : `[${src(part.photo)}]scale=${W}:${H}:force_original_aspect_ratio=increase,crop=${W}:${H},setsar=1,` +
-          `${zoompan(part.photo, f.photo, W, H, fps, part.from, len)},format=yuv420p,settb=AVTB`;
-    // One zoom per photo, its frames dealt to the pieces by number (a zoom per piece would hold a
-    // frame pool per piece for the whole run); the still title card is repeated instead.
+        : `[${src(part.photo)}]scale=${W}:${H}:force_original_aspect_ratio=increase:flags=bicubic,crop=${W}:${H},setsar=1,format=yuv420p`;
+    // Each piece zooms its own frames of the still (every frame is still zoomed once). One zoom
+    // split by trims would make every frame as soon as its photo is reached and push the
+    // neighbour's frames into the cross-fade, which then pulls the next photo early, and so on:
+    // with a two-input blend the whole tour ran ahead into the queues (2 GB for 10 photos). A
+    // zoom per piece makes frames only when they are asked for.
     const shape = (r: { from: number; to: number }): string | null =>
       part.photo !== null
-        ? r.from === 0 && r.to === len
-          ? null
-          : `trim=start_frame=${r.from}:end_frame=${r.to},setpts=PTS-STARTPTS`
+        ? `${zoompan(part.photo, f.photo, W, H, fps, part.from + r.from, r.to - r.from)},setpts=PTS-STARTPTS,settb=AVTB`
         : pieced
           ? `loop=loop=${r.to - r.from - 1}:size=1:start=0,setpts=N/(${fps}*TB)`
           : null;
@@ -303,7 +304,10 @@ function formatGraph(
     made.forEach((m, i) => {
       if (i > 0) {
         const joined = `f${fi}x${i}`;
-        graph.push(`[${made[i - 1]!.tail}][${m.head}]xfade=transition=fade:duration=${seconds(fade, fps)}:offset=0[${joined}]`);
+        // The outgoing frames fade out over the incoming ones, blended in yuv420p: xfade (ffmpeg
+        // 5.1) works in yuv444p only, so each cross-fade cost three full-frame conversions a frame.
+        graph.push(`[${made[i - 1]!.tail}]format=yuva420p,fade=t=out:s=0:n=${fade}:alpha=1[${joined}a]`);
+        graph.push(`[${m.head}][${joined}a]overlay=format=yuv420:eof_action=pass[${joined}]`);
         sequence.push(joined);
       }
       if (m.body) sequence.push(m.body);

@@ -41,7 +41,14 @@ test('tour plan: durations with and without xfade, filter values escaped', () =>
   assert.match(args.join(' '), /s=1080x1350/);
   const graph = args[args.indexOf('-filter_complex') + 1]!;
   // Only the overlapping frames are cross-faded (three fades of 13 frames); the rest is joined around them.
-  assert.equal([...graph.matchAll(/xfade=transition=fade:duration=0\.52:offset=0\[/g)].length, 3);
+  assert.equal([...graph.matchAll(/fade=t=out:s=0:n=13:alpha=1\[/g)].length, 3);
+  assert.equal([...graph.matchAll(/overlay=format=yuv420:eof_action=pass\[/g)].length, 3);
+  // Each photo is scaled once and each of its frames zoomed once, by the piece that shows it.
+  assert.equal([...graph.matchAll(/force_original_aspect_ratio=increase/g)].length, 3);
+  assert.equal(
+    [...graph.matchAll(/zoompan=[^,]*:d=(\d+):/g)].reduce((a, m) => a + Number(m[1]), 0),
+    3 * 38,
+  );
   assert.match(graph, /concat=n=7:v=1:a=0/);
   const plain = planTour(base(false));
   assert.equal(plain.durationS, 5.56);
