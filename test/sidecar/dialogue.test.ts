@@ -206,7 +206,12 @@ test('voice out configured: the Say carries audio_url, served by the sidecar as 
       const { reply } = await tickUntilSay(s, 7, 100, true);
       const say = reply.intents.at(-1)!;
       assert.match(String(say.audio_url), /^\/audio\/l_[a-z0-9]+\.wav$/);
-      assert.equal(fake.speeches.length, 1);
+      // Under load the game clock of the loop may pass a cooldown and ask for a second line before
+      // this one is read back, so the check is on this line's speech, not on a count of one.
+      assert.ok(
+        fake.speeches.some((x) => x.input === say.text),
+        'the Say was spoken by the TTS engine',
+      );
       const res = await fetch(`${s.url}${String(say.audio_url)}`);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('content-type'), 'audio/wav');
@@ -216,7 +221,8 @@ test('voice out configured: the Say carries audio_url, served by the sidecar as 
           .toString('latin1'),
         'RIFF',
       );
-      assert.equal((await s.drainTelemetry()).ttsCharacters, String(say.text).length);
+      const spoken = fake.speeches.reduce((n, x) => n + String(x.input).length, 0);
+      assert.equal((await s.drainTelemetry()).ttsCharacters, spoken);
     } finally {
       await s.close();
       audio.dispose();
