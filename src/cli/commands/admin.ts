@@ -1,35 +1,17 @@
 import type { Command } from 'commander';
-import { openDatabaseAt } from '../../store/database.js';
-import { openIdentityStore } from '../../identity/open-store.js';
 import type { IdentityStore } from '../../identity/store.js';
 import { hashPassword, hashToken, newToken } from '../../identity/tokens.js';
 import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/types.js';
-import { CliError, parseInteger, printJson, withDatabaseOptions } from '../util.js';
-import { databaseError } from '../../embedded/backend.js';
-import { stackDatabase, withDataDirOption } from '../data-dir.js';
+import { CliError, parseInteger, withDatabaseOptions } from '../util.js';
+import { withDataDirOption } from '../data-dir.js';
+import { withStackDatabase } from './stack-database.js';
 import { DEFAULT_BUNDLE } from '../../../brain/index.js';
 import { openControlPlaneStore } from '../../controlplane/open-store.js';
 import type { ControlPlaneStore } from '../../controlplane/store.js';
 import type { ServerId } from '../../controlplane/types.js';
 
-/** Opens the database of the command's flags, runs `fn` on its stores and prints what it returns as JSON. */
-const withStore: WithStore = async (cmd, fn) => {
-  const location = stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string });
-  let database;
-  try {
-    database = openDatabaseAt(location);
-  } catch (err) {
-    throw databaseError(location, err);
-  }
-  try {
-    const identity = await openIdentityStore(database).catch((err: unknown) => {
-      throw databaseError(location, err);
-    });
-    printJson(await fn(identity, () => openControlPlaneStore(database)));
-  } finally {
-    await database.close();
-  }
-};
+/** Runs `fn` on the stores of the command's database and prints what it returns as JSON. */
+const withStore: WithStore = (cmd, fn) => withStackDatabase(cmd, (database, identity) => fn(identity, () => openControlPlaneStore(database)));
 
 /** The tenant of `--tenant`, or a CLI error naming the id. */
 const tenantOf = async (store: IdentityStore, raw: string) => {

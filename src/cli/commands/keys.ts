@@ -1,13 +1,11 @@
 import type { Command } from 'commander';
-import { openDatabaseAt } from '../../store/database.js';
-import { openIdentityStore } from '../../identity/open-store.js';
 import { openControlPlaneStore } from '../../controlplane/open-store.js';
 import { addNextBundleKey } from '../../controlplane/bundle-signer.js';
 import { CONTROLPLANE_CHANNEL, type ControlPlaneEvent } from '../../controlplane/cluster.js';
 import type { ControlPlaneStore } from '../../controlplane/store.js';
-import { CliError, printJson, withDatabaseOptions } from '../util.js';
-import { databaseError } from '../../embedded/backend.js';
-import { stackDatabase, withDataDirOption } from '../data-dir.js';
+import { CliError, withDatabaseOptions } from '../util.js';
+import { withDataDirOption } from '../data-dir.js';
+import { withStackDatabase } from './stack-database.js';
 
 /**
  * The installation's bundle-signing keys, on the services' database. A rotation adds a key
@@ -21,30 +19,16 @@ export function registerKeys(program: Command): void {
     'the data directory whose brainstem.db to use, as serve and up find it',
   );
 
-  const withStore = async (cmd: Command, fn: (store: ControlPlaneStore, notify: () => Promise<void>) => Promise<unknown>): Promise<void> => {
-    const location = stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string });
-    let database;
-    try {
-      database = openDatabaseAt(location);
-    } catch (err) {
-      throw databaseError(location, err);
-    }
-    try {
-      await openIdentityStore(database).catch((err: unknown) => {
-        throw databaseError(location, err);
-      });
+  const withStore = (cmd: Command, fn: (store: ControlPlaneStore, notify: () => Promise<void>) => Promise<unknown>): Promise<void> =>
+    withStackDatabase(cmd, async (database) => {
       const store = await openControlPlaneStore(database);
-      const db = database;
       const notify = async (): Promise<void> => {
-        if (db.kind !== 'postgres') return;
+        if (database.kind !== 'postgres') return;
         const event: ControlPlaneEvent = { kind: 'keys' };
-        await db.pool.query('SELECT pg_notify($1, $2)', [CONTROLPLANE_CHANNEL, JSON.stringify(event)]);
+        await database.pool.query('SELECT pg_notify($1, $2)', [CONTROLPLANE_CHANNEL, JSON.stringify(event)]);
       };
-      printJson(await fn(store, notify));
-    } finally {
-      await database.close();
-    }
-  };
+      return fn(store, notify);
+    });
 
   keys
     .command('rotate')
