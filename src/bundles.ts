@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { validateBundle } from '../brain/bundle.js';
-import { withoutBom } from './http/codec.js';
+import { parseJson, withoutBom } from './http/codec.js';
 import type { ConfigBundle, Problem } from '../brain/types.js';
 
 /** A bundle directory holds one file, bundle.json, with a whole ConfigBundle. */
@@ -60,6 +60,13 @@ export async function loadBundleDir(dir: string): Promise<BundleLoad> {
     value = JSON.parse(withoutBom(text));
   } catch (err) {
     return { ok: false, problems: [{ path: '', message: `${file} is not valid JSON: ${(err as Error).message}` }] };
+  }
+  // The rules a publish's body meets besides JSON syntax (nesting depth, keys that could reach a
+  // prototype), so a bundle that validates here is not refused when it is published.
+  try {
+    parseJson(text);
+  } catch (err) {
+    return { ok: false, problems: [{ path: '', message: `${file}: ${(err as Error).message}` }] };
   }
   const check = validateBundle(value);
   if (!check.ok) return { ok: false, problems: check.problems };

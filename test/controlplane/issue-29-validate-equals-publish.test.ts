@@ -56,3 +56,29 @@ test('issue 29: bundle validate = publish: one size rule on the stored form, bot
     dir.dispose();
   }
 });
+
+test('bundle validate = publish: a flag named prototype is refused by both, naming the key', async () => {
+  const bundle = { ...base, flags: { ...(base.flags as Record<string, unknown>), prototype: true } };
+  const text = `{${JSON.stringify(bundle).slice(1, -1)}}`;
+  assert.ok(text.includes('"prototype":true'));
+  const dir = tempDir();
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s, 'pro');
+    const server = (await s.call('POST', '/v1/servers', { token, body: { name: 'proto' } })).body.id as number;
+    writeFileSync(join(dir.path, 'bundle.json'), text);
+    const refused = await runCli(['bundle', 'validate', dir.path]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /a key named "prototype"/);
+    const put = await fetch(`${s.url}/v1/servers/${server}/config`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: `{"version":1,${text.slice(1)}`,
+    });
+    assert.equal(put.status, 400);
+    assert.match(((await put.json()) as { error: { message: string } }).error.message, /a key named "prototype"/);
+  } finally {
+    await s.stop();
+    dir.dispose();
+  }
+});
