@@ -1,8 +1,28 @@
 import { encode } from '@msgpack/msgpack';
 import { DefaultsSource } from '../../src/sidecar/config/defaults-source.js';
-import { startSidecar, type Sidecar, type SidecarOptions } from '../../src/sidecar/service.js';
+import { startSidecar, type Sidecar, type SidecarOptions, type SidecarTelemetry } from '../../src/sidecar/service.js';
 
 export type Enc = 'json' | 'msgpack';
+
+/** A telemetry report of a sidecar with two characters, one player and dialogue off; `over` replaces any of its fields. */
+export function quietTelemetry(over: Partial<SidecarTelemetry> = {}): SidecarTelemetry {
+  return {
+    events: {},
+    roster: [],
+    agents: 2,
+    playersOnline: 1,
+    linesSpoken: 0,
+    llmTokens: 0,
+    ttsCharacters: 0,
+    spendUsd: 0,
+    llmUsd: 0,
+    ttsUsd: 0,
+    cacheHits: 0,
+    dialogue: null,
+    linesFrom: { source: 'none' },
+    ...over,
+  };
+}
 
 export function startTest(options: Partial<SidecarOptions> = {}): Promise<Sidecar> {
   return startSidecar({ host: '127.0.0.1', port: 0, source: new DefaultsSource(), workers: 0, ...options });

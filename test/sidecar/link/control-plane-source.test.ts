@@ -14,6 +14,7 @@ import type { SidecarTelemetry } from '../../../src/sidecar/service.js';
 import { startTestServer, tenantSession } from '../../helpers/embedded.js';
 import { tempDir } from '../../helpers/paths.js';
 import { BURST_LIMITS, serverWithKey } from '../../controlplane/helpers.js';
+import { quietTelemetry } from '../helpers.js';
 import { runConfigSourceSuite } from '../config/config-source.case.js';
 
 // The shared suite pulls with one key far more often than a sidecar's 120 a minute: raised here.
@@ -93,21 +94,7 @@ test('an unreachable control plane at start: built-in defaults (no disk copy) wi
 });
 
 function counts(events: Record<string, number>): SidecarTelemetry {
-  return {
-    events,
-    roster: [],
-    agents: 2,
-    playersOnline: 1,
-    linesSpoken: 0,
-    llmTokens: 0,
-    ttsCharacters: 0,
-    spendUsd: 0,
-    llmUsd: 0,
-    ttsUsd: 0,
-    cacheHits: 0,
-    dialogue: null,
-    linesFrom: { source: 'none' },
-  };
+  return quietTelemetry({ events });
 }
 
 test('a report whose 202 is lost is resent with the same reportId and counted once', async () => {

@@ -9,23 +9,9 @@ import { spread, type SidecarTelemetry } from '../../../src/sidecar/service.js';
 import { startTestServer, tenantSession, type TestServer } from '../../helpers/embedded.js';
 import { tempDir } from '../../helpers/paths.js';
 import { BURST_LIMITS, serverWithKey } from '../../controlplane/helpers.js';
-import { fullTick, post, startTest } from '../helpers.js';
+import { fullTick, post, quietTelemetry, startTest } from '../helpers.js';
 
-const counts = (spawn: number): SidecarTelemetry => ({
-  events: { spawn },
-  roster: [],
-  agents: 2,
-  playersOnline: 1,
-  linesSpoken: 0,
-  llmTokens: 0,
-  ttsCharacters: 0,
-  spendUsd: 0,
-  llmUsd: 0,
-  ttsUsd: 0,
-  cacheHits: 0,
-  dialogue: null,
-  linesFrom: { source: 'none' },
-});
+const counts = (spawn: number): SidecarTelemetry => quietTelemetry({ events: { spawn } });
 
 const row = (agent: number, x: number): MapSurvivor => ({
   agent,

@@ -8,22 +8,9 @@ import type { SidecarTelemetry } from '../../../src/sidecar/service.js';
 import { startTestServer, tenantSession } from '../../helpers/embedded.js';
 import { tempDir } from '../../helpers/paths.js';
 import { serverWithKey } from '../../controlplane/helpers.js';
+import { quietTelemetry } from '../helpers.js';
 
-const counts = (events: Record<string, number>): SidecarTelemetry => ({
-  events,
-  roster: [],
-  agents: 2,
-  playersOnline: 1,
-  linesSpoken: 0,
-  llmTokens: 0,
-  ttsCharacters: 0,
-  spendUsd: 0,
-  llmUsd: 0,
-  ttsUsd: 0,
-  cacheHits: 0,
-  dialogue: null,
-  linesFrom: { source: 'none' },
-});
+const counts = (events: Record<string, number>): SidecarTelemetry => quietTelemetry({ events });
 
 // A backlog drains report after report, faster than the control plane's per-server report
 // quota (403 plan_limit); the sidecar must back off and resend, not stop or drop them.

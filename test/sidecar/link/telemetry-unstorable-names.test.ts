@@ -15,6 +15,7 @@ import { TelemetryPusher } from '../../../src/sidecar/link/telemetry-push.js';
 import { startTestServer, tenantSession } from '../../helpers/embedded.js';
 import { tempDir } from '../../helpers/paths.js';
 import { BURST_LIMITS, serverWithKey } from '../../controlplane/helpers.js';
+import { quietTelemetry } from '../helpers.js';
 
 const NAMES = ['\ud800', 'a\u0000b', `${'x'.repeat(199)}🏠`, 'Zoë 🏠'];
 const EXPECTED = ['\ufffd', 'a\ufffdb', 'x'.repeat(199), 'Zoë 🏠'];
@@ -34,21 +35,8 @@ test('names a tick may give (a lone surrogate, a NUL, an emoji at the length cut
     const pusher = new TelemetryPusher({
       client: new ControlPlaneClient({ url: cp.url, serverId: String(sc.serverId), key: sc.key, now }),
       buffer,
-      collect: async () => ({
-        events: { spawn: 1 },
-        roster: NAMES.map((name, i) => survivor(i + 1, name)),
-        agents: NAMES.length,
-        playersOnline: 3,
-        linesSpoken: 0,
-        llmTokens: 0,
-        ttsCharacters: 0,
-        spendUsd: 0,
-        llmUsd: 0,
-        ttsUsd: 0,
-        cacheHits: 0,
-        dialogue: null,
-        linesFrom: { source: 'none' },
-      }),
+      collect: async () =>
+        quietTelemetry({ events: { spawn: 1 }, roster: NAMES.map((name, i) => survivor(i + 1, name)), agents: NAMES.length, playersOnline: 3 }),
       sampleMap: async () => NAMES.map((name, i): MapSurvivor => ({ ...survivor(i + 1, name), squad: '', x: i, z: i, health: 100 })),
       latency: new LatencyHistogram(),
       now,
