@@ -1,6 +1,18 @@
 import type { Command } from 'commander';
 import { CliError, parseInteger, replicaBenchFlags, replicaCpuFlag } from '../util.js';
 
+/** The command's flags, as commander gives them (strings until parsed). */
+interface BenchWebhooksFlags {
+  deliveries: string;
+  events: string;
+  json?: boolean;
+  database?: string;
+  replicas: string;
+  endpoints: string;
+  replicaCpu: string;
+  warmup: string;
+}
+
 /** `brainstem bench webhooks`: outbox → receiver throughput beside a raw-POST baseline, and enqueue latency. */
 export function registerBenchWebhooks(bench: Command): void {
   bench
@@ -21,38 +33,19 @@ export function registerBenchWebhooks(bench: Command): void {
       '0.25',
     )
     .option('--json', 'print JSON only')
-    .action(
-      async (flags: {
-        deliveries: string;
-        events: string;
-        json?: boolean;
-        database?: string;
-        replicas: string;
-        endpoints: string;
-        replicaCpu: string;
-        warmup: string;
-      }) => {
-        if (flags.database !== undefined) return replicaBench(flags);
-        const deliveries = parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000);
-        const events = parseInteger(flags.events, '--events', 100, 10_000_000);
-        // The harness lives in bench/ and is loaded only when this command runs.
-        const { runWebhooksBench, formatTable } = await import('../../../bench/webhooks/run.js');
-        const result = await runWebhooksBench({ deliveries, events });
-        if (!flags.json) process.stdout.write(`${formatTable(result)}\n\n`);
-        process.stdout.write(`${JSON.stringify(result, null, flags.json ? 2 : undefined)}\n`);
-      },
-    );
+    .action(async (flags: BenchWebhooksFlags) => {
+      if (flags.database !== undefined) return replicaBench(flags);
+      const deliveries = parseInteger(flags.deliveries, '--deliveries', 100, 10_000_000);
+      const events = parseInteger(flags.events, '--events', 100, 10_000_000);
+      // The harness lives in bench/ and is loaded only when this command runs.
+      const { runWebhooksBench, formatTable } = await import('../../../bench/webhooks/run.js');
+      const result = await runWebhooksBench({ deliveries, events });
+      if (!flags.json) process.stdout.write(`${formatTable(result)}\n\n`);
+      process.stdout.write(`${JSON.stringify(result, null, flags.json ? 2 : undefined)}\n`);
+    });
 }
 
-async function replicaBench(flags: {
-  deliveries: string;
-  json?: boolean;
-  database?: string;
-  replicas: string;
-  endpoints: string;
-  replicaCpu: string;
-  warmup: string;
-}): Promise<void> {
+async function replicaBench(flags: BenchWebhooksFlags): Promise<void> {
   const { url, replicas } = replicaBenchFlags(flags.database!, flags.replicas);
   const { runWebhookReplicaBench, replicaTable } = await import('../../../bench/webhooks/replicas.js');
   const result = await runWebhookReplicaBench({
