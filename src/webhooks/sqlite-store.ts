@@ -207,6 +207,17 @@ const MIGRATIONS = [
       CREATE INDEX webhook_endpoints_rated ON webhook_endpoints(id) WHERE rate_limit IS NOT NULL;
     `,
   },
+  {
+    version: 7,
+    // The order index leads with the conversation: every lookup names both the conversation and
+    // the endpoint, and an event's deliveries to all its endpoints (which finish together) now sit
+    // side by side, so recording a batch of results rewrites a few pages of this index instead of
+    // one per endpoint (each a page written to the WAL at commit).
+    sql: `
+      DROP INDEX webhook_deliveries_order;
+      CREATE INDEX webhook_deliveries_order ON webhook_deliveries(order_key, endpoint_id, seq) WHERE status IN ('pending', 'inflight');
+    `,
+  },
 ];
 
 interface DueCandidate {

@@ -282,3 +282,20 @@ test('a connection keeps the sending part of at most ENDPOINT_CACHE_MAX endpoint
     db.close();
   }
 });
+
+test("the order index is sought by conversation and endpoint, so an event's deliveries to all its endpoints share its pages", () => {
+  const db = openDatabase(':memory:');
+  try {
+    const q = (new SqliteWebhookStore(db) as unknown as { q: Record<string, { source: string }> }).q;
+    const columns = (db.prepare(`SELECT name FROM pragma_index_info('webhook_deliveries_order')`).all() as { name: string }[]).map((c) => c.name);
+    assert.deepEqual(columns, ['order_key', 'endpoint_id', 'seq']);
+    for (const name of ['insertDelivery', 'unblockNext', 'blocker']) {
+      const sql = q[name]!.source;
+      const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 'x');
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('\n');
+      assert.match(plan, /INDEX webhook_deliveries_order \(order_key=\? AND endpoint_id=\?/, `${name}: ${plan}`);
+    }
+  } finally {
+    db.close();
+  }
+});
