@@ -77,7 +77,8 @@ for (let round = 1; round <= Number(values.rounds); round++) {
 }
 const median = (xs: number[]) => {
   const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  const m = s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return Math.round(m * 10_000) / 10_000;
 };
 for (const which of ['a', 'b'] as const) {
   const runs = all[which];
