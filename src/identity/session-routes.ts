@@ -24,6 +24,7 @@ export function mountSessionRoutes(ctx: IdentityRouteContext): void {
       const byAddress = limiter.hit(`login-address:${req.remoteAddress}`, limits.loginAttemptsPerAddress, now());
       if (!byAddress.allowed) throw overLimit(byAddress, `${describeRate(limits.loginAttemptsPerAddress, 'login attempts')} per client address`);
       const f = new Fields(readJsonObject(req));
+      f.onlyKnown(['email', 'password']);
       const email = f.string('email', { required: true, max: 254 });
       const password = f.string('password', { required: true, max: 1024 });
       f.done();
