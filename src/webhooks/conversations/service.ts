@@ -344,8 +344,12 @@ export class ConversationService {
     return m;
   }
 
+  /**
+   * Deletes a conversation. One still open is closed first (`conversation.ended`, reason
+   * `agent_closed`, and the widget told): a receiver that saw it start sees it end, exactly once.
+   */
   async remove(id: ConversationId): Promise<boolean> {
-    this.replies.get(id)?.abort();
+    await this.end(id, 'agent_closed');
     for (const s of this.streams.get(id) ?? []) s.end();
     return this.store.remove(id);
   }
