@@ -1,5 +1,5 @@
 import { HttpError } from '../../http/errors.js';
-import { overLimit } from '../../http/ratelimit.js';
+import { clientAddressKey, overLimit } from '../../http/ratelimit.js';
 import { describeRate, type Rate } from '../../ratelimit/limiter.js';
 import { empty, type Reply } from '../../http/reply.js';
 import type { HttpServer, Request } from '../../http/server.js';
@@ -153,7 +153,7 @@ export function conversationRouteContext(server: HttpServer, options: Conversati
     async (req: Request): Promise<Reply> => {
       let cors: Record<string, string> = {};
       try {
-        limit(`widget-address:${req.remoteAddress}`, limits.widgetAddress, 'per client address');
+        limit(`widget-address:${clientAddressKey(req.remoteAddress)}`, limits.widgetAddress, 'per client address');
         const found = await find(req);
         cors = originCheck(req, found.settings, options.scheme);
         const reply = await handler(req, { ...found, cors });
