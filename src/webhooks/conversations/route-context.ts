@@ -23,16 +23,38 @@ export interface ConversationRoutesOptions {
   resolve?: Resolve;
   /** 'https' behind TLS: the server's own origin, always allowed to use its widgets (the demo page). */
   scheme: 'http' | 'https';
+  /**
+   * SERVICE_PUBLIC_URL: behind a TLS-terminating proxy the server's own pages (the demo page)
+   * are served from this origin (`https://…`) while the server itself speaks plain http.
+   */
+  publicUrl?: string;
   now?: () => number;
+}
+
+/** The origin of SERVICE_PUBLIC_URL, or null when unset or not a URL. */
+function originOf(url: string | undefined): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
 }
 
 /** A text's length in characters (code points), as the limits count it. */
 export const chars = (s: string) => [...s].length;
 
+/** Where the server's own pages are: `scheme://Host`, and the public origin in front of a proxy. */
+interface OwnOrigin {
+  scheme: 'http' | 'https';
+  publicOrigin: string | null;
+}
+
 /** Whether a page of `origin` may use the widget: one it lists, or the server's own. */
-function originAllowed(req: Request, origin: string, settings: WidgetSettings, scheme: 'http' | 'https'): boolean {
-  const own = req.headers.host ? `${scheme}://${req.headers.host}` : null;
-  return origin === own || settings.allowedOrigins.includes(origin);
+function originAllowed(req: Request, origin: string, settings: WidgetSettings, own: OwnOrigin): boolean {
+  if (origin === own.publicOrigin) return true;
+  if (req.headers.host && origin === `${own.scheme}://${req.headers.host}`) return true;
+  return settings.allowedOrigins.includes(origin);
 }
 
 const corsHeaders = (origin: string): Record<string, string> => ({
@@ -42,12 +64,12 @@ const corsHeaders = (origin: string): Record<string, string> => ({
 });
 
 /** The CORS headers for an allowed origin; 403 for a page whose origin the widget does not list. */
-function originCheck(req: Request, settings: WidgetSettings, scheme: 'http' | 'https'): Record<string, string> {
+function originCheck(req: Request, settings: WidgetSettings, own: OwnOrigin): Record<string, string> {
   const origin = req.headers.origin;
   // Without Origin the caller is not a browser page (browsers send it on every cross-origin
   // call), and a non-browser client could send any Origin: the rate limits bound it instead.
   if (origin === undefined) return {};
-  if (!originAllowed(req, origin, settings, scheme)) {
+  if (!originAllowed(req, origin, settings, own)) {
     throw new HttpError(
       'forbidden',
       `Pages from ${JSON.stringify(origin)} may not use this widget; its owner lists the allowed origins in the widget's settings.`,
@@ -81,24 +103,24 @@ export type ConversationRouteContext = ReturnType<typeof conversationRouteContex
  * the path names (`wid_…`) or whose conversation it names (`ses_…`), whatever its tenant's
  * state; none when there is no Origin, no such widget or conversation, or the origin is not allowed.
  */
-async function errorCors(service: ConversationService, req: Request, scheme: 'http' | 'https'): Promise<Record<string, string>> {
+async function errorCors(service: ConversationService, req: Request, own: OwnOrigin): Promise<Record<string, string>> {
   const origin = req.headers.origin;
   const id = req.params.id ?? '';
   if (origin === undefined) return {};
   const widgetId = id.startsWith('ses_') ? (await service.store.get(id))?.widgetId : id;
   const settings = widgetId ? await service.settingsOf(widgetId) : null;
-  return settings && originAllowed(req, origin, settings, scheme) ? corsHeaders(origin) : {};
+  return settings && originAllowed(req, origin, settings, own) ? corsHeaders(origin) : {};
 }
 
 /** How a visitor's route finds its widget or conversation: by the widget id, by the conversation's bearer token, or (a preflight) by the conversation id. */
-function visitorLookups(service: ConversationRoutesOptions['service'], scheme: 'http' | 'https') {
+function visitorLookups(service: ConversationRoutesOptions['service'], own: OwnOrigin) {
   const byWidget = async (req: Request) => service.visitorWidget(req.params.id ?? '');
   /** A visitor's route checks its conversation token before the body is read (the routes' credential check). */
   const visitorToken = async (req: Request): Promise<void> => {
     try {
       await service.byToken(req.params.id ?? '', bearerToken(req));
     } catch (err) {
-      throw withCors(err, await errorCors(service, req, scheme).catch(() => ({})));
+      throw withCors(err, await errorCors(service, req, own).catch(() => ({})));
     }
   };
   /** The conversation of the bearer token, with its widget (suspension checked). */
@@ -132,6 +154,7 @@ export function conversationRouteContext(server: HttpServer, options: Conversati
   const { service, auth } = options;
   const now = options.now ?? Date.now;
   const limits = auth.limits;
+  const own: OwnOrigin = { scheme: options.scheme, publicOrigin: originOf(options.publicUrl) };
 
   const limit = (key: string, rate: Rate, what: string, cors: Record<string, string> = {}) => {
     const d = auth.limiter.hit(key, rate, now());
@@ -155,13 +178,13 @@ export function conversationRouteContext(server: HttpServer, options: Conversati
       try {
         limit(`widget-address:${clientAddressKey(req.remoteAddress)}`, limits.widgetAddress, 'per client address');
         const found = await find(req);
-        cors = originCheck(req, found.settings, options.scheme);
+        cors = originCheck(req, found.settings, own);
         const reply = await handler(req, { ...found, cors });
         return { ...reply, headers: { ...reply.headers, ...cors } };
       } catch (err) {
         // Refused before the origin was checked (the address limit, an unknown token, a suspended
         // tenant): the CORS headers are looked up for the answer, so the page can still read it.
-        throw withCors(err, Object.keys(cors).length > 0 ? cors : await errorCors(service, req, options.scheme).catch(() => ({})));
+        throw withCors(err, Object.keys(cors).length > 0 ? cors : await errorCors(service, req, own).catch(() => ({})));
       }
     };
 
@@ -197,7 +220,7 @@ export function conversationRouteContext(server: HttpServer, options: Conversati
     now,
     limit,
     visitorRoute,
-    ...visitorLookups(service, options.scheme),
+    ...visitorLookups(service, own),
     preflight,
     ...ownerLookups(service, auth),
   };

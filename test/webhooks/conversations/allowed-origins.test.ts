@@ -38,3 +38,19 @@ test('allowed origins are stored as browsers send them; anything but an http(s) 
     await s.stop();
   }
 });
+
+test("behind a TLS-terminating proxy the server's own pages (the demo page) come from SERVICE_PUBLIC_URL's origin and may use every widget", async () => {
+  // serve speaks plain http behind the proxy; the browser's pages are on the public https origin.
+  const { s, widgetId, visitor } = await widgetServer({ publicUrl: 'https://chat.example.com/' });
+  try {
+    const own = await visitor('GET', `/v1/widgets/${widgetId}/config`, { origin: 'https://chat.example.com' });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal(own.headers.get('access-control-allow-origin'), 'https://chat.example.com');
+    assert.equal((await visitor('POST', `/v1/widgets/${widgetId}/conversations`, { origin: 'https://chat.example.com', body: {} })).status, 201);
+    // Another origin (the same host over http, another host) is still refused.
+    assert.equal((await visitor('GET', `/v1/widgets/${widgetId}/config`, { origin: 'http://chat.example.com' })).status, 403);
+    assert.equal((await visitor('GET', `/v1/widgets/${widgetId}/config`, { origin: 'https://other.example.com' })).status, 403);
+  } finally {
+    await s.stop();
+  }
+});
