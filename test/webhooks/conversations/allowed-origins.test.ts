@@ -54,3 +54,19 @@ test("behind a TLS-terminating proxy the server's own pages (the demo page) come
     await s.stop();
   }
 });
+
+test("a widget's model base_url follows the rule of every registered URL: a #fragment is 422, a non-ASCII host is kept in its xn-- form", async () => {
+  const { s, token, widgetId } = await widgetServer();
+  try {
+    const frag = await s.call('PATCH', `/v1/widgets/${widgetId}`, { token, body: { agent: { base_url: 'https://models.example.com/v1#x' } } });
+    assert.equal(frag.status, 422);
+    assert.deepEqual(frag.body.error.details, [
+      { path: 'agent.base_url', message: 'must not carry a fragment (#…): a fragment is never sent with the request' },
+    ]);
+    const idn = await s.call('PATCH', `/v1/widgets/${widgetId}`, { token, body: { agent: { base_url: 'https://mödels.example.com/v1' } } });
+    assert.equal(idn.status, 200, JSON.stringify(idn.body));
+    assert.equal(idn.body.agent.base_url, 'https://xn--mdels-jua.example.com/v1');
+  } finally {
+    await s.stop();
+  }
+});
