@@ -2,7 +2,7 @@ import { cm, distH, vec, yawTo } from './geometry.js';
 import { noise } from './prng.js';
 import type { Squad } from './squads.js';
 import type { AgentState } from './state.js';
-import type { Intent, PointOfInterest, Role, Snapshot, Speed, Target, TargetKind, Vec3 } from './types.js';
+import type { HeardSpeech, Intent, PointOfInterest, Role, SelfState, Speed, Target, TargetKind, Vec3 } from './types.js';
 import { ARRIVAL_M } from './reactive/patrol.js';
 import { TICK_LIMITS } from './tick-schema.js';
 
@@ -126,12 +126,19 @@ function nearestCover(pois: PointOfInterest[] | undefined, x: number, z: number)
  * Movement while engaged, after Face and Engage: none for holders; the others move for the
  * first MOVE_S of every reposition window. Returns whether it moved.
  */
-export function pushManoeuvre(out: Intent[], a: AgentState, s: Snapshot, threat: Target, dist: number, time: number): boolean {
+export function pushManoeuvre(
+  out: Intent[],
+  a: AgentState,
+  pos: Vec3,
+  pois: PointOfInterest[] | undefined,
+  threat: Target,
+  dist: number,
+  time: number,
+): boolean {
   const style = styleOf(a);
   if (style === 'hold') return false;
-  const pos = s.self_state.pos;
   if (style === 'cover') {
-    const c = nearestCover(s.poi, pos.x, pos.z);
+    const c = nearestCover(pois, pos.x, pos.z);
     if (c === null || distH(pos.x, pos.z, c.pos.x, c.pos.z) < 2) return false;
     out.push({ kind: 'MoveTo', to: vec(c.pos.x, c.pos.y, c.pos.z), speed: 'jog' });
     return true;
@@ -229,10 +236,17 @@ function turn(a: number, b: number): number {
  * when blocked, the sides of that way in turn (FLEE_SIDES_DEG); with no opening wider than a
  * half-circle, or every side tried, the character hides where it is. Returns false when it hides.
  */
-export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: number, dt: number, sq: Squad | null, time: number): boolean {
-  const st = s.self_state;
+export function pushFlight(
+  out: Intent[],
+  a: AgentState,
+  st: SelfState,
+  targets: readonly Target[],
+  from: number,
+  dt: number,
+  sq: Squad | null,
+  time: number,
+): boolean {
   const pos = st.pos;
-  const targets = s.targets;
   let n = 0;
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i]!;
@@ -472,16 +486,13 @@ export function windingDown(a: AgentState, time: number): boolean {
 }
 
 /** Turns toward the speaker of a new line heard from a target the character perceives. Returns whether one was heard. */
-export function hear(a: AgentState, s: Snapshot, time: number): boolean {
-  const lines = s.heard;
+export function hear(a: AgentState, lines: readonly HeardSpeech[] | undefined, targets: readonly Target[], pos: Vec3, time: number): boolean {
   if (lines === undefined) return false;
   let turned = false;
-  const pos = s.self_state.pos;
   for (let i = 0; i < lines.length; i++) {
     const h = lines[i]!;
     if (h.at_s <= a.heardT) continue;
     a.heardT = h.at_s;
-    const targets = s.targets;
     for (let j = 0; j < targets.length; j++) {
       const t = targets[j]!;
       if (t.id !== h.from) continue;
@@ -543,9 +554,7 @@ export function heatEmote(a: AgentState, time: number, fleeing: boolean, engagin
 }
 
 /** A friendly character (player or AI) within greeting range. */
-export function friendNear(s: Snapshot, range: number): boolean {
-  const pos = s.self_state.pos;
-  const targets = s.targets;
+export function friendNear(pos: Vec3, targets: readonly Target[], range: number): boolean {
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i]!;
     if (!t.hostile && t.visible && (t.kind === 'player' || t.kind === 'ai') && distH(pos.x, pos.z, t.pos.x, t.pos.z) <= range) return true;
