@@ -1,4 +1,4 @@
-import { cm, distH, vec, yawTo } from './geometry.js';
+import { cm, distH, rem, vec, yawTo } from './geometry.js';
 import { noise } from './prng.js';
 import type { Squad } from './squads.js';
 import type { AgentState } from './state.js';
@@ -93,7 +93,7 @@ export function fireNow(a: AgentState, threat: Target, dist: number, time: numbe
   const burst = 1.5 + 2.5 * a.brave;
   const cycle = burst + 0.6 + 1.4 * a.nrv;
   const k = Math.floor(e / cycle);
-  if (k % RELOAD_EVERY === RELOAD_EVERY - 1) return false;
+  if (rem(k, RELOAD_EVERY) === RELOAD_EVERY - 1) return false;
   return e - k * cycle < burst;
 }
 
@@ -145,7 +145,7 @@ export function pushManoeuvre(
   }
   let window = a.repoS;
   if (window !== window) window = a.repoS = REPOSITION_MIN_S + (REPOSITION_MAX_S - REPOSITION_MIN_S) * noise(a.id, 1);
-  if ((time - a.engT) % window >= MOVE_S) return false;
+  if (rem(time - a.engT, window) >= MOVE_S) return false;
   const dx = threat.pos.x - pos.x;
   const dz = threat.pos.z - pos.z;
   const len = dist > 1e-6 ? dist : 1;
@@ -226,7 +226,7 @@ function sortPrefix(xs: Float64Array, n: number): void {
 
 /** The smallest angle between two bearings in degrees, 0..180. */
 function turn(a: number, b: number): number {
-  const d = Math.abs(a - b) % 360;
+  const d = rem(Math.abs(a - b), 360);
   return d > 180 ? 360 - d : d;
 }
 
@@ -257,7 +257,7 @@ export function pushFlight(
   let mid: number;
   let half: number;
   if (n === 0) {
-    mid = (st.heading_deg + 180) % 360;
+    mid = rem(st.heading_deg + 180, 360);
     half = 90;
   } else {
     sortPrefix(bearings, n);
@@ -270,7 +270,7 @@ export function pushFlight(
         start = bearings[i - 1]!;
       }
     }
-    mid = (start + gap / 2) % 360;
+    mid = rem(start + gap / 2, 360);
     half = gap / 2 - 90;
   }
   let way = mid;
@@ -507,7 +507,7 @@ export function hear(a: AgentState, lines: readonly HeardSpeech[] | undefined, t
 /** Adds the look of the moment: a turn toward a speaker, or a glance around every few seconds. */
 export function pushLook(out: Intent[], a: AgentState, heading: number, time: number): void {
   if (time >= a.faceUntil && time >= a.glanceT) {
-    a.faceYaw = (heading + 40 + 280 * noise(a.id, time)) % 360;
+    a.faceYaw = rem(heading + 40 + 280 * noise(a.id, time), 360);
     a.faceUntil = time + LOOK_S;
     a.glanceT = time + GLANCE_MIN_S + (GLANCE_MAX_S - GLANCE_MIN_S) * noise(a.id + 7, time);
   }
