@@ -349,7 +349,7 @@ async function runConfiguration(
     for (let i = 0; i < replicas; i++) {
       // Replicas start one after another: the first migrates, the others find the schema there.
       const profile = o.cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`, `--cpu-prof-name=${profileName(name, i)}`];
-      const probe = url === null ? [] : ['--import', pathToFileURL(join(ROOT, 'dist', 'bench', 'control-plane', 'pg-probe.js')).href];
+      const probe = url === null ? [] : probeArgs();
       const [cmd, args] = confined(quotas, made, `serve-${replicas}-${i}`, o.serverCpu, process.execPath, [
         ...profile,
         ...probe,
@@ -522,11 +522,16 @@ async function countReports(url: string | null, file: string, serverId: number):
   return withAdmin(url, async (c) => Number((await c.query('SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = $1', [serverId])).rows[0].n));
 }
 
+/** Node's arguments that load the statement probe into a serve process (it reads BRAINSTEM_BENCH_PROBE_DIR). */
+export function probeArgs(): string[] {
+  return ['--import', pathToFileURL(join(ROOT, 'dist', 'bench', 'control-plane', 'pg-probe.js')).href];
+}
+
 /** How long the benchmark waits for a serve process to write its counts (it may sit out its quota's period first). */
 const PROBE_WAIT_MS = 5000;
 
 /** Each serve process's counts now: asks with SIGUSR2 and waits for the file it writes. */
-async function probeCounts(dir: string, pids: number[]): Promise<ProbeCounts[]> {
+export async function probeCounts(dir: string, pids: number[]): Promise<ProbeCounts[]> {
   return Promise.all(
     pids.map(async (pid) => {
       const file = join(dir, `${pid}.json`);
@@ -546,7 +551,7 @@ async function probeCounts(dir: string, pids: number[]): Promise<ProbeCounts[]> 
 }
 
 /** What each process counted between two snapshots; by statement, the top few. */
-function countsDelta(before: ProbeCounts[], after: ProbeCounts[]): ProbeCounts[] {
+export function countsDelta(before: ProbeCounts[], after: ProbeCounts[]): ProbeCounts[] {
   return after.map((a, i) => {
     const b = before[i]!;
     const byStatement = Object.entries(a.byStatement)
