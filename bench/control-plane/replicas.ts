@@ -47,6 +47,14 @@ export interface ReplicaBenchOptions {
    * clients, to the busier machine and to the other replicas themselves.
    */
   controls: boolean;
+  /**
+   * Each replica gets `connections` of its own (the load grows with the replicas, as a load
+   * balancer's clients do when sidecars are added) instead of a 1/N share of them: what N
+   * replicas do when each is as busy as the one, so that the replicas' effect on one another
+   * is not mixed with the smaller batches of a smaller share of the clients. Needs the machine
+   * to have room for N times the load generators.
+   */
+  connectionsEach: boolean;
   log: (line: string) => void;
 }
 
@@ -108,6 +116,8 @@ export interface ReplicaBenchResult {
     durationS: number;
     warmupS: number;
     connections: number;
+    /** Whether each replica had `connections` of its own rather than a share. */
+    connectionsEach: boolean;
     serverCpu: string | null;
     loadCpu: string | null;
     /** The quota each process ran under (cores), or null with the reason there was none. */
@@ -250,7 +260,7 @@ export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBe
   const helloWorld = await helloBaseline(o, quotas);
   const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url, null));
   if (o.controls)
-    for (const n of o.replicas.filter((r) => r > 1)) {
+    for (const n of o.connectionsEach ? [] : o.replicas.filter((r) => r > 1)) {
       const connections = Math.max(1, Math.floor(o.connections / n));
       const busyLoops = quotas?.available ? [0, n - 1] : [0];
       if (!quotas?.available) o.log('controls: no busy loops without CPU quotas (they would take a core each)');
@@ -273,6 +283,7 @@ export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBe
       durationS: o.durationS,
       warmupS: o.warmupS,
       connections: o.connections,
+      connectionsEach: o.connectionsEach,
       serverCpu: quotas?.available ? null : (o.serverCpu ?? null),
       loadCpu: o.loadCpu ?? null,
       replicaCpu: quotas?.available ? quotas.fraction : null,
@@ -377,9 +388,11 @@ async function runConfiguration(
     const server = await call(bases[0]!, 'POST', '/v1/servers', token, { name: 'bench' });
     const { key } = await call(bases[0]!, 'POST', `/v1/servers/${server.id}/keys`, token);
 
-    const connections = shape?.connections ?? Math.max(1, Math.floor(o.connections / replicas));
-    const pullCount = Math.ceil((o.poolRate / replicas) * o.durationS * 1.2);
-    const pushCount = Math.ceil((Math.max(20_000, o.poolRate / 3) / replicas) * o.durationS * 1.2);
+    const connections = shape?.connections ?? (o.connectionsEach ? o.connections : Math.max(1, Math.floor(o.connections / replicas)));
+    // Signed requests each replica's wrk may send: its share of the pool rate, or the whole rate when each has the full load.
+    const share = o.connectionsEach ? 1 : replicas;
+    const pullCount = Math.ceil((o.poolRate / share) * o.durationS * 1.2);
+    const pushCount = Math.ceil((Math.max(20_000, o.poolRate / 3) / share) * o.durationS * 1.2);
     const reportTs = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
     // Each replica's wrk signs its own range of nonces and report ids, so no signature or report
@@ -589,6 +602,9 @@ export function replicaTable(r: ReplicaBenchResult): string {
   const one = r.configurations.find(
     (c) => c.name.startsWith('postgres') && c.replicas === 1 && c.busyQuotas === 0 && c.connectionsPerReplica === r.settings.connections,
   );
+  const split = r.settings.connectionsEach
+    ? `each replica with ${r.settings.connections} connections of its own`
+    : `${r.settings.connections} connections split among the replicas`;
   const scaling = r.configurations
     .filter((c) => one && c.name.startsWith('postgres') && c.replicas > 1)
     .map(
@@ -616,7 +632,7 @@ export function replicaTable(r: ReplicaBenchResult): string {
       : [];
   return [
     r.settings.quotaUnavailable ? `no CPU quotas: ${r.settings.quotaUnavailable}` : '',
-    `each process measured for ${r.settings.durationS} s per scenario after ${r.settings.warmupS} s of the same load unmeasured`,
+    `each process measured for ${r.settings.durationS} s per scenario after ${r.settings.warmupS} s of the same load unmeasured; ${split}`,
     `bare uWS hello-world (baseline, ${where}, same wrk script): ${fmt(r.helloWorld.rps)} req/s, ${r.helloWorld.cpuMsPerRequest.toFixed(3)} ms CPU per request`,
     ...scaling,
     ...vsSqlite,

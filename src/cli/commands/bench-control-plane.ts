@@ -16,6 +16,7 @@ interface Flags {
   replicaCpu: string;
   warmup: string;
   controls?: boolean;
+  connectionsEach?: boolean;
   cpuProf?: string;
 }
 
@@ -45,6 +46,10 @@ export function registerBenchControlPlane(bench: Command): void {
     .option(
       '--controls',
       'with --database: for each replica count N above 1, also one replica given a 1/N share of the connections, alone and beside N − 1 busy loops under the same quota (what a replica owes to its share of the clients, to the busier machine, and to the other replicas)',
+    )
+    .option(
+      '--connections-each',
+      'with --database: each replica gets --connections of its own (the load grows with the replicas) instead of a share of them; not the split-load measure of the scaling goal',
     )
     .option('--cpu-prof <dir>', 'each serve process writes a V8 CPU profile into this directory, with the measured windows in phases.json')
     .option('--json', 'print only the JSON result')
@@ -86,6 +91,7 @@ async function replicaBench(flags: Flags): Promise<void> {
     poolRate: parseInteger(flags.poolRate, '--pool-rate', 1000, 5_000_000),
     replicaCpu: replicaCpuFlag(flags.replicaCpu),
     controls: flags.controls === true,
+    connectionsEach: flags.connectionsEach === true,
     log: (line) => {
       if (!flags.json) process.stderr.write(`bench control-plane: ${line}\n`);
     },
