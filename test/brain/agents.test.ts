@@ -50,7 +50,10 @@ test('a game clock that goes back a minute or more is a new clock: the agent sta
   const after = [];
   for (let t = 0; t < 200; t++) after.push(kinds(brain.tick(req(501, t, self({ x: 0, y: 8, z: 0 }, { ammo: 0 })))));
   assert.equal(brain.drainEvents().spawn, 1);
-  assert.ok(after.every((k) => !k.includes('Flee')), 'no flight from a threat of the old clock');
+  assert.ok(
+    after.every((k) => !k.includes('Flee')),
+    'no flight from a threat of the old clock',
+  );
   // A step back of less than a minute is one clock's ticks out of order: remembered.
   brain.tick(req(501, 150, self()));
   brain.tick(req(501, 100, self()));
