@@ -12,7 +12,12 @@ export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
 export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 
 /** Another credential kind a service owns (server keys, widget keys): tells whether a token is one of its valid ones. */
-export type CredentialProbe = (token: string) => Promise<{ tenant: TenantRecord } | null>;
+/**
+ * A service's own credential kind, asked when no identity credential matches. It is given the
+ * request so that the service may keep what it resolved for the handler of the same request
+ * (one look-up per request, not one here and another in the handler).
+ */
+export type CredentialProbe = (token: string, req: Request) => Promise<{ tenant: TenantRecord } | null>;
 
 export interface AuthenticatorOptions {
   /** SERVICE_ADMIN_TOKEN; without it the admin routes answer 401 to everyone. */
@@ -72,7 +77,7 @@ export class Authenticator {
     this.probes.push(probe);
   }
 
-  private async resolve(token: string): Promise<Principal | 'other' | null> {
+  private async resolve(token: string, req: Request): Promise<Principal | 'other' | null> {
     if (this.adminToken && safeEqual(token, this.adminToken)) return { kind: 'admin' };
     if (token.startsWith(TOKEN_PREFIX.session)) {
       const hash = hashToken(token);
@@ -89,7 +94,7 @@ export class Authenticator {
       return k ? { kind: 'apiKey', tenant: k.tenant, keyId: k.keyId, rate: UNCOUNTED } : null;
     }
     for (const probe of this.probes) {
-      const found = await probe(token);
+      const found = await probe(token, req);
       if (found) {
         active(found.tenant);
         return 'other';
@@ -105,7 +110,7 @@ export class Authenticator {
   private resolved(req: Request, token: string): Promise<Principal | 'other' | null> {
     const memo = this.memo.get(req);
     if (memo !== undefined && memo.token === token) return memo.principal;
-    const principal = this.resolve(token);
+    const principal = this.resolve(token, req);
     this.memo.set(req, { token, principal });
     return principal;
   }

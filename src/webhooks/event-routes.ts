@@ -23,7 +23,7 @@ export function mountEventRoutes(ctx: WebhookRouteContext): void {
       const token = bearerToken(req);
       let widget: WidgetRecord;
       if (token?.startsWith(TOKEN_PREFIX.widgetKey)) {
-        const key = await service.widgetKey(token);
+        const key = await service.widgetKey(token, req);
         const rate = auth.limits.widgetKey;
         const d = auth.limiter.hit(`widget-key:${hashToken(token)}`, rate, now());
         if (!d.allowed) throw overLimit(d, `${describeRate(rate)} per widget key`);

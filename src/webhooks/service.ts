@@ -1,4 +1,5 @@
 import { HttpError, quoteId, validationFailed } from '../http/errors.js';
+import type { Request } from '../http/server.js';
 import type { CredentialProbe } from '../identity/auth.js';
 import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
@@ -70,20 +71,38 @@ export class WebhookService {
     this.onEnqueued();
   }
 
-  /** Resolves a `bwk_` token to its widget; 401 when unknown or revoked, 403 when the tenant is suspended. */
-  async widgetKey(token: string): Promise<{ widgetId: WidgetId; tenant: TenantRecord }> {
-    const found = await this.store.findWidgetKey(hashToken(token));
-    const tenant = found ? await this.getTenant(found.tenantId) : null;
-    if (!found || !tenant) throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
-    if (tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this credential is suspended.');
-    return { widgetId: found.widgetId, tenant };
+  /**
+   * Resolves a `bwk_` token to its widget; 401 when unknown or revoked, 403 when the tenant is
+   * suspended. Given the request, it reuses what the credential probe read for the same
+   * request and token (an event post resolved the key and its tenant twice before).
+   */
+  async widgetKey(token: string, req?: Request): Promise<{ widgetId: WidgetId; tenant: TenantRecord }> {
+    const found = await this.owner(token, req);
+    if (!found) throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
+    if (found.tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this credential is suspended.');
+    return found;
   }
 
   /** Teaches the authenticator that a widget key is a valid credential (403 on other routes, not 401). */
-  readonly probe: CredentialProbe = async (token) => {
+  readonly probe: CredentialProbe = async (token, req) => {
     if (!token.startsWith(TOKEN_PREFIX.widgetKey)) return null;
+    return this.owner(token, req);
+  };
+
+  /** One look-up of a widget key and its tenant per request: a WeakMap entry lives as long as its request. */
+  private readonly owners = new WeakMap<Request, { token: string; owner: Promise<{ widgetId: WidgetId; tenant: TenantRecord } | null> }>();
+
+  private owner(token: string, req: Request | undefined): Promise<{ widgetId: WidgetId; tenant: TenantRecord } | null> {
+    const memo = req === undefined ? undefined : this.owners.get(req);
+    if (memo !== undefined && memo.token === token) return memo.owner;
+    const owner = this.lookupOwner(token);
+    if (req !== undefined) this.owners.set(req, { token, owner });
+    return owner;
+  }
+
+  private async lookupOwner(token: string): Promise<{ widgetId: WidgetId; tenant: TenantRecord } | null> {
     const found = await this.store.findWidgetKey(hashToken(token));
     const tenant = found ? await this.getTenant(found.tenantId) : null;
-    return tenant ? { tenant } : null;
-  };
+    return found && tenant ? { widgetId: found.widgetId, tenant } : null;
+  }
 }
