@@ -61,6 +61,13 @@ export class ServerKeyAuth {
   private readonly tokens = new Map<string, CachedKey>();
   private readonly maxTokens: number;
   private readonly tokenOfHash = new Map<string, string>();
+  /**
+   * The Authorization header `cached` last resolved and its key: a sidecar fleet's pulls come
+   * from few keys, and comparing the header with the last one costs less than cutting the
+   * token out of it and hashing it for the map. Cleared whenever a token entry goes.
+   */
+  private lastHeader = '';
+  private lastKey: CachedKey | undefined;
   /** Counts revocations, so a lookup that raced one does not cache what it read before it. */
   private revocations = 0;
   /** Likewise for tenant status changes. */
@@ -104,6 +111,7 @@ export class ServerKeyAuth {
     const token = this.tokenOfHash.get(tokenHash);
     if (token !== undefined) this.tokens.delete(token);
     this.tokenOfHash.delete(tokenHash);
+    this.forgetLast();
   }
 
   tenantChanged(id: TenantId): void {
@@ -119,6 +127,12 @@ export class ServerKeyAuth {
     this.tokens.clear();
     this.tokenOfHash.clear();
     this.tenantStatus.clear();
+    this.forgetLast();
+  }
+
+  private forgetLast(): void {
+    this.lastHeader = '';
+    this.lastKey = undefined;
   }
 
   /**
@@ -170,9 +184,16 @@ export class ServerKeyAuth {
    * nothing.
    */
   cached(authorization: string): CachedKey | undefined {
-    const token = plainBearer(authorization);
-    const known = token === undefined ? undefined : this.tokens.get(token);
-    return known !== undefined && this.tenantStatus.get(known.owner.tenantId) === 'active' ? known : undefined;
+    let known = this.lastKey;
+    if (known === undefined || authorization !== this.lastHeader) {
+      const token = plainBearer(authorization);
+      known = token === undefined ? undefined : this.tokens.get(token);
+      if (known === undefined) return undefined;
+      this.lastHeader = authorization;
+      this.lastKey = known;
+    }
+    // The tenant's status is read every time: a suspension drops it, and the next pull must see that.
+    return this.tenantStatus.get(known.owner.tenantId) === 'active' ? known : undefined;
   }
 
   /**
@@ -180,12 +201,11 @@ export class ServerKeyAuth {
    * recorded against replay, exactly when `check` would return the owner; a key at its rate
    * throws the 429 `check` would throw, having recorded what `check` records (the signature,
    * not the request). False, having recorded nothing, in every other case; `check` then gives
-   * the precise error. With a shared ledger, an authentic request new to this replica is a
+   * the precise error. `now` is the caller's read of this authenticator's clock. With a shared ledger, an authentic request new to this replica is a
    * promise instead: resolved once the ledger confirms the signature new on every replica,
    * rejected with the error `check` would give (401 replay, 429) otherwise.
    */
-  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string): boolean | Promise<void> {
-    const now = this.now();
+  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string, now: number = this.now()): boolean | Promise<void> {
     // With a ledger, a key at its limit is left to `check`, which answers the 429: nothing may
     // be recorded on the other replicas' ledger first.
     if (this.ledger && !this.limiter.peek(key.limit, this.rate, now).allowed) return false;
@@ -218,6 +238,7 @@ export class ServerKeyAuth {
         const [oldest, entry] = this.tokens.entries().next().value as [string, { hash: string }];
         this.tokens.delete(oldest);
         this.tokenOfHash.delete(entry.hash);
+        this.forgetLast();
       }
       this.tokens.set(token, known);
       this.tokenOfHash.set(hash, token);

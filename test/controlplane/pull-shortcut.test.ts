@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, tenantSession } from '../helpers/embedded.js';
+import { ADMIN_TOKEN, startTestServer, tenantSession } from '../helpers/embedded.js';
 import { serverWithKey, signed } from './helpers.js';
 
 // Once a key, its tenant and the server's head are cached, pulls are answered by a shortcut
@@ -89,6 +89,49 @@ test('a warm key at its rate: the pull is 429 as on the route, its signature rec
     assert.equal(again.status, 401);
     assert.match(again.body.error.message, /replay/);
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=fresh`, { at: now })).status, 200);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('the last key the shortcut resolved is remembered by its header: other keys, a look-alike header, a revocation and a suspension all answer as on the route', async () => {
+  const s = await startTestServer();
+  try {
+    const { token, tenantId } = await tenantSession(s);
+    const other = await tenantSession(s);
+    const a = await serverWithKey(s, token, 'a');
+    const b = await serverWithKey(s, token, 'b');
+    const c = await serverWithKey(s, other.token, 'c');
+    const v1 = { 'if-none-match': '"v1"' };
+    let n = 0;
+    const pull = (k: typeof a, o: Parameters<typeof signed>[4] = {}) =>
+      signed(s, k.key, 'GET', `/v1/config?server=${k.serverId}&n=${++n}`, { ...o, headers: { ...v1, ...o.headers } });
+    // Warm all three, then alternate: each pull answers for its own key, whichever came last.
+    for (const k of [a, b, c]) assert.equal((await pull(k)).status, 304);
+    for (const k of [a, a, b, a, c, c, b]) assert.equal((await pull(k)).status, 304);
+    // The remembered header with another key's signature, or another server's id, is refused as on the route.
+    assert.equal((await pull(b)).status, 304);
+    assert.equal((await pull(b, { signWith: a.key })).status, 401);
+    const wrongServer = await signed(s, b.key, 'GET', `/v1/config?server=${a.serverId}&n=${++n}`, { headers: v1 });
+    assert.equal(wrongServer.status, 403);
+    // A header that only looks like the remembered one (another spelling of Bearer) goes the route's way.
+    assert.equal((await pull(b, { headers: { authorization: `bearer ${b.key}` } })).status, 304);
+    assert.equal((await pull(b, { headers: { authorization: `Bearer  ${b.key}` } })).status, 304);
+    // Revoking the remembered key: its next pull is 401 at once; the others still work.
+    assert.equal((await pull(a)).status, 304);
+    assert.equal((await s.call('DELETE', `/v1/servers/${a.serverId}/keys/${a.keyId}`, { token })).status, 204);
+    const revoked = await pull(a);
+    assert.equal(revoked.status, 401);
+    assert.equal(revoked.body.error.code, 'unauthorized');
+    assert.equal((await pull(b)).status, 304);
+    // Suspending the remembered key's tenant: 403 tenant_suspended at once; the other tenant's key still works.
+    assert.equal((await s.call('POST', `/v1/admin/tenants/${tenantId}/suspend`, { token: ADMIN_TOKEN })).status, 200);
+    const suspended = await pull(b);
+    assert.equal(suspended.status, 403);
+    assert.equal(suspended.body.error.code, 'tenant_suspended');
+    assert.equal((await pull(c)).status, 304);
+    assert.equal((await s.call('POST', `/v1/admin/tenants/${tenantId}/resume`, { token: ADMIN_TOKEN })).status, 200);
+    assert.equal((await pull(b)).status, 304);
   } finally {
     await s.stop();
   }
