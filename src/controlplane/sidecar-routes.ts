@@ -134,7 +134,7 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
     const report = parseReport(readJsonObject(req), limits.telemetryEventKinds);
     if (report.map !== undefined || report.serverId !== String(owner.serverId)) return pushOther(report, owner);
     admit(owner);
-    return queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report }).then((outcome) => after(owner, report, outcome));
+    return queue.push({ serverId: owner.serverId, receivedAt: ctx.now(), report }, (outcome) => after(owner, report, outcome));
   };
   const pushOther = async (report: TelemetryReport, owner: KeyOwner): Promise<Reply> => {
     if (report.serverId !== String(owner.serverId)) {

@@ -265,16 +265,23 @@ export function parseReport(value: unknown, maxEvents: number = DEFAULT_LIMITS.t
  * always means stored while ingest keeps pace with many small reports.
  */
 export class IngestQueue {
-  private pending: { record: TelemetryRecord; resolve(o: IngestOutcome): void; reject(e: unknown): void }[] = [];
+  private pending: Pending<unknown>[] = [];
   private scheduled = false;
   /** One batch at a time: reports that arrive while one is written go in the next, so a store over the network commits a burst in a few transactions. */
   private running = false;
 
   constructor(private readonly store: ControlPlaneStore) {}
 
-  push(record: TelemetryRecord): Promise<IngestOutcome> {
+  /**
+   * Queues a report; the promise settles once its batch is committed, with the outcome, or
+   * with what `then` makes of it (run as the batch settles, so the answer costs no second
+   * promise: every report of a busy server goes this way).
+   */
+  push(record: TelemetryRecord): Promise<IngestOutcome>;
+  push<R>(record: TelemetryRecord, then: (outcome: IngestOutcome) => R | PromiseLike<R>): Promise<R>;
+  push<R>(record: TelemetryRecord, then?: (outcome: IngestOutcome) => R | PromiseLike<R>): Promise<R | IngestOutcome> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ record, resolve, reject });
+      this.pending.push({ record, then, resolve, reject } as Pending<unknown>);
       this.schedule();
     });
   }
@@ -292,13 +299,30 @@ export class IngestQueue {
     this.running = true;
     try {
       const outcomes = await this.store.ingest(batch.map((b) => b.record));
-      batch.forEach((b, i) => b.resolve(outcomes[i]!));
+      for (let i = 0; i < batch.length; i++) settle(batch[i]!, outcomes[i]!);
     } catch (err) {
       for (const b of batch) b.reject(err);
     } finally {
       this.running = false;
       if (this.pending.length > 0) this.schedule();
     }
+  }
+}
+
+interface Pending<R> {
+  record: TelemetryRecord;
+  then: ((outcome: IngestOutcome) => R | PromiseLike<R>) | undefined;
+  resolve(value: R | PromiseLike<R> | IngestOutcome): void;
+  reject(e: unknown): void;
+}
+
+/** Settles one queued report: a throw out of its `then` rejects that report alone. */
+function settle<R>(p: Pending<R>, outcome: IngestOutcome): void {
+  if (p.then === undefined) return p.resolve(outcome);
+  try {
+    p.resolve(p.then(outcome));
+  } catch (err) {
+    p.reject(err);
   }
 }
 
