@@ -281,7 +281,7 @@ export class IngestQueue {
   push<R>(record: TelemetryRecord, then: (outcome: IngestOutcome) => R | PromiseLike<R>): Promise<R>;
   push<R>(record: TelemetryRecord, then?: (outcome: IngestOutcome) => R | PromiseLike<R>): Promise<R | IngestOutcome> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ record, then, resolve, reject } as Pending<unknown>);
+      this.pending.push({ record, answer: then, resolve, reject } as Pending<unknown>);
       this.schedule();
     });
   }
@@ -311,16 +311,17 @@ export class IngestQueue {
 
 interface Pending<R> {
   record: TelemetryRecord;
-  then: ((outcome: IngestOutcome) => R | PromiseLike<R>) | undefined;
+  /** Not named `then`: the entry must never look like a promise. */
+  answer: ((outcome: IngestOutcome) => R | PromiseLike<R>) | undefined;
   resolve(value: R | PromiseLike<R> | IngestOutcome): void;
   reject(e: unknown): void;
 }
 
 /** Settles one queued report: a throw out of its `then` rejects that report alone. */
 function settle<R>(p: Pending<R>, outcome: IngestOutcome): void {
-  if (p.then === undefined) return p.resolve(outcome);
+  if (p.answer === undefined) return p.resolve(outcome);
   try {
-    p.resolve(p.then(outcome));
+    p.resolve(p.answer(outcome));
   } catch (err) {
     p.reject(err);
   }
