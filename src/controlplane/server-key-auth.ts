@@ -61,11 +61,7 @@ export class ServerKeyAuth {
   private readonly tokens = new Map<string, CachedKey>();
   private readonly maxTokens: number;
   private readonly tokenOfHash = new Map<string, string>();
-  /**
-   * The Authorization header `cached` last resolved and its key: a sidecar fleet's pulls come
-   * from few keys, and comparing the header with the last one costs less than cutting the
-   * token out of it and hashing it for the map. Cleared whenever a token entry goes.
-   */
+  /** The Authorization header `resolved` last resolved and its key; cleared whenever a token entry goes. */
   private lastHeader = '';
   private lastKey: CachedKey | undefined;
   /** Counts revocations, so a lookup that raced one does not cache what it read before it. */
@@ -141,13 +137,13 @@ export class ServerKeyAuth {
    */
   check(req: Request): KeyOwner | Promise<KeyOwner> {
     const header = req.headers.authorization;
-    const token = header !== undefined ? plainBearer(header) : undefined;
-    if (token === undefined) return this.checkToken(req, bearerToken(req));
-    const known = this.tokens.get(token);
-    if (known) {
+    const known = header === undefined ? undefined : this.resolved(header);
+    if (known !== undefined) {
       const status = this.tenantStatus.get(known.owner.tenantId);
       if (status) return this.finish(req, known.verify, known.owner, status, known.limit);
     }
+    const token = header !== undefined ? plainBearer(header) : undefined;
+    if (token === undefined) return this.checkToken(req, bearerToken(req));
     return this.slow(req, token);
   }
 
@@ -162,17 +158,19 @@ export class ServerKeyAuth {
     // A key already resolved is read as `check` reads it, without the general parser (its
     // tokens carry no white space, so the parser would read the same token).
     const header = req.headers.authorization;
-    const plain = header === undefined ? undefined : plainBearer(header);
-    const token = plain !== undefined && this.tokens.has(plain) ? plain : bearerToken(req);
-    if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
-    if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.auth.beforeBody(req);
+    const known = header !== undefined && this.resolved(header) !== undefined;
+    const token = known ? '' : bearerToken(req);
+    if (!known) {
+      if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
+      if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.auth.beforeBody(req);
+    }
     const timestamp = req.headers[TIMESTAMP_HEADER];
     if (!timestamp || !req.headers[SIGNATURE_HEADER]) throw new HttpError('unauthorized', REASONS[MISSING_HEADERS]);
     const seconds = unixSeconds(timestamp);
     if (seconds < 0) throw new HttpError('unauthorized', REASONS[BAD_TIMESTAMP]);
     if (Math.abs(Math.floor(this.now() / 1000) - seconds) > this.windowS) throw new HttpError('unauthorized', REASONS[STALE_TIMESTAMP]);
-    if (this.tokens.has(token)) return;
-    return this.lookup(hashToken(token)).then((owner) => {
+    if (known || this.tokens.has(token!)) return;
+    return this.lookup(hashToken(token!)).then((owner) => {
       if (!owner) throw new HttpError('unauthorized', 'The server key is invalid or revoked.');
     });
   }
@@ -184,16 +182,25 @@ export class ServerKeyAuth {
    * nothing.
    */
   cached(authorization: string): CachedKey | undefined {
-    let known = this.lastKey;
-    if (known === undefined || authorization !== this.lastHeader) {
-      const token = plainBearer(authorization);
-      known = token === undefined ? undefined : this.tokens.get(token);
-      if (known === undefined) return undefined;
+    const known = this.resolved(authorization);
+    // The tenant's status is read every time: a suspension drops it, and the next pull must see that.
+    return known !== undefined && this.tenantStatus.get(known.owner.tenantId) === 'active' ? known : undefined;
+  }
+
+  /**
+   * The resolved key a plain `Bearer bsk_…` header presents, or undefined. The last header
+   * resolved is compared whole first: a sidecar fleet's requests come from few keys, and the
+   * comparison costs less than cutting the token out and hashing it for the map.
+   */
+  private resolved(authorization: string): CachedKey | undefined {
+    if (authorization === this.lastHeader && this.lastKey !== undefined) return this.lastKey;
+    const token = plainBearer(authorization);
+    const known = token === undefined ? undefined : this.tokens.get(token);
+    if (known !== undefined) {
       this.lastHeader = authorization;
       this.lastKey = known;
     }
-    // The tenant's status is read every time: a suspension drops it, and the next pull must see that.
-    return this.tenantStatus.get(known.owner.tenantId) === 'active' ? known : undefined;
+    return known;
   }
 
   /**

@@ -116,8 +116,15 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
   // sidecar backs off and sends the report again rather than dropping it. Only a report that
   // passed its checks counts: a refused one changes nothing, so it must not use up the quota
   // and turn the next, valid report into a 403 (refused ones are still bounded by the key's rate).
+  // The limiter key of the last server admitted, kept rather than built per report.
+  let lastServer: ServerId | undefined;
+  let lastLimitKey = '';
   const admit = (owner: KeyOwner): void => {
-    const d = limiter.hit(`telemetry:${owner.serverId}`, limits.telemetryReports, ctx.now());
+    if (owner.serverId !== lastServer) {
+      lastServer = owner.serverId;
+      lastLimitKey = `telemetry:${owner.serverId}`;
+    }
+    const d = limiter.hit(lastLimitKey, limits.telemetryReports, ctx.now());
     if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
   };
   // After the report is stored, before answering, so that the pull after a report that used up

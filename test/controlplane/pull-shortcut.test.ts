@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, startTestServer, tenantSession } from '../helpers/embedded.js';
-import { serverWithKey, signed } from './helpers.js';
+import { report, serverWithKey, signed } from './helpers.js';
 
 // Once a key, its tenant and the server's head are cached, pulls are answered by a shortcut
 // read straight off uWS (sidecar-routes.ts). It must answer exactly what the route would, and
@@ -118,17 +118,25 @@ test('the last key the shortcut resolved is remembered by its header: other keys
     assert.equal((await pull(b, { headers: { authorization: `bearer ${b.key}` } })).status, 304);
     assert.equal((await pull(b, { headers: { authorization: `Bearer  ${b.key}` } })).status, 304);
     // Revoking the remembered key: its next pull is 401 at once; the others still work.
+    // (a report goes through the same memo, before its body and at its signature check).
     assert.equal((await pull(a)).status, 304);
+    assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId) })).status, 202);
     assert.equal((await s.call('DELETE', `/v1/servers/${a.serverId}/keys/${a.keyId}`, { token })).status, 204);
     const revoked = await pull(a);
     assert.equal(revoked.status, 401);
     assert.equal(revoked.body.error.code, 'unauthorized');
+    const revokedPush = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId, { reportId: 'after' }) });
+    assert.equal(revokedPush.status, 401);
+    assert.equal(revokedPush.body.error.code, 'unauthorized');
     assert.equal((await pull(b)).status, 304);
     // Suspending the remembered key's tenant: 403 tenant_suspended at once; the other tenant's key still works.
     assert.equal((await s.call('POST', `/v1/admin/tenants/${tenantId}/suspend`, { token: ADMIN_TOKEN })).status, 200);
     const suspended = await pull(b);
     assert.equal(suspended.status, 403);
     assert.equal(suspended.body.error.code, 'tenant_suspended');
+    const suspendedPush = await signed(s, b.key, 'POST', '/v1/telemetry', { body: report(b.serverId) });
+    assert.equal(suspendedPush.status, 403);
+    assert.equal(suspendedPush.body.error.code, 'tenant_suspended');
     assert.equal((await pull(c)).status, 304);
     assert.equal((await s.call('POST', `/v1/admin/tenants/${tenantId}/resume`, { token: ADMIN_TOKEN })).status, 200);
     assert.equal((await pull(b)).status, 304);
