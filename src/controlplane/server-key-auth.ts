@@ -25,6 +25,11 @@ export interface CachedKey {
   readonly verify: KeyVerifier;
   /** The key's rate-limit key (see limitKey), built once rather than per request. */
   readonly limit: string;
+  /**
+   * The key's server id as a query names it (decimal, no leading zero): a `server` parameter
+   * names the key's own server exactly when it is this text, compared without parsing it.
+   */
+  readonly server: string;
 }
 
 export interface ServerKeyAuthOptions {
@@ -239,7 +244,7 @@ export class ServerKeyAuth {
     // landed meanwhile is not undone.
     let known = this.tokens.get(token);
     if (!known && this.keys.get(hash)) {
-      known = { owner, hash, verify: keyVerifier(token), limit: limitKey(owner) };
+      known = { owner, hash, verify: keyVerifier(token), limit: limitKey(owner), server: String(owner.serverId) };
       // A plain Map (cheaper per lookup than an LRU); past its bound the oldest entry goes.
       if (this.tokens.size >= this.maxTokens) {
         const [oldest, entry] = this.tokens.entries().next().value as [string, { hash: string }];

@@ -71,7 +71,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     if (key === undefined) return null;
     const query = req.getQuery() ?? '';
     const raw = serverParam(query);
-    if (raw === null || raw === false || serverId(raw) !== key.owner.serverId) return null;
+    if (raw !== key.server) return null;
     const head = ctx.heads.peek(key.owner.serverId);
     if (head === undefined) return null;
     // uWS matches a static pattern exactly, so the path this handler sees is always the pattern:

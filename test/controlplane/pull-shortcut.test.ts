@@ -31,6 +31,9 @@ test('warm pulls: 200, 304, HEAD and a publish behave as on the route, and every
     for (const [i, validator] of ['W/"v1"', '"v0", "v1"', '*'].entries()) {
       assert.equal((await signed(s, a.key, 'GET', target(`list${i}`), { headers: { 'if-none-match': validator } })).status, 304, validator);
     }
+    // The id percent-encoded is the same id, as the route reads it.
+    const encoded = [...String(a.serverId)].map((d) => `%3${d}`).join('');
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${encoded}&n=enc`, { headers: v1 })).status, 304);
     const head = await signed(s, a.key, 'HEAD', target('head'), { headers: v1 });
     assert.equal(head.status, 304);
 
@@ -38,6 +41,9 @@ test('warm pulls: 200, 304, HEAD and a publish behave as on the route, and every
       ['another server of the tenant', await signed(s, a.key, 'GET', `/v1/config?server=${b.serverId}`), 403, 'forbidden'],
       ['an unknown server', await signed(s, a.key, 'GET', '/v1/config?server=99999'), 404, 'config_not_found'],
       ['no server parameter', await signed(s, a.key, 'GET', '/v1/config?n=1'), 400, 'bad_request'],
+      ['the server id with a leading zero', await signed(s, a.key, 'GET', `/v1/config?server=0${a.serverId}`), 404, 'config_not_found'],
+      ['the server id with a sign', await signed(s, a.key, 'GET', `/v1/config?server=%2B${a.serverId}`), 404, 'config_not_found'],
+      ['the server parameter twice', await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&server=${a.serverId}`), 400, 'bad_request'],
       ['a stale timestamp', await signed(s, a.key, 'GET', target('stale'), { at: Date.now() - 301_000 }), 401, 'unauthorized'],
       [
         'a malformed timestamp',
