@@ -1,5 +1,18 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { seededRandom } from '../random.js';
+
+/**
+ * The `pg` driver, loaded on the first pool or client. Every store module imports this one,
+ * and most processes (a SQLite stack, each test file) never open PostgreSQL, so loading the
+ * driver eagerly cost each of them its start-up time for nothing. `pg` is CommonJS, so a
+ * synchronous require keeps `openPool` synchronous.
+ */
+let driver: typeof pg | undefined;
+function pgDriver(): typeof pg {
+  driver ??= createRequire(import.meta.url)('pg') as typeof pg;
+  return driver;
+}
 
 /** Anything a query runs on: the pool (one statement, autocommit) or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
@@ -23,8 +36,9 @@ export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
  */
 const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return (v: string) => Number(v);
-    return pg.types.getTypeParser(oid, format);
+    const { builtins, getTypeParser } = pgDriver().types;
+    if (oid === builtins.INT8 || oid === builtins.NUMERIC) return (v: string) => Number(v);
+    return getTypeParser(oid, format);
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
@@ -41,7 +55,7 @@ export interface PoolOptions {
  * POOL_CONNECT_TIMEOUT_MS instead of hanging a request.
  */
 export function openPool(url: string, options: PoolOptions = {}): pg.Pool {
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString: url,
     max: options.max ?? DEFAULT_POOL_SIZE,
     connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS,
@@ -54,7 +68,7 @@ export function openPool(url: string, options: PoolOptions = {}): pg.Pool {
 
 /** A single connection outside the pool, for LISTEN (a pooled client would be handed back and lose its subscriptions). */
 export function openClient(url: string): pg.Client {
-  return new pg.Client({ connectionString: url, types, application_name: 'brainstem' });
+  return new (pgDriver().Client)({ connectionString: url, types, application_name: 'brainstem' });
 }
 
 /** The rows of one parameterised statement. */
