@@ -148,6 +148,7 @@ export class Brain {
     const st = s.self_state;
     const pos = st.pos;
     const id = s.agent as number;
+    const targets = s.targets;
 
     let a = this.agents.current(id, time);
     const first = a === undefined;
@@ -158,7 +159,7 @@ export class Brain {
     if (applyProfileTraits(a.traits, prof)) temper(a);
 
     const p = this.p;
-    perceive(s, a.health, first, p);
+    perceive(st, targets, a.health, first, p);
     const threat = p.threat;
     if (threat !== null) {
       if (!a.sawHostile) {
@@ -170,7 +171,7 @@ export class Brain {
     a.sawHostile = threat !== null;
 
     if (sw.memory) {
-      const heard = observe(a, s, threat, sw.allowNames);
+      const heard = observe(a, time, targets, s.heard, threat, sw.allowNames);
       if (heard > 0) this.counters.bump('heard', heard);
       if (p.damage > 0) remember(a, EV.damaged, time, p.damage);
     } else if (a.mem !== null) forget(a);
@@ -204,6 +205,7 @@ export class Brain {
     const c = this.c;
     c.s = s;
     c.st = st;
+    c.targets = targets;
     c.prof = prof;
     c.a = a;
     c.sq = sq;

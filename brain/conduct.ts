@@ -1,8 +1,8 @@
-import { cm, distH, vec, yawTo } from './geometry.js';
+import { cm, distH, rem, vec, yawTo } from './geometry.js';
 import { noise } from './prng.js';
 import type { Squad } from './squads.js';
 import type { AgentState } from './state.js';
-import type { Intent, PointOfInterest, Role, Snapshot, Speed, Target, TargetKind, Vec3 } from './types.js';
+import type { HeardSpeech, Intent, PointOfInterest, Role, SelfState, Speed, Target, TargetKind, Vec3 } from './types.js';
 import { ARRIVAL_M } from './reactive/patrol.js';
 import { TICK_LIMITS } from './tick-schema.js';
 
@@ -93,7 +93,7 @@ export function fireNow(a: AgentState, threat: Target, dist: number, time: numbe
   const burst = 1.5 + 2.5 * a.brave;
   const cycle = burst + 0.6 + 1.4 * a.nrv;
   const k = Math.floor(e / cycle);
-  if (k % RELOAD_EVERY === RELOAD_EVERY - 1) return false;
+  if (rem(k, RELOAD_EVERY) === RELOAD_EVERY - 1) return false;
   return e - k * cycle < burst;
 }
 
@@ -126,19 +126,26 @@ function nearestCover(pois: PointOfInterest[] | undefined, x: number, z: number)
  * Movement while engaged, after Face and Engage: none for holders; the others move for the
  * first MOVE_S of every reposition window. Returns whether it moved.
  */
-export function pushManoeuvre(out: Intent[], a: AgentState, s: Snapshot, threat: Target, dist: number, time: number): boolean {
+export function pushManoeuvre(
+  out: Intent[],
+  a: AgentState,
+  pos: Vec3,
+  pois: PointOfInterest[] | undefined,
+  threat: Target,
+  dist: number,
+  time: number,
+): boolean {
   const style = styleOf(a);
   if (style === 'hold') return false;
-  const pos = s.self_state.pos;
   if (style === 'cover') {
-    const c = nearestCover(s.poi, pos.x, pos.z);
+    const c = nearestCover(pois, pos.x, pos.z);
     if (c === null || distH(pos.x, pos.z, c.pos.x, c.pos.z) < 2) return false;
     out.push({ kind: 'MoveTo', to: vec(c.pos.x, c.pos.y, c.pos.z), speed: 'jog' });
     return true;
   }
   let window = a.repoS;
   if (window !== window) window = a.repoS = REPOSITION_MIN_S + (REPOSITION_MAX_S - REPOSITION_MIN_S) * noise(a.id, 1);
-  if ((time - a.engT) % window >= MOVE_S) return false;
+  if (rem(time - a.engT, window) >= MOVE_S) return false;
   const dx = threat.pos.x - pos.x;
   const dz = threat.pos.z - pos.z;
   const len = dist > 1e-6 ? dist : 1;
@@ -219,7 +226,7 @@ function sortPrefix(xs: Float64Array, n: number): void {
 
 /** The smallest angle between two bearings in degrees, 0..180. */
 function turn(a: number, b: number): number {
-  const d = Math.abs(a - b) % 360;
+  const d = rem(Math.abs(a - b), 360);
   return d > 180 ? 360 - d : d;
 }
 
@@ -229,10 +236,17 @@ function turn(a: number, b: number): number {
  * when blocked, the sides of that way in turn (FLEE_SIDES_DEG); with no opening wider than a
  * half-circle, or every side tried, the character hides where it is. Returns false when it hides.
  */
-export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: number, dt: number, sq: Squad | null, time: number): boolean {
-  const st = s.self_state;
+export function pushFlight(
+  out: Intent[],
+  a: AgentState,
+  st: SelfState,
+  targets: readonly Target[],
+  from: number,
+  dt: number,
+  sq: Squad | null,
+  time: number,
+): boolean {
   const pos = st.pos;
-  const targets = s.targets;
   let n = 0;
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i]!;
@@ -243,7 +257,7 @@ export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: numb
   let mid: number;
   let half: number;
   if (n === 0) {
-    mid = (st.heading_deg + 180) % 360;
+    mid = rem(st.heading_deg + 180, 360);
     half = 90;
   } else {
     sortPrefix(bearings, n);
@@ -256,7 +270,7 @@ export function pushFlight(out: Intent[], a: AgentState, s: Snapshot, from: numb
         start = bearings[i - 1]!;
       }
     }
-    mid = (start + gap / 2) % 360;
+    mid = rem(start + gap / 2, 360);
     half = gap / 2 - 90;
   }
   let way = mid;
@@ -472,16 +486,13 @@ export function windingDown(a: AgentState, time: number): boolean {
 }
 
 /** Turns toward the speaker of a new line heard from a target the character perceives. Returns whether one was heard. */
-export function hear(a: AgentState, s: Snapshot, time: number): boolean {
-  const lines = s.heard;
+export function hear(a: AgentState, lines: readonly HeardSpeech[] | undefined, targets: readonly Target[], pos: Vec3, time: number): boolean {
   if (lines === undefined) return false;
   let turned = false;
-  const pos = s.self_state.pos;
   for (let i = 0; i < lines.length; i++) {
     const h = lines[i]!;
     if (h.at_s <= a.heardT) continue;
     a.heardT = h.at_s;
-    const targets = s.targets;
     for (let j = 0; j < targets.length; j++) {
       const t = targets[j]!;
       if (t.id !== h.from) continue;
@@ -496,7 +507,7 @@ export function hear(a: AgentState, s: Snapshot, time: number): boolean {
 /** Adds the look of the moment: a turn toward a speaker, or a glance around every few seconds. */
 export function pushLook(out: Intent[], a: AgentState, heading: number, time: number): void {
   if (time >= a.faceUntil && time >= a.glanceT) {
-    a.faceYaw = (heading + 40 + 280 * noise(a.id, time)) % 360;
+    a.faceYaw = rem(heading + 40 + 280 * noise(a.id, time), 360);
     a.faceUntil = time + LOOK_S;
     a.glanceT = time + GLANCE_MIN_S + (GLANCE_MAX_S - GLANCE_MIN_S) * noise(a.id + 7, time);
   }
@@ -543,9 +554,7 @@ export function heatEmote(a: AgentState, time: number, fleeing: boolean, engagin
 }
 
 /** A friendly character (player or AI) within greeting range. */
-export function friendNear(s: Snapshot, range: number): boolean {
-  const pos = s.self_state.pos;
-  const targets = s.targets;
+export function friendNear(pos: Vec3, targets: readonly Target[], range: number): boolean {
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i]!;
     if (!t.hostile && t.visible && (t.kind === 'player' || t.kind === 'ai') && distH(pos.x, pos.z, t.pos.x, t.pos.z) <= range) return true;

@@ -14,6 +14,14 @@ export function yawTo(ax: number, az: number, bx: number, bz: number): number {
   return n >= 360 ? n - 360 : n;
 }
 
+/**
+ * `x % m` for m > 0, bit for bit. V8 has no machine instruction for a float remainder and calls
+ * out to C for every one; below m (most angles, most clocks) the remainder is x itself.
+ */
+export function rem(x: number, m: number): number {
+  return x >= 0 && x < m ? x : x % m;
+}
+
 /** Rounds a coordinate to the centimetre so replies stay short and replays compare exactly. */
 export function cm(v: number): number {
   return Math.round(v * 100) / 100;

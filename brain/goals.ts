@@ -2,7 +2,7 @@ import { distH, vec } from './geometry.js';
 import { rand, randRange } from './prng.js';
 import type { Goal } from './modes.js';
 import { VISITED_CAP, type AgentState } from './state.js';
-import type { GameFraming, Intent, PointOfInterest, Snapshot, Speed, Vec3 } from './types.js';
+import type { GameFraming, Intent, PointOfInterest, SelfState, Speed, Vec3 } from './types.js';
 import type { WhyRecorder } from './behaviours/why.js';
 
 /**
@@ -68,14 +68,12 @@ export const SATED_NEED = 30;
  * Whether the character's own needs come first: an urgent need, or a need goal under way that
  * is not yet sated. Squad members with such a need leave the squad's side until it is met.
  */
-export function needy(a: AgentState, s: Snapshot): boolean {
-  if (urgent(a, s)) return true;
-  const st = s.self_state;
+export function needy(a: AgentState, st: SelfState): boolean {
+  if (urgent(st)) return true;
   return (a.goal === 'find_water' && st.thirst > SATED_NEED) || (a.goal === 'find_food' && st.hunger > SATED_NEED);
 }
 
-export function urgent(a: AgentState, s: Snapshot): boolean {
-  const st = s.self_state;
+export function urgent(st: SelfState): boolean {
   return st.thirst >= URGENT_NEED || st.hunger >= URGENT_NEED || st.health < 100 - URGENT_NEED;
 }
 
@@ -86,9 +84,17 @@ export function urgent(a: AgentState, s: Snapshot): boolean {
  * bonus for the current goal so characters do not dither. `why`, on an explained tick, is given
  * every goal's score as it was compared (noise and bonus included).
  */
-export function plan(a: AgentState, s: Snapshot, time: number, f: Framing, knowledge: boolean, tired: number, why: WhyRecorder | null = null): boolean {
+export function plan(
+  a: AgentState,
+  st: SelfState,
+  poi: PointOfInterest[] | undefined,
+  time: number,
+  f: Framing,
+  knowledge: boolean,
+  tired: number,
+  why: WhyRecorder | null = null,
+): boolean {
   if (a.goal !== 'none' && time - a.goalT < REPLAN_S) return false;
-  const st = s.self_state;
   const t = a.traits;
   const careful = a.careful;
   const sc = SCORES;
@@ -114,20 +120,19 @@ export function plan(a: AgentState, s: Snapshot, time: number, f: Framing, knowl
   a.goalT = time;
   // The same search, not yet at its point, goes on to that point: a new point every REPLAN_S would be a change of mind each time.
   if (!changed && a.goalHas && a.goalPoi === '' && a.goal !== 'guard' && distH(st.pos.x, st.pos.z, a.goalX, a.goalZ) > GOAL_ARRIVAL_M) return false;
-  place(a, s, knowledge);
+  place(a, st.pos, poi, knowledge);
   return changed;
 }
 
 /** Sets where the current goal leads. */
-function place(a: AgentState, s: Snapshot, knowledge: boolean): void {
-  const pos = s.self_state.pos;
+function place(a: AgentState, pos: Vec3, pois: PointOfInterest[] | undefined, knowledge: boolean): void {
   if (a.goal === 'guard' && a.anchor) {
     setGoal(a, '', a.anchorX, a.anchorY, a.anchorZ);
     return;
   }
   const kind = POI_KIND[a.goal];
-  if (kind !== undefined && knowledge && s.poi !== undefined) {
-    const poi = nearestPoi(a, pos, s.poi, kind, a.goal === 'loot');
+  if (kind !== undefined && knowledge && pois !== undefined) {
+    const poi = nearestPoi(a, pos, pois, kind, a.goal === 'loot');
     if (poi !== null) {
       setGoal(a, poi.id, poi.pos.x, poi.pos.y, poi.pos.z);
       return;

@@ -31,7 +31,7 @@ import {
   newMemoryBlock,
 } from './memory-block.js';
 import type { AgentState } from './state.js';
-import type { Snapshot, Target, TargetKind } from './types.js';
+import type { HeardSpeech, Target, TargetKind } from './types.js';
 
 export { EV } from './memory-block.js';
 
@@ -73,18 +73,22 @@ export function remember(a: AgentState, kind: number, t: number, ref: number): v
  * Records what this snapshot shows; returns how many new lines were heard. Contacts are the
  * threats perception picked (`threat`), so the targets are not scanned twice for hostiles.
  */
-export function observe(a: AgentState, s: Snapshot, threat: Target | null, allowNames: boolean): number {
-  const time = s.time_s;
+export function observe(
+  a: AgentState,
+  time: number,
+  targets: readonly Target[],
+  lines: readonly HeardSpeech[] | undefined,
+  threat: Target | null,
+  allowNames: boolean,
+): number {
   // Who was around is sampled once per OBSERVE_EVERY_S of game time: memory is about
   // meetings, not frames, and a 10 Hz mod would otherwise pay ten times for the same
   // picture. The clock lives on the agent so a tick with nothing to note never touches memory.
   const sample = time - a.memT >= OBSERVE_EVERY_S || time < a.memT;
-  const lines = s.heard;
   if (!sample && (lines === undefined || lines.length === 0)) return 0;
   let m = a.mem;
   if (m === null) m = a.mem = newMemoryBlock();
   if (sample) a.memT = time;
-  const targets = s.targets;
   if (sample && threat !== null) rememberContact(m, threat.id, kindCode(threat.kind), threat.pos.x, threat.pos.y, threat.pos.z, time);
   for (let i = 0; sample && i < targets.length; i++) {
     const t = targets[i]!;

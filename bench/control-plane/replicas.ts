@@ -1,12 +1,14 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { ADMIN, BENCH_LIMITS, HERE, ROOT, TICKS_PER_S, benchReport, call, cpuMs, pinned, startChild, stop, writePool } from './run.js';
 import { runWrk, type WrkResult } from './wrk.js';
 import { cpuQuotas, type CpuQuota, type CpuQuotas } from '../cgroup.js';
+import type { ProbeCounts } from './pg-probe.js';
 
 /**
  * The control plane on PostgreSQL with 1 and N replicas beside a single process on SQLite, in
@@ -37,12 +39,38 @@ export interface ReplicaBenchOptions {
    * unconfined. PostgreSQL and wrk stay outside the quotas.
    */
   replicaCpu: number | null;
+  /**
+   * Control rows, for each replica count N above 1: one replica given the connections each of
+   * the N replicas holds (o.connections / N), alone and beside N − 1 busy loops each under the
+   * same quota (the CPU the other replicas would take from the machine). Set beside the N
+   * replicas' row they tell apart what a replica's CPU per request owes to its share of the
+   * clients, to the busier machine and to the other replicas themselves.
+   */
+  controls: boolean;
+  /**
+   * Each replica gets `connections` of its own (the load grows with the replicas, as a load
+   * balancer's clients do when sidecars are added) instead of a 1/N share of them: what N
+   * replicas do when each is as busy as the one, so that the replicas' effect on one another
+   * is not mixed with the smaller batches of a smaller share of the clients. Needs the machine
+   * to have room for N times the load generators.
+   */
+  connectionsEach: boolean;
   log: (line: string) => void;
+}
+
+/** The load of one configuration: connections per replica, and busy loops beside it (each in a quota of its own). */
+interface Shape {
+  connections: number;
+  busy: number;
 }
 
 export interface ConfigurationResult {
   name: string;
   replicas: number;
+  /** wrk connections each replica served. */
+  connectionsPerReplica: number;
+  /** Busy loops that ran beside the configuration, each under the same quota as a replica (controls only). */
+  busyQuotas: number;
   /**
    * When each measured scenario ran, on the monotonic clock (µs) that V8's CPU profiles and
    * `perf record -k CLOCK_MONOTONIC` stamp their samples with, to cut a profile to it.
@@ -50,8 +78,9 @@ export interface ConfigurationResult {
   windowsUs: { pull: [number, number]; telemetry: [number, number] };
   /** With a profile directory: each serve process's profile file in it. */
   profiles?: string[];
-  signed304: { rps: number; errors: number; p50Ms: number; p99Ms: number; cpuMsPerRequest: number[]; work: RunWork };
-  telemetry: { rps: number; errors: number; acknowledged: number; stored: number; lost: number; cpuMsPerRequest: number[]; work: RunWork };
+  /** `requests`: what each replica answered in the measured window (its share of the load). */
+  signed304: { rps: number; errors: number; p50Ms: number; p99Ms: number; requests: number[]; cpuMsPerRequest: number[]; work: RunWork };
+  telemetry: { rps: number; errors: number; acknowledged: number; stored: number; lost: number; requests: number[]; cpuMsPerRequest: number[]; work: RunWork };
 }
 
 /**
@@ -71,6 +100,15 @@ export interface RunWork {
    * machine rather than the replica.
    */
   quotaUsed: number[] | null;
+  /**
+   * Per serve process, statements it sent to PostgreSQL per request it answered (replay
+   * flushes, ingest batches, rate-limit syncs, everything), and notifications (LISTEN/NOTIFY)
+   * it received per request; null on SQLite. Counted in the process by the benchmark's probe.
+   */
+  statementsPerRequest: number[] | null;
+  notificationsPerRequest: number[] | null;
+  /** Per serve process, its statements in the scenario by name or first words, most first (the top few). */
+  statements: Record<string, number>[] | null;
 }
 
 export interface ReplicaBenchResult {
@@ -78,6 +116,8 @@ export interface ReplicaBenchResult {
     durationS: number;
     warmupS: number;
     connections: number;
+    /** Whether each replica had `connections` of its own rather than a share. */
+    connectionsEach: boolean;
     serverCpu: string | null;
     loadCpu: string | null;
     /** The quota each process ran under (cores), or null with the reason there was none. */
@@ -173,16 +213,19 @@ export async function acrossConfigurations<T>(
   run: (name: string, replicas: number, url: string | null) => Promise<T>,
 ): Promise<T[]> {
   const out = [await run('sqlite, 1 process', 1, null)];
-  for (const n of replicas) {
-    const name = `brainstem_bench_${process.pid}_${n}`;
-    await withAdmin(base, (c) => c.query(`CREATE DATABASE ${name}`));
-    try {
-      out.push(await run(`postgres, ${n} replica${n === 1 ? '' : 's'}`, n, databaseUrl(base, name)));
-    } finally {
-      await withAdmin(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-    }
-  }
+  for (const n of replicas) out.push(await onFreshDatabase(base, String(n), (url) => run(`postgres, ${n} replica${n === 1 ? '' : 's'}`, n, url)));
   return out;
+}
+
+/** Runs `fn` on a database of its own on the server at `base`, created for it and dropped after. */
+async function onFreshDatabase<T>(base: string, tag: string, fn: (url: string) => Promise<T>): Promise<T> {
+  const name = `brainstem_bench_${process.pid}_${tag}`;
+  await withAdmin(base, (c) => c.query(`CREATE DATABASE ${name}`));
+  try {
+    return await fn(databaseUrl(base, name));
+  } finally {
+    await withAdmin(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  }
 }
 
 /** The quotas of a run, when asked for; the reason goes to the log when they cannot be made. */
@@ -215,7 +258,17 @@ export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBe
   const quotas = quotasFor(o.replicaCpu, o.log);
   if (o.cpuProfDir !== null) mkdirSync(o.cpuProfDir, { recursive: true });
   const helloWorld = await helloBaseline(o, quotas);
-  const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url));
+  const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url, null));
+  if (o.controls)
+    for (const n of o.connectionsEach ? [] : o.replicas.filter((r) => r > 1)) {
+      const connections = Math.max(1, Math.floor(o.connections / n));
+      const busyLoops = quotas?.available ? [0, n - 1] : [0];
+      if (!quotas?.available) o.log('controls: no busy loops without CPU quotas (they would take a core each)');
+      for (const busy of busyLoops) {
+        const name = `postgres, 1 replica, ${connections} connections${busy > 0 ? `, ${busy} busy quotas` : ''}`;
+        configurations.push(await onFreshDatabase(o.database, `c${n}_${busy}`, (url) => runConfiguration(o, quotas, name, 1, url, { connections, busy })));
+      }
+    }
   if (o.cpuProfDir !== null)
     writeFileSync(
       join(o.cpuProfDir, 'phases.json'),
@@ -230,6 +283,7 @@ export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBe
       durationS: o.durationS,
       warmupS: o.warmupS,
       connections: o.connections,
+      connectionsEach: o.connectionsEach,
       serverCpu: quotas?.available ? null : (o.serverCpu ?? null),
       loadCpu: o.loadCpu ?? null,
       replicaCpu: quotas?.available ? quotas.fraction : null,
@@ -285,6 +339,7 @@ async function runConfiguration(
   name: string,
   replicas: number,
   url: string | null,
+  shape: Shape | null,
 ): Promise<ConfigurationResult> {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-replicas-'));
   const children: ChildProcess[] = [];
@@ -292,14 +347,23 @@ async function runConfiguration(
   try {
     const limits = join(dir, 'limits.json');
     writeFileSync(limits, JSON.stringify(BENCH_LIMITS));
-    const env = { ...process.env, SERVICE_ADMIN_TOKEN: ADMIN, BRAINSTEM_LOG: 'error' };
+    const probeDir = join(dir, 'probe');
+    mkdirSync(probeDir);
+    const env = { ...process.env, SERVICE_ADMIN_TOKEN: ADMIN, BRAINSTEM_LOG: 'error', BRAINSTEM_BENCH_PROBE_DIR: probeDir };
     const database = url ?? `sqlite:${join(dir, 'bench.db')}`;
+    for (let i = 0; i < (shape?.busy ?? 0); i++) {
+      const [cmd, args] = confined(quotas, made, `busy-${i}`, o.serverCpu, process.execPath, ['-e', 'for (;;);']);
+      children.push(spawn(cmd, args, { stdio: 'ignore' }));
+    }
     const ports: number[] = [];
+    const pids: number[] = [];
     for (let i = 0; i < replicas; i++) {
       // Replicas start one after another: the first migrates, the others find the schema there.
       const profile = o.cpuProfDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`, `--cpu-prof-name=${profileName(name, i)}`];
+      const probe = url === null ? [] : probeArgs();
       const [cmd, args] = confined(quotas, made, `serve-${replicas}-${i}`, o.serverCpu, process.execPath, [
         ...profile,
+        ...probe,
         join(ROOT, 'bin', 'brainstem'),
         'serve',
         '--addr',
@@ -314,6 +378,7 @@ async function runConfiguration(
       const s = await startChild(cmd, args, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
       children.push(s.child);
       ports.push(s.port);
+      pids.push(s.child.pid!);
     }
     const bases = ports.map((p) => `http://127.0.0.1:${p}`);
     o.log(`${name}: ${replicas} serve process${replicas === 1 ? '' : 'es'} on ${url ? 'PostgreSQL' : 'SQLite'}`);
@@ -323,11 +388,12 @@ async function runConfiguration(
     const server = await call(bases[0]!, 'POST', '/v1/servers', token, { name: 'bench' });
     const { key } = await call(bases[0]!, 'POST', `/v1/servers/${server.id}/keys`, token);
 
-    const connections = Math.max(1, Math.floor(o.connections / replicas));
-    const pullCount = Math.ceil((o.poolRate / replicas) * o.durationS * 1.2);
-    const pushCount = Math.ceil((Math.max(20_000, o.poolRate / 3) / replicas) * o.durationS * 1.2);
+    const connections = shape?.connections ?? (o.connectionsEach ? o.connections : Math.max(1, Math.floor(o.connections / replicas)));
+    // Signed requests each replica's wrk may send: its share of the pool rate, or the whole rate when each has the full load.
+    const share = o.connectionsEach ? 1 : replicas;
+    const pullCount = Math.ceil((o.poolRate / share) * o.durationS * 1.2);
+    const pushCount = Math.ceil((Math.max(20_000, o.poolRate / 3) / share) * o.durationS * 1.2);
     const reportTs = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const pids = children.map((c) => c.pid!);
 
     // Each replica's wrk signs its own range of nonces and report ids, so no signature or report
     // repeats across replicas; the warm-up's ranges come after the measured runs'.
@@ -383,6 +449,7 @@ async function runConfiguration(
     const scenario = async (kind: 'pull' | 'telemetry'): Promise<{ runs: WrkResult[]; warm: WrkResult[]; cpu: number[]; work: RunWork }> => {
       const warm = o.warmupS > 0 ? await (await prepare(kind, o.warmupS, 'warm'))() : [];
       const measured = await prepare(kind, o.durationS, 'measured');
+      const countsBefore = url === null ? null : await probeCounts(probeDir, pids);
       const before = pids.map(cpuMs);
       const pgBefore = postmaster === null ? 0 : postgresCpuMs(postmaster);
       const machineBefore = machineTicks();
@@ -397,7 +464,12 @@ async function runConfiguration(
       );
       const used = pids.map((pid, r) => cpuMs(pid) - before[r]!);
       const cpu = used.map((ms, r) => Math.round((ms / Math.max(1, runs[r]!.requests)) * 1000) / 1000);
+      const counts = countsBefore === null ? null : countsDelta(countsBefore, await probeCounts(probeDir, pids));
+      const perRequest = (n: number, r: number) => Math.round((n / Math.max(1, runs[r]!.requests)) * 10_000) / 10_000;
       const work: RunWork = {
+        statementsPerRequest: counts?.map((c, r) => perRequest(c.statements, r)) ?? null,
+        notificationsPerRequest: counts?.map((c, r) => perRequest(c.notifications, r)) ?? null,
+        statements: counts?.map((c) => c.byStatement) ?? null,
         quotaUsed: quotaShares(quotas, used, wallMs),
         postgresCpuMsPerRequest: postmaster === null ? null : Math.round(((postgresCpuMs(postmaster) - pgBefore) / requests) * 1000) / 1000,
         machineBusy: Math.round(((machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total)) * 100) / 100,
@@ -419,9 +491,19 @@ async function runConfiguration(
     return {
       name,
       replicas,
+      connectionsPerReplica: connections,
+      busyQuotas: shape?.busy ?? 0,
       windowsUs: { pull: windows.pull!, telemetry: windows.telemetry! },
       ...(o.cpuProfDir === null ? {} : { profiles: pids.map((_, i) => profileName(name, i)) }),
-      signed304: { rps: pull.rps, errors: pull.errors, p50Ms: pull.p50Ms, p99Ms: pull.p99Ms, cpuMsPerRequest: pulls.cpu, work: pulls.work },
+      signed304: {
+        rps: pull.rps,
+        errors: pull.errors,
+        p50Ms: pull.p50Ms,
+        p99Ms: pull.p99Ms,
+        requests: pulls.runs.map((r) => r.requests),
+        cpuMsPerRequest: pulls.cpu,
+        work: pulls.work,
+      },
       // wrk stops with requests in flight: stored may exceed acknowledged by a few; lost counts the opposite.
       telemetry: {
         rps: push.rps,
@@ -429,6 +511,7 @@ async function runConfiguration(
         acknowledged,
         stored,
         lost: Math.max(0, acknowledged - stored),
+        requests: pushes.runs.map((r) => r.requests),
         cpuMsPerRequest: pushes.cpu,
         work: pushes.work,
       },
@@ -452,6 +535,47 @@ async function countReports(url: string | null, file: string, serverId: number):
   return withAdmin(url, async (c) => Number((await c.query('SELECT COUNT(*) AS n FROM cp_reports WHERE server_id = $1', [serverId])).rows[0].n));
 }
 
+/** Node's arguments that load the statement probe into a serve process (it reads BRAINSTEM_BENCH_PROBE_DIR). */
+export function probeArgs(): string[] {
+  return ['--import', pathToFileURL(join(ROOT, 'dist', 'bench', 'control-plane', 'pg-probe.js')).href];
+}
+
+/** How long the benchmark waits for a serve process to write its counts (it may sit out its quota's period first). */
+const PROBE_WAIT_MS = 5000;
+
+/** Each serve process's counts now: asks with SIGUSR2 and waits for the file it writes. */
+export async function probeCounts(dir: string, pids: number[]): Promise<ProbeCounts[]> {
+  return Promise.all(
+    pids.map(async (pid) => {
+      const file = join(dir, `${pid}.json`);
+      if (existsSync(file)) unlinkSync(file);
+      process.kill(pid, 'SIGUSR2');
+      for (const until = Date.now() + PROBE_WAIT_MS; Date.now() < until;) {
+        // Written with one synchronous write: once it parses, it is whole.
+        try {
+          return JSON.parse(readFileSync(file, 'utf8')) as ProbeCounts;
+        } catch {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+      throw new Error(`serve process ${pid} did not write its statement counts (was it started with the probe?)`);
+    }),
+  );
+}
+
+/** What each process counted between two snapshots; by statement, the top few. */
+export function countsDelta(before: ProbeCounts[], after: ProbeCounts[]): ProbeCounts[] {
+  return after.map((a, i) => {
+    const b = before[i]!;
+    const byStatement = Object.entries(a.byStatement)
+      .map(([k, n]) => [k, n - (b.byStatement[k] ?? 0)] as const)
+      .filter(([, n]) => n > 0)
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, 6);
+    return { statements: a.statements - b.statements, notifications: a.notifications - b.notifications, byStatement: Object.fromEntries(byStatement) };
+  });
+}
+
 /** The profile file of serve process `i` of a configuration: one name per process of a run. */
 function profileName(configuration: string, i: number): string {
   return `${configuration.replace(/[^a-z0-9]+/gi, '-')}-${i}.cpuprofile`;
@@ -470,13 +594,34 @@ export function replicaTable(r: ReplicaBenchResult): string {
   const pgCpu = (w: RunWork) => (w.postgresCpuMsPerRequest === null ? '—' : w.postgresCpuMsPerRequest.toFixed(3));
   const busy = (w: RunWork) => `${Math.round(w.machineBusy * 100)}%`;
   const quota = (w: RunWork) => (w.quotaUsed === null ? '—' : w.quotaUsed.map((q) => `${Math.round(q * 100)}%`).join(' / '));
+  const statements = (w: RunWork) =>
+    w.statementsPerRequest === null
+      ? '—'
+      : `${w.statementsPerRequest.map((v) => v.toFixed(3)).join(' / ')} (${w.notificationsPerRequest!.reduce((a, b) => a + b, 0) > 0 ? `notifications ${w.notificationsPerRequest!.map((v) => v.toFixed(3)).join(' / ')}` : 'no notifications'})`;
   const where = r.settings.replicaCpu !== null ? `under the same quota, ${r.settings.replicaCpu} of a core` : 'same core';
-  const one = r.configurations.find((c) => c.name.startsWith('postgres') && c.replicas === 1);
+  const one = r.configurations.find(
+    (c) => c.name.startsWith('postgres') && c.replicas === 1 && c.busyQuotas === 0 && c.connectionsPerReplica === r.settings.connections,
+  );
+  const split = r.settings.connectionsEach
+    ? `each replica with ${r.settings.connections} connections of its own`
+    : `${r.settings.connections} connections split among the replicas`;
   const scaling = r.configurations
     .filter((c) => one && c.name.startsWith('postgres') && c.replicas > 1)
     .map(
       (c) =>
         `${c.replicas} replicas ÷ 1 replica: signed 304s ${(c.signed304.rps / Math.max(1, one!.signed304.rps)).toFixed(2)}×, telemetry ${(c.telemetry.rps / Math.max(1, one!.telemetry.rps)).toFixed(2)}×`,
+    );
+  const mean = (list: number[]) => list.reduce((a, b) => a + b, 0) / Math.max(1, list.length);
+  // Each of N replicas against one replica holding the same connections, alone and beside busy loops: the controls.
+  const controls = r.configurations
+    .filter((c) => c.replicas > 1)
+    .flatMap((c) =>
+      r.configurations
+        .filter((k) => k.replicas === 1 && k.connectionsPerReplica === c.connectionsPerReplica && k.connectionsPerReplica !== r.settings.connections)
+        .map(
+          (k) =>
+            `CPU per request of each of ${c.replicas} replicas ÷ ${k.name}: pulls ${(mean(c.signed304.cpuMsPerRequest) / Math.max(1e-6, mean(k.signed304.cpuMsPerRequest))).toFixed(2)}, reports ${(mean(c.telemetry.cpuMsPerRequest) / Math.max(1e-6, mean(k.telemetry.cpuMsPerRequest))).toFixed(2)}`,
+        ),
     );
   const sqlite = r.configurations.find((c) => c.name.startsWith('sqlite'));
   const vsSqlite =
@@ -487,16 +632,17 @@ export function replicaTable(r: ReplicaBenchResult): string {
       : [];
   return [
     r.settings.quotaUnavailable ? `no CPU quotas: ${r.settings.quotaUnavailable}` : '',
-    `each process measured for ${r.settings.durationS} s per scenario after ${r.settings.warmupS} s of the same load unmeasured`,
+    `each process measured for ${r.settings.durationS} s per scenario after ${r.settings.warmupS} s of the same load unmeasured; ${split}`,
     `bare uWS hello-world (baseline, ${where}, same wrk script): ${fmt(r.helloWorld.rps)} req/s, ${r.helloWorld.cpuMsPerRequest.toFixed(3)} ms CPU per request`,
     ...scaling,
     ...vsSqlite,
+    ...controls,
     '',
-    '| configuration | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | PostgreSQL CPU ms per pull | machine busy (pulls) | quota used (pulls) | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica | PostgreSQL CPU ms per report | machine busy (reports) | quota used (reports) |',
-    '|---|---:|---:|---|---|---:|---:|---|---:|---|---|---:|---:|---|',
+    '| configuration | connections per replica | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | PostgreSQL statements per pull, per replica | PostgreSQL CPU ms per pull | machine busy (pulls) | quota used (pulls) | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica | PostgreSQL statements per report, per replica | PostgreSQL CPU ms per report | machine busy (reports) | quota used (reports) |',
+    '|---|---:|---:|---:|---|---|---|---:|---:|---|---:|---|---|---|---:|---:|---|',
     ...r.configurations.map(
       (c) =>
-        `| ${c.name} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest)} | ${pgCpu(c.signed304.work)} | ${busy(c.signed304.work)} | ${quota(c.signed304.work)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} | ${pgCpu(c.telemetry.work)} | ${busy(c.telemetry.work)} | ${quota(c.telemetry.work)} |`,
+        `| ${c.name} | ${c.connectionsPerReplica} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest)} | ${statements(c.signed304.work)} | ${pgCpu(c.signed304.work)} | ${busy(c.signed304.work)} | ${quota(c.signed304.work)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} | ${statements(c.telemetry.work)} | ${pgCpu(c.telemetry.work)} | ${busy(c.telemetry.work)} | ${quota(c.telemetry.work)} |`,
     ),
   ].join('\n');
 }

@@ -32,7 +32,7 @@ const { runWebhooksBench } = await import(tree + '/dist/bench/webhooks/run.js');
 const { SCENARIOS } = await import(tree + '/dist/bench/webhooks/scenarios.js');
 const chosen = names.map((n) => { const s = SCENARIOS.find((x) => x.name === n); if (!s) throw new Error('no scenario ' + n); return s; });
 const r = await runWebhooksBench({ deliveries: Number(process.argv[4]), events: 100 }, chosen);
-process.stdout.write(JSON.stringify({ baseline: r.baseline.requestsPerSec, scenarios: r.scenarios.map((s) => ({ name: s.scenario, perSec: s.deliveriesPerSec, cpuMs: s.cpuMsPerDelivery, pct: Math.round(1000 * s.deliveriesPerSec / r.baseline.requestsPerSec) / 10 })) }));
+process.stdout.write(JSON.stringify({ baseline: r.baseline.requestsPerSec, baselineCpuMs: r.baseline.cpuMsPerRequest ?? null, scenarios: r.scenarios.map((s) => ({ name: s.scenario, perSec: s.deliveriesPerSec, cpuMs: s.cpuMsPerDelivery, pct: Math.round(1000 * s.deliveriesPerSec / r.baseline.requestsPerSec) / 10 })) }));
 `;
 
 // A file, not --eval: the bench forks its receiver with the parent's exec flags.
@@ -43,11 +43,13 @@ process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 interface Run {
   baseline: number;
+  /** CPU ms per raw POST (null from a build whose bench did not measure it). */
+  baselineCpuMs: number | null;
   scenarios: { name: string; perSec: number; cpuMs: number; pct: number }[];
 }
 const rows: string[] = [];
 const all: Record<'a' | 'b', Run[]> = { a: [], b: [] };
-const head = `| round | build | load | baseline/s | ${names.map((n) => `${n}: /s, % of baseline, CPU ms`).join(' | ')} |`;
+const head = `| round | build | load | baseline/s, CPU ms | ${names.map((n) => `${n}: /s, % of baseline, CPU ms`).join(' | ')} |`;
 console.log(head);
 console.log(
   `|${head
@@ -68,14 +70,15 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     if (out.status !== 0) throw new Error(`run of ${which} failed (${out.status})`);
     const r = JSON.parse(out.stdout) as Run;
     all[which].push(r);
-    const row = `| ${round} | ${which} | ${load} | ${r.baseline} | ${r.scenarios.map((s) => `${s.perSec}, ${s.pct}%, ${s.cpuMs}`).join(' | ')} |`;
+    const row = `| ${round} | ${which} | ${load} | ${r.baseline}, ${r.baselineCpuMs ?? '–'} | ${r.scenarios.map((s) => `${s.perSec}, ${s.pct}%, ${s.cpuMs}`).join(' | ')} |`;
     rows.push(row);
     console.log(row);
   }
 }
 const median = (xs: number[]) => {
   const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  const m = s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return Math.round(m * 10_000) / 10_000;
 };
 for (const which of ['a', 'b'] as const) {
   const runs = all[which];
@@ -83,7 +86,9 @@ for (const which of ['a', 'b'] as const) {
     const xs = runs.map((r) => r.scenarios[i]!);
     return `${n}: median ${median(xs.map((x) => x.pct))}% of baseline, ${median(xs.map((x) => x.cpuMs))} ms CPU/delivery`;
   });
-  console.log(`${which} (${trees[which]}${gitHead(trees[which])}): baseline median ${median(runs.map((r) => r.baseline))}/s; ${parts.join('; ')}`);
+  const cpus = runs.flatMap((r) => (r.baselineCpuMs === null ? [] : [r.baselineCpuMs]));
+  const baseCpu = cpus.length > 0 ? `, ${median(cpus)} ms CPU per raw POST` : '';
+  console.log(`${which} (${trees[which]}${gitHead(trees[which])}): baseline median ${median(runs.map((r) => r.baseline))}/s${baseCpu}; ${parts.join('; ')}`);
 }
 
 function gitHead(tree: string): string {

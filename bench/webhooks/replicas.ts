@@ -1,10 +1,22 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ADMIN, ROOT, call, startChild, stop } from '../control-plane/run.js';
-import { acrossConfigurations, confined, cpuMs, machineTicks, postgresCpuMs, postmasterOf, quotaShares, quotasFor } from '../control-plane/replicas.js';
+import {
+  acrossConfigurations,
+  confined,
+  countsDelta,
+  cpuMs,
+  machineTicks,
+  postgresCpuMs,
+  postmasterOf,
+  probeArgs,
+  probeCounts,
+  quotaShares,
+  quotasFor,
+} from '../control-plane/replicas.js';
 import type { CpuQuota, CpuQuotas } from '../cgroup.js';
 
 /**
@@ -50,6 +62,13 @@ export interface WebhookConfigurationResult {
   machineBusy: number;
   /** Per replica, its CPU time as a share of its quota over the run (null without quotas): near 1, the quota bound it. */
   quotaUsed: number[] | null;
+  /**
+   * Per replica, the statements it sent to PostgreSQL and the notifications it received, per
+   * delivery of the whole run (null on SQLite), and its statements by name or first words (the top few).
+   */
+  statementsPerDelivery: number[] | null;
+  notificationsPerDelivery: number[] | null;
+  statements: Record<string, number>[] | null;
 }
 
 /** One widget key posts far past its default rate here: the benchmark measures throughput. */
@@ -90,11 +109,14 @@ async function runConfiguration(
   try {
     const limits = join(dir, 'limits.json');
     writeFileSync(limits, JSON.stringify(LIMITS));
-    const env = { ...process.env, SERVICE_ADMIN_TOKEN: ADMIN, BRAINSTEM_LOG: 'error' };
+    const probeDir = join(dir, 'probe');
+    mkdirSync(probeDir);
+    const env = { ...process.env, SERVICE_ADMIN_TOKEN: ADMIN, BRAINSTEM_LOG: 'error', BRAINSTEM_BENCH_PROBE_DIR: probeDir };
     const database = url ?? `sqlite:${join(dir, 'bench.db')}`;
     const ports: number[] = [];
     for (let i = 0; i < replicas; i++) {
       const args = [
+        ...(url === null ? [] : probeArgs()),
         join(ROOT, 'bin', 'brainstem'),
         'serve',
         '--addr',
@@ -152,6 +174,7 @@ async function runConfiguration(
     }
     const pids = children.map((c) => c.pid!);
     const postmaster = url === null ? null : await postmasterOf(url);
+    const countsBefore = url === null ? null : await probeCounts(probeDir, pids);
     const cpuBefore = pids.map(cpuMs);
     const pgBefore = postmaster === null ? 0 : postgresCpuMs(postmaster);
     const machineBefore = machineTicks();
@@ -161,6 +184,7 @@ async function runConfiguration(
     const cpu = pids.map((pid, i) => cpuMs(pid) - cpuBefore[i]!);
     const pgCpu = postmaster === null ? null : postgresCpuMs(postmaster) - pgBefore;
     const machine = machineTicks();
+    const counts = countsBefore === null ? null : countsDelta(countsBefore, await probeCounts(probeDir, pids));
     const round = (x: number) => Math.round(x * 1000) / 1000;
     return {
       name,
@@ -174,6 +198,9 @@ async function runConfiguration(
       postgresCpuMsPerDelivery: pgCpu === null ? null : round(pgCpu / total),
       machineBusy: Math.round(((machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total)) * 100) / 100,
       quotaUsed: quotaShares(quotas, cpu, seconds * 1000),
+      statementsPerDelivery: counts?.map((c) => round(c.statements / total)) ?? null,
+      notificationsPerDelivery: counts?.map((c) => round(c.notifications / total)) ?? null,
+      statements: counts?.map((c) => c.byStatement) ?? null,
     };
   } finally {
     for (const c of children) await stop(c);
@@ -196,6 +223,8 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       'PostgreSQL CPU ms per delivery',
       'machine busy',
       'quota used, per replica',
+      'PostgreSQL statements per delivery, per replica',
+      'notifications received per delivery, per replica',
     ],
   ];
   for (const r of results)
@@ -210,6 +239,8 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       r.postgresCpuMsPerDelivery === null ? '—' : String(r.postgresCpuMsPerDelivery),
       `${Math.round(r.machineBusy * 100)}%`,
       r.quotaUsed === null ? '—' : r.quotaUsed.map((q) => `${Math.round(q * 100)}%`).join(' / '),
+      r.statementsPerDelivery === null ? '—' : r.statementsPerDelivery.join(' / '),
+      r.notificationsPerDelivery === null ? '—' : r.notificationsPerDelivery.join(' / '),
     ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

@@ -50,7 +50,8 @@ export interface ScenarioResult {
 export interface BenchResult {
   cpus: number;
   node: string;
-  baseline: { requests: number; concurrency: number; seconds: number; requestsPerSec: number };
+  /** cpuMsPerRequest: the bench process's CPU per raw POST, the sender's own cost (a delivery's CPU less this is what the outbox adds). */
+  baseline: { requests: number; concurrency: number; seconds: number; requestsPerSec: number; cpuMsPerRequest: number };
   enqueue: { events: number; endpoints: number; seconds: number; eventsPerSec: number; p50Ms: number; p99Ms: number };
   /** POST /v1/widgets/{id}/events over HTTP with a widget key, while the dispatcher delivers the events. */
   enqueueHttp: {
@@ -89,6 +90,7 @@ async function baseline(url: string, requests: number, concurrency: number) {
   const target = new URL(url);
   const headers = { 'content-type': 'application/json', 'x-service-signature': serviceSignature(BODY, 'whsec_x') };
   let next = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -100,8 +102,15 @@ async function baseline(url: string, requests: number, concurrency: number) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   sender.close();
-  return { requests, concurrency, seconds, requestsPerSec: Math.round(requests / seconds) };
+  return {
+    requests,
+    concurrency,
+    seconds,
+    requestsPerSec: Math.round(requests / seconds),
+    cpuMsPerRequest: Math.round(((used.user + used.system) / 1000 / requests) * 1000) / 1000,
+  };
 }
 
 function fresh() {
@@ -374,7 +383,7 @@ export function formatTable(r: BenchResult): string {
     r.baseline.seconds.toFixed(2),
     String(r.baseline.requestsPerSec),
     '100%',
-    '',
+    String(r.baseline.cpuMsPerRequest),
     '',
   ]);
   for (const s of r.scenarios) {

@@ -4,7 +4,7 @@ import type { Mode } from '../modes.js';
 import { newPerception, type Perception } from '../reactive/perception.js';
 import type { Squad, Squads } from '../squads.js';
 import type { AgentState } from '../state.js';
-import type { Intent, Posture, Profile, SelfState, Snapshot, Speed } from '../types.js';
+import type { Intent, Posture, Profile, SelfState, Snapshot, Speed, Target } from '../types.js';
 import type { WhyRecorder } from './why.js';
 
 /** Policy keys read once per bundle so the tick tests booleans, not object lookups. */
@@ -38,6 +38,12 @@ export class TickCtx {
   // This tick's inputs.
   s: Snapshot = null as unknown as Snapshot;
   st: SelfState = null as unknown as SelfState;
+  /**
+   * The snapshot's targets, as perception loaded them. Snapshots come in several shapes (the
+   * optional fields present or not), so a load from one is a polymorphic lookup; a load from
+   * here is a field read.
+   */
+  targets: Target[] = [];
   prof: Profile = {};
   a: AgentState = null as unknown as AgentState;
   sq: Squad | null = null;

@@ -47,7 +47,7 @@ export const engage: Behaviour = {
     pushEngage(out, c.st, threat, fire);
     c.posture = combatPosture(dist);
     c.mode = 'engaging';
-    if (pushManoeuvre(out, a, c.s, threat, dist, time)) c.speed = 'jog';
+    if (pushManoeuvre(out, a, c.st.pos, c.s.poi, threat, dist, time)) c.speed = 'jog';
     engaged(c);
   },
 };

@@ -57,6 +57,6 @@ export const flee: Behaviour = {
     // Out of sight, the flight goes on from the last hostile it ran from (where it was last seen: the contact).
     a.fledId = threat.id;
     a.fledT = time;
-    fled(c, threat.id, pushFlight(out, a, c.s, threat.id, c.dt, c.sq, time));
+    fled(c, threat.id, pushFlight(out, a, c.st, c.targets, threat.id, c.dt, c.sq, time));
   },
 };

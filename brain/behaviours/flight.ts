@@ -8,7 +8,7 @@ export const flightGoesOnBehaviour: Behaviour = {
   applies: (c) => flightGoesOn(c.a, c.st.pos.x, c.st.pos.z, c.time),
   act(c, out) {
     c.a.fledT = c.time;
-    if (pushFlight(out, c.a, c.s, c.a.fledId, c.dt, c.sq, c.time)) c.speed = 'sprint';
+    if (pushFlight(out, c.a, c.st, c.targets, c.a.fledId, c.dt, c.sq, c.time)) c.speed = 'sprint';
     else c.posture = 'crouched';
     c.mode = 'fleeing';
   },

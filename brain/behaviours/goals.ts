@@ -11,21 +11,21 @@ function pursue(human: boolean): Behaviour {
     when: { goals: true, human },
     applies: () => true,
     act(c, out) {
-      const { a, s, time } = c;
+      const { a, st, time } = c;
       if (a.goal === 'regroup') a.goalT = -1e9;
-      if (plan(a, s, time, c.sw.framing, c.sw.knowledge, human ? a.fatigue : 0, c.why)) {
+      if (plan(a, st, c.s.poi, time, c.sw.framing, c.sw.knowledge, human ? a.fatigue : 0, c.why)) {
         c.counters.bump('plan');
         remember(a, EV.plan, time, 0);
       }
-      const want = goalSpeed(a, urgent(a, s));
+      const want = goalSpeed(a, urgent(st));
       const pace = human ? tiredSpeed(a, want) : want;
-      const how = human && a.goalHas ? detour(out, a, c.st.pos, a.goalX, a.goalZ, pace, time, c.wasMode === modeForGoal(a.goal)) : null;
+      const how = human && a.goalHas ? detour(out, a, st.pos, a.goalX, a.goalZ, pace, time, c.wasMode === modeForGoal(a.goal)) : null;
       if (how === 'give_up') {
         // Unreachable from here: drop it and choose again next tick.
         a.goalHas = false;
         a.goalT = -1e9;
       }
-      c.speed = how === 'detour' ? pace : pushGoal(out, a, c.st.pos, pace);
+      c.speed = how === 'detour' ? pace : pushGoal(out, a, st.pos, pace);
       c.mode = c.speed === null ? (a.goal === 'guard' ? 'guarding' : 'idle') : modeForGoal(a.goal);
     },
   };

@@ -100,7 +100,7 @@ export const look: Behaviour = {
   when: { human: true },
   applies: calm,
   act(c, out) {
-    c.heard = hear(c.a, c.s, c.time);
+    c.heard = hear(c.a, c.s.heard, c.targets, c.st.pos, c.time);
     pushLook(out, c.a, c.st.heading_deg, c.time);
   },
 };
@@ -113,7 +113,7 @@ export const ambient: Behaviour = {
   act(c, out) {
     // Not due yet (most ticks): ambientEmote would say null, so the targets are not scanned for a friend.
     if (c.time < c.a.nextEmoteT) return;
-    emote(c, out, ambientEmote(c.a, c.time, c.p.friendly !== null || friendNear(c.s, FRIENDLY_RANGE_M), c.heard));
+    emote(c, out, ambientEmote(c.a, c.time, c.p.friendly !== null || friendNear(c.st.pos, c.targets, FRIENDLY_RANGE_M), c.heard));
   },
 };
 

@@ -6,7 +6,7 @@ import type { Behaviour, TickCtx } from './context.js';
 /** A route of two waypoints or more is walked (with goals on, unless a need comes first). */
 function hasRoute(c: TickCtx, goals: boolean): boolean {
   const route = c.s.route;
-  return route !== undefined && route.length >= 2 && !(goals && needy(c.a, c.s));
+  return route !== undefined && route.length >= 2 && !(goals && needy(c.a, c.st));
 }
 
 /** Purely reactive: walk to the current waypoint, the next one on arrival. */

@@ -89,7 +89,7 @@ function followLeader(human: boolean): Behaviour {
       const { sq, a } = c;
       if (sq === null) return false;
       const ld = c.squads.leaderOf(sq, a, c.time);
-      return ld !== null && ld !== a && !needy(a, c.s) && c.squads.centroid(sq, a, c.time).n > 0;
+      return ld !== null && ld !== a && !needy(a, c.st) && c.squads.centroid(sq, a, c.time).n > 0;
     },
     act(c, out) {
       if (strayed(c)) {
@@ -115,7 +115,7 @@ function leaderWaits(human: boolean): Behaviour {
     when: { goals: true, human },
     applies(c) {
       const { sq, a, time } = c;
-      if (sq === null || c.squads.leaderOf(sq, a, time) !== a || needy(a, c.s)) return false;
+      if (sq === null || c.squads.leaderOf(sq, a, time) !== a || needy(a, c.st)) return false;
       const back = a.strayT !== NEVER_T && time - a.strayT >= LEADER_LEASH_S;
       if (!c.squads.leftBehind(sq, a, c.st.pos.x, c.st.pos.z, time, back)) {
         if (back && c.squads.mostlyBusy(sq, a, time)) {
@@ -143,7 +143,7 @@ function regroup(human: boolean, goals: boolean): Behaviour {
   return {
     name: 'regroup',
     when: { goals, human },
-    applies: (c) => c.sq !== null && !(goals && needy(c.a, c.s)) && strayed(c),
+    applies: (c) => c.sq !== null && !(goals && needy(c.a, c.st)) && strayed(c),
     act(c, out) {
       c.speed = headBack(c, c.squads.centre, out, human, goals);
       c.mode = 'regrouping';

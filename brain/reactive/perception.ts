@@ -1,5 +1,5 @@
 import { distH } from '../geometry.js';
-import type { Snapshot, Target, TargetKind } from '../types.js';
+import type { SelfState, Target, TargetKind } from '../types.js';
 
 /**
  * What one tick perceives, reduced to the few facts decisions need. One instance per Brain is
@@ -43,13 +43,11 @@ function kindWeight(kind: TargetKind): number {
 }
 
 /**
- * Fills `p` from the snapshot. The threat is the visible hostile with the highest
+ * Fills `p` from the snapshot's own state and targets. The threat is the visible hostile with the highest
  * weight / (distance + 5): nearest wins among equals, a player a little farther than a zombie
  * still wins, and ties go to the lower id so the choice never depends on list order.
  */
-export function perceive(s: Snapshot, prevHealth: number, first: boolean, p: Perception): void {
-  const self = s.self_state;
-  const targets = s.targets;
+export function perceive(self: SelfState, targets: readonly Target[], prevHealth: number, first: boolean, p: Perception): void {
   let best: Target | null = null;
   let bestScore = -1;
   let bestDist = 0;

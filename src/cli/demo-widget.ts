@@ -5,7 +5,7 @@ import { defaultSettings } from '../webhooks/conversations/types.js';
 
 export const DEMO_WIDGET_NAME = 'Demo widget';
 
-const DEMO_KNOWLEDGE = `brainstem is a toolkit for game servers: a brain sidecar beside the game server, and an embedded server with the control plane, the property-video API, the chat widget and the dashboard.
+export const DEMO_KNOWLEDGE = `brainstem is a toolkit for game servers: a brain sidecar beside the game server, and an embedded server with the control plane, the property-video API, the chat widget and the dashboard.
 
 Installing: run npm start in a clone of the repository; it builds everything and starts a local stack with a demo login.
 

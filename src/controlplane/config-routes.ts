@@ -85,6 +85,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     const { session, server: record } = await ownedServer(ctx, req);
     requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
     const f = new Fields(readJsonObject(req));
+    f.onlyKnown(['version']);
     const version = f.number('version', { required: true, integer: true, min: 1 });
     f.done();
     const note = noteOf(req) || `rollback to version ${version}`;

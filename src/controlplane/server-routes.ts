@@ -18,6 +18,7 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
   full.post('/v1/servers', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
+    f.onlyKnown(['name']);
     const name = f.string('name', { required: true, max: 200, notBlank: true })?.trim();
     f.done();
     requireRoom(ctx.plans, session.tenant, 'servers', (await store.listServers(session.tenant.id)).length);

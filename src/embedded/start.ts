@@ -261,6 +261,7 @@ function mountConversations({ options, logger, now, routes, backend, auth }: Ste
     // The conversation agent's own outbound calls keep the all-or-nothing flag: `up`'s loopback mode is about webhook receivers.
     allowPrivate: options.allowPrivateWebhooks === true,
     scheme: options.tls ? 'https' : 'http',
+    publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
     model: {
       baseUrl: process.env.SERVICE_LLM_BASE_URL || undefined,
       model: process.env.SERVICE_LLM_MODEL || undefined,

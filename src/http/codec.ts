@@ -9,7 +9,7 @@ export const MSGPACK_TYPE = 'application/msgpack';
 
 /**
  * Maps a Content-Type header to an encoding. JSON is read as UTF-8 only: a `charset` parameter
- * naming anything else (`utf-16`, `latin1`; compared case-insensitively, quoted or not) makes
+ * naming anything else than a label of UTF-8 (`utf-16`, `latin1`; compared case-insensitively, quoted or not) makes
  * it no encoding we read (a 415), rather than text decoded as the wrong charset.
  */
 export function encodingOf(contentType: string | undefined): Encoding | null {
@@ -26,14 +26,21 @@ export function encodingOf(contentType: string | undefined): Encoding | null {
   return null;
 }
 
-/** True when the parameters name no charset, or name UTF-8 (`charset=UTF-8`, `charset="utf-8"`). */
+/**
+ * The labels of UTF-8 in the WHATWG Encoding Standard (what browsers accept as UTF-8): clients
+ * and script runtimes send `utf8` as often as `utf-8`, and refusing it would turn away a body
+ * that is UTF-8 all the same (it is still checked byte for byte).
+ */
+const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'x-unicode20utf8']);
+
+/** True when the parameters name no charset, or name UTF-8 by one of its labels (`charset=UTF-8`, `charset="utf8"`). */
 function utf8Charset(params: string): boolean {
   for (const param of params.split(';')) {
     const eq = param.indexOf('=');
     if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
     let value = param.slice(eq + 1).trim();
     if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    if (value.toLowerCase() !== 'utf-8') return false;
+    if (!UTF8_LABELS.has(value.toLowerCase())) return false;
   }
   return true;
 }

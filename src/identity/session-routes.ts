@@ -1,5 +1,5 @@
 import { HttpError } from '../http/errors.js';
-import { overLimit } from '../http/ratelimit.js';
+import { clientAddressKey, overLimit } from '../http/ratelimit.js';
 import { empty, json } from '../http/reply.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { describeRate } from '../ratelimit/limiter.js';
@@ -21,9 +21,10 @@ export function mountSessionRoutes(ctx: IdentityRouteContext): void {
     '/v1/auth/login',
     async (req) => {
       // Every attempt counts against the client's address, malformed ones included.
-      const byAddress = limiter.hit(`login-address:${req.remoteAddress}`, limits.loginAttemptsPerAddress, now());
+      const byAddress = limiter.hit(`login-address:${clientAddressKey(req.remoteAddress)}`, limits.loginAttemptsPerAddress, now());
       if (!byAddress.allowed) throw overLimit(byAddress, `${describeRate(limits.loginAttemptsPerAddress, 'login attempts')} per client address`);
       const f = new Fields(readJsonObject(req));
+      f.onlyKnown(['email', 'password']);
       const email = f.string('email', { required: true, max: 254 });
       const password = f.string('password', { required: true, max: 1024 });
       f.done();

@@ -15,6 +15,7 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
   admin.post('/v1/admin/tenants', async (req) => {
     await auth.admin(req);
     const f = new Fields(readJsonObject(req));
+    f.onlyKnown(['name', 'plan']);
     const name = f.string('name', { required: true, max: 200, notBlank: true });
     const plan = f.oneOf('plan', PLANS, { required: true });
     f.done();
@@ -69,6 +70,7 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
     await auth.admin(req);
     const tenant = await tenantOr404(store, req.params.id);
     const f = new Fields(readJsonObject(req));
+    f.onlyKnown(['email', 'password']);
     const email = f.string('email', { required: true, max: 254, pattern: EMAIL, patternHint: 'must be an e-mail address' });
     const password = f.string('password', { required: true, min: 8, max: 1024 });
     f.done();

@@ -15,6 +15,7 @@ export interface SendRequest {
   url: URL;
   /** The addresses the SSRF guard approved (at least one); the connection goes to these and nowhere else. */
   addresses: { address: string; family: 4 | 6 }[];
+  /** Request headers; `host` and `content-length` are the sender's (from the URL and the body), any given are replaced. */
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
@@ -69,6 +70,27 @@ function track(signal: AbortSignal, request: http.ClientRequest): () => void {
 }
 
 /**
+ * The request's headers as node:http's flat [name, value, …] list: stored as given (each name and
+ * value still validated) rather than set one by one into a header map and written out from it,
+ * which cost about as much as the rest of building the request. With a list node:http adds no
+ * Host header of its own: it is the URL's host (with a port other than the scheme's, IPv6 in
+ * brackets), as node:http would write it. URLs with credentials are refused by the SSRF guard
+ * before any send; should one reach here, its Authorization header is what node:http would add.
+ */
+function headerList(url: URL, given: Record<string, string>, body: string): string[] {
+  const list = ['host', url.host];
+  for (const name in given) {
+    const lower = name.toLowerCase();
+    if (lower !== 'host' && lower !== 'content-length') list.push(name, given[name]!);
+  }
+  list.push('content-length', String(Buffer.byteLength(body)));
+  if (url.username || url.password) {
+    list.push('authorization', `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`);
+  }
+  return list;
+}
+
+/**
  * Sends over keep-alive agents (one TCP/TLS connection serves many deliveries to the same
  * receiver) with the host's DNS lookup replaced by the pinned address. Redirects are never
  * followed: node:http does not follow them, and a 3xx counts as a failure.
@@ -101,14 +123,19 @@ export function createSender(options: { maxSockets?: number; /** Extra trusted C
         if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, req.addresses);
         else cb(null, address, family);
       };
-      const isHttps = req.url.protocol === 'https:';
+      const url = req.url;
+      const isHttps = url.protocol === 'https:';
       const r = (isHttps ? https : http).request(
-        req.url,
         {
+          protocol: url.protocol,
+          // What node:http takes from a URL: the host name without IPv6 brackets, the port if given, path and query.
+          hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+          port: url.port === '' ? undefined : Number(url.port),
+          path: url.pathname + url.search,
           method: 'POST',
           agent: isHttps ? httpsAgent : httpAgent,
           lookup: pinned,
-          headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
+          headers: headerList(url, req.headers, req.body),
         },
         (res) => {
           const chunks: Buffer[] = [];

@@ -115,6 +115,19 @@ export async function guardUrl(raw: string, options: GuardOptions): Promise<Guar
   return { ok: true, url, addresses };
 }
 
+/**
+ * The form a URL registered for later calls (a webhook endpoint, a video callback) is kept in:
+ * the URL that will be called. A fragment (`#…`) is refused: a client never sends it, so the
+ * endpoint would not see what the owner wrote. A URL with characters outside ASCII (an IDN
+ * host, a path in another script) is kept as the URL parser writes it, the host in its `xn--`
+ * form and the path percent-encoded: that is what the request carries and a certificate names.
+ * An ASCII URL is kept exactly as written. `url` is the one guardUrl parsed from `raw`.
+ */
+export function registeredUrl(raw: string, url: URL): { ok: true; url: string } | { ok: false; reason: string } {
+  if (raw.includes('#')) return { ok: false, reason: 'must not carry a fragment (#…): a fragment is never sent with the request' };
+  return { ok: true, url: /[^\u0000-\u007f]/.test(raw) ? url.href : raw };
+}
+
 /** Classifies an IPv4 or IPv6 address (IPv4-mapped and other IPv4-embedding IPv6 forms by their IPv4 part). */
 export function classifyAddress(address: string): AddressClass {
   const v4 = parseIPv4(address);

@@ -40,7 +40,9 @@ export function serviceSignature(body: string | Uint8Array, secret: string): str
 
 /** One `v1,<base64>` Standard Webhooks signature; `key` from standardKey(). */
 export function standardSignature(id: string, timestamp: number, body: string | Uint8Array, key: Uint8Array): string {
-  const mac = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+  // A string body goes in one update with its prefix (one UTF-8 encoding, not two).
+  const hmac = createHmac('sha256', key);
+  const mac = (typeof body === 'string' ? hmac.update(`${id}.${timestamp}.${body}`) : hmac.update(`${id}.${timestamp}.`).update(body)).digest('base64');
   return `v1,${mac}`;
 }
 

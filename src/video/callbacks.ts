@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import { hmacHex } from '../signing/hmac.js';
-import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
+import { guardUrl, registeredUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 import type { Send } from '../net/sender.js';
 import type { TenantId } from '../identity/types.js';
 import type { VideoStore } from './store.js';
@@ -21,12 +21,21 @@ export const MAX_CALLBACK_URL = 2048;
  * Checks a callback URL when a video is requested, with the same SSRF guard as every
  * outbound call: https only, and every address of its host public, unless private targets
  * are allowed (local development and tests), which also admits plain http. A name that does
- * not resolve yet is admitted: every delivery resolves and checks again. Null when fine.
+ * not resolve yet is admitted: every delivery resolves and checks again. The URL to store when
+ * fine (registeredUrl: no fragment, the called form of a non-ASCII URL).
  */
-export async function callbackUrlProblem(raw: string, allowPrivate: PrivateUrls, resolve?: Resolve): Promise<string | null> {
-  if (raw.length > MAX_CALLBACK_URL) return `must be at most ${MAX_CALLBACK_URL} characters`;
+export async function checkCallbackUrl(
+  raw: string,
+  allowPrivate: PrivateUrls,
+  resolve?: Resolve,
+): Promise<{ ok: true; url: string } | { ok: false; reason: string }> {
+  if (raw.length > MAX_CALLBACK_URL) return { ok: false, reason: `must be at most ${MAX_CALLBACK_URL} characters` };
   const verdict = await guardUrl(raw, { allowPrivate, admitUnresolved: true, ...(resolve ? { resolve } : {}) });
-  return verdict.ok ? null : verdict.reason;
+  if (!verdict.ok) return verdict;
+  const stored = registeredUrl(raw, verdict.url);
+  if (stored.ok && stored.url.length > MAX_CALLBACK_URL)
+    return { ok: false, reason: `must be at most ${MAX_CALLBACK_URL} characters as called (${stored.url})` };
+  return stored;
 }
 
 export interface CallbackDispatcherOptions {

@@ -4,7 +4,7 @@ import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, idParam, limitParam, readJsonObject, typeOf } from '../http/validate.js';
 import type { TenantRecord } from '../identity/types.js';
-import { callbackUrlProblem } from './callbacks.js';
+import { checkCallbackUrl } from './callbacks.js';
 import { decodeCursor, encodeCursor, optionalId, statusParam, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import type { IdempotencyClaim, VideoInput } from './store.js';
 import type { VideoRoutesOptions } from './route-options.js';
@@ -127,10 +127,11 @@ async function videoInputs(o: VideoRoutesOptions, tenant: TenantRecord, body: Re
   const propertyId = f.number('property_id', { required: true, integer: true, min: 1 }) as PropertyId | undefined;
   const template = f.oneOf('template', TEMPLATES, { required: true });
   const formats = readFormats(f, body);
-  const callbackUrl = f.string('callback_url', { max: 2048 });
+  let callbackUrl = f.string('callback_url', { max: 2048 });
   if (callbackUrl !== undefined) {
-    const problem = await callbackUrlProblem(callbackUrl, o.allowPrivateCallbacks, o.resolve);
-    if (problem) f.problem('callback_url', problem);
+    const checked = await checkCallbackUrl(callbackUrl, o.allowPrivateCallbacks, o.resolve);
+    if (checked.ok) callbackUrl = checked.url;
+    else f.problem('callback_url', checked.reason);
   }
   const voiceover = f.boolean('voiceover') ?? false;
   if (voiceover && !o.voiceAvailable) f.problem('voiceover', 'this server has no text-to-speech add-on (SERVICE_TTS_ENGINE is off); leave voiceover out');

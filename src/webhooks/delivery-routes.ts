@@ -29,7 +29,8 @@ export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
     const endpoint = await endpointOf(req);
     const limit = limitParam(req, 20, 100);
     const before = decodeCursor(req.searchParams().get('cursor'));
-    const status = req.searchParams().get('status');
+    // Empty is not given, as on every list's filter (a form's unselected filter sends `status=`).
+    const status = req.searchParams().get('status') || null;
     if (status !== null && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
       throw new HttpError('bad_request', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`);
     }

@@ -22,6 +22,8 @@ import { guardUrl, type GuardResult, type PrivateUrls, type Resolve } from '../n
 export const USER_AGENT = `brainstem-webhooks/${PACKAGE_VERSION}`;
 /** The longest a throttled endpoint's wake-up timer waits (the poll finds it otherwise). */
 const RATE_WAKE_MAX_MS = 1000;
+/** What follows every successful attempt (one object, read only by the store). */
+const SUCCEEDED = { status: 'succeeded' } as const;
 /** Decoded Standard Webhooks keys kept by secret; past this many the cache starts again (it refills from the secrets in use). */
 const KEY_CACHE_MAX = 1024;
 import type { AttemptResult, WebhookStore } from './store.js';
@@ -87,7 +89,8 @@ export class Dispatcher {
   /** Attempts since construction by what followed them (read by /metrics at scrape time). */
   readonly attempts = { succeeded: 0, retrying: 0, failed: 0 };
   private readonly inFlightByEndpoint = new Map<string, number>();
-  private readonly sends = new Set<Promise<void>>();
+  /** Each send under way, by delivery id. */
+  private readonly sends = new Map<string, Promise<void>>();
   /**
    * Deliveries this dispatcher is sending or has results for that are not yet recorded. A lease
    * that lapses meanwhile (a stalled process) may hand one back to this same dispatcher: it is
@@ -185,7 +188,7 @@ export class Dispatcher {
     this.throttleTimer = null;
     if (this.pumping) await this.pumping;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all([...this.sends]), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    await Promise.race([Promise.all(this.sends.values()), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
     await this.flush();
     this.generation.abort.abort();
@@ -218,7 +221,7 @@ export class Dispatcher {
       const claimed = await this.pump();
       attempts += claimed;
       if (this.sends.size > 0) {
-        await Promise.race([...this.sends]);
+        await Promise.race(this.sends.values());
         await this.flush();
       } else {
         await this.flush();
@@ -321,25 +324,27 @@ export class Dispatcher {
   }
 
   private begin(d: DueDelivery): void {
-    const generation = this.generation;
     this.holding.add(d.id);
     this.inFlight++;
     this.inFlightByEndpoint.set(d.endpointId, (this.inFlightByEndpoint.get(d.endpointId) ?? 0) + 1);
+    this.sends.set(d.id, this.deliver(d, this.generation));
+  }
+
+  /** One attempt of a claimed delivery, its result queued for recording (one async function: no promise chain per delivery). */
+  private async deliver(d: DueDelivery, generation: { abort: AbortController }): Promise<void> {
     let healthy = false;
-    const p: Promise<void> = this.attempt(d, generation.abort.signal)
-      .then((result) => {
-        if (generation !== this.generation) return;
-        this.results.push(result);
-        this.tally(d, result);
-        healthy = result.endpoint === 'success';
-      })
-      .catch((err) => {
-        this.holding.delete(d.id);
-        this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) });
-      })
-      .finally(() => {
-        if (generation !== this.generation) return;
-        this.sends.delete(p);
+    try {
+      const result = await this.attempt(d, generation.abort.signal);
+      if (generation !== this.generation) return;
+      this.results.push(result);
+      this.tally(d, result);
+      healthy = result.endpoint === 'success';
+    } catch (err) {
+      this.holding.delete(d.id);
+      this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) });
+    } finally {
+      if (generation === this.generation) {
+        this.sends.delete(d.id);
         this.inFlight--;
         const left = (this.inFlightByEndpoint.get(d.endpointId) ?? 1) - 1;
         if (left === 0) this.inFlightByEndpoint.delete(d.endpointId);
@@ -349,8 +354,8 @@ export class Dispatcher {
         // the claim running beside the flush rather than after it.
         this.scheduleFlush();
         if (healthy) this.wake();
-      });
-    this.sends.add(p);
+      }
+    }
   }
 
   /** Counts an attempt's outcome; a failed one is logged in one line (endpoint, status or error, next retry). */
@@ -433,16 +438,19 @@ export class Dispatcher {
     if (!guarded.ok) outcome = { kind: 'error', error: `refused by the SSRF guard: URL ${guarded.reason}`, durationMs: 0 };
     else {
       const ts = Math.floor(startedAt / 1000);
-      const signatures: string[] = [];
+      const timestamp = String(ts);
+      // Usually one signature: built as a string, the array only when there are more.
+      let signature = '';
       if (d.signatureScheme !== 'v1a') {
-        signatures.push(standardSignature(d.id, ts, d.body, this.keyOf(d.secret)));
+        signature = standardSignature(d.id, ts, d.body, this.keyOf(d.secret));
         if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
-          signatures.push(standardSignature(d.id, ts, d.body, this.keyOf(d.previousSecret)));
+          signature += ` ${standardSignature(d.id, ts, d.body, this.keyOf(d.previousSecret))}`;
         }
       }
       if (d.signatureScheme !== 'hmac') {
         if (!this.keys) throw new Error('webhooks: an endpoint signs with v1a but the dispatcher has no signing keys');
-        signatures.push(...(await this.keys.sign(d.id, ts, d.body)));
+        const asymmetric = (await this.keys.sign(d.id, ts, d.body)).join(' ');
+        signature = signature === '' ? asymmetric : `${signature} ${asymmetric}`;
       }
       outcome = await this.send({
         url: guarded.url,
@@ -455,20 +463,20 @@ export class Dispatcher {
           'user-agent': USER_AGENT,
           'x-service-signature': serviceSignature(d.body, d.secret),
           'x-service-delivery': d.id,
-          'x-service-timestamp': String(ts),
+          'x-service-timestamp': timestamp,
           'x-service-event': d.event,
           'webhook-id': d.id,
-          'webhook-timestamp': String(ts),
-          'webhook-signature': signatures.join(' '),
+          'webhook-timestamp': timestamp,
+          'webhook-signature': signature,
         },
       });
     }
-    const base = { deliveryId: d.id, endpointId: d.endpointId };
     if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
       return {
-        ...base,
+        deliveryId: d.id,
+        endpointId: d.endpointId,
         attempt: { startedAt, durationMs: outcome.durationMs, statusCode: outcome.status, responseExcerpt: outcome.excerpt, error: null, outcome: 'succeeded' },
-        next: { status: 'succeeded' },
+        next: SUCCEEDED,
         endpoint: 'success',
       };
     }
@@ -487,6 +495,7 @@ export class Dispatcher {
       error,
       outcome: 'failed' as const,
     };
+    const base = { deliveryId: d.id, endpointId: d.endpointId };
     if (status === 410) return { ...base, attempt, next: { status: 'failed' }, endpoint: 'gone' };
     let delay = retryDelay(number, this.random, this.retryDelays);
     if (delay !== null && outcome.kind === 'response' && (status === 429 || status === 503)) {

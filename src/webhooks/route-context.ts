@@ -3,7 +3,7 @@ import { HttpError, quoteId } from '../http/errors.js';
 import { Fields, isRfc3339, typeOf } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantPlans } from '../identity/plan-limits.js';
-import { guardUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
+import { guardUrl, registeredUrl, type PrivateUrls, type Resolve } from '../net/ssrf.js';
 import type { SigningKeys } from './keys.js';
 import { RATE_LIMIT_MAX } from './schedule.js';
 import type { WebhookService } from './service.js';
@@ -44,7 +44,7 @@ export interface WebhookRouteContext {
   widgetOf(req: Request): Promise<WidgetRecord>;
   /** The widget's endpoint named by `:endpointId`; 404 when absent. */
   endpointOf(req: Request): Promise<EndpointRecord>;
-  /** `url` checked by length and the SSRF guard (an unresolvable host is admitted at registration). */
+  /** `url` checked by length and the SSRF guard (an unresolvable host is admitted at registration), in the form it is stored and called (registeredUrl). */
   checkUrl(f: Fields, body: Record<string, unknown>, required: boolean): Promise<string | undefined>;
 }
 
@@ -80,7 +80,11 @@ export function routeContext(server: HttpServer, options: WebhookRoutesOptions):
       if (length(url) > URL_MAX) return void f.problem('url', `must be at most ${URL_MAX} characters, got ${length(url)}`);
       const verdict = await guardUrl(url, guard);
       if (!verdict.ok) return void f.problem('url', verdict.reason);
-      return url;
+      const stored = registeredUrl(url, verdict.url);
+      if (!stored.ok) return void f.problem('url', stored.reason);
+      if (length(stored.url) > URL_MAX)
+        return void f.problem('url', `must be at most ${URL_MAX} characters as called (${stored.url}), got ${length(stored.url)}`);
+      return stored.url;
     },
   };
 }

@@ -73,20 +73,26 @@ export interface AttemptRow {
   error: string | null;
   outcome: string;
 }
-export interface DueRow {
-  seq: number;
+/** A claimed delivery's own part of what it sends (its row and its event's body). */
+export interface DueDeliveryRow {
   id: string;
-  endpoint_id: string;
   event: string;
   attempts: number;
   created_at: number;
   body: string;
+  order_note: string | null;
+}
+/** The endpoint's part of what a claimed delivery sends. */
+export interface DueEndpointRow {
   url: string;
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: number | null;
   signature_scheme: string;
-  order_note: string | null;
+}
+export interface DueRow extends DueDeliveryRow, DueEndpointRow {
+  seq: number;
+  endpoint_id: string;
 }
 export interface SigningKeyRow {
   id: string;
@@ -137,18 +143,21 @@ export const deliveryOf = (r: DeliveryRow): DeliveryRecord => ({
   updatedAt: r.updated_at,
 });
 
-export const dueOf = (d: DueRow): DueDelivery => ({
+export const dueOf = (d: DueRow): DueDelivery => dueOfParts(d.endpoint_id, d, d);
+
+/** The same from the delivery's part and its endpoint's, read separately (the endpoint once for many deliveries). */
+export const dueOfParts = (endpointId: string, d: DueDeliveryRow, p: DueEndpointRow): DueDelivery => ({
   id: d.id as DeliveryId,
-  endpointId: d.endpoint_id as EndpointId,
+  endpointId: endpointId as EndpointId,
   event: d.event as DeliveryEventType,
   attempts: d.attempts,
   createdAt: d.created_at,
   body: d.body,
-  url: d.url,
-  secret: d.secret,
-  previousSecret: d.previous_secret,
-  previousSecretExpiresAt: d.previous_secret_expires_at,
-  signatureScheme: d.signature_scheme as SignatureScheme,
+  url: p.url,
+  secret: p.secret,
+  previousSecret: p.previous_secret,
+  previousSecretExpiresAt: p.previous_secret_expires_at,
+  signatureScheme: p.signature_scheme as SignatureScheme,
   orderNote: d.order_note,
 });
 

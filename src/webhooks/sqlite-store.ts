@@ -23,7 +23,7 @@ import {
   attemptOf,
   DELIVERY_COLUMNS,
   deliveryOf,
-  dueOf,
+  dueOfParts,
   endpointOf,
   keyOf,
   nextState,
@@ -33,7 +33,8 @@ import {
   type SigningKeyRow,
   type AttemptRow,
   type DeliveryRow,
-  type DueRow,
+  type DueDeliveryRow,
+  type DueEndpointRow,
   type EndpointRow,
   type KeyRow,
   type WidgetRow,
@@ -206,6 +207,17 @@ const MIGRATIONS = [
       CREATE INDEX webhook_endpoints_rated ON webhook_endpoints(id) WHERE rate_limit IS NOT NULL;
     `,
   },
+  {
+    version: 7,
+    // The order index leads with the conversation: every lookup names both the conversation and
+    // the endpoint, and an event's deliveries to all its endpoints (which finish together) now sit
+    // side by side, so recording a batch of results rewrites a few pages of this index instead of
+    // one per endpoint (each a page written to the WAL at commit).
+    sql: `
+      DROP INDEX webhook_deliveries_order;
+      CREATE INDEX webhook_deliveries_order ON webhook_deliveries(order_key, endpoint_id, seq) WHERE status IN ('pending', 'inflight');
+    `,
+  },
 ];
 
 interface DueCandidate {
@@ -239,8 +251,18 @@ interface HeldLease {
   seq: number;
   id: string;
   endpointId: string;
+  /** Its conversation (null: not ordered), so recording its result needs no row back to unblock the next one. */
+  orderKey: string | null;
+  /** Its next_attempt_at when claimed: with seq, its place in claim order. */
+  dueAt: number;
   owner: string;
   until: number;
+}
+
+/** A place in claim order: (next_attempt_at, seq). */
+interface ClaimPlace {
+  at: number;
+  seq: number;
 }
 
 /**
@@ -274,6 +296,29 @@ class LeaseTable {
   }
 }
 
+/**
+ * The claim floor of a connection: every row of the due index before `place` in claim order is
+ * held by a claim, so a claim's scan starts there instead of reading the held rows again (null:
+ * from the start). A claim moves it past the held rows it read; every write through a store on
+ * the connection that puts a row into the due index (a retry, an unblocked successor, an
+ * enqueue) moves it back to that row if the row comes first; handing claims back, retrying and
+ * recovering deliveries, and any commit by another connection (PRAGMA data_version) drop it.
+ */
+interface ClaimFloor {
+  place: ClaimPlace | null;
+  /** PRAGMA data_version when last looked at: another connection's commit changes it. */
+  version: number;
+  /**
+   * Each endpoint's part of what its deliveries send (URL, secrets, scheme), read once rather than
+   * with every claimed delivery; dropped with the floor on another connection's commit and when a
+   * store on this connection changes an endpoint, and started again past ENDPOINT_CACHE_MAX entries.
+   */
+  endpoints: Map<string, DueEndpointRow>;
+}
+const claimFloors = new WeakMap<Db, ClaimFloor>();
+/** Endpoints whose sending part a connection keeps for its claims; past this many it starts again (it refills from the endpoints in use). */
+export const ENDPOINT_CACHE_MAX = 4096;
+
 /** By the database file's real path (a `:memory:` database by its connection): tables with no claim are dropped. */
 const leaseTables = new Map<string, LeaseTable>();
 const memoryLeaseTables = new WeakMap<Db, LeaseTable>();
@@ -282,6 +327,8 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly q;
   /** Where this store's lease table is registered: the file's real path, or null for an in-memory database. */
   private readonly leaseKey: string | null;
+  /** The claim floor of this store's connection (shared by every store on it). */
+  private readonly cursor: ClaimFloor;
 
   constructor(
     private readonly db: Db,
@@ -289,6 +336,9 @@ export class SqliteWebhookStore implements WebhookStore {
   ) {
     migrate(db, 'webhooks', MIGRATIONS);
     this.leaseKey = db.memory ? null : realpathSync(db.name);
+    let cursor = claimFloors.get(db);
+    if (!cursor) claimFloors.set(db, (cursor = { place: null, version: -1, endpoints: new Map() }));
+    this.cursor = cursor;
     this.q = {
       insertWidget: db.prepare('INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
       widgets: db.prepare('SELECT * FROM webhook_widgets WHERE tenant_id = ? ORDER BY seq'),
@@ -338,6 +388,13 @@ export class SqliteWebhookStore implements WebhookStore {
       due: db.prepare(claimable('webhook_deliveries_due', 0, true)),
       // The same with no endpoint to skip (a claim's first look): the skip list costs more to set up than the scan.
       dueAny: db.prepare(claimable('webhook_deliveries_due', 0, false)),
+      // The same from a place in claim order on (the claim floor: every due row before it is held), in two parts.
+      dueSame: db.prepare(claimable('webhook_deliveries_due', 0, true, 'same')),
+      dueSameAny: db.prepare(claimable('webhook_deliveries_due', 0, false, 'same')),
+      dueLater: db.prepare(claimable('webhook_deliveries_due', 0, true, 'later')),
+      dueLaterAny: db.prepare(claimable('webhook_deliveries_due', 0, false, 'later')),
+      // Changes when another connection commits: what this store knows of the due index is then stale.
+      dataVersion: db.prepare('PRAGMA data_version').pluck(),
       // Blocked deliveries that have waited the order bound (at or before the cut): let go without their predecessor.
       heldPast: db.prepare(claimable('webhook_deliveries_blocked', 1, true)),
       heldPastAny: db.prepare(claimable('webhook_deliveries_blocked', 1, false)),
@@ -345,7 +402,8 @@ export class SqliteWebhookStore implements WebhookStore {
       unblockNext: db.prepare(
         `UPDATE webhook_deliveries SET blocked = 0 WHERE blocked = 1 AND seq = (
            SELECT seq FROM webhook_deliveries INDEXED BY webhook_deliveries_order
-           WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1)`,
+           WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1)
+         RETURNING seq, next_attempt_at`,
       ),
       blocker: db.prepare(
         `SELECT id, status FROM webhook_deliveries INDEXED BY webhook_deliveries_order
@@ -355,19 +413,19 @@ export class SqliteWebhookStore implements WebhookStore {
       enabledCount: db.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE enabled = 1'),
       rates: db.prepare('SELECT id, rate_limit, rate_next_at FROM webhook_endpoints WHERE rate_limit IS NOT NULL'),
       spendRate: db.prepare('UPDATE webhook_endpoints SET rate_next_at = ? WHERE id = ?'),
+      // What a claimed delivery sends; its endpoint's part is read once per claim (dueEndpoint), not joined into every row.
       dueRow: db.prepare(
-        `SELECT d.seq, d.id, d.endpoint_id, d.event, d.attempts, d.created_at, d.order_note, e.body, p.url, p.secret, p.previous_secret,
-           p.previous_secret_expires_at, p.signature_scheme
-         FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq JOIN webhook_endpoints p ON p.id = d.endpoint_id
+        `SELECT d.id, d.event, d.attempts, d.created_at, d.order_note, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
          WHERE d.seq = ?`,
       ),
-      // The holder was checked in the lease table; no row back: the delivery was deleted with its endpoint meanwhile.
+      dueEndpoint: db.prepare('SELECT url, secret, previous_secret, previous_secret_expires_at, signature_scheme FROM webhook_endpoints WHERE id = ?'),
+      // The holder was checked in the lease table; no row changed: the delivery was deleted with its endpoint meanwhile.
       finishHeld: db.prepare(
         `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
            blocked = CASE WHEN ? = 'pending' THEN ${EARLIER_UNFINISHED} ELSE 0 END
-         WHERE seq = ? RETURNING seq, endpoint_id, order_key`,
+         WHERE seq = ?`,
       ),
-      // By the seq finishHeld returned: the delivery is not looked up by its id a second time.
+      // By the held seq: the delivery is not looked up by its id.
       insertAttempt: db.prepare(
         `INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -470,6 +528,26 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   /** Forgets a file's table once no claim is left in it, so the files a process opened and closed leave nothing behind. */
+  /** Up to `want` due rows at or after the floor, in claim order, optionally skipping a JSON list of endpoints. */
+  private dueFrom(floor: ClaimPlace | null, at: number, skipping: string | null, want: number): DueCandidate[] {
+    const q = this.q;
+    if (floor === null) return (skipping === null ? q.dueAny.all(at, want) : q.due.all(at, skipping, want)) as DueCandidate[];
+    // Every row before the floor is held: nothing is free unless the floor's millisecond is due.
+    if (floor.at > at) return [];
+    const same = (skipping === null ? q.dueSameAny.all(floor.at, floor.seq, want) : q.dueSame.all(floor.at, skipping, floor.seq, want)) as DueCandidate[];
+    if (same.length >= want || floor.at === at) return same;
+    const later = (
+      skipping === null ? q.dueLaterAny.all(floor.at, at, want - same.length) : q.dueLater.all(floor.at, at, skipping, want - same.length)
+    ) as DueCandidate[];
+    return same.length === 0 ? later : same.concat(later);
+  }
+
+  /** A row of this store's writing is due at this place (or will be, unless it waits blocked): the claim floor moves back to it if it comes first. */
+  private dueAgain(at: number, seq: number): void {
+    const floor = this.cursor.place;
+    if (floor !== null && before({ at, seq }, floor)) this.cursor.place = { at, seq };
+  }
+
   private tidy(t: LeaseTable): void {
     if (this.leaseKey !== null && t.bySeq.size === 0 && leaseTables.get(this.leaseKey) === t) leaseTables.delete(this.leaseKey);
   }
@@ -567,6 +645,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async updateEndpoint(widgetId: WidgetId, id: EndpointId, patch: EndpointPatch) {
+    this.cursor.endpoints.delete(id);
     return this.db.transaction(() => {
       const current = this.q.endpoint.get(widgetId, id) as EndpointRow | undefined;
       if (!current) return null;
@@ -592,10 +671,12 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async deleteEndpoint(widgetId: WidgetId, id: string) {
+    this.cursor.endpoints.delete(id);
     return this.q.deleteEndpoint.run(widgetId, id).changes > 0;
   }
 
   async rotateSecret(widgetId: WidgetId, id: EndpointId, secret: string, previousExpiresAt: number) {
+    this.cursor.endpoints.delete(id);
     const r = this.q.rotate.get(previousExpiresAt, secret, this.now(), widgetId, id) as EndpointRow | undefined;
     return r ? endpointOf(r) : null;
   }
@@ -624,7 +705,7 @@ export class SqliteWebhookStore implements WebhookStore {
       for (const ep of this.q.enabledEndpoints.all(widgetId) as { id: string; events: string }[]) {
         if (!(JSON.parse(ep.events) as string[]).includes(event)) continue;
         const id = newId<DeliveryId>('dlv_');
-        this.q.insertDelivery.run(id, eventSeq, ep.id, widgetId, event, at, order, at, at, order, ep.id, order);
+        this.dueAgain(at, Number(this.q.insertDelivery.run(id, eventSeq, ep.id, widgetId, event, at, order, at, at, order, ep.id, order).lastInsertRowid));
         deliveries.push(id);
       }
       return { eventId, deliveries, duplicate: false };
@@ -652,7 +733,8 @@ export class SqliteWebhookStore implements WebhookStore {
       const skip = (endpointId: string) => {
         if (!saturated.includes(endpointId)) saturated.push(endpointId);
       };
-      const take = (r: { seq: number; endpoint_id: string; order_key?: string | null; next_attempt_at?: number }, lapsed?: HeldLease) => {
+      const endpointParts = this.cursor.endpoints;
+      const take = (r: DueCandidate, lapsed?: HeldLease) => {
         if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) return skip(r.endpoint_id);
         const rate = rates.get(r.endpoint_id);
         if (rate && rate.next > at) {
@@ -664,27 +746,42 @@ export class SqliteWebhookStore implements WebhookStore {
           this.q.spendRate.run(rate.next, r.endpoint_id);
         }
         // Held to the bound and let go: say which earlier delivery it passed.
-        if (hold > 0 && r.order_key != null && r.next_attempt_at !== undefined && r.next_attempt_at <= at - hold) {
+        if (hold > 0 && r.order_key !== null && r.next_attempt_at <= at - hold) {
           const blocker = this.q.blocker.get(r.endpoint_id, r.order_key, r.seq) as { id: string; status: string } | undefined;
           if (blocker) this.q.setOrderNote.run(orderNote(blocker, hold), r.seq);
         }
-        const d = dueOf(this.q.dueRow.get(r.seq) as DueRow);
+        let endpoint = endpointParts.get(r.endpoint_id);
+        if (endpoint === undefined) {
+          endpoint = this.q.dueEndpoint.get(r.endpoint_id) as DueEndpointRow;
+          if (endpointParts.size >= ENDPOINT_CACHE_MAX) endpointParts.clear();
+          endpointParts.set(r.endpoint_id, endpoint);
+        }
+        const d = dueOfParts(r.endpoint_id, this.q.dueRow.get(r.seq) as DueDeliveryRow, endpoint);
         if (lapsed) {
           lapsed.owner = lease.owner;
           lapsed.until = until;
-        } else held.add({ seq: r.seq, id: d.id, endpointId: r.endpoint_id, owner: lease.owner, until });
+        } else held.add({ seq: r.seq, id: d.id, endpointId: r.endpoint_id, orderKey: r.order_key, dueAt: r.next_attempt_at, owner: lease.owner, until });
         taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
         out.push(d);
         return undefined;
       };
+      const version = this.q.dataVersion.get() as number;
+      if (version !== this.cursor.version) {
+        this.cursor.version = version;
+        this.cursor.place = null;
+        this.cursor.endpoints.clear();
+      }
+      const floor = this.cursor.place;
       // Lapsed claims first: their deliveries were due before anything pending now. One whose row
       // is no longer pending (failed or deleted with its endpoint meanwhile) is simply forgotten.
+      // The live ones from the floor on are read again by the scan, which reads past them.
       let live = 0;
       for (const h of held.bySeq.values()) {
-        if (h.until > at) live++;
-        else if (out.length < limit) {
+        if (h.until > at) {
+          if (floor === null || !before({ at: h.dueAt, seq: h.seq }, floor)) live++;
+        } else if (out.length < limit) {
           if ((this.q.status.get(h.seq) as { status: string } | undefined)?.status !== 'pending') held.delete(h);
-          else take({ seq: h.seq, endpoint_id: h.endpointId }, h);
+          else take({ seq: h.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: h.dueAt }, h);
         }
       }
       const rounds = options.reachPast ? 2 : 1;
@@ -694,7 +791,7 @@ export class SqliteWebhookStore implements WebhookStore {
         // The held rows are still pending and come first in claim order: read past them.
         const want = limit - out.length + 8 + live;
         const skipping = saturated.length > 0 ? JSON.stringify(saturated) : null;
-        const rows = (skipping === null ? this.q.dueAny.all(at, want) : this.q.due.all(at, skipping, want)) as DueCandidate[];
+        const rows = this.dueFrom(floor, at, skipping, want);
         // Usually none: a blocked delivery is due here only once it has waited the order bound (or order is off).
         const blocked = (skipping === null ? this.q.heldPastAny.all(at - hold, want) : this.q.heldPast.all(at - hold, skipping, want)) as DueCandidate[];
         for (const r of blocked.length === 0 ? rows : mergeDue(rows, blocked)) {
@@ -702,6 +799,13 @@ export class SqliteWebhookStore implements WebhookStore {
           // Held by a claim that runs (this claim's lapsed ones were taken above): not free.
           if (held.bySeq.has(r.seq)) continue;
           take(r);
+        }
+        // The rows read without a skip list are the due index in order: the floor moves past those at its start that are now held.
+        if (skipping === null) {
+          for (const r of rows) {
+            if (!held.bySeq.has(r.seq)) break;
+            this.cursor.place = { at: r.next_attempt_at, seq: r.seq + 1 };
+          }
         }
         if ((rows.length < want && blocked.length < want) || saturated.length === 0) break;
       }
@@ -736,15 +840,16 @@ export class SqliteWebhookStore implements WebhookStore {
           }
           const a = r.attempt;
           const next = nextState(r, state?.enabled === 1);
-          const finished = this.q.finishHeld.get(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, next.status, h.seq) as
-            | { seq: number; endpoint_id: string; order_key: string | null }
-            | undefined;
-          if (!finished) {
+          if (this.q.finishHeld.run(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, next.status, h.seq).changes === 0) {
             lost++;
             continue;
           }
-          if (next.status !== 'pending' && finished.order_key !== null) this.q.unblockNext.run(finished.endpoint_id, finished.order_key);
-          this.q.insertAttempt.run(finished.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
+          if (next.status === 'pending') this.dueAgain(next.at, h.seq);
+          else if (h.orderKey !== null) {
+            const freed = this.q.unblockNext.get(h.endpointId, h.orderKey) as { seq: number; next_attempt_at: number } | undefined;
+            if (freed) this.dueAgain(freed.next_attempt_at, freed.seq);
+          }
+          this.q.insertAttempt.run(h.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
           if (!state) continue;
           if (r.endpoint === 'success') {
             if (state.failing_since !== null) {
@@ -790,7 +895,13 @@ export class SqliteWebhookStore implements WebhookStore {
     });
     const eventSeq = this.q.insertEvent.run(newId<EventId>('evt_'), ops.widget_id, 'endpoint.disabled', body, at).lastInsertRowid;
     const opsWidget = (this.q.endpointWidget.get(ops.id) as { widget_id: string }).widget_id;
-    this.q.insertDelivery.run(newId<DeliveryId>('dlv_'), eventSeq, ops.id, opsWidget, 'endpoint.disabled', at, null, at, at, null, ops.id, null);
+    this.dueAgain(
+      at,
+      Number(
+        this.q.insertDelivery.run(newId<DeliveryId>('dlv_'), eventSeq, ops.id, opsWidget, 'endpoint.disabled', at, null, at, at, null, ops.id, null)
+          .lastInsertRowid,
+      ),
+    );
   }
 
   async releaseLeases(owner: string) {
@@ -798,6 +909,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const mine = [...held.bySeq.values()].filter((h) => h.owner === owner);
     if (mine.length === 0) return 0;
     const at = this.now();
+    this.cursor.place = null;
     this.q.releaseHeld.run(at, at, JSON.stringify(mine.map((h) => h.seq)));
     for (const h of mine) held.delete(h);
     this.tidy(held);
@@ -808,6 +920,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const held = this.leases();
     const at = this.now();
     const claims = [...held.bySeq.values()];
+    this.cursor.place = null;
     return this.db.transaction(() => {
       // Rows a version that wrote its claims to the file left in flight, then this process's own claims.
       const n = this.q.requeue.run(at, at).changes;
@@ -863,6 +976,7 @@ export class SqliteWebhookStore implements WebhookStore {
       if (!current) return null;
       if (current.status === 'inflight' || this.leases().bySeq.has(current.seq)) return 'inflight' as const;
       const at = this.now();
+      this.cursor.place = null;
       this.q.retry.run(at, at, endpointId, id);
       this.q.reblockConversation.run(endpointId, id);
       return this.viewOf(this.q.delivery.get(endpointId, id) as DeliveryRow);
@@ -944,6 +1058,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async recoverFailed(endpointId: EndpointId, since: number) {
     const at = this.now();
+    this.cursor.place = null;
     return this.db.transaction(() => {
       const n = this.q.recover.run(at, at, endpointId, since).changes;
       if (n > 0) this.q.reblockEndpoint.run(endpointId, since);
@@ -953,9 +1068,19 @@ export class SqliteWebhookStore implements WebhookStore {
 }
 
 /** Pending deliveries due at or before a time, blocked or not, in claim order, optionally skipping a JSON list of endpoints. */
-function claimable(index: string, blocked: 0 | 1, skipEndpoints: boolean): string {
+function claimable(index: string, blocked: 0 | 1, skipEndpoints: boolean, from?: 'same' | 'later'): string {
   const skip = skipEndpoints ? ' AND endpoint_id NOT IN (SELECT value FROM json_each(?))' : '';
+  // From a place in claim order, in two parts the index seeks to exactly: the rest of the place's
+  // millisecond (next_attempt_at = ? AND seq >= ?), then the later ones up to now. (A row-value
+  // range would seek on next_attempt_at alone and read every row of that millisecond again.)
+  const due = from === 'same' ? 'next_attempt_at = ?' : from === 'later' ? 'next_attempt_at > ? AND next_attempt_at <= ?' : 'next_attempt_at <= ?';
+  const seq = from === 'same' ? ' AND seq >= ?' : '';
   return `SELECT seq, endpoint_id, order_key, next_attempt_at FROM webhook_deliveries INDEXED BY ${index}
-         WHERE status = 'pending' AND blocked = ${blocked} AND next_attempt_at <= ?${skip}
+         WHERE status = 'pending' AND blocked = ${blocked} AND ${due}${skip}${seq}
          ORDER BY next_attempt_at, seq LIMIT ?`;
+}
+
+/** True when place a comes before place b in claim order. */
+function before(a: ClaimPlace, b: ClaimPlace): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }

@@ -16,6 +16,7 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
   full.post('/v1/widgets', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
+    f.onlyKnown(['name']);
     const name = f.string('name', { required: true, max: NAME_MAX, notBlank: true });
     f.done();
     requireCurrentPlan(plans, session.tenant, now(), 'a new widget and its key');

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Brain } from '../../brain/index.js';
-import { bundle, req, self } from './sim.js';
+import { bundle, hostile, kinds, req, self } from './sim.js';
 
 test('state is bounded by maxAgents: the least recently ticked agent is evicted', () => {
   const brain = new Brain(bundle(), { maxAgents: 3 });
@@ -38,6 +38,25 @@ test('an agent is forgotten by its own clock only: other agents ticking far ahea
   assert.equal(brain.drainEvents().spawn, 1);
   // Exactly staleAfterS later is not more than it.
   brain.tick(req(1, 290.5, self()));
+  assert.equal(brain.drainEvents().spawn, undefined);
+});
+
+test('a game clock that goes back a minute or more is a new clock: the agent starts afresh instead of keeping the old deadlines', () => {
+  const brain = new Brain(bundle());
+  // Out of ammo with a hostile close: the agent flees and remembers it for a while.
+  for (let t = 36_000; t < 36_010; t++) brain.tick(req(501, t, self({ x: 0, y: 8, z: 0 }, { ammo: 0 }), { targets: [hostile(3, { x: 5, y: 8, z: 0 })] }));
+  brain.drainEvents();
+  // The game server restarts; its clock starts again near 0 and nobody is around.
+  const after = [];
+  for (let t = 0; t < 200; t++) after.push(kinds(brain.tick(req(501, t, self({ x: 0, y: 8, z: 0 }, { ammo: 0 })))));
+  assert.equal(brain.drainEvents().spawn, 1);
+  assert.ok(
+    after.every((k) => !k.includes('Flee')),
+    'no flight from a threat of the old clock',
+  );
+  // A step back of less than a minute is one clock's ticks out of order: remembered.
+  brain.tick(req(501, 150, self()));
+  brain.tick(req(501, 100, self()));
   assert.equal(brain.drainEvents().spawn, undefined);
 });
 

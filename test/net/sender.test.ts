@@ -74,3 +74,38 @@ test('sends sharing one abort signal put one listener on it; aborting it ends ev
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+test('the sender writes Host from the URL (with its port) and Content-Length from the body, replacing any given, and validates every header', async () => {
+  const seen: string[][] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.rawHeaders);
+    req.resume();
+    req.on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const sender = createSender();
+  const send = (headers: Record<string, string>) =>
+    sender.send({
+      url: new URL(`http://receiver.test:${port}/in?x=1`),
+      addresses: [{ address: '127.0.0.1', family: 4 }],
+      headers,
+      body: '{"é":1}',
+      timeoutMs: 5000,
+    });
+  try {
+    const ok = await send({ 'content-type': 'application/json', Host: 'evil.test', 'Content-Length': '1' });
+    assert.equal(ok.kind === 'response' && ok.status, 204);
+    const headers = seen[0]!;
+    const values = (name: string) => headers.filter((_, i) => i % 2 === 1 && headers[i - 1]!.toLowerCase() === name);
+    assert.deepEqual(values('host'), [`receiver.test:${port}`]);
+    assert.deepEqual(values('content-length'), ['8'], 'UTF-8 bytes of the body');
+    assert.deepEqual(values('content-type'), ['application/json']);
+    await assert.rejects(send({ 'x-bad': 'a\r\nx-injected: 1' }), { code: 'ERR_INVALID_CHAR' });
+    assert.equal(seen.length, 1);
+  } finally {
+    sender.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

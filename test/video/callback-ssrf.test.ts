@@ -109,3 +109,28 @@ test("a callback connects to the address the guard resolved (pinned), with the U
     await new Promise((r) => receiver.close(r));
   }
 });
+
+test('a callback URL with a #fragment is 422; one with a non-ASCII host is kept as it is called (xn-- host, percent-encoded path)', async () => {
+  const s = await startVideoServer({
+    allowPrivateWebhooks: false,
+    ffmpegPath: '/nonexistent/ffmpeg',
+    video: { resolve: async () => [{ address: '93.184.216.34', family: 4 }] },
+  });
+  try {
+    const { key, pid } = await propertyWithPhoto(s);
+    const frag = await s.call('POST', '/v1/videos', {
+      token: key,
+      body: { property_id: pid, template: 'tour', format: '16:9', callback_url: 'https://hooks.example.com/done#x' },
+    });
+    assert.equal(frag.status, 422);
+    assert.deepEqual(frag.body.error.details, [{ path: 'callback_url', message: 'must not carry a fragment (#…): a fragment is never sent with the request' }]);
+    const idn = await s.call('POST', '/v1/videos', {
+      token: key,
+      body: { property_id: pid, template: 'tour', format: '16:9', callback_url: 'https://bücher.example/fertig' },
+    });
+    assert.equal(idn.status, 202);
+    assert.equal(idn.body.callback_url, 'https://xn--bcher-kva.example/fertig');
+  } finally {
+    await s.stop();
+  }
+});

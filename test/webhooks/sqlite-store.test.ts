@@ -1,8 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { openDatabase } from '../../src/store/sqlite.js';
-import { SqliteWebhookStore } from '../../src/webhooks/sqlite-store.js';
+import { ENDPOINT_CACHE_MAX, SqliteWebhookStore } from '../../src/webhooks/sqlite-store.js';
 import { sqliteTestDatabase } from '../helpers/databases.js';
+import { tempDir } from '../helpers/paths.js';
+import type { AttemptResult } from '../../src/webhooks/store.js';
 import { onTestDatabase, webhookStoreContract } from './store-contract.js';
 
 webhookStoreContract('SQLite', onTestDatabase(sqliteTestDatabase, true));
@@ -135,6 +138,163 @@ test('rows copied in without their blocked flag (migrate-store) are blocked agai
       (await store.claimDue({ owner: 'a', ms: 60_000 }, 10, { each: 10, busy: new Map() }, { orderHoldMs: 600_000 })).map((d) => d.id),
       [first],
     );
+  } finally {
+    db.close();
+  }
+});
+
+/** A file-backed store at a settable time and one endpoint subscribed to lead.captured; another connection on the same file. */
+async function onFile() {
+  const dir = tempDir();
+  const file = join(dir.path, 'floor.db');
+  const db = openDatabase(file);
+  const other = openDatabase(file);
+  const clock = { now: 1_000_000 };
+  const store = new SqliteWebhookStore(db, () => clock.now);
+  const { widget } = await store.createWidget(1 as never, 'w', { hash: 'h', preview: 'p' });
+  const ep = await store.createEndpoint(widget.id, { url: 'https://example.com/h', secret: 's', events: ['lead.captured'], enabled: true });
+  const enqueue = async (conversation: string, via = store) =>
+    (await via.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, conversation)).deliveries[0]!;
+  const result = (id: string, next: AttemptResult['next']): AttemptResult => ({
+    deliveryId: id as never,
+    endpointId: ep.id,
+    attempt: { startedAt: clock.now, durationMs: 1, statusCode: 204, responseExcerpt: '', error: null, outcome: 'succeeded' },
+    next,
+    endpoint: 'success',
+  });
+  return {
+    db,
+    other,
+    clock,
+    store,
+    widget,
+    ep,
+    enqueue,
+    result,
+    claim: async (limit: number) =>
+      (await store.claimDue({ owner: 'a', ms: 60_000 }, limit, { each: 100, busy: new Map() }, { orderHoldMs: 600_000 })).map((d) => d.id),
+    dispose: () => {
+      db.close();
+      other.close();
+      dir.dispose();
+    },
+  };
+}
+
+test('the claim reads on from where the held deliveries end, and a delivery due again before that place is still claimed', async () => {
+  const f = await onFile();
+  try {
+    const [a, b, c, d] = [await f.enqueue('ses_a'), await f.enqueue('ses_b'), await f.enqueue('ses_c'), await f.enqueue('ses_d')];
+    assert.deepEqual(await f.claim(2), [a, b]);
+    assert.deepEqual(await f.claim(1), [c], 'read on past the two held');
+    // a is retried due at the same millisecond: it comes before the floor, and is claimed again.
+    await f.store.recordResults('a', [f.result(a, { status: 'pending', at: f.clock.now })], 86_400_000);
+    assert.deepEqual(await f.claim(10), [a, d]);
+  } finally {
+    f.dispose();
+  }
+});
+
+test("a successor released by its predecessor's result is claimed although the claims had read past its place", async () => {
+  const f = await onFile();
+  try {
+    const first = await f.enqueue('ses_a');
+    const second = await f.enqueue('ses_a');
+    const other = await f.enqueue('ses_b');
+    assert.deepEqual(await f.claim(10), [first, other], 'the second waits blocked');
+    await f.store.recordResults('a', [f.result(first, { status: 'succeeded' })], 86_400_000);
+    assert.deepEqual(await f.claim(10), [second]);
+  } finally {
+    f.dispose();
+  }
+});
+
+test('a delivery queued by another connection before the place the claims had reached is claimed (data_version)', async () => {
+  const f = await onFile();
+  try {
+    const a = await f.enqueue('ses_a');
+    const b = await f.enqueue('ses_b');
+    assert.deepEqual(await f.claim(10), [a, b]);
+    // Another process's store on the file, its clock behind: its delivery sorts before the held ones.
+    const behind = new SqliteWebhookStore(f.other, () => f.clock.now - 1000);
+    const early = await f.enqueue('ses_c', behind);
+    assert.deepEqual(await f.claim(10), [early]);
+  } finally {
+    f.dispose();
+  }
+});
+
+test('a claim sends to the URL and with the secret the endpoint has now, however it was changed', async () => {
+  const f = await onFile();
+  try {
+    const urlOf = async () => (await f.store.claimDue({ owner: 'a', ms: 60_000 }, 1, { each: 100, busy: new Map() }, {}))[0]!;
+    await f.enqueue('ses_a');
+    assert.equal((await urlOf()).url, 'https://example.com/h');
+    await f.store.updateEndpoint(f.widget.id, f.ep.id, { url: 'https://example.com/moved' });
+    await f.enqueue('ses_b');
+    assert.equal((await urlOf()).url, 'https://example.com/moved');
+    await f.store.rotateSecret(f.widget.id, f.ep.id, 's2', f.clock.now + 1000);
+    await f.enqueue('ses_c');
+    assert.deepEqual([(await urlOf()).secret, (await f.store.claimDue({ owner: 'a', ms: 60_000 }, 1, { each: 100, busy: new Map() }, {})).length], ['s2', 0]);
+    // Changed by another connection on the file.
+    f.other.prepare('UPDATE webhook_endpoints SET url = ? WHERE id = ?').run('https://example.com/elsewhere', f.ep.id);
+    await f.enqueue('ses_d');
+    assert.equal((await urlOf()).url, 'https://example.com/elsewhere');
+  } finally {
+    f.dispose();
+  }
+});
+
+test('the claim floor statements read the due index in claim order, from the place on', () => {
+  for (const name of ['dueSameAny', 'dueLaterAny'] as const) {
+    const db = openDatabase(':memory:');
+    try {
+      const sql = (new SqliteWebhookStore(db) as unknown as { q: Record<string, { source: string }> }).q[name]!.source;
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(0, 0, 1) as { detail: string }[]).map((r) => r.detail).join('\n');
+      assert.match(
+        plan,
+        name === 'dueSameAny'
+          ? /INDEX webhook_deliveries_due \(next_attempt_at=\? AND seq>\?\)/
+          : /INDEX webhook_deliveries_due \(next_attempt_at>\? AND next_attempt_at<\?\)/,
+      );
+      assert.ok(!plan.includes('TEMP B-TREE'), plan);
+    } finally {
+      db.close();
+    }
+  }
+});
+
+test('a connection keeps the sending part of at most ENDPOINT_CACHE_MAX endpoints for its claims', async () => {
+  const db = openDatabase(':memory:');
+  try {
+    const store = new SqliteWebhookStore(db);
+    const { widget } = await store.createWidget(1 as never, 'w', { hash: 'h', preview: 'p' });
+    for (let i = 0; i <= ENDPOINT_CACHE_MAX; i++) {
+      await store.createEndpoint(widget.id, { url: `https://example.com/${i}`, secret: 's', events: ['lead.captured'], enabled: true });
+    }
+    await store.enqueue(widget.id, 'lead.captured', '{}', undefined, undefined, null);
+    const claimed = await store.claimDue({ owner: 'a', ms: 60_000 }, ENDPOINT_CACHE_MAX + 1, { each: 1, busy: new Map() }, {});
+    assert.equal(claimed.length, ENDPOINT_CACHE_MAX + 1);
+    assert.deepEqual(new Set(claimed.map((d) => d.url)).size, ENDPOINT_CACHE_MAX + 1, 'each delivery carries its own endpoint');
+    const cached = (store as unknown as { cursor: { endpoints: Map<string, unknown> } }).cursor.endpoints;
+    assert.ok(cached.size <= ENDPOINT_CACHE_MAX, `${cached.size} cached`);
+  } finally {
+    db.close();
+  }
+});
+
+test("the order index is sought by conversation and endpoint, so an event's deliveries to all its endpoints share its pages", () => {
+  const db = openDatabase(':memory:');
+  try {
+    const q = (new SqliteWebhookStore(db) as unknown as { q: Record<string, { source: string }> }).q;
+    const columns = (db.prepare(`SELECT name FROM pragma_index_info('webhook_deliveries_order')`).all() as { name: string }[]).map((c) => c.name);
+    assert.deepEqual(columns, ['order_key', 'endpoint_id', 'seq']);
+    for (const name of ['insertDelivery', 'unblockNext', 'blocker']) {
+      const sql = q[name]!.source;
+      const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 'x');
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('\n');
+      assert.match(plan, /INDEX webhook_deliveries_order \(order_key=\? AND endpoint_id=\?/, `${name}: ${plan}`);
+    }
   } finally {
     db.close();
   }

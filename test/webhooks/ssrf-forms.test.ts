@@ -58,3 +58,58 @@ test('a URL with spaces, tabs, newlines or control characters is 422: the URL pa
     await w.s.stop();
   }
 });
+
+test('a URL with a #fragment is 422 at registration and on PATCH: a fragment is never sent, so the endpoint would not get what was written', async () => {
+  const w = await webhookServer({ allowPrivateWebhooks: false, webhooks: { resolve: async () => [{ address: '93.184.216.34', family: 4 }] } });
+  try {
+    const message = 'must not carry a fragment (#…): a fragment is never sent with the request';
+    for (const url of ['https://hooks.example.com/in#part', 'https://hooks.example.com/in#', 'https://hooks.example.com#x']) {
+      const r = await w.s.call('POST', `/v1/widgets/${w.widgetId}/webhooks`, { token: w.token, body: { url, events: ['lead.captured'] } });
+      assert.equal(r.status, 422, url);
+      assert.deepEqual(r.body.error.details, [{ path: 'url', message }], url);
+    }
+    const ep = await w.addEndpoint({ url: 'https://hooks.example.com/in', events: ['lead.captured'] });
+    const patched = await w.s.call('PATCH', `/v1/widgets/${w.widgetId}/webhooks/${ep.id}`, {
+      token: w.token,
+      body: { url: 'https://hooks.example.com/other#x' },
+    });
+    assert.equal(patched.status, 422);
+    assert.deepEqual(patched.body.error.details, [{ path: 'url', message }]);
+    const kept = await w.s.call('GET', `/v1/widgets/${w.widgetId}/webhooks/${ep.id}`, { token: w.token });
+    assert.equal(kept.body.url, 'https://hooks.example.com/in');
+  } finally {
+    await w.s.stop();
+  }
+});
+
+test('a URL with a non-ASCII host or path is stored as it is called: the host in its xn-- form, the path percent-encoded', async () => {
+  const asked: string[] = [];
+  const w = await webhookServer({
+    allowPrivateWebhooks: false,
+    webhooks: {
+      resolve: async (host) => {
+        asked.push(host);
+        return [{ address: '93.184.216.34', family: 4 }];
+      },
+    },
+  });
+  try {
+    const r = await w.s.call('POST', `/v1/widgets/${w.widgetId}/webhooks`, {
+      token: w.token,
+      body: { url: 'https://bücher.example/häuser?q=1', events: ['lead.captured'] },
+    });
+    assert.equal(r.status, 201);
+    assert.equal(r.body.url, 'https://xn--bcher-kva.example/h%C3%A4user?q=1');
+    assert.deepEqual(asked, ['xn--bcher-kva.example']);
+    const listed = await w.s.call('GET', `/v1/widgets/${w.widgetId}/webhooks`, { token: w.token });
+    assert.equal(listed.body[0]?.url ?? listed.body.data?.[0]?.url, 'https://xn--bcher-kva.example/h%C3%A4user?q=1');
+    // The written form is within the limit, the called one is not: the limit holds for what is stored.
+    const long = `https://bücher.example/${'ä'.repeat(200)}`;
+    const tooLong = await w.s.call('POST', `/v1/widgets/${w.widgetId}/webhooks`, { token: w.token, body: { url: long, events: ['lead.captured'] } });
+    assert.equal(tooLong.status, 422);
+    assert.equal(tooLong.body.error.details[0].path, 'url');
+    assert.match(tooLong.body.error.details[0].message, /^must be at most 512 characters as called/);
+  } finally {
+    await w.s.stop();
+  }
+});

@@ -15,6 +15,8 @@ interface Flags {
   replicas: string;
   replicaCpu: string;
   warmup: string;
+  controls?: boolean;
+  connectionsEach?: boolean;
   cpuProf?: string;
 }
 
@@ -41,6 +43,14 @@ export function registerBenchControlPlane(bench: Command): void {
       '0.25',
     )
     .option('--warmup <s>', 'with --database: seconds of unmeasured load before each measured scenario (each process compiles its hot paths first)', '2')
+    .option(
+      '--controls',
+      'with --database: for each replica count N above 1, also one replica given a 1/N share of the connections, alone and beside N − 1 busy loops under the same quota (what a replica owes to its share of the clients, to the busier machine, and to the other replicas)',
+    )
+    .option(
+      '--connections-each',
+      'with --database: each replica gets --connections of its own (the load grows with the replicas) instead of a share of them; not the split-load measure of the scaling goal',
+    )
     .option('--cpu-prof <dir>', 'each serve process writes a V8 CPU profile into this directory, with the measured windows in phases.json')
     .option('--json', 'print only the JSON result')
     .action(async (flags: Flags) => {
@@ -80,6 +90,8 @@ async function replicaBench(flags: Flags): Promise<void> {
     loadCpu: flags.loadCpu || undefined,
     poolRate: parseInteger(flags.poolRate, '--pool-rate', 1000, 5_000_000),
     replicaCpu: replicaCpuFlag(flags.replicaCpu),
+    controls: flags.controls === true,
+    connectionsEach: flags.connectionsEach === true,
     log: (line) => {
       if (!flags.json) process.stderr.write(`bench control-plane: ${line}\n`);
     },

@@ -13,6 +13,7 @@ export function mountCheckoutRoutes({ server, o, origin, view, complete }: Billi
   full.post('/v1/billing/checkout', async (req) => {
     const session = await auth.session(req);
     const f = new Fields(readJsonObject(req));
+    f.onlyKnown(['plan', 'tier']);
     const planId = f.string('plan', { max: 64 });
     const tierId = f.string('tier', { max: 64 });
     f.done();

@@ -50,8 +50,17 @@ const STOP = new Set(
   ),
 );
 
+/** English endings dropped before words are compared, longest first, so "install" meets "Installing" and "webhook" meets "webhooks". */
+const ENDINGS = ['ations', 'ation', 'ings', 'ing', 'ers', 'ies', 'ed', 'es', 'er', 's'];
+
+/** A word without its ending; a stem keeps at least 4 letters, so short words ("uses", "news") are left whole. */
+function stem(w: string): string {
+  for (const e of ENDINGS) if (w.length - e.length >= 4 && w.endsWith(e)) return w.slice(0, -e.length);
+  return w;
+}
+
 function words(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 2 && !STOP.has(w));
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 2 && !STOP.has(w)).map(stem);
 }
 
 /** Splits a reply into the pieces it streams in (words with their following space). */
@@ -61,7 +70,7 @@ function pieces(text: string): string[] {
 
 /**
  * The built-in agent, for widgets without a model: answers from the knowledge text by
- * keyword (the paragraph sharing the most words with the question), offers the lead form when
+ * keyword (the paragraph sharing the most words with the question, compared without their endings), offers the lead form when
  * the visitor wants to be contacted, and hands over to a person when asked for one.
  */
 export function* ruleAgent(turn: AgentTurn): Generator<AgentEvent> {

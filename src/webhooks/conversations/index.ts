@@ -18,6 +18,8 @@ export interface ConversationsOptions {
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
   allowPrivate: boolean;
   scheme: 'http' | 'https';
+  /** SERVICE_PUBLIC_URL: the public origin in front of a TLS-terminating proxy, the server's own pages' origin too. */
+  publicUrl?: string | undefined;
   /** The server's model (SERVICE_LLM_BASE_URL, SERVICE_LLM_MODEL, SERVICE_LLM_KEY); a widget's own settings take precedence. */
   model?: ModelEnv;
   idleMs?: number;
@@ -60,6 +62,7 @@ export function createConversations(options: ConversationsOptions): Conversation
     auth: options.auth,
     allowPrivate: options.allowPrivate,
     scheme: options.scheme,
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     ...(options.resolve ? { resolve: options.resolve } : {}),
     ...(options.now ? { now: options.now } : {}),
   });

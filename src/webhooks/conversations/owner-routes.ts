@@ -42,7 +42,8 @@ export function mountOwnerConversationRoutes(ctx: ConversationRouteContext): voi
 
   full.get('/v1/widgets/:id/conversations', async (req) => {
     const widget = await widgetOf(req);
-    const status = req.searchParams().get('status');
+    // Empty is not given, as on every list's filter (a form's unselected filter sends `status=`).
+    const status = req.searchParams().get('status') || null;
     if (status !== null && status !== 'open' && status !== 'ended') throw new HttpError('bad_request', 'status must be open or ended.');
     const cursor = req.searchParams().get('cursor') || null;
     if (cursor !== null && !ID_DIGITS.test(cursor)) throw new HttpError('bad_request', 'cursor is not one this API returned.');

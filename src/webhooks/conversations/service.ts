@@ -160,6 +160,15 @@ export class ConversationService {
     return { widget, settings: await this.settings(widget) };
   }
 
+  /**
+   * A widget's settings whatever its tenant's state, or null when there is no such widget: only
+   * for the CORS headers of an error answer (a suspended tenant's 503 must be readable by the page).
+   */
+  async settingsOf(widgetId: string): Promise<WidgetSettings | null> {
+    const widget = await this.webhooks.store.findWidget(widgetId);
+    return widget ? this.settings(widget) : null;
+  }
+
   /** A new conversation (and its conversation.started); the visitor id is kept when well-formed, else a new one. */
   async open(widget: WidgetRecord, visitorId: string | null): Promise<{ conversation: ConversationRecord; token: string }> {
     const token = `bvt_${randomBytes(32).toString('base64url')}`;
@@ -335,8 +344,12 @@ export class ConversationService {
     return m;
   }
 
+  /**
+   * Deletes a conversation. One still open is closed first (`conversation.ended`, reason
+   * `agent_closed`, and the widget told): a receiver that saw it start sees it end, exactly once.
+   */
   async remove(id: ConversationId): Promise<boolean> {
-    this.replies.get(id)?.abort();
+    await this.end(id, 'agent_closed');
     for (const s of this.streams.get(id) ?? []) s.end();
     return this.store.remove(id);
   }

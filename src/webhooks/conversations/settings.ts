@@ -1,6 +1,6 @@
 import { validationFailed } from '../../http/errors.js';
 import { Fields, typeOf } from '../../http/validate.js';
-import { guardUrl, type Resolve } from '../../net/ssrf.js';
+import { guardUrl, registeredUrl, type Resolve } from '../../net/ssrf.js';
 import { ALLOWED_ORIGINS_MAX, GREETING_MAX_CHARS, INSTRUCTIONS_MAX_CHARS, KNOWLEDGE_MAX_BYTES, type WidgetSettings } from './types.js';
 
 const NAME_MAX = 200;
@@ -66,7 +66,7 @@ export async function patchSettings(
       if (knowledge !== undefined && Buffer.byteLength(knowledge) > KNOWLEDGE_MAX_BYTES)
         g.problem('knowledge', `must be at most ${KNOWLEDGE_MAX_BYTES} bytes (UTF-8), got ${Buffer.byteLength(knowledge)}`);
       const model = g.string('model', { max: MODEL_MAX });
-      const baseUrl = g.string('base_url', { max: BASE_URL_MAX });
+      let baseUrl = g.string('base_url', { max: BASE_URL_MAX });
       const apiKey = g.string('api_key', { max: API_KEY_MAX });
       if (baseUrl) {
         const verdict = await guardUrl(baseUrl, {
@@ -74,7 +74,9 @@ export async function patchSettings(
           admitUnresolved: true,
           ...(guard.resolve ? { resolve: guard.resolve } : {}),
         });
-        if (!verdict.ok) g.problem('base_url', verdict.reason);
+        const stored = verdict.ok ? registeredUrl(baseUrl, verdict.url) : verdict;
+        if (stored.ok) baseUrl = stored.url;
+        else g.problem('base_url', stored.reason);
       }
       f.details.push(...g.details);
       if (instructions !== undefined) agent.instructions = instructions;

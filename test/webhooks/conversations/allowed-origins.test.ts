@@ -38,3 +38,35 @@ test('allowed origins are stored as browsers send them; anything but an http(s) 
     await s.stop();
   }
 });
+
+test("behind a TLS-terminating proxy the server's own pages (the demo page) come from SERVICE_PUBLIC_URL's origin and may use every widget", async () => {
+  // serve speaks plain http behind the proxy; the browser's pages are on the public https origin.
+  const { s, widgetId, visitor } = await widgetServer({ publicUrl: 'https://chat.example.com/' });
+  try {
+    const own = await visitor('GET', `/v1/widgets/${widgetId}/config`, { origin: 'https://chat.example.com' });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal(own.headers.get('access-control-allow-origin'), 'https://chat.example.com');
+    assert.equal((await visitor('POST', `/v1/widgets/${widgetId}/conversations`, { origin: 'https://chat.example.com', body: {} })).status, 201);
+    // Another origin (the same host over http, another host) is still refused.
+    assert.equal((await visitor('GET', `/v1/widgets/${widgetId}/config`, { origin: 'http://chat.example.com' })).status, 403);
+    assert.equal((await visitor('GET', `/v1/widgets/${widgetId}/config`, { origin: 'https://other.example.com' })).status, 403);
+  } finally {
+    await s.stop();
+  }
+});
+
+test("a widget's model base_url follows the rule of every registered URL: a #fragment is 422, a non-ASCII host is kept in its xn-- form", async () => {
+  const { s, token, widgetId } = await widgetServer();
+  try {
+    const frag = await s.call('PATCH', `/v1/widgets/${widgetId}`, { token, body: { agent: { base_url: 'https://models.example.com/v1#x' } } });
+    assert.equal(frag.status, 422);
+    assert.deepEqual(frag.body.error.details, [
+      { path: 'agent.base_url', message: 'must not carry a fragment (#…): a fragment is never sent with the request' },
+    ]);
+    const idn = await s.call('PATCH', `/v1/widgets/${widgetId}`, { token, body: { agent: { base_url: 'https://mödels.example.com/v1' } } });
+    assert.equal(idn.status, 200, JSON.stringify(idn.body));
+    assert.equal(idn.body.agent.base_url, 'https://xn--mdels-jua.example.com/v1');
+  } finally {
+    await s.stop();
+  }
+});
