@@ -25,6 +25,11 @@ export interface CachedKey {
   readonly verify: KeyVerifier;
   /** The key's rate-limit key (see limitKey), built once rather than per request. */
   readonly limit: string;
+  /**
+   * The key's server id as a query names it (decimal, no leading zero): a `server` parameter
+   * names the key's own server exactly when it is this text, compared without parsing it.
+   */
+  readonly server: string;
 }
 
 export interface ServerKeyAuthOptions {
@@ -61,6 +66,9 @@ export class ServerKeyAuth {
   private readonly tokens = new Map<string, CachedKey>();
   private readonly maxTokens: number;
   private readonly tokenOfHash = new Map<string, string>();
+  /** The Authorization header `resolved` last resolved and its key; cleared whenever a token entry goes. */
+  private lastHeader = '';
+  private lastKey: CachedKey | undefined;
   /** Counts revocations, so a lookup that raced one does not cache what it read before it. */
   private revocations = 0;
   /** Likewise for tenant status changes. */
@@ -104,6 +112,7 @@ export class ServerKeyAuth {
     const token = this.tokenOfHash.get(tokenHash);
     if (token !== undefined) this.tokens.delete(token);
     this.tokenOfHash.delete(tokenHash);
+    this.forgetLast();
   }
 
   tenantChanged(id: TenantId): void {
@@ -119,6 +128,12 @@ export class ServerKeyAuth {
     this.tokens.clear();
     this.tokenOfHash.clear();
     this.tenantStatus.clear();
+    this.forgetLast();
+  }
+
+  private forgetLast(): void {
+    this.lastHeader = '';
+    this.lastKey = undefined;
   }
 
   /**
@@ -127,13 +142,13 @@ export class ServerKeyAuth {
    */
   check(req: Request): KeyOwner | Promise<KeyOwner> {
     const header = req.headers.authorization;
-    const token = header !== undefined ? plainBearer(header) : undefined;
-    if (token === undefined) return this.checkToken(req, bearerToken(req));
-    const known = this.tokens.get(token);
-    if (known) {
+    const known = header === undefined ? undefined : this.resolved(header);
+    if (known !== undefined) {
       const status = this.tenantStatus.get(known.owner.tenantId);
       if (status) return this.finish(req, known.verify, known.owner, status, known.limit);
     }
+    const token = header !== undefined ? plainBearer(header) : undefined;
+    if (token === undefined) return this.checkToken(req, bearerToken(req));
     return this.slow(req, token);
   }
 
@@ -148,17 +163,19 @@ export class ServerKeyAuth {
     // A key already resolved is read as `check` reads it, without the general parser (its
     // tokens carry no white space, so the parser would read the same token).
     const header = req.headers.authorization;
-    const plain = header === undefined ? undefined : plainBearer(header);
-    const token = plain !== undefined && this.tokens.has(plain) ? plain : bearerToken(req);
-    if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
-    if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.auth.beforeBody(req);
+    const known = header !== undefined && this.resolved(header) !== undefined;
+    const token = known ? '' : bearerToken(req);
+    if (!known) {
+      if (!token) throw new HttpError('unauthorized', 'Missing Authorization: Bearer server key.');
+      if (!token.startsWith(TOKEN_PREFIX.serverKey)) return this.auth.beforeBody(req);
+    }
     const timestamp = req.headers[TIMESTAMP_HEADER];
     if (!timestamp || !req.headers[SIGNATURE_HEADER]) throw new HttpError('unauthorized', REASONS[MISSING_HEADERS]);
     const seconds = unixSeconds(timestamp);
     if (seconds < 0) throw new HttpError('unauthorized', REASONS[BAD_TIMESTAMP]);
     if (Math.abs(Math.floor(this.now() / 1000) - seconds) > this.windowS) throw new HttpError('unauthorized', REASONS[STALE_TIMESTAMP]);
-    if (this.tokens.has(token)) return;
-    return this.lookup(hashToken(token)).then((owner) => {
+    if (known || this.tokens.has(token!)) return;
+    return this.lookup(hashToken(token!)).then((owner) => {
       if (!owner) throw new HttpError('unauthorized', 'The server key is invalid or revoked.');
     });
   }
@@ -170,9 +187,25 @@ export class ServerKeyAuth {
    * nothing.
    */
   cached(authorization: string): CachedKey | undefined {
+    const known = this.resolved(authorization);
+    // The tenant's status is read every time: a suspension drops it, and the next pull must see that.
+    return known !== undefined && this.tenantStatus.get(known.owner.tenantId) === 'active' ? known : undefined;
+  }
+
+  /**
+   * The resolved key a plain `Bearer bsk_…` header presents, or undefined. The last header
+   * resolved is compared whole first: a sidecar fleet's requests come from few keys, and the
+   * comparison costs less than cutting the token out and hashing it for the map.
+   */
+  private resolved(authorization: string): CachedKey | undefined {
+    if (authorization === this.lastHeader && this.lastKey !== undefined) return this.lastKey;
     const token = plainBearer(authorization);
     const known = token === undefined ? undefined : this.tokens.get(token);
-    return known !== undefined && this.tenantStatus.get(known.owner.tenantId) === 'active' ? known : undefined;
+    if (known !== undefined) {
+      this.lastHeader = authorization;
+      this.lastKey = known;
+    }
+    return known;
   }
 
   /**
@@ -180,12 +213,11 @@ export class ServerKeyAuth {
    * recorded against replay, exactly when `check` would return the owner; a key at its rate
    * throws the 429 `check` would throw, having recorded what `check` records (the signature,
    * not the request). False, having recorded nothing, in every other case; `check` then gives
-   * the precise error. With a shared ledger, an authentic request new to this replica is a
+   * the precise error. `now` is the caller's read of this authenticator's clock. With a shared ledger, an authentic request new to this replica is a
    * promise instead: resolved once the ledger confirms the signature new on every replica,
    * rejected with the error `check` would give (401 replay, 429) otherwise.
    */
-  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string): boolean | Promise<void> {
-    const now = this.now();
+  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string, now: number = this.now()): boolean | Promise<void> {
     // With a ledger, a key at its limit is left to `check`, which answers the 429: nothing may
     // be recorded on the other replicas' ledger first.
     if (this.ledger && !this.limiter.peek(key.limit, this.rate, now).allowed) return false;
@@ -212,12 +244,13 @@ export class ServerKeyAuth {
     // landed meanwhile is not undone.
     let known = this.tokens.get(token);
     if (!known && this.keys.get(hash)) {
-      known = { owner, hash, verify: keyVerifier(token), limit: limitKey(owner) };
+      known = { owner, hash, verify: keyVerifier(token), limit: limitKey(owner), server: String(owner.serverId) };
       // A plain Map (cheaper per lookup than an LRU); past its bound the oldest entry goes.
       if (this.tokens.size >= this.maxTokens) {
         const [oldest, entry] = this.tokens.entries().next().value as [string, { hash: string }];
         this.tokens.delete(oldest);
         this.tokenOfHash.delete(entry.hash);
+        this.forgetLast();
       }
       this.tokens.set(token, known);
       this.tokenOfHash.set(hash, token);

@@ -68,6 +68,8 @@ test('telemetry: at most 2 reports per second per server, else 403 plan_limit na
     assert.equal((await s.call('GET', `/v1/servers/${a.serverId}/usage`, { token })).body.linesSpoken, 80);
     // Another server is not affected.
     assert.equal((await signed(s, b.key, 'POST', '/v1/telemetry', { at: now, body: report(b.serverId) })).status, 202);
+    // Back to the first server within its second: still its own count, still refused.
+    assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: 'r3' }) })).status, 403);
     now += 600;
     assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry', { at: now, body: report(a.serverId, { reportId: 'r2' }) })).status, 202);
   } finally {
