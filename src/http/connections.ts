@@ -17,7 +17,12 @@ export interface ConnectionCaps {
 
 export const DEFAULT_CONNECTION_CAPS: Readonly<ConnectionCaps> = { perAddress: DEFAULT_CONNECTIONS_PER_ADDRESS, total: DEFAULT_CONNECTIONS_TOTAL };
 
-/** A client address as a map key: an IPv4 address (plain or IPv4-mapped) as its 32-bit number, an IPv6 one as hex. */
+/**
+ * A client address as a map key: an IPv4 address (plain or IPv4-mapped) as its 32-bit number,
+ * an IPv6 one by its /64 as hex. One host is given a whole /64 and may send from any of its
+ * 2^64 addresses, so counting each IPv6 address alone would be no cap (the rate limits count
+ * the same way: clientAddressKey).
+ */
 export type Peer = number | string;
 
 /** The Peer of a request admitted while too few are open for any address to reach its cap: counted in all only. */
@@ -98,7 +103,7 @@ function peerOf(address: ArrayBuffer): Peer {
   const b = new Uint8Array(address);
   if (b.length === 4) return ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
   if (b.length === 16 && isMapped(b)) return ((b[12]! << 24) | (b[13]! << 16) | (b[14]! << 8) | b[15]!) >>> 0;
-  return Buffer.from(b).toString('hex');
+  return Buffer.from(b.buffer, b.byteOffset, 8).toString('hex');
 }
 
 /** ::ffff:a.b.c.d, the form uWS reports an IPv4 peer in on a dual-stack socket. */

@@ -57,3 +57,14 @@ test('a few open requests read no address; an address under its cap is admitted 
   for (const p of many) counter.release(p);
   assert.deepEqual(counter.snapshot(), { open: 0, addresses: 0 });
 });
+
+test('an IPv6 client is capped by its /64: other addresses of the same /64 share the cap, another /64 does not', () => {
+  const counter = new ConnectionCounter({ perAddress: 4, total: 1000 });
+  const v6 = (prefix: number, host: number): HttpResponse =>
+    ({
+      getRemoteAddress: () => new Uint8Array([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, prefix, 0, 0, 0, 0, 0, 0, (host >> 8) & 0xff, host & 0xff]).buffer,
+    }) as unknown as HttpResponse;
+  for (let host = 1; host <= 4; host++) counter.admit(v6(1, host));
+  assert.throws(() => counter.admit(v6(1, 999)), /Too many open connections/);
+  assert.doesNotThrow(() => counter.admit(v6(2, 1)));
+});
