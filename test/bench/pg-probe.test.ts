@@ -24,10 +24,11 @@ test('the statement probe counts statements and notifications between two snapsh
     await listener.connect();
     await listener.query('LISTEN probe_test');
     process.stdin.on('data', async () => {
+      // Listened for before the notify: it may arrive before the notifying query's own answer.
+      listener.once('notification', () => process.stdout.write('done\\n'));
       await pool.query('SELECT 1');
       await pool.query({ name: 'probe-prepared', text: 'SELECT $1::int AS n', values: [2] });
       await pool.query("SELECT pg_notify('probe_test', 'x')");
-      listener.once('notification', () => process.stdout.write('done\\n'));
     });
     process.stdout.write('ready\\n');
   `;
