@@ -1,4 +1,5 @@
 import { HttpError, type ErrorCode } from './errors.js';
+import { parseIPv6 } from '../net/ssrf.js';
 import type { RateDecision } from '../ratelimit/limiter.js';
 
 /** The headers of a rate-limited answer. Reset is in epoch seconds, Retry-After in whole seconds. */
@@ -32,35 +33,10 @@ export function overLimit(d: RateDecision, what: string, code: ErrorCode = 'rate
  */
 export function clientAddressKey(address: string): string {
   if (!address.includes(':')) return address;
-  const groups = ipv6Groups(address);
-  if (groups === null) return address;
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
-    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
-  }
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toString(16))
-    .join(':')}::/64`;
-}
-
-/** The eight 16-bit groups of an IPv6 address in text (compressed or not, with a trailing dotted IPv4 part or not), or null. */
-function ipv6Groups(text: string): number[] | null {
-  let s = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-  const zone = s.indexOf('%');
-  if (zone >= 0) s = s.slice(0, zone);
-  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
-  if (v4) {
-    const b = v4.slice(1).map(Number);
-    if (b.some((x) => x > 255)) return null;
-    s = `${s.slice(0, v4.index)}${((b[0]! << 8) | b[1]!).toString(16)}:${((b[2]! << 8) | b[3]!).toString(16)}`;
-  }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
-  if (fill < 0 || (halves.length === 2 && fill === 0 && head.length + tail.length === 8)) return null;
-  const all = [...head, ...Array<string>(fill).fill('0'), ...tail];
-  if (all.length !== 8 || all.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) return null;
-  return all.map((g) => parseInt(g, 16));
+  const b = parseIPv6(address);
+  if (b === null) return address;
+  if (b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff) return b.slice(12).join('.');
+  const groups: string[] = [];
+  for (let i = 0; i < 8; i += 2) groups.push(((b[i]! << 8) | b[i + 1]!).toString(16));
+  return `${groups.join(':')}::/64`;
 }
