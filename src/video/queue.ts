@@ -153,7 +153,7 @@ export class RenderQueue {
       this.lastTenant = video.tenantId;
       // The other formats of the same request render in the same run (their photos decoded once).
       const batch = video.batchId === null ? [video] : [video, ...(await this.o.store.claimBatch(this.lease, video.batchId))].sort((a, b) => a.id - b.id);
-      const slot: Slot = { child: null, videos: batch, dropped: new Set(), done: Promise.resolve() };
+      const slot: Slot = { children: new Set(), videos: batch, dropped: new Set(), done: Promise.resolve() };
       slot.done = this.render(slot).finally(() => {
         for (const v of batch) if (this.running.get(v.id) === slot) this.running.delete(v.id);
         this.kick();
@@ -172,7 +172,7 @@ export class RenderQueue {
     if (!slot || slot.dropped.has(id)) return;
     slot.dropped.add(id);
     this.running.delete(id);
-    slot.child?.kill('SIGKILL');
+    killAll(slot);
   }
 
   /**
@@ -182,7 +182,7 @@ export class RenderQueue {
   async close(): Promise<void> {
     this.stopping = true;
     const slots = new Set(this.running.values());
-    for (const slot of slots) slot.child?.kill('SIGKILL');
+    for (const slot of slots) killAll(slot);
     await Promise.allSettled([...slots].map((s) => s.done));
     const released = await this.o.store.releaseRenders(this.lease.owner).catch(() => 0);
     if (released > 0) this.o.logger.info('renders handed back to the queue at stop', { count: released });
@@ -204,7 +204,7 @@ export class RenderQueue {
               this.o.logger.warn('render lease lost (cancelled, or taken by another worker); dropping the video from the render', { videoId: video.id });
               slot.dropped.add(video.id);
               if (this.running.get(video.id) === slot) this.running.delete(video.id);
-              slot.child?.kill('SIGKILL');
+              killAll(slot);
             },
             (err: unknown) => this.o.logger.warn('render lease renewal failed', { videoId: video.id, error: err instanceof Error ? err.message : String(err) }),
           );
@@ -263,7 +263,10 @@ export class RenderQueue {
         work,
         {
           deadline,
-          onSpawn: (child) => (slot.child = child),
+          onSpawn: (child) => {
+            slot.children.add(child);
+            child.once('close', () => slot.children.delete(child));
+          },
           abandoned,
           onProgress: (f) => {
             // 1 is kept for the finished video; small steps are not worth a write.
@@ -342,10 +345,14 @@ export class RenderQueue {
   }
 }
 
-/** A render under way: its videos (one per format), those dropped from it since, and its ffmpeg. */
+/** A render under way: its videos (one per format), those dropped from it since, and its running ffmpeg processes (the sound is made beside the picture). */
 interface Slot {
-  child: ChildProcess | null;
+  children: Set<ChildProcess>;
   videos: VideoRecord[];
   dropped: Set<VideoId>;
   done: Promise<void>;
+}
+
+function killAll(slot: Slot): void {
+  for (const child of slot.children) child.kill('SIGKILL');
 }

@@ -17,6 +17,7 @@ import {
   type AudioPlan,
   type FormatJob,
   type Step,
+  type TourPlan,
   type TitleCard,
   type TourTimings,
 } from './tour.js';
@@ -42,6 +43,22 @@ export function photosPerSegment(formats: readonly Format[], addressSpaceBytes: 
   const perPhoto = formats.reduce((a, f) => a + (RENDER_MEMORY.perPhotoFrameBytes * FORMATS[f].width * FORMATS[f].height) / (1920 * 1080), 0);
   const room = addressSpaceBytes - RENDER_MEMORY.baseBytes - formats.length * RENDER_MEMORY.perEncoderBytes;
   return Math.max(2, Math.floor(room / perPhoto));
+}
+
+/**
+ * Picture processes of a render that run at once. ffmpeg 5.1 runs a process's filters on one
+ * thread, which the encoder waits on: two processes, each with half the tour, keep two cores
+ * busy where one left a third of them idle. The split depends on the photo count alone, never
+ * on the machine, so the same inputs still give the same bytes.
+ */
+export const PICTURE_PROCESSES = 2;
+
+/**
+ * Photos per segment for a tour in two about equal halves (the first also shows the title card;
+ * see segmentParts for how a photo count becomes segments).
+ */
+function halves(n: number): number {
+  return Math.max(2, Math.ceil((n + 1) / PICTURE_PROCESSES));
 }
 
 /** Segments of equal size (34, 33, 33 rather than 49, 49, 2): the peak is the largest one's. */
@@ -107,7 +124,14 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
   const options = first.options;
   const branding = options.branded ? await ctx.store.getBranding(first.tenantId) : null;
   const formats = videos.map((v) => v.format);
-  const still = () => ({ durationS: 0, timeoutMs: hooks.deadline - Date.now(), confinement: ctx.confinement, onSpawn: hooks.onSpawn });
+  // Every ffmpeg of the render, so that when one run fails the others running beside it are stopped too.
+  const children = new Set<ChildProcess>();
+  const onSpawn = (child: ChildProcess) => {
+    children.add(child);
+    child.once('close', () => children.delete(child));
+    hooks.onSpawn(child);
+  };
+  const still = () => ({ durationS: 0, timeoutMs: hooks.deadline - Date.now(), confinement: ctx.confinement, onSpawn });
 
   const music = options.musicId === null ? null : await ctx.store.getAudio(first.tenantId, options.musicId);
   if (options.musicId !== null && !music) throw new RenderError(`music track ${options.musicId} no longer exists`);
@@ -117,17 +141,16 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
     music ? ctx.storage.localPath('media', music.storageKey, work) : Promise.resolve(null),
   ]);
 
-  // The voice is synthesised while the photos are fitted (the add-on is another process).
+  // The voice is synthesised while the photos are fitted and the picture is made (the add-on is another process): only the sound waits for it.
   const voice = options.voiceover ? synthesise(ctx, property, work) : Promise.resolve(null);
   voice.catch(() => {});
   const fitted = await fitPhotos(ctx, photos, originals, formats, work, still, hooks);
   if (fitted === null) return null;
-  const voicePath = await voice;
 
   const fontFile = branding ? (findBrandFont(branding.font) ?? ctx.fontFile) : ctx.fontFile;
   const jobs: FormatJob[] = [];
   for (const [i, v] of videos.entries()) jobs.push(await formatJob(ctx, v, property, photos.length, branding, fontFile, logo !== null, work, i));
-  const audio: AudioPlan = { voice: voicePath, voiceAtS: Math.min(1, ctx.timings.titleS / 3), music: musicPath };
+  const audio: AudioPlan = { voice: options.voiceover ? voiceFile(work) : null, voiceAtS: Math.min(1, ctx.timings.titleS / 3), music: musicPath };
   const plan = planTour({
     photos: fitted,
     formats: jobs,
@@ -136,23 +159,15 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
     timings: ctx.timings,
     xfade: ctx.ffmpeg.xfade,
     preset: ctx.preset,
-    photosPerSegment: balanced(photos.length, photosPerSegment(formats, ctx.confinement.addressSpaceBytes)),
+    photosPerSegment: Math.min(balanced(photos.length, photosPerSegment(formats, ctx.confinement.addressSpaceBytes)), halves(photos.length)),
     work,
   });
-  const weight = plan.steps.reduce((a, s) => a + Math.max(s.durationS, 0.5), 0);
-  let done = 0;
-  for (const step of plan.steps) {
-    if (step.list) await writeFile(step.list.path, concatList(step.list.files));
-    await runStep(ctx, step, photos, still, hooks, (f) => hooks.onProgress((done + f * Math.max(step.durationS, 0.5)) / weight));
-    if (hooks.abandoned()) return null;
-    done += Math.max(step.durationS, 0.5);
-  }
+  const posters = videos.map((_, i) => join(work, `poster-${i}.jpg`));
+  if (!(await runPlan(plan, posters, voice, children, (step, progress) => runStep(ctx, step, photos, still, hooks, progress), still, ctx, hooks))) return null;
   const out: Rendered = new Map();
   for (const [i, v] of videos.entries()) {
     const { width, height } = FORMATS[v.format];
-    const poster = join(work, `poster-${i}.jpg`);
-    await runFfmpeg(ctx.ffmpeg.path, posterArgs(jobs[i]!.output, plan.posterAtS, poster), still());
-    if (hooks.abandoned()) return null;
+    const poster = posters[i]!;
     const file = async (path: string, contentType: string, durationS: number | null): Promise<RenderedFile> => ({
       path,
       asset: {
@@ -170,9 +185,87 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
   return out;
 }
 
+/**
+ * Runs a tour's plan: the picture's segments side by side (PICTURE_PROCESSES at a time), the sound
+ * beside them once the voice is read, then each format's join and poster. False when abandoned.
+ */
+async function runPlan(
+  plan: TourPlan,
+  posters: readonly string[],
+  voice: Promise<unknown>,
+  children: Set<ChildProcess>,
+  runOne: (step: Step, progress: (f: number) => void) => Promise<void>,
+  still: () => { durationS: number; timeoutMs: number; confinement: FfmpegConfinement; onSpawn: (c: ChildProcess) => void },
+  ctx: RenderContext,
+  hooks: RenderHooks,
+): Promise<boolean> {
+  const picture = plan.steps.filter((s) => s.stage === 'picture');
+  const weight = picture.reduce((a, s) => a + s.durationS, 0) || 1;
+  const made = picture.map(() => 0);
+  let next = 0;
+  const run = (step: Step, progress: (f: number) => void = () => {}) => runOne(step, progress);
+  // Segments of the picture render side by side, each its own process; the sound beside them.
+  const painter = async (stopped: () => boolean) => {
+    while (next < picture.length && !hooks.abandoned() && !stopped()) {
+      const i = next++;
+      const step = picture[i]!;
+      await run(step, (f) => {
+        made[i] = f * step.durationS;
+        hooks.onProgress(made.reduce((a, b) => a + b, 0) / weight);
+      });
+    }
+  };
+  await together(
+    [
+      ...Array.from({ length: PICTURE_PROCESSES }, () => painter),
+      async (stopped) => {
+        await voice;
+        for (const step of plan.steps.filter((s) => s.stage === 'sound')) if (!hooks.abandoned() && !stopped()) await run(step);
+      },
+    ],
+    children,
+  );
+  if (hooks.abandoned()) return false;
+  // Each format's join (stream copies) and its poster (one frame decoded) are independent of the others'.
+  await together(
+    plan.steps
+      .filter((s) => s.stage === 'join')
+      .map((step, i) => async () => {
+        if (step.list) await writeFile(step.list.path, concatList(step.list.files));
+        await Promise.all([run(step), runFfmpeg(ctx.ffmpeg.path, posterArgs(plan.posterSource.files[i]!, plan.posterSource.atS, posters[i]!), still())]);
+      }),
+    children,
+  );
+  return !hooks.abandoned();
+}
+
+/**
+ * Runs tasks at once; when one fails, the ffmpeg processes still running are stopped, a task
+ * starts no more (it is told by `stopped`) and, once every task has settled, the first failure
+ * is thrown (not the stopped runs' own).
+ */
+async function together(tasks: ((stopped: () => boolean) => Promise<unknown>)[], children: Set<ChildProcess>): Promise<void> {
+  let failure: { err: unknown } | null = null;
+  const stopped = () => failure !== null;
+  await Promise.all(
+    tasks.map((task) =>
+      task(stopped).catch((err: unknown) => {
+        if (failure) return;
+        failure = { err };
+        for (const child of children) child.kill('SIGKILL');
+      }),
+    ),
+  );
+  if (failure) throw (failure as { err: unknown }).err;
+}
+
+function voiceFile(work: string): string {
+  return join(work, 'voice.wav');
+}
+
 async function synthesise(ctx: RenderContext, property: PropertyRecord, work: string): Promise<string> {
   if (!ctx.speak) throw new RenderError('voice-over unavailable: this server has no text-to-speech add-on (SERVICE_TTS_ENGINE is off)');
-  const out = join(work, 'voice.wav');
+  const out = voiceFile(work);
   try {
     await ctx.speak(voiceScript(property), out);
   } catch (err) {

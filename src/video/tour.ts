@@ -89,8 +89,16 @@ export interface TourInput {
   work: string;
 }
 
+/**
+ * What a step is for, which says what may run beside what: the picture's runs go one after the
+ * other; the sound's run may go beside them (it needs only the voice); each format's join waits
+ * for both, and the joins of different formats are independent of each other.
+ */
+export type StepStage = 'picture' | 'sound' | 'join';
+
 /** One ffmpeg run of a render. */
 export interface Step {
+  stage: StepStage;
   args: string[];
   /** Seconds of video it makes (for progress). */
   durationS: number;
@@ -103,11 +111,17 @@ export interface Step {
 }
 
 export interface TourPlan {
+  /** Every run, in an order that also works one after the other: the picture's, the sound's, then each format's join. */
   steps: Step[];
   durationS: number;
   frames: number;
   /** A moment inside the first photo (the title card when there is none), for the poster frame. */
   posterAtS: number;
+  /**
+   * Where to take each format's poster from: the picture-only segment holding it, and the
+   * poster's time in that file (a key frame: taking it decodes that one frame).
+   */
+  posterSource: { files: string[]; atS: number };
 }
 
 /** Escapes a value for a filter option inside a -filter_complex graph (two levels of quoting). */
@@ -428,10 +442,12 @@ function videoCodec(preset: string, fps: number): string[] {
 const AUDIO_CODEC = ['-c:a', 'aac', '-b:a', '96k'];
 
 /**
- * The ffmpeg runs of a tour in every format at once: each segment is one process that decodes
- * its photos once and makes every format from them (the photo is split, not decoded again),
- * then, when there is more than one segment, each format's segments are joined without
- * re-encoding and the sound is added. A tour of one segment writes its finished files at once.
+ * The ffmpeg runs of a tour in every format at once. The picture: each segment is one process
+ * that decodes its photos once and makes every format from them (the photo is split, not decoded
+ * again), without sound. The sound: one process mixes the voice and the music and encodes them
+ * once for every format, beside the picture (it would otherwise take the picture's filter thread
+ * and be encoded once per format). Then each format's segments are joined with the sound without
+ * re-encoding either.
  */
 export function planTour(input: TourInput): TourPlan {
   const { fps } = input.timings;
@@ -441,10 +457,12 @@ export function planTour(input: TourInput): TourPlan {
   const frames = tourFrames(n, input.timings, input.xfade);
   const durationS = Math.round((frames / fps) * 1000) / 1000;
   const total = seconds(frames, fps);
+  const posterFrame = n === 0 ? Math.floor(f.title / 2) : input.xfade ? f.title + Math.floor((f.photo - f.fade) / 2) : f.title + Math.floor(f.photo / 2);
+  const posterAtS = Math.round((posterFrame / fps) * 1000) / 1000;
   const steps: Step[] = [];
-  const single = segments.length === 1;
   let startFrame = 0;
   const segmentFiles = input.formats.map(() => [] as string[]);
+  const posterSource = { files: [] as string[], atS: 0 };
   segments.forEach((parts, si) => {
     const args: string[] = [];
     const graph: string[] = [];
@@ -489,69 +507,62 @@ export function planTour(input: TourInput): TourPlan {
       graph.push(...g.graph);
       return g.out;
     });
-    let audioMaps: string[] | null = null;
-    if (single) {
-      const a = audioInputs(input.audio, total);
-      const audio = placeAudio(a, args.filter((x) => x === '-i').length);
-      args.push(...a.args);
-      graph.push(...audio.graph);
-      // A filter's output feeds one consumer: every format gets its own copy of the sound.
-      if (audio.map.startsWith('[') && F > 1) {
-        graph.push(`${audio.map}asplit=${F}${input.formats.map((_, fi) => `[aout${fi}]`).join('')}`);
-        audioMaps = input.formats.map((_, fi) => `[aout${fi}]`);
-      } else audioMaps = input.formats.map(() => audio.map);
-    }
+    // The poster's frame starts a new GOP, so taking the poster decodes that frame alone instead of every frame before it.
+    const poster = posterFrame >= startFrame && posterFrame < startFrame + segFrames ? seconds(posterFrame - startFrame, fps) : null;
+    if (poster) posterSource.atS = Number(poster);
     args.push('-filter_complex_threads', '1', '-filter_complex', graph.join(';'));
-    input.formats.forEach((job, fi) => {
-      const out = single ? job.output : `${input.work}/seg-${si}-${fi}.mp4`;
-      if (!single) segmentFiles[fi]!.push(out);
-      args.push('-map', `[${outs[fi]}]`);
-      if (audioMaps) args.push('-map', audioMaps[fi]!, ...AUDIO_CODEC);
-      args.push(...videoCodec(input.preset, fps), '-frames:v', String(segFrames), ...(audioMaps ? ['-t', total] : []), ...BITEXACT);
-      args.push('-movflags', '+faststart', '-y', out);
+    input.formats.forEach((_, fi) => {
+      const out = `${input.work}/seg-${si}-${fi}.mp4`;
+      segmentFiles[fi]!.push(out);
+      if (poster) posterSource.files[fi] = out;
+      args.push('-map', `[${outs[fi]}]`, ...videoCodec(input.preset, fps), '-frames:v', String(segFrames));
+      if (poster) args.push('-force_key_frames', poster);
+      args.push(...BITEXACT, '-y', out);
     });
     steps.push({
+      stage: 'picture',
       args,
       durationS: segFrames / fps,
-      what: single ? 'the tour' : `part ${si + 1} of ${segments.length} of the tour`,
+      what: segments.length === 1 ? 'the tour' : `part ${si + 1} of ${segments.length} of the tour`,
       photoInputs,
     });
     startFrame += segFrames;
   });
-  if (!single) {
-    input.formats.forEach((job, fi) => {
-      const list = `${input.work}/segments-${fi}.txt`;
-      const a = audioInputs(input.audio, total);
-      const audio = placeAudio(a, 1);
-      const args = [
-        '-f',
-        'concat',
-        '-safe',
-        '0',
-        '-i',
-        list,
-        ...a.args,
-        ...(audio.graph.length ? ['-filter_complex', audio.graph.join(';')] : []),
-        '-map',
-        '0:v',
-        '-map',
-        audio.map,
-        '-c:v',
-        'copy',
-        ...AUDIO_CODEC,
-        '-t',
-        total,
-        ...BITEXACT,
-        '-movflags',
-        '+faststart',
-        '-y',
-        job.output,
-      ];
-      steps.push({ args, durationS: 0, what: `joining the ${job.format} tour`, photoInputs: new Map(), list: { path: list, files: segmentFiles[fi]! } });
+  const sound = `${input.work}/sound.m4a`;
+  const a = audioInputs(input.audio, total);
+  const audio = placeAudio(a, 0);
+  steps.push({
+    stage: 'sound',
+    args: [
+      ...a.args,
+      ...(audio.graph.length ? ['-filter_complex', audio.graph.join(';')] : []),
+      '-map',
+      audio.map,
+      ...AUDIO_CODEC,
+      '-t',
+      total,
+      ...BITEXACT,
+      '-y',
+      sound,
+    ],
+    durationS: 0,
+    what: 'the sound of the tour',
+    photoInputs: new Map(),
+  });
+  input.formats.forEach((job, fi) => {
+    const list = `${input.work}/segments-${fi}.txt`;
+    const args = ['-f', 'concat', '-safe', '0', '-i', list, '-i', sound, '-map', '0:v', '-map', '1:a', '-c', 'copy', '-t', total];
+    args.push(...BITEXACT, '-movflags', '+faststart', '-y', job.output);
+    steps.push({
+      stage: 'join',
+      args,
+      durationS: 0,
+      what: `joining the ${job.format} tour`,
+      photoInputs: new Map(),
+      list: { path: list, files: segmentFiles[fi]! },
     });
-  }
-  const posterAtS = Math.round(((n === 0 ? f.title / 2 : input.xfade ? f.title + (f.photo - f.fade) / 2 : f.title + f.photo / 2) / fps) * 1000) / 1000;
-  return { steps, durationS, frames, posterAtS };
+  });
+  return { steps, durationS, frames, posterAtS, posterSource };
 }
 
 /** A concat list of segment files (the concat demuxer's format; paths are ours, quoted all the same). */

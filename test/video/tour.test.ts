@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { filterValue, planTour, SILENCE, type TitleCard, type TourInput } from '../../src/video/tour.js';
+import { concatList, filterValue, planTour, SILENCE, type TitleCard, type TourInput } from '../../src/video/tour.js';
 import type { Format } from '../../src/video/types.js';
 import { renderTitleImage, titleLines } from '../../src/video/titlecard.js';
 import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit, runFfmpeg, type FfmpegConfinement } from '../../src/video/ffmpeg.js';
@@ -36,7 +36,11 @@ test('tour plan: durations with and without xfade, filter values escaped', () =>
   // Timings are whole frames: 1 s title (25), 1.5 s photos (38), 0.5 s fades (13).
   const x = planTour(base(true));
   assert.equal(x.durationS, 4);
-  assert.equal(x.steps.length, 1);
+  // One picture run (no segments), the sound beside it, one join.
+  assert.deepEqual(
+    x.steps.map((s) => s.stage),
+    ['picture', 'sound', 'join'],
+  );
   const args = x.steps[0]!.args;
   assert.match(args.join(' '), /s=1080x1350/);
   const graph = args[args.indexOf('-filter_complex') + 1]!;
@@ -94,9 +98,17 @@ test('fallbacks render: the bitmap title card (no font) and fades through black 
     const title = join(dir.path, 'title.ppm');
     writeFileSync(title, renderTitleImage(titleLines(PROPERTY, '1:1'), '1:1'));
     const output = join(dir.path, 'o.mp4');
-    const plan = planTour(tourInput(photos, '1:1', { kind: 'image', path: title }, output, false));
+    const plan = planTour({ ...tourInput(photos, '1:1', { kind: 'image', path: title }, output, false), work: dir.path });
     const seen: number[] = [];
-    await runFfmpeg('ffmpeg', plan.steps[0]!.args, { durationS: plan.durationS, timeoutMs: 120_000, confinement: CONFINED, onProgress: (f) => seen.push(f) });
+    // One after the other, in the plan's order: the picture, the sound, the join.
+    assert.deepEqual(
+      plan.steps.map((s) => s.stage),
+      ['picture', 'sound', 'join'],
+    );
+    for (const step of plan.steps) {
+      if (step.list) writeFileSync(step.list.path, concatList(step.list.files));
+      await runFfmpeg('ffmpeg', step.args, { durationS: step.durationS, timeoutMs: 120_000, confinement: CONFINED, onProgress: (f) => seen.push(f) });
+    }
     const probe = ffprobe(output);
     assert.deepEqual([probe.codec, probe.width, probe.height, probe.audio], ['h264', 1080, 1080, 'aac']);
     assert.ok(Math.abs(probe.duration - plan.durationS) <= plan.durationS * 0.1, String(probe.duration));
