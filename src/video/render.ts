@@ -54,11 +54,16 @@ export function photosPerSegment(formats: readonly Format[], addressSpaceBytes: 
 export const PICTURE_PROCESSES = 2;
 
 /**
- * Photos per segment for a tour in two about equal halves (the first also shows the title card;
- * see segmentParts for how a photo count becomes segments).
+ * How many photos each segment of an n-photo tour shows: at most what fits one process (`fit`),
+ * and at least two segments of about equal work, so PICTURE_PROCESSES have something to share.
+ * The first segment shows the title card too, so it gets the smaller half (4.5 photos and the
+ * title, then 5.5, for 10; 2.5 and the title, then 2.5, for 5).
  */
-function halves(n: number): number {
-  return Math.max(2, Math.ceil((n + 1) / PICTURE_PROCESSES));
+export function segmentSizes(n: number, fit: number): { photosPerSegment: number; photosInFirstSegment: number } {
+  const even = balanced(n, fit);
+  const first = Math.min(even, Math.max(1, Math.ceil(n / PICTURE_PROCESSES)));
+  // The later segment also shows the rest of the first one's last photo.
+  return { photosInFirstSegment: first, photosPerSegment: Math.min(even, Math.max(2, n - first + 1)) };
 }
 
 /** Segments of equal size (34, 33, 33 rather than 49, 49, 2): the peak is the largest one's. */
@@ -159,7 +164,7 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
     timings: ctx.timings,
     xfade: ctx.ffmpeg.xfade,
     preset: ctx.preset,
-    photosPerSegment: Math.min(balanced(photos.length, photosPerSegment(formats, ctx.confinement.addressSpaceBytes)), halves(photos.length)),
+    ...segmentSizes(photos.length, photosPerSegment(formats, ctx.confinement.addressSpaceBytes)),
     work,
   });
   const posters = videos.map((_, i) => join(work, `poster-${i}.jpg`));

@@ -83,8 +83,10 @@ export interface TourInput {
   /** With xfade parts cross-fade into each other; without it (old ffmpeg) each fades through black. */
   xfade: boolean;
   preset: string;
-  /** Photos shown by one ffmpeg process (per segment): see segmentPhotos. */
+  /** Photos shown by one ffmpeg process (per segment): see segmentParts. */
   photosPerSegment: number;
+  /** Photos of the first segment (which also shows the title card), when fewer than photosPerSegment. */
+  photosInFirstSegment?: number;
   /** Scratch directory for segment files. */
   work: string;
 }
@@ -150,9 +152,10 @@ export function frameTimings(t: TourTimings): { title: number; photo: number; fa
  * ffmpeg process (which opens only its own photos: one process holding every photo of a
  * 100-photo tour needs several GiB). A segment ends in the middle of a photo, and the next
  * one starts with that photo from the same frame on: the cut is where neither cross-fade is,
- * so the joined video is seamless and the segments are joined without re-encoding.
+ * so the joined video is seamless and the segments are joined without re-encoding. The first
+ * segment, which also shows the title card, may be given fewer photos (`inFirst`).
  */
-export function segmentParts(n: number, perSegment: number, t: TourTimings): Part[][] {
+export function segmentParts(n: number, perSegment: number, t: TourTimings, inFirst = perSegment): Part[][] {
   const f = frameTimings(t);
   const half = Math.floor(f.photo / 2);
   // A segment after the first opens the rest of its predecessor's last photo too, so it holds at least two.
@@ -160,7 +163,7 @@ export function segmentParts(n: number, perSegment: number, t: TourTimings): Par
   const segments: Part[][] = [];
   let current: Part[] = [{ photo: null, from: 0, to: f.title }];
   for (let i = 0; i < n; i++) {
-    if (current.filter((p) => p.photo !== null).length >= per) {
+    if (current.filter((p) => p.photo !== null).length >= (segments.length === 0 ? Math.max(1, Math.min(inFirst, per)) : per)) {
       // The last part is a whole photo (a carried-over rest is always first): the cut is its middle.
       const last = current[current.length - 1]!;
       last.to = half;
@@ -453,7 +456,7 @@ export function planTour(input: TourInput): TourPlan {
   const { fps } = input.timings;
   const f = frameTimings(input.timings);
   const n = input.photos.length;
-  const segments = segmentParts(n, input.photosPerSegment, input.timings);
+  const segments = segmentParts(n, input.photosPerSegment, input.timings, input.photosInFirstSegment);
   const frames = tourFrames(n, input.timings, input.xfade);
   const durationS = Math.round((frames / fps) * 1000) / 1000;
   const total = seconds(frames, fps);

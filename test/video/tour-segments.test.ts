@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { DEFAULT_FFMPEG_ADDRESS_SPACE, findPrlimit } from '../../src/video/ffmpeg.js';
-import { photosPerSegment } from '../../src/video/render.js';
-import { segmentParts } from '../../src/video/tour.js';
+import { photosPerSegment, segmentSizes } from '../../src/video/render.js';
+import { DEFAULT_TIMINGS, segmentParts } from '../../src/video/tour.js';
 import { VIDEO_LIMITS } from '../../src/video/limits.js';
 import { apiKey, createProperty, ffprobe, POLLING_LIMITS, startVideoServer, waitDone, addPhotos, assetBytes } from './helpers.js';
 
@@ -21,6 +21,17 @@ test('segments: a long tour is cut in the middle of photos, each segment at most
       ['4:37-75', '5:0-75', '6:0-75'],
     ],
   );
+  // Any tour of two photos or more is cut in two about equal halves, so two processes share it; the first half also shows the title.
+  const frames = (n: number, fit: number) => {
+    const z = segmentSizes(n, fit);
+    return segmentParts(n, z.photosPerSegment, DEFAULT_TIMINGS, z.photosInFirstSegment).map((seg) => seg.reduce((a, p) => a + p.to - p.from, 0));
+  };
+  assert.deepEqual(frames(10, 37), [75 + 4 * 75 + 37, 38 + 5 * 75]);
+  assert.deepEqual(frames(1, 37), [75 + 75]);
+  assert.equal(frames(2, 37).length, 2);
+  // Photos that do not fit one process still make as many segments as before, of at most what fits.
+  assert.equal(frames(100, 37).length, 3);
+  assert.equal(frames(100, 10).length, 11);
   const one = photosPerSegment(['16:9'], DEFAULT_FFMPEG_ADDRESS_SPACE);
   const three = photosPerSegment(['16:9', '9:16', '1:1'], DEFAULT_FFMPEG_ADDRESS_SPACE);
   assert.ok(one >= 10 && one < 100, String(one));
