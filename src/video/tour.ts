@@ -92,9 +92,9 @@ export interface TourInput {
 }
 
 /**
- * What a step is for, which says what may run beside what: the picture's runs go one after the
- * other; the sound's run may go beside them (it needs only the voice); each format's join waits
- * for both, and the joins of different formats are independent of each other.
+ * What a step is for, which says what may run beside what: the picture's runs (one per segment)
+ * and the sound's (which needs only the voice) are independent of each other; each format's
+ * join waits for all of them, and the joins of different formats are independent of each other.
  */
 export type StepStage = 'picture' | 'sound' | 'join';
 
