@@ -87,6 +87,13 @@ export interface RouteOptions {
    * The server only carries it: on each request, for the authenticator, and in routes().
    */
   scope?: RouteScope;
+  /**
+   * Headers for the answer of a request the server refuses before its handler runs (a body over
+   * `maxBody`, a header given twice, a connection cap), looked up from its headers and path
+   * params: a browser-facing route's CORS headers, without which the page could not read the
+   * refusal. A rejection adds none.
+   */
+  refusalHeaders?: (req: Request) => Promise<Record<string, string>>;
 }
 
 /** What a shortcut answers with: any reply but a stream. */
@@ -207,6 +214,8 @@ class RequestState implements Request, GuardState {
    */
   collecting = false;
   errorsInBody: Encoding | null = null;
+  /** The route's RouteOptions.refusalHeaders, until a refusal used it. */
+  refusalHeaders: ((req: Request) => Promise<Record<string, string>>) | null = null;
   /** The client address counted against the connection caps, once admitted. */
   peer: Peer | null = null;
   /** The reply's body stream while it is written: destroyed (its file closed) if the client goes away. */
@@ -407,6 +416,7 @@ export class HttpServer {
     const site: FailureSite = { method, path: pattern };
     const check = bodyMode === 'none' || options.credentials === 'public' ? null : (options.credentials ?? this.credentials);
     const observe = this.observe;
+    const refusalHeaders = options.refusalHeaders ?? null;
     const uwsHandler =
       (as: Method) =>
       (res: UwsResponse, req: UwsRequest): void => {
@@ -419,6 +429,7 @@ export class HttpServer {
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
           if (observe !== null) s.observed(start, pattern);
+          s.refusalHeaders = refusalHeaders;
           if (this.errorsParam) s.errorsInBody = errorsInBodyOf(s.query, req.getHeader('content-type'));
           // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
           // uWS, and returning from this callback with neither is fatal.
@@ -662,6 +673,20 @@ export class HttpServer {
    */
   private refuse(res: UwsResponse, state: RequestState, err: unknown): void {
     state.settled = true;
+    const lookup = state.refusalHeaders;
+    if (lookup !== null && err instanceof HttpError) {
+      // Answered once the route's headers are known; nothing more of the body is read meanwhile
+      // (none is asked for), and the request stays in flight until then.
+      state.refusalHeaders = null;
+      new Promise<Record<string, string>>((resolve) => resolve(lookup(state)))
+        .catch(() => ({}))
+        .then((headers) => {
+          const refusal = Object.keys(headers).length === 0 ? err : new HttpError(err.code, err.message, { details: err.details, headers: { ...err.headers, ...headers } });
+          this.refuse(res, state, refusal);
+        })
+        .catch((thrown: unknown) => this.logger.error('refusal failed', { method: state.method, path: state.path, error: String(thrown) }));
+      return;
+    }
     try {
       if (state.stream && !state.stream.destroyed) state.stream.destroy();
     } catch (cleanup) {
