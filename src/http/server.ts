@@ -10,7 +10,7 @@ import { CLIENT_CLOSED, observeAnswered, observeResponse, type RequestObserver }
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { checkTlsFiles } from './tls.js';
-import type { Encoding } from './codec.js';
+import { contentCodingRefusal, type Encoding } from './codec.js';
 import { errorsInBodyOf } from './errors-in-body.js';
 import { ConnectionCounter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps, type Peer } from './connections.js';
 import type { RouteScope } from './scope.js';
@@ -142,6 +142,7 @@ const SINGLE_HEADERS: ReadonlySet<string> = new Set([
   'idempotency-key',
   'content-type',
   'content-length',
+  'content-encoding',
 ]);
 /** uWS's listen option for a port bound without SO_REUSEPORT (its typings name only the enum). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
@@ -290,6 +291,8 @@ class RequestState implements Request, GuardState {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** HttpServer.gate's answer for a request it refused. */
+const REFUSED = 'refused';
 const NOTHING = (): void => {};
 
 /**
@@ -426,6 +429,7 @@ export class HttpServer {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
           // req is only valid inside this callback: everything needed later is copied out here.
           const { headers, repeated } = copyHeaders(req, wanted);
+          const coding = bodyMode === 'none' ? null : contentCodingRefusal(wanted ? req.getHeader('content-encoding') : headers['content-encoding']);
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
           if (observe !== null) s.observed(start, pattern);
@@ -459,16 +463,8 @@ export class HttpServer {
             this.refuse(res, s, tooLarge(maxBody));
             return;
           }
-          let gate: Promise<void> | null = null;
-          if (check !== null) {
-            try {
-              const verdict = check(s);
-              if (verdict instanceof Promise) gate = verdict;
-            } catch (err) {
-              this.refuse(res, s, err);
-              return;
-            }
-          }
+          const gate = this.gate(res, s, check, coding);
+          if (gate === REFUSED) return;
           if (bodyMode === 'buffer') this.readWhole(res, s, maxBody, handler, gate);
           else if (bodyMode === 'stream') this.readStream(res, s, maxBody, handler, gate);
           else this.dispatch(res, s, handler);
@@ -481,6 +477,33 @@ export class HttpServer {
     this.app[REGISTER[method]](pattern, uwsHandler(method));
     if (method === 'GET') this.app.head(pattern, uwsHandler('HEAD'));
     return this;
+  }
+
+  /**
+   * The route's credential check, then a compressed body's 415 (after the credential: a caller
+   * without one learns nothing more), both from the headers: null when both passed at once, the
+   * promise of a check still running (rejected with the refusal), or REFUSED when the request
+   * was refused already.
+   */
+  private gate(res: UwsResponse, s: RequestState, check: CredentialCheck | null, coding: HttpError | null): Promise<void> | null | typeof REFUSED {
+    let gate: Promise<void> | null = null;
+    if (check !== null) {
+      try {
+        const verdict = check(s);
+        if (verdict instanceof Promise) gate = verdict;
+      } catch (err) {
+        this.refuse(res, s, err);
+        return REFUSED;
+      }
+    }
+    if (coding === null) return gate;
+    if (gate === null) {
+      this.refuse(res, s, coding);
+      return REFUSED;
+    }
+    return gate.then(() => {
+      throw coding;
+    });
   }
 
   /** The client went away: a body being read stops, and a reply or request stream is closed now. */
@@ -681,7 +704,8 @@ export class HttpServer {
       new Promise<Record<string, string>>((resolve) => resolve(lookup(state)))
         .catch(() => ({}))
         .then((headers) => {
-          const refusal = Object.keys(headers).length === 0 ? err : new HttpError(err.code, err.message, { details: err.details, headers: { ...err.headers, ...headers } });
+          const refusal =
+            Object.keys(headers).length === 0 ? err : new HttpError(err.code, err.message, { details: err.details, headers: { ...err.headers, ...headers } });
           this.refuse(res, state, refusal);
         })
         .catch((thrown: unknown) => this.logger.error('refusal failed', { method: state.method, path: state.path, error: String(thrown) }));

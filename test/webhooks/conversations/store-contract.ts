@@ -98,7 +98,11 @@ export function conversationStoreContract(name: string, open: () => Promise<Test
         const { conversation: b } = await s.start({ ...conv(21), widgetId: other.widget.id });
         const seqs: Record<string, number[]> = { a: [], b: [] };
         for (let i = 0; i < 3; i++) {
-          for (const [name, c] of [['a', a], ['b', b], ['b', b]] as const) {
+          for (const [name, c] of [
+            ['a', a],
+            ['b', b],
+            ['b', b],
+          ] as const) {
             const r = await s.append(c.id, i % 2 ? 'agent' : 'visitor', `${name}${i}`, null, 10);
             assert.ok(r.ok);
             seqs[name]!.push(r.message.seq);
@@ -139,7 +143,9 @@ export function conversationStoreContract(name: string, open: () => Promise<Test
           migrate(d.db, 'conversations', CONVERSATIONS_MIGRATIONS.slice(0, 1));
           for (const id of ['ses_old1', 'ses_old2'])
             d.db
-              .prepare(`INSERT INTO conversations (id, widget_id, visitor_id, token_hash, status, handler, started_at, last_activity_at, message_count) VALUES (?, 'wid_x', 'vis_x', 't', 'open', 'agent', 1, 1, ?)`)
+              .prepare(
+                `INSERT INTO conversations (id, widget_id, visitor_id, token_hash, status, handler, started_at, last_activity_at, message_count) VALUES (?, 'wid_x', 'vis_x', 't', 'open', 'agent', 1, 1, ?)`,
+              )
               .run(id, id === 'ses_old1' ? 3 : 2);
           for (const [seq, c, text] of rows)
             d.db.prepare(`INSERT INTO conversation_messages (seq, conversation_id, role, text, created_at) VALUES (?, ?, 'visitor', ?, 1)`).run(seq, c, text);
@@ -151,7 +157,11 @@ export function conversationStoreContract(name: string, open: () => Promise<Test
               [id, id === 'ses_old1' ? 3 : 2],
             );
           for (const [seq, c, text] of rows)
-            await d.pool.query(`INSERT INTO conversation_messages (seq, conversation_id, role, text, created_at) VALUES ($1, $2, 'visitor', $3, 1)`, [seq, c, text]);
+            await d.pool.query(`INSERT INTO conversation_messages (seq, conversation_id, role, text, created_at) VALUES ($1, $2, 'visitor', $3, 1)`, [
+              seq,
+              c,
+              text,
+            ]);
         }
         const webhooks = await openWebhookStore(d, () => START);
         const s = await openConversationStore(d, webhooks, () => START);
