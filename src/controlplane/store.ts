@@ -53,8 +53,8 @@ export interface ControlPlaneStore {
   publish(serverId: ServerId, baseVersion: number, bundle: ConfigBundle, publishedBy: string, note: string): Promise<PublishResult>;
   /** Publishes the content of an old version as a fresh head. */
   rollback(serverId: ServerId, version: number, publishedBy: string, note: string): Promise<RollbackResult>;
-  /** History, newest first. */
-  listVersions(serverId: ServerId): Promise<ConfigVersion[]>;
+  /** History, newest first: at most `limit` versions below `before` (null: from the head); `nextCursor` is the last version given when older ones follow. */
+  listVersions(serverId: ServerId, limit: number, before: number | null): Promise<{ data: ConfigVersion[]; nextCursor: number | null }>;
   getVersion(serverId: ServerId, version: number): Promise<PublishedBundle | null>;
 
   /** Stores reports in one transaction; outcomes in input order. */

@@ -1,3 +1,4 @@
+import { pageOf } from '../store/page.js';
 import {
   lockQuota,
   migratePg,
@@ -114,8 +115,11 @@ export class PostgresIdentityStore implements IdentityStore {
     return row ? tenantOf(row) : null;
   }
 
-  async listTenants(): Promise<TenantRecord[]> {
-    return ((await this.pool.query('SELECT * FROM tenants ORDER BY id')).rows as TenantRow[]).map(tenantOf);
+  async listTenants(limit: number, after: number | null) {
+    const rows = ((await this.pool.query('SELECT * FROM tenants WHERE id > $1 ORDER BY id LIMIT $2', [after ?? 0, limit + 1])).rows as TenantRow[]).map(
+      tenantOf,
+    );
+    return pageOf(rows, limit, (t) => t.id);
   }
 
   async setTenantStatus(id: TenantId, status: TenantStatus): Promise<TenantRecord | null> {

@@ -1,3 +1,4 @@
+import { pageOf } from '../store/page.js';
 import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import { LAST_USED_RESOLUTION_MS, type IdentityStore, type NewPersonalToken } from './store.js';
@@ -85,7 +86,7 @@ export class SqliteIdentityStore implements IdentityStore {
     this.q = {
       insertTenant: db.prepare('INSERT INTO tenants (name, plan, created_at) VALUES (?, ?, ?) RETURNING *'),
       tenant: db.prepare('SELECT * FROM tenants WHERE id = ?'),
-      tenants: db.prepare('SELECT * FROM tenants ORDER BY id'),
+      tenants: db.prepare('SELECT * FROM tenants WHERE id > ? ORDER BY id LIMIT ?'),
       setStatus: db.prepare('UPDATE tenants SET status = ? WHERE id = ? RETURNING *'),
       setPlan: db.prepare('UPDATE tenants SET plan = ? WHERE id = ? RETURNING *'),
       insertUser: db.prepare('INSERT INTO users (tenant_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id, tenant_id, email, created_at'),
@@ -137,8 +138,9 @@ export class SqliteIdentityStore implements IdentityStore {
     return row ? tenantOf(row) : null;
   }
 
-  async listTenants(): Promise<TenantRecord[]> {
-    return (this.q.tenants.all() as TenantRow[]).map(tenantOf);
+  async listTenants(limit: number, after: number | null) {
+    const rows = (this.q.tenants.all(after ?? 0, limit + 1) as TenantRow[]).map(tenantOf);
+    return pageOf(rows, limit, (t) => t.id);
   }
 
   async setTenantStatus(id: TenantId, status: TenantStatus): Promise<TenantRecord | null> {

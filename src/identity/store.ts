@@ -8,7 +8,8 @@ import type { TokenScope } from '../http/scope.js';
 export interface IdentityStore {
   createTenant(name: string, plan: Plan): Promise<TenantRecord>;
   getTenant(id: TenantId): Promise<TenantRecord | null>;
-  listTenants(): Promise<TenantRecord[]>;
+  /** Tenants by id, at most `limit` of them after the id `after` (null: from the first); `nextCursor` is the last id given when more follow. */
+  listTenants(limit: number, after: number | null): Promise<{ data: TenantRecord[]; nextCursor: number | null }>;
   setTenantStatus(id: TenantId, status: TenantStatus): Promise<TenantRecord | null>;
   setTenantPlan(id: TenantId, plan: Plan): Promise<TenantRecord | null>;
   createUser(tenantId: TenantId, email: string, passwordHash: string): Promise<UserRecord | 'email_taken'>;

@@ -173,7 +173,7 @@ export class PostgresConversationStore implements ConversationStore {
   async messages(id: ConversationId, afterSeq: number, limit: number) {
     const rows = await queryRows<MessageRow>(
       this.pool,
-      'SELECT * FROM conversation_messages WHERE conversation_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3',
+      'SELECT * FROM conversation_messages WHERE conversation_id = $1 AND ordinal > $2::bigint ORDER BY ordinal LIMIT $3',
       [id, afterSeq, limit],
     );
     return rows.map(messageOf);
