@@ -1,4 +1,4 @@
-import { pageOf } from '../store/page.js';
+import { pageOf, type PageRead } from '../store/page.js';
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
 import { lockQuota, MAX_SAFE, migratePg, QUOTA_LOCKS, queryRows, queryRow, statement, transaction, type PgMigration, type Pool } from '../store/postgres.js';
@@ -320,8 +320,14 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     });
   }
 
-  async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {
-    return (await queryRows<KeyRow>(this.pool, 'SELECT * FROM cp_server_keys WHERE server_id = $1 ORDER BY id', [serverId])).map(keyOf);
+  async listServerKeys(serverId: ServerId, page?: PageRead): Promise<ServerKeyRecord[]> {
+    return (
+      await queryRows<KeyRow>(this.pool, 'SELECT * FROM cp_server_keys WHERE server_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+        serverId,
+        page?.from ?? 0,
+        page?.limit ?? null,
+      ])
+    ).map(keyOf);
   }
 
   async revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null> {

@@ -1,4 +1,4 @@
-import { pageOf } from '../store/page.js';
+import { pageOf, type PageRead } from '../store/page.js';
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
 import { migrate, type Db } from '../store/sqlite.js';
@@ -202,7 +202,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       server: db.prepare('SELECT * FROM cp_servers WHERE id = ?'),
       servers: db.prepare('SELECT * FROM cp_servers WHERE tenant_id = ? ORDER BY id'),
       insertKey: db.prepare('INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
-      keys: db.prepare('SELECT * FROM cp_server_keys WHERE server_id = ? ORDER BY id'),
+      keys: db.prepare('SELECT * FROM cp_server_keys WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
       liveKeys: db.prepare('SELECT COUNT(*) AS n FROM cp_server_keys WHERE server_id = ? AND revoked_at IS NULL'),
       revokeKey: db.prepare('UPDATE cp_server_keys SET revoked_at = ? WHERE server_id = ? AND id = ? AND revoked_at IS NULL RETURNING token_hash'),
       keyByHash: db.prepare(
@@ -361,8 +361,8 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       .immediate();
   }
 
-  async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {
-    return (this.q.keys.all(serverId) as KeyRow[]).map(keyOf);
+  async listServerKeys(serverId: ServerId, page?: PageRead): Promise<ServerKeyRecord[]> {
+    return (this.q.keys.all(serverId, page?.from ?? 0, page?.limit ?? -1) as KeyRow[]).map(keyOf);
   }
 
   async revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null> {

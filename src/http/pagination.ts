@@ -2,8 +2,12 @@ import { HttpError } from './errors.js';
 import type { Request } from './server.js';
 import { ID_DIGITS } from './validate.js';
 
-/** Page sizes of a list: `?limit=` from 1 to `max`, `default` when absent (every list of DESIGN's rule). */
-export const PAGE_LIMIT = { default: 20, max: 100 } as const;
+/**
+ * Page sizes of a list whose body is a bare array (the specification's `Tenant[]`,
+ * `ConfigVersion[]`): `?limit=` from 1 to 100 like every list, but 100 when absent, so a client
+ * that knows nothing of pages (the specification names none) gets as much as any page holds.
+ */
+export const ARRAY_PAGE_LIMIT = { default: 100, max: 100 } as const;
 
 /**
  * Cursors are opaque to clients: the position (an id, a version) the previous page ended on,

@@ -89,7 +89,8 @@ export interface RouteOptions {
   scope?: RouteScope;
   /**
    * Headers for the answer of a request the server refuses before its handler runs (a body over
-   * `maxBody`, a header given twice, a connection cap), looked up from its headers and path
+   * `maxBody`, a compressed body, a header given twice; not a connection cap, whose refusal stays
+   * cheap), looked up from its headers and path
    * params: a browser-facing route's CORS headers, without which the page could not read the
    * refusal. A rejection adds none.
    */
@@ -450,6 +451,8 @@ export class HttpServer {
           try {
             s.peer = this.connections.admit(res);
           } catch (err) {
+            // A flood's refusal stays cheap: no look-up of headers for it.
+            s.refusalHeaders = null;
             this.refuse(res, s, err);
             return;
           }

@@ -1,4 +1,4 @@
-import { pageOf } from '../store/page.js';
+import { pageOf, type PageRead } from '../store/page.js';
 import {
   lockQuota,
   migratePg,
@@ -199,8 +199,11 @@ export class PostgresIdentityStore implements IdentityStore {
     });
   }
 
-  async listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]> {
-    return ((await this.pool.query('SELECT * FROM api_keys WHERE tenant_id = $1 ORDER BY id', [tenantId])).rows as ApiKeyRow[]).map(apiKeyOf);
+  async listApiKeys(tenantId: TenantId, page?: PageRead): Promise<ApiKeyRecord[]> {
+    return (
+      (await this.pool.query('SELECT * FROM api_keys WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3', [tenantId, page?.from ?? 0, page?.limit ?? null]))
+        .rows as ApiKeyRow[]
+    ).map(apiKeyOf);
   }
 
   async revokeApiKey(tenantId: TenantId, id: number): Promise<boolean> {
@@ -243,10 +246,16 @@ export class PostgresIdentityStore implements IdentityStore {
     return personalTokenOf(row!);
   }
 
-  async listPersonalTokens(userId: UserId): Promise<PersonalTokenRecord[]> {
-    return ((await this.pool.query('SELECT * FROM personal_tokens WHERE user_id = $1 ORDER BY id DESC', [userId])).rows as PersonalTokenRow[]).map(
-      personalTokenOf,
-    );
+  async listPersonalTokens(userId: UserId, page?: PageRead): Promise<PersonalTokenRecord[]> {
+    return (
+      (
+        await this.pool.query('SELECT * FROM personal_tokens WHERE user_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3', [
+          userId,
+          page?.from ?? Number.MAX_SAFE_INTEGER,
+          page?.limit ?? null,
+        ])
+      ).rows as PersonalTokenRow[]
+    ).map(personalTokenOf);
   }
 
   async revokePersonalToken(userId: UserId, id: number): Promise<boolean> {

@@ -7,3 +7,9 @@ export function pageOf<T>(rows: T[], limit: number, position: (row: T) => number
   const data = rows.slice(0, limit);
   return { data, nextCursor: position(data[limit - 1]!) };
 }
+
+/** Where a list read starts and how many rows it takes: rows past `from` (null: from the first) in the list's own order. */
+export interface PageRead {
+  limit: number;
+  from: number | null;
+}
