@@ -2,8 +2,9 @@
  * Fixed-size Float64Array blocks cut from shared slabs, for the per-agent numbers (an agent's
  * fields, its memory). A Float64Array of its own is an ArrayBuffer of its own, allocated
  * outside the JS heap; blocks that are views of one slab sit side by side in the order the
- * agents were made, and measured 8–10 % less CPU per all-on tick in `bench brain` than a buffer
- * per block (bench/RESULTS.md). A block given back is reused, zeroed, by the next take().
+ * agents were made, and the all-on tick of `bench brain` measured cheaper with them than with
+ * a buffer per block (figures in bench/RESULTS.md). A block given back is reused, zeroed, by
+ * the next take().
  */
 export class SlabPool {
   private slab: Float64Array | null = null;
