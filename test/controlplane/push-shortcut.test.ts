@@ -41,6 +41,7 @@ const CASES: Case[] = [
     'JSON with a charset',
     (s, k, n) => push(s, k, report(k.serverId, { reportId: `c-${n}` }), { headers: { 'content-type': 'application/json; charset=utf-8' } }),
   ],
+  ['a compressed body', (s, k, n) => push(s, k, report(k.serverId, { reportId: `z-${n}` }), { headers: { 'content-encoding': 'gzip' } })],
   ['a query string (signed with it)', (s, k, n) => signed(s, k.key, 'POST', `/v1/telemetry?n=${n}`, { body: report(k.serverId, { reportId: `q-${n}` }) })],
   [
     'a body over the limit',

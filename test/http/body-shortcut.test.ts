@@ -109,11 +109,13 @@ test('a body shortcut answers from the body (a string when ASCII, a Buffer other
   }
 });
 
-test('a body shortcut is not tried with a query string, without a Content-Length, or over the limit (the usual way answers 413)', async () => {
+test('a body shortcut is not tried with a query string, a Content-Encoding, without a Content-Length, or over the limit (the usual way answers 415, 413)', async () => {
   const { base, port, server, calls } = await start();
   try {
     const query = await post(base, 'answer', 'q', '/ingest?x=1');
     assert.deepEqual(await query.json(), { via: 'handler', body: 'q' });
+    const compressed = await post(base, 'answer', 'c', '/ingest', { 'content-encoding': 'gzip' });
+    assert.equal(compressed.status, 415);
     const big = await post(base, 'answer', 'x'.repeat(1001));
     assert.equal(big.status, 413);
     assert.equal(((await big.json()) as { error: { code: string } }).error.code, 'payload_too_large');
@@ -225,4 +227,5 @@ test('a body shortcut needs a whole body, a pattern without parameters and its h
   assert.throws(() => server.post('/a/:id', () => json(200, {}), { headers: ['x'], bodyShortcut }), /body shortcut/);
   assert.throws(() => server.post('/b', () => json(200, {}), { bodyShortcut }), /body shortcut/);
   assert.throws(() => server.post('/c', () => json(200, {}), { headers: ['x'], body: 'stream', bodyShortcut }), /body shortcut/);
+  assert.throws(() => server.post('/d', () => json(200, {}), { headers: ['x'], refusalHeaders: async () => ({}), bodyShortcut }), /body shortcut/);
 });
