@@ -325,9 +325,19 @@ interface ClaimFloor {
    * store on this connection changes an endpoint, and started again past ENDPOINT_CACHE_MAX entries.
    */
   endpoints: Map<string, DueEndpointRow>;
+  /**
+   * Each endpoint's breaker state (enabled, failing since), read once and kept current by the
+   * results this connection records rather than read with every batch; dropped like `endpoints`,
+   * and when recording fails.
+   */
+  states: Map<string, EndpointState>;
+}
+interface EndpointState {
+  enabled: number;
+  failing_since: number | null;
 }
 const claimFloors = new WeakMap<Db, ClaimFloor>();
-/** Endpoints whose sending part a connection keeps for its claims; past this many it starts again (it refills from the endpoints in use). */
+/** Endpoints whose sending part (and, apart, whose breaker state) a connection keeps for its claims and results; past this many each starts again (it refills from the endpoints in use). */
 export const ENDPOINT_CACHE_MAX = 4096;
 /**
  * Due rows a connection remembers past the claim floor for endpoints at their limit. Past this
@@ -354,7 +364,11 @@ export class SqliteWebhookStore implements WebhookStore {
     migrate(db, 'webhooks', MIGRATIONS);
     this.leaseKey = db.memory ? null : realpathSync(db.name);
     let cursor = claimFloors.get(db);
-    if (!cursor) claimFloors.set(db, (cursor = { place: null, known: new Map(), knownSeqs: new Set(), version: -1, enabled: null, endpoints: new Map() }));
+    if (!cursor)
+      claimFloors.set(
+        db,
+        (cursor = { place: null, known: new Map(), knownSeqs: new Set(), version: -1, enabled: null, endpoints: new Map(), states: new Map() }),
+      );
     this.cursor = cursor;
     this.q = {
       insertWidget: db.prepare('INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
@@ -565,6 +579,17 @@ export class SqliteWebhookStore implements WebhookStore {
     if (floor !== null && before({ at, seq }, floor)) this.cursor.place = { at, seq };
   }
 
+  /** Another connection committed since this one last looked (PRAGMA data_version): what the connection keeps is read again. */
+  private syncVersion(): void {
+    const c = this.cursor;
+    const version = this.q.dataVersion.get() as number;
+    if (version === c.version) return;
+    c.version = version;
+    this.dropFloor();
+    c.endpoints.clear();
+    c.states.clear();
+  }
+
   /** Forgets the claim floor and the rows it remembers: the next claim reads the due index from its start. */
   private dropFloor(): void {
     const c = this.cursor;
@@ -583,6 +608,7 @@ export class SqliteWebhookStore implements WebhookStore {
    */
   private forgetEndpoint(id: string): void {
     this.cursor.endpoints.delete(id);
+    this.cursor.states.delete(id);
     this.dropFloor();
   }
 
@@ -743,6 +769,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async updateEndpoint(widgetId: WidgetId, id: EndpointId, patch: EndpointPatch) {
     this.cursor.endpoints.delete(id);
+    this.cursor.states.delete(id);
     this.cursor.enabled = null;
     return this.db.transaction(() => {
       const current = this.q.endpoint.get(widgetId, id) as EndpointRow | undefined;
@@ -883,12 +910,7 @@ export class SqliteWebhookStore implements WebhookStore {
           places.push(r);
           return true;
         };
-        const version = this.q.dataVersion.get() as number;
-        if (version !== c.version) {
-          c.version = version;
-          this.dropFloor();
-          c.endpoints.clear();
-        }
+        this.syncVersion();
         /** Claims that run, from the floor on in claim order: the scan reads them again and passes over them. */
         const liveFrom = (floor: ClaimPlace | null) => {
           let n = 0;
@@ -974,8 +996,9 @@ export class SqliteWebhookStore implements WebhookStore {
         const at = this.now();
         const disabled: EndpointId[] = [];
         let lost = 0;
-        // Each endpoint's state is read once per batch and kept current here as the batch changes it.
-        const endpoints = new Map<string, { enabled: number; failing_since: number | null } | undefined>();
+        this.syncVersion();
+        // Each endpoint's state is read once and kept current as results change it (gone with a deleted endpoint: read each time).
+        const states = this.cursor.states;
         for (const r of results) {
           // The holder check: a result whose claim lapsed and passed to another (or was handed back) is not written.
           const h = held.byId.get(r.deliveryId);
@@ -985,10 +1008,13 @@ export class SqliteWebhookStore implements WebhookStore {
           }
           held.delete(h);
           ended.push(h);
-          let state = endpoints.get(r.endpointId);
-          if (state === undefined && !endpoints.has(r.endpointId)) {
-            state = this.q.endpointState.get(r.endpointId) as { enabled: number; failing_since: number | null } | undefined;
-            endpoints.set(r.endpointId, state);
+          let state = states.get(r.endpointId);
+          if (state === undefined) {
+            state = this.q.endpointState.get(r.endpointId) as EndpointState | undefined;
+            if (state !== undefined) {
+              if (states.size >= ENDPOINT_CACHE_MAX) states.clear();
+              states.set(r.endpointId, state);
+            }
           }
           const a = r.attempt;
           const next = nextState(r, state?.enabled === 1);
@@ -1026,8 +1052,9 @@ export class SqliteWebhookStore implements WebhookStore {
       })();
     } catch (err) {
       for (const h of ended) held.add(h);
-      // The floor may remember successors this rolled-back transaction unblocked: read them again.
+      // The floor may remember successors, and the breaker states changes, of this rolled-back transaction: read them again.
       this.dropFloor();
+      this.cursor.states.clear();
       throw err;
     } finally {
       this.tidy(held);
