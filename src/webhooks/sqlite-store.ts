@@ -619,10 +619,18 @@ export class SqliteWebhookStore implements WebhookStore {
     if (c.knownSeqs.size >= KNOWN_DUE_MAX) return false;
     let list = c.known.get(r.endpoint_id);
     if (list === undefined) c.known.set(r.endpoint_id, (list = []));
-    // Usually last in claim order: the scan remembers rows as it reads them.
-    let i = list.length;
-    while (i > 0 && precedes(r, list[i - 1]!)) i--;
-    list.splice(i, 0, r);
+    // Usually last in claim order (the scan remembers rows as it reads them); an unblocked successor goes back to its place.
+    if (list.length === 0 || precedes(list[list.length - 1]!, r)) list.push(r);
+    else {
+      let lo = 0;
+      let hi = list.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (precedes(list[mid]!, r)) lo = mid + 1;
+        else hi = mid;
+      }
+      list.splice(lo, 0, r);
+    }
     c.knownSeqs.add(r.seq);
     return true;
   }
@@ -646,8 +654,12 @@ export class SqliteWebhookStore implements WebhookStore {
     const c = this.cursor;
     const picks: DueCandidate[] = [];
     for (const [endpointId, list] of c.known) {
-      const n = Math.min(list.length, roomOf(endpointId));
-      for (let i = 0; i < n; i++) picks.push(list[i]!);
+      let n = roomOf(endpointId);
+      for (let i = 0; i < list.length && n > 0; i++) {
+        if (!c.knownSeqs.has(list[i]!.seq)) continue;
+        picks.push(list[i]!);
+        n--;
+      }
     }
     if (picks.length === 0) return;
     if (picks.length > want) picks.sort((a, b) => (precedes(a, b) ? -1 : 1));
