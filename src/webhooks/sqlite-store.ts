@@ -926,7 +926,7 @@ export class SqliteWebhookStore implements WebhookStore {
         /** Claims that run, from the floor on in claim order: the scan reads them again and passes over them. */
         const liveFrom = (floor: ClaimPlace | null) => {
           let n = 0;
-          for (const h of held.bySeq.values()) if (h.until > at && (floor === null || !before({ at: h.dueAt, seq: h.seq }, floor))) n++;
+          for (const h of held.bySeq.values()) if (h.until > at && (floor === null || h.dueAt > floor.at || (h.dueAt === floor.at && h.seq >= floor.seq))) n++;
           return n;
         };
         // Lapsed claims first: their deliveries were due before anything pending now. One whose row
@@ -956,7 +956,11 @@ export class SqliteWebhookStore implements WebhookStore {
           for (const [id, t] of taken) if (!room.busy.has(id) && room.each - t <= 0) n++;
           return n;
         };
-        const someRoom = () => full() < (c.enabled ??= (this.q.enabledCount.get() as { n: number }).n);
+        const someRoom = () => {
+          const enabled = (c.enabled ??= (this.q.enabledCount.get() as { n: number }).n);
+          // An enabled endpoint with nothing in flight and nothing taken has room: no need to count the full ones.
+          return room.busy.size + taken.size < enabled || full() < enabled;
+        };
         let moving = true;
         for (let chunk = 0; out.length < limit && someRoom(); chunk++) {
           const floor = c.place;
@@ -966,11 +970,13 @@ export class SqliteWebhookStore implements WebhookStore {
           const blocked = chunk === 0 ? (this.q.heldPastAny.all(at - hold, want) as DueCandidate[]) : [];
           const fromBlocked = blocked.length === 0 ? null : new Set(blocked.map((r) => r.seq));
           for (const r of blocked.length === 0 ? rows : mergeDue(rows, blocked)) {
+            // The claim is full: the rows after are left for the next one to read (remembering them costs about as much).
+            if (out.length >= limit) break;
             if (fromBlocked?.has(r.seq)) {
-              if (out.length < limit && !held.bySeq.has(r.seq)) take(r);
+              if (!held.bySeq.has(r.seq)) take(r);
               continue;
             }
-            const passed = held.bySeq.has(r.seq) || c.knownSeqs.has(r.seq) || (out.length < limit && take(r)) || this.remember(r);
+            const passed = held.bySeq.has(r.seq) || c.knownSeqs.has(r.seq) || take(r) || this.remember(r);
             if (!passed) moving = false;
             else if (moving) c.place = { at: r.next_attempt_at, seq: r.seq + 1 };
           }
