@@ -20,7 +20,7 @@ export const CLOCK_RESET_S = 60;
  * that, never other agents' times or how agents are spread over workers, so a reply does not
  * depend on who else is ticking. There is no TTL: lru-cache's TTL reads the wall clock, which
  * the brain must not. `onDrop` runs for every agent leaving the store (eviction, staleness,
- * clear) so squads can forget it.
+ * clear) so squads can forget it and its memory block can be reused.
  */
 export class AgentStore {
   private readonly cache: LRUCache<number, AgentState>;

@@ -8,7 +8,7 @@ import { Counters } from './counters.js';
 import { mood, updateEmotions } from './emotions.js';
 import { drawName, drawThemes } from './flavor.js';
 import { framingOf } from './goals.js';
-import { EV, forget, observe, remember, summarize, type MemorySummary } from './memory.js';
+import { detach, EV, forget, observe, remember, summarize, type MemorySummary } from './memory.js';
 import { applyProfileTraits, sampleSessionS, sampleTraits, temper } from './population.js';
 import { seedFor } from './prng.js';
 import { newRhythm } from './conduct.js';
@@ -17,7 +17,7 @@ import { perceive, type Perception } from './reactive/perception.js';
 import { alignmentOf, mapSurvivorOf, survivorOf, type Alignment } from './roster.js';
 import { Squads, type Squad } from './squads.js';
 import type { Goal, Mode } from './modes.js';
-import { AgentState } from './state.js';
+import { AgentState, detachNums } from './state.js';
 import { toPlain, type PlainAgent } from './state-schema.js';
 import { exportAgents, parseState, type BrainState } from './state-io.js';
 import type { ConfigBundle, Intent, MapSurvivor, Profile, Role, Survivor, TickRequest, TickResponse, Traits } from './types.js';
@@ -117,7 +117,11 @@ export class Brain {
     this.table = tableFor(this.sw);
     this.c = new TickCtx(this.squads, this.counters, this.sw);
     this.p = this.c.p;
-    this.agents = new AgentStore(maxAgents, staleAfterS, (a) => this.squads.leave(a));
+    this.agents = new AgentStore(maxAgents, staleAfterS, (a) => {
+      this.squads.leave(a);
+      detach(a);
+      detachNums(a);
+    });
   }
 
   get version(): number {

@@ -1,3 +1,4 @@
+import { SlabPool } from './slab.js';
 import type { Memory } from './state.js';
 import { TARGET_KINDS } from './tick-schema.js';
 
@@ -81,11 +82,23 @@ export const EV_T = EV_KIND + E;
 export const EV_REF = EV_T + E;
 export const MEMORY_SIZE = EV_REF + E;
 
+/** Memory blocks come from slabs of this many (80 kB); see slab.ts. */
+export const MEMORY_SLAB_BLOCKS = 64;
+/** Freed memory blocks kept for reuse at most (about 5 MB): a brain's churn of agents, not a cleared brain's slabs. */
+export const MEMORY_FREE_BLOCKS = 4096;
+
+const pool = new SlabPool(MEMORY_SIZE, MEMORY_SLAB_BLOCKS, MEMORY_FREE_BLOCKS);
+
 /** A fresh, empty memory block. */
 export function newMemoryBlock(): Float64Array {
-  const m = new Float64Array(MEMORY_SIZE);
+  const m = pool.take();
   m[HEARD_LAST] = -1e9;
   return m;
+}
+
+/** Gives a block from newMemoryBlock back for reuse; the caller holds no other reference to it (memory.ts, detach). */
+export function freeMemoryBlock(m: Float64Array): void {
+  pool.give(m);
 }
 
 /** The strings of a memory, by slot; null until a non-empty one is stored. */

@@ -28,6 +28,7 @@ import {
   PL_MEETINGS,
   PLAYERS_LEN,
   emptyStrings,
+  freeMemoryBlock,
   newMemoryBlock,
 } from './memory-block.js';
 import type { AgentState } from './state.js';
@@ -54,9 +55,22 @@ export const OBSERVE_EVERY_S = 2;
 
 /** Drops everything the agent remembers (the memory policy was switched off). */
 export function forget(a: AgentState): void {
+  if (a.mem !== null) freeMemoryBlock(a.mem);
   a.mem = null;
   a.memNames = null;
   a.memTexts = null;
+}
+
+/**
+ * An agent leaves the brain (evicted, stale, its clock reset, replaced by an import): its
+ * block goes back for reuse, and the agent keeps a copy of its memory of its own, since an
+ * export under way (exportBatches) may still write it out.
+ */
+export function detach(a: AgentState): void {
+  const m = a.mem;
+  if (m === null) return;
+  a.mem = m.slice();
+  freeMemoryBlock(m);
 }
 
 /** Notes an event (`EV` code) when the agent has a memory; `ref` is what it was about (an id, damage, 0). */

@@ -1,5 +1,6 @@
 import { CACHE_FIELDS, INITIAL_NUMS, NUM_FIELDS, type CacheField, type NumField } from './agent-fields.js';
 import type { Goal, Mode } from './modes.js';
+import { SlabPool } from './slab.js';
 import type { Role, Traits } from './types.js';
 
 /** Per-agent state. Its persisted form is in state-schema.ts, its numeric fields in agent-fields.ts. */
@@ -54,7 +55,30 @@ export interface Memory {
 export const VISITED_CAP = 4;
 
 /** The numbers of a character, in one Float64Array (`num`), read and written by name (`a.fear`). */
-type NumberSlots = { readonly num: Float64Array } & Record<NumField | CacheField, number>;
+type NumberSlots = { num: Float64Array } & Record<NumField | CacheField, number>;
+
+/** Agents' `num` blocks come from slabs of this many (36 kB); see slab.ts. */
+export const NUM_SLAB_BLOCKS = 64;
+/** Freed `num` blocks kept for reuse at most (about 2.3 MB). */
+export const NUM_FREE_BLOCKS = 4096;
+
+const numPool = new SlabPool(INITIAL_NUMS.length, NUM_SLAB_BLOCKS, NUM_FREE_BLOCKS);
+
+function newNums(): Float64Array {
+  const m = numPool.take();
+  m.set(INITIAL_NUMS);
+  return m;
+}
+
+/**
+ * An agent leaves the brain: its `num` block goes back for reuse and the agent keeps a copy
+ * of its own, since an export under way (exportBatches) may still write it out.
+ */
+export function detachNums(a: AgentState): void {
+  const m = a.num;
+  a.num = m.slice();
+  numPool.give(m);
+}
 
 /**
  * The base of AgentState: `num`, holding every numeric field at its index in the field table
@@ -66,7 +90,7 @@ type NumberSlots = { readonly num: Float64Array } & Record<NumField | CacheField
  */
 function numberSlots(): new () => NumberSlots {
   class Slots {
-    readonly num = new Float64Array(INITIAL_NUMS);
+    num = newNums();
   }
   [...NUM_FIELDS, ...CACHE_FIELDS].forEach((name, index) => {
     const slot = index;

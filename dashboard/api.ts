@@ -116,6 +116,28 @@ export async function call<T = unknown>(method: string, path: string, options: C
   return (type.includes('json') ? await res.json() : await res.text()) as T;
 }
 
+/** The most pages callAllPages follows (100 items each): past it the list shown is the newest part. */
+const MAX_PAGES = 50;
+
+/**
+ * Every page of a list whose body is an array and whose next page is named by a
+ * `Link: <…>; rel="next"` header (tenants, configuration versions), 100 items at a time.
+ */
+export async function callAllPages<T>(path: string, options: CallOptions = {}): Promise<T[]> {
+  const out: T[] = [];
+  let next: string | null = `${path}${path.includes('?') ? '&' : '?'}limit=100`;
+  for (let page = 0; next !== null && page < MAX_PAGES; page++) {
+    const auth = options.auth ?? 'session';
+    const res = await raw('GET', next, options);
+    if (res.status === 401 && auth === 'session') sessionExpired();
+    if (res.status === 401 && auth === 'admin') setAdminToken(null);
+    if (!res.ok) throw await errorOf(res);
+    out.push(...((await res.json()) as T[]));
+    next = /<([^>]*)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+  }
+  return out;
+}
+
 /** Upload with progress (fetch has no upload progress): multipart through XMLHttpRequest. */
 export function upload<T>(path: string, form: FormData, onProgress: (fraction: number) => void): Promise<T> {
   const token = bearer('session');

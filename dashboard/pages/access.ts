@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { call, messageOf } from '../api.js';
+import { call, callAllPages, messageOf } from '../api.js';
 import { Checkbox, ErrorBox, NumberField, ShownOnce, TextField, fmtTime, useLoad } from '../ui.js';
 import { SCOPES } from '../server-mirror.js';
 
@@ -30,7 +30,7 @@ function statusOf(t: { revokedAt: string | null; expiresAt?: string | null }): s
 }
 
 function ApiKeys() {
-  const keys = useLoad(() => call<ApiKey[]>('GET', '/v1/api-keys'), []);
+  const keys = useLoad(() => callAllPages<ApiKey>('/v1/api-keys'), []);
   const [name, setName] = useState('');
   const [fresh, setFresh] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -142,7 +142,7 @@ function tokenTable(tokens: PersonalToken[], revoke: (t: PersonalToken) => Promi
 }
 
 function PersonalTokens() {
-  const tokens = useLoad(() => call<PersonalToken[]>('GET', '/v1/tokens'), []);
+  const tokens = useLoad(() => callAllPages<PersonalToken>('/v1/tokens'), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['config:write']);
   const [days, setDays] = useState(NaN);

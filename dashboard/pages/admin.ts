@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { call, getAdminToken, messageOf, setAdminToken } from '../api.js';
+import { call, callAllPages, getAdminToken, messageOf, setAdminToken } from '../api.js';
 import { ErrorBox, TextField, fmtTime, fmtMoney, useLoad } from '../ui.js';
 import type { ServerSummary } from './servers.js';
 
@@ -56,7 +56,7 @@ export function AdminPage() {
 }
 
 function TenantList({ onForget }: { onForget: () => void }) {
-  const tenants = useLoad(() => call<Tenant[]>('GET', '/v1/admin/tenants', { auth: 'admin' }), []);
+  const tenants = useLoad(() => callAllPages<Tenant>('/v1/admin/tenants', { auth: 'admin' }), []);
   return html`<section>
     <div class="row spread">
       <h1>Tenants</h1>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { ApiError, byPath, call, messageOf } from '../api.js';
+import { ApiError, byPath, call, callAllPages, messageOf } from '../api.js';
 import { validate, type ConfigBundle } from '../bundle.js';
 import { FlagsEditor } from '../flags.js';
 import { ErrorBox, Notice, useLoad } from '../ui.js';
@@ -52,7 +52,7 @@ async function publishRefusal(
     // Someone published meanwhile: show who and what, and let the operator take the new head.
     let newer: ConfigVersion[] = [];
     try {
-      newer = (await call<ConfigVersion[]>('GET', `/v1/servers/${id}/config/versions`)).filter((v) => v.version > draftVersion);
+      newer = (await callAllPages<ConfigVersion>(`/v1/servers/${id}/config/versions`)).filter((v) => v.version > draftVersion);
     } catch {
       newer = [];
     }
@@ -108,7 +108,7 @@ function ConfigSections(props: {
 /** `onHead` tells the page around the editor that the head moved (its version badge). */
 export function ConfigTab({ id, onHead }: { id: string; onHead?: () => void }) {
   const state = useConfigHead(id, onHead);
-  const versions = useLoad(() => call<ConfigVersion[]>('GET', `/v1/servers/${id}/config/versions`), [id, state.head?.version]);
+  const versions = useLoad(() => callAllPages<ConfigVersion>(`/v1/servers/${id}/config/versions`), [id, state.head?.version]);
   const { head, draft, error } = state;
   if (!draft || !head)
     return html`<div>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { call, messageOf } from '../api.js';
+import { call, callAllPages, messageOf } from '../api.js';
 import { ErrorBox, ShownOnce, fmtTime, useLoad } from '../ui.js';
 
 interface ServerKey {
@@ -11,7 +11,7 @@ interface ServerKey {
 }
 
 export function KeysTab({ id }: { id: string }) {
-  const keys = useLoad(() => call<ServerKey[]>('GET', `/v1/servers/${id}/keys`), [id]);
+  const keys = useLoad(() => callAllPages<ServerKey>(`/v1/servers/${id}/keys`), [id]);
   const [fresh, setFresh] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
 

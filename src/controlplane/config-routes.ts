@@ -3,7 +3,8 @@ import { bundleSizeProblem, PUBLISH_MAX_BODY } from '../bundles.js';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, quoteId, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { Fields, ID_DIGITS, readJsonObject } from '../http/validate.js';
+import { decodeCursor, nextPageHeaders, ARRAY_PAGE_LIMIT } from '../http/pagination.js';
+import { Fields, ID_DIGITS, limitParam, readJsonObject } from '../http/validate.js';
 import { requireCurrentPlan } from '../identity/plan-limits.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
 import { etagOf, matchesEtag } from './heads.js';
@@ -69,7 +70,8 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   configRead.get('/v1/servers/:id/config/versions', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
-    return json(200, await store.listVersions(record.id));
+    const page = await store.listVersions(record.id, limitParam(req, ARRAY_PAGE_LIMIT.default, ARRAY_PAGE_LIMIT.max), decodeCursor(req));
+    return json(200, page.data, nextPageHeaders(req, page.nextCursor));
   });
 
   configRead.get('/v1/servers/:id/config/versions/:version', async (req) => {

@@ -1,3 +1,4 @@
+import { pageOf, type PageRead } from '../store/page.js';
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
 import { lockQuota, MAX_SAFE, migratePg, QUOTA_LOCKS, queryRows, queryRow, statement, transaction, type PgMigration, type Pool } from '../store/postgres.js';
@@ -319,8 +320,14 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     });
   }
 
-  async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {
-    return (await queryRows<KeyRow>(this.pool, 'SELECT * FROM cp_server_keys WHERE server_id = $1 ORDER BY id', [serverId])).map(keyOf);
+  async listServerKeys(serverId: ServerId, page?: PageRead): Promise<ServerKeyRecord[]> {
+    return (
+      await queryRows<KeyRow>(this.pool, 'SELECT * FROM cp_server_keys WHERE server_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+        serverId,
+        page?.from ?? 0,
+        page?.limit ?? null,
+      ])
+    ).map(keyOf);
   }
 
   async revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null> {
@@ -376,24 +383,25 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   }
 
   async rollback(serverId: ServerId, version: number, publishedBy: string, note: string): Promise<RollbackResult> {
-    const target = await queryRow<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 AND version = $2', [serverId, version]);
+    const target = await queryRow<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 AND version = $2::bigint', [serverId, version]);
     if (!target) return { ok: false, reason: (await this.getServer(serverId)) ? 'no_version' : 'no_server' };
     const result = await this.publishOn(serverId, null, JSON.parse(target.bundle!) as ConfigBundle, publishedBy, note);
     return result.ok ? result : { ok: false, reason: 'no_server' };
   }
 
-  async listVersions(serverId: ServerId): Promise<ConfigVersion[]> {
-    return (
+  async listVersions(serverId: ServerId, limit: number, before: number | null): Promise<{ data: ConfigVersion[]; nextCursor: number | null }> {
+    const rows = (
       await queryRows<VersionRow>(
         this.pool,
-        'SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = $1 ORDER BY version DESC',
-        [serverId],
+        'SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = $1 AND version < $2::bigint ORDER BY version DESC LIMIT $3',
+        [serverId, before ?? Number.MAX_SAFE_INTEGER, limit + 1],
       )
     ).map(entryOf);
+    return pageOf(rows, limit, (v) => v.version);
   }
 
   async getVersion(serverId: ServerId, version: number): Promise<PublishedBundle | null> {
-    const row = await queryRow<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 AND version = $2', [serverId, version]);
+    const row = await queryRow<VersionRow>(this.pool, 'SELECT * FROM cp_config_versions WHERE server_id = $1 AND version = $2::bigint', [serverId, version]);
     return row ? { bundle: JSON.parse(row.bundle!) as ConfigBundle, entry: entryOf(row) } : null;
   }
 

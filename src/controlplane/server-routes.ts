@@ -2,7 +2,9 @@ import { DEFAULT_BUNDLE } from '../../brain/index.js';
 import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
-import { Fields, idParam, readJsonObject } from '../http/validate.js';
+import { decodeCursor, nextPageHeaders, ARRAY_PAGE_LIMIT } from '../http/pagination.js';
+import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
+import { pageOf } from '../store/page.js';
 import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
 import { hashToken, newToken } from '../identity/tokens.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
@@ -60,7 +62,9 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   full.get('/v1/servers/:id/keys', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
-    return json(200, await store.listServerKeys(record.id));
+    const limit = limitParam(req, ARRAY_PAGE_LIMIT.default, ARRAY_PAGE_LIMIT.max);
+    const page = pageOf(await store.listServerKeys(record.id, { limit: limit + 1, from: decodeCursor(req) }), limit, (k) => k.id);
+    return json(200, page.data, nextPageHeaders(req, page.nextCursor));
   });
 
   full.delete('/v1/servers/:id/keys/:keyId', async (req) => {

@@ -1,3 +1,4 @@
+import { pageOf, type PageRead } from '../store/page.js';
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
 import { migrate, type Db } from '../store/sqlite.js';
@@ -201,7 +202,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       server: db.prepare('SELECT * FROM cp_servers WHERE id = ?'),
       servers: db.prepare('SELECT * FROM cp_servers WHERE tenant_id = ? ORDER BY id'),
       insertKey: db.prepare('INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
-      keys: db.prepare('SELECT * FROM cp_server_keys WHERE server_id = ? ORDER BY id'),
+      keys: db.prepare('SELECT * FROM cp_server_keys WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
       liveKeys: db.prepare('SELECT COUNT(*) AS n FROM cp_server_keys WHERE server_id = ? AND revoked_at IS NULL'),
       revokeKey: db.prepare('UPDATE cp_server_keys SET revoked_at = ? WHERE server_id = ? AND id = ? AND revoked_at IS NULL RETURNING token_hash'),
       keyByHash: db.prepare(
@@ -211,7 +212,9 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       headVersion: db.prepare('SELECT MAX(version) AS v FROM cp_config_versions WHERE server_id = ?'),
       head: db.prepare('SELECT * FROM cp_config_versions WHERE server_id = ? ORDER BY version DESC LIMIT 1'),
       version: db.prepare('SELECT * FROM cp_config_versions WHERE server_id = ? AND version = ?'),
-      versions: db.prepare('SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = ? ORDER BY version DESC'),
+      versions: db.prepare(
+        'SELECT version, published_at, published_by, note FROM cp_config_versions WHERE server_id = ? AND version < ? ORDER BY version DESC LIMIT ?',
+      ),
       insertReport: db.prepare(
         `INSERT OR IGNORE INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
            llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events, dialogue)
@@ -358,8 +361,8 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
       .immediate();
   }
 
-  async listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]> {
-    return (this.q.keys.all(serverId) as KeyRow[]).map(keyOf);
+  async listServerKeys(serverId: ServerId, page?: PageRead): Promise<ServerKeyRecord[]> {
+    return (this.q.keys.all(serverId, page?.from ?? 0, page?.limit ?? -1) as KeyRow[]).map(keyOf);
   }
 
   async revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null> {
@@ -388,8 +391,9 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
     return result.ok ? result : { ok: false, reason: 'no_server' };
   }
 
-  async listVersions(serverId: ServerId): Promise<ConfigVersion[]> {
-    return (this.q.versions.all(serverId) as VersionRow[]).map(entryOf);
+  async listVersions(serverId: ServerId, limit: number, before: number | null): Promise<{ data: ConfigVersion[]; nextCursor: number | null }> {
+    const rows = (this.q.versions.all(serverId, before ?? Number.MAX_SAFE_INTEGER, limit + 1) as VersionRow[]).map(entryOf);
+    return pageOf(rows, limit, (v) => v.version);
   }
 
   async getVersion(serverId: ServerId, version: number): Promise<PublishedBundle | null> {

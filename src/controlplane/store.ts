@@ -1,3 +1,4 @@
+import type { PageRead } from '../store/page.js';
 import type { ConfigBundle, Survivor } from '../../brain/index.js';
 import type { TenantId } from '../identity/types.js';
 import type {
@@ -38,7 +39,8 @@ export interface ControlPlaneStore {
   createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
   /** The same, refused ('limit') when the server already has `maxLive` live keys, counted and created in one step. */
   createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive: number): Promise<ServerKeyRecord | 'limit'>;
-  listServerKeys(serverId: ServerId): Promise<ServerKeyRecord[]>;
+  /** The server's keys by id, revoked ones included; with `page`, at most `page.limit` of them with ids above `page.from`. */
+  listServerKeys(serverId: ServerId, page?: PageRead): Promise<ServerKeyRecord[]>;
   /** Revokes a live key; returns its token hash (so caches can drop it) or null when there was none. */
   revokeServerKey(serverId: ServerId, keyId: ServerKeyId): Promise<{ tokenHash: string } | null>;
   /** The owner of a live (unrevoked) key. */
@@ -53,8 +55,8 @@ export interface ControlPlaneStore {
   publish(serverId: ServerId, baseVersion: number, bundle: ConfigBundle, publishedBy: string, note: string): Promise<PublishResult>;
   /** Publishes the content of an old version as a fresh head. */
   rollback(serverId: ServerId, version: number, publishedBy: string, note: string): Promise<RollbackResult>;
-  /** History, newest first. */
-  listVersions(serverId: ServerId): Promise<ConfigVersion[]>;
+  /** History, newest first: at most `limit` versions below `before` (null: from the head); `nextCursor` is the last version given when older ones follow. */
+  listVersions(serverId: ServerId, limit: number, before: number | null): Promise<{ data: ConfigVersion[]; nextCursor: number | null }>;
   getVersion(serverId: ServerId, version: number): Promise<PublishedBundle | null>;
 
   /** Stores reports in one transaction; outcomes in input order. */

@@ -145,6 +145,23 @@ export function parseMsgpack(body: Buffer): unknown {
   return value;
 }
 
+/**
+ * The 415 of a body sent compressed (`Content-Encoding: gzip`, `br`, …), or null for one sent
+ * as is (no Content-Encoding, or `identity`). No route reads a compressed body: read as it
+ * came, gzip bytes would be a 400 "not valid JSON", which tells the client nothing of the
+ * cause. The answer names the coding the server does read (RFC 7694's Accept-Encoding).
+ */
+export function contentCodingRefusal(contentEncoding: string | undefined): HttpError | null {
+  if (!contentEncoding) return null;
+  const coding = contentEncoding.trim().toLowerCase();
+  if (coding === '' || coding === 'identity') return null;
+  return new HttpError(
+    'unsupported_media_type',
+    `Content-Encoding ${JSON.stringify(contentEncoding.length > 64 ? `${contentEncoding.slice(0, 64)}…` : contentEncoding)} is not accepted: send the body uncompressed.`,
+    { headers: { 'accept-encoding': 'identity' } },
+  );
+}
+
 /** Decodes a body by its Content-Type; anything but JSON or MessagePack is a 415. */
 export function decodeBody(body: Buffer, contentType: string | undefined, allowMsgpack = true): { value: unknown; encoding: Encoding } {
   const encoding = encodingOf(contentType);

@@ -38,6 +38,13 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
 }
 
+/**
+ * The most `details` one error carries. A body with more problems (an 800 KB array of bad
+ * items) is told the first ones and how many there were: answering each would turn a request
+ * into an answer twenty times its size.
+ */
+export const MAX_ERROR_DETAILS = 50;
+
 export class HttpError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -45,11 +52,13 @@ export class HttpError extends Error {
   readonly headers: Record<string, string> | undefined;
 
   constructor(code: ErrorCode, message: string = ERRORS[code].message, options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
-    super(message);
+    const details = options.details;
+    const cut = details !== undefined && details.length > MAX_ERROR_DETAILS;
+    super(cut ? `${message} (the first ${MAX_ERROR_DETAILS} of ${details.length} problems are listed)` : message);
     this.name = 'HttpError';
     this.code = code;
     this.status = ERRORS[code].status;
-    this.details = options.details;
+    this.details = cut ? details.slice(0, MAX_ERROR_DETAILS) : details;
     this.headers = options.headers;
   }
 

@@ -10,7 +10,7 @@ import { CLIENT_CLOSED, observeAnswered, observeResponse, type RequestObserver }
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { checkTlsFiles } from './tls.js';
-import type { Encoding } from './codec.js';
+import { contentCodingRefusal, type Encoding } from './codec.js';
 import { errorsInBodyOf } from './errors-in-body.js';
 import { ConnectionCounter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps, type Peer } from './connections.js';
 import type { RouteScope } from './scope.js';
@@ -87,6 +87,14 @@ export interface RouteOptions {
    * The server only carries it: on each request, for the authenticator, and in routes().
    */
   scope?: RouteScope;
+  /**
+   * Headers for the answer of a request the server refuses before its handler runs (a body over
+   * `maxBody`, a compressed body, a header given twice; not a connection cap, whose refusal stays
+   * cheap), looked up from its headers and path
+   * params: a browser-facing route's CORS headers, without which the page could not read the
+   * refusal. A rejection adds none.
+   */
+  refusalHeaders?: (req: Request) => Promise<Record<string, string>>;
 }
 
 /** What a shortcut answers with: any reply but a stream. */
@@ -135,6 +143,7 @@ const SINGLE_HEADERS: ReadonlySet<string> = new Set([
   'idempotency-key',
   'content-type',
   'content-length',
+  'content-encoding',
 ]);
 /** uWS's listen option for a port bound without SO_REUSEPORT (its typings name only the enum). */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
@@ -207,6 +216,8 @@ class RequestState implements Request, GuardState {
    */
   collecting = false;
   errorsInBody: Encoding | null = null;
+  /** The route's RouteOptions.refusalHeaders, until a refusal used it. */
+  refusalHeaders: ((req: Request) => Promise<Record<string, string>>) | null = null;
   /** The client address counted against the connection caps, once admitted. */
   peer: Peer | null = null;
   /** The reply's body stream while it is written: destroyed (its file closed) if the client goes away. */
@@ -281,6 +292,8 @@ class RequestState implements Request, GuardState {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** HttpServer.gate's answer for a request it refused. */
+const REFUSED = 'refused';
 const NOTHING = (): void => {};
 
 /**
@@ -407,6 +420,7 @@ export class HttpServer {
     const site: FailureSite = { method, path: pattern };
     const check = bodyMode === 'none' || options.credentials === 'public' ? null : (options.credentials ?? this.credentials);
     const observe = this.observe;
+    const refusalHeaders = options.refusalHeaders ?? null;
     const uwsHandler =
       (as: Method) =>
       (res: UwsResponse, req: UwsRequest): void => {
@@ -416,9 +430,11 @@ export class HttpServer {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
           // req is only valid inside this callback: everything needed later is copied out here.
           const { headers, repeated } = copyHeaders(req, wanted);
+          const coding = bodyMode === 'none' ? null : contentCodingRefusal(wanted ? req.getHeader('content-encoding') : headers['content-encoding']);
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
           if (observe !== null) s.observed(start, pattern);
+          s.refusalHeaders = refusalHeaders;
           if (this.errorsParam) s.errorsInBody = errorsInBodyOf(s.query, req.getHeader('content-type'));
           // Before anything can fail: a bodiless answer (HEAD) does not finish the response for
           // uWS, and returning from this callback with neither is fatal.
@@ -435,6 +451,8 @@ export class HttpServer {
           try {
             s.peer = this.connections.admit(res);
           } catch (err) {
+            // A flood's refusal stays cheap: no look-up of headers for it.
+            s.refusalHeaders = null;
             this.refuse(res, s, err);
             return;
           }
@@ -448,16 +466,8 @@ export class HttpServer {
             this.refuse(res, s, tooLarge(maxBody));
             return;
           }
-          let gate: Promise<void> | null = null;
-          if (check !== null) {
-            try {
-              const verdict = check(s);
-              if (verdict instanceof Promise) gate = verdict;
-            } catch (err) {
-              this.refuse(res, s, err);
-              return;
-            }
-          }
+          const gate = this.gate(res, s, check, coding);
+          if (gate === REFUSED) return;
           if (bodyMode === 'buffer') this.readWhole(res, s, maxBody, handler, gate);
           else if (bodyMode === 'stream') this.readStream(res, s, maxBody, handler, gate);
           else this.dispatch(res, s, handler);
@@ -470,6 +480,33 @@ export class HttpServer {
     this.app[REGISTER[method]](pattern, uwsHandler(method));
     if (method === 'GET') this.app.head(pattern, uwsHandler('HEAD'));
     return this;
+  }
+
+  /**
+   * The route's credential check, then a compressed body's 415 (after the credential: a caller
+   * without one learns nothing more), both from the headers: null when both passed at once, the
+   * promise of a check still running (rejected with the refusal), or REFUSED when the request
+   * was refused already.
+   */
+  private gate(res: UwsResponse, s: RequestState, check: CredentialCheck | null, coding: HttpError | null): Promise<void> | null | typeof REFUSED {
+    let gate: Promise<void> | null = null;
+    if (check !== null) {
+      try {
+        const verdict = check(s);
+        if (verdict instanceof Promise) gate = verdict;
+      } catch (err) {
+        this.refuse(res, s, err);
+        return REFUSED;
+      }
+    }
+    if (coding === null) return gate;
+    if (gate === null) {
+      this.refuse(res, s, coding);
+      return REFUSED;
+    }
+    return gate.then(() => {
+      throw coding;
+    });
   }
 
   /** The client went away: a body being read stops, and a reply or request stream is closed now. */
@@ -662,6 +699,21 @@ export class HttpServer {
    */
   private refuse(res: UwsResponse, state: RequestState, err: unknown): void {
     state.settled = true;
+    const lookup = state.refusalHeaders;
+    if (lookup !== null && err instanceof HttpError) {
+      // Answered once the route's headers are known; nothing more of the body is read meanwhile
+      // (none is asked for), and the request stays in flight until then.
+      state.refusalHeaders = null;
+      new Promise<Record<string, string>>((resolve) => resolve(lookup(state)))
+        .catch(() => ({}))
+        .then((headers) => {
+          const refusal =
+            Object.keys(headers).length === 0 ? err : new HttpError(err.code, err.message, { details: err.details, headers: { ...err.headers, ...headers } });
+          this.refuse(res, state, refusal);
+        })
+        .catch((thrown: unknown) => this.logger.error('refusal failed', { method: state.method, path: state.path, error: String(thrown) }));
+      return;
+    }
     try {
       if (state.stream && !state.stream.destroyed) state.stream.destroy();
     } catch (cleanup) {

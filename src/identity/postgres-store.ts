@@ -1,3 +1,4 @@
+import { pageOf, type PageRead } from '../store/page.js';
 import {
   lockQuota,
   migratePg,
@@ -114,8 +115,11 @@ export class PostgresIdentityStore implements IdentityStore {
     return row ? tenantOf(row) : null;
   }
 
-  async listTenants(): Promise<TenantRecord[]> {
-    return ((await this.pool.query('SELECT * FROM tenants ORDER BY id')).rows as TenantRow[]).map(tenantOf);
+  async listTenants(limit: number, after: number | null) {
+    const rows = ((await this.pool.query('SELECT * FROM tenants WHERE id > $1 ORDER BY id LIMIT $2', [after ?? 0, limit + 1])).rows as TenantRow[]).map(
+      tenantOf,
+    );
+    return pageOf(rows, limit, (t) => t.id);
   }
 
   async setTenantStatus(id: TenantId, status: TenantStatus): Promise<TenantRecord | null> {
@@ -195,8 +199,11 @@ export class PostgresIdentityStore implements IdentityStore {
     });
   }
 
-  async listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]> {
-    return ((await this.pool.query('SELECT * FROM api_keys WHERE tenant_id = $1 ORDER BY id', [tenantId])).rows as ApiKeyRow[]).map(apiKeyOf);
+  async listApiKeys(tenantId: TenantId, page?: PageRead): Promise<ApiKeyRecord[]> {
+    return (
+      (await this.pool.query('SELECT * FROM api_keys WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3', [tenantId, page?.from ?? 0, page?.limit ?? null]))
+        .rows as ApiKeyRow[]
+    ).map(apiKeyOf);
   }
 
   async revokeApiKey(tenantId: TenantId, id: number): Promise<boolean> {
@@ -239,10 +246,16 @@ export class PostgresIdentityStore implements IdentityStore {
     return personalTokenOf(row!);
   }
 
-  async listPersonalTokens(userId: UserId): Promise<PersonalTokenRecord[]> {
-    return ((await this.pool.query('SELECT * FROM personal_tokens WHERE user_id = $1 ORDER BY id DESC', [userId])).rows as PersonalTokenRow[]).map(
-      personalTokenOf,
-    );
+  async listPersonalTokens(userId: UserId, page?: PageRead): Promise<PersonalTokenRecord[]> {
+    return (
+      (
+        await this.pool.query('SELECT * FROM personal_tokens WHERE user_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3', [
+          userId,
+          page?.from ?? Number.MAX_SAFE_INTEGER,
+          page?.limit ?? null,
+        ])
+      ).rows as PersonalTokenRow[]
+    ).map(personalTokenOf);
   }
 
   async revokePersonalToken(userId: UserId, id: number): Promise<boolean> {

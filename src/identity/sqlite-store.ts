@@ -1,3 +1,4 @@
+import { pageOf, type PageRead } from '../store/page.js';
 import type { Db } from '../store/sqlite.js';
 import { migrate } from '../store/sqlite.js';
 import { LAST_USED_RESOLUTION_MS, type IdentityStore, type NewPersonalToken } from './store.js';
@@ -85,7 +86,7 @@ export class SqliteIdentityStore implements IdentityStore {
     this.q = {
       insertTenant: db.prepare('INSERT INTO tenants (name, plan, created_at) VALUES (?, ?, ?) RETURNING *'),
       tenant: db.prepare('SELECT * FROM tenants WHERE id = ?'),
-      tenants: db.prepare('SELECT * FROM tenants ORDER BY id'),
+      tenants: db.prepare('SELECT * FROM tenants WHERE id > ? ORDER BY id LIMIT ?'),
       setStatus: db.prepare('UPDATE tenants SET status = ? WHERE id = ? RETURNING *'),
       setPlan: db.prepare('UPDATE tenants SET plan = ? WHERE id = ? RETURNING *'),
       insertUser: db.prepare('INSERT INTO users (tenant_id, email, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id, tenant_id, email, created_at'),
@@ -98,13 +99,13 @@ export class SqliteIdentityStore implements IdentityStore {
       deleteSession: db.prepare('DELETE FROM sessions WHERE token_hash = ?'),
       purgeSessions: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
       insertKey: db.prepare('INSERT INTO api_keys (tenant_id, name, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *'),
-      keys: db.prepare('SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id'),
+      keys: db.prepare('SELECT * FROM api_keys WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?'),
       liveKeys: db.prepare('SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ? AND revoked_at IS NULL'),
       revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL'),
       insertPersonal: db.prepare(
         'INSERT INTO personal_tokens (user_id, tenant_id, name, scopes, token_hash, preview, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *',
       ),
-      personalTokens: db.prepare('SELECT * FROM personal_tokens WHERE user_id = ? ORDER BY id DESC'),
+      personalTokens: db.prepare('SELECT * FROM personal_tokens WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
       livePersonal: db.prepare('SELECT COUNT(*) AS n FROM personal_tokens WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)'),
       revokePersonal: db.prepare('UPDATE personal_tokens SET revoked_at = ? WHERE user_id = ? AND id = ? AND revoked_at IS NULL'),
       personalByHash: db.prepare(
@@ -137,8 +138,9 @@ export class SqliteIdentityStore implements IdentityStore {
     return row ? tenantOf(row) : null;
   }
 
-  async listTenants(): Promise<TenantRecord[]> {
-    return (this.q.tenants.all() as TenantRow[]).map(tenantOf);
+  async listTenants(limit: number, after: number | null) {
+    const rows = (this.q.tenants.all(after ?? 0, limit + 1) as TenantRow[]).map(tenantOf);
+    return pageOf(rows, limit, (t) => t.id);
   }
 
   async setTenantStatus(id: TenantId, status: TenantStatus): Promise<TenantRecord | null> {
@@ -193,8 +195,8 @@ export class SqliteIdentityStore implements IdentityStore {
     return this.createKeyTx.immediate(tenantId, name, tokenHash, preview, maxLive);
   }
 
-  async listApiKeys(tenantId: TenantId): Promise<ApiKeyRecord[]> {
-    return (this.q.keys.all(tenantId) as ApiKeyRow[]).map(apiKeyOf);
+  async listApiKeys(tenantId: TenantId, page?: PageRead): Promise<ApiKeyRecord[]> {
+    return (this.q.keys.all(tenantId, page?.from ?? 0, page?.limit ?? -1) as ApiKeyRow[]).map(apiKeyOf);
   }
 
   async revokeApiKey(tenantId: TenantId, id: number): Promise<boolean> {
@@ -226,8 +228,8 @@ export class SqliteIdentityStore implements IdentityStore {
     return personalTokenOf(row as PersonalTokenRow);
   }
 
-  async listPersonalTokens(userId: UserId): Promise<PersonalTokenRecord[]> {
-    return (this.q.personalTokens.all(userId) as PersonalTokenRow[]).map(personalTokenOf);
+  async listPersonalTokens(userId: UserId, page?: PageRead): Promise<PersonalTokenRecord[]> {
+    return (this.q.personalTokens.all(userId, page?.from ?? Number.MAX_SAFE_INTEGER, page?.limit ?? -1) as PersonalTokenRow[]).map(personalTokenOf);
   }
 
   async revokePersonalToken(userId: UserId, id: number): Promise<boolean> {

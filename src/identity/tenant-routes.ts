@@ -1,6 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { Fields, readJsonObject } from '../http/validate.js';
+import { decodeCursor, nextPageHeaders, ARRAY_PAGE_LIMIT } from '../http/pagination.js';
+import { Fields, limitParam, readJsonObject } from '../http/validate.js';
 import { tenantOr404, type IdentityRouteContext } from './route-context.js';
 import { hashPassword } from './tokens.js';
 import { PLANS } from './types.js';
@@ -24,7 +25,8 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
 
   admin.get('/v1/admin/tenants', async (req) => {
     await auth.admin(req);
-    return json(200, await Promise.all((await store.listTenants()).map(tenantView)));
+    const page = await store.listTenants(limitParam(req, ARRAY_PAGE_LIMIT.default, ARRAY_PAGE_LIMIT.max), decodeCursor(req));
+    return json(200, await Promise.all(page.data.map(tenantView)), nextPageHeaders(req, page.nextCursor));
   });
 
   admin.get('/v1/admin/tenants/:id', async (req) => {

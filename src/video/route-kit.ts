@@ -19,24 +19,8 @@ function withHeaders(reply: Reply, headers: Record<string, string>): Reply {
   return { ...reply, headers: { ...reply.headers, ...headers } };
 }
 
-/** Cursors are opaque to clients: the id the previous page ended on, versioned so the format can change. */
-export function encodeCursor(after: number | null): string | null {
-  return after === null ? null : Buffer.from(`v1:${after}`).toString('base64url');
-}
-
-/**
- * The position a cursor names. Only the exact text encodeCursor makes is one: base64url decoding
- * skips characters it does not know and padding, and digits may carry leading zeros, so a
- * cursor with text added or changed would otherwise still name a page.
- */
-export function decodeCursor(req: Request): number | null {
-  const raw = req.searchParams().get('cursor');
-  if (raw === null || raw === '') return null;
-  const m = /^v1:(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
-  if (!m || !ID_DIGITS.test(m[1]!) || encodeCursor(Number(m[1])) !== raw)
-    throw new HttpError('bad_request', 'cursor is not one this API issued; pass next_cursor from the previous page.');
-  return Number(m[1]);
-}
+// The one cursor form of every list (src/http/pagination.ts).
+export { decodeCursor, encodeCursor } from '../http/pagination.js';
 
 export function optionalId(req: Request, name: string): number | undefined {
   const raw = req.searchParams().get(name);

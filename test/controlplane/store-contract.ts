@@ -55,13 +55,17 @@ export function controlPlaneStoreContract(name: string, open: () => Promise<Open
       assert.ok(r.ok && r.published.bundle.version === 3 && r.published.bundle.game === null);
       assert.deepEqual(await store.rollback(server.id, 9, 'a@b.c', ''), { ok: false, reason: 'no_version' });
       assert.deepEqual(
-        (await store.listVersions(server.id)).map((v) => [v.version, v.publishedBy, v.note]),
+        (await store.listVersions(server.id, 10, null)).data.map((v) => [v.version, v.publishedBy, v.note]),
         [
           [3, 'a@b.c', 'back'],
           [2, 'a@b.c', 'n'],
           [1, 'system', 'initial default bundle'],
         ],
       );
+      const newest = await store.listVersions(server.id, 2, null);
+      assert.deepEqual([newest.data.map((v) => v.version), newest.nextCursor], [[3, 2], 2]);
+      const oldest = await store.listVersions(server.id, 2, newest.nextCursor);
+      assert.deepEqual([oldest.data.map((v) => v.version), oldest.nextCursor], [[1], null]);
       assert.equal((await store.getVersion(server.id, 2))!.bundle.game!.name, 'a');
       assert.equal(await store.getVersion(server.id, 4), null);
     } finally {

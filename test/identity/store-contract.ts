@@ -28,9 +28,18 @@ export function identityStoreContract(name: string, open: () => Promise<TestData
       assert.deepEqual(a, { id: a.id, name: 'A', plan: 'trial', status: 'active', createdAt: '2026-03-01T12:00:00.000Z' });
       assert.equal(typeof a.id, 'number');
       assert.deepEqual(
-        (await store.listTenants()).map((t) => t.name),
+        (await store.listTenants(10, null)).data.map((t) => t.name),
         ['A', 'B'],
       );
+      const c = await store.createTenant('C', 'pro');
+      const first = await store.listTenants(2, null);
+      assert.deepEqual(
+        first.data.map((t) => t.name),
+        ['A', 'B'],
+      );
+      assert.equal(first.nextCursor, b.id);
+      assert.deepEqual(await store.listTenants(2, first.nextCursor), { data: [c], nextCursor: null });
+      assert.deepEqual(await store.listTenants(3, null).then((p) => p.nextCursor), null, 'a full last page names no next one');
       assert.equal((await store.setTenantStatus(b.id, 'suspended'))!.status, 'suspended');
       assert.equal((await store.setTenantPlan(b.id, 'agency'))!.plan, 'agency');
       assert.deepEqual(await store.getTenant(b.id), { ...b, plan: 'agency', status: 'suspended' });

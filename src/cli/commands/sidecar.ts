@@ -229,11 +229,29 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
     `brainstem sidecar listening on ${sidecar.url} (bundle v${config.version} from ${ORIGIN_TEXT[config.source]}${config.location ? ` ${config.location}` : ''}, ${mode}${token ? ', token required' : ''}${dialogue ? (dialogue.scripted ? ', dialogue on (scripted demo lines)' : ', dialogue on') : ''}${stateFile ? `, state ${stateFile}` : ''})\n`,
   );
   if (dialogue && !dialogue.scripted) warnAboutModelServer(env, logger);
+  else if (!dialogue) warnAboutHalfDialogue(env, logger);
   // The banner says why the sidecar is not on the control plane's bundle, not just that it is not.
   if (link && config.lastError) process.stdout.write(`  config pull failed: ${config.lastError}; retrying with back-off (see ${sidecar.url}/status)\n`);
   const signal = await stopped;
   logger.info('shutting down', { signal });
   await sidecar.close();
+}
+
+/**
+ * The dialogue tier needs both SERVICE_LLM_BASE_URL and SERVICE_LLM_MODEL: one of the
+ * SERVICE_LLM_* variables set without them leaves the characters silent, which a newcomer
+ * would otherwise only find out from a quiet game. One warning names what is missing.
+ */
+export function warnAboutHalfDialogue(env: NodeJS.ProcessEnv, logger: Logger): void {
+  const set = (k: string): boolean => (env[k] ?? '').trim() !== '';
+  const missing = ['SERVICE_LLM_BASE_URL', 'SERVICE_LLM_MODEL'].filter((k) => !set(k));
+  if (missing.length === 0 || !['SERVICE_LLM_BASE_URL', 'SERVICE_LLM_MODEL', 'SERVICE_LLM_KEY'].some(set)) return;
+  logger.warn(
+    `the dialogue tier is off: ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not set (it needs SERVICE_LLM_BASE_URL and SERVICE_LLM_MODEL); characters stay silent`,
+    {
+      missing,
+    },
+  );
 }
 
 /**

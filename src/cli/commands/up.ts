@@ -12,7 +12,7 @@ import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack, type LocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
 import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
-import { DEFAULT_SIDECAR_ADDR, DEMO_DIALOGUE_HELP, dialogueFrom, warnAboutModelServer } from './sidecar.js';
+import { DEFAULT_SIDECAR_ADDR, DEMO_DIALOGUE_HELP, dialogueFrom, warnAboutHalfDialogue, warnAboutModelServer } from './sidecar.js';
 
 interface UpFlags {
   addr: string;
@@ -140,6 +140,7 @@ async function runUp(flags: UpFlags): Promise<void> {
   const demoWidget = await ensureDemoWidget(embedded, stack.tenantId);
   const demoPage = `${embedded.url}/demo/widget?widget=${demoWidget}`;
   if (sidecar.dialogue && !flags.demoDialogue) warnAboutModelServer(process.env, logger);
+  else if (!sidecar.dialogue) warnAboutHalfDialogue(process.env, logger);
   // Listening before the banner: whoever reacts to it with a signal at once stops the stack cleanly.
   const stopped = untilSignal();
   const config = sidecar.status().config;

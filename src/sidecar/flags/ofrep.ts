@@ -9,7 +9,7 @@ import type { Reply } from '../../http/reply.js';
 import { failRaw, type HttpServer, type RawControl, type RawState, type Request } from '../../http/server.js';
 import { statusLine } from '../../http/write.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
-import { withoutBom, type Encoding } from '../../http/codec.js';
+import { contentCodingRefusal, withoutBom, type Encoding } from '../../http/codec.js';
 import { GATE_HEADERS, TOKEN_HEADER, type BearerGate } from '../auth.js';
 
 /** Limits of the OFREP routes. */
@@ -248,18 +248,26 @@ function refusedBeforeBody(res: UwsResponse, req: UwsRequest, call: FlagCall, co
     failRaw(res, call, tooLarge(OFREP_LIMITS.maxBody), control, site, true);
     return true;
   }
-  if (gate === null) return false;
-  // The gate's order: the first form present is the one judged.
-  const authorization = req.getHeader(AUTHORIZATION);
-  const headerToken = authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
-  try {
-    gate.check(authorization, headerToken, authorization === '' && headerToken === '' ? query : undefined);
-  } catch (err) {
-    failRaw(res, call, err, control, site, true);
+  if (gate !== null) {
+    // The gate's order: the first form present is the one judged.
+    const authorization = req.getHeader(AUTHORIZATION);
+    const headerToken = authorization === '' ? req.getHeader(X_BRAIN_TOKEN) : '';
+    try {
+      gate.check(authorization, headerToken, authorization === '' && headerToken === '' ? query : undefined);
+    } catch (err) {
+      failRaw(res, call, err, control, site, true);
+      return true;
+    }
+  }
+  const coding = contentCodingRefusal(req.getHeader(CONTENT_ENCODING));
+  if (coding !== null) {
+    failRaw(res, call, coding, control, site, true);
     return true;
   }
   return false;
 }
+
+const CONTENT_ENCODING = Buffer.from('content-encoding');
 
 /** The server's headers for every response, as bytes: rebuilt only when the server's object changes. */
 interface HeaderBytes {

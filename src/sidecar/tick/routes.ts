@@ -1,4 +1,4 @@
-import type { Encoding } from '../../http/codec.js';
+import { contentCodingRefusal, type Encoding } from '../../http/codec.js';
 import { HttpError } from '../../http/errors.js';
 import { errorsInBodyOf } from '../../http/errors-in-body.js';
 import type { Reply } from '../../http/reply.js';
@@ -198,8 +198,9 @@ function wholeBody(call: TickCall, last: ArrayBuffer, maxBody: number): Buffer {
 /**
  * Reads what a tick route needs of the uWS request (uWS's request is gone once the handler
  * returns) and watches for the client going away; null when the request was refused already:
- * a declared body over `maxBody` (413), or no valid token (401), both before a byte of the
- * body is read, with the connection closed behind the answer. One object per request: it is
+ * a declared body over `maxBody` (413), no valid token (401), or a compressed body (415,
+ * contentCodingRefusal), all before a byte of the body is read, with the connection closed
+ * behind the answer. One object per request: it is
  * also the abort state and the credentials. Without a token nothing of them is read; with
  * one, the forms are read in the gate's order up to the first present, so the usual
  * Authorization header costs one header read. The query string is read for `?errors=body`
@@ -261,8 +262,15 @@ function beginTick(
       return null;
     }
   }
+  const coding = contentCodingRefusal(req.getHeader(CONTENT_ENCODING));
+  if (coding !== null) {
+    failRaw(res, call, coding, control, site, true);
+    return null;
+  }
   return call;
 }
+
+const CONTENT_ENCODING = Buffer.from('content-encoding');
 
 /** The 413 of a tick route. */
 function tooLarge(maxBody: number): HttpError {

@@ -68,6 +68,18 @@ export const CONVERSATIONS_PG_MIGRATIONS: PgMigration[] = [
       );
     `,
   },
+  {
+    // A message's number within its conversation: see the SQLite store's migration 2.
+    version: 2,
+    sql: `
+      ALTER TABLE conversation_messages ADD COLUMN ordinal INTEGER NOT NULL DEFAULT 0;
+      UPDATE conversation_messages SET ordinal = r.n
+        FROM (SELECT seq, ROW_NUMBER() OVER (PARTITION BY conversation_id ORDER BY seq) AS n FROM conversation_messages) AS r
+        WHERE conversation_messages.seq = r.seq;
+      DROP INDEX conversation_messages_conversation;
+      CREATE UNIQUE INDEX conversation_messages_ordinal ON conversation_messages(conversation_id, ordinal);
+    `,
+  },
 ];
 
 const SELECT = `SELECT ${CONVERSATION_COLUMNS} FROM conversations`;
@@ -148,7 +160,10 @@ export class PostgresConversationStore implements ConversationStore {
       }
       const m = await queryRow<MessageRow>(
         c,
-        'INSERT INTO conversation_messages (conversation_id, role, text, created_at, response_ms) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        // The conversation's row, locked by the bump above, orders appends to one conversation:
+        // each reads the numbers the one before it committed.
+        `INSERT INTO conversation_messages (conversation_id, ordinal, role, text, created_at, response_ms)
+         VALUES ($1, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM conversation_messages WHERE conversation_id = $1), $2, $3, $4, $5) RETURNING *`,
         [id, role, text, at, responseMs],
       );
       return { ok: true, message: messageOf(m!), conversation: conversationOf(bumped) };
@@ -156,11 +171,11 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async messages(id: ConversationId, afterSeq: number, limit: number) {
-    const rows = await queryRows<MessageRow>(this.pool, 'SELECT * FROM conversation_messages WHERE conversation_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [
-      id,
-      afterSeq,
-      limit,
-    ]);
+    const rows = await queryRows<MessageRow>(
+      this.pool,
+      'SELECT * FROM conversation_messages WHERE conversation_id = $1 AND ordinal > $2::bigint ORDER BY ordinal LIMIT $3',
+      [id, afterSeq, limit],
+    );
     return rows.map(messageOf);
   }
 

@@ -212,10 +212,14 @@ export function conversationRouteContext(server: HttpServer, options: Conversati
     };
   };
 
+  /** A visitor route's RouteOptions.refusalHeaders: a body over the limit (413) is readable by the page too. */
+  const refusalHeaders = (req: Request) => errorCors(service, req, own);
+
   return {
     server,
     options,
     service,
+    refusalHeaders,
     limits,
     now,
     limit,

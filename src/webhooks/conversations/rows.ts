@@ -18,7 +18,10 @@ export interface ConversationRow {
 }
 
 export interface MessageRow {
+  /** The row's place among every message stored (all tenants): never shown. */
   seq: number;
+  /** Its number within its conversation, from 1: the `seq` of the API. */
+  ordinal: number;
   conversation_id: string;
   role: string;
   text: string;
@@ -57,7 +60,7 @@ export function conversationOf(r: ConversationRow): ConversationRecord & { seq: 
 
 export function messageOf(r: MessageRow): MessageRecord {
   return {
-    seq: r.seq,
+    seq: r.ordinal,
     conversationId: r.conversation_id as ConversationId,
     role: r.role as MessageRole,
     text: r.text,

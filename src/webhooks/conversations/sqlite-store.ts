@@ -21,7 +21,7 @@ export interface SqliteOutbox {
   enqueueNow(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string): Enqueued;
 }
 
-const MIGRATIONS = [
+export const CONVERSATIONS_MIGRATIONS = [
   {
     version: 1,
     sql: `
@@ -69,6 +69,20 @@ const MIGRATIONS = [
       );
     `,
   },
+  {
+    // A message's number within its conversation (1, 2, …): the `seq` the visitor API shows and
+    // takes back (`after=`, Last-Event-ID). The row's own seq counts every message of every
+    // tenant, so showing it told any visitor how busy the whole installation was.
+    version: 2,
+    sql: `
+      ALTER TABLE conversation_messages ADD COLUMN ordinal INTEGER NOT NULL DEFAULT 0;
+      UPDATE conversation_messages SET ordinal = r.n
+        FROM (SELECT seq, ROW_NUMBER() OVER (PARTITION BY conversation_id ORDER BY seq) AS n FROM conversation_messages) AS r
+        WHERE conversation_messages.seq = r.seq;
+      DROP INDEX conversation_messages_conversation;
+      CREATE UNIQUE INDEX conversation_messages_ordinal ON conversation_messages(conversation_id, ordinal);
+    `,
+  },
 ];
 
 const SELECT = `SELECT ${CONVERSATION_COLUMNS} FROM conversations`;
@@ -81,7 +95,7 @@ export class SqliteConversationStore implements ConversationStore {
     private readonly outbox: SqliteOutbox,
     private readonly now: () => number = Date.now,
   ) {
-    migrate(db, 'conversations', MIGRATIONS);
+    migrate(db, 'conversations', CONVERSATIONS_MIGRATIONS);
     this.q = {
       settings: db.prepare('SELECT settings FROM conversation_settings WHERE widget_id = ?'),
       saveSettings: db.prepare(
@@ -99,8 +113,11 @@ export class SqliteConversationStore implements ConversationStore {
         `UPDATE conversations SET message_count = message_count + 1, last_activity_at = ? WHERE id = ? AND status = 'open' AND message_count < ?
          RETURNING ${CONVERSATION_COLUMNS}`,
       ),
-      insertMessage: db.prepare(`INSERT INTO conversation_messages (conversation_id, role, text, created_at, response_ms) VALUES (?, ?, ?, ?, ?) RETURNING *`),
-      messages: db.prepare('SELECT * FROM conversation_messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      insertMessage: db.prepare(
+        `INSERT INTO conversation_messages (conversation_id, ordinal, role, text, created_at, response_ms)
+         VALUES (?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM conversation_messages WHERE conversation_id = ?), ?, ?, ?, ?) RETURNING *`,
+      ),
+      messages: db.prepare('SELECT * FROM conversation_messages WHERE conversation_id = ? AND ordinal > ? ORDER BY ordinal LIMIT ?'),
       upsertLead: db.prepare(
         `INSERT INTO conversation_leads (conversation_id, name, email, phone, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (conversation_id) DO UPDATE SET name = excluded.name, email = excluded.email, phone = excluded.phone, created_at = excluded.created_at`,
@@ -177,7 +194,7 @@ export class SqliteConversationStore implements ConversationStore {
         const c = this.row(id);
         return { ok: false, reason: !c ? 'missing' : c.status === 'ended' ? 'ended' : 'full' };
       }
-      const message = messageOf(this.q.insertMessage.get(id, role, text, at, responseMs) as MessageRow);
+      const message = messageOf(this.q.insertMessage.get(id, id, role, text, at, responseMs) as MessageRow);
       return { ok: true, message, conversation: conversationOf(bumped) };
     })();
   }

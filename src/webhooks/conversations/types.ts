@@ -85,7 +85,7 @@ export interface ConversationRecord {
 }
 
 export interface MessageRecord {
-  /** Increases through the whole store: a client resumes after the last one it saw. */
+  /** The message's number within its conversation (1, 2, …): a client resumes after the last one it saw. */
   seq: number;
   conversationId: ConversationId;
   role: MessageRole;

@@ -14,18 +14,19 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
 
 /** A widget's public face and opening a conversation on it. */
 export function mountVisitorWidgetRoutes(ctx: ConversationRouteContext): void {
-  const { service, limits, limit, visitorRoute, preflight, byWidget } = ctx;
+  const { service, limits, limit, visitorRoute, preflight, byWidget, refusalHeaders } = ctx;
   const anyone = ctx.server.scoped('public');
 
-  anyone.route('OPTIONS', '/v1/widgets/:id/config', preflight(byWidget), { body: 'none' });
+  anyone.route('OPTIONS', '/v1/widgets/:id/config', preflight(byWidget), { body: 'none', refusalHeaders });
   anyone.get(
     '/v1/widgets/:id/config',
     visitorRoute(byWidget, async (_req, { widget, settings }) =>
       json(200, { id: widget.id, name: settings.name, color: settings.color, greeting: settings.greeting }),
     ),
+    { refusalHeaders },
   );
 
-  anyone.route('OPTIONS', '/v1/widgets/:id/conversations', preflight(byWidget), { body: 'none' });
+  anyone.route('OPTIONS', '/v1/widgets/:id/conversations', preflight(byWidget), { body: 'none', refusalHeaders });
   anyone.post(
     '/v1/widgets/:id/conversations',
     visitorRoute(byWidget, async (req, { widget, cors }) => {
@@ -42,17 +43,17 @@ export function mountVisitorWidgetRoutes(ctx: ConversationRouteContext): void {
       const { conversation, token } = await service.open(widget, visitorId ?? null);
       return json(201, { conversation_id: conversation.id, visitor_id: conversation.visitorId, token });
     }),
-    { maxBody: VISITOR_BODY_MAX_BYTES, credentials: 'public' },
+    { maxBody: VISITOR_BODY_MAX_BYTES, refusalHeaders, credentials: 'public' },
   );
 }
 
 /** A conversation's messages (a message answered as a stream) and its event stream; every preflight of a conversation's routes. */
 export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): void {
-  const { service, limits, limit, visitorRoute, preflight, byConversation, byConversationId, visitorToken } = ctx;
+  const { service, limits, limit, visitorRoute, preflight, byConversation, byConversationId, visitorToken, refusalHeaders } = ctx;
   const anyone = ctx.server.scoped('public');
 
   const conversationPaths = ['messages', 'events', 'lead', 'escalate', 'end'];
-  for (const p of conversationPaths) anyone.route('OPTIONS', `/v1/conversations/:id/${p}`, preflight(byConversationId), { body: 'none' });
+  for (const p of conversationPaths) anyone.route('OPTIONS', `/v1/conversations/:id/${p}`, preflight(byConversationId), { body: 'none', refusalHeaders });
 
   anyone.post(
     '/v1/conversations/:id/messages',
@@ -81,7 +82,7 @@ export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): v
       });
       return sse(req, stream, cors);
     }),
-    { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
+    { maxBody: VISITOR_BODY_MAX_BYTES, refusalHeaders, credentials: visitorToken },
   );
 
   anyone.get(
@@ -91,6 +92,7 @@ export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): v
       const messages = await service.store.messages(conversation!.id, after, CONVERSATION_MAX_MESSAGES);
       return json(200, { conversation: conversationStatus(conversation!), messages: messages.map(messageView) });
     }),
+    { refusalHeaders },
   );
 
   anyone.get(
@@ -100,12 +102,13 @@ export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): v
       await service.subscribe(conversation!, stream, afterParam(req));
       return sse(req, stream, cors);
     }),
+    { refusalHeaders },
   );
 }
 
 /** What a visitor does to a conversation: leave a lead, ask for a person, end it. */
 export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
-  const { service, limits, limit, visitorRoute, byConversation, visitorToken } = ctx;
+  const { service, limits, limit, visitorRoute, byConversation, visitorToken, refusalHeaders } = ctx;
   const anyone = ctx.server.scoped('public');
 
   anyone.post(
@@ -131,7 +134,7 @@ export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
       await service.lead(c, { name: clean(name), email: clean(email), phone: clean(phone) });
       return json(201, { conversation_id: c.id, has_email: Boolean(clean(email)), has_phone: Boolean(clean(phone)) });
     }),
-    { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
+    { maxBody: VISITOR_BODY_MAX_BYTES, refusalHeaders, credentials: visitorToken },
   );
 
   anyone.post(
@@ -148,7 +151,7 @@ export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
       const changed = await service.escalate(c.id, reason ?? 'The visitor asked for a person.');
       return json(200, { conversation_id: c.id, escalated: true, already: !changed });
     }),
-    { maxBody: VISITOR_BODY_MAX_BYTES, credentials: visitorToken },
+    { maxBody: VISITOR_BODY_MAX_BYTES, refusalHeaders, credentials: visitorToken },
   );
 
   anyone.post(
@@ -159,7 +162,7 @@ export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
       await service.end(c.id, 'visitor_left');
       return json(200, { conversation_id: c.id, status: 'ended' });
     }),
-    { body: 'none' },
+    { body: 'none', refusalHeaders },
   );
 }
 

@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PAGE, widgetServer } from './setup.js';
+import { VISITOR_BODY_MAX_BYTES } from '../../../src/webhooks/conversations/route-context.js';
 
 const OTHER = 'https://evil.example';
 
@@ -56,6 +57,51 @@ test("a suspended tenant's 503 (and its preflight's 204), a wrong token's 401 an
     assert.equal(limited.headers.get('access-control-allow-origin'), PAGE);
     assert.ok(Number(limited.headers.get('retry-after')) > 0);
     assert.equal(limited.headers.get('access-control-expose-headers')?.includes('Retry-After'), true);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a visitor body over 16 KB is a 413 the page can read: declared or streamed, on a widget or a conversation route; none for another origin', async () => {
+  const { s, widgetId, start } = await widgetServer();
+  try {
+    const c = await start();
+    const big = JSON.stringify({ text: 'x'.repeat(VISITOR_BODY_MAX_BYTES) });
+    const send = async (path: string, origin: string, streamed: boolean, token?: string) => {
+      const headers: Record<string, string> = { origin, 'content-type': 'application/json' };
+      if (token) headers.authorization = `Bearer ${token}`;
+      const bytes = new TextEncoder().encode(big);
+      // A stream has no length to declare: the server finds it too large only while reading it.
+      const body = streamed
+        ? new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (let i = 0; i < bytes.length; i += 4096) controller.enqueue(bytes.slice(i, i + 4096));
+              controller.close();
+            },
+          })
+        : big;
+      const res = await fetch(s.url + path, { method: 'POST', headers, body, ...(streamed ? { duplex: 'half' } : {}) } as RequestInit);
+      return { status: res.status, origin: res.headers.get('access-control-allow-origin'), body: (await res.json()) as { error: { code: string } } };
+    };
+    for (const streamed of [false, true]) {
+      for (const [path, token] of [
+        [`/v1/widgets/${widgetId}/conversations`, undefined],
+        [`/v1/conversations/${c.conversation_id}/messages`, c.token],
+        [`/v1/conversations/${c.conversation_id}/lead`, c.token],
+      ] as const) {
+        const what = `${path} ${streamed ? 'streamed' : 'declared'}`;
+        const r = await send(path, PAGE, streamed, token);
+        assert.equal(r.status, 413, what);
+        assert.equal(r.body.error.code, 'payload_too_large', what);
+        assert.equal(r.origin, PAGE, what);
+        const other = await send(path, OTHER, streamed, token);
+        assert.equal(other.status, 413, what);
+        assert.equal(other.origin, null, `${what} from another origin`);
+      }
+    }
+    // Nothing was stored: the conversation holds no message.
+    const transcript = await fetch(`${s.url}/v1/conversations/${c.conversation_id}/messages?after=0`, { headers: { authorization: `Bearer ${c.token}` } });
+    assert.deepEqual(((await transcript.json()) as { messages: unknown[] }).messages, []);
   } finally {
     await s.stop();
   }

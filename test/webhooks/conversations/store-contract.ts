@@ -8,6 +8,10 @@ import type { WebhookStore } from '../../../src/webhooks/store.js';
 import { defaultSettings, type ConversationId, type VisitorId } from '../../../src/webhooks/conversations/types.js';
 import type { WidgetId } from '../../../src/webhooks/types.js';
 import type { TestDatabase } from '../../helpers/databases.js';
+import { migrate } from '../../../src/store/sqlite.js';
+import { migratePg } from '../../../src/store/postgres.js';
+import { CONVERSATIONS_MIGRATIONS } from '../../../src/webhooks/conversations/sqlite-store.js';
+import { CONVERSATIONS_PG_MIGRATIONS } from '../../../src/webhooks/conversations/postgres-store.js';
 
 const START = Date.UTC(2026, 0, 10, 12);
 const T1 = 1 as TenantId;
@@ -85,6 +89,99 @@ export function conversationStoreContract(name: string, open: () => Promise<Test
           ['hi', 'again'],
         );
       });
+    });
+
+    test('messages are numbered 1, 2, … within their conversation, whatever other tenants and conversations store meanwhile', async () => {
+      await withStores(open, async ({ conversations: s, webhooks, widget }) => {
+        const other = await webhooks.createWidget(2 as TenantId, 'theirs', { hash: 'o'.repeat(64), preview: 'bwk_o' });
+        const { conversation: a } = await s.start({ ...conv(20), widgetId: widget });
+        const { conversation: b } = await s.start({ ...conv(21), widgetId: other.widget.id });
+        const seqs: Record<string, number[]> = { a: [], b: [] };
+        for (let i = 0; i < 3; i++) {
+          for (const [name, c] of [
+            ['a', a],
+            ['b', b],
+            ['b', b],
+          ] as const) {
+            const r = await s.append(c.id, i % 2 ? 'agent' : 'visitor', `${name}${i}`, null, 10);
+            assert.ok(r.ok);
+            seqs[name]!.push(r.message.seq);
+          }
+        }
+        assert.deepEqual(seqs, { a: [1, 2, 3], b: [1, 2, 3, 4, 5, 6] });
+        assert.deepEqual(
+          (await s.messages(b.id, 4, 10)).map((m) => [m.seq, m.text]),
+          [
+            [5, 'b2'],
+            [6, 'b2'],
+          ],
+        );
+        assert.deepEqual(
+          (await s.messages(a.id, 0, 2)).map((m) => m.seq),
+          [1, 2],
+        );
+        // A removed conversation's numbers are its own: a new one starts from 1 again.
+        await s.remove(a.id);
+        const { conversation: c } = await s.start({ ...conv(22), widgetId: widget });
+        const first = await s.append(c.id, 'visitor', 'new', null, 10);
+        assert.ok(first.ok && first.message.seq === 1);
+      });
+    });
+
+    test('migration 2 numbers the messages of a version-1 database within each conversation, in the order they were stored', async () => {
+      const db = await open();
+      try {
+        const d = db.database;
+        const rows: [number, string, string][] = [
+          [10, 'ses_old1', 'a'],
+          [11, 'ses_old2', 'x'],
+          [12, 'ses_old1', 'b'],
+          [15, 'ses_old2', 'y'],
+          [16, 'ses_old1', 'c'],
+        ];
+        if (d.kind === 'sqlite') {
+          migrate(d.db, 'conversations', CONVERSATIONS_MIGRATIONS.slice(0, 1));
+          for (const id of ['ses_old1', 'ses_old2'])
+            d.db
+              .prepare(
+                `INSERT INTO conversations (id, widget_id, visitor_id, token_hash, status, handler, started_at, last_activity_at, message_count) VALUES (?, 'wid_x', 'vis_x', 't', 'open', 'agent', 1, 1, ?)`,
+              )
+              .run(id, id === 'ses_old1' ? 3 : 2);
+          for (const [seq, c, text] of rows)
+            d.db.prepare(`INSERT INTO conversation_messages (seq, conversation_id, role, text, created_at) VALUES (?, ?, 'visitor', ?, 1)`).run(seq, c, text);
+        } else {
+          await migratePg(d.pool, 'conversations', CONVERSATIONS_PG_MIGRATIONS.slice(0, 1));
+          for (const id of ['ses_old1', 'ses_old2'])
+            await d.pool.query(
+              `INSERT INTO conversations (id, widget_id, visitor_id, token_hash, status, handler, started_at, last_activity_at, message_count) VALUES ($1, 'wid_x', 'vis_x', 't', 'open', 'agent', 1, 1, $2)`,
+              [id, id === 'ses_old1' ? 3 : 2],
+            );
+          for (const [seq, c, text] of rows)
+            await d.pool.query(`INSERT INTO conversation_messages (seq, conversation_id, role, text, created_at) VALUES ($1, $2, 'visitor', $3, 1)`, [
+              seq,
+              c,
+              text,
+            ]);
+        }
+        const webhooks = await openWebhookStore(d, () => START);
+        const s = await openConversationStore(d, webhooks, () => START);
+        assert.deepEqual(
+          (await s.messages('ses_old1' as ConversationId, 0, 10)).map((m) => [m.seq, m.text]),
+          [
+            [1, 'a'],
+            [2, 'b'],
+            [3, 'c'],
+          ],
+        );
+        assert.deepEqual(
+          (await s.messages('ses_old2' as ConversationId, 1, 10)).map((m) => [m.seq, m.text]),
+          [[2, 'y']],
+        );
+        const next = await s.append('ses_old2' as ConversationId, 'agent', 'z', 5, 10);
+        assert.ok(next.ok && next.message.seq === 3);
+      } finally {
+        await db.dispose();
+      }
     });
 
     test('lead, escalation and end each queue their event once; the end only once and nothing after it', async () => {
