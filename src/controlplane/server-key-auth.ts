@@ -181,6 +181,38 @@ export class ServerKeyAuth {
   }
 
   /**
+   * A body shortcut's stand-in for `beforeBody`: true when `beforeBody` would pass the request
+   * on these headers without a look-up (a key this server holds resolved, both signing headers,
+   * a timestamp inside the window). False changes nothing; `beforeBody` then gives the answer.
+   */
+  readyForBody(authorization: string | undefined, timestamp: string | undefined, signature: string | undefined): boolean {
+    if (authorization === undefined || !timestamp || !signature || this.resolved(authorization) === undefined) return false;
+    const seconds = unixSeconds(timestamp);
+    return seconds >= 0 && Math.abs(Math.floor(this.now() / 1000) - seconds) <= this.windowS;
+  }
+
+  /**
+   * `check` of a request a body shortcut read (the method, target and body as the route would
+   * see them): the same outcome, answered or thrown, whenever the key and its tenant are still
+   * held; undefined, having recorded nothing, when `check` must look something up (the route
+   * then runs `check` itself).
+   */
+  checkRead(
+    authorization: string,
+    method: string,
+    target: string,
+    body: Uint8Array | string,
+    timestamp: string | undefined,
+    signature: string | undefined,
+  ): KeyOwner | Promise<KeyOwner> | undefined {
+    const known = this.resolved(authorization);
+    if (known === undefined) return undefined;
+    const status = this.tenantStatus.get(known.owner.tenantId);
+    if (!status) return undefined;
+    return this.finishWith(known.verify, known.owner, status, known.limit, method, target, body, timestamp, signature);
+  }
+
+  /**
    * The first half of a shortcut for a signed route read straight off uWS: the cached key an
    * Authorization header presents when its tenant is known to be active; undefined whenever
    * `check` must decide (unknown or malformed key, tenant not cached or suspended). Changes
@@ -276,9 +308,22 @@ export class ServerKeyAuth {
   }
 
   private finish(req: Request, verify: KeyVerifier, owner: KeyOwner, status: TenantStatus, limit?: string): KeyOwner | Promise<KeyOwner> {
+    return this.finishWith(verify, owner, status, limit, req.method, req.target, req.body, req.headers[TIMESTAMP_HEADER], req.headers[SIGNATURE_HEADER]);
+  }
+
+  private finishWith(
+    verify: KeyVerifier,
+    owner: KeyOwner,
+    status: TenantStatus,
+    limit: string | undefined,
+    method: string,
+    target: string,
+    body: Uint8Array | string,
+    timestamp: string | undefined,
+    signature: string | undefined,
+  ): KeyOwner | Promise<KeyOwner> {
     const now = this.now();
-    const timestamp = req.headers[TIMESTAMP_HEADER];
-    const slot = this.authentic(verify, req.method, req.target, req.body, timestamp, req.headers[SIGNATURE_HEADER], now);
+    const slot = this.authentic(verify, method, target, body, timestamp, signature, now);
     if (slot < 0) throw new HttpError('unauthorized', REASONS[slot]);
     // The replay record is the signature alone: a header the signature does not cover (such
     // as If-None-Match) never makes a second use of it look new. Clients that repeat a
@@ -311,7 +356,7 @@ export class ServerKeyAuth {
     verify: KeyVerifier,
     method: string,
     target: string,
-    body: Uint8Array | undefined,
+    body: Uint8Array | string | undefined,
     timestamp: string | undefined,
     signature: string | undefined,
     now: number,

@@ -163,10 +163,11 @@ export function contentCodingRefusal(contentEncoding: string | undefined): HttpE
 }
 
 /** Decodes a body by its Content-Type; anything but JSON or MessagePack is a 415. */
-export function decodeBody(body: Buffer, contentType: string | undefined, allowMsgpack = true): { value: unknown; encoding: Encoding } {
+export function decodeBody(body: Buffer | string, contentType: string | undefined, allowMsgpack = true): { value: unknown; encoding: Encoding } {
   const encoding = encodingOf(contentType);
   if (encoding === 'json') return { value: parseJson(body), encoding };
-  if (encoding === 'msgpack' && allowMsgpack) return { value: parseMsgpack(body), encoding };
+  // A string body is a body shortcut's ASCII body: its latin1 bytes are the bytes sent.
+  if (encoding === 'msgpack' && allowMsgpack) return { value: parseMsgpack(typeof body === 'string' ? Buffer.from(body, 'latin1') : body), encoding };
   throw new HttpError(
     'unsupported_media_type',
     allowMsgpack

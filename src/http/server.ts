@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import uWS from 'uWebSockets.js';
@@ -75,6 +76,21 @@ export interface RouteOptions {
    */
   shortcut?: (req: UwsRequest) => ShortcutReply | Promise<ShortcutReply> | null;
   /**
+   * The same for a hot route with a whole body ('buffer', a pattern without parameters): tried
+   * on a request that declares its Content-Length within maxBody and has no query string, with
+   * the route's `headers` (which it must list) copied as the handler would get them, and no
+   * Content-Encoding but identity (a compressed body is refused the usual way). It returns
+   * what to do with the body, or null having changed nothing (the request then goes the usual
+   * way, its headers not read twice). Once taken, the body is read as the usual way reads it
+   * (same limit, the request counted in flight and against the connection caps) and handed over
+   * as a latin1 string when it is all ASCII (the same bytes, with no copy of them kept), else as
+   * a Buffer. The taker answers with a whole reply or a promise of one, or null to have the
+   * route's handler run on the request after all; a throw or a rejection is answered as a
+   * handler's is. It stands in for the route's credential check before the body, so it must
+   * take only requests that check passes. The route's handler must answer whole replies (no stream).
+   */
+  bodyShortcut?: (headers: Readonly<Record<string, string>>) => BodyTaker | null;
+  /**
    * The credential check run before the body (see CredentialCheck): by default the server's
    * (ServerOptions.credentials); 'public' for a route anyone may call (a login, a webhook whose
    * signature is checked over the body, which may still pass its own header check here).
@@ -99,6 +115,9 @@ export interface RouteOptions {
 
 /** What a shortcut answers with: any reply but a stream. */
 export type ShortcutReply = Exclude<Reply, { stream: Readable }>;
+
+/** What a body shortcut does with the body it took (see RouteOptions.bodyShortcut); null hands the request to the route's handler. */
+export type BodyTaker = (body: Buffer | string) => ShortcutReply | Promise<ShortcutReply> | null;
 
 export interface ServerOptions {
   logger?: Logger;
@@ -308,6 +327,176 @@ function copyOf(ab: ArrayBuffer): Buffer {
   return copy;
 }
 
+/** A route's body shortcut with what a taken request needs of its route. */
+interface BodyRoute {
+  readonly shortcut: NonNullable<RouteOptions['bodyShortcut']>;
+  readonly handler: Handler;
+  readonly maxBody: number;
+  readonly scope: RouteScope | null;
+  readonly site: FailureSite;
+}
+
+function bodyShortcutOf(
+  options: RouteOptions,
+  bodyMode: string,
+  names: readonly string[],
+  handler: Handler,
+  maxBody: number,
+  scope: RouteScope | null,
+  site: FailureSite,
+): BodyRoute | null {
+  const shortcut = options.bodyShortcut;
+  if (shortcut === undefined) return null;
+  if (bodyMode !== 'buffer' || names.length > 0 || options.headers === undefined || options.refusalHeaders !== undefined)
+    throw new Error(
+      `route ${site.method} ${site.path}: a body shortcut needs a whole body, a pattern without parameters and the headers it reads listed, and no refusal headers`,
+    );
+  return { shortcut, handler, maxBody, scope, site };
+}
+
+/**
+ * A request a body shortcut took: its body gathered as readWhole gathers one, handed to the
+ * taker (or, declined after all, to the route's handler), the answer written as dispatch writes
+ * it, observed without wrapping (499 when the client went first), and `end` called exactly once.
+ */
+class TakenBody {
+  private chunks: Buffer[] | null = null;
+  private size = 0;
+  private collecting = true;
+  private observed = false;
+  private ended = false;
+
+  constructor(
+    private readonly res: UwsResponse,
+    private readonly state: GuardState,
+    private readonly route: BodyRoute,
+    private readonly headers: Record<string, string>,
+    private readonly take: BodyTaker,
+    private readonly start: number,
+    private readonly observe: RequestObserver | null,
+    private readonly logger: Logger,
+    private readonly defaults: Record<string, string>,
+    private readonly done: () => void,
+  ) {}
+
+  aborted(): void {
+    this.state.aborted = true;
+    this.record(CLIENT_CLOSED);
+    // Nothing more will come to end a request whose body was still being read.
+    if (this.collecting) {
+      this.collecting = false;
+      this.end();
+    }
+  }
+
+  data(ab: ArrayBuffer, isLast: boolean): void {
+    if (!this.collecting) return;
+    try {
+      this.size += ab.byteLength;
+      if (this.size > this.route.maxBody) {
+        this.collecting = false;
+        this.settle(null, tooLarge(this.route.maxBody), true, true);
+        return;
+      }
+      let body: Buffer | string;
+      if (isLast && this.chunks === null) body = bodyOf(ab);
+      else {
+        (this.chunks ??= []).push(copyOf(ab));
+        if (!isLast) return;
+        body = Buffer.concat(this.chunks, this.size);
+      }
+      this.collecting = false;
+      const reply = this.take(body);
+      this.answer(reply !== null ? reply : this.handled(body));
+    } catch (err) {
+      this.collecting = false;
+      this.settle(null, err, true);
+    }
+  }
+
+  /** Declined after all: the route's handler gets the request the usual way would have built. */
+  private handled(body: Buffer | string): ShortcutReply | Promise<ShortcutReply> {
+    const { site, scope } = this.route;
+    const req = new RequestState(site.method as Method, site.path, '', {}, this.headers, null, scope);
+    req.body = typeof body === 'string' ? Buffer.from(body, 'latin1') : body;
+    const result = this.route.handler(req);
+    return result instanceof Promise ? result.then((r) => whole(r, site)) : whole(result, site);
+  }
+
+  private answer(reply: ShortcutReply | Promise<ShortcutReply>): void {
+    if (reply instanceof Promise)
+      reply.then(
+        (r) => this.settle(r, null, false),
+        (err: unknown) => this.settle(null, err, false),
+      );
+    else this.settle(reply, null, true);
+  }
+
+  /** `corked`: inside uWS's own callback, where a write needs no cork of its own; `close` for a refusal before the body was read. */
+  private settle(r: ShortcutReply | null, err: unknown, corked: boolean, close = false): void {
+    const { res, state, route } = this;
+    try {
+      if (r === null) {
+        if (this.observe !== null && !this.observed && !state.aborted) {
+          this.observed = true;
+          observeResponse(res, route.site.method, route.site.path, this.observe, this.logger, this.start);
+        }
+        answerFailure(res, state, err, this.defaults, this.logger, route.site, close);
+      } else if (!state.aborted) {
+        state.answered = true;
+        if (corked) writeReply(res, state, r, this.defaults, this.logger, NOTHING);
+        else res.cork(() => writeReply(res, state, r, this.defaults, this.logger, NOTHING));
+        this.record(r.status);
+      }
+    } catch (thrown) {
+      answerFailure(res, state, thrown, this.defaults, this.logger, route.site);
+    } finally {
+      this.end();
+    }
+  }
+
+  private record(status: number): void {
+    if (this.observe === null || this.observed) return;
+    this.observed = true;
+    observeAnswered(this.route.site.method, this.route.site.path, status, this.start, this.observe, this.logger);
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.done();
+  }
+}
+
+/** A handler's reply on a route with a body shortcut, which must be whole. */
+function whole(reply: Reply, site: FailureSite): ShortcutReply {
+  if (!('stream' in reply)) return reply;
+  reply.stream.destroy();
+  throw new Error(`route ${site.method} ${site.path}: a route with a body shortcut answered with a stream`);
+}
+
+/**
+ * A whole body that came in one chunk: a latin1 string of the same bytes when they are all
+ * ASCII (one copy, and no buffer of its own to allocate and later decode), else a copy (copyOf).
+ */
+function bodyOf(ab: ArrayBuffer): Buffer | string {
+  if (ab.byteLength === 0) return EMPTY;
+  const view = Buffer.from(ab);
+  return isAscii(view) ? view.toString('latin1') : copyOf(ab);
+}
+
+/** A Content-Length of plain decimal digits declaring at most `max` bytes. */
+function plainLength(value: string, max: number): boolean {
+  if (value.length === 0 || value.length > 15) return false;
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return false;
+    n = n * 10 + digit;
+  }
+  return n <= max;
+}
+
 /** See RequestState.observing. */
 type Observing = typeof NOT_OBSERVED | typeof UNRECORDED | (() => void);
 const NOT_OBSERVED = 0;
@@ -415,9 +604,9 @@ export class HttpServer {
     this.listRoute(method, pattern, scope);
     // HTTP requires HEAD wherever GET is served: same handler, the body is left off on write.
     if (method === 'GET') this.listRoute('HEAD', pattern, scope);
-
     const shortcut = options.shortcut;
     const site: FailureSite = { method, path: pattern };
+    const bodyRoute = bodyShortcutOf(options, bodyMode, names, handler, maxBody, scope, site);
     const check = bodyMode === 'none' || options.credentials === 'public' ? null : (options.credentials ?? this.credentials);
     const observe = this.observe;
     const refusalHeaders = options.refusalHeaders ?? null;
@@ -431,6 +620,7 @@ export class HttpServer {
           // req is only valid inside this callback: everything needed later is copied out here.
           const { headers, repeated } = copyHeaders(req, wanted);
           const coding = bodyMode === 'none' ? null : contentCodingRefusal(wanted ? req.getHeader('content-encoding') : headers['content-encoding']);
+          if (bodyRoute !== null && coding === null && as === method && !this.closing && this.bodyShortcut(res, req, headers, bodyRoute, start)) return;
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));
           if (observe !== null) s.observed(start, pattern);
@@ -558,6 +748,35 @@ export class HttpServer {
       if (observe !== null) observeResponse(res, site.method, site.path, observe, this.logger, start);
       answerFailure(res, state, err, this.defaultHeaders, this.logger, { method: site.method, path: req.getUrl() });
     }
+    return true;
+  }
+
+  /**
+   * Tries a route's body shortcut (see RouteOptions.bodyShortcut); false when it declined, having
+   * changed nothing. Once taken, the request is a TakenBody's to finish: read, answered (or
+   * refused) and ended exactly once, as readWhole and dispatch finish a request.
+   */
+  private bodyShortcut(res: UwsResponse, req: UwsRequest, headers: Record<string, string>, route: BodyRoute, start: number): boolean {
+    const declared = headers['content-length'];
+    if (declared === undefined || !plainLength(declared, route.maxBody)) return false;
+    const query = req.getQuery();
+    if (query !== undefined && query !== '') return false;
+    const take = route.shortcut(headers);
+    if (take === null) return false;
+    let peer: Peer;
+    try {
+      peer = this.connections.admit(res);
+    } catch {
+      // Over a connection cap: the usual way counts it again and refuses it.
+      return false;
+    }
+    this.begin(null);
+    const taken = new TakenBody(res, this.direct(route.site.method, req), route, headers, take, start, this.observe, this.logger, this.defaultHeaders, () => {
+      this.connections.release(peer);
+      this.end(null);
+    });
+    res.onAborted(() => taken.aborted());
+    res.onData((ab, isLast) => taken.data(ab, isLast));
     return true;
   }
 

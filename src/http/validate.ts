@@ -4,7 +4,12 @@ import { HttpError, quoteId, validationFailed, type ErrorDetail } from './errors
 
 /** Reads a JSON request body that must be an object; 415/400 otherwise. */
 export function readJsonObject(req: Request): Record<string, unknown> {
-  const { value } = decodeBody(req.body, req.headers['content-type'], false);
+  return jsonObjectOf(req.body, req.headers['content-type']);
+}
+
+/** readJsonObject of a body and its Content-Type as read by a body shortcut (the body a string when it is ASCII). */
+export function jsonObjectOf(body: Buffer | string, contentType: string | undefined): Record<string, unknown> {
+  const { value } = decodeBody(body, contentType, false);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new HttpError('bad_request', 'The request body must be a JSON object.');
   }

@@ -5,9 +5,10 @@ import { createHash } from 'node:crypto';
  * Checks a request signature (spec 001 §5) under one key: the signature's leading 52 bits
  * (a replay-detection slot) when `signature` is the hex HMAC-SHA256 of the canonical request
  * `METHOD\nTARGET\nTIMESTAMP\nhex(sha256(body))`, else -1. Upper-case hex is accepted. The
- * method is given upper-case, as the router names it (canonicalString upper-cases it).
+ * method is given upper-case, as the router names it (canonicalString upper-cases it). A body
+ * given as a string must be ASCII (its bytes are its UTF-8 encoding, which is what is hashed).
  */
-export type KeyVerifier = (method: string, target: string, timestamp: number, body: Uint8Array | undefined, signature: string) => number;
+export type KeyVerifier = (method: string, target: string, timestamp: number, body: Uint8Array | string | undefined, signature: string) => number;
 
 type OneShotHash = (algorithm: string, data: string | Uint8Array, encoding: 'latin1' | 'hex') => string;
 const oneShot = (crypto as unknown as { hash?: OneShotHash }).hash;
@@ -22,8 +23,8 @@ const EMPTY_SHA256_HEX = createHash('sha256').digest('hex');
 
 /** A body's SHA-256 in hex; one-shot where Node has it (no Hash object per request, as every telemetry report would make). */
 const sha256Hex = oneShot
-  ? (body: Uint8Array): string => oneShot('sha256', body, 'hex')
-  : (body: Uint8Array): string => createHash('sha256').update(body).digest('hex');
+  ? (body: Uint8Array | string): string => oneShot('sha256', body, 'hex')
+  : (body: Uint8Array | string): string => createHash('sha256').update(body).digest('hex');
 
 /**
  * A verifier for one key that accepts exactly the signatures `verifyRequest(key, …)` accepts

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/store/sqlite.js';
 import { SqliteIdentityStore } from '../../src/identity/sqlite-store.js';
 import { SqliteControlPlaneStore } from '../../src/controlplane/sqlite-store.js';
-import { IngestQueue, parseReport } from '../../src/controlplane/telemetry.js';
+import { INGEST_GATHER, IngestQueue, parseReport } from '../../src/controlplane/telemetry.js';
 import type { ServerId } from '../../src/controlplane/types.js';
 import { tempDir } from '../helpers/paths.js';
 import { report } from './helpers.js';
@@ -69,6 +69,64 @@ test('a batch the store refuses fails every report in it, then never runs, and t
     assert.equal(q.stored(), 0);
     assert.deepEqual(await q.queue.push(record(q.serverId, 'z'), (o) => o), { accepted: true, received: 2 });
     assert.equal(q.stored(), 1);
+  } finally {
+    q.dispose();
+  }
+});
+
+test('a batch gathers while reports keep coming (INGEST_GATHER): reports over consecutive turns go in one commit, a lone report is written at the first turn, and gathering stops after maxTurns', async () => {
+  const q = await queueOnStore();
+  try {
+    const batches: number[] = [];
+    const store = (q.queue as unknown as { store: { ingest(r: readonly unknown[]): Promise<unknown> } }).store;
+    const ingest = store.ingest.bind(store);
+    store.ingest = (records) => {
+      batches.push(records.length);
+      return ingest(records);
+    };
+    const turn = () => new Promise<void>((r) => setImmediate(r));
+    // Below, a report comes with a turn: pushed once the turn's wait began, so it lands before the
+    // queue's own check of that turn, as a request read from a socket does.
+
+    // A lone report: written at the first turn after it came, as before any gathering.
+    let written = false;
+    const lone = q.queue.push(record(q.serverId, 'lone'), () => (written = true));
+    await turn();
+    await turn();
+    assert.equal(written, true);
+    await lone;
+    assert.deepEqual(batches, [1]);
+
+    // One report a turn for three turns, then none: one batch of three.
+    const spread: Promise<unknown>[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = turn();
+      spread.push(q.queue.push(record(q.serverId, `s${i}`)));
+      await t;
+    }
+    await Promise.all(spread);
+    assert.deepEqual(batches, [1, 3]);
+
+    // A report every turn without end: each batch closes after INGEST_GATHER.maxTurns turns.
+    const steady: Promise<unknown>[] = [];
+    for (let i = 0; i < 4 * INGEST_GATHER.maxTurns; i++) {
+      const t = turn();
+      steady.push(q.queue.push(record(q.serverId, `t${i}`)));
+      await t;
+    }
+    await Promise.all(steady);
+    assert.ok(
+      batches.slice(2).every((n) => n <= INGEST_GATHER.maxTurns + 1),
+      `batches ${batches}`,
+    );
+    assert.equal(q.stored(), 1 + 3 + 4 * INGEST_GATHER.maxTurns);
+
+    // A burst of maxReports in one turn is written without waiting for more.
+    const burst = Array.from({ length: INGEST_GATHER.maxReports }, (_, i) => q.queue.push(record(q.serverId, `b${i}`)));
+    const before = batches.length;
+    await turn();
+    assert.deepEqual(batches.slice(before), [INGEST_GATHER.maxReports]);
+    await Promise.all(burst);
   } finally {
     q.dispose();
   }
