@@ -4,7 +4,7 @@
 // of each run is against its own baseline.
 //
 //   node dist/bench/webhooks/ab.js --a /work/wt-hooks-base --b . --rounds 4 --deliveries 20000 \
-//     --scenarios '10 endpoints,100 endpoints'
+//     --scenarios '10 endpoints,100 endpoints'   (or 'a|b' when a name holds a comma)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -22,7 +22,8 @@ const { values } = parseArgs({
 });
 if (!values.a || !values.b) throw new Error('usage: ab.js --a TREE --b TREE [--rounds N] [--deliveries N] [--scenarios a,b]');
 const trees = { a: resolve(values.a), b: resolve(values.b) };
-const names = values.scenarios.split(',').map((s) => s.trim());
+// Names holding a comma ('10 endpoints, v1a') are separated by '|' instead.
+const names = values.scenarios.split(values.scenarios.includes('|') ? '|' : ',').map((s) => s.trim());
 const deliveries = Number(values.deliveries);
 
 const child = `

@@ -233,7 +233,13 @@ async function enqueueHttp(url: string, events: number, concurrency: number) {
   }
 }
 
-export async function deliver(rx: Awaited<ReturnType<typeof startReceiver>>, s: Scenario, deliveries: number): Promise<ScenarioResult> {
+/** `atStart` runs once the outbox is filled, just before the dispatcher starts (the profiler starts there). */
+export async function deliver(
+  rx: Awaited<ReturnType<typeof startReceiver>>,
+  s: Scenario,
+  deliveries: number,
+  atStart?: () => Promise<void>,
+): Promise<ScenarioResult> {
   const { store, dispose } = fresh();
   const sender = createSender();
   const failFirst = s.failFirst ?? 0;
@@ -274,6 +280,7 @@ export async function deliver(rx: Awaited<ReturnType<typeof startReceiver>>, s: 
       random: () => 0.5,
     });
     const total = events * s.endpoints;
+    await atStart?.();
     const cpu = process.cpuUsage();
     const started = performance.now();
     // Running as in a server (start(): a freed slot is refilled at once, retries found by the

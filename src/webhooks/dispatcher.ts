@@ -98,6 +98,8 @@ export class Dispatcher {
    */
   private readonly holding = new Set<string>();
   private results: AttemptResult[] = [];
+  /** Failed attempts among the results not yet recorded: a claim waits for them (a 410 or a disable must be seen first). */
+  private failuresUnrecorded = 0;
   private flushing: Promise<void> | null = null;
   private pumping: Promise<number> | null = null;
   private pumpAgain = false;
@@ -257,6 +259,8 @@ export class Dispatcher {
         this.pumpAgain = false;
         const room = this.concurrency - this.inFlight;
         if (room <= 0) break;
+        // A wake from a timer or an enqueue may come before a failure's result is written: write it first.
+        if (this.failuresUnrecorded > 0) await this.flush();
         // Reaching past a saturated endpoint's backlog walks that backlog; doing it at most every
         // 25 ms (or ten times its own cost) bounds the work while others wait at most that long.
         const t = performance.now();
@@ -339,6 +343,7 @@ export class Dispatcher {
       this.results.push(result);
       this.tally(d, result);
       healthy = result.endpoint === 'success';
+      if (!healthy) this.failuresUnrecorded++;
     } catch (err) {
       this.holding.delete(d.id);
       this.logger.error('webhooks: attempt failed unexpectedly', { delivery: d.id, error: String(err) });
@@ -350,10 +355,11 @@ export class Dispatcher {
         if (left === 0) this.inFlightByEndpoint.delete(d.endpointId);
         else this.inFlightByEndpoint.set(d.endpointId, left);
         // After a failure the next claim waits for its result to be recorded, so a 410 or a disable
-        // is seen first; a success changes nothing a claim reads, so its slot is refilled at once,
-        // the claim running beside the flush rather than after it.
-        this.scheduleFlush();
+        // is seen first; a success changes nothing a claim reads, so its slot is refilled at once:
+        // the claim is scheduled before the flush, so its requests are on their way while the
+        // results are written (the receiver works while this process records).
         if (healthy) this.wake();
+        this.scheduleFlush();
       }
     }
   }
@@ -403,7 +409,10 @@ export class Dispatcher {
       // Unrecorded results stay leased to this dispatcher; when the lease lapses they are claimed again (at-least-once).
       this.logger.error('webhooks: recording results failed', { error: String(err), count: batch.length });
     } finally {
-      for (const r of batch) this.holding.delete(r.deliveryId);
+      for (const r of batch) {
+        this.holding.delete(r.deliveryId);
+        if (r.endpoint !== 'success') this.failuresUnrecorded--;
+      }
       this.flushing = null;
       // Results that arrived while this batch was written would otherwise wait for another attempt to end.
       if (this.results.length > 0) this.scheduleFlush();

@@ -298,26 +298,53 @@ class LeaseTable {
 
 /**
  * The claim floor of a connection: every row of the due index before `place` in claim order is
- * held by a claim, so a claim's scan starts there instead of reading the held rows again (null:
- * from the start). A claim moves it past the held rows it read; every write through a store on
- * the connection that puts a row into the due index (a retry, an unblocked successor, an
- * enqueue) moves it back to that row if the row comes first; handing claims back, retrying and
- * recovering deliveries, and any commit by another connection (PRAGMA data_version) drop it.
+ * held by a claim or remembered in `known`, so a claim's scan starts there instead of reading
+ * those rows again (null: from the start). A claim moves it past the rows it read, remembering
+ * those it could not take (their endpoint at its limit, or the claim full), and takes an
+ * endpoint's remembered rows first when that endpoint has room: so a claim never reads again the
+ * rows of endpoints at their limit. A finished delivery's unblocked successor before the floor
+ * is remembered; any other write through a store on the connection that puts a row into the due
+ * index before the floor (a retry, an enqueue) moves the floor back to that row (rows already
+ * remembered are passed over when read again). Handing claims back, retrying and recovering
+ * deliveries, and any commit by another connection (PRAGMA data_version) drop the floor and what
+ * it remembers; disabling or deleting an endpoint drops that endpoint's remembered rows.
  */
 interface ClaimFloor {
   place: ClaimPlace | null;
+  /** Due rows before `place` that no claim holds, by endpoint, each list in claim order; at most KNOWN_DUE_MAX in all. */
+  known: Map<string, DueCandidate[]>;
+  /** The seqs of the rows in `known`. */
+  knownSeqs: Set<number>;
   /** PRAGMA data_version when last looked at: another connection's commit changes it. */
   version: number;
+  /** How many endpoints are enabled (null: read it again); cleared with the floor and when a store on this connection adds or changes an endpoint. */
+  enabled: number | null;
   /**
    * Each endpoint's part of what its deliveries send (URL, secrets, scheme), read once rather than
    * with every claimed delivery; dropped with the floor on another connection's commit and when a
    * store on this connection changes an endpoint, and started again past ENDPOINT_CACHE_MAX entries.
    */
   endpoints: Map<string, DueEndpointRow>;
+  /**
+   * Each endpoint's breaker state (enabled, failing since), read once and kept current by the
+   * results this connection records rather than read with every batch; dropped like `endpoints`,
+   * and when recording fails.
+   */
+  states: Map<string, EndpointState>;
+}
+interface EndpointState {
+  enabled: number;
+  failing_since: number | null;
 }
 const claimFloors = new WeakMap<Db, ClaimFloor>();
-/** Endpoints whose sending part a connection keeps for its claims; past this many it starts again (it refills from the endpoints in use). */
+/** Endpoints whose sending part (and, apart, whose breaker state) a connection keeps for its claims and results; past this many each starts again (it refills from the endpoints in use). */
 export const ENDPOINT_CACHE_MAX = 4096;
+/**
+ * Due rows a connection remembers past the claim floor for endpoints at their limit. Past this
+ * many the floor stops at the first row it could not remember, and claims read on from there
+ * (a claim that reaches past saturated endpoints still finds the rows behind them).
+ */
+export const KNOWN_DUE_MAX = 4096;
 
 /** By the database file's real path (a `:memory:` database by its connection): tables with no claim are dropped. */
 const leaseTables = new Map<string, LeaseTable>();
@@ -337,7 +364,11 @@ export class SqliteWebhookStore implements WebhookStore {
     migrate(db, 'webhooks', MIGRATIONS);
     this.leaseKey = db.memory ? null : realpathSync(db.name);
     let cursor = claimFloors.get(db);
-    if (!cursor) claimFloors.set(db, (cursor = { place: null, version: -1, endpoints: new Map() }));
+    if (!cursor)
+      claimFloors.set(
+        db,
+        (cursor = { place: null, known: new Map(), knownSeqs: new Set(), version: -1, enabled: null, endpoints: new Map(), states: new Map() }),
+      );
     this.cursor = cursor;
     this.q = {
       insertWidget: db.prepare('INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
@@ -415,7 +446,7 @@ export class SqliteWebhookStore implements WebhookStore {
       spendRate: db.prepare('UPDATE webhook_endpoints SET rate_next_at = ? WHERE id = ?'),
       // What a claimed delivery sends; its endpoint's part is read once per claim (dueEndpoint), not joined into every row.
       dueRow: db.prepare(
-        `SELECT d.id, d.event, d.attempts, d.created_at, d.order_note, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+        `SELECT d.id, d.event, d.attempts, d.created_at, d.order_note, d.status, d.blocked, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
          WHERE d.seq = ?`,
       ),
       dueEndpoint: db.prepare('SELECT url, secret, previous_secret, previous_secret_expires_at, signature_scheme FROM webhook_endpoints WHERE id = ?'),
@@ -548,6 +579,109 @@ export class SqliteWebhookStore implements WebhookStore {
     if (floor !== null && before({ at, seq }, floor)) this.cursor.place = { at, seq };
   }
 
+  /** Another connection committed since this one last looked (PRAGMA data_version): what the connection keeps is read again. */
+  private syncVersion(): void {
+    const c = this.cursor;
+    const version = this.q.dataVersion.get() as number;
+    if (version === c.version) return;
+    c.version = version;
+    this.dropFloor();
+    c.endpoints.clear();
+    c.states.clear();
+  }
+
+  /** Forgets the claim floor and the rows it remembers: the next claim reads the due index from its start. */
+  private dropFloor(): void {
+    const c = this.cursor;
+    c.place = null;
+    c.enabled = null;
+    if (c.knownSeqs.size > 0) {
+      c.known.clear();
+      c.knownSeqs.clear();
+    }
+  }
+
+  /**
+   * An endpoint's pending deliveries leave the due index (failed when it is disabled, or deleted
+   * with it): the floor is dropped with what it remembers (rare; dropping is right even if the
+   * change is rolled back, where forgetting only that endpoint's rows would lose them).
+   */
+  private forgetEndpoint(id: string): void {
+    this.cursor.endpoints.delete(id);
+    this.cursor.states.delete(id);
+    this.dropFloor();
+  }
+
+  /** Remembers a due row that no claim holds; false when KNOWN_DUE_MAX rows are remembered already. */
+  private remember(r: DueCandidate): boolean {
+    const c = this.cursor;
+    if (c.knownSeqs.has(r.seq)) return true;
+    if (c.knownSeqs.size >= KNOWN_DUE_MAX) return false;
+    let list = c.known.get(r.endpoint_id);
+    if (list === undefined) c.known.set(r.endpoint_id, (list = []));
+    // Usually last in claim order (the scan remembers rows as it reads them); an unblocked successor goes back to its place.
+    if (list.length === 0 || precedes(list[list.length - 1]!, r)) list.push(r);
+    else {
+      let lo = 0;
+      let hi = list.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (precedes(list[mid]!, r)) lo = mid + 1;
+        else hi = mid;
+      }
+      list.splice(lo, 0, r);
+    }
+    c.knownSeqs.add(r.seq);
+    return true;
+  }
+
+  /**
+   * A finished delivery's successor left the blocked index for the due index (inside recordResults'
+   * transaction): before the floor it is remembered, or the floor moves back to it. One a claim
+   * holds (let go past the order bound while blocked) is left to its claim.
+   */
+  private unblocked(r: DueCandidate, held: LeaseTable): void {
+    const floor = this.cursor.place;
+    if (floor === null || held.bySeq.has(r.seq) || !before({ at: r.next_attempt_at, seq: r.seq }, floor)) return;
+    if (!this.remember(r)) this.cursor.place = { at: r.next_attempt_at, seq: r.seq };
+  }
+
+  /**
+   * Takes up to `want` remembered rows of the endpoints with room (`roomOf`), oldest first across
+   * endpoints, and forgets the ones taken. A remembered row the claim finds held is forgotten too.
+   */
+  private takeKnown(want: number, roomOf: (endpointId: string) => number, take: (r: DueCandidate) => boolean): void {
+    const c = this.cursor;
+    const picks: DueCandidate[] = [];
+    for (const [endpointId, list] of c.known) {
+      let n = roomOf(endpointId);
+      for (let i = 0; i < list.length && n > 0; i++) {
+        if (!c.knownSeqs.has(list[i]!.seq)) continue;
+        picks.push(list[i]!);
+        n--;
+      }
+    }
+    if (picks.length === 0) return;
+    if (picks.length > want) picks.sort((a, b) => (precedes(a, b) ? -1 : 1));
+    const held = this.leases();
+    let got = 0;
+    for (const r of picks) {
+      if (got >= want) break;
+      if (held.bySeq.has(r.seq)) c.knownSeqs.delete(r.seq);
+      else if (take(r)) {
+        c.knownSeqs.delete(r.seq);
+        got++;
+      }
+    }
+    // What was taken is a head of each endpoint's list.
+    for (const [endpointId, list] of c.known) {
+      let k = 0;
+      while (k < list.length && !c.knownSeqs.has(list[k]!.seq)) k++;
+      if (k === list.length) c.known.delete(endpointId);
+      else if (k > 0) list.splice(0, k);
+    }
+  }
+
   private tidy(t: LeaseTable): void {
     if (this.leaseKey !== null && t.bySeq.size === 0 && leaseTables.get(this.leaseKey) === t) leaseTables.delete(this.leaseKey);
   }
@@ -612,6 +746,7 @@ export class SqliteWebhookStore implements WebhookStore {
   createEndpoint(widgetId: WidgetId, input: EndpointInput): Promise<EndpointRecord>;
   createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget: number): Promise<EndpointRecord | 'limit'>;
   async createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget = Infinity): Promise<EndpointRecord | 'limit'> {
+    this.cursor.enabled = null;
     return this.db
       .transaction((): EndpointRecord | 'limit' => {
         if ((this.q.countEndpoints.get(widgetId) as { n: number }).n >= maxPerWidget) return 'limit';
@@ -646,6 +781,8 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async updateEndpoint(widgetId: WidgetId, id: EndpointId, patch: EndpointPatch) {
     this.cursor.endpoints.delete(id);
+    this.cursor.states.delete(id);
+    this.cursor.enabled = null;
     return this.db.transaction(() => {
       const current = this.q.endpoint.get(widgetId, id) as EndpointRow | undefined;
       if (!current) return null;
@@ -666,12 +803,13 @@ export class SqliteWebhookStore implements WebhookStore {
 
   private disableEndpoint(id: string, reason: DisabledReason, at: number): boolean {
     if (this.q.disable.run(reason, at, at, id).changes === 0) return false;
+    this.forgetEndpoint(id);
     this.q.failPending.run(`endpoint disabled (${reason})`, at, id, this.leases().seqs(id));
     return true;
   }
 
   async deleteEndpoint(widgetId: WidgetId, id: string) {
-    this.cursor.endpoints.delete(id);
+    this.forgetEndpoint(id);
     return this.q.deleteEndpoint.run(widgetId, id).changes > 0;
   }
 
@@ -716,101 +854,155 @@ export class SqliteWebhookStore implements WebhookStore {
     const held = this.leases();
     // A read transaction (one snapshot for the due query and the rows it names): a claim writes
     // nothing to the file, unless it spends a rate-limited endpoint's slot or notes an order bypass.
-    return this.db.transaction((): Claimed => {
-      const at = this.now();
-      const until = at + lease.ms;
-      const hold = options.orderHoldMs ?? 0;
-      const out: Claimed = [];
-      const taken = new Map<string, number>();
-      const saturated: string[] = [];
-      // Usually none: one look per claim at the endpoints with a rate limit, not one per endpoint.
-      const rates = new Map(
-        (this.q.rates.all() as { id: string; rate_limit: number; rate_next_at: number | null }[]).map((r) => [
-          r.id,
-          { limit: r.rate_limit, next: r.rate_next_at ?? 0 },
-        ]),
-      );
-      const skip = (endpointId: string) => {
-        if (!saturated.includes(endpointId)) saturated.push(endpointId);
-      };
-      const endpointParts = this.cursor.endpoints;
-      const take = (r: DueCandidate, lapsed?: HeldLease) => {
-        if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) return skip(r.endpoint_id);
-        const rate = rates.get(r.endpoint_id);
-        if (rate && rate.next > at) {
-          out.throttledUntil = Math.min(out.throttledUntil ?? Infinity, rate.next);
-          return skip(r.endpoint_id);
-        }
-        if (rate) {
-          rate.next = Math.max(rate.next, at) + rateSpacingMs(rate.limit);
-          this.q.spendRate.run(rate.next, r.endpoint_id);
-        }
-        // Held to the bound and let go: say which earlier delivery it passed.
-        if (hold > 0 && r.order_key !== null && r.next_attempt_at <= at - hold) {
-          const blocker = this.q.blocker.get(r.endpoint_id, r.order_key, r.seq) as { id: string; status: string } | undefined;
-          if (blocker) this.q.setOrderNote.run(orderNote(blocker, hold), r.seq);
-        }
-        let endpoint = endpointParts.get(r.endpoint_id);
-        if (endpoint === undefined) {
-          endpoint = this.q.dueEndpoint.get(r.endpoint_id) as DueEndpointRow;
-          if (endpointParts.size >= ENDPOINT_CACHE_MAX) endpointParts.clear();
-          endpointParts.set(r.endpoint_id, endpoint);
-        }
-        const d = dueOfParts(r.endpoint_id, this.q.dueRow.get(r.seq) as DueDeliveryRow, endpoint);
-        if (lapsed) {
-          lapsed.owner = lease.owner;
-          lapsed.until = until;
-        } else held.add({ seq: r.seq, id: d.id, endpointId: r.endpoint_id, orderKey: r.order_key, dueAt: r.next_attempt_at, owner: lease.owner, until });
-        taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
-        out.push(d);
-        return undefined;
-      };
-      const version = this.q.dataVersion.get() as number;
-      if (version !== this.cursor.version) {
-        this.cursor.version = version;
-        this.cursor.place = null;
-        this.cursor.endpoints.clear();
-      }
-      const floor = this.cursor.place;
-      // Lapsed claims first: their deliveries were due before anything pending now. One whose row
-      // is no longer pending (failed or deleted with its endpoint meanwhile) is simply forgotten.
-      // The live ones from the floor on are read again by the scan, which reads past them.
-      let live = 0;
-      for (const h of held.bySeq.values()) {
-        if (h.until > at) {
-          if (floor === null || !before({ at: h.dueAt, seq: h.seq }, floor)) live++;
-        } else if (out.length < limit) {
+    try {
+      return this.db.transaction((): Claimed => {
+        const at = this.now();
+        const until = at + lease.ms;
+        const hold = options.orderHoldMs ?? 0;
+        const out: Claimed = [];
+        /** Where each claimed delivery stands in claim order (parallel to out). */
+        const places: DueCandidate[] = [];
+        const taken = new Map<string, number>();
+        const saturated: string[] = [];
+        // Usually none: one look per claim at the endpoints with a rate limit, not one per endpoint.
+        const rates = new Map(
+          (this.q.rates.all() as { id: string; rate_limit: number; rate_next_at: number | null }[]).map((r) => [
+            r.id,
+            { limit: r.rate_limit, next: r.rate_next_at ?? 0 },
+          ]),
+        );
+        const skip = (endpointId: string) => {
+          if (!saturated.includes(endpointId)) saturated.push(endpointId);
+        };
+        const c = this.cursor;
+        const endpointParts = c.endpoints;
+        /** Takes a due row for this claim; false when its endpoint has no room left (or waits for its rate). */
+        const take = (r: DueCandidate, lapsed?: HeldLease, known?: true): boolean => {
+          if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) {
+            skip(r.endpoint_id);
+            return false;
+          }
+          const rate = rates.get(r.endpoint_id);
+          if (rate && rate.next > at) {
+            out.throttledUntil = Math.min(out.throttledUntil ?? Infinity, rate.next);
+            skip(r.endpoint_id);
+            return false;
+          }
+          const row = this.q.dueRow.get(r.seq) as (DueDeliveryRow & { status: string; blocked: number }) | undefined;
+          // A remembered row is due unless a write path failed to say otherwise: then nothing remembered is trusted.
+          if (known && (row === undefined || row.status !== 'pending' || row.blocked !== 0)) {
+            this.dropFloor();
+            return false;
+          }
+          if (rate) {
+            rate.next = Math.max(rate.next, at) + rateSpacingMs(rate.limit);
+            this.q.spendRate.run(rate.next, r.endpoint_id);
+          }
+          // Held to the bound and let go: say which earlier delivery it passed.
+          if (hold > 0 && r.order_key !== null && r.next_attempt_at <= at - hold) {
+            const blocker = this.q.blocker.get(r.endpoint_id, r.order_key, r.seq) as { id: string; status: string } | undefined;
+            if (blocker) {
+              row!.order_note = orderNote(blocker, hold);
+              this.q.setOrderNote.run(row!.order_note, r.seq);
+            }
+          }
+          let endpoint = endpointParts.get(r.endpoint_id);
+          if (endpoint === undefined) {
+            endpoint = this.q.dueEndpoint.get(r.endpoint_id) as DueEndpointRow;
+            if (endpointParts.size >= ENDPOINT_CACHE_MAX) endpointParts.clear();
+            endpointParts.set(r.endpoint_id, endpoint);
+          }
+          const d = dueOfParts(r.endpoint_id, row!, endpoint);
+          if (lapsed) {
+            lapsed.owner = lease.owner;
+            lapsed.until = until;
+          } else held.add({ seq: r.seq, id: d.id, endpointId: r.endpoint_id, orderKey: r.order_key, dueAt: r.next_attempt_at, owner: lease.owner, until });
+          taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
+          out.push(d);
+          places.push(r);
+          return true;
+        };
+        this.syncVersion();
+        /** Claims that run, from the floor on in claim order: the scan reads them again and passes over them. */
+        const liveFrom = (floor: ClaimPlace | null) => {
+          let n = 0;
+          for (const h of held.bySeq.values()) if (h.until > at && (floor === null || h.dueAt > floor.at || (h.dueAt === floor.at && h.seq >= floor.seq))) n++;
+          return n;
+        };
+        // Lapsed claims first: their deliveries were due before anything pending now. One whose row
+        // is no longer pending (failed or deleted with its endpoint meanwhile) is simply forgotten.
+        for (const h of held.bySeq.values()) {
+          if (out.length >= limit) break;
+          if (h.until > at) continue;
           if ((this.q.status.get(h.seq) as { status: string } | undefined)?.status !== 'pending') held.delete(h);
           else take({ seq: h.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: h.dueAt }, h);
         }
-      }
-      const rounds = options.reachPast ? 2 : 1;
-      for (let round = 0; round < rounds && out.length < limit; round++) {
-        // Reaching past is pointless when every enabled endpoint is at its limit, and would walk the whole backlog to find nothing.
-        if (round > 0 && saturated.length >= (this.q.enabledCount.get() as { n: number }).n) break;
-        // The held rows are still pending and come first in claim order: read past them.
-        const want = limit - out.length + 8 + live;
-        const skipping = saturated.length > 0 ? JSON.stringify(saturated) : null;
-        const rows = this.dueFrom(floor, at, skipping, want);
-        // Usually none: a blocked delivery is due here only once it has waited the order bound (or order is off).
-        const blocked = (skipping === null ? this.q.heldPastAny.all(at - hold, want) : this.q.heldPast.all(at - hold, skipping, want)) as DueCandidate[];
-        for (const r of blocked.length === 0 ? rows : mergeDue(rows, blocked)) {
-          if (out.length >= limit) break;
-          // Held by a claim that runs (this claim's lapsed ones were taken above): not free.
-          if (held.bySeq.has(r.seq)) continue;
-          take(r);
+        const lapsedCount = out.length;
+        // Then the remembered rows of the endpoints with room, oldest first: they come before every row the scan reads.
+        if (c.knownSeqs.size > 0 && out.length < limit)
+          this.takeKnown(
+            limit - out.length,
+            (endpointId) => roomFor(room, endpointId) - (taken.get(endpointId) ?? 0),
+            (r) => take(r, undefined, true),
+          );
+        // The due index from the floor on, a chunk at a time: each row read is taken, or passed over
+        // (held, or remembered already), or remembered for when its endpoint has room, and the floor
+        // follows. It stops at the end of what is due, when the claim is full, when every enabled
+        // endpoint is at its limit, or when KNOWN_DUE_MAX rows are remembered (the floor stops there).
+        // Endpoints with no room left in this claim, and whether any enabled one may still take a row.
+        const full = () => {
+          let n = 0;
+          for (const id of room.busy.keys()) if (roomFor(room, id) - (taken.get(id) ?? 0) <= 0) n++;
+          for (const [id, t] of taken) if (!room.busy.has(id) && room.each - t <= 0) n++;
+          return n;
+        };
+        const someRoom = () => {
+          const enabled = (c.enabled ??= (this.q.enabledCount.get() as { n: number }).n);
+          // An enabled endpoint with nothing in flight and nothing taken has room: no need to count the full ones.
+          return room.busy.size + taken.size < enabled || full() < enabled;
+        };
+        let moving = true;
+        for (let chunk = 0; out.length < limit && someRoom(); chunk++) {
+          const floor = c.place;
+          const want = limit - out.length + 8 + liveFrom(floor);
+          const rows = this.dueFrom(floor, at, null, want);
+          // Usually none: a blocked delivery is due here only once it has waited the order bound (or order is off).
+          const blocked = chunk === 0 ? (this.q.heldPastAny.all(at - hold, want) as DueCandidate[]) : [];
+          const fromBlocked = blocked.length === 0 ? null : new Set(blocked.map((r) => r.seq));
+          for (const r of blocked.length === 0 ? rows : mergeDue(rows, blocked)) {
+            // The claim is full: the rows after are left for the next one to read (remembering them costs about as much).
+            if (out.length >= limit) break;
+            if (fromBlocked?.has(r.seq)) {
+              if (!held.bySeq.has(r.seq)) take(r);
+              continue;
+            }
+            const passed = held.bySeq.has(r.seq) || c.knownSeqs.has(r.seq) || take(r) || this.remember(r);
+            if (!passed) moving = false;
+            else if (moving) c.place = { at: r.next_attempt_at, seq: r.seq + 1 };
+          }
+          if (rows.length < want || !moving) break;
         }
-        // The rows read without a skip list are the due index in order: the floor moves past those at its start that are now held.
-        if (skipping === null) {
-          for (const r of rows) {
-            if (!held.bySeq.has(r.seq)) break;
-            this.cursor.place = { at: r.next_attempt_at, seq: r.seq + 1 };
+        // Past the rows the floor could not remember (KNOWN_DUE_MAX): the caller says how often to
+        // read past the endpoints at their limit to find those behind them.
+        if (!moving && options.reachPast && out.length < limit && saturated.length > 0 && someRoom()) {
+          const want = limit - out.length + 8 + liveFrom(c.place);
+          const skipping = JSON.stringify(saturated);
+          const rows = this.dueFrom(c.place, at, skipping, want);
+          const blocked = this.q.heldPast.all(at - hold, skipping, want) as DueCandidate[];
+          for (const r of blocked.length === 0 ? rows : mergeDue(rows, blocked)) {
+            if (out.length >= limit) break;
+            if (held.bySeq.has(r.seq) || c.knownSeqs.has(r.seq)) continue;
+            take(r);
           }
         }
-        if ((rows.length < want && blocked.length < want) || saturated.length === 0) break;
-      }
-      return out;
-    })();
+        // Remembered rows come first in claim order unless a retry or an enqueue moved the floor back before them.
+        return inClaimOrder(out, places, lapsedCount);
+      })();
+    } catch (err) {
+      // What the floor remembers may name rows this rolled-back transaction changed: read them again.
+      this.dropFloor();
+      throw err;
+    }
   }
 
   async recordResults(owner: string, results: AttemptResult[], disableAfterMs: number) {
@@ -822,8 +1014,9 @@ export class SqliteWebhookStore implements WebhookStore {
         const at = this.now();
         const disabled: EndpointId[] = [];
         let lost = 0;
-        // Each endpoint's state is read once per batch and kept current here as the batch changes it.
-        const endpoints = new Map<string, { enabled: number; failing_since: number | null } | undefined>();
+        this.syncVersion();
+        // Each endpoint's state is read once and kept current as results change it (gone with a deleted endpoint: read each time).
+        const states = this.cursor.states;
         for (const r of results) {
           // The holder check: a result whose claim lapsed and passed to another (or was handed back) is not written.
           const h = held.byId.get(r.deliveryId);
@@ -833,10 +1026,13 @@ export class SqliteWebhookStore implements WebhookStore {
           }
           held.delete(h);
           ended.push(h);
-          let state = endpoints.get(r.endpointId);
-          if (state === undefined && !endpoints.has(r.endpointId)) {
-            state = this.q.endpointState.get(r.endpointId) as { enabled: number; failing_since: number | null } | undefined;
-            endpoints.set(r.endpointId, state);
+          let state = states.get(r.endpointId);
+          if (state === undefined) {
+            state = this.q.endpointState.get(r.endpointId) as EndpointState | undefined;
+            if (state !== undefined) {
+              if (states.size >= ENDPOINT_CACHE_MAX) states.clear();
+              states.set(r.endpointId, state);
+            }
           }
           const a = r.attempt;
           const next = nextState(r, state?.enabled === 1);
@@ -847,7 +1043,7 @@ export class SqliteWebhookStore implements WebhookStore {
           if (next.status === 'pending') this.dueAgain(next.at, h.seq);
           else if (h.orderKey !== null) {
             const freed = this.q.unblockNext.get(h.endpointId, h.orderKey) as { seq: number; next_attempt_at: number } | undefined;
-            if (freed) this.dueAgain(freed.next_attempt_at, freed.seq);
+            if (freed) this.unblocked({ seq: freed.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: freed.next_attempt_at }, held);
           }
           this.q.insertAttempt.run(h.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
           if (!state) continue;
@@ -874,6 +1070,9 @@ export class SqliteWebhookStore implements WebhookStore {
       })();
     } catch (err) {
       for (const h of ended) held.add(h);
+      // The floor may remember successors, and the breaker states changes, of this rolled-back transaction: read them again.
+      this.dropFloor();
+      this.cursor.states.clear();
       throw err;
     } finally {
       this.tidy(held);
@@ -909,7 +1108,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const mine = [...held.bySeq.values()].filter((h) => h.owner === owner);
     if (mine.length === 0) return 0;
     const at = this.now();
-    this.cursor.place = null;
+    this.dropFloor();
     this.q.releaseHeld.run(at, at, JSON.stringify(mine.map((h) => h.seq)));
     for (const h of mine) held.delete(h);
     this.tidy(held);
@@ -920,7 +1119,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const held = this.leases();
     const at = this.now();
     const claims = [...held.bySeq.values()];
-    this.cursor.place = null;
+    this.dropFloor();
     return this.db.transaction(() => {
       // Rows a version that wrote its claims to the file left in flight, then this process's own claims.
       const n = this.q.requeue.run(at, at).changes;
@@ -976,7 +1175,7 @@ export class SqliteWebhookStore implements WebhookStore {
       if (!current) return null;
       if (current.status === 'inflight' || this.leases().bySeq.has(current.seq)) return 'inflight' as const;
       const at = this.now();
-      this.cursor.place = null;
+      this.dropFloor();
       this.q.retry.run(at, at, endpointId, id);
       this.q.reblockConversation.run(endpointId, id);
       return this.viewOf(this.q.delivery.get(endpointId, id) as DeliveryRow);
@@ -1058,7 +1257,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async recoverFailed(endpointId: EndpointId, since: number) {
     const at = this.now();
-    this.cursor.place = null;
+    this.dropFloor();
     return this.db.transaction(() => {
       const n = this.q.recover.run(at, at, endpointId, since).changes;
       if (n > 0) this.q.reblockEndpoint.run(endpointId, since);
@@ -1083,4 +1282,22 @@ function claimable(index: string, blocked: 0 | 1, skipEndpoints: boolean, from?:
 /** True when place a comes before place b in claim order. */
 function before(a: ClaimPlace, b: ClaimPlace): boolean {
   return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
+
+/** The claimed deliveries after the first `from` (the lapsed claims, first by design) in claim order, as they usually already are. */
+function inClaimOrder(out: Claimed, places: DueCandidate[], from: number): Claimed {
+  let sorted = true;
+  for (let i = from + 1; i < places.length && sorted; i++) sorted = precedes(places[i - 1]!, places[i]!);
+  if (sorted) return out;
+  const order = places.map((_, i) => i).slice(from);
+  order.sort((a, b) => (precedes(places[a]!, places[b]!) ? -1 : 1));
+  const again: Claimed = out.slice(0, from);
+  for (const i of order) again.push(out[i]!);
+  if (out.throttledUntil !== undefined) again.throttledUntil = out.throttledUntil;
+  return again;
+}
+
+/** True when due row a comes before due row b in claim order. */
+function precedes(a: DueCandidate, b: DueCandidate): boolean {
+  return a.next_attempt_at < b.next_attempt_at || (a.next_attempt_at === b.next_attempt_at && a.seq < b.seq);
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/store/sqlite.js';
-import { ENDPOINT_CACHE_MAX, SqliteWebhookStore } from '../../src/webhooks/sqlite-store.js';
+import { ENDPOINT_CACHE_MAX, KNOWN_DUE_MAX, SqliteWebhookStore } from '../../src/webhooks/sqlite-store.js';
 import { sqliteTestDatabase } from '../helpers/databases.js';
 import { tempDir } from '../helpers/paths.js';
 import type { AttemptResult } from '../../src/webhooks/store.js';
@@ -297,5 +297,100 @@ test("the order index is sought by conversation and endpoint, so an event's deli
     }
   } finally {
     db.close();
+  }
+});
+
+/** Two endpoints on one file: A's deliveries first, then B's; a claim for A only while B is at its limit, and the reverse. */
+async function twoEndpoints() {
+  const f = await onFile();
+  const b = await f.store.createEndpoint(f.widget.id, { url: 'https://example.com/b', secret: 's', events: [], enabled: true });
+  const onB = async (conversation: string) => {
+    await f.store.updateEndpoint(f.widget.id, b.id, { events: ['lead.captured'] });
+    await f.store.updateEndpoint(f.widget.id, f.ep.id, { events: [] });
+    const id = await f.enqueue(conversation);
+    await f.store.updateEndpoint(f.widget.id, f.ep.id, { events: ['lead.captured'] });
+    await f.store.updateEndpoint(f.widget.id, b.id, { events: [] });
+    return id;
+  };
+  const known = () => (f.store as unknown as { cursor: { knownSeqs: Set<number> } }).cursor.knownSeqs.size;
+  /** Claims with `full` at its limit of one (the other endpoint may take up to 100). */
+  const claimBeside = async (full: string, limit = 100, reachPast = false) =>
+    (await f.store.claimDue({ owner: 'a', ms: 60_000 }, limit, { each: 1, busy: new Map([[full, 1]]) }, { orderHoldMs: 600_000, reachPast })).map((d) => d.id);
+  return { ...f, b, onB, known, claimBeside };
+}
+
+test('a claim remembers the due rows of an endpoint at its limit and takes them once it has room, without reading them again', async () => {
+  const f = await twoEndpoints();
+  try {
+    const a1 = await f.enqueue('ses_1');
+    const b1 = await f.onB('ses_2');
+    const a2 = await f.enqueue('ses_3');
+    const b2 = await f.onB('ses_4');
+    // B at its limit: A's first is taken (each: 1), A's second and B's are remembered, and the floor passes them all.
+    assert.deepEqual(await f.claimBeside(f.b.id), [a1]);
+    assert.equal(f.known(), 3);
+    // Now A at its limit: B's rows come from memory, oldest first (each: 1 takes one).
+    assert.deepEqual(await f.claimBeside(f.ep.id), [b1]);
+    assert.deepEqual(await f.claimBeside(f.ep.id), [b2]);
+    assert.equal(f.known(), 1, "A's second is still remembered");
+    // Nothing is read twice or lost: a row the floor has passed is claimed from memory once.
+    assert.deepEqual(await f.claimBeside(f.b.id), [a2]);
+    assert.equal(f.known(), 0);
+    assert.deepEqual(await f.claimBeside(f.b.id), []);
+  } finally {
+    f.dispose();
+  }
+});
+
+test('disabling an endpoint drops the rows remembered for it: its failed deliveries are never claimed', async () => {
+  const f = await twoEndpoints();
+  try {
+    await f.enqueue('ses_1');
+    const b1 = await f.onB('ses_2');
+    await f.enqueue('ses_3');
+    assert.equal((await f.claimBeside(f.b.id)).length, 1);
+    assert.equal(f.known(), 2);
+    await f.store.updateEndpoint(f.widget.id, f.ep.id, { enabled: false });
+    assert.equal(f.known(), 0);
+    await f.store.updateEndpoint(f.widget.id, f.ep.id, { enabled: true });
+    assert.deepEqual(await f.claimBeside('none'), [b1], "A's remembered delivery failed with the endpoint");
+  } finally {
+    f.dispose();
+  }
+});
+
+test('a connection remembers at most KNOWN_DUE_MAX due rows; past them a claim that reaches past still finds the rows behind', async () => {
+  const f = await twoEndpoints();
+  try {
+    // A's held first delivery, then more of A's than can be remembered (by more than a claim reads at once), then one of B's behind them all.
+    f.db.transaction(() => {
+      for (let i = 0; i <= KNOWN_DUE_MAX + 300; i++) f.store.enqueueNow(f.widget.id, 'lead.captured', '{}', undefined, undefined, `ses_a${i}`);
+    })();
+    const behind = await f.onB('ses_b');
+    assert.equal((await f.claimBeside(f.b.id, 1)).length, 1, 'one of A');
+    // A at its limit, B with room: the claim remembers KNOWN_DUE_MAX of A's and stops there.
+    assert.deepEqual(await f.claimBeside(f.ep.id), []);
+    assert.equal(f.known(), KNOWN_DUE_MAX);
+    assert.deepEqual(await f.claimBeside(f.ep.id, 100, true), [behind], 'reaching past the rows not remembered');
+    assert.equal(f.known(), KNOWN_DUE_MAX);
+  } finally {
+    f.dispose();
+  }
+});
+
+test("the breaker state a connection keeps is read again after another connection's commit", async () => {
+  const f = await onFile();
+  try {
+    const [a, b] = [await f.enqueue('ses_a'), await f.enqueue('ses_b')];
+    assert.deepEqual(await f.claim(10), [a, b]);
+    const retry = (id: string): AttemptResult => ({ ...f.result(id, { status: 'pending', at: f.clock.now + 5000 }), endpoint: 'failure' });
+    await f.store.recordResults('a', [retry(a)], 86_400_000);
+    const status = (id: string) => (f.db.prepare('SELECT status FROM webhook_deliveries WHERE id = ?').get(id) as { status: string }).status;
+    assert.equal(status(a), 'pending', 'kept for a retry while the endpoint is enabled');
+    f.other.prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?').run(f.ep.id);
+    await f.store.recordResults('a', [retry(b)], 86_400_000);
+    assert.equal(status(b), 'failed', 'no retry once the endpoint is disabled, though this connection read it enabled');
+  } finally {
+    f.dispose();
   }
 });
