@@ -166,10 +166,22 @@ textarea{resize:none;height:42px}
   };
   // The visitor's own message shows at once; the server's echo of it is then not shown again.
   const pendingEcho: string[] = [];
+  // The reply to the message being sent. The server stores the whole reply and tells the event
+  // stream in the same turn as the reply's own stream says done, so either may come first: the
+  // stored message takes over the streaming bubble, or stands in for it (seq set), never beside it.
+  let streaming: { el: HTMLElement | null; text: Text | null; seq: number | null } | null = null;
   const show = (m: Message): void => {
     if (seen.has(m.seq)) return;
     seen.add(m.seq);
     lastSeq = Math.max(lastSeq, m.seq);
+    if (m.role === 'agent' && streaming && streaming.seq === null) {
+      streaming.seq = m.seq;
+      if (streaming.el && streaming.text) {
+        streaming.text.data = m.text;
+        streaming.el.removeAttribute('aria-busy');
+      } else streaming.el = bubble(m.role, m.text);
+      return;
+    }
     const echo = m.role === 'visitor' ? pendingEcho.indexOf(m.text) : -1;
     if (echo >= 0) pendingEcho.splice(echo, 1);
     else bubble(m.role, m.text);
@@ -318,8 +330,8 @@ textarea{resize:none;height:42px}
     sending = true;
     sendBtn.disabled = true;
     notice.hidden = true;
-    let pending: HTMLElement | null = null;
-    let textNode: Text | null = null;
+    const reply: { el: HTMLElement | null; text: Text | null; seq: number | null } = { el: null, text: null, seq: null };
+    streaming = reply;
     try {
       if (!(await ensureConversation())) return;
       const r = await call(`/v1/conversations/${saved.conversation_id}/messages`, { method: 'POST', body: JSON.stringify({ text }) });
@@ -336,35 +348,37 @@ textarea{resize:none;height:42px}
       }
       await readEvents(r, (f) => {
         if (f.event === 'delta') {
-          if (!pending) {
-            pending = el('div', { class: 'msg agent', 'aria-busy': 'true' });
-            pending.append(el('span', { class: 'who' }, roleName('agent')));
-            textNode = document.createTextNode('');
-            pending.append(textNode);
-            log.append(pending);
+          if (reply.seq !== null) return;
+          if (!reply.el) {
+            reply.el = el('div', { class: 'msg agent', 'aria-busy': 'true' });
+            reply.text = document.createTextNode('');
+            reply.el.append(el('span', { class: 'who' }, roleName('agent')), reply.text);
+            log.append(reply.el);
           }
-          textNode!.data += String(f.data.text);
+          reply.text!.data += String(f.data.text);
           log.scrollTop = log.scrollHeight;
         } else if (f.event === 'done') {
           const m = f.data.message as Message | null;
-          if (pending) {
-            pending.removeAttribute('aria-busy');
-            if (m) {
-              if (seen.has(m.seq)) pending.remove();
-              else {
-                seen.add(m.seq);
-                lastSeq = Math.max(lastSeq, m.seq);
-              }
-            }
-            pending = null;
-          } else if (m) show(m);
+          reply.el?.removeAttribute('aria-busy');
+          if (!m || reply.seq === m.seq) return;
+          if (!reply.el) {
+            streaming = null;
+            show(m);
+          } else if (seen.has(m.seq)) reply.el.remove();
+          else {
+            seen.add(m.seq);
+            lastSeq = Math.max(lastSeq, m.seq);
+            reply.seq = m.seq;
+          }
         } else onFrame(f);
       });
     } catch {
       // The connection dropped mid-reply: the server finishes and stores it; fetch what we missed.
-      (pending as HTMLElement | null)?.remove();
+      if (reply.el && reply.seq === null) reply.el.remove();
+      streaming = null;
       await catchUp().catch(() => say('Connection lost. Retrying…'));
     } finally {
+      if (streaming === reply) streaming = null;
       sending = false;
       sendBtn.disabled = false;
     }

@@ -133,12 +133,37 @@ describe('the chat widget in a real browser, on a third-party page', { skip: ski
       });
       assert.deepEqual(violations, []);
 
+      // Every agent bubble is counted at every change of the widget: a reply the event stream
+      // delivers while the same reply is still streaming in must take over that bubble, never
+      // stand beside it (the server tells the event stream before the reply's own stream ends).
+      await page.evaluate(() => {
+        const g = globalThis as unknown as { document: any; MutationObserver: any; mostAgentCopies: number };
+        const root = g.document.querySelector('[data-brainstem-widget]').shadowRoot;
+        g.mostAgentCopies = 0;
+        new g.MutationObserver(() => {
+          const counts = new Map<string, number>();
+          for (const b of root.querySelectorAll('.msg.agent')) counts.set(b.textContent, (counts.get(b.textContent) ?? 0) + 1);
+          for (const n of counts.values()) g.mostAgentCopies = Math.max(g.mostAgentCopies, n);
+        }).observe(root, { subtree: true, childList: true, characterData: true });
+      });
+
       // Keyboard: type and press Enter; the reply streams in.
       const input = page.getByRole('textbox', { name: 'Message', exact: true });
       await input.fill('When will my parcel ship?');
       await input.press('Enter');
       await page.getByText('Parcels ship within two days.').waitFor();
 
+      // This reply's own stream is held back until the event stream has shown the stored reply:
+      // the streamed copy that follows must not add a second bubble.
+      await page.route(
+        '**/v1/conversations/*/messages',
+        async (route) => {
+          const answer = await route.fetch();
+          await page.getByText('Happy to prepare a quote.').waitFor();
+          await route.fulfill({ response: answer });
+        },
+        { times: 1 },
+      );
       await input.fill('Can I get a quote?');
       await input.press('Enter');
       const leadForm = page.getByRole('form', { name: 'Leave your details' });
@@ -148,6 +173,9 @@ describe('the chat widget in a real browser, on a third-party page', { skip: ski
       await page.getByLabel('Phone').fill('+44 20 7946 0958');
       await page.getByRole('button', { name: 'Send details' }).click();
       await page.getByText('Thank you! We will be in touch.').waitFor();
+      await page.getByText('Happy to prepare a quote.').waitFor();
+      await page.waitForFunction(() => !(globalThis as any).document.querySelector('[data-brainstem-widget]').shadowRoot.querySelector('[aria-busy]'));
+      assert.equal(await page.evaluate(() => (globalThis as unknown as { mostAgentCopies: number }).mostAgentCopies), 1, 'no agent reply was ever shown twice');
 
       await input.fill('Can I talk to a person?');
       await input.press('Enter');
