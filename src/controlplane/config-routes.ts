@@ -3,8 +3,8 @@ import { bundleSizeProblem, PUBLISH_MAX_BODY } from '../bundles.js';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, quoteId, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { decodeCursor, nextPageHeaders, ARRAY_PAGE_LIMIT } from '../http/pagination.js';
-import { Fields, ID_DIGITS, limitParam, readJsonObject } from '../http/validate.js';
+import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { Fields, ID_DIGITS, readJsonObject } from '../http/validate.js';
 import { requireCurrentPlan } from '../identity/plan-limits.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
 import { etagOf, matchesEtag } from './heads.js';
@@ -70,7 +70,8 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   configRead.get('/v1/servers/:id/config/versions', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
-    const page = await store.listVersions(record.id, limitParam(req, ARRAY_PAGE_LIMIT.default, ARRAY_PAGE_LIMIT.max), decodeCursor(req));
+    const { limit, from } = arrayPageRead(req);
+    const page = await store.listVersions(record.id, limit, from);
     return json(200, page.data, nextPageHeaders(req, page.nextCursor));
   });
 

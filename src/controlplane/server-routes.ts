@@ -2,8 +2,8 @@ import { DEFAULT_BUNDLE } from '../../brain/index.js';
 import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
-import { decodeCursor, nextPageHeaders, ARRAY_PAGE_LIMIT } from '../http/pagination.js';
-import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
+import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { Fields, idParam, readJsonObject } from '../http/validate.js';
 import { pageOf } from '../store/page.js';
 import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
 import { hashToken, newToken } from '../identity/tokens.js';
@@ -62,8 +62,8 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   full.get('/v1/servers/:id/keys', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
-    const limit = limitParam(req, ARRAY_PAGE_LIMIT.default, ARRAY_PAGE_LIMIT.max);
-    const page = pageOf(await store.listServerKeys(record.id, { limit: limit + 1, from: decodeCursor(req) }), limit, (k) => k.id);
+    const { limit, from } = arrayPageRead(req);
+    const page = pageOf(await store.listServerKeys(record.id, { limit: limit + 1, from }), limit, (k) => k.id);
     return json(200, page.data, nextPageHeaders(req, page.nextCursor));
   });
 

@@ -1,6 +1,6 @@
 import { HttpError } from './errors.js';
 import type { Request } from './server.js';
-import { ID_DIGITS } from './validate.js';
+import { ID_DIGITS, limitParam } from './validate.js';
 
 /**
  * Page sizes of a list whose body is a bare array (the specification's `Tenant[]`,
@@ -8,6 +8,11 @@ import { ID_DIGITS } from './validate.js';
  * that knows nothing of pages (the specification names none) gets as much as any page holds.
  */
 export const ARRAY_PAGE_LIMIT = { default: 100, max: 100 } as const;
+
+/** What a bare-array list's request asks for: `?limit=` (ARRAY_PAGE_LIMIT) and the position `?cursor=` names. */
+export function arrayPageRead(req: Request): { limit: number; from: number | null } {
+  return { limit: limitParam(req, ARRAY_PAGE_LIMIT.default, ARRAY_PAGE_LIMIT.max), from: decodeCursor(req) };
+}
 
 /**
  * Cursors are opaque to clients: the position (an id, a version) the previous page ended on,

@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { decodeCursor, nextPageHeaders, ARRAY_PAGE_LIMIT } from '../http/pagination.js';
-import { Fields, limitParam, readJsonObject } from '../http/validate.js';
+import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { Fields, readJsonObject } from '../http/validate.js';
 import { tenantOr404, type IdentityRouteContext } from './route-context.js';
 import { hashPassword } from './tokens.js';
 import { PLANS } from './types.js';
@@ -25,7 +25,8 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
 
   admin.get('/v1/admin/tenants', async (req) => {
     await auth.admin(req);
-    const page = await store.listTenants(limitParam(req, ARRAY_PAGE_LIMIT.default, ARRAY_PAGE_LIMIT.max), decodeCursor(req));
+    const { limit, from } = arrayPageRead(req);
+    const page = await store.listTenants(limit, from);
     return json(200, await Promise.all(page.data.map(tenantView)), nextPageHeaders(req, page.nextCursor));
   });
 

@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
-import { decodeCursor, nextPageHeaders, ARRAY_PAGE_LIMIT } from '../http/pagination.js';
-import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
+import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { Fields, idParam, readJsonObject } from '../http/validate.js';
 import { pageOf } from '../store/page.js';
 import type { IdentityRouteContext } from './route-context.js';
 import { hashToken, newToken } from './tokens.js';
@@ -75,8 +75,8 @@ export function mountPersonalTokenRoutes(ctx: IdentityRouteContext): void {
 
   loginSession.get('/v1/tokens', async (req) => {
     const session = await auth.session(req);
-    const limit = limitParam(req, ARRAY_PAGE_LIMIT.default, ARRAY_PAGE_LIMIT.max);
-    const page = pageOf(await store.listPersonalTokens(session.userId, { limit: limit + 1, from: decodeCursor(req) }), limit, (t) => t.id);
+    const { limit, from } = arrayPageRead(req);
+    const page = pageOf(await store.listPersonalTokens(session.userId, { limit: limit + 1, from }), limit, (t) => t.id);
     return json(200, page.data.map(tokenView), nextPageHeaders(req, page.nextCursor));
   });
 

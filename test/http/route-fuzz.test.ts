@@ -19,7 +19,15 @@ import { startTest } from '../sidecar/helpers.js';
 /** Values put in place of each path parameter (and of a wildcard). */
 const BAD_SEGMENTS = ['%', '%ZZ', '%E0%A4%A', '%00', '%FF%FE', '%2e%2e', '..', '-1', '1e309', '99999999999999999999999', 'null', 'a'.repeat(4000)];
 
-const BAD_QUERIES = ['?%', '?server=%ZZ&%=%', '?a[b]=c&a=1&a=2', '?server=1&server=1&limit=1&limit=2&token=secret&token=x', `?x=${'%41'.repeat(2000)}`];
+const BAD_QUERIES = [
+  '?%',
+  '?server=%ZZ&%=%',
+  '?a[b]=c&a=1&a=2',
+  '?server=1&server=1&limit=1&limit=2&token=secret&token=x',
+  `?x=${'%41'.repeat(2000)}`,
+  '?limit=0&cursor=%',
+  `?limit=99999999999999999999&cursor=${Buffer.from('v1:9999999999999999999').toString('base64url')}`,
+];
 
 interface Body {
   type?: string;
@@ -89,6 +97,8 @@ const BAD_HEADERS: Record<string, string>[] = [
   { 'content-type': 'application/json; charset=utf-16' },
   { 'x-forwarded-for': '999.1.1.1, %, ::zz' },
   { cookie: 'c'.repeat(6000) },
+  { 'content-encoding': 'gzip' },
+  { 'content-encoding': 'identity\r\ncontent-encoding: br' },
   // Written raw, so a value with a line break sends the header twice.
   { authorization: 'Bearer a\r\nauthorization: Bearer b', 'content-type': 'application/json\r\ncontent-type: text/plain' },
 ];
