@@ -195,7 +195,8 @@ export class ServerKeyAuth {
    * `check` of a request a body shortcut read (the method, target and body as the route would
    * see them): the same outcome, answered or thrown, whenever the key and its tenant are still
    * held; undefined, having recorded nothing, when `check` must look something up (the route
-   * then runs `check` itself).
+   * then runs `check` itself). The body is read before this returns, never after (a body
+   * shortcut hands over bytes that are gone then).
    */
   checkRead(
     authorization: string,

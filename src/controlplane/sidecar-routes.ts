@@ -4,6 +4,7 @@ import { HttpError, quoteId } from '../http/errors.js';
 import { json, prepared, type Reply } from '../http/reply.js';
 import { jsonObjectOf } from '../http/validate.js';
 import { JSON_TYPE } from '../http/codec.js';
+import { headerKey } from '../http/header-key.js';
 import { overLimit } from '../http/ratelimit.js';
 import { describeRate } from '../ratelimit/limiter.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../signing/request.js';
@@ -18,6 +19,12 @@ const PULL_PATH = '/v1/config';
 const PUSH_PATH = '/v1/telemetry';
 const PULL_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'if-none-match', 'user-agent'] as const;
 const PUSH_HEADERS = ['authorization', TIMESTAMP_HEADER, SIGNATURE_HEADER, 'content-type', 'content-length'] as const;
+/** The pull shortcut's header names, as the bytes uWS looks them up by. */
+const AUTHORIZATION = headerKey('authorization');
+const TIMESTAMP = headerKey(TIMESTAMP_HEADER);
+const SIGNATURE = headerKey(SIGNATURE_HEADER);
+const USER_AGENT = headerKey('user-agent');
+const IF_NONE_MATCH = headerKey('if-none-match');
 
 /** The 202s of stored reports by event count, built once: the answer is the same few bytes for every report. */
 const ACCEPTED: Reply[] = [];
@@ -69,7 +76,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   // the signature's shared replay record is awaited first; the head is then read again, so a
   // publish that landed meanwhile is what the pull gets.
   const quickPull = (req: UwsRequest): ShortcutReply | Promise<ShortcutReply> | null => {
-    const key = ctx.keyAuth.cached(req.getHeader('authorization'));
+    const key = ctx.keyAuth.cached(req.getHeader(AUTHORIZATION));
     if (key === undefined) return null;
     const query = req.getQuery() ?? '';
     const raw = serverParam(query);
@@ -82,10 +89,10 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     // One clock read for the whole answer (signature window, rate, pull record): the three
     // reads it replaces were microseconds apart on the same request.
     const now = ctx.now();
-    const accepted = ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP_HEADER), req.getHeader(SIGNATURE_HEADER), now);
+    const accepted = ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP), req.getHeader(SIGNATURE), now);
     if (accepted === false) return null;
-    const agent = ctx.pulls.agentDue(key.owner.serverId, now) ? req.getHeader('user-agent') : null;
-    const etag = req.getHeader('if-none-match');
+    const agent = ctx.pulls.agentDue(key.owner.serverId, now) ? req.getHeader(USER_AGENT) : null;
+    const etag = req.getHeader(IF_NONE_MATCH);
     if (accepted === true) return answerHead(head, agent, etag, now);
     return accepted.then(() => {
       const now = ctx.heads.peek(head.serverId);
@@ -165,15 +172,15 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
   // The common report taken straight off uWS (see RouteOptions.bodyShortcut): a key this server
   // holds resolved, JSON declared as such, a timestamp inside the window, no query string. Its
   // body is checked, counted and stored exactly as the route does it, with none of the request
-  // object, the second header parse or the body copy; anything `checkRead` cannot decide from
-  // memory goes to the route's own handler.
+  // object, the second header parse or the body copy (the signature over the bytes as they came,
+  // while uWS still holds them); anything `checkRead` cannot decide from memory goes to the route.
   const quickPush = (headers: Readonly<Record<string, string>>): BodyTaker | null => {
     const authorization = headers.authorization;
     const timestamp = headers[TIMESTAMP_HEADER];
     const signature = headers[SIGNATURE_HEADER];
     if (headers['content-type'] !== JSON_TYPE || !ctx.keyAuth.readyForBody(authorization, timestamp, signature)) return null;
-    return (body) => {
-      const owner = ctx.keyAuth.checkRead(authorization!, 'POST', PUSH_PATH, body, timestamp, signature);
+    return (body, bytes) => {
+      const owner = ctx.keyAuth.checkRead(authorization!, 'POST', PUSH_PATH, bytes, timestamp, signature);
       if (owner === undefined) return null;
       return (owner instanceof Promise ? owner.then((o) => pushBody(body, JSON_TYPE, o)) : pushBody(body, JSON_TYPE, owner)) as
         | ShortcutReply

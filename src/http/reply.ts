@@ -14,7 +14,8 @@ export type Reply =
 export interface PreparedHead {
   /** The default headers the block was joined with; null before the first write. */
   defaults: Readonly<Record<string, string>> | null;
-  block: string;
+  /** The status line and header lines, as the bytes uWS writes (see headerKey). */
+  block: ArrayBuffer;
 }
 
 /**
@@ -26,7 +27,9 @@ export function prepared<R extends { status: number; headers?: Record<string, st
   for (const [name, value] of Object.entries(reply.headers ?? {})) {
     if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) throw new Error(`header ${JSON.stringify(name)} has a line break`);
   }
-  return { ...reply, prepared: { defaults: null, block: '' } };
+  // A text body goes out as bytes too: uWS would convert the string on every write.
+  const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+  return { ...reply, ...(body !== undefined ? { body } : {}), prepared: { defaults: null, block: new ArrayBuffer(0) } };
 }
 
 export function json(status: number, value: unknown, headers?: Record<string, string>): Reply {

@@ -13,6 +13,7 @@ import { silentLogger } from '../log.js';
 import { checkTlsFiles } from './tls.js';
 import { contentCodingRefusal, type Encoding } from './codec.js';
 import { errorsInBodyOf } from './errors-in-body.js';
+import { headerKey } from './header-key.js';
 import { ConnectionCounter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps, type Peer } from './connections.js';
 import type { RouteScope } from './scope.js';
 
@@ -116,8 +117,13 @@ export interface RouteOptions {
 /** What a shortcut answers with: any reply but a stream. */
 export type ShortcutReply = Exclude<Reply, { stream: Readable }>;
 
-/** What a body shortcut does with the body it took (see RouteOptions.bodyShortcut); null hands the request to the route's handler. */
-export type BodyTaker = (body: Buffer | string) => ShortcutReply | Promise<ShortcutReply> | null;
+/**
+ * What a body shortcut does with the body it took (see RouteOptions.bodyShortcut); null hands
+ * the request to the route's handler. `bytes` are the body's own bytes, to hash or check while
+ * the taker runs (a string body would be encoded again for that): they may be uWS's memory,
+ * gone (zero length) once the taker returns, so nothing may keep them.
+ */
+export type BodyTaker = (body: Buffer | string, bytes: Uint8Array) => ShortcutReply | Promise<ShortcutReply> | null;
 
 export interface ServerOptions {
   logger?: Logger;
@@ -399,14 +405,17 @@ class TakenBody {
         return;
       }
       let body: Buffer | string;
-      if (isLast && this.chunks === null) body = bodyOf(ab);
-      else {
+      let bytes: Buffer;
+      if (isLast && this.chunks === null) {
+        bytes = Buffer.from(ab);
+        body = bodyOf(ab, bytes);
+      } else {
         (this.chunks ??= []).push(copyOf(ab));
         if (!isLast) return;
-        body = Buffer.concat(this.chunks, this.size);
+        body = bytes = Buffer.concat(this.chunks, this.size);
       }
       this.collecting = false;
-      const reply = this.take(body);
+      const reply = this.take(body, bytes);
       this.answer(reply !== null ? reply : this.handled(body));
     } catch (err) {
       this.collecting = false;
@@ -479,9 +488,8 @@ function whole(reply: Reply, site: FailureSite): ShortcutReply {
  * A whole body that came in one chunk: a latin1 string of the same bytes when they are all
  * ASCII (one copy, and no buffer of its own to allocate and later decode), else a copy (copyOf).
  */
-function bodyOf(ab: ArrayBuffer): Buffer | string {
+function bodyOf(ab: ArrayBuffer, view: Buffer): Buffer | string {
   if (ab.byteLength === 0) return EMPTY;
-  const view = Buffer.from(ab);
   return isAscii(view) ? view.toString('latin1') : copyOf(ab);
 }
 
@@ -514,18 +522,27 @@ function paramNames(pattern: string): string[] {
     .map((s) => s.slice(1));
 }
 
+/** A route's RouteOptions.headers, with each name also as the bytes uWS looks it up by (see headerKey). */
+interface WantedHeaders {
+  readonly names: readonly string[];
+  readonly keys: readonly ArrayBuffer[];
+}
+
+const CONTENT_ENCODING = headerKey('content-encoding');
+
 /**
  * The request's headers (only `wanted` when the route names them), copied out of uWS's request,
  * which dies with its callback; the first copy of each, as getHeader() reads it. `repeated`
  * names a header of SINGLE_HEADERS that came more than once (null when none did).
  */
-function copyHeaders(req: UwsRequest, wanted: readonly string[] | undefined): { headers: Record<string, string>; repeated: string | null } {
+function copyHeaders(req: UwsRequest, wanted: WantedHeaders | null): { headers: Record<string, string>; repeated: string | null } {
   const headers: Record<string, string> = {};
   let repeated: string | null = null;
-  if (wanted) {
-    for (const name of wanted) {
-      const value = req.getHeader(name);
-      if (value) headers[name] = value;
+  if (wanted !== null) {
+    const { names, keys } = wanted;
+    for (let i = 0; i < names.length; i++) {
+      const value = req.getHeader(keys[i]!);
+      if (value) headers[names[i]!] = value;
     }
   } else {
     req.forEach((k, v) => {
@@ -599,7 +616,7 @@ export class HttpServer {
     const names = paramNames(pattern);
     const bodyMode = options.body ?? (method === 'POST' || method === 'PUT' || method === 'PATCH' ? 'buffer' : 'none');
     const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
-    const wanted = options.headers;
+    const wanted: WantedHeaders | null = options.headers ? { names: options.headers, keys: options.headers.map(headerKey) } : null;
     const scope = options.scope ?? null;
     this.listRoute(method, pattern, scope);
     // HTTP requires HEAD wherever GET is served: same handler, the body is left off on write.
@@ -619,7 +636,7 @@ export class HttpServer {
           if (shortcut !== undefined && as === method && !this.closing && this.shortcut(res, req, shortcut, site, start)) return;
           // req is only valid inside this callback: everything needed later is copied out here.
           const { headers, repeated } = copyHeaders(req, wanted);
-          const coding = bodyMode === 'none' ? null : contentCodingRefusal(wanted ? req.getHeader('content-encoding') : headers['content-encoding']);
+          const coding = bodyMode === 'none' ? null : contentCodingRefusal(wanted !== null ? req.getHeader(CONTENT_ENCODING) : headers['content-encoding']);
           if (bodyRoute !== null && coding === null && as === method && !this.closing && this.bodyShortcut(res, req, headers, bodyRoute, start)) return;
           const params: Record<string, string> = {};
           const s = (state = new RequestState(as, req.getUrl(), req.getQuery() ?? '', params, headers, res, scope));

@@ -4,6 +4,7 @@ import { JSON_TYPE, MSGPACK_TYPE, type Encoding } from './codec.js';
 import type { HttpError } from './errors.js';
 import type { Reply } from './reply.js';
 import type { Logger } from '../log.js';
+import { headerKey } from './header-key.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
@@ -62,7 +63,7 @@ function writeHead(res: UwsResponse, reply: Reply, defaults: Record<string, stri
     let block = statusLine(reply.status);
     for (const key in defaults) block += `\r\n${key}: ${defaults[key]!}`;
     for (const key in reply.headers) block += `\r\n${key}: ${reply.headers[key]!}`;
-    head.block = block;
+    head.block = headerKey(block);
     head.defaults = defaults;
   }
   res.writeStatus(head.block);
