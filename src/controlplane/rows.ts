@@ -14,6 +14,7 @@ import type {
   ServerKeyId,
   ServerKeyRecord,
   ServerRecord,
+  TelemetryEvent,
   TelemetryReport,
   UsageTotals,
 } from './types.js';
@@ -146,6 +147,30 @@ export interface ActivityRow {
   id: number;
   ts: string;
   events: string;
+}
+
+/**
+ * A report's events as stored: JSON.stringify's text to the byte, joined by hand when every kind
+ * is printable ASCII with no quote or backslash (nothing to escape; counts are safe integers,
+ * which String writes as JSON does), about a fifth of JSON.stringify's cost per report.
+ */
+export function eventsJson(events: readonly TelemetryEvent[]): string {
+  let out = '[';
+  for (let i = 0; i < events.length; i++) {
+    const { kind, count } = events[i]!;
+    if (!plainText(kind)) return JSON.stringify(events);
+    out += `${i === 0 ? '' : ','}{"kind":"${kind}","count":${count}}`;
+  }
+  return `${out}]`;
+}
+
+/** Printable ASCII without `"` or `\`: JSON writes it as it is. */
+function plainText(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
 }
 
 /** The newest `limit` events of the newest reports (rows newest first), each report's events last first. */

@@ -6,6 +6,7 @@ import {
   activityOf,
   checkoutOf,
   entryOf,
+  eventsJson,
   keyOf,
   serverOf,
   totalsOf,
@@ -316,7 +317,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
         report.latency?.p99 ?? null,
         ttsUsd,
         llmUsd,
-        JSON.stringify(report.events),
+        eventsJson(report.events),
         report.dialogue ? JSON.stringify(report.dialogue) : null,
       );
       if (info.changes === 0) return { accepted: false, received: 0 };

@@ -361,23 +361,19 @@ function bodyShortcutOf(
 }
 
 /**
- * A request a body shortcut took: its body gathered as readWhole gathers one, handed to the
- * taker (or, declined after all, to the route's handler), the answer written as dispatch writes
- * it, observed without wrapping (499 when the client went first), and `end` called exactly once.
+ * A whole reply that comes after the request's first callback (a shortcut's promised reply, a
+ * body shortcut's answer): written as dispatch writes one, observed without wrapping the
+ * response (the reply's status, or 499 when the client went first; only a failure, whose answer
+ * answerFailure decides, is watched by wrapping), and `done` called exactly once.
  */
-class TakenBody {
-  private chunks: Buffer[] | null = null;
-  private size = 0;
-  private collecting = true;
+class LateAnswer {
   private observed = false;
   private ended = false;
 
   constructor(
-    private readonly res: UwsResponse,
-    private readonly state: GuardState,
-    private readonly route: BodyRoute,
-    private readonly headers: Record<string, string>,
-    private readonly take: BodyTaker,
+    protected readonly res: UwsResponse,
+    protected readonly state: GuardState,
+    protected readonly site: FailureSite,
     private readonly start: number,
     private readonly observe: RequestObserver | null,
     private readonly logger: Logger,
@@ -385,9 +381,88 @@ class TakenBody {
     private readonly done: () => void,
   ) {}
 
+  /** The client went away: nothing will be written; recorded as 499. */
   aborted(): void {
     this.state.aborted = true;
     this.record(CLIENT_CLOSED);
+  }
+
+  /** Answers with a reply (inside uWS's own callback) or, once it settles, a promise of one. */
+  answer(reply: ShortcutReply | Promise<ShortcutReply>): void {
+    if (reply instanceof Promise)
+      reply.then(
+        (r) => this.settle(r, null, false),
+        (err: unknown) => this.settle(null, err, false),
+      );
+    else this.settle(reply, null, true);
+  }
+
+  /**
+   * `corked`: inside uWS's own callback, where a write needs no cork of its own; `close` for a
+   * refusal before the body was read. answerFailure corks, skips a client that went away and
+   * closes a half-written answer itself.
+   */
+  protected settle(r: ShortcutReply | null, err: unknown, corked: boolean, close = false): void {
+    const { res, state, site } = this;
+    try {
+      if (r === null) {
+        if (this.observe !== null && !this.observed && !state.aborted) {
+          this.observed = true;
+          observeResponse(res, site.method, site.path, this.observe, this.logger, this.start);
+        }
+        answerFailure(res, state, err, this.defaults, this.logger, site, close);
+      } else if (!state.aborted) {
+        state.answered = true;
+        if (corked) writeReply(res, state, r, this.defaults, this.logger, NOTHING);
+        else res.cork(() => writeReply(res, state, r, this.defaults, this.logger, NOTHING));
+        this.record(r.status);
+      }
+    } catch (thrown) {
+      answerFailure(res, state, thrown, this.defaults, this.logger, site);
+    } finally {
+      this.end();
+    }
+  }
+
+  private record(status: number): void {
+    if (this.observe === null || this.observed) return;
+    this.observed = true;
+    observeAnswered(this.site.method, this.site.path, status, this.start, this.observe, this.logger);
+  }
+
+  protected end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.done();
+  }
+}
+
+/**
+ * A request a body shortcut took: its body gathered as readWhole gathers one, handed to the
+ * taker (or, declined after all, to the route's handler), and answered as a LateAnswer.
+ */
+class TakenBody extends LateAnswer {
+  private chunks: Buffer[] | null = null;
+  private size = 0;
+  private collecting = true;
+
+  constructor(
+    res: UwsResponse,
+    state: GuardState,
+    private readonly route: BodyRoute,
+    private readonly headers: Record<string, string>,
+    private readonly take: BodyTaker,
+    start: number,
+    observe: RequestObserver | null,
+    logger: Logger,
+    defaults: Record<string, string>,
+    done: () => void,
+  ) {
+    super(res, state, route.site, start, observe, logger, defaults, done);
+  }
+
+  override aborted(): void {
+    super.aborted();
     // Nothing more will come to end a request whose body was still being read.
     if (this.collecting) {
       this.collecting = false;
@@ -430,50 +505,6 @@ class TakenBody {
     req.body = typeof body === 'string' ? Buffer.from(body, 'latin1') : body;
     const result = this.route.handler(req);
     return result instanceof Promise ? result.then((r) => whole(r, site)) : whole(result, site);
-  }
-
-  private answer(reply: ShortcutReply | Promise<ShortcutReply>): void {
-    if (reply instanceof Promise)
-      reply.then(
-        (r) => this.settle(r, null, false),
-        (err: unknown) => this.settle(null, err, false),
-      );
-    else this.settle(reply, null, true);
-  }
-
-  /** `corked`: inside uWS's own callback, where a write needs no cork of its own; `close` for a refusal before the body was read. */
-  private settle(r: ShortcutReply | null, err: unknown, corked: boolean, close = false): void {
-    const { res, state, route } = this;
-    try {
-      if (r === null) {
-        if (this.observe !== null && !this.observed && !state.aborted) {
-          this.observed = true;
-          observeResponse(res, route.site.method, route.site.path, this.observe, this.logger, this.start);
-        }
-        answerFailure(res, state, err, this.defaults, this.logger, route.site, close);
-      } else if (!state.aborted) {
-        state.answered = true;
-        if (corked) writeReply(res, state, r, this.defaults, this.logger, NOTHING);
-        else res.cork(() => writeReply(res, state, r, this.defaults, this.logger, NOTHING));
-        this.record(r.status);
-      }
-    } catch (thrown) {
-      answerFailure(res, state, thrown, this.defaults, this.logger, route.site);
-    } finally {
-      this.end();
-    }
-  }
-
-  private record(status: number): void {
-    if (this.observe === null || this.observed) return;
-    this.observed = true;
-    observeAnswered(this.route.site.method, this.route.site.path, status, this.start, this.observe, this.logger);
-  }
-
-  private end(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.done();
   }
 }
 
@@ -804,42 +835,10 @@ export class HttpServer {
    * answerFailure decides, is watched by wrapping.
    */
   private deferred(res: UwsResponse, state: GuardState, reply: Promise<ShortcutReply>, site: FailureSite, start: number): void {
-    const observe = this.observe;
-    let observed = false;
-    const record = (status: number): void => {
-      if (observe === null || observed) return;
-      observed = true;
-      observeAnswered(site.method, site.path, status, start, observe, this.logger);
-    };
-    res.onAborted(() => {
-      state.aborted = true;
-      record(CLIENT_CLOSED);
-    });
+    const late = new LateAnswer(res, state, site, start, this.observe, this.logger, this.defaultHeaders, () => this.end(null));
+    res.onAborted(() => late.aborted());
     this.begin(null);
-    // answerFailure corks, skips a client that went away and closes a half-written answer itself.
-    const settle = (r: ShortcutReply | null, err: unknown): void => {
-      try {
-        if (r === null) {
-          if (observe !== null && !observed && !state.aborted) {
-            observed = true;
-            observeResponse(res, site.method, site.path, observe, this.logger, start);
-          }
-          answerFailure(res, state, err, this.defaultHeaders, this.logger, site);
-        } else if (!state.aborted) {
-          state.answered = true;
-          res.cork(() => writeReply(res, state, r, this.defaultHeaders, this.logger, NOTHING));
-          record(r.status);
-        }
-      } catch (thrown) {
-        answerFailure(res, state, thrown, this.defaultHeaders, this.logger, site);
-      } finally {
-        this.end(null);
-      }
-    };
-    reply.then(
-      (r) => settle(r, null),
-      (err: unknown) => settle(null, err),
-    );
+    late.answer(reply);
   }
 
   /**
