@@ -710,7 +710,12 @@ export class PostgresWebhookStore implements WebhookStore {
         [at, full(), lease.owner, lease.ms, limit - claimed.length, at - hold, RATE_GUARD_MS],
         'webhooks_claim_rate',
       );
-      for (const r of rows) if (r.seq !== null) claimed.push(dueOf(r));
+      for (const r of rows) {
+        if (r.seq === null) continue;
+        const d = dueOf(r);
+        d.slotAt = at;
+        claimed.push(d);
+      }
       await this.noteOrder(rows, claimed, at, hold);
       const until = rows[0]?.throttled_until;
       if (until !== null && until !== undefined) claimed.throttledUntil = Number(until);
@@ -887,12 +892,13 @@ export class PostgresWebhookStore implements WebhookStore {
     );
   }
 
-  async releaseLeases(owner: string) {
+  async releaseLeases(owner: string, ids?: readonly DeliveryId[]) {
     const at = this.now();
     return queryCount(
       this.pool,
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1, lease_owner = NULL, lease_until = NULL WHERE status = 'inflight' AND lease_owner = $2`,
-      [at, owner],
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1, lease_owner = NULL, lease_until = NULL
+       WHERE status = 'inflight' AND lease_owner = $2 AND ($3::text[] IS NULL OR id = ANY($3::text[]))`,
+      [at, owner, ids ?? null],
     );
   }
 

@@ -159,6 +159,7 @@ export const dueOfParts = (endpointId: string, d: DueDeliveryRow, p: DueEndpoint
   previousSecretExpiresAt: p.previous_secret_expires_at,
   signatureScheme: p.signature_scheme as SignatureScheme,
   orderNote: d.order_note,
+  slotAt: null,
 });
 
 export const signingKeyOf = (r: SigningKeyRow): SigningKeyRecord => ({

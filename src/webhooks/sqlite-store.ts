@@ -913,6 +913,7 @@ export class SqliteWebhookStore implements WebhookStore {
             endpointParts.set(r.endpoint_id, endpoint);
           }
           const d = dueOfParts(r.endpoint_id, row!, endpoint);
+          if (rate) d.slotAt = at;
           if (lapsed) {
             lapsed.owner = lease.owner;
             lapsed.until = until;
@@ -1103,9 +1104,10 @@ export class SqliteWebhookStore implements WebhookStore {
     );
   }
 
-  async releaseLeases(owner: string) {
+  async releaseLeases(owner: string, ids?: readonly DeliveryId[]) {
     const held = this.leases();
-    const mine = [...held.bySeq.values()].filter((h) => h.owner === owner);
+    const only = ids === undefined ? null : new Set<string>(ids);
+    const mine = [...held.bySeq.values()].filter((h) => h.owner === owner && (only === null || only.has(h.id)));
     if (mine.length === 0) return 0;
     const at = this.now();
     this.dropFloor();

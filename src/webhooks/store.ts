@@ -161,8 +161,12 @@ export interface WebhookStore {
    * transaction, an `endpoint.disabled` event queued to its tenant's operational endpoint, if set.
    */
   recordResults(owner: string, results: AttemptResult[], disableAfterMs: number): Promise<{ disabled: EndpointId[]; lost: number }>;
-  /** Every delivery `owner` still holds becomes due now (a stopping dispatcher hands back the sends it abandoned). */
-  releaseLeases(owner: string): Promise<number>;
+  /**
+   * Every delivery `owner` still holds (of `ids`, when given) becomes due now, unattempted: a
+   * stopping dispatcher hands back the sends it abandoned, and a dispatcher too late for a
+   * rate-limited endpoint's slot hands back that delivery unsent.
+   */
+  releaseLeases(owner: string, ids?: readonly DeliveryId[]): Promise<number>;
   /**
    * At start, before the first claim. A store that one process serves (SQLite) makes every
    * delivery a previous run left in flight due now. A store shared by replicas answers 0: it

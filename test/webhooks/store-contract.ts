@@ -441,6 +441,25 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
+    test('releaseLeases with ids hands back those of its own claims only, unattempted, and leaves the rest held', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        for (let i = 0; i < 3; i++) await store.enqueue(widget, 'lead.captured', '{}');
+        const mine = await store.claimDue(A, 2, unlimited);
+        const theirs = await store.claimDue(B, 5, unlimited);
+        clock.advance(10);
+        assert.equal(await store.releaseLeases(A.owner, [mine[0]!.id, theirs[0]!.id]), 1, "another owner's claim is not handed back");
+        const back = await store.getDelivery(ep, mine[0]!.id);
+        assert.deepEqual([back?.status, back?.nextAttemptAt, back?.attempts, back?.attemptLog.length], ['pending', START + 10, 0, 0]);
+        assert.equal((await store.getDelivery(ep, mine[1]!.id))?.status, 'inflight');
+        assert.equal((await store.getDelivery(ep, theirs[0]!.id))?.status, 'inflight');
+        assert.deepEqual(
+          (await store.claimDue(B, 5, unlimited)).map((d) => d.id),
+          [mine[0]!.id],
+        );
+      });
+    });
+
     test('the delivery log pages newest first with a cursor and a status filter', async () => {
       await withStore(factory, async ({ store, widget, endpoint, clock }) => {
         const ep = await endpoint();
@@ -582,6 +601,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const other = await second();
         const [x, y] = await Promise.all([store.claimDue(A, 10, unlimited), other.claimDue(B, 10, unlimited)]);
         assert.equal(x.length + y.length, 1, 'one attempt in the first slot, whichever replica took it');
+        assert.equal([...x, ...y][0]!.slotAt, START, "the claim names its slot's time: the send must start within RATE_GUARD_MS of it");
         const z = await store.claimDue(A, 10, unlimited);
         assert.equal(z.length, 0);
         assert.equal(z.throttledUntil, START + 550);
@@ -591,7 +611,12 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.equal((await other.claimDue(B, 10, unlimited)).length, 1);
         const off = await store.updateEndpoint(widget, ep.id, { rateLimit: null });
         assert.equal(off?.rateLimit, null);
-        assert.equal((await store.claimDue(A, 10, unlimited)).length, 2, 'no limit: the rest at once');
+        const rest = await store.claimDue(A, 10, unlimited);
+        assert.deepEqual(
+          rest.map((d) => d.slotAt),
+          [null, null],
+          'no limit: the rest at once, with no slot',
+        );
       });
     });
 
