@@ -2,7 +2,18 @@ import { cm, distH, rem, vec, yawTo } from './geometry.js';
 import { noise } from './prng.js';
 import type { Squad } from './squads.js';
 import type { AgentState } from './state.js';
-import type { HeardSpeech, Intent, PointOfInterest, Role, SelfState, Speed, Target, TargetKind, Vec3 } from './types.js';
+import {
+  HEARD_AHEAD_S,
+  type HeardSpeech,
+  type Intent,
+  type PointOfInterest,
+  type Role,
+  type SelfState,
+  type Speed,
+  type Target,
+  type TargetKind,
+  type Vec3,
+} from './types.js';
 import { ARRIVAL_M } from './reactive/patrol.js';
 import { TICK_LIMITS } from './tick-schema.js';
 
@@ -516,7 +527,7 @@ export function hear(a: AgentState, lines: readonly HeardSpeech[] | undefined, t
   let turned = false;
   for (let i = 0; i < lines.length; i++) {
     const h = lines[i]!;
-    if (h.at_s <= a.heardT) continue;
+    if (h.at_s <= a.heardT || h.at_s > time + HEARD_AHEAD_S) continue;
     a.heardT = h.at_s;
     for (let j = 0; j < targets.length; j++) {
       const t = targets[j]!;

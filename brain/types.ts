@@ -172,6 +172,15 @@ export interface TraitRange {
 
 export type Population = Record<TraitName, TraitRange> & { session_min: [number, number] };
 
+/**
+ * A heard line stamped more than this after its tick's `time_s` is ignored, by memory, by
+ * the turn toward the speaker and by the sidecar's dialogue tier: lines are new when stamped after the newest one heard, so one
+ * line on another clock (milliseconds, the wall clock) would otherwise deafen the character
+ * until its clock caught up. The slack allows a mod that stamps chat a moment after it read
+ * the tick's time.
+ */
+export const HEARD_AHEAD_S = 1;
+
 export const ECONOMIES = ['Silent', 'Frugal', 'Normal', 'Chatty'] as const;
 export type Economy = (typeof ECONOMIES)[number];
 

@@ -1,3 +1,4 @@
+import { HEARD_AHEAD_S } from '../../brain/types.js';
 import type { HeardLine, Persona, SayIntent, SituationKind } from './context.js';
 import type { SpeechWindows } from './limits.js';
 import { emotionLevel, situationSignature } from './phrase-cache.js';
@@ -62,7 +63,8 @@ export class AgentSpeech {
     const since = this.heardAt;
     for (let i = 0; i < heard.length; i++) {
       const h = heard[i]!;
-      if (!(h.at_s > since)) continue;
+      // A line stamped after the tick (another clock) would set heardAt ahead and silence every later line.
+      if (!(h.at_s > since) || h.at_s > timeS + HEARD_AHEAD_S) continue;
       if (h.at_s > this.heardAt) this.heardAt = h.at_s;
       taken++;
       // Copied: the caller may reuse its heard objects on the next tick.

@@ -279,3 +279,17 @@ test('null is a wrong type for an optional field too: refused with its path, not
     );
   }
 });
+
+test('a heard line on another clock (milliseconds) is ignored, and the character still hears the lines after it', async () => {
+  const a = agentId();
+  const speaker: Target = { id: 41, kind: 'player', pos: at(9, 0), hostile: false, visible: true };
+  for (let t = 0; t < 3; t += 0.5) await batch([tick(a, t, at(0, 0), { targets: [speaker] })]);
+  let [r] = await batch([tick(a, 3, at(0, 0), { targets: [speaker], extra: { heard: [{ from: 41, text: 'hello', at_s: 3_000 }] } })]);
+  assert.ok(!r!.intents.some((i) => i.kind === 'Face' && i.yaw_deg === 90), `a line stamped in ms is not heard: ${JSON.stringify(r)}`);
+  let turned = false;
+  for (let t = 3.5; t <= 5 && !turned; t += 0.5) {
+    [r] = await batch([tick(a, t, at(0, 0), { targets: [speaker], extra: { heard: [{ from: 41, text: 'over here', at_s: 3.4 }] } })]);
+    turned = r!.intents.some((i) => i.kind === 'Face' && i.yaw_deg === 90);
+  }
+  assert.ok(turned, 'the next line on the game clock turns it toward the speaker');
+});
