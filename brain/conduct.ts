@@ -272,10 +272,17 @@ export function pushFlight(
     if (!t.hostile || !t.visible || distH(pos.x, pos.z, t.pos.x, t.pos.z) < 1e-6) continue;
     bearings[n++] = yawTo(pos.x, pos.z, t.pos.x, t.pos.z);
   }
-  if (n === 0 && distH(pos.x, pos.z, a.contactX, a.contactZ) > 1e-6) bearings[n++] = yawTo(pos.x, pos.z, a.contactX, a.contactZ);
   let mid: number;
   let half: number;
-  if (n === 0) {
+  if (n === 0 && a.detourZ < 90) {
+    // Out of sight after fleeing several threats: the opening between them as last seen, not the
+    // one contact remembered (a way out of that one alone may lead toward another).
+    mid = a.detourX;
+    half = a.detourZ;
+  } else if (n === 0 && distH(pos.x, pos.z, a.contactX, a.contactZ) > 1e-6) {
+    mid = rem(yawTo(pos.x, pos.z, a.contactX, a.contactZ) + 180, 360);
+    half = 90;
+  } else if (n === 0) {
     mid = rem(st.heading_deg + 180, 360);
     half = 90;
   } else {
@@ -291,6 +298,13 @@ export function pushFlight(
     }
     mid = rem(start + gap / 2, 360);
     half = gap / 2 - 90;
+    // The detour's point is free while fleeing (a goal or patrol starts its detour watch afresh
+    // after a flight): it keeps the opening between several threats for the ticks they are out
+    // of sight. With one, the contact stands for it.
+    if (n > 1) {
+      a.detourX = mid;
+      a.detourZ = half;
+    }
   }
   let way = mid;
   if (sq !== null && sq.members.size > 1) {
@@ -333,6 +347,8 @@ export function pushFlight(
 export function startFlight(a: AgentState, time: number, from: number): void {
   a.fleeT = time;
   a.fleeBend = 0;
+  // No opening between several threats seen yet in this flight (see pushFlight).
+  a.detourZ = 90;
   a.fledId = from;
 }
 

@@ -338,3 +338,22 @@ test('narrow HTTP clients: Expect: 100-continue is answered; two pipelined ticks
   const [r] = await batch([tick(agentId(), 1, at(0, 0))]);
   assert.ok(r!.intents.length > 0);
 });
+
+test('out of sight, a flight from two threats on either side still runs between them, never toward either', async () => {
+  for (let i = 0; i < 6; i++) {
+    const a = agentId();
+    let pos = at(0, 0);
+    // One threat north-east, one north-west: the way out is south, and stays south once both are out of sight.
+    const threats = [hostileAt(70, at(25, 25)), hostileAt(71, at(-25, 25))];
+    await batch([tick(a, 0, pos, { profile: { coward: true } })]);
+    for (let t = 0.5; t < 10; t += 0.5) {
+      const seen = t < 1.5;
+      const [r] = await batch([tick(a, t, pos, { targets: seen ? threats : threats.map((h) => ({ ...h, visible: false })), profile: { coward: true } })]);
+      const m = find(r!, 'MoveTo');
+      if (find(r!, 'Flee') === undefined) break;
+      if (m !== undefined)
+        for (const h of threats) assert.ok(turn(yawTo(pos, m.to!), yawTo(pos, h.pos)) > 90, `agent ${a} at ${t} s ran toward ${h.id}: ${JSON.stringify(r)}`);
+      pos = follow(pos, r!, 0.5);
+    }
+  }
+});
