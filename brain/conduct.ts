@@ -543,7 +543,7 @@ export function hear(a: AgentState, lines: readonly HeardSpeech[] | undefined, t
   let turned = false;
   for (let i = 0; i < lines.length; i++) {
     const h = lines[i]!;
-    if (h.at_s <= a.heardT || h.at_s > time + HEARD_AHEAD_S) continue;
+    if (h.at_s <= a.heardT || h.at_s > time + HEARD_AHEAD_S || h.from === a.id) continue;
     a.heardT = h.at_s;
     for (let j = 0; j < targets.length; j++) {
       const t = targets[j]!;

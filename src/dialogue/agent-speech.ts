@@ -63,8 +63,9 @@ export class AgentSpeech {
     const since = this.heardAt;
     for (let i = 0; i < heard.length; i++) {
       const h = heard[i]!;
-      // A line stamped after the tick (another clock) would set heardAt ahead and silence every later line.
-      if (!(h.at_s > since) || h.at_s > timeS + HEARD_AHEAD_S) continue;
+      // A line stamped after the tick (another clock) would set heardAt ahead and silence every later line;
+      // the character's own line (a mod that feeds its Say back through chat) is not answered.
+      if (!(h.at_s > since) || h.at_s > timeS + HEARD_AHEAD_S || h.from === this.id) continue;
       if (h.at_s > this.heardAt) this.heardAt = h.at_s;
       taken++;
       // Copied: the caller may reuse its heard objects on the next tick.

@@ -206,3 +206,13 @@ test('a heard line stamped after its tick (another clock) is not taken, and does
     ['a moment after the tick is fine', 'still heard'],
   );
 });
+
+test("a character's own line fed back as heard speech (a mod echoing Say through chat) is not answered", () => {
+  const st = new AgentSpeech(7);
+  assert.equal(st.takeHeard(10, [{ from: 7, text: 'my own words', at_s: 9.9 }]), 0);
+  assert.equal(st.takeHeard(11, [{ from: 3, text: 'a player', at_s: 10.9 }]), 1);
+  assert.deepEqual(
+    st.owed?.map((h) => h.from),
+    [3],
+  );
+});
