@@ -269,7 +269,8 @@ export function pushFlight(
   let n = 0;
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i]!;
-    if (!t.hostile || !t.visible || distH(pos.x, pos.z, t.pos.x, t.pos.z) < 1e-6) continue;
+    // A body (health 0) is no threat to run from, as in perception.
+    if (!t.hostile || !t.visible || (t.health !== undefined && t.health <= 0) || distH(pos.x, pos.z, t.pos.x, t.pos.z) < 1e-6) continue;
     bearings[n++] = yawTo(pos.x, pos.z, t.pos.x, t.pos.z);
   }
   let mid: number;

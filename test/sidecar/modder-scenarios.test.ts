@@ -357,3 +357,14 @@ test('out of sight, a flight from two threats on either side still runs between 
     }
   }
 });
+
+test('a body among the threats does not bend a flight: the way out is away from the living hostile alone', async () => {
+  const a = agentId();
+  // The living hostile north, a body south: the only way out of the living one is south, over the body.
+  const targets = [hostileAt(80, at(0, 30)), { ...hostileAt(81, at(0, -30)), health: 0 }];
+  const [r] = await batch([tick(a, 0, at(0, 0), { targets, profile: { coward: true } })]);
+  assert.equal(find(r!, 'Flee')?.from, 80);
+  const m = find(r!, 'MoveTo');
+  assert.ok(m !== undefined, JSON.stringify(r));
+  assert.ok(turn(yawTo(at(0, 0), m.to!), 180) < 1, `due south: ${JSON.stringify(m)}`);
+});
