@@ -3,6 +3,7 @@ import { noise } from './prng.js';
 import type { Squad } from './squads.js';
 import type { AgentState } from './state.js';
 import {
+  hasTarget,
   HEARD_AHEAD_S,
   type HeardSpeech,
   type Intent,
@@ -544,7 +545,7 @@ export function hear(a: AgentState, lines: readonly HeardSpeech[] | undefined, t
   let turned = false;
   for (let i = 0; i < lines.length; i++) {
     const h = lines[i]!;
-    if (h.at_s <= a.heardT || h.at_s > time + HEARD_AHEAD_S || h.from === a.id) continue;
+    if (h.at_s <= a.heardT || h.at_s > time + HEARD_AHEAD_S || (h.from === a.id && !hasTarget(targets, h.from))) continue;
     a.heardT = h.at_s;
     for (let j = 0; j < targets.length; j++) {
       const t = targets[j]!;

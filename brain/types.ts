@@ -181,6 +181,16 @@ export type Population = Record<TraitName, TraitRange> & { session_min: [number,
  */
 export const HEARD_AHEAD_S = 1;
 
+/**
+ * Whether a target of this id is in the snapshot. A heard line "from" the character's own id
+ * is its own (a mod feeding its Say back through chat) unless a target of that id is there: a
+ * game whose player ids and character ids overlap must not lose a player's words.
+ */
+export function hasTarget(targets: readonly Target[], id: number): boolean {
+  for (let i = 0; i < targets.length; i++) if (targets[i]!.id === id) return true;
+  return false;
+}
+
 export const ECONOMIES = ['Silent', 'Frugal', 'Normal', 'Chatty'] as const;
 export type Economy = (typeof ECONOMIES)[number];
 

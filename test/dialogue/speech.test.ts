@@ -216,3 +216,8 @@ test("a character's own line fed back as heard speech (a mod echoing Say through
     [3],
   );
 });
+
+test("a line from the character's own id is a player's when a player of that id is in sight (ids that overlap)", () => {
+  const st = new AgentSpeech(7);
+  assert.equal(st.takeHeard(10, [{ from: 7, text: 'player seven here', at_s: 9.9 }], [{ id: 7, name: 'Seven', distance_m: 4 }]), 1);
+});

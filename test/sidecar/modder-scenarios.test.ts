@@ -368,3 +368,14 @@ test('a body among the threats does not bend a flight: the way out is away from 
   assert.ok(m !== undefined, JSON.stringify(r));
   assert.ok(turn(yawTo(at(0, 0), m.to!), 180) < 1, `due south: ${JSON.stringify(m)}`);
 });
+
+test("a player whose id is the character's own agent id is still heard (a game whose ids overlap)", async () => {
+  const a = agentId();
+  const speaker: Target = { id: a, kind: 'player', pos: at(-9, 0), hostile: false, visible: true };
+  for (let t = 0; t < 3; t += 0.5) await batch([tick(a, t, at(0, 0), { targets: [speaker] })]);
+  const [r] = await batch([tick(a, 3, at(0, 0), { targets: [speaker], extra: { heard: [{ from: a, text: 'hey', at_s: 2.9 }] } })]);
+  assert.ok(
+    r!.intents.some((i) => i.kind === 'Face' && i.yaw_deg === 270),
+    JSON.stringify(r),
+  );
+});
