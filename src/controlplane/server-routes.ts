@@ -33,8 +33,9 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   configRead.get('/v1/servers', async (req) => {
     const session = await auth.session(req);
-    const servers = await store.listServers(session.tenant.id);
-    return json(200, await Promise.all(servers.map((s) => serverSummary(ctx, s))));
+    const { limit, from } = arrayPageRead(req);
+    const page = pageOf(await store.listServers(session.tenant.id, { limit: limit + 1, from }), limit, (s) => s.id);
+    return json(200, await Promise.all(page.data.map((s) => serverSummary(ctx, s))), nextPageHeaders(req, page.nextCursor));
   });
 
   configRead.get('/v1/servers/:id', async (req) => {
