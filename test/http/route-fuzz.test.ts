@@ -17,7 +17,31 @@ import { startTest } from '../sidecar/helpers.js';
  */
 
 /** Values put in place of each path parameter (and of a wildcard). */
-const BAD_SEGMENTS = ['%', '%ZZ', '%E0%A4%A', '%00', '%FF%FE', '%2e%2e', '..', '-1', '1e309', '99999999999999999999999', 'null', 'a'.repeat(4000)];
+const BAD_SEGMENTS = [
+  '%',
+  '%ZZ',
+  '%E0%A4%A',
+  '%00',
+  '%FF%FE',
+  '%2e%2e',
+  '..',
+  '-1',
+  '-0',
+  '1.0',
+  '1e309',
+  '99999999999999999999999',
+  'null',
+  'a'.repeat(4000),
+  // Well-formed UTF-8 that is not an id (an accent, an emoji, an RTL override, a zero-width space, U+FFFF), and
+  // forms no decoder may accept: an overlong '/', an encoded surrogate.
+  '%C3%A9',
+  '%F0%9F%98%80',
+  '%E2%80%AE1',
+  '1%E2%80%8B',
+  '%EF%BF%BF',
+  '%C0%AF',
+  '%ED%A0%80',
+];
 
 const BAD_QUERIES = [
   '?%',
@@ -27,6 +51,8 @@ const BAD_QUERIES = [
   `?x=${'%41'.repeat(2000)}`,
   '?limit=0&cursor=%',
   `?limit=99999999999999999999&cursor=${Buffer.from('v1:9999999999999999999').toString('base64url')}`,
+  // Digits that are not ASCII (fullwidth, Arabic-Indic), -0, a float, an exponent, an emoji and an overlong form as values.
+  '?limit=%EF%BC%91&days=%D9%A1&ttl=-0&since=1e308&status=%F0%9F%98%80&server=%C0%AF',
 ];
 
 interface Body {
@@ -71,6 +97,13 @@ const BAD_BODIES: Body[] = [
     }),
   },
   { type: 'application/json', data: '{"id":1e309,"version":-1,"name":"\\u0000","count":9007199254740993}' },
+  // Numbers at the edges of every numeric field a route may read: 1e308, -0, a fraction, a negative.
+  {
+    type: 'application/json',
+    data: '{"version":1e308,"property_id":-0,"limit":0.5,"rate_limit":-1e308,"expires_in_days":1e308,"price":-0,"bedrooms":1e308,"bathrooms":0.25,"area":-1,"botCount":1e308,"spendUsd":-0,"ttl":1e308,"days":-0}',
+  },
+  // A key given twice, and an array or a string where each object is expected.
+  { type: 'application/json', data: '{"name":"a","name":"b","url":"x","url":"y","events":{"0":"lead.captured"},"agent":[],"context":"x","photos":[[]]}' },
   { type: 'application/json', data: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]) },
   { type: 'application/json; charset=utf-16', data: '{}' },
   { type: 'application/msgpack', data: Buffer.from([0xc1, 0xdf, 0xff, 0xff, 0xff, 0xff]) },
