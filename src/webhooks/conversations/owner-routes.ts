@@ -1,6 +1,7 @@
 import { HttpError } from '../../http/errors.js';
+import { decodeCursor, encodeCursor } from '../../http/pagination.js';
 import { empty, json } from '../../http/reply.js';
-import { Fields, ID_DIGITS, limitParam, readJsonObject } from '../../http/validate.js';
+import { Fields, limitParam, readJsonObject } from '../../http/validate.js';
 import { chars, SETTINGS_BODY_MAX_BYTES, VISITOR_BODY_MAX_BYTES, type ConversationRouteContext } from './route-context.js';
 import { messageView } from './service.js';
 import { patchSettings } from './settings.js';
@@ -53,15 +54,14 @@ export function mountOwnerConversationRoutes(ctx: ConversationRouteContext): voi
     // Empty is not given, as on every list's filter (a form's unselected filter sends `status=`).
     const status = req.searchParams().get('status') || null;
     if (status !== null && status !== 'open' && status !== 'ended') throw new HttpError('bad_request', 'status must be open or ended.');
-    const cursor = req.searchParams().get('cursor') || null;
-    if (cursor !== null && !ID_DIGITS.test(cursor)) throw new HttpError('bad_request', 'cursor is not one this API returned.');
+    // Paged as every {data, next_cursor} list: ?limit= 1-100 (default 20) and the opaque cursor.
     const page = await service.store.list({
       widgetId: widget.id,
-      limit: limitParam(req, 50, 200),
-      before: cursor === null ? null : Number(cursor),
+      limit: limitParam(req, 20, 100),
+      before: decodeCursor(req),
       ...(status ? { status } : {}),
     });
-    return json(200, { data: page.data.map(conversationView), next_cursor: page.nextCursor === null ? null : String(page.nextCursor) });
+    return json(200, { data: page.data.map(conversationView), next_cursor: encodeCursor(page.nextCursor) });
   });
 
   full.get('/v1/widgets/:id/conversations/:conversationId', async (req) => {
