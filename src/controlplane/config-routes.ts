@@ -4,7 +4,7 @@ import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, quoteId, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
-import { Fields, ID_DIGITS, readJsonObject } from '../http/validate.js';
+import { charCount, Fields, ID_DIGITS, readJsonObject, unstorableText } from '../http/validate.js';
 import { requireCurrentPlan } from '../identity/plan-limits.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
 import { etagOf, matchesEtag } from './heads.js';
@@ -13,9 +13,36 @@ import type { PublishedBundle } from './types.js';
 export const NOTE_HEADER = 'x-config-note';
 const MAX_NOTE = 500;
 
+/** How a note that is not plain ASCII is sent: RFC 8187's `UTF-8''` followed by the percent-encoded UTF-8. */
+const EXT_VALUE = /^UTF-8''/i;
+const PLAIN_NOTE = /^[\x20-\x7e]*$/;
+
+/**
+ * The `X-Config-Note` header value for `note`: as is when it is printable ASCII, else
+ * `UTF-8''` + its percent-encoded UTF-8 (RFC 8187). A header carries bytes, not text: browsers
+ * and Node's fetch refuse a character past U+00FF in one, and the HTTP server drops non-ASCII
+ * bytes at either end of a value, so "Réglages été" would lose its last letters unannounced.
+ */
+export function noteHeaderValue(note: string): string {
+  return PLAIN_NOTE.test(note) ? note : `UTF-8''${encodeURIComponent(note)}`;
+}
+
 function noteOf(req: Request): string {
-  const note = (req.headers[NOTE_HEADER] ?? '').trim();
-  if (note.length > MAX_NOTE) throw validationFailed([{ path: 'X-Config-Note', message: `must be at most ${MAX_NOTE} characters, got ${note.length}` }]);
+  const raw = (req.headers[NOTE_HEADER] ?? '').trim();
+  const problem = (message: string) => validationFailed([{ path: 'X-Config-Note', message }]);
+  let note = raw;
+  if (EXT_VALUE.test(raw)) {
+    try {
+      note = decodeURIComponent(raw.slice("UTF-8''".length)).trim();
+    } catch {
+      throw problem(`is not percent-encoded UTF-8 after UTF-8''`);
+    }
+    const unstorable = unstorableText(note);
+    if (unstorable !== null) throw problem(unstorable);
+  } else if (!PLAIN_NOTE.test(raw))
+    throw problem(`must be printable ASCII, or UTF-8'' followed by the percent-encoded UTF-8 of the note (RFC 8187), as ${noteHeaderValue('été')}`);
+  const length = charCount(note);
+  if (length > MAX_NOTE) throw problem(`must be at most ${MAX_NOTE} characters, got ${length}`);
   return note;
 }
 
