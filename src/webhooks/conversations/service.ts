@@ -269,7 +269,8 @@ export class ConversationService {
   /** The agent's answer to the visitor's message `question`, on its reply stream. */
   private async answer(c: ConversationRecord, question: MessageRecord, stream: SseStream): Promise<void> {
     const current = (await this.store.get(c.id)) ?? c;
-    if (current.handler === 'human') {
+    // A person handles it, or it ended while this message waited its turn: no agent reply.
+    if (current.handler === 'human' || current.status === 'ended') {
       stream.send('done', { handled_by: 'human', message: null });
       stream.end();
       return;

@@ -49,3 +49,30 @@ test('messages sent at once are each answered by the agent, in the order they ca
     await fake.close();
   }
 });
+
+test('a message waiting its turn when the conversation ends gets no agent reply, and the model is not asked', async () => {
+  const fake = await startFakeOpenAI();
+  const { s, patch, start, say, visitor } = await widgetServer();
+  try {
+    await patch({ agent: { base_url: fake.baseUrl, model: 'fake-model', api_key: 'sk-test' } });
+    fake.tokensPerSecond = 20;
+    fake.reply = () => 'one two three four five six seven eight';
+    const c = await start();
+    const first = say(c, 'first');
+    while (fake.hits('chat') === 0) await new Promise((resolve) => setImmediate(resolve));
+    const second = say(c, 'second');
+    // The second message is stored (and waits) before the conversation ends.
+    for (;;) {
+      const t = await visitor('GET', `/v1/conversations/${c.conversation_id}/messages`, { token: c.token });
+      if (t.body.messages.some((m: { text: string }) => m.text === 'second')) break;
+    }
+    assert.equal((await visitor('POST', `/v1/conversations/${c.conversation_id}/end`, { token: c.token })).status, 200);
+    const [a, b] = await Promise.all([first, second]);
+    assert.equal(a.status, 200);
+    assert.deepEqual(b.frames.at(-1)!.data, { handled_by: 'human', message: null });
+    assert.equal(fake.hits('chat'), 1, 'the model was asked about the first message only');
+  } finally {
+    await s.stop();
+    await fake.close();
+  }
+});
