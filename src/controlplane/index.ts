@@ -167,8 +167,8 @@ function tenantInsights(ctx: ControlPlaneContext): TenantInsights {
   return {
     async stats(tenantId) {
       const m = monthOf(now());
-      const [servers, usage] = await Promise.all([store.listServers(tenantId), store.tenantUsage(tenantId, m.firstDay, m.lastDay)]);
-      return { serverCount: servers.length, monthlySpendUsd: Math.round(usage.spendUsd * 1e6) / 1e6 };
+      const [serverCount, usage] = await Promise.all([store.countServers(tenantId), store.tenantUsage(tenantId, m.firstDay, m.lastDay)]);
+      return { serverCount, monthlySpendUsd: Math.round(usage.spendUsd * 1e6) / 1e6 };
     },
     async servers(tenantId, { limit, from }) {
       const page = pageOf(await store.listServers(tenantId, { limit: limit + 1, from }), limit, (s) => s.id);

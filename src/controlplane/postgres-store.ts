@@ -305,6 +305,10 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     ).map(serverOf);
   }
 
+  async countServers(tenantId: TenantId): Promise<number> {
+    return (await queryRow<{ n: number }>(this.pool, 'SELECT COUNT(*)::int AS n FROM cp_servers WHERE tenant_id = $1', [tenantId]))!.n;
+  }
+
   createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
   createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive: number): Promise<ServerKeyRecord | 'limit'>;
   async createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive = Infinity): Promise<ServerKeyRecord | 'limit'> {

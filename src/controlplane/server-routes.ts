@@ -23,7 +23,7 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     f.onlyKnown(['name']);
     const name = f.string('name', { required: true, max: 200, notBlank: true })?.trim();
     f.done();
-    requireRoom(ctx.plans, session.tenant, 'servers', (await store.listServers(session.tenant.id)).length);
+    requireRoom(ctx.plans, session.tenant, 'servers', await store.countServers(session.tenant.id));
     // Counted again with the insert: concurrent requests (or replicas) must not all take the last place.
     const max = ctx.plans.limits(session.tenant.plan).servers;
     const record = await store.createServer(session.tenant.id, name!, DEFAULT_BUNDLE, await publisher(ctx, session), max ?? Infinity);

@@ -351,6 +351,10 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
     return (this.q.servers.all(tenantId, page?.from ?? 0, page?.limit ?? -1) as ServerRow[]).map(serverOf);
   }
 
+  async countServers(tenantId: TenantId): Promise<number> {
+    return (this.q.serverCount.get(tenantId) as { n: number }).n;
+  }
+
   createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
   createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive: number): Promise<ServerKeyRecord | 'limit'>;
   async createServerKey(serverId: ServerId, tokenHash: string, preview: string, maxLive = Infinity): Promise<ServerKeyRecord | 'limit'> {

@@ -36,6 +36,8 @@ export interface ControlPlaneStore {
   getServer(id: ServerId): Promise<ServerRecord | null>;
   /** The tenant's servers by id; all of them without `page`. */
   listServers(tenantId: TenantId, page?: PageRead): Promise<ServerRecord[]>;
+  /** How many servers the tenant has (a count, not a read of them all). */
+  countServers(tenantId: TenantId): Promise<number>;
 
   createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
   /** The same, refused ('limit') when the server already has `maxLive` live keys, counted and created in one step. */

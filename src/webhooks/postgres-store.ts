@@ -415,6 +415,10 @@ export class PostgresWebhookStore implements WebhookStore {
     return pageMapped(rows, page, widgetOf);
   }
 
+  async countWidgets(tenantId: TenantId) {
+    return (await queryRow<{ n: number }>(this.pool, 'SELECT COUNT(*)::int AS n FROM webhook_widgets WHERE tenant_id = $1', [tenantId]))!.n;
+  }
+
   async getWidget(tenantId: TenantId, id: string) {
     const r = await queryRow<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
     return r ? widgetOf(r) : null;

@@ -714,6 +714,10 @@ export class SqliteWebhookStore implements WebhookStore {
     return pageMapped(this.q.widgets.all(tenantId, page?.from ?? 0, pageRows(page) ?? -1) as (WidgetRow & { seq: number })[], page, widgetOf);
   }
 
+  async countWidgets(tenantId: TenantId) {
+    return (this.q.widgetCount.get(tenantId) as { n: number }).n;
+  }
+
   async getWidget(tenantId: TenantId, id: string) {
     const r = this.q.widget.get(tenantId, id) as WidgetRow | undefined;
     return r ? widgetOf(r) : null;

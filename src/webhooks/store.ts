@@ -114,6 +114,8 @@ export interface WebhookStore {
   ): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord } | 'limit'>;
   /** The tenant's widgets in creation order; with `page`, at most `page.limit` past the position `page.from` and where the next page starts. */
   listWidgets(tenantId: TenantId, page?: PageRead): Promise<Page<WidgetRecord>>;
+  /** How many widgets the tenant has (a count, not a read of them all). */
+  countWidgets(tenantId: TenantId): Promise<number>;
   getWidget(tenantId: TenantId, id: string): Promise<WidgetRecord | null>;
   /** Any tenant's widget: for the in-process emit() API and widget keys. */
   findWidget(id: string): Promise<WidgetRecord | null>;

@@ -21,7 +21,7 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
     const name = f.string('name', { required: true, max: NAME_MAX, notBlank: true });
     f.done();
     requireCurrentPlan(plans, session.tenant, now(), 'a new widget and its key');
-    requireRoom(plans, session.tenant, 'widgets', (await store.listWidgets(session.tenant.id)).data.length);
+    requireRoom(plans, session.tenant, 'widgets', await store.countWidgets(session.tenant.id));
     const key = newToken('widgetKey');
     // Counted again with the insert: concurrent requests (or replicas) must not all take the last place.
     const max = plans.limits(session.tenant.plan).widgets;

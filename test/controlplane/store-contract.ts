@@ -78,6 +78,7 @@ export function controlPlaneStoreContract(name: string, open: () => Promise<Open
     try {
       const ids: number[] = [];
       for (let i = 0; i < 3; i++) ids.push((await store.createServer(tenantId, `s${i}`, DEFAULT_BUNDLE, 'system')).id);
+      assert.equal(await store.countServers(tenantId), 3);
       assert.deepEqual(
         (await store.listServers(tenantId)).map((s) => s.id),
         ids,

@@ -148,6 +148,8 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
           [['https://example.com/0', 'https://example.com/1'], ['https://example.com/2', 'https://example.com/3'], ['https://example.com/4']],
         );
         assert.deepEqual((await store.listWidgets(T1, { limit: 5, from: null })).nextCursor, null, 'a page that holds the rest names no next one');
+        assert.equal(await store.countWidgets(T1), 5);
+        assert.equal(await store.countWidgets(T2), 0);
       });
     });
 
