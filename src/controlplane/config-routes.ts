@@ -2,13 +2,13 @@ import { validateBundle } from '../../brain/index.js';
 import { bundleSizeProblem, PUBLISH_MAX_BODY } from '../bundles.js';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, quoteId, validationFailed } from '../http/errors.js';
-import { json } from '../http/reply.js';
+import { json, type Reply } from '../http/reply.js';
 import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
 import { charCount, Fields, ID_DIGITS, readJsonObject, unstorableText } from '../http/validate.js';
 import { requireCurrentPlan } from '../identity/plan-limits.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
 import { etagOf, matchesEtag } from './heads.js';
-import type { PublishedBundle } from './types.js';
+import type { PublishedBundle, ServerId } from './types.js';
 
 export const NOTE_HEADER = 'x-config-note';
 const MAX_NOTE = 500;
@@ -25,6 +25,23 @@ const PLAIN_NOTE = /^[\x20-\x7e]*$/;
  */
 export function noteHeaderValue(note: string): string {
   return PLAIN_NOTE.test(note) ? note : `UTF-8''${encodeURIComponent(note)}`;
+}
+
+/**
+ * An `If-Match` precondition (RFC 9110 §13.1.1, strong comparison) on the head a publish or
+ * rollback replaces: a client that sends the ETag it read is refused, as a stale publish is
+ * (409 version_conflict, the interface's code for one), when another publish landed since.
+ */
+async function requireIfMatch(req: Request, ctx: ControlPlaneContext, serverId: ServerId): Promise<void> {
+  const header = req.headers['if-match'];
+  if (header === undefined) return;
+  const head = await ctx.heads.get(serverId);
+  const tags = header.split(',').map((t) => t.trim());
+  if (head && (tags.includes('*') || tags.includes(head.etag))) return;
+  throw new HttpError(
+    'version_conflict',
+    `If-Match is ${JSON.stringify(header.slice(0, 80))} but the configuration is at ${head ? `version ${head.version} (ETag ${head.etag})` : 'no version'}. Reload it and apply the edit again.`,
+  );
 }
 
 function noteOf(req: Request): string {
@@ -69,6 +86,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
       const { session, server: record } = await ownedServer(ctx, req);
       requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
       const note = noteOf(req);
+      await requireIfMatch(req, ctx, record.id);
       const check = validateBundle(readJsonObject(req));
       if (!check.ok)
         throw validationFailed(
@@ -111,6 +129,12 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     return json(200, { ...found.entry, bundle: found.bundle });
   });
 
+  mountRollbackRoute(configWrite, ctx, published);
+}
+
+/** Spec 001 §3: a rollback appends the old content as a new, higher version; history is never rewritten. */
+function mountRollbackRoute(configWrite: ReturnType<HttpServer['scoped']>, ctx: ControlPlaneContext, published: (p: PublishedBundle) => Reply): void {
+  const { store, heads } = ctx;
   configWrite.post('/v1/servers/:id/config/rollback', async (req) => {
     const { session, server: record } = await ownedServer(ctx, req);
     requireCurrentPlan(ctx.plans, session.tenant, ctx.now(), 'publishing');
@@ -119,6 +143,7 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
     const version = f.number('version', { required: true, integer: true, min: 1 });
     f.done();
     const note = noteOf(req) || `rollback to version ${version}`;
+    await requireIfMatch(req, ctx, record.id);
     const result = await store.rollback(record.id, version!, await publisher(ctx, session), note);
     if (!result.ok) throw new HttpError('not_found', `Server ${record.id} has no configuration version ${version}.`);
     heads.set(record.id, record.tenantId, result.published);
