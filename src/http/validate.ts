@@ -1,10 +1,13 @@
 import type { Request } from './server.js';
-import { decodeBody } from './codec.js';
+import { decodeBody, repeatedKey } from './codec.js';
 import { HttpError, quoteId, validationFailed, type ErrorDetail } from './errors.js';
 
-/** Reads a JSON request body that must be an object; 415/400 otherwise. */
+/** Reads a JSON request body that must be an object, each of whose objects gives a key once; 415/400 otherwise. */
 export function readJsonObject(req: Request): Record<string, unknown> {
-  return jsonObjectOf(req.body, req.headers['content-type']);
+  const value = jsonObjectOf(req.body, req.headers['content-type']);
+  const key = repeatedKey(typeof req.body === 'string' ? req.body : req.body.toString('utf8'));
+  if (key !== null) throw new HttpError('bad_request', `The request body gives the key ${quoteId(key)} twice in one object; give each key once.`);
+  return value;
 }
 
 /** readJsonObject of a body and its Content-Type as read by a body shortcut (the body a string when it is ASCII). */
