@@ -22,6 +22,9 @@ import {
   dueOf,
   endpointOf,
   keyOf,
+  pageByPlace,
+  pageMapped,
+  pageRows,
   nextState,
   orderNote,
   signingKeyOf,
@@ -36,6 +39,7 @@ import {
 } from './rows.js';
 import type { AttemptResult, ClaimOptions, Claimed, CreatedWidget, EndpointInput, EndpointPatch, EndpointRoom, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
+import type { PageRead } from '../store/page.js';
 import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId, WidgetKeyRecord } from './types.js';
 
 /**
@@ -402,8 +406,17 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async listWidgets(tenantId: TenantId) {
-    return (await queryRows<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE tenant_id = $1 ORDER BY seq', [tenantId])).map(widgetOf);
+  async listWidgets(tenantId: TenantId, page?: PageRead) {
+    const rows = await queryRows<WidgetRow & { seq: number }>(
+      this.pool,
+      'SELECT * FROM webhook_widgets WHERE tenant_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [tenantId, page?.from ?? 0, pageRows(page)],
+    );
+    return pageMapped(rows, page, widgetOf);
+  }
+
+  async countWidgets(tenantId: TenantId) {
+    return (await queryRow<{ n: number }>(this.pool, 'SELECT COUNT(*)::int AS n FROM webhook_widgets WHERE tenant_id = $1', [tenantId]))!.n;
   }
 
   async getWidget(tenantId: TenantId, id: string) {
@@ -438,8 +451,13 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async listWidgetKeys(widgetId: WidgetId) {
-    return (await queryRows<KeyRow>(this.pool, 'SELECT * FROM webhook_widget_keys WHERE widget_id = $1 ORDER BY created_at, id', [widgetId])).map(keyOf);
+  async listWidgetKeys(widgetId: WidgetId, page?: PageRead) {
+    const rows = await queryRows<KeyRow>(this.pool, 'SELECT * FROM webhook_widget_keys WHERE widget_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [
+      widgetId,
+      pageRows(page),
+      page?.from ?? 0,
+    ]);
+    return pageByPlace(rows, page, keyOf);
   }
 
   async revokeWidgetKey(widgetId: WidgetId, keyId: string) {
@@ -493,8 +511,13 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async listEndpoints(widgetId: WidgetId) {
-    return (await queryRows<EndpointRow>(this.pool, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 ORDER BY seq', [widgetId])).map(endpointOf);
+  async listEndpoints(widgetId: WidgetId, page?: PageRead) {
+    const rows = await queryRows<EndpointRow & { seq: number }>(
+      this.pool,
+      'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [widgetId, page?.from ?? 0, pageRows(page)],
+    );
+    return pageMapped(rows, page, endpointOf);
   }
 
   async getEndpoint(widgetId: WidgetId, id: string) {

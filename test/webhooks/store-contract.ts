@@ -94,7 +94,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.match(second.id, /^wid_[0-9a-z]{20}$/);
         assert.equal(second.createdAt, START);
         assert.deepEqual(
-          (await store.listWidgets(T1)).map((w) => w.name),
+          (await store.listWidgets(T1)).data.map((w) => w.name),
           ['w', 'second'],
         );
         assert.equal((await store.getWidget(T1, second.id))?.name, 'second');
@@ -105,11 +105,51 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.deepEqual(await store.findWidgetKey('k'.repeat(64)), { widgetId: second.id, tenantId: T1 });
         const extra = await store.createWidgetKey(widget, { hash: 'x'.repeat(64), preview: 'bwk_x…' });
         assert.equal(extra.revokedAt, null);
-        assert.equal((await store.listWidgetKeys(widget)).length, 2);
+        assert.equal((await store.listWidgetKeys(widget)).data.length, 2);
         assert.equal(await store.revokeWidgetKey(second.id, key.id), true);
         assert.equal(await store.revokeWidgetKey(second.id, key.id), false, 'a revoked key is not revoked twice');
         assert.equal(await store.findWidgetKey('k'.repeat(64)), null);
-        assert.equal((await store.listWidgetKeys(second.id))[0]!.revokedAt, START);
+        assert.equal((await store.listWidgetKeys(second.id)).data[0]!.revokedAt, START);
+      });
+    });
+
+    test('widgets, widget keys and endpoints are read a page at a time: at most limit, from the position the previous page named', async () => {
+      await withStore(factory, async ({ store, widget }) => {
+        for (let i = 0; i < 4; i++) await store.createWidget(T1, `w${i}`, { hash: `${i}`.repeat(64), preview: 'p' });
+        for (let i = 0; i < 4; i++) await store.createWidgetKey(widget, { hash: `k${i}`.padEnd(64, 'x'), preview: `p${i}` });
+        const input = { url: 'https://example.com/a', secret: 'whsec_x', events: ['lead.captured'] as EventType[], enabled: true };
+        for (let i = 0; i < 5; i++) await store.createEndpoint(widget, { ...input, url: `https://example.com/${i}` });
+        const walk = async <T>(read: (page: { limit: number; from: number | null }) => Promise<{ data: T[]; nextCursor: number | null }>) => {
+          const pages: T[][] = [];
+          let from: number | null = null;
+          do {
+            const page = await read({ limit: 2, from });
+            pages.push(page.data);
+            from = page.nextCursor;
+          } while (from !== null && pages.length < 10);
+          return pages;
+        };
+        assert.deepEqual(
+          (await walk((p) => store.listWidgets(T1, p))).map((page) => page.map((w) => w.name)),
+          [['w', 'w0'], ['w1', 'w2'], ['w3']],
+        );
+        const keys = (await walk((p) => store.listWidgetKeys(widget, p))).map((page) => page.map((k) => k.preview));
+        assert.deepEqual(
+          keys.map((page) => page.length),
+          [2, 2, 1],
+        );
+        assert.deepEqual(
+          keys.flat(),
+          (await store.listWidgetKeys(widget)).data.map((k) => k.preview),
+          'every key once, in the order of the whole list',
+        );
+        assert.deepEqual(
+          (await walk((p) => store.listEndpoints(widget, p))).map((page) => page.map((e) => e.url)),
+          [['https://example.com/0', 'https://example.com/1'], ['https://example.com/2', 'https://example.com/3'], ['https://example.com/4']],
+        );
+        assert.deepEqual((await store.listWidgets(T1, { limit: 5, from: null })).nextCursor, null, 'a page that holds the rest names no next one');
+        assert.equal(await store.countWidgets(T1), 5);
+        assert.equal(await store.countWidgets(T2), 0);
       });
     });
 
@@ -128,7 +168,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.equal(off !== 'limit' && off.disabledReason, 'user');
         assert.equal(await store.createEndpoint(widget, input, 2), 'limit');
         assert.deepEqual(
-          (await store.listEndpoints(widget)).map((e) => e.id),
+          (await store.listEndpoints(widget)).data.map((e) => e.id),
           [a.id, off !== 'limit' ? off.id : ''],
         );
         assert.equal(await store.getEndpoint('wid_other' as WidgetId, a.id), null);
