@@ -77,7 +77,7 @@ test('one slow receiver holds at most 4 deliveries in flight and does not starve
     await Promise.all(Array.from({ length: 10 }, (_, i) => svc.emit(widgetId, 'escalation.triggered', { conversation_id: `ses_f${i}` })));
     await fast.waitFor(10);
     assert.equal(slow.received.length, 4, 'per-endpoint limit');
-    const [slowEp] = (await svc.store.listEndpoints(widgetId as never)).filter((e) => e.id !== quick.id);
+    const [slowEp] = (await svc.store.listEndpoints(widgetId as never)).data.filter((e) => e.id !== quick.id);
     const inflight = await svc.store.listDeliveries(slowEp!.id, { limit: 100, before: null, status: 'inflight' });
     assert.equal(inflight.data.length, 4);
     slow.setResponder(() => ({ status: 200 }));
