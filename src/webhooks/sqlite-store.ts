@@ -430,12 +430,12 @@ export class SqliteWebhookStore implements WebhookStore {
       heldPast: db.prepare(claimable('webhook_deliveries_blocked', 1, true)),
       heldPastAny: db.prepare(claimable('webhook_deliveries_blocked', 1, false)),
       // A finished delivery releases the earliest unfinished one of its conversation, if that one is blocked.
-      unblockNext: db.prepare(
-        `UPDATE webhook_deliveries SET blocked = 0 WHERE blocked = 1 AND seq = (
-           SELECT seq FROM webhook_deliveries INDEXED BY webhook_deliveries_order
-           WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1)
-         RETURNING seq, next_attempt_at`,
+      // Read, then written only when blocked: an UPDATE … RETURNING builds a temporary table for its rows at every run.
+      nextUnfinished: db.prepare(
+        `SELECT seq, next_attempt_at, blocked FROM webhook_deliveries INDEXED BY webhook_deliveries_order
+         WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
       ),
+      unblock: db.prepare('UPDATE webhook_deliveries SET blocked = 0 WHERE seq = ?'),
       blocker: db.prepare(
         `SELECT id, status FROM webhook_deliveries INDEXED BY webhook_deliveries_order
          WHERE endpoint_id = ? AND order_key = ? AND seq < ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
@@ -1042,8 +1042,11 @@ export class SqliteWebhookStore implements WebhookStore {
           }
           if (next.status === 'pending') this.dueAgain(next.at, h.seq);
           else if (h.orderKey !== null) {
-            const freed = this.q.unblockNext.get(h.endpointId, h.orderKey) as { seq: number; next_attempt_at: number } | undefined;
-            if (freed) this.unblocked({ seq: freed.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: freed.next_attempt_at }, held);
+            const freed = this.q.nextUnfinished.get(h.endpointId, h.orderKey) as { seq: number; next_attempt_at: number; blocked: number } | undefined;
+            if (freed !== undefined && freed.blocked === 1) {
+              this.q.unblock.run(freed.seq);
+              this.unblocked({ seq: freed.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: freed.next_attempt_at }, held);
+            }
           }
           this.q.insertAttempt.run(h.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
           if (!state) continue;
