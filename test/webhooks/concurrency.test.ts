@@ -58,28 +58,6 @@ test('the documented defaults: 64 deliveries in flight per process, 8 per endpoi
   assert.equal(DELIVERY_CONCURRENCY_PER_ENDPOINT, 8);
 });
 
-test('one endpoint has at most 8 deliveries in flight by default: a later event for another endpoint goes past its backlog', async () => {
-  const rx = await holdingReceiver();
-  const { s, addEndpoint, post } = await webhookServer();
-  try {
-    await addEndpoint({ url: `${rx.url}/slow`, events: ['conversation.started'] });
-    await addEndpoint({ url: `${rx.url}/probe`, events: ['lead.captured'] });
-    for (let i = 0; i < 12; i++) assert.equal((await post('conversation.started', { conversation_id: `ses_${i}`, visitor_id: 'vis_1' })).status, 202);
-    assert.equal((await post('lead.captured', LEAD)).status, 202);
-    // The probe's delivery is claimed after the slow endpoint's twelve in claim order: once it is
-    // here, every claim that could take one of those has run.
-    await rx.until(() => rx.openOn('/probe') === 1 && rx.openOn('/slow') >= DELIVERY_CONCURRENCY_PER_ENDPOINT);
-    assert.equal(rx.openOn('/slow'), DELIVERY_CONCURRENCY_PER_ENDPOINT);
-    // Answering them frees their slots for the four left.
-    rx.answer('/slow');
-    await rx.until(() => rx.arrivals.filter((a) => a.path === '/slow').length === 12);
-    assert.ok(Math.max(...rx.arrivals.filter((a) => a.path === '/slow').map((a) => a.openOnPath)) <= DELIVERY_CONCURRENCY_PER_ENDPOINT);
-  } finally {
-    await s.stop();
-    await rx.close();
-  }
-});
-
 test('--webhook-concurrency and --webhook-endpoint-concurrency (as the server options they set) bound deliveries in flight, in all and per endpoint', async () => {
   const rx = await holdingReceiver();
   const { s, addEndpoint, post } = await webhookServer({ webhookConcurrency: { total: 3, perEndpoint: 2 } });
