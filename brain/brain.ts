@@ -12,7 +12,7 @@ import { detach, EV, forget, observe, remember, summarize, type MemorySummary } 
 import { applyProfileTraits, sampleSessionS, sampleTraits, temper } from './population.js';
 import { seedFor } from './prng.js';
 import { newRhythm } from './conduct.js';
-import { CONTACT_MEMORY_S, recordContact } from './reactive/investigate.js';
+import { closeDeadContact, CONTACT_MEMORY_S, recordContact } from './reactive/investigate.js';
 import { perceive, type Perception } from './reactive/perception.js';
 import { alignmentOf, mapSurvivorOf, survivorOf, type Alignment } from './roster.js';
 import { Squads, type Squad } from './squads.js';
@@ -173,6 +173,8 @@ export class Brain {
       recordContact(a, threat, time);
     }
     a.sawHostile = threat !== null;
+    // Seen dead, the contact is over: nothing to investigate, watch or flee from there.
+    if (p.dead > 0 && a.contact) closeDeadContact(a, targets);
 
     if (sw.memory) {
       const heard = observe(a, time, targets, s.heard, threat, sw.allowNames);

@@ -2,7 +2,19 @@ import { cm, distH, rem, vec, yawTo } from './geometry.js';
 import { noise } from './prng.js';
 import type { Squad } from './squads.js';
 import type { AgentState } from './state.js';
-import type { HeardSpeech, Intent, PointOfInterest, Role, SelfState, Speed, Target, TargetKind, Vec3 } from './types.js';
+import {
+  hasTarget,
+  HEARD_AHEAD_S,
+  type HeardSpeech,
+  type Intent,
+  type PointOfInterest,
+  type Role,
+  type SelfState,
+  type Speed,
+  type Target,
+  type TargetKind,
+  type Vec3,
+} from './types.js';
 import { ARRIVAL_M } from './reactive/patrol.js';
 import { TICK_LIMITS } from './tick-schema.js';
 
@@ -73,17 +85,19 @@ function rangeFor(a: AgentState, kind: TargetKind, ammo: number): number {
 }
 
 /**
- * Starts or continues an engagement: returns whether to fire this tick. A hostile visible on
- * the character's first tick counts as already acquired (it may have been in view for long),
- * and so does one that hits the character (`hit`) while it is still aiming.
+ * Starts or continues an engagement: returns whether to fire this tick. The acquisition delay
+ * runs from the tick the character first sees the hostile, its own first tick included (from
+ * outside, that is the first sight: a character new to the brain aims before it shoots like
+ * any other); a hostile that hits the character (`hit`) while it is still aiming counts as
+ * acquired at once.
  * After the acquisition delay: bursts (longer for the brave) and pauses (longer for the
  * nervous), every RELOAD_EVERY-th cycle a reload.
  */
-export function fireNow(a: AgentState, threat: Target, dist: number, time: number, first: boolean, ammo: number, hit: boolean): boolean {
+export function fireNow(a: AgentState, threat: Target, dist: number, time: number, ammo: number, hit: boolean): boolean {
   const delay = acquireDelay(a, dist, threat.id);
   if (a.engTarget !== threat.id || a.mode !== 'engaging') {
     a.engTarget = threat.id;
-    a.engT = first ? time - delay : time;
+    a.engT = time;
   }
   // Shot at while still aiming: it fires back at once.
   if (hit && time - a.engT < delay) a.engT = time - delay;
@@ -179,8 +193,14 @@ export const FLEE_CLEAR_MAX_M = 80;
 /** After a flight the character investigates nothing (least of all what it fled from) for this long. */
 export const NO_RETURN_S = 60;
 const FLEE_STEP_M = 40;
-/** Less than this per second while sprinting is no progress. */
+/** Less than this per second while sprinting is no progress... */
 const BLOCKED_MPS = 1;
+/**
+ * ...judged over at least this long on one way out: one tick is not enough, since a mod that
+ * has not yet applied the last reply, or ticks at 10 Hz while the character turns, shows a
+ * runner that has hardly moved since the last tick but is not blocked.
+ */
+export const BLOCKED_WINDOW_S = 2;
 /**
  * Turns from the way out tried in turn while blocked (a wall in the way); one that comes within
  * 90 degrees of a threat (plus FLEE_MARGIN_DEG) is skipped, and with none left the character hides.
@@ -250,13 +270,21 @@ export function pushFlight(
   let n = 0;
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i]!;
-    if (!t.hostile || !t.visible || distH(pos.x, pos.z, t.pos.x, t.pos.z) < 1e-6) continue;
+    // A body (health 0) is no threat to run from, as in perception.
+    if (!t.hostile || !t.visible || (t.health !== undefined && t.health <= 0) || distH(pos.x, pos.z, t.pos.x, t.pos.z) < 1e-6) continue;
     bearings[n++] = yawTo(pos.x, pos.z, t.pos.x, t.pos.z);
   }
-  if (n === 0 && distH(pos.x, pos.z, a.contactX, a.contactZ) > 1e-6) bearings[n++] = yawTo(pos.x, pos.z, a.contactX, a.contactZ);
   let mid: number;
   let half: number;
-  if (n === 0) {
+  if (n === 0 && a.detourZ < 90) {
+    // Out of sight after fleeing several threats: the opening between them as last seen, not the
+    // one contact remembered (a way out of that one alone may lead toward another).
+    mid = a.detourX;
+    half = a.detourZ;
+  } else if (n === 0 && distH(pos.x, pos.z, a.contactX, a.contactZ) > 1e-6) {
+    mid = rem(yawTo(pos.x, pos.z, a.contactX, a.contactZ) + 180, 360);
+    half = 90;
+  } else if (n === 0) {
     mid = rem(st.heading_deg + 180, 360);
     half = 90;
   } else {
@@ -272,6 +300,13 @@ export function pushFlight(
     }
     mid = rem(start + gap / 2, 360);
     half = gap / 2 - 90;
+    // The detour's point is free while fleeing (a goal or patrol starts its detour watch afresh
+    // after a flight): it keeps the opening between several threats for the ticks they are out
+    // of sight. With one, the contact stands for it.
+    if (n > 1) {
+      a.detourX = mid;
+      a.detourZ = half;
+    }
   }
   let way = mid;
   if (sq !== null && sq.members.size > 1) {
@@ -290,8 +325,18 @@ export function pushFlight(
   // of an older brain may hold, starts the sides afresh.
   let k = a.fleeBend === HIDING ? FLEE_SIDES_DEG.length : FLEE_SIDES_DEG.indexOf(a.fleeBend);
   if (k < 0) k = 0;
-  // Blocked: running since the last tick and hardly moved since.
-  if (dt > 0 && a.mode === 'fleeing' && distH(pos.x, pos.z, a.x, a.z) < BLOCKED_MPS * dt) k++;
+  // Blocked: running this way for BLOCKED_WINDOW_S and hardly moved since it was taken. The progress watch's
+  // anchor (progT, progX, progZ) is free while fleeing: a goal or a patrol starts its own watch afresh after a flight.
+  if (dt <= 0 || a.mode !== 'fleeing') {
+    a.progT = time;
+    a.progX = pos.x;
+    a.progZ = pos.z;
+  } else if (time - a.progT >= BLOCKED_WINDOW_S) {
+    if (distH(pos.x, pos.z, a.progX, a.progZ) < BLOCKED_MPS * (time - a.progT)) k++;
+    a.progT = time;
+    a.progX = pos.x;
+    a.progZ = pos.z;
+  }
   while (k < FLEE_SIDES_DEG.length && turn(way + FLEE_SIDES_DEG[k]!, mid) >= half - FLEE_MARGIN_DEG) k++;
   a.fleeBend = k < FLEE_SIDES_DEG.length ? FLEE_SIDES_DEG[k]! : HIDING;
   out.push({ kind: 'Flee', from });
@@ -304,6 +349,8 @@ export function pushFlight(
 export function startFlight(a: AgentState, time: number, from: number): void {
   a.fleeT = time;
   a.fleeBend = 0;
+  // No opening between several threats seen yet in this flight (see pushFlight).
+  a.detourZ = 90;
   a.fledId = from;
 }
 
@@ -470,6 +517,13 @@ export const TURN_HOLD_S = 2;
 /** Ambient emotes (greetings, stretches, nods) come every AMBIENT_MIN_S..AMBIENT_MAX_S: 2.4 to 7.5 an hour, about 4 on average. */
 export const AMBIENT_MIN_S = 480;
 export const AMBIENT_MAX_S = 1500;
+/**
+ * A line heard from a known speaker is acknowledged at once (a nod, a wave, a shrug) when the
+ * character has not emoted for this long: a player who speaks to a character sees it answer,
+ * and the acknowledgement takes the ambient emote's place (the next one is drawn from it), so
+ * a talkative player cannot raise a character's emotes past one per ANSWER_GAP_S.
+ */
+export const ANSWER_GAP_S = 1200;
 /** Session wind-down: the last WIND_DOWN_MIN_S..WIND_DOWN_MAX_S (per character) are spent standing still. */
 export const WIND_DOWN_MIN_S = 10;
 export const WIND_DOWN_MAX_S = 30;
@@ -491,7 +545,7 @@ export function hear(a: AgentState, lines: readonly HeardSpeech[] | undefined, t
   let turned = false;
   for (let i = 0; i < lines.length; i++) {
     const h = lines[i]!;
-    if (h.at_s <= a.heardT) continue;
+    if (h.at_s <= a.heardT || h.at_s > time + HEARD_AHEAD_S || (h.from === a.id && !hasTarget(targets, h.from))) continue;
     a.heardT = h.at_s;
     for (let j = 0; j < targets.length; j++) {
       const t = targets[j]!;
@@ -516,10 +570,11 @@ export function pushLook(out: Intent[], a: AgentState, heading: number, time: nu
 
 /**
  * The ambient emote due now, or null: a greeting to someone friendly in sight, an answer to a
- * line just heard, else a stretch or a shrug; each drawn per occasion.
+ * line just heard (due at once when none came for ANSWER_GAP_S), else a stretch or a shrug;
+ * each drawn per occasion.
  */
 export function ambientEmote(a: AgentState, time: number, greet: boolean, heard: boolean): string | null {
-  if (time < a.nextEmoteT) return null;
+  if (time < a.nextEmoteT && !(heard && time - a.lastEmoteT >= ANSWER_GAP_S)) return null;
   a.nextEmoteT = time + AMBIENT_MIN_S + (AMBIENT_MAX_S - AMBIENT_MIN_S) * noise(a.id, time);
   a.lastEmoteT = time;
   // A greeting is a wave or a nod, as the moment draws it.

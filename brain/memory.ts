@@ -32,7 +32,7 @@ import {
   newMemoryBlock,
 } from './memory-block.js';
 import type { AgentState } from './state.js';
-import type { HeardSpeech, Target, TargetKind } from './types.js';
+import { hasTarget, HEARD_AHEAD_S, type HeardSpeech, type Target, type TargetKind } from './types.js';
 
 export { EV } from './memory-block.js';
 
@@ -114,7 +114,7 @@ export function observe(
     let newest = last;
     for (let i = 0; i < lines.length; i++) {
       const h = lines[i]!;
-      if (h.at_s <= last) continue;
+      if (h.at_s <= last || h.at_s > time + HEARD_AHEAD_S || (h.from === a.id && !hasTarget(targets, h.from))) continue;
       heard++;
       if (h.at_s > newest) newest = h.at_s;
       const slot = nextSlot(m, HEARD_LEN, HEARD_NEXT, MEMORY_CAPS.heard);

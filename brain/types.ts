@@ -172,6 +172,25 @@ export interface TraitRange {
 
 export type Population = Record<TraitName, TraitRange> & { session_min: [number, number] };
 
+/**
+ * A heard line stamped more than this after its tick's `time_s` is ignored, by memory, by
+ * the turn toward the speaker and by the sidecar's dialogue tier: lines are new when stamped after the newest one heard, so one
+ * line on another clock (milliseconds, the wall clock) would otherwise deafen the character
+ * until its clock caught up. The slack allows a mod that stamps chat a moment after it read
+ * the tick's time.
+ */
+export const HEARD_AHEAD_S = 1;
+
+/**
+ * Whether a target of this id is in the snapshot. A heard line "from" the character's own id
+ * is its own (a mod feeding its Say back through chat) unless a target of that id is there: a
+ * game whose player ids and character ids overlap must not lose a player's words.
+ */
+export function hasTarget(targets: readonly Target[], id: number): boolean {
+  for (let i = 0; i < targets.length; i++) if (targets[i]!.id === id) return true;
+  return false;
+}
+
 export const ECONOMIES = ['Silent', 'Frugal', 'Normal', 'Chatty'] as const;
 export type Economy = (typeof ECONOMIES)[number];
 

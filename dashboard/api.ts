@@ -121,7 +121,7 @@ const MAX_PAGES = 50;
 
 /**
  * Every page of a list whose body is an array and whose next page is named by a
- * `Link: <…>; rel="next"` header (tenants, configuration versions), 100 items at a time.
+ * `Link: <…>; rel="next"` header (tenants, servers, widgets, keys, endpoints, configuration versions), 100 items at a time.
  */
 export async function callAllPages<T>(path: string, options: CallOptions = {}): Promise<T[]> {
   const out: T[] = [];

@@ -61,6 +61,8 @@ export const SLOW_SUITES = [
   'test/sim/scenarios.test.ts',
   'test/dashboard/dashboard.test.ts',
   'test/http/route-fuzz.test.ts',
+  'test/http/route-fuzz-postgres.test.ts',
+  'test/http/route-fuzz-sidecar.test.ts',
   'test/cli/commands/migrate-store.test.ts',
   'test/video/render.test.ts',
   'test/dashboard/connection.test.ts',

@@ -55,6 +55,14 @@ export interface ReplicaBenchOptions {
    * to have room for N times the load generators.
    */
   connectionsEach: boolean;
+  /**
+   * Times the whole sequence (hello-world, SQLite, each replica count) is run, fresh processes
+   * each time; the factors are reported per round and as the median of the rounds' factors. A
+   * configuration measured a minute after another may find the host faster or slower (the same
+   * SQLite process's CPU per pull has moved by a third between runs a minute apart), and one
+   * round's factor carries that drift whole.
+   */
+  rounds: number;
   log: (line: string) => void;
 }
 
@@ -66,6 +74,8 @@ interface Shape {
 
 export interface ConfigurationResult {
   name: string;
+  /** The round it was measured in, from 1 (controls: the last round). */
+  round: number;
   replicas: number;
   /** wrk connections each replica served. */
   connectionsPerReplica: number;
@@ -118,14 +128,18 @@ export interface ReplicaBenchResult {
     connections: number;
     /** Whether each replica had `connections` of its own rather than a share. */
     connectionsEach: boolean;
+    rounds: number;
     serverCpu: string | null;
     loadCpu: string | null;
     /** The quota each process ran under (cores), or null with the reason there was none. */
     replicaCpu: number | null;
     quotaUnavailable: string | null;
   };
-  /** A bare uWebSockets.js hello-world on the servers' core, driven by the same pull script and connections. */
+  /** A bare uWebSockets.js hello-world on the servers' core, driven by the same pull script and connections (the first round's). */
   helloWorld: { rps: number; cpuMsPerRequest: number };
+  /** The hello-world of each round, in order. */
+  helloWorldByRound: { rps: number; cpuMsPerRequest: number }[];
+  /** Every round's configurations, in the order measured. */
   configurations: ConfigurationResult[];
 }
 
@@ -257,8 +271,15 @@ export function confined(
 export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBenchResult> {
   const quotas = quotasFor(o.replicaCpu, o.log);
   if (o.cpuProfDir !== null) mkdirSync(o.cpuProfDir, { recursive: true });
-  const helloWorld = await helloBaseline(o, quotas);
-  const configurations = await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url, null));
+  const helloWorldByRound: ReplicaBenchResult['helloWorld'][] = [];
+  const configurations: ConfigurationResult[] = [];
+  for (let round = 1; round <= o.rounds; round++) {
+    if (o.rounds > 1) o.log(`round ${round} of ${o.rounds}`);
+    helloWorldByRound.push(await helloBaseline(o, quotas));
+    for (const c of await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url, null)))
+      configurations.push({ ...c, round });
+  }
+  const helloWorld = helloWorldByRound[0]!;
   if (o.controls)
     for (const n of o.connectionsEach ? [] : o.replicas.filter((r) => r > 1)) {
       const connections = Math.max(1, Math.floor(o.connections / n));
@@ -266,7 +287,10 @@ export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBe
       if (!quotas?.available) o.log('controls: no busy loops without CPU quotas (they would take a core each)');
       for (const busy of busyLoops) {
         const name = `postgres, 1 replica, ${connections} connections${busy > 0 ? `, ${busy} busy quotas` : ''}`;
-        configurations.push(await onFreshDatabase(o.database, `c${n}_${busy}`, (url) => runConfiguration(o, quotas, name, 1, url, { connections, busy })));
+        configurations.push({
+          ...(await onFreshDatabase(o.database, `c${n}_${busy}`, (url) => runConfiguration(o, quotas, name, 1, url, { connections, busy }))),
+          round: o.rounds,
+        });
       }
     }
   if (o.cpuProfDir !== null)
@@ -284,12 +308,14 @@ export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBe
       warmupS: o.warmupS,
       connections: o.connections,
       connectionsEach: o.connectionsEach,
+      rounds: o.rounds,
       serverCpu: quotas?.available ? null : (o.serverCpu ?? null),
       loadCpu: o.loadCpu ?? null,
       replicaCpu: quotas?.available ? quotas.fraction : null,
       quotaUnavailable: quotas && !quotas.available ? quotas.reason : null,
     },
     helloWorld,
+    helloWorldByRound,
     configurations,
   };
 }
@@ -340,7 +366,7 @@ async function runConfiguration(
   replicas: number,
   url: string | null,
   shape: Shape | null,
-): Promise<ConfigurationResult> {
+): Promise<Omit<ConfigurationResult, 'round'>> {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-replicas-'));
   const children: ChildProcess[] = [];
   const made: CpuQuota[] = [];
@@ -589,8 +615,9 @@ function monotonicUs(): number {
 export function replicaTable(r: ReplicaBenchResult): string {
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   const cpu = (list: number[]) => list.map((v) => v.toFixed(3)).join(' / ');
-  // What one replica's core would answer, as a share of what the hello-world answers on it.
-  const share = (list: number[]) => list.map((v) => `${Math.round((r.helloWorld.cpuMsPerRequest / Math.max(v, 1e-6)) * 100)}%`).join(' / ');
+  const helloOf = (round: number) => r.helloWorldByRound[round - 1] ?? r.helloWorld;
+  // What one replica's core would answer, as a share of what the hello-world of its round answers on it.
+  const share = (list: number[], round: number) => list.map((v) => `${Math.round((helloOf(round).cpuMsPerRequest / Math.max(v, 1e-6)) * 100)}%`).join(' / ');
   const pgCpu = (w: RunWork) => (w.postgresCpuMsPerRequest === null ? '—' : w.postgresCpuMsPerRequest.toFixed(3));
   const busy = (w: RunWork) => `${Math.round(w.machineBusy * 100)}%`;
   const quota = (w: RunWork) => (w.quotaUsed === null ? '—' : w.quotaUsed.map((q) => `${Math.round(q * 100)}%`).join(' / '));
@@ -599,22 +626,59 @@ export function replicaTable(r: ReplicaBenchResult): string {
       ? '—'
       : `${w.statementsPerRequest.map((v) => v.toFixed(3)).join(' / ')} (${w.notificationsPerRequest!.reduce((a, b) => a + b, 0) > 0 ? `notifications ${w.notificationsPerRequest!.map((v) => v.toFixed(3)).join(' / ')}` : 'no notifications'})`;
   const where = r.settings.replicaCpu !== null ? `under the same quota, ${r.settings.replicaCpu} of a core` : 'same core';
-  const one = r.configurations.find(
-    (c) => c.name.startsWith('postgres') && c.replicas === 1 && c.busyQuotas === 0 && c.connectionsPerReplica === r.settings.connections,
-  );
   const split = r.settings.connectionsEach
     ? `each replica with ${r.settings.connections} connections of its own`
     : `${r.settings.connections} connections split among the replicas`;
-  const scaling = r.configurations
-    .filter((c) => one && c.name.startsWith('postgres') && c.replicas > 1)
-    .map(
-      (c) =>
-        `${c.replicas} replicas ÷ 1 replica: signed 304s ${(c.signed304.rps / Math.max(1, one!.signed304.rps)).toFixed(2)}×, telemetry ${(c.telemetry.rps / Math.max(1, one!.telemetry.rps)).toFixed(2)}×`,
+  const ratio = (a: number, b: number) => a / Math.max(1, b);
+  // The goal's factors, within each round (one replica, the SQLite process and the hello-world of the same round).
+  const rounds = [...new Set(r.configurations.map((c) => c.round))].sort((a, b) => a - b);
+  const factors = rounds.map((round) => {
+    const inRound = r.configurations.filter((c) => c.round === round);
+    const one = inRound.find(
+      (c) => c.name.startsWith('postgres') && c.replicas === 1 && c.busyQuotas === 0 && c.connectionsPerReplica === r.settings.connections,
     );
+    const sqlite = inRound.find((c) => c.name.startsWith('sqlite'));
+    const many = inRound.filter((c) => one && c.name.startsWith('postgres') && c.replicas > 1);
+    return {
+      round,
+      scaling: many.map((c) => ({ n: c.replicas, pulls: ratio(c.signed304.rps, one!.signed304.rps), reports: ratio(c.telemetry.rps, one!.telemetry.rps) })),
+      vsSqlite: one && sqlite ? { pulls: ratio(one.signed304.rps, sqlite.signed304.rps), reports: ratio(one.telemetry.rps, sqlite.telemetry.rps) } : null,
+      vsHello: one ? ratio(one.signed304.rps, helloOf(round).rps) : null,
+    };
+  });
+  const describe = (f: (typeof factors)[number]) =>
+    [
+      ...f.scaling.map((x) => `${x.n} replicas ÷ 1 replica: signed 304s ${x.pulls.toFixed(2)}×, telemetry ${x.reports.toFixed(2)}×`),
+      ...(f.vsSqlite
+        ? [`1 PostgreSQL replica ÷ the SQLite process: signed 304s ${f.vsSqlite.pulls.toFixed(2)}, telemetry ${f.vsSqlite.reports.toFixed(2)}`]
+        : []),
+      ...(f.vsHello === null ? [] : [`a replica's signed 304s ÷ the hello-world's rate: ${Math.round(f.vsHello * 100)}%`]),
+    ].join('; ');
+  const med = (xs: number[]) => {
+    const t = [...xs].sort((a, b) => a - b);
+    return t.length % 2 === 1 ? t[(t.length - 1) / 2]! : (t[t.length / 2 - 1]! + t[t.length / 2]!) / 2;
+  };
+  const medians =
+    factors.length > 1
+      ? [
+          `median of the ${factors.length} rounds' factors: ${describe({
+            round: 0,
+            scaling: factors[0]!.scaling.map((x, i) => ({
+              n: x.n,
+              pulls: med(factors.map((f) => f.scaling[i]?.pulls ?? 0)),
+              reports: med(factors.map((f) => f.scaling[i]?.reports ?? 0)),
+            })),
+            vsSqlite: factors.every((f) => f.vsSqlite)
+              ? { pulls: med(factors.map((f) => f.vsSqlite!.pulls)), reports: med(factors.map((f) => f.vsSqlite!.reports)) }
+              : null,
+            vsHello: factors.every((f) => f.vsHello !== null) ? med(factors.map((f) => f.vsHello!)) : null,
+          })}`,
+        ]
+      : [];
   const mean = (list: number[]) => list.reduce((a, b) => a + b, 0) / Math.max(1, list.length);
   // Each of N replicas against one replica holding the same connections, alone and beside busy loops: the controls.
   const controls = r.configurations
-    .filter((c) => c.replicas > 1)
+    .filter((c) => c.replicas > 1 && c.round === r.settings.rounds)
     .flatMap((c) =>
       r.configurations
         .filter((k) => k.replicas === 1 && k.connectionsPerReplica === c.connectionsPerReplica && k.connectionsPerReplica !== r.settings.connections)
@@ -623,26 +687,96 @@ export function replicaTable(r: ReplicaBenchResult): string {
             `CPU per request of each of ${c.replicas} replicas ÷ ${k.name}: pulls ${(mean(c.signed304.cpuMsPerRequest) / Math.max(1e-6, mean(k.signed304.cpuMsPerRequest))).toFixed(2)}, reports ${(mean(c.telemetry.cpuMsPerRequest) / Math.max(1e-6, mean(k.telemetry.cpuMsPerRequest))).toFixed(2)}`,
         ),
     );
-  const sqlite = r.configurations.find((c) => c.name.startsWith('sqlite'));
-  const vsSqlite =
-    one && sqlite
-      ? [
-          `1 PostgreSQL replica ÷ the SQLite process: signed 304s ${(one.signed304.rps / Math.max(1, sqlite.signed304.rps)).toFixed(2)}, telemetry ${(one.telemetry.rps / Math.max(1, sqlite.telemetry.rps)).toFixed(2)}`,
-        ]
-      : [];
   return [
     r.settings.quotaUnavailable ? `no CPU quotas: ${r.settings.quotaUnavailable}` : '',
     `each process measured for ${r.settings.durationS} s per scenario after ${r.settings.warmupS} s of the same load unmeasured; ${split}`,
-    `bare uWS hello-world (baseline, ${where}, same wrk script): ${fmt(r.helloWorld.rps)} req/s, ${r.helloWorld.cpuMsPerRequest.toFixed(3)} ms CPU per request`,
-    ...scaling,
-    ...vsSqlite,
+    ...r.helloWorldByRound.map(
+      (h, i) =>
+        `bare uWS hello-world (baseline${r.helloWorldByRound.length > 1 ? `, round ${i + 1}` : ''}, ${where}, same wrk script): ${fmt(h.rps)} req/s, ${h.cpuMsPerRequest.toFixed(3)} ms CPU per request`,
+    ),
+    ...factors.map((f) => `${factors.length > 1 ? `round ${f.round}: ` : ''}${describe(f)}`),
+    ...medians,
     ...controls,
     '',
-    '| configuration | connections per replica | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | PostgreSQL statements per pull, per replica | PostgreSQL CPU ms per pull | machine busy (pulls) | quota used (pulls) | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica | PostgreSQL statements per report, per replica | PostgreSQL CPU ms per report | machine busy (reports) | quota used (reports) |',
-    '|---|---:|---:|---:|---|---|---|---:|---:|---|---:|---|---|---|---:|---:|---|',
+    '| round | configuration | connections per replica | signed 304 pulls/s | pull errors | CPU ms per pull, per replica | pull vs hello-world by CPU, per replica | PostgreSQL statements per pull, per replica | PostgreSQL CPU ms per pull | machine busy (pulls) | quota used (pulls) | telemetry reports/s | stored / acknowledged (lost) | CPU ms per report, per replica | PostgreSQL statements per report, per replica | PostgreSQL CPU ms per report | machine busy (reports) | quota used (reports) |',
+    '|---:|---|---:|---:|---:|---|---|---|---:|---:|---|---:|---|---|---|---:|---:|---|',
     ...r.configurations.map(
       (c) =>
-        `| ${c.name} | ${c.connectionsPerReplica} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest)} | ${statements(c.signed304.work)} | ${pgCpu(c.signed304.work)} | ${busy(c.signed304.work)} | ${quota(c.signed304.work)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} | ${statements(c.telemetry.work)} | ${pgCpu(c.telemetry.work)} | ${busy(c.telemetry.work)} | ${quota(c.telemetry.work)} |`,
+        `| ${c.round} | ${c.name} | ${c.connectionsPerReplica} | ${fmt(c.signed304.rps)} | ${c.signed304.errors} | ${cpu(c.signed304.cpuMsPerRequest)} | ${share(c.signed304.cpuMsPerRequest, c.round)} | ${statements(c.signed304.work)} | ${pgCpu(c.signed304.work)} | ${busy(c.signed304.work)} | ${quota(c.signed304.work)} | ${fmt(c.telemetry.rps)} | ${fmt(c.telemetry.stored)} / ${fmt(c.telemetry.acknowledged)} (${c.telemetry.lost}) | ${cpu(c.telemetry.cpuMsPerRequest)} | ${statements(c.telemetry.work)} | ${pgCpu(c.telemetry.work)} | ${busy(c.telemetry.work)} | ${quota(c.telemetry.work)} |`,
     ),
   ].join('\n');
+}
+
+/** What PostgreSQL spent on one statement over a measured window (pg_stat_statements). */
+export interface StatementTime {
+  /** The statement's normalised text, cut to its first words. */
+  statement: string;
+  calls: number;
+  /** Execution time in the server (wall time of the backend, waits included). */
+  execMs: number;
+  rows: number;
+  walBytes: number;
+  /** Shared buffers read or written by it: its page traffic. */
+  blocks: number;
+}
+
+type StatementSnapshot = Map<string, Omit<StatementTime, 'statement'> & { text: string }>;
+
+/**
+ * pg_stat_statements of the database at `url`, when the server preloads the extension (an
+ * operator's diagnostic setting: `shared_preload_libraries = pg_stat_statements`); null when it
+ * does not, and the benchmark then goes without this column.
+ */
+export async function statementSnapshot(url: string): Promise<StatementSnapshot | null> {
+  try {
+    return await withAdmin(url, async (c) => {
+      await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      const { rows } = await c.query<{ id: string; query: string; calls: string; exec: number; rows: string; wal: string; blocks: string }>(
+        `SELECT queryid::text AS id, query, calls, total_exec_time AS exec, rows, wal_bytes::text AS wal,
+           (shared_blks_hit + shared_blks_read + shared_blks_dirtied + shared_blks_written)::text AS blocks
+         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      return new Map(
+        rows.map((r) => [
+          r.id,
+          { text: r.query, calls: Number(r.calls), execMs: r.exec, rows: Number(r.rows), walBytes: Number(r.wal), blocks: Number(r.blocks) },
+        ]),
+      );
+    });
+  } catch {
+    return null;
+  }
+}
+
+/** The statements of the window between two snapshots, most time first (the top `top`). */
+export function statementTimes(before: StatementSnapshot | null, after: StatementSnapshot | null, top = 8): StatementTime[] | null {
+  if (before === null || after === null) return null;
+  const out: StatementTime[] = [];
+  for (const [id, a] of after) {
+    const b = before.get(id);
+    const calls = a.calls - (b?.calls ?? 0);
+    if (calls <= 0) continue;
+    out.push({
+      statement: a.text.replace(/\s+/g, ' ').slice(0, 60),
+      calls,
+      execMs: Math.round((a.execMs - (b?.execMs ?? 0)) * 10) / 10,
+      rows: a.rows - (b?.rows ?? 0),
+      walBytes: a.walBytes - (b?.walBytes ?? 0),
+      blocks: a.blocks - (b?.blocks ?? 0),
+    });
+  }
+  return out.sort((x, y) => y.execMs - x.execMs).slice(0, top);
+}
+
+/**
+ * How often a process woke and how many system calls it made, from /proc (cumulative): voluntary
+ * context switches (each one a sleep in epoll or a lock, so a wake-up after) and the read- and
+ * write-like system calls /proc/PID/io counts. Per request they tell how much work each wake-up
+ * found, which the machine's load changes less than CPU time.
+ */
+export function wakeCounts(pid: number): { wakes: number; syscalls: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { wakes: field(status, 'voluntary_ctxt_switches'), syscalls: field(io, 'syscr') + field(io, 'syscw') };
 }

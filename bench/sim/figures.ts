@@ -243,6 +243,7 @@ export class FigureCounter {
   private woundDown = 0;
   private readonly squadDist = new Histogram(0.5, 4000);
   private readonly flightBins = new Map<number, number>();
+  private wholeFlights = 0;
   private readonly reactions: number[] = [];
   private readonly farShots: number[] = [];
   private started = 0;
@@ -499,8 +500,15 @@ export class FigureCounter {
     c.lastT = t;
   }
 
-  private flight(len: number): void {
+  /**
+   * A flight's length. One still under way when the run ends (`whole` false) counts for the
+   * median (its length is at least this), not for the spread of lengths: its length is where
+   * the run stopped, and a squad that took flight together would show as flights of one length.
+   */
+  private flight(len: number, whole = true): void {
     this.flights.push(len);
+    if (!whole) return;
+    this.wholeFlights++;
     const bin = Math.floor(len / FLIGHT_BIN_S);
     this.flightBins.set(bin, (this.flightBins.get(bin) ?? 0) + 1);
   }
@@ -639,7 +647,7 @@ export class FigureCounter {
   finish(): Figures {
     this.endStep(this.step);
     for (const c of this.chars.values()) {
-      if (c.fleeing) this.flight(c.lastT - c.fleeStart + this.dt);
+      if (c.fleeing) this.flight(c.lastT - c.fleeStart + this.dt, false);
       if (c.engaging) this.endEngagement(c, c.lastT + this.dt);
       // An investigation still under way when the run ends is neither reached nor failed.
       if (c.investigating) this.endInvestigation(c, true);
@@ -675,7 +683,7 @@ export class FigureCounter {
       logoffs_wound_down_share: this.logoffs > 0 ? r(this.woundDown / this.logoffs) : null,
       median_squad_distance_m: this.squadDist.median(),
       flights: this.flights.length,
-      flight_modal_share: this.flights.length >= MIN_FLIGHTS ? r(Math.max(...this.flightBins.values()) / this.flights.length) : null,
+      flight_modal_share: this.wholeFlights >= MIN_FLIGHTS ? r(Math.max(...this.flightBins.values()) / this.wholeFlights) : null,
       squad_reactions: this.reactions.length,
       median_squad_reaction_s: median(this.reactions),
       far_first_shots: this.farShots.length,

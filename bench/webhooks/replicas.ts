@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,10 @@ import {
   probeCounts,
   quotaShares,
   quotasFor,
+  statementSnapshot,
+  statementTimes,
+  type StatementTime,
+  wakeCounts,
 } from '../control-plane/replicas.js';
 import type { CpuQuota, CpuQuotas } from '../cgroup.js';
 
@@ -34,18 +39,24 @@ export interface WebhookReplicaOptions {
   deliveries: number;
   endpoints: number;
   /**
-   * Deliveries made, unmeasured, before the measured ones (rounded up to whole events): a fresh
-   * process compiles its hot paths in its first seconds, and N replicas would each pay that over
-   * a 1/N share of the deliveries. Every one of them must arrive too, and none twice.
+   * Deliveries made, unmeasured, before the measured ones, per serve process (N replicas make N
+   * times as many, rounded up to whole events): a fresh process compiles its hot paths while it
+   * serves, and a warm-up shared among N replicas would leave each of them colder than the one
+   * replica, so that its compiling would be paid over a 1/N share of the measured deliveries.
+   * Every one of them must arrive too, and none twice.
    */
   warmupDeliveries: number;
   /** Each serve process in a CPU cgroup of its own with this share of a core; null for none. PostgreSQL, the posters and the receiver stay outside. */
   replicaCpu: number | null;
+  /** Times the whole sequence (SQLite, each replica count) is run, fresh processes each time; the factors are given per round and as the medians of the rounds'. */
+  rounds: number;
   log: (line: string) => void;
 }
 
 export interface WebhookConfigurationResult {
   name: string;
+  /** The round it was measured in, from 1. */
+  round: number;
   replicas: number;
   deliveries: number;
   seconds: number;
@@ -58,6 +69,13 @@ export interface WebhookConfigurationResult {
   totalCpuMsPerDelivery: number;
   /** PostgreSQL's own CPU ms per delivery (server and backends), or null on SQLite or when the server is not on this machine. */
   postgresCpuMsPerDelivery: number | null;
+  /**
+   * CPU ms per delivery of the receiver and of this benchmark's own process (its posting clients
+   * and the polls of the receiver's count): with PostgreSQL's, what the deliveries cost outside
+   * the quotas, which the machine's other cores must have room for.
+   */
+  receiverCpuMsPerDelivery: number;
+  postersCpuMsPerDelivery: number;
   /** Share of all cores' time spent busy during the run, 0–1 (the bench's posting clients and the receiver included). */
   machineBusy: number;
   /** Per replica, its CPU time as a share of its quota over the run (null without quotas): near 1, the quota bound it. */
@@ -69,12 +87,53 @@ export interface WebhookConfigurationResult {
   statementsPerDelivery: number[] | null;
   notificationsPerDelivery: number[] | null;
   statements: Record<string, number>[] | null;
+  /** Per replica, its wake-ups (voluntary context switches) and read/write-like system calls per delivery it made (its share). */
+  wakesPerDelivery: number[];
+  syscallsPerDelivery: number[];
+  /** PostgreSQL's time by statement over the run, when the server loads pg_stat_statements; else null. */
+  postgresStatements: StatementTime[] | null;
 }
 
 /** One widget key posts far past its default rate here: the benchmark measures throughput. */
 const LIMITS = { widgetKey: { limit: 1e9, windowSeconds: 60 } };
 /** Clients posting events at once, over all replicas. */
 const POSTERS = 16;
+
+/**
+ * Posts events with a widget key over keep-alive node:http connections: `fetch` spent about
+ * 0.7–1 ms of this process's CPU per event (0.09–0.13 ms per delivery of 8 endpoints), CPU the
+ * machine needs for PostgreSQL and the replicas while three of them run.
+ */
+function poster(bases: string[], key: string): { post(i: number, path: string, body: string): Promise<void>; close(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: POSTERS });
+  const targets = bases.map((b) => new URL(b));
+  return {
+    post: (i, path, body) =>
+      new Promise<void>((resolve, reject) => {
+        const t = targets[i % targets.length]!;
+        const req = http.request(
+          {
+            agent,
+            host: t.hostname,
+            port: t.port,
+            method: 'POST',
+            path,
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              res.statusCode === 202 ? resolve() : reject(new Error(`POST ${path}: ${res.statusCode} ${Buffer.concat(chunks).toString('utf8')}`)),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      }),
+    close: () => agent.destroy(),
+  };
+}
 
 /** Requests the receiver answered, and how many distinct delivery ids they carried. */
 type Received = { count: number; distinct: number };
@@ -90,9 +149,14 @@ async function receiver(): Promise<{ child: ChildProcess; url: string; count(): 
   return { child, url: `http://127.0.0.1:${String(first.value).trim()}/hook`, count };
 }
 
-export function runWebhookReplicaBench(o: WebhookReplicaOptions): Promise<WebhookConfigurationResult[]> {
+export async function runWebhookReplicaBench(o: WebhookReplicaOptions): Promise<WebhookConfigurationResult[]> {
   const quotas = quotasFor(o.replicaCpu, o.log);
-  return acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url));
+  const out: WebhookConfigurationResult[] = [];
+  for (let round = 1; round <= o.rounds; round++) {
+    if (o.rounds > 1) o.log(`round ${round} of ${o.rounds}`);
+    for (const c of await acrossConfigurations(o.database, o.replicas, (name, n, url) => runConfiguration(o, quotas, name, n, url))) out.push({ ...c, round });
+  }
+  return out;
 }
 
 async function runConfiguration(
@@ -101,11 +165,12 @@ async function runConfiguration(
   name: string,
   replicas: number,
   url: string | null,
-): Promise<WebhookConfigurationResult> {
+): Promise<Omit<WebhookConfigurationResult, 'round'>> {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-webhooks-'));
   const children: ChildProcess[] = [];
   const made: CpuQuota[] = [];
   const rx = await receiver();
+  let posts: ReturnType<typeof poster> | null = null;
   try {
     const limits = join(dir, 'limits.json');
     writeFileSync(limits, JSON.stringify(LIMITS));
@@ -145,7 +210,10 @@ async function runConfiguration(
 
     const events = Math.ceil(o.deliveries / o.endpoints);
     const total = events * o.endpoints;
-    const warmEvents = Math.ceil(o.warmupDeliveries / o.endpoints);
+    const warmEvents = Math.ceil((o.warmupDeliveries * replicas) / o.endpoints);
+    const post = poster(bases, widget.key);
+    posts = post;
+    const eventsPath = `/v1/widgets/${widget.id}/events`;
     // Posts events first..last-1 spread round-robin over the replicas, then waits until the
     // receiver has every delivery made so far (by distinct delivery id).
     const deliver = async (first: number, last: number): Promise<Received> => {
@@ -154,10 +222,7 @@ async function runConfiguration(
         Array.from({ length: POSTERS }, async () => {
           while (next < last) {
             const i = next++;
-            await call(bases[i % replicas]!, 'POST', `/v1/widgets/${widget.id}/events`, widget.key, {
-              event: 'escalation.triggered',
-              data: { conversation_id: `ses_${i}` },
-            });
+            await post.post(i, eventsPath, JSON.stringify({ event: 'escalation.triggered', data: { conversation_id: `ses_${i}` } }));
           }
         }),
       );
@@ -175,16 +240,27 @@ async function runConfiguration(
     const pids = children.map((c) => c.pid!);
     const postmaster = url === null ? null : await postmasterOf(url);
     const countsBefore = url === null ? null : await probeCounts(probeDir, pids);
+    const pgssBefore = url === null ? null : await statementSnapshot(url);
+    const wakesBefore = pids.map(wakeCounts);
     const cpuBefore = pids.map(cpuMs);
+    const rxBefore = cpuMs(rx.child.pid!);
+    const ownBefore = process.cpuUsage();
     const pgBefore = postmaster === null ? 0 : postgresCpuMs(postmaster);
     const machineBefore = machineTicks();
     const started = performance.now();
     const received = await deliver(warmEvents, warmEvents + events);
     const seconds = (performance.now() - started) / 1000;
     const cpu = pids.map((pid, i) => cpuMs(pid) - cpuBefore[i]!);
+    const rxCpu = cpuMs(rx.child.pid!) - rxBefore;
+    const own = process.cpuUsage(ownBefore);
+    const wakes = pids.map((pid, i) => {
+      const w = wakeCounts(pid);
+      return { wakes: w.wakes - wakesBefore[i]!.wakes, syscalls: w.syscalls - wakesBefore[i]!.syscalls };
+    });
     const pgCpu = postmaster === null ? null : postgresCpuMs(postmaster) - pgBefore;
     const machine = machineTicks();
     const counts = countsBefore === null ? null : countsDelta(countsBefore, await probeCounts(probeDir, pids));
+    const pgss = url === null ? null : statementTimes(pgssBefore, await statementSnapshot(url));
     const round = (x: number) => Math.round(x * 1000) / 1000;
     return {
       name,
@@ -196,13 +272,19 @@ async function runConfiguration(
       cpuMsPerDelivery: cpu.map((c) => round(c / total)),
       totalCpuMsPerDelivery: round(cpu.reduce((a, b) => a + b, 0) / total),
       postgresCpuMsPerDelivery: pgCpu === null ? null : round(pgCpu / total),
+      receiverCpuMsPerDelivery: round(rxCpu / total),
+      postersCpuMsPerDelivery: round((own.user + own.system) / 1000 / total),
       machineBusy: Math.round(((machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total)) * 100) / 100,
       quotaUsed: quotaShares(quotas, cpu, seconds * 1000),
       statementsPerDelivery: counts?.map((c) => round(c.statements / total)) ?? null,
       notificationsPerDelivery: counts?.map((c) => round(c.notifications / total)) ?? null,
       statements: counts?.map((c) => c.byStatement) ?? null,
+      postgresStatements: pgss,
+      wakesPerDelivery: wakes.map((w) => round((w.wakes * replicas) / total)),
+      syscallsPerDelivery: wakes.map((w) => round((w.syscalls * replicas) / total)),
     };
   } finally {
+    posts?.close();
     for (const c of children) await stop(c);
     for (const q of made) q.remove();
     rx.child.kill();
@@ -213,6 +295,7 @@ async function runConfiguration(
 export function replicaTable(results: WebhookConfigurationResult[]): string {
   const rows = [
     [
+      'round',
       'configuration',
       'deliveries',
       'received twice',
@@ -221,14 +304,17 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       'CPU ms per delivery, per replica',
       'CPU ms per delivery, all replicas',
       'PostgreSQL CPU ms per delivery',
+      'receiver / posting clients CPU ms per delivery',
       'machine busy',
       'quota used, per replica',
       'PostgreSQL statements per delivery, per replica',
       'notifications received per delivery, per replica',
+      'wake-ups per delivery it made, per replica',
     ],
   ];
   for (const r of results)
     rows.push([
+      String(r.round),
       r.name,
       String(r.deliveries),
       String(r.twice),
@@ -237,20 +323,48 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       r.cpuMsPerDelivery.join(' / '),
       String(r.totalCpuMsPerDelivery),
       r.postgresCpuMsPerDelivery === null ? '—' : String(r.postgresCpuMsPerDelivery),
+      `${r.receiverCpuMsPerDelivery} / ${r.postersCpuMsPerDelivery}`,
       `${Math.round(r.machineBusy * 100)}%`,
       r.quotaUsed === null ? '—' : r.quotaUsed.map((q) => `${Math.round(q * 100)}%`).join(' / '),
       r.statementsPerDelivery === null ? '—' : r.statementsPerDelivery.join(' / '),
       r.notificationsPerDelivery === null ? '—' : r.notificationsPerDelivery.join(' / '),
+      r.wakesPerDelivery.join(' / '),
     ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  const one = results.find((r) => r.name.startsWith('postgres') && r.replicas === 1);
-  const sqlite = results.find((r) => r.name.startsWith('sqlite'));
-  const factors = [
-    ...results
-      .filter((r) => one && r.name.startsWith('postgres') && r.replicas > 1)
-      .map((r) => `${r.replicas} replicas ÷ 1 replica: ${(r.deliveriesPerSec / Math.max(1, one!.deliveriesPerSec)).toFixed(2)}× deliveries/s`),
-    ...(one && sqlite ? [`1 PostgreSQL replica ÷ the SQLite process: ${(one.deliveriesPerSec / Math.max(1, sqlite.deliveriesPerSec)).toFixed(2)}`] : []),
+  const rounds = [...new Set(results.map((r) => r.round))].sort((a, b) => a - b);
+  const ratio = (a: number, b: number) => a / Math.max(1, b);
+  const factors = rounds.map((round) => {
+    const inRound = results.filter((r) => r.round === round);
+    const one = inRound.find((r) => r.name.startsWith('postgres') && r.replicas === 1);
+    const sqlite = inRound.find((r) => r.name.startsWith('sqlite'));
+    return {
+      round,
+      scaling: inRound
+        .filter((r) => one && r.name.startsWith('postgres') && r.replicas > 1)
+        .map((r) => ({ n: r.replicas, x: ratio(r.deliveriesPerSec, one!.deliveriesPerSec) })),
+      vsSqlite: one && sqlite ? ratio(one.deliveriesPerSec, sqlite.deliveriesPerSec) : null,
+    };
+  });
+  const describe = (f: { scaling: { n: number; x: number }[]; vsSqlite: number | null }) =>
+    [
+      ...f.scaling.map((s) => `${s.n} replicas ÷ 1 replica: ${s.x.toFixed(2)}× deliveries/s`),
+      ...(f.vsSqlite === null ? [] : [`1 PostgreSQL replica ÷ the SQLite process: ${f.vsSqlite.toFixed(2)}`]),
+    ].join('; ');
+  const med = (xs: number[]) => {
+    const t = [...xs].sort((a, b) => a - b);
+    return t.length % 2 === 1 ? t[(t.length - 1) / 2]! : (t[t.length / 2 - 1]! + t[t.length / 2]!) / 2;
+  };
+  const summary = [
+    ...factors.map((f) => `${factors.length > 1 ? `round ${f.round}: ` : ''}${describe(f)}`),
+    ...(factors.length > 1
+      ? [
+          `median of the ${factors.length} rounds' factors: ${describe({
+            scaling: factors[0]!.scaling.map((s, i) => ({ n: s.n, x: med(factors.map((f) => f.scaling[i]?.x ?? 0)) })),
+            vsSqlite: factors.every((f) => f.vsSqlite !== null) ? med(factors.map((f) => f.vsSqlite!)) : null,
+          })}`,
+        ]
+      : []),
   ];
-  return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line), ...factors].join('\n');
+  return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line), ...summary].join('\n');
 }

@@ -38,7 +38,7 @@ export const engage: Behaviour = {
     const threat = c.p.threat!;
     const dist = c.p.threatDist;
     // fireNow also starts the engagement clock, so it runs whatever the range.
-    let fire = fireNow(a, threat, dist, time, c.first, c.st.ammo, c.p.damage > 0) && inFireRange(dist);
+    let fire = fireNow(a, threat, dist, time, c.st.ammo, c.p.damage > 0) && inFireRange(dist);
     if (fire && sq !== null && !shooterFree(sq.members, a, threat.id, time)) fire = false;
     if (fire) {
       a.fireT = time;

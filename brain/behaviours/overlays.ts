@@ -1,4 +1,4 @@
-import { ambientEmote, friendNear, hear, heatEmote, pushLook, TURN_HOLD_S } from '../conduct.js';
+import { ambientEmote, ANSWER_GAP_S, friendNear, hear, heatEmote, pushLook, TURN_HOLD_S } from '../conduct.js';
 import { yawTo } from '../geometry.js';
 import { noise } from '../prng.js';
 import { heedDelay } from '../squads.js';
@@ -112,7 +112,7 @@ export const ambient: Behaviour = {
   applies: calm,
   act(c, out) {
     // Not due yet (most ticks): ambientEmote would say null, so the targets are not scanned for a friend.
-    if (c.time < c.a.nextEmoteT) return;
+    if (c.time < c.a.nextEmoteT && !(c.heard && c.time - c.a.lastEmoteT >= ANSWER_GAP_S)) return;
     emote(c, out, ambientEmote(c.a, c.time, c.p.friendly !== null || friendNear(c.st.pos, c.targets, FRIENDLY_RANGE_M), c.heard));
   },
 };

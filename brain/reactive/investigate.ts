@@ -17,6 +17,17 @@ export function recordContact(a: AgentState, t: Target, time: number): void {
   a.contactShared = false;
 }
 
+/** Closes the agent's contact when the hostile it was is among the targets, visible and dead (health 0). */
+export function closeDeadContact(a: AgentState, targets: readonly Target[]): void {
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    if (t.id === a.contactId && t.hostile && t.visible && t.health !== undefined && t.health <= 0) {
+      a.contact = false;
+      return;
+    }
+  }
+}
+
 /** Whether the agent holds a contact recent enough to act on; forgets it once stale or reached. */
 export function hasRecentContact(a: AgentState, pos: Vec3, time: number): boolean {
   if (!a.contact) return false;

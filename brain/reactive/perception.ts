@@ -10,8 +10,10 @@ export interface Perception {
   /** The most threatening visible hostile, or null. */
   threat: Target | null;
   threatDist: number;
-  /** Visible hostiles, the threat included. */
+  /** Visible hostiles, the threat included (the dead are not counted). */
   hostiles: number;
+  /** Visible hostiles reported dead (`health` 0): no threat, and a contact with one of them is closed. */
+  dead: number;
   /** Nearest visible non-hostile player within FRIENDLY_RANGE_M, or null. */
   friendly: Target | null;
   /** Health lost since the previous tick (0 on the first tick or when healing). */
@@ -21,7 +23,7 @@ export interface Perception {
 }
 
 export function newPerception(): Perception {
-  return { threat: null, threatDist: 0, hostiles: 0, friendly: null, damage: 0, wounded: false, armed: false };
+  return { threat: null, threatDist: 0, hostiles: 0, dead: 0, friendly: null, damage: 0, wounded: false, armed: false };
 }
 
 export const FRIENDLY_RANGE_M = 15;
@@ -45,13 +47,15 @@ function kindWeight(kind: TargetKind): number {
 /**
  * Fills `p` from the snapshot's own state and targets. The threat is the visible hostile with the highest
  * weight / (distance + 5): nearest wins among equals, a player a little farther than a zombie
- * still wins, and ties go to the lower id so the choice never depends on list order.
+ * still wins, and ties go to the lower id so the choice never depends on list order. A hostile
+ * whose `health` is 0 is dead: counted in `dead`, never the threat.
  */
 export function perceive(self: SelfState, targets: readonly Target[], prevHealth: number, first: boolean, p: Perception): void {
   let best: Target | null = null;
   let bestScore = -1;
   let bestDist = 0;
   let hostiles = 0;
+  let dead = 0;
   let friendly: Target | null = null;
   let friendlyDist = FRIENDLY_RANGE_M;
   for (let i = 0; i < targets.length; i++) {
@@ -59,6 +63,11 @@ export function perceive(self: SelfState, targets: readonly Target[], prevHealth
     if (!t.visible) continue;
     const d = distH(self.pos.x, self.pos.z, t.pos.x, t.pos.z);
     if (t.hostile) {
+      // A body is no threat: a mod that keeps a killed hostile in its targets (health 0) must not see it shot at.
+      if (t.health !== undefined && t.health <= 0) {
+        dead++;
+        continue;
+      }
       hostiles++;
       const score = kindWeight(t.kind) / (d + 5);
       if (score > bestScore || (score === bestScore && best !== null && t.id < best.id)) {
@@ -74,6 +83,7 @@ export function perceive(self: SelfState, targets: readonly Target[], prevHealth
   p.threat = best;
   p.threatDist = bestDist;
   p.hostiles = hostiles;
+  p.dead = dead;
   p.friendly = friendly;
   p.damage = first || self.health >= prevHealth ? 0 : prevHealth - self.health;
   p.wounded = self.health < 60 || self.blood < 3000;

@@ -208,7 +208,9 @@ function usePublish(id: string, state: HeadState & { draft: ConfigBundle }, onHe
     }
     setBusy(true);
     try {
-      const headers: Record<string, string> = note.trim() ? { 'x-config-note': note.trim() } : {};
+      // A header carries bytes: a note that is not plain ASCII goes as RFC 8187's UTF-8''percent-encoding.
+      const text = note.trim();
+      const headers: Record<string, string> = text ? { 'x-config-note': /^[\x20-\x7e]*$/.test(text) ? text : `UTF-8''${encodeURIComponent(text)}` } : {};
       const b = await call<ConfigBundle>('PUT', `/v1/servers/${id}/config`, { body: draft, headers });
       adopt(b);
       setNote('');

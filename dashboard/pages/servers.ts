@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { ApiError, byPath, call, messageOf } from '../api.js';
+import { ApiError, byPath, call, callAllPages, messageOf } from '../api.js';
 import { ErrorBox, Tabs, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
 import { ConnectionLine, type SidecarConnection } from './connection.js';
 import { ActivityTab, EconomyTab, OverviewTab, RosterTab, UsageTab } from './server-reads.js';
@@ -24,7 +24,7 @@ export interface ServerSummary {
 const REFRESH_MS = 5_000;
 
 export function ServersPage() {
-  const servers = useLoad(() => call<ServerSummary[]>('GET', '/v1/servers'), []);
+  const servers = useLoad(() => callAllPages<ServerSummary>('/v1/servers'), []);
   useInterval(() => void servers.reload(), REFRESH_MS);
   const [name, setName] = useState('');
   const [error, setError] = useState<string | null>(null);

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { ApiError, byPath, call, messageOf } from '../api.js';
+import { ApiError, byPath, call, callAllPages, messageOf } from '../api.js';
 import { Checkbox, ErrorBox, Notice, NumberField, ShownOnce, Tabs, TextField, fmtTime, useInterval, useLoad } from '../ui.js';
 import { ConversationAnalytics, ConversationsPage, WidgetAppearance } from './conversations.js';
 import { DeliveryDetail, DisabledBanner, OperationalEndpoint, ReplayFailed } from './webhook-tools.js';
@@ -15,7 +15,7 @@ interface Widget {
 type Scheme = (typeof SCHEMES)[number][0];
 
 export function WidgetsPage() {
-  const widgets = useLoad(() => call<Widget[]>('GET', '/v1/widgets'), []);
+  const widgets = useLoad(() => callAllPages<Widget>('/v1/widgets'), []);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ id: string; key: string } | null>(null);
   const [fields, setFields] = useState<Record<string, string>>({});
@@ -107,7 +107,7 @@ interface WidgetKey {
 }
 
 function WidgetKeys({ widgetId }: { widgetId: string }) {
-  const keys = useLoad(() => call<WidgetKey[]>('GET', `/v1/widgets/${widgetId}/keys`), [widgetId]);
+  const keys = useLoad(() => callAllPages<WidgetKey>(`/v1/widgets/${widgetId}/keys`), [widgetId]);
   const [fresh, setFresh] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const act = async (fn: () => Promise<void>) => {
@@ -163,7 +163,7 @@ interface Endpoint {
 }
 
 export function WebhooksPage({ widgetId }: { widgetId: string }) {
-  const endpoints = useLoad(() => call<Endpoint[]>('GET', `/v1/widgets/${widgetId}/webhooks`), [widgetId]);
+  const endpoints = useLoad(() => callAllPages<Endpoint>(`/v1/widgets/${widgetId}/webhooks`), [widgetId]);
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);

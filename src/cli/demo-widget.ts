@@ -20,7 +20,7 @@ Webhooks: every conversation sends conversation.started, lead.captured, escalati
 export async function ensureDemoWidget(embedded: Embedded, tenantId: number): Promise<string> {
   const store = embedded.webhooks.service.store;
   const tenant = tenantId as TenantId;
-  const found = (await store.listWidgets(tenant)).find((w) => w.name === DEMO_WIDGET_NAME);
+  const found = (await store.listWidgets(tenant)).data.find((w) => w.name === DEMO_WIDGET_NAME);
   if (found) return found.id;
   const key = newToken('widgetKey');
   const { widget } = await store.createWidget(tenant, DEMO_WIDGET_NAME, { hash: hashToken(key), preview: key.slice(0, 8) });

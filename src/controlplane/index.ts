@@ -25,6 +25,7 @@ import { mountSidecarRoutes } from './sidecar-routes.js';
 import { ServerKeyAuth, type TenantLookup } from './server-key-auth.js';
 import type { ControlPlaneStore } from './store.js';
 import { serverSummary } from './summary.js';
+import { pageOf } from '../store/page.js';
 
 export interface ControlPlaneOptions {
   store: ControlPlaneStore;
@@ -166,11 +167,12 @@ function tenantInsights(ctx: ControlPlaneContext): TenantInsights {
   return {
     async stats(tenantId) {
       const m = monthOf(now());
-      const [servers, usage] = await Promise.all([store.listServers(tenantId), store.tenantUsage(tenantId, m.firstDay, m.lastDay)]);
-      return { serverCount: servers.length, monthlySpendUsd: Math.round(usage.spendUsd * 1e6) / 1e6 };
+      const [serverCount, usage] = await Promise.all([store.countServers(tenantId), store.tenantUsage(tenantId, m.firstDay, m.lastDay)]);
+      return { serverCount, monthlySpendUsd: Math.round(usage.spendUsd * 1e6) / 1e6 };
     },
-    async servers(tenantId) {
-      return Promise.all((await store.listServers(tenantId)).map((s) => serverSummary(ctx, s)));
+    async servers(tenantId, { limit, from }) {
+      const page = pageOf(await store.listServers(tenantId, { limit: limit + 1, from }), limit, (s) => s.id);
+      return { data: await Promise.all(page.data.map((s) => serverSummary(ctx, s))), nextCursor: page.nextCursor };
     },
   };
 }

@@ -295,8 +295,18 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
     return row ? serverOf(row) : null;
   }
 
-  async listServers(tenantId: TenantId): Promise<ServerRecord[]> {
-    return (await queryRows<ServerRow>(this.pool, 'SELECT * FROM cp_servers WHERE tenant_id = $1 ORDER BY id', [tenantId])).map(serverOf);
+  async listServers(tenantId: TenantId, page?: PageRead): Promise<ServerRecord[]> {
+    return (
+      await queryRows<ServerRow>(this.pool, 'SELECT * FROM cp_servers WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+        tenantId,
+        page?.from ?? 0,
+        page?.limit ?? null,
+      ])
+    ).map(serverOf);
+  }
+
+  async countServers(tenantId: TenantId): Promise<number> {
+    return (await queryRow<{ n: number }>(this.pool, 'SELECT COUNT(*)::int AS n FROM cp_servers WHERE tenant_id = $1', [tenantId]))!.n;
   }
 
   createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;

@@ -23,7 +23,7 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
     f.onlyKnown(['name']);
     const name = f.string('name', { required: true, max: 200, notBlank: true })?.trim();
     f.done();
-    requireRoom(ctx.plans, session.tenant, 'servers', (await store.listServers(session.tenant.id)).length);
+    requireRoom(ctx.plans, session.tenant, 'servers', await store.countServers(session.tenant.id));
     // Counted again with the insert: concurrent requests (or replicas) must not all take the last place.
     const max = ctx.plans.limits(session.tenant.plan).servers;
     const record = await store.createServer(session.tenant.id, name!, DEFAULT_BUNDLE, await publisher(ctx, session), max ?? Infinity);
@@ -33,8 +33,9 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   configRead.get('/v1/servers', async (req) => {
     const session = await auth.session(req);
-    const servers = await store.listServers(session.tenant.id);
-    return json(200, await Promise.all(servers.map((s) => serverSummary(ctx, s))));
+    const { limit, from } = arrayPageRead(req);
+    const page = pageOf(await store.listServers(session.tenant.id, { limit: limit + 1, from }), limit, (s) => s.id);
+    return json(200, await Promise.all(page.data.map((s) => serverSummary(ctx, s))), nextPageHeaders(req, page.nextCursor));
   });
 
   configRead.get('/v1/servers/:id', async (req) => {

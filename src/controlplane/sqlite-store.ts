@@ -200,7 +200,8 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
     this.q = {
       insertServer: db.prepare('INSERT INTO cp_servers (tenant_id, name, created_at) VALUES (?, ?, ?) RETURNING *'),
       server: db.prepare('SELECT * FROM cp_servers WHERE id = ?'),
-      servers: db.prepare('SELECT * FROM cp_servers WHERE tenant_id = ? ORDER BY id'),
+      servers: db.prepare('SELECT * FROM cp_servers WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?'),
+      serverCount: db.prepare('SELECT COUNT(*) AS n FROM cp_servers WHERE tenant_id = ?'),
       insertKey: db.prepare('INSERT INTO cp_server_keys (server_id, token_hash, preview, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
       keys: db.prepare('SELECT * FROM cp_server_keys WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
       liveKeys: db.prepare('SELECT COUNT(*) AS n FROM cp_server_keys WHERE server_id = ? AND revoked_at IS NULL'),
@@ -334,7 +335,7 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
   createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string, maxServers: number): Promise<ServerRecord | 'limit'>;
   async createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string, maxServers = Infinity): Promise<ServerRecord | 'limit'> {
     return this.db.transaction((): ServerRecord | 'limit' => {
-      if (Number.isFinite(maxServers) && (this.q.servers.all(tenantId) as unknown[]).length >= maxServers) return 'limit';
+      if (Number.isFinite(maxServers) && (this.q.serverCount.get(tenantId) as { n: number }).n >= maxServers) return 'limit';
       const server = serverOf(this.q.insertServer.get(tenantId, name, this.iso()) as ServerRow);
       this.q.insertVersion.run(server.id, 1, JSON.stringify({ ...bundle, version: 1 }), server.createdAt, publishedBy, 'initial default bundle');
       return server;
@@ -346,8 +347,12 @@ export class SqliteControlPlaneStore implements ControlPlaneStore {
     return row ? serverOf(row) : null;
   }
 
-  async listServers(tenantId: TenantId): Promise<ServerRecord[]> {
-    return (this.q.servers.all(tenantId) as ServerRow[]).map(serverOf);
+  async listServers(tenantId: TenantId, page?: PageRead): Promise<ServerRecord[]> {
+    return (this.q.servers.all(tenantId, page?.from ?? 0, page?.limit ?? -1) as ServerRow[]).map(serverOf);
+  }
+
+  async countServers(tenantId: TenantId): Promise<number> {
+    return (this.q.serverCount.get(tenantId) as { n: number }).n;
   }
 
   createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;

@@ -34,7 +34,10 @@ export interface ControlPlaneStore {
   /** As above unless the tenant already has `maxServers` servers ('limit'); the count and the insert are one transaction. */
   createServer(tenantId: TenantId, name: string, bundle: ConfigBundle, publishedBy: string, maxServers: number): Promise<ServerRecord | 'limit'>;
   getServer(id: ServerId): Promise<ServerRecord | null>;
-  listServers(tenantId: TenantId): Promise<ServerRecord[]>;
+  /** The tenant's servers by id; all of them without `page`. */
+  listServers(tenantId: TenantId, page?: PageRead): Promise<ServerRecord[]>;
+  /** How many servers the tenant has (a count, not a read of them all). */
+  countServers(tenantId: TenantId): Promise<number>;
 
   createServerKey(serverId: ServerId, tokenHash: string, preview: string): Promise<ServerKeyRecord>;
   /** The same, refused ('limit') when the server already has `maxLive` live keys, counted and created in one step. */

@@ -1,6 +1,18 @@
-import type { HeardLine, Persona, SayIntent, SituationKind } from './context.js';
+import { HEARD_AHEAD_S } from '../../brain/types.js';
+import type { HeardLine, NearbyPlayer, Persona, SayIntent, SituationKind } from './context.js';
 import type { SpeechWindows } from './limits.js';
 import { emotionLevel, situationSignature } from './phrase-cache.js';
+
+const NO_PLAYERS: readonly NearbyPlayer[] = [];
+
+/**
+ * Whether a player of this id is in sight: a line "from" the character's own id is its own
+ * unless a player of that id is there (a game whose player ids and character ids overlap).
+ */
+function hasPlayer(players: readonly NearbyPlayer[], id: number): boolean {
+  for (let i = 0; i < players.length; i++) if (players[i]!.id === id) return true;
+  return false;
+}
 
 /** Heard lines a character keeps to answer (the newest). */
 export const MAX_OWED = 3;
@@ -57,12 +69,14 @@ export class AgentSpeech {
    * Takes this tick's heard lines newer than the last taken, and the queued voice-in text (as
    * heard now, from no one in particular), as lines owed an answer. Returns how many it took.
    */
-  takeHeard(timeS: number, heard: readonly HeardLine[]): number {
+  takeHeard(timeS: number, heard: readonly HeardLine[], players: readonly NearbyPlayer[] = NO_PLAYERS): number {
     let taken = 0;
     const since = this.heardAt;
     for (let i = 0; i < heard.length; i++) {
       const h = heard[i]!;
-      if (!(h.at_s > since)) continue;
+      // A line stamped after the tick (another clock) would set heardAt ahead and silence every later line;
+      // the character's own line (a mod that feeds its Say back through chat) is not answered.
+      if (!(h.at_s > since) || h.at_s > timeS + HEARD_AHEAD_S || (h.from === this.id && !hasPlayer(players, h.from))) continue;
       if (h.at_s > this.heardAt) this.heardAt = h.at_s;
       taken++;
       // Copied: the caller may reuse its heard objects on the next tick.

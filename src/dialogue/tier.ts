@@ -286,7 +286,7 @@ export class DialogueTier {
       }
     } else if (st.inCombat) st.inCombat = false;
     const heard = ctx.heard;
-    if (heard.length > 0 || st.voice !== null) this.counters.heard += st.takeHeard(timeS, heard);
+    if (heard.length > 0 || st.voice !== null) this.counters.heard += st.takeHeard(timeS, heard, ctx.players);
     if (!this.enabled) {
       st.owed = null;
       st.ready = null;

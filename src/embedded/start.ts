@@ -229,7 +229,7 @@ function mountAccountServices({ options, logger, now, host, routes, backend, aut
     payments: options.payments !== undefined ? options.payments : providerFromEnv(process.env, options.billing, isLoopbackHost(host)),
     publicUrl: options.publicUrl ?? process.env.SERVICE_PUBLIC_URL,
     stripeWebhookSecret: options.stripeWebhookSecret ?? process.env.STRIPE_WEBHOOK_SECRET,
-    countWidgets: async (tenantId) => (await webhooks.service.store.listWidgets(tenantId)).length,
+    countWidgets: (tenantId) => webhooks.service.store.countWidgets(tenantId),
     tls: Boolean(options.tls),
     logger,
     ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),

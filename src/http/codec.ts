@@ -120,6 +120,43 @@ export function parseJson(body: Buffer | string): unknown {
   }
 }
 
+/**
+ * The first key an object of well-formed JSON `text` gives twice, or null. JSON.parse keeps the
+ * last of two (`{"plan": "trial", "plan": "pro"}` is pro), and another reader of the same bytes
+ * (a proxy, a log, the client's own check) may take the first: a body that says two things is
+ * refused, as a query parameter given twice is. Keys are compared decoded (`"a"` and `"\u0061"`
+ * are one key). The text must already have parsed.
+ */
+export function repeatedKey(text: string): string | null {
+  const objects: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const start = i;
+      let escaped = false;
+      for (i++; text.charCodeAt(i) !== 0x22; i++) {
+        if (text.charCodeAt(i) !== 0x5c) continue;
+        escaped = true;
+        i++;
+      }
+      const keys = objects[objects.length - 1];
+      if (expectKey && keys) {
+        const key = escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : text.slice(start + 1, i);
+        if (keys.has(key)) return key;
+        keys.add(key);
+        expectKey = false;
+      }
+    } else if (c === 0x7b) {
+      objects.push(new Set());
+      expectKey = true;
+    } else if (c === 0x5b) objects.push(null);
+    else if (c === 0x7d || c === 0x5d) objects.pop();
+    else if (c === 0x2c) expectKey = objects.length > 0 && objects[objects.length - 1] !== null;
+  }
+  return null;
+}
+
 function msgpackDepthOk(value: unknown, depth: number): boolean {
   if (value === null || typeof value !== 'object') return true;
   if (depth > MAX_DEPTH) return false;

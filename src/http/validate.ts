@@ -1,10 +1,13 @@
 import type { Request } from './server.js';
-import { decodeBody } from './codec.js';
+import { decodeBody, repeatedKey } from './codec.js';
 import { HttpError, quoteId, validationFailed, type ErrorDetail } from './errors.js';
 
-/** Reads a JSON request body that must be an object; 415/400 otherwise. */
+/** Reads a JSON request body that must be an object, each of whose objects gives a key once; 415/400 otherwise. */
 export function readJsonObject(req: Request): Record<string, unknown> {
-  return jsonObjectOf(req.body, req.headers['content-type']);
+  const value = jsonObjectOf(req.body, req.headers['content-type']);
+  const key = repeatedKey(typeof req.body === 'string' ? req.body : req.body.toString('utf8'));
+  if (key !== null) throw new HttpError('bad_request', `The request body gives the key ${quoteId(key)} twice in one object; give each key once.`);
+  return value;
 }
 
 /** readJsonObject of a body and its Content-Type as read by a body shortcut (the body a string when it is ASCII). */
@@ -26,6 +29,30 @@ const UNSTORABLE = /[\0\p{Cs}]/u;
  */
 export function unstorableText(v: string): string | null {
   return UNSTORABLE.test(v) ? 'must be well-formed Unicode without U+0000 (a lone surrogate or a NUL cannot be stored as sent)' : null;
+}
+
+/**
+ * Characters (Unicode code points) in text without lone surrogates: an emoji is one character,
+ * as a person counts it, not the two UTF-16 units of `length`.
+ */
+export function charCount(s: string): number {
+  let pairs = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) pairs++;
+  }
+  return s.length - pairs;
+}
+
+/** The first `max` characters of `s` (code points): never cut inside a surrogate pair, which would store a lone surrogate. */
+export function firstChars(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let units = 0;
+  for (let n = 0; n < max && units < s.length; n++) {
+    const c = s.charCodeAt(units);
+    units += c >= 0xd800 && c <= 0xdbff && units + 1 < s.length ? 2 : 1;
+  }
+  return s.slice(0, units);
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -131,8 +158,10 @@ export class Fields {
     const unstorable = unstorableText(v);
     if (unstorable !== null) return void this.problem(key, unstorable);
     const min = opts.min ?? (opts.required ? 1 : 0);
-    if (v.length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
-    if (opts.max !== undefined && v.length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${v.length}`);
+    // Lengths are in characters as a person counts them (code points): 200 emoji are 200 characters.
+    const length = v.length < min || (opts.max !== undefined && v.length > opts.max) || min > 1 ? charCount(v) : v.length;
+    if (length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
+    if (opts.max !== undefined && length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${length}`);
     if (opts.notBlank && v.length > 0 && isBlank(v)) return void this.problem(key, 'must not be blank');
     if (opts.pattern && !opts.pattern.test(v)) return void this.problem(key, opts.patternHint ?? 'has an invalid format');
     return v;

@@ -1,3 +1,4 @@
+import type { PageRead } from '../store/page.js';
 import { HttpError } from '../http/errors.js';
 import type { HttpServer } from '../http/server.js';
 import { idParam } from '../http/validate.js';
@@ -12,12 +13,13 @@ import { planAtLeast, type Plan, type TenantId, type TenantRecord } from './type
  */
 export interface TenantInsights {
   stats(tenantId: TenantId): Promise<{ serverCount: number; monthlySpendUsd: number }>;
-  servers(tenantId: TenantId): Promise<unknown[]>;
+  /** One page of the tenant's servers (by id, past `page.from`) and the position of its last when more follow. */
+  servers(tenantId: TenantId, page: PageRead): Promise<{ data: unknown[]; nextCursor: number | null }>;
 }
 
 const NO_INSIGHTS: TenantInsights = {
   stats: async () => ({ serverCount: 0, monthlySpendUsd: 0 }),
-  servers: async () => [],
+  servers: async () => ({ data: [], nextCursor: null }),
 };
 
 export interface IdentityRoutesOptions {

@@ -33,7 +33,9 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
   admin.get('/v1/admin/tenants/:id', async (req) => {
     await auth.admin(req);
     const tenant = await tenantOr404(store, req.params.id);
-    return json(200, { ...(await tenantView(tenant)), servers: await ctx.insights().servers(tenant.id) });
+    // The servers are paged like every list (an enterprise tenant's are not counted): ?limit= and ?cursor= page them, Link names the next page.
+    const servers = await ctx.insights().servers(tenant.id, arrayPageRead(req));
+    return json(200, { ...(await tenantView(tenant)), servers: servers.data }, nextPageHeaders(req, servers.nextCursor));
   });
 
   admin.patch('/v1/admin/tenants/:id', async (req) => {

@@ -42,8 +42,10 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
   const { store } = o;
   const full = server.scoped('full');
   const current = async (tenantId: TenantId): Promise<BrandingInput & { updatedAt?: string }> => (await store.getBranding(tenantId)) ?? DEFAULT_BRANDING;
-  const put = async (tenantId: TenantId, next: BrandingInput): Promise<BrandingRecord> => {
-    const { branding, replacedLogoKey } = await store.putBranding(tenantId, next);
+  // Only the fields a request sets are written, onto the branding as stored then: a logo uploaded
+  // while the colours change (or the other way round) is never undone.
+  const put = async (tenantId: TenantId, change: Partial<BrandingInput>): Promise<BrandingRecord> => {
+    const { branding, replacedLogoKey } = await store.putBranding(tenantId, change, DEFAULT_BRANDING);
     if (replacedLogoKey)
       await o.storage.delete('media', [replacedLogoKey]).catch((e: unknown) => o.logger.warn('old logo cleanup failed', { error: String(e) }));
     return branding;
@@ -64,18 +66,16 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
       const secondary = f.string('secondary_color', { pattern: COLOR, patternHint: hint });
       const font = f.oneOf('font', BRAND_FONTS);
       f.done();
-      const now = await current(tenant.id);
-      const next = {
-        ...now,
-        primaryColor: primary?.toUpperCase() ?? now.primaryColor,
-        secondaryColor: secondary?.toUpperCase() ?? now.secondaryColor,
-        font: font ?? now.font,
+      const change: Partial<BrandingInput> = {
+        ...(primary !== undefined ? { primaryColor: primary.toUpperCase() } : {}),
+        ...(secondary !== undefined ? { secondaryColor: secondary.toUpperCase() } : {}),
+        ...(font !== undefined ? { font } : {}),
       };
-      return json(200, brandingView(await put(tenant.id, next)));
+      return json(200, brandingView(await put(tenant.id, change)));
     }),
   );
 
-  full.put('/v1/branding/logo', api(uploadLogo(o, current, put)), { maxBody: VIDEO_LIMITS.maxLogoBytes });
+  full.put('/v1/branding/logo', api(uploadLogo(o, put)), { maxBody: VIDEO_LIMITS.maxLogoBytes });
 
   full.get(
     '/v1/branding/logo',
@@ -88,20 +88,13 @@ export function mountBrandingRoutes(server: HttpServer, o: VideoRoutesOptions, a
 
   full.delete(
     '/v1/branding/logo',
-    api(async (_req, tenant) => {
-      const b = await current(tenant.id);
-      return json(200, brandingView(await put(tenant.id, { ...b, logoKey: null, logoContentType: null, logoWidth: null, logoHeight: null })));
-    }),
+    api(async (_req, tenant) => json(200, brandingView(await put(tenant.id, { logoKey: null, logoContentType: null, logoWidth: null, logoHeight: null })))),
     { body: 'none' },
   );
 }
 
 /** PUT /v1/branding/logo: a complete PNG, JPEG or WebP within the size caps, stored under a fresh key (the old logo is removed by `put`). */
-function uploadLogo(
-  o: VideoRoutesOptions,
-  current: (tenantId: TenantId) => Promise<BrandingInput>,
-  put: (tenantId: TenantId, next: BrandingInput) => Promise<BrandingRecord>,
-): TenantHandler {
+function uploadLogo(o: VideoRoutesOptions, put: (tenantId: TenantId, change: Partial<BrandingInput>) => Promise<BrandingRecord>): TenantHandler {
   return async (req, tenant) => {
     const info = inspectImage(req.body);
     if (!info.ok)
@@ -122,6 +115,6 @@ function uploadLogo(
       await unlink(tmp).catch(() => {});
     }
     const logo = { logoKey: key, logoContentType: info.contentType, logoWidth: info.width, logoHeight: info.height };
-    return json(200, brandingView(await put(tenant.id, { ...(await current(tenant.id)), ...logo })));
+    return json(200, brandingView(await put(tenant.id, logo)));
   };
 }

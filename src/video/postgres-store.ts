@@ -4,6 +4,7 @@ import type { TenantId } from '../identity/types.js';
 import {
   assetOf,
   audioOf,
+  brandingInputOf,
   brandingOf,
   callbackOf,
   page,
@@ -192,6 +193,7 @@ export const VIDEO_PG_MIGRATIONS: readonly PgMigration[] = [
 const UNFINISHED_LOCK = 0x7669_6431; // "vid1"
 /** Advisory-lock namespace of a tenant's audio-track count. */
 const AUDIO_LOCK = 0x7669_6432; // "vid2"
+const BRANDING_LOCK = 0x7669_6433; // "vid3"
 
 /**
  * VideoStore on PostgreSQL, shared by every replica. Renders and callbacks are claimed with
@@ -415,9 +417,16 @@ export class PostgresVideoStore implements VideoStore {
     return r ? brandingOf(r) : null;
   }
 
-  async putBranding(tenantId: TenantId, b: BrandingInput): Promise<{ branding: BrandingRecord; replacedLogoKey: string | null }> {
+  async putBranding(
+    tenantId: TenantId,
+    change: Partial<BrandingInput>,
+    defaults: BrandingInput,
+  ): Promise<{ branding: BrandingRecord; replacedLogoKey: string | null }> {
     return transaction(this.pool, async (c) => {
+      // The lock holds even before the tenant's first row exists (FOR UPDATE locks only a row that does).
+      await c.query('SELECT pg_advisory_xact_lock($1, $2::int)', [BRANDING_LOCK, tenantId]);
       const before = await queryRow<BrandingRow>(c, 'SELECT * FROM video_branding WHERE tenant_id = $1 FOR UPDATE', [tenantId]);
+      const b = { ...(before ? brandingInputOf(brandingOf(before)) : defaults), ...change };
       const row = (await queryRow<BrandingRow>(
         c,
         `INSERT INTO video_branding (tenant_id, primary_color, secondary_color, font, logo_key, logo_content_type, logo_width, logo_height, updated_at)

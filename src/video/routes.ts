@@ -1,7 +1,7 @@
 import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { Fields, idParam, limitParam, readJsonObject } from '../http/validate.js';
+import { Fields, firstChars, idParam, limitParam, readJsonObject } from '../http/validate.js';
 import type { Handler } from '../http/server.js';
 import { newToken } from '../identity/tokens.js';
 import { propertyView } from './views.js';
@@ -61,7 +61,7 @@ function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h:
       const input: Partial<PropertyInput> = {
         // The address is what names a property; a title is the client's choice, so one without
         // a title (a client that only knows addresses) is titled by its address.
-        title: f.string('title', { min: 1, max: 200, notBlank: true }) ?? address?.slice(0, 200),
+        title: f.string('title', { min: 1, max: 200, notBlank: true }) ?? (address === undefined ? undefined : firstChars(address, 200)),
         address,
         city: f.string('city', { max: 200 }) ?? null,
         price: f.number('price', { min: 0, max: 1e13 }) ?? null,

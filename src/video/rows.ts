@@ -6,6 +6,7 @@ import type {
   AudioId,
   AudioRecord,
   BrandFont,
+  BrandingInput,
   BrandingRecord,
   CallbackEvent,
   CallbackRecord,
@@ -231,3 +232,6 @@ export function page<T extends { id: number }>(rows: T[], limit: number): Page<T
 }
 
 export const PROPERTY_COLUMNS = `p.*, (SELECT COUNT(*) FROM video_photos ph WHERE ph.property_id = p.id) AS photo_count`;
+
+/** The settable fields of a stored branding (what a change is merged into). */
+export const brandingInputOf = ({ tenantId: _t, updatedAt: _u, ...input }: BrandingRecord): BrandingInput => input;

@@ -27,6 +27,7 @@ import type { CallbackFor, CancelOutcome, CreateOutcome, DeleteOutcome, Idempote
 import {
   assetOf,
   audioOf,
+  brandingInputOf,
   brandingOf,
   callbackOf,
   page,
@@ -546,10 +547,15 @@ export class SqliteVideoStore implements VideoStore {
     return row ? brandingOf(row) : null;
   }
 
-  async putBranding(tenantId: TenantId, input: BrandingInput): Promise<{ branding: BrandingRecord; replacedLogoKey: string | null }> {
+  async putBranding(
+    tenantId: TenantId,
+    change: Partial<BrandingInput>,
+    defaults: BrandingInput,
+  ): Promise<{ branding: BrandingRecord; replacedLogoKey: string | null }> {
     return this.db
       .transaction(() => {
         const before = this.q.branding.get(tenantId) as BrandingRow | undefined;
+        const input = { ...(before ? brandingInputOf(brandingOf(before)) : defaults), ...change };
         const row = this.q.upsertBranding.get({ ...input, tenantId, updatedAt: this.iso() }) as BrandingRow;
         const replaced = before?.logo_key && before.logo_key !== row.logo_key ? before.logo_key : null;
         return { branding: brandingOf(row), replacedLogoKey: replaced };

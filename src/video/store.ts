@@ -102,8 +102,17 @@ export interface VideoStore {
   setPhotoRoom(tenantId: TenantId, propertyId: PropertyId, photoId: PhotoId, room: Room | null): Promise<PhotoRecord | null>;
 
   getBranding(tenantId: TenantId): Promise<BrandingRecord | null>;
-  /** Sets the tenant's branding; answers the storage key of a logo it replaced (the caller removes the file). */
-  putBranding(tenantId: TenantId, input: BrandingInput): Promise<{ branding: BrandingRecord; replacedLogoKey: string | null }>;
+  /**
+   * Changes the fields of the tenant's branding that `change` names, on the stored branding (or
+   * `defaults` when none is stored) as it is at the write, so a change made meanwhile to other
+   * fields (a logo uploaded while the colours are set) stays; answers the storage key of a logo it
+   * replaced (the caller removes the file).
+   */
+  putBranding(
+    tenantId: TenantId,
+    change: Partial<BrandingInput>,
+    defaults: BrandingInput,
+  ): Promise<{ branding: BrandingRecord; replacedLogoKey: string | null }>;
   /** Records an uploaded audio track; refuses past `maxPerTenant` tracks. */
   addAudio(tenantId: TenantId, audio: NewAudio, maxPerTenant: number): Promise<AudioRecord | 'too_many'>;
   getAudio(tenantId: TenantId, id: AudioId): Promise<AudioRecord | null>;

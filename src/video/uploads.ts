@@ -143,6 +143,16 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
 }
 
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
+
+/** The fields of a JSON photo body and of each of its photos; any other is refused, as on every body: a misspelt `room` must not pass silently. */
+const PHOTO_BODY_FIELDS = ['photos'] as const;
+const PHOTO_FIELDS = ['filename', 'data_base64', 'room'] as const;
+
+function unknownFields(body: Record<string, unknown>, known: readonly string[], at: string): ErrorDetail[] {
+  return Object.keys(body)
+    .filter((key) => !known.includes(key))
+    .map((key) => ({ path: `${at}${key}`, message: `is not a known field (known: ${known.join(', ')})` }));
+}
 const DATA_URL_HEADER = /^data:[\w.+-]+\/[\w.+-]+;base64,/i;
 
 /** Seconds a client is asked to wait when the JSON upload budget is spent. */
@@ -211,6 +221,8 @@ async function readJsonPhotos(
   }
   const body = parseJson(Buffer.concat(chunks, size));
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError('bad_request', 'The request body must be a JSON object.');
+  const unknown = unknownFields(body as Record<string, unknown>, PHOTO_BODY_FIELDS, '');
+  if (unknown.length > 0) throw validationFailed(unknown);
   const list = (body as Record<string, unknown>).photos;
   if (!Array.isArray(list)) throw validationFailed([{ path: 'photos', message: list === undefined ? 'is required' : `must be an array, got ${typeOf(list)}` }]);
   if (list.length === 0) throw nonePresent();
@@ -220,6 +232,7 @@ async function readJsonPhotos(
   list.forEach((item, i) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item))
       return void details.push({ path: `photos[${i}]`, message: `must be an object, got ${typeOf(item)}` });
+    details.push(...unknownFields(item as Record<string, unknown>, PHOTO_FIELDS, `photos[${i}].`));
     const { filename, data_base64: raw, room } = item as Record<string, unknown>;
     if (room !== undefined && room !== null && !(ROOMS as readonly unknown[]).includes(room))
       details.push({ path: `photos[${i}].room`, message: `must be one of ${ROOMS.join(', ')}, got ${JSON.stringify(room)}` });

@@ -1,22 +1,11 @@
 import { HttpError } from '../http/errors.js';
+import { decodeCursor, encodeCursor } from '../http/pagination.js';
 import { json } from '../http/reply.js';
-import { Fields, ID_DIGITS, limitParam, readJsonObject } from '../http/validate.js';
+import { Fields, limitParam, readJsonObject } from '../http/validate.js';
 import { attemptView, deliveryView, iso, sinceField, type WebhookRouteContext } from './route-context.js';
 import type { DeliveryId, DeliveryStatus } from './types.js';
 
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'inflight', 'succeeded', 'failed'];
-
-function encodeCursor(seq: number): string {
-  return Buffer.from(`d${seq}`).toString('base64url');
-}
-
-/** Only the exact text encodeCursor makes (base64url decoding would skip junk and padding, and digits may carry leading zeros). */
-function decodeCursor(raw: string | null): number | null {
-  if (raw === null || raw === '') return null;
-  const m = /^d(\d{1,15})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
-  if (!m || !ID_DIGITS.test(m[1]!) || encodeCursor(Number(m[1])) !== raw) throw new HttpError('bad_request', 'cursor is not one this API returned.');
-  return Number(m[1]);
-}
 
 /** An endpoint's delivery log: the list, one delivery with its payload and answers, retry, and replay of the failed ones since a time. */
 export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
@@ -28,14 +17,14 @@ export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
   full.get(`${base}/deliveries`, async (req) => {
     const endpoint = await endpointOf(req);
     const limit = limitParam(req, 20, 100);
-    const before = decodeCursor(req.searchParams().get('cursor'));
+    const before = decodeCursor(req);
     // Empty is not given, as on every list's filter (a form's unselected filter sends `status=`).
     const status = req.searchParams().get('status') || null;
     if (status !== null && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
       throw new HttpError('bad_request', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`);
     }
     const page = await store.listDeliveries(endpoint.id, { limit, before, ...(status ? { status: status as DeliveryStatus } : {}) });
-    return json(200, { data: page.data.map(deliveryView), next_cursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) });
+    return json(200, { data: page.data.map(deliveryView), next_cursor: encodeCursor(page.nextCursor) });
   });
 
   full.get(`${base}/deliveries/:deliveryId`, async (req) => {

@@ -12,6 +12,7 @@ import {
   DISABLE_AFTER_MS,
   ORDER_HOLD_MS,
   parseRetryAfter,
+  RATE_GUARD_MS,
   retryDelay,
   RETRY_DELAYS_MS,
   seededRandom,
@@ -339,9 +340,14 @@ export class Dispatcher {
   /** One attempt of a claimed delivery, its result queued for recording (one async function: no promise chain per delivery). */
   private async deliver(d: DueDelivery, generation: { abort: AbortController }): Promise<void> {
     let healthy = false;
+    let late = false;
     try {
       const result = await this.attempt(d, generation.abort.signal);
       if (generation !== this.generation) return;
+      if (result === null) {
+        late = true;
+        return;
+      }
       this.results.push(result);
       this.tally(d, result);
       healthy = result.endpoint === 'success';
@@ -360,10 +366,30 @@ export class Dispatcher {
         // is seen first; a success changes nothing a claim reads, so its slot is refilled at once:
         // the claim is scheduled before the flush, so its requests are on their way while the
         // results are written (the receiver works while this process records).
-        if (healthy) this.wake();
-        this.scheduleFlush();
+        if (late) this.handBack(d);
+        else {
+          if (healthy) this.wake();
+          this.scheduleFlush();
+        }
       }
     }
+  }
+
+  /**
+   * A rate-limited delivery whose send could not start within RATE_GUARD_MS of its slot (this
+   * process was held up after its claim) goes back to the outbox unsent and unattempted, and
+   * takes a later slot: sent late, it would have joined the next slot's send, whichever
+   * replica holds that one. Until the store has it back this dispatcher does not take it again.
+   */
+  private handBack(d: DueDelivery): void {
+    this.logger.warn('webhooks: a rate-limited delivery missed its slot and goes back to the outbox unsent', { endpoint: d.endpointId, delivery: d.id });
+    this.store
+      .releaseLeases(this.lease.owner, [d.id])
+      .catch((err: unknown) => this.logger.warn('webhooks: could not hand back a delivery; its lease lapses instead', { delivery: d.id, error: String(err) }))
+      .finally(() => {
+        this.holding.delete(d.id);
+        if (this.running) this.wake();
+      });
   }
 
   /** Counts an attempt's outcome; a failed one is logged in one line (endpoint, status or error, next retry). */
@@ -441,28 +467,42 @@ export class Dispatcher {
     return key;
   }
 
-  private async attempt(d: DueDelivery, signal: AbortSignal): Promise<AttemptResult> {
+  /** The webhook-signature header's HMAC part: usually one signature, built as a string (a list only when there are more). */
+  private hmacSignature(d: DueDelivery, ts: number, startedAt: number): string {
+    let signature = standardSignature(d.id, ts, d.body, this.keyOf(d.secret));
+    if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
+      signature += ` ${standardSignature(d.id, ts, d.body, this.keyOf(d.previousSecret))}`;
+    }
+    return signature;
+  }
+
+  /** `signature` with the v1a signatures added (the only asynchronous signing, so the HMAC path awaits nothing). */
+  private async withAsymmetric(d: DueDelivery, ts: number, signature: string): Promise<string> {
+    if (!this.keys) throw new Error('webhooks: an endpoint signs with v1a but the dispatcher has no signing keys');
+    const asymmetric = (await this.keys.sign(d.id, ts, d.body)).join(' ');
+    return signature === '' ? asymmetric : `${signature} ${asymmetric}`;
+  }
+
+  /** One attempt; null when it is a rate-limited delivery too late for its slot (not sent: see handBack). */
+  private async attempt(d: DueDelivery, signal: AbortSignal): Promise<AttemptResult | null> {
     const startedAt = this.now();
     const number = d.attempts + 1;
-    const guarded = this.literalGuards.get(d.url) ?? (await this.guarded(d.url));
+    // Resolving a host name is the network's time, allowed beyond the slot's guard like a slow
+    // network; the process's own delays (held up after the claim, signing) are not.
+    let resolvedMs = 0;
+    let guarded: GuardResult | undefined = this.literalGuards.get(d.url);
+    if (guarded === undefined) {
+      guarded = await this.guarded(d.url);
+      resolvedMs = this.now() - startedAt;
+    }
     let outcome: SendOutcome;
     if (!guarded.ok) outcome = { kind: 'error', error: `refused by the SSRF guard: URL ${guarded.reason}`, durationMs: 0 };
     else {
       const ts = Math.floor(startedAt / 1000);
       const timestamp = String(ts);
-      // Usually one signature: built as a string, the array only when there are more.
-      let signature = '';
-      if (d.signatureScheme !== 'v1a') {
-        signature = standardSignature(d.id, ts, d.body, this.keyOf(d.secret));
-        if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
-          signature += ` ${standardSignature(d.id, ts, d.body, this.keyOf(d.previousSecret))}`;
-        }
-      }
-      if (d.signatureScheme !== 'hmac') {
-        if (!this.keys) throw new Error('webhooks: an endpoint signs with v1a but the dispatcher has no signing keys');
-        const asymmetric = (await this.keys.sign(d.id, ts, d.body)).join(' ');
-        signature = signature === '' ? asymmetric : `${signature} ${asymmetric}`;
-      }
+      let signature = d.signatureScheme === 'v1a' ? '' : this.hmacSignature(d, ts, startedAt);
+      if (d.signatureScheme !== 'hmac') signature = await this.withAsymmetric(d, ts, signature);
+      if (d.slotAt !== null && this.now() - resolvedMs - d.slotAt > RATE_GUARD_MS) return null;
       outcome = await this.send({
         url: guarded.url,
         addresses: guarded.addresses,

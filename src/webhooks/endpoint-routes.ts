@@ -1,5 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
+import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { generateSecret } from '../signing/webhook.js';
 import { endpointView, eventsField, iso, rateField, ROTATION_OVERLAP_MS, schemeField, secretField, type WebhookRouteContext } from './route-context.js';
@@ -16,7 +17,8 @@ export function mountEndpointRoutes(ctx: WebhookRouteContext): void {
 
   full.get('/v1/widgets/:id/webhooks', async (req) => {
     const widget = await widgetOf(req);
-    return json(200, (await store.listEndpoints(widget.id)).map(endpointView));
+    const page = await store.listEndpoints(widget.id, arrayPageRead(req));
+    return json(200, page.data.map(endpointView), nextPageHeaders(req, page.nextCursor));
   });
 
   full.post('/v1/widgets/:id/webhooks', async (req) => {

@@ -22,6 +22,9 @@ import {
   dueOf,
   endpointOf,
   keyOf,
+  pageByPlace,
+  pageMapped,
+  pageRows,
   nextState,
   orderNote,
   signingKeyOf,
@@ -36,6 +39,7 @@ import {
 } from './rows.js';
 import type { AttemptResult, ClaimOptions, Claimed, CreatedWidget, EndpointInput, EndpointPatch, EndpointRoom, Enqueued, WebhookStore } from './store.js';
 import type { Lease } from '../store/lease.js';
+import type { PageRead } from '../store/page.js';
 import type { DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EndpointRecord, EventId, EventType, WidgetId, WidgetKeyRecord } from './types.js';
 
 /**
@@ -402,8 +406,17 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async listWidgets(tenantId: TenantId) {
-    return (await queryRows<WidgetRow>(this.pool, 'SELECT * FROM webhook_widgets WHERE tenant_id = $1 ORDER BY seq', [tenantId])).map(widgetOf);
+  async listWidgets(tenantId: TenantId, page?: PageRead) {
+    const rows = await queryRows<WidgetRow & { seq: number }>(
+      this.pool,
+      'SELECT * FROM webhook_widgets WHERE tenant_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [tenantId, page?.from ?? 0, pageRows(page)],
+    );
+    return pageMapped(rows, page, widgetOf);
+  }
+
+  async countWidgets(tenantId: TenantId) {
+    return (await queryRow<{ n: number }>(this.pool, 'SELECT COUNT(*)::int AS n FROM webhook_widgets WHERE tenant_id = $1', [tenantId]))!.n;
   }
 
   async getWidget(tenantId: TenantId, id: string) {
@@ -438,8 +451,13 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async listWidgetKeys(widgetId: WidgetId) {
-    return (await queryRows<KeyRow>(this.pool, 'SELECT * FROM webhook_widget_keys WHERE widget_id = $1 ORDER BY created_at, id', [widgetId])).map(keyOf);
+  async listWidgetKeys(widgetId: WidgetId, page?: PageRead) {
+    const rows = await queryRows<KeyRow>(this.pool, 'SELECT * FROM webhook_widget_keys WHERE widget_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [
+      widgetId,
+      pageRows(page),
+      page?.from ?? 0,
+    ]);
+    return pageByPlace(rows, page, keyOf);
   }
 
   async revokeWidgetKey(widgetId: WidgetId, keyId: string) {
@@ -493,8 +511,13 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async listEndpoints(widgetId: WidgetId) {
-    return (await queryRows<EndpointRow>(this.pool, 'SELECT * FROM webhook_endpoints WHERE widget_id = $1 ORDER BY seq', [widgetId])).map(endpointOf);
+  async listEndpoints(widgetId: WidgetId, page?: PageRead) {
+    const rows = await queryRows<EndpointRow & { seq: number }>(
+      this.pool,
+      'SELECT * FROM webhook_endpoints WHERE widget_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [widgetId, page?.from ?? 0, pageRows(page)],
+    );
+    return pageMapped(rows, page, endpointOf);
   }
 
   async getEndpoint(widgetId: WidgetId, id: string) {
@@ -710,7 +733,12 @@ export class PostgresWebhookStore implements WebhookStore {
         [at, full(), lease.owner, lease.ms, limit - claimed.length, at - hold, RATE_GUARD_MS],
         'webhooks_claim_rate',
       );
-      for (const r of rows) if (r.seq !== null) claimed.push(dueOf(r));
+      for (const r of rows) {
+        if (r.seq === null) continue;
+        const d = dueOf(r);
+        d.slotAt = at;
+        claimed.push(d);
+      }
       await this.noteOrder(rows, claimed, at, hold);
       const until = rows[0]?.throttled_until;
       if (until !== null && until !== undefined) claimed.throttledUntil = Number(until);
@@ -887,12 +915,13 @@ export class PostgresWebhookStore implements WebhookStore {
     );
   }
 
-  async releaseLeases(owner: string) {
+  async releaseLeases(owner: string, ids?: readonly DeliveryId[]) {
     const at = this.now();
     return queryCount(
       this.pool,
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1, lease_owner = NULL, lease_until = NULL WHERE status = 'inflight' AND lease_owner = $2`,
-      [at, owner],
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1, lease_owner = NULL, lease_until = NULL
+       WHERE status = 'inflight' AND lease_owner = $2 AND ($3::text[] IS NULL OR id = ANY($3::text[]))`,
+      [at, owner, ids ?? null],
     );
   }
 

@@ -1,4 +1,6 @@
 import type { TenantId } from '../identity/types.js';
+import { pageOf, type PageRead } from '../store/page.js';
+import type { Page } from './store.js';
 import type {
   AttemptRecord,
   DeliveryId,
@@ -159,6 +161,7 @@ export const dueOfParts = (endpointId: string, d: DueDeliveryRow, p: DueEndpoint
   previousSecretExpiresAt: p.previous_secret_expires_at,
   signatureScheme: p.signature_scheme as SignatureScheme,
   orderNote: d.order_note,
+  slotAt: null,
 });
 
 export const signingKeyOf = (r: SigningKeyRow): SigningKeyRecord => ({
@@ -195,4 +198,19 @@ export function nextState(
 /** The log line of a delivery that went on past an unfinished earlier one of its conversation. */
 export function orderNote(blocker: { id: string; status: string }, holdMs: number): string {
   return `sent before ${blocker.id} of the same conversation (still ${blocker.status}) after waiting ${Math.round(holdMs / 1000)} s, the order bound`;
+}
+
+/** How many rows a paged list read takes: one more than the page, to tell whether another follows (null: all). */
+export const pageRows = (page: PageRead | undefined): number | null => (page === undefined ? null : page.limit + 1);
+
+/** A page of a list positioned by seq, read with pageRows, mapped to records. */
+export function pageMapped<R extends { seq: number }, T>(rows: R[], page: PageRead | undefined, of: (row: R) => T): Page<T> {
+  const p = page === undefined ? { data: rows, nextCursor: null } : pageOf(rows, page.limit, (r) => r.seq);
+  return { data: p.data.map(of), nextCursor: p.nextCursor };
+}
+
+/** A page of a list positioned by place (rows read from `page.from` on), mapped to records. */
+export function pageByPlace<R, T>(rows: R[], page: PageRead | undefined, of: (row: R) => T): Page<T> {
+  if (page === undefined || rows.length <= page.limit) return { data: rows.map(of), nextCursor: null };
+  return { data: rows.slice(0, page.limit).map(of), nextCursor: (page.from ?? 0) + page.limit };
 }

@@ -22,10 +22,11 @@ export const ORDER_HOLD_MS = 10 * 60_000;
 /** The largest `rate_limit` an endpoint may set (deliveries per second). */
 export const RATE_LIMIT_MAX = 1000;
 /**
- * A rate-limited endpoint's attempts start evenly spaced, (1000 + RATE_GUARD_MS) / rate_limit ms
- * apart, never in bursts: any second then sees at most rate_limit starts, and a receiver sees at
- * most rate_limit arrivals in any second unless the network delays one attempt by this much more
- * than the next.
+ * A rate-limited endpoint's attempts take slots (1000 + RATE_GUARD_MS) / rate_limit ms apart, and
+ * each is sent within RATE_GUARD_MS of its slot or handed back unsent (the dispatcher checks just
+ * before sending): rate_limit + 1 starts then span at least a second whichever replicas sent
+ * them, and a receiver sees at most rate_limit arrivals in any second unless the network delays
+ * one attempt by this much more than the next.
  */
 export const RATE_GUARD_MS = 100;
 

@@ -19,6 +19,7 @@ import {
   type WebhookStore,
 } from './store.js';
 import type { Lease } from '../store/lease.js';
+import type { PageRead } from '../store/page.js';
 import {
   attemptOf,
   DELIVERY_COLUMNS,
@@ -26,6 +27,9 @@ import {
   dueOfParts,
   endpointOf,
   keyOf,
+  pageByPlace,
+  pageMapped,
+  pageRows,
   nextState,
   orderNote,
   signingKeyOf,
@@ -374,11 +378,12 @@ export class SqliteWebhookStore implements WebhookStore {
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.q = {
       insertWidget: db.prepare('INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
-      widgets: db.prepare('SELECT * FROM webhook_widgets WHERE tenant_id = ? ORDER BY seq'),
+      widgets: db.prepare('SELECT * FROM webhook_widgets WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      widgetCount: db.prepare('SELECT COUNT(*) AS n FROM webhook_widgets WHERE tenant_id = ?'),
       widget: db.prepare('SELECT * FROM webhook_widgets WHERE tenant_id = ? AND id = ?'),
       widgetById: db.prepare('SELECT * FROM webhook_widgets WHERE id = ?'),
       insertKey: db.prepare('INSERT INTO webhook_widget_keys (id, widget_id, token_hash, preview, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *'),
-      keys: db.prepare('SELECT * FROM webhook_widget_keys WHERE widget_id = ? ORDER BY created_at, id'),
+      keys: db.prepare('SELECT * FROM webhook_widget_keys WHERE widget_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?'),
       liveKeys: db.prepare('SELECT COUNT(*) AS n FROM webhook_widget_keys WHERE widget_id = ? AND revoked_at IS NULL'),
       revokeKey: db.prepare('UPDATE webhook_widget_keys SET revoked_at = ? WHERE widget_id = ? AND id = ? AND revoked_at IS NULL'),
       keyByHash: db.prepare(
@@ -388,7 +393,7 @@ export class SqliteWebhookStore implements WebhookStore {
         `INSERT INTO webhook_endpoints (id, widget_id, url, secret, events, enabled, disabled_reason, disabled_at, signature_scheme, rate_limit, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       ),
-      endpoints: db.prepare('SELECT * FROM webhook_endpoints WHERE widget_id = ? ORDER BY seq'),
+      endpoints: db.prepare('SELECT * FROM webhook_endpoints WHERE widget_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       countEndpoints: db.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE widget_id = ?'),
       endpoint: db.prepare('SELECT * FROM webhook_endpoints WHERE widget_id = ? AND id = ?'),
       enabledEndpoints: db.prepare('SELECT id, events FROM webhook_endpoints WHERE widget_id = ? AND enabled = 1 ORDER BY seq'),
@@ -708,7 +713,7 @@ export class SqliteWebhookStore implements WebhookStore {
   createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }, maxWidgets: number): Promise<CreatedWidget | 'limit'>;
   async createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }, maxWidgets = Infinity) {
     return this.db.transaction(() => {
-      if (Number.isFinite(maxWidgets) && (this.q.widgets.all(tenantId) as unknown[]).length >= maxWidgets) return 'limit' as const;
+      if (Number.isFinite(maxWidgets) && (this.q.widgetCount.get(tenantId) as { n: number }).n >= maxWidgets) return 'limit' as const;
       const at = this.now();
       const widget = widgetOf(this.q.insertWidget.get(newId('wid_'), tenantId, name, at) as WidgetRow);
       const k = keyOf(this.q.insertKey.get(newId('wk_'), widget.id, key.hash, key.preview, at) as KeyRow);
@@ -716,8 +721,12 @@ export class SqliteWebhookStore implements WebhookStore {
     })();
   }
 
-  async listWidgets(tenantId: TenantId) {
-    return (this.q.widgets.all(tenantId) as WidgetRow[]).map(widgetOf);
+  async listWidgets(tenantId: TenantId, page?: PageRead) {
+    return pageMapped(this.q.widgets.all(tenantId, page?.from ?? 0, pageRows(page) ?? -1) as (WidgetRow & { seq: number })[], page, widgetOf);
+  }
+
+  async countWidgets(tenantId: TenantId) {
+    return (this.q.widgetCount.get(tenantId) as { n: number }).n;
   }
 
   async getWidget(tenantId: TenantId, id: string) {
@@ -741,8 +750,9 @@ export class SqliteWebhookStore implements WebhookStore {
       .immediate();
   }
 
-  async listWidgetKeys(widgetId: WidgetId) {
-    return (this.q.keys.all(widgetId) as KeyRow[]).map(keyOf);
+  async listWidgetKeys(widgetId: WidgetId, page?: PageRead) {
+    const from = page?.from ?? 0;
+    return pageByPlace(this.q.keys.all(widgetId, pageRows(page) ?? -1, from) as KeyRow[], page, keyOf);
   }
 
   async revokeWidgetKey(widgetId: WidgetId, keyId: string) {
@@ -781,8 +791,8 @@ export class SqliteWebhookStore implements WebhookStore {
       .immediate();
   }
 
-  async listEndpoints(widgetId: WidgetId) {
-    return (this.q.endpoints.all(widgetId) as EndpointRow[]).map(endpointOf);
+  async listEndpoints(widgetId: WidgetId, page?: PageRead) {
+    return pageMapped(this.q.endpoints.all(widgetId, page?.from ?? 0, pageRows(page) ?? -1) as (EndpointRow & { seq: number })[], page, endpointOf);
   }
 
   async getEndpoint(widgetId: WidgetId, id: string) {
@@ -924,6 +934,7 @@ export class SqliteWebhookStore implements WebhookStore {
             endpointParts.set(r.endpoint_id, endpoint);
           }
           const d = dueOfParts(r.endpoint_id, row!, endpoint);
+          if (rate) d.slotAt = at;
           if (lapsed) {
             lapsed.owner = lease.owner;
             lapsed.until = until;
@@ -1117,9 +1128,10 @@ export class SqliteWebhookStore implements WebhookStore {
     );
   }
 
-  async releaseLeases(owner: string) {
+  async releaseLeases(owner: string, ids?: readonly DeliveryId[]) {
     const held = this.leases();
-    const mine = [...held.bySeq.values()].filter((h) => h.owner === owner);
+    const only = ids === undefined ? null : new Set<string>(ids);
+    const mine = [...held.bySeq.values()].filter((h) => h.owner === owner && (only === null || only.has(h.id)));
     if (mine.length === 0) return 0;
     const at = this.now();
     this.dropFloor();

@@ -1,5 +1,6 @@
 import type { TenantId } from '../identity/types.js';
 import type { Lease } from '../store/lease.js';
+import type { PageRead } from '../store/page.js';
 import type {
   AttemptRecord,
   DeliveryId,
@@ -111,21 +112,30 @@ export interface WebhookStore {
     key: { hash: string; preview: string },
     maxWidgets: number,
   ): Promise<{ widget: WidgetRecord; key: WidgetKeyRecord } | 'limit'>;
-  listWidgets(tenantId: TenantId): Promise<WidgetRecord[]>;
+  /** The tenant's widgets in creation order; with `page`, at most `page.limit` past the position `page.from` and where the next page starts. */
+  listWidgets(tenantId: TenantId, page?: PageRead): Promise<Page<WidgetRecord>>;
+  /** How many widgets the tenant has (a count, not a read of them all). */
+  countWidgets(tenantId: TenantId): Promise<number>;
   getWidget(tenantId: TenantId, id: string): Promise<WidgetRecord | null>;
   /** Any tenant's widget: for the in-process emit() API and widget keys. */
   findWidget(id: string): Promise<WidgetRecord | null>;
   createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }): Promise<WidgetKeyRecord>;
   /** The same, refused ('limit') when the widget already has `maxLive` live keys, counted and created in one step. */
   createWidgetKey(widgetId: WidgetId, key: { hash: string; preview: string }, maxLive: number): Promise<WidgetKeyRecord | 'limit'>;
-  listWidgetKeys(widgetId: WidgetId): Promise<WidgetKeyRecord[]>;
+  /**
+   * The widget's keys, revoked ones included, oldest first; paged like listWidgets. A key's
+   * position is its place in that order: keys are only added at its end and never removed one
+   * by one (a revoked key stays), so a place names the same key on every read.
+   */
+  listWidgetKeys(widgetId: WidgetId, page?: PageRead): Promise<Page<WidgetKeyRecord>>;
   revokeWidgetKey(widgetId: WidgetId, keyId: string): Promise<boolean>;
   findWidgetKey(hash: string): Promise<{ widgetId: WidgetId; tenantId: TenantId } | null>;
 
   createEndpoint(widgetId: WidgetId, input: EndpointInput): Promise<EndpointRecord>;
   /** Creates the endpoint unless the widget already has `maxPerWidget` ('limit'); the count and the insert are one transaction. */
   createEndpoint(widgetId: WidgetId, input: EndpointInput, maxPerWidget: number): Promise<EndpointRecord | 'limit'>;
-  listEndpoints(widgetId: WidgetId): Promise<EndpointRecord[]>;
+  /** The widget's endpoints in creation order; paged like listWidgets. */
+  listEndpoints(widgetId: WidgetId, page?: PageRead): Promise<Page<EndpointRecord>>;
   getEndpoint(widgetId: WidgetId, id: string): Promise<EndpointRecord | null>;
   /** Disabling fails the endpoint's pending deliveries (recoverable later); enabling clears the failure streak. */
   updateEndpoint(widgetId: WidgetId, id: EndpointId, patch: EndpointPatch): Promise<EndpointRecord | null>;
@@ -161,8 +171,12 @@ export interface WebhookStore {
    * transaction, an `endpoint.disabled` event queued to its tenant's operational endpoint, if set.
    */
   recordResults(owner: string, results: AttemptResult[], disableAfterMs: number): Promise<{ disabled: EndpointId[]; lost: number }>;
-  /** Every delivery `owner` still holds becomes due now (a stopping dispatcher hands back the sends it abandoned). */
-  releaseLeases(owner: string): Promise<number>;
+  /**
+   * Every delivery `owner` still holds (of `ids`, when given) becomes due now, unattempted: a
+   * stopping dispatcher hands back the sends it abandoned, and a dispatcher too late for a
+   * rate-limited endpoint's slot hands back that delivery unsent.
+   */
+  releaseLeases(owner: string, ids?: readonly DeliveryId[]): Promise<number>;
   /**
    * At start, before the first claim. A store that one process serves (SQLite) makes every
    * delivery a previous run left in flight due now. A store shared by replicas answers 0: it

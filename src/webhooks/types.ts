@@ -106,6 +106,13 @@ export interface DueDelivery {
   signatureScheme: SignatureScheme;
   /** Set when the claim let it pass an unfinished earlier delivery of its conversation (the order bound passed). */
   orderNote: string | null;
+  /**
+   * For an endpoint with a rate limit: the store time of the slot this claim spent (the claim's
+   * own time). The attempt is sent no later than RATE_GUARD_MS after it, or handed back unsent,
+   * so a process held up between its claim and its send never puts two slots' sends together.
+   * Null for an endpoint without a limit.
+   */
+  slotAt: number | null;
 }
 
 /** An installation's ed25519 key for `v1a` signatures. */

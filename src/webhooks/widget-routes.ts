@@ -1,5 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
+import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
 import { hashToken, newToken } from '../identity/tokens.js';
@@ -20,7 +21,7 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
     const name = f.string('name', { required: true, max: NAME_MAX, notBlank: true });
     f.done();
     requireCurrentPlan(plans, session.tenant, now(), 'a new widget and its key');
-    requireRoom(plans, session.tenant, 'widgets', (await store.listWidgets(session.tenant.id)).length);
+    requireRoom(plans, session.tenant, 'widgets', await store.countWidgets(session.tenant.id));
     const key = newToken('widgetKey');
     // Counted again with the insert: concurrent requests (or replicas) must not all take the last place.
     const max = plans.limits(session.tenant.plan).widgets;
@@ -31,7 +32,8 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
 
   full.get('/v1/widgets', async (req) => {
     const session = await auth.session(req);
-    return json(200, (await store.listWidgets(session.tenant.id)).map(widgetView));
+    const page = await store.listWidgets(session.tenant.id, arrayPageRead(req));
+    return json(200, page.data.map(widgetView), nextPageHeaders(req, page.nextCursor));
   });
 
   full.get('/v1/widgets/:id', async (req) => json(200, widgetView(await widgetOf(req))));
@@ -56,10 +58,11 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
 
   full.get('/v1/widgets/:id/keys', async (req) => {
     const widget = await widgetOf(req);
-    const keys = await store.listWidgetKeys(widget.id);
+    const page = await store.listWidgetKeys(widget.id, arrayPageRead(req));
     return json(
       200,
-      keys.map((k) => ({ id: k.id, preview: k.preview, created_at: iso(k.createdAt), revoked_at: iso(k.revokedAt) })),
+      page.data.map((k) => ({ id: k.id, preview: k.preview, created_at: iso(k.createdAt), revoked_at: iso(k.revokedAt) })),
+      nextPageHeaders(req, page.nextCursor),
     );
   });
 

@@ -32,3 +32,20 @@ test('bench control-plane --database takes --warmup and --cpu-prof, and refuses 
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /--warmup/);
 });
+
+test('bench webhooks --database takes --warmup (per serve process) and --rounds, and refuses rounds out of range', () => {
+  const help = spawnSync(process.execPath, [cli, 'bench', 'webhooks', '--help'], { encoding: 'utf8' });
+  for (const flag of ['--database', '--replicas', '--replica-cpu', '--warmup', '--rounds']) assert.match(help.stdout, new RegExp(flag));
+  assert.match(help.stdout, /each serve process/);
+  const bad = spawnSync(process.execPath, [cli, 'bench', 'webhooks', '--database', 'postgres://u:p@127.0.0.1:1/db', '--rounds', '21'], { encoding: 'utf8' });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--rounds/);
+});
+
+test('bench control-plane --database reads --rounds too, and refuses rounds out of range', () => {
+  const bad = spawnSync(process.execPath, [cli, 'bench', 'control-plane', '--database', 'postgres://u:p@127.0.0.1:1/db', '--rounds', '0'], {
+    encoding: 'utf8',
+  });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--rounds/);
+});

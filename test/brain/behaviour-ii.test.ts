@@ -97,9 +97,9 @@ test('a blocked flight tries the sides, never runs within 90 degrees of a threat
   brain.tick(req(1, 0, self(pos), {}, coward));
   const bearings: number[] = [];
   let hid = false;
-  for (let t = 0.5; t < 8; t += 0.5) {
+  for (let t = 0.5; t < 16; t += 0.5) {
     // A wall: the character never moves.
-    const r = brain.tick(req(1, t, self(pos), { targets: t < 2 ? threats : threats.map((x) => ({ ...x, visible: false })) }, coward));
+    const r = brain.tick(req(1, t, self(pos), { targets: t < 8 ? threats : threats.map((x) => ({ ...x, visible: false })) }, coward));
     assert.ok(find(r, 'Flee') !== undefined);
     const m = find(r, 'MoveTo');
     if (m === undefined) {

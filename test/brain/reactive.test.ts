@@ -46,7 +46,11 @@ for (const [label, b] of [
       assert.deepEqual(kinds(r).slice(0, 2), ['Face', 'Engage'], `at ${d} m`);
       assert.equal(r.posture, posture, `at ${d} m`);
       assert.deepEqual(r.intents[0], { kind: 'Face', yaw_deg: 90 }, 'east is 90°');
-      assert.deepEqual(r.intents[1], { kind: 'Engage', target: 7, fire: true });
+      // Purely reactive, it fires at once; with human factors the first shot waits for the acquisition delay
+      // (behaviour-ii.test.ts), from this very tick: a character new to the brain aims like any other.
+      const engage = r.intents[1] as { kind: string; target: number; fire: boolean };
+      assert.deepEqual({ kind: engage.kind, target: engage.target }, { kind: 'Engage', target: 7 });
+      if (label === 'reactive only') assert.equal(engage.fire, true);
     });
   });
 

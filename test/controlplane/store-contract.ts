@@ -73,6 +73,31 @@ export function controlPlaneStoreContract(name: string, open: () => Promise<Open
     }
   });
 
+  test(`${name}: a tenant's servers by id, all of them or a page past a position; a cap counts them all`, async () => {
+    const { store, tenantId, close } = await open();
+    try {
+      const ids: number[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await store.createServer(tenantId, `s${i}`, DEFAULT_BUNDLE, 'system')).id);
+      assert.equal(await store.countServers(tenantId), 3);
+      assert.deepEqual(
+        (await store.listServers(tenantId)).map((s) => s.id),
+        ids,
+      );
+      assert.deepEqual(
+        (await store.listServers(tenantId, { limit: 2, from: null })).map((s) => s.id),
+        ids.slice(0, 2),
+      );
+      assert.deepEqual(
+        (await store.listServers(tenantId, { limit: 2, from: ids[1]! })).map((s) => s.id),
+        ids.slice(2),
+      );
+      assert.equal(await store.createServer(tenantId, 'full', DEFAULT_BUNDLE, 'system', 3), 'limit');
+      assert.notEqual(await store.createServer(tenantId, 'room', DEFAULT_BUNDLE, 'system', 4), 'limit');
+    } finally {
+      await close();
+    }
+  });
+
   test(`${name}: keys resolve until revoked; revoking twice finds nothing`, async () => {
     const { store, tenantId, close } = await open();
     try {

@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
-import type { Economy } from '../../brain/types.js';
+import { HEARD_AHEAD_S, type Economy } from '../../brain/types.js';
 import type { LineParams, LineResult } from '../../plugins/protocol.js';
 import type { DialogueContext, LineSource } from '../../src/dialogue/context.js';
 import { SpeechLimiter } from '../../src/dialogue/limits.js';
+import { AgentSpeech } from '../../src/dialogue/agent-speech.js';
 import { DialogueTier, type DialogueBundle } from '../../src/dialogue/tier.js';
 import { turn } from './helpers.js';
 
@@ -193,4 +194,30 @@ test('a notable event gets a remark even with no player near', async () => {
 test('onTick never throws, even on a malformed context', () => {
   const tier = new DialogueTier({ bundle: bundle('Chatty'), lines: instantModel() });
   assert.equal(tier.onTick(1, 0, { persona: null } as unknown as DialogueContext), null);
+});
+
+test('a heard line stamped after its tick (another clock) is not taken, and does not silence the lines after it', () => {
+  const st = new AgentSpeech(1);
+  assert.equal(st.takeHeard(100, [{ from: 3, text: 'stamped in milliseconds', at_s: 100_000 }]), 0);
+  assert.equal(st.takeHeard(100.5, [{ from: 3, text: 'a moment after the tick is fine', at_s: 100.5 + HEARD_AHEAD_S }]), 1);
+  assert.equal(st.takeHeard(102, [{ from: 3, text: 'still heard', at_s: 101.9 }]), 1);
+  assert.deepEqual(
+    st.owed?.map((h) => h.text),
+    ['a moment after the tick is fine', 'still heard'],
+  );
+});
+
+test("a character's own line fed back as heard speech (a mod echoing Say through chat) is not answered", () => {
+  const st = new AgentSpeech(7);
+  assert.equal(st.takeHeard(10, [{ from: 7, text: 'my own words', at_s: 9.9 }]), 0);
+  assert.equal(st.takeHeard(11, [{ from: 3, text: 'a player', at_s: 10.9 }]), 1);
+  assert.deepEqual(
+    st.owed?.map((h) => h.from),
+    [3],
+  );
+});
+
+test("a line from the character's own id is a player's when a player of that id is in sight (ids that overlap)", () => {
+  const st = new AgentSpeech(7);
+  assert.equal(st.takeHeard(10, [{ from: 7, text: 'player seven here', at_s: 9.9 }], [{ id: 7, name: 'Seven', distance_m: 4 }]), 1);
 });

@@ -157,3 +157,91 @@ test('the key lists (server keys, API keys, personal tokens) keep every revoked 
     await s.stop();
   }
 });
+
+test('servers and widgets (an enterprise tenant has no cap on either): 100 a page by default, ?limit= and ?cursor=, Link to the next page, bad paging 400', async () => {
+  const s = await startTestServer();
+  try {
+    const { tenantId, token } = await tenantSession(s, 'enterprise');
+    const n = ARRAY_PAGE_LIMIT.default + 2;
+    for (let i = 0; i < n; i++) {
+      assert.equal((await s.call('POST', '/v1/servers', { token, body: { name: `s${i}` } })).status, 201);
+      assert.equal((await s.call('POST', '/v1/widgets', { token, body: { name: `w${i}` } })).status, 201);
+    }
+    for (const path of ['/v1/servers', '/v1/widgets', `/v1/admin/tenants/${tenantId}`]) {
+      const auth = path.startsWith('/v1/admin') ? ADMIN_TOKEN : token;
+      const items = (body: any) => (Array.isArray(body) ? body : body.servers);
+      const first = await s.call('GET', path, { token: auth });
+      assert.equal(first.status, 200, path);
+      assert.equal(items(first.body).length, ARRAY_PAGE_LIMIT.default, path);
+      const link = first.headers.get('link') ?? '';
+      assert.match(link, /; rel="next"$/, path);
+      const rest = await s.call('GET', /^<([^>]+)>/.exec(link)![1]!, { token: auth });
+      assert.equal(items(rest.body).length, 2, path);
+      assert.equal(rest.headers.get('link'), null, `${path}: the last page names no next one`);
+      const names = [...items(first.body), ...items(rest.body)].map((x: any) => x.name);
+      assert.deepEqual(
+        names,
+        Array.from({ length: n }, (_, i) => `${path === '/v1/widgets' ? 'w' : 's'}${i}`),
+        `${path}: each once, oldest first`,
+      );
+      const small = await s.call('GET', `${path}?limit=7`, { token: auth });
+      assert.equal(items(small.body).length, 7, path);
+      if (Array.isArray(first.body)) {
+        assert.deepEqual(
+          (await walk(s, `${path}?limit=25`, auth)).map((p) => p.length),
+          [25, 25, 25, 25, 2],
+          path,
+        );
+        await refusesBadPaging(s, path, auth, first.body);
+      } else {
+        assert.equal((await s.call('GET', `${path}?limit=0`, { token: auth })).status, 400, path);
+        assert.equal((await s.call('GET', `${path}?cursor=x`, { token: auth })).status, 400, path);
+      }
+    }
+    const other = await tenantSession(s, 'enterprise');
+    for (const path of ['/v1/servers?limit=5', '/v1/widgets?limit=5'])
+      assert.deepEqual((await s.call('GET', path, { token: other.token })).body, [], 'another tenant sees none');
+  } finally {
+    await s.stop();
+  }
+});
+
+test("a widget's keys (revoked ones stay listed) and its webhook endpoints are paged the same way", async () => {
+  const s = await startTestServer({ allowPrivateWebhooks: true });
+  try {
+    const { token } = await tenantSession(s, 'enterprise');
+    const widget = await s.call('POST', '/v1/widgets', { token, body: { name: 'w' } });
+    const id = widget.body.id as string;
+    for (let i = 0; i < 22; i++) {
+      const key = await s.call('POST', `/v1/widgets/${id}/keys`, { token });
+      assert.equal(key.status, 201, JSON.stringify(key.body));
+      assert.equal((await s.call('DELETE', `/v1/widgets/${id}/keys/${key.body.id}`, { token })).status, 204);
+    }
+    for (let i = 0; i < 20; i++) {
+      const ep = await s.call('POST', `/v1/widgets/${id}/webhooks`, { token, body: { url: `http://127.0.0.1:9/${i}`, events: ['lead.captured'] } });
+      assert.equal(ep.status, 201, JSON.stringify(ep.body));
+    }
+    for (const [path, total] of [
+      [`/v1/widgets/${id}/keys`, 23],
+      [`/v1/widgets/${id}/webhooks`, 20],
+    ] as const) {
+      const first = await s.call('GET', path, { token });
+      assert.equal(first.body.length, total, path);
+      assert.equal(first.headers.get('link'), null, path);
+      const pages = await walk(s, `${path}?limit=8`, token);
+      assert.deepEqual(
+        pages.map((p) => p.length),
+        total === 23 ? [8, 8, 7] : [8, 8, 4],
+        path,
+      );
+      assert.deepEqual(
+        pages.flat().map((x: any) => x.id),
+        first.body.map((x: any) => x.id),
+        `${path}: every item once, in the order of the whole list`,
+      );
+      await refusesBadPaging(s, path, token, first.body);
+    }
+  } finally {
+    await s.stop();
+  }
+});

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, tenantSession } from '../helpers/embedded.js';
+import { MAX_TOKEN_DAYS } from '../../src/identity/routes.js';
 
 test('a personal access token is shown once, listed by preview, and speaks for its user within its scopes', async () => {
   const s = await startTestServer();
@@ -90,10 +91,14 @@ test('token creation validates name, scopes and lifetime in one 422', async () =
         Object.keys(typo),
       );
     }
+    const tooLong = await s.call('POST', '/v1/tokens', { token, body: { name: 'x', scopes: ['full'], expires_in_days: MAX_TOKEN_DAYS + 1 } });
+    assert.deepEqual([tooLong.status, tooLong.body.error.details[0].path], [422, 'expires_in_days']);
     const agency = await tenantSession(s, 'agency');
     const key = await s.call('POST', '/v1/api-keys', { token: agency.token, body: { name: 'k', expires_in_days: 1 } });
     assert.deepEqual([key.status, key.body.error.details[0].path], [422, 'expires_in_days']);
     assert.equal((await s.call('GET', '/v1/tokens', { token })).body.length, 0);
+    const longest = await s.call('POST', '/v1/tokens', { token, body: { name: 'x', scopes: ['full'], expires_in_days: MAX_TOKEN_DAYS } });
+    assert.equal(longest.status, 201, JSON.stringify(longest.body));
   } finally {
     await s.stop();
   }

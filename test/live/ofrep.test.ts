@@ -57,6 +57,13 @@ test('OFREP single flag: value, reason, variant; FLAG_NOT_FOUND 404, PARSE_ERROR
     assert.deepEqual([parse.status, parse.body.errorCode, parse.body.key], [400, 'PARSE_ERROR', 'double_xp']);
     const bad = await post(sc.url, '/ofrep/v1/evaluate/flags/double_xp', { context: { players: -1 } });
     assert.deepEqual([bad.status, bad.body.errorCode], [400, 'INVALID_CONTEXT']);
+    // A count past 2^53 - 1 is not the count sent: 1e308 passed as an integer and matched no rule.
+    for (const players of ['1e308', '9007199254740992', '1.5', '-0.5']) {
+      const r = await post(sc.url, '/ofrep/v1/evaluate/flags/double_xp', `{"context":{"players":${players}}}`);
+      assert.deepEqual([r.status, r.body.errorCode], [400, 'INVALID_CONTEXT'], players);
+    }
+    const most = await post(sc.url, '/ofrep/v1/evaluate/flags/double_xp', `{"context":{"players":${Number.MAX_SAFE_INTEGER}}}`);
+    assert.equal(most.status, 200);
     const split = await post(sc.url, '/ofrep/v1/evaluate/flags/motd', { context: {} });
     assert.deepEqual([split.status, split.body.errorCode], [400, 'TARGETING_KEY_MISSING']);
     const noToken = await fetch(`${sc.url}/ofrep/v1/evaluate/flags/double_xp`, { method: 'POST', body: '{}' });

@@ -665,10 +665,21 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
         logoWidth: 10,
         logoHeight: 5,
       };
-      assert.equal((await s.putBranding(a, brand)).replacedLogoKey, null);
-      assert.equal((await s.putBranding(a, { ...brand, logoKey: 'logo-2.png' })).replacedLogoKey, 'logo-1.png');
+      assert.equal((await s.putBranding(a, brand, brand)).replacedLogoKey, null);
+      assert.equal((await s.putBranding(a, { ...brand, logoKey: 'logo-2.png' }, brand)).replacedLogoKey, 'logo-1.png');
       assert.equal((await s.getBranding(a))?.logoKey, 'logo-2.png');
-      assert.equal(await s.getBranding(b), null);
+      // A change writes only the fields it names, onto the branding stored at the write.
+      const colours = await s.putBranding(a, { primaryColor: '#445566' }, brand);
+      assert.deepEqual([colours.branding.primaryColor, colours.branding.logoKey, colours.replacedLogoKey], ['#445566', 'logo-2.png', null]);
+      const first = await s.putBranding(b, { font: 'sans' }, brand);
+      assert.deepEqual(
+        [first.branding.font, first.branding.primaryColor, first.branding.logoKey],
+        ['sans', '#112233', 'logo-1.png'],
+        'on the defaults when none is stored',
+      );
+      await s.putBranding(b, { logoKey: null, logoContentType: null, logoWidth: null, logoHeight: null }, brand);
+      const c = await h.newTenant();
+      assert.equal(await s.getBranding(c), null);
       const { propertyId, photoIds } = await propertyWithPhotos(a, 1);
       assert.equal(await s.setPhotoRoom(b, propertyId, photoIds[0]!, 'kitchen'), null);
       assert.equal((await s.setPhotoRoom(a, propertyId, photoIds[0]!, 'kitchen'))?.room, 'kitchen');
@@ -678,6 +689,7 @@ export function videoStoreContract(name: string, factory: VideoStoreFactory): vo
       assert.equal(await s.addAudio(a, { ...track, storageKey: 'audio-2.mp3' }, 1), 'too_many');
       const id = (added as { id: number }).id as Parameters<VideoStore['getAudio']>[1];
       assert.equal(await s.getAudio(b, id), null);
+      assert.equal(await s.getAudio(c, id), null);
       const options = { branded: true, captions: false, voiceover: false, musicId: id };
       const v = await s.createVideo(a, { propertyId, template: 'tour', format: '1:1', callbackUrl: null, photoIds, options });
       assert.deepEqual(await s.deleteAudio(a, id), { kind: 'busy', videoId: v.id, status: 'queued' });

@@ -78,7 +78,7 @@ test('one slow receiver holds at most DELIVERY_CONCURRENCY_PER_ENDPOINT (8) deli
     await Promise.all(Array.from({ length: 10 }, (_, i) => svc.emit(widgetId, 'escalation.triggered', { conversation_id: `ses_f${i}` })));
     await fast.waitFor(10);
     assert.equal(slow.received.length, DELIVERY_CONCURRENCY_PER_ENDPOINT, 'per-endpoint limit');
-    const [slowEp] = (await svc.store.listEndpoints(widgetId as never)).filter((e) => e.id !== quick.id);
+    const [slowEp] = (await svc.store.listEndpoints(widgetId as never)).data.filter((e) => e.id !== quick.id);
     const inflight = await svc.store.listDeliveries(slowEp!.id, { limit: 100, before: null, status: 'inflight' });
     assert.equal(inflight.data.length, DELIVERY_CONCURRENCY_PER_ENDPOINT);
     slow.setResponder(() => ({ status: 200 }));

@@ -94,7 +94,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.match(second.id, /^wid_[0-9a-z]{20}$/);
         assert.equal(second.createdAt, START);
         assert.deepEqual(
-          (await store.listWidgets(T1)).map((w) => w.name),
+          (await store.listWidgets(T1)).data.map((w) => w.name),
           ['w', 'second'],
         );
         assert.equal((await store.getWidget(T1, second.id))?.name, 'second');
@@ -105,11 +105,51 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.deepEqual(await store.findWidgetKey('k'.repeat(64)), { widgetId: second.id, tenantId: T1 });
         const extra = await store.createWidgetKey(widget, { hash: 'x'.repeat(64), preview: 'bwk_x…' });
         assert.equal(extra.revokedAt, null);
-        assert.equal((await store.listWidgetKeys(widget)).length, 2);
+        assert.equal((await store.listWidgetKeys(widget)).data.length, 2);
         assert.equal(await store.revokeWidgetKey(second.id, key.id), true);
         assert.equal(await store.revokeWidgetKey(second.id, key.id), false, 'a revoked key is not revoked twice');
         assert.equal(await store.findWidgetKey('k'.repeat(64)), null);
-        assert.equal((await store.listWidgetKeys(second.id))[0]!.revokedAt, START);
+        assert.equal((await store.listWidgetKeys(second.id)).data[0]!.revokedAt, START);
+      });
+    });
+
+    test('widgets, widget keys and endpoints are read a page at a time: at most limit, from the position the previous page named', async () => {
+      await withStore(factory, async ({ store, widget }) => {
+        for (let i = 0; i < 4; i++) await store.createWidget(T1, `w${i}`, { hash: `${i}`.repeat(64), preview: 'p' });
+        for (let i = 0; i < 4; i++) await store.createWidgetKey(widget, { hash: `k${i}`.padEnd(64, 'x'), preview: `p${i}` });
+        const input = { url: 'https://example.com/a', secret: 'whsec_x', events: ['lead.captured'] as EventType[], enabled: true };
+        for (let i = 0; i < 5; i++) await store.createEndpoint(widget, { ...input, url: `https://example.com/${i}` });
+        const walk = async <T>(read: (page: { limit: number; from: number | null }) => Promise<{ data: T[]; nextCursor: number | null }>) => {
+          const pages: T[][] = [];
+          let from: number | null = null;
+          do {
+            const page = await read({ limit: 2, from });
+            pages.push(page.data);
+            from = page.nextCursor;
+          } while (from !== null && pages.length < 10);
+          return pages;
+        };
+        assert.deepEqual(
+          (await walk((p) => store.listWidgets(T1, p))).map((page) => page.map((w) => w.name)),
+          [['w', 'w0'], ['w1', 'w2'], ['w3']],
+        );
+        const keys = (await walk((p) => store.listWidgetKeys(widget, p))).map((page) => page.map((k) => k.preview));
+        assert.deepEqual(
+          keys.map((page) => page.length),
+          [2, 2, 1],
+        );
+        assert.deepEqual(
+          keys.flat(),
+          (await store.listWidgetKeys(widget)).data.map((k) => k.preview),
+          'every key once, in the order of the whole list',
+        );
+        assert.deepEqual(
+          (await walk((p) => store.listEndpoints(widget, p))).map((page) => page.map((e) => e.url)),
+          [['https://example.com/0', 'https://example.com/1'], ['https://example.com/2', 'https://example.com/3'], ['https://example.com/4']],
+        );
+        assert.deepEqual((await store.listWidgets(T1, { limit: 5, from: null })).nextCursor, null, 'a page that holds the rest names no next one');
+        assert.equal(await store.countWidgets(T1), 5);
+        assert.equal(await store.countWidgets(T2), 0);
       });
     });
 
@@ -128,7 +168,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.equal(off !== 'limit' && off.disabledReason, 'user');
         assert.equal(await store.createEndpoint(widget, input, 2), 'limit');
         assert.deepEqual(
-          (await store.listEndpoints(widget)).map((e) => e.id),
+          (await store.listEndpoints(widget)).data.map((e) => e.id),
           [a.id, off !== 'limit' ? off.id : ''],
         );
         assert.equal(await store.getEndpoint('wid_other' as WidgetId, a.id), null);
@@ -441,6 +481,25 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
+    test('releaseLeases with ids hands back those of its own claims only, unattempted, and leaves the rest held', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        for (let i = 0; i < 3; i++) await store.enqueue(widget, 'lead.captured', '{}');
+        const mine = await store.claimDue(A, 2, unlimited);
+        const theirs = await store.claimDue(B, 5, unlimited);
+        clock.advance(10);
+        assert.equal(await store.releaseLeases(A.owner, [mine[0]!.id, theirs[0]!.id]), 1, "another owner's claim is not handed back");
+        const back = await store.getDelivery(ep, mine[0]!.id);
+        assert.deepEqual([back?.status, back?.nextAttemptAt, back?.attempts, back?.attemptLog.length], ['pending', START + 10, 0, 0]);
+        assert.equal((await store.getDelivery(ep, mine[1]!.id))?.status, 'inflight');
+        assert.equal((await store.getDelivery(ep, theirs[0]!.id))?.status, 'inflight');
+        assert.deepEqual(
+          (await store.claimDue(B, 5, unlimited)).map((d) => d.id),
+          [mine[0]!.id],
+        );
+      });
+    });
+
     test('the delivery log pages newest first with a cursor and a status filter', async () => {
       await withStore(factory, async ({ store, widget, endpoint, clock }) => {
         const ep = await endpoint();
@@ -582,6 +641,7 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         const other = await second();
         const [x, y] = await Promise.all([store.claimDue(A, 10, unlimited), other.claimDue(B, 10, unlimited)]);
         assert.equal(x.length + y.length, 1, 'one attempt in the first slot, whichever replica took it');
+        assert.equal([...x, ...y][0]!.slotAt, START, "the claim names its slot's time: the send must start within RATE_GUARD_MS of it");
         const z = await store.claimDue(A, 10, unlimited);
         assert.equal(z.length, 0);
         assert.equal(z.throttledUntil, START + 550);
@@ -591,7 +651,12 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
         assert.equal((await other.claimDue(B, 10, unlimited)).length, 1);
         const off = await store.updateEndpoint(widget, ep.id, { rateLimit: null });
         assert.equal(off?.rateLimit, null);
-        assert.equal((await store.claimDue(A, 10, unlimited)).length, 2, 'no limit: the rest at once');
+        const rest = await store.claimDue(A, 10, unlimited);
+        assert.deepEqual(
+          rest.map((d) => d.slotAt),
+          [null, null],
+          'no limit: the rest at once, with no slot',
+        );
       });
     });
 

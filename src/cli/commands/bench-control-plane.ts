@@ -31,7 +31,7 @@ export function registerBenchControlPlane(bench: Command): void {
     .option('--server-cpu <list>', 'taskset CPU list for the servers ("" = unpinned)', '0')
     .option('--load-cpu <list>', 'taskset CPU list for wrk ("" = unpinned)', '1')
     .option('--pool-rate <n>', 'signed requests precomputed per second of run (upper bound of the rate)', '150000')
-    .option('--rounds <n>', 'rounds of baseline + scenarios; medians are reported', '3')
+    .option('--rounds <n>', 'rounds of baseline + scenarios (with --database: of the hello-world, SQLite and each replica count); medians are reported', '3')
     .option(
       '--database <url>',
       'instead: PostgreSQL (a role that may create databases) with --replicas beside one SQLite process, each replica driven by its own wrk',
@@ -92,6 +92,7 @@ async function replicaBench(flags: Flags): Promise<void> {
     replicaCpu: replicaCpuFlag(flags.replicaCpu),
     controls: flags.controls === true,
     connectionsEach: flags.connectionsEach === true,
+    rounds: parseInteger(flags.rounds, '--rounds', 1, 20),
     log: (line) => {
       if (!flags.json) process.stderr.write(`bench control-plane: ${line}\n`);
     },

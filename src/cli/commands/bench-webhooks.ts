@@ -11,6 +11,7 @@ interface BenchWebhooksFlags {
   endpoints: string;
   replicaCpu: string;
   warmup: string;
+  rounds: string;
 }
 
 /** `brainstem bench webhooks`: outbox → receiver throughput beside a raw-POST baseline, and enqueue latency. */
@@ -26,11 +27,16 @@ export function registerBenchWebhooks(bench: Command): void {
     )
     .option('--replicas <list>', 'with --database: replica counts to run, comma-separated', '1,3')
     .option('--endpoints <n>', 'with --database: endpoints the deliveries are spread over', '8')
-    .option('--warmup <n>', 'with --database: deliveries made unmeasured first (each process compiles its hot paths)', '2000')
+    .option('--warmup <n>', 'with --database: deliveries each serve process makes unmeasured first (it compiles its hot paths)', '4000')
     .option(
       '--replica-cpu <cores>',
       'with --database: each serve process in a CPU cgroup of its own with this share of a core, made and removed by the bench (root); "none" for no quotas',
       '0.25',
+    )
+    .option(
+      '--rounds <n>',
+      'with --database: rounds of SQLite and each replica count, fresh processes each; the factors of each round and their medians are reported',
+      '3',
     )
     .option('--json', 'print JSON only')
     .action(async (flags: BenchWebhooksFlags) => {
@@ -55,6 +61,7 @@ async function replicaBench(flags: BenchWebhooksFlags): Promise<void> {
     endpoints: parseInteger(flags.endpoints, '--endpoints', 1, 100),
     warmupDeliveries: parseInteger(flags.warmup, '--warmup', 0, 10_000_000),
     replicaCpu: replicaCpuFlag(flags.replicaCpu),
+    rounds: parseInteger(flags.rounds, '--rounds', 1, 20),
     log: (line) => {
       if (!flags.json) process.stderr.write(`bench webhooks: ${line}\n`);
     },

@@ -1,10 +1,11 @@
-import { rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import diff, { type Difference } from 'microdiff';
 import { BUNDLE_FILE, bundleDirOf, loadBundleDir } from '../../bundles.js';
 import type { ConfigBundle } from '../../../brain/index.js';
 import { ControlPlaneApi } from '../control-plane-api.js';
+import { noteHeaderValue } from '../../controlplane/config-routes.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 
 interface ConfigOptions {
@@ -84,6 +85,8 @@ export function describeChange(d: Difference): string {
 }
 
 async function writeAtomically(file: string, text: string): Promise<void> {
+  // A first pull into a directory that does not exist yet makes it, as `git clone` would.
+  await mkdir(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, text);
   await rename(tmp, file);
@@ -135,7 +138,7 @@ export function registerConfig(program: Command): void {
         return;
       }
       const base = opts.force ? head.version : local.version;
-      const res = await api.call('PUT', `/v1/servers/${serverId}/config`, { ...local, version: base }, { 'x-config-note': opts.note });
+      const res = await api.call('PUT', `/v1/servers/${serverId}/config`, { ...local, version: base }, { 'x-config-note': noteHeaderValue(opts.note) });
       if (res.status === 409) {
         throw new CliError(
           `server ${serverId} is at version ${head.version} but ${file} is based on version ${local.version}: someone published since it was pulled. ` +

@@ -11,7 +11,7 @@ export function mountAccountRoutes({ server, o }: BillingRouteContext): void {
   const account = async (tenant: TenantRecord) => {
     const m = monthOf(o.now());
     const [servers, widgets, usage] = await Promise.all([
-      store.listServers(tenant.id),
+      store.countServers(tenant.id),
       o.countWidgets(tenant.id),
       store.tenantUsage(tenant.id, m.firstDay, m.lastDay),
     ]);
@@ -23,7 +23,7 @@ export function mountAccountRoutes({ server, o }: BillingRouteContext): void {
       billingPlan: entry.plan.id,
       tier: entry.tier?.id ?? null,
       limits,
-      usage: { servers: servers.length, widgets: widgets, linesPerMonth: usage.linesSpoken },
+      usage: { servers, widgets, linesPerMonth: usage.linesSpoken },
       period: { start: new Date(m.start).toISOString(), end: new Date(m.end).toISOString() },
       trial: ends === null ? null : { endsAt: new Date(ends).toISOString(), expired: o.now() >= ends },
       dialogueOff: limits.linesPerMonth !== null && usage.linesSpoken >= limits.linesPerMonth,

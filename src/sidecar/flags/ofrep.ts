@@ -104,8 +104,9 @@ export function readContext(body: Buffer, serverId: string | null): ContextResul
   if (ctx.server === undefined && serverId !== null) ctx.server = serverId;
   const players = c.players;
   if (players !== undefined && players !== null) {
-    if (typeof players !== 'number' || !Number.isInteger(players) || players < 0)
-      return { ok: false, errorCode: 'INVALID_CONTEXT', details: 'context.players must be a non-negative integer' };
+    // Past 2^53 - 1 a JSON number is no longer the count sent (1e308 is "an integer" to JavaScript).
+    if (typeof players !== 'number' || !Number.isSafeInteger(players) || players < 0)
+      return { ok: false, errorCode: 'INVALID_CONTEXT', details: `context.players must be a non-negative integer no larger than ${Number.MAX_SAFE_INTEGER}` };
     ctx.players = players;
   }
   return { ok: true, ctx };

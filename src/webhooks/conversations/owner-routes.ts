@@ -1,15 +1,19 @@
 import { HttpError } from '../../http/errors.js';
+import { decodeCursor, encodeCursor } from '../../http/pagination.js';
 import { empty, json } from '../../http/reply.js';
-import { Fields, ID_DIGITS, limitParam, readJsonObject } from '../../http/validate.js';
+import { Fields, limitParam, readJsonObject } from '../../http/validate.js';
 import { chars, SETTINGS_BODY_MAX_BYTES, VISITOR_BODY_MAX_BYTES, type ConversationRouteContext } from './route-context.js';
 import { messageView } from './service.js';
 import { patchSettings } from './settings.js';
 import { ANALYTICS_MAX_DAYS } from './store.js';
-import { CONVERSATION_MAX_MESSAGES, MESSAGE_MAX_CHARS, type ConversationId, type ConversationRecord } from './types.js';
+import { CONVERSATION_MAX_MESSAGES, defaultSettings, MESSAGE_MAX_CHARS, type ConversationId, type ConversationRecord } from './types.js';
 import { conversationView, leadView, settingsView } from './views.js';
 
 // The owner's routes (a user of the widget's tenant): settings, the conversations and their
 // hand-off, analytics.
+
+/** Times a settings PATCH is applied again when another change landed while it was applied. */
+export const SETTINGS_WRITE_ATTEMPTS = 5;
 
 /** A widget's chat settings: appearance, agent, allowed origins. */
 export function mountWidgetSettingsRoutes(ctx: ConversationRouteContext): void {
@@ -26,10 +30,15 @@ export function mountWidgetSettingsRoutes(ctx: ConversationRouteContext): void {
     async (req) => {
       const widget = await widgetOf(req);
       const body = readJsonObject(req);
-      const current = await service.settings(widget);
-      const next = await patchSettings(current, body, { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) });
-      await service.store.saveSettings(widget.id, next);
-      return json(200, settingsView({ ...widget, name: next.name }, next));
+      const guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
+      // The body applies to the settings as stored when they are written: a change that landed
+      // meanwhile (this one may wait on DNS for a base_url) is read again, never undone.
+      for (let attempt = 0; attempt < SETTINGS_WRITE_ATTEMPTS; attempt++) {
+        const stored = await service.store.getSettings(widget.id);
+        const next = await patchSettings(stored ?? defaultSettings(widget.name), body, guard);
+        if (await service.store.saveSettings(widget.id, next, stored)) return json(200, settingsView({ ...widget, name: next.name }, next));
+      }
+      throw new HttpError('conflict', 'The widget settings kept changing while this change was applied; nothing was saved. Try again.');
     },
     { maxBody: SETTINGS_BODY_MAX_BYTES },
   );
@@ -45,15 +54,14 @@ export function mountOwnerConversationRoutes(ctx: ConversationRouteContext): voi
     // Empty is not given, as on every list's filter (a form's unselected filter sends `status=`).
     const status = req.searchParams().get('status') || null;
     if (status !== null && status !== 'open' && status !== 'ended') throw new HttpError('bad_request', 'status must be open or ended.');
-    const cursor = req.searchParams().get('cursor') || null;
-    if (cursor !== null && !ID_DIGITS.test(cursor)) throw new HttpError('bad_request', 'cursor is not one this API returned.');
+    // Paged as every {data, next_cursor} list: ?limit= 1-100 (default 20) and the opaque cursor.
     const page = await service.store.list({
       widgetId: widget.id,
-      limit: limitParam(req, 50, 200),
-      before: cursor === null ? null : Number(cursor),
+      limit: limitParam(req, 20, 100),
+      before: decodeCursor(req),
       ...(status ? { status } : {}),
     });
-    return json(200, { data: page.data.map(conversationView), next_cursor: page.nextCursor === null ? null : String(page.nextCursor) });
+    return json(200, { data: page.data.map(conversationView), next_cursor: encodeCursor(page.nextCursor) });
   });
 
   full.get('/v1/widgets/:id/conversations/:conversationId', async (req) => {

@@ -110,14 +110,33 @@ export class PostgresConversationStore implements ConversationStore {
     return r ? (JSON.parse(r.settings) as WidgetSettings) : null;
   }
 
-  async saveSettings(widgetId: WidgetId, settings: WidgetSettings) {
-    await transaction(this.pool, async (c) => {
-      await c.query(
-        `INSERT INTO conversation_settings (widget_id, settings, updated_at) VALUES ($1, $2, $3)
-         ON CONFLICT (widget_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`,
-        [widgetId, JSON.stringify(settings), this.now()],
-      );
+  async saveSettings(widgetId: WidgetId, settings: WidgetSettings, expected?: WidgetSettings | null) {
+    return transaction(this.pool, async (c) => {
+      const text = JSON.stringify(settings);
+      const at = this.now();
+      if (expected === undefined)
+        await c.query(
+          `INSERT INTO conversation_settings (widget_id, settings, updated_at) VALUES ($1, $2, $3)
+           ON CONFLICT (widget_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`,
+          [widgetId, text, at],
+        );
+      else if (expected === null) {
+        const added = await c.query(
+          'INSERT INTO conversation_settings (widget_id, settings, updated_at) VALUES ($1, $2, $3) ON CONFLICT (widget_id) DO NOTHING',
+          [widgetId, text, at],
+        );
+        if (added.rowCount === 0) return false;
+      } else {
+        const replaced = await c.query('UPDATE conversation_settings SET settings = $1, updated_at = $2 WHERE widget_id = $3 AND settings = $4', [
+          text,
+          at,
+          widgetId,
+          JSON.stringify(expected),
+        ]);
+        if (replaced.rowCount === 0) return false;
+      }
       await c.query('UPDATE webhook_widgets SET name = $1 WHERE id = $2', [settings.name, widgetId]);
+      return true;
     });
   }
 

@@ -80,6 +80,8 @@ export class ConversationService {
   private readonly streams = new Map<string, Set<SseStream>>();
   /** Agent replies being produced, per conversation (a take-over or the end stops them). */
   private readonly replies = new Map<string, AbortController>();
+  /** The last visitor message of each conversation waiting for or getting its answer (messages are answered in turn). */
+  private readonly turns = new Map<string, Promise<void>>();
   private sweeper: NodeJS.Timeout | null = null;
   private pruner: NodeJS.Timeout | null = null;
   private sweeping = false;
@@ -247,16 +249,39 @@ export class ConversationService {
   async message(c: ConversationRecord, text: string, stream: SseStream): Promise<void> {
     const visitor = await this.append(c, 'visitor', text, null);
     stream.send('message', messageView(visitor), visitor.seq);
+    // One reply at a time per conversation, in the order the messages came: a message sent while
+    // the agent answers an earlier one is answered after it, with that reply in its history. (It
+    // used to stop the earlier reply: that message's stream said a person would answer, or a
+    // half reply was stored.)
+    const before = this.turns.get(c.id);
+    let finished!: () => void;
+    const turn = new Promise<void>((resolve) => (finished = resolve));
+    this.turns.set(c.id, turn);
+    try {
+      if (before) await before;
+      await this.answer(c, visitor, stream);
+    } finally {
+      finished();
+      if (this.turns.get(c.id) === turn) this.turns.delete(c.id);
+    }
+  }
+
+  /** The agent's answer to the visitor's message `question`, on its reply stream. */
+  private async answer(c: ConversationRecord, question: MessageRecord, stream: SseStream): Promise<void> {
     const current = (await this.store.get(c.id)) ?? c;
-    if (current.handler === 'human') {
+    // A person handles it, or it ended while this message waited its turn: no agent reply.
+    if (current.handler === 'human' || current.status === 'ended') {
       stream.send('done', { handled_by: 'human', message: null });
       stream.end();
       return;
     }
     const widget = await this.webhooks.store.findWidget(c.widgetId);
     const settings = widget ? await this.settings(widget) : defaultSettings('');
-    const history = (await this.store.messages(c.id, 0, CONVERSATION_MAX_MESSAGES)).map((m) => ({ role: m.role, text: m.text }));
-    this.replies.get(c.id)?.abort();
+    // The conversation as the visitor saw it when they sent this message: the replies to earlier
+    // messages (stored after it when they were still being answered) come before it, and messages
+    // sent after it, waiting their turn, are left out.
+    const earlier = (await this.store.messages(c.id, 0, CONVERSATION_MAX_MESSAGES)).filter((m) => m.role !== 'visitor' || m.seq < question.seq);
+    const history = [...earlier, question].map((m) => ({ role: m.role, text: m.text }));
     const controller = new AbortController();
     this.replies.set(c.id, controller);
     const asked = this.now();

@@ -102,6 +102,8 @@ export class SqliteConversationStore implements ConversationStore {
         `INSERT INTO conversation_settings (widget_id, settings, updated_at) VALUES (?, ?, ?)
          ON CONFLICT (widget_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`,
       ),
+      addSettings: db.prepare('INSERT INTO conversation_settings (widget_id, settings, updated_at) VALUES (?, ?, ?) ON CONFLICT (widget_id) DO NOTHING'),
+      replaceSettings: db.prepare('UPDATE conversation_settings SET settings = ?, updated_at = ? WHERE widget_id = ? AND settings = ?'),
       renameWidget: db.prepare('UPDATE webhook_widgets SET name = ? WHERE id = ?'),
       insert: db.prepare(
         `INSERT INTO conversations (id, widget_id, visitor_id, token_hash, status, handler, started_at, last_activity_at)
@@ -161,10 +163,16 @@ export class SqliteConversationStore implements ConversationStore {
     return r ? (JSON.parse(r.settings) as WidgetSettings) : null;
   }
 
-  async saveSettings(widgetId: WidgetId, settings: WidgetSettings) {
-    this.db.transaction(() => {
-      this.q.saveSettings.run(widgetId, JSON.stringify(settings), this.now());
+  async saveSettings(widgetId: WidgetId, settings: WidgetSettings, expected?: WidgetSettings | null) {
+    return this.db.transaction(() => {
+      const text = JSON.stringify(settings);
+      const at = this.now();
+      if (expected === undefined) this.q.saveSettings.run(widgetId, text, at);
+      else if (expected === null) {
+        if (this.q.addSettings.run(widgetId, text, at).changes === 0) return false;
+      } else if (this.q.replaceSettings.run(text, at, widgetId, JSON.stringify(expected)).changes === 0) return false;
       this.q.renameWidget.run(settings.name, widgetId);
+      return true;
     })();
   }
 

@@ -37,8 +37,12 @@ export interface ConversationListing {
 export interface ConversationStore {
   /** The widget's settings, or null when none were saved (the caller uses the defaults). */
   getSettings(widgetId: WidgetId): Promise<WidgetSettings | null>;
-  /** Saves the settings; the widget's name too. */
-  saveSettings(widgetId: WidgetId, settings: WidgetSettings): Promise<void>;
+  /**
+   * Saves the settings, the widget's name too. With `expected`, only while the stored settings are
+   * still those (null: none saved yet), in one step: false, and nothing written, when another
+   * change landed since they were read.
+   */
+  saveSettings(widgetId: WidgetId, settings: WidgetSettings, expected?: WidgetSettings | null): Promise<boolean>;
 
   /** A new open conversation, and its conversation.started event. */
   start(input: NewConversation): Promise<{ conversation: ConversationRecord; deliveries: number }>;

@@ -25,6 +25,11 @@ test('config pull, diff and publish: a bundle kept in a directory ships to the c
     assert.match(pull.stdout, /pulled version 1/);
     const pulled = JSON.parse(readFileSync(file, 'utf8'));
     assert.equal(pulled.version, 1);
+    // A first pull into a directory that does not exist yet makes it (it was ENOENT on a temp file).
+    const fresh = join(dir.path, 'new', 'bundle-dir');
+    const first = await brainstem(['config', 'pull', '--server', String(server), '--dir', fresh], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(JSON.parse(readFileSync(join(fresh, 'bundle.json'), 'utf8')).version, 1);
 
     const same = await brainstem(['config', 'diff', ...flags], env);
     assert.equal(same.code, 0, same.stderr);
@@ -36,11 +41,12 @@ test('config pull, diff and publish: a bundle kept in a directory ships to the c
     assert.equal(changed.code, 1, changed.stderr);
     assert.deepEqual(JSON.parse(changed.stdout).changes, ['~ policy.emotes: true -> false']);
 
-    const pub = await brainstem(['config', 'publish', ...flags, '--note', 'quieter'], env);
+    // A note that is not ASCII (a header carries bytes) arrives whole: the CLI sends it as UTF-8''percent-encoding.
+    const pub = await brainstem(['config', 'publish', ...flags, '--note', 'quieter, réglé 😀'], env);
     assert.equal(pub.code, 0, pub.stderr);
     assert.match(pub.stdout, /published .* as version 2/);
     const history = await s.call('GET', `/v1/servers/${server}/config/versions`, { token: session });
-    assert.equal(history.body.find((v: { version: number }) => v.version === 2).note, 'quieter');
+    assert.equal(history.body.find((v: { version: number }) => v.version === 2).note, 'quieter, réglé 😀');
 
     const again = await brainstem(['config', 'publish', ...flags], env);
     assert.equal(again.code, 0, again.stderr);

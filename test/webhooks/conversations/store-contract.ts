@@ -244,6 +244,24 @@ export function conversationStoreContract(name: string, open: () => Promise<Test
       });
     });
 
+    test('settings are saved against the settings they were made from: a change that landed since is never overwritten', async () => {
+      await withStores(open, async ({ conversations: s, webhooks, widget }) => {
+        const base = defaultSettings('Shop');
+        const a = { ...base, greeting: 'from a' };
+        const b = { ...base, name: 'Shop b', color: '#000000' };
+        assert.equal(await s.saveSettings(widget, a, null), true, 'the first save of none');
+        assert.equal(await s.saveSettings(widget, b, null), false, 'another was saved first');
+        assert.deepEqual(await s.getSettings(widget), a);
+        assert.equal(await s.saveSettings(widget, b, base), false, 'made from settings no longer stored');
+        assert.deepEqual(await s.getSettings(widget), a);
+        assert.notEqual((await webhooks.getWidget(T1, widget))?.name, 'Shop b', 'the widget is not renamed either');
+        const stored = await s.getSettings(widget);
+        assert.equal(await s.saveSettings(widget, { ...stored!, ...b, greeting: 'from a' }, stored), true);
+        assert.deepEqual(await s.getSettings(widget), { ...b, greeting: 'from a' });
+        assert.equal((await webhooks.getWidget(T1, widget))?.name, 'Shop b');
+      });
+    });
+
     test('settings round-trip and rename the widget; listing pages newest first; analytics per day', async () => {
       await withStores(open, async ({ conversations: s, webhooks, widget, clock }) => {
         assert.equal(await s.getSettings(widget), null);
