@@ -1,12 +1,13 @@
 import type { SignatureScheme } from '../../src/webhooks/types.js';
+import { DELIVERY_CONCURRENCY as ALL, DELIVERY_CONCURRENCY_PER_ENDPOINT as EACH } from '../../src/webhooks/schedule.js';
 
 /** Outbox → receiver scenarios: how many endpoints share the load, the dispatcher's limits, and what is switched on. */
 export interface Scenario {
   name: string;
   endpoints: number;
-  /** Deliveries in flight per endpoint (the production default is 4). */
+  /** Deliveries in flight per endpoint (the production default is DELIVERY_CONCURRENCY_PER_ENDPOINT). */
   perEndpoint: number;
-  /** Deliveries in flight overall (the production default is 64). */
+  /** Deliveries in flight overall (the production default is DELIVERY_CONCURRENCY). */
   concurrency: number;
   /** Per-conversation order (the production default, ORDER_HOLD_MS); false turns it off. */
   ordered?: boolean;
@@ -22,12 +23,12 @@ export const EVENTS_PER_CONVERSATION = 4;
 export const RETRY_MS = 20;
 
 export const SCENARIOS: Scenario[] = [
-  { name: '1 endpoint (default limits)', endpoints: 1, perEndpoint: 4, concurrency: 64 },
-  { name: '1 endpoint, 64 in flight', endpoints: 1, perEndpoint: 64, concurrency: 64 },
-  { name: '10 endpoints', endpoints: 10, perEndpoint: 4, concurrency: 64 },
-  { name: '100 endpoints', endpoints: 100, perEndpoint: 4, concurrency: 64 },
-  { name: '10 endpoints, order off', endpoints: 10, perEndpoint: 4, concurrency: 64, ordered: false },
-  { name: '10 endpoints, 10% first attempts fail, order on', endpoints: 10, perEndpoint: 4, concurrency: 64, failFirst: 0.1 },
-  { name: '10 endpoints, 10% first attempts fail, order off', endpoints: 10, perEndpoint: 4, concurrency: 64, failFirst: 0.1, ordered: false },
-  { name: '10 endpoints, v1a', endpoints: 10, perEndpoint: 4, concurrency: 64, scheme: 'v1a' },
+  { name: '1 endpoint (default limits)', endpoints: 1, perEndpoint: EACH, concurrency: ALL },
+  { name: '1 endpoint, 64 in flight', endpoints: 1, perEndpoint: ALL, concurrency: ALL },
+  { name: '10 endpoints', endpoints: 10, perEndpoint: EACH, concurrency: ALL },
+  { name: '100 endpoints', endpoints: 100, perEndpoint: EACH, concurrency: ALL },
+  { name: '10 endpoints, order off', endpoints: 10, perEndpoint: EACH, concurrency: ALL, ordered: false },
+  { name: '10 endpoints, 10% first attempts fail, order on', endpoints: 10, perEndpoint: EACH, concurrency: ALL, failFirst: 0.1 },
+  { name: '10 endpoints, 10% first attempts fail, order off', endpoints: 10, perEndpoint: EACH, concurrency: ALL, failFirst: 0.1, ordered: false },
+  { name: '10 endpoints, v1a', endpoints: 10, perEndpoint: EACH, concurrency: ALL, scheme: 'v1a' },
 ];

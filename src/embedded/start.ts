@@ -80,6 +80,8 @@ export interface EmbeddedOptions {
   limits?: Partial<Limits>;
   /** `--job-lease`: the lease of every background job (webhook deliveries, renders, video callbacks); default each one's own constant. */
   jobLeaseMs?: number;
+  /** `--webhook-concurrency`, `--webhook-endpoint-concurrency`: webhook deliveries in flight at once, in all and to one endpoint. */
+  webhookConcurrency?: { total: number; perEndpoint: number };
   /** Webhook dispatcher tuning and test hooks (transport, DNS, jitter). */
   webhooks?: Pick<WebhooksOptions, 'dispatcher' | 'resolve' | 'send' | 'retentionMs'>;
   /** The chat-widget service: idle timeout, sweep interval, retention, the server's model (default from SERVICE_LLM_*), model time limits. */
@@ -245,7 +247,11 @@ function mountAccountServices({ options, logger, now, host, routes, backend, aut
     now,
     logger,
     ...options.webhooks,
-    ...(options.jobLeaseMs ? { dispatcher: { ...options.webhooks?.dispatcher, leaseMs: options.jobLeaseMs } } : {}),
+    dispatcher: {
+      ...options.webhooks?.dispatcher,
+      ...(options.jobLeaseMs ? { leaseMs: options.jobLeaseMs } : {}),
+      ...(options.webhookConcurrency ? { concurrency: options.webhookConcurrency.total, perEndpoint: options.webhookConcurrency.perEndpoint } : {}),
+    },
   });
   return { controlPlane, webhooks };
 }

@@ -5,6 +5,8 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
 import {
+  DELIVERY_CONCURRENCY,
+  DELIVERY_CONCURRENCY_PER_ENDPOINT,
   DELIVERY_LEASE_MS,
   DELIVERY_TIMEOUT_MS,
   DISABLE_AFTER_MS,
@@ -46,9 +48,9 @@ export interface DispatcherOptions {
   leaseMs?: number;
   /** Names this dispatcher's claims in the store; default host, pid and a random suffix. */
   owner?: string;
-  /** Deliveries in flight at once, over all endpoints (default 64). */
+  /** Deliveries in flight at once, over all endpoints (default DELIVERY_CONCURRENCY). */
   concurrency?: number;
-  /** Deliveries in flight at once to one endpoint (default 4), so one slow receiver cannot take every slot. */
+  /** Deliveries in flight at once to one endpoint (default DELIVERY_CONCURRENCY_PER_ENDPOINT), so one slow receiver cannot take every slot. */
   perEndpoint?: number;
   /** How often the background loop looks for retries that fell due (default 1 s of real time). */
   pollMs?: number;
@@ -143,8 +145,8 @@ export class Dispatcher {
     this.logger = options.logger ?? silentLogger;
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.lease = { owner: options.owner ?? leaseOwner(), ms: options.leaseMs ?? DELIVERY_LEASE_MS };
-    this.concurrency = options.concurrency ?? 64;
-    this.perEndpoint = options.perEndpoint ?? 4;
+    this.concurrency = options.concurrency ?? DELIVERY_CONCURRENCY;
+    this.perEndpoint = Math.min(options.perEndpoint ?? DELIVERY_CONCURRENCY_PER_ENDPOINT, this.concurrency);
     this.pollMs = options.pollMs ?? 1000;
     this.retryDelays = options.retryDelays ?? RETRY_DELAYS_MS;
     this.disableAfterMs = options.disableAfterMs ?? DISABLE_AFTER_MS;

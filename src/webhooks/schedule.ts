@@ -35,6 +35,23 @@ export function rateSpacingMs(rateLimit: number): number {
   return (1000 + RATE_GUARD_MS) / rateLimit;
 }
 
+/**
+ * Deliveries in flight at once per process, over all endpoints (`serve --webhook-concurrency`):
+ * each holds one connection to its receiver.
+ */
+export const DELIVERY_CONCURRENCY = 64;
+/** The most `--webhook-concurrency` may set. */
+export const DELIVERY_CONCURRENCY_MAX = 1024;
+/**
+ * Deliveries in flight at once to one endpoint (`serve --webhook-endpoint-concurrency`, at most
+ * the process's concurrency), so a slow receiver holds at most an eighth of the process's slots
+ * and the others keep theirs. It is fairness between endpoints, not the receiver's protection:
+ * an endpoint that must not be sent faster than a given pace sets its `rate_limit`. Eight, not
+ * fewer: a busy receiver 50 ms away then still takes 160 deliveries a second, and with eight or
+ * more endpoints busy every slot of the process can be in use.
+ */
+export const DELIVERY_CONCURRENCY_PER_ENDPOINT = 8;
+
 /** A receiver must answer 2xx within this long; a slower answer is a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /**

@@ -360,6 +360,7 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly leaseKey: string | null;
   /** The claim floor of this store's connection (shared by every store on it). */
   private readonly cursor: ClaimFloor;
+  private readonly inTransaction: (fn: () => unknown) => unknown;
 
   constructor(
     private readonly db: Db,
@@ -374,6 +375,7 @@ export class SqliteWebhookStore implements WebhookStore {
         (cursor = { place: null, known: new Map(), knownSeqs: new Set(), version: -1, enabled: null, endpoints: new Map(), states: new Map() }),
       );
     this.cursor = cursor;
+    this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.q = {
       insertWidget: db.prepare('INSERT INTO webhook_widgets (id, tenant_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING *'),
       widgets: db.prepare('SELECT * FROM webhook_widgets WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
@@ -435,12 +437,12 @@ export class SqliteWebhookStore implements WebhookStore {
       heldPast: db.prepare(claimable('webhook_deliveries_blocked', 1, true)),
       heldPastAny: db.prepare(claimable('webhook_deliveries_blocked', 1, false)),
       // A finished delivery releases the earliest unfinished one of its conversation, if that one is blocked.
-      unblockNext: db.prepare(
-        `UPDATE webhook_deliveries SET blocked = 0 WHERE blocked = 1 AND seq = (
-           SELECT seq FROM webhook_deliveries INDEXED BY webhook_deliveries_order
-           WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1)
-         RETURNING seq, next_attempt_at`,
+      // Read, then written only when blocked: an UPDATE … RETURNING builds a temporary table for its rows at every run.
+      nextUnfinished: db.prepare(
+        `SELECT seq, next_attempt_at, blocked FROM webhook_deliveries INDEXED BY webhook_deliveries_order
+         WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
       ),
+      unblock: db.prepare('UPDATE webhook_deliveries SET blocked = 0 WHERE seq = ?'),
       blocker: db.prepare(
         `SELECT id, status FROM webhook_deliveries INDEXED BY webhook_deliveries_order
          WHERE endpoint_id = ? AND order_key = ? AND seq < ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
@@ -549,6 +551,15 @@ export class SqliteWebhookStore implements WebhookStore {
         `UPDATE webhook_deliveries SET status = 'pending', blocked = 0, next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'failed' AND created_at >= ?`,
       ),
     };
+  }
+
+  /**
+   * Runs `fn` in a transaction (a savepoint inside a caller's), through one wrapper made once:
+   * better-sqlite3's transaction() builds its wrappers at every call (about 5 µs), which the
+   * claims, the recorded results and the enqueues paid each time.
+   */
+  private tx<T>(fn: () => T): T {
+    return this.inTransaction(fn) as T;
   }
 
   /** The claims on this store's database, shared with every store of this process on the same file. */
@@ -840,7 +851,7 @@ export class SqliteWebhookStore implements WebhookStore {
    */
   enqueueNow(widgetId: WidgetId, event: EventType, body: string, onceKey?: string, after?: string, orderKey?: string | null): Enqueued {
     const order = orderKey === undefined ? conversationOf(body) : orderKey;
-    return this.db.transaction((): Enqueued => {
+    return this.tx((): Enqueued => {
       const at = this.now();
       const eventId = newId<EventId>('evt_');
       if (after !== undefined && this.q.onceEvent.get(widgetId, after) === undefined) return { eventId, deliveries: [], duplicate: false, unmet: true };
@@ -857,7 +868,7 @@ export class SqliteWebhookStore implements WebhookStore {
         deliveries.push(id);
       }
       return { eventId, deliveries, duplicate: false };
-    })();
+    });
   }
 
   async claimDue(lease: Lease, limit: number, room: EndpointRoom, options: ClaimOptions = {}) {
@@ -865,7 +876,7 @@ export class SqliteWebhookStore implements WebhookStore {
     // A read transaction (one snapshot for the due query and the rows it names): a claim writes
     // nothing to the file, unless it spends a rate-limited endpoint's slot or notes an order bypass.
     try {
-      return this.db.transaction((): Claimed => {
+      return this.tx((): Claimed => {
         const at = this.now();
         const until = at + lease.ms;
         const hold = options.orderHoldMs ?? 0;
@@ -1008,7 +1019,7 @@ export class SqliteWebhookStore implements WebhookStore {
         }
         // Remembered rows come first in claim order unless a retry or an enqueue moved the floor back before them.
         return inClaimOrder(out, places, lapsedCount);
-      })();
+      });
     } catch (err) {
       // What the floor remembers may name rows this rolled-back transaction changed: read them again.
       this.dropFloor();
@@ -1021,7 +1032,7 @@ export class SqliteWebhookStore implements WebhookStore {
     // Claims are let go as their results are written; put back if the transaction fails, so they lapse (and are claimed again) as before.
     const ended: HeldLease[] = [];
     try {
-      return this.db.transaction(() => {
+      return this.tx(() => {
         const at = this.now();
         const disabled: EndpointId[] = [];
         let lost = 0;
@@ -1053,8 +1064,11 @@ export class SqliteWebhookStore implements WebhookStore {
           }
           if (next.status === 'pending') this.dueAgain(next.at, h.seq);
           else if (h.orderKey !== null) {
-            const freed = this.q.unblockNext.get(h.endpointId, h.orderKey) as { seq: number; next_attempt_at: number } | undefined;
-            if (freed) this.unblocked({ seq: freed.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: freed.next_attempt_at }, held);
+            const freed = this.q.nextUnfinished.get(h.endpointId, h.orderKey) as { seq: number; next_attempt_at: number; blocked: number } | undefined;
+            if (freed !== undefined && freed.blocked === 1) {
+              this.q.unblock.run(freed.seq);
+              this.unblocked({ seq: freed.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: freed.next_attempt_at }, held);
+            }
           }
           this.q.insertAttempt.run(h.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
           if (!state) continue;
@@ -1078,7 +1092,7 @@ export class SqliteWebhookStore implements WebhookStore {
           }
         }
         return { disabled, lost };
-      })();
+      });
     } catch (err) {
       for (const h of ended) held.add(h);
       // The floor may remember successors, and the breaker states changes, of this rolled-back transaction: read them again.

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startReceiver } from './receiver.js';
 import { testClock, webhookServer } from './setup.js';
+import { DELIVERY_CONCURRENCY_PER_ENDPOINT } from '../../src/webhooks/schedule.js';
 
 test('the delivery log pages with a cursor and shows attempts; a failed delivery can be retried by hand', async () => {
   const rx = await startReceiver(() => ({ status: 500, body: 'x'.repeat(5000) }));
@@ -64,7 +65,7 @@ test('the delivery log pages with a cursor and shows attempts; a failed delivery
   }
 });
 
-test('one slow receiver holds at most 4 deliveries in flight and does not starve another endpoint', async () => {
+test('one slow receiver holds at most DELIVERY_CONCURRENCY_PER_ENDPOINT (8) deliveries in flight and does not starve another endpoint', async () => {
   const slow = await startReceiver(() => ({ status: 200, hang: true }));
   const fast = await startReceiver();
   const { s, widgetId, addEndpoint } = await webhookServer();
@@ -73,13 +74,13 @@ test('one slow receiver holds at most 4 deliveries in flight and does not starve
     const quick = await addEndpoint({ url: fast.url, events: ['escalation.triggered'] });
     const svc = s.webhooks.service;
     await Promise.all(Array.from({ length: 20 }, (_, i) => svc.emit(widgetId, 'conversation.started', { conversation_id: `ses_s${i}` })));
-    await slow.waitFor(4);
+    await slow.waitFor(DELIVERY_CONCURRENCY_PER_ENDPOINT);
     await Promise.all(Array.from({ length: 10 }, (_, i) => svc.emit(widgetId, 'escalation.triggered', { conversation_id: `ses_f${i}` })));
     await fast.waitFor(10);
-    assert.equal(slow.received.length, 4, 'per-endpoint limit');
+    assert.equal(slow.received.length, DELIVERY_CONCURRENCY_PER_ENDPOINT, 'per-endpoint limit');
     const [slowEp] = (await svc.store.listEndpoints(widgetId as never)).data.filter((e) => e.id !== quick.id);
     const inflight = await svc.store.listDeliveries(slowEp!.id, { limit: 100, before: null, status: 'inflight' });
-    assert.equal(inflight.data.length, 4);
+    assert.equal(inflight.data.length, DELIVERY_CONCURRENCY_PER_ENDPOINT);
     slow.setResponder(() => ({ status: 200 }));
     slow.releaseHanging();
     await slow.waitFor(20);

@@ -289,7 +289,7 @@ test("the order index is sought by conversation and endpoint, so an event's deli
     const q = (new SqliteWebhookStore(db) as unknown as { q: Record<string, { source: string }> }).q;
     const columns = (db.prepare(`SELECT name FROM pragma_index_info('webhook_deliveries_order')`).all() as { name: string }[]).map((c) => c.name);
     assert.deepEqual(columns, ['order_key', 'endpoint_id', 'seq']);
-    for (const name of ['insertDelivery', 'unblockNext', 'blocker']) {
+    for (const name of ['insertDelivery', 'nextUnfinished', 'blocker']) {
       const sql = q[name]!.source;
       const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 'x');
       const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('\n');

@@ -23,6 +23,7 @@ import {
   withDatabaseOptions,
 } from '../util.js';
 import { MAX_LEASE_MS, MIN_LEASE_MS } from '../../store/lease.js';
+import { DELIVERY_CONCURRENCY, DELIVERY_CONCURRENCY_MAX, DELIVERY_CONCURRENCY_PER_ENDPOINT } from '../../webhooks/schedule.js';
 import { DEFAULT_CONNECTION_CAPS } from '../../http/connections.js';
 
 interface ServeFlags {
@@ -45,6 +46,8 @@ interface ServeFlags {
   role: string;
   accessLog?: boolean;
   jobLease?: string;
+  webhookConcurrency?: string;
+  webhookEndpointConcurrency?: string;
   maxConnections?: string;
   maxConnectionsPerAddress?: string;
   billing?: string;
@@ -63,6 +66,21 @@ function videoFlags(flags: ServeFlags) {
     ...(flags.ffmpeg ? { ffmpegPath: flags.ffmpeg } : {}),
     ...(flags.ffmpegMemory ? { ffmpegAddressSpaceBytes: parseInteger(flags.ffmpegMemory, '--ffmpeg-memory', 64, 1024 * 1024) * 1024 * 1024 } : {}),
   };
+}
+
+/** --webhook-concurrency and --webhook-endpoint-concurrency: the dispatcher's limits, when either is given. */
+function webhookConcurrencyFlags(flags: ServeFlags): { webhookConcurrency?: { total: number; perEndpoint: number } } {
+  if (flags.webhookConcurrency === undefined && flags.webhookEndpointConcurrency === undefined) return {};
+  const total =
+    flags.webhookConcurrency === undefined
+      ? DELIVERY_CONCURRENCY
+      : parseInteger(flags.webhookConcurrency, '--webhook-concurrency', 1, DELIVERY_CONCURRENCY_MAX);
+  const perEndpoint =
+    flags.webhookEndpointConcurrency === undefined
+      ? Math.min(DELIVERY_CONCURRENCY_PER_ENDPOINT, total)
+      : parseInteger(flags.webhookEndpointConcurrency, '--webhook-endpoint-concurrency', 1, DELIVERY_CONCURRENCY_MAX);
+  if (perEndpoint > total) throw new CliError(`--webhook-endpoint-concurrency (${perEndpoint}) must not exceed --webhook-concurrency (${total})`);
+  return { webhookConcurrency: { total, perEndpoint } };
 }
 
 /** The `serve` command and its flags. */
@@ -97,6 +115,14 @@ function serveCommand(program: Command): Command {
     .option('--max-connections-per-address <n>', `${MAX_CONNECTIONS_PER_ADDRESS_HELP}; also connectionsPerAddress in the limits file`)
     .option('--billing <provider>', BILLING_FLAG_HELP)
     .option(
+      '--webhook-concurrency <n>',
+      `webhook deliveries in flight at once, over all endpoints (default: ${DELIVERY_CONCURRENCY}; 1 to ${DELIVERY_CONCURRENCY_MAX})`,
+    )
+    .option(
+      '--webhook-endpoint-concurrency <n>',
+      `webhook deliveries in flight at once to one endpoint, so a slow receiver cannot hold every slot (default: ${DELIVERY_CONCURRENCY_PER_ENDPOINT}, or --webhook-concurrency if lower; at most --webhook-concurrency)`,
+    )
+    .option(
       '--job-lease <seconds>',
       `how long a claimed background job (webhook delivery, render, video callback) stays with the process that claimed it before another may take it (default: 60; ${MIN_LEASE_MS / 1000} to ${MAX_LEASE_MS / 1000})`,
     );
@@ -107,6 +133,7 @@ export function registerServe(program: Command): void {
     const { host, port } = parseAddr(flags.addr, '--addr');
     const limits = limitsFlag(flags.limits);
     const role = roleFlag(flags.role);
+    const webhookConcurrency = webhookConcurrencyFlags(flags);
     const { dir, database } = stackDataDir(flags);
     const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
     if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
@@ -129,6 +156,7 @@ export function registerServe(program: Command): void {
       ...videoFlags(flags),
       allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
       conversations: conversationFlags(flags),
+      ...webhookConcurrency,
       ...(flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {}),
       ...limits,
       connections: connectionFlags(flags, {
