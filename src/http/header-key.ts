@@ -7,3 +7,6 @@
 export function headerKey(text: string): ArrayBuffer {
   return new TextEncoder().encode(text).buffer as ArrayBuffer;
 }
+
+/** `Content-Encoding`, read before the body on every route that takes one (see contentCodingRefusal). */
+export const CONTENT_ENCODING = headerKey('content-encoding');

@@ -13,7 +13,7 @@ import { silentLogger } from '../log.js';
 import { checkTlsFiles } from './tls.js';
 import { contentCodingRefusal, type Encoding } from './codec.js';
 import { errorsInBodyOf } from './errors-in-body.js';
-import { headerKey } from './header-key.js';
+import { CONTENT_ENCODING, headerKey } from './header-key.js';
 import { ConnectionCounter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps, type Peer } from './connections.js';
 import type { RouteScope } from './scope.js';
 
@@ -558,8 +558,6 @@ interface WantedHeaders {
   readonly names: readonly string[];
   readonly keys: readonly ArrayBuffer[];
 }
-
-const CONTENT_ENCODING = headerKey('content-encoding');
 
 /**
  * The request's headers (only `wanted` when the route names them), copied out of uWS's request,

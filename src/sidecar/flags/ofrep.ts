@@ -10,6 +10,7 @@ import { failRaw, type HttpServer, type RawControl, type RawState, type Request 
 import { statusLine } from '../../http/write.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { contentCodingRefusal, withoutBom, type Encoding } from '../../http/codec.js';
+import { CONTENT_ENCODING } from '../../http/header-key.js';
 import { GATE_HEADERS, TOKEN_HEADER, type BearerGate } from '../auth.js';
 
 /** Limits of the OFREP routes. */
@@ -267,8 +268,6 @@ function refusedBeforeBody(res: UwsResponse, req: UwsRequest, call: FlagCall, co
   }
   return false;
 }
-
-const CONTENT_ENCODING = Buffer.from('content-encoding');
 
 /** The server's headers for every response, as bytes: rebuilt only when the server's object changes. */
 interface HeaderBytes {

@@ -1,5 +1,6 @@
 import { contentCodingRefusal, type Encoding } from '../../http/codec.js';
 import { HttpError } from '../../http/errors.js';
+import { CONTENT_ENCODING } from '../../http/header-key.js';
 import { errorsInBodyOf } from '../../http/errors-in-body.js';
 import type { Reply } from '../../http/reply.js';
 import { failRaw, type HttpServer, type RawControl, type RawState } from '../../http/server.js';
@@ -269,8 +270,6 @@ function beginTick(
   }
   return call;
 }
-
-const CONTENT_ENCODING = Buffer.from('content-encoding');
 
 /** The 413 of a tick route. */
 function tooLarge(maxBody: number): HttpError {
