@@ -15,7 +15,7 @@ export interface NumFieldSpec {
   /** The value a new character starts with (and a character loaded from an older layout). */
   readonly initial: number;
   /** The state layout that added the field. */
-  readonly layout: 1 | 2 | 3 | 4;
+  readonly layout: 1 | 2 | 3 | 4 | 5;
 }
 
 /** "Long ago": a clock that has never run. */
@@ -36,6 +36,11 @@ function layout3(initial: number): NumFieldSpec {
 /** A field of state layout 4 (squads that stay together, see brain.ts and squads.ts): an older file loads it at `initial`, nothing under way. */
 function layout4(initial: number): NumFieldSpec {
   return field('num', initial, 4);
+}
+
+/** A field of state layout 5 (a profile's coward flag kept once given): an older file loads it at `initial`. */
+function layout5(check: NumCheck, initial: number): NumFieldSpec {
+  return field(check, initial, 5);
 }
 
 export const NUM_FIELD_TABLE = {
@@ -103,6 +108,8 @@ export const NUM_FIELD_TABLE = {
   detourZ: layout3(0),
   /** When the squad's leader found itself beyond the leash (NEVER while within it). */
   strayT: layout4(NEVER),
+  /** `profile.coward` as last given: 1 a coward, 0 not said or said false (a tick that leaves it out keeps it, as name, role and traits are kept). */
+  cowardFlag: layout5('unit', 0),
 } as const satisfies Record<string, NumFieldSpec>;
 
 export type NumField = keyof typeof NUM_FIELD_TABLE;

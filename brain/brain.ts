@@ -161,6 +161,7 @@ export class Brain {
     if (prof.role !== undefined && prof.role !== a.role) a.role = ownRole(prof.role);
     if (prof.name !== undefined && prof.name !== a.name) a.name = prof.name;
     if (applyProfileTraits(a.traits, prof)) temper(a);
+    if (prof.coward !== undefined) a.cowardFlag = prof.coward ? 1 : 0;
 
     const p = this.p;
     perceive(st, targets, a.health, first, p);

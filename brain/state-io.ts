@@ -12,9 +12,9 @@ import type { Problem } from './types.js';
  */
 
 export const STATE_FORMAT = 'brainstem.brain-state';
-export const STATE_VERSION = 4;
-/** Layouts this brain reads: 1 lacks the believable-behaviour clocks, 2 the pause and detour clocks, 3 the squad leader's stray clock; missing clocks load as "nothing under way". */
-const READS_VERSIONS: readonly number[] = [1, 2, 3, 4];
+export const STATE_VERSION = 5;
+/** Layouts this brain reads: 1 lacks the believable-behaviour clocks, 2 the pause and detour clocks, 3 the squad leader's stray clock, 4 the kept coward flag; missing fields load as "nothing under way" (not flagged a coward). */
+const READS_VERSIONS: readonly number[] = [1, 2, 3, 4, 5];
 /** More agents than any store would keep: a document above it is not ours. */
 const MAX_AGENTS_IN_STATE = 1_000_000;
 

@@ -13,6 +13,8 @@ import { checkScenario, type Scenario } from './scenario.js';
 import { Simulation, type RecordLine, type SimOptions, type SimResult, type TickTransport } from './engine.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+/** How long a spawned sidecar may take to answer /health: seconds on a quiet machine, much longer on a loaded one (a tight wait failed scenarios there). */
+const SIDECAR_START_MS = 60_000;
 
 export function loadScenario(file: string): Scenario {
   let value: unknown;
@@ -108,7 +110,7 @@ export async function spawnSidecar(bundle: ConfigBundle, extraArgs: string[] = [
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdout!.resume();
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + SIDECAR_START_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`sidecar exited with ${child.exitCode}: ${stderr.trim()}`);
     try {
@@ -119,7 +121,7 @@ export async function spawnSidecar(bundle: ConfigBundle, extraArgs: string[] = [
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`sidecar did not answer /health within 15 s: ${stderr.trim()}`);
+      throw new Error(`sidecar did not answer /health within ${SIDECAR_START_MS / 1000} s: ${stderr.trim()}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }

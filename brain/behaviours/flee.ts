@@ -10,10 +10,11 @@ import type { Behaviour, TickCtx } from './context.js';
  * A squad does not all run at once: someone who could fight holds while half are running.
  */
 function wantsToFlee(c: TickCtx): boolean {
-  const { a, p, prof, sq } = c;
-  const coward = prof.coward === true || cowardly(a);
+  const { a, p, sq } = c;
+  const flagged = a.cowardFlag === 1;
+  const coward = flagged || cowardly(a);
   let flee = !p.armed || coward || fleeMargin(a, p, c.st.health, c.sw.emotions, c.sw.human, c.why) > 0;
-  if (flee && p.armed && prof.coward !== true && sq !== null && sq.members.size > 1) {
+  if (flee && p.armed && !flagged && sq !== null && sq.members.size > 1) {
     if (c.squads.fleeingOthers(sq, a, c.time) >= Math.max(1, Math.floor(sq.members.size / 2))) {
       flee = false;
       if (c.wasMode !== 'engaging') c.counters.bump('block');

@@ -7,7 +7,7 @@ import type { Behaviour, TickCtx } from './context.js';
 /** Who goes to look: the wounded always; others for a contact the squad shared (or, brave enough, their own), never a coward. */
 function willing(c: TickCtx, seekOwn: boolean): boolean {
   const a = c.a;
-  return c.p.wounded || ((a.contactShared || (seekOwn && a.brave >= SEEK_BRAVERY)) && c.prof.coward !== true && !cowardly(a));
+  return c.p.wounded || ((a.contactShared || (seekOwn && a.brave >= SEEK_BRAVERY)) && a.cowardFlag !== 1 && !cowardly(a));
 }
 
 /**

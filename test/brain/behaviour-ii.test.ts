@@ -147,3 +147,26 @@ test('a member behind a walking leader keeps walking rather than stop and start'
   }
   assert.ok(flips <= 2, `${flips} flips between walking and standing in 2 minutes`);
 });
+
+test('profile.coward is kept once given, like name, role and traits: a mod may send the profile on the first tick only', () => {
+  const steady = { traits: { neuroticism: 0.1, agreeableness: 0.6, extraversion: 0.6, conscientiousness: 0.4 } };
+  const faces = (first: object, later: object, brain = new Brain(bundle({ global_goals: false }))): string => {
+    brain.tick(req(1, 0, self(), {}, { ...steady, ...first }));
+    const r = brain.tick(req(1, 0.5, self(), { targets: [hostile(7, { x: 0, y: 8, z: 25 })] }, later));
+    return find(r, 'Flee') !== undefined ? 'flees' : find(r, 'Engage') !== undefined ? 'engages' : 'neither';
+  };
+  assert.equal(faces({}, {}), 'engages', 'a steady, armed character fights one hostile');
+  assert.equal(faces({}, { coward: true }), 'flees');
+  assert.equal(faces({ coward: true }, {}), 'flees', 'the flag given on the first tick still counts when later ticks leave it out');
+  assert.equal(faces({ coward: true }, { coward: false }), 'engages', 'an explicit false takes it back');
+
+  // The flag survives a state export and import, as the other profile fields do.
+  const before = new Brain(bundle({ global_goals: false }));
+  before.tick(req(1, 0, self(), {}, { ...steady, coward: true }));
+  const saved = before.exportState();
+  assert.equal(saved.agents[0]!.cowardFlag, 1);
+  const after = new Brain(bundle({ global_goals: false }));
+  after.importState(saved);
+  const r = after.tick(req(1, 0.5, self(), { targets: [hostile(7, { x: 0, y: 8, z: 25 })] }));
+  assert.ok(find(r, 'Flee') !== undefined, 'a restored coward still runs');
+});

@@ -109,21 +109,22 @@ function recorded(name: string): RecordedSession {
   return JSON.parse(readFileSync(join(fixtures, 'brain', name), 'utf8')) as RecordedSession;
 }
 
-/** A layout-4 document as layout 3 wrote it: without the squad leader's stray clock. */
-function asLayout3(state: BrainState): unknown {
-  return { ...state, version: 3, agents: state.agents.map((a) => Object.fromEntries(Object.entries(a).filter(([k]) => k !== 'strayT'))) };
+/** A document as an older layout wrote it: without the fields added after that layout. */
+function asLayout(state: BrainState, layout: number): unknown {
+  const added = Object.keys(fieldsAddedAfter(layout));
+  return { ...state, version: layout, agents: state.agents.map((a) => Object.fromEntries(Object.entries(a).filter(([k]) => !added.includes(k)))) };
 }
 
-test('a layout-3 state file is read and written back identically, gaining only the layout-4 clock, and goes on as the same characters', () => {
+test("a layout-3 state file is read and written back identically, gaining only the later layouts' fields, and goes on as the same characters", () => {
   const v3 = recorded('state-v3.json');
   assert.equal(v3.state.version, 3);
   const brain = new Brain(v3.bundle);
   brain.importState(structuredClone(v3.state));
   const loaded = brain.exportState();
   assert.equal(loaded.version, STATE_VERSION);
-  assert.deepEqual(fieldsAddedAfter(3), { strayT: -1e9 });
+  assert.deepEqual(fieldsAddedAfter(3), { strayT: -1e9, cowardFlag: 0 });
   for (const a of loaded.agents) assert.equal(a.strayT, -1e9);
-  assert.equal(JSON.stringify(asLayout3(loaded)), JSON.stringify(v3.state));
+  assert.equal(JSON.stringify(asLayout(loaded, 3)), JSON.stringify(v3.state));
   // Behaviour has changed since (believable behaviour II: flights through the widest opening, hiding when
   // cornered), so the old replies are not expected: the same characters go on.
   const replies = v3.requests.map((r) => brain.tick(r));
@@ -138,20 +139,41 @@ test('a layout-3 state file is read and written back identically, gaining only t
 });
 
 /**
- * test/fixtures/brain/state-v4.json: the layout-3 session above as this brain (layout 4)
- * exports, continues and describes it. Pins the layout-4 format and the behaviour on it (its
- * replies, state after and personas re-recorded with believable behaviour II).
+ * test/fixtures/brain/state-v4.json: the layout-3 session above as the layout-4 brain exported,
+ * continued and described it. The layout-5 brain reads it back with only the kept coward flag
+ * added (not flagged), and answers, continues and describes every character exactly as the
+ * layout-4 brain did: its ticks never give `profile.coward`, and the flag is all layout 5 adds.
  */
-test('a layout-4 state file is read, continued and written back identically, text for text', () => {
+test('a layout-4 state file gains only the coward flag, and its session goes on exactly as the layout-4 brain recorded it', () => {
   const v4 = recorded('state-v4.json');
   assert.equal(v4.state.version, 4);
+  assert.deepEqual(fieldsAddedAfter(4), { cowardFlag: 0 });
   const brain = new Brain(v4.bundle);
   brain.importState(structuredClone(v4.state));
-  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v4.state));
+  const loaded = brain.exportState();
+  assert.equal(loaded.version, STATE_VERSION);
+  for (const a of loaded.agents) assert.equal(a.cowardFlag, 0);
+  assert.equal(JSON.stringify(asLayout(loaded, 4)), JSON.stringify(v4.state));
   const replies = v4.requests.map((r) => brain.tick(r));
   assert.equal(JSON.stringify(replies), JSON.stringify(v4.replies));
-  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v4.after));
+  assert.equal(JSON.stringify(asLayout(brain.exportState(), 4)), JSON.stringify(v4.after));
   assert.equal(JSON.stringify(v4.after.agents.map((a) => brain.persona(a.id) ?? null)), JSON.stringify(v4.personas));
+});
+
+/**
+ * test/fixtures/brain/state-v5.json: the same session as this brain (layout 5) exports,
+ * continues and describes it. Pins the layout-5 format and the behaviour on it.
+ */
+test('a layout-5 state file is read, continued and written back identically, text for text', () => {
+  const v5 = recorded('state-v5.json');
+  assert.equal(v5.state.version, 5);
+  const brain = new Brain(v5.bundle);
+  brain.importState(structuredClone(v5.state));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v5.state));
+  const replies = v5.requests.map((r) => brain.tick(r));
+  assert.equal(JSON.stringify(replies), JSON.stringify(v5.replies));
+  assert.equal(JSON.stringify(brain.exportState()), JSON.stringify(v5.after));
+  assert.equal(JSON.stringify(v5.after.agents.map((a) => brain.persona(a.id) ?? null)), JSON.stringify(v5.personas));
 });
 
 test('a layout-2 state file written by the layout-2 brain keeps every field and gains the layout-3 clocks at "nothing under way"', () => {
