@@ -32,7 +32,7 @@ export type Speak = (text: string, outFile: string) => Promise<void>;
 /**
  * What one ffmpeg process of a render may hold, by what it renders: a fixed base (ffmpeg, its
  * threads, the audio), each format's x264 encoder, and each photo's frames in each format (a
- * 1080p frame decoded, scaled, zoomed and dealt to its cross-fades: measured at about 28 MiB of
+ * 1080p frame decoded, scaled, panned and dealt to its cross-fades: measured at about 28 MiB of
  * address space each, taken with a margin). A tour whose photos do not fit one process under the address-space limit
  * is rendered in segments of as many photos as fit.
  */

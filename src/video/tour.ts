@@ -193,14 +193,29 @@ function seconds(frames: number, fps: number): string {
 }
 
 /**
- * Zoom and pan of photo i, alternately in and out, odd photos also panning left to right: the
- * `count` frames from frame `from` of its `frames` (a segment may start in the middle of a photo).
+ * Pixels a photo moves each frame. A whole, even number: each frame is then an exact translation
+ * of the one before, luma and the half-resolution chroma of yuv420p alike, which the encoder
+ * codes almost entirely as skipped blocks, and the move is a crop of a still scaled once
+ * (a zoom rescales every frame, and every block moves by a fraction of a pixel, which costs
+ * the encoder far more). 2 px a frame is 50 px/s at 25 fps: slow and without judder.
  */
-function zoompan(i: number, frames: number, W: number, H: number, fps: number, from = 0, count = frames): string {
-  const on = from === 0 ? 'on' : `(on+${from})`;
-  const zoom = i % 2 === 0 ? `1+0.12*${on}/${frames}` : `1.12-0.12*${on}/${frames}`;
-  const x = i % 2 === 0 ? 'iw/2-(iw/zoom/2)' : `(iw-iw/zoom)*${on}/${frames}`;
-  return `zoompan=z='${zoom}':x='${x}':y='ih/2-(ih/zoom/2)':d=${count}:s=${W}x${H}:fps=${fps}`;
+export const PAN_STEP = 2;
+
+/** How far a photo of `frames` frames travels: the width the scaled still has beyond the frame. */
+export function panTravel(frames: number): number {
+  return PAN_STEP * Math.max(0, frames - 1);
+}
+
+/**
+ * The pan of photo i, even photos left to right, odd ones right to left, over a still scaled to
+ * the frame's height and `panTravel` wider: the `count` frames from frame `from` of its `frames`
+ * (a segment may start in the middle of a photo, and each piece pans its own frames).
+ */
+function pan(i: number, frames: number, W: number, H: number, fps: number, from: number, count: number): string {
+  const travel = panTravel(frames);
+  const at = from === 0 ? 'n' : `(n+${from})`;
+  const x = i % 2 === 0 ? `${PAN_STEP}*${at}` : `${travel}-${PAN_STEP}*${at}`;
+  return `loop=loop=${count - 1}:size=1:start=0,crop=${W}:${H}:x='${x}':y=0,setpts=N/(${fps}*TB)`;
 }
 
 /**
@@ -244,7 +259,7 @@ function titleCard(
 }
 
 /**
- * The filters of one tour (title card, photos with zoom and pan, cross-fades, captions, the
+ * The filters of one tour (title card, panning photos, cross-fades, captions, the
  * corner mark) for the parts of one segment in one format; `src(k)` names the photo k's
  * decoded stream for this format. Answers the graph lines and the label of the result.
  */
@@ -282,19 +297,20 @@ function formatGraph(
           ...(pi < last ? [{ key: 'tail' as const, from: tailStart, to: len }] : []),
         ];
     // The title card is still: made once and repeated when pieced, drawn for every frame otherwise.
-    // A photo is scaled, cropped and converted to the encoder's yuv420p once, as a still.
+    // A photo is scaled, cropped to the frame's height and its pan's width, and converted to the
+    // encoder's yuv420p once, as a still; each piece loops it and pans over its own frames with a
+    // crop (which only moves the planes' pointers). One loop split by trims would make every frame as
+    // soon as its photo is reached and push the neighbour's frames into the cross-fade, which then
+    // pulls the next photo early, and so on: with a two-input blend the whole tour ran ahead into
+    // the queues (2 GB for 10 photos). A loop per piece makes frames only when they are asked for.
+    const travel = panTravel(f.photo);
     const source =
       part.photo === null
         ? titleCard(job, label, logoLabel, titleImage, pieced ? 1 : f.title, input, graph)
-        : `[${src(part.photo)}]scale=${W}:${H}:force_original_aspect_ratio=increase:flags=bicubic,crop=${W}:${H},setsar=1,format=yuv420p`;
-    // Each piece zooms its own frames of the still (every frame is still zoomed once). One zoom
-    // split by trims would make every frame as soon as its photo is reached and push the
-    // neighbour's frames into the cross-fade, which then pulls the next photo early, and so on:
-    // with a two-input blend the whole tour ran ahead into the queues (2 GB for 10 photos). A
-    // zoom per piece makes frames only when they are asked for.
+        : `[${src(part.photo)}]scale=${W + travel}:${H}:force_original_aspect_ratio=increase:flags=bicubic,crop=${W + travel}:${H},setsar=1,format=yuv420p,settb=AVTB`;
     const shape = (r: { from: number; to: number }): string | null =>
       part.photo !== null
-        ? `${zoompan(part.photo, f.photo, W, H, fps, part.from + r.from, r.to - r.from)},setpts=PTS-STARTPTS,settb=AVTB`
+        ? pan(part.photo, f.photo, W, H, fps, part.from + r.from, r.to - r.from)
         : pieced
           ? `loop=loop=${r.to - r.from - 1}:size=1:start=0,setpts=N/(${fps}*TB)`
           : null;
