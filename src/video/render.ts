@@ -192,7 +192,8 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
 
 /**
  * Runs a tour's plan: the picture's segments side by side (PICTURE_PROCESSES at a time), the sound
- * beside them once the voice is read, then each format's join and poster. False when abandoned.
+ * beside them once the voice is read, the posters once their segment is made, then each format's
+ * join. False when abandoned.
  */
 async function runPlan(
   plan: TourPlan,
@@ -209,8 +210,12 @@ async function runPlan(
   const made = picture.map(() => 0);
   let next = 0;
   const run = (step: Step, progress: (f: number) => void = () => {}) => runOne(step, progress);
-  // Segments of the picture render side by side, each its own process; the sound beside them.
+  const takePosters = () =>
+    Promise.all(posters.map((poster, i) => runFfmpeg(ctx.ffmpeg.path, posterArgs(plan.posterSource.files[i]!, plan.posterSource.atS, poster), still())));
+  // Segments of the picture render side by side, each its own process; the sound beside them. The
+  // posters are taken as soon as the segment holding them is made, beside the segments still rendering.
   const painter = async (stopped: () => boolean) => {
+    const posted: Promise<unknown>[] = [];
     while (next < picture.length && !hooks.abandoned() && !stopped()) {
       const i = next++;
       const step = picture[i]!;
@@ -218,7 +223,14 @@ async function runPlan(
         made[i] = f * step.durationS;
         hooks.onProgress(made.reduce((a, b) => a + b, 0) / weight);
       });
+      if (i === plan.posterSource.segment && !hooks.abandoned() && !stopped()) {
+        const p = takePosters();
+        // Awaited below, after this painter's last segment: a failure is reported then, not as an unhandled rejection now.
+        p.catch(() => {});
+        posted.push(p);
+      }
     }
+    await Promise.all(posted);
   };
   await together(
     [
@@ -231,13 +243,13 @@ async function runPlan(
     children,
   );
   if (hooks.abandoned()) return false;
-  // Each format's join (stream copies) and its poster (one frame decoded) are independent of the others'.
+  // Each format's join (stream copies) is independent of the others'.
   await together(
     plan.steps
       .filter((s) => s.stage === 'join')
-      .map((step, i) => async () => {
+      .map((step) => async () => {
         if (step.list) await writeFile(step.list.path, concatList(step.list.files));
-        await Promise.all([run(step), runFfmpeg(ctx.ffmpeg.path, posterArgs(plan.posterSource.files[i]!, plan.posterSource.atS, posters[i]!), still())]);
+        await run(step);
       }),
     children,
   );

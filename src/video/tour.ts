@@ -120,10 +120,11 @@ export interface TourPlan {
   /** A moment inside the first photo (the title card when there is none), for the poster frame. */
   posterAtS: number;
   /**
-   * Where to take each format's poster from: the picture-only segment holding it, and the
-   * poster's time in that file (a key frame: taking it decodes that one frame).
+   * Where to take each format's poster from: the picture-only segment holding it (its files, and
+   * its index among the picture steps, so the posters can be taken as soon as it is made), and
+   * the poster's time in that file (a key frame: taking it decodes that one frame).
    */
-  posterSource: { files: string[]; atS: number };
+  posterSource: { files: string[]; segment: number; atS: number };
 }
 
 /** Escapes a value for a filter option inside a -filter_complex graph (two levels of quoting). */
@@ -180,6 +181,28 @@ export function segmentParts(n: number, perSegment: number, t: TourTimings, inFi
 function segmentFrames(parts: readonly Part[], fade: number, xfade: boolean): number {
   const total = parts.reduce((a, p) => a + (p.to - p.from), 0);
   return xfade ? total - fade * (parts.length - 1) : total;
+}
+
+/**
+ * The frames of a segment where a part is first shown alone (after the cross-fade into it, or the
+ * fade in from black), first part excepted (a segment starts with a key frame). Each starts a new
+ * group of pictures: x264 otherwise predicts the new photo from the last cross-faded frame and
+ * keeps refining the difference for frames after; a key frame there codes it once, and the pan's
+ * frames after it are almost all skipped blocks.
+ */
+function partKeyFrames(parts: readonly Part[], t: TourTimings, xfade: boolean): number[] {
+  const f = frameTimings(t);
+  const into = xfade ? f.fade : Math.max(1, Math.floor(f.fade / 2));
+  const frames: number[] = [];
+  let start = 0;
+  parts.forEach((p, i) => {
+    if (i > 0) {
+      if (xfade) start -= f.fade;
+      if (into < p.to - p.from) frames.push(start + into);
+    }
+    start += p.to - p.from;
+  });
+  return frames;
 }
 
 /** The duration of a tour of n photos, in frames. */
@@ -481,7 +504,7 @@ export function planTour(input: TourInput): TourPlan {
   const steps: Step[] = [];
   let startFrame = 0;
   const segmentFiles = input.formats.map(() => [] as string[]);
-  const posterSource = { files: [] as string[], atS: 0 };
+  const posterSource = { files: [] as string[], segment: 0, atS: 0 };
   segments.forEach((parts, si) => {
     const args: string[] = [];
     const graph: string[] = [];
@@ -527,15 +550,16 @@ export function planTour(input: TourInput): TourPlan {
       return g.out;
     });
     // The poster's frame starts a new GOP, so taking the poster decodes that frame alone instead of every frame before it.
-    const poster = posterFrame >= startFrame && posterFrame < startFrame + segFrames ? seconds(posterFrame - startFrame, fps) : null;
-    if (poster) posterSource.atS = Number(poster);
+    const poster = posterFrame >= startFrame && posterFrame < startFrame + segFrames ? posterFrame - startFrame : null;
+    if (poster !== null) Object.assign(posterSource, { segment: si, atS: Number(seconds(poster, fps)) });
+    const keyFrames = [...new Set([...partKeyFrames(parts, input.timings, input.xfade), ...(poster !== null ? [poster] : [])])].sort((a, b) => a - b);
     args.push('-filter_complex_threads', '1', '-filter_complex', graph.join(';'));
     input.formats.forEach((_, fi) => {
       const out = `${input.work}/seg-${si}-${fi}.mp4`;
       segmentFiles[fi]!.push(out);
-      if (poster) posterSource.files[fi] = out;
+      if (poster !== null) posterSource.files[fi] = out;
       args.push('-map', `[${outs[fi]}]`, ...videoCodec(input.preset, fps), '-frames:v', String(segFrames));
-      if (poster) args.push('-force_key_frames', poster);
+      if (keyFrames.length) args.push('-force_key_frames', keyFrames.map((k) => seconds(k, fps)).join(','));
       args.push(...BITEXACT, '-y', out);
     });
     steps.push({

@@ -56,6 +56,10 @@ test('tour plan: durations with and without xfade, filter values escaped', () =>
   );
   assert.doesNotMatch(graph, /zoompan/);
   assert.match(graph, /concat=n=7:v=1:a=0/);
+  // A key frame where each photo is first shown alone (frames 25, 50, 75, after each 13-frame
+  // cross-fade) and at the poster (frame 37, the middle of the first photo).
+  assert.equal(args[args.indexOf('-force_key_frames') + 1], '1,1.48,2,3');
+  assert.deepEqual(x.posterSource, { files: ['/tmp/seg-0-0.mp4'], segment: 0, atS: 1.48 });
   const plain = planTour(base(false));
   assert.equal(plain.durationS, 5.56);
   const plainArgs = plain.steps[0]!.args;
