@@ -54,6 +54,19 @@ export function photosPerSegment(formats: readonly Format[], addressSpaceBytes: 
 export const PICTURE_PROCESSES = 2;
 
 /**
+ * How much nicer than the server a render's picture processes run. They are the long, batch part
+ * of a render: niced, they yield the CPU to the server's requests and to the short runs a render
+ * waits on at its end (the voice add-on, which starts on first use, and the sound), which
+ * otherwise queue behind two encoders for seconds. Nothing else of a render is niced.
+ */
+const PICTURE_NICE = 10;
+
+/** How much nicer than the server a step of a render's plan runs. */
+export function stepNice(step: Pick<Step, 'stage'>): number {
+  return step.stage === 'picture' ? PICTURE_NICE : 0;
+}
+
+/**
  * How many photos each segment of an n-photo tour shows: at most what fits one process (`fit`),
  * and at least two segments of about equal work, so PICTURE_PROCESSES have something to share.
  * The first segment shows the title card too, so it gets the smaller half (4.5 photos and the
@@ -213,9 +226,10 @@ async function runPlan(
   const takePosters = () =>
     Promise.all(posters.map((poster, i) => runFfmpeg(ctx.ffmpeg.path, posterArgs(plan.posterSource.files[i]!, plan.posterSource.atS, poster), still())));
   // Segments of the picture render side by side, each its own process; the sound beside them. The
-  // posters are taken as soon as the segment holding them is made, beside the segments still rendering.
+  // posters are taken as soon as the segment holding them is made, beside whatever still runs, and
+  // waited for with the joins (which do not need them).
+  const posted: Promise<unknown>[] = [];
   const painter = async (stopped: () => boolean) => {
-    const posted: Promise<unknown>[] = [];
     while (next < picture.length && !hooks.abandoned() && !stopped()) {
       const i = next++;
       const step = picture[i]!;
@@ -225,12 +239,11 @@ async function runPlan(
       });
       if (i === plan.posterSource.segment && !hooks.abandoned() && !stopped()) {
         const p = takePosters();
-        // Awaited below, after this painter's last segment: a failure is reported then, not as an unhandled rejection now.
+        // Awaited with the joins: a failure is reported then, not as an unhandled rejection now.
         p.catch(() => {});
         posted.push(p);
       }
     }
-    await Promise.all(posted);
   };
   await together(
     [
@@ -243,14 +256,17 @@ async function runPlan(
     children,
   );
   if (hooks.abandoned()) return false;
-  // Each format's join (stream copies) is independent of the others'.
+  // Each format's join (stream copies) is independent of the others' and of the posters.
   await together(
-    plan.steps
-      .filter((s) => s.stage === 'join')
-      .map((step) => async () => {
-        if (step.list) await writeFile(step.list.path, concatList(step.list.files));
-        await run(step);
-      }),
+    [
+      ...plan.steps
+        .filter((s) => s.stage === 'join')
+        .map((step) => async () => {
+          if (step.list) await writeFile(step.list.path, concatList(step.list.files));
+          await run(step);
+        }),
+      () => Promise.all(posted),
+    ],
     children,
   );
   return !hooks.abandoned();
@@ -335,7 +351,7 @@ async function runStep(
   progress: (f: number) => void,
 ): Promise<void> {
   try {
-    await runFfmpeg(ctx.ffmpeg.path, step.args, { ...still(), durationS: step.durationS, onProgress: progress });
+    await runFfmpeg(ctx.ffmpeg.path, step.args, { ...still(), durationS: step.durationS, onProgress: progress, nice: stepNice(step) });
   } catch (err) {
     if (!(err instanceof FfmpegError) || err.cause !== 'other' || hooks.abandoned()) throw err;
     // ffmpeg names a bad input by its stream (`Error while decoding stream #3:0`) or by its path.
