@@ -222,10 +222,10 @@ function seconds(frames: number, fps: number): string {
  * (a zoom rescales every frame, and every block moves by a fraction of a pixel, which costs
  * the encoder far more). 2 px a frame is 50 px/s at 25 fps: slow and without judder.
  */
-export const PAN_STEP = 2;
+const PAN_STEP = 2;
 
 /** How far a photo of `frames` frames travels: the width the scaled still has beyond the frame. */
-export function panTravel(frames: number): number {
+function panTravel(frames: number): number {
   return PAN_STEP * Math.max(0, frames - 1);
 }
 
