@@ -378,7 +378,7 @@ async function bareEncode(ffmpeg: string, dir: string, format: Format, frames: n
 
 /**
  * For information beside the bare encoder: x264 with the same settings on the rendered tour's
- * own frames (zoomed, cross-faded, captioned), decoded once to raw yuv420p before the clock
+ * own frames (panned, cross-faded, captioned), decoded once to raw yuv420p before the clock
  * starts. A moving picture costs the encoder more than a still; this is that cost alone.
  */
 async function encodeFramesOf(ffmpeg: string, dir: string, video: string, format: Format, frames: number, preset: string): Promise<Timed> {

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { getPriority, setPriority } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
 export type FfmpegSource = 'FFMPEG_PATH' | 'option' | 'PATH' | '@ffmpeg-installer/ffmpeg';
@@ -108,6 +109,8 @@ export interface RunOptions {
   onProgress?: (fraction: number) => void;
   /** Lets the caller stop the process (on shutdown). */
   onSpawn?: (child: ChildProcess) => void;
+  /** How much nicer than the server the process runs (0 when absent): higher yields the CPU to other work. */
+  nice?: number;
 }
 
 /**
@@ -125,6 +128,15 @@ export function runFfmpeg(bin: string, args: readonly string[], options: RunOpti
           env: ffmpegEnv(),
         })
       : spawn(bin, full, { stdio: ['ignore', 'pipe', 'pipe'], env: ffmpegEnv() });
+    // Set before ffmpeg starts its threads (spawn returns once the child has exec'd; ffmpeg opens its
+    // inputs first), which inherit it. A process already gone is no matter: its close event follows.
+    if (options.nice && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, Math.min(19, getPriority() + options.nice));
+      } catch {
+        // Gone already, or not allowed: the process then runs at the server's priority, which only yields less.
+      }
+    }
     options.onSpawn?.(child);
     let timedOut = false;
     const timer = setTimeout(

@@ -32,7 +32,7 @@ export type Speak = (text: string, outFile: string) => Promise<void>;
 /**
  * What one ffmpeg process of a render may hold, by what it renders: a fixed base (ffmpeg, its
  * threads, the audio), each format's x264 encoder, and each photo's frames in each format (a
- * 1080p frame decoded, scaled, zoomed and dealt to its cross-fades: measured at about 28 MiB of
+ * 1080p frame decoded, scaled, panned and dealt to its cross-fades: measured at about 28 MiB of
  * address space each, taken with a margin). A tour whose photos do not fit one process under the address-space limit
  * is rendered in segments of as many photos as fit.
  */
@@ -52,6 +52,19 @@ export function photosPerSegment(formats: readonly Format[], addressSpaceBytes: 
  * on the machine, so the same inputs still give the same bytes.
  */
 export const PICTURE_PROCESSES = 2;
+
+/**
+ * How much nicer than the server a render's picture processes run. They are the long, batch part
+ * of a render: niced, they yield the CPU to the server's requests and to the short runs a render
+ * waits on at its end (the voice add-on, which starts on first use, and the sound), which
+ * otherwise queue behind two encoders for seconds. Nothing else of a render is niced.
+ */
+const PICTURE_NICE = 10;
+
+/** How much nicer than the server a step of a render's plan runs. */
+export function stepNice(step: Pick<Step, 'stage'>): number {
+  return step.stage === 'picture' ? PICTURE_NICE : 0;
+}
 
 /**
  * How many photos each segment of an n-photo tour shows: at most what fits one process (`fit`),
@@ -192,7 +205,8 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
 
 /**
  * Runs a tour's plan: the picture's segments side by side (PICTURE_PROCESSES at a time), the sound
- * beside them once the voice is read, then each format's join and poster. False when abandoned.
+ * beside them once the voice is read, the posters once their segment is made, then each format's
+ * join. False when abandoned.
  */
 async function runPlan(
   plan: TourPlan,
@@ -209,7 +223,12 @@ async function runPlan(
   const made = picture.map(() => 0);
   let next = 0;
   const run = (step: Step, progress: (f: number) => void = () => {}) => runOne(step, progress);
-  // Segments of the picture render side by side, each its own process; the sound beside them.
+  const takePosters = () =>
+    Promise.all(posters.map((poster, i) => runFfmpeg(ctx.ffmpeg.path, posterArgs(plan.posterSource.files[i]!, plan.posterSource.atS, poster), still())));
+  // Segments of the picture render side by side, each its own process; the sound beside them. The
+  // posters are taken as soon as the segment holding them is made, beside whatever still runs, and
+  // waited for with the joins (which do not need them).
+  const posted: Promise<unknown>[] = [];
   const painter = async (stopped: () => boolean) => {
     while (next < picture.length && !hooks.abandoned() && !stopped()) {
       const i = next++;
@@ -218,6 +237,12 @@ async function runPlan(
         made[i] = f * step.durationS;
         hooks.onProgress(made.reduce((a, b) => a + b, 0) / weight);
       });
+      if (i === plan.posterSource.segment && !hooks.abandoned() && !stopped()) {
+        const p = takePosters();
+        // Awaited with the joins: a failure is reported then, not as an unhandled rejection now.
+        p.catch(() => {});
+        posted.push(p);
+      }
     }
   };
   await together(
@@ -231,14 +256,17 @@ async function runPlan(
     children,
   );
   if (hooks.abandoned()) return false;
-  // Each format's join (stream copies) and its poster (one frame decoded) are independent of the others'.
+  // Each format's join (stream copies) is independent of the others' and of the posters.
   await together(
-    plan.steps
-      .filter((s) => s.stage === 'join')
-      .map((step, i) => async () => {
-        if (step.list) await writeFile(step.list.path, concatList(step.list.files));
-        await Promise.all([run(step), runFfmpeg(ctx.ffmpeg.path, posterArgs(plan.posterSource.files[i]!, plan.posterSource.atS, posters[i]!), still())]);
-      }),
+    [
+      ...plan.steps
+        .filter((s) => s.stage === 'join')
+        .map((step) => async () => {
+          if (step.list) await writeFile(step.list.path, concatList(step.list.files));
+          await run(step);
+        }),
+      () => Promise.all(posted),
+    ],
     children,
   );
   return !hooks.abandoned();
@@ -323,7 +351,7 @@ async function runStep(
   progress: (f: number) => void,
 ): Promise<void> {
   try {
-    await runFfmpeg(ctx.ffmpeg.path, step.args, { ...still(), durationS: step.durationS, onProgress: progress });
+    await runFfmpeg(ctx.ffmpeg.path, step.args, { ...still(), durationS: step.durationS, onProgress: progress, nice: stepNice(step) });
   } catch (err) {
     if (!(err instanceof FfmpegError) || err.cause !== 'other' || hooks.abandoned()) throw err;
     // ffmpeg names a bad input by its stream (`Error while decoding stream #3:0`) or by its path.

@@ -120,10 +120,11 @@ export interface TourPlan {
   /** A moment inside the first photo (the title card when there is none), for the poster frame. */
   posterAtS: number;
   /**
-   * Where to take each format's poster from: the picture-only segment holding it, and the
-   * poster's time in that file (a key frame: taking it decodes that one frame).
+   * Where to take each format's poster from: the picture-only segment holding it (its files, and
+   * its index among the picture steps, so the posters can be taken as soon as it is made), and
+   * the poster's time in that file (a key frame: taking it decodes that one frame).
    */
-  posterSource: { files: string[]; atS: number };
+  posterSource: { files: string[]; segment: number; atS: number };
 }
 
 /** Escapes a value for a filter option inside a -filter_complex graph (two levels of quoting). */
@@ -182,6 +183,28 @@ function segmentFrames(parts: readonly Part[], fade: number, xfade: boolean): nu
   return xfade ? total - fade * (parts.length - 1) : total;
 }
 
+/**
+ * The frames of a segment where a part is first shown alone (after the cross-fade into it, or the
+ * fade in from black), first part excepted (a segment starts with a key frame). Each starts a new
+ * group of pictures: x264 otherwise predicts the new photo from the last cross-faded frame and
+ * keeps refining the difference for frames after; a key frame there codes it once, and the pan's
+ * frames after it are almost all skipped blocks.
+ */
+function partKeyFrames(parts: readonly Part[], t: TourTimings, xfade: boolean): number[] {
+  const f = frameTimings(t);
+  const into = xfade ? f.fade : Math.max(1, Math.floor(f.fade / 2));
+  const frames: number[] = [];
+  let start = 0;
+  parts.forEach((p, i) => {
+    if (i > 0) {
+      if (xfade) start -= f.fade;
+      if (into < p.to - p.from) frames.push(start + into);
+    }
+    start += p.to - p.from;
+  });
+  return frames;
+}
+
 /** The duration of a tour of n photos, in frames. */
 export function tourFrames(n: number, t: TourTimings, xfade: boolean): number {
   const f = frameTimings(t);
@@ -193,14 +216,29 @@ function seconds(frames: number, fps: number): string {
 }
 
 /**
- * Zoom and pan of photo i, alternately in and out, odd photos also panning left to right: the
- * `count` frames from frame `from` of its `frames` (a segment may start in the middle of a photo).
+ * Pixels a photo moves each frame. A whole, even number: each frame is then an exact translation
+ * of the one before, luma and the half-resolution chroma of yuv420p alike, which the encoder
+ * codes almost entirely as skipped blocks, and the move is a crop of a still scaled once
+ * (a zoom rescales every frame, and every block moves by a fraction of a pixel, which costs
+ * the encoder far more). 2 px a frame is 50 px/s at 25 fps: slow and without judder.
  */
-function zoompan(i: number, frames: number, W: number, H: number, fps: number, from = 0, count = frames): string {
-  const on = from === 0 ? 'on' : `(on+${from})`;
-  const zoom = i % 2 === 0 ? `1+0.12*${on}/${frames}` : `1.12-0.12*${on}/${frames}`;
-  const x = i % 2 === 0 ? 'iw/2-(iw/zoom/2)' : `(iw-iw/zoom)*${on}/${frames}`;
-  return `zoompan=z='${zoom}':x='${x}':y='ih/2-(ih/zoom/2)':d=${count}:s=${W}x${H}:fps=${fps}`;
+const PAN_STEP = 2;
+
+/** How far a photo of `frames` frames travels: the width the scaled still has beyond the frame. */
+function panTravel(frames: number): number {
+  return PAN_STEP * Math.max(0, frames - 1);
+}
+
+/**
+ * The pan of photo i, even photos left to right, odd ones right to left, over a still scaled to
+ * the frame's height and `panTravel` wider: the `count` frames from frame `from` of its `frames`
+ * (a segment may start in the middle of a photo, and each piece pans its own frames).
+ */
+function pan(i: number, frames: number, W: number, H: number, fps: number, from: number, count: number): string {
+  const travel = panTravel(frames);
+  const at = from === 0 ? 'n' : `(n+${from})`;
+  const x = i % 2 === 0 ? `${PAN_STEP}*${at}` : `${travel}-${PAN_STEP}*${at}`;
+  return `loop=loop=${count - 1}:size=1:start=0,crop=${W}:${H}:x='${x}':y=0,setpts=N/(${fps}*TB)`;
 }
 
 /**
@@ -244,7 +282,7 @@ function titleCard(
 }
 
 /**
- * The filters of one tour (title card, photos with zoom and pan, cross-fades, captions, the
+ * The filters of one tour (title card, panning photos, cross-fades, captions, the
  * corner mark) for the parts of one segment in one format; `src(k)` names the photo k's
  * decoded stream for this format. Answers the graph lines and the label of the result.
  */
@@ -282,19 +320,20 @@ function formatGraph(
           ...(pi < last ? [{ key: 'tail' as const, from: tailStart, to: len }] : []),
         ];
     // The title card is still: made once and repeated when pieced, drawn for every frame otherwise.
-    // A photo is scaled, cropped and converted to the encoder's yuv420p once, as a still.
+    // A photo is scaled, cropped to the frame's height and its pan's width, and converted to the
+    // encoder's yuv420p once, as a still; each piece loops it and pans over its own frames with a
+    // crop (which only moves the planes' pointers). One loop split by trims would make every frame as
+    // soon as its photo is reached and push the neighbour's frames into the cross-fade, which then
+    // pulls the next photo early, and so on: with a two-input blend the whole tour ran ahead into
+    // the queues (2 GB for 10 photos). A loop per piece makes frames only when they are asked for.
+    const travel = panTravel(f.photo);
     const source =
       part.photo === null
         ? titleCard(job, label, logoLabel, titleImage, pieced ? 1 : f.title, input, graph)
-        : `[${src(part.photo)}]scale=${W}:${H}:force_original_aspect_ratio=increase:flags=bicubic,crop=${W}:${H},setsar=1,format=yuv420p`;
-    // Each piece zooms its own frames of the still (every frame is still zoomed once). One zoom
-    // split by trims would make every frame as soon as its photo is reached and push the
-    // neighbour's frames into the cross-fade, which then pulls the next photo early, and so on:
-    // with a two-input blend the whole tour ran ahead into the queues (2 GB for 10 photos). A
-    // zoom per piece makes frames only when they are asked for.
+        : `[${src(part.photo)}]scale=${W + travel}:${H}:force_original_aspect_ratio=increase:flags=bicubic,crop=${W + travel}:${H},setsar=1,format=yuv420p,settb=AVTB`;
     const shape = (r: { from: number; to: number }): string | null =>
       part.photo !== null
-        ? `${zoompan(part.photo, f.photo, W, H, fps, part.from + r.from, r.to - r.from)},setpts=PTS-STARTPTS,settb=AVTB`
+        ? pan(part.photo, f.photo, W, H, fps, part.from + r.from, r.to - r.from)
         : pieced
           ? `loop=loop=${r.to - r.from - 1}:size=1:start=0,setpts=N/(${fps}*TB)`
           : null;
@@ -465,7 +504,7 @@ export function planTour(input: TourInput): TourPlan {
   const steps: Step[] = [];
   let startFrame = 0;
   const segmentFiles = input.formats.map(() => [] as string[]);
-  const posterSource = { files: [] as string[], atS: 0 };
+  const posterSource = { files: [] as string[], segment: 0, atS: 0 };
   segments.forEach((parts, si) => {
     const args: string[] = [];
     const graph: string[] = [];
@@ -511,15 +550,16 @@ export function planTour(input: TourInput): TourPlan {
       return g.out;
     });
     // The poster's frame starts a new GOP, so taking the poster decodes that frame alone instead of every frame before it.
-    const poster = posterFrame >= startFrame && posterFrame < startFrame + segFrames ? seconds(posterFrame - startFrame, fps) : null;
-    if (poster) posterSource.atS = Number(poster);
+    const poster = posterFrame >= startFrame && posterFrame < startFrame + segFrames ? posterFrame - startFrame : null;
+    if (poster !== null) Object.assign(posterSource, { segment: si, atS: Number(seconds(poster, fps)) });
+    const keyFrames = [...new Set([...partKeyFrames(parts, input.timings, input.xfade), ...(poster !== null ? [poster] : [])])].sort((a, b) => a - b);
     args.push('-filter_complex_threads', '1', '-filter_complex', graph.join(';'));
     input.formats.forEach((_, fi) => {
       const out = `${input.work}/seg-${si}-${fi}.mp4`;
       segmentFiles[fi]!.push(out);
-      if (poster) posterSource.files[fi] = out;
+      if (poster !== null) posterSource.files[fi] = out;
       args.push('-map', `[${outs[fi]}]`, ...videoCodec(input.preset, fps), '-frames:v', String(segFrames));
-      if (poster) args.push('-force_key_frames', poster);
+      if (keyFrames.length) args.push('-force_key_frames', keyFrames.map((k) => seconds(k, fps)).join(','));
       args.push(...BITEXACT, '-y', out);
     });
     steps.push({

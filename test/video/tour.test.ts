@@ -42,18 +42,24 @@ test('tour plan: durations with and without xfade, filter values escaped', () =>
     ['picture', 'sound', 'join'],
   );
   const args = x.steps[0]!.args;
-  assert.match(args.join(' '), /s=1080x1350/);
+  assert.match(args.join(' '), /crop=1080:1350:/);
   const graph = args[args.indexOf('-filter_complex') + 1]!;
   // Only the overlapping frames are cross-faded (three fades of 13 frames); the rest is joined around them.
   assert.equal([...graph.matchAll(/fade=t=out:s=0:n=13:alpha=1\[/g)].length, 3);
   assert.equal([...graph.matchAll(/overlay=format=yuv420:eof_action=pass\[/g)].length, 3);
-  // Each photo is scaled once and each of its frames zoomed once, by the piece that shows it.
-  assert.equal([...graph.matchAll(/force_original_aspect_ratio=increase/g)].length, 3);
+  // Each photo is scaled once, to the frame's height and 2 px a frame wider than the frame, and
+  // each of its frames is a crop of it, made once by the piece that shows it.
+  assert.equal([...graph.matchAll(/scale=1154:1350:force_original_aspect_ratio=increase/g)].length, 3);
   assert.equal(
-    [...graph.matchAll(/zoompan=[^,]*:d=(\d+):/g)].reduce((a, m) => a + Number(m[1]), 0),
+    [...graph.matchAll(/loop=loop=(\d+):size=1:start=0,crop=1080:1350:/g)].reduce((a, m) => a + Number(m[1]) + 1, 0),
     3 * 38,
   );
+  assert.doesNotMatch(graph, /zoompan/);
   assert.match(graph, /concat=n=7:v=1:a=0/);
+  // A key frame where each photo is first shown alone (frames 25, 50, 75, after each 13-frame
+  // cross-fade) and at the poster (frame 37, the middle of the first photo).
+  assert.equal(args[args.indexOf('-force_key_frames') + 1], '1,1.48,2,3');
+  assert.deepEqual(x.posterSource, { files: ['/tmp/seg-0-0.mp4'], segment: 0, atS: 1.48 });
   const plain = planTour(base(false));
   assert.equal(plain.durationS, 5.56);
   const plainArgs = plain.steps[0]!.args;
