@@ -19,7 +19,16 @@ test('PostgreSQL stores reports without a per-report foreign-key trigger; the ta
     assert.equal(Number(await keys('cp_usage_daily')), 1);
     assert.equal(Number(await keys('cp_roster')), 1);
     const at = Date.parse('2026-05-02T10:00:00Z');
-    const report = { serverId: String(server.id), ts: '2026-05-02T10:00:00Z', botCount: 1, playersOnline: 1, linesSpoken: 2, spendUsd: 0, events: [], reportId: 'a' };
+    const report = {
+      serverId: String(server.id),
+      ts: '2026-05-02T10:00:00Z',
+      botCount: 1,
+      playersOnline: 1,
+      linesSpoken: 2,
+      spendUsd: 0,
+      events: [],
+      reportId: 'a',
+    };
     const [first] = await store.ingest([{ serverId: server.id, receivedAt: at, report }]);
     const [again] = await store.ingest([{ serverId: server.id, receivedAt: at, report }]);
     assert.deepEqual([first!.accepted, again!.accepted], [true, false]);
