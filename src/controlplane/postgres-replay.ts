@@ -1,4 +1,4 @@
-import type { Pool } from '../store/postgres.js';
+import type { Pool, PoolClient } from '../store/postgres.js';
 import type { ReplayLedger } from './replay.js';
 
 /** Signatures written in one INSERT at most (a larger burst goes in several, one after another). */
@@ -80,6 +80,10 @@ export class PgReplayLedger implements ReplayLedger {
   private readonly queued: Flush[] = [];
 
   private async drain(): Promise<void> {
+    // One connection for the whole busy period rather than one checkout per flush: the pool's
+    // checkout and return cost the replica about as much CPU as a small flush's own round trip,
+    // and a replica with few clients sends many small flushes.
+    const held: Held = { client: null, broken: false };
     try {
       let sent = 0;
       for (;;) {
@@ -94,28 +98,45 @@ export class PgReplayLedger implements ReplayLedger {
         if (flush === null) break;
         if (flush === this.next) this.next = null;
         sent = flush.ts.length;
-        await this.insert(flush);
+        await this.insert(held, flush);
       }
     } finally {
+      giveBack(held);
       this.running = false;
     }
     this.prune();
   }
 
-  private async insert(flush: Flush): Promise<void> {
+  private async insert(held: Held, flush: Flush): Promise<void> {
     let rows: { i: number }[];
     try {
       // The arrays go as PostgreSQL array literals: node-postgres would otherwise escape and
       // quote every element of both, a fifth of a replica's pull in the profile. Integers below
       // 2^53 print exactly.
       const values = [`{${flush.ts.join(',')}}`, `{${flush.slot.join(',')}}`];
-      ({ rows } = await this.pool.query<{ i: number }>({ name: 'cp-replay-record-v2', text: RECORD, values }));
+      if (held.broken) giveBack(held);
+      const client = held.client ?? (await this.checkOut(held));
+      ({ rows } = await client.query<{ i: number }>({ name: 'cp-replay-record-v2', text: RECORD, values }));
     } catch (err) {
       // One statement: it stored all of the flush or nothing, and every request of it is told.
+      // The connection may be what failed: it is closed, and the next flush takes another.
+      held.broken = true;
+      giveBack(held);
       flush.reject(err);
       return;
     }
     flush.resolve(freshness(flush, rows));
+  }
+
+  private async checkOut(held: Held): Promise<PoolClient> {
+    const client = await this.pool.connect();
+    held.client = client;
+    held.broken = false;
+    // Between two flushes no query is running on it, so a lost connection is reported as an
+    // event rather than as a failed query: without a listener it would end the process.
+    held.onError = () => void (held.broken = true);
+    client.on('error', held.onError);
+    return client;
   }
 
   private prune(): void {
@@ -126,6 +147,22 @@ export class PgReplayLedger implements ReplayLedger {
     // requests never wait for it.
     this.pool.query('DELETE FROM cp_replay WHERE ts < $1', [Math.floor(now / 1000) - this.windowS - 1]).catch(() => {});
   }
+}
+
+/** The connection a busy ledger keeps between flushes, and whether it failed. */
+interface Held {
+  client: PoolClient | null;
+  broken: boolean;
+  onError?: () => void;
+}
+
+/** Returns the held connection to the pool, closed if it failed. */
+function giveBack(held: Held): void {
+  const client = held.client;
+  if (client === null) return;
+  held.client = null;
+  if (held.onError) client.removeListener('error', held.onError);
+  client.release(held.broken);
 }
 
 /** Resolves in the check phase after the event loop's next poll phase. */

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { openControlPlaneStore } from '../../src/controlplane/open-store.js';
 import { PgReplayLedger, REPLAY_BATCH, REPLAY_GATHER_TURNS } from '../../src/controlplane/postgres-replay.js';
 import { openIdentityStore } from '../../src/identity/open-store.js';
-import type { Pool } from '../../src/store/postgres.js';
+import type { Pool, PoolClient } from '../../src/store/postgres.js';
 import { postgresTestDatabase } from '../helpers/databases.js';
 
 interface TwoReplicas {
@@ -32,6 +32,23 @@ async function twoReplicas(): Promise<TwoReplicas> {
     s: Math.floor(now / 1000),
     dispose: () => t.dispose(),
   };
+}
+
+/** `pool` for a ledger, calling `count` for each statement sent on a connection the ledger checks out. */
+function countingPool(pool: Pool, count: () => void): Pool {
+  const wrapped = new WeakSet<PoolClient>();
+  return {
+    query: pool.query.bind(pool),
+    connect: async () => {
+      const client = await pool.connect();
+      if (!wrapped.has(client)) {
+        wrapped.add(client);
+        const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+        client.query = ((...args: unknown[]) => (count(), query(...args))) as PoolClient['query'];
+      }
+      return client;
+    },
+  } as unknown as Pool;
 }
 
 const stored = async (pool: Pool, ts: number): Promise<number> =>
@@ -87,10 +104,8 @@ test(`after a flush returns, the next waits up to REPLAY_GATHER_TURNS (${REPLAY_
   const { pool, s, dispose } = await twoReplicas();
   try {
     let statements = 0;
-    // The ledger's pool, counting the statements it is sent.
-    const counting = {
-      query: (...args: Parameters<Pool['query']>) => (statements++, (pool.query as (...a: unknown[]) => unknown)(...args)),
-    } as unknown as Pool;
+    // The ledger's pool, counting the statements sent on the connections it checks out.
+    const counting = countingPool(pool, () => statements++);
     const ledger = new PgReplayLedger(counting, 300, () => s * 1000);
     assert.deepEqual(await Promise.all([1, 2, 3, 4, 5].map((i) => ledger.record(s, i))), [true, true, true, true, true]);
     const before = statements;
@@ -102,6 +117,38 @@ test(`after a flush returns, the next waits up to REPLAY_GATHER_TURNS (${REPLAY_
     // A lone signature after a larger flush is not held past the turns: it is answered, and a replay is still refused.
     assert.equal(await ledger.record(s, 11), true);
     assert.equal(await ledger.record(s, 11), false);
+  } finally {
+    await dispose();
+  }
+});
+
+test('a busy ledger keeps one connection across its flushes; when that connection is lost, the next flush takes another', async () => {
+  const { pool, s, dispose } = await twoReplicas();
+  try {
+    let checkouts = 0;
+    let last: PoolClient | undefined;
+    const watching = {
+      query: pool.query.bind(pool),
+      connect: async () => {
+        checkouts++;
+        return (last = await pool.connect());
+      },
+    } as unknown as Pool;
+    const ledger = new PgReplayLedger(watching, 300, () => s * 1000);
+    // Three flushes back to back (the first in flight while the next two fill): one checkout.
+    const first = [1, 2, 3].map((i) => ledger.record(s, i));
+    const later = await new Promise<Promise<boolean>[]>((resolve) => setImmediate(() => resolve([4, 5, 6, 7].map((i) => ledger.record(s, i)))));
+    assert.deepEqual(await Promise.all([...first, ...later]), [true, true, true, true, true, true, true]);
+    assert.equal(checkouts, 1);
+    // The ledger's backend is killed (a failover, an administrator): nothing crashes, and the
+    // signatures that follow are recorded on a new connection, replays still refused.
+    const pid = (last as unknown as { processID: number }).processID;
+    await pool.query('SELECT pg_terminate_backend($1)', [pid]);
+    const after = await Promise.allSettled([8, 9].map((i) => ledger.record(s, i)));
+    const retried = await Promise.all(after.map((o, i) => (o.status === 'fulfilled' ? Promise.resolve(o.value) : ledger.record(s, 8 + i))));
+    assert.deepEqual(retried, [true, true]);
+    assert.deepEqual(await Promise.all([ledger.record(s, 8), ledger.record(s, 1)]), [false, false]);
+    assert.notEqual((last as unknown as { processID: number }).processID, pid);
   } finally {
     await dispose();
   }
