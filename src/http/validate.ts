@@ -195,8 +195,12 @@ export class Fields {
       if (opts.required) this.problem(key, 'is required');
       return undefined;
     }
+    // JSON's 1e400 parses as Infinity: name it so, not "got number".
     if (typeof v !== 'number' || !Number.isFinite(v))
-      return void this.problem(key, `must be ${opts.integer ? 'an integer' : 'a finite number'}, got ${typeOf(v)}`);
+      return void this.problem(
+        key,
+        `must be ${opts.integer ? 'an integer' : 'a finite number'}, got ${typeof v === 'number' ? 'a number out of range (beyond ±1.8e308)' : typeOf(v)}`,
+      );
     if (opts.integer && !Number.isInteger(v)) return void this.problem(key, `must be an integer, got ${v}`);
     // Past 2^53 - 1 a JSON number no longer names one integer: 9999999999999999999 parses as
     // 10000000000000000000, so a lookup would answer about a value the client never sent.
