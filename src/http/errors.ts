@@ -81,13 +81,27 @@ export const MAX_ECHOED_ID_CHARS = 64;
  * gets 64 characters of it back, not the megabyte (every "No X with id …" goes through here).
  */
 export function quoteId(value: unknown): string {
-  const s = typeof value === 'string' ? value : String(value ?? '');
-  // Cut by code points so a surrogate pair is never split into an unpaired half; only the first
-  // 64 are looked at, however long the id.
+  return JSON.stringify(cutForEcho(typeof value === 'string' ? value : String(value ?? ''), MAX_ECHOED_ID_CHARS));
+}
+
+/** The most characters of a request path the 404 and 405 of an unknown route echo back. */
+export const MAX_ECHOED_PATH_CHARS = 200;
+
+/** A request path for the message of a 404 or 405: the first MAX_ECHOED_PATH_CHARS characters, then "…". */
+export function echoedPath(path: string): string {
+  return cutForEcho(path, MAX_ECHOED_PATH_CHARS);
+}
+
+/**
+ * The first `max` characters of `s`, then "…" when it is longer. Cut by code points so a
+ * surrogate pair is never split into an unpaired half; only the first `max` are looked at,
+ * however long the text.
+ */
+function cutForEcho(s: string, max: number): string {
   let end = 0;
   for (let chars = 0; end < s.length; chars++) {
-    if (chars === MAX_ECHOED_ID_CHARS) return JSON.stringify(`${s.slice(0, end)}…`);
+    if (chars === max) return `${s.slice(0, end)}…`;
     end += (s.codePointAt(end) ?? 0) > 0xffff ? 2 : 1;
   }
-  return JSON.stringify(s);
+  return s;
 }

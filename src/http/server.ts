@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { HttpError, quoteId } from './errors.js';
+import { echoedPath, HttpError, quoteId } from './errors.js';
 import { answerFailure, ClientAborted, decodeParam, type FailureSite, type GuardState } from './guard.js';
 import type { Reply } from './reply.js';
 import { writeReply, writeError } from './write.js';
@@ -1226,8 +1226,8 @@ export class HttpServer {
           return;
         }
         const err = match
-          ? new HttpError('method_not_allowed', `${method} is not allowed on ${path}.`, { headers: { allow: match.methods.join(', ') } })
-          : new HttpError('not_found', `No route for ${method} ${path}.`);
+          ? new HttpError('method_not_allowed', `${method} is not allowed on ${echoedPath(path)}.`, { headers: { allow: match.methods.join(', ') } })
+          : new HttpError('not_found', `No route for ${method} ${echoedPath(path)}.`);
         writeError(res, state, err, this.defaultHeaders, {});
       } catch (err) {
         answerFailure(res, state, err, this.defaultHeaders, this.logger, { method, path });

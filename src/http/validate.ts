@@ -119,6 +119,21 @@ export function isBlank(v: string): boolean {
   return INVISIBLE_ONLY.test(v);
 }
 
+/** C0 controls, DEL and C1 controls (Unicode's Cc): a newline, a tab, an escape, a backspace. */
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * Why a one-line text (a name, a title, an address, a key) cannot be kept, or null when it can:
+ * a control character in it would break the one line it is shown on (a list, a log line, a
+ * title card, an HTTP header made of it), and a terminal would act on an escape.
+ */
+export function controlCharacter(v: string): string | null {
+  const at = v.search(CONTROL);
+  if (at < 0) return null;
+  const code = v.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0');
+  return `must be one line without control characters (U+0000-U+001F, U+007F-U+009F), got U+${code} at character ${charCount(v.slice(0, at)) + 1}`;
+}
+
 /**
  * Collects every field problem of a body before answering, so a client sees all of them in
  * one 422 with `details`.
@@ -144,10 +159,13 @@ export class Fields {
     for (const key of Object.keys(this.body)) if (!known.includes(key)) this.problem(key, `is not a known field (known: ${known.join(', ')})`);
   }
 
-  /** `notBlank`: a name or address of only spaces is no name; refused like an empty one. */
+  /**
+   * `notBlank`: a name or address of only spaces is no name; refused like an empty one. Such a
+   * name is also `oneLine`: no control characters (see controlCharacter).
+   */
   string(
     key: string,
-    opts: { required?: boolean; max?: number; min?: number; pattern?: RegExp; patternHint?: string; notBlank?: boolean } = {},
+    opts: { required?: boolean; max?: number; min?: number; pattern?: RegExp; patternHint?: string; notBlank?: boolean; oneLine?: boolean } = {},
   ): string | undefined {
     const v = this.body[key];
     if (v === undefined || v === null) {
@@ -163,6 +181,10 @@ export class Fields {
     if (length < min) return void this.problem(key, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (opts.max !== undefined && length > opts.max) return void this.problem(key, `must be at most ${opts.max} characters, got ${length}`);
     if (opts.notBlank && v.length > 0 && isBlank(v)) return void this.problem(key, 'must not be blank');
+    if (opts.notBlank || opts.oneLine) {
+      const control = controlCharacter(v);
+      if (control !== null) return void this.problem(key, control);
+    }
     if (opts.pattern && !opts.pattern.test(v)) return void this.problem(key, opts.patternHint ?? 'has an invalid format');
     return v;
   }
@@ -173,8 +195,12 @@ export class Fields {
       if (opts.required) this.problem(key, 'is required');
       return undefined;
     }
+    // JSON's 1e400 parses as Infinity: name it so, not "got number".
     if (typeof v !== 'number' || !Number.isFinite(v))
-      return void this.problem(key, `must be ${opts.integer ? 'an integer' : 'a finite number'}, got ${typeOf(v)}`);
+      return void this.problem(
+        key,
+        `must be ${opts.integer ? 'an integer' : 'a finite number'}, got ${typeof v === 'number' ? 'a number out of range (beyond ±1.8e308)' : typeOf(v)}`,
+      );
     if (opts.integer && !Number.isInteger(v)) return void this.problem(key, `must be an integer, got ${v}`);
     // Past 2^53 - 1 a JSON number no longer names one integer: 9999999999999999999 parses as
     // 10000000000000000000, so a lookup would answer about a value the client never sent.

@@ -81,7 +81,8 @@ export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defau
       reply.stream.destroy();
       if (reply.length === undefined) res.endWithoutBody();
       else res.endWithoutBody(reply.length);
-    } else res.endWithoutBody(reply.status === 304 || reply.status === 204 ? 0 : Buffer.byteLength(reply.body ?? ''));
+    } else if (reply.status === 304 || reply.status === 204) res.endWithoutBody();
+    else res.endWithoutBody(Buffer.byteLength(reply.body ?? ''));
     done();
     return;
   }
@@ -90,7 +91,9 @@ export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defau
     return;
   }
   writeHead(res, reply, defaults);
-  if (reply.status === 304 || reply.status === 204) res.endWithoutBody(0);
+  // No Content-Length: a 204 must not have one, and a 304's may only repeat the 200's (a
+  // cache refreshing its headers from a 304 would store 0). uWS frames both by their status.
+  if (reply.status === 304 || reply.status === 204) res.endWithoutBody();
   else res.end(reply.body ?? '');
   done();
 }

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Handler, HttpServer } from '../http/server.js';
 import { HttpError, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { idParam, limitParam } from '../http/validate.js';
+import { firstChars, idParam, limitParam } from '../http/validate.js';
 import { probeAudio } from './ffmpeg.js';
 import { decodeCursor, encodeCursor, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import type { VideoRoutesOptions } from './route-options.js';
@@ -94,9 +94,7 @@ function uploadAudio(o: VideoRoutesOptions): TenantHandler {
       throw new HttpError('unsupported_media_type', `Upload an audio track as the request body with Content-Type ${Object.keys(AUDIO_TYPES).join(', ')}.`);
     if (!o.ffprobe) throw new HttpError('unavailable', 'Audio uploads need ffprobe on this server (it comes with ffmpeg).');
     const name =
-      basename((req.searchParams().get('filename') ?? '').replace(/\\/g, '/'))
-        .replace(/[\u0000-\u001f\u007f]/g, '')
-        .slice(0, 255) || `track.${kind.ext}`;
+      firstChars(basename((req.searchParams().get('filename') ?? '').replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, ''), 255) || `track.${kind.ext}`;
     const tmp = join(o.dataDir, 'tmp', `${randomUUID()}.${kind.ext}`);
     let kept = false;
     try {

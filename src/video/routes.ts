@@ -63,7 +63,7 @@ function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h:
         // a title (a client that only knows addresses) is titled by its address.
         title: f.string('title', { min: 1, max: 200, notBlank: true }) ?? (address === undefined ? undefined : firstChars(address, 200)),
         address,
-        city: f.string('city', { max: 200 }) ?? null,
+        city: f.string('city', { max: 200, oneLine: true }) ?? null,
         price: f.number('price', { min: 0, max: 1e13 }) ?? null,
         currency: f.string('currency', { pattern: /^[A-Z]{3}$/, patternHint: 'must be an ISO 4217 code: three upper-case letters, e.g. EUR' }) ?? null,
         bedrooms: f.number('bedrooms', { integer: true, min: 0, max: 1000 }) ?? null,

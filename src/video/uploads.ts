@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { parseJson } from '../http/codec.js';
-import { typeOf } from '../http/validate.js';
+import { firstChars, typeOf, unstorableText } from '../http/validate.js';
 import { ImageChecker } from './image.js';
 import type { ByteBudget } from './budget.js';
 import type { AssetStorage } from './storage.js';
@@ -40,7 +40,7 @@ function cleanName(name: string | undefined, index: number): string {
   const base = basename((name ?? '').replace(/\\/g, '/'))
     .replace(/[\u0000-\u001f\u007f]/g, '')
     .trim();
-  return (base || `photo-${index + 1}`).slice(0, 255);
+  return firstChars(base || `photo-${index + 1}`, 255);
 }
 
 async function removeAll(paths: readonly string[]): Promise<void> {
@@ -93,6 +93,8 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
   try {
     bb = busboy({
       headers: { 'content-type': contentType },
+      // A part's filename is UTF-8 as browsers and fetch write it; busboy's default reads Latin-1.
+      defParamCharset: 'utf8',
       limits: { fileSize: limits.maxPhotoBytes + 1, files: limits.maxPhotos, fields: 50, parts: limits.maxPhotos + 50 },
     });
   } catch {
@@ -240,6 +242,8 @@ async function readJsonPhotos(
     const data = typeof raw === 'string' ? raw.replace(DATA_URL_HEADER, '') : raw;
     if (filename !== undefined && typeof filename !== 'string')
       details.push({ path: `photos[${i}].filename`, message: `must be a string, got ${typeOf(filename)}` });
+    const unstorable = typeof filename === 'string' ? unstorableText(filename) : null;
+    if (unstorable !== null) details.push({ path: `photos[${i}].filename`, message: unstorable });
     if (typeof data !== 'string' || data.length === 0)
       return void details.push({ path: `photos[${i}].data_base64`, message: data === undefined ? 'is required' : 'must be a non-empty base64 string' });
     if (!BASE64.test(data)) return void details.push({ path: `photos[${i}].data_base64`, message: 'is not valid base64' });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HttpError, MAX_ECHOED_ID_CHARS, quoteId } from '../../src/http/errors.js';
+import { HttpError, MAX_ECHOED_ID_CHARS, MAX_ECHOED_PATH_CHARS, quoteId } from '../../src/http/errors.js';
+import { startTestServer } from '../helpers/embedded.js';
 import { idParam } from '../../src/http/validate.js';
 
 function notFoundMessage(raw: string): string {
@@ -29,4 +30,21 @@ test('a 404 echoes at most MAX_ECHOED_ID_CHARS characters of the id, whole code 
   const emoji = quoteId('😀'.repeat(MAX_ECHOED_ID_CHARS + 1));
   assert.equal(emoji, JSON.stringify(`${'😀'.repeat(MAX_ECHOED_ID_CHARS)}…`));
   assert.equal(quoteId(undefined), '""');
+});
+
+test('the 404 and 405 of an unknown route echo at most MAX_ECHOED_PATH_CHARS characters of the path', async () => {
+  const s = await startTestServer();
+  try {
+    const long = `/v1/properties/${'9'.repeat(6000)}`;
+    const cut = `${long.slice(0, MAX_ECHOED_PATH_CHARS)}…`;
+    const put = await s.call('PUT', long);
+    assert.equal(put.status, 405);
+    assert.equal(put.body.error.message, `PUT is not allowed on ${cut}.`);
+    const none = await s.call('GET', `/v1/nope/${'😀'.repeat(300)}`);
+    assert.equal(none.status, 404);
+    assert.equal(none.body.error.message, `No route for GET ${`/v1/nope/${'%F0%9F%98%80'.repeat(300)}`.slice(0, MAX_ECHOED_PATH_CHARS)}….`);
+    assert.equal((await s.call('PUT', '/v1/properties/7')).body.error.message, 'PUT is not allowed on /v1/properties/7.');
+  } finally {
+    await s.stop();
+  }
 });

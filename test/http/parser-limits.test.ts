@@ -50,7 +50,7 @@ function trickle(port: number, length: number, chunk: number, pauseMs: number): 
 const head = (target: string, fields: string[]) => `GET ${target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n${fields.map((f) => `${f}\r\n`).join('')}\r\n`;
 const fields = (n: number) => Array.from({ length: n - 2 }, (_, i) => `x-h${i}: v`);
 
-test('the HTTP parser closes, unanswered, a request with over 48 header fields, a head over about 125 KB, a NUL in its target, an HTTP/1.0 request, or a body slower than 16 KB/s; just inside, requests are answered', async () => {
+test('the HTTP parser closes, unanswered, a request with over 48 header fields, a head over about 125 KB, a NUL in its target, a control character in a header value, an HTTP/1.0 request, or a body slower than 16 KB/s; just inside, requests are answered', async () => {
   const s = await startTestServer();
   try {
     const port = s.port;
@@ -62,6 +62,9 @@ test('the HTTP parser closes, unanswered, a request with over 48 header fields, 
       ['a 140 KB header', head('/health', [`x-big: ${'a'.repeat(140_000)}`]), 0],
       ['a 140 KB query', head(`/health?${'a'.repeat(140_000)}`, []), 0],
       ['a NUL in the target', head('/health\0', []), 0],
+      ['a control character in a header value', head('/health', ['x-note: a\u0001b']), 0],
+      ['a NUL in a header value', head('/health', ['x-note: a\0b']), 0],
+      ['a tab and DEL in a header value', head('/health', ['x-note: a\tb\u007f']), 200],
       ['Content-Length with Transfer-Encoding', head('/health', ['content-length: 4', 'transfer-encoding: chunked']), 0],
       // uWebSockets.js has no HTTP/1.0 (an nginx proxy's default): documented beside the proxy settings.
       ['an HTTP/1.0 request', 'GET /health HTTP/1.0\r\nhost: x\r\n\r\n', 0],

@@ -24,6 +24,26 @@ test('an integer field names the rule it breaks: a string, a fraction, and a val
   ]);
 });
 
+test('a JSON number beyond the range of a double (1e400) is named so, not as "got number"', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s, 'agency');
+    const key = (await s.call('POST', '/v1/api-keys', { token, body: { name: 'video' } })).body.key as string;
+    const r = await s.call('POST', '/v1/properties', { token: key, body: '{"address": "1 Main St", "price": 1e400, "bedrooms": -1e400}' });
+    assert.equal(r.status, 422);
+    assert.deepEqual(r.body.error.details, [
+      { path: 'price', message: 'must be a finite number, got a number out of range (beyond ±1.8e308)' },
+      { path: 'bedrooms', message: 'must be an integer, got a number out of range (beyond ±1.8e308)' },
+    ]);
+    const video = await s.call('POST', '/v1/videos', { token: key, body: '{"property_id": 1e400, "template": "tour", "format": "16:9"}' });
+    assert.equal(video.status, 422);
+    assert.deepEqual(video.body.error.details, [{ path: 'property_id', message: 'must be an integer, got a number out of range (beyond ±1.8e308)' }]);
+    assert.deepEqual((await s.call('GET', '/v1/properties', { token: key })).body.data, []);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('a rollback to a version past 2^53 - 1 is 422 on version and publishes nothing', async () => {
   const s = await startTestServer();
   try {

@@ -65,9 +65,9 @@ export async function patchSettings(
       const knowledge = g.string('knowledge', { max: Number.MAX_SAFE_INTEGER });
       if (knowledge !== undefined && Buffer.byteLength(knowledge) > KNOWLEDGE_MAX_BYTES)
         g.problem('knowledge', `must be at most ${KNOWLEDGE_MAX_BYTES} bytes (UTF-8), got ${Buffer.byteLength(knowledge)}`);
-      const model = g.string('model', { max: MODEL_MAX });
-      let baseUrl = g.string('base_url', { max: BASE_URL_MAX });
-      const apiKey = g.string('api_key', { max: API_KEY_MAX });
+      const model = g.string('model', { max: MODEL_MAX, oneLine: true });
+      let baseUrl = g.string('base_url', { max: BASE_URL_MAX, oneLine: true });
+      const apiKey = g.string('api_key', { max: API_KEY_MAX, oneLine: true });
       if (baseUrl) {
         const verdict = await guardUrl(baseUrl, {
           allowPrivate: guard.allowPrivate,

@@ -118,9 +118,9 @@ export function mountVisitorActionRoutes(ctx: ConversationRouteContext): void {
       const body = readJsonObject(req);
       const f = new Fields(body);
       f.onlyKnown(['name', 'email', 'phone']);
-      const name = f.string('name', { max: LEAD_FIELD_MAX_CHARS });
-      const email = f.string('email', { max: LEAD_FIELD_MAX_CHARS });
-      const phone = f.string('phone', { max: LEAD_FIELD_MAX_CHARS });
+      const name = f.string('name', { max: LEAD_FIELD_MAX_CHARS, oneLine: true });
+      const email = f.string('email', { max: LEAD_FIELD_MAX_CHARS, oneLine: true });
+      const phone = f.string('phone', { max: LEAD_FIELD_MAX_CHARS, oneLine: true });
       if (email && !EMAIL.test(email.trim())) f.problem('email', 'must be an e-mail address (name@example.com)');
       if (phone) {
         const digits = phone.replace(/\D/g, '').length;
