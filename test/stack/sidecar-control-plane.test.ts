@@ -86,7 +86,8 @@ test('sidecar on the control plane: publish, rollback, outage, restart from disk
     };
 
     let s = await until('version 1 from the control plane', (x) => x.version === 1 && x.source === 'control-plane');
-    assert.equal(s.controlPlane.lastPull.outcome, 'ok');
+    // On a busy machine a poll may already have followed the pull that brought version 1: a 304 is as healthy.
+    assert.ok(['ok', 'not_modified'].includes(s.controlPlane.lastPull.outcome), s.controlPlane.lastPull.outcome);
     assert.equal(s.lastError, null);
 
     // Publish: the sidecar applies the new head within a poll interval.
