@@ -9,6 +9,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { holdClaimed, succeed } from './outbox-loop.js';
 import pg from 'pg';
 
 const { values } = parseArgs({
@@ -103,7 +104,7 @@ try {
       const got = (await timed('claim', () =>
         s.claimDue(lease, 64 - inflight.length, { each: 8, busy }, { reachPast: false, orderHoldMs: 600_000 }),
       )) as typeof inflight;
-      for (const d of got) busy.set(d.endpointId, (busy.get(d.endpointId) ?? 0) + 1);
+      holdClaimed(busy, got);
       inflight.push(...got);
       if (inflight.length === 0) {
         if (done >= made) return;
@@ -112,19 +113,8 @@ try {
       }
       const finished = inflight.slice(0, batch);
       inflight = inflight.slice(batch);
-      const results = finished.map((d) => ({
-        deliveryId: d.id,
-        endpointId: d.endpointId,
-        attempt: { startedAt: Date.now(), durationMs: 1, statusCode: 204, responseExcerpt: '', error: null, outcome: 'succeeded' },
-        next: { status: 'succeeded' },
-        endpoint: 'success',
-      }));
+      const results = succeed(busy, finished);
       await timed('record', () => s.recordResults(owner, results, 86_400_000));
-      for (const d of finished) {
-        const n = busy.get(d.endpointId)! - 1;
-        if (n) busy.set(d.endpointId, n);
-        else busy.delete(d.endpointId);
-      }
       done += finished.length;
     }
   };
