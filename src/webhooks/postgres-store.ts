@@ -216,6 +216,11 @@ const FIRST_ATTEMPT_SET = (first: string, x: string) => `first_started_at = CASE
       first_response_excerpt = CASE WHEN ${first} THEN ${x}.excerpt ELSE d.first_response_excerpt END`;
 
 /**
+ * The holder check below is `lease_owner = $7` alone: only a claim sets lease_owner, always with
+ * status 'inflight', and every way out of flight clears it. Naming the status too let the planner
+ * read the whole partial lease index (every in-flight row, and the dead versions of every row
+ * leased since the last vacuum: up to 250 index entries per delivery) instead of looking each id up.
+ *
  * Successful attempts ($1 delivery ids, $2..$5 the attempts) recorded in one statement: each
  * delivery still leased to $7 is finished, its attempt kept (in its row when it was the first,
  * else as an attempt row), and its endpoint's failure streak (if any) ended. Answers how many
@@ -227,7 +232,7 @@ const RECORD_SUCCESSES_SQL = `
   done AS (
     UPDATE webhook_deliveries d SET status = 'succeeded', attempts = d.attempts + 1, next_attempt_at = NULL, last_status_code = x.status_code,
       last_error = NULL, updated_at = $6, lease_owner = NULL, lease_until = NULL, ${FIRST_ATTEMPT_SET('d.attempts = 0', 'x')}
-    FROM x WHERE d.id = x.id AND d.status = 'inflight' AND d.lease_owner = $7
+    FROM x WHERE d.id = x.id AND d.lease_owner = $7
     RETURNING d.seq, d.endpoint_id, d.attempts, x.n, x.started_at, x.duration_ms, x.status_code, x.excerpt),
   logged AS (
     INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
@@ -810,7 +815,8 @@ export class PostgresWebhookStore implements WebhookStore {
         (
           await queryRows<{ id: string }>(
             c,
-            `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND status = 'inflight' AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE`,
+            // By id alone, as RECORD_SUCCESSES_SQL's holder check (lease_owner is set only while in flight).
+            `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE`,
             [results.map((r) => r.deliveryId), owner],
           )
         ).map((r) => r.id),
