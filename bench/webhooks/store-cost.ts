@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
+import { holdClaimed, succeed } from './outbox-loop.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,26 +53,15 @@ for (;;) {
   let t = cpu();
   const got = (await store.claimDue(lease, 64 - inflight.length, { each: 4, busy }, { reachPast: false, orderHoldMs: hold })) as typeof inflight;
   claimCpu += cpu() - t;
-  for (const d of got) busy.set(d.endpointId, (busy.get(d.endpointId) ?? 0) + 1);
+  holdClaimed(busy, got);
   inflight.push(...got);
   if (inflight.length === 0) break;
   const finished = inflight.slice(0, batch);
   inflight = inflight.slice(batch);
-  const results = finished.map((d) => ({
-    deliveryId: d.id,
-    endpointId: d.endpointId,
-    attempt: { startedAt: Date.now(), durationMs: 1, statusCode: 204, responseExcerpt: '', error: null, outcome: 'succeeded' },
-    next: { status: 'succeeded' },
-    endpoint: 'success',
-  }));
+  const results = succeed(busy, finished);
   t = cpu();
   await store.recordResults(lease.owner, results, 86_400_000);
   recordCpu += cpu() - t;
-  for (const d of finished) {
-    const n = busy.get(d.endpointId)! - 1;
-    if (n) busy.set(d.endpointId, n);
-    else busy.delete(d.endpointId);
-  }
   done += finished.length;
 }
 process.stdout.write(

@@ -16,6 +16,7 @@ import { newId } from './ids.js';
 import { conversationOf, endpointDisabledBody } from './events.js';
 import { RATE_GUARD_MS } from './schedule.js';
 import {
+  attemptLogSql,
   attemptOf,
   DELIVERY_COLUMNS,
   deliveryOf,
@@ -176,6 +177,17 @@ export const WEBHOOKS_PG_MIGRATIONS: readonly PgMigration[] = [
     version: 4,
     sql: `ALTER TABLE webhook_deliveries ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    // As SQLite's migration 8: a first attempt that succeeds is kept in the delivery's own row
+    // (written by the finishing UPDATE), not as a row of webhook_attempts with its two index entries.
+    version: 5,
+    sql: `
+      ALTER TABLE webhook_deliveries ADD COLUMN first_started_at BIGINT;
+      ALTER TABLE webhook_deliveries ADD COLUMN first_duration_ms INTEGER;
+      ALTER TABLE webhook_deliveries ADD COLUMN first_status_code INTEGER;
+      ALTER TABLE webhook_deliveries ADD COLUMN first_response_excerpt TEXT;
+    `,
+  },
 ];
 
 /** Serialises signing-key creation and rotation across replicas. */
@@ -194,21 +206,37 @@ const SIGNING_KEY_LOCK = 0x77686b;
 const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) async_commit`;
 
 /**
+ * The delivery columns an attempt's UPDATE sets when it is the delivery's first attempt and it
+ * succeeded (`first` a boolean expression on the row before the update): the attempt is kept in
+ * the row, and earlier values (a first attempt kept before a manual retry) are left as they are.
+ */
+const FIRST_ATTEMPT_SET = (first: string, x: string) => `first_started_at = CASE WHEN ${first} THEN ${x}.started_at ELSE d.first_started_at END,
+      first_duration_ms = CASE WHEN ${first} THEN ${x}.duration_ms ELSE d.first_duration_ms END,
+      first_status_code = CASE WHEN ${first} THEN ${x}.status_code ELSE d.first_status_code END,
+      first_response_excerpt = CASE WHEN ${first} THEN ${x}.excerpt ELSE d.first_response_excerpt END`;
+
+/**
+ * The holder check below is `lease_owner = $7` alone: only a claim sets lease_owner, always with
+ * status 'inflight', and every way out of flight clears it. Naming the status too let the planner
+ * read the whole partial lease index (every in-flight row, and the dead versions of every row
+ * leased since the last vacuum: up to 250 index entries per delivery) instead of looking each id up.
+ *
  * Successful attempts ($1 delivery ids, $2..$5 the attempts) recorded in one statement: each
- * delivery still leased to $7 is finished, its attempt logged, and its endpoint's failure
- * streak (if any) ended. Answers how many were recorded.
+ * delivery still leased to $7 is finished, its attempt kept (in its row when it was the first,
+ * else as an attempt row), and its endpoint's failure streak (if any) ended. Answers how many
+ * were recorded.
  */
 const RECORD_SUCCESSES_SQL = `
   WITH x AS (
     SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::text[]) WITH ORDINALITY AS x(id, started_at, duration_ms, status_code, excerpt, n)),
   done AS (
     UPDATE webhook_deliveries d SET status = 'succeeded', attempts = d.attempts + 1, next_attempt_at = NULL, last_status_code = x.status_code,
-      last_error = NULL, updated_at = $6, lease_owner = NULL, lease_until = NULL
-    FROM x WHERE d.id = x.id AND d.status = 'inflight' AND d.lease_owner = $7
-    RETURNING d.seq, d.endpoint_id, x.n, x.started_at, x.duration_ms, x.status_code, x.excerpt),
+      last_error = NULL, updated_at = $6, lease_owner = NULL, lease_until = NULL, ${FIRST_ATTEMPT_SET('d.attempts = 0', 'x')}
+    FROM x WHERE d.id = x.id AND d.lease_owner = $7
+    RETURNING d.seq, d.endpoint_id, d.attempts, x.n, x.started_at, x.duration_ms, x.status_code, x.excerpt),
   logged AS (
     INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
-    SELECT seq, started_at, duration_ms, status_code, excerpt, NULL, 'succeeded' FROM done ORDER BY n),
+    SELECT seq, started_at, duration_ms, status_code, excerpt, NULL, 'succeeded' FROM done WHERE attempts > 1 ORDER BY n),
   healthy AS (
     UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT endpoint_id FROM done) AND failing_since IS NOT NULL)
   SELECT (SELECT count(*)::int FROM done) AS recorded FROM ${ASYNC_COMMIT}`;
@@ -787,7 +815,8 @@ export class PostgresWebhookStore implements WebhookStore {
         (
           await queryRows<{ id: string }>(
             c,
-            `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND status = 'inflight' AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE`,
+            // By id alone, as RECORD_SUCCESSES_SQL's holder check (lease_owner is set only while in flight).
+            `SELECT id FROM webhook_deliveries WHERE id = ANY($1::text[]) AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE`,
             [results.map((r) => r.deliveryId), owner],
           )
         ).map((r) => r.id),
@@ -824,12 +853,13 @@ export class PostgresWebhookStore implements WebhookStore {
         return { r, next };
       });
       const a = mine.map((r) => r.attempt);
+      // Before the UPDATE (it reads the attempt count as it was): a first attempt that succeeded gets no row, the UPDATE keeps it in the delivery's row.
       await c.query(
         `INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
          SELECT d.seq, x.started_at, x.duration_ms, x.status_code, x.excerpt, x.error, x.outcome
          FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY
            AS x(id, started_at, duration_ms, status_code, excerpt, error, outcome, n)
-         JOIN webhook_deliveries d ON d.id = x.id ORDER BY x.n`,
+         JOIN webhook_deliveries d ON d.id = x.id WHERE d.attempts > 0 OR x.outcome <> 'succeeded' ORDER BY x.n`,
         [
           mine.map((r) => r.deliveryId),
           a.map((x) => x.startedAt),
@@ -842,8 +872,10 @@ export class PostgresWebhookStore implements WebhookStore {
       );
       await c.query(
         `UPDATE webhook_deliveries d SET status = x.status, attempts = d.attempts + 1, next_attempt_at = x.next_at, last_status_code = x.status_code,
-           last_error = x.error, updated_at = $6, lease_owner = NULL, lease_until = NULL
-         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::text[]) AS x(id, status, next_at, status_code, error)
+           last_error = x.error, updated_at = $6, lease_owner = NULL, lease_until = NULL,
+           ${FIRST_ATTEMPT_SET("d.attempts = 0 AND x.outcome = 'succeeded'", 'x')}
+         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::text[], $7::text[], $8::bigint[], $9::int[], $10::text[])
+           AS x(id, status, next_at, status_code, error, outcome, started_at, duration_ms, excerpt)
          WHERE d.id = x.id`,
         [
           finished.map((f) => f.r.deliveryId),
@@ -852,6 +884,10 @@ export class PostgresWebhookStore implements WebhookStore {
           finished.map((f) => f.r.attempt.statusCode),
           finished.map((f) => f.r.attempt.error),
           at,
+          a.map((x) => x.outcome),
+          a.map((x) => x.startedAt),
+          a.map((x) => Math.round(x.durationMs)),
+          a.map((x) => x.responseExcerpt),
         ],
       );
       for (const [id, state] of endpoints) {
@@ -957,7 +993,7 @@ export class PostgresWebhookStore implements WebhookStore {
   async getDelivery(endpointId: EndpointId, id: string) {
     const r = await this.deliveryRow(this.pool, endpointId, id);
     if (!r) return null;
-    const attempts = await queryRows<AttemptRow>(this.pool, 'SELECT * FROM webhook_attempts WHERE delivery_seq = $1 ORDER BY seq', [r.seq]);
+    const attempts = await queryRows<AttemptRow>(this.pool, attemptLogSql('$1', '$1'), [r.seq]);
     const payload = await queryRow<{ body: string }>(
       this.pool,
       'SELECT e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.seq = $1',

@@ -175,6 +175,20 @@ export const signingKeyOf = (r: SigningKeyRow): SigningKeyRecord => ({
 export const DELIVERY_COLUMNS = `d.seq, d.id, e.id AS event_id, d.endpoint_id, d.widget_id, d.event, d.status, d.attempts, d.next_attempt_at,
   d.last_status_code, d.last_error, d.order_note, d.created_at, d.updated_at`;
 
+/**
+ * A delivery's attempt log, oldest first, for the delivery of seq `a` (= `b`, a placeholder each):
+ * the first attempt when the delivery's row carries it (it succeeded: no attempt row was written
+ * for it), then the attempt rows.
+ */
+export const attemptLogSql = (a: string, b: string) => `
+  SELECT started_at, duration_ms, status_code, response_excerpt, error, outcome FROM (
+    SELECT 0 AS k, 0 AS seq, first_started_at AS started_at, first_duration_ms AS duration_ms, first_status_code AS status_code,
+      first_response_excerpt AS response_excerpt, NULL AS error, 'succeeded' AS outcome
+    FROM webhook_deliveries WHERE seq = ${a} AND first_started_at IS NOT NULL
+    UNION ALL
+    SELECT 1, seq, started_at, duration_ms, status_code, response_excerpt, error, outcome FROM webhook_attempts WHERE delivery_seq = ${b}) log
+  ORDER BY k, seq`;
+
 export const attemptOf = (deliveryId: DeliveryId, a: AttemptRow): AttemptRecord => ({
   deliveryId,
   startedAt: a.started_at,

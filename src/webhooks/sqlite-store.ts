@@ -21,6 +21,7 @@ import {
 import type { Lease } from '../store/lease.js';
 import type { PageRead } from '../store/page.js';
 import {
+  attemptLogSql,
   attemptOf,
   DELIVERY_COLUMNS,
   deliveryOf,
@@ -222,6 +223,19 @@ const MIGRATIONS = [
       CREATE INDEX webhook_deliveries_order ON webhook_deliveries(order_key, endpoint_id, seq) WHERE status IN ('pending', 'inflight');
     `,
   },
+  {
+    version: 8,
+    // A delivery whose first attempt succeeds (nearly every one) keeps that attempt in its own row,
+    // written by the finishing UPDATE, instead of a row of webhook_attempts: one insert and one
+    // index entry less per delivery. Later attempts (after a failure or a manual retry) are rows
+    // as before; the attempt log reads the first attempt from here, then the rows.
+    sql: `
+      ALTER TABLE webhook_deliveries ADD COLUMN first_started_at INTEGER;
+      ALTER TABLE webhook_deliveries ADD COLUMN first_duration_ms INTEGER;
+      ALTER TABLE webhook_deliveries ADD COLUMN first_status_code INTEGER;
+      ALTER TABLE webhook_deliveries ADD COLUMN first_response_excerpt TEXT;
+    `,
+  },
 ];
 
 interface DueCandidate {
@@ -259,6 +273,8 @@ interface HeldLease {
   orderKey: string | null;
   /** Its next_attempt_at when claimed: with seq, its place in claim order. */
   dueAt: number;
+  /** Attempts made before this claim: a first attempt that succeeds is kept in the delivery's own row. */
+  attempts: number;
   owner: string;
   until: number;
 }
@@ -463,6 +479,12 @@ export class SqliteWebhookStore implements WebhookStore {
            blocked = CASE WHEN ? = 'pending' THEN ${EARLIER_UNFINISHED} ELSE 0 END
          WHERE seq = ?`,
       ),
+      // The same for a first attempt that succeeded: the attempt goes into the row (no attempt row).
+      finishFirst: db.prepare(
+        `UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, next_attempt_at = NULL, last_status_code = ?, last_error = NULL,
+           updated_at = ?, blocked = 0, first_started_at = ?, first_duration_ms = ?, first_status_code = ?, first_response_excerpt = ?
+         WHERE seq = ?`,
+      ),
       // By the held seq: the delivery is not looked up by its id.
       insertAttempt: db.prepare(
         `INSERT INTO webhook_attempts (delivery_seq, started_at, duration_ms, status_code, response_excerpt, error, outcome)
@@ -509,7 +531,7 @@ export class SqliteWebhookStore implements WebhookStore {
       delivery: db.prepare(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.endpoint_id = ? AND d.id = ?`,
       ),
-      attempts: db.prepare('SELECT * FROM webhook_attempts WHERE delivery_seq = ? ORDER BY seq'),
+      attempts: db.prepare(attemptLogSql('?', '?')),
       payload: db.prepare('SELECT e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.seq = ?'),
       countFailed: db.prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'failed' AND created_at >= ?`),
       signingKeys: db.prepare(
@@ -938,7 +960,17 @@ export class SqliteWebhookStore implements WebhookStore {
           if (lapsed) {
             lapsed.owner = lease.owner;
             lapsed.until = until;
-          } else held.add({ seq: r.seq, id: d.id, endpointId: r.endpoint_id, orderKey: r.order_key, dueAt: r.next_attempt_at, owner: lease.owner, until });
+          } else
+            held.add({
+              seq: r.seq,
+              id: d.id,
+              endpointId: r.endpoint_id,
+              orderKey: r.order_key,
+              dueAt: r.next_attempt_at,
+              attempts: d.attempts,
+              owner: lease.owner,
+              until,
+            });
           taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
           out.push(d);
           places.push(r);
@@ -1058,7 +1090,12 @@ export class SqliteWebhookStore implements WebhookStore {
           }
           const a = r.attempt;
           const next = nextState(r, state?.enabled === 1);
-          if (this.q.finishHeld.run(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, next.status, h.seq).changes === 0) {
+          // A first attempt that succeeded is written into the delivery's row, not as an attempt row.
+          const first = h.attempts === 0 && a.outcome === 'succeeded' && next.status === 'succeeded';
+          const changes = first
+            ? this.q.finishFirst.run(a.statusCode, at, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, h.seq).changes
+            : this.q.finishHeld.run(next.status, next.status === 'pending' ? next.at : null, a.statusCode, a.error, at, next.status, h.seq).changes;
+          if (changes === 0) {
             lost++;
             continue;
           }
@@ -1070,7 +1107,7 @@ export class SqliteWebhookStore implements WebhookStore {
               this.unblocked({ seq: freed.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: freed.next_attempt_at }, held);
             }
           }
-          this.q.insertAttempt.run(h.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
+          if (!first) this.q.insertAttempt.run(h.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
           if (!state) continue;
           if (r.endpoint === 'success') {
             if (state.failing_since !== null) {
@@ -1190,7 +1227,7 @@ export class SqliteWebhookStore implements WebhookStore {
   async getDelivery(endpointId: EndpointId, id: string) {
     const r = this.q.delivery.get(endpointId, id) as DeliveryRow | undefined;
     if (!r) return null;
-    const attemptLog = (this.q.attempts.all(r.seq) as AttemptRow[]).map((a) => attemptOf(r.id as DeliveryId, a));
+    const attemptLog = (this.q.attempts.all(r.seq, r.seq) as AttemptRow[]).map((a) => attemptOf(r.id as DeliveryId, a));
     const payload = (this.q.payload.get(r.seq) as { body: string }).body;
     return { ...this.viewOf(r), payload, attemptLog };
   }

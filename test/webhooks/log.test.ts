@@ -65,6 +65,35 @@ test('the delivery log pages with a cursor and shows attempts; a failed delivery
   }
 });
 
+test("a delivery that succeeds at its first attempt shows that attempt in the log: status, the answer's first 4 KB and times", async () => {
+  const rx = await startReceiver(() => ({ status: 201, body: 'y'.repeat(5000) }));
+  const clock = testClock();
+  const { s, token, widgetId, addEndpoint } = await webhookServer({ now: clock.now });
+  try {
+    const ep = await addEndpoint({ url: rx.url, events: ['conversation.started'] });
+    await s.webhooks.service.emit(widgetId, 'conversation.started', { conversation_id: 'ses_once' });
+    await s.webhooks.dispatcher.runDue();
+    const base = `/v1/widgets/${widgetId}/webhooks/${ep.id}/deliveries`;
+    const [d] = (await s.call('GET', base, { token })).body.data;
+    assert.deepEqual([d.status, d.attempts, d.last_status_code, d.last_error], ['succeeded', 1, 201, null]);
+    const one = await s.call('GET', `${base}/${d.id}`, { token });
+    assert.equal(one.status, 200);
+    assert.equal(one.body.attempt_log.length, 1);
+    const a = one.body.attempt_log[0];
+    assert.deepEqual(
+      [a.status_code, a.response_excerpt, a.error, a.outcome, a.started_at, typeof a.duration_ms],
+      [201, 'y'.repeat(4096), null, 'succeeded', new Date(clock.now()).toISOString(), 'number'],
+    );
+    assert.deepEqual(Object.keys(a).sort(), ['duration_ms', 'error', 'outcome', 'response_excerpt', 'started_at', 'status_code']);
+    assert.match(one.body.payload, /"conversation_id":"ses_once"/);
+    // Kept in the delivery's own row: no attempt row was written for it.
+    assert.equal((s.db.prepare('SELECT COUNT(*) AS n FROM webhook_attempts').get() as { n: number }).n, 0);
+  } finally {
+    await s.stop();
+    await rx.close();
+  }
+});
+
 test('one slow receiver holds at most DELIVERY_CONCURRENCY_PER_ENDPOINT (8) deliveries in flight and does not starve another endpoint', async () => {
   const slow = await startReceiver(() => ({ status: 200, hang: true }));
   const fast = await startReceiver();

@@ -331,6 +331,39 @@ export function webhookStoreContract(name: string, factory: StoreFactory): void 
       });
     });
 
+    test('a first attempt that succeeds is in the attempt log, before the attempts of a later manual retry; a failed first attempt and its retry are both there', async () => {
+      await withStore(factory, async ({ store, widget, endpoint, clock }) => {
+        const ep = await endpoint();
+        await store.enqueue(widget, 'lead.captured', '{"n":1}');
+        await store.enqueue(widget, 'lead.captured', '{"n":2}');
+        const [x, y] = await store.claimDue(A, 2, unlimited);
+        // Successes alone in a batch (the common case), then a failure alone.
+        await store.recordResults(A.owner, [ok(x!, START)], 3_600_000);
+        await store.recordResults(A.owner, [failed(y!, START, { status: 'pending', at: START + 5 })], 3_600_000);
+        const first = { deliveryId: x!.id, startedAt: START, durationMs: 12, statusCode: 200, responseExcerpt: 'ok', error: null, outcome: 'succeeded' };
+        assert.deepEqual((await store.getDelivery(ep, x!.id))?.attemptLog, [first]);
+        clock.advance(10);
+        assert.notEqual(await store.retryDelivery(ep, x!.id), null);
+        const both = await store.claimDue(A, 2, unlimited);
+        const again = both.find((d) => d.id === x!.id);
+        const later = both.find((d) => d.id === y!.id);
+        assert.deepEqual([again?.attempts, later?.attempts], [1, 1]);
+        const answered = { ...ok(again!, START + 10), attempt: { ...ok(again!, START + 10).attempt, statusCode: 204, responseExcerpt: 'again' } };
+        await store.recordResults(A.owner, [answered, ok(later!, START + 10)], 3_600_000);
+        const done = await store.getDelivery(ep, x!.id);
+        assert.deepEqual([done?.status, done?.attempts, done?.lastStatusCode], ['succeeded', 2, 204]);
+        assert.deepEqual(done?.attemptLog, [first, { ...first, startedAt: START + 10, statusCode: 204, responseExcerpt: 'again' }]);
+        const retried = await store.getDelivery(ep, y!.id);
+        assert.deepEqual(
+          retried?.attemptLog.map((a) => [a.startedAt, a.statusCode, a.outcome]),
+          [
+            [START, 500, 'failed'],
+            [START + 10, 200, 'succeeded'],
+          ],
+        );
+      });
+    });
+
     test('an endpoint failing past disableAfterMs is disabled and its pending deliveries fail; enabling clears the streak', async () => {
       await withStore(factory, async ({ store, widget, endpoint, clock }) => {
         const ep = await endpoint();
