@@ -92,12 +92,18 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
+/**
+ * Resolves when the process is asked to stop (SIGINT or SIGTERM). Later signals are ignored
+ * while it stops: Ctrl-C on `npm start` reaches brainstem twice (from the terminal, and again
+ * from npm, which passes it on), and the default action of the second would kill the process
+ * in the middle of its shutdown, before it saved what it holds and released its lock.
+ */
 export function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
+    let stopping = false;
     const on = (sig: NodeJS.Signals): void => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
+      if (stopping) return;
+      stopping = true;
       resolve(sig);
     };
     process.on('SIGINT', on);
