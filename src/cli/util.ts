@@ -31,6 +31,18 @@ export function parseAddr(value: string, flag: string): { host: string; port: nu
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
+/**
+ * A server that could not start, as one line: a taken address, or one this user may not bind,
+ * also names the flag that picks another.
+ */
+export function startError(err: unknown, addrFlag: string, what = ''): CliError {
+  const message = err instanceof Error ? err.message : String(err);
+  let fix = '';
+  if (/^address \S+ is already in use$/.test(message)) fix = `; stop what holds it (another brainstem?), or give ${addrFlag} HOST:PORT`;
+  else if (/^address \S+ is not permitted/.test(message)) fix = `; give ${addrFlag} HOST:PORT with a port above 1023`;
+  return new CliError(`${what}${message}${fix}`);
+}
+
 export function parseInteger(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) throw new CliError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
@@ -80,12 +92,18 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
+/**
+ * Resolves when the process is asked to stop (SIGINT or SIGTERM). Later signals are ignored
+ * while it stops: Ctrl-C on `npm start` reaches brainstem twice (from the terminal, and again
+ * from npm, which passes it on), and the default action of the second would kill the process
+ * in the middle of its shutdown, before it saved what it holds and released its lock.
+ */
 export function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
+    let stopping = false;
     const on = (sig: NodeJS.Signals): void => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
+      if (stopping) return;
+      stopping = true;
       resolve(sig);
     };
     process.on('SIGINT', on);

@@ -96,7 +96,31 @@ export async function openStores(database: Database, now: () => number): Promise
   return { identity, controlPlane, webhooks, conversations, video: await openVideoStore(database, now) };
 }
 
-/** A failure to open a database, named, so an unreachable server, a wrong password or a file that is no database says which database (never the password). */
+/** A failure to open a database, named, so an unreachable server, a wrong password or a file that is no database says which database (never the password) and what to do. */
 export function databaseError(location: DatabaseLocation, err: unknown): Error {
-  return new Error(`database ${describeDatabase(location)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  const hint = databaseHint(location, (err as { code?: unknown } | null)?.code);
+  return new Error(`database ${describeDatabase(location)}: ${err instanceof Error ? err.message : String(err)}${hint ? `; ${hint}` : ''}`, { cause: err });
+}
+
+/** The usual fix for the usual failures to open a database, by the driver's error code. */
+function databaseHint(location: DatabaseLocation, code: unknown): string | undefined {
+  const flag = '--database (or DATABASE_URL)';
+  switch (code) {
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+      return `is PostgreSQL running and reachable there? Start it, or give the right host and port in ${flag}`;
+    case '28P01':
+    case '28000':
+      return `check the user and password in ${flag}`;
+    case '3D000':
+      return `create the database first (createdb), or name an existing one in ${flag}`;
+    case 'SQLITE_NOTADB':
+    case 'SQLITE_CORRUPT':
+      return location.kind === 'sqlite' ? `give --db a brainstem SQLite file, or a path where none exists yet` : undefined;
+    default:
+      return undefined;
+  }
 }

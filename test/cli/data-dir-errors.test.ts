@@ -85,11 +85,15 @@ test('a database file that is no database, or a directory: serve and admin exit 
     writeFileSync(junk, Buffer.alloc(4096, 0x5a));
     const folder = join(dir.path, 'folder.db');
     mkdirSync(folder);
-    oneLine(await runCli([...COMMANDS.serve!, '--db', junk], ENV), /^brainstem: database sqlite:\S+junk\.db: file is not a database$/, 'serve junk');
+    oneLine(
+      await runCli([...COMMANDS.serve!, '--db', junk], ENV),
+      /^brainstem: database sqlite:\S+junk\.db: file is not a database; give --db a brainstem SQLite file, or a path where none exists yet$/,
+      'serve junk',
+    );
     oneLine(await runCli([...COMMANDS.serve!, '--db', folder], ENV), /^brainstem: database sqlite:\S+folder\.db: EISDIR/, 'serve folder');
     oneLine(
       await runCli(['admin', '--db', junk, 'create-tenant', '--name', 'x'], ENV),
-      /^brainstem: database sqlite:\S+junk\.db: file is not a database$/,
+      /^brainstem: database sqlite:\S+junk\.db: file is not a database; give --db a brainstem SQLite file, or a path where none exists yet$/,
       'admin junk',
     );
   } finally {

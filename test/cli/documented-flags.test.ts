@@ -48,3 +48,18 @@ test('every flag the docs mention is one the CLI takes', () => {
   const unknown = [...documented].filter((flag) => !known.has(flag) && !OTHER_TOOLS_FLAGS.has(flag) && !BUILT_IN.has(flag));
   assert.deepEqual(unknown, []);
 });
+
+test('every command and subcommand has its row in docs/cli.md', () => {
+  const rows = readFileSync(join(repoRoot, 'docs', 'cli.md'), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('| `npx brainstem '))
+    // The first code span of a row: the command with its subcommands and flags.
+    .map((line) => line.slice(3, line.indexOf('` |')).split(/[\s|\\[\]]+/));
+  const missing: string[] = [];
+  for (const name of cliFlags().keys()) {
+    const [top, ...sub] = name.split(' ');
+    if (sub.includes('help')) continue;
+    if (!rows.some((words) => words[2] === top && sub.every((word) => words.includes(word)))) missing.push(name);
+  }
+  assert.deepEqual(missing, []);
+});

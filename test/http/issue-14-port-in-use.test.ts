@@ -39,6 +39,9 @@ async function withTakenPort(body: (port: number) => Promise<void>): Promise<voi
   }
 }
 
+/** What serve and sidecar add: the flag that picks another address. */
+const TAKEN_FIX = '; stop what holds it (another brainstem?), or give --addr HOST:PORT';
+
 test('a second serve on the port of a running serve exits 1 with one clear line', async () => {
   const dir = tempDir();
   const first = await spawnCli(
@@ -50,7 +53,7 @@ test('a second serve on the port of a running serve exits 1 with one clear line'
     const second = await runToExit(['serve', '--addr', `127.0.0.1:${port}`, '--db', join(dir.path, 'b.db'), '--data', join(dir.path, 'db')]);
     assert.equal(second.code, 1);
     assert.equal(second.stdout, '');
-    assert.equal(second.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use`);
+    assert.equal(second.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use${TAKEN_FIX}`);
     // The first still has the port to itself.
     for (let i = 0; i < 4; i++) assert.equal(await (await fetch(`${first.match[1]}/health`)).text(), 'ok');
   } finally {
@@ -65,22 +68,22 @@ test('a second sidecar on the port of a running sidecar exits 1 with one clear l
     const port = Number(new URL(first.match[1]!).port);
     const second = await runToExit(['sidecar', '--addr', `127.0.0.1:${port}`, '--workers', '0']);
     assert.equal(second.code, 1);
-    assert.equal(second.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use`);
+    assert.equal(second.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use${TAKEN_FIX}`);
   } finally {
     await stop(first.child);
   }
 });
 
-test('serve, sidecar and webhooks listen on a port another program holds exit 1 with the same line', () =>
+test('serve, sidecar and webhooks listen on a port another program holds exit 1 with the same line (webhooks listen without the --addr hint)', () =>
   withTakenPort(async (port) => {
     const dir = tempDir();
     try {
       const serve = await runToExit(['serve', '--addr', `127.0.0.1:${port}`, '--db', join(dir.path, 'c.db'), '--data', join(dir.path, 'dc')]);
       assert.equal(serve.code, 1);
-      assert.equal(serve.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use`);
+      assert.equal(serve.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use${TAKEN_FIX}`);
       const sidecar = await runToExit(['sidecar', '--addr', `127.0.0.1:${port}`, '--workers', '0']);
       assert.equal(sidecar.code, 1);
-      assert.equal(sidecar.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use`);
+      assert.equal(sidecar.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use${TAKEN_FIX}`);
       const listen = await runToExit(['webhooks', 'listen', '--port', String(port)], { BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' });
       assert.equal(listen.code, 1);
       assert.equal(listen.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use`);

@@ -19,6 +19,7 @@ import {
   limitsFlag,
   parseAddr,
   parseInteger,
+  startError,
   untilSignal,
   withDatabaseOptions,
 } from '../util.js';
@@ -130,13 +131,22 @@ function serveCommand(program: Command): Command {
 
 export function registerServe(program: Command): void {
   serveCommand(program).action(async (flags: ServeFlags) => {
+    // Every flag's value is checked before anything is created or locked.
     const { host, port } = parseAddr(flags.addr, '--addr');
     const limits = limitsFlag(flags.limits);
     const role = roleFlag(flags.role);
     const webhookConcurrency = webhookConcurrencyFlags(flags);
+    if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
+    const video = videoFlags(flags);
+    const conversations = conversationFlags(flags);
+    const jobLease = flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {};
+    const connections = connectionFlags(flags, {
+      perAddress: limits.limits?.connectionsPerAddress ?? DEFAULT_CONNECTION_CAPS.perAddress,
+      total: limits.limits?.connectionsTotal ?? DEFAULT_CONNECTION_CAPS.total,
+    });
+    const billing = flags.billing !== undefined ? { billing: billingFlag(flags.billing) } : {};
     const { dir, database } = stackDataDir(flags);
     const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
-    if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
     // One process runs a SQLite file's background jobs: a second would take back the first's
     // renders and deliveries in flight at its start. An `api` process runs none.
     const lock = database.kind === 'sqlite' && role !== 'api' ? lockDatabase(database.file, 'serve') : null;
@@ -144,30 +154,33 @@ export function registerServe(program: Command): void {
     if (lock) process.once('exit', lock.release);
     const logger = createLogger();
     const adminToken = process.env.SERVICE_ADMIN_TOKEN;
+    let server;
+    try {
+      server = await startEmbedded({
+        host,
+        port,
+        database,
+        role,
+        adminToken,
+        logger,
+        dataDir: videoDir,
+        ...video,
+        allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
+        conversations,
+        ...webhookConcurrency,
+        ...jobLease,
+        ...limits,
+        connections,
+        ...billing,
+        insecureHttp: flags.insecureHttp === true,
+        accessLog: accessLogFlag(flags.accessLog),
+        ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
+      });
+    } catch (err) {
+      throw startError(err, '--addr');
+    }
+    // Warnings once the server runs: a start that fails says only why.
     if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes and /metrics will refuse every request');
-    const server = await startEmbedded({
-      host,
-      port,
-      database,
-      role,
-      adminToken,
-      logger,
-      dataDir: videoDir,
-      ...videoFlags(flags),
-      allowPrivateWebhooks: flags.allowPrivateWebhooks === true,
-      conversations: conversationFlags(flags),
-      ...webhookConcurrency,
-      ...(flags.jobLease ? { jobLeaseMs: parseInteger(flags.jobLease, '--job-lease', MIN_LEASE_MS / 1000, MAX_LEASE_MS / 1000) * 1000 } : {}),
-      ...limits,
-      connections: connectionFlags(flags, {
-        perAddress: limits.limits?.connectionsPerAddress ?? DEFAULT_CONNECTION_CAPS.perAddress,
-        total: limits.limits?.connectionsTotal ?? DEFAULT_CONNECTION_CAPS.total,
-      }),
-      ...(flags.billing !== undefined ? { billing: billingFlag(flags.billing) } : {}),
-      insecureHttp: flags.insecureHttp === true,
-      accessLog: accessLogFlag(flags.accessLog),
-      ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
-    });
     if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
     // Listening before the banner: whoever reacts to it with a signal at once stops the server cleanly.
     const stopped = untilSignal();

@@ -23,6 +23,7 @@ import {
   MAX_CONNECTIONS_PER_ADDRESS_HELP,
   parseAddr,
   parseInteger,
+  startError,
   untilSignal,
 } from '../util.js';
 import { DATA_DIR_ENV, sidecarDataDir } from '../data-dir.js';
@@ -219,7 +220,7 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
     };
     sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: configSourceFrom(opts, logger) });
   } catch (err) {
-    throw new CliError(err instanceof Error ? err.message : String(err));
+    throw startError(err, '--addr');
   }
   // Listening before the banner: whoever reacts to it with a signal at once stops the sidecar cleanly.
   const stopped = untilSignal();

@@ -11,7 +11,17 @@ import { ensureDemoWidget } from '../demo-widget.js';
 import { lockDatabase } from '../db-lock.js';
 import { ensureLocalStack, type LocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
-import { ACCESS_LOG_FLAG_HELP, accessLogFlag, CliError, LIMITS_FLAG_HELP, limitsFlag, parseAddr, untilSignal, withDatabaseOptions } from '../util.js';
+import {
+  ACCESS_LOG_FLAG_HELP,
+  accessLogFlag,
+  CliError,
+  LIMITS_FLAG_HELP,
+  limitsFlag,
+  parseAddr,
+  startError,
+  untilSignal,
+  withDatabaseOptions,
+} from '../util.js';
 import { DEFAULT_SIDECAR_ADDR, DEMO_DIALOGUE_HELP, dialogueFrom, warnAboutHalfDialogue, warnAboutModelServer } from './sidecar.js';
 
 interface UpFlags {
@@ -131,7 +141,7 @@ async function runUp(flags: UpFlags): Promise<void> {
       accessLog: accessLogFlag(flags.accessLog),
     });
   } catch (err) {
-    throw new CliError(`embedded server: ${err instanceof Error ? err.message : String(err)}`);
+    throw startError(err, '--addr', 'embedded server: ');
   }
   if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
   // Always a token: a mod tried against the local stack must learn at once when it sends none or a wrong one.
@@ -180,7 +190,7 @@ async function startUpSidecar(
     );
   } catch (err) {
     await embedded.close();
-    throw new CliError(`sidecar: ${err instanceof Error ? err.message : String(err)}`);
+    throw startError(err, '--sidecar-addr', 'sidecar: ');
   }
 }
 

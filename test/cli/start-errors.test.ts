@@ -1,0 +1,79 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli, tempDir } from '../helpers/paths.js';
+import { withTakenPort } from '../helpers/taken-port.js';
+
+/** Without an admin token serve warns once it runs; a start that fails says only why. */
+const NO_ADMIN = { SERVICE_ADMIN_TOKEN: '' };
+
+function oneLine(r: { code: number; stderr: string }, what: string): string {
+  assert.equal(r.code, 1, what);
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, `${what}: ${r.stderr}`);
+  assert.match(lines[0]!, /^brainstem: /, what);
+  return lines[0]!;
+}
+
+test('serve: a bad flag value is the only line, and nothing is created', async () => {
+  const dir = tempDir();
+  try {
+    const flags = [
+      ['--render-concurrency', '0'],
+      ['--billing', 'paypal'],
+      ['--max-connections', '0'],
+    ];
+    // At once: each is a process start of its own.
+    await Promise.all(
+      flags.map(async (flag, i) => {
+        const data = join(dir.path, `stack${i}`);
+        const line = oneLine(await runCli(['serve', '--addr', '127.0.0.1:0', '--data-dir', data, ...flag], NO_ADMIN), flag.join(' '));
+        assert.match(line, new RegExp(flag[0]!), line);
+        assert.equal(existsSync(data), false, `${flag.join(' ')} created the data directory`);
+      }),
+    );
+  } finally {
+    dir.dispose();
+  }
+});
+
+test('serve and sidecar on a taken port: one line naming the flag that picks another', async () => {
+  const dir = tempDir();
+  try {
+    await withTakenPort(async (addr) => {
+      const cases: [string[], RegExp][] = [
+        [['serve', '--addr', addr, '--db', join(dir.path, 'serve.db')], /already in use; .*give --addr HOST:PORT/],
+        [['sidecar', '--addr', addr, '--data-dir', dir.path], /already in use; .*give --addr HOST:PORT/],
+      ];
+      await Promise.all(
+        cases.map(async ([args, expected]) => {
+          const r = await runCli(args, NO_ADMIN);
+          assert.equal(r.code, 1, args.join(' '));
+          assert.match(oneLine(r, args.join(' ')), expected);
+        }),
+      );
+    });
+  } finally {
+    dir.dispose();
+  }
+});
+
+test('a database that cannot be opened: one line naming the fix (unreachable PostgreSQL, a file that is no database)', async () => {
+  const dir = tempDir();
+  try {
+    const notDb = join(dir.path, 'notes.db');
+    writeFileSync(notDb, 'not a database, just notes\n'.repeat(40));
+    const [unreachable, admin, file] = await Promise.all([
+      runCli(['serve', '--addr', '127.0.0.1:0', '--database', 'postgres://u:secret@127.0.0.1:1/x'], NO_ADMIN),
+      runCli(['admin', '--database', 'postgres://u:secret@127.0.0.1:1/x', 'create-tenant', '--name', 't']),
+      runCli(['serve', '--addr', '127.0.0.1:0', '--db', notDb], NO_ADMIN),
+    ]);
+    assert.match(oneLine(unreachable, 'unreachable'), /ECONNREFUSED [^;]*; is PostgreSQL running and reachable there\? .*--database \(or DATABASE_URL\)/);
+    assert.doesNotMatch(unreachable.stderr, /secret/);
+    assert.match(oneLine(admin, 'admin'), /is PostgreSQL running/);
+    assert.match(oneLine(file, 'not a database'), /file is not a database; give --db a brainstem SQLite file/);
+  } finally {
+    dir.dispose();
+  }
+});

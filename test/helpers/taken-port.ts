@@ -1,0 +1,13 @@
+import { createServer, type Server } from 'node:net';
+
+/** Runs `fn` with the address of a port another program holds meanwhile. */
+export async function withTakenPort(fn: (addr: string) => Promise<void>): Promise<void> {
+  const holder: Server = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const { port } = holder.address() as { port: number };
+  try {
+    await fn(`127.0.0.1:${port}`);
+  } finally {
+    await new Promise<void>((resolve) => holder.close(() => resolve()));
+  }
+}
