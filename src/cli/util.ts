@@ -37,9 +37,10 @@ export function parseAddr(value: string, flag: string): { host: string; port: nu
  */
 export function startError(err: unknown, addrFlag: string, what = ''): CliError {
   const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown } | null)?.code;
   let fix = '';
-  if (/^address \S+ is already in use$/.test(message)) fix = `; stop what holds it (another brainstem?), or give ${addrFlag} HOST:PORT`;
-  else if (/^address \S+ is not permitted/.test(message)) fix = `; give ${addrFlag} HOST:PORT with a port above 1023`;
+  if (code === 'EADDRINUSE') fix = `; stop what holds it (another brainstem?), or give ${addrFlag} HOST:PORT`;
+  else if (code === 'EACCES') fix = `; give ${addrFlag} HOST:PORT with a port above 1023`;
   return new CliError(`${what}${message}${fix}`);
 }
 

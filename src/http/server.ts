@@ -1329,14 +1329,16 @@ export function addressText(host: string, port: number): string {
 
 /**
  * Why a listen failed: uWS only says that it did, so the same bind is tried once with
- * node:net, whose error carries the reason.
+ * node:net, whose error carries the reason (its `code` is kept, so a caller can name the fix
+ * without reading the message).
  */
 function listenFailure(host: string, port: number): Promise<Error> {
   return new Promise((resolve) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') resolve(new Error(`address ${addressText(host, port)} is already in use`));
-      else if (err.code === 'EACCES') resolve(new Error(`address ${addressText(host, port)} is not permitted (${err.code})`));
+      if (err.code === 'EADDRINUSE') resolve(Object.assign(new Error(`address ${addressText(host, port)} is already in use`), { code: err.code }));
+      else if (err.code === 'EACCES')
+        resolve(Object.assign(new Error(`address ${addressText(host, port)} is not permitted (${err.code})`), { code: err.code }));
       else resolve(new Error(`cannot listen on ${addressText(host, port)}: ${err.code ?? err.message}`));
     });
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(new Error(`cannot listen on ${addressText(host, port)}`))));
