@@ -288,6 +288,7 @@ export async function deliver(
     const total = events * s.endpoints;
     // Filling the outbox made the file busy: its checkpoint thread runs from the start, as in a busy server.
     checkpoints.look();
+    if (checkpoints.running) await checkpoints.ready;
     await atStart?.();
     const cpu = process.cpuUsage();
     const started = performance.now();

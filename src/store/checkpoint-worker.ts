@@ -39,4 +39,5 @@ port.on('message', () => {
   db.close();
   port.close();
 });
+port.postMessage({ ready: true });
 timer = setTimeout(run, 0);

@@ -44,6 +44,12 @@ export class BackgroundCheckpoints {
   private worker: Worker | null = null;
   private watch: NodeJS.Timeout | null = null;
   private stopped = false;
+  private readyNow: () => void = () => {};
+  /**
+   * Settles once the thread has its connection (or has ended), so a benchmark can leave its
+   * start-up out. The thread does not keep the process alive: await this only while something else does.
+   */
+  readonly ready = new Promise<void>((resolve) => (this.readyNow = resolve));
 
   constructor(
     private readonly db: Db,
@@ -79,11 +85,13 @@ export class BackgroundCheckpoints {
     worker.unref();
     this.worker = worker;
     this.db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
-    worker.on('message', (m: { warning?: string }) => {
+    worker.on('message', (m: { ready?: true; warning?: string }) => {
+      if (m.ready) this.readyNow();
       if (m.warning) this.warn('database: a background checkpoint failed; the next one tries again', { error: m.warning });
     });
     worker.on('error', (err) => this.warn('database: the checkpoint thread failed; the writer checkpoints by itself again', { error: String(err) }));
     worker.on('exit', () => {
+      this.readyNow();
       if (this.worker !== worker) return;
       this.worker = null;
       // Back to SQLite's own checkpoint (unless the database is closing): the WAL must not grow unchecked.
