@@ -79,6 +79,13 @@ export class BackgroundCheckpoints {
   /** Starts the thread, whatever the WAL's size. */
   start(): void {
     if (this.worker || this.stopped) return;
+    // Closed without stop() (a test may close the handle under a running server): nothing left to checkpoint.
+    if (!this.db.open) {
+      this.stopped = true;
+      if (this.watch) clearInterval(this.watch);
+      this.watch = null;
+      return;
+    }
     if (this.watch) clearInterval(this.watch);
     this.watch = null;
     const worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: { file: this.file } satisfies CheckpointerData });

@@ -97,3 +97,12 @@ test('closing a SQLite database opened for the services stops its checkpoint thr
   again.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('a handle closed without stop() starts no thread and throws nothing', () => {
+  const { dir, file, db } = fresh();
+  const checkpoints = new BackgroundCheckpoints(db, file);
+  db.close();
+  checkpoints.start();
+  assert.equal(checkpoints.running, false);
+  rmSync(dir, { recursive: true, force: true });
+});
