@@ -45,10 +45,7 @@ export class BackgroundCheckpoints {
   private watch: NodeJS.Timeout | null = null;
   private stopped = false;
   private readyNow: () => void = () => {};
-  /**
-   * Settles once the thread has its connection (or has ended), so a benchmark can leave its
-   * start-up out. The thread does not keep the process alive: await this only while something else does.
-   */
+  /** Settles once the thread has its connection (or has ended), so a benchmark can leave its start-up out. */
   readonly ready = new Promise<void>((resolve) => (this.readyNow = resolve));
 
   constructor(
@@ -89,11 +86,14 @@ export class BackgroundCheckpoints {
     if (this.watch) clearInterval(this.watch);
     this.watch = null;
     const worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: { file: this.file } satisfies CheckpointerData });
-    worker.unref();
     this.worker = worker;
     this.db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
     worker.on('message', (m: { ready?: true; warning?: string }) => {
-      if (m.ready) this.readyNow();
+      // Held open only while it starts (so `ready` settles); then it never keeps the process alive.
+      if (m.ready) {
+        if (!this.stopped) worker.unref();
+        this.readyNow();
+      }
       if (m.warning) this.warn('database: a background checkpoint failed; the next one tries again', { error: m.warning });
     });
     worker.on('error', (err) => this.warn('database: the checkpoint thread failed; the writer checkpoints by itself again', { error: String(err) }));

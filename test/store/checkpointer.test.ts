@@ -43,6 +43,7 @@ test('a quiet file keeps SQLite’s own checkpoint and no thread; a busy one get
     checkpoints.look();
     assert.equal(checkpoints.running, true);
     assert.equal(autocheckpoint(db), FALLBACK_CHECKPOINT_PAGES);
+    await checkpoints.ready;
 
     // Fewer pages than the fallback: only the thread can have copied them into the database file.
     const before = statSync(file).size;
