@@ -56,7 +56,10 @@ export async function openBackend(location: DatabaseLocation, options: { now: ()
   const named = (err: unknown) => databaseError(location, err);
   let database: Database;
   try {
-    database = openDatabaseAt(location, { onError: (err) => options.logger.warn('database: an idle connection failed', { error: err.message }) });
+    database = openDatabaseAt(location, {
+      onError: (err) => options.logger.warn('database: an idle connection failed', { error: err.message }),
+      warn: (message, fields) => options.logger.warn(message, fields),
+    });
   } catch (err) {
     throw named(err);
   }

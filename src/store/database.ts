@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { BackgroundCheckpoints } from './checkpointer.js';
 import { openDatabase, type Db } from './sqlite.js';
 import { openPool, type Pool, type PoolOptions } from './postgres.js';
 
@@ -67,14 +68,22 @@ export type Database = ({ kind: 'sqlite'; db: Db } | { kind: 'postgres'; pool: P
   close(): Promise<void>;
 };
 
-export function openDatabaseAt(location: DatabaseLocation, pool: PoolOptions = {}): Database {
+export interface OpenOptions extends PoolOptions {
+  /** Told when SQLite's background checkpoint thread fails (the writer then checkpoints by itself). */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+export function openDatabaseAt(location: DatabaseLocation, pool: OpenOptions = {}): Database {
   if (location.kind === 'sqlite') {
     const db = openDatabase(location.file);
+    // A busy file's WAL is copied into the database by a thread of its own, not inside a commit.
+    const checkpoints = location.file === ':memory:' ? null : new BackgroundCheckpoints(db, location.file, pool.warn);
     return {
       kind: 'sqlite',
       db,
       location,
       close: async () => {
+        await checkpoints?.stop();
         db.close();
       },
     };
