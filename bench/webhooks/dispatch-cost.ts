@@ -86,4 +86,6 @@ async function once(total: number): Promise<{ us: number; perSec: number; stallM
 await once(2000);
 const runs: { us: number; perSec: number; stallMs: number }[] = [];
 for (let i = 0; i < Number(values.runs); i++) runs.push(await once(Number(values.deliveries)));
-process.stdout.write(`${JSON.stringify({ tree, endpoints, deliveries: Number(values.deliveries), usPerDelivery: runs.map((r) => r.us), perSec: runs.map((r) => r.perSec), recordingStallMs: runs.map((r) => r.stallMs) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ tree, endpoints, deliveries: Number(values.deliveries), usPerDelivery: runs.map((r) => r.us), perSec: runs.map((r) => r.perSec), recordingStallMs: runs.map((r) => r.stallMs) })}\n`,
+);
