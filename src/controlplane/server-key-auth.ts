@@ -372,30 +372,27 @@ export class ServerKeyAuth {
 
   /**
    * `checkRead` up to the shared replay record, for a route that writes that record itself in
-   * the statement storing the request's content (one round trip instead of two): the same
-   * checks in the same order, the same 401 thrown, undefined in the same cases; an authentic
-   * request new to this replica is remembered here and returned with its replay record
-   * unwritten and nothing counted. The route then either writes the record (having counted the
-   * request with `admitNow`, and answering a replay with `replayed`), or calls `shared`, which
-   * finishes exactly as `checkRead` would have. Only with a shared ledger (`defers`).
+   * the statement storing the request's content (one round trip instead of two), given the key
+   * `cached` returned for the request's Authorization (its tenant active): the same checks in
+   * the same order, the same 401 thrown; an authentic request new to this replica is remembered
+   * here and returned with its replay record unwritten and nothing counted. The route then
+   * either writes the record (having counted the request with `admitNow`, and answering a
+   * replay with `replayed`), or calls `shared`, which finishes exactly as `checkRead` would
+   * have. Only with a shared ledger (`defers`).
    */
   deferred(
-    authorization: string,
+    key: CachedKey,
     method: string,
     target: string,
     body: Uint8Array | string,
     timestamp: string | undefined,
     signature: string | undefined,
-  ): DeferredRequest | undefined {
-    const known = this.resolved(authorization);
-    if (known === undefined) return undefined;
-    const status = this.tenantStatus.get(known.owner.tenantId);
-    if (!status) return undefined;
+  ): DeferredRequest {
     const now = this.now();
-    const slot = this.freshSlot(known.verify, method, target, body, timestamp, signature, now);
+    const slot = this.freshSlot(key.verify, method, target, body, timestamp, signature, now);
     // The record is written by another statement: the ledger still prunes it on its schedule.
     this.ledger!.written(now);
-    return { owner: known.owner, status, limit: known.limit, now, ts: unixSeconds(timestamp!), slot };
+    return { owner: key.owner, status: 'active', limit: key.limit, now, ts: unixSeconds(timestamp!), slot };
   }
 
   /** The rest of `checkRead` for a deferred request: its shared replay record, then the tenant's status and the key's rate. */

@@ -181,11 +181,11 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
     (req) => {
       const authorization = req.headers.authorization;
       // A sidecar's report (its target carries a nonce, so the body shortcut leaves it here).
-      const d =
-        pushDeferred === null || authorization === undefined
-          ? undefined
-          : ctx.keyAuth.deferred(authorization, req.method, req.target, req.body, req.headers[TIMESTAMP_HEADER], req.headers[SIGNATURE_HEADER]);
-      if (d !== undefined) return pushDeferred!(req.body, req.headers['content-type'], d);
+      const key = pushDeferred === null || authorization === undefined ? undefined : ctx.keyAuth.cached(authorization);
+      if (key !== undefined) {
+        const d = ctx.keyAuth.deferred(key, req.method, req.target, req.body, req.headers[TIMESTAMP_HEADER], req.headers[SIGNATURE_HEADER]);
+        return pushDeferred!(req.body, req.headers['content-type'], d);
+      }
       const owner = ctx.keyAuth.check(req);
       return owner instanceof Promise ? owner.then((o) => push(req, o)) : push(req, owner);
     },
@@ -257,9 +257,10 @@ function quickPushOf(
     const signature = headers[SIGNATURE_HEADER];
     if (headers['content-type'] !== JSON_TYPE || !ctx.keyAuth.readyForBody(authorization, timestamp, signature)) return null;
     return (body, bytes) => {
-      if (pushDeferred !== null) {
-        const d = ctx.keyAuth.deferred(authorization!, 'POST', PUSH_PATH, bytes, timestamp, signature);
-        return d === undefined ? null : (pushDeferred(body, JSON_TYPE, d) as ShortcutReply | Promise<ShortcutReply>);
+      const key = pushDeferred === null ? undefined : ctx.keyAuth.cached(authorization!);
+      if (key !== undefined) {
+        const d = ctx.keyAuth.deferred(key, 'POST', PUSH_PATH, bytes, timestamp, signature);
+        return pushDeferred!(body, JSON_TYPE, d) as ShortcutReply | Promise<ShortcutReply>;
       }
       const owner = ctx.keyAuth.checkRead(authorization!, 'POST', PUSH_PATH, bytes, timestamp, signature);
       if (owner === undefined) return null;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { DEFAULT_BUNDLE } from '../../brain/index.js';
 import { openControlPlaneStore } from '../../src/controlplane/open-store.js';
 import { PgReplayLedger } from '../../src/controlplane/postgres-replay.js';
-import type { SignedRecord, TelemetryRecord } from '../../src/controlplane/types.js';
+import type { SignedRecord, TelemetryRecord, TelemetryReport } from '../../src/controlplane/types.js';
 import { openIdentityStore } from '../../src/identity/open-store.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/limiter.js';
 import { PgRateLimiter } from '../../src/store/pg-rate-limiter.js';
@@ -13,7 +13,7 @@ import { freshDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/paths.js';
 import { call, startReplica, tenantSession as replicaSession } from '../helpers/replicas.js';
 import { signRequest } from '../../src/signing/request.js';
-import { report, serverWithKey, signed } from './helpers.js';
+import { BURST_LIMITS, report, serverWithKey, signed } from './helpers.js';
 
 /**
  * With replicas, a signed report's shared replay record is written by the statement that stores
@@ -22,16 +22,6 @@ import { report, serverWithKey, signed } from './helpers.js';
  */
 
 const AT = Date.parse('2026-05-02T10:00:00Z');
-const body = (id: string) => ({
-  serverId: '0',
-  ts: '2026-05-02T10:00:00Z',
-  botCount: 1,
-  playersOnline: 1,
-  linesSpoken: 2,
-  spendUsd: 0,
-  events: [],
-  reportId: id,
-});
 
 test('ingestSigned: a signature new to the shared record stores its report, a replay stores nothing and hides no later report of its id', async () => {
   const t = await postgresTestDatabase();
@@ -43,7 +33,7 @@ test('ingestSigned: a signature new to the shared record stores its report, a re
     const rec = (id: string, slot?: number): TelemetryRecord | SignedRecord => ({
       serverId: server.id,
       receivedAt: AT,
-      report: { ...body(id), serverId: String(server.id) },
+      report: report(server.id, { reportId: id }) as unknown as TelemetryReport,
       ...(slot === undefined ? {} : { signature: { ts: 1_800_000_000, slot } }),
     });
     // A signature recorded by the ledger (a pull's, or an invalid report's) is a replay here.
@@ -51,16 +41,11 @@ test('ingestSigned: a signature new to the shared record stores its report, a re
     const ledger = new PgReplayLedger(t.database.pool, 300, () => 1_800_000_000_000);
     assert.equal(await ledger.record(1_800_000_000, 9), true);
     const first = await a.ingestSigned!([rec('r1', 1), rec('r2', 9), rec('r2', 2), rec('plain'), rec('r1', 3)]);
-    assert.deepEqual(first, [
-      { accepted: true, received: 0 },
-      null,
-      { accepted: true, received: 0 },
-      { accepted: true, received: 0 },
-      { accepted: false, received: 0 },
-    ]);
+    const stored = { accepted: true, received: 2 };
+    assert.deepEqual(first, [stored, null, stored, stored, { accepted: false, received: 0 }]);
     // Through another replica's handle: the same signature is a replay, stored once in all.
     const again = await b.ingestSigned!([rec('r3', 1), rec('r3', 4)]);
-    assert.deepEqual(again, [null, { accepted: true, received: 0 }]);
+    assert.deepEqual(again, [null, stored]);
     assert.equal(await a.countReports(server.id), 4);
     assert.equal((await a.dailyUsage(server.id, '2026-05-02', '2026-05-02'))[0]!.reports, 4);
     // A signature stored by the report's statement is a replay for the ledger too.
@@ -131,7 +116,7 @@ interface Pair {
 /** Two replicas on one fresh database, a server and its key, each replica holding the key and its tenant (the common path). */
 async function pair(limits: Record<string, unknown> = {}): Promise<Pair> {
   const url = await freshDatabase();
-  const options = { database: { kind: 'postgres' as const, url }, limits: { serverKey: { limit: 100_000, windowMs: 60_000 }, ...limits } };
+  const options = { database: { kind: 'postgres' as const, url }, limits: { ...BURST_LIMITS, ...limits } };
   const a = await startTestServer(options);
   const b = await startTestServer(options);
   const { token } = await tenantSession(a, 'pro');
