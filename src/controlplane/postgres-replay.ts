@@ -104,7 +104,11 @@ export class PgReplayLedger implements ReplayLedger {
       giveBack(held);
       this.running = false;
     }
-    this.prune();
+    this.prune(this.now());
+  }
+
+  written(now: number): void {
+    this.prune(now);
   }
 
   private async insert(held: Held, flush: Flush): Promise<void> {
@@ -139,8 +143,7 @@ export class PgReplayLedger implements ReplayLedger {
     return client;
   }
 
-  private prune(): void {
-    const now = this.now();
+  private prune(now: number): void {
     if (now - this.lastPrune < REPLAY_PRUNE_EVERY_MS) return;
     this.lastPrune = now;
     // A signature older than the window is refused by its timestamp alone. Off the flush path:

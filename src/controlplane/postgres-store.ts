@@ -39,6 +39,7 @@ import type {
   ServerKeyId,
   ServerKeyRecord,
   ServerRecord,
+  SignedRecord,
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
@@ -225,17 +226,33 @@ const AMOUNTS = ['spend_usd', 'tts_usd', 'llm_usd'];
  * (1-based) of the reports with an id that none of the batch stored because the id was there
  * already: nothing at all in the common batch, so the replica parses no row per report. A
  * repeat inside the batch is found by the caller (the first of repeats is the one stored).
+ *
+ * Signed (`ingestSigned`): two more columns, the signatures' seconds and slots ($20, $21; null
+ * for a plain record), go into the shared replay record first (`sig`, in key order, so two
+ * replicas' batches never wait on each other's keys in opposite orders), and only the records
+ * whose signature that insert stored (or that carry none) go on (`s`); a signature there
+ * already is a replay, answered as the negative of its position.
  */
-const INGEST = `WITH v AS (
+function ingestStatement(signed: boolean): string {
+  const src = signed ? 's' : 'v';
+  const replays = signed
+    ? `sig AS (
+    INSERT INTO cp_replay (ts, slot) SELECT sig_ts, sig_slot FROM v WHERE sig_ts IS NOT NULL ORDER BY sig_ts, sig_slot
+    ON CONFLICT DO NOTHING RETURNING ts, slot
+  ), s AS (
+    SELECT * FROM v WHERE sig_ts IS NULL OR EXISTS (SELECT 1 FROM sig WHERE sig.ts = v.sig_ts AND sig.slot = v.sig_slot)
+  ), `
+    : '';
+  return `WITH v AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::float8[],
-      $9::bigint[], $10::bigint[], $11::bigint[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], $16::text[], $17::text[], $18::text[]) WITH ORDINALITY
+      $9::bigint[], $10::bigint[], $11::bigint[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], $16::text[], $17::text[], $18::text[]${signed ? ', $20::bigint[], $21::bigint[]' : ''}) WITH ORDINALITY
       AS r(server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
-           latency_p50, latency_p99, tts_usd, llm_usd, events, roster, dialogue, n)
-  ), ins AS (
+           latency_p50, latency_p99, tts_usd, llm_usd, events, roster, dialogue, ${signed ? 'sig_ts, sig_slot, ' : ''}n)
+  ), ${replays}ins AS (
     INSERT INTO cp_reports (server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd,
       llm_tokens, tts_characters, cache_hits, latency_p50, latency_p99, tts_usd, llm_usd, events, dialogue)
     SELECT server_id, report_id, ts, received_at, bot_count, players_online, lines_spoken, spend_usd, llm_tokens, tts_characters, cache_hits,
-           latency_p50, latency_p99, tts_usd, llm_usd, events, dialogue FROM v ORDER BY n
+           latency_p50, latency_p99, tts_usd, llm_usd, events, dialogue FROM ${src} ORDER BY n
     ON CONFLICT (server_id, report_id) WHERE report_id IS NOT NULL DO NOTHING
     RETURNING server_id, report_id, received_at, ${[...COUNTERS, ...AMOUNTS].join(', ')}
   ), usage AS (
@@ -247,15 +264,23 @@ const INGEST = `WITH v AS (
       ${AMOUNTS.map((c) => `${c} = cp_usage_daily.${c} + excluded.${c}`).join(', ')}
   ), roster AS (
     INSERT INTO cp_roster (server_id, shard, received_at, roster)
-    SELECT DISTINCT ON (server_id) server_id, $19::smallint, received_at, roster FROM v
+    SELECT DISTINCT ON (server_id) server_id, $19::smallint, received_at, roster FROM ${src} v
      WHERE roster IS NOT NULL
        AND (report_id IS NULL OR (EXISTS (SELECT 1 FROM ins WHERE ins.server_id = v.server_id AND ins.report_id = v.report_id)
-            AND NOT EXISTS (SELECT 1 FROM v w WHERE w.server_id = v.server_id AND w.report_id = v.report_id AND w.n < v.n)))
+            AND NOT EXISTS (SELECT 1 FROM ${src} w WHERE w.server_id = v.server_id AND w.report_id = v.report_id AND w.n < v.n)))
      ORDER BY server_id, n DESC
     ON CONFLICT (server_id, shard) DO UPDATE SET received_at = excluded.received_at, roster = excluded.roster WHERE excluded.received_at >= cp_roster.received_at
   )
-  SELECT v.n FROM v WHERE v.report_id IS NOT NULL
-     AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.server_id = v.server_id AND ins.report_id = v.report_id)`;
+  SELECT v.n FROM ${src} v WHERE v.report_id IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.server_id = v.server_id AND ins.report_id = v.report_id)${
+       signed
+         ? '\n  UNION ALL SELECT -v.n FROM v WHERE v.sig_ts IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sig WHERE sig.ts = v.sig_ts AND sig.slot = v.sig_slot)'
+         : ''
+     }`;
+}
+
+const INGEST = ingestStatement(false);
+const INGEST_SIGNED = ingestStatement(true);
 
 export class PostgresControlPlaneStore implements ControlPlaneStore {
   private constructor(
@@ -427,12 +452,31 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
   /** The whole batch in one statement (INGEST): stored, usage and rosters folded, or nothing at all. */
   async ingest(records: readonly TelemetryRecord[]): Promise<IngestOutcome[]> {
     if (records.length === 0) return [];
+    // No record carries a signature, so no outcome is null.
+    return outcomes(records, await this.send(INGEST, 'cp-ingest-v3', records, [])) as IngestOutcome[];
+  }
+
+  /**
+   * The batch and its signatures in one statement (INGEST_SIGNED): a report whose signature is
+   * a replay stores nothing (null), the others as `ingest` stores them. (Two replicas' batches
+   * holding a repeated report id each in opposite orders can still deadlock; PostgreSQL ends one,
+   * which stored nothing, and `statement` sends it again.)
+   */
+  async ingestSigned(records: readonly (TelemetryRecord | SignedRecord)[]): Promise<(IngestOutcome | null)[]> {
+    if (records.length === 0) return [];
+    const signature = (r: TelemetryRecord | SignedRecord) => ('signature' in r ? r.signature : undefined);
+    const sigs = [arrayLiteral(records, (r) => signature(r)?.ts ?? null), arrayLiteral(records, (r) => signature(r)?.slot ?? null)];
+    return outcomes(records, await this.send(INGEST_SIGNED, 'cp-ingest-signed-v1', records, sigs));
+  }
+
+  /** One ingest statement over `records`, with `extra` parameters after the eighteen columns and the shard: the positions it answered. */
+  private async send(text: string, name: string, records: readonly TelemetryRecord[], extra: string[]): Promise<Int8Array> {
     // Each column goes as one PostgreSQL array literal, built here: node-postgres would type-check,
     // convert and quote every element of eighteen arrays, a few microseconds per report.
     const col = (f: (r: TelemetryRecord) => number | string | null): string => arrayLiteral(records, f);
     const { rows } = await statement<{ n: number }>(
       this.pool,
-      INGEST,
+      text,
       [
         col((r) => r.serverId),
         col((r) => r.report.reportId ?? null),
@@ -453,21 +497,17 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
         col((r) => (r.report.roster ? JSON.stringify(r.report.roster) : null)),
         col((r) => (r.report.dialogue ? JSON.stringify(r.report.dialogue) : null)),
         this.shard,
+        ...extra,
       ],
-      'cp-ingest-v3',
+      name,
     );
-    const refused = new Uint8Array(records.length);
-    for (const r of rows) refused[Number(r.n) - 1] = 1;
-    // A report with an id was stored unless the id was there before the batch or came earlier in it.
-    const seen = new Set<string>();
-    return records.map(({ serverId, report }, i): IngestOutcome => {
-      if (report.reportId !== undefined) {
-        const key = `${serverId}/${report.reportId}`;
-        if (refused[i] === 1 || seen.has(key)) return { accepted: false, received: 0 };
-        seen.add(key);
-      }
-      return { accepted: true, received: report.events.length };
-    });
+    // Per position: 1 a repeated report id, -1 a replayed signature, 0 stored.
+    const marks = new Int8Array(records.length);
+    for (const r of rows) {
+      const n = Number(r.n);
+      marks[Math.abs(n) - 1] = n > 0 ? 1 : -1;
+    }
+    return marks;
   }
 
   async latestReport(serverId: ServerId): Promise<LatestReport | null> {
@@ -605,11 +645,29 @@ export class PostgresControlPlaneStore implements ControlPlaneStore {
 }
 
 /**
+ * Each record's outcome from the statement's marks: a replay is null; a report with an id was
+ * stored unless the id was there before the batch (marked) or came earlier in it (a replay
+ * stored nothing, so it hides no later report with its id).
+ */
+function outcomes(records: readonly TelemetryRecord[], marks: Int8Array): (IngestOutcome | null)[] {
+  const seen = new Set<string>();
+  return records.map(({ serverId, report }, i): IngestOutcome | null => {
+    if (marks[i] === -1) return null;
+    if (report.reportId !== undefined) {
+      const key = `${serverId}/${report.reportId}`;
+      if (marks[i] === 1 || seen.has(key)) return { accepted: false, received: 0 };
+      seen.add(key);
+    }
+    return { accepted: true, received: report.events.length };
+  });
+}
+
+/**
  * One column of `records` as a PostgreSQL array literal: numbers as JavaScript prints them
  * (exact for the integers the stores keep, shortest round trip for floats), text quoted and
  * escaped as the array input syntax requires, null as NULL.
  */
-function arrayLiteral(records: readonly TelemetryRecord[], f: (r: TelemetryRecord) => number | string | null): string {
+function arrayLiteral<T>(records: readonly T[], f: (r: T) => number | string | null): string {
   let out = '{';
   for (let i = 0; i < records.length; i++) {
     if (i > 0) out += ',';

@@ -107,4 +107,10 @@ class SlotSet {
  */
 export interface ReplayLedger {
   record(ts: number, slot: number): Promise<boolean>;
+  /**
+   * Signatures were written to the record by another statement (a telemetry batch's, which
+   * records its reports' signatures itself) at `now`: the ledger keeps pruning the record on its
+   * schedule as it does after its own writes.
+   */
+  written(now: number): void;
 }

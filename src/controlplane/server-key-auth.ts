@@ -32,6 +32,23 @@ export interface CachedKey {
   readonly server: string;
 }
 
+/**
+ * A signed request found authentic and new to this replica, its shared replay record not yet
+ * written (ServerKeyAuth.deferred): the route writes that record in the statement that stores
+ * what the request carries, or hands the request to `shared` to go the usual way.
+ */
+export interface DeferredRequest {
+  readonly owner: KeyOwner;
+  readonly status: TenantStatus;
+  /** The key's rate-limit key. */
+  readonly limit: string;
+  /** The check's read of the clock: the key's rate counts the request at this time. */
+  readonly now: number;
+  /** The unix second the request was signed for, and its signature's slot: its replay record. */
+  readonly ts: number;
+  readonly slot: number;
+}
+
 export interface ServerKeyAuthOptions {
   now: () => number;
   /** Every authentic request is counted per key against `rate`; past it, 429. */
@@ -324,14 +341,84 @@ export class ServerKeyAuth {
     signature: string | undefined,
   ): KeyOwner | Promise<KeyOwner> {
     const now = this.now();
+    const slot = this.freshSlot(verify, method, target, body, timestamp, signature, now);
+    if (this.ledger) return this.ledger.record(unixSeconds(timestamp!), slot).then((fresh) => this.admitFresh(fresh, owner, status, now, limit));
+    return this.admit(owner, status, now, limit);
+  }
+
+  /** The signature's replay slot once it is authentic and new to this replica (then remembered); throws the 401 otherwise. */
+  private freshSlot(
+    verify: KeyVerifier,
+    method: string,
+    target: string,
+    body: Uint8Array | string,
+    timestamp: string | undefined,
+    signature: string | undefined,
+    now: number,
+  ): number {
     const slot = this.authentic(verify, method, target, body, timestamp, signature, now);
     if (slot < 0) throw new HttpError('unauthorized', REASONS[slot]);
     // The replay record is the signature alone: a header the signature does not cover (such
     // as If-None-Match) never makes a second use of it look new. Clients that repeat a
     // request within a second vary what is signed (the sidecar adds a random nonce).
     if (!this.seen.remember(unixSeconds(timestamp!), slot, Math.floor(now / 1000))) throw replayed();
-    if (this.ledger) return this.ledger.record(unixSeconds(timestamp!), slot).then((fresh) => this.admitFresh(fresh, owner, status, now, limit));
-    return this.admit(owner, status, now, limit);
+    return slot;
+  }
+
+  /** Whether `deferred` is open: a shared ledger is there to defer (several replicas on one database). */
+  get defers(): boolean {
+    return this.ledger !== undefined;
+  }
+
+  /**
+   * `checkRead` up to the shared replay record, for a route that writes that record itself in
+   * the statement storing the request's content (one round trip instead of two), given the key
+   * `cached` returned for the request's Authorization (its tenant active): the same checks in
+   * the same order, the same 401 thrown; an authentic request new to this replica is remembered
+   * here and returned with its replay record unwritten and nothing counted. The route then
+   * either writes the record (having counted the request with `admitNow`, and answering a
+   * replay with `replayed`), or calls `shared`, which finishes exactly as `checkRead` would
+   * have. Only with a shared ledger (`defers`).
+   */
+  deferred(
+    key: CachedKey,
+    method: string,
+    target: string,
+    body: Uint8Array | string,
+    timestamp: string | undefined,
+    signature: string | undefined,
+  ): DeferredRequest {
+    const now = this.now();
+    const slot = this.freshSlot(key.verify, method, target, body, timestamp, signature, now);
+    // The record is written by another statement: the ledger still prunes it on its schedule.
+    this.ledger!.written(now);
+    return { owner: key.owner, status: 'active', limit: key.limit, now, ts: unixSeconds(timestamp!), slot };
+  }
+
+  /** The rest of `checkRead` for a deferred request: its shared replay record, then the tenant's status and the key's rate. */
+  shared(d: DeferredRequest): Promise<KeyOwner> {
+    return this.ledger!.record(d.ts, d.slot).then((fresh) => this.admitFresh(fresh, d.owner, d.status, d.now, d.limit));
+  }
+
+  /**
+   * Counts a deferred request against its key's rate ahead of its replay record, when that can
+   * change no answer: its tenant active and its key under the rate (true, counted). False,
+   * counting nothing, otherwise: the request must go `shared`'s way, which answers a replay
+   * before a suspension or a 429.
+   */
+  admitNow(d: DeferredRequest): boolean {
+    return d.status === 'active' && this.limiter.hit(d.limit, this.rate, d.now).allowed;
+  }
+
+  /** A deferred request counted by `admitNow` turned out a replay: the count is taken back, and the 401 `check` gives a replay is thrown. */
+  replayed(d: DeferredRequest): never {
+    this.limiter.release(d.limit, d.now);
+    throw replayed();
+  }
+
+  /** Takes back the count of `admitNow` (the request goes `shared`'s way after all). */
+  uncount(d: DeferredRequest): void {
+    this.limiter.release(d.limit, d.now);
   }
 
   /** `admit` once the shared ledger has answered whether the signature is new. */

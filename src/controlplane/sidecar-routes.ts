@@ -14,6 +14,7 @@ import { IngestQueue, TELEMETRY_LIMITS, nextMapSample, parseReport } from './tel
 import { ReportRetention } from './retention.js';
 import { requestedServer, serverId, serverParam } from './server-param.js';
 import type { IngestOutcome, KeyOwner, ServerId, TelemetryReport } from './types.js';
+import type { DeferredRequest } from './server-key-auth.js';
 
 const PULL_PATH = '/v1/config';
 const PUSH_PATH = '/v1/telemetry';
@@ -128,12 +129,15 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
   // The limiter key of the last server admitted, kept rather than built per report.
   let lastServer: ServerId | undefined;
   let lastLimitKey = '';
-  const admit = (owner: KeyOwner): void => {
+  const quotaKey = (owner: KeyOwner): string => {
     if (owner.serverId !== lastServer) {
       lastServer = owner.serverId;
       lastLimitKey = `telemetry:${owner.serverId}`;
     }
-    const d = limiter.hit(lastLimitKey, limits.telemetryReports, ctx.now());
+    return lastLimitKey;
+  };
+  const admit = (owner: KeyOwner): void => {
+    const d = limiter.hit(quotaKey(owner), limits.telemetryReports, ctx.now());
     if (!d.allowed) throw overLimit(d, `${describeRate(limits.telemetryReports, 'telemetry reports')} per server`, 'plan_limit');
   };
   // After the report is stored, before answering, so that the pull after a report that used up
@@ -169,17 +173,95 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
     return after(owner, report, outcome);
   };
 
-  // The common report taken straight off uWS (see RouteOptions.bodyShortcut): a key this server
-  // holds resolved, JSON declared as such, a timestamp inside the window, no query string. Its
-  // body is checked, counted and stored exactly as the route does it, with none of the request
-  // object, the second header parse or the body copy (the signature over the bytes as they came,
-  // while uWS still holds them); anything `checkRead` cannot decide from memory goes to the route.
-  const quickPush = (headers: Readonly<Record<string, string>>): BodyTaker | null => {
+  const pushDeferred = deferredPush(ctx, queue, quotaKey, after, pushBody);
+  const quickPush = quickPushOf(ctx, pushBody, pushDeferred);
+
+  serverKey.post(
+    PUSH_PATH,
+    (req) => {
+      const authorization = req.headers.authorization;
+      // A sidecar's report (its target carries a nonce, so the body shortcut leaves it here).
+      const key = pushDeferred === null || authorization === undefined ? undefined : ctx.keyAuth.cached(authorization);
+      if (key !== undefined) {
+        const d = ctx.keyAuth.deferred(key, req.method, req.target, req.body, req.headers[TIMESTAMP_HEADER], req.headers[SIGNATURE_HEADER]);
+        return pushDeferred!(req.body, req.headers['content-type'], d);
+      }
+      const owner = ctx.keyAuth.check(req);
+      return owner instanceof Promise ? owner.then((o) => push(req, o)) : push(req, owner);
+    },
+    { headers: PUSH_HEADERS, maxBody: TELEMETRY_LIMITS.maxBody, credentials: (req) => ctx.keyAuth.beforeBody(req), bodyShortcut: quickPush },
+  );
+}
+
+/** A report whose signature's shared replay record is not written yet (ServerKeyAuth.deferred), stored with that record in one statement. */
+type DeferredPush = (body: Buffer | string, contentType: string | undefined, d: DeferredRequest) => Reply | Promise<Reply>;
+
+/**
+ * With replicas, the common report writes its signature's shared replay record in its batch's
+ * own statement (one round trip, not the record's and then the batch's); null without them.
+ * Every answer stays what the usual order gives (signature, replay, tenant, key rate, body,
+ * server, quota): the body is checked first, in memory; the key's rate and the server's quota
+ * are counted before the statement and taken back when it finds a replay (401, nothing stored).
+ * A request that any of these would refuse, or that carries a map sample or names another
+ * server, goes the usual way instead (its replay record alone first), so a replay is still
+ * answered 401 before anything else.
+ */
+function deferredPush(
+  ctx: ControlPlaneContext,
+  queue: IngestQueue,
+  quotaKey: (owner: KeyOwner) => string,
+  after: (owner: KeyOwner, report: TelemetryReport, outcome: IngestOutcome) => Reply | Promise<Reply>,
+  pushBody: (body: Buffer | string, contentType: string | undefined, owner: KeyOwner) => Reply | Promise<Reply>,
+): DeferredPush | null {
+  if (!ctx.keyAuth.defers || ctx.store.ingestSigned === undefined) return null;
+  const { limiter, limits } = ctx.auth;
+  return (body, contentType, d) => {
+    const usual = (): Promise<Reply> => ctx.keyAuth.shared(d).then((owner) => pushBody(body, contentType, owner));
+    let report: TelemetryReport;
+    try {
+      report = parseReport(jsonObjectOf(body, contentType), limits.telemetryEventKinds);
+    } catch {
+      return usual();
+    }
+    const owner = d.owner;
+    if (report.map !== undefined || report.serverId !== String(owner.serverId) || !ctx.keyAuth.admitNow(d)) return usual();
+    const key = quotaKey(owner);
+    const at = ctx.now();
+    if (!limiter.hit(key, limits.telemetryReports, at).allowed) {
+      ctx.keyAuth.uncount(d);
+      return usual();
+    }
+    return queue.pushSigned({ serverId: owner.serverId, receivedAt: at, report, signature: { ts: d.ts, slot: d.slot } }, (outcome) => {
+      if (outcome !== null) return after(owner, report, outcome);
+      limiter.release(key, at);
+      return ctx.keyAuth.replayed(d);
+    });
+  };
+}
+
+/**
+ * The common report taken straight off uWS (see RouteOptions.bodyShortcut): a key this server
+ * holds resolved, JSON declared as such, a timestamp inside the window, no query string. Its
+ * body is checked, counted and stored exactly as the route does it, with none of the request
+ * object, the second header parse or the body copy (the signature over the bytes as they came,
+ * while uWS still holds them); anything `checkRead` cannot decide from memory goes to the route.
+ */
+function quickPushOf(
+  ctx: ControlPlaneContext,
+  pushBody: (body: Buffer | string, contentType: string | undefined, owner: KeyOwner) => Reply | Promise<Reply>,
+  pushDeferred: DeferredPush | null,
+): (headers: Readonly<Record<string, string>>) => BodyTaker | null {
+  return (headers) => {
     const authorization = headers.authorization;
     const timestamp = headers[TIMESTAMP_HEADER];
     const signature = headers[SIGNATURE_HEADER];
     if (headers['content-type'] !== JSON_TYPE || !ctx.keyAuth.readyForBody(authorization, timestamp, signature)) return null;
     return (body, bytes) => {
+      const key = pushDeferred === null ? undefined : ctx.keyAuth.cached(authorization!);
+      if (key !== undefined) {
+        const d = ctx.keyAuth.deferred(key, 'POST', PUSH_PATH, bytes, timestamp, signature);
+        return pushDeferred!(body, JSON_TYPE, d) as ShortcutReply | Promise<ShortcutReply>;
+      }
       const owner = ctx.keyAuth.checkRead(authorization!, 'POST', PUSH_PATH, bytes, timestamp, signature);
       if (owner === undefined) return null;
       return (owner instanceof Promise ? owner.then((o) => pushBody(body, JSON_TYPE, o)) : pushBody(body, JSON_TYPE, owner)) as
@@ -187,13 +269,4 @@ function mountTelemetryPush(serverKey: ScopedRoutes, ctx: ControlPlaneContext, o
         | Promise<ShortcutReply>;
     };
   };
-
-  serverKey.post(
-    PUSH_PATH,
-    (req) => {
-      const owner = ctx.keyAuth.check(req);
-      return owner instanceof Promise ? owner.then((o) => push(req, o)) : push(req, owner);
-    },
-    { headers: PUSH_HEADERS, maxBody: TELEMETRY_LIMITS.maxBody, credentials: (req) => ctx.keyAuth.beforeBody(req), bodyShortcut: quickPush },
-  );
 }

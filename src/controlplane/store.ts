@@ -19,6 +19,7 @@ import type {
   ServerKeyId,
   ServerKeyRecord,
   ServerRecord,
+  SignedRecord,
   TelemetryRecord,
   UsageTotals,
 } from './types.js';
@@ -64,6 +65,14 @@ export interface ControlPlaneStore {
 
   /** Stores reports in one transaction; outcomes in input order. */
   ingest(records: readonly TelemetryRecord[]): Promise<IngestOutcome[]>;
+  /**
+   * Only on a store that holds the replay record the replicas share (PostgreSQL): `ingest`, where
+   * each signed record's signature is recorded in the same statement and the record stored only
+   * when its signature was new (the first use on any replica); a replay stores nothing and its
+   * outcome is null. Signed and plain records may share a batch; a batch holds each signature at
+   * most once (the replica's own replay guard refuses a second use before it is queued).
+   */
+  ingestSigned?(records: readonly (TelemetryRecord | SignedRecord)[]): Promise<(IngestOutcome | null)[]>;
   latestReport(serverId: ServerId): Promise<LatestReport | null>;
   roster(serverId: ServerId): Promise<Survivor[]>;
   /** The server's latest live map sample, or null before the first. */

@@ -9,6 +9,7 @@ import {
   type IngestOutcome,
   type MapEntry,
   type MapSample,
+  type SignedRecord,
   type TelemetryRecord,
   type TelemetryReport,
 } from './types.js';
@@ -275,6 +276,8 @@ export const INGEST_GATHER = { maxTurns: 4, maxReports: 512 } as const;
  */
 export class IngestQueue {
   private pending: Pending<unknown>[] = [];
+  /** Signed records among `pending` (pushSigned): a batch with any goes through the store's ingestSigned. */
+  private signed = 0;
   private scheduled = false;
   /** One batch at a time: reports that arrive while one is written go in the next, so a store over the network commits a burst in a few transactions. */
   private running = false;
@@ -294,6 +297,19 @@ export class IngestQueue {
   push<R>(record: TelemetryRecord, then?: (outcome: IngestOutcome) => R | PromiseLike<R>): Promise<R | IngestOutcome> {
     return new Promise((resolve, reject) => {
       this.pending.push({ record, answer: then, resolve, reject } as Pending<unknown>);
+      this.schedule();
+    });
+  }
+
+  /**
+   * Queues a report with its signature's entry in the shared replay record, both written by
+   * the batch's one statement (the store must have ingestSigned); `then` gets null for a replay,
+   * which stored nothing.
+   */
+  pushSigned<R>(record: SignedRecord, then: (outcome: IngestOutcome | null) => R | PromiseLike<R>): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, answer: then, resolve, reject } as Pending<unknown>);
+      this.signed++;
       this.schedule();
     });
   }
@@ -319,11 +335,14 @@ export class IngestQueue {
 
   private async flush(): Promise<void> {
     const batch = this.pending;
+    const signed = this.signed;
     this.pending = [];
+    this.signed = 0;
     this.scheduled = false;
     this.running = true;
     try {
-      const outcomes = await this.store.ingest(batch.map((b) => b.record));
+      const records = batch.map((b) => b.record);
+      const outcomes = signed > 0 ? await this.store.ingestSigned!(records) : await this.store.ingest(records);
       for (let i = 0; i < batch.length; i++) settle(batch[i]!, outcomes[i]!);
     } catch (err) {
       for (const b of batch) b.reject(err);
@@ -335,15 +354,15 @@ export class IngestQueue {
 }
 
 interface Pending<R> {
-  record: TelemetryRecord;
-  /** Not named `then`: the entry must never look like a promise. */
-  answer: ((outcome: IngestOutcome) => R | PromiseLike<R>) | undefined;
-  resolve(value: R | PromiseLike<R> | IngestOutcome): void;
+  record: TelemetryRecord | SignedRecord;
+  /** Not named `then`: the entry must never look like a promise. A plain record's outcome is never null. */
+  answer: ((outcome: IngestOutcome | null) => R | PromiseLike<R>) | undefined;
+  resolve(value: R | PromiseLike<R> | IngestOutcome | null): void;
   reject(e: unknown): void;
 }
 
 /** Settles one queued report: a throw out of its `then` rejects that report alone. */
-function settle<R>(p: Pending<R>, outcome: IngestOutcome): void {
+function settle<R>(p: Pending<R>, outcome: IngestOutcome | null): void {
   if (p.answer === undefined) return p.resolve(outcome);
   try {
     p.resolve(p.answer(outcome));

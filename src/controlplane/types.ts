@@ -109,6 +109,15 @@ export interface TelemetryRecord {
   report: TelemetryReport;
 }
 
+/**
+ * A report with its signature's entry in the replay record the replicas share (the unix second
+ * it was signed for and the signature's slot): stored only when the signature is new there, in
+ * the statement that records it (ControlPlaneStore.ingestSigned).
+ */
+export interface SignedRecord extends TelemetryRecord {
+  signature: { ts: number; slot: number };
+}
+
 export interface IngestOutcome {
   /** False when the report's reportId was already stored for this server. */
   accepted: boolean;

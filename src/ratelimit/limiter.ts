@@ -32,6 +32,12 @@ export interface RateLimiter {
   hit(key: string, rate: Rate, now: number): RateDecision;
   /** The verdict `hit` would give, counting nothing. */
   peek(key: string, rate: Rate, now: number): RateDecision;
+  /**
+   * Takes back one request `hit` admitted under `key` at `at` (the same `now`), as if it had
+   * never been counted: for a request admitted before a check that can only be answered later
+   * refused it (a replay found by the statement that would have stored it).
+   */
+  release(key: string, at: number): void;
 }
 
 type Log = { times: Float64Array; head: number; size: number; windowMs: number };
@@ -77,6 +83,20 @@ export class MemoryRateLimiter implements RateLimiter {
       resetAt: log.size > 0 ? log.times[log.head]! + rate.windowMs : now,
       retryAfterMs: 0,
     };
+  }
+
+  release(key: string, at: number): void {
+    const log = this.logs.get(key);
+    if (!log) return;
+    const n = log.times.length;
+    // The newest entry made at `at` goes, and the newer ones move down one place: the ring stays
+    // in the order of admission. Rare (a refused replay), so the shift's cost does not matter.
+    for (let i = log.size - 1; i >= 0; i--) {
+      if (log.times[(log.head + i) % n] !== at) continue;
+      for (let j = i; j < log.size - 1; j++) log.times[(log.head + j) % n] = log.times[(log.head + j + 1) % n]!;
+      log.size--;
+      return;
+    }
   }
 
   /** Keys with a request inside their window (idle keys are forgotten within a minute). */

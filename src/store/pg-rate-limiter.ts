@@ -97,6 +97,14 @@ export class PgRateLimiter implements RateLimiter {
     return { ...this.own.peek(key, { limit: rate.limit - others.count, windowMs: rate.windowMs }, now), limit: rate.limit };
   }
 
+  release(key: string, at: number): void {
+    this.own.release(key, at);
+    const windowMs = this.seen.get(key)?.[0];
+    // Written already or not, the hit's bucket goes down by one: a sync adds what is pending,
+    // so -1 takes back a hit an earlier sync wrote.
+    if (windowMs !== undefined) this.record(key, windowMs, at, -1);
+  }
+
   /** Writes pending hits and reads the others' counts now (the background sync does this every RATE_SYNC_MS). */
   sync(): Promise<void> {
     this.syncing ??= this.syncOnce()
@@ -124,12 +132,12 @@ export class PgRateLimiter implements RateLimiter {
     return { allowed: false, limit: rate.limit, remaining: 0, resetAt, retryAfterMs: resetAt - now };
   }
 
-  private record(key: string, windowMs: number, now: number): void {
+  private record(key: string, windowMs: number, now: number, n = 1): void {
     const bucketMs = bucketOf(windowMs);
     const bucket = now - (now % bucketMs);
     let p = this.pending.get(key);
     if (!p) this.pending.set(key, (p = { windowMs, buckets: new Map() }));
-    p.buckets.set(bucket, (p.buckets.get(bucket) ?? 0) + 1);
+    p.buckets.set(bucket, (p.buckets.get(bucket) ?? 0) + n);
   }
 
   private async syncOnce(): Promise<void> {
