@@ -59,6 +59,28 @@ test('serve and sidecar on a taken port: one line naming the flag that picks ano
   }
 });
 
+test('an address that is not one of this machine: one line naming the flag that picks another (--addr; --host for webhooks listen)', async () => {
+  const dir = tempDir();
+  try {
+    // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never an address of this machine.
+    const [serve, listen] = await Promise.all([
+      runCli(['serve', '--addr', '192.0.2.1:0', '--db', join(dir.path, 'serve.db'), '--insecure-http'], NO_ADMIN),
+      runCli(['webhooks', 'listen', '--host', '192.0.2.1', '--port', '0'], { BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' }),
+    ]);
+    assert.match(oneLine(serve, 'serve'), /cannot listen on 192\.0\.2\.1:0: EADDRNOTAVAIL; give --addr HOST:PORT with an address of this machine/);
+    assert.match(oneLine(listen, 'listen'), /cannot listen on 192\.0\.2\.1:0: EADDRNOTAVAIL; give --host HOST with an address of this machine/);
+  } finally {
+    dir.dispose();
+  }
+});
+
+test('webhooks listen on a taken port: one line naming --port', () =>
+  withTakenPort(async (addr) => {
+    const port = addr.split(':')[1]!;
+    const r = await runCli(['webhooks', 'listen', '--port', port], { BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' });
+    assert.match(oneLine(r, 'listen'), /already in use; .*give --port PORT \(0 picks a free one\)$/);
+  }));
+
 test('a database that cannot be opened: one line naming the fix (unreachable PostgreSQL, a file that is no database)', async () => {
   const dir = tempDir();
   try {
