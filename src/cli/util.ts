@@ -60,9 +60,13 @@ export function startError(err: unknown, flags: AddressFlags, what = ''): CliErr
   return new CliError(`${what}${message}${fix}`);
 }
 
+/**
+ * An integer flag in plain decimal digits. Number() alone also reads `''` and `' '` as 0 (so
+ * `--port "$PORT"` with PORT unset listened on a random port), and `0x10`, `1e1`, `+5` as integers.
+ */
 export function parseInteger(value: string, flag: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new CliError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
+  const n = /^-?\d{1,16}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new CliError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
   return n;
 }
 

@@ -38,6 +38,31 @@ test('serve: a bad flag value is the only line, and nothing is created', async (
   }
 });
 
+// Number() read '' as 0, so `--port "$PORT"` with PORT unset listened on a random port, and `0x2`, `1e0`, `+3` passed as integers.
+test('an integer flag in another form than plain digits (empty, hex, exponent, sign, spaces) is one line naming it, and nothing starts', async () => {
+  const dir = tempDir();
+  try {
+    const cases: string[][] = [
+      ['webhooks', 'listen', '--port', ''],
+      ['webhooks', 'listen', '--port', ' '],
+      ['webhooks', 'listen', '--port', '0x50'],
+      ['sidecar', '--addr', '127.0.0.1:0', '--workers', '1e0'],
+      ['sidecar', '--addr', '127.0.0.1:0', '--workers', '+1'],
+      ['serve', '--addr', '127.0.0.1:0', '--data-dir', join(dir.path, 'serve'), '--render-concurrency', '2.0'],
+    ];
+    await Promise.all(
+      cases.map(async (args) => {
+        const r = await runCli(args, { ...NO_ADMIN, BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' });
+        const flag = args[args.length - 2]!;
+        assert.match(oneLine(r, args.join(' ')), new RegExp(`${flag} must be an integer from \\d+ to \\d+, got "`), args.join(' '));
+      }),
+    );
+    assert.equal(existsSync(join(dir.path, 'serve')), false);
+  } finally {
+    dir.dispose();
+  }
+});
+
 test('serve and sidecar on a taken port: one line naming the flag that picks another', async () => {
   const dir = tempDir();
   try {
