@@ -1,9 +1,10 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { PRIVATE_DIR_MODE } from '../store/files.js';
 import type { DatabaseLocation } from '../store/database.js';
 import { CliError, databaseFlag } from './util.js';
+import { makeDirSync } from '../store/make-dir.js';
 
 /** The environment variable naming the data directory (as --data-dir does). */
 export const DATA_DIR_ENV = 'BRAINSTEM_DATA_DIR';
@@ -69,11 +70,18 @@ export function sidecarDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
  */
 export function ensureDataDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    makeDirSync(dir, PRIVATE_DIR_MODE);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // mkdir -p answers EEXIST (or ENOTDIR) when a file stands where a directory of the path should be.
-    const why = code === 'EEXIST' || code === 'ENOTDIR' ? `a file is in the way (${code})` : (code ?? (err as Error).message);
+    // EEXIST also when a link to nothing (a disk not mounted) stands there; a last ENOENT, its
+    // parents all there, when one of them holds no directories (/proc, /sys).
+    const why =
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? `a file (or a link to nothing) is in the way (${code})`
+        : code === 'ENOENT'
+          ? 'a directory above it cannot hold one (/proc or /sys?) (ENOENT)'
+          : (code ?? (err as Error).message);
     throw new CliError(`cannot create the data directory ${dir}: ${why}`);
   }
   try {

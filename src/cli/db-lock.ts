@@ -1,7 +1,8 @@
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/files.js';
 import { CliError } from './util.js';
+import { makeDirSync } from '../store/make-dir.js';
 
 /** The lock file of a database: its path plus this suffix. */
 export const LOCK_SUFFIX = '.lock';
@@ -29,7 +30,7 @@ export type LockingCommand = 'up' | 'serve';
 export function lockDatabase(db: string, command: LockingCommand = 'up', pid: number = process.pid): DbLock {
   const file = db + LOCK_SUFFIX;
   const temp = `${file}.${pid}.tmp`;
-  mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+  makeDirSync(dirname(file), PRIVATE_DIR_MODE);
   writeFileSync(temp, `${pid} ${command}\n`, { mode: PRIVATE_FILE_MODE });
   try {
     for (let attempt = 0; attempt < 3; attempt++) {

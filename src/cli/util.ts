@@ -32,21 +32,41 @@ export function parseAddr(value: string, flag: string): { host: string; port: nu
 }
 
 /**
- * A server that could not start, as one line: a taken address, or one this user may not bind,
- * also names the flag that picks another.
+ * The flags that pick another address, as a fix names them: one `--addr HOST:PORT` for both
+ * (addressFlag), or `--port` and `--host` apart (`webhooks listen`).
  */
-export function startError(err: unknown, addrFlag: string, what = ''): CliError {
+export interface AddressFlags {
+  port: string;
+  host: string;
+}
+
+/** One flag that takes HOST:PORT (`--addr`, `--sidecar-addr`). */
+export function addressFlag(flag: string): AddressFlags {
+  return { port: `${flag} HOST:PORT`, host: `${flag} HOST:PORT` };
+}
+
+/**
+ * A server that could not start, as one line: a taken address, a port this user may not bind,
+ * or a host that is not an address of this machine also names the flag that picks another.
+ */
+export function startError(err: unknown, flags: AddressFlags, what = ''): CliError {
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as { code?: unknown } | null)?.code;
   let fix = '';
-  if (code === 'EADDRINUSE') fix = `; stop what holds it (another brainstem?), or give ${addrFlag} HOST:PORT`;
-  else if (code === 'EACCES') fix = `; give ${addrFlag} HOST:PORT with a port above 1023`;
+  if (code === 'EADDRINUSE') fix = `; stop what holds it (another brainstem?), or give ${flags.port}`;
+  else if (code === 'EACCES') fix = `; give ${flags.port} with a port above 1023`;
+  else if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    fix = `; give ${flags.host} with an address of this machine (127.0.0.1, or 0.0.0.0 for every interface)`;
   return new CliError(`${what}${message}${fix}`);
 }
 
+/**
+ * An integer flag in plain decimal digits. Number() alone also reads `''` and `' '` as 0 (so
+ * `--port "$PORT"` with PORT unset listened on a random port), and `0x10`, `1e1`, `+5` as integers.
+ */
 export function parseInteger(value: string, flag: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new CliError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
+  const n = /^-?\d{1,16}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new CliError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
   return n;
 }
 

@@ -3,7 +3,7 @@ import { bundleSizeProblem, PUBLISH_MAX_BODY } from '../bundles.js';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, quoteId, validationFailed } from '../http/errors.js';
 import { json, type Reply } from '../http/reply.js';
-import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { ARRAY_PAGE_LIMIT, ListPage } from '../http/pagination.js';
 import { charCount, Fields, ID_DIGITS, readJsonObject, unstorableText } from '../http/validate.js';
 import { requireCurrentPlan } from '../identity/plan-limits.js';
 import { ownedServer, publisher, type ControlPlaneContext } from './context.js';
@@ -115,9 +115,9 @@ export function mountConfigRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   configRead.get('/v1/servers/:id/config/versions', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
-    const { limit, from } = arrayPageRead(req);
-    const page = await store.listVersions(record.id, limit, from);
-    return json(200, page.data, nextPageHeaders(req, page.nextCursor));
+    const list = new ListPage(req, { list: 'config-versions', owner: `tenant:${record.tenantId}` }, ARRAY_PAGE_LIMIT);
+    const page = await store.listVersions(record.id, list.limit, list.from);
+    return json(200, page.data, list.nextPageHeaders(page.nextCursor));
   });
 
   configRead.get('/v1/servers/:id/config/versions/:version', async (req) => {

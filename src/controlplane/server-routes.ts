@@ -2,7 +2,7 @@ import { DEFAULT_BUNDLE } from '../../brain/index.js';
 import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
-import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { ARRAY_PAGE_LIMIT, ListPage } from '../http/pagination.js';
 import { Fields, idParam, readJsonObject } from '../http/validate.js';
 import { pageOf } from '../store/page.js';
 import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
@@ -33,9 +33,9 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   configRead.get('/v1/servers', async (req) => {
     const session = await auth.session(req);
-    const { limit, from } = arrayPageRead(req);
-    const page = pageOf(await store.listServers(session.tenant.id, { limit: limit + 1, from }), limit, (s) => s.id);
-    return json(200, await Promise.all(page.data.map((s) => serverSummary(ctx, s))), nextPageHeaders(req, page.nextCursor));
+    const list = new ListPage(req, { list: 'servers', owner: `tenant:${session.tenant.id}` }, ARRAY_PAGE_LIMIT);
+    const page = pageOf(await store.listServers(session.tenant.id, { limit: list.limit + 1, from: list.from }), list.limit, (s) => s.id);
+    return json(200, await Promise.all(page.data.map((s) => serverSummary(ctx, s))), list.nextPageHeaders(page.nextCursor));
   });
 
   configRead.get('/v1/servers/:id', async (req) => {
@@ -63,9 +63,9 @@ export function mountServerRoutes(server: HttpServer, ctx: ControlPlaneContext):
 
   full.get('/v1/servers/:id/keys', async (req) => {
     const { server: record } = await ownedServer(ctx, req);
-    const { limit, from } = arrayPageRead(req);
-    const page = pageOf(await store.listServerKeys(record.id, { limit: limit + 1, from }), limit, (k) => k.id);
-    return json(200, page.data, nextPageHeaders(req, page.nextCursor));
+    const list = new ListPage(req, { list: 'server-keys', owner: `tenant:${record.tenantId}` }, ARRAY_PAGE_LIMIT);
+    const page = pageOf(await store.listServerKeys(record.id, { limit: list.limit + 1, from: list.from }), list.limit, (k) => k.id);
+    return json(200, page.data, list.nextPageHeaders(page.nextCursor));
   });
 
   full.delete('/v1/servers/:id/keys/:keyId', async (req) => {

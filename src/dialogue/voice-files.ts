@@ -1,6 +1,7 @@
-import { mkdir, unlink, writeFile } from 'node:fs/promises';
+import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../store/files.js';
+import { makeDir } from '../store/make-dir.js';
 
 /** File extensions of the voice clips accepted for transcription, by media type. */
 const AUDIO_EXT: Record<string, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/webm': 'webm' };
@@ -30,7 +31,7 @@ export class VoiceFiles {
   /** Writes an incoming clip as `name` plus the extension of its media type; resolves with its path. */
   async writeIncoming(name: string, audio: Buffer, mime: string): Promise<string> {
     const dir = join(this.dir, 'incoming');
-    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await makeDir(dir, PRIVATE_DIR_MODE);
     const path = join(dir, `${name}.${AUDIO_EXT[mime] ?? 'bin'}`);
     await writeFile(path, audio, { mode: PRIVATE_FILE_MODE });
     return path;

@@ -1339,7 +1339,7 @@ function listenFailure(host: string, port: number): Promise<Error> {
       if (err.code === 'EADDRINUSE') resolve(Object.assign(new Error(`address ${addressText(host, port)} is already in use`), { code: err.code }));
       else if (err.code === 'EACCES')
         resolve(Object.assign(new Error(`address ${addressText(host, port)} is not permitted (${err.code})`), { code: err.code }));
-      else resolve(new Error(`cannot listen on ${addressText(host, port)}: ${err.code ?? err.message}`));
+      else resolve(Object.assign(new Error(`cannot listen on ${addressText(host, port)}: ${err.code ?? err.message}`), { code: err.code }));
     });
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(new Error(`cannot listen on ${addressText(host, port)}`))));
   });

@@ -1,6 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
-import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { ARRAY_PAGE_LIMIT, ListPage } from '../http/pagination.js';
 import { Fields, idParam, readJsonObject } from '../http/validate.js';
 import { pageOf } from '../store/page.js';
 import { requirePlan, type IdentityRouteContext } from './route-context.js';
@@ -33,9 +33,9 @@ export function mountApiKeyRoutes(ctx: IdentityRouteContext): void {
 
   full.get('/v1/api-keys', async (req) => {
     const session = await auth.session(req);
-    const { limit, from } = arrayPageRead(req);
-    const page = pageOf(await store.listApiKeys(session.tenant.id, { limit: limit + 1, from }), limit, (k) => k.id);
-    return json(200, page.data, nextPageHeaders(req, page.nextCursor));
+    const list = new ListPage(req, { list: 'api-keys', owner: `tenant:${session.tenant.id}` }, ARRAY_PAGE_LIMIT);
+    const page = pageOf(await store.listApiKeys(session.tenant.id, { limit: list.limit + 1, from: list.from }), list.limit, (k) => k.id);
+    return json(200, page.data, list.nextPageHeaders(page.nextCursor));
   });
 }
 

@@ -1,6 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { ARRAY_PAGE_LIMIT, ListPage } from '../http/pagination.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { tenantOr404, type IdentityRouteContext } from './route-context.js';
 import { hashPassword } from './tokens.js';
@@ -25,17 +25,18 @@ export function mountTenantAdminRoutes(ctx: IdentityRouteContext): void {
 
   admin.get('/v1/admin/tenants', async (req) => {
     await auth.admin(req);
-    const { limit, from } = arrayPageRead(req);
-    const page = await store.listTenants(limit, from);
-    return json(200, await Promise.all(page.data.map(tenantView)), nextPageHeaders(req, page.nextCursor));
+    const list = new ListPage(req, { list: 'tenants', owner: 'admin' }, ARRAY_PAGE_LIMIT);
+    const page = await store.listTenants(list.limit, list.from);
+    return json(200, await Promise.all(page.data.map(tenantView)), list.nextPageHeaders(page.nextCursor));
   });
 
   admin.get('/v1/admin/tenants/:id', async (req) => {
     await auth.admin(req);
     const tenant = await tenantOr404(store, req.params.id);
     // The servers are paged like every list (an enterprise tenant's are not counted): ?limit= and ?cursor= page them, Link names the next page.
-    const servers = await ctx.insights().servers(tenant.id, arrayPageRead(req));
-    return json(200, { ...(await tenantView(tenant)), servers: servers.data }, nextPageHeaders(req, servers.nextCursor));
+    const list = new ListPage(req, { list: 'tenant-servers', owner: 'admin' }, ARRAY_PAGE_LIMIT);
+    const servers = await ctx.insights().servers(tenant.id, list);
+    return json(200, { ...(await tenantView(tenant)), servers: servers.data }, list.nextPageHeaders(servers.nextCursor));
   });
 
   admin.patch('/v1/admin/tenants/:id', async (req) => {

@@ -1,6 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
-import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { ARRAY_PAGE_LIMIT, ListPage } from '../http/pagination.js';
 import { Fields, idParam, readJsonObject } from '../http/validate.js';
 import { pageOf } from '../store/page.js';
 import type { IdentityRouteContext } from './route-context.js';
@@ -75,9 +75,9 @@ export function mountPersonalTokenRoutes(ctx: IdentityRouteContext): void {
 
   loginSession.get('/v1/tokens', async (req) => {
     const session = await auth.session(req);
-    const { limit, from } = arrayPageRead(req);
-    const page = pageOf(await store.listPersonalTokens(session.userId, { limit: limit + 1, from }), limit, (t) => t.id);
-    return json(200, page.data.map(tokenView), nextPageHeaders(req, page.nextCursor));
+    const list = new ListPage(req, { list: 'tokens', owner: `user:${session.userId}` }, ARRAY_PAGE_LIMIT);
+    const page = pageOf(await store.listPersonalTokens(session.userId, { limit: list.limit + 1, from: list.from }), list.limit, (t) => t.id);
+    return json(200, page.data.map(tokenView), list.nextPageHeaders(page.nextCursor));
   });
 
   loginSession.delete('/v1/tokens/:id', async (req) => {

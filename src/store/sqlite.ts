@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './files.js';
+import { makeDirSync } from './make-dir.js';
 
 export type Db = Database.Database;
 
@@ -13,7 +14,7 @@ export type Db = Database.Database;
  */
 export function openDatabase(file: string): Db {
   if (file !== ':memory:') {
-    mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+    makeDirSync(dirname(file), PRIVATE_DIR_MODE);
     // Created here with the private mode before SQLite opens it (SQLite would create it 0644),
     // and SQLite gives the -wal and -shm files the database file's mode. An existing file keeps its mode.
     closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));

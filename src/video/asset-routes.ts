@@ -1,11 +1,12 @@
 import type { Handler, HttpServer, Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { empty, json, type Reply } from '../http/reply.js';
-import { idParam, limitParam } from '../http/validate.js';
+import { idParam } from '../http/validate.js';
+import { ListPage } from '../http/pagination.js';
 import { requirePlan } from '../identity/routes.js';
 import type { TenantRecord } from '../identity/types.js';
 import { etagMatches, parseRange } from './range.js';
-import { decodeCursor, encodeCursor, optionalId, type TenantHandler } from './route-kit.js';
+import { optionalId, type TenantHandler } from './route-kit.js';
 import { isSigned, originOf, ttlParam } from './signed-urls.js';
 import type { VideoRoutesOptions } from './route-options.js';
 import type { VideoStore } from './store.js';
@@ -26,11 +27,11 @@ export function mountAssetRoutes(server: HttpServer, o: VideoRoutesOptions, api:
   full.get(
     '/v1/assets',
     api(async (req, tenant) => {
-      const limit = limitParam(req, 20, 100);
       const propertyId = optionalId(req, 'property_id') as PropertyId | undefined;
       const videoId = optionalId(req, 'video_id') as VideoId | undefined;
-      const page = await store.listAssets(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(videoId ? { videoId } : {}) }, limit, decodeCursor(req));
-      return json(200, { data: page.items.map(assetView), next_cursor: encodeCursor(page.nextAfter) });
+      const list = new ListPage(req, { list: 'assets', owner: `tenant:${tenant.id}`, filters: { property_id: propertyId, video_id: videoId } });
+      const page = await store.listAssets(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(videoId ? { videoId } : {}) }, list.limit, list.from);
+      return json(200, { data: page.items.map(assetView), next_cursor: list.cursor(page.nextAfter) });
     }),
   );
 

@@ -6,9 +6,10 @@ import { pipeline } from 'node:stream/promises';
 import type { Handler, HttpServer } from '../http/server.js';
 import { HttpError, validationFailed } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { firstChars, idParam, limitParam } from '../http/validate.js';
+import { firstChars, idParam } from '../http/validate.js';
+import { ListPage } from '../http/pagination.js';
 import { probeAudio } from './ffmpeg.js';
-import { decodeCursor, encodeCursor, type TenantHandler, type VideoRouteKit } from './route-kit.js';
+import { type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import type { VideoRoutesOptions } from './route-options.js';
 import { VIDEO_LIMITS } from './limits.js';
 import type { AudioId, AudioRecord } from './types.js';
@@ -51,8 +52,9 @@ export function mountAudioRoutes(server: HttpServer, o: VideoRoutesOptions, api:
   full.get(
     '/v1/audio',
     api(async (req, tenant) => {
-      const page = await store.listAudio(tenant.id, limitParam(req, 20, 100), decodeCursor(req));
-      return json(200, { data: page.items.map(audioView), next_cursor: encodeCursor(page.nextAfter) });
+      const list = new ListPage(req, { list: 'audio', owner: `tenant:${tenant.id}` });
+      const page = await store.listAudio(tenant.id, list.limit, list.from);
+      return json(200, { data: page.items.map(audioView), next_cursor: list.cursor(page.nextAfter) });
     }),
   );
 

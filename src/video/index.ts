@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import type { HttpServer } from '../http/server.js';
@@ -22,6 +22,7 @@ import { newToken } from '../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import { LocalStorage, type AssetStorage } from './storage.js';
 import { AssetUrlSigner, loadSigningKey, signingKeyFromHex } from './signed-urls.js';
+import { makeDir } from '../store/make-dir.js';
 
 export interface VideoServiceOptions {
   /** Properties, photos, videos and assets, on the services' database. */
@@ -153,7 +154,7 @@ function findRenderer(
 /** The data directory's folders, the signing key of asset URLs, and the storage (local or S3); staged uploads of a stopped process cleared. */
 async function openFiles(options: VideoServiceOptions, nowMs: number, logger: Logger): Promise<{ signer: AssetUrlSigner; storage: AssetStorage }> {
   const local = ['work', ...(options.objectStore ? [] : ['photos', 'assets', 'media'])];
-  for (const sub of local) await mkdir(join(options.dataDir, sub), { recursive: true, mode: PRIVATE_DIR_MODE });
+  for (const sub of local) await makeDir(join(options.dataDir, sub), PRIVATE_DIR_MODE);
   const signer = new AssetUrlSigner(
     options.urlSigningKey ? signingKeyFromHex(options.urlSigningKey, 'SERVICE_URL_SIGNING_KEY') : await loadSigningKey(options.dataDir),
   );
@@ -274,5 +275,5 @@ async function clearStagedUploads(dir: string, now: number): Promise<void> {
     const staged = await stat(path).catch(() => null);
     if (staged !== null && now - staged.mtimeMs > STALE_UPLOAD_MS) await rm(path, { recursive: true, force: true });
   }
-  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  await makeDir(dir, PRIVATE_DIR_MODE);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../log.js';
@@ -12,6 +12,7 @@ import { renderBatch, RenderError, type Rendered, type Speak } from './render.js
 import type { VideoId, VideoRecord } from './types.js';
 import type { TenantId } from '../identity/types.js';
 import { leaseOwner, type Lease } from '../store/lease.js';
+import { makeDir } from '../store/make-dir.js';
 
 export interface RenderQueueOptions {
   store: VideoStore;
@@ -242,7 +243,7 @@ export class RenderQueue {
     try {
       const ffmpeg = this.o.ffmpeg;
       if (!ffmpeg) throw new RenderError('video rendering is unavailable on this server (ffmpeg not found)', this.o.ffmpegProblem ?? 'ffmpeg not found');
-      await mkdir(work, { recursive: true });
+      await makeDir(work, 0o777);
       const first = videos[0]!;
       const durationS = tourFrames(first.photoIds.length, this.o.timings, ffmpeg.xfade) / this.o.timings.fps;
       // Several formats take about as much longer as they have more pixels: the limit grows with the count.

@@ -19,9 +19,6 @@ function withHeaders(reply: Reply, headers: Record<string, string>): Reply {
   return { ...reply, headers: { ...reply.headers, ...headers } };
 }
 
-// The one cursor form of every list (src/http/pagination.ts).
-export { decodeCursor, encodeCursor } from '../http/pagination.js';
-
 export function optionalId(req: Request, name: string): number | undefined {
   const raw = req.searchParams().get(name);
   if (raw === null || raw === '') return undefined;

@@ -1,12 +1,13 @@
 import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { Fields, firstChars, idParam, limitParam, readJsonObject } from '../http/validate.js';
+import { Fields, firstChars, idParam, readJsonObject } from '../http/validate.js';
+import { ListPage } from '../http/pagination.js';
 import type { Handler } from '../http/server.js';
 import { newToken } from '../identity/tokens.js';
 import { propertyView } from './views.js';
 import { mountAssetRoutes } from './asset-routes.js';
-import { decodeCursor, encodeCursor, tenantRoute, videoRouteKit, type TenantHandler, type VideoRouteKit } from './route-kit.js';
+import { tenantRoute, videoRouteKit, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import { mountPhotoRoutes } from './photo-routes.js';
 import { mountVideoJobRoutes } from './video-routes.js';
 import { mountBrandingRoutes } from './branding-routes.js';
@@ -81,10 +82,10 @@ function mountPropertyRoutes(server: HttpServer, o: VideoRoutesOptions, api: (h:
   full.get(
     '/v1/properties',
     api(async (req, tenant) => {
-      const limit = limitParam(req, 20, 100);
-      const page = await store.listProperties(tenant.id, limit, decodeCursor(req));
+      const list = new ListPage(req, { list: 'properties', owner: `tenant:${tenant.id}` });
+      const page = await store.listProperties(tenant.id, list.limit, list.from);
       const photos = await store.photosOf(page.items.map((p) => p.id));
-      return json(200, { data: page.items.map((p) => propertyView(p, photos.get(p.id) ?? [])), next_cursor: encodeCursor(page.nextAfter) });
+      return json(200, { data: page.items.map((p) => propertyView(p, photos.get(p.id) ?? [])), next_cursor: list.cursor(page.nextAfter) });
     }),
   );
 

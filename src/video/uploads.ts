@@ -71,6 +71,20 @@ function tooLarge(filename: string, limits: UploadLimits): HttpError {
   return new HttpError('payload_too_large', `${filename} is larger than ${limits.maxPhotoBytes} bytes (the per-photo limit); nothing was stored.`);
 }
 
+/**
+ * Text fields a multipart photo upload may carry beside its files (a form's own inputs; they
+ * are not read). Past it busboy stops reading parts, which dropped the photos after them from
+ * an upload that was then answered 201: so more is refused, and nothing is stored.
+ */
+export const MULTIPART_MAX_FIELDS = 50;
+
+function tooManyFields(): HttpError {
+  return validationFailed(
+    [{ path: 'body', message: `at most ${MULTIPART_MAX_FIELDS} text fields beside the photos` }],
+    'Too many form fields in one upload; nothing was stored.',
+  );
+}
+
 function tooMany(limits: UploadLimits): HttpError {
   return validationFailed(
     [{ path: 'photos', message: `at most ${limits.maxPhotos} photos per request` }],
@@ -95,7 +109,9 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
       headers: { 'content-type': contentType },
       // A part's filename is UTF-8 as browsers and fetch write it; busboy's default reads Latin-1.
       defParamCharset: 'utf8',
-      limits: { fileSize: limits.maxPhotoBytes + 1, files: limits.maxPhotos, fields: 50, parts: limits.maxPhotos + 50 },
+      // busboy reports the parts limit on reaching it (even with no part after), so one more than
+      // the files and fields allowed: it is then reached only past one of those limits.
+      limits: { fileSize: limits.maxPhotoBytes + 1, files: limits.maxPhotos, fields: MULTIPART_MAX_FIELDS, parts: limits.maxPhotos + MULTIPART_MAX_FIELDS + 1 },
     });
   } catch {
     throw new HttpError('bad_request', 'The multipart/form-data Content-Type needs a boundary.');
@@ -123,6 +139,9 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
     );
   });
   bb.on('filesLimit', () => fail(tooMany(limits)));
+  // Either limit stops busboy reading the parts after it: a photo there would be dropped unseen.
+  bb.on('fieldsLimit', () => fail(tooManyFields()));
+  bb.on('partsLimit', () => fail(tooManyFields()));
 
   try {
     await pipeline(stream, bb);

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Handler, HttpServer, Request } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { json } from '../http/reply.js';
-import { Fields, idParam, limitParam, readJsonObject, typeOf } from '../http/validate.js';
+import { Fields, idParam, readJsonObject, typeOf } from '../http/validate.js';
+import { ListPage } from '../http/pagination.js';
 import type { TenantRecord } from '../identity/types.js';
 import { checkCallbackUrl } from './callbacks.js';
-import { decodeCursor, encodeCursor, optionalId, statusParam, type TenantHandler, type VideoRouteKit } from './route-kit.js';
+import { optionalId, statusParam, type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import type { IdempotencyClaim, VideoInput } from './store.js';
 import type { VideoRoutesOptions } from './route-options.js';
 import { videoView } from './views.js';
@@ -196,11 +197,11 @@ export function mountVideoJobRoutes(server: HttpServer, o: VideoRoutesOptions, a
   full.get(
     '/v1/videos',
     api(async (req, tenant) => {
-      const limit = limitParam(req, 20, 100);
       const propertyId = optionalId(req, 'property_id') as PropertyId | undefined;
       const status = statusParam(req);
-      const page = await store.listVideos(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(status ? { status } : {}) }, limit, decodeCursor(req));
-      return json(200, { data: page.items.map(videoView), next_cursor: encodeCursor(page.nextAfter) });
+      const list = new ListPage(req, { list: 'videos', owner: `tenant:${tenant.id}`, filters: { property_id: propertyId, status } });
+      const page = await store.listVideos(tenant.id, { ...(propertyId ? { propertyId } : {}), ...(status ? { status } : {}) }, list.limit, list.from);
+      return json(200, { data: page.items.map(videoView), next_cursor: list.cursor(page.nextAfter) });
     }),
   );
 

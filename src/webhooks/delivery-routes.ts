@@ -1,7 +1,7 @@
 import { HttpError } from '../http/errors.js';
-import { decodeCursor, encodeCursor } from '../http/pagination.js';
+import { ListPage } from '../http/pagination.js';
 import { json } from '../http/reply.js';
-import { Fields, limitParam, readJsonObject } from '../http/validate.js';
+import { Fields, readJsonObject } from '../http/validate.js';
 import { attemptView, deliveryView, iso, sinceField, type WebhookRouteContext } from './route-context.js';
 import type { DeliveryId, DeliveryStatus } from './types.js';
 
@@ -16,15 +16,14 @@ export function mountDeliveryRoutes(ctx: WebhookRouteContext): void {
 
   full.get(`${base}/deliveries`, async (req) => {
     const endpoint = await endpointOf(req);
-    const limit = limitParam(req, 20, 100);
-    const before = decodeCursor(req);
     // Empty is not given, as on every list's filter (a form's unselected filter sends `status=`).
     const status = req.searchParams().get('status') || null;
     if (status !== null && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
       throw new HttpError('bad_request', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`);
     }
-    const page = await store.listDeliveries(endpoint.id, { limit, before, ...(status ? { status: status as DeliveryStatus } : {}) });
-    return json(200, { data: page.data.map(deliveryView), next_cursor: encodeCursor(page.nextCursor) });
+    const list = new ListPage(req, { list: 'deliveries', owner: `widget:${endpoint.widgetId}`, filters: { status } });
+    const page = await store.listDeliveries(endpoint.id, { limit: list.limit, before: list.from, ...(status ? { status: status as DeliveryStatus } : {}) });
+    return json(200, { data: page.data.map(deliveryView), next_cursor: list.cursor(page.nextCursor) });
   });
 
   full.get(`${base}/deliveries/:deliveryId`, async (req) => {

@@ -1,6 +1,7 @@
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
-import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import type { Handler } from '../http/server.js';
+import { ARRAY_PAGE_LIMIT, ListPage } from '../http/pagination.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { generateSecret } from '../signing/webhook.js';
 import { endpointView, eventsField, iso, rateField, ROTATION_OVERLAP_MS, schemeField, secretField, type WebhookRouteContext } from './route-context.js';
@@ -9,17 +10,23 @@ import type { EndpointPatch } from './store.js';
 /** The fields of an endpoint a client sets (POST, PATCH); any other is refused. */
 const ENDPOINT_FIELDS = ['url', 'secret', 'events', 'enabled', 'signature_scheme', 'rate_limit'] as const;
 
+/** One page of a widget's endpoints: a bare array, the next page in a Link header. */
+function listEndpoints({ store, widgetOf }: WebhookRouteContext): Handler {
+  return async (req) => {
+    const widget = await widgetOf(req);
+    const list = new ListPage(req, { list: 'endpoints', owner: `tenant:${widget.tenantId}` }, ARRAY_PAGE_LIMIT);
+    const page = await store.listEndpoints(widget.id, list);
+    return json(200, page.data.map(endpointView), list.nextPageHeaders(page.nextCursor));
+  };
+}
+
 /** A widget's webhook endpoints: create, read, change, rotate the secret, delete. */
 export function mountEndpointRoutes(ctx: WebhookRouteContext): void {
   const { server, store, now, widgetOf, endpointOf, checkUrl } = ctx;
   const { auth } = ctx.options;
   const full = server.scoped('full');
 
-  full.get('/v1/widgets/:id/webhooks', async (req) => {
-    const widget = await widgetOf(req);
-    const page = await store.listEndpoints(widget.id, arrayPageRead(req));
-    return json(200, page.data.map(endpointView), nextPageHeaders(req, page.nextCursor));
-  });
+  full.get('/v1/widgets/:id/webhooks', listEndpoints(ctx));
 
   full.post('/v1/widgets/:id/webhooks', async (req) => {
     const widget = await widgetOf(req);

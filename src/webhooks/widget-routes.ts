@@ -1,6 +1,6 @@
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
-import { arrayPageRead, nextPageHeaders } from '../http/pagination.js';
+import { ARRAY_PAGE_LIMIT, ListPage } from '../http/pagination.js';
 import { Fields, readJsonObject } from '../http/validate.js';
 import { noRoom, requireCurrentPlan, requireRoom } from '../identity/plan-limits.js';
 import { hashToken, newToken } from '../identity/tokens.js';
@@ -32,8 +32,9 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
 
   full.get('/v1/widgets', async (req) => {
     const session = await auth.session(req);
-    const page = await store.listWidgets(session.tenant.id, arrayPageRead(req));
-    return json(200, page.data.map(widgetView), nextPageHeaders(req, page.nextCursor));
+    const list = new ListPage(req, { list: 'widgets', owner: `tenant:${session.tenant.id}` }, ARRAY_PAGE_LIMIT);
+    const page = await store.listWidgets(session.tenant.id, list);
+    return json(200, page.data.map(widgetView), list.nextPageHeaders(page.nextCursor));
   });
 
   full.get('/v1/widgets/:id', async (req) => json(200, widgetView(await widgetOf(req))));
@@ -58,11 +59,12 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
 
   full.get('/v1/widgets/:id/keys', async (req) => {
     const widget = await widgetOf(req);
-    const page = await store.listWidgetKeys(widget.id, arrayPageRead(req));
+    const list = new ListPage(req, { list: 'widget-keys', owner: `tenant:${widget.tenantId}` }, ARRAY_PAGE_LIMIT);
+    const page = await store.listWidgetKeys(widget.id, list);
     return json(
       200,
       page.data.map((k) => ({ id: k.id, preview: k.preview, created_at: iso(k.createdAt), revoked_at: iso(k.revokedAt) })),
-      nextPageHeaders(req, page.nextCursor),
+      list.nextPageHeaders(page.nextCursor),
     );
   });
 

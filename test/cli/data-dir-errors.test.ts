@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, runCli, tempDir } from '../helpers/paths.js';
 
@@ -29,14 +29,43 @@ test('a data directory where a file stands: serve, up and sidecar exit 1 with on
     writeFileSync(file, 'x');
     for (const [name, args] of Object.entries(COMMANDS)) {
       const r = await runCli([...args, '--data-dir', join(file, 'data')], ENV);
-      oneLine(r, /^brainstem: cannot create the data directory \S+a-file\/data: a file is in the way \(ENOTDIR\)$/, name);
+      oneLine(r, /^brainstem: cannot create the data directory \S+a-file\/data: a file \(or a link to nothing\) is in the way \(ENOTDIR\)$/, name);
     }
     const r = await runCli([...COMMANDS.serve!, '--db', join(file, 'x.db')], ENV);
-    oneLine(r, /^brainstem: cannot create the data directory \S+a-file: a file is in the way \(EEXIST\)$/, 'serve --db under a file');
+    oneLine(r, /^brainstem: cannot create the data directory \S+a-file: a file \(or a link to nothing\) is in the way \(EEXIST\)$/, 'serve --db under a file');
   } finally {
     dir.dispose();
   }
 });
+
+// Node's recursive mkdir spins forever on a path under /proc or /sys (ENOENT for the child,
+// EEXIST for the parent, again and again): serve, up and sidecar hung there with no output.
+test(
+  'a data directory under /proc or behind a link to nothing: serve, up and sidecar exit 1 with one line (they hung)',
+  { skip: existsSync('/proc/self') ? false : 'needs /proc' },
+  async () => {
+    const dir = tempDir();
+    try {
+      symlinkSync(join(dir.path, 'not-mounted'), join(dir.path, 'disk'));
+      const runs = Object.entries(COMMANDS).flatMap(([name, args]) => [
+        [`${name} /proc`, runCli([...args, '--data-dir', '/proc/brainstem-no-such/data'], ENV)] as const,
+        [`${name} link`, runCli([...args, '--data-dir', join(dir.path, 'disk', 'data')], ENV)] as const,
+      ]);
+      for (const [what, run] of runs) {
+        const r = await run;
+        if (what.endsWith('/proc'))
+          oneLine(
+            r,
+            /^brainstem: cannot create the data directory \/proc\/brainstem-no-such\/data: a directory above it cannot hold one \(\/proc or \/sys\?\) \(ENOENT\)$/,
+            what,
+          );
+        else oneLine(r, /^brainstem: cannot create the data directory \S+disk\/data: a file \(or a link to nothing\) is in the way \(EEXIST\)$/, what);
+      }
+    } finally {
+      dir.dispose();
+    }
+  },
+);
 
 /**
  * Why the CLI cannot be run as uid 65534 here, or false when it can: it needs root (to switch

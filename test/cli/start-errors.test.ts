@@ -38,6 +38,31 @@ test('serve: a bad flag value is the only line, and nothing is created', async (
   }
 });
 
+// Number() read '' as 0, so `--port "$PORT"` with PORT unset listened on a random port, and `0x2`, `1e0`, `+3` passed as integers.
+test('an integer flag in another form than plain digits (empty, hex, exponent, sign, spaces) is one line naming it, and nothing starts', async () => {
+  const dir = tempDir();
+  try {
+    const cases: string[][] = [
+      ['webhooks', 'listen', '--port', ''],
+      ['webhooks', 'listen', '--port', ' '],
+      ['webhooks', 'listen', '--port', '0x50'],
+      ['sidecar', '--addr', '127.0.0.1:0', '--workers', '1e0'],
+      ['sidecar', '--addr', '127.0.0.1:0', '--workers', '+1'],
+      ['serve', '--addr', '127.0.0.1:0', '--data-dir', join(dir.path, 'serve'), '--render-concurrency', '2.0'],
+    ];
+    await Promise.all(
+      cases.map(async (args) => {
+        const r = await runCli(args, { ...NO_ADMIN, BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' });
+        const flag = args[args.length - 2]!;
+        assert.match(oneLine(r, args.join(' ')), new RegExp(`${flag} must be an integer from \\d+ to \\d+, got "`), args.join(' '));
+      }),
+    );
+    assert.equal(existsSync(join(dir.path, 'serve')), false);
+  } finally {
+    dir.dispose();
+  }
+});
+
 test('serve and sidecar on a taken port: one line naming the flag that picks another', async () => {
   const dir = tempDir();
   try {
@@ -58,6 +83,28 @@ test('serve and sidecar on a taken port: one line naming the flag that picks ano
     dir.dispose();
   }
 });
+
+test('an address that is not one of this machine: one line naming the flag that picks another (--addr; --host for webhooks listen)', async () => {
+  const dir = tempDir();
+  try {
+    // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never an address of this machine.
+    const [serve, listen] = await Promise.all([
+      runCli(['serve', '--addr', '192.0.2.1:0', '--db', join(dir.path, 'serve.db'), '--insecure-http'], NO_ADMIN),
+      runCli(['webhooks', 'listen', '--host', '192.0.2.1', '--port', '0'], { BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' }),
+    ]);
+    assert.match(oneLine(serve, 'serve'), /cannot listen on 192\.0\.2\.1:0: EADDRNOTAVAIL; give --addr HOST:PORT with an address of this machine/);
+    assert.match(oneLine(listen, 'listen'), /cannot listen on 192\.0\.2\.1:0: EADDRNOTAVAIL; give --host HOST with an address of this machine/);
+  } finally {
+    dir.dispose();
+  }
+});
+
+test('webhooks listen on a taken port: one line naming --port', () =>
+  withTakenPort(async (addr) => {
+    const port = addr.split(':')[1]!;
+    const r = await runCli(['webhooks', 'listen', '--port', port], { BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' });
+    assert.match(oneLine(r, 'listen'), /already in use; .*give --port PORT \(0 picks a free one\)$/);
+  }));
 
 test('a database that cannot be opened: one line naming the fix (unreachable PostgreSQL, a file that is no database)', async () => {
   const dir = tempDir();

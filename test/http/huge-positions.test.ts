@@ -7,18 +7,25 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeCursor } from '../../src/http/pagination.js';
+import { ARRAY_PAGE_LIMIT, ListPage, type ListScope } from '../../src/http/pagination.js';
+import type { Request } from '../../src/http/server.js';
 import { startTestServer, tenantSession, ADMIN_TOKEN } from '../helpers/embedded.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { PAGE } from '../webhooks/conversations/setup.js';
 
 const HUGE = 999_999_999_999_999;
 
+/** The cursor a list would give at `position`: no list here reaches it, so it is made as the server makes it. */
+function cursorAt(position: number, scope: ListScope, params: Record<string, string> = {}): string {
+  const req = { params, path: '/', searchParams: () => new URLSearchParams() } as unknown as Request;
+  return new ListPage(req, scope, ARRAY_PAGE_LIMIT).cursor(position)!;
+}
+
 for (const backend of ['sqlite', 'postgres'] as const) {
   test(`${backend}: versions, cursors and message positions past 2^31 are 404 or an empty page, never a 500`, { timeout: 120_000 }, async () => {
     const s = await startTestServer(backend === 'postgres' ? { database: { kind: 'postgres', url: await freshDatabase() } } : {});
     try {
-      const { token } = await tenantSession(s);
+      const { token, tenantId } = await tenantSession(s);
       const server = await s.call('POST', '/v1/servers', { token, body: { name: 'alpha' } });
       const id = server.body.id as number;
       for (const version of [2 ** 31, HUGE, Number.MAX_SAFE_INTEGER]) {
@@ -26,13 +33,17 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         assert.equal(rollback.status, 404, `rollback to ${version}: ${JSON.stringify(rollback.body)}`);
       }
       assert.equal((await s.call('GET', `/v1/servers/${id}/config/versions/${HUGE}`, { token })).status, 404);
-      const older = await s.call('GET', `/v1/servers/${id}/config/versions?cursor=${encodeCursor(HUGE)}`, { token });
+      const older = await s.call(
+        'GET',
+        `/v1/servers/${id}/config/versions?cursor=${cursorAt(HUGE, { list: 'config-versions', owner: `tenant:${tenantId}` }, { id: String(id) })}`,
+        { token },
+      );
       assert.equal(older.status, 200, JSON.stringify(older.body));
       assert.deepEqual(
         older.body.map((v: { version: number }) => v.version),
         [1],
       );
-      const tenants = await s.call('GET', `/v1/admin/tenants?cursor=${encodeCursor(HUGE)}`, { token: ADMIN_TOKEN });
+      const tenants = await s.call('GET', `/v1/admin/tenants?cursor=${cursorAt(HUGE, { list: 'tenants', owner: 'admin' })}`, { token: ADMIN_TOKEN });
       assert.deepEqual([tenants.status, tenants.body], [200, []]);
 
       const widget = await s.call('POST', '/v1/widgets', { token, body: { name: 'w' } });

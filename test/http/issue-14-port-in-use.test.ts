@@ -74,7 +74,7 @@ test('a second sidecar on the port of a running sidecar exits 1 with one clear l
   }
 });
 
-test('serve, sidecar and webhooks listen on a port another program holds exit 1 with the same line (webhooks listen without the --addr hint)', () =>
+test('serve, sidecar and webhooks listen on a port another program holds exit 1 with the same line, each naming its own flag (webhooks listen: --port)', () =>
   withTakenPort(async (port) => {
     const dir = tempDir();
     try {
@@ -86,7 +86,10 @@ test('serve, sidecar and webhooks listen on a port another program holds exit 1 
       assert.equal(sidecar.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use${TAKEN_FIX}`);
       const listen = await runToExit(['webhooks', 'listen', '--port', String(port)], { BRAINSTEM_WEBHOOK_SECRET: 'whsec_x' });
       assert.equal(listen.code, 1);
-      assert.equal(listen.stderr.trim(), `brainstem: address 127.0.0.1:${port} is already in use`);
+      assert.equal(
+        listen.stderr.trim(),
+        `brainstem: address 127.0.0.1:${port} is already in use; stop what holds it (another brainstem?), or give --port PORT (0 picks a free one)`,
+      );
     } finally {
       dir.dispose();
     }

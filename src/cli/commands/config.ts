@@ -1,4 +1,4 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import diff, { type Difference } from 'microdiff';
@@ -7,6 +7,7 @@ import type { ConfigBundle } from '../../../brain/index.js';
 import { ControlPlaneApi } from '../control-plane-api.js';
 import { noteHeaderValue } from '../../controlplane/config-routes.js';
 import { CliError, parseInteger, printJson } from '../util.js';
+import { makeDir } from '../../store/make-dir.js';
 
 interface ConfigOptions {
   server: string;
@@ -86,7 +87,7 @@ export function describeChange(d: Difference): string {
 
 async function writeAtomically(file: string, text: string): Promise<void> {
   // A first pull into a directory that does not exist yet makes it, as `git clone` would.
-  await mkdir(dirname(file), { recursive: true });
+  await makeDir(dirname(file), 0o777);
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, text);
   await rename(tmp, file);

@@ -20,6 +20,7 @@ import {
   parseAddr,
   parseInteger,
   startError,
+  addressFlag,
   untilSignal,
   withDatabaseOptions,
 } from '../util.js';
@@ -177,7 +178,7 @@ export function registerServe(program: Command): void {
         ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey } } : {}),
       });
     } catch (err) {
-      throw startError(err, '--addr');
+      throw startError(err, addressFlag('--addr'));
     }
     // Warnings once the server runs: a start that fails says only why.
     if (!adminToken) logger.warn('SERVICE_ADMIN_TOKEN is not set: the /v1/admin routes and /metrics will refuse every request');

@@ -24,6 +24,7 @@ import {
   parseAddr,
   parseInteger,
   startError,
+  addressFlag,
   untilSignal,
 } from '../util.js';
 import { DATA_DIR_ENV, sidecarDataDir } from '../data-dir.js';
@@ -220,7 +221,7 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
     };
     sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: configSourceFrom(opts, logger) });
   } catch (err) {
-    throw startError(err, '--addr');
+    throw startError(err, addressFlag('--addr'));
   }
   // Listening before the banner: whoever reacts to it with a signal at once stops the sidecar cleanly.
   const stopped = untilSignal();

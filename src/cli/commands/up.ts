@@ -19,6 +19,7 @@ import {
   limitsFlag,
   parseAddr,
   startError,
+  addressFlag,
   untilSignal,
   withDatabaseOptions,
 } from '../util.js';
@@ -141,7 +142,7 @@ async function runUp(flags: UpFlags): Promise<void> {
       accessLog: accessLogFlag(flags.accessLog),
     });
   } catch (err) {
-    throw startError(err, '--addr', 'embedded server: ');
+    throw startError(err, addressFlag('--addr'), 'embedded server: ');
   }
   if (flags.allowPrivateWebhooks) logger.warn('--allow-private-webhooks: webhook and callback URLs may reach private and loopback addresses over plain http');
   // Always a token: a mod tried against the local stack must learn at once when it sends none or a wrong one.
@@ -190,7 +191,7 @@ async function startUpSidecar(
     );
   } catch (err) {
     await embedded.close();
-    throw startError(err, '--sidecar-addr', 'sidecar: ');
+    throw startError(err, addressFlag('--sidecar-addr'), 'sidecar: ');
   }
 }
 

@@ -6,7 +6,7 @@ import { verifyWebhook } from '../../webhooks/verify.js';
 import { generateSecret } from '../../signing/webhook.js';
 import { EVENT_TYPES } from '../../webhooks/types.js';
 import { addressText, SECURITY_HEADERS } from '../../http/server.js';
-import { CliError, parseInteger, untilSignal } from '../util.js';
+import { CliError, parseInteger, startError, untilSignal, type AddressFlags } from '../util.js';
 import { registerWebhookTrigger } from './webhooks-trigger.js';
 import { DEDUP_WINDOW_MS, DeliveryIds } from './webhooks-dedup.js';
 
@@ -168,16 +168,21 @@ function receiver(flags: ListenFlags, secret: string, to: URL | null, print: Pri
   };
 }
 
-/** Binds the receiver; an address in use or refused is one clear CLI error. */
+/** The flags that pick another address for the receiver, as its start error names them. */
+const LISTEN_FLAGS: AddressFlags = { port: '--port PORT (0 picks a free one)', host: '--host HOST' };
+
+/** Binds the receiver; an address in use or refused is one clear CLI error naming the flag that picks another. */
 function listen(server: http.Server, host: string, port: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new CliError(
-          err.code === 'EADDRINUSE' ? `address ${addressText(host, port)} is already in use` : `cannot listen on ${addressText(host, port)}: ${err.message}`,
-        ),
-      ),
-    );
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const why =
+        err.code === 'EADDRINUSE'
+          ? `address ${addressText(host, port)} is already in use`
+          : err.code === 'EACCES'
+            ? `address ${addressText(host, port)} is not permitted (${err.code})`
+            : `cannot listen on ${addressText(host, port)}: ${err.code ?? err.message}`;
+      reject(startError(Object.assign(new Error(why), { code: err.code }), LISTEN_FLAGS));
+    });
     server.listen(port, host, resolve);
   });
 }

@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../store/files.js';
+import { makeDir } from '../../store/make-dir.js';
 
 /** Files of the control-plane source's state directory. */
 export const STATE_DIR_FILES = {
@@ -20,7 +21,7 @@ export function defaultStateDir(serverId: string, dataDir = process.cwd()): stri
 }
 
 export async function ensureDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  await makeDir(dir, PRIVATE_DIR_MODE);
 }
 
 /** Writes a temp file beside `path`, then renames it over: a crash leaves the old file whole. */

@@ -1,9 +1,10 @@
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../store/files.js';
 import { STATE_FORMAT, STATE_VERSION } from '../../../brain/index.js';
 import type { Logger } from '../../log.js';
 import type { Evaluator } from '../tick/evaluator.js';
+import { makeDir } from '../../store/make-dir.js';
 
 /** Name of the brain state file. */
 export const STATE_FILE = 'brain-state.json';
@@ -37,7 +38,7 @@ export async function readStateFile(path: string): Promise<unknown | null> {
  */
 export async function writeStateFile(path: string, agents: AsyncIterable<string>): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+  await makeDir(dirname(path), PRIVATE_DIR_MODE);
   try {
     const file = await open(temp, 'w', PRIVATE_FILE_MODE);
     try {

@@ -1,7 +1,7 @@
 import { HttpError } from '../../http/errors.js';
-import { decodeCursor, encodeCursor } from '../../http/pagination.js';
+import { ListPage } from '../../http/pagination.js';
 import { empty, json } from '../../http/reply.js';
-import { Fields, limitParam, readJsonObject } from '../../http/validate.js';
+import { Fields, readJsonObject } from '../../http/validate.js';
 import { chars, SETTINGS_BODY_MAX_BYTES, VISITOR_BODY_MAX_BYTES, type ConversationRouteContext } from './route-context.js';
 import { messageView } from './service.js';
 import { patchSettings } from './settings.js';
@@ -55,13 +55,9 @@ export function mountOwnerConversationRoutes(ctx: ConversationRouteContext): voi
     const status = req.searchParams().get('status') || null;
     if (status !== null && status !== 'open' && status !== 'ended') throw new HttpError('bad_request', 'status must be open or ended.');
     // Paged as every {data, next_cursor} list: ?limit= 1-100 (default 20) and the opaque cursor.
-    const page = await service.store.list({
-      widgetId: widget.id,
-      limit: limitParam(req, 20, 100),
-      before: decodeCursor(req),
-      ...(status ? { status } : {}),
-    });
-    return json(200, { data: page.data.map(conversationView), next_cursor: encodeCursor(page.nextCursor) });
+    const list = new ListPage(req, { list: 'conversations', owner: `tenant:${widget.tenantId}`, filters: { status } });
+    const page = await service.store.list({ widgetId: widget.id, limit: list.limit, before: list.from, ...(status ? { status } : {}) });
+    return json(200, { data: page.data.map(conversationView), next_cursor: list.cursor(page.nextCursor) });
   });
 
   full.get('/v1/widgets/:id/conversations/:conversationId', async (req) => {
