@@ -13,7 +13,7 @@ import { applyProfileTraits, sampleSessionS, sampleTraits, temper } from './popu
 import { seedFor } from './prng.js';
 import { newRhythm } from './conduct.js';
 import { closeDeadContact, CONTACT_MEMORY_S, recordContact } from './reactive/investigate.js';
-import { perceive, type Perception } from './reactive/perception.js';
+import { perceive, withoutSelf, type Perception } from './reactive/perception.js';
 import { alignmentOf, mapSurvivorOf, survivorOf, type Alignment } from './roster.js';
 import { Squads, type Squad } from './squads.js';
 import type { Goal, Mode } from './modes.js';
@@ -152,7 +152,7 @@ export class Brain {
     const st = s.self_state;
     const pos = st.pos;
     const id = s.agent as number;
-    const targets = s.targets;
+    const targets = withoutSelf(s.targets, id);
 
     let a = this.agents.current(id, time);
     const first = a === undefined;

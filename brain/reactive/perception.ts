@@ -28,6 +28,29 @@ export function newPerception(): Perception {
 
 export const FRIENDLY_RANGE_M = 15;
 
+/**
+ * Whether a target is the character itself: kind `ai` (what a mod registers its characters as)
+ * and the character's own agent id. A mod whose perception lists every registered character
+ * within range lists the character too, at its own position; a target of that id and another
+ * kind is someone else (a game whose player ids and character ids overlap: player 7 beside
+ * character 7) and counts.
+ */
+function isSelf(t: Target, agent: number): boolean {
+  return t.id === agent && t.kind === 'ai';
+}
+
+/**
+ * The targets without the character itself (isSelf): a character does not perceive, fear,
+ * remember, flee from or hear itself. The same array when it is not there (a mod that leaves
+ * it out: every tick of one), so only a snapshot that lists the character pays for a copy.
+ */
+export function withoutSelf(targets: readonly Target[], agent: number): readonly Target[] {
+  for (let i = 0; i < targets.length; i++) {
+    if (isSelf(targets[i]!, agent)) return targets.filter((t) => !isSelf(t, agent));
+  }
+  return targets;
+}
+
 /** How much a kind of hostile matters at equal distance: armed people first, animals last. */
 function kindWeight(kind: TargetKind): number {
   switch (kind) {
