@@ -152,7 +152,7 @@ export class Brain {
     const st = s.self_state;
     const pos = st.pos;
     const id = s.agent as number;
-    const targets = withoutSelf(s.targets, id);
+    const given = s.targets;
 
     let a = this.agents.current(id, time);
     const first = a === undefined;
@@ -164,7 +164,8 @@ export class Brain {
     if (prof.coward !== undefined) a.cowardFlag = prof.coward ? 1 : 0;
 
     const p = this.p;
-    perceive(st, targets, a.health, first, p);
+    perceive(st, given, id, a.health, first, p);
+    const targets = p.self ? withoutSelf(given, id) : given;
     const threat = p.threat;
     if (threat !== null) {
       if (!a.sawHostile) {
