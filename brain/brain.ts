@@ -13,7 +13,7 @@ import { applyProfileTraits, sampleSessionS, sampleTraits, temper } from './popu
 import { seedFor } from './prng.js';
 import { newRhythm } from './conduct.js';
 import { closeDeadContact, CONTACT_MEMORY_S, recordContact } from './reactive/investigate.js';
-import { perceive, type Perception } from './reactive/perception.js';
+import { perceive, withoutSelf, type Perception } from './reactive/perception.js';
 import { alignmentOf, mapSurvivorOf, survivorOf, type Alignment } from './roster.js';
 import { Squads, type Squad } from './squads.js';
 import type { Goal, Mode } from './modes.js';
@@ -152,7 +152,7 @@ export class Brain {
     const st = s.self_state;
     const pos = st.pos;
     const id = s.agent as number;
-    const targets = s.targets;
+    const given = s.targets;
 
     let a = this.agents.current(id, time);
     const first = a === undefined;
@@ -164,7 +164,8 @@ export class Brain {
     if (prof.coward !== undefined) a.cowardFlag = prof.coward ? 1 : 0;
 
     const p = this.p;
-    perceive(st, targets, a.health, first, p);
+    perceive(st, given, id, a.health, first, p);
+    const targets = p.self ? withoutSelf(given, id) : given;
     const threat = p.threat;
     if (threat !== null) {
       if (!a.sawHostile) {

@@ -41,9 +41,9 @@ export class TickCtx {
   /**
    * The snapshot's targets, as perception loaded them. Snapshots come in several shapes (the
    * optional fields present or not), so a load from one is a polymorphic lookup; a load from
-   * here is a field read.
+   * here is a field read. The character itself is not among them (withoutSelf).
    */
-  targets: Target[] = [];
+  targets: readonly Target[] = [];
   prof: Profile = {};
   a: AgentState = null as unknown as AgentState;
   sq: Squad | null = null;
