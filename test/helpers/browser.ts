@@ -10,14 +10,29 @@ export const skipWithoutChromium: string | false = existsSync(CHROMIUM)
   ? false
   : `${CHROMIUM} is missing (apt-get install chromium; CI installs it via .ci/run)`;
 
-/** Compiles the page's TypeScript so the server serves what the test drives. */
+/**
+ * Compiles the page's TypeScript so the server serves what the test drives (scripts/run-tests.mjs
+ * compiles it once for the run and says so in BRAINSTEM_TEST_DASHBOARD_BUILT).
+ */
 export function buildDashboard(): void {
+  if (process.env.BRAINSTEM_TEST_DASHBOARD_BUILT === '1') return;
   const r = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', join(repoRoot, 'dashboard')], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`tsc -p dashboard failed:\n${r.stdout}${r.stderr}`);
 }
 
-/** Headless Chromium without its background traffic (updates, sync), which a test must not wait on. */
-export function launchChromium(): Promise<Browser> {
+/**
+ * Headless Chromium without its background traffic (updates, sync), which a test must not wait on.
+ * Under scripts/run-tests.mjs, a connection to the run's one Chromium (scripts/test-services.mjs
+ * launches it with these flags), whose `close()` closes only this connection's contexts.
+ */
+export async function launchChromium(): Promise<Browser> {
+  const services = process.env.BRAINSTEM_TEST_SERVICES;
+  if (services) {
+    const res = await fetch(`${services}/chromium`);
+    if (!res.ok) throw new Error(`the run's shared Chromium did not start: ${await res.text()}`);
+    const { wsEndpoint } = (await res.json()) as { wsEndpoint: string };
+    return chromium.connect(wsEndpoint);
+  }
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
