@@ -7,12 +7,13 @@
 // Each is started on first ask (a run without PostgreSQL or browser tests pays nothing),
 // through a small HTTP server on 127.0.0.1 whose address is the first line this process
 // prints: GET /postgres answers {"url"} of the server's maintenance database, GET /chromium
-// {"wsEndpoint"} for playwright's connect. The helpers in test/helpers ask it when
-// BRAINSTEM_TEST_SERVICES names it, and start their own otherwise.
+// {"wsEndpoint"} for playwright's connect. The helpers in test/helpers ask the one that
+// BRAINSTEM_TEST_SERVICES names; without it (a file run alone), test/helpers/postgres.ts starts
+// one of these for its own process and test/helpers/browser.ts launches its own browser.
 //
-// It stops everything and removes its temp dirs when its stdin ends: the runner holds the other
-// end, so this happens however the runner ends (done, a failed test, Ctrl-C, even SIGKILL). It
-// runs in its own process group, so a Ctrl-C in the terminal reaches the runner, not it.
+// It stops everything and removes its temp dirs when its stdin ends: its starter holds the other
+// end, so this happens however the starter ends (done, a failed test, Ctrl-C, even SIGKILL). It
+// runs in its own process group, so a Ctrl-C in the terminal reaches the starter, not it.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
