@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { repoRoot } from './paths.js';
+import { askServices } from './services.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /** The `skip` option of a browser suite: the reason when Debian's Chromium is not installed. */
@@ -21,31 +22,13 @@ export function buildDashboard(): void {
 }
 
 /**
- * Headless Chromium without its background traffic (updates, sync), which a test must not wait on.
- * Under scripts/run-tests.mjs, a connection to the run's one Chromium (scripts/test-services.mjs
- * launches it with these flags), whose `close()` closes only this connection's contexts.
+ * Headless Chromium without its background traffic (updates, sync), which a test must not wait on:
+ * a connection to the one scripts/test-services.mjs launches (test/helpers/services.ts; under
+ * scripts/run-tests.mjs one for the whole run), whose `close()` closes only this connection's
+ * contexts.
  */
 export async function launchChromium(): Promise<Browser> {
-  const services = process.env.BRAINSTEM_TEST_SERVICES;
-  if (services) {
-    const res = await fetch(`${services}/chromium`);
-    if (!res.ok) throw new Error(`the run's shared Chromium did not start: ${await res.text()}`);
-    const { wsEndpoint } = (await res.json()) as { wsEndpoint: string };
-    return chromium.connect(wsEndpoint);
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-quic',
-      '--no-first-run',
-    ],
-  });
+  return chromium.connect((await askServices<{ wsEndpoint: string }>('/chromium')).wsEndpoint);
 }
 
 /**
