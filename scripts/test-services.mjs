@@ -7,9 +7,9 @@
 // Each is started on first ask (a run without PostgreSQL or browser tests pays nothing),
 // through a small HTTP server on 127.0.0.1 whose address is the first line this process
 // prints: GET /postgres answers {"url"} of the server's maintenance database, GET /chromium
-// {"wsEndpoint"} for playwright's connect. The helpers in test/helpers ask the one that
-// BRAINSTEM_TEST_SERVICES names; without it (a file run alone), test/helpers/postgres.ts starts
-// one of these for its own process and test/helpers/browser.ts launches its own browser.
+// {"wsEndpoint"} for playwright's connect. test/helpers/services.ts asks the one that
+// BRAINSTEM_TEST_SERVICES names; without it (a file run alone) it starts one of these for its
+// own process.
 //
 // It stops everything and removes its temp dirs when its stdin ends: its starter holds the other
 // end, so this happens however the starter ends (done, a failed test, Ctrl-C, even SIGKILL). It
@@ -22,7 +22,7 @@ import { join } from 'node:path';
 
 /** The test cluster's password; the same as test/helpers/postgres.ts uses for its own. */
 const PASSWORD = 'brainstem-test';
-/** Debian's Chromium, as in test/helpers/browser.ts. */
+/** Debian's Chromium (test/helpers/browser.ts skips the browser tests without it). */
 const CHROMIUM = '/usr/bin/chromium';
 
 const dirs = [];
@@ -65,7 +65,7 @@ async function startPostgres() {
 }
 
 async function startChromium() {
-  // The same flags as test/helpers/browser.ts's launchChromium.
+  // Without its background traffic (updates, sync), which a test must not wait on.
   const { chromium } = await import('playwright-core');
   return chromium.launchServer({
     executablePath: CHROMIUM,
