@@ -7,12 +7,25 @@
 // modules (UNIT_SUITES, `npm run test:unit`, well under a minute); --fast leaves out the
 // slowest suites (SLOW_SUITES, `npm run test:fast`), for day-to-day work; CI runs everything.
 // --timings also prints each file's test time, slowest first, to choose SLOW_SUITES by.
-import { spawnSync } from 'node:child_process';
+//
+// The files run FILE_CONCURRENCY at a time, the slowest first (SLOW_SUITES' order) so that no
+// long file starts last. They share one PostgreSQL server and one Chromium, started on first
+// use by scripts/test-services.mjs and stopped (their temp dirs removed) however the run ends;
+// the dashboard's page code is compiled once here rather than by each browser test.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { selectTests } from './test-files.mjs';
+
+/**
+ * Test files run at once. The suite is mostly CPU work (servers, PostgreSQL, ffmpeg, Chromium
+ * and child processes started by the tests), so more files at once than cores only helps
+ * while some of them wait; bench/RESULTS.md ("Suite time") has the measurements behind it.
+ */
+const FILE_CONCURRENCY = 3;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -23,7 +36,7 @@ if (unknown.length > 0) {
   console.error(`unknown option ${unknown[0]}; the options are --unit, --fast and --timings`);
   process.exit(1);
 }
-const compiled = selectTests(root, { fast: args.includes('--fast'), unit: args.includes('--unit'), filter });
+const compiled = selectTests(root, { fast: args.includes('--fast'), unit: args.includes('--unit'), filter, slowestFirst: true });
 if (compiled.length === 0) {
   console.error(`no test files under test/ match ${filter.join(' ')}`);
   process.exit(1);
@@ -33,6 +46,30 @@ if (missing.length > 0) {
   console.error(`not built: ${missing.map((f) => relative(root, f)).join(', ')}; run npm run build first`);
   process.exit(1);
 }
+
+const env = { ...process.env, BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'silent' };
+
+// A browser test serves the compiled dashboard; compiled once here, each file need not (test/helpers/browser.ts).
+if (compiled.some((f) => readFileSync(f, 'utf8').includes('/helpers/browser.js'))) {
+  const r = spawnSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'dashboard')], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    console.error(`tsc -p dashboard failed:\n${r.stdout}${r.stderr}`);
+    process.exit(1);
+  }
+  env.BRAINSTEM_TEST_DASHBOARD_BUILT = '1';
+}
+
+// Its own process group (detached), so a Ctrl-C reaches the tests and this runner but not the
+// shared servers: they are stopped once the tests have ended, when this process closes the pipe.
+const services = spawn(process.execPath, [join(root, 'scripts', 'test-services.mjs')], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+const servicesExited = new Promise((resolve) => services.once('exit', resolve));
+const servicesUrl = await new Promise((resolve) => {
+  createInterface({ input: services.stdout }).once('line', resolve);
+  services.once('exit', () => resolve(null));
+});
+if (servicesUrl) env.BRAINSTEM_TEST_SERVICES = servicesUrl;
+else console.error('scripts/test-services.mjs did not start: each test file starts its own PostgreSQL and Chromium');
+
 const reporters = [];
 let timings = null;
 if (args.includes('--timings')) {
@@ -41,10 +78,23 @@ if (args.includes('--timings')) {
   reporters.push('--test-reporter=spec', '--test-reporter-destination=stdout');
   reporters.push(`--test-reporter=${join(root, 'scripts', 'timing-reporter.mjs')}`, `--test-reporter-destination=${out}`);
 }
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...reporters, ...compiled], {
+const tests = spawn(process.execPath, ['--test', `--test-concurrency=${FILE_CONCURRENCY}`, '--test-timeout=120000', ...reporters, ...compiled], {
   stdio: 'inherit',
-  env: { ...process.env, BRAINSTEM_LOG: process.env.BRAINSTEM_LOG ?? 'silent' },
+  env,
 });
+// A Ctrl-C reaches the tests from the terminal too; a signal sent to this process alone is passed on.
+// Either way this process waits for the tests to end, then stops the shared servers.
+let signalled = null;
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    signalled ??= sig;
+    tests.kill(sig);
+  });
+}
+const status = await new Promise((resolve) => tests.once('exit', (code, sig) => resolve(code ?? (sig ? 1 : 0))));
+services.stdin.end();
+await servicesExited;
+
 if (timings) {
   const perFile = new Map();
   for (const line of readFileSync(join(timings, 'times.tsv'), 'utf8').split('\n')) {
@@ -57,4 +107,4 @@ if (timings) {
   for (const [file, ms] of rows) console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(join(root, 'dist'), file).replace(/\.js$/, '.ts')}`);
   rmSync(timings, { recursive: true, force: true });
 }
-process.exit(result.status ?? 1);
+process.exit(signalled ? 128 + { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 }[signalled] : status);

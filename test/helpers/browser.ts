@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { repoRoot } from './paths.js';
+import { askServices } from './services.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /** The `skip` option of a browser suite: the reason when Debian's Chromium is not installed. */
@@ -10,27 +11,24 @@ export const skipWithoutChromium: string | false = existsSync(CHROMIUM)
   ? false
   : `${CHROMIUM} is missing (apt-get install chromium; CI installs it via .ci/run)`;
 
-/** Compiles the page's TypeScript so the server serves what the test drives. */
+/**
+ * Compiles the page's TypeScript so the server serves what the test drives (scripts/run-tests.mjs
+ * compiles it once for the run and says so in BRAINSTEM_TEST_DASHBOARD_BUILT).
+ */
 export function buildDashboard(): void {
+  if (process.env.BRAINSTEM_TEST_DASHBOARD_BUILT === '1') return;
   const r = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', join(repoRoot, 'dashboard')], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`tsc -p dashboard failed:\n${r.stdout}${r.stderr}`);
 }
 
-/** Headless Chromium without its background traffic (updates, sync), which a test must not wait on. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-quic',
-      '--no-first-run',
-    ],
-  });
+/**
+ * Headless Chromium without its background traffic (updates, sync), which a test must not wait on:
+ * a connection to the one scripts/test-services.mjs launches (test/helpers/services.ts; under
+ * scripts/run-tests.mjs one for the whole run), whose `close()` closes only this connection's
+ * contexts.
+ */
+export async function launchChromium(): Promise<Browser> {
+  return chromium.connect((await askServices<{ wsEndpoint: string }>('/chromium')).wsEndpoint);
 }
 
 /**

@@ -8,7 +8,7 @@ import { repoRoot, tempDir } from '../helpers/paths.js';
 interface TestFiles {
   SLOW_SUITES: string[];
   UNIT_SUITES: string[];
-  selectTests(root: string, options?: { fast?: boolean; unit?: boolean; filter?: string[] }): string[];
+  selectTests(root: string, options?: { fast?: boolean; unit?: boolean; filter?: string[]; slowestFirst?: boolean }): string[];
 }
 const load = async () => (await import(pathToFileURL(join(repoRoot, 'scripts', 'test-files.mjs')).href)) as TestFiles;
 
@@ -50,4 +50,17 @@ test('test:unit runs only suites of pure modules: none imports the server, the C
     .map((f) => relative(join(repoRoot, 'dist'), f).replace(/\.js$/, '.ts'))
     .filter((f) => impure.test(readFileSync(join(repoRoot, f), 'utf8')));
   assert.deepEqual(offenders, []);
+});
+
+test('slowest first: the same files, the slow suites first in their listed order, then the rest by path', async () => {
+  const { SLOW_SUITES, selectTests } = await load();
+  const all = selectTests(repoRoot);
+  const ordered = selectTests(repoRoot, { slowestFirst: true });
+  assert.deepEqual([...ordered].sort(), [...all].sort());
+  const slow = SLOW_SUITES.map((f) => join(repoRoot, 'dist', f.replace(/\.ts$/, '.js')));
+  assert.deepEqual(ordered.slice(0, slow.length), slow);
+  assert.deepEqual(
+    ordered.slice(slow.length),
+    all.filter((f) => !slow.includes(f)),
+  );
 });

@@ -65,7 +65,9 @@ test('a listener whose connection is cut reconnects, listens again and is told t
     // Another session ends the listening connection, as a database restart or a network cut would.
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+    );
     await admin.end();
     await next(resyncs, 1);
     await a.send('chan_r', 'after');
