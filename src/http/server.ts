@@ -1336,10 +1336,14 @@ function listenFailure(host: string, port: number): Promise<Error> {
   return new Promise((resolve) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') resolve(Object.assign(new Error(`address ${addressText(host, port)} is already in use`), { code: err.code }));
-      else if (err.code === 'EACCES')
-        resolve(Object.assign(new Error(`address ${addressText(host, port)} is not permitted (${err.code})`), { code: err.code }));
-      else resolve(Object.assign(new Error(`cannot listen on ${addressText(host, port)}: ${err.code ?? err.message}`), { code: err.code }));
+      const address = addressText(host, port);
+      const message =
+        err.code === 'EADDRINUSE'
+          ? `address ${address} is already in use`
+          : err.code === 'EACCES'
+            ? `address ${address} is not permitted (${err.code})`
+            : `cannot listen on ${address}: ${err.code ?? err.message}`;
+      resolve(Object.assign(new Error(message), { code: err.code }));
     });
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(new Error(`cannot listen on ${addressText(host, port)}`))));
   });
