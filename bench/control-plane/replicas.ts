@@ -268,6 +268,16 @@ export function confined(
   return pinned(serverCpu, cmd, args);
 }
 
+/**
+ * The warm-up's default: 2 s of CPU under the quota (2 ÷ the share of a core, 8 s at 0.25; 2 s
+ * without quotas). V8 needs about that much CPU on a replica's pull path before it runs the
+ * optimised code a long-running replica runs: a quarter-core replica measured after 2 s of wall
+ * time spent its first measured seconds at two to three times its steady CPU per pull.
+ */
+export function defaultWarmupS(replicaCpu: number | null): number {
+  return Math.ceil(2 / Math.min(1, replicaCpu ?? 1));
+}
+
 export async function runReplicaBench(o: ReplicaBenchOptions): Promise<ReplicaBenchResult> {
   const quotas = quotasFor(o.replicaCpu, o.log);
   if (o.cpuProfDir !== null) mkdirSync(o.cpuProfDir, { recursive: true });

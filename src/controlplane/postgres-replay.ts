@@ -25,15 +25,23 @@ const RECORD = `WITH v AS (
 
 /**
  * One flush: the signatures of every request that arrived while the previous flush was at the
- * database, as two columns. The requests wait on `done`, which resolves with, per signature, 1
- * when this replica's insert was the one that stored it (the first use) and 0 when it was
- * there already (a replay), or rejects when the insert failed (then nothing was stored).
+ * database, as two columns, and what each request waits for. When the insert returns, each
+ * request's continuation runs right there with its freshness (true when this replica's insert
+ * was the one that stored the signature, false when it was there already: a replay), and its
+ * value or throw settles the request's promise; when the insert failed (then nothing was
+ * stored), every promise is rejected with the failure.
  */
 interface Flush {
   ts: number[];
   slot: number[];
-  done: Promise<Uint8Array>;
-  resolve: (fresh: Uint8Array) => void;
+  waiters: Waiter[];
+}
+
+/** A request waiting on a flush: its continuation and its promise's two ends. */
+interface Waiter {
+  next: (fresh: boolean) => unknown;
+  failed: (() => void) | undefined;
+  resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
 
@@ -58,14 +66,16 @@ export class PgReplayLedger implements ReplayLedger {
     this.lastPrune = now();
   }
 
-  record(ts: number, slot: number): Promise<boolean> {
+  record(ts: number, slot: number): Promise<boolean>;
+  record<T>(ts: number, slot: number, then: (fresh: boolean) => T | PromiseLike<T>, failed?: () => void): Promise<T>;
+  record(ts: number, slot: number, then: (fresh: boolean) => unknown = isFresh, failed?: () => void): Promise<unknown> {
     let flush = this.next;
     if (flush === null || flush.ts.length >= REPLAY_BATCH) {
       // A full flush is sent as it is; this signature starts the one after it.
       if (flush !== null) this.queued.push(flush);
-      flush = this.next = open();
+      flush = this.next = { ts: [], slot: [], waiters: [] };
     }
-    const i = flush.ts.push(ts) - 1;
+    flush.ts.push(ts);
     flush.slot.push(slot);
     if (!this.running) {
       // The first flush of a burst starts after this turn of the event loop, so it takes every
@@ -73,7 +83,10 @@ export class PgReplayLedger implements ReplayLedger {
       this.running = true;
       setImmediate(() => void this.drain());
     }
-    return flush.done.then((fresh) => fresh[i] === 1);
+    // One promise per request, settled by the flush itself with the continuation's result: no
+    // chain of promises between the insert's return and the request's answer.
+    const waiters = flush.waiters;
+    return new Promise((resolve, reject) => void waiters.push({ next: then, failed, resolve, reject }));
   }
 
   /** Full flushes waiting their turn behind the one at the database. */
@@ -126,10 +139,13 @@ export class PgReplayLedger implements ReplayLedger {
       // The connection may be what failed: it is closed, and the next flush takes another.
       held.broken = true;
       giveBack(held);
-      flush.reject(err);
+      for (const w of flush.waiters) {
+        w.failed?.();
+        w.reject(err);
+      }
       return;
     }
-    flush.resolve(freshness(flush, rows));
+    settle(flush.waiters, rows);
   }
 
   private async checkOut(held: Held): Promise<PoolClient> {
@@ -173,22 +189,22 @@ function nextPoll(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
-function open(): Flush {
-  let resolve!: (fresh: Uint8Array) => void;
-  let reject!: (err: unknown) => void;
-  const done = new Promise<Uint8Array>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  // A rejection is handled by each request's own then; this one keeps an idle flush quiet.
-  done.catch(() => {});
-  return { ts: [], slot: [], done, resolve, reject };
-}
+const isFresh = (fresh: boolean): boolean => fresh;
 
-/** Which signatures of `flush` this insert stored: all but the replays whose positions came back. */
-function freshness(flush: Flush, rows: readonly { i: number }[]): Uint8Array {
-  const fresh = new Uint8Array(flush.ts.length).fill(1);
-  // int8 arrives as a number (the pool's type parsers); positions count from 1.
-  for (const r of rows) fresh[Number(r.i) - 1] = 0;
-  return fresh;
+/**
+ * Runs each request's continuation with its freshness (every signature stored but the replays
+ * whose positions, counted from 1, came back) and settles its promise with the outcome.
+ */
+function settle(waiters: readonly Waiter[], rows: readonly { i: number }[]): void {
+  let replays: Set<number> | null = null;
+  // int8 arrives as a number (the pool's type parsers).
+  if (rows.length > 0) replays = new Set(rows.map((r) => Number(r.i) - 1));
+  for (let i = 0; i < waiters.length; i++) {
+    const w = waiters[i]!;
+    try {
+      w.resolve(w.next(replays === null || !replays.has(i)));
+    } catch (err) {
+      w.reject(err);
+    }
+  }
 }

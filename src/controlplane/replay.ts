@@ -108,6 +108,13 @@ class SlotSet {
 export interface ReplayLedger {
   record(ts: number, slot: number): Promise<boolean>;
   /**
+   * `record`, with what the request does once the ledger has answered run at that moment
+   * (`then(fresh)`): the promise settles with its value or its throw. A request's answer then
+   * waits on one promise rather than a chain of them. When the record could not be written,
+   * `failed` runs before the promise rejects with the failure.
+   */
+  record<T>(ts: number, slot: number, then: (fresh: boolean) => T | PromiseLike<T>, failed?: () => void): Promise<T>;
+  /**
    * Signatures were written to the record by another statement (a telemetry batch's, which
    * records its reports' signatures itself) at `now`: the ledger keeps pruning the record on its
    * schedule as it does after its own writes.

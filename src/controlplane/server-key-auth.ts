@@ -263,21 +263,55 @@ export class ServerKeyAuth {
    * recorded against replay, exactly when `check` would return the owner; a key at its rate
    * throws the 429 `check` would throw, having recorded what `check` records (the signature,
    * not the request). False, having recorded nothing, in every other case; `check` then gives
-   * the precise error. `now` is the caller's read of this authenticator's clock. With a shared ledger, an authentic request new to this replica is a
-   * promise instead: resolved once the ledger confirms the signature new on every replica,
-   * rejected with the error `check` would give (401 replay, 429) otherwise.
+   * the precise error. `now` is the caller's read of this authenticator's clock. Without a
+   * shared ledger only (see `acceptShared`).
    */
-  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string, now: number = this.now()): boolean | Promise<void> {
-    // With a ledger, a key at its limit is left to `check`, which answers the 429: nothing may
-    // be recorded on the other replicas' ledger first.
-    if (this.ledger && !this.limiter.peek(key.limit, this.rate, now).allowed) return false;
+  accept(key: CachedKey, method: string, target: string, timestamp: string, signature: string, now: number = this.now()): boolean {
     const slot = this.authentic(key.verify, method, target, undefined, timestamp, signature, now);
     if (slot < 0) return false;
-    const seconds = unixSeconds(timestamp);
-    if (!this.seen.remember(seconds, slot, Math.floor(now / 1000))) return false;
-    if (this.ledger) return this.ledger.record(seconds, slot).then((fresh) => void this.admitFresh(fresh, key.owner, 'active', now, key.limit));
+    if (!this.seen.remember(unixSeconds(timestamp), slot, Math.floor(now / 1000))) return false;
     this.admit(key.owner, 'active', now, key.limit);
     return true;
+  }
+
+  /**
+   * `accept` with a shared ledger: false, having recorded and counted nothing, whenever `check`
+   * must decide (so also for a key at its rate: nothing may be recorded on the other replicas'
+   * ledger before `check` answers the 429). Otherwise the request is counted against its key's
+   * rate now, its signature goes to the shared record, and the promise settles with `then()`
+   * run the moment the ledger confirms the signature new on every replica, or rejects with the
+   * 401 `check` gives a replay (the count taken back), or with the ledger's failure (likewise).
+   * Counting before the record rather than peeking before it and counting after costs the
+   * limiter one call instead of two; a request that turns out a replay holds a unit of its key's
+   * rate for the round trip only.
+   */
+  acceptShared<T>(
+    key: CachedKey,
+    method: string,
+    target: string,
+    timestamp: string,
+    signature: string,
+    now: number,
+    then: () => T | PromiseLike<T>,
+  ): Promise<T> | false {
+    const slot = this.authentic(key.verify, method, target, undefined, timestamp, signature, now);
+    if (slot < 0) return false;
+    const limit = key.limit;
+    if (!this.limiter.hit(limit, this.rate, now).allowed) return false;
+    const seconds = unixSeconds(timestamp);
+    if (!this.seen.remember(seconds, slot, Math.floor(now / 1000))) {
+      this.limiter.release(limit, now);
+      return false;
+    }
+    return this.ledger!.record(
+      seconds,
+      slot,
+      (fresh) => {
+        if (!fresh) this.replayedAt(limit, now);
+        return then();
+      },
+      () => this.limiter.release(limit, now),
+    );
   }
 
   private checkToken(req: Request, token: string | null): Promise<KeyOwner> {
@@ -342,7 +376,7 @@ export class ServerKeyAuth {
   ): KeyOwner | Promise<KeyOwner> {
     const now = this.now();
     const slot = this.freshSlot(verify, method, target, body, timestamp, signature, now);
-    if (this.ledger) return this.ledger.record(unixSeconds(timestamp!), slot).then((fresh) => this.admitFresh(fresh, owner, status, now, limit));
+    if (this.ledger) return this.ledger.record(unixSeconds(timestamp!), slot, (fresh) => this.admitFresh(fresh, owner, status, now, limit));
     return this.admit(owner, status, now, limit);
   }
 
@@ -397,7 +431,7 @@ export class ServerKeyAuth {
 
   /** The rest of `checkRead` for a deferred request: its shared replay record, then the tenant's status and the key's rate. */
   shared(d: DeferredRequest): Promise<KeyOwner> {
-    return this.ledger!.record(d.ts, d.slot).then((fresh) => this.admitFresh(fresh, d.owner, d.status, d.now, d.limit));
+    return this.ledger!.record(d.ts, d.slot, (fresh) => this.admitFresh(fresh, d.owner, d.status, d.now, d.limit));
   }
 
   /**
@@ -412,7 +446,12 @@ export class ServerKeyAuth {
 
   /** A deferred request counted by `admitNow` turned out a replay: the count is taken back, and the 401 `check` gives a replay is thrown. */
   replayed(d: DeferredRequest): never {
-    this.limiter.release(d.limit, d.now);
+    return this.replayedAt(d.limit, d.now);
+  }
+
+  /** A request counted under `limit` at `now` turned out a replay: the count is taken back, and the 401 is thrown. */
+  private replayedAt(limit: string, now: number): never {
+    this.limiter.release(limit, now);
     throw replayed();
   }
 

@@ -14,7 +14,7 @@ import { IngestQueue, TELEMETRY_LIMITS, nextMapSample, parseReport } from './tel
 import { ReportRetention } from './retention.js';
 import { requestedServer, serverId, serverParam } from './server-param.js';
 import type { IngestOutcome, KeyOwner, ServerId, TelemetryReport } from './types.js';
-import type { DeferredRequest } from './server-key-auth.js';
+import type { CachedKey, DeferredRequest } from './server-key-auth.js';
 
 const PULL_PATH = '/v1/config';
 const PUSH_PATH = '/v1/telemetry';
@@ -74,8 +74,7 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   // is left to the route below, which answers exactly as it would have (keyAuth.accept records
   // nothing when it declines, so the route's own check sees the request fresh; a key at its
   // rate it answers with the route's own 429, having recorded what the route would). With replicas
-  // the signature's shared replay record is awaited first; the head is then read again, so a
-  // publish that landed meanwhile is what the pull gets.
+  // the signature's shared replay record is awaited first (pullShared).
   const quickPull = (req: UwsRequest): ShortcutReply | Promise<ShortcutReply> | null => {
     const key = ctx.keyAuth.cached(req.getHeader(AUTHORIZATION));
     if (key === undefined) return null;
@@ -90,19 +89,11 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
     // One clock read for the whole answer (signature window, rate, pull record): the three
     // reads it replaces were microseconds apart on the same request.
     const now = ctx.now();
-    const accepted = ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP), req.getHeader(SIGNATURE), now);
-    if (accepted === false) return null;
-    const agent = ctx.pulls.agentDue(key.owner.serverId, now) ? req.getHeader(USER_AGENT) : null;
-    const etag = req.getHeader(IF_NONE_MATCH);
-    if (accepted === true) return answerHead(head, agent, etag, now);
-    return accepted.then(() => {
-      const now = ctx.heads.peek(head.serverId);
-      if (now !== undefined) return answerHead(now, agent, etag);
-      return ctx.heads.get(head.serverId).then((h) => {
-        if (!h) throw new HttpError('config_not_found', `No server with id ${head.serverId}.`);
-        return answerHead(h, agent, etag);
-      });
-    });
+    if (!ctx.keyAuth.defers) {
+      if (!ctx.keyAuth.accept(key, 'GET', target, req.getHeader(TIMESTAMP), req.getHeader(SIGNATURE), now)) return null;
+      return answerHead(head, ctx.pulls.agentDue(key.owner.serverId, now) ? req.getHeader(USER_AGENT) : null, req.getHeader(IF_NONE_MATCH), now);
+    }
+    return pullShared(ctx, req, key, head, target, now, answerHead);
   };
 
   serverKey.get(
@@ -115,6 +106,51 @@ export function mountSidecarRoutes(server: HttpServer, ctx: ControlPlaneContext)
   );
 
   mountTelemetryPush(serverKey, ctx, otherServer);
+}
+
+type AnswerHead = (head: Head, agent: string | undefined | null, etag: string | undefined, now?: number) => ShortcutReply;
+
+/**
+ * The pull shortcut with replicas: the request counted and its signature sent to the shared
+ * replay record, the answer settled the moment the record confirms it new (null when the route
+ * must decide, as `acceptShared` declines). uWS's request is valid only inside its callback, so
+ * what the answer needs of it is read now, and the answer itself chosen now for the head in
+ * memory: once the record returns, only a changed head (a publish meanwhile) costs more than a
+ * comparison, and the head then read is what the pull gets.
+ */
+function pullShared(
+  ctx: ControlPlaneContext,
+  req: UwsRequest,
+  key: CachedKey,
+  head: Head,
+  target: string,
+  now: number,
+  answerHead: AnswerHead,
+): Promise<ShortcutReply> | null {
+  const agent = ctx.pulls.agentDue(key.owner.serverId, now) ? req.getHeader(USER_AGENT) : null;
+  const etag = req.getHeader(IF_NONE_MATCH);
+  const reply = matchesEtag(etag, head.etag) ? head.notModified : head.full;
+  const answered = ctx.keyAuth.acceptShared(
+    key,
+    'GET',
+    target,
+    req.getHeader(TIMESTAMP),
+    req.getHeader(SIGNATURE),
+    now,
+    (): ShortcutReply | Promise<ShortcutReply> => {
+      const current = ctx.heads.peek(head.serverId);
+      if (current === head) {
+        ctx.pulls.pulled(head.serverId, head.version, agent, ctx.now());
+        return reply;
+      }
+      if (current !== undefined) return answerHead(current, agent, etag);
+      return ctx.heads.get(head.serverId).then((h) => {
+        if (!h) throw new HttpError('config_not_found', `No server with id ${head.serverId}.`);
+        return answerHead(h, agent, etag);
+      });
+    },
+  );
+  return answered === false ? null : answered;
 }
 
 /** POST /v1/telemetry: a report checked, counted against the server's quota, queued for storage, then old reports pruned. */

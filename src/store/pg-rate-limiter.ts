@@ -39,6 +39,15 @@ interface Others {
   count: number;
   /** Start of the oldest bucket of those, so a refusal can say when room comes back. */
   oldest: number;
+  /** The rate left to this replica (the limit less `count`), made once per read rather than per request. */
+  share?: Rate;
+}
+
+/** The part of `rate` the other replicas have not used, as this replica's own limiter counts it. */
+function ownShare(others: Others, rate: Rate): Rate {
+  const share = others.share;
+  if (share !== undefined && share.windowMs === rate.windowMs && share.limit === rate.limit - others.count) return share;
+  return (others.share = { limit: rate.limit - others.count, windowMs: rate.windowMs });
 }
 
 /**
@@ -84,17 +93,27 @@ export class PgRateLimiter implements RateLimiter {
 
   hit(key: string, rate: Rate, now: number): RateDecision {
     const others = this.othersOf(key, rate, now);
-    if (others.count >= rate.limit) return this.refusedByOthers(others, rate, now);
-    const d = this.own.hit(key, { limit: rate.limit - others.count, windowMs: rate.windowMs }, now);
-    this.seen.set(key, [rate.windowMs, now]);
+    if (others !== null && others.count >= rate.limit) return this.refusedByOthers(others, rate, now);
+    const d = this.own.hit(key, others === null ? rate : ownShare(others, rate), now);
+    // Every call is on a request's path: the key's entry is updated in place, not replaced.
+    const seen = this.seen.get(key);
+    if (seen === undefined) this.seen.set(key, [rate.windowMs, now]);
+    else {
+      seen[0] = rate.windowMs;
+      seen[1] = now;
+    }
     if (d.allowed) this.record(key, rate.windowMs, now);
-    return { ...d, limit: rate.limit };
+    // The decision is the memory limiter's own new object: its limit is set, not copied.
+    d.limit = rate.limit;
+    return d;
   }
 
   peek(key: string, rate: Rate, now: number): RateDecision {
     const others = this.othersOf(key, rate, now);
-    if (others.count >= rate.limit) return this.refusedByOthers(others, rate, now);
-    return { ...this.own.peek(key, { limit: rate.limit - others.count, windowMs: rate.windowMs }, now), limit: rate.limit };
+    if (others !== null && others.count >= rate.limit) return this.refusedByOthers(others, rate, now);
+    const d = this.own.peek(key, others === null ? rate : ownShare(others, rate), now);
+    d.limit = rate.limit;
+    return d;
   }
 
   release(key: string, at: number): void {
@@ -120,10 +139,11 @@ export class PgRateLimiter implements RateLimiter {
     await this.sync();
   }
 
-  private othersOf(key: string, rate: Rate, now: number): Others {
+  /** What the other replicas admitted under `key` as last read, or null when nothing of theirs binds. */
+  private othersOf(key: string, rate: Rate, now: number): Others | null {
     const o = this.others.get(key);
     // Counts read before the window moved past their oldest bucket no longer bind.
-    if (!o || o.oldest + rate.windowMs <= now) return { count: 0, oldest: now };
+    if (o === undefined || o.count === 0 || o.oldest + rate.windowMs <= now) return null;
     return o;
   }
 

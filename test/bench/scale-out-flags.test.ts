@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cli } from '../helpers/paths.js';
+import { defaultWarmupS } from '../../bench/control-plane/replicas.js';
 
 // The scale-out benchmarks' flags: registered, and refused with the reason when they cannot run.
 
@@ -31,6 +32,10 @@ test('bench control-plane --database takes --warmup and --cpu-prof, and refuses 
   });
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /--warmup/);
+});
+
+test('bench control-plane --database warms each process for 2 s of CPU under its quota by default', () => {
+  assert.deepEqual([defaultWarmupS(0.25), defaultWarmupS(0.3), defaultWarmupS(1), defaultWarmupS(2), defaultWarmupS(null)], [8, 7, 2, 2, 2]);
 });
 
 test('bench webhooks --database takes --warmup (per serve process) and --rounds, and refuses rounds out of range', () => {

@@ -153,3 +153,55 @@ test('a busy ledger keeps one connection across its flushes; when that connectio
     await dispose();
   }
 });
+
+test("a request's continuation runs when its flush returns and settles its request alone; a failed insert runs every request's `failed` and none of the continuations", async () => {
+  const { a, b, s, dispose } = await twoReplicas();
+  try {
+    const seen = (fresh: boolean) => (fresh ? 'first use' : 'replay');
+    assert.equal(await a.record(s, 21, seen), 'first use');
+    assert.equal(await b.record(s, 21, seen), 'replay');
+    // One flush: a continuation that throws rejects its own request only, and its signature
+    // was recorded all the same (the statement stored the whole flush).
+    const mixed = await Promise.allSettled([
+      a.record(s, 22, () => {
+        throw new Error('refused after the record');
+      }),
+      a.record(s, 23, seen),
+      a.record(s, 23, seen),
+    ]);
+    assert.equal(mixed[0]!.status, 'rejected');
+    assert.match(String((mixed[0] as PromiseRejectedResult).reason), /refused after the record/);
+    assert.deepEqual(
+      mixed.slice(1).map((o) => (o as PromiseFulfilledResult<string>).value),
+      ['first use', 'replay'],
+    );
+    assert.equal(await b.record(s, 22), false);
+  } finally {
+    await dispose();
+  }
+
+  // A database that fails every statement: each request is told, after its `failed` ran once.
+  const down = new Error('the database is gone');
+  const broken = {
+    connect: async () => ({ query: async () => Promise.reject(down), on() {}, removeListener() {}, release() {} }),
+    query: async () => ({ rows: [] }),
+  } as unknown as Pool;
+  const ledger = new PgReplayLedger(broken, 300, () => s * 1000);
+  let failed = 0;
+  let continued = 0;
+  const outcomes = await Promise.allSettled(
+    [1, 2, 3].map((i) =>
+      ledger.record(
+        s,
+        i,
+        () => continued++,
+        () => failed++,
+      ),
+    ),
+  );
+  assert.deepEqual(
+    outcomes.map((o) => o.status === 'rejected' && o.reason === down),
+    [true, true, true],
+  );
+  assert.deepEqual([failed, continued], [3, 0]);
+});

@@ -51,3 +51,35 @@ test('a replica alone on the database limits exactly like the in-memory limiter'
     await pool.end();
   }
 });
+
+test("the room a replica leaves itself follows each read of the others' counts and the rate asked for", async () => {
+  const url = await freshDatabase();
+  const pools = [openPool(url), openPool(url)];
+  const now = Date.parse('2026-04-01T10:00:00Z');
+  const [a, b] = await Promise.all(pools.map((p, i) => PgRateLimiter.open(p, { replicaId: `r${i}`, now: () => now, syncMs: 3_600_000 })));
+  try {
+    const synced = async () => {
+      for (const l of [b!, a!]) await l.sync();
+      await a!.sync();
+    };
+    // The key is one this replica has hit (only those are read): one of its own.
+    assert.equal(a!.hit('k', rate, now).allowed, true);
+    for (let i = 0; i < 4; i++) b!.hit('k', rate, now);
+    await synced();
+    assert.deepEqual([a!.peek('k', rate, now).limit, a!.peek('k', rate, now).remaining], [10, 5]);
+    for (let i = 0; i < 2; i++) b!.hit('k', rate, now);
+    await synced();
+    assert.equal(a!.peek('k', rate, now).remaining, 3, 'the others counted 6 now');
+    // The same key asked at a lower rate: the room is that rate less the others' 6.
+    const lower = a!.hit('k', { limit: 8, windowMs: rate.windowMs }, now);
+    assert.deepEqual([lower.allowed, lower.limit, lower.remaining], [true, 8, 0]);
+    const first = a!.hit('k', rate, now);
+    const second = a!.hit('k', rate, now);
+    assert.notEqual(first, second, 'each decision is its own object');
+    assert.deepEqual([first.remaining, second.remaining], [1, 0]);
+    assert.equal(a!.hit('k', rate, now).allowed, false);
+  } finally {
+    for (const l of [a!, b!]) await l.close();
+    await Promise.all(pools.map((p) => p.end()));
+  }
+});

@@ -14,7 +14,7 @@ interface Flags {
   database?: string;
   replicas: string;
   replicaCpu: string;
-  warmup: string;
+  warmup?: string;
   controls?: boolean;
   connectionsEach?: boolean;
   cpuProf?: string;
@@ -42,7 +42,10 @@ export function registerBenchControlPlane(bench: Command): void {
       'with --database: each serve process (and the hello-world) in a CPU cgroup of its own with this share of a core, made and removed by the bench (root); "none" for no quotas',
       '0.25',
     )
-    .option('--warmup <s>', 'with --database: seconds of unmeasured load before each measured scenario (each process compiles its hot paths first)', '2')
+    .option(
+      '--warmup <s>',
+      'with --database: seconds of unmeasured load before each measured scenario (each process compiles its hot paths first); default 2 s of CPU under the quota: 2 ÷ --replica-cpu (8 at 0.25), 2 without quotas',
+    )
     .option(
       '--controls',
       'with --database: for each replica count N above 1, also one replica given a 1/N share of the connections, alone and beside N − 1 busy loops under the same quota (what a replica owes to its share of the clients, to the busier machine, and to the other replicas)',
@@ -78,18 +81,20 @@ export function registerBenchControlPlane(bench: Command): void {
 
 async function replicaBench(flags: Flags): Promise<void> {
   const { url, replicas } = replicaBenchFlags(flags.database!, flags.replicas);
-  const { runReplicaBench, replicaTable } = await import('../../../bench/control-plane/replicas.js');
+  const { runReplicaBench, replicaTable, defaultWarmupS } = await import('../../../bench/control-plane/replicas.js');
+  const replicaCpu = replicaCpuFlag(flags.replicaCpu);
+  const warmupS = flags.warmup === undefined ? defaultWarmupS(replicaCpu) : parseInteger(flags.warmup, '--warmup', 0, 600);
   const result = await runReplicaBench({
     database: url,
     replicas,
     durationS: parseInteger(flags.duration, '--duration', 1, 600),
-    warmupS: parseInteger(flags.warmup, '--warmup', 0, 600),
+    warmupS,
     cpuProfDir: flags.cpuProf === undefined ? null : resolve(flags.cpuProf),
     connections: parseInteger(flags.connections, '--connections', 1, 10_000),
     serverCpu: flags.serverCpu || undefined,
     loadCpu: flags.loadCpu || undefined,
     poolRate: parseInteger(flags.poolRate, '--pool-rate', 1000, 5_000_000),
-    replicaCpu: replicaCpuFlag(flags.replicaCpu),
+    replicaCpu,
     controls: flags.controls === true,
     connectionsEach: flags.connectionsEach === true,
     rounds: parseInteger(flags.rounds, '--rounds', 1, 20),
