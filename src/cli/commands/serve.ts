@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { conversationFlags } from './conversation-flags.js';
 import { createLogger } from '../../log.js';
-import type { Role } from '../../embedded/start.js';
+import { ROLES, type Role } from '../../embedded/roles.js';
 import { describeDatabase } from '../../store/database.js';
 import { join, resolve } from 'node:path';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
@@ -55,7 +55,7 @@ interface ServeFlags {
   billing?: string;
 }
 
-function roleFlag(text: string, ROLES: readonly Role[]): Role {
+function roleFlag(text: string): Role {
   if (!ROLES.includes(text as Role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}, got "${text}"`);
   return text as Role;
 }
@@ -132,12 +132,10 @@ function serveCommand(program: Command): Command {
 
 export function registerServe(program: Command): void {
   serveCommand(program).action(async (flags: ServeFlags) => {
-    // Loaded only when serve runs: the server's modules are most of what a CLI start would cost.
-    const { ROLES, startEmbedded } = await import('../../embedded/start.js');
     // Every flag's value is checked before anything is created or locked.
     const { host, port } = parseAddr(flags.addr, '--addr');
     const limits = limitsFlag(flags.limits);
-    const role = roleFlag(flags.role, ROLES);
+    const role = roleFlag(flags.role);
     const webhookConcurrency = webhookConcurrencyFlags(flags);
     if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new CliError('--tls-cert and --tls-key go together');
     const video = videoFlags(flags);
@@ -148,6 +146,8 @@ export function registerServe(program: Command): void {
       total: limits.limits?.connectionsTotal ?? DEFAULT_CONNECTION_CAPS.total,
     });
     const billing = flags.billing !== undefined ? { billing: billingFlag(flags.billing) } : {};
+    // Loaded once the flags are good: the server's modules are most of what a CLI start costs.
+    const { startEmbedded } = await import('../../embedded/start.js');
     const { dir, database } = stackDataDir(flags);
     const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
     // One process runs a SQLite file's background jobs: a second would take back the first's
