@@ -43,6 +43,7 @@ export const UNIT_SUITES = [
   'test/controlplane/replay',
   'test/identity/hash-gate',
   'test/cli/documented-flags',
+  'test/cli/lazy-commands',
   'test/dashboard/server-mirror',
 ];
 

@@ -28,14 +28,7 @@ import { serveMetrics } from './metrics.js';
 import { openBackend, type Backend } from './backend.js';
 import { announcer } from '../store/broadcast.js';
 import { createVoiceOver } from './voiceover.js';
-
-/**
- * What one `serve` process does: `api` answers HTTP and runs no background loop, `worker`
- * runs the background jobs (render queue, webhook outbox, video callbacks, webhook log
- * retention) and answers only /health, `all` (the default) does both.
- */
-export const ROLES = ['api', 'worker', 'all'] as const;
-export type Role = (typeof ROLES)[number];
+import type { Role } from './roles.js';
 
 /** The channel on which an API replica tells the workers a video was queued. */
 const VIDEO_QUEUED_CHANNEL = 'brainstem_video_queued';

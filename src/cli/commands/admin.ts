@@ -5,13 +5,12 @@ import { PLANS, planAtLeast, type Plan, type TenantId } from '../../identity/typ
 import { CliError, parseInteger, withDatabaseOptions } from '../util.js';
 import { withDataDirOption } from '../data-dir.js';
 import { withStackDatabase } from './stack-database.js';
-import { DEFAULT_BUNDLE } from '../../../brain/index.js';
-import { openControlPlaneStore } from '../../controlplane/open-store.js';
 import type { ControlPlaneStore } from '../../controlplane/store.js';
 import type { ServerId } from '../../controlplane/types.js';
 
 /** Runs `fn` on the stores of the command's database and prints what it returns as JSON. */
-const withStore: WithStore = (cmd, fn) => withStackDatabase(cmd, (database, identity) => fn(identity, () => openControlPlaneStore(database)));
+const withStore: WithStore = (cmd, fn) =>
+  withStackDatabase(cmd, (database, identity) => fn(identity, async () => (await import('../../controlplane/open-store.js')).openControlPlaneStore(database)));
 
 /** The tenant of `--tenant`, or a CLI error naming the id. */
 const tenantOf = async (store: IdentityStore, raw: string) => {
@@ -94,6 +93,7 @@ function registerControlPlaneAdmin(admin: Command, withStore: WithStore, tenantO
       if (!opts.name.trim() || opts.name.length > 200) throw new CliError('--name must be 1 to 200 characters');
       await withStore(cmd, async (store, controlPlane) => {
         const tenant = await tenantOf(store, opts.tenant);
+        const { DEFAULT_BUNDLE } = await import('../../../brain/index.js');
         const server = await (await controlPlane()).createServer(tenant.id, opts.name, DEFAULT_BUNDLE, 'system');
         return { ...server, configVersion: 1 };
       });

@@ -5,7 +5,6 @@ import diff, { type Difference } from 'microdiff';
 import { BUNDLE_FILE, bundleDirOf, loadBundleDir } from '../../bundles.js';
 import type { ConfigBundle } from '../../../brain/index.js';
 import { ControlPlaneApi } from '../control-plane-api.js';
-import { noteHeaderValue } from '../../controlplane/config-routes.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 import { makeDir } from '../../store/make-dir.js';
 
@@ -139,6 +138,8 @@ export function registerConfig(program: Command): void {
         return;
       }
       const base = opts.force ? head.version : local.version;
+      // The server's own check of the note, loaded only here: its module brings the control plane's routes.
+      const { noteHeaderValue } = await import('../../controlplane/config-routes.js');
       const res = await api.call('PUT', `/v1/servers/${serverId}/config`, { ...local, version: base }, { 'x-config-note': noteHeaderValue(opts.note) });
       if (res.status === 409) {
         throw new CliError(

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { openControlPlaneStore } from '../../controlplane/open-store.js';
 import { addNextBundleKey } from '../../controlplane/bundle-signer.js';
 import { CONTROLPLANE_CHANNEL, type ControlPlaneEvent } from '../../controlplane/cluster.js';
 import type { ControlPlaneStore } from '../../controlplane/store.js';
@@ -21,6 +20,7 @@ export function registerKeys(program: Command): void {
 
   const withStore = (cmd: Command, fn: (store: ControlPlaneStore, notify: () => Promise<void>) => Promise<unknown>): Promise<void> =>
     withStackDatabase(cmd, async (database) => {
+      const { openControlPlaneStore } = await import('../../controlplane/open-store.js');
       const store = await openControlPlaneStore(database);
       const notify = async (): Promise<void> => {
         if (database.kind !== 'postgres') return;

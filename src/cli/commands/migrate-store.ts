@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { parseDatabaseUrl } from '../../store/database.js';
-import { migrateStore, MigrateStoreError } from '../migrate-store.js';
 import { progress } from '../progress.js';
 import { CliError, printJson } from '../util.js';
 
@@ -17,6 +16,8 @@ export function registerMigrateStore(program: Command): void {
       const to = location(flags.to, '--to');
       if (from.kind !== 'sqlite') throw new CliError('--from must be a sqlite:PATH database');
       if (to.kind !== 'postgres') throw new CliError('--to must be a postgres:// database');
+      // Loaded only when the command runs: both stores' modules, which other commands need not load.
+      const { migrateStore, MigrateStoreError } = await import('../migrate-store.js');
       let report;
       const shown = progress({ label: 'migrate-store', total: null, unit: 'rows', json: flags.json === true });
       try {

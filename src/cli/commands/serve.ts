@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { conversationFlags } from './conversation-flags.js';
 import { createLogger } from '../../log.js';
-import { ROLES, startEmbedded, type Role } from '../../embedded/start.js';
+import { ROLES, type Role } from '../../embedded/roles.js';
 import { describeDatabase } from '../../store/database.js';
 import { join, resolve } from 'node:path';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
@@ -146,6 +146,8 @@ export function registerServe(program: Command): void {
       total: limits.limits?.connectionsTotal ?? DEFAULT_CONNECTION_CAPS.total,
     });
     const billing = flags.billing !== undefined ? { billing: billingFlag(flags.billing) } : {};
+    // Loaded once the flags are good: the server's modules are most of what a CLI start costs.
+    const { startEmbedded } = await import('../../embedded/start.js');
     const { dir, database } = stackDataDir(flags);
     const videoDir = flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data);
     // One process runs a SQLite file's background jobs: a second would take back the first's

@@ -7,11 +7,9 @@ import type { Command } from 'commander';
 import { configuredPlugins } from '../../dialogue/create.js';
 import { modelServerProblem } from '../../dialogue/model-check.js';
 import { createLogger, type Logger } from '../../log.js';
-import { BundleDirSource } from '../../sidecar/config/bundle-dir-source.js';
 import type { ConfigOrigin, ConfigSource } from '../../sidecar/config/config-source.js';
-import { DefaultsSource } from '../../sidecar/config/defaults-source.js';
-import { startLinkedSidecar, type ControlPlaneLinkOptions } from '../../sidecar/link/control-plane-link.js';
-import { startSidecar, type Sidecar, type SidecarOptions } from '../../sidecar/service.js';
+import type { ControlPlaneLinkOptions } from '../../sidecar/link/control-plane-link.js';
+import type { Sidecar, SidecarOptions } from '../../sidecar/service.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import {
@@ -187,11 +185,15 @@ export function dialogueFrom(opts: SidecarCliOptions, env: NodeJS.ProcessEnv): S
   return audioDir ? { ...common, audioDir: resolve(audioDir) } : common;
 }
 
-/** Picks the config source from the options: a bundle directory, else the built-in defaults. */
-export function configSourceFrom(opts: SidecarCliOptions, logger: Logger): ConfigSource {
+/** Picks the config source from the options: a bundle directory, else the built-in defaults (each loaded only when picked). */
+export async function configSourceFrom(opts: SidecarCliOptions, logger: Logger): Promise<ConfigSource> {
   const key = bundleKeyFrom(opts.bundleKey);
-  if (opts.bundle) return new BundleDirSource(opts.bundle, { logger, ...(key ? { trust: new BundleTrust({ file: null, givenKey: key, logger }) } : {}) });
+  if (opts.bundle) {
+    const { BundleDirSource } = await import('../../sidecar/config/bundle-dir-source.js');
+    return new BundleDirSource(opts.bundle, { logger, ...(key ? { trust: new BundleTrust({ file: null, givenKey: key, logger }) } : {}) });
+  }
   if (key) throw new CliError('--bundle-key checks a signed bundle: give --bundle DIR or --control-plane with it');
+  const { DefaultsSource } = await import('../../sidecar/config/defaults-source.js');
   return new DefaultsSource();
 }
 
@@ -205,6 +207,9 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
   const stateFile = stateFileFrom(opts, process.cwd(), link?.stateDir ?? null, dataDir);
   const stateEveryMs = opts.stateEvery === undefined ? 30_000 : parseInteger(opts.stateEvery, '--state-every', 1, 86_400) * 1000;
   const dialogue = dialogueFrom(opts, env);
+  // Loaded only when the sidecar starts: a CLI start that runs another command does not pay for them.
+  const { startLinkedSidecar } = await import('../../sidecar/link/control-plane-link.js');
+  const { startSidecar } = await import('../../sidecar/service.js');
   let sidecar: Sidecar;
   try {
     const common = {
@@ -219,7 +224,7 @@ export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv
       accessLog: accessLogFlag(opts.accessLog),
       connections: connectionFlags(opts),
     };
-    sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: configSourceFrom(opts, logger) });
+    sidecar = link ? (await startLinkedSidecar(link, common)).sidecar : await startSidecar({ ...common, source: await configSourceFrom(opts, logger) });
   } catch (err) {
     throw startError(err, addressFlag('--addr'));
   }

@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { openDatabaseAt, type Database } from '../../store/database.js';
-import { openIdentityStore } from '../../identity/open-store.js';
 import type { IdentityStore } from '../../identity/store.js';
-import { databaseError } from '../../embedded/backend.js';
 import { stackDatabase } from '../data-dir.js';
 import { printJson } from '../util.js';
 
@@ -13,6 +11,9 @@ import { printJson } from '../util.js';
  */
 export async function withStackDatabase(cmd: Command, fn: (database: Database, identity: IdentityStore) => Promise<unknown>): Promise<void> {
   const location = stackDatabase(cmd.optsWithGlobals() as { dataDir?: string; database?: string; db?: string });
+  // Loaded only when an offline command runs, not by every CLI start.
+  const { databaseError } = await import('../../embedded/backend.js');
+  const { openIdentityStore } = await import('../../identity/open-store.js');
   let database;
   try {
     database = openDatabaseAt(location);

@@ -2,14 +2,14 @@ import { join, resolve } from 'node:path';
 import { conversationFlags } from './conversation-flags.js';
 import type { Command } from 'commander';
 import { createLogger, type Logger } from '../../log.js';
-import { startLinkedSidecar, type LinkedSidecar } from '../../sidecar/link/control-plane-link.js';
+import type { LinkedSidecar } from '../../sidecar/link/control-plane-link.js';
 import { defaultStateDir } from '../../sidecar/state/state-dir.js';
 import { defaultStateFile } from '../../sidecar/state/state-file.js';
 import { describeDatabase } from '../../store/database.js';
-import { startEmbedded, type Embedded } from '../../embedded/start.js';
+import type { Embedded } from '../../embedded/start.js';
 import { ensureDemoWidget } from '../demo-widget.js';
 import { lockDatabase } from '../db-lock.js';
-import { ensureLocalStack, type LocalStack } from '../local-stack.js';
+import type { LocalStack } from '../local-stack.js';
 import { DATA_DIR_VIDEO, stackDataDir, withDataDirOption } from '../data-dir.js';
 import {
   ACCESS_LOG_FLAG_HELP,
@@ -118,6 +118,9 @@ async function runUp(flags: UpFlags): Promise<void> {
   const lock = location.kind === 'sqlite' ? lockDatabase(location.file) : null;
   // Also on the way out of a failed start (main exits the process on the error).
   if (lock) process.once('exit', lock.release);
+  // Loaded only when up runs: the server's and the sidecar's modules are most of what a CLI start would cost.
+  const { ensureLocalStack } = await import('../local-stack.js');
+  const { startEmbedded } = await import('../../embedded/start.js');
   let local;
   try {
     local = await ensureLocalStack(location, { adminToken: process.env.SERVICE_ADMIN_TOKEN, brainToken: process.env.SERVICE_BRAIN_TOKEN });
@@ -175,6 +178,7 @@ async function startUpSidecar(
 ): Promise<LinkedSidecar> {
   // In the data directory, never the working directory (unless that is the data directory).
   const stateDir = defaultStateDir(String(stack.serverId), dir);
+  const { startLinkedSidecar } = await import('../../sidecar/link/control-plane-link.js');
   try {
     return await startLinkedSidecar(
       { url: embedded.url, serverId: String(stack.serverId), serverKey: stack.serverKey, stateDir, insecureHttp: flags.insecureHttp === true },
