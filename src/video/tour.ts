@@ -596,7 +596,9 @@ export function planTour(input: TourInput): TourPlan {
   const args = lists.flatMap((l) => ['-f', 'concat', '-safe', '0', '-i', l.path]);
   const soundInput = lists.length;
   args.push('-i', sound);
-  for (const file of posterSource.files) args.push('-ss', String(posterSource.atS), '-i', file);
+  // Each poster's input is read for one frame only (`-t`): unbounded, ffmpeg 5.1 went on decoding
+  // the whole segment after the poster was written, which cost more than the processes saved.
+  for (const file of posterSource.files) args.push('-ss', String(posterSource.atS), '-t', seconds(1, fps), '-i', file);
   input.formats.forEach((job, fi) => {
     args.push('-map', `${fi}:v`, '-map', `${soundInput}:a`, '-c', 'copy', '-t', total, ...BITEXACT, '-movflags', '+faststart', '-y', job.output);
   });

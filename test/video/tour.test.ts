@@ -61,7 +61,7 @@ test('tour plan: durations with and without xfade, filter values escaped', () =>
   assert.equal(args[args.indexOf('-force_key_frames') + 1], '1,1.48,2,3');
   // The join also takes the poster, from that key frame of the segment holding it: one process.
   const joinArgs = x.steps[2]!.args.join(' ');
-  assert.match(joinArgs, /-ss 1\.48 -i \/tmp\/seg-0-0\.mp4 /);
+  assert.match(joinArgs, /-ss 1\.48 -t 0\.04 -i \/tmp\/seg-0-0\.mp4 /);
   assert.match(joinArgs, /-map 2:v -frames:v 1 -q:v 3 .* -y o\.jpg$/);
   const plain = planTour(base(false));
   assert.equal(plain.durationS, 5.56);
