@@ -13,7 +13,6 @@ import {
   fitPhotoArgs,
   fittedPixels,
   planTour,
-  posterArgs,
   type AudioPlan,
   type FormatJob,
   type Step,
@@ -180,12 +179,11 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
     ...segmentSizes(photos.length, photosPerSegment(formats, ctx.confinement.addressSpaceBytes)),
     work,
   });
-  const posters = videos.map((_, i) => join(work, `poster-${i}.jpg`));
-  if (!(await runPlan(plan, posters, voice, children, (step, progress) => runStep(ctx, step, photos, still, hooks, progress), still, ctx, hooks))) return null;
+  if (!(await runPlan(plan, voice, children, (step, progress) => runStep(ctx, step, photos, still, hooks, progress), hooks))) return null;
   const out: Rendered = new Map();
   for (const [i, v] of videos.entries()) {
     const { width, height } = FORMATS[v.format];
-    const poster = posters[i]!;
+    const poster = jobs[i]!.poster;
     const file = async (path: string, contentType: string, durationS: number | null): Promise<RenderedFile> => ({
       path,
       asset: {
@@ -205,17 +203,14 @@ export async function renderBatch(ctx: RenderContext, videos: readonly VideoReco
 
 /**
  * Runs a tour's plan: the picture's segments side by side (PICTURE_PROCESSES at a time), the sound
- * beside them once the voice is read, the posters once their segment is made, then each format's
- * join. False when abandoned.
+ * beside them once the voice is read, then the join (every format and its poster). False when
+ * abandoned.
  */
 async function runPlan(
   plan: TourPlan,
-  posters: readonly string[],
   voice: Promise<unknown>,
   children: Set<ChildProcess>,
   runOne: (step: Step, progress: (f: number) => void) => Promise<void>,
-  still: () => { durationS: number; timeoutMs: number; confinement: FfmpegConfinement; onSpawn: (c: ChildProcess) => void },
-  ctx: RenderContext,
   hooks: RenderHooks,
 ): Promise<boolean> {
   const picture = plan.steps.filter((s) => s.stage === 'picture');
@@ -223,12 +218,7 @@ async function runPlan(
   const made = picture.map(() => 0);
   let next = 0;
   const run = (step: Step, progress: (f: number) => void = () => {}) => runOne(step, progress);
-  const takePosters = () =>
-    Promise.all(posters.map((poster, i) => runFfmpeg(ctx.ffmpeg.path, posterArgs(plan.posterSource.files[i]!, plan.posterSource.atS, poster), still())));
-  // Segments of the picture render side by side, each its own process; the sound beside them. The
-  // posters are taken as soon as the segment holding them is made, beside whatever still runs, and
-  // waited for with the joins (which do not need them).
-  const posted: Promise<unknown>[] = [];
+  // Segments of the picture render side by side, each its own process; the sound beside them.
   const painter = async (stopped: () => boolean) => {
     while (next < picture.length && !hooks.abandoned() && !stopped()) {
       const i = next++;
@@ -237,12 +227,6 @@ async function runPlan(
         made[i] = f * step.durationS;
         hooks.onProgress(made.reduce((a, b) => a + b, 0) / weight);
       });
-      if (i === plan.posterSource.segment && !hooks.abandoned() && !stopped()) {
-        const p = takePosters();
-        // Awaited with the joins: a failure is reported then, not as an unhandled rejection now.
-        p.catch(() => {});
-        posted.push(p);
-      }
     }
   };
   await together(
@@ -256,19 +240,10 @@ async function runPlan(
     children,
   );
   if (hooks.abandoned()) return false;
-  // Each format's join (stream copies) is independent of the others' and of the posters.
-  await together(
-    [
-      ...plan.steps
-        .filter((s) => s.stage === 'join')
-        .map((step) => async () => {
-          if (step.list) await writeFile(step.list.path, concatList(step.list.files));
-          await run(step);
-        }),
-      () => Promise.all(posted),
-    ],
-    children,
-  );
+  for (const step of plan.steps.filter((s) => s.stage === 'join')) {
+    for (const list of step.lists ?? []) await writeFile(list.path, concatList(list.files));
+    await run(step);
+  }
   return !hooks.abandoned();
 }
 
@@ -416,6 +391,7 @@ async function formatJob(
     captionBox: branding?.primaryColor ?? '0x000000',
     cornerMark: hasLogo && photoCount > 0,
     output: join(work, `video-${index}.mp4`),
+    poster: join(work, `poster-${index}.jpg`),
   };
 }
 

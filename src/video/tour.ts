@@ -60,6 +60,8 @@ export interface FormatJob {
   cornerMark: boolean;
   /** Where the finished MP4 goes. */
   output: string;
+  /** Where its poster (one frame of the tour, as a JPEG) goes. */
+  poster: string;
 }
 
 /** The sound of a tour: silence, or a voice-over and/or a music track lowered under the voice. */
@@ -93,8 +95,8 @@ export interface TourInput {
 
 /**
  * What a step is for, which says what may run beside what: the picture's runs (one per segment)
- * and the sound's (which needs only the voice) are independent of each other; each format's
- * join waits for all of them, and the joins of different formats are independent of each other.
+ * and the sound's (which needs only the voice) are independent of each other; the join (every
+ * format's segments and sound, and their posters) waits for all of them.
  */
 export type StepStage = 'picture' | 'sound' | 'join';
 
@@ -108,8 +110,8 @@ export interface Step {
   what: string;
   /** Input index → photo index, to name a photo ffmpeg could not read. */
   photoInputs: Map<number, number>;
-  /** A file to write before the run (the list of segments to join). */
-  list?: { path: string; files: string[] };
+  /** Files to write before the run (each format's list of segments to join). */
+  lists?: { path: string; files: string[] }[];
 }
 
 export interface TourPlan {
@@ -119,12 +121,6 @@ export interface TourPlan {
   frames: number;
   /** A moment inside the first photo (the title card when there is none), for the poster frame. */
   posterAtS: number;
-  /**
-   * Where to take each format's poster from: the picture-only segment holding it (its files, and
-   * its index among the picture steps, so the posters can be taken as soon as it is made), and
-   * the poster's time in that file (a key frame: taking it decodes that one frame).
-   */
-  posterSource: { files: string[]; segment: number; atS: number };
 }
 
 /** Escapes a value for a filter option inside a -filter_complex graph (two levels of quoting). */
@@ -504,7 +500,8 @@ export function planTour(input: TourInput): TourPlan {
   const steps: Step[] = [];
   let startFrame = 0;
   const segmentFiles = input.formats.map(() => [] as string[]);
-  const posterSource = { files: [] as string[], segment: 0, atS: 0 };
+  // Each format's poster: the segment file holding its frame, and the frame's time in that file.
+  const posterSource = { files: [] as string[], atS: 0 };
   segments.forEach((parts, si) => {
     const args: string[] = [];
     const graph: string[] = [];
@@ -551,7 +548,7 @@ export function planTour(input: TourInput): TourPlan {
     });
     // The poster's frame starts a new GOP, so taking the poster decodes that frame alone instead of every frame before it.
     const poster = posterFrame >= startFrame && posterFrame < startFrame + segFrames ? posterFrame - startFrame : null;
-    if (poster !== null) Object.assign(posterSource, { segment: si, atS: Number(seconds(poster, fps)) });
+    if (poster !== null) posterSource.atS = Number(seconds(poster, fps));
     const keyFrames = [...new Set([...partKeyFrames(parts, input.timings, input.xfade), ...(poster !== null ? [poster] : [])])].sort((a, b) => a - b);
     args.push('-filter_complex_threads', '1', '-filter_complex', graph.join(';'));
     input.formats.forEach((_, fi) => {
@@ -592,20 +589,31 @@ export function planTour(input: TourInput): TourPlan {
     what: 'the sound of the tour',
     photoInputs: new Map(),
   });
+  // One process joins every format and takes every poster: an ffmpeg process costs about a quarter
+  // of a second of CPU to start (it loads some 200 shared libraries), more than a stream copy of a
+  // tour or the decoding of the one frame a poster needs (a key frame).
+  const lists = input.formats.map((_, fi) => ({ path: `${input.work}/segments-${fi}.txt`, files: segmentFiles[fi]! }));
+  const args = lists.flatMap((l) => ['-f', 'concat', '-safe', '0', '-i', l.path]);
+  const soundInput = lists.length;
+  args.push('-i', sound);
+  // Each poster's input is read for one frame only (`-t`): unbounded, ffmpeg 5.1 went on decoding
+  // the whole segment after the poster was written, which cost more than the processes saved.
+  for (const file of posterSource.files) args.push('-ss', String(posterSource.atS), '-t', seconds(1, fps), '-i', file);
   input.formats.forEach((job, fi) => {
-    const list = `${input.work}/segments-${fi}.txt`;
-    const args = ['-f', 'concat', '-safe', '0', '-i', list, '-i', sound, '-map', '0:v', '-map', '1:a', '-c', 'copy', '-t', total];
-    args.push(...BITEXACT, '-movflags', '+faststart', '-y', job.output);
-    steps.push({
-      stage: 'join',
-      args,
-      durationS: 0,
-      what: `joining the ${job.format} tour`,
-      photoInputs: new Map(),
-      list: { path: list, files: segmentFiles[fi]! },
-    });
+    args.push('-map', `${fi}:v`, '-map', `${soundInput}:a`, '-c', 'copy', '-t', total, ...BITEXACT, '-movflags', '+faststart', '-y', job.output);
   });
-  return { steps, durationS, frames, posterAtS, posterSource };
+  input.formats.forEach((job, fi) => {
+    args.push('-map', `${soundInput + 1 + fi}:v`, '-frames:v', '1', '-q:v', '3', ...BITEXACT, '-y', job.poster);
+  });
+  steps.push({
+    stage: 'join',
+    args,
+    durationS: 0,
+    what: input.formats.length === 1 ? 'joining the tour' : `joining the ${input.formats.map((j) => j.format).join(', ')} tours`,
+    photoInputs: new Map(),
+    lists,
+  });
+  return { steps, durationS, frames, posterAtS };
 }
 
 /** A concat list of segment files (the concat demuxer's format; paths are ours, quoted all the same). */
@@ -645,9 +653,4 @@ export function fittedPixels(formats: readonly Format[]): number {
   const W = Math.max(...formats.map((f) => FORMATS[f].width));
   const H = Math.max(...formats.map((f) => FORMATS[f].height));
   return W * H;
-}
-
-/** Grabs one frame of a rendered video as a JPEG. */
-export function posterArgs(video: string, atS: number, output: string): string[] {
-  return ['-ss', String(atS), '-i', video, '-frames:v', '1', '-q:v', '3', ...BITEXACT, '-y', output];
 }

@@ -20,7 +20,7 @@ const TIMINGS = { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 25 };
 function tourInput(photos: string[], format: Format, title: TitleCard, output: string, xfade: boolean): TourInput {
   return {
     photos,
-    formats: [{ format, title, captions: [], captionFont: null, captionBox: '0x000000', cornerMark: false, output }],
+    formats: [{ format, title, captions: [], captionFont: null, captionBox: '0x000000', cornerMark: false, output, poster: output.replace(/\.mp4$/, '.jpg') }],
     logo: null,
     audio: SILENCE,
     timings: TIMINGS,
@@ -59,7 +59,10 @@ test('tour plan: durations with and without xfade, filter values escaped', () =>
   // A key frame where each photo is first shown alone (frames 25, 50, 75, after each 13-frame
   // cross-fade) and at the poster (frame 37, the middle of the first photo).
   assert.equal(args[args.indexOf('-force_key_frames') + 1], '1,1.48,2,3');
-  assert.deepEqual(x.posterSource, { files: ['/tmp/seg-0-0.mp4'], segment: 0, atS: 1.48 });
+  // The join also takes the poster, from that key frame of the segment holding it: one process.
+  const joinArgs = x.steps[2]!.args.join(' ');
+  assert.match(joinArgs, /-ss 1\.48 -t 0\.04 -i \/tmp\/seg-0-0\.mp4 /);
+  assert.match(joinArgs, /-map 2:v -frames:v 1 -q:v 3 .* -y o\.jpg$/);
   const plain = planTour(base(false));
   assert.equal(plain.durationS, 5.56);
   const plainArgs = plain.steps[0]!.args;
@@ -112,11 +115,13 @@ test('fallbacks render: the bitmap title card (no font) and fades through black 
       ['picture', 'sound', 'join'],
     );
     for (const step of plan.steps) {
-      if (step.list) writeFileSync(step.list.path, concatList(step.list.files));
+      for (const list of step.lists ?? []) writeFileSync(list.path, concatList(list.files));
       await runFfmpeg('ffmpeg', step.args, { durationS: step.durationS, timeoutMs: 120_000, confinement: CONFINED, onProgress: (f) => seen.push(f) });
     }
     const probe = ffprobe(output);
     assert.deepEqual([probe.codec, probe.width, probe.height, probe.audio], ['h264', 1080, 1080, 'aac']);
+    const poster = ffprobe(output.replace(/\.mp4$/, '.jpg'));
+    assert.deepEqual([poster.codec, poster.width, poster.height], ['mjpeg', 1080, 1080]);
     assert.ok(Math.abs(probe.duration - plan.durationS) <= plan.durationS * 0.1, String(probe.duration));
     assert.ok(seen.length > 0 && seen.every((f, i) => f >= 0 && f <= 1 && (i === 0 || f >= seen[i - 1]!)));
   } finally {

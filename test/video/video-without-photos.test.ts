@@ -43,7 +43,9 @@ test('the plan of a tour without photos is the title card alone, with the poster
   for (const xfade of [true, false]) {
     const plan = planTour({
       photos: [],
-      formats: [{ format: '1:1', title, captions: [], captionFont: null, captionBox: '0x000000', cornerMark: false, output: '/tmp/out.mp4' }],
+      formats: [
+        { format: '1:1', title, captions: [], captionFont: null, captionBox: '0x000000', cornerMark: false, output: '/tmp/out.mp4', poster: '/tmp/out.jpg' },
+      ],
       logo: null,
       audio: SILENCE,
       timings: DEFAULT_TIMINGS,
