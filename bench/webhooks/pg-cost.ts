@@ -6,10 +6,10 @@
 // owner, as K replicas would. Loads the store from a given build, so two worktrees compare on
 // one server (each run on a fresh database of its own, dropped after):
 //   node dist/bench/webhooks/pg-cost.js --tree /tmp/base --database postgres://postgres:q@127.0.0.1:55491/postgres [--endpoints 8] [--deliveries 8000] [--workers 1] [--split]
-import { readFileSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { holdClaimed, succeed } from './outbox-loop.js';
+import { postmasterPid, serverCpuMs as cpuOf } from './pg-server.js';
 import pg from 'pg';
 
 const { values } = parseArgs({
@@ -37,31 +37,13 @@ const { deliveryBody, validateEvent } = (await import(`${tree}/dist/src/webhooks
 
 const admin = new pg.Client({ connectionString: values.database });
 await admin.connect();
-const dataDir = (await admin.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'data_directory'")).rows[0]!.setting;
-const postmaster = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+const postmaster = await postmasterPid(admin);
 const name = `pgcost_${process.pid}_${Date.now()}`;
 await admin.query(`CREATE DATABASE ${name}`);
 const url = new URL(values.database);
 url.pathname = `/${name}`;
 
-/** CPU ms of the server: the postmaster and every process it started (backends, WAL writer, checkpointer …). */
-function serverCpuMs(): number {
-  let ticks = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pid = Number(entry);
-    if (pid !== postmaster && Number(f[1]) !== postmaster) continue;
-    ticks += Number(f[11]) + Number(f[12]);
-  }
-  return ticks * 10;
-}
+const serverCpuMs = () => cpuOf(postmaster);
 
 const pools = Array.from({ length: workers }, () => openPool(url.toString(), { max: 4 }));
 try {
