@@ -9,8 +9,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { holdClaimed, succeed } from './outbox-loop.js';
-import { postmasterPid, serverCpuMs as cpuOf } from './pg-server.js';
-import pg from 'pg';
+import { freshDatabase, serverCpuMs as cpuOf } from './pg-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,17 +34,11 @@ const { openPool } = (await import(`${tree}/dist/src/store/postgres.js`)) as any
 const { PostgresWebhookStore } = (await import(`${tree}/dist/src/webhooks/postgres-store.js`)) as any;
 const { deliveryBody, validateEvent } = (await import(`${tree}/dist/src/webhooks/events.js`)) as any;
 
-const admin = new pg.Client({ connectionString: values.database });
-await admin.connect();
-const postmaster = await postmasterPid(admin);
-const name = `pgcost_${process.pid}_${Date.now()}`;
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(values.database);
-url.pathname = `/${name}`;
+const { url, postmaster, drop } = await freshDatabase(values.database, 'pgcost');
 
 const serverCpuMs = () => cpuOf(postmaster);
 
-const pools = Array.from({ length: workers }, () => openPool(url.toString(), { max: 4 }));
+const pools = Array.from({ length: workers }, () => openPool(url, { max: 4 }));
 try {
   const stores = [];
   for (const p of pools) stores.push(await PostgresWebhookStore.open(p));
@@ -140,6 +133,5 @@ try {
   );
 } finally {
   await Promise.all(pools.map((p) => p.end()));
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await drop();
 }

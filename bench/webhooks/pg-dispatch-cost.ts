@@ -9,8 +9,7 @@
 //   node dist/bench/webhooks/pg-dispatch-cost.js --tree /tmp/base --database postgres://postgres:q@127.0.0.1:55491/postgres [--dispatchers 3] [--deliveries 8000]
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { postmasterPid, serverCpuMs } from './pg-server.js';
+import { freshDatabase, serverCpuMs } from './pg-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -39,17 +38,11 @@ const { PostgresWebhookStore } = (await import(`${tree}/dist/src/webhooks/postgr
 const { Dispatcher } = (await import(`${tree}/dist/src/webhooks/dispatcher.js`)) as any;
 const { deliveryBody, validateEvent } = (await import(`${tree}/dist/src/webhooks/events.js`)) as any;
 
-const admin = new pg.Client({ connectionString: values.database });
-await admin.connect();
-const postmaster = await postmasterPid(admin);
-const name = `pgdispatch_${process.pid}_${Date.now()}`;
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(values.database);
-url.pathname = `/${name}`;
+const { url, postmaster, drop } = await freshDatabase(values.database, 'pgdispatch');
 const answer = { kind: 'response', status: 204, retryAfter: null, excerpt: '', durationMs: answerMs };
 const send = () => new Promise((r) => setTimeout(r, answerMs, answer));
 
-const pools = Array.from({ length: dispatchers }, () => openPool(url.toString(), { max: 4 }));
+const pools = Array.from({ length: dispatchers }, () => openPool(url, { max: 4 }));
 try {
   const stores: any[] = [];
   for (const p of pools) stores.push(await PostgresWebhookStore.open(p));
@@ -120,6 +113,5 @@ try {
   );
 } finally {
   await Promise.all(pools.map((p) => p.end()));
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await drop();
 }

@@ -1,11 +1,28 @@
 // The CPU of a PostgreSQL server on this machine, for the benches that measure what the outbox costs it.
 import { readFileSync, readdirSync } from 'node:fs';
-import type pg from 'pg';
+import pg from 'pg';
 
-/** The postmaster's pid of the server `admin` is connected to (read from its data directory). */
-export async function postmasterPid(admin: pg.Client): Promise<number> {
+/**
+ * A fresh database named `prefix`_pid_time on the server of `serverUrl` (whose role may create
+ * databases), its URL, the postmaster's pid (from the server's data directory) and a drop for the end.
+ */
+export async function freshDatabase(serverUrl: string, prefix: string): Promise<{ url: string; postmaster: number; drop(): Promise<void> }> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
   const dataDir = (await admin.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'data_directory'")).rows[0]!.setting;
-  return Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+  const postmaster = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+  const name = `${prefix}_${process.pid}_${Date.now()}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    postmaster,
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
 }
 
 /** CPU ms of the server: the postmaster and every process it started (backends, WAL writer, checkpointer …). */
