@@ -9,14 +9,11 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { holdClaimed, succeed } from './outbox-loop.js';
-import { freshDatabase, serverCpuMs as cpuOf } from './pg-server.js';
+import { freshDatabase, PG_BENCH_OPTIONS, serverCpuMs as cpuOf } from './pg-server.js';
 
 const { values } = parseArgs({
   options: {
-    tree: { type: 'string', default: '.' },
-    database: { type: 'string' },
-    endpoints: { type: 'string', default: '8' },
-    deliveries: { type: 'string', default: '8000' },
+    ...PG_BENCH_OPTIONS,
     workers: { type: 'string', default: '1' },
     batch: { type: 'string', default: '16' },
     split: { type: 'boolean', default: false },

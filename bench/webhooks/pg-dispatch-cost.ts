@@ -9,14 +9,11 @@
 //   node dist/bench/webhooks/pg-dispatch-cost.js --tree /tmp/base --database postgres://postgres:q@127.0.0.1:55491/postgres [--dispatchers 3] [--deliveries 8000]
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freshDatabase, serverCpuMs } from './pg-server.js';
+import { freshDatabase, PG_BENCH_OPTIONS, serverCpuMs } from './pg-server.js';
 
 const { values } = parseArgs({
   options: {
-    tree: { type: 'string', default: '.' },
-    database: { type: 'string' },
-    endpoints: { type: 'string', default: '8' },
-    deliveries: { type: 'string', default: '8000' },
+    ...PG_BENCH_OPTIONS,
     dispatchers: { type: 'string', default: '3' },
     'answer-ms': { type: 'string', default: '2' },
     conversation: { type: 'string', default: '1' },

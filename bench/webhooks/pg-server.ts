@@ -2,6 +2,14 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import pg from 'pg';
 
+/** The options both PostgreSQL outbox benches take: the build to load, the server, and the work's size. */
+export const PG_BENCH_OPTIONS = {
+  tree: { type: 'string', default: '.' },
+  database: { type: 'string' },
+  endpoints: { type: 'string', default: '8' },
+  deliveries: { type: 'string', default: '8000' },
+} as const;
+
 /**
  * A fresh database named `prefix`_pid_time on the server of `serverUrl` (whose role may create
  * databases), its URL, the postmaster's pid (from the server's data directory) and a drop for the end.
