@@ -6,18 +6,14 @@
 // owner, as K replicas would. Loads the store from a given build, so two worktrees compare on
 // one server (each run on a fresh database of its own, dropped after):
 //   node dist/bench/webhooks/pg-cost.js --tree /tmp/base --database postgres://postgres:q@127.0.0.1:55491/postgres [--endpoints 8] [--deliveries 8000] [--workers 1] [--split]
-import { readFileSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { holdClaimed, succeed } from './outbox-loop.js';
-import pg from 'pg';
+import { freshDatabase, PG_BENCH_OPTIONS, serverCpuMs as cpuOf } from './pg-server.js';
 
 const { values } = parseArgs({
   options: {
-    tree: { type: 'string', default: '.' },
-    database: { type: 'string' },
-    endpoints: { type: 'string', default: '8' },
-    deliveries: { type: 'string', default: '8000' },
+    ...PG_BENCH_OPTIONS,
     workers: { type: 'string', default: '1' },
     batch: { type: 'string', default: '16' },
     split: { type: 'boolean', default: false },
@@ -35,35 +31,11 @@ const { openPool } = (await import(`${tree}/dist/src/store/postgres.js`)) as any
 const { PostgresWebhookStore } = (await import(`${tree}/dist/src/webhooks/postgres-store.js`)) as any;
 const { deliveryBody, validateEvent } = (await import(`${tree}/dist/src/webhooks/events.js`)) as any;
 
-const admin = new pg.Client({ connectionString: values.database });
-await admin.connect();
-const dataDir = (await admin.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'data_directory'")).rows[0]!.setting;
-const postmaster = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
-const name = `pgcost_${process.pid}_${Date.now()}`;
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(values.database);
-url.pathname = `/${name}`;
+const { url, postmaster, drop } = await freshDatabase(values.database, 'pgcost');
 
-/** CPU ms of the server: the postmaster and every process it started (backends, WAL writer, checkpointer …). */
-function serverCpuMs(): number {
-  let ticks = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pid = Number(entry);
-    if (pid !== postmaster && Number(f[1]) !== postmaster) continue;
-    ticks += Number(f[11]) + Number(f[12]);
-  }
-  return ticks * 10;
-}
+const serverCpuMs = () => cpuOf(postmaster);
 
-const pools = Array.from({ length: workers }, () => openPool(url.toString(), { max: 4 }));
+const pools = Array.from({ length: workers }, () => openPool(url, { max: 4 }));
 try {
   const stores = [];
   for (const p of pools) stores.push(await PostgresWebhookStore.open(p));
@@ -158,6 +130,5 @@ try {
   );
 } finally {
   await Promise.all(pools.map((p) => p.end()));
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await drop();
 }
