@@ -34,35 +34,106 @@ function fromPackage(): string | null {
   }
 }
 
+export interface FfmpegLocation {
+  path: string;
+  source: FfmpegSource;
+}
+
 /**
- * Finds ffmpeg: an explicit option, else FFMPEG_PATH, else `ffmpeg` on PATH, else the binary
- * of the @ffmpeg-installer/ffmpeg package (an old static build without xfade). Throws with
- * the fix when none exists.
+ * Finds ffmpeg without running it: an explicit option, else FFMPEG_PATH, else `ffmpeg` on
+ * PATH, else the binary of the @ffmpeg-installer/ffmpeg package (an old static build without
+ * xfade). Throws with the fix when none exists.
  */
-export function resolveFfmpeg(explicit?: string): FfmpegBinary {
-  let found: { path: string; source: FfmpegSource } | null = null;
-  if (explicit) found = { path: explicit, source: 'option' };
-  else if (process.env.FFMPEG_PATH) found = { path: process.env.FFMPEG_PATH, source: 'FFMPEG_PATH' };
-  else {
-    const p = onPath(process.platform === 'win32' ? 'ffmpeg.exe' : 'ffmpeg');
-    if (p) found = { path: p, source: 'PATH' };
-    else {
-      const pkg = fromPackage();
-      if (pkg) found = { path: pkg, source: '@ffmpeg-installer/ffmpeg' };
-    }
+export function locateFfmpeg(explicit?: string): FfmpegLocation {
+  const named: FfmpegLocation | null = explicit
+    ? { path: explicit, source: 'option' }
+    : process.env.FFMPEG_PATH
+      ? { path: process.env.FFMPEG_PATH, source: 'FFMPEG_PATH' }
+      : null;
+  if (named) {
+    // A bare name is looked up on PATH, as spawning it would.
+    const path = /[\\/]/.test(named.path) ? (existsSync(named.path) ? named.path : null) : onPath(named.path);
+    if (path === null) throw new Error(`ffmpeg not found: ${named.path} (from ${named.source}) does not exist`);
+    return { path, source: named.source };
   }
-  if (!found) throw new Error('ffmpeg not found: give --ffmpeg PATH (or set FFMPEG_PATH), install ffmpeg on PATH, or install @ffmpeg-installer/ffmpeg');
-  const cached = probed.get(found.path);
-  if (cached) return { ...cached, source: found.source };
-  const probe = spawnSync(found.path, ['-hide_banner', '-filters'], { encoding: 'utf8', timeout: 10_000 });
-  if (probe.status !== 0) throw new Error(`ffmpeg at ${found.path} (from ${found.source}) does not run: ${probe.error?.message ?? probe.stderr.slice(0, 200)}`);
-  const bin = { ...found, xfade: /\sxfade\s/.test(probe.stdout), drawtext: /\sdrawtext\s/.test(probe.stdout) };
+  const p = onPath(process.platform === 'win32' ? 'ffmpeg.exe' : 'ffmpeg');
+  if (p) return { path: p, source: 'PATH' };
+  const pkg = fromPackage();
+  if (pkg) return { path: pkg, source: '@ffmpeg-installer/ffmpeg' };
+  throw new Error('ffmpeg not found: give --ffmpeg PATH (or set FFMPEG_PATH), install ffmpeg on PATH, or install @ffmpeg-installer/ffmpeg');
+}
+
+/** Capabilities by binary path: probing spawns ffmpeg (a fifth of a CPU second), and a process (a test run) may start many servers. */
+const probed = new Map<string, FfmpegBinary>();
+const probing = new Map<string, Promise<FfmpegBinary>>();
+/** More than any build's filter list: a binary printing past it is not the ffmpeg we expect. */
+const MAX_PROBE_OUTPUT = 1024 * 1024;
+const PROBE_TIMEOUT_MS = 10_000;
+
+function fromFilterList(found: FfmpegLocation, filters: string): FfmpegBinary {
+  const bin = { ...found, xfade: /\sxfade\s/.test(filters), drawtext: /\sdrawtext\s/.test(filters) };
   probed.set(found.path, bin);
   return bin;
 }
 
-/** Capabilities by binary path: probing spawns ffmpeg, and a process (a test run) may start many servers. */
-const probed = new Map<string, FfmpegBinary>();
+function doesNotRun(found: FfmpegLocation, why: string): Error {
+  return new Error(`ffmpeg at ${found.path} (from ${found.source}) does not run: ${why}`);
+}
+
+/** Finds ffmpeg and reads its filter list at once, blocking: for benchmarks and tools, not servers. */
+export function resolveFfmpeg(explicit?: string): FfmpegBinary {
+  const found = locateFfmpeg(explicit);
+  const cached = probed.get(found.path);
+  if (cached) return { ...cached, source: found.source };
+  const probe = spawnSync(found.path, ['-hide_banner', '-filters'], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS, maxBuffer: MAX_PROBE_OUTPUT });
+  if (probe.status !== 0) throw doesNotRun(found, probe.error?.message ?? probe.stderr.slice(0, 200));
+  return fromFilterList(found, probe.stdout);
+}
+
+/**
+ * The capabilities of the ffmpeg at `found`, read from its filter list without blocking; once
+ * per binary and process (a failure is not kept: the next render tries again). A server probes
+ * at its first render rather than at start, so a server that never renders never pays for it.
+ */
+export function probeFfmpeg(found: FfmpegLocation): Promise<FfmpegBinary> {
+  const cached = probed.get(found.path);
+  if (cached) return Promise.resolve({ ...cached, source: found.source });
+  let pending = probing.get(found.path);
+  if (!pending) {
+    pending = readFilterList(found).finally(() => probing.delete(found.path));
+    probing.set(found.path, pending);
+  }
+  return pending.then((bin) => ({ ...bin, source: found.source }));
+}
+
+function readFilterList(found: FfmpegLocation): Promise<FfmpegBinary> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(found.path, ['-hide_banner', '-filters'], { stdio: ['ignore', 'pipe', 'pipe'], timeout: PROBE_TIMEOUT_MS });
+    } catch (err) {
+      reject(doesNotRun(found, (err as Error).message));
+      return;
+    }
+    let out = '';
+    let err = '';
+    let tooLong = false;
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (out.length + chunk.length > MAX_PROBE_OUTPUT) {
+        tooLong = true;
+        child.kill('SIGKILL');
+      } else out += chunk;
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (err.length < 200) err += chunk;
+    });
+    child.on('error', (e) => reject(doesNotRun(found, e.message)));
+    child.on('close', (code, signal) => {
+      if (code === 0 && !tooLong) resolve(fromFilterList(found, out));
+      else reject(doesNotRun(found, tooLong ? 'its filter list is longer than any ffmpeg prints' : err.slice(0, 200) || `exit ${signal ?? code}`));
+    });
+  });
+}
 
 /** Address space an ffmpeg process may map by default (`prlimit --as`): 2 GiB. */
 export const DEFAULT_FFMPEG_ADDRESS_SPACE = 2 * 1024 ** 3;

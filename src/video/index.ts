@@ -12,7 +12,16 @@ import { RenderQueue, type WallClock } from './queue.js';
 import { CallbackDispatcher } from './callbacks.js';
 import { createSender } from '../net/sender.js';
 import type { PrivateUrls, Resolve } from '../net/ssrf.js';
-import { DEFAULT_FFMPEG_ADDRESS_SPACE, findFfprobe, findPrlimit, resolveFfmpeg, type FfmpegBinary, type FfmpegConfinement } from './ffmpeg.js';
+import {
+  DEFAULT_FFMPEG_ADDRESS_SPACE,
+  findFfprobe,
+  findPrlimit,
+  locateFfmpeg,
+  probeFfmpeg,
+  type FfmpegBinary,
+  type FfmpegConfinement,
+  type FfmpegLocation,
+} from './ffmpeg.js';
 import type { Speak } from './render.js';
 import { findFont } from './font.js';
 import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
@@ -76,8 +85,6 @@ export interface VideoServiceOptions {
 }
 
 export interface VideoService {
-  ffmpeg: FfmpegBinary | null;
-  fontFile: string | null;
   /** Looks for queued videos now (one queued by another process); nothing without the background role. */
   kick(): void;
   /** Renders running now and finished since start, by outcome (for /metrics). */
@@ -119,15 +126,20 @@ const videoCallback: CallbackFor = (video) => {
   return { url: video.callbackUrl, event, body: JSON.stringify({ event, video: videoView(video) }) };
 };
 
-/** ffmpeg, its confinement and the title card's font, logged; without ffmpeg the API still serves and renders fail with the reason. */
+/**
+ * ffmpeg, its confinement and the title card's font, logged; without ffmpeg the API still
+ * serves and renders fail with the reason. ffmpeg is found at start but first run at the first
+ * render (its capabilities logged then): most servers never render, and a run costs a fifth
+ * of a CPU second.
+ */
 function findRenderer(
   options: VideoServiceOptions,
   logger: Logger,
-): { ffmpeg: FfmpegBinary | null; ffmpegProblem: string | undefined; confinement: FfmpegConfinement; fontFile: string | null } {
-  let ffmpeg: FfmpegBinary | null = null;
+): { ffmpeg: FfmpegLocation | null; ffmpegProblem: string | undefined; confinement: FfmpegConfinement; fontFile: string | null } {
+  let ffmpeg: FfmpegLocation | null = null;
   let ffmpegProblem: string | undefined;
   try {
-    ffmpeg = resolveFfmpeg(options.ffmpegPath);
+    ffmpeg = locateFfmpeg(options.ffmpegPath);
   } catch (err) {
     // The API still serves properties and photos; renders fail with this reason until ffmpeg is installed.
     ffmpegProblem = (err as Error).message;
@@ -144,11 +156,28 @@ function findRenderer(
     logger.info('video renderer', {
       ffmpeg: ffmpeg.path,
       source: ffmpeg.source,
-      xfade: ffmpeg.xfade,
       font: fontFile ?? 'built-in bitmap font',
       addressSpaceBytes: confinement.prlimit ? addressSpaceBytes : null,
     });
   return { ffmpeg, ffmpegProblem, confinement, fontFile };
+}
+
+/** The ffmpeg of renders, run once at the first render; its capabilities logged then, or why it does not run each time it fails. */
+function probedOnUse(found: FfmpegLocation, logger: Logger): () => Promise<FfmpegBinary> {
+  let logged = false;
+  return async () => {
+    try {
+      const bin = await probeFfmpeg(found);
+      if (!logged) {
+        logged = true;
+        logger.info('video renderer probed', { ffmpeg: bin.path, xfade: bin.xfade, drawtext: bin.drawtext });
+      }
+      return bin;
+    } catch (err) {
+      logger.error('video rendering unavailable', { error: (err as Error).message });
+      throw err;
+    }
+  };
 }
 
 /** The data directory's folders, the signing key of asset URLs, and the storage (local or S3); staged uploads of a stopped process cleared. */
@@ -194,7 +223,7 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     store,
     storage,
     dataDir: options.dataDir,
-    ffmpeg,
+    ffmpeg: ffmpeg ? probedOnUse(ffmpeg, logger) : null,
     ...(ffmpegProblem ? { ffmpegProblem } : {}),
     fontFile,
     concurrency: options.renderConcurrency ?? Math.max(1, Math.floor(availableParallelism() / 2)),
@@ -242,8 +271,6 @@ export async function mountVideo(server: HttpServer, options: VideoServiceOption
     callbacks.start();
   }
   return {
-    ffmpeg,
-    fontFile,
     kick: () => {
       if (background) queue.kick();
     },

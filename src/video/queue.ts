@@ -20,8 +20,8 @@ export interface RenderQueueOptions {
   dataDir: string;
   /** Where photos are read from and rendered videos and posters are stored. */
   storage: AssetStorage;
-  /** Null when no ffmpeg was found: every render then fails with the reason. */
-  ffmpeg: FfmpegBinary | null;
+  /** ffmpeg with its capabilities, probed on first use; null when none was found: every render then fails with the reason. */
+  ffmpeg: (() => Promise<FfmpegBinary>) | null;
   ffmpegProblem?: string;
   /** A font for the title card; null draws it with the built-in bitmap font. */
   fontFile: string | null;
@@ -241,8 +241,10 @@ export class RenderQueue {
     const stored: string[] = [];
     const ids = videos.map((v) => v.id);
     try {
-      const ffmpeg = this.o.ffmpeg;
-      if (!ffmpeg) throw new RenderError('video rendering is unavailable on this server (ffmpeg not found)', this.o.ffmpegProblem ?? 'ffmpeg not found');
+      if (!this.o.ffmpeg) throw new RenderError('video rendering is unavailable on this server (ffmpeg not found)', this.o.ffmpegProblem ?? 'ffmpeg not found');
+      const ffmpeg = await this.o.ffmpeg().catch((err: Error) => {
+        throw new RenderError('video rendering is unavailable on this server (ffmpeg does not run)', err.message);
+      });
       await makeDir(work, 0o777);
       const first = videos[0]!;
       const durationS = tourFrames(first.photoIds.length, this.o.timings, ffmpeg.xfade) / this.o.timings.fps;
