@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { parseJson } from '../http/codec.js';
+import { repeatedParameter } from '../http/media-type.js';
 import { firstChars, typeOf, unstorableText } from '../http/validate.js';
 import { ImageChecker } from './image.js';
 import type { ByteBudget } from './budget.js';
@@ -92,6 +93,13 @@ function tooMany(limits: UploadLimits): HttpError {
   );
 }
 
+function notUtf8Name(index: number): HttpError {
+  return validationFailed(
+    [{ path: `photos[${index}].filename`, message: 'must be UTF-8 (it holds a byte that is not, or U+FFFD, the character such a byte reads as)' }],
+    'A file name is not UTF-8; send it as UTF-8, as browsers do. Nothing was stored.',
+  );
+}
+
 function nonePresent(): HttpError {
   return validationFailed([{ path: 'photos', message: 'at least one image file is required' }]);
 }
@@ -102,6 +110,14 @@ function nonePresent(): HttpError {
  * a reset connection; then every temp file is removed and the error thrown.
  */
 export async function receiveMultipart(stream: Readable, contentType: string, tmpDir: string, limits: UploadLimits): Promise<StagedPhoto[]> {
+  const repeated = repeatedParameter(contentType);
+  if (repeated !== null) {
+    stream.resume();
+    throw new HttpError(
+      'bad_request',
+      `The Content-Type gives the parameter ${JSON.stringify(firstChars(repeated, 64))} twice; give it once. Nothing was stored.`,
+    );
+  }
   // busboy reports the limit on reaching fileSize bytes, so one more than the largest allowed.
   let bb: busboy.Busboy;
   try {
@@ -129,6 +145,8 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
       return;
     }
     const filename = cleanName(info.filename, files.length);
+    // A name's bytes that are not UTF-8 (a Latin-1 or Shift-JIS client) read as U+FFFD: refused, never stored changed.
+    if (info.filename?.includes('\ufffd')) fail(notUtf8Name(files.length));
     const tmpPath = join(tmpDir, `${randomUUID()}.part`);
     const checker = new ImageChecker();
     files.push({ checker, filename, tmpPath });
