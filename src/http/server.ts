@@ -693,7 +693,13 @@ export class HttpServer {
             return;
           }
           if (repeated !== null) {
-            this.refuse(res, s, new HttpError('bad_request', `The header ${repeated} is given more than once.`));
+            const refusal = new HttpError('bad_request', `The header ${repeated} is given more than once.`);
+            // Answered on the next turn, outside uWS's callback. Ended inside it, the close is
+            // put off until the answer is written, and uWS goes on parsing what followed in the
+            // same packet: the bytes after the first Content-Length, which a proxy that took the
+            // other copy sent as this request's body, were answered as a request of their own. A
+            // request arriving before an answer makes uWS close the connection: nothing after it runs.
+            setImmediate(() => this.refuse(res, s, refusal));
             return;
           }
           // A declared body over the limit, then the credential, from the headers, before a byte

@@ -48,9 +48,12 @@ function trickle(port: number, length: number, chunk: number, pauseMs: number): 
 }
 
 const head = (target: string, fields: string[]) => `GET ${target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n${fields.map((f) => `${f}\r\n`).join('')}\r\n`;
+/** A login POST whose chunked body is `body`. */
+const chunked = (body: string) =>
+  `POST /v1/auth/login HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n${body}`;
 const fields = (n: number) => Array.from({ length: n - 2 }, (_, i) => `x-h${i}: v`);
 
-test('the HTTP parser closes, unanswered, a request with over 48 header fields, a head over about 125 KB, a NUL in its target, a control character in a header value, an HTTP/1.0 request, or a body slower than 16 KB/s; just inside, requests are answered', async () => {
+test('the HTTP parser closes, unanswered, a request with over 48 header fields, a head over about 125 KB, a NUL in its target, a control character in a header value, an HTTP/1.0 request, a head with bare LF, CR or obs-fold, a target in absolute or asterisk form, no Host, a malformed length or chunk size, or a body slower than 16 KB/s; just inside, requests are answered', async () => {
   const s = await startTestServer();
   try {
     const port = s.port;
@@ -68,6 +71,25 @@ test('the HTTP parser closes, unanswered, a request with over 48 header fields, 
       ['Content-Length with Transfer-Encoding', head('/health', ['content-length: 4', 'transfer-encoding: chunked']), 0],
       // uWebSockets.js has no HTTP/1.0 (an nginx proxy's default): documented beside the proxy settings.
       ['an HTTP/1.0 request', 'GET /health HTTP/1.0\r\nhost: x\r\n\r\n', 0],
+      // A head that ends oddly or a target of another form: closed, never read one way or the other.
+      ['bare LF line endings', 'GET /health HTTP/1.1\nhost: x\nconnection: close\n\n', 0],
+      ['a CR without LF', 'GET /health HTTP/1.1\rhost: x\r\nconnection: close\r\n\r\n', 0],
+      ['an obs-fold continuation line', head('/health', ['x-note: a', ' b']), 0],
+      ['a space before the colon', head('/health', ['content-length : 5']), 0],
+      ['a header line without a colon', head('/health', ['nocolon']), 0],
+      ['a space in a header name', head('/health', ['x note: a']), 0],
+      ['an absolute-form target', head('http://x/health', []), 0],
+      ['an asterisk-form target', 'OPTIONS * HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 0],
+      ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\nconnection: close\r\n\r\n', 0],
+      ['HTTP/1.0 without Host', 'GET /health HTTP/1.0\r\n\r\n', 0],
+      ['a Content-Length that is not digits', head('/health', ['content-length: +5']), 0],
+      ['a Content-Length list', head('/health', ['content-length: 5, 5']), 0],
+      ['a chunk size that is not hex', chunked('zz\r\nhello\r\n0\r\n\r\n'), 0],
+      ['a negative chunk size', chunked('-5\r\nhello\r\n0\r\n\r\n'), 0],
+      ['a chunk size over 64 bits', chunked('10000000000000005\r\nhello\r\n0\r\n\r\n'), 0],
+      ['a chunk size with 0x', chunked('0x5\r\nhello\r\n0\r\n\r\n'), 0],
+      ['a chunk extension', chunked('5;x=y\r\nhello\r\n0\r\n\r\n'), 0],
+      ['a chunk shorter than its data', chunked('1\r\nhello\r\n0\r\n\r\n'), 0],
     ];
     // At once: some of these are held until the parser's idle timeout (about 10 s) closes them.
     const answers = await Promise.all([
