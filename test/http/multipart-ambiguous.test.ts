@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { repeatedParameter } from '../../src/http/media-type.js';
+import { mediaParameters } from '../../src/http/media-type.js';
+
+const repeatedParameter = (value: string) => mediaParameters(value).repeated;
 import { apiKey, createProperty, startVideoServer, storedFiles, testImage } from '../video/helpers.js';
 
 /**
@@ -9,7 +11,7 @@ import { apiKey, createProperty, startVideoServer, storedFiles, testImage } from
  * bytes are not UTF-8 (stored with U+FFFD in their place, silently).
  */
 
-test('repeatedParameter finds a parameter named twice, in any case, past quoted values', () => {
+test('mediaParameters reads quoted values and finds a parameter named twice, in any case, past quoted values', () => {
   assert.equal(repeatedParameter('multipart/form-data; boundary=a'), null);
   assert.equal(repeatedParameter('multipart/form-data'), null);
   assert.equal(repeatedParameter('multipart/form-data; boundary=a; boundary=b'), 'boundary');
@@ -19,6 +21,8 @@ test('repeatedParameter finds a parameter named twice, in any case, past quoted 
   assert.equal(repeatedParameter('multipart/form-data; charset=utf-8; boundary=a; charset=latin1'), 'charset');
   assert.equal(repeatedParameter('multipart/form-data; flag; flag; boundary=a'), null);
   assert.equal(repeatedParameter('multipart/form-data; boundary="unterminated; boundary=b'), null);
+  assert.equal(mediaParameters('multipart/form-data; Boundary="a\\"b;c" ; charset=utf-8').values.get('boundary'), 'a"b;c');
+  assert.equal(mediaParameters('multipart/form-data; boundary= XX ').values.get('boundary'), 'XX');
 });
 
 function part(head: string, data: Buffer): Buffer {
@@ -69,10 +73,26 @@ test('a multipart upload with an ambiguous Content-Type or a file name that is n
         ['photos[1].filename'],
       );
     }
+    // A part busboy skips without a word: no Content-Disposition, one not form-data, one it cannot parse.
+    for (const head of [
+      'Content-Type: image/png',
+      'Content-Disposition: attachment; name="photos"; filename="b.png"',
+      'Content-Disposition: form-data; name="photos"; filename="unterminated.png',
+    ]) {
+      const odd = Buffer.concat([Buffer.from(`--XX\r\n${head}\r\n\r\n`), png, Buffer.from('\r\n')]);
+      const r = await send('multipart/form-data; boundary=XX', Buffer.concat([part('first.png', png), odd, Buffer.from('--XX--\r\n')]));
+      assert.equal(r.status, 400, `${head}: ${JSON.stringify(r.body)}`);
+      assert.match(r.body.error.message, /Content-Disposition: form-data/);
+    }
     assert.equal((await s.call('GET', `/v1/properties/${pid}`, { token: key })).body.photo_count, 0, 'nothing was stored');
     assert.deepEqual(storedFiles(s), [], 'no file left behind');
 
-    const ok = await send('multipart/form-data; boundary=XX', good(Buffer.from('Façade.png').toString('latin1')));
+    // A form's own text field beside the photo, a preamble and an epilogue are fine.
+    const field = Buffer.from('--XX\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n');
+    const ok = await send(
+      'multipart/form-data; boundary="XX"',
+      Buffer.concat([Buffer.from('preamble\r\n'), field, part(Buffer.from('Façade.png').toString('latin1'), png), Buffer.from('--XX--\r\nepilogue')]),
+    );
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
     assert.equal(ok.body.data[0].filename, 'Façade.png');
   } finally {
