@@ -8,10 +8,14 @@
  * "auto" without SERVICE_TTS_BASE_URL uses the binary when it runs, else the WASM build.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import OpenAI from 'openai';
+// Only Node built-ins behind it: the plugin, run from dist/plugins beside dist/src, takes the
+// one mkdir -p that always ends rather than a copy of it.
+import { PRIVATE_DIR_MODE } from '../src/store/files.js';
+import { makeDir } from '../src/store/make-dir.js';
 import {
   Backoff,
   PluginError,
@@ -241,7 +245,8 @@ runPlugin('voice-out', (ctx) => {
       if (!text) throw new PluginError('bad_request', 'nothing to say');
       const e = await pick();
       if (!isEngine(e)) throw new PluginError('unavailable', e, 60_000);
-      await mkdir(p.dir, { recursive: true });
+      // Node's recursive mkdir spins forever on a dir it cannot make (under /proc or /sys, behind a dangling link).
+      await makeDir(p.dir, PRIVATE_DIR_MODE);
       const out = join(p.dir, p.file);
       const wav = await synthesizeWith(e, text, p.voice, out);
       const duration = wavDuration(wav);

@@ -693,7 +693,7 @@ export class HttpServer {
             return;
           }
           if (repeated !== null) {
-            this.refuse(res, s, new HttpError('bad_request', `The header ${repeated} is given more than once.`));
+            this.refuseRepeated(res, s, repeated);
             return;
           }
           // A declared body over the limit, then the credential, from the headers, before a byte
@@ -930,6 +930,18 @@ export class HttpServer {
    * the answer goes out with the connection closed, so nothing more of the body is taken in;
    * uWS sends the answer before it closes, and the client reads it.
    */
+  /**
+   * The 400 of a header given twice, answered on the next turn, outside uWS's callback. Ended
+   * inside it, the close is put off until the answer is written, and uWS goes on parsing what
+   * followed in the same packet: the bytes after the first Content-Length, which a proxy that
+   * took the other copy sent as this request's body, were answered as a request of their own. A
+   * request arriving before an answer makes uWS close the connection: nothing after it runs.
+   */
+  private refuseRepeated(res: UwsResponse, state: RequestState, header: string): void {
+    const refusal = new HttpError('bad_request', `The header ${header} is given more than once.`);
+    setImmediate(() => this.refuse(res, state, refusal));
+  }
+
   private refuse(res: UwsResponse, state: RequestState, err: unknown): void {
     state.settled = true;
     const lookup = state.refusalHeaders;

@@ -52,6 +52,18 @@ function writeHeaders(res: UwsResponse, status: number, headers: Record<string, 
 }
 
 /**
+ * Ends a HEAD answer: the GET's length as a header of ours, no body. uWS's own
+ * `endWithoutBody(length)` (uWebSockets.js 20.30) leaves the response waiting for that many body
+ * bytes: the connection then never timed out (one HEAD held a socket open for good) and a request
+ * pipelined after it closed the connection with neither answer. So the connection is kept
+ * alive even where a refusal would close it: a HEAD has no body left to refuse.
+ */
+function endHead(res: UwsResponse, length: number | undefined): void {
+  if (length !== undefined) res.writeHeader('content-length', String(length));
+  res.endWithoutBody();
+}
+
+/**
  * A reply's status line and headers: a prepared reply's in one call (uWS writes the status it
  * is given, then CRLF, so the block carries the header lines between), the same bytes
  * writeHeaders writes; any other reply's header by header.
@@ -79,10 +91,9 @@ export function writeReply(res: UwsResponse, state: Aborted, reply: Reply, defau
     writeHead(res, reply, defaults);
     if ('stream' in reply) {
       reply.stream.destroy();
-      if (reply.length === undefined) res.endWithoutBody();
-      else res.endWithoutBody(reply.length);
+      endHead(res, reply.length);
     } else if (reply.status === 304 || reply.status === 204) res.endWithoutBody();
-    else res.endWithoutBody(Buffer.byteLength(reply.body ?? ''));
+    else endHead(res, Buffer.byteLength(reply.body ?? ''));
     done();
     return;
   }
@@ -105,13 +116,13 @@ export function writeError(res: UwsResponse, state: Aborted, err: HttpError, def
     // Its own headers (Retry-After, WWW-Authenticate) still go out: a client that reads them may.
     writeHeaders(res, 200, { ...err.headers, 'content-type': MSGPACK_TYPE }, defaults);
     const packed = msgpackEncode(err.toBody());
-    if (state.method === 'HEAD') res.endWithoutBody(packed.byteLength, options.close ?? false);
+    if (state.method === 'HEAD') endHead(res, packed.byteLength);
     else res.end(packed, options.close ?? false);
     return;
   }
   writeHeaders(res, inBody === null ? err.status : 200, { 'content-type': JSON_TYPE, ...err.headers }, defaults);
   const body = JSON.stringify(err.toBody());
-  if (state.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(body), options.close ?? false);
+  if (state.method === 'HEAD') endHead(res, Buffer.byteLength(body));
   else res.end(body, options.close ?? false);
 }
 

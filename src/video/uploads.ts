@@ -3,10 +3,11 @@ import { createWriteStream } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
 import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { parseJson } from '../http/codec.js';
+import { mediaParameters } from '../http/media-type.js';
 import { firstChars, typeOf, unstorableText } from '../http/validate.js';
 import { ImageChecker } from './image.js';
 import type { ByteBudget } from './budget.js';
@@ -92,8 +93,86 @@ function tooMany(limits: UploadLimits): HttpError {
   );
 }
 
+function notUtf8Name(index: number): HttpError {
+  return validationFailed(
+    [{ path: `photos[${index}].filename`, message: 'must be UTF-8 (it holds a byte that is not, or U+FFFD, the character such a byte reads as)' }],
+    'A file name is not UTF-8; send it as UTF-8, as browsers do. Nothing was stored.',
+  );
+}
+
 function nonePresent(): HttpError {
   return validationFailed([{ path: 'photos', message: 'at least one image file is required' }]);
+}
+
+/**
+ * Counts the delimiters of a multipart body as it streams past (`--boundary` at its start, then
+ * each CRLF `--boundary`), so that a part busboy skips without a word (no Content-Disposition,
+ * one it cannot parse, one not `form-data`) is noticed: such a photo was dropped and the upload
+ * answered 201 with the others. Only the last few bytes of a chunk are kept, for a delimiter
+ * cut across two chunks.
+ */
+class DelimiterCounter extends Transform {
+  count = 0;
+  private readonly delimiter: Buffer;
+  /** The bytes before the next chunk that a delimiter may start in: a CRLF before the body, so its first line counts too. */
+  private carry: Buffer = Buffer.from('\r\n');
+
+  constructor(boundary: string) {
+    super();
+    this.delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    const d = this.delimiter;
+    const seam = Buffer.concat([this.carry, chunk.subarray(0, d.length - 1)]);
+    for (let i = seam.indexOf(d); i >= 0 && i < this.carry.length; i = seam.indexOf(d, i + 1)) this.count++;
+    for (let i = chunk.indexOf(d); i >= 0; i = chunk.indexOf(d, i + d.length)) this.count++;
+    this.carry = chunk.length >= d.length - 1 ? chunk.subarray(chunk.length - (d.length - 1)) : seam.subarray(Math.max(0, seam.length - (d.length - 1)));
+    done(null, chunk);
+  }
+}
+
+function unreadablePart(): HttpError {
+  return new HttpError(
+    'bad_request',
+    'A part of the multipart body has no Content-Disposition: form-data header that can be read (each part needs one, with a name and, for a file, a filename); nothing was stored.',
+  );
+}
+
+/**
+ * The form parser of a multipart body and its boundary. A Content-Type naming a parameter twice
+ * is refused: busboy took the first boundary, and a reader in front may take the other.
+ */
+function formParser(stream: Readable, contentType: string, limits: UploadLimits): { bb: busboy.Busboy; boundary: string } {
+  const { values, repeated } = mediaParameters(contentType);
+  if (repeated !== null) {
+    stream.resume();
+    throw new HttpError(
+      'bad_request',
+      `The Content-Type gives the parameter ${JSON.stringify(firstChars(repeated, 64))} twice; give it once. Nothing was stored.`,
+    );
+  }
+  // busboy reports the limit on reaching fileSize bytes, so one more than the largest allowed.
+  try {
+    const bb = busboy({
+      headers: { 'content-type': contentType },
+      // A part's filename is UTF-8 as browsers and fetch write it; busboy's default reads Latin-1.
+      defParamCharset: 'utf8',
+      // busboy reports the parts limit on reaching it (even with no part after), so one more than
+      // the files and fields allowed: it is then reached only past one of those limits.
+      // Text fields are counted, never read: a few bytes of each is all busboy keeps.
+      limits: {
+        fileSize: limits.maxPhotoBytes + 1,
+        files: limits.maxPhotos,
+        fields: MULTIPART_MAX_FIELDS,
+        fieldSize: 64,
+        parts: limits.maxPhotos + MULTIPART_MAX_FIELDS + 1,
+      },
+    });
+    return { bb, boundary: values.get('boundary') ?? '' };
+  } catch {
+    throw new HttpError('bad_request', 'The multipart/form-data Content-Type needs a boundary.');
+  }
 }
 
 /**
@@ -102,20 +181,8 @@ function nonePresent(): HttpError {
  * a reset connection; then every temp file is removed and the error thrown.
  */
 export async function receiveMultipart(stream: Readable, contentType: string, tmpDir: string, limits: UploadLimits): Promise<StagedPhoto[]> {
-  // busboy reports the limit on reaching fileSize bytes, so one more than the largest allowed.
-  let bb: busboy.Busboy;
-  try {
-    bb = busboy({
-      headers: { 'content-type': contentType },
-      // A part's filename is UTF-8 as browsers and fetch write it; busboy's default reads Latin-1.
-      defParamCharset: 'utf8',
-      // busboy reports the parts limit on reaching it (even with no part after), so one more than
-      // the files and fields allowed: it is then reached only past one of those limits.
-      limits: { fileSize: limits.maxPhotoBytes + 1, files: limits.maxPhotos, fields: MULTIPART_MAX_FIELDS, parts: limits.maxPhotos + MULTIPART_MAX_FIELDS + 1 },
-    });
-  } catch {
-    throw new HttpError('bad_request', 'The multipart/form-data Content-Type needs a boundary.');
-  }
+  const { bb, boundary } = formParser(stream, contentType, limits);
+  const counter = new DelimiterCounter(boundary);
   const files: { checker: ImageChecker; filename: string; tmpPath: string }[] = [];
   const writes: Promise<void>[] = [];
   let problem: HttpError | null = null;
@@ -123,12 +190,17 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
     problem ??= err;
   };
 
+  let parts = 0;
+  bb.on('field', () => parts++);
   bb.on('file', (_field, file, info) => {
+    parts++;
     if (problem) {
       file.resume();
       return;
     }
     const filename = cleanName(info.filename, files.length);
+    // A name's bytes that are not UTF-8 (a Latin-1 or Shift-JIS client) read as U+FFFD: refused, never stored changed.
+    if (info.filename?.includes('\ufffd')) fail(notUtf8Name(files.length));
     const tmpPath = join(tmpDir, `${randomUUID()}.part`);
     const checker = new ImageChecker();
     files.push({ checker, filename, tmpPath });
@@ -144,7 +216,7 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
   bb.on('partsLimit', () => fail(tooManyFields()));
 
   try {
-    await pipeline(stream, bb);
+    await pipeline(stream, counter, bb);
   } catch (err) {
     await Promise.allSettled(writes);
     await removeAll(files.map((f) => f.tmpPath));
@@ -155,6 +227,8 @@ export async function receiveMultipart(stream: Readable, contentType: string, tm
   const paths = files.map((f) => f.tmpPath);
   try {
     if (problem) throw problem;
+    // The closing delimiter ends the last part; every other one starts a part busboy should have told of.
+    if (parts < counter.count - 1) throw unreadablePart();
     if (files.length === 0) throw nonePresent();
     return check(files);
   } catch (err) {

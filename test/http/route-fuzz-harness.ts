@@ -109,6 +109,29 @@ const BAD_BODIES: Body[] = [
     data: '--x\r\nContent-Disposition: form-data; name="photos"; filename="../../etc/passwd"\r\nContent-Type: image/jpeg\r\n\r\nabc\r\n--x',
   },
   { type: 'multipart/form-data', data: 'no boundary' },
+  // A boundary given twice, and a file name whose bytes are not UTF-8 (Latin-1).
+  { type: 'multipart/form-data; boundary=x; boundary=y', data: '--y\r\nContent-Disposition: form-data; name="p"; filename="a.png"\r\n\r\nabc\r\n--y--\r\n' },
+  {
+    type: 'multipart/form-data; boundary=x',
+    data: Buffer.from('--x\r\nContent-Disposition: form-data; name="p"; filename="Fa\xe7ade.png"\r\nContent-Type: image/png\r\n\r\nabc\r\n--x--\r\n', 'latin1'),
+  },
+  // Text meant for a header or a line, in every text field a route may read: a line break with a
+  // header after it, an RTL override, a lone surrogate, and a name far over any limit.
+  {
+    type: 'application/json',
+    data: JSON.stringify({
+      name: 'a\r\nSet-Cookie: x=1',
+      title: '\u202egnp.exe',
+      address: '\ud800',
+      city: 'c'.repeat(200_000),
+      url: 'http://127.0.0.1:9/\r\nX-Injected: 1',
+      filename: '..\\..\\x\r\n.png',
+      email: 'a@example.com\r\nBcc: b@example.com',
+      description: '\u0000',
+    }),
+  },
+  // A MessagePack map giving one key twice.
+  { type: 'application/msgpack', data: Buffer.from([0x82, 0xa1, 0x61, 0x01, 0xa1, 0x61, 0x02]) },
   { type: 'text/plain', data: 'hello' },
   { data: Buffer.alloc(3000, 0) },
 ];
