@@ -74,7 +74,16 @@ export interface DashboardOptions {
   /** Repository root holding `dashboard/` (index.html, style.css) and `dist/dashboard/` (compiled JS); default the one this module was built in. */
   root?: string;
   logger?: Logger;
+  /** The clock of the re-listing gate; default Date.now. */
+  now?: () => number;
 }
+
+/**
+ * A name missing from the compiled tree lists the tree again at most this often: the tree can
+ * change under a running server (tsc --watch), but an anonymous client asking for names that
+ * do not exist must not make every request walk the directory.
+ */
+export const RELIST_AFTER_MS = 1000;
 
 interface Asset {
   file: string;
@@ -101,10 +110,12 @@ export function mountDashboard(server: HttpServer, options: DashboardOptions = {
     options.logger?.warn('dashboard: dist/dashboard/main.js is missing, the page at / will not start; run `npm run build` (tsc -p dashboard)');
   }
 
+  const now = options.now ?? Date.now;
+  let listedAt = -Infinity;
   const appAsset = (name: string): Asset | undefined => {
     let found = app.get(name);
-    if (!found) {
-      // The compiled tree can change under a running server (tsc --watch); list it again on a miss.
+    if (!found && now() - listedAt >= RELIST_AFTER_MS) {
+      listedAt = now();
       const files = new Map<string, string>([
         ['style.css', join(source, 'style.css')],
         // The map renderer's stylesheet, beside its modules (the replay page inlines the same file).
@@ -135,16 +146,18 @@ function typeFor(file: string): string | undefined {
   return dot < 0 ? undefined : TYPES[file.slice(dot)];
 }
 
+/** Files under `dir`; links are not followed and a tree changing meanwhile lists what is there. */
 function listFiles(dir: string): string[] {
-  let names: string[];
+  let entries;
   try {
-    names = readdirSync(dir);
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch {
     return [];
   }
-  return names.flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? listFiles(path) : [path];
+  return entries.flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return listFiles(path);
+    return entry.isFile() ? [path] : [];
   });
 }
 
