@@ -926,11 +926,6 @@ export class HttpServer {
   }
 
   /**
-   * Refuses a request before its body is read (a credential, a connection cap, a declared size):
-   * the answer goes out with the connection closed, so nothing more of the body is taken in;
-   * uWS sends the answer before it closes, and the client reads it.
-   */
-  /**
    * The 400 of a header given twice, answered on the next turn, outside uWS's callback. Ended
    * inside it, the close is put off until the answer is written, and uWS goes on parsing what
    * followed in the same packet: the bytes after the first Content-Length, which a proxy that
@@ -939,9 +934,21 @@ export class HttpServer {
    */
   private refuseRepeated(res: UwsResponse, state: RequestState, header: string): void {
     const refusal = new HttpError('bad_request', `The header ${header} is given more than once.`);
-    setImmediate(() => this.refuse(res, state, refusal));
+    setImmediate(() => {
+      // Outside uWS's callback and the route's guard: nothing thrown here may reach the process.
+      try {
+        this.refuse(res, state, refusal);
+      } catch (err) {
+        this.logger.error('refusal failed', { method: state.method, path: state.path, error: String(err) });
+      }
+    });
   }
 
+  /**
+   * Refuses a request before its body is read (a credential, a connection cap, a declared size):
+   * the answer goes out with the connection closed, so nothing more of the body is taken in;
+   * uWS sends the answer before it closes, and the client reads it.
+   */
   private refuse(res: UwsResponse, state: RequestState, err: unknown): void {
     state.settled = true;
     const lookup = state.refusalHeaders;
