@@ -940,6 +940,8 @@ export class HttpServer {
         this.refuse(res, state, refusal);
       } catch (err) {
         this.logger.error('refusal failed', { method: state.method, path: state.path, error: String(err) });
+        // Its in-flight count and its place under the per-address cap are given back all the same.
+        this.end(state);
       }
     });
   }
