@@ -112,21 +112,24 @@ export function mountDashboard(server: HttpServer, options: DashboardOptions = {
 
   const now = options.now ?? Date.now;
   let listedAt = -Infinity;
-  const appAsset = (name: string): Asset | undefined => {
-    let found = app.get(name);
-    if (!found && now() - listedAt >= RELIST_AFTER_MS) {
-      listedAt = now();
-      const files = new Map<string, string>([
-        ['style.css', join(source, 'style.css')],
-        // The map renderer's stylesheet, beside its modules (the replay page inlines the same file).
-        ['map.css', join(source, 'map', 'map.css')],
-        [FAVICON, join(source, FAVICON)],
-      ]);
-      for (const file of listFiles(compiled)) files.set(relative(compiled, file).split(sep).join('/'), file);
-      const file = files.get(name);
-      if (file && typeFor(file)) app.set(name, (found = asset(file)));
+  // A listing fills the whole table: a page asks for its stylesheets, modules and icon within
+  // the same second, and each must be found by the one listing the first of them caused.
+  const relist = (): void => {
+    listedAt = now();
+    const files = new Map<string, string>([
+      ['style.css', join(source, 'style.css')],
+      // The map renderer's stylesheet, beside its modules (the replay page inlines the same file).
+      ['map.css', join(source, 'map', 'map.css')],
+      [FAVICON, join(source, FAVICON)],
+    ]);
+    for (const file of listFiles(compiled)) files.set(relative(compiled, file).split(sep).join('/'), file);
+    for (const [name, file] of files) {
+      if (typeFor(file) && app.get(name)?.file !== file) app.set(name, asset(file));
     }
-    return found;
+  };
+  const appAsset = (name: string): Asset | undefined => {
+    if (!app.has(name) && now() - listedAt >= RELIST_AFTER_MS) relist();
+    return app.get(name);
   };
 
   anyone.get('/', (req) => serve(req, index, 'no-cache'), { body: 'none' });

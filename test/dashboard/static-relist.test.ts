@@ -13,7 +13,7 @@ const dir = tempDir('brainstem-dashboard-relist-');
 const root = dir.path;
 after(() => dir.dispose());
 
-test('a miss lists the compiled tree again only after the gate; links are not followed', async () => {
+test('a miss lists the compiled tree again only after the gate, and one listing serves every file in it; links are not followed', async () => {
   mkdirSync(join(root, 'dashboard', 'map'), { recursive: true });
   mkdirSync(join(root, 'dist', 'dashboard', 'pages'), { recursive: true });
   for (const f of ['index.html', 'style.css', 'favicon.svg', 'map/map.css']) writeFileSync(join(root, 'dashboard', f), 'x');
@@ -28,6 +28,8 @@ test('a miss lists the compiled tree again only after the gate; links are not fo
   const get = async (path: string) => (await fetch(`http://127.0.0.1:${port}${path}`)).status;
   try {
     assert.equal(await get('/app/main.js'), 200);
+    // A page asks for all of these within the same second: the one listing serves them all.
+    for (const name of ['style.css', 'map.css', 'favicon.svg']) assert.equal(await get(`/app/${name}`), 200, name);
     assert.equal(await get('/app/pages/loop/main.js'), 404);
     writeFileSync(join(root, 'dist', 'dashboard', 'pages', 'new.js'), 'export {};');
     // Within the gate the new file is not seen yet, however many misses come.
