@@ -1,7 +1,8 @@
 // Paired runs of `bench webhooks` scenarios from two builds (two worktrees) on a shared, noisy
 // machine: the builds alternate, round by round and in alternating order, each run in a fresh
 // process, so both see the same load. Every run measures its own raw-POST baseline; the ratio
-// of each run is against its own baseline.
+// of each run is against its own baseline (with `--bench-rounds N`, a build whose bench has rounds
+// compares each scenario with the baselines around it, the median of N rounds).
 //
 //   node dist/bench/webhooks/ab.js --a /work/wt-hooks-base --b . --rounds 4 --deliveries 20000 \
 //     --scenarios '10 endpoints,100 endpoints'   (or 'a|b' when a name holds a comma)
@@ -18,6 +19,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     deliveries: { type: 'string', default: '20000' },
     scenarios: { type: 'string', default: '10 endpoints,100 endpoints' },
+    /** Rounds inside each run (a build whose bench has no rounds runs one). */
+    'bench-rounds': { type: 'string', default: '1' },
   },
 });
 if (!values.a || !values.b) throw new Error('usage: ab.js --a TREE --b TREE [--rounds N] [--deliveries N] [--scenarios a,b]');
@@ -32,8 +35,9 @@ const names = JSON.parse(process.argv[3]);
 const { runWebhooksBench } = await import(tree + '/dist/bench/webhooks/run.js');
 const { SCENARIOS } = await import(tree + '/dist/bench/webhooks/scenarios.js');
 const chosen = names.map((n) => { const s = SCENARIOS.find((x) => x.name === n); if (!s) throw new Error('no scenario ' + n); return s; });
-const r = await runWebhooksBench({ deliveries: Number(process.argv[4]), events: 100 }, chosen);
-process.stdout.write(JSON.stringify({ baseline: r.baseline.requestsPerSec, baselineCpuMs: r.baseline.cpuMsPerRequest ?? null, scenarios: r.scenarios.map((s) => ({ name: s.scenario, perSec: s.deliveriesPerSec, cpuMs: s.cpuMsPerDelivery, pct: Math.round(1000 * s.deliveriesPerSec / r.baseline.requestsPerSec) / 10 })) }));
+const r = await runWebhooksBench({ deliveries: Number(process.argv[4]), events: 100, rounds: Number(process.argv[5]) }, chosen);
+const pct = (s) => Math.round(1000 * (s.vsBaseline ?? s.deliveriesPerSec / r.baseline.requestsPerSec)) / 10;
+process.stdout.write(JSON.stringify({ baseline: r.baseline.requestsPerSec, baselineCpuMs: r.baseline.cpuMsPerRequest ?? null, scenarios: r.scenarios.map((s) => ({ name: s.scenario, perSec: s.deliveriesPerSec, cpuMs: s.cpuMsPerDelivery, pct: pct(s) })) }));
 `;
 
 // A file, not --eval: the bench forks its receiver with the parent's exec flags.
@@ -63,7 +67,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
   const order: ('a' | 'b')[] = round % 2 === 1 ? ['a', 'b'] : ['b', 'a'];
   for (const which of order) {
     const load = loadavg()[0]!.toFixed(1);
-    const out = spawnSync(process.execPath, [script, trees[which], JSON.stringify(names), String(deliveries)], {
+    const out = spawnSync(process.execPath, [script, trees[which], JSON.stringify(names), String(deliveries), values['bench-rounds']], {
       cwd: trees[which],
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -25,6 +25,11 @@ export interface BenchOptions {
   deliveries: number;
   /** Events for the enqueue measurement. */
   events: number;
+  /**
+   * Rounds of the raw-POST baseline and every scenario (default 1), with one more baseline after
+   * the last: each scenario run is compared with the baselines just before and after it.
+   */
+  rounds?: number;
 }
 
 export interface ScenarioResult {
@@ -46,12 +51,29 @@ export interface ScenarioResult {
   outOfOrder: number;
   /** Distinct deliveries the receiver accepted (every one must be). */
   received: number;
+  /**
+   * Deliveries per second over the raw POSTs per second of the baselines run just before and
+   * just after this scenario (their mean), the median over the rounds; this run is that
+   * median's round. `roundsVsBaseline` gives every round's.
+   */
+  vsBaseline: number;
+  roundsVsBaseline: number[];
+  /** The same against the better of all the run's baselines (how the bench compared before it had rounds). */
+  vsBestBaseline: number;
 }
+
+/** One scenario run, before it is compared with the baselines around it. */
+export type DeliveryRun = Omit<ScenarioResult, 'vsBaseline' | 'roundsVsBaseline' | 'vsBestBaseline'>;
 
 export interface BenchResult {
   cpus: number;
   node: string;
-  /** cpuMsPerRequest: the bench process's CPU per raw POST, the sender's own cost (a delivery's CPU less this is what the outbox adds). */
+  /**
+   * The baseline run with the median rate of the run's baselines (rounds + 1 of them, all in
+   * `baselines`). cpuMsPerRequest: the bench process's CPU per raw POST, the sender's own cost (a
+   * delivery's CPU less this is what the outbox adds).
+   */
+  baselines: number[];
   baseline: { requests: number; concurrency: number; seconds: number; requestsPerSec: number; cpuMsPerRequest: number };
   enqueue: { events: number; endpoints: number; seconds: number; eventsPerSec: number; p50Ms: number; p99Ms: number };
   /** POST /v1/widgets/{id}/events over HTTP with a widget key, while the dispatcher delivers the events. */
@@ -245,7 +267,7 @@ export async function deliver(
   s: Scenario,
   deliveries: number,
   atStart?: () => Promise<void>,
-): Promise<ScenarioResult> {
+): Promise<DeliveryRun> {
   const { store, checkpoints, dispose } = fresh();
   const sender = createSender();
   const failFirst = s.failFirst ?? 0;
@@ -324,6 +346,16 @@ export async function deliver(
   }
 }
 
+function ratio(x: number, of: number): number {
+  return Math.round((1000 * x) / of) / 1000;
+}
+
+/** The index of the median of `xs` (of the lower middle one when their count is even). */
+function medianIndex(xs: readonly number[]): number {
+  const order = xs.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
+  return order[Math.floor((order.length - 1) / 2)]![1];
+}
+
 /** CPU per delivery of the signatures alone: hmac (X-Service-Signature and one v1,) against X-Service-Signature and one v1a. */
 function signing(deliveries: number) {
   const body = BODY;
@@ -348,23 +380,39 @@ function signing(deliveries: number) {
   return { hmacUs, v1aUs, deliveries };
 }
 
+/**
+ * The machine's speed swings within a run (other processes), so a scenario is compared with the
+ * raw POSTs measured around it: each round runs a baseline and then every scenario, and one more
+ * baseline follows the last round; a scenario's ratio in a round is against the mean of the
+ * baselines before and after it, and the median over the rounds is reported.
+ */
 export async function runWebhooksBench(options: BenchOptions, scenarios: Scenario[] = SCENARIOS): Promise<BenchResult> {
+  const rounds = options.rounds ?? 1;
   const rx = await startReceiver();
   try {
     // Warm the receiver and the JIT once, then measure.
     await baseline(rx.url, 2000, 64);
-    const base = await baseline(rx.url, options.deliveries, 64);
+    const bases = [await baseline(rx.url, options.deliveries, 64)];
     const enq = await enqueue(rx.url, options.events);
     const enqHttp = await enqueueHttp(rx.url, options.events, 16);
-    const results: ScenarioResult[] = [];
-    for (const s of scenarios) results.push(await deliver(rx, s, options.deliveries));
-    // Measured again after the scenarios (receiver fully warm); the better run is the baseline.
-    const again = await baseline(rx.url, options.deliveries, 64);
-    const best = again.requestsPerSec > base.requestsPerSec ? again : base;
+    const runs: DeliveryRun[][] = scenarios.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      if (round > 0) bases.push(await baseline(rx.url, options.deliveries, 64));
+      for (const [i, s] of scenarios.entries()) runs[i]!.push(await deliver(rx, s, options.deliveries));
+    }
+    bases.push(await baseline(rx.url, options.deliveries, 64));
+    const rates = bases.map((b) => b.requestsPerSec);
+    const best = Math.max(...rates);
+    const results = runs.map((perRound) => {
+      const ratios = perRound.map((r, round) => ratio(r.deliveriesPerSec, (rates[round]! + rates[round + 1]!) / 2));
+      const middle = medianIndex(ratios);
+      return { ...perRound[middle]!, vsBaseline: ratios[middle]!, roundsVsBaseline: ratios, vsBestBaseline: ratio(perRound[middle]!.deliveriesPerSec, best) };
+    });
     return {
       cpus: (await import('node:os')).availableParallelism(),
       node: process.version,
-      baseline: best,
+      baselines: rates,
+      baseline: bases[medianIndex(rates)]!,
       enqueue: enq,
       enqueueHttp: enqHttp,
       scenarios: results,
@@ -411,7 +459,7 @@ export function formatTable(r: BenchResult): string {
       String(s.attempts),
       s.seconds.toFixed(2),
       String(s.deliveriesPerSec),
-      `${Math.round((100 * s.deliveriesPerSec) / r.baseline.requestsPerSec)}%`,
+      `${Math.round(100 * s.vsBaseline)}%${s.roundsVsBaseline.length > 1 ? ` (${s.roundsVsBaseline.map((x) => Math.round(100 * x)).join(', ')})` : ''}`,
       String(s.cpuMsPerDelivery),
       s.received === s.deliveries ? String(s.outOfOrder) : `${s.outOfOrder} (received ${s.received})`,
     ]);
@@ -429,6 +477,9 @@ export function formatTable(r: BenchResult): string {
   );
   out.push(
     `signing alone, CPU per delivery over ${r.signing.deliveries}: hmac (X-Service-Signature + v1,) ${r.signing.hmacUs} µs; v1a (X-Service-Signature + v1a,) ${r.signing.v1aUs} µs`,
+  );
+  out.push(
+    `vs baseline: against the mean of the raw-POST runs just before and after the scenario (${r.baselines.join(', ')} POSTs/s in order), the median over the rounds (each round's in brackets)`,
   );
   out.push(`node ${r.node}, ${r.cpus} CPUs`);
   return out.join('\n');

@@ -11,7 +11,7 @@ interface BenchWebhooksFlags {
   endpoints: string;
   replicaCpu: string;
   warmup: string;
-  rounds: string;
+  rounds?: string;
 }
 
 /** `brainstem bench webhooks`: outbox → receiver throughput beside a raw-POST baseline, and enqueue latency. */
@@ -35,8 +35,7 @@ export function registerBenchWebhooks(bench: Command): void {
     )
     .option(
       '--rounds <n>',
-      'with --database: rounds of SQLite and each replica count, fresh processes each; the factors of each round and their medians are reported',
-      '3',
+      'with --database: rounds of SQLite and each replica count, fresh processes each; the factors of each round and their medians are reported (default 3). Without: rounds of the raw-POST baseline and every scenario, one more baseline after the last; each scenario is compared with the baselines around it, the median over the rounds reported (default 1)',
     )
     .option('--json', 'print JSON only')
     .action(async (flags: BenchWebhooksFlags) => {
@@ -45,7 +44,8 @@ export function registerBenchWebhooks(bench: Command): void {
       const events = parseInteger(flags.events, '--events', 100, 10_000_000);
       // The harness lives in bench/ and is loaded only when this command runs.
       const { runWebhooksBench, formatTable } = await import('../../../bench/webhooks/run.js');
-      const result = await runWebhooksBench({ deliveries, events });
+      const rounds = parseInteger(flags.rounds ?? '1', '--rounds', 1, 20);
+      const result = await runWebhooksBench({ deliveries, events, rounds });
       if (!flags.json) process.stdout.write(`${formatTable(result)}\n\n`);
       process.stdout.write(`${JSON.stringify(result, null, flags.json ? 2 : undefined)}\n`);
     });
@@ -61,7 +61,7 @@ async function replicaBench(flags: BenchWebhooksFlags): Promise<void> {
     endpoints: parseInteger(flags.endpoints, '--endpoints', 1, 100),
     warmupDeliveries: parseInteger(flags.warmup, '--warmup', 0, 10_000_000),
     replicaCpu: replicaCpuFlag(flags.replicaCpu),
-    rounds: parseInteger(flags.rounds, '--rounds', 1, 20),
+    rounds: parseInteger(flags.rounds ?? '3', '--rounds', 1, 20),
     log: (line) => {
       if (!flags.json) process.stderr.write(`bench webhooks: ${line}\n`);
     },

@@ -1,0 +1,31 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { runWebhooksBench } from '../../bench/webhooks/run.js';
+import { SCENARIOS } from '../../bench/webhooks/scenarios.js';
+import { cli } from '../helpers/paths.js';
+
+// `bench webhooks` (one SQLite process) in rounds: a raw-POST baseline before every round and one
+// after the last, each scenario compared with the baselines just before and after it.
+
+test('bench webhooks in two rounds: three baselines, each scenario against the two around it, the median reported', async () => {
+  const scenario = SCENARIOS.find((s) => s.name === '10 endpoints')!;
+  const r = await runWebhooksBench({ deliveries: 200, events: 100, rounds: 2 }, [scenario]);
+  assert.equal(r.baselines.length, 3);
+  assert.ok(r.baselines.includes(r.baseline.requestsPerSec));
+  const [s] = r.scenarios;
+  assert.equal(s!.roundsVsBaseline.length, 2);
+  // Of two rounds the lower one is the median, and the run reported is that round's.
+  assert.equal(s!.vsBaseline, Math.min(...s!.roundsVsBaseline));
+  const round = s!.roundsVsBaseline.indexOf(s!.vsBaseline);
+  const around = (r.baselines[round]! + r.baselines[round + 1]!) / 2;
+  assert.ok(Math.abs(s!.vsBaseline - s!.deliveriesPerSec / around) < 0.001);
+  assert.ok(Math.abs(s!.vsBestBaseline - s!.deliveriesPerSec / Math.max(...r.baselines)) < 0.001);
+  assert.equal(s!.received, s!.deliveries);
+});
+
+test('bench webhooks refuses --rounds out of range without --database too', () => {
+  const bad = spawnSync(process.execPath, [cli, 'bench', 'webhooks', '--rounds', '0'], { encoding: 'utf8' });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--rounds/);
+});
