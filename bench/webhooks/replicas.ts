@@ -63,6 +63,13 @@ export interface WebhookConfigurationResult {
   deliveriesPerSec: number;
   /** Deliveries the receiver got more than once (by delivery id) by the time every one had arrived. */
   twice: number;
+  /**
+   * Attempts that failed in all the configuration's serve processes, warm-up included (from
+   * each one's /metrics): a failed attempt whose request reached the receiver (a 2xx that came
+   * back later than the 10 s delivery timeout, a connection lost after the request was read) is
+   * sent again and received twice.
+   */
+  failedAttempts: number;
   /** CPU ms each replica used per delivery of the whole run (its share of the work, whatever it was). */
   cpuMsPerDelivery: number[];
   /** All replicas' CPU ms over all deliveries: the cost of one delivery to the cluster. */
@@ -133,6 +140,21 @@ function poster(bases: string[], key: string): { post(i: number, path: string, b
       }),
     close: () => agent.destroy(),
   };
+}
+
+/** Failed attempts (retrying and given up) a serve process has counted since it started, from its /metrics. */
+async function failedAttemptsOf(base: string): Promise<number> {
+  const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${text.slice(0, 200)}`);
+  return failedAttemptsIn(text);
+}
+
+/** The failed attempts (retrying and given up) in a /metrics page. */
+export function failedAttemptsIn(metrics: string): number {
+  let n = 0;
+  for (const m of metrics.matchAll(/^\w+_webhook_delivery_attempts_total\{outcome="(retrying|failed)"\} (\d+)$/gm)) n += Number(m[2]);
+  return n;
 }
 
 /** Requests the receiver answered, and how many distinct delivery ids they carried. */
@@ -261,6 +283,7 @@ async function runConfiguration(
     const machine = machineTicks();
     const counts = countsBefore === null ? null : countsDelta(countsBefore, await probeCounts(probeDir, pids));
     const pgss = url === null ? null : statementTimes(pgssBefore, await statementSnapshot(url));
+    const failedAttempts = (await Promise.all(bases.map(failedAttemptsOf))).reduce((a, b) => a + b, 0);
     const round = (x: number) => Math.round(x * 1000) / 1000;
     return {
       name,
@@ -269,6 +292,7 @@ async function runConfiguration(
       seconds: round(seconds),
       deliveriesPerSec: Math.round(total / seconds),
       twice: received.count - received.distinct,
+      failedAttempts,
       cpuMsPerDelivery: cpu.map((c) => round(c / total)),
       totalCpuMsPerDelivery: round(cpu.reduce((a, b) => a + b, 0) / total),
       postgresCpuMsPerDelivery: pgCpu === null ? null : round(pgCpu / total),
@@ -299,6 +323,7 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       'configuration',
       'deliveries',
       'received twice',
+      'failed attempts (warm-up included)',
       'seconds',
       'deliveries/s',
       'CPU ms per delivery, per replica',
@@ -318,6 +343,7 @@ export function replicaTable(results: WebhookConfigurationResult[]): string {
       r.name,
       String(r.deliveries),
       String(r.twice),
+      String(r.failedAttempts),
       r.seconds.toFixed(2),
       String(r.deliveriesPerSec),
       r.cpuMsPerDelivery.join(' / '),

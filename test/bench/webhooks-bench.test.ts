@@ -2,11 +2,13 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { runWebhooksBench } from '../../bench/webhooks/run.js';
+import { failedAttemptsIn } from '../../bench/webhooks/replicas.js';
 import { SCENARIOS } from '../../bench/webhooks/scenarios.js';
 import { cli } from '../helpers/paths.js';
 
-// `bench webhooks` (one SQLite process) in rounds: a raw-POST baseline before every round and one
-// after the last, each scenario compared with the baselines just before and after it.
+// `bench webhooks`: one SQLite process in rounds (a raw-POST baseline before every round and one
+// after the last, each scenario compared with the baselines just before and after it); with
+// --database, the failed attempts that explain a delivery received twice.
 
 test('bench webhooks in two rounds: three baselines, each scenario against the two around it, the median reported', async () => {
   const scenario = SCENARIOS.find((s) => s.name === '10 endpoints')!;
@@ -28,4 +30,17 @@ test('bench webhooks refuses --rounds out of range without --database too', () =
   const bad = spawnSync(process.execPath, [cli, 'bench', 'webhooks', '--rounds', '0'], { encoding: 'utf8' });
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /--rounds/);
+});
+
+test("bench webhooks --database counts a serve process's failed attempts (retrying and given up) from its /metrics", () => {
+  const page = [
+    '# HELP brainstem_webhook_delivery_attempts_total Webhook delivery attempts by outcome',
+    '# TYPE brainstem_webhook_delivery_attempts_total counter',
+    'brainstem_webhook_delivery_attempts_total{outcome="succeeded"} 5000',
+    'brainstem_webhook_delivery_attempts_total{outcome="retrying"} 3',
+    'brainstem_webhook_delivery_attempts_total{outcome="failed"} 1',
+    'brainstem_webhook_deliveries_in_flight 0',
+  ].join('\n');
+  assert.equal(failedAttemptsIn(page), 4);
+  assert.equal(failedAttemptsIn(''), 0);
 });
