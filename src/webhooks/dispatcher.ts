@@ -5,8 +5,6 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { serviceSignature, standardKey, standardSignature } from '../signing/webhook.js';
 import {
-  CLAIM_WINDOW_FACTOR,
-  CLAIM_WINDOW_MAX_MS,
   DELIVERY_CONCURRENCY,
   DELIVERY_CONCURRENCY_PER_ENDPOINT,
   DELIVERY_LEASE_MS,
@@ -62,8 +60,6 @@ export interface DispatcherOptions {
   keys?: SigningKeys;
   /** How long a delivery waits behind an unfinished earlier one of its conversation (default ORDER_HOLD_MS); 0 turns order off. */
   orderHoldMs?: number;
-  /** The longest a claim after a short one waits to gather more work (default CLAIM_WINDOW_MAX_MS on a store whose claim is a statement, else 0: never). */
-  claimWindowMs?: number;
 }
 
 /**
@@ -90,7 +86,6 @@ export class Dispatcher {
   private readonly disableAfterMs: number;
   private readonly keys: SigningKeys | null;
   private readonly orderHoldMs: number;
-  private readonly claimWindowMs: number;
   private readonly guard: { allowPrivate: PrivateUrls; resolve?: Resolve };
 
   private inFlight = 0;
@@ -141,14 +136,6 @@ export class Dispatcher {
   private reachTimer: NodeJS.Timeout | null = null;
   /** Wakes the pump when a rate-limited endpoint may start its next attempt. */
   private throttleTimer: { at: number; timer: NodeJS.Timeout } | null = null;
-  /** The last claim (real time of its start, its duration) and whether it found less than it had room for. */
-  private lastClaim = { at: -Infinity, ms: 0, short: false };
-  /** Wakes the pump when the claim window after a short claim closes. */
-  private windowTimer: NodeJS.Timeout | null = null;
-  /** The last recording of results: real time of its start and its duration. */
-  private lastFlush = { at: -Infinity, ms: 0 };
-  /** A recording waiting for the window to close; go() starts it now. */
-  private flushWait: { timer: NodeJS.Timeout; go: () => void } | null = null;
 
   constructor(options: DispatcherOptions) {
     this.store = options.store;
@@ -165,9 +152,6 @@ export class Dispatcher {
     this.disableAfterMs = options.disableAfterMs ?? DISABLE_AFTER_MS;
     this.keys = options.keys ?? null;
     this.orderHoldMs = options.orderHoldMs ?? ORDER_HOLD_MS;
-    this.claimWindowMs = options.claimWindowMs ?? (this.store.claimCost === 'statement' ? CLAIM_WINDOW_MAX_MS : 0);
-    if (!Number.isInteger(this.claimWindowMs) || this.claimWindowMs < 0)
-      throw new Error(`Dispatcher option claimWindowMs must be an integer ≥ 0, got ${this.claimWindowMs}`);
     if (!Number.isInteger(this.orderHoldMs) || this.orderHoldMs < 0)
       throw new Error(`Dispatcher option orderHoldMs must be an integer ≥ 0, got ${this.orderHoldMs}`);
     this.guard = { allowPrivate: options.allowPrivate, ...(options.resolve ? { resolve: options.resolve } : {}) };
@@ -207,13 +191,10 @@ export class Dispatcher {
     this.reachTimer = null;
     if (this.throttleTimer) clearTimeout(this.throttleTimer.timer);
     this.throttleTimer = null;
-    if (this.windowTimer) clearTimeout(this.windowTimer);
-    this.windowTimer = null;
     if (this.pumping) await this.pumping;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.sends.values()), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    this.flushWait?.go();
     await this.flush();
     this.generation.abort.abort();
     // The abandoned sends are aborted now: hand their deliveries back rather than let them wait out the lease.
@@ -261,33 +242,6 @@ export class Dispatcher {
   }
 
   private wake(): void {
-    if (this.wakeScheduled || this.windowTimer) return;
-    const wait = this.windowLeft();
-    if (wait > 0) {
-      this.windowTimer = setTimeout(() => {
-        this.windowTimer = null;
-        this.wakeNow();
-      }, wait);
-      this.windowTimer.unref();
-      return;
-    }
-    this.wakeNow();
-  }
-
-  /**
-   * Milliseconds until the next claim may start. After a claim that found less than it had room
-   * for, everything due was taken, so what wakes the next one is new work (an intake, a freed
-   * slot with nothing behind it): on a store where each claim is a statement of about the same
-   * cost whatever it takes, waiting a few times that claim's duration lets several wake-ups share
-   * one claim. After a full claim (a backlog) the next claim runs at once.
-   */
-  private windowLeft(): number {
-    if (this.claimWindowMs === 0 || !this.lastClaim.short) return 0;
-    const window = Math.min(this.claimWindowMs, CLAIM_WINDOW_FACTOR * this.lastClaim.ms);
-    return Math.ceil(this.lastClaim.at + window - performance.now());
-  }
-
-  private wakeNow(): void {
     if (this.wakeScheduled) return;
     this.wakeScheduled = true;
     setImmediate(() => {
@@ -320,7 +274,6 @@ export class Dispatcher {
           { each: this.perEndpoint, busy: this.inFlightByEndpoint },
           { reachPast, orderHoldMs: this.orderHoldMs },
         );
-        this.lastClaim = { at: t, ms: performance.now() - t, short: batch.length < room };
         if (batch.throttledUntil !== undefined) this.wakeAt(batch.throttledUntil);
         if (reachPast) {
           this.lastReach = t;
@@ -333,12 +286,10 @@ export class Dispatcher {
           this.begin(d);
           total++;
         }
-      } while (this.pumpAgain && this.windowLeft() <= 0);
+      } while (this.pumpAgain);
       return total;
     })().finally(() => {
       this.pumping = null;
-      // A wake-up that came during a short claim waits for the window's end rather than claiming again now.
-      if (this.pumpAgain && this.running) this.wake();
     });
     return this.pumping;
   }
@@ -461,31 +412,9 @@ export class Dispatcher {
     });
   }
 
-  /**
-   * Records the results gathered so far on the next turn; on a store where each recording is a
-   * statement, no sooner than the claim window after the last one began (results that arrive
-   * meanwhile share its statement). The slots are free already: only the leases wait.
-   */
   private scheduleFlush(): void {
-    if (this.flushing) {
-      // A failure is recorded without waiting: the next claim waits for it.
-      if (this.failuresUnrecorded > 0) this.flushWait?.go();
-      return;
-    }
-    const wait =
-      this.claimWindowMs === 0 || this.failuresUnrecorded > 0
-        ? 0
-        : Math.ceil(this.lastFlush.at + Math.min(this.claimWindowMs, CLAIM_WINDOW_FACTOR * this.lastFlush.ms) - performance.now());
-    this.flushing = new Promise<void>((resolve) => {
-      if (wait <= 0) return void setImmediate(resolve);
-      const go = () => {
-        clearTimeout(timer);
-        this.flushWait = null;
-        resolve();
-      };
-      const timer = setTimeout(go, wait);
-      this.flushWait = { timer, go };
-    }).then(() => this.flushNow());
+    if (this.flushing) return;
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flushNow());
   }
 
   private async flush(): Promise<void> {
@@ -500,9 +429,7 @@ export class Dispatcher {
     this.results = [];
     try {
       if (batch.length > 0) {
-        const t = performance.now();
         const { disabled, lost } = await this.store.recordResults(this.lease.owner, batch, this.disableAfterMs);
-        this.lastFlush = { at: t, ms: performance.now() - t };
         for (const ep of disabled) this.logger.warn('webhooks: endpoint disabled', { endpoint: ep });
         if (lost > 0) this.logger.warn('webhooks: results dropped, their leases had passed to another dispatcher', { count: lost });
       }

@@ -387,7 +387,6 @@ const RATE_LOOK_MS = 1000;
  * another; the lease they write keeps the delivery theirs after the claim commits.
  */
 export class PostgresWebhookStore implements WebhookStore {
-  readonly claimCost = 'statement';
   private rateLook = { at: -Infinity, any: false };
   /** Events accepted and waiting for the next intake batch. */
   private intake: PendingEvent[] = [];

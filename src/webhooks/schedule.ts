@@ -52,17 +52,6 @@ export const DELIVERY_CONCURRENCY_MAX = 1024;
  */
 export const DELIVERY_CONCURRENCY_PER_ENDPOINT = 8;
 
-/**
- * On a store whose claim is a database statement (PostgreSQL), a claim that comes after a short
- * one (it found less than it had room for: the outbox was drained) waits until CLAIM_WINDOW_FACTOR
- * times that claim's duration has passed since it started, and never longer than
- * CLAIM_WINDOW_MAX_MS: events accepted meanwhile are then claimed together. A claim costs the
- * database about the same whether it takes 8 deliveries or 32, and with several replicas each
- * accepted event would otherwise wake a claim of its own. A lone event is claimed at once.
- */
-export const CLAIM_WINDOW_FACTOR = 4;
-export const CLAIM_WINDOW_MAX_MS = 50;
-
 /** A receiver must answer 2xx within this long; a slower answer is a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /**

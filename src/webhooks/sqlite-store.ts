@@ -371,7 +371,6 @@ const leaseTables = new Map<string, LeaseTable>();
 const memoryLeaseTables = new WeakMap<Db, LeaseTable>();
 
 export class SqliteWebhookStore implements WebhookStore {
-  readonly claimCost = 'memory';
   private readonly q;
   /** Where this store's lease table is registered: the file's real path, or null for an in-memory database. */
   private readonly leaseKey: string | null;

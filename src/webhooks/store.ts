@@ -104,12 +104,6 @@ export interface CreatedWidget {
 }
 
 export interface WebhookStore {
-  /**
-   * What a claim costs: 'statement' when each claimDue() is a database statement whose cost
-   * hardly depends on how many deliveries it takes (PostgreSQL: the dispatcher gathers wake-ups
-   * into fewer, larger claims), 'memory' when it is a read in this process (SQLite).
-   */
-  readonly claimCost: 'statement' | 'memory';
   createWidget(tenantId: TenantId, name: string, key: { hash: string; preview: string }): Promise<CreatedWidget>;
   /** As above unless the tenant already has `maxWidgets` widgets ('limit'); the count and the insert are one transaction. */
   createWidget(
