@@ -149,6 +149,17 @@ function poster(bases: string[], key: string): { post(i: number, path: string, b
   };
 }
 
+/** Characters of each serve process's stderr kept for a failed configuration's error. */
+const LOG_TAIL = 4000;
+
+/** `err` with what each serve process last wrote to stderr (a 500 or a dropped connection says why there). */
+export function withLogs(err: unknown, logs: readonly string[]): Error {
+  const e = err instanceof Error ? err : new Error(String(err));
+  const told = logs.map((l, i) => (l.trim() === '' ? '' : `\n--- serve process ${i} stderr (last ${LOG_TAIL} characters) ---\n${l.trimEnd()}`)).join('');
+  if (told !== '') e.message += told;
+  return e;
+}
+
 /** Failed attempts (retrying and given up) a serve process has counted since it started, from its /metrics. */
 async function failedAttemptsOf(base: string): Promise<number> {
   const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -197,6 +208,8 @@ async function runConfiguration(
 ): Promise<Omit<WebhookConfigurationResult, 'round'>> {
   const dir = mkdtempSync(join(tmpdir(), 'brainstem-bench-webhooks-'));
   const children: ChildProcess[] = [];
+  /** The last lines each serve process wrote to stderr (errors only: BRAINSTEM_LOG=error), shown if the configuration fails. */
+  const logs: string[] = [];
   const made: CpuQuota[] = [];
   const rx = await receiver();
   let posts: ReturnType<typeof poster> | null = null;
@@ -226,6 +239,8 @@ async function runConfiguration(
       const [cmd, argv] = confined(quotas, made, `serve-${replicas}-${i}`, undefined, process.execPath, args);
       const s = await startChild(cmd, argv, env, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
       children.push(s.child);
+      logs.push('');
+      s.child.stderr!.on('data', (d: Buffer) => (logs[i] = (logs[i] + d.toString()).slice(-LOG_TAIL)));
       ports.push(s.port);
     }
     const bases = ports.map((p) => `http://127.0.0.1:${p}`);
@@ -314,6 +329,8 @@ async function runConfiguration(
       wakesPerDelivery: wakes.map((w) => round((w.wakes * replicas) / total)),
       syscallsPerDelivery: wakes.map((w) => round((w.syscalls * replicas) / total)),
     };
+  } catch (err) {
+    throw withLogs(err, logs);
   } finally {
     posts?.close();
     for (const c of children) await stop(c);

@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { runWebhooksBench } from '../../bench/webhooks/run.js';
-import { failedAttemptsIn } from '../../bench/webhooks/replicas.js';
+import { failedAttemptsIn, withLogs } from '../../bench/webhooks/replicas.js';
 import { SCENARIOS } from '../../bench/webhooks/scenarios.js';
 import { cli } from '../helpers/paths.js';
 
@@ -43,4 +43,15 @@ test("bench webhooks --database counts a serve process's failed attempts (retryi
   ].join('\n');
   assert.equal(failedAttemptsIn(page), 4);
   assert.equal(failedAttemptsIn(''), 0);
+});
+
+test("a failed bench webhooks --database configuration's error carries what each serve process last wrote to stderr", () => {
+  const e = withLogs(new Error('POST /v1/widgets/w/events: 500'), [
+    '',
+    '{"level":"error","msg":"request failed","error":"timeout exceeded when trying to connect"}\n',
+  ]);
+  assert.match(e.message, /^POST \/v1\/widgets\/w\/events: 500\n--- serve process 1 stderr/);
+  assert.match(e.message, /timeout exceeded when trying to connect/);
+  assert.doesNotMatch(e.message, /serve process 0/);
+  assert.equal(withLogs('x', ['', '']).message, 'x');
 });
