@@ -6,45 +6,52 @@ import { readdirSync, readFileSync } from 'node:fs';
 // test/helpers/paths.ts, so every file that spawns (they all take `cli` or `repoRoot` from there)
 // gets it, under the runner or run alone with `node --test`.
 //
-// The processes are read from /proc (Linux, where CI runs; elsewhere there is nothing to read
-// and nothing is done), so a child made by any spawn, execFile or helper goes, and its own
-// children with it. A child in a process group of its own (spawned detached, as the shared
-// test services are) ends itself when its parent's pipe closes, and is left alone with its tree.
+// The processes are read from /proc/PID/task/TID/children (Linux, where CI runs; elsewhere
+// there is nothing to read and nothing is done): a child made by any spawn, execFile or helper
+// goes, and its own children with it, and a file that spawned nothing pays a few small reads at
+// exit. A child in a process group of its own (spawned detached, as the shared test services
+// are) ends itself when its parent's pipe closes, and is left alone with its tree.
 
-/** Every process below `root` in `root`'s process group, read from /proc. */
-export function descendants(root: number): number[] {
-  let names: string[];
+/** The children of `pid`, as the kernel lists them per thread (none when it cannot be read). */
+function childrenOf(pid: number): number[] {
+  let threads: string[];
   try {
-    names = readdirSync('/proc');
+    threads = readdirSync(`/proc/${pid}/task`);
   } catch {
     return [];
   }
-  const children = new Map<number, number[]>();
-  const groups = new Map<number, number>();
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // gone since the listing
-    }
-    // The command name (field 2) may hold spaces and parentheses; state, ppid and pgrp follow its last ')'.
-    const [, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pid = Number(name);
-    groups.set(pid, Number(pgrp));
-    const siblings = children.get(Number(ppid));
-    if (siblings) siblings.push(pid);
-    else children.set(Number(ppid), [pid]);
-  }
-  const group = groups.get(root);
   const found: number[] = [];
-  const queue = [...(children.get(root) ?? [])];
+  for (const tid of threads) {
+    try {
+      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (child !== '') found.push(Number(child));
+    } catch {
+      // the thread ended since the listing
+    }
+  }
+  return found;
+}
+
+/** The process group of `pid`, or null when it is gone. */
+function groupOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses; state, ppid and pgrp follow its last ')'.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return null;
+  }
+}
+
+/** Every process below `root` in `root`'s process group. */
+function descendants(root: number): number[] {
+  const group = groupOf(root);
+  const found: number[] = [];
+  const queue = childrenOf(root);
   while (queue.length > 0) {
     const pid = queue.pop()!;
-    if (groups.get(pid) !== group) continue;
+    if (groupOf(pid) !== group) continue;
     found.push(pid);
-    queue.push(...(children.get(pid) ?? []));
+    queue.push(...childrenOf(pid));
   }
   return found;
 }
