@@ -1,4 +1,4 @@
-import { validateBundle } from '../../brain/index.js';
+import { validateBundle } from '../../brain/bundle.js';
 import { bundleSizeProblem, PUBLISH_MAX_BODY } from '../bundles.js';
 import type { HttpServer, Request } from '../http/server.js';
 import { HttpError, quoteId, validationFailed } from '../http/errors.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_BUNDLE } from '../../brain/index.js';
+import { DEFAULT_BUNDLE } from '../../brain/bundle.js';
 import type { HttpServer } from '../http/server.js';
 import { HttpError } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';

@@ -1,4 +1,5 @@
-import { isObj, type Obj, type Survivor } from '../../brain/index.js';
+import { isObj, type Obj } from '../../brain/json.js';
+import type { Survivor } from '../../brain/types.js';
 import { validationFailed, type ErrorDetail } from '../http/errors.js';
 import { isRfc3339, typeOf, unstorableText } from '../http/validate.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';

@@ -4,16 +4,7 @@ import type { LineSource, Synthesizer, Transcriber } from './context.js';
 import { ScriptedLines } from './scripted-lines.js';
 import { PluginSupervisor, type PluginName, type SupervisorOptions } from './supervisor.js';
 import { DialogueTier, type DialogueBundle, type DialogueTierOptions } from './tier.js';
-
-/** Which plugins the environment turns on. (`plugins doctor` also checks half-configured ones, to name what is missing.) */
-export function configuredPlugins(env: NodeJS.ProcessEnv): Record<PluginName, boolean> {
-  const set = (k: string): boolean => (env[k] ?? '').trim() !== '';
-  return {
-    dialogue: set('SERVICE_LLM_BASE_URL') && set('SERVICE_LLM_MODEL'),
-    'voice-out': (env.SERVICE_TTS_ENGINE ?? '').trim() !== 'off',
-    'voice-in': set('SERVICE_STT_BASE_URL') || set('SERVICE_STT_MODEL'),
-  };
-}
+import { configuredPlugins } from './configured.js';
 
 export interface CreateDialogueTierOptions extends Omit<DialogueTierOptions, 'lines' | 'voiceOut' | 'voiceIn' | 'onClose' | 'bundle' | 'ttsUsdPerMChar'> {
   bundle: DialogueBundle;

@@ -1,5 +1,5 @@
 import { basename, dirname } from 'node:path';
-import { configuredPlugins } from '../dialogue/create.js';
+import { configuredPlugins } from '../dialogue/configured.js';
 import { PluginSupervisor } from '../dialogue/supervisor.js';
 import type { Logger } from '../log.js';
 

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { decode as msgpackDecode, encode as msgpackEncode } from '@msgpack/msgpack';
+import { withoutBom } from './bom.js';
 import { HttpError } from './errors.js';
 
 export type Encoding = 'json' | 'msgpack';
@@ -87,14 +88,6 @@ function depthOk(text: string): boolean {
     } else if (c === 125 || c === 93) depth--;
   }
   return true;
-}
-
-/**
- * Text without a leading U+FEFF: a UTF-8 byte-order mark, which Windows tools (Notepad,
- * PowerShell's UTF8 encoding, .NET's default UTF-8 writer) put before JSON and JSON.parse refuses.
- */
-export function withoutBom(text: string): string {
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { withoutBom } from './codec.js';
+import { withoutBom } from './bom.js';
 import type { Rate } from '../ratelimit/limiter.js';
 import { DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_CONNECTIONS_TOTAL, MAX_CONNECTION_CAP } from './connections.js';
 

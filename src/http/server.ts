@@ -16,6 +16,8 @@ import { errorsInBodyOf } from './errors-in-body.js';
 import { CONTENT_ENCODING, headerKey } from './header-key.js';
 import { ConnectionCounter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps, type Peer } from './connections.js';
 import type { RouteScope } from './scope.js';
+import { addressText } from './address-text.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -145,12 +147,6 @@ export interface ServerOptions {
   /** Caps on the connections holding a request open, per client address and in all (default 1,000 and 20,000). */
   connections?: ConnectionCaps;
 }
-
-/**
- * On every response of every service: no browser may guess a type other than the declared
- * one (a JSON error echoing input must never run as a script or style).
- */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' };
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 
@@ -1341,11 +1337,6 @@ function patternRegExp(pattern: string): RegExp {
   // Exact: uWS does not route a trailing-slash variant, so matching it here would answer 405
   // for a method the route does serve; such a path is a plain 404.
   return new RegExp(`^${body}$`);
-}
-
-/** `host:port` as an address is written, IPv6 in brackets. */
-export function addressText(host: string, port: number): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /**

@@ -1,10 +1,22 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './files.js';
 import { makeDirSync } from './make-dir.js';
 
 export type Db = Database.Database;
+
+/**
+ * The driver, loaded on the first open. Every command's option parsing reaches this module
+ * (through the database URL helpers), and most commands never open a database; better-sqlite3
+ * is CommonJS, so a synchronous require keeps `openDatabase` synchronous.
+ */
+let driver: typeof Database | undefined;
+function sqliteDriver(): typeof Database {
+  driver ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  return driver;
+}
 
 /**
  * Opens the one SQLite file every embedded service shares. WAL lets readers run beside the
@@ -19,7 +31,7 @@ export function openDatabase(file: string): Db {
     // and SQLite gives the -wal and -shm files the database file's mode. An existing file keeps its mode.
     closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
   }
-  const db = new Database(file);
+  const db = new (sqliteDriver())(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');

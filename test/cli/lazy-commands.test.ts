@@ -25,3 +25,23 @@ test('defining every command and its help loads no server: each command loads it
     );
   }
 });
+
+/**
+ * Drivers and codecs a command loads only when it opens a database, reads a bundle or serves:
+ * SQLite, PostgreSQL, MessagePack and uWebSockets. Before, defining the commands loaded the
+ * first, third and fourth, which every spawned CLI in the test suite paid for.
+ */
+const RUN_ONLY = ['better-sqlite3', 'pg', '@msgpack/msgpack', 'uWebSockets.js'];
+
+test('defining every command opens no database driver, MessagePack or uWebSockets', () => {
+  const program = new Command('brainstem');
+  for (const register of commands) register(program);
+  const loaded = Object.keys(createRequire(import.meta.url).cache);
+  for (const name of RUN_ONLY) {
+    assert.deepEqual(
+      loaded.filter((file) => file.includes(`/node_modules/${name}/`)),
+      [],
+      `${name} was loaded by defining the commands`,
+    );
+  }
+});

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+// For its effect: the processes a test file spawns die with it (a file cut by the runner's timeout left them running).
+import './children.js';
 
 /** The repository root, from a compiled test file at dist/test/... */
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { TickPolicy } from '../../../bench/tick/policy.js';
-import { MAX_BATCH_TICKS } from '../../sidecar/tick/tick-array.js';
+import { MAX_BATCH_TICKS } from '../../sidecar/tick/batch-cap.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 
 interface TickBenchFlags {

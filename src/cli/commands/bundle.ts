@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { bundleDirOf, loadBundleDir } from '../../bundles.js';
+import { bundleDirOf } from '../../bundle-dir.js';
 import { CliError, printJson } from '../util.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,6 +20,7 @@ export function registerBundle(program: Command): void {
       } catch (err) {
         throw new CliError((err as Error).message);
       }
+      const { loadBundleDir } = await import('../../bundles.js');
       const result = await loadBundleDir(bundleDir);
       if (opts.json) printJson(result.ok ? { ok: true, version: result.bundle.version } : { ok: false, problems: result.problems });
       else if (result.ok) process.stdout.write(`${dir}: valid (version ${result.bundle.version})\n`);
@@ -57,6 +58,7 @@ export function registerBundle(program: Command): void {
         throw new CliError(`${keyFile} is not an ed25519 private key in PEM: ${(err as Error).message}`);
       }
       // Only a valid bundle is signed: a signature vouches for what the sidecar will apply.
+      const { loadBundleDir } = await import('../../bundles.js');
       const result = await loadBundleDir(bundleDir);
       if (!result.ok) {
         for (const p of result.problems) process.stderr.write(`${dir}: ${p.path || '(bundle)'}: ${p.message}\n`);

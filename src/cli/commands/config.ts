@@ -2,7 +2,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import diff, { type Difference } from 'microdiff';
-import { BUNDLE_FILE, bundleDirOf, loadBundleDir } from '../../bundles.js';
+import { BUNDLE_FILE, bundleDirOf } from '../../bundle-dir.js';
 import type { ConfigBundle } from '../../../brain/index.js';
 import { ControlPlaneApi } from '../control-plane-api.js';
 import { CliError, parseInteger, printJson } from '../util.js';
@@ -54,6 +54,8 @@ async function headOf(api: ControlPlaneApi, serverId: number): Promise<ConfigBun
 }
 
 async function localOf(dir: string, exitCode: number): Promise<ConfigBundle> {
+  // Loaded here, not at the top: the bundle rules and MessagePack are not needed to register the command.
+  const { loadBundleDir } = await import('../../bundles.js');
   const loaded = await loadBundleDir(dir);
   if (!loaded.ok) {
     const reasons = loaded.problems.map((p) => `${p.path || '(bundle)'}: ${p.message}`).join('; ');

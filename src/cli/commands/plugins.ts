@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { PluginRequestError, PluginSupervisor, type PluginName } from '../../dialogue/supervisor.js';
+import type { PluginName } from '../../dialogue/supervisor.js';
 import { CliError, parseInteger, printJson } from '../util.js';
 
 const PLUGINS: readonly PluginName[] = ['dialogue', 'voice-out', 'voice-in'];
@@ -31,6 +31,8 @@ const OFF_HINT: Record<PluginName, string> = {
 /** Starts each plugin, asks it for health, and closes it. */
 export async function checkPlugins(names: readonly PluginName[], env: NodeJS.ProcessEnv, timeoutMs: number, explicit: boolean): Promise<PluginCheck[]> {
   const wanted = mentioned(env);
+  // Loaded here, not at the top: every command's start loads this module to register it.
+  const { PluginRequestError, PluginSupervisor } = await import('../../dialogue/supervisor.js');
   return Promise.all(
     names.map(async (name): Promise<PluginCheck> => {
       if (!explicit && !wanted[name]) return { name, status: 'off', problems: [], info: { hint: OFF_HINT[name] } };

@@ -4,7 +4,7 @@ import { canonicalPublicKey, PUBLIC_KEY_PREFIX } from '../../signing/bundle.js';
 import { BundleTrust } from '../../sidecar/config/bundle-trust.js';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { configuredPlugins } from '../../dialogue/create.js';
+import { configuredPlugins } from '../../dialogue/configured.js';
 import { modelServerProblem } from '../../dialogue/model-check.js';
 import { createLogger, type Logger } from '../../log.js';
 import type { ConfigOrigin, ConfigSource } from '../../sidecar/config/config-source.js';

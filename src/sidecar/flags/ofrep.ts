@@ -9,7 +9,8 @@ import type { Reply } from '../../http/reply.js';
 import { failRaw, type HttpServer, type RawControl, type RawState, type Request } from '../../http/server.js';
 import { statusLine } from '../../http/write.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
-import { contentCodingRefusal, withoutBom, type Encoding } from '../../http/codec.js';
+import { withoutBom } from '../../http/bom.js';
+import { contentCodingRefusal, type Encoding } from '../../http/codec.js';
 import { CONTENT_ENCODING } from '../../http/header-key.js';
 import { GATE_HEADERS, TOKEN_HEADER, type BearerGate } from '../auth.js';
 

@@ -1,7 +1,7 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../store/files.js';
-import { STATE_FORMAT, STATE_VERSION } from '../../../brain/index.js';
+import { STATE_FORMAT, STATE_VERSION } from '../../../brain/state-io.js';
 import type { Logger } from '../../log.js';
 import type { Evaluator } from '../tick/evaluator.js';
 import { makeDir } from '../../store/make-dir.js';

@@ -5,9 +5,9 @@ import { decodeTickAs, msgpackDecoder, validTick, withoutBom } from './tick-exac
 import { readTicksJson } from './tick-json.js';
 import { readTicksMsgpack } from './tick-msgpack.js';
 import { asBuffer } from './tick-reader.js';
+import { MAX_BATCH_TICKS } from './batch-cap.js';
 
-/** Most tick requests in one POST /ticks body. */
-export const MAX_BATCH_TICKS = 1024;
+export { MAX_BATCH_TICKS };
 /** Default body limit of POST /ticks: 1,024 full snapshots of the usual size fit well below it. */
 export const TICKS_MAX_BODY = 4 * 1024 * 1024;
 
