@@ -1,6 +1,7 @@
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { Encoding } from './codec.js';
 import { HttpError } from './errors.js';
+import { isTransientFailure, TRANSIENT_RETRY_AFTER_S } from './transient.js';
 import { writeError } from './write.js';
 import type { Logger } from '../log.js';
 
@@ -56,8 +57,8 @@ export function decodeParam(raw: string): string {
  * The one answer to an exception that escaped a uWS callback (a route handler, onData,
  * onAborted, onWritable, or a timer or promise continuation writing a response). uWS ends the
  * process when a callback throws, so every callback ends in this instead: an HttpError is
- * answered as itself, anything else is logged once and answered 500 internal; the process
- * goes on. A client that went away is logged at debug level only. `close` closes the
+ * answered as itself, a dependency that is unavailable for now (transient.ts) 503 with
+ * Retry-After, anything else is logged once and answered 500 internal; the process goes on. A client that went away is logged at debug level only. `close` closes the
  * connection behind the answer (a refusal before the body was read: nothing more of it is taken in).
  */
 export function answerFailure(
@@ -73,7 +74,10 @@ export function answerFailure(
     logger.debug?.('client went away', { method: site.method, path: site.path });
     return;
   }
-  if (!(err instanceof HttpError)) {
+  const transient = !(err instanceof HttpError) && isTransientFailure(err);
+  if (transient) {
+    logger.warn('request failed: a dependency is unavailable', { method: site.method, path: site.path, error: (err as Error).message });
+  } else if (!(err instanceof HttpError)) {
     logger.error('request failed', { method: site.method, path: site.path, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   }
   if (state.answered) {
@@ -87,7 +91,14 @@ export function answerFailure(
     return;
   }
   state.answered = true;
-  const httpErr = err instanceof HttpError ? err : new HttpError('internal');
+  const httpErr =
+    err instanceof HttpError
+      ? err
+      : transient
+        ? new HttpError('unavailable', 'A service this server depends on is unavailable; try again shortly.', {
+            headers: { 'retry-after': String(TRANSIENT_RETRY_AFTER_S) },
+          })
+        : new HttpError('internal');
   try {
     res.cork(() => writeError(res, state, httpErr, defaults, { close }));
   } catch {
