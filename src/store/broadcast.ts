@@ -36,6 +36,12 @@ export class PgBroadcast implements Broadcast {
   private closed = false;
   private retryMs: number = BROADCAST_RECONNECT_MS.first;
   private retryTimer: NodeJS.Timeout | null = null;
+  /**
+   * The LISTENs sent on the open connection, one after another: node-postgres only queues a
+   * statement given while another runs (and warns that pg 9 will refuse it), and channels are
+   * often added several in one turn, as each service starts.
+   */
+  private listening: Promise<unknown> = Promise.resolve();
   private readonly logger: Logger;
 
   constructor(
@@ -64,7 +70,8 @@ export class PgBroadcast implements Broadcast {
     if (list) list.push({ onMessage, onResync });
     else {
       this.listeners.set(channel, [{ onMessage, onResync }]);
-      if (this.client) void this.client.query(`LISTEN ${channel}`).catch(() => this.lost());
+      const client = this.client;
+      if (client) this.listening = this.listening.then(() => client.query(`LISTEN ${channel}`)).catch(() => this.lost(client));
     }
   }
 

@@ -99,3 +99,39 @@ test('channels are identifiers and payloads fit a NOTIFY', async () => {
     await pool.end();
   }
 });
+
+test('channels added after the start are listened to one statement at a time, and each is heard', async () => {
+  const url = await freshDatabase();
+  const pool = openPool(url);
+  const a = new PgBroadcast(url, pool);
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => void warnings.push(w.message);
+  process.on('warning', onWarning);
+  try {
+    await a.start();
+    const heard: string[] = [];
+    // Several in one turn, as services do when they start: node-postgres warns of (and pg 9 refuses) a statement sent while one runs.
+    for (const c of ['chan_1', 'chan_2', 'chan_3', 'chan_4']) {
+      a.listen(
+        c,
+        (p) => heard.push(`${c}:${p}`),
+        () => {},
+      );
+    }
+    // The LISTENs are in flight; a message is heard once its channel's LISTEN has run.
+    const deadline = Date.now() + 10_000;
+    while (heard.length < 4 && Date.now() < deadline) {
+      for (const c of ['chan_1', 'chan_2', 'chan_3', 'chan_4']) if (!heard.some((h) => h.startsWith(`${c}:`))) await a.send(c, 'hi');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.deepEqual([...new Set(heard)].sort(), ['chan_1:hi', 'chan_2:hi', 'chan_3:hi', 'chan_4:hi']);
+    assert.deepEqual(
+      warnings.filter((w) => w.includes('already executing')),
+      [],
+    );
+  } finally {
+    process.off('warning', onWarning);
+    await a.close();
+    await pool.end();
+  }
+});
