@@ -154,6 +154,8 @@ function classifyV4(b: number[]): AddressClass {
   if (a === 198 && (c === 18 || c === 19)) return 'reserved';
   if (a === 198 && c === 51 && b[2] === 100) return 'reserved';
   if (a === 203 && c === 0 && b[2] === 113) return 'reserved';
+  // The deprecated 6to4 relay anycast: whichever relay is nearest, never a receiver.
+  if (a === 192 && c === 88 && b[2] === 99) return 'reserved';
   return 'public';
 }
 
@@ -169,8 +171,9 @@ function classifyV6(b: number[]): AddressClass {
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) return classifyV4(b.slice(12));
   // 64:ff9b:1::/48 is NAT64 for local use (RFC 8215): it translates into a private network.
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b[4] === 0x00 && b[5] === 0x01) return 'private';
-  // Teredo (2001::/32) tunnels to an IPv4 client hidden (inverted) in its last 32 bits: never a webhook receiver.
-  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x00 && b[3] === 0x00) return 'reserved';
+  // 2001::/23, IETF protocol assignments: Teredo (2001::/32, an IPv4 client hidden in its last 32
+  // bits), benchmarking, ORCHID and a few anycast services. Never a webhook receiver.
+  if (b[0] === 0x20 && b[1] === 0x01 && (b[2]! & 0xfe) === 0) return 'reserved';
   // 6to4 (2002::/16) carries an IPv4 address in bytes 2–5.
   if (b[0] === 0x20 && b[1] === 0x02) {
     const inner = classifyV4(b.slice(2, 6));
@@ -181,6 +184,9 @@ function classifyV6(b: number[]): AddressClass {
   if (b[0] === 0xfe && (b[1]! & 0xc0) === 0xc0) return 'private'; // deprecated site-local fec0::/10
   if ((b[0]! & 0xfe) === 0xfc) return 'unique_local';
   if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x0d && b[3] === 0xb8) return 'reserved'; // documentation
+  if (b[0] === 0x3f && b[1] === 0xff && (b[2]! & 0xf0) === 0) return 'reserved'; // documentation, 3fff::/20
+  // SRv6 segment ids (5f00::/16) are routed only inside an operator's own network.
+  if (b[0] === 0x5f && b[1] === 0x00) return 'reserved';
   if (b[0] === 0x01 && b[1] === 0x00 && b.slice(2, 8).every((x) => x === 0)) return 'reserved'; // discard-only
   return 'public';
 }
