@@ -28,6 +28,10 @@ export const DEFAULT_LIMITS = {
   widgetConversationMessages: { limit: 20, windowMs: MINUTE },
   /** Chat-widget visitor calls per client address (all widgets, all visitors behind it). */
   widgetAddress: { limit: 300, windowMs: MINUTE },
+  /** New chat-widget conversations per widget, from any visitors and addresses. */
+  widgetConversationsPerWidget: { limit: 300, windowMs: MINUTE },
+  /** Chat-widget visitor messages per widget (each one an agent reply), across its conversations. */
+  widgetMessagesPerWidget: { limit: 1200, windowMs: MINUTE },
   /** Live chat-widget streams (event and reply streams) one client address holds at once; past it 429. */
   widgetStreamsPerAddress: 100,
   /** Live chat-widget streams one tenant's widgets hold at once, from any addresses; past it 503. */

@@ -42,6 +42,7 @@ export function mountVisitorWidgetRoutes(ctx: ConversationRouteContext): void {
       });
       f.done();
       if (visitorId) limit(`widget-visitor:${visitorId}`, limits.widgetVisitor, 'per visitor', cors);
+      limit(`widget-conversations:${widget.id}`, limits.widgetConversationsPerWidget, 'per widget (new conversations)', cors);
       const { conversation, token } = await service.open(widget, visitorId ?? null);
       return json(201, { conversation_id: conversation.id, visitor_id: conversation.visitorId, token });
     }),
@@ -77,6 +78,7 @@ export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): v
       f.done();
       limit(`widget-visitor:${c.visitorId}`, limits.widgetVisitor, 'per visitor', cors);
       limit(`widget-conversation:${c.id}`, limits.widgetConversationMessages, 'messages per conversation', cors);
+      limit(`widget-messages:${widget.id}`, limits.widgetMessagesPerWidget, 'per widget (messages)', cors);
       if (c.status === 'ended') throw new HttpError('conflict', 'The conversation has ended; start a new one.');
       if (c.messageCount >= CONVERSATION_MAX_MESSAGES)
         throw new HttpError('plan_limit', `A conversation holds at most ${CONVERSATION_MAX_MESSAGES} messages; start a new one.`);
