@@ -1,4 +1,4 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
+import { lookup as dnsLookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
 /**
@@ -15,8 +15,50 @@ export type AddressClass = 'public' | 'loopback' | 'private' | 'link_local' | 'c
 
 export type Resolve = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
 
-export const defaultResolve: Resolve = async (host) =>
-  (await dnsLookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+/** How long one DNS query waits for its name server before asking again (tries) or giving up. */
+export const DNS_TIMEOUT_MS = 2000;
+/** Queries sent to each name server before a lookup gives up (ETIMEOUT). */
+export const DNS_TRIES = 2;
+
+/**
+ * Resolves a host for the guard by asking the name servers directly (c-ares: Node's
+ * dns.Resolver, on the event loop), bounded by `timeoutMs` and `tries`. Not getaddrinfo: that
+ * runs on libuv's four worker threads, shared with file reads and password hashes, and holds one
+ * until the system resolver gives up, so a few receivers whose name server never answers (any
+ * tenant may register one) stalled the whole process. A name DNS does not know (NXDOMAIN, or no
+ * address record) may still be in /etc/hosts (localhost, a name an operator added): that one is
+ * looked up the system's way, one lookup at a time, so it holds at most one worker thread.
+ */
+export function dnsResolve(options: { servers?: string[]; timeoutMs?: number; tries?: number } = {}): Resolve {
+  const resolver = new Resolver({ timeout: options.timeoutMs ?? DNS_TIMEOUT_MS, tries: options.tries ?? DNS_TRIES });
+  if (options.servers) resolver.setServers(options.servers);
+  let systemLookup: Promise<unknown> = Promise.resolve();
+  const system = async (host: string) => {
+    const turn = systemLookup.then(() => dnsLookup(host, { all: true, verbatim: true }));
+    systemLookup = turn.catch(() => {});
+    return (await turn).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }) as const);
+  };
+  // A name server that does not answer in time (or whose own upstream failed) would hold the
+  // system's lookup just as long: those answers are final. Any other failure (no such name, no
+  // name server configured or reachable) may still be a name of /etc/hosts.
+  const final = (err: unknown) => ['ETIMEOUT', 'ESERVFAIL'].includes((err as NodeJS.ErrnoException).code ?? '');
+  return async (host) => {
+    // Names reserved for this machine (RFC 6761) are never asked of DNS.
+    if (host === 'localhost' || host === 'localhost.' || host.endsWith('.localhost')) return system(host);
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const out: { address: string; family: 4 | 6 }[] = [];
+    if (v4.status === 'fulfilled') for (const address of v4.value) out.push({ address, family: 4 });
+    if (v6.status === 'fulfilled') for (const address of v6.value) out.push({ address, family: 6 });
+    if (out.length > 0) return out;
+    const failed = [v4, v6].find((r): r is PromiseRejectedResult => r.status === 'rejected' && final(r.reason));
+    if (failed) throw failed.reason;
+    return system(host);
+  };
+}
+
+let shared: Resolve | null = null;
+/** dnsResolve with the system's name servers, made at its first use (a resolver reads /etc/resolv.conf). */
+export const defaultResolve: Resolve = (host) => (shared ??= dnsResolve())(host);
 
 export type GuardResult =
   | { ok: true; url: URL; addresses: { address: string; family: 4 | 6 }[] }
