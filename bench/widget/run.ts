@@ -191,11 +191,25 @@ export async function runWidgetBench(o: WidgetBenchOptions): Promise<WidgetBench
   try {
     const limits = join(dir, 'limits.json');
     const big = { limit: 1e9, windowSeconds: 60 };
-    // Every simulated visitor comes from 127.0.0.1, so the per-address connection cap (1,000 by
-    // default, meant for one real client) would refuse the streams past the thousandth.
+    // Every simulated visitor comes from 127.0.0.1 to one widget, so the per-address caps (1,000
+    // connections, 100 live chat streams, meant for one real client), the per-tenant and total
+    // stream caps (up to --conversations 100,000, each with a stream and maybe a reply) and the
+    // per-widget rates would refuse the crowd's streams and messages.
     writeFileSync(
       limits,
-      JSON.stringify({ widgetVisitor: big, widgetConversationMessages: big, widgetAddress: big, session: 1e9, connectionsPerAddress: 20_000 }),
+      JSON.stringify({
+        widgetVisitor: big,
+        widgetConversationMessages: big,
+        widgetAddress: big,
+        widgetConversationsPerWidget: big,
+        widgetMessagesPerWidget: big,
+        widgetStreamsPerAddress: 250_000,
+        widgetStreamsPerTenant: 250_000,
+        widgetStreamsTotal: 250_000,
+        session: 1e9,
+        connectionsPerAddress: 500_000,
+        connectionsTotal: 500_000,
+      }),
     );
     const env = {
       ...process.env,

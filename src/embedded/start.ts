@@ -268,6 +268,7 @@ function mountConversations({ options, logger, now, routes, backend, auth }: Ste
     },
     ...(options.webhooks?.resolve ? { resolve: options.webhooks.resolve } : {}),
     ...(cluster ? { relay: cluster.broadcast } : {}),
+    ...(options.connections ? { connectionsTotal: options.connections.total } : {}),
     now,
     logger,
     ...options.conversations,

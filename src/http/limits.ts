@@ -28,6 +28,16 @@ export const DEFAULT_LIMITS = {
   widgetConversationMessages: { limit: 20, windowMs: MINUTE },
   /** Chat-widget visitor calls per client address (all widgets, all visitors behind it). */
   widgetAddress: { limit: 300, windowMs: MINUTE },
+  /** New chat-widget conversations per widget, from any visitors and addresses. */
+  widgetConversationsPerWidget: { limit: 300, windowMs: MINUTE },
+  /** Chat-widget visitor messages per widget (each one an agent reply), across its conversations. */
+  widgetMessagesPerWidget: { limit: 1200, windowMs: MINUTE },
+  /** Live chat-widget streams (event and reply streams) one client address holds at once; past it 429. */
+  widgetStreamsPerAddress: 100,
+  /** Live chat-widget streams one tenant's widgets hold at once, from any addresses; past it 503. */
+  widgetStreamsPerTenant: 5000,
+  /** Live chat-widget streams in all (at most half of connectionsTotal counts); past it 503. */
+  widgetStreamsTotal: 10_000,
   /** Property-video API requests per API key. */
   apiKey: { limit: 100, windowMs: MINUTE },
   /** Property-video API requests per tenant, across all its API keys (so minting keys buys nothing). */

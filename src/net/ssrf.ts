@@ -1,4 +1,4 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
+import { lookup as dnsLookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
 /**
@@ -15,8 +15,50 @@ export type AddressClass = 'public' | 'loopback' | 'private' | 'link_local' | 'c
 
 export type Resolve = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
 
-export const defaultResolve: Resolve = async (host) =>
-  (await dnsLookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+/** How long one DNS query waits for its name server before asking again (tries) or giving up. */
+export const DNS_TIMEOUT_MS = 2000;
+/** Queries sent to each name server before a lookup gives up (ETIMEOUT). */
+export const DNS_TRIES = 2;
+
+/**
+ * Resolves a host for the guard by asking the name servers directly (c-ares: Node's
+ * dns.Resolver, on the event loop), bounded by `timeoutMs` and `tries`. Not getaddrinfo: that
+ * runs on libuv's four worker threads, shared with file reads and password hashes, and holds one
+ * until the system resolver gives up, so a few receivers whose name server never answers (any
+ * tenant may register one) stalled the whole process. A name DNS does not know (NXDOMAIN, or no
+ * address record) may still be in /etc/hosts (localhost, a name an operator added): that one is
+ * looked up the system's way, one lookup at a time, so it holds at most one worker thread.
+ */
+export function dnsResolve(options: { servers?: string[]; timeoutMs?: number; tries?: number } = {}): Resolve {
+  const resolver = new Resolver({ timeout: options.timeoutMs ?? DNS_TIMEOUT_MS, tries: options.tries ?? DNS_TRIES });
+  if (options.servers) resolver.setServers(options.servers);
+  let systemLookup: Promise<unknown> = Promise.resolve();
+  const system = async (host: string) => {
+    const turn = systemLookup.then(() => dnsLookup(host, { all: true, verbatim: true }));
+    systemLookup = turn.catch(() => {});
+    return (await turn).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }) as const);
+  };
+  // A name server that does not answer in time (or whose own upstream failed) would hold the
+  // system's lookup just as long: those answers are final. Any other failure (no such name, no
+  // name server configured or reachable) may still be a name of /etc/hosts.
+  const final = (err: unknown) => ['ETIMEOUT', 'ESERVFAIL'].includes((err as NodeJS.ErrnoException).code ?? '');
+  return async (host) => {
+    // Names reserved for this machine (RFC 6761) are never asked of DNS.
+    if (host === 'localhost' || host === 'localhost.' || host.endsWith('.localhost')) return system(host);
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const out: { address: string; family: 4 | 6 }[] = [];
+    if (v4.status === 'fulfilled') for (const address of v4.value) out.push({ address, family: 4 });
+    if (v6.status === 'fulfilled') for (const address of v6.value) out.push({ address, family: 6 });
+    if (out.length > 0) return out;
+    const failed = [v4, v6].find((r): r is PromiseRejectedResult => r.status === 'rejected' && final(r.reason));
+    if (failed) throw failed.reason;
+    return system(host);
+  };
+}
+
+let shared: Resolve | null = null;
+/** dnsResolve with the system's name servers, made at its first use (a resolver reads /etc/resolv.conf). */
+export const defaultResolve: Resolve = (host) => (shared ??= dnsResolve())(host);
 
 export type GuardResult =
   | { ok: true; url: URL; addresses: { address: string; family: 4 | 6 }[] }
@@ -154,6 +196,8 @@ function classifyV4(b: number[]): AddressClass {
   if (a === 198 && (c === 18 || c === 19)) return 'reserved';
   if (a === 198 && c === 51 && b[2] === 100) return 'reserved';
   if (a === 203 && c === 0 && b[2] === 113) return 'reserved';
+  // The deprecated 6to4 relay anycast: whichever relay is nearest, never a receiver.
+  if (a === 192 && c === 88 && b[2] === 99) return 'reserved';
   return 'public';
 }
 
@@ -169,8 +213,9 @@ function classifyV6(b: number[]): AddressClass {
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) return classifyV4(b.slice(12));
   // 64:ff9b:1::/48 is NAT64 for local use (RFC 8215): it translates into a private network.
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b[4] === 0x00 && b[5] === 0x01) return 'private';
-  // Teredo (2001::/32) tunnels to an IPv4 client hidden (inverted) in its last 32 bits: never a webhook receiver.
-  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x00 && b[3] === 0x00) return 'reserved';
+  // 2001::/23, IETF protocol assignments: Teredo (2001::/32, an IPv4 client hidden in its last 32
+  // bits), benchmarking, ORCHID and a few anycast services. Never a webhook receiver.
+  if (b[0] === 0x20 && b[1] === 0x01 && (b[2]! & 0xfe) === 0) return 'reserved';
   // 6to4 (2002::/16) carries an IPv4 address in bytes 2–5.
   if (b[0] === 0x20 && b[1] === 0x02) {
     const inner = classifyV4(b.slice(2, 6));
@@ -181,6 +226,9 @@ function classifyV6(b: number[]): AddressClass {
   if (b[0] === 0xfe && (b[1]! & 0xc0) === 0xc0) return 'private'; // deprecated site-local fec0::/10
   if ((b[0]! & 0xfe) === 0xfc) return 'unique_local';
   if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x0d && b[3] === 0xb8) return 'reserved'; // documentation
+  if (b[0] === 0x3f && b[1] === 0xff && (b[2]! & 0xf0) === 0) return 'reserved'; // documentation, 3fff::/20
+  // SRv6 segment ids (5f00::/16) are routed only inside an operator's own network.
+  if (b[0] === 0x5f && b[1] === 0x00) return 'reserved';
   if (b[0] === 0x01 && b[1] === 0x00 && b.slice(2, 8).every((x) => x === 0)) return 'reserved'; // discard-only
   return 'public';
 }

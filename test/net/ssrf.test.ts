@@ -43,11 +43,36 @@ const CASES: [string, string][] = [
   ['fec0::1', 'private'],
   ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved'],
   ['::7f00:1', 'loopback'],
+  // Special-purpose ranges that are never a public receiver (IANA's special-purpose registries):
+  // the rest of 2001::/23 (IETF protocol assignments: benchmarking 2001:2::/48, ORCHID, anycast
+  // services), documentation 3fff::/20, SRv6 segment ids 5f00::/16 (routed inside an operator's
+  // network only) and the deprecated 6to4 relay anycast 192.88.99.0/24.
+  ['2001:2::1', 'reserved'],
+  ['2001:10::1', 'reserved'],
+  ['2001:20::1', 'reserved'],
+  ['2001:1ff:ffff::1', 'reserved'],
+  ['3fff::1', 'reserved'],
+  ['3fff:fff:ffff::1', 'reserved'],
+  ['5f00::1', 'reserved'],
+  ['5f00:ffff::1', 'reserved'],
+  ['192.88.99.1', 'reserved'],
+  ['::ffff:192.88.99.1', 'reserved'],
 ];
 
 test('every address class is recognised, IPv4-mapped and other embedded forms included', () => {
   for (const [address, cls] of CASES) assert.equal(classifyAddress(address), cls, address);
-  for (const pub of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+  for (const pub of [
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '2001:200::1',
+    '3fff:1000::1',
+    '5f01::1',
+    '192.88.100.1',
+  ]) {
     assert.equal(classifyAddress(pub), 'public', pub);
   }
   assert.equal(parseIPv6('1:2:3'), null);

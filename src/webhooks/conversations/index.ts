@@ -8,6 +8,7 @@ import type { WebhookService } from '../service.js';
 import { Agents, type ModelEnv } from './agent.js';
 import { mountConversationRoutes } from './routes.js';
 import { ConversationService } from './service.js';
+import { VisitorStreamCaps } from './stream-caps.js';
 import type { ConversationStore } from './store.js';
 
 export interface ConversationsOptions {
@@ -31,6 +32,8 @@ export interface ConversationsOptions {
   resolve?: Resolve;
   /** Replicas on PostgreSQL: the broadcast that passes live-stream events between processes. */
   relay?: Broadcast;
+  /** The server's cap on connections holding a request open: visitor streams may take at most half of it. */
+  connectionsTotal?: number;
   now?: () => number;
   logger?: Logger;
 }
@@ -45,8 +48,16 @@ export function createConversations(options: ConversationsOptions): Conversation
     ...(options.firstTokenTimeoutMs ? { firstTokenTimeoutMs: options.firstTokenTimeoutMs } : {}),
     ...(options.replyTimeoutMs ? { replyTimeoutMs: options.replyTimeoutMs } : {}),
   });
+  const limits = options.auth.limits;
+  const streamCaps = new VisitorStreamCaps({
+    perAddress: limits.widgetStreamsPerAddress,
+    perTenant: limits.widgetStreamsPerTenant,
+    // Half the connections at most: other requests (and the sidecar's ticks) keep room whatever the visitors hold.
+    total: Math.max(1, Math.min(limits.widgetStreamsTotal, Math.floor((options.connectionsTotal ?? limits.connectionsTotal) / 2))),
+  });
   const service = new ConversationService({
     store: options.store,
+    streamCaps,
     webhooks: options.webhooks,
     agents,
     getTenant: options.getTenant,

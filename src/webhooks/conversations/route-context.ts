@@ -63,6 +63,11 @@ const corsHeaders = (origin: string): Record<string, string> => ({
   'access-control-expose-headers': 'Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
 });
 
+/** The most characters of a refused Origin its 403 quotes: the header may be as long as a request head. */
+const ORIGIN_ECHO_MAX_CHARS = 200;
+
+const shownOrigin = (origin: string) => (chars(origin) > ORIGIN_ECHO_MAX_CHARS ? `${[...origin].slice(0, ORIGIN_ECHO_MAX_CHARS).join('')}…` : origin);
+
 /** The CORS headers for an allowed origin; 403 for a page whose origin the widget does not list. */
 function originCheck(req: Request, settings: WidgetSettings, own: OwnOrigin): Record<string, string> {
   const origin = req.headers.origin;
@@ -72,7 +77,7 @@ function originCheck(req: Request, settings: WidgetSettings, own: OwnOrigin): Re
   if (!originAllowed(req, origin, settings, own)) {
     throw new HttpError(
       'forbidden',
-      `Pages from ${JSON.stringify(origin)} may not use this widget; its owner lists the allowed origins in the widget's settings.`,
+      `Pages from ${JSON.stringify(shownOrigin(origin))} may not use this widget; its owner lists the allowed origins in the widget's settings.`,
     );
   }
   return corsHeaders(origin);

@@ -10,6 +10,7 @@ import type { WebhookService } from '../service.js';
 import type { WidgetId, WidgetRecord } from '../types.js';
 import type { AgentEvent, Agents } from './agent.js';
 import type { SseStream } from './sse.js';
+import type { VisitorStreamCaps } from './stream-caps.js';
 import type { ConversationStore } from './store.js';
 import {
   CONVERSATION_MAX_MESSAGES,
@@ -34,6 +35,8 @@ const VISITOR_ID = /^vis_[A-Za-z0-9_-]{1,64}$/;
 
 export interface ConversationServiceOptions {
   store: ConversationStore;
+  /** The caps on live visitor streams. */
+  streamCaps: VisitorStreamCaps;
   webhooks: WebhookService;
   agents: Agents;
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
@@ -68,6 +71,8 @@ export function messageView(m: MessageRecord) {
  */
 export class ConversationService {
   readonly store: ConversationStore;
+  /** Live visitor streams (event and reply streams) by address and tenant; the visitor routes admit each one. */
+  readonly streamCaps: VisitorStreamCaps;
   readonly idleMs: number;
   readonly retentionDays: number;
   private readonly webhooks: WebhookService;
@@ -91,6 +96,7 @@ export class ConversationService {
 
   constructor(options: ConversationServiceOptions) {
     this.store = options.store;
+    this.streamCaps = options.streamCaps;
     this.webhooks = options.webhooks;
     this.agents = options.agents;
     this.getTenant = options.getTenant;
@@ -140,6 +146,11 @@ export class ConversationService {
     for (const c of this.replies.values()) c.abort();
     for (const set of this.streams.values()) for (const s of set) s.end();
     this.streams.clear();
+  }
+
+  /** Live visitor streams, event and reply streams together (tests). */
+  get visitorStreams(): number {
+    return this.streamCaps.size;
   }
 
   /** Open event streams (for the benchmark's memory figure). */

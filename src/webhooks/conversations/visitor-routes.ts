@@ -1,4 +1,6 @@
 import { HttpError } from '../../http/errors.js';
+import { clientAddressKey } from '../../http/ratelimit.js';
+import type { TenantId } from '../../identity/types.js';
 import { json } from '../../http/reply.js';
 import type { Request } from '../../http/server.js';
 import { Fields, isBlank, readJsonObject, SEQ_DIGITS } from '../../http/validate.js';
@@ -40,6 +42,7 @@ export function mountVisitorWidgetRoutes(ctx: ConversationRouteContext): void {
       });
       f.done();
       if (visitorId) limit(`widget-visitor:${visitorId}`, limits.widgetVisitor, 'per visitor', cors);
+      limit(`widget-conversations:${widget.id}`, limits.widgetConversationsPerWidget, 'per widget (new conversations)', cors);
       const { conversation, token } = await service.open(widget, visitorId ?? null);
       return json(201, { conversation_id: conversation.id, visitor_id: conversation.visitorId, token });
     }),
@@ -51,13 +54,20 @@ export function mountVisitorWidgetRoutes(ctx: ConversationRouteContext): void {
 export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): void {
   const { service, limits, limit, visitorRoute, preflight, byConversation, byConversationId, visitorToken, refusalHeaders } = ctx;
   const anyone = ctx.server.scoped('public');
+  /** A live stream counted against the caps of its client address and tenant (refused past them), its place given back when it closes. */
+  const admittedStream = (req: Request, tenant: TenantId) => {
+    const release = service.streamCaps.admit(clientAddressKey(req.remoteAddress), tenant);
+    const stream = newStream(req);
+    stream.onClose(release);
+    return stream;
+  };
 
   const conversationPaths = ['messages', 'events', 'lead', 'escalate', 'end'];
   for (const p of conversationPaths) anyone.route('OPTIONS', `/v1/conversations/:id/${p}`, preflight(byConversationId), { body: 'none', refusalHeaders });
 
   anyone.post(
     '/v1/conversations/:id/messages',
-    visitorRoute(byConversation, async (req, { conversation, cors }) => {
+    visitorRoute(byConversation, async (req, { conversation, widget, cors }) => {
       const c = conversation!;
       const body = readJsonObject(req);
       const f = new Fields(body);
@@ -68,10 +78,11 @@ export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): v
       f.done();
       limit(`widget-visitor:${c.visitorId}`, limits.widgetVisitor, 'per visitor', cors);
       limit(`widget-conversation:${c.id}`, limits.widgetConversationMessages, 'messages per conversation', cors);
+      limit(`widget-messages:${widget.id}`, limits.widgetMessagesPerWidget, 'per widget (messages)', cors);
       if (c.status === 'ended') throw new HttpError('conflict', 'The conversation has ended; start a new one.');
       if (c.messageCount >= CONVERSATION_MAX_MESSAGES)
         throw new HttpError('plan_limit', `A conversation holds at most ${CONVERSATION_MAX_MESSAGES} messages; start a new one.`);
-      const stream = newStream(req);
+      const stream = admittedStream(req, widget.tenantId);
       // The reply streams after the headers; a failure from here on ends the stream with an `error` event.
       service.message(c, text!, stream).catch((err: unknown) => {
         stream.send(
@@ -97,9 +108,16 @@ export function mountVisitorConversationRoutes(ctx: ConversationRouteContext): v
 
   anyone.get(
     '/v1/conversations/:id/events',
-    visitorRoute(byConversation, async (req, { conversation, cors }) => {
-      const stream = newStream(req);
-      await service.subscribe(conversation!, stream, afterParam(req));
+    visitorRoute(byConversation, async (req, { conversation, widget, cors }) => {
+      const after = afterParam(req);
+      const stream = admittedStream(req, widget.tenantId);
+      try {
+        await service.subscribe(conversation!, stream, after);
+      } catch (err) {
+        // Never answered: its heartbeat would run on and its place stay taken.
+        stream.end();
+        throw err;
+      }
       return sse(req, stream, cors);
     }),
     { refusalHeaders },

@@ -70,3 +70,19 @@ test("a widget's model base_url follows the rule of every registered URL: a #fra
     await s.stop();
   }
 });
+
+test('a refused Origin is quoted in the 403 up to 200 characters, then …: a header of any length is not echoed whole', async () => {
+  const { s, widgetId, visitor } = await widgetServer();
+  try {
+    const long = `https://${'a'.repeat(5000)}.example`;
+    const r = await visitor('GET', `/v1/widgets/${widgetId}/config`, { origin: long });
+    assert.equal(r.status, 403);
+    assert.equal(r.body.error.code, 'forbidden');
+    assert.ok(r.body.error.message.includes(`"${long.slice(0, 200)}…"`), r.body.error.message.slice(0, 300));
+    assert.ok(r.body.error.message.length < 400);
+    const short = await visitor('GET', `/v1/widgets/${widgetId}/config`, { origin: 'https://evil.example' });
+    assert.match(short.body.error.message, /^Pages from "https:\/\/evil\.example" may not use this widget/);
+  } finally {
+    await s.stop();
+  }
+});
