@@ -84,6 +84,15 @@ export function quoteId(value: unknown): string {
   return JSON.stringify(cutForEcho(typeof value === 'string' ? value : String(value ?? ''), MAX_ECHOED_ID_CHARS));
 }
 
+/**
+ * A value from the request (a query parameter, a body field) quoted for an error message as
+ * JSON, cut like an id: a field of a megabyte is not sent back whole, nor once per detail.
+ */
+export function quoteValue(value: unknown): string {
+  if (typeof value === 'string') return quoteId(value);
+  return cutForEcho(JSON.stringify(value) ?? String(value), MAX_ECHOED_ID_CHARS);
+}
+
 /** The most characters of a request path the 404 and 405 of an unknown route echo back. */
 export const MAX_ECHOED_PATH_CHARS = 200;
 

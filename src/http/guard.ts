@@ -1,6 +1,6 @@
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { Encoding } from './codec.js';
-import { HttpError } from './errors.js';
+import { HttpError, quoteValue } from './errors.js';
 import { isTransientFailure, TRANSIENT_RETRY_AFTER_S } from './transient.js';
 import { writeError } from './write.js';
 import type { Logger } from '../log.js';
@@ -47,9 +47,9 @@ export function decodeParam(raw: string): string {
   try {
     decoded = decodeURIComponent(raw);
   } catch {
-    throw new HttpError('bad_request', `The path has a malformed percent-encoding: ${JSON.stringify(raw)}.`);
+    throw new HttpError('bad_request', `The path has a malformed percent-encoding: ${quoteValue(raw)}.`);
   }
-  if (decoded.includes('\0')) throw new HttpError('bad_request', `The path holds a NUL (%00): ${JSON.stringify(raw)}.`);
+  if (decoded.includes('\0')) throw new HttpError('bad_request', `The path holds a NUL (%00): ${quoteValue(raw)}.`);
   return decoded;
 }
 

@@ -1,6 +1,6 @@
 import type { Request } from './server.js';
 import { decodeBody, repeatedKey } from './codec.js';
-import { HttpError, quoteId, validationFailed, type ErrorDetail } from './errors.js';
+import { HttpError, quoteId, quoteValue, validationFailed, type ErrorDetail } from './errors.js';
 
 /** Reads a JSON request body that must be an object, each of whose objects gives a key once; 415/400 otherwise. */
 export function readJsonObject(req: Request): Record<string, unknown> {
@@ -227,7 +227,7 @@ export class Fields {
       return undefined;
     }
     if (typeof v !== 'string' || !allowed.includes(v as T)) {
-      return void this.problem(key, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+      return void this.problem(key, `must be one of ${allowed.join(', ')}, got ${quoteValue(v)}`);
     }
     return v as T;
   }
@@ -268,6 +268,6 @@ export function limitParam(req: Request, def: number, max: number): number {
   const raw = req.searchParams().get('limit');
   if (raw === null || raw === '') return def;
   const n = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= max)) throw new HttpError('bad_request', `limit must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}.`);
+  if (!(n >= 1 && n <= max)) throw new HttpError('bad_request', `limit must be an integer from 1 to ${max}, got ${quoteValue(raw)}.`);
   return n;
 }

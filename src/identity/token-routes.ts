@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.js';
+import { HttpError, quoteValue } from '../http/errors.js';
 import { empty, json } from '../http/reply.js';
 import { ARRAY_PAGE_LIMIT, ListPage } from '../http/pagination.js';
 import { Fields, idParam, readJsonObject } from '../http/validate.js';
@@ -18,7 +18,7 @@ function readScopes(f: Fields, body: Record<string, unknown>): TokenScope[] | un
   if (v === undefined || v === null) return void f.problem('scopes', `is required: a non-empty array of ${TOKEN_SCOPES.join(', ')}`);
   if (!Array.isArray(v) || v.length === 0) return void f.problem('scopes', `must be a non-empty array of ${TOKEN_SCOPES.join(', ')}`);
   const bad = v.find((s) => typeof s !== 'string' || !(TOKEN_SCOPES as readonly string[]).includes(s));
-  if (bad !== undefined) return void f.problem('scopes', `must contain only ${TOKEN_SCOPES.join(', ')}, got ${JSON.stringify(bad)}`);
+  if (bad !== undefined) return void f.problem('scopes', `must contain only ${TOKEN_SCOPES.join(', ')}, got ${quoteValue(bad)}`);
   return [...new Set(v as TokenScope[])];
 }
 

@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.js';
+import { HttpError, quoteValue } from '../http/errors.js';
 import { isClientAbort } from '../http/guard.js';
 import type { Handler, Request } from '../http/server.js';
 import { empty, type Reply } from '../http/reply.js';
@@ -23,7 +23,7 @@ export function optionalId(req: Request, name: string): number | undefined {
   const raw = req.searchParams().get(name);
   if (raw === null || raw === '') return undefined;
   // Written as an id is (no leading zero): `property_id=007` is not property 7.
-  if (!ID_DIGITS.test(raw)) throw new HttpError('bad_request', `${name} must be a positive integer without leading zeros, got ${JSON.stringify(raw)}.`);
+  if (!ID_DIGITS.test(raw)) throw new HttpError('bad_request', `${name} must be a positive integer without leading zeros, got ${quoteValue(raw)}.`);
   return Number(raw);
 }
 
@@ -31,7 +31,7 @@ export function statusParam(req: Request): VideoStatus | undefined {
   const raw = req.searchParams().get('status');
   if (raw === null || raw === '') return undefined;
   if (!(VIDEO_STATUSES as readonly string[]).includes(raw))
-    throw new HttpError('bad_request', `status must be one of ${VIDEO_STATUSES.join(', ')}, got ${JSON.stringify(raw)}.`);
+    throw new HttpError('bad_request', `status must be one of ${VIDEO_STATUSES.join(', ')}, got ${quoteValue(raw)}.`);
   return raw as VideoStatus;
 }
 

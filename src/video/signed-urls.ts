@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { link, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HttpError } from '../http/errors.js';
+import { HttpError, quoteValue } from '../http/errors.js';
 import type { Request } from '../http/server.js';
 import { PRIVATE_FILE_MODE } from '../store/files.js';
 import type { AssetId, PhotoId } from './types.js';
@@ -89,7 +89,7 @@ export function ttlParam(req: Request): number {
   if (raw === null || raw === '') return SIGNED_URL_TTL.defaultS;
   const n = Number(raw);
   if (!/^\d{1,15}$/.test(raw) || n < 1 || n > SIGNED_URL_TTL.maxS) {
-    throw new HttpError('bad_request', `ttl must be a whole number of seconds from 1 to ${SIGNED_URL_TTL.maxS} (7 days), got ${JSON.stringify(raw)}.`);
+    throw new HttpError('bad_request', `ttl must be a whole number of seconds from 1 to ${SIGNED_URL_TTL.maxS} (7 days), got ${quoteValue(raw)}.`);
   }
   return n;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Handler, HttpServer, Request } from '../http/server.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError, quoteValue } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { Fields, idParam, readJsonObject, typeOf } from '../http/validate.js';
 import { ListPage } from '../http/pagination.js';
@@ -104,7 +104,7 @@ function readFormats(f: Fields, body: Record<string, unknown>): Format[] {
     return [];
   }
   list.forEach((v, i) => {
-    if (!(FORMAT_NAMES as readonly unknown[]).includes(v)) f.problem(`formats[${i}]`, `must be one of ${FORMAT_NAMES.join(', ')}, got ${JSON.stringify(v)}`);
+    if (!(FORMAT_NAMES as readonly unknown[]).includes(v)) f.problem(`formats[${i}]`, `must be one of ${FORMAT_NAMES.join(', ')}, got ${quoteValue(v)}`);
     else if (list.indexOf(v) !== i) f.problem(`formats[${i}]`, `${v} is asked for twice`);
   });
   return list as Format[];
@@ -115,7 +115,7 @@ function readPhotoIds(f: Fields, raw: unknown): number[] | undefined {
   const max = VIDEO_LIMITS.maxPhotosPerVideo;
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > max) return void f.problem('photo_ids', `must be an array of 1 to ${max} photo ids`);
   raw.forEach((v, i) => {
-    if (!Number.isSafeInteger(v) || (v as number) < 1) f.problem(`photo_ids[${i}]`, `must be a positive integer, got ${JSON.stringify(v)}`);
+    if (!Number.isSafeInteger(v) || (v as number) < 1) f.problem(`photo_ids[${i}]`, `must be a positive integer, got ${quoteValue(v)}`);
     else if (raw.indexOf(v) !== i) f.problem(`photo_ids[${i}]`, `photo ${v} is listed twice`);
   });
   return raw as number[];

@@ -1,4 +1,4 @@
-import type { ErrorDetail } from '../http/errors.js';
+import { quoteValue, type ErrorDetail } from '../http/errors.js';
 import { typeOf } from '../http/validate.js';
 import { EVENT_TYPES, type EventType } from './types.js';
 
@@ -93,7 +93,7 @@ export function validateEvent(event: unknown, data: unknown): EventInput {
   // An absent field is named as missing, not as a wrong type ("must be …, got null").
   if (event === undefined) details.push({ path: 'event', message: 'is required' });
   else if (typeof event !== 'string' || !(EVENT_TYPES as readonly string[]).includes(event)) {
-    details.push({ path: 'event', message: `must be one of ${EVENT_TYPES.join(', ')}, got ${JSON.stringify(event ?? null)}` });
+    details.push({ path: 'event', message: `must be one of ${EVENT_TYPES.join(', ')}, got ${quoteValue(event ?? null)}` });
   }
   if (data === undefined) {
     details.push({ path: 'data', message: 'is required' });

@@ -1,5 +1,5 @@
 import type { HttpServer, Request } from '../http/server.js';
-import { HttpError, quoteId } from '../http/errors.js';
+import { HttpError, quoteId, quoteValue } from '../http/errors.js';
 import { Fields, isRfc3339, typeOf } from '../http/validate.js';
 import type { Authenticator } from '../identity/auth.js';
 import type { TenantPlans } from '../identity/plan-limits.js';
@@ -148,7 +148,7 @@ export function eventsField(body: Record<string, unknown>, f: Fields, required: 
   v.forEach((t, i) => {
     if (typeof t !== 'string' || !(EVENT_TYPES as readonly string[]).includes(t)) {
       ok = false;
-      f.problem(`events[${i}]`, `must be one of ${EVENT_TYPES.join(', ')}, got ${JSON.stringify(t)}`);
+      f.problem(`events[${i}]`, `must be one of ${EVENT_TYPES.join(', ')}, got ${quoteValue(t)}`);
     } else if (seen.has(t)) {
       ok = false;
       f.problem(`events[${i}]`, `duplicates ${JSON.stringify(t)}`);

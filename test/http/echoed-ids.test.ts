@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HttpError, MAX_ECHOED_ID_CHARS, MAX_ECHOED_PATH_CHARS, quoteId } from '../../src/http/errors.js';
-import { startTestServer } from '../helpers/embedded.js';
+import { HttpError, MAX_ECHOED_ID_CHARS, MAX_ECHOED_PATH_CHARS, quoteId, quoteValue } from '../../src/http/errors.js';
+import { startTestServer, tenantSession } from '../helpers/embedded.js';
 import { idParam } from '../../src/http/validate.js';
 
 function notFoundMessage(raw: string): string {
@@ -44,6 +44,29 @@ test('the 404 and 405 of an unknown route echo at most MAX_ECHOED_PATH_CHARS cha
     assert.equal(none.status, 404);
     assert.equal(none.body.error.message, `No route for GET ${`/v1/nope/${'%F0%9F%98%80'.repeat(300)}`.slice(0, MAX_ECHOED_PATH_CHARS)}….`);
     assert.equal((await s.call('PUT', '/v1/properties/7')).body.error.message, 'PUT is not allowed on /v1/properties/7.');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a query value or body field quoted in an error is cut like an id: a long one is not sent back whole, nor once per detail', async () => {
+  assert.equal(quoteValue(7), '7');
+  assert.equal(quoteValue({ a: 'x'.repeat(100) }), `${JSON.stringify({ a: 'x'.repeat(100) }).slice(0, MAX_ECHOED_ID_CHARS)}…`);
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s, 'agency');
+    const cut = JSON.stringify(`${'9'.repeat(MAX_ECHOED_ID_CHARS)}…`);
+    const limit = await s.call('GET', `/v1/properties?limit=${'9'.repeat(5000)}`, { token });
+    assert.equal(limit.status, 400);
+    assert.ok(limit.body.error.message.endsWith(`got ${cut}.`), limit.body.error.message);
+    const events = Array.from({ length: 20 }, () => 'e'.repeat(20_000));
+    const widget = await s.call('POST', '/v1/widgets', { token, body: { name: 'w' } });
+    assert.equal(widget.status, 201);
+    const endpoint = await s.call('POST', `/v1/widgets/${widget.body.id}/webhooks`, { token, body: { url: 'https://example.com/hook', events } });
+    assert.equal(endpoint.status, 422);
+    const text = JSON.stringify(endpoint.body);
+    assert.ok(text.length < 10_000, `the 422 is ${text.length} characters for a body of 400,000`);
+    assert.ok(endpoint.body.error.details.some((d: { message: string }) => d.message.endsWith(`got ${JSON.stringify(`${'e'.repeat(MAX_ECHOED_ID_CHARS)}…`)}`)));
   } finally {
     await s.stop();
   }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { LIMIT_NAMES, type PlanLimits, type TenantPlans } from '../../identity/plan-limits.js';
 import { PLANS, type Plan, type TenantRecord } from '../../identity/types.js';
+import { quoteValue } from '../../http/errors.js';
 
 export type { PlanLimits } from '../../identity/plan-limits.js';
 
@@ -148,7 +149,7 @@ export function choosePrice(cat: PlanCatalogue, planId: string | undefined, tier
       return {
         ok: false,
         path: 'plan',
-        message: `must be one of ${cat.plans.map((p) => p.id).join(', ')} (or the plan one grants: ${PLANS.join(', ')}), got ${JSON.stringify(planId)}`,
+        message: `must be one of ${cat.plans.map((p) => p.id).join(', ')} (or the plan one grants: ${PLANS.join(', ')}), got ${quoteValue(planId)}`,
       };
     plan = byGrant.plan;
     tier = byGrant.tier ?? undefined;
@@ -161,7 +162,7 @@ export function choosePrice(cat: PlanCatalogue, planId: string | undefined, tier
       return {
         ok: false,
         path: 'tier',
-        message: `must be one of ${cat.plans.flatMap((p) => (p.tiers ?? []).map((t) => t.id)).join(', ')}, got ${JSON.stringify(tierId)}`,
+        message: `must be one of ${cat.plans.flatMap((p) => (p.tiers ?? []).map((t) => t.id)).join(', ')}, got ${quoteValue(tierId)}`,
       };
   }
   if (plan.tiers) {
@@ -169,7 +170,7 @@ export function choosePrice(cat: PlanCatalogue, planId: string | undefined, tier
     if (!tier) {
       if (tierId === undefined) return { ok: false, path: 'tier', message: `is required for plan ${plan.id}: one of ${names}` };
       tier = plan.tiers.find((t) => t.id === tierId);
-      if (!tier) return { ok: false, path: 'tier', message: `must be one of ${names}, got ${JSON.stringify(tierId)}` };
+      if (!tier) return { ok: false, path: 'tier', message: `must be one of ${names}, got ${quoteValue(tierId)}` };
     }
     return { ok: true, plan, tier, amountUsd: tier.priceUsd, grants: tier.grants };
   }
