@@ -314,6 +314,22 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
       return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
     });
     assert.match((await a.locator('img.thumb').first().getAttribute('src')) ?? '', /^\/v1\/properties\/\d+\/photos\/\d+\/file\?expires=\d+&signature=[\w-]+$/);
+    // At phone width a photo's room menu keeps its natural width (it was squeezed to read "no").
+    await a.setViewportSize(PHONE);
+    const squeezed = await a.locator('.photo-list select').evaluateAll(
+      (menus) =>
+        menus.filter((m) => {
+          const free = m.cloneNode(true) as typeof m;
+          free.style.position = 'absolute';
+          free.style.width = 'auto';
+          m.parentElement!.append(free);
+          const natural = free.getBoundingClientRect().width;
+          free.remove();
+          return m.getBoundingClientRect().width < natural - 1;
+        }).length,
+    );
+    assert.equal(squeezed, 0);
+    await a.setViewportSize(LAPTOP);
     await a.getByLabel('16:9').uncheck();
     await a.getByLabel('1:1').check();
     await a.getByRole('button', { name: 'Request video' }).click();
