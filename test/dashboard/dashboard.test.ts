@@ -424,12 +424,18 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     await b.evaluate(() =>
       (globalThis as any).sessionStorage.setItem('brainstem.session', JSON.stringify({ token: 'bss_not_a_session', email: 'x@example.com' })),
     );
-    await b.goto(`${s.url}/#/servers`);
+    await b.goto(`${s.url}/#/properties`);
     await b
       .locator('[data-flash]')
       .getByText(/session expired/i)
       .waitFor();
     await shot(b, 'session-expired');
+    // Logging in again leads back to the page the link named, not to the Servers list.
+    await b.getByLabel('E-mail').fill(email);
+    await b.getByLabel('Password').fill('correct horse battery');
+    await b.getByRole('button', { name: 'Log in' }).click();
+    await b.getByRole('heading', { name: 'Properties and videos', level: 1 }).waitFor();
+    assert.match(b.url(), /#\/properties$/);
 
     assert.deepEqual(failures, []);
   });
