@@ -22,7 +22,7 @@ export class ApiError extends Error {
 
 export type Credential = 'session' | 'admin' | 'none';
 
-const KEYS = { session: 'brainstem.session', admin: 'brainstem.admin', flash: 'brainstem.flash' } as const;
+const KEYS = { session: 'brainstem.session', admin: 'brainstem.admin', flash: 'brainstem.flash', next: 'brainstem.next' } as const;
 
 export interface Session {
   token: string;
@@ -55,11 +55,27 @@ export function takeFlash(): string | null {
   return v;
 }
 
+/**
+ * Sends the tab to the login page, remembering the page it was on so that a shared or reloaded
+ * deep link opens that page once logged in.
+ */
+export function toLogin(): void {
+  if (!location.hash.startsWith('#/login')) sessionStorage.setItem(KEYS.next, location.hash);
+  location.hash = '#/login';
+}
+
+/** Where a login leads: the page the tab was sent away from, else the Servers page (one-shot). */
+export function takeNext(): string {
+  const v = sessionStorage.getItem(KEYS.next);
+  sessionStorage.removeItem(KEYS.next);
+  return v && v.startsWith('#/') && !v.startsWith('#/login') ? v : '#/servers';
+}
+
 /** Any 401 on a session call ends the session: back to the login page with a reason. */
 function sessionExpired(): void {
   setSession(null);
   sessionStorage.setItem(KEYS.flash, 'Your session expired. Please log in again.');
-  location.hash = '#/login';
+  toLogin();
 }
 
 export interface CallOptions {

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { call, getSession, setSession } from './api.js';
+import { call, getSession, setSession, toLogin } from './api.js';
 import { LoginPage } from './pages/login.js';
 import { ServersPage, ServerPage } from './pages/servers.js';
 import { WidgetsPage, WidgetSettingsPage } from './pages/widgets.js';
@@ -60,7 +60,7 @@ function App() {
   // The admin pages take the admin token, not a session, so they work without logging in.
   const needsLogin = route[0] !== 'admin';
   useEffect(() => {
-    if (!session && needsLogin && route[0] !== 'login') location.hash = '#/login';
+    if (!session && needsLogin && route[0] !== 'login') toLogin();
   }, [session, route.join('/')]);
   useEffect(() => {
     const title = route[0] ? route[0][0]!.toUpperCase() + route[0].slice(1) : 'Servers';

@@ -90,6 +90,7 @@ header button{background:transparent;color:var(--i);border:1px solid currentColo
 .agent,.operator{align-self:flex-start;background:#fff;border:1px solid #d0d4da}
 .operator{border-color:#1a7f37}
 .who{display:block;font-size:12px;color:#4a4f57;margin-bottom:2px}
+.visitor .who{color:var(--i)}
 .notice{margin:0;padding:6px 12px;font-size:13px;color:#1a1a1a;background:#fff4d6;border-top:1px solid #e8d49a}
 form{display:flex;gap:6px;padding:10px;border-top:1px solid #d0d4da;background:#fff}
 form.lead{flex-direction:column}

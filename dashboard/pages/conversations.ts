@@ -323,6 +323,12 @@ function openControls(o: {
     </form>`;
 }
 
+/** One line, so that htm keeps its spaces (it drops whitespace that holds a line break). */
+function summaryOf(d: ConversationDetail): string {
+  const state = d.status === 'open' ? 'live' : `ended ${fmtTime(d.ended_at)} (${d.ended_reason})`;
+  return `started ${fmtTime(d.started_at)} · ${state} · ${d.handler === 'human' ? 'handled by a person' : 'handled by the agent'}`;
+}
+
 function Transcript({ widgetId, id, onChange }: { widgetId: string; id: string; onChange: () => Promise<void> }) {
   const path = `/v1/widgets/${widgetId}/conversations/${id}`;
   const c = useLoad(() => call<ConversationDetail>('GET', path), [path]);
@@ -352,11 +358,7 @@ function Transcript({ widgetId, id, onChange }: { widgetId: string; id: string; 
     <${ErrorBox} error=${error ?? c.error} />
     ${
       d
-        ? html`<p class="hint">
-              Visitor <code>${d.visitor_id}</code> · started ${fmtTime(d.started_at)} ·
-              ${d.status === 'open' ? 'live' : `ended ${fmtTime(d.ended_at)} (${d.ended_reason})`} ·
-              ${d.handler === 'human' ? 'handled by a person' : 'handled by the agent'}
-            </p>
+        ? html`<p class="hint">Visitor <code>${d.visitor_id}</code> · ${summaryOf(d)}</p>
             ${d.lead ? leadDetails(d.lead) : null} ${messageList(d.messages)}
             ${d.status === 'open' ? openControls({ path, handler: d.handler, act, reply, text, setText }) : null}
             <button

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { ApiError, byPath, call, messageOf, setSession, takeFlash } from '../api.js';
+import { ApiError, byPath, call, messageOf, setSession, takeFlash, takeNext } from '../api.js';
 import { ErrorBox, TextField } from '../ui.js';
 
 export function LoginPage() {
@@ -19,7 +19,7 @@ export function LoginPage() {
     try {
       const r = await call<{ token: string }>('POST', '/v1/auth/login', { auth: 'none', body: { email, password } });
       setSession({ token: r.token, email });
-      location.hash = '#/servers';
+      location.hash = takeNext();
     } catch (err) {
       if (err instanceof ApiError && err.status === 422) setFields(byPath(err.details));
       setError(messageOf(err));

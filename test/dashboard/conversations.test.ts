@@ -64,6 +64,8 @@ describe('dashboard: chat widget settings, conversations and analytics', { skip:
     const transcript = page.getByRole('list', { name: 'Transcript' });
     await transcript.getByText('When do you ship?').waitFor();
     await transcript.getByText('We ship in two days.').waitFor();
+    // htm drops whitespace that holds a line break, so the summary once read "·live ·handled".
+    assert.match((await page.locator('.transcript .hint').first().textContent()) ?? '', / · live · handled by the agent/);
     await page.getByRole('button', { name: 'Close conversation' }).click();
     await page
       .getByText(/ended .*\(agent_closed\)/)

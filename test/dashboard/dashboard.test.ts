@@ -314,6 +314,22 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
       return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
     });
     assert.match((await a.locator('img.thumb').first().getAttribute('src')) ?? '', /^\/v1\/properties\/\d+\/photos\/\d+\/file\?expires=\d+&signature=[\w-]+$/);
+    // At phone width a photo's room menu keeps its natural width (it was squeezed to read "no").
+    await a.setViewportSize(PHONE);
+    const squeezed = await a.locator('.photo-list select').evaluateAll(
+      (menus) =>
+        menus.filter((m) => {
+          const free = m.cloneNode(true) as typeof m;
+          free.style.position = 'absolute';
+          free.style.width = 'auto';
+          m.parentElement!.append(free);
+          const natural = free.getBoundingClientRect().width;
+          free.remove();
+          return m.getBoundingClientRect().width < natural - 1;
+        }).length,
+    );
+    assert.equal(squeezed, 0);
+    await a.setViewportSize(LAPTOP);
     await a.getByLabel('16:9').uncheck();
     await a.getByLabel('1:1').check();
     await a.getByRole('button', { name: 'Request video' }).click();
@@ -408,12 +424,18 @@ describe('dashboard in a browser', { skip: haveChromium ? false : `${CHROMIUM} i
     await b.evaluate(() =>
       (globalThis as any).sessionStorage.setItem('brainstem.session', JSON.stringify({ token: 'bss_not_a_session', email: 'x@example.com' })),
     );
-    await b.goto(`${s.url}/#/servers`);
+    await b.goto(`${s.url}/#/properties`);
     await b
       .locator('[data-flash]')
       .getByText(/session expired/i)
       .waitFor();
     await shot(b, 'session-expired');
+    // Logging in again leads back to the page the link named, not to the Servers list.
+    await b.getByLabel('E-mail').fill(email);
+    await b.getByLabel('Password').fill('correct horse battery');
+    await b.getByRole('button', { name: 'Log in' }).click();
+    await b.getByRole('heading', { name: 'Properties and videos', level: 1 }).waitFor();
+    assert.match(b.url(), /#\/properties$/);
 
     assert.deepEqual(failures, []);
   });

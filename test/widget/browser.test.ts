@@ -122,16 +122,24 @@ describe('the chat widget in a real browser, on a third-party page', { skip: ski
         '15px',
       );
 
-      // axe-core, injected into the page, on the open widget.
+      // axe-core, injected into the page, on the open widget: here, and again once the log holds
+      // the visitor's, the agent's and a person's messages (a label on the visitor's coloured
+      // bubble once had a contrast of 1.27:1).
       await page.addScriptTag({ path: join(repoRoot, 'node_modules', 'axe-core', 'axe.min.js') });
-      const violations = await page.evaluate(async () => {
-        const axe = (
-          globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: { id: string; help: string; nodes: unknown[] }[] }> } }
-        ).axe;
-        const r = await axe.run({ include: [['[data-brainstem-widget]']] }, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-        return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
-      });
-      assert.deepEqual(violations, []);
+      const axeViolations = () =>
+        page.evaluate(async () => {
+          const axe = (
+            globalThis as unknown as {
+              axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: { id: string; help: string; nodes: unknown[] }[] }> };
+            }
+          ).axe;
+          const r = await axe.run(
+            { include: [['[data-brainstem-widget]']] },
+            { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } },
+          );
+          return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
+        });
+      assert.deepEqual(await axeViolations(), []);
 
       // Every agent bubble is counted at every change of the widget: a reply the event stream
       // delivers while the same reply is still streaming in must take over that bubble, never
@@ -195,6 +203,7 @@ describe('the chat widget in a real browser, on a third-party page', { skip: ski
       // Delivered live to the widget.
       await page.getByText('Hi Ann, Bo here. How can I help?').waitFor();
       assert.ok(await page.getByText('Team member').isVisible());
+      assert.deepEqual(await axeViolations(), []);
 
       // The idle end: the clock moves past the idle time and the sweep ends it; the widget is told.
       clock.advance(10 * 60_000 + 1_000);
