@@ -1,20 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { startFakeOpenAI } from '../../bench/fake-openai.js';
 import { spawnCli, stop, waitFor } from '../stack/helpers.js';
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
-}
+import { freePort } from '../helpers/taken-port.js';
 
 test('a sidecar with dialogue on checks its model server at start: unreachable → one warning naming the URL; it still starts and answers ticks', async () => {
-  const url = `http://127.0.0.1:${await closedPort()}/v1`;
+  const url = `http://127.0.0.1:${await freePort()}/v1`;
   const run = await spawnCli(['sidecar', '--addr', '127.0.0.1:0', '--state', ''], /listening on (http:\/\/\S+)/, {
     env: { SERVICE_LLM_BASE_URL: url, SERVICE_LLM_MODEL: 'some-model' },
   });

@@ -11,3 +11,12 @@ export async function withTakenPort(fn: (addr: string) => Promise<void>): Promis
     await new Promise<void>((resolve) => holder.close(() => resolve()));
   }
 }
+
+/** A port nothing listens on now: bound, then released (to refuse connections, or to bind again later). */
+export async function freePort(): Promise<number> {
+  const probe: Server = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}

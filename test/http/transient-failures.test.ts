@@ -7,6 +7,7 @@ import pg from 'pg';
 import { HttpServer } from '../../src/http/server.js';
 import { text } from '../../src/http/reply.js';
 import { tempDir } from '../helpers/paths.js';
+import { freePort } from '../helpers/taken-port.js';
 
 // A dependency that is down or busy for a while is the client's cue to try again (503 with
 // Retry-After), not a fault of this server (500): each failure here is the real driver's error.
@@ -17,17 +18,8 @@ let base: string;
 let silent: Server;
 let refusedPort: number;
 
-/** A port nothing listens on: bound, read, closed. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
 before(async () => {
-  refusedPort = await closedPort();
+  refusedPort = await freePort();
   // Takes the connection and never speaks: a PostgreSQL that hangs.
   silent = createServer(() => {});
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));

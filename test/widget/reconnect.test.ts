@@ -1,20 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { startEmbedded, type Embedded } from '../../src/embedded/start.js';
 import { launchChromium, openPage, skipWithoutChromium } from '../helpers/browser.js';
 import { ADMIN_TOKEN } from '../helpers/embedded.js';
 import { tempDir } from '../helpers/paths.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
+import { freePort } from '../helpers/taken-port.js';
 
 async function call(base: string, method: string, path: string, token: string | null, body?: unknown) {
   const headers: Record<string, string> = {};

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { cli } from '../../helpers/paths.js';
 import { startFakeOpenAI } from '../../../bench/fake-openai.js';
+import { freePort } from '../../helpers/taken-port.js';
 
 function doctor(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -14,15 +14,6 @@ function doctor(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number 
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
-}
-
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 interface Report {
@@ -60,7 +51,7 @@ test('plugins doctor: every plugin healthy against a working server → exit 0',
 });
 
 test('plugins doctor names what is wrong: unreachable server, unusable engine → exit 1', async () => {
-  const port = await closedPort();
+  const port = await freePort();
   const r = await doctor(['--json'], {
     SERVICE_LLM_BASE_URL: `http://127.0.0.1:${port}/v1`,
     SERVICE_LLM_MODEL: 'm',
