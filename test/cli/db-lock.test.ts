@@ -66,3 +66,30 @@ test("issue 14: a second brainstem up on the same database refuses to start, nam
   await stop(again.child);
   cwd.dispose();
 });
+
+test('a bad flag of up is named even while another stack holds the database: flags are read before the lock', async () => {
+  const cwd = tempDir();
+  // This test process holds the lock, as a running stack would.
+  const lock = lockDatabase(join(cwd.path, 'brainstem.db'));
+  try {
+    for (const [flag, value] of [
+      ['--conversation-idle', 'soon'],
+      ['--conversation-retention', '0'],
+    ]) {
+      const r = spawn(process.execPath, [cli, 'up', '--addr', '127.0.0.1:0', flag!, value!], {
+        cwd: cwd.path,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, BRAINSTEM_LOG: 'warn', SERVICE_ADMIN_TOKEN: '', SERVICE_BRAIN_TOKEN: '', SERVICE_BRAIN_ADDR: '127.0.0.1:0' },
+      });
+      let stderr = '';
+      r.stderr.on('data', (c: Buffer) => (stderr += c));
+      const code = await new Promise<number | null>((resolve) => r.on('exit', resolve));
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, new RegExp(flag!), stderr);
+      assert.doesNotMatch(stderr, /in use by another/);
+    }
+  } finally {
+    lock.release();
+    cwd.dispose();
+  }
+});

@@ -107,6 +107,9 @@ export function registerUp(program: Command): void {
 async function runUp(flags: UpFlags): Promise<void> {
   const api = parseAddr(flags.addr, '--addr');
   const limits = limitsFlag(flags.limits);
+  // Every flag is read before the database is locked: a bad value is named as itself, not hidden behind a lock held by another stack.
+  const conversations = conversationFlags(flags);
+  const accessLog = accessLogFlag(flags.accessLog);
   // The sidecar's bind address env (spec 001 §4.1) holds here too, as SERVICE_BRAIN_TOKEN does.
   const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
   const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
@@ -139,10 +142,10 @@ async function runUp(flags: UpFlags): Promise<void> {
       dataDir: flags.data === undefined ? join(dir, DATA_DIR_VIDEO) : resolve(flags.data),
       // The local stack: a receiver on this machine (`webhooks listen`) is admitted without a flag.
       allowPrivateWebhooks: flags.allowPrivateWebhooks === true ? true : 'loopback',
-      conversations: conversationFlags(flags),
+      conversations,
       ...limits,
       insecureHttp: flags.insecureHttp === true,
-      accessLog: accessLogFlag(flags.accessLog),
+      accessLog,
     });
   } catch (err) {
     throw startError(err, addressFlag('--addr'), 'embedded server: ');
