@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mediaParameters } from '../../src/http/media-type.js';
 
 const repeatedParameter = (value: string) => mediaParameters(value).repeated;
-import { apiKey, createProperty, startVideoServer, storedFiles, testImage } from '../video/helpers.js';
+import { apiKey, createProperty, postPhotosBody, startVideoServer, storedFiles, testImage } from '../video/helpers.js';
 
 /**
  * A multipart upload that says two things is refused rather than read one way: a Content-Type
@@ -41,14 +41,7 @@ test('a multipart upload with an ambiguous Content-Type or a file name that is n
     const { key } = await apiKey(s);
     const pid = await createProperty(s, key);
     const png = testImage('png', '64x48');
-    const send = async (contentType: string, body: Buffer) => {
-      const res = await fetch(`${s.url}/v1/properties/${pid}/photos`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
-        body,
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const send = (contentType: string, body: Buffer) => postPhotosBody(s, key, pid, contentType, body);
     const good = (name: string) => Buffer.concat([part(name, png), Buffer.from('--XX--\r\n')]);
 
     for (const type of [

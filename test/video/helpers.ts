@@ -45,6 +45,22 @@ export async function uploadMultipart(s: TestServer, path: string, key: string, 
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
+/** POSTs a hand-made body with its own Content-Type to a property's photos (a multipart the encoder would not write). */
+export async function postPhotosBody(
+  s: TestServer,
+  key: string,
+  propertyId: number,
+  contentType: string,
+  body: Buffer,
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${s.url}/v1/properties/${propertyId}/photos`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
+    body,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
 export async function createProperty(s: TestServer, key: string, overrides: Record<string, unknown> = {}): Promise<number> {
   const r = await s.call('POST', '/v1/properties', {
     token: key,

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MULTIPART_MAX_FIELDS } from '../../src/video/uploads.js';
 import { UPLOAD_LIMITS } from '../../src/video/index.js';
-import { apiKey, createProperty, startVideoServer, testImage } from './helpers.js';
+import { apiKey, createProperty, postPhotosBody, startVideoServer, testImage } from './helpers.js';
 
 function multipart(fields: number, photos: number, png: Buffer): Buffer {
   const part = (head: string, data: Buffer) =>
@@ -26,14 +26,7 @@ test(`a multipart upload with more than ${MULTIPART_MAX_FIELDS} text fields is 4
     const { key } = await apiKey(s);
     const pid = await createProperty(s, key);
     const png = testImage('png', '64x48');
-    const upload = async (fields: number, photos: number) => {
-      const res = await fetch(`${s.url}/v1/properties/${pid}/photos`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=XX' },
-        body: multipart(fields, photos, png),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const upload = (fields: number, photos: number) => postPhotosBody(s, key, pid, 'multipart/form-data; boundary=XX', multipart(fields, photos, png));
     for (const [fields, photos] of [
       [MULTIPART_MAX_FIELDS + 1, UPLOAD_LIMITS.maxPhotos],
       [MULTIPART_MAX_FIELDS + 5, 1],
