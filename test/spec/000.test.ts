@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, tenantSession } from '../helpers/embedded.js';
-import { apiKey, createProperty, startVideoServer, testImage } from '../video/helpers.js';
+import { apiKey, createProperty, POLLING_LIMITS, startVideoServer, testImage, waitForVideo } from '../video/helpers.js';
 
 // §1 "Base address: {base_url}, which already ends with the version segment /v1." "Format: JSON."
 // §9 "The version is part of the base address: /v1."
@@ -105,6 +105,58 @@ test('§3/§4 the seven endpoints, in order: create and read properties, upload 
   }
 });
 
+// Where spec 000 says "not shown" the design decides: integer ids; lists take ?limit= (1–100, default 20) and ?cursor= and
+// answer {data, next_cursor: string|null}; POST /videos → 202 {id, status: "queued", ...}; formats 16:9, 9:16, 1:1, 4:5;
+// status queued → rendering → completed with progress 0–1 and error; assets: the MP4 and a JPEG poster, each with /file.
+test('not shown, decided: list pages {data, next_cursor}; 201/202 with Location; the four formats; a video completes with an MP4 and a poster', async () => {
+  const s = await startVideoServer({ limits: POLLING_LIMITS });
+  try {
+    const { key } = await apiKey(s);
+    let last = 0;
+    for (let i = 0; i < 21; i++) {
+      const r = await s.call('POST', '/v1/properties', { token: key, body: { address: `${i} Quay` } });
+      assert.equal(r.status, 201);
+      assert.equal(r.headers.get('location'), `/v1/properties/${r.body.id}`);
+      last = r.body.id;
+    }
+    const first = await s.call('GET', '/v1/properties', { token: key });
+    assert.deepEqual(Object.keys(first.body).sort(), ['data', 'next_cursor']);
+    assert.equal(first.body.data.length, 20, 'default limit 20');
+    assert.equal(first.body.data[0].id, last, 'newest first');
+    assert.equal(typeof first.body.next_cursor, 'string');
+    const rest = await s.call('GET', `/v1/properties?cursor=${encodeURIComponent(first.body.next_cursor)}`, { token: key });
+    assert.equal(rest.body.data.length, 1);
+    assert.equal(rest.body.next_cursor, null);
+    for (const limit of ['0', '101', 'x']) assert.equal((await s.call('GET', `/v1/properties?limit=${limit}`, { token: key })).status, 400, limit);
+    assert.equal((await s.call('GET', '/v1/properties?limit=100', { token: key })).body.data.length, 21);
+
+    const ids: number[] = [];
+    for (const format of ['16:9', '9:16', '1:1', '4:5']) {
+      const r = await s.call('POST', '/v1/videos', { token: key, body: { property_id: last, template: 'tour', format } });
+      assert.equal(r.status, 202, format);
+      assert.equal(r.headers.get('location'), `/v1/videos/${r.body.id}`);
+      assert.equal(r.body.status, 'queued');
+      assert.equal(r.body.progress, 0);
+      assert.equal(r.body.error, null);
+      assert.equal(r.body.format, format);
+      ids.push(r.body.id);
+    }
+    const done = await waitForVideo(s, key, ids[0]!);
+    assert.equal(done.status, 'completed', done.error);
+    assert.equal(done.progress, 1);
+    const assets = (await s.call('GET', `/v1/assets?video_id=${done.id}`, { token: key })).body.data;
+    assert.deepEqual(assets.map((a: { kind: string }) => a.kind).sort(), ['poster', 'video']);
+    for (const a of assets) {
+      const file = await fetch(`${s.url}${a.url}`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(file.status, 200);
+      assert.equal(file.headers.get('content-type'), a.kind === 'video' ? 'video/mp4' : 'image/jpeg');
+      await file.arrayBuffer();
+    }
+  } finally {
+    await s.stop();
+  }
+});
+
 // §5.1 "Every request carries the header Authorization: Bearer <API_KEY>."
 test("§5.1 without a bearer API key every route is 401; the admin token is not an API key (403); the tenant's own session (the dashboard) is admitted", async () => {
   const s = await startVideoServer();
@@ -136,7 +188,7 @@ test("§5.1 without a bearer API key every route is 401; the admin token is not 
 test('§8 100 requests per minute per key: the 101st is 429 with Retry-After; every answer carries X-RateLimit-*', async () => {
   const s = await startVideoServer();
   try {
-    const { key } = await apiKey(s);
+    const { key, session } = await apiKey(s);
     for (let i = 1; i <= 100; i++) {
       const r = await s.call('GET', '/v1/assets', { token: key });
       assert.equal(r.status, 200, `request ${i}`);
@@ -147,6 +199,15 @@ test('§8 100 requests per minute per key: the 101st is 429 with Retry-After; ev
     assert.equal(over.body.error.code, 'rate_limited');
     assert.ok(Number(over.headers.get('retry-after')) > 0);
     assert.equal(over.headers.get('x-ratelimit-remaining'), '0');
+    // Counted per key (the design's choice where §8 is silent): another key of the same tenant is still admitted.
+    const other = await s.call('POST', '/v1/api-keys', { token: session, body: { name: 'second' } });
+    const fresh = await s.call('GET', '/v1/assets', { token: other.body.key });
+    assert.equal(fresh.status, 200);
+    assert.equal(fresh.headers.get('x-ratelimit-remaining'), '99');
+    // "on every response": a refusal after the key is known carries them too.
+    const missing = await s.call('GET', '/v1/properties/999', { token: other.body.key });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers.get('x-ratelimit-limit'), '100');
   } finally {
     await s.stop();
   }

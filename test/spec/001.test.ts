@@ -5,14 +5,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Brain, DEFAULT_BUNDLE, type AgentId } from '../../brain/index.js';
 import { startEmbedded } from '../../src/embedded/start.js';
 import { DEFAULT_SIDECAR_ADDR } from '../../src/cli/commands/sidecar.js';
 import { ControlPlaneClient } from '../../src/sidecar/link/control-plane-client.js';
 import { report, serverWithKey, signed } from '../controlplane/helpers.js';
 import { ADMIN_TOKEN, startTestServer, tenantSession, type TestServer } from '../helpers/embedded.js';
-import { tempDir } from '../helpers/paths.js';
+import { cli, tempDir } from '../helpers/paths.js';
+import { freePort } from '../helpers/taken-port.js';
 import { fullTick, post, startTest } from '../sidecar/helpers.js';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -74,6 +78,42 @@ test('§2.1 "any omitted key means on": a bundle with an empty policy publishes 
     const put = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: { ...head, policy: {} } });
     assert.equal(put.status, 200);
     assert.deepEqual(put.body.policy, {});
+  }));
+
+// §2.1 the ConfigBundle table: version, policy (one boolean per named subsystem), game (object or null),
+// flavor, population and speech with the fields and types the section lists.
+test("§2.1 the served ConfigBundle has the spec's fields, keys and types; game is null or {name, premise, goal}", () =>
+  withServer(async (s) => {
+    const { token } = await tenantSession(s);
+    const { serverId } = await serverWithKey(s, token);
+    const b = (await s.call('GET', `/v1/servers/${serverId}/config`, { token })).body;
+    assert.deepEqual(Object.keys(b).sort(), ['flavor', 'game', 'policy', 'population', 'speech', 'version']);
+    assert.ok(Number.isSafeInteger(b.version) && b.version >= 0);
+    const policyKeys = 'llm_dialogue voice_in voice_out emotes phrase_cache flavor human_factors emotional_events game_knowledge global_goals squads memory';
+    assert.deepEqual(Object.keys(b.policy).sort(), policyKeys.split(' ').sort());
+    for (const on of Object.values(b.policy)) assert.equal(on, true, 'the all-on default');
+    assert.equal(b.game, null);
+    assert.deepEqual(Object.keys(b.flavor).sort(), ['enabled', 'global', 'seed', 'themes', 'themes_per_bot']);
+    assert.equal(typeof b.flavor.enabled, 'boolean');
+    assert.equal(typeof b.flavor.global, 'string');
+    for (const t of b.flavor.themes) assert.deepEqual([typeof t.text, typeof t.weight], ['string', 'number']);
+    assert.ok(Number.isInteger(b.flavor.themes_per_bot) && Number.isInteger(b.flavor.seed));
+    const traits = 'openness conscientiousness extraversion agreeableness neuroticism afk_proneness break_proneness fatigue_rate'.split(' ');
+    assert.deepEqual(Object.keys(b.population).sort(), [...traits, 'session_min'].sort());
+    for (const t of traits) assert.deepEqual(Object.keys(b.population[t]).sort(), ['mean', 'spread'], t);
+    assert.equal(b.population.session_min.length, 2);
+    assert.deepEqual(Object.keys(b.speech.limits).sort(), ['economy', 'per_5min', 'per_day', 'per_hour']);
+    assert.ok(['Silent', 'Frugal', 'Normal', 'Chatty'].includes(b.speech.limits.economy));
+    assert.deepEqual(Object.keys(b.speech.phrase_cache).sort(), ['allow_player_names', 'max_reuse', 'variety_target']);
+    const game = { name: 'Dead Harbour', premise: 'The port fell.', goal: 'Get out by sea.' };
+    const put = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: { ...b, game } });
+    assert.deepEqual(put.body.game, game);
+    const typo = await s.call('PUT', `/v1/servers/${serverId}/config`, {
+      token,
+      body: { ...put.body, speech: { ...b.speech, limits: { ...b.speech.limits, economy: 'Loud' } } },
+    });
+    assert.equal(typo.status, 422);
+    assert.equal(typo.body.error.details[0].path, 'speech.limits.economy');
   }));
 
 // §2.1 "Validation rules for a published bundle: themes_per_bot must not exceed the number of themes; limits must not be negative"
@@ -143,11 +183,92 @@ test('§2.6/§4.1 /health is "ok"; POST /tick answers {agent, intents, posture} 
   }
 });
 
+// §1 "Observed reactive behaviours: a character patrols between two waypoints, faces and engages a hostile that comes into
+// line of sight, a coward flees, a wounded one investigates a lost contact"; §2.6 "posture ... crouched at close range, prone
+// for a long shot"; "Intent kinds mentioned: MoveTo, Engage"; "Planned inputs (waypoint routes ...) are supplied through the snapshot".
+test('§1/§2.6 over POST /tick: patrol between two waypoints, face and engage (crouched close, prone far), a coward flees, a wounded one investigates', async () => {
+  const sc = await startTest();
+  try {
+    const tick = async (agent: number, time_s: number, over: { pos?: object; health?: number; targets?: object[]; route?: object[] }, profile = {}) => {
+      const r = await post(sc.url, {
+        snapshot: {
+          agent,
+          time_s,
+          self_state: {
+            pos: over.pos ?? { x: 0, y: 8, z: 0 },
+            heading_deg: 0,
+            health: over.health ?? 100,
+            blood: 5000,
+            hunger: 0,
+            thirst: 0,
+            has_weapon: true,
+            ammo: 30,
+          },
+          targets: over.targets ?? [],
+          ...(over.route ? { route: over.route } : {}),
+        },
+        profile,
+      });
+      assert.equal(r.status, 200);
+      return r.json() as { agent: number; posture: string; intents: { kind: string; to?: object; at?: object }[] };
+    };
+    const hostile = (x: number, visible = true) => ({ id: 7, kind: 'player', pos: { x, y: 8, z: 0 }, hostile: true, visible });
+    const route = [
+      { x: 0, y: 8, z: 0 },
+      { x: 100, y: 8, z: 0 },
+    ];
+    let r = await tick(1, 0, { pos: { x: 50, y: 8, z: 0 }, route });
+    assert.deepEqual(r.intents[0], { kind: 'MoveTo', to: route[0], speed: 'walk' });
+    r = await tick(1, 1, { pos: { x: 0.5, y: 8, z: 0 }, route });
+    assert.deepEqual(r.intents[0], { kind: 'MoveTo', to: route[1], speed: 'walk' }, 'on to the other waypoint');
+    r = await tick(2, 0, { targets: [hostile(10)], route });
+    assert.deepEqual(
+      r.intents.slice(0, 2).map((i) => i.kind),
+      ['Face', 'Engage'],
+    );
+    assert.equal(r.posture, 'crouched');
+    r = await tick(3, 0, { targets: [hostile(200)] });
+    assert.deepEqual(
+      r.intents.slice(0, 2).map((i) => i.kind),
+      ['Face', 'Engage'],
+    );
+    assert.equal(r.posture, 'prone');
+    r = await tick(4, 0, { targets: [hostile(10)] }, { coward: true });
+    assert.equal(r.intents[0]!.kind, 'Flee');
+    await tick(5, 0, { targets: [hostile(30)] });
+    r = await tick(5, 2, { health: 40, targets: [hostile(35, false)] });
+    assert.deepEqual(r.intents[0], { kind: 'Investigate', at: { x: 30, y: 8, z: 0 } });
+  } finally {
+    await sc.close();
+  }
+});
+
+// §4.1 "Configuration of the process is through environment variables: SERVICE_BRAIN_ADDR (bind address host:port),
+// SERVICE_BRAIN_TOKEN (optional bearer token required from callers)".
+test('§4.1 brainstem sidecar binds SERVICE_BRAIN_ADDR and requires SERVICE_BRAIN_TOKEN from callers of /tick', async () => {
+  const addr = `127.0.0.1:${await freePort()}`;
+  const child = spawn(process.execPath, [cli, 'sidecar', '--state', ''], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, BRAINSTEM_LOG: 'silent', SERVICE_BRAIN_ADDR: addr, SERVICE_BRAIN_TOKEN: 'spec-token' },
+  });
+  try {
+    const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+    assert.ok(line.includes(addr), line);
+    assert.equal(await (await fetch(`http://${addr}/health`)).text(), 'ok');
+    assert.equal((await post(`http://${addr}`, fullTick(1))).status, 401);
+    assert.equal((await post(`http://${addr}`, fullTick(1), 'json', { authorization: 'Bearer spec-token' })).status, 200);
+  } finally {
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  }
+});
+
 // §3 states: publish on the head → higher version; a stale base → 409 version_conflict; rollback → fresh higher version; rollback to a missing version → 404.
 test('§3 configuration versions: publish, stale publish 409 version_conflict, rollback to a fresh head, rollback to nothing 404', () =>
   withServer(async (s) => {
     const { token } = await tenantSession(s);
-    const { serverId } = await serverWithKey(s, token);
+    const { serverId, key } = await serverWithKey(s, token);
     const v1 = (await s.call('GET', `/v1/servers/${serverId}/config`, { token })).body;
     const v2 = await s.call('PUT', `/v1/servers/${serverId}/config`, { token, body: { ...v1, game: { name: 'N', premise: 'P', goal: 'G' } } });
     assert.equal(v2.status, 200);
@@ -159,6 +280,11 @@ test('§3 configuration versions: publish, stale publish 409 version_conflict, r
     assert.equal(back.status, 200);
     assert.ok(back.body.version > v2.body.version);
     assert.equal(back.body.game, null);
+    // "the next sidecar pull sees a different ETag and applies it"
+    const pull = await signed(s, key, 'GET', `/v1/config?server=${serverId}`, { headers: { 'if-none-match': `"v${v2.body.version}"` } });
+    assert.equal(pull.status, 200);
+    assert.equal(pull.headers.get('etag'), `"v${back.body.version}"`);
+    assert.equal(pull.body.game, null);
     assert.equal((await s.call('POST', `/v1/servers/${serverId}/config/rollback`, { token, body: { version: 99 } })).status, 404);
     assert.deepEqual(
       (await s.call('GET', `/v1/servers/${serverId}/config/versions`, { token })).body.map((v: { version: number }) => v.version),
@@ -235,6 +361,45 @@ test('§5 auth: a key reads only its server; a session is no admin; bad signatur
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`, { signWith: b.key })).status, 401);
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=1`, { at: Date.now() - 301_000 })).status, 401);
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=2`, { at: Date.now() - 299_000 })).status, 200);
+    // "plus or minus": ahead of the server's clock as well.
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=3`, { at: Date.now() + 301_000 })).status, 401);
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=4`, { at: Date.now() + 299_000 })).status, 200);
+    // §5.2 "it can only read that server's config and post its telemetry"
+    const foreign = await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(b.serverId) });
+    assert.equal(foreign.status, 403);
+    assert.equal(foreign.body.error.code, 'forbidden');
+    assert.equal((await signed(s, a.key, 'POST', '/v1/telemetry', { body: report(a.serverId) })).status, 202);
+    assert.equal((await s.call('GET', '/v1/servers', { token: a.key })).status, 403);
+  }));
+
+// §5.4 "Admin token: elevated; required for every /v1/admin/* route."
+test('§5.4 every /v1/admin/* route: 401 without a credential, 403 with a session, a server key or an API key', () =>
+  withServer(async (s) => {
+    const t = await tenantSession(s);
+    const { key } = await serverWithKey(s, t.token);
+    const apiKey = (await s.call('POST', '/v1/api-keys', { token: t.token, body: { name: 'k' } })).body.key;
+    const routes: [string, string, unknown?][] = [
+      ['GET', '/v1/admin/tenants'],
+      ['POST', '/v1/admin/tenants', { name: 'x', plan: 'trial' }],
+      ['GET', `/v1/admin/tenants/${t.tenantId}`],
+      ['PATCH', `/v1/admin/tenants/${t.tenantId}`, { plan: 'trial' }],
+      ['POST', `/v1/admin/tenants/${t.tenantId}/suspend`],
+      ['POST', `/v1/admin/tenants/${t.tenantId}/resume`],
+      ['POST', `/v1/admin/tenants/${t.tenantId}/users`, { email: 'x@example.com', password: 'long enough' }],
+    ];
+    for (const [method, path, body] of routes) {
+      const none = await s.call(method, path, body === undefined ? {} : { body });
+      assert.equal(none.status, 401, `${method} ${path}`);
+      assert.equal(none.body.error.code, 'unauthorized');
+      for (const token of [t.token, key, apiKey]) {
+        const r = await s.call(method, path, { token, ...(body === undefined ? {} : { body }) });
+        assert.equal(r.status, 403, `${method} ${path} with ${token.slice(0, 4)}`);
+        assert.equal(r.body.error.code, 'forbidden');
+      }
+    }
+    const tenant = (await s.call('GET', `/v1/admin/tenants/${t.tenantId}`, { token: ADMIN_TOKEN })).body;
+    assert.equal(tenant.plan, 'agency', 'nothing changed');
+    assert.equal(tenant.status, 'active');
   }));
 
 // §6 "known kinds: spoke, snap, squad, heard, plan, afk, spawn, logoff, block. These mirror the dashboard activity feed."

@@ -91,14 +91,18 @@ test('§2/§4/§5 a delivery: POST application/json {event, widget_id, data}, X-
     assert.deepEqual(body, { event: 'lead.captured', widget_id: widgetId, data: LEAD });
     // §5.2 "The receiver recomputes the HMAC over the raw body with its own copy of the secret"
     assert.equal(got.headers['x-service-signature'], `v1=${createHmac('sha256', ep.secret).update(got.body).digest('hex')}`);
+    // Beside it, as the design adds: the event type, a unique delivery id and the time of sending.
+    assert.equal(got.headers['x-service-event'], 'lead.captured');
+    assert.ok(String(got.headers['x-service-delivery']).length > 0);
+    assert.match(String(got.headers['x-service-timestamp']), /^\d+$/);
   } finally {
     await s.stop();
     await rx.close();
   }
 });
 
-// §2 "data.has_email ... (the address itself is not sent)"; "data.has_phone ... (the number itself is not sent)"
-test('§2 lead.captured never carries an e-mail address or phone number: such data is 422 and nothing is queued', async () => {
+// §2 "data.has_email ... (the address itself is not sent)"; "data.has_phone ... (the number itself is not sent)"; the field types and formats
+test("§2 lead.captured data is exactly the spec's: an e-mail address, a phone number, a wrong type or id format is 422", async () => {
   const { s, addEndpoint, post } = await webhookServer();
   try {
     await addEndpoint({ url: 'http://127.0.0.1:9/x', events: ['lead.captured'] });
@@ -106,6 +110,11 @@ test('§2 lead.captured never carries an e-mail address or phone number: such da
       { ...LEAD, email: 'a@b.example' },
       { ...LEAD, visitor_id: 'vis_x', note: '+44 20 7946 0958' },
       { ...LEAD, conversation_id: 'conv_1' },
+      // "data.has_email | boolean", "data.has_phone | boolean"; "data.visitor_id | string | Format vis_<id>"
+      { ...LEAD, has_email: 'yes' },
+      { ...LEAD, has_phone: 1 },
+      { conversation_id: LEAD.conversation_id, visitor_id: LEAD.visitor_id, has_email: true },
+      { ...LEAD, visitor_id: 'visitor_42' },
     ]) {
       const r = await post('lead.captured', data);
       assert.equal(r.status, 422, JSON.stringify(data));
