@@ -52,6 +52,12 @@ test(`the README stays a front door of at most ${README_MAX_LINES} lines, starti
   assert.match(firstBlock, /^npm test/m);
 });
 
+test('the docs index lists every page of docs/', () => {
+  const index = read('docs/README.md');
+  const unlisted = readdirSync(docsDir).filter((f) => f.endsWith('.md') && f !== 'README.md' && !index.includes(`](${f})`));
+  assert.deepEqual(unlisted, []);
+});
+
 test('the docs cite no document a user does not have', () => {
   for (const page of pages) {
     const text = read(page);
