@@ -350,7 +350,7 @@ test('§4.4 admin routes: tenants, drill-down with servers, suspend {ok}', () =>
 
 // §5.2 "Server key ... scoped to exactly one server id"; §5.4 "Admin token: required for every /v1/admin/* route"
 // §5.6 "A request with an invalid signature, or a timestamp outside a window of plus or minus 300 seconds, is rejected with 401"
-test('§5 auth: a key reads only its server; a session is no admin; bad signature and a timestamp 301 s off are 401, 299 s passes', () =>
+test('§5 auth: a key reads only its server; a session is no admin; bad signature, a replay and a timestamp 301 s off either way are 401, 299 s passes', () =>
   withServer(async (s) => {
     const { token } = await tenantSession(s);
     const a = await serverWithKey(s, token, 'a');
@@ -361,6 +361,12 @@ test('§5 auth: a key reads only its server; a session is no admin; bad signatur
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}`, { signWith: b.key })).status, 401);
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=1`, { at: Date.now() - 301_000 })).status, 401);
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=2`, { at: Date.now() - 299_000 })).status, 200);
+    // "(replay protection)": the same signed request a second time is refused.
+    const at = Date.now();
+    assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=5`, { at })).status, 200);
+    const replay = await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=5`, { at });
+    assert.equal(replay.status, 401);
+    assert.equal(replay.body.error.code, 'unauthorized');
     // "plus or minus": ahead of the server's clock as well.
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=3`, { at: Date.now() + 301_000 })).status, 401);
     assert.equal((await signed(s, a.key, 'GET', `/v1/config?server=${a.serverId}&n=4`, { at: Date.now() + 299_000 })).status, 200);
