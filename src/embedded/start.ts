@@ -232,6 +232,7 @@ function mountAccountServices({ options, logger, now, host, routes, backend, aut
   const webhooks = createWebhooks({
     store: stores.webhooks,
     ...(cluster && !background ? { onEnqueued: announcer(cluster.broadcast, WEBHOOKS_DUE_CHANNEL) } : {}),
+    ...(cluster ? { broadcast: cluster.broadcast } : {}),
     server: routes,
     auth,
     getTenant: (id) => identity.getTenant(id),

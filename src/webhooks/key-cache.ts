@@ -1,0 +1,92 @@
+import type { TenantId, TenantRecord } from '../identity/types.js';
+import type { Logger } from '../log.js';
+import type { Broadcast } from '../store/broadcast.js';
+import type { WidgetRecord } from './types.js';
+
+/** The channel on which replicas tell each other that a widget's keys changed. */
+export const WEBHOOKS_KEYS_CHANNEL = 'brainstem_webhook_keys';
+/** Resolved widget keys kept per replica; past this many the cache starts again (only live keys are kept, so a flood of bad ones cannot fill it). */
+export const KEY_CACHE_MAX = 10_000;
+/** The longest a resolved key is trusted without a read, should a revocation's message be lost without the connection dropping. */
+export const KEY_TTL_MS = 60_000;
+/** The longest a tenant's status is trusted without a read: a suspension reaches every replica's widget-key check within this. */
+export const TENANT_TTL_MS = 1_000;
+
+/**
+ * What a replica on a shared database keeps of the widget-key credential, so that an event
+ * post reads nothing but its insert: the widget of each live key (by the key's hash) and its
+ * tenant. A revocation drops the widget's keys here at once and, through the broadcast, on
+ * every other replica as soon as the message arrives; a replica whose listening connection was
+ * lost forgets every key when it is back. Tenants are read again after TENANT_TTL_MS. A read
+ * that began before a drop is not kept, so a key revoked during its look-up is not cached.
+ */
+export class WidgetKeyCache {
+  private readonly keys = new Map<string, { widget: WidgetRecord; until: number }>();
+  private readonly tenants = new Map<TenantId, { tenant: TenantRecord; until: number }>();
+  /** Counts drops: a read that saw a drop while it ran keeps nothing. */
+  private drops = 0;
+
+  constructor(
+    private readonly broadcast: Broadcast,
+    private readonly now: () => number,
+    private readonly logger: Logger,
+  ) {
+    broadcast.listen(
+      WEBHOOKS_KEYS_CHANNEL,
+      (widgetId) => this.dropWidget(widgetId),
+      () => this.clear(),
+    );
+  }
+
+  /** The widget of a live key, read through `read` unless kept. */
+  async widget(hash: string, read: () => Promise<WidgetRecord | null>): Promise<WidgetRecord | null> {
+    const at = this.now();
+    const kept = this.keys.get(hash);
+    if (kept !== undefined && kept.until > at) return kept.widget;
+    const drops = this.drops;
+    const widget = await read();
+    if (widget !== null && drops === this.drops) {
+      if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
+      this.keys.set(hash, { widget, until: at + KEY_TTL_MS });
+    }
+    return widget;
+  }
+
+  /** The tenant, read through `read` unless read within TENANT_TTL_MS. */
+  async tenant(id: TenantId, read: () => Promise<TenantRecord | null>): Promise<TenantRecord | null> {
+    const at = this.now();
+    const kept = this.tenants.get(id);
+    if (kept !== undefined && kept.until > at) return kept.tenant;
+    const tenant = await read();
+    if (tenant !== null) {
+      if (this.tenants.size >= KEY_CACHE_MAX) this.tenants.clear();
+      this.tenants.set(id, { tenant, until: at + TENANT_TTL_MS });
+    }
+    return tenant;
+  }
+
+  /**
+   * A key of the widget was revoked here: dropped at once, then announced (awaited, so the
+   * other replicas are told before the revocation is answered). Never rejects: a failed send
+   * is logged, and the other replicas read the key again within KEY_TTL_MS.
+   */
+  async revoked(widgetId: string): Promise<void> {
+    this.dropWidget(widgetId);
+    try {
+      await this.broadcast.send(WEBHOOKS_KEYS_CHANNEL, widgetId);
+    } catch (err) {
+      this.logger.error('webhooks: could not tell the other replicas of a revoked widget key', { widget: widgetId, error: String(err) });
+    }
+  }
+
+  private dropWidget(widgetId: string): void {
+    this.drops++;
+    for (const [hash, kept] of this.keys) if (kept.widget.id === widgetId) this.keys.delete(hash);
+  }
+
+  private clear(): void {
+    this.drops++;
+    this.keys.clear();
+    this.tenants.clear();
+  }
+}
