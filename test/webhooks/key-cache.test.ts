@@ -11,6 +11,8 @@ import type { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import type { WidgetId, WidgetRecord } from '../../src/webhooks/types.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { silentLogger } from '../../src/log.js';
+import { tempDir } from '../helpers/paths.js';
+import { call, startReplica, tenantSession, type Replica } from '../helpers/replicas.js';
 
 /** A broadcast in one process: what a test sends or replays reaches the cache's listener at once. */
 function localBroadcast() {
@@ -183,5 +185,37 @@ test('two replicas on PostgreSQL: a key revoked through one is refused by the ot
   } finally {
     for (const b of broadcasts) await b.close();
     for (const p of pools) await p.end();
+  }
+});
+
+test('serve replicas: a widget key revoked through one replica is refused by the other, which had accepted it', async () => {
+  const url = await freshDatabase();
+  const dir = tempDir();
+  const replicas: Replica[] = [];
+  try {
+    for (let i = 0; i < 2; i++) replicas.push(await startReplica(url, dir.path, ['--allow-private-webhooks']));
+    const [a, b] = replicas.map((r) => r.url) as [string, string];
+    const { token } = await tenantSession(a);
+    const widget = await call(a, 'POST', '/v1/widgets', token, { name: 'revoked' });
+    const post = () =>
+      fetch(`${b}/v1/widgets/${widget.id}/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${widget.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'escalation.triggered', data: { conversation_id: 'ses_1' } }),
+      });
+    assert.equal((await post()).status, 202);
+    assert.equal((await post()).status, 202);
+    await call(a, 'DELETE', `/v1/widgets/${widget.id}/keys/${widget.key_id}`, token);
+    // The other replica learns it from PostgreSQL's notification: asked until it answers 401 (the test's own time limit bounds the wait).
+    let status = 202;
+    while (status === 202) {
+      const res = await post();
+      status = res.status;
+      await res.text();
+    }
+    assert.equal(status, 401);
+  } finally {
+    for (const r of replicas) await r.kill();
+    dir.dispose();
   }
 });
