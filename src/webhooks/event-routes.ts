@@ -6,7 +6,7 @@ import { describeRate } from '../ratelimit/limiter.js';
 import { bearerToken } from '../identity/auth.js';
 import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import type { WebhookRouteContext } from './route-context.js';
-import type { WidgetRecord } from './types.js';
+import type { WidgetRef } from './key-cache.js';
 
 /** Largest body of POST /v1/widgets/{id}/events. */
 export const EVENT_BODY_MAX = 64 * 1024;
@@ -21,7 +21,7 @@ export function mountEventRoutes(ctx: WebhookRouteContext): void {
     '/v1/widgets/:id/events',
     async (req) => {
       const token = bearerToken(req);
-      let widget: WidgetRecord;
+      let widget: WidgetRef;
       if (token?.startsWith(TOKEN_PREFIX.widgetKey)) {
         const key = await service.widgetKey(token, req);
         const rate = auth.limits.widgetKey;

@@ -3,6 +3,9 @@ import type { Logger } from '../log.js';
 import type { Broadcast } from '../store/broadcast.js';
 import type { WidgetRecord } from './types.js';
 
+/** A widget as a key's owner: its id and tenant, which never change (its name may). */
+export type WidgetRef = Pick<WidgetRecord, 'id' | 'tenantId'>;
+
 /** The channel on which replicas tell each other that a widget's keys changed. */
 export const WEBHOOKS_KEYS_CHANNEL = 'brainstem_webhook_keys';
 /** Resolved widget keys kept per replica; past this many the cache starts again (only live keys are kept, so a flood of bad ones cannot fill it). */
@@ -21,7 +24,7 @@ export const TENANT_TTL_MS = 1_000;
  * that began before a drop is not kept, so a key revoked during its look-up is not cached.
  */
 export class WidgetKeyCache {
-  private readonly keys = new Map<string, { widget: WidgetRecord; until: number }>();
+  private readonly keys = new Map<string, { widget: WidgetRef; until: number }>();
   private readonly tenants = new Map<TenantId, { tenant: TenantRecord; until: number }>();
   /** Counts drops: a read that saw a drop while it ran keeps nothing. */
   private drops = 0;
@@ -38,14 +41,16 @@ export class WidgetKeyCache {
     );
   }
 
-  /** The widget of a live key, read through `read` unless kept. */
-  async widget(hash: string, read: () => Promise<WidgetRecord | null>): Promise<WidgetRecord | null> {
+  /** The widget of a live key, read through `read` unless kept (only its id and tenant are kept). */
+  async widget(hash: string, read: () => Promise<WidgetRef | null>): Promise<WidgetRef | null> {
     const at = this.now();
     const kept = this.keys.get(hash);
     if (kept !== undefined && kept.until > at) return kept.widget;
     const drops = this.drops;
-    const widget = await read();
-    if (widget !== null && drops === this.drops) {
+    const found = await read();
+    if (found === null) return null;
+    const widget = { id: found.id, tenantId: found.tenantId };
+    if (drops === this.drops) {
       if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
       this.keys.set(hash, { widget, until: at + KEY_TTL_MS });
     }

@@ -6,7 +6,8 @@ import type { TenantId, TenantRecord } from '../identity/types.js';
 import type { Dispatcher } from './dispatcher.js';
 import { deliveryBody, onceKeys, validateEvent } from './events.js';
 import type { WebhookStore } from './store.js';
-import type { EventId, WidgetId, WidgetRecord } from './types.js';
+import type { EventId, WidgetId } from './types.js';
+import type { WidgetRef } from './key-cache.js';
 import type { Broadcast } from '../store/broadcast.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -30,8 +31,8 @@ export interface WebhookServiceOptions {
   logger?: Logger;
 }
 
-/** What a widget key speaks for: its widget and the widget's tenant. */
-export type WidgetKeyOwner = { widget: WidgetRecord; tenant: TenantRecord };
+/** What a widget key speaks for: its widget (the parts that never change: a widget may be renamed) and the widget's tenant. */
+export type WidgetKeyOwner = { widget: WidgetRef; tenant: TenantRecord };
 
 export type Emitted = { id: EventId; deliveries: number; duplicate?: true };
 
@@ -74,7 +75,7 @@ export class WebhookService {
    * of the widget is answered `duplicate: true` (with the first event's id) and delivers nothing.
    * conversation.ended likewise, and only for a conversation whose start was recorded (else 409).
    */
-  async emitFor(widget: WidgetRecord, event: unknown, data: unknown): Promise<Emitted> {
+  async emitFor(widget: WidgetRef, event: unknown, data: unknown): Promise<Emitted> {
     const checked = validateEvent(event, data);
     if (!checked.ok) throw validationFailed(checked.details);
     const keys = onceKeys(checked.event, String(checked.data.conversation_id));

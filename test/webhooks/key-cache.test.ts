@@ -55,6 +55,8 @@ test('a widget key is read once, until its widget is announced or the connection
     assert.equal((await cache.widget('hb', read(widget('w_b'), 'b')))?.id, 'w_b');
   }
   assert.deepEqual(reads, ['a', 'b']);
+  // Only what never changes is kept: a widget may be renamed (its settings), never moved to another tenant.
+  assert.deepEqual(await cache.widget('ha', read(widget('w_a'), 'a')), { id: 'w_a', tenantId: 1 });
   // Another widget's keys are dropped: this one's stay.
   bus.hear('w_b');
   await cache.widget('ha', read(widget('w_a'), 'a'));
