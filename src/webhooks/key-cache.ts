@@ -6,22 +6,24 @@ import type { WidgetRecord } from './types.js';
 /** A widget as a key's owner: its id and tenant, which never change (its name may). */
 export type WidgetRef = Pick<WidgetRecord, 'id' | 'tenantId'>;
 
-/** The channel on which replicas tell each other that a widget's keys changed. */
+/** The channel on which replicas tell each other that a widget's keys changed (the widget's id) or a tenant did (`tenant:` and its id). */
 export const WEBHOOKS_KEYS_CHANNEL = 'brainstem_webhook_keys';
+const TENANT_MESSAGE = 'tenant:';
 /** Resolved widget keys kept per replica; past this many the cache starts again (only live keys are kept, so a flood of bad ones cannot fill it). */
 export const KEY_CACHE_MAX = 10_000;
 /** The longest a resolved key is trusted without a read, should a revocation's message be lost without the connection dropping. */
 export const KEY_TTL_MS = 60_000;
-/** The longest a tenant's status is trusted without a read: a suspension reaches every replica's widget-key check within this. */
+/** The longest a tenant's status is trusted without a read: a change no replica announced (the `admin` CLI on the database) reaches every replica's widget-key check within this. */
 export const TENANT_TTL_MS = 1_000;
 
 /**
  * What a replica on a shared database keeps of the widget-key credential, so that an event
  * post reads nothing but its insert: the widget of each live key (by the key's hash) and its
  * tenant. A revocation drops the widget's keys here at once and, through the broadcast, on
- * every other replica as soon as the message arrives; a replica whose listening connection was
- * lost forgets every key when it is back. Tenants are read again after TENANT_TTL_MS. A read
- * that began before a drop is not kept, so a key revoked during its look-up is not cached.
+ * every other replica as soon as the message arrives; a tenant's change (a suspension) likewise
+ * drops the tenant; a replica whose listening connection was lost forgets every key and tenant
+ * when it is back. Tenants are read again after TENANT_TTL_MS in any case. A key read that began
+ * before a drop is not kept, so a key revoked during its look-up is not cached.
  */
 export class WidgetKeyCache {
   private readonly keys = new Map<string, { widget: WidgetRef; until: number }>();
@@ -36,7 +38,8 @@ export class WidgetKeyCache {
   ) {
     broadcast.listen(
       WEBHOOKS_KEYS_CHANNEL,
-      (widgetId) => this.dropWidget(widgetId),
+      (payload) =>
+        payload.startsWith(TENANT_MESSAGE) ? this.tenants.delete(Number(payload.slice(TENANT_MESSAGE.length)) as TenantId) : this.dropWidget(payload),
       () => this.clear(),
     );
   }
@@ -73,14 +76,25 @@ export class WidgetKeyCache {
   /**
    * A key of the widget was revoked here: dropped at once, then announced (awaited, so the
    * other replicas are told before the revocation is answered). Never rejects: a failed send
-   * is logged, and the other replicas read the key again within KEY_TTL_MS.
+   * is logged, and the other replicas read the key again within KEY_TTL_MS (a tenant within
+   * TENANT_TTL_MS).
    */
   async revoked(widgetId: string): Promise<void> {
     this.dropWidget(widgetId);
+    await this.announce(widgetId);
+  }
+
+  /** The tenant changed here (suspended, resumed): dropped at once, then announced like a revocation. */
+  async tenantChanged(id: TenantId): Promise<void> {
+    this.tenants.delete(id);
+    await this.announce(`${TENANT_MESSAGE}${id}`);
+  }
+
+  private async announce(payload: string): Promise<void> {
     try {
-      await this.broadcast.send(WEBHOOKS_KEYS_CHANNEL, widgetId);
+      await this.broadcast.send(WEBHOOKS_KEYS_CHANNEL, payload);
     } catch (err) {
-      this.logger.error('webhooks: could not tell the other replicas of a revoked widget key', { widget: widgetId, error: String(err) });
+      this.logger.error('webhooks: could not tell the other replicas of a widget key or tenant change', { message: payload, error: String(err) });
     }
   }
 

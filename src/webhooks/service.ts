@@ -53,6 +53,11 @@ export class WebhookService {
 
   private readonly cache: WidgetKeyCache | null;
 
+  /** A tenant changed (its status): on replicas, forgotten here and announced to the others (see WidgetKeyCache). */
+  async tenantChanged(id: TenantId): Promise<void> {
+    await this.cache?.tenantChanged(id);
+  }
+
   /** Revokes a live key of the widget; on replicas the others stop accepting it as soon as they are told (see WidgetKeyCache). */
   async revokeWidgetKey(widgetId: WidgetId, keyId: string): Promise<boolean> {
     const revoked = await this.store.revokeWidgetKey(widgetId, keyId);

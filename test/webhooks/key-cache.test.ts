@@ -12,7 +12,7 @@ import type { WidgetId, WidgetRecord } from '../../src/webhooks/types.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { silentLogger } from '../../src/log.js';
 import { tempDir } from '../helpers/paths.js';
-import { call, startReplica, tenantSession, type Replica } from '../helpers/replicas.js';
+import { call, REPLICA_ADMIN, startReplica, tenantSession, type Replica } from '../helpers/replicas.js';
 
 /** A broadcast in one process: what a test sends or replays reaches the cache's listener at once. */
 function localBroadcast() {
@@ -120,6 +120,13 @@ test('a revocation drops the widget here and is announced; tenants and keys are 
   // A suspension is seen once the tenant's entry is TENANT_TTL_MS old.
   assert.equal((await cache.tenant(7 as TenantId, readTenant('suspended')))?.status, 'suspended');
   assert.equal(tenants.length, 2);
+  // A change heard from another replica drops the tenant at once; one made here is announced too.
+  bus.hear('tenant:7');
+  assert.equal((await cache.tenant(7 as TenantId, readTenant('active')))?.status, 'active');
+  await cache.tenantChanged(7 as TenantId);
+  assert.equal(bus.sent.at(-1), 'tenant:7');
+  assert.equal((await cache.tenant(7 as TenantId, readTenant('suspended')))?.status, 'suspended');
+  assert.equal(tenants.length, 4);
 
   now = 1_000 + KEY_TTL_MS - 1;
   await cache.widget('ha', read(widget('w_a'), 'a'));
@@ -190,14 +197,14 @@ test('two replicas on PostgreSQL: a key revoked through one is refused by the ot
   }
 });
 
-test('serve replicas: a widget key revoked through one replica is refused by the other, which had accepted it', async () => {
+test('serve replicas: a widget key revoked, or its tenant suspended, through one replica is refused by the other, which had accepted it', async () => {
   const url = await freshDatabase();
   const dir = tempDir();
   const replicas: Replica[] = [];
   try {
     for (let i = 0; i < 2; i++) replicas.push(await startReplica(url, dir.path, ['--allow-private-webhooks']));
     const [a, b] = replicas.map((r) => r.url) as [string, string];
-    const { token } = await tenantSession(a);
+    const { token, tenantId } = await tenantSession(a);
     const widget = await call(a, 'POST', '/v1/widgets', token, { name: 'revoked' });
     const post = () =>
       fetch(`${b}/v1/widgets/${widget.id}/events`, {
@@ -216,6 +223,24 @@ test('serve replicas: a widget key revoked through one replica is refused by the
       await res.text();
     }
     assert.equal(status, 401);
+
+    // A suspension through the first replica: the second, which had the tenant's status, refuses the widget's keys.
+    const key = await call(a, 'POST', `/v1/widgets/${widget.id}/keys`, token);
+    const postWith = (k: string) =>
+      fetch(`${b}/v1/widgets/${widget.id}/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'escalation.triggered', data: { conversation_id: 'ses_2' } }),
+      });
+    assert.equal((await postWith(key.key)).status, 202);
+    await call(a, 'POST', `/v1/admin/tenants/${tenantId}/suspend`, REPLICA_ADMIN);
+    status = 202;
+    while (status === 202) {
+      const res = await postWith(key.key);
+      status = res.status;
+      await res.text();
+    }
+    assert.equal(status, 403);
   } finally {
     for (const r of replicas) await r.kill();
     dir.dispose();
