@@ -22,8 +22,8 @@ export const TENANT_TTL_MS = 1_000;
  * tenant. A revocation drops the widget's keys here at once and, through the broadcast, on
  * every other replica as soon as the message arrives; a tenant's change (a suspension) likewise
  * drops the tenant; a replica whose listening connection was lost forgets every key and tenant
- * when it is back. Tenants are read again after TENANT_TTL_MS in any case. A key read that began
- * before a drop is not kept, so a key revoked during its look-up is not cached.
+ * when it is back. Tenants are read again after TENANT_TTL_MS in any case. A read that began
+ * before a drop is not kept, so a key revoked (a tenant suspended) during its look-up is not cached.
  */
 export class WidgetKeyCache {
   private readonly keys = new Map<string, { widget: WidgetRef; until: number }>();
@@ -38,8 +38,7 @@ export class WidgetKeyCache {
   ) {
     broadcast.listen(
       WEBHOOKS_KEYS_CHANNEL,
-      (payload) =>
-        payload.startsWith(TENANT_MESSAGE) ? this.tenants.delete(Number(payload.slice(TENANT_MESSAGE.length)) as TenantId) : this.dropWidget(payload),
+      (payload) => (payload.startsWith(TENANT_MESSAGE) ? this.dropTenant(Number(payload.slice(TENANT_MESSAGE.length)) as TenantId) : this.dropWidget(payload)),
       () => this.clear(),
     );
   }
@@ -65,8 +64,9 @@ export class WidgetKeyCache {
     const at = this.now();
     const kept = this.tenants.get(id);
     if (kept !== undefined && kept.until > at) return kept.tenant;
+    const drops = this.drops;
     const tenant = await read();
-    if (tenant !== null) {
+    if (tenant !== null && drops === this.drops) {
       if (this.tenants.size >= KEY_CACHE_MAX) this.tenants.clear();
       this.tenants.set(id, { tenant, until: at + TENANT_TTL_MS });
     }
@@ -86,7 +86,7 @@ export class WidgetKeyCache {
 
   /** The tenant changed here (suspended, resumed): dropped at once, then announced like a revocation. */
   async tenantChanged(id: TenantId): Promise<void> {
-    this.tenants.delete(id);
+    this.dropTenant(id);
     await this.announce(`${TENANT_MESSAGE}${id}`);
   }
 
@@ -101,6 +101,11 @@ export class WidgetKeyCache {
   private dropWidget(widgetId: string): void {
     this.drops++;
     for (const [hash, kept] of this.keys) if (kept.widget.id === widgetId) this.keys.delete(hash);
+  }
+
+  private dropTenant(id: TenantId): void {
+    this.drops++;
+    this.tenants.delete(id);
   }
 
   private clear(): void {

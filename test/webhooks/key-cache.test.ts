@@ -77,7 +77,7 @@ test('an unknown or revoked key is never kept: every look-up reads', async () =>
   assert.deepEqual(reads, ['x', 'x']);
 });
 
-test('a look-up overtaken by a revocation keeps nothing', async () => {
+test('a look-up overtaken by a revocation or a tenant change keeps nothing', async () => {
   const bus = localBroadcast();
   const cache = new WidgetKeyCache(bus.broadcast, () => 0, silentLogger);
   let release!: () => void;
@@ -95,6 +95,19 @@ test('a look-up overtaken by a revocation keeps nothing', async () => {
   const { reads, read } = counting();
   assert.equal(await cache.widget('ha', read(null, 'a')), null);
   assert.deepEqual(reads, ['a']);
+  // The same for a tenant whose status was being read when its change was heard.
+  let answer!: () => void;
+  const reading = cache.tenant(
+    7 as TenantId,
+    () =>
+      new Promise<TenantRecord>((resolve) => {
+        answer = () => resolve(tenant(7));
+      }),
+  );
+  bus.hear('tenant:7');
+  answer();
+  assert.equal((await reading)?.status, 'active');
+  assert.equal((await cache.tenant(7 as TenantId, async () => tenant(7, 'suspended')))?.status, 'suspended');
 });
 
 test('a revocation drops the widget here and is announced; tenants and keys are read again after their bounds', async () => {
