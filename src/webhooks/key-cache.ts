@@ -26,8 +26,8 @@ export const TENANT_TTL_MS = 1_000;
  * before a drop is not kept, so a key revoked (a tenant suspended) during its look-up is not cached.
  */
 export class WidgetKeyCache {
-  private readonly keys = new Map<string, { widget: WidgetRef; until: number }>();
-  private readonly tenants = new Map<TenantId, { tenant: TenantRecord; until: number }>();
+  private readonly keys = new Map<string, { value: WidgetRef; until: number }>();
+  private readonly tenants = new Map<TenantId, { value: TenantRecord; until: number }>();
   /** Counts drops: a read that saw a drop while it ran keeps nothing. */
   private drops = 0;
 
@@ -44,33 +44,30 @@ export class WidgetKeyCache {
   }
 
   /** The widget of a live key, read through `read` unless kept (only its id and tenant are kept). */
-  async widget(hash: string, read: () => Promise<WidgetRef | null>): Promise<WidgetRef | null> {
-    const at = this.now();
-    const kept = this.keys.get(hash);
-    if (kept !== undefined && kept.until > at) return kept.widget;
-    const drops = this.drops;
-    const found = await read();
-    if (found === null) return null;
-    const widget = { id: found.id, tenantId: found.tenantId };
-    if (drops === this.drops) {
-      if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
-      this.keys.set(hash, { widget, until: at + KEY_TTL_MS });
-    }
-    return widget;
+  widget(hash: string, read: () => Promise<WidgetRef | null>): Promise<WidgetRef | null> {
+    return this.through(this.keys, hash, KEY_TTL_MS, async () => {
+      const found = await read();
+      return found === null ? null : { id: found.id, tenantId: found.tenantId };
+    });
   }
 
   /** The tenant, read through `read` unless read within TENANT_TTL_MS. */
-  async tenant(id: TenantId, read: () => Promise<TenantRecord | null>): Promise<TenantRecord | null> {
+  tenant(id: TenantId, read: () => Promise<TenantRecord | null>): Promise<TenantRecord | null> {
+    return this.through(this.tenants, id, TENANT_TTL_MS, read);
+  }
+
+  /** `map`'s entry for `key` while younger than `ttlMs`, else read and kept (not a null, nor an answer a drop overtook). */
+  private async through<K, V>(map: Map<K, { value: V; until: number }>, key: K, ttlMs: number, read: () => Promise<V | null>): Promise<V | null> {
     const at = this.now();
-    const kept = this.tenants.get(id);
-    if (kept !== undefined && kept.until > at) return kept.tenant;
+    const kept = map.get(key);
+    if (kept !== undefined && kept.until > at) return kept.value;
     const drops = this.drops;
-    const tenant = await read();
-    if (tenant !== null && drops === this.drops) {
-      if (this.tenants.size >= KEY_CACHE_MAX) this.tenants.clear();
-      this.tenants.set(id, { tenant, until: at + TENANT_TTL_MS });
+    const value = await read();
+    if (value !== null && drops === this.drops) {
+      if (map.size >= KEY_CACHE_MAX) map.clear();
+      map.set(key, { value, until: at + ttlMs });
     }
-    return tenant;
+    return value;
   }
 
   /**
@@ -100,7 +97,7 @@ export class WidgetKeyCache {
 
   private dropWidget(widgetId: string): void {
     this.drops++;
-    for (const [hash, kept] of this.keys) if (kept.widget.id === widgetId) this.keys.delete(hash);
+    for (const [hash, kept] of this.keys) if (kept.value.id === widgetId) this.keys.delete(hash);
   }
 
   private dropTenant(id: TenantId): void {
