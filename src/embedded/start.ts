@@ -228,10 +228,20 @@ function mountAccountServices({ options, logger, now, host, routes, backend, aut
     ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     ...(cluster ? { cluster } : {}),
   });
-  mountIdentityRoutes(routes, { store: identity, auth, now, insights: controlPlane.insights, onTenantChange: (id) => controlPlane.tenantChanged(id) });
+  mountIdentityRoutes(routes, {
+    store: identity,
+    auth,
+    now,
+    insights: controlPlane.insights,
+    onTenantChange: async (id) => {
+      await controlPlane.tenantChanged(id);
+      await webhooks.service.tenantChanged(id);
+    },
+  });
   const webhooks = createWebhooks({
     store: stores.webhooks,
     ...(cluster && !background ? { onEnqueued: announcer(cluster.broadcast, WEBHOOKS_DUE_CHANNEL) } : {}),
+    ...(cluster ? { broadcast: cluster.broadcast } : {}),
     server: routes,
     auth,
     getTenant: (id) => identity.getTenant(id),

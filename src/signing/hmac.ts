@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 
-/** Lowercase hex HMAC-SHA256. */
-export function hmacHex(key: string | Uint8Array, message: string | Uint8Array): string {
+/** Lowercase hex HMAC-SHA256 (a KeyObject for a key used again and again: a string or bytes are copied into a new key at every call). */
+export function hmacHex(key: string | Uint8Array | KeyObject, message: string | Uint8Array): string {
   return createHmac('sha256', key).update(message).digest('hex');
 }
 

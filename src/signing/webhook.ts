@@ -33,13 +33,13 @@ export function standardKey(secret: string): Buffer {
   return isWhsecSecret(secret) ? Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
 }
 
-/** The value of `X-Service-Signature` for a body. */
-export function serviceSignature(body: string | Uint8Array, secret: string): string {
+/** The value of `X-Service-Signature` for a body; `secret` as shown to the user, or a secret KeyObject of its UTF-8 bytes. */
+export function serviceSignature(body: string | Uint8Array, secret: string | KeyObject): string {
   return `v1=${hmacHex(secret, body)}`;
 }
 
-/** One `v1,<base64>` Standard Webhooks signature; `key` from standardKey(). */
-export function standardSignature(id: string, timestamp: number, body: string | Uint8Array, key: Uint8Array): string {
+/** One `v1,<base64>` Standard Webhooks signature; `key` from standardKey() (or a secret KeyObject of it). */
+export function standardSignature(id: string, timestamp: number, body: string | Uint8Array, key: Uint8Array | KeyObject): string {
   // A string body goes in one update with its prefix (one UTF-8 encoding, not two).
   const hmac = createHmac('sha256', key);
   const mac = (typeof body === 'string' ? hmac.update(`${id}.${timestamp}.${body}`) : hmac.update(`${id}.${timestamp}.`).update(body)).digest('base64');

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { createSecretKey, randomInt, type KeyObject } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { isIP } from 'node:net';
 import type { Logger } from '../log.js';
@@ -122,8 +122,12 @@ export class Dispatcher {
   }
   private timer: NodeJS.Timeout | null = null;
   private wakeScheduled = false;
-  /** standardKey() of the secrets in use, so a secret is not decoded again for every delivery. */
-  private readonly keyCache = new Map<string, Buffer>();
+  /**
+   * The HMAC keys of the secrets in use (X-Service-Signature's, its UTF-8 bytes; Standard
+   * Webhooks', standardKey()), as KeyObjects: a secret is not decoded, nor copied into a new
+   * HMAC key, for every delivery.
+   */
+  private readonly keyCache = new Map<string, { service: KeyObject; standard: KeyObject }>();
   /**
    * The guard's approval of URLs whose host is an IP address: for those it asks no DNS, so its
    * answer depends on the URL alone and is kept. A URL with a host name is checked (and resolved)
@@ -457,21 +461,21 @@ export class Dispatcher {
     return result;
   }
 
-  private keyOf(secret: string): Buffer {
-    let key = this.keyCache.get(secret);
-    if (!key) {
+  private keysOf(secret: string): { service: KeyObject; standard: KeyObject } {
+    let keys = this.keyCache.get(secret);
+    if (!keys) {
       if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
-      key = standardKey(secret);
-      this.keyCache.set(secret, key);
+      keys = { service: createSecretKey(Buffer.from(secret, 'utf8')), standard: createSecretKey(standardKey(secret)) };
+      this.keyCache.set(secret, keys);
     }
-    return key;
+    return keys;
   }
 
   /** The webhook-signature header's HMAC part: usually one signature, built as a string (a list only when there are more). */
   private hmacSignature(d: DueDelivery, ts: number, startedAt: number): string {
-    let signature = standardSignature(d.id, ts, d.body, this.keyOf(d.secret));
+    let signature = standardSignature(d.id, ts, d.body, this.keysOf(d.secret).standard);
     if (d.previousSecret && d.previousSecretExpiresAt !== null && startedAt < d.previousSecretExpiresAt) {
-      signature += ` ${standardSignature(d.id, ts, d.body, this.keyOf(d.previousSecret))}`;
+      signature += ` ${standardSignature(d.id, ts, d.body, this.keysOf(d.previousSecret).standard)}`;
     }
     return signature;
   }
@@ -512,7 +516,7 @@ export class Dispatcher {
         headers: {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
-          'x-service-signature': serviceSignature(d.body, d.secret),
+          'x-service-signature': serviceSignature(d.body, this.keysOf(d.secret).service),
           'x-service-delivery': d.id,
           'x-service-timestamp': timestamp,
           'x-service-event': d.event,

@@ -6,14 +6,14 @@ import { describeRate } from '../ratelimit/limiter.js';
 import { bearerToken } from '../identity/auth.js';
 import { hashToken, TOKEN_PREFIX } from '../identity/tokens.js';
 import type { WebhookRouteContext } from './route-context.js';
-import type { WidgetRecord } from './types.js';
+import type { WidgetRef } from './key-cache.js';
 
 /** Largest body of POST /v1/widgets/{id}/events. */
 export const EVENT_BODY_MAX = 64 * 1024;
 
 /** Posting an event (session or the widget's key). */
 export function mountEventRoutes(ctx: WebhookRouteContext): void {
-  const { server, store, now, widgetOf } = ctx;
+  const { server, now, widgetOf } = ctx;
   const { service, auth } = ctx.options;
   const full = server.scoped('full');
 
@@ -21,16 +21,15 @@ export function mountEventRoutes(ctx: WebhookRouteContext): void {
     '/v1/widgets/:id/events',
     async (req) => {
       const token = bearerToken(req);
-      let widget: WidgetRecord;
+      let widget: WidgetRef;
       if (token?.startsWith(TOKEN_PREFIX.widgetKey)) {
         const key = await service.widgetKey(token, req);
         const rate = auth.limits.widgetKey;
         const d = auth.limiter.hit(`widget-key:${hashToken(token)}`, rate, now());
         if (!d.allowed) throw overLimit(d, `${describeRate(rate)} per widget key`);
-        if (key.widgetId !== req.params.id) throw new HttpError('forbidden', 'This widget key belongs to another widget.');
-        const found = await store.getWidget(key.tenant.id, key.widgetId);
-        if (!found) throw new HttpError('not_found', 'No widget with that id.');
-        widget = found;
+        if (key.widget.id !== req.params.id) throw new HttpError('forbidden', 'This widget key belongs to another widget.');
+        // Read with the key (the key's row names it): no second look-up.
+        widget = key.widget;
       } else widget = await widgetOf(req);
       const body = readJsonObject(req);
       const details: ErrorDetail[] = [];

@@ -10,6 +10,7 @@ import { WebhookService } from './service.js';
 import { SigningKeys } from './keys.js';
 import type { PrivateUrls, Resolve } from '../net/ssrf.js';
 import type { WebhookStore } from './store.js';
+import type { Broadcast } from '../store/broadcast.js';
 
 export interface WebhooksOptions {
   /** The outbox, endpoints and widgets, on the services' database. */
@@ -30,6 +31,8 @@ export interface WebhooksOptions {
   retentionMs?: number;
   /** Told after an event with deliveries is committed (a process that delivers nothing itself announces it to the workers). */
   onEnqueued?: () => void;
+  /** Replicas on PostgreSQL: widget keys are then kept per replica and their revocations told to the others on it. */
+  broadcast?: Broadcast;
   /** Dispatcher tuning: concurrency, perEndpoint, timeoutMs, pollMs, random, retryDelays, disableAfterMs, orderHoldMs. */
   dispatcher?: Partial<Omit<DispatcherOptions, 'store' | 'send' | 'allowPrivate' | 'now' | 'logger' | 'resolve' | 'keys'>>;
 }
@@ -70,7 +73,10 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     store,
     dispatcher,
     getTenant: options.getTenant,
+    now,
+    ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onEnqueued ? { onEnqueued: options.onEnqueued } : {}),
+    ...(options.broadcast ? { broadcast: options.broadcast } : {}),
   });
   options.auth.addProbe(service.probe);
   mountWebhookRoutes(options.server, {

@@ -499,12 +499,12 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async findWidgetKey(hash: string) {
-    const r = await queryRow<{ widget_id: string; tenant_id: number }>(
+    const r = await queryRow<WidgetRow>(
       this.pool,
-      'SELECT k.widget_id, w.tenant_id FROM webhook_widget_keys k JOIN webhook_widgets w ON w.id = k.widget_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL',
+      'SELECT w.* FROM webhook_widget_keys k JOIN webhook_widgets w ON w.id = k.widget_id WHERE k.token_hash = $1 AND k.revoked_at IS NULL',
       [hash],
     );
-    return r ? { widgetId: r.widget_id as WidgetId, tenantId: r.tenant_id as TenantId } : null;
+    return r ? widgetOf(r) : null;
   }
 
   createEndpoint(widgetId: WidgetId, input: EndpointInput): Promise<EndpointRecord>;

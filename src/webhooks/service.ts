@@ -6,7 +6,12 @@ import type { TenantId, TenantRecord } from '../identity/types.js';
 import type { Dispatcher } from './dispatcher.js';
 import { deliveryBody, onceKeys, validateEvent } from './events.js';
 import type { WebhookStore } from './store.js';
-import type { EventId, WidgetId, WidgetRecord } from './types.js';
+import type { EventId, WidgetId } from './types.js';
+import type { WidgetRef } from './key-cache.js';
+import type { Broadcast } from '../store/broadcast.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { WidgetKeyCache } from './key-cache.js';
 
 export interface WebhookServiceOptions {
   store: WebhookStore;
@@ -15,7 +20,19 @@ export interface WebhookServiceOptions {
   getTenant: (id: TenantId) => Promise<TenantRecord | null>;
   /** Told after an event with deliveries is committed, so that workers in other processes look at once. */
   onEnqueued?: () => void;
+  /**
+   * Replicas on a shared database: widget keys and their tenants are then kept in memory
+   * (WidgetKeyCache), and a revocation is announced on this broadcast. Without it every event
+   * post reads its key and tenant (SQLite: in-process reads, and another process on the same
+   * file announces nothing).
+   */
+  broadcast?: Broadcast;
+  now?: () => number;
+  logger?: Logger;
 }
+
+/** What a widget key speaks for: its widget (the parts that never change: a widget may be renamed) and the widget's tenant. */
+export type WidgetKeyOwner = { widget: WidgetRef; tenant: TenantRecord };
 
 export type Emitted = { id: EventId; deliveries: number; duplicate?: true };
 
@@ -31,6 +48,21 @@ export class WebhookService {
     this.dispatcher = options.dispatcher;
     this.getTenant = options.getTenant;
     this.onEnqueued = options.onEnqueued ?? (() => {});
+    this.cache = options.broadcast ? new WidgetKeyCache(options.broadcast, options.now ?? Date.now, options.logger ?? silentLogger) : null;
+  }
+
+  private readonly cache: WidgetKeyCache | null;
+
+  /** A tenant changed (its status): on replicas, forgotten here and announced to the others (see WidgetKeyCache). */
+  async tenantChanged(id: TenantId): Promise<void> {
+    await this.cache?.tenantChanged(id);
+  }
+
+  /** Revokes a live key of the widget; on replicas the others stop accepting it as soon as they are told (see WidgetKeyCache). */
+  async revokeWidgetKey(widgetId: WidgetId, keyId: string): Promise<boolean> {
+    const revoked = await this.store.revokeWidgetKey(widgetId, keyId);
+    if (revoked) await this.cache?.revoked(widgetId);
+    return revoked;
   }
 
   /**
@@ -48,7 +80,7 @@ export class WebhookService {
    * of the widget is answered `duplicate: true` (with the first event's id) and delivers nothing.
    * conversation.ended likewise, and only for a conversation whose start was recorded (else 409).
    */
-  async emitFor(widget: WidgetRecord, event: unknown, data: unknown): Promise<Emitted> {
+  async emitFor(widget: WidgetRef, event: unknown, data: unknown): Promise<Emitted> {
     const checked = validateEvent(event, data);
     if (!checked.ok) throw validationFailed(checked.details);
     const keys = onceKeys(checked.event, String(checked.data.conversation_id));
@@ -76,7 +108,7 @@ export class WebhookService {
    * suspended. Given the request, it reuses what the credential probe read for the same
    * request and token (an event post resolved the key and its tenant twice before).
    */
-  async widgetKey(token: string, req?: Request): Promise<{ widgetId: WidgetId; tenant: TenantRecord }> {
+  async widgetKey(token: string, req?: Request): Promise<WidgetKeyOwner> {
     const found = await this.owner(token, req);
     if (!found) throw new HttpError('unauthorized', 'The credential is invalid, expired or revoked.');
     if (found.tenant.status === 'suspended') throw new HttpError('tenant_suspended', 'The tenant of this credential is suspended.');
@@ -90,9 +122,9 @@ export class WebhookService {
   };
 
   /** One look-up of a widget key and its tenant per request: a WeakMap entry lives as long as its request. */
-  private readonly owners = new WeakMap<Request, { token: string; owner: Promise<{ widgetId: WidgetId; tenant: TenantRecord } | null> }>();
+  private readonly owners = new WeakMap<Request, { token: string; owner: Promise<WidgetKeyOwner | null> }>();
 
-  private owner(token: string, req: Request | undefined): Promise<{ widgetId: WidgetId; tenant: TenantRecord } | null> {
+  private owner(token: string, req: Request | undefined): Promise<WidgetKeyOwner | null> {
     const memo = req === undefined ? undefined : this.owners.get(req);
     if (memo !== undefined && memo.token === token) return memo.owner;
     const owner = this.lookupOwner(token);
@@ -100,9 +132,12 @@ export class WebhookService {
     return owner;
   }
 
-  private async lookupOwner(token: string): Promise<{ widgetId: WidgetId; tenant: TenantRecord } | null> {
-    const found = await this.store.findWidgetKey(hashToken(token));
-    const tenant = found ? await this.getTenant(found.tenantId) : null;
-    return found && tenant ? { widgetId: found.widgetId, tenant } : null;
+  private async lookupOwner(token: string): Promise<WidgetKeyOwner | null> {
+    const hash = hashToken(token);
+    const cache = this.cache;
+    const widget = cache ? await cache.widget(hash, () => this.store.findWidgetKey(hash)) : await this.store.findWidgetKey(hash);
+    if (!widget) return null;
+    const tenant = cache ? await cache.tenant(widget.tenantId, () => this.getTenant(widget.tenantId)) : await this.getTenant(widget.tenantId);
+    return tenant ? { widget, tenant } : null;
   }
 }

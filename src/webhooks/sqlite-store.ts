@@ -403,7 +403,7 @@ export class SqliteWebhookStore implements WebhookStore {
       liveKeys: db.prepare('SELECT COUNT(*) AS n FROM webhook_widget_keys WHERE widget_id = ? AND revoked_at IS NULL'),
       revokeKey: db.prepare('UPDATE webhook_widget_keys SET revoked_at = ? WHERE widget_id = ? AND id = ? AND revoked_at IS NULL'),
       keyByHash: db.prepare(
-        'SELECT k.widget_id, w.tenant_id FROM webhook_widget_keys k JOIN webhook_widgets w ON w.id = k.widget_id WHERE k.token_hash = ? AND k.revoked_at IS NULL',
+        'SELECT w.* FROM webhook_widget_keys k JOIN webhook_widgets w ON w.id = k.widget_id WHERE k.token_hash = ? AND k.revoked_at IS NULL',
       ),
       insertEndpoint: db.prepare(
         `INSERT INTO webhook_endpoints (id, widget_id, url, secret, events, enabled, disabled_reason, disabled_at, signature_scheme, rate_limit, created_at, updated_at)
@@ -782,8 +782,8 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async findWidgetKey(hash: string) {
-    const r = this.q.keyByHash.get(hash) as { widget_id: string; tenant_id: number } | undefined;
-    return r ? { widgetId: r.widget_id as WidgetId, tenantId: r.tenant_id as TenantId } : null;
+    const r = this.q.keyByHash.get(hash) as WidgetRow | undefined;
+    return r ? widgetOf(r) : null;
   }
 
   createEndpoint(widgetId: WidgetId, input: EndpointInput): Promise<EndpointRecord>;

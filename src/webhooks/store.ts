@@ -129,7 +129,8 @@ export interface WebhookStore {
    */
   listWidgetKeys(widgetId: WidgetId, page?: PageRead): Promise<Page<WidgetKeyRecord>>;
   revokeWidgetKey(widgetId: WidgetId, keyId: string): Promise<boolean>;
-  findWidgetKey(hash: string): Promise<{ widgetId: WidgetId; tenantId: TenantId } | null>;
+  /** The widget of the live (unrevoked) key with this hash, read with the key: its tenant is widget.tenantId. */
+  findWidgetKey(hash: string): Promise<WidgetRecord | null>;
 
   createEndpoint(widgetId: WidgetId, input: EndpointInput): Promise<EndpointRecord>;
   /** Creates the endpoint unless the widget already has `maxPerWidget` ('limit'); the count and the insert are one transaction. */

@@ -70,7 +70,7 @@ export function mountWidgetRoutes(ctx: WebhookRouteContext): void {
 
   full.delete('/v1/widgets/:id/keys/:keyId', async (req) => {
     const widget = await widgetOf(req);
-    if (!(await store.revokeWidgetKey(widget.id, req.params.keyId ?? ''))) throw new HttpError('not_found', 'No active widget key with that id.');
+    if (!(await ctx.options.service.revokeWidgetKey(widget.id, req.params.keyId ?? ''))) throw new HttpError('not_found', 'No active widget key with that id.');
     return empty(204);
   });
 }

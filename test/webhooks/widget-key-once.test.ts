@@ -11,7 +11,7 @@ function counted(status: TenantRecord['status'] = 'active') {
   const store = {
     findWidgetKey: async () => {
       reads.keys++;
-      return { widgetId: 'w_1', tenantId: 't_1' };
+      return { id: 'w_1', tenantId: 't_1', name: 'w', createdAt: 0 };
     },
   } as unknown as WebhookStore;
   const service = new WebhookService({
@@ -29,7 +29,7 @@ test('the credential probe and the event route share one look-up of a widget key
   const { service, reads } = counted();
   const req = {} as Request;
   assert.ok(await service.probe('bwk_a', req));
-  assert.equal((await service.widgetKey('bwk_a', req)).widgetId, 'w_1');
+  assert.equal((await service.widgetKey('bwk_a', req)).widget.id, 'w_1');
   assert.deepEqual(reads, { keys: 1, tenants: 1 });
   // Another request, or another token on the same request, reads again: nothing outlives its request.
   await service.widgetKey('bwk_a', {} as Request);
