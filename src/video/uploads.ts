@@ -340,7 +340,12 @@ async function readJsonPhotos(
     if (typeof data !== 'string' || data.length === 0)
       return void details.push({ path: `photos[${i}].data_base64`, message: data === undefined ? 'is required' : 'must be a non-empty base64 string' });
     if (!BASE64.test(data)) return void details.push({ path: `photos[${i}].data_base64`, message: 'is not valid base64' });
-    decoded.push({ filename: cleanName(filename as string | undefined, i), data: Buffer.from(data, 'base64'), room: (room ?? null) as Room | null });
+    // A filename of another type is already a detail above; the photo is still decoded for the other details.
+    decoded.push({
+      filename: cleanName(typeof filename === 'string' ? filename : undefined, i),
+      data: Buffer.from(data, 'base64'),
+      room: (room ?? null) as Room | null,
+    });
   });
   if (details.length > 0) throw validationFailed(details);
   for (const d of decoded) if (d.data.length > limits.maxPhotoBytes) throw tooLarge(d.filename, limits);
