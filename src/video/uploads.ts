@@ -93,9 +93,12 @@ function tooMany(limits: UploadLimits): HttpError {
   );
 }
 
+/** A file name's detail when it holds U+FFFD, what a byte that is not UTF-8 (in a part's header or a percent-encoding) reads as. */
+export const NOT_UTF8_NAME = 'must be UTF-8 (it holds a byte that is not, or U+FFFD, the character such a byte reads as)';
+
 function notUtf8Name(index: number): HttpError {
   return validationFailed(
-    [{ path: `photos[${index}].filename`, message: 'must be UTF-8 (it holds a byte that is not, or U+FFFD, the character such a byte reads as)' }],
+    [{ path: `photos[${index}].filename`, message: NOT_UTF8_NAME }],
     'A file name is not UTF-8; send it as UTF-8, as browsers do. Nothing was stored.',
   );
 }
