@@ -32,6 +32,14 @@ export function unstorableText(v: string): string | null {
 }
 
 /**
+ * Text another server wrote (a model's reply), made storable: NULs dropped and each lone
+ * surrogate replaced by U+FFFD, so what is streamed to a client is what is stored and read back.
+ */
+export function storableText(v: string): string {
+  return UNSTORABLE.test(v) ? v.replace(/\0|\p{Cs}/gu, (c) => (c === '\0' ? '' : '\ufffd')) : v;
+}
+
+/**
  * Characters (Unicode code points) in text without lone surrogates: an emoji is one character,
  * as a person counts it, not the two UTF-16 units of `length`.
  */
