@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
-import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
+import { HttpError, quoteValue, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { parseJson } from '../http/codec.js';
 import { mediaParameters } from '../http/media-type.js';
 import { firstChars, typeOf, unstorableText } from '../http/validate.js';
@@ -333,7 +333,7 @@ async function readJsonPhotos(
     details.push(...unknownFields(item as Record<string, unknown>, PHOTO_FIELDS, `photos[${i}].`));
     const { filename, data_base64: raw, room } = item as Record<string, unknown>;
     if (room !== undefined && room !== null && !(ROOMS as readonly unknown[]).includes(room))
-      details.push({ path: `photos[${i}].room`, message: `must be one of ${ROOMS.join(', ')}, got ${JSON.stringify(room)}` });
+      details.push({ path: `photos[${i}].room`, message: `must be one of ${ROOMS.join(', ')}, got ${quoteValue(room)}` });
     // A data URL (what a browser's FileReader gives) carries the same base64 after its header.
     const data = typeof raw === 'string' ? raw.replace(DATA_URL_HEADER, '') : raw;
     if (filename !== undefined && typeof filename !== 'string')

@@ -75,6 +75,9 @@ const HOSTILE_VALUES: string[] = [
   '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]',
 ];
 
+/** No error answer needs more: 50 details of a path and a message quoting at most 64 characters. */
+const MAX_ERROR_BYTES = 24 * 1024;
+
 /** Whole bodies in place of the route's object. */
 const HOSTILE_BODIES: string[] = ['[]', '[{}]', 'null', '0', '""', '{}', '{"":1}', JSON.stringify({ a: 'x'.repeat(1_100_000) })];
 
@@ -218,6 +221,9 @@ export async function fuzzFields(target: FuzzTarget, routes: BodyRoute[], faults
       }
       const p = problem({ method: route.method, target: path }, answer);
       if (p) problems.push(`${p} [${what}]`);
+      // Every quoted value is cut (64 characters, a path 200): an error this long echoes a hostile value whole.
+      if (answer.status >= 400 && answer.body.length > MAX_ERROR_BYTES)
+        problems.push(`${route.method} ${route.path} [${what}]: a ${answer.status} of ${answer.body.length} bytes`);
       if (faults.length > faultsBefore) problems.push(`${route.method} ${route.path} [${what}]: logged ${faults.slice(faultsBefore).join('; ').slice(0, 300)}`);
       const after = await state(volatile);
       if (answer.status >= 400) {
@@ -233,8 +239,8 @@ export async function fuzzFields(target: FuzzTarget, routes: BodyRoute[], faults
 /** A logger that records every error and warning it is given. */
 export function faultLogger(faults: string[]): Logger {
   const record = (level: string) => (msg: string, fields?: Record<string, unknown>) => {
-    // The dispatcher's attempts at the fuzz's own unreachable receivers are not the request's.
-    if (/delivery attempt failed|video callback attempt failed/.test(msg)) return;
+    // The webhook dispatcher's and video callbacks' warnings about the fuzz's own unreachable receivers are background work, not the request's.
+    if (level === 'warn' && /^webhooks: |^video callback attempt failed/.test(msg)) return;
     faults.push(`${level} ${msg} ${JSON.stringify(fields ?? {}).slice(0, 300)}`);
   };
   return { info() {}, debug() {}, warn: record('warn'), error: record('error') };
