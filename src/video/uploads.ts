@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
-import { HttpError, quoteValue, validationFailed, type ErrorDetail } from '../http/errors.js';
+import { echoedKey, HttpError, quoteValue, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { parseJson } from '../http/codec.js';
 import { mediaParameters } from '../http/media-type.js';
 import { firstChars, typeOf, unstorableText } from '../http/validate.js';
@@ -249,7 +249,7 @@ const PHOTO_FIELDS = ['filename', 'data_base64', 'room'] as const;
 function unknownFields(body: Record<string, unknown>, known: readonly string[], at: string): ErrorDetail[] {
   return Object.keys(body)
     .filter((key) => !known.includes(key))
-    .map((key) => ({ path: `${at}${key}`, message: `is not a known field (known: ${known.join(', ')})` }));
+    .map((key) => ({ path: `${at}${echoedKey(key)}`, message: `is not a known field (known: ${known.join(', ')})` }));
 }
 const DATA_URL_HEADER = /^data:[\w.+-]+\/[\w.+-]+;base64,/i;
 

@@ -195,7 +195,8 @@ export async function fuzzFields(target: FuzzTarget, routes: BodyRoute[], faults
     // An unknown field beside the known ones, at every object of the body.
     for (const path of pathsOf(route.body)) {
       const at = path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], route.body);
-      if (at !== null && typeof at === 'object' && !Array.isArray(at)) pairs.push({ path: [...path, 'zz_unknown'], value: '1' });
+      if (at !== null && typeof at === 'object' && !Array.isArray(at))
+        pairs.push({ path: [...path, 'zz_unknown'], value: '1' }, { path: [...path, 'k'.repeat(100_000)], value: '1' });
     }
     for (let i = pairs.length - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1));
