@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log.js';
+import { seededRandom } from '../../src/random.js';
 import type { TestServer } from '../helpers/embedded.js';
 import { rawRequest, type RawAnswer } from '../helpers/raw-http.js';
 import { problem } from './route-fuzz-harness.js';
@@ -14,18 +15,6 @@ import { problem } from './route-fuzz-harness.js';
  * and no request may log a fault. The route fuzz (route-fuzz-harness) sends the same broken
  * bodies to every route; this one goes inside each route's own fields.
  */
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that repeats it. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function nested(depth: number): unknown {
   let v: unknown = 1;
@@ -184,7 +173,7 @@ export function embeddedTarget(s: TestServer): FuzzTarget & { close(): void } {
 
 /** Drives `routes` on `target`, one request at a time; returns every problem found. */
 export async function fuzzFields(target: FuzzTarget, routes: BodyRoute[], faults: string[], options: FieldFuzzOptions): Promise<string[]> {
-  const random = seeded(options.seed);
+  const random = seededRandom(options.seed);
   const problems: string[] = [];
   const state = target.state ?? (() => new Map<string, string>());
   for (const route of routes) {
@@ -303,7 +292,7 @@ export async function fuzzQueries(
   faults: string[],
   options: FieldFuzzOptions,
 ): Promise<string[]> {
-  const random = seeded(options.seed);
+  const random = seededRandom(options.seed);
   const problems: string[] = [];
   const state = target.state ?? (() => new Map<string, string>());
   const volatile = new Set(ALWAYS_VOLATILE);
