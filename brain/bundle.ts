@@ -1,4 +1,4 @@
-import { isObj, type Obj } from './json.js';
+import { isObj, MAX_QUOTED_CHARS, quotedText, quotedValue, type Obj } from './json.js';
 import { checkFlags } from './flags.js';
 import { ECONOMIES, POLICY_KEYS, TRAIT_NAMES, type ConfigBundle, type PolicyKey, type Problem } from './types.js';
 
@@ -43,7 +43,13 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/** Problems past this many get no "did you mean": an error answer shows the first 50 details. */
+const SUGGESTED_PROBLEMS = 50;
+
 function suggest(key: string, known: readonly string[]): string {
+  // No known key is this long, so none is within the distance that earns a suggestion; and the
+  // distance of a key of megabytes to each known key would hold the event loop for seconds.
+  if (key.length > MAX_QUOTED_CHARS) return '';
   let best = '';
   let bestD = Infinity;
   for (const k of known) {
@@ -69,7 +75,10 @@ class Checker {
       return null;
     }
     for (const key of Object.keys(v)) {
-      if (!known.includes(key)) this.add(path ? `${path}.${key}` : key, `is not a known field${suggest(key, known)}`);
+      if (known.includes(key)) continue;
+      // Suggestions only for the problems an answer shows (the first 50): each costs an edit distance per known key.
+      const hint = this.problems.length < SUGGESTED_PROBLEMS ? suggest(key, known) : '';
+      this.add(path ? `${path}.${quotedText(key)}` : quotedText(key), `is not a known field${hint}`);
     }
     return v;
   }
@@ -221,7 +230,7 @@ export function validateBundle(value: unknown): BundleCheck {
             else c.number(v, `speech.limits.${key}`, 0, BUNDLE_LIMITS.maxSpeechLimit, true);
           }
           if (limits.economy !== undefined && !ECONOMIES.includes(limits.economy as never)) {
-            c.add('speech.limits.economy', `must be one of ${ECONOMIES.join(', ')}, got ${JSON.stringify(limits.economy)}`);
+            c.add('speech.limits.economy', `must be one of ${ECONOMIES.join(', ')}, got ${quotedValue(limits.economy)}`);
           }
         }
       }

@@ -1,4 +1,4 @@
-import { isObj, type Obj } from './json.js';
+import { isObj, quotedText, quotedValue, type Obj } from './json.js';
 import type { Problem } from './problem.js';
 
 /**
@@ -128,7 +128,7 @@ function checkList(v: unknown, path: string, add: (path: string, message: string
 }
 
 function unknownKeys(o: Obj, known: readonly string[], path: string, add: (path: string, message: string) => void): void {
-  for (const key of Object.keys(o)) if (!known.includes(key)) add(`${path}.${key}`, `is not a known field (known: ${known.join(', ')})`);
+  for (const key of Object.keys(o)) if (!known.includes(key)) add(`${path}.${quotedText(key)}`, `is not a known field (known: ${known.join(', ')})`);
 }
 
 function checkCondition(v: unknown, path: string, add: (path: string, message: string) => void): void {
@@ -144,7 +144,7 @@ function checkCondition(v: unknown, path: string, add: (path: string, message: s
       for (const k of ['min', 'max'] as const) {
         const n = p[k];
         if (n !== undefined && (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 1_000_000))
-          add(`${path}.players.${k}`, `must be an integer from 0 to 1000000, got ${JSON.stringify(n)}`);
+          add(`${path}.players.${k}`, `must be an integer from 0 to 1000000, got ${quotedValue(n)}`);
       }
       if (typeof p.min === 'number' && typeof p.max === 'number' && p.min > p.max) add(`${path}.players`, `min (${p.min}) must not exceed max (${p.max})`);
       if (p.min === undefined && p.max === undefined) add(`${path}.players`, 'needs min, max or both');
@@ -160,7 +160,7 @@ function checkCondition(v: unknown, path: string, add: (path: string, message: s
         const s = t[k];
         if (s === undefined) continue;
         if (typeof s !== 'string' || !RFC3339.test(s) || Number.isNaN(Date.parse(s)))
-          add(`${path}.time.${k}`, `must be an RFC 3339 instant such as 2026-12-05T18:00:00Z, got ${JSON.stringify(s)}`);
+          add(`${path}.time.${k}`, `must be an RFC 3339 instant such as 2026-12-05T18:00:00Z, got ${quotedValue(s)}`);
         else at[k] = Date.parse(s);
       }
       if (at.from !== undefined && at.to !== undefined && at.from >= at.to) add(`${path}.time`, 'from must be before to');
@@ -169,7 +169,7 @@ function checkCondition(v: unknown, path: string, add: (path: string, message: s
   }
   if (v.percentage !== undefined) {
     const n = v.percentage;
-    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 100) add(`${path}.percentage`, `must be a number from 0 to 100, got ${JSON.stringify(n)}`);
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 100) add(`${path}.percentage`, `must be a number from 0 to 100, got ${quotedValue(n)}`);
   }
 }
 
@@ -196,7 +196,7 @@ export function checkFlags(v: unknown, add: (path: string, message: string) => v
     }
     unknownKeys(flag, FLAG_KEYS, path, add);
     if (!FLAG_TYPES.includes(flag.type as FlagType)) {
-      add(`${path}.type`, `must be one of ${FLAG_TYPES.join(', ')}, got ${JSON.stringify(flag.type)}`);
+      add(`${path}.type`, `must be one of ${FLAG_TYPES.join(', ')}, got ${quotedValue(flag.type)}`);
       continue;
     }
     const type = flag.type as FlagType;

@@ -1,6 +1,6 @@
 import { isObj, type Obj } from '../../brain/json.js';
 import type { Survivor } from '../../brain/types.js';
-import { validationFailed, type ErrorDetail } from '../http/errors.js';
+import { echoedKey, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { isRfc3339, typeOf, unstorableText } from '../http/validate.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';
 import type { ControlPlaneStore } from './store.js';
@@ -61,7 +61,7 @@ class Check {
   known(o: Obj, keys: ReadonlySet<string>, prefix: string): void {
     // for-in rather than Object.keys: the same own keys in the same order for a parsed JSON
     // object (nothing enumerable is inherited), without an array per object of every report.
-    for (const k in o) if (!keys.has(k)) this.add(prefix + k, 'is not a known field');
+    for (const k in o) if (!keys.has(k)) this.add(prefix + echoedKey(k), 'is not a known field');
   }
   int(o: Obj, key: string, path: string, required: boolean, max = MAX_COUNT): number | undefined {
     const v = o[key];

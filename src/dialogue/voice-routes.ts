@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HttpError } from '../http/errors.js';
+import { HttpError, quoteId, quoteValue } from '../http/errors.js';
 import { json, type Reply } from '../http/reply.js';
 import type { HttpServer, Request } from '../http/server.js';
 import type { Logger } from '../log.js';
@@ -33,7 +33,8 @@ export const MAX_VOICE_BYTES = 10 * 1024 * 1024;
 
 /** Names the tier gives audio files (line ids); anything else, ".." included, is a 404. */
 const AUDIO_FILE = /^[A-Za-z0-9_-]{1,80}\.wav$/;
-const AGENT = /^(0|[1-9][0-9]{0,15})$/;
+/** A tick's `snapshot.agent`: an integer in the safe range, written without a leading zero or a plus. */
+const AGENT = /^(0|-?[1-9][0-9]{0,15})$/;
 
 export interface VoiceRouteOptions {
   /** Largest voice clip, bytes; default 10 MiB. */
@@ -81,10 +82,16 @@ export function mountVoiceRoutes(server: HttpServer, tier: VoiceTier, options: V
     (req): Reply => {
       authorize(req);
       const agent = req.params.agent ?? '';
-      if (!AGENT.test(agent)) throw new HttpError('not_found', 'The agent must be a non-negative integer id.');
+      // Past 2^53 - 1 the number would round to another agent's id (9007199254740993 is read as ...992).
+      if (!AGENT.test(agent) || !Number.isSafeInteger(Number(agent)))
+        throw new HttpError('not_found', `No agent ${quoteId(agent)}: an agent id is an integer from -(2^53 - 1) to 2^53 - 1, as a tick's snapshot.agent.`);
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       const mime = VOICE_TYPES[type];
-      if (!mime) throw new HttpError('unsupported_media_type', `Voice clips must be audio/wav, audio/mpeg, audio/ogg or audio/webm, got "${type || 'none'}".`);
+      if (!mime)
+        throw new HttpError(
+          'unsupported_media_type',
+          `Voice clips must be audio/wav, audio/mpeg, audio/ogg or audio/webm, got ${type ? quoteValue(type) : 'none'}.`,
+        );
       if (req.body.length === 0) throw new HttpError('bad_request', 'The voice clip is empty.');
       if (!tier.voiceInAvailable()) throw new HttpError('unavailable', 'Voice input is off or not configured (policy.voice_in, SERVICE_STT_BASE_URL).');
       const id = Number(agent);

@@ -93,6 +93,11 @@ export function quoteValue(value: unknown): string {
   return cutForEcho(JSON.stringify(value) ?? String(value), MAX_ECHOED_ID_CHARS);
 }
 
+/** A key of a request body named in a detail's path (an unknown field): cut like an id, unquoted. */
+export function echoedKey(key: string): string {
+  return cutForEcho(key, MAX_ECHOED_ID_CHARS);
+}
+
 /** The most characters of a request path the 404 and 405 of an unknown route echo back. */
 export const MAX_ECHOED_PATH_CHARS = 200;
 

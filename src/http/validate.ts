@@ -1,6 +1,6 @@
 import type { Request } from './server.js';
 import { decodeBody, repeatedKey } from './codec.js';
-import { HttpError, quoteId, quoteValue, validationFailed, type ErrorDetail } from './errors.js';
+import { echoedKey, HttpError, quoteId, quoteValue, validationFailed, type ErrorDetail } from './errors.js';
 
 /** Reads a JSON request body that must be an object, each of whose objects gives a key once; 415/400 otherwise. */
 export function readJsonObject(req: Request): Record<string, unknown> {
@@ -29,6 +29,14 @@ const UNSTORABLE = /[\0\p{Cs}]/u;
  */
 export function unstorableText(v: string): string | null {
   return UNSTORABLE.test(v) ? 'must be well-formed Unicode without U+0000 (a lone surrogate or a NUL cannot be stored as sent)' : null;
+}
+
+/**
+ * Text another server wrote (a model's reply), made storable: NULs dropped and each lone
+ * surrogate replaced by U+FFFD, so what is streamed to a client is what is stored and read back.
+ */
+export function storableText(v: string): string {
+  return UNSTORABLE.test(v) ? v.replace(/\0|\p{Cs}/gu, (c) => (c === '\0' ? '' : '\ufffd')) : v;
 }
 
 /**
@@ -156,7 +164,7 @@ export class Fields {
 
   /** A problem for every field of the body not in `known`: for bodies where a typo must not pass as a no-op. */
   onlyKnown(known: readonly string[]): void {
-    for (const key of Object.keys(this.body)) if (!known.includes(key)) this.problem(key, `is not a known field (known: ${known.join(', ')})`);
+    for (const key of Object.keys(this.body)) if (!known.includes(key)) this.problem(echoedKey(key), `is not a known field (known: ${known.join(', ')})`);
   }
 
   /**

@@ -38,24 +38,41 @@ export function pinnedFetch(options: { allowPrivate: boolean; resolve?: Resolve 
         verdict.url,
         { method: init?.method ?? 'GET', headers, lookup: pinned, ...(init?.signal ? { signal: init.signal } : {}) },
         (res) => {
-          let size = 0;
-          const counted = new Transform({
-            transform(chunk: Buffer, _enc, cb) {
-              size += chunk.length;
-              cb(size > PINNED_FETCH_MAX_BYTES ? new Error(`response larger than ${PINNED_FETCH_MAX_BYTES} bytes`) : null, chunk);
-            },
-          });
-          res.on('error', (err) => counted.destroy(err));
-          const h = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
-          const status = res.statusCode ?? 502;
-          const nobody = status === 204 || status === 304;
-          if (nobody) res.resume();
-          resolve(new Response(nobody ? null : (Readable.toWeb(res.pipe(counted)) as ReadableStream<Uint8Array>), { status, headers: h }));
+          // Runs in an event handler where nothing would catch a throw: the Response constructor
+          // throws on a status outside 200-599 (a server answering 101 or 999) and on a body with
+          // 204, 205 or 304, which would stop the process. Such an answer fails this call instead.
+          try {
+            resolve(responseOf(res));
+          } catch (err) {
+            res.destroy();
+            reject(err instanceof Error ? err : new Error(String(err)));
+          }
         },
       );
       req.on('error', reject);
       req.end(body);
     });
   }) as typeof fetch;
+}
+
+/** What `fetch` would give for `res`, its body cut off past PINNED_FETCH_MAX_BYTES; throws for a status no Response may hold. */
+function responseOf(res: http.IncomingMessage): Response {
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status > 599) throw new Error(`the server answered with status ${status}, not a final HTTP status (200-599)`);
+  let size = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      size += chunk.length;
+      cb(size > PINNED_FETCH_MAX_BYTES ? new Error(`response larger than ${PINNED_FETCH_MAX_BYTES} bytes`) : null, chunk);
+    },
+  });
+  const h = new Headers();
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+  // Statuses whose answer has no body: whatever the server sent after the head is dropped.
+  if (status === 204 || status === 205 || status === 304) {
+    res.resume();
+    return new Response(null, { status, headers: h });
+  }
+  res.on('error', (err) => counted.destroy(err));
+  return new Response(Readable.toWeb(res.pipe(counted)) as ReadableStream<Uint8Array>, { status, headers: h });
 }

@@ -3,6 +3,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { LookupFunction } from 'node:net';
+import { storableText } from '../http/validate.js';
 
 /**
  * The one HTTP exchange of an outbound call (a webhook delivery, a video callback), made to
@@ -158,7 +159,8 @@ export function createSender(options: { maxSockets?: number; /** Extra trusted C
                     kind: 'response',
                     status: res.statusCode ?? 0,
                     retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
-                    excerpt: Buffer.concat(chunks, kept).toString('utf8'),
+                    // Kept in the delivery log: the receiver's bytes made storable (PostgreSQL refuses a NUL in text).
+                    excerpt: storableText(Buffer.concat(chunks, kept).toString('utf8')),
                     durationMs: elapsed(),
                   },
             );

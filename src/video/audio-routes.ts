@@ -12,6 +12,7 @@ import { probeAudio } from './ffmpeg.js';
 import { type TenantHandler, type VideoRouteKit } from './route-kit.js';
 import type { VideoRoutesOptions } from './route-options.js';
 import { VIDEO_LIMITS } from './limits.js';
+import { NOT_UTF8_NAME } from './uploads.js';
 import type { AudioId, AudioRecord } from './types.js';
 
 /** Audio a tenant may upload, by Content-Type: the containers ffprobe must find and the codecs allowed in them. */
@@ -95,8 +96,14 @@ function uploadAudio(o: VideoRoutesOptions): TenantHandler {
     if (!kind)
       throw new HttpError('unsupported_media_type', `Upload an audio track as the request body with Content-Type ${Object.keys(AUDIO_TYPES).join(', ')}.`);
     if (!o.ffprobe) throw new HttpError('unavailable', 'Audio uploads need ffprobe on this server (it comes with ffmpeg).');
-    const name =
-      firstChars(basename((req.searchParams().get('filename') ?? '').replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, ''), 255) || `track.${kind.ext}`;
+    const given = req.searchParams().get('filename') ?? '';
+    // A percent-encoded byte that is not UTF-8 decodes to U+FFFD: the name would be stored with it in place of what was meant.
+    if (given.includes('\ufffd'))
+      throw validationFailed(
+        [{ path: 'filename', message: NOT_UTF8_NAME }],
+        'The track name is not UTF-8; percent-encode its UTF-8 bytes. Nothing was stored.',
+      );
+    const name = firstChars(basename(given.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, ''), 255) || `track.${kind.ext}`;
     const tmp = join(o.dataDir, 'tmp', `${randomUUID()}.${kind.ext}`);
     let kept = false;
     try {

@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
-import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
+import { echoedKey, HttpError, quoteValue, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { parseJson } from '../http/codec.js';
 import { mediaParameters } from '../http/media-type.js';
 import { firstChars, typeOf, unstorableText } from '../http/validate.js';
@@ -93,9 +93,12 @@ function tooMany(limits: UploadLimits): HttpError {
   );
 }
 
+/** A file name's detail when it holds U+FFFD, what a byte that is not UTF-8 (in a part's header or a percent-encoding) reads as. */
+export const NOT_UTF8_NAME = 'must be UTF-8 (it holds a byte that is not, or U+FFFD, the character such a byte reads as)';
+
 function notUtf8Name(index: number): HttpError {
   return validationFailed(
-    [{ path: `photos[${index}].filename`, message: 'must be UTF-8 (it holds a byte that is not, or U+FFFD, the character such a byte reads as)' }],
+    [{ path: `photos[${index}].filename`, message: NOT_UTF8_NAME }],
     'A file name is not UTF-8; send it as UTF-8, as browsers do. Nothing was stored.',
   );
 }
@@ -246,7 +249,7 @@ const PHOTO_FIELDS = ['filename', 'data_base64', 'room'] as const;
 function unknownFields(body: Record<string, unknown>, known: readonly string[], at: string): ErrorDetail[] {
   return Object.keys(body)
     .filter((key) => !known.includes(key))
-    .map((key) => ({ path: `${at}${key}`, message: `is not a known field (known: ${known.join(', ')})` }));
+    .map((key) => ({ path: `${at}${echoedKey(key)}`, message: `is not a known field (known: ${known.join(', ')})` }));
 }
 const DATA_URL_HEADER = /^data:[\w.+-]+\/[\w.+-]+;base64,/i;
 
@@ -330,7 +333,7 @@ async function readJsonPhotos(
     details.push(...unknownFields(item as Record<string, unknown>, PHOTO_FIELDS, `photos[${i}].`));
     const { filename, data_base64: raw, room } = item as Record<string, unknown>;
     if (room !== undefined && room !== null && !(ROOMS as readonly unknown[]).includes(room))
-      details.push({ path: `photos[${i}].room`, message: `must be one of ${ROOMS.join(', ')}, got ${JSON.stringify(room)}` });
+      details.push({ path: `photos[${i}].room`, message: `must be one of ${ROOMS.join(', ')}, got ${quoteValue(room)}` });
     // A data URL (what a browser's FileReader gives) carries the same base64 after its header.
     const data = typeof raw === 'string' ? raw.replace(DATA_URL_HEADER, '') : raw;
     if (filename !== undefined && typeof filename !== 'string')
@@ -340,7 +343,12 @@ async function readJsonPhotos(
     if (typeof data !== 'string' || data.length === 0)
       return void details.push({ path: `photos[${i}].data_base64`, message: data === undefined ? 'is required' : 'must be a non-empty base64 string' });
     if (!BASE64.test(data)) return void details.push({ path: `photos[${i}].data_base64`, message: 'is not valid base64' });
-    decoded.push({ filename: cleanName(filename as string | undefined, i), data: Buffer.from(data, 'base64'), room: (room ?? null) as Room | null });
+    // A filename of another type is already a detail above; the photo is still decoded for the other details.
+    decoded.push({
+      filename: cleanName(typeof filename === 'string' ? filename : undefined, i),
+      data: Buffer.from(data, 'base64'),
+      room: (room ?? null) as Room | null,
+    });
   });
   if (details.length > 0) throw validationFailed(details);
   for (const d of decoded) if (d.data.length > limits.maxPhotoBytes) throw tooLarge(d.filename, limits);

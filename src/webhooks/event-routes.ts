@@ -1,4 +1,4 @@
-import { HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
+import { echoedKey, HttpError, validationFailed, type ErrorDetail } from '../http/errors.js';
 import { json } from '../http/reply.js';
 import { readJsonObject } from '../http/validate.js';
 import { overLimit } from '../http/ratelimit.js';
@@ -34,7 +34,7 @@ export function mountEventRoutes(ctx: WebhookRouteContext): void {
       const body = readJsonObject(req);
       const details: ErrorDetail[] = [];
       for (const key of Object.keys(body))
-        if (key !== 'event' && key !== 'data') details.push({ path: key, message: 'is not a known field; expected event, data' });
+        if (key !== 'event' && key !== 'data') details.push({ path: echoedKey(key), message: 'is not a known field; expected event, data' });
       if (details.length > 0) throw validationFailed(details);
       const accepted = await service.emitFor(widget, body.event, body.data);
       return json(202, accepted);

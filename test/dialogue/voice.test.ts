@@ -199,6 +199,11 @@ test('voice routes refuse what they must: types, sizes, ids, unknown files and p
       ['/voice/1', { method: 'POST', body: tinyWav() }, 415, 'unsupported_media_type'],
       ['/voice/1', { method: 'POST', headers: { 'content-type': 'audio/ogg' }, body: Buffer.alloc(0) }, 400, 'bad_request'],
       ['/voice/x1', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: tinyWav() }, 404, 'not_found'],
+      // Past 2^53 - 1 an id would round to another agent's (…993 was taken as …992); a leading zero or a plus names no agent either.
+      ['/voice/9007199254740993', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: tinyWav() }, 404, 'not_found'],
+      ['/voice/9999999999999999', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: tinyWav() }, 404, 'not_found'],
+      ['/voice/07', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: tinyWav() }, 404, 'not_found'],
+      ['/voice/-0', { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: tinyWav() }, 404, 'not_found'],
       ['/voice/1', { method: 'POST', headers: { 'content-type': 'audio/webm' }, body: Buffer.alloc(10 * 1024 * 1024 + 1) }, 413, 'payload_too_large'],
       ['/audio/nope.wav', {}, 404, 'not_found'],
       ['/audio/..%2F..%2Fetc%2Fpasswd', {}, 404, 'not_found'],
@@ -211,6 +216,15 @@ test('voice routes refuse what they must: types, sizes, ids, unknown files and p
     }
     const ok = await fetch(`${base}/voice/7`, { method: 'POST', headers: { 'content-type': 'audio/webm; codecs=opus' }, body: Buffer.from('webm') });
     assert.equal(ok.status, 202, 'parameters of the content type are ignored');
+    for (const agent of ['9007199254740991', '-9007199254740991', '-3']) {
+      const edge = await fetch(`${base}/voice/${agent}`, { method: 'POST', headers: { 'content-type': 'audio/wav' }, body: tinyWav() });
+      assert.equal(edge.status, 202, agent);
+      assert.equal(((await edge.json()) as { agent: number }).agent, Number(agent));
+    }
+    // A refused type is quoted cut, as every echoed value is (it was echoed whole, up to the request head's size).
+    const long = await fetch(`${base}/voice/1`, { method: 'POST', headers: { 'content-type': `audio/${'x'.repeat(20_000)}` }, body: tinyWav() });
+    assert.equal(long.status, 415);
+    assert.ok(((await long.json()) as { error: { message: string } }).error.message.length < 300);
   } finally {
     await server.close();
     await tier.close();

@@ -53,3 +53,34 @@ test('an unknown field in a JSON body is 422 validation_failed naming it, and no
     await s.stop();
   }
 });
+
+// Regression: the unknown key was named whole in the detail's path, so a key of 20,000
+// characters came back whole (twice for a widget's agent), on every route that names them.
+test('an unknown key is named cut at 64 characters, then …, on every reader of a JSON body', async () => {
+  const s = await startTestServer();
+  try {
+    const { token } = await tenantSession(s, 'agency');
+    const widget = (await s.call('POST', '/v1/widgets', { token, body: { name: 'w' } })).body;
+    const apiKey = (await s.call('POST', '/v1/api-keys', { token, body: { name: 'k' } })).body.key as string;
+    const property = (await s.call('POST', '/v1/properties', { token: apiKey, body: { address: '1 Road' } })).body.id as number;
+    const key = `k${'é'.repeat(20_000)}`;
+    const cut = `k${'é'.repeat(63)}…`;
+    const cases: [string, string, string, unknown, string][] = [
+      ['POST', '/v1/servers', token, { name: 'a', [key]: 1 }, cut],
+      ['PATCH', `/v1/widgets/${widget.id}`, token, { agent: { [key]: 1 } }, `agent.${cut}`],
+      ['POST', `/v1/widgets/${widget.id}/events`, widget.key, { event: 'lead.captured', data: {}, [key]: 1 }, cut],
+      ['POST', `/v1/properties/${property}/photos`, apiKey, { photos: [{ data_base64: 'AA==', [key]: 1 }] }, `photos[0].${cut}`],
+    ];
+    for (const [method, path, credential, body, named] of cases) {
+      const r = await s.call(method, path, { token: credential, body });
+      assert.equal(r.status, 422, `${method} ${path}: ${JSON.stringify(r.body).slice(0, 200)}`);
+      assert.ok(JSON.stringify(r.body).length < 1000, `${method} ${path}: an answer of ${JSON.stringify(r.body).length} characters`);
+      assert.ok(
+        r.body.error.details.some((d: { path: string }) => d.path === named),
+        `${method} ${path}: ${JSON.stringify(r.body.error.details).slice(0, 300)}`,
+      );
+    }
+  } finally {
+    await s.stop();
+  }
+});

@@ -51,3 +51,25 @@ test('photo filenames: UTF-8 in multipart, cut at 255 characters never inside an
     await s.stop();
   }
 });
+
+// Regression: a JSON filename that was not a string (a number, an array, an object) was named
+// in a detail, then still cut as a string: 500 internal instead of the 422.
+test('a JSON photo filename that is not a string is 422 naming it, never a 500, and nothing is stored', async () => {
+  const s = await startVideoServer();
+  try {
+    const { key } = await apiKey(s);
+    const pid = await createProperty(s, key);
+    const data = testImage('png').toString('base64');
+    for (const filename of [7, -0.5, [], ['a.png'], {}, true]) {
+      const r = await s.call('POST', `/v1/properties/${pid}/photos`, { token: key, body: { photos: [{ filename, data_base64: data }] } });
+      assert.equal(r.status, 422, `${JSON.stringify(filename)}: ${JSON.stringify(r.body)}`);
+      assert.deepEqual(
+        r.body.error.details.map((d: { path: string }) => d.path),
+        ['photos[0].filename'],
+      );
+    }
+    assert.equal((await s.call('GET', `/v1/properties/${pid}`, { token: key })).body.photo_count, 0);
+  } finally {
+    await s.stop();
+  }
+});

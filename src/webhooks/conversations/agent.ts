@@ -2,6 +2,7 @@ import type OpenAI from 'openai';
 import type { Logger } from '../../log.js';
 import { pinnedFetch } from '../../net/pinned-fetch.js';
 import type { Resolve } from '../../net/ssrf.js';
+import { storableText } from '../../http/validate.js';
 import type { MessageRole, WidgetSettings } from './types.js';
 
 /** What the agent produces while it answers: text as it streams, and the tools it runs. */
@@ -234,12 +235,19 @@ export class Agents {
       const stream = await client.chat.completions.create({ model: target.model, messages, tools: TOOLS, stream: true }, { signal: controller.signal });
       const calls = new Map<number, { name: string; args: string }>();
       let length = 0;
+      // A high surrogate ending a chunk waits for the low one that may start the next.
+      let held = '';
       for await (const chunk of stream) {
         clearTimeout(first);
         const delta = chunk.choices[0]?.delta;
         if (!delta) continue;
-        if (delta.content) {
-          const text = delta.content.slice(0, Math.max(0, REPLY_MAX_CHARS - length));
+        if (typeof delta.content === 'string' && delta.content) {
+          let text = (held + delta.content).slice(0, Math.max(0, REPLY_MAX_CHARS - length));
+          held = '';
+          if (/[\ud800-\udbff]$/.test(text)) [text, held] = [text.slice(0, -1), text.slice(-1)];
+          // The model server is the tenant's: a NUL (PostgreSQL refuses it, and the reply was
+          // lost) or a lone surrogate (streamed as sent, stored as U+FFFD) is made storable here.
+          text = storableText(text);
           length += text.length;
           if (text) yield { kind: 'delta', text };
         }
@@ -255,7 +263,7 @@ export class Agents {
         let reason: string | null = null;
         try {
           const parsed = JSON.parse(c.args || '{}') as { reason?: unknown };
-          if (typeof parsed.reason === 'string') reason = parsed.reason;
+          if (typeof parsed.reason === 'string') reason = storableText(parsed.reason);
         } catch {
           // Malformed arguments from the model: the tool still runs, without a reason.
         }
