@@ -14,7 +14,7 @@
 // It stops everything and removes its temp dirs when its stdin ends: its starter holds the other
 // end, so this happens however the starter ends (done, a failed test, Ctrl-C, even SIGKILL). It
 // runs in its own process group, so a Ctrl-C in the terminal reaches the starter, not it.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -105,6 +105,83 @@ const http = createServer((req, res) => {
   );
 });
 
+// With `run-tests.mjs --cpu` (BRAINSTEM_TEST_CPU names its record), the CPU of each PostgreSQL backend is
+// sampled and charged to the test file whose database it serves (named t<pid>_…, test/helpers/postgres.ts):
+// a backend's last fraction of a second after its last sample is missed, so the figures are lower bounds.
+// What the services used in all, exactly, is written when they have stopped and been reaped.
+const cpuRecord = process.env.BRAINSTEM_TEST_CPU;
+/** Backend pid → [file pid, CPU ms at its last sample]. */
+const backends = new Map();
+
+function childrenOf(pid) {
+  const found = [];
+  let threads = [];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return found;
+  }
+  for (const tid of threads) {
+    try {
+      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (child !== '') found.push(Number(child));
+    } catch {
+      // the thread ended since the listing
+    }
+  }
+  return found;
+}
+
+/** User + system CPU of `pid` in ms, or null when it is gone. */
+function cpuOf(pid, withChildren = false) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0)) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads the backends only (the postmaster's children): walking Chromium's many processes and threads as often would cost more CPU than it measures. */
+function sampleBackends() {
+  for (const server of childrenOf(process.pid)) {
+    let comm = '';
+    try {
+      comm = readFileSync(`/proc/${server}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    if (comm !== 'postgres') continue;
+    for (const pid of childrenOf(server)) {
+      let owner = backends.get(pid)?.[0];
+      if (owner === undefined) {
+        let cmdline = '';
+        try {
+          cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        } catch {
+          continue;
+        }
+        const m = /^postgres: \S+ t(\d+)_/.exec(cmdline);
+        if (!m) continue;
+        owner = Number(m[1]);
+      }
+      const ms = cpuOf(pid);
+      if (ms !== null) backends.set(pid, [owner, ms]);
+    }
+  }
+}
+if (cpuRecord) setInterval(sampleBackends, 200).unref();
+
+/** Writes each test file's backends' CPU, then the services' in all, PostgreSQL's (this process's reaped children when it was reaped, before Chromium) and this process's own. */
+function recordCpu(postgresMs) {
+  const perFile = new Map();
+  for (const [owner, ms] of backends.values()) perFile.set(owner, (perFile.get(owner) ?? 0) + ms);
+  const lines = [...perFile].map(([owner, ms]) => `postgres\t${owner}\t${ms}\n`);
+  const own = cpuOf(process.pid) ?? 0;
+  lines.push(`services\t${cpuOf(process.pid, true) ?? 0}\t${postgresMs - own}\t${own}\n`);
+  appendFileSync(cpuRecord, lines.join(''));
+}
+
 let stopping = null;
 function stop() {
   stopping ??= (async () => {
@@ -112,7 +189,14 @@ function stop() {
     http.closeAllConnections();
     const pg = await postgres?.catch(() => null);
     const browser = await chromiumServer?.catch(() => null);
-    await Promise.allSettled([pg?.server.stop(), browser?.close()]);
+    if (cpuRecord) {
+      // One after the other, so that what PostgreSQL used in all is known once it is reaped, before Chromium is.
+      sampleBackends();
+      await pg?.server.stop().catch(() => {});
+      const postgresMs = cpuOf(process.pid, true) ?? 0;
+      await browser?.close().catch(() => {});
+      recordCpu(postgresMs);
+    } else await Promise.allSettled([pg?.server.stop(), browser?.close()]);
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   })();

@@ -13,7 +13,7 @@ export const skipWithoutChromium: string | false = existsSync(CHROMIUM)
 
 /**
  * Compiles the page's TypeScript so the server serves what the test drives (scripts/run-tests.mjs
- * compiles it once for the run and says so in BRAINSTEM_TEST_DASHBOARD_BUILT).
+ * compiles it once for the run, or finds the build current, and says so in BRAINSTEM_TEST_DASHBOARD_BUILT).
  */
 export function buildDashboard(): void {
   if (process.env.BRAINSTEM_TEST_DASHBOARD_BUILT === '1') return;

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { askServices } from './services.js';
 
 /**
@@ -27,6 +26,8 @@ export async function clusterUrl(database = 'postgres'): Promise<string> {
 
 /** A new, empty database on the test cluster; its `postgres://` URL. */
 export async function freshDatabase(): Promise<string> {
+  // Loaded here, not at the top: the SQLite twins of the store contract suites import this module and never ask.
+  const { default: pg } = await import('pg');
   const admin = new pg.Client({ connectionString: await clusterUrl() });
   await admin.connect();
   try {
