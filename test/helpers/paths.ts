@@ -14,7 +14,8 @@ export const cli = join(repoRoot, 'bin', 'brainstem');
 /** A fresh temp directory, removed when the returned dispose runs. */
 export function tempDir(prefix = 'brainstem-'): { path: string; dispose(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, dispose: () => rmSync(path, { recursive: true, force: true }) };
+  // Retries: a server under test may still be writing its last file when the test disposes the dir (ENOTEMPTY).
+  return { path, dispose: () => rmSync(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }) };
 }
 
 /**
