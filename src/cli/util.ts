@@ -23,11 +23,14 @@ export class CliError extends Error {
 
 export type RegisterCommand = (program: Command) => void;
 
-/** Parses "host:port" (or ":port", or "[::1]:port"); a bad value is a CliError naming the flag. */
-export function parseAddr(value: string, flag: string): { host: string; port: number } {
+/** Where serve and up bind the embedded server unless told otherwise. */
+export const DEFAULT_EMBEDDED_ADDR = '127.0.0.1:8080';
+
+/** Parses "host:port" (or ":port", or "[::1]:port"); a bad value is a CliError naming the flag, with the flag's own default as the example. */
+export function parseAddr(value: string, flag: string, example: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
   const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new CliError(`${flag} must look like HOST:PORT (for example 127.0.0.1:8088), got "${value}"`);
+  if (!m || port > 65535) throw new CliError(`${flag} must look like HOST:PORT (for example ${example}), got "${value}"`);
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 

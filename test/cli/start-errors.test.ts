@@ -124,3 +124,23 @@ test('a database that cannot be opened: one line naming the fix (unreachable Pos
     dir.dispose();
   }
 });
+
+test("a malformed --addr is the only line, and its example is the command's own default address", async () => {
+  const dir = tempDir();
+  try {
+    const cases: [string[], string][] = [
+      [['serve', '--addr', 'nowhere', '--data-dir', join(dir.path, 'serve')], '127.0.0.1:8080'],
+      [['up', '--addr', 'nowhere', '--data-dir', join(dir.path, 'up')], '127.0.0.1:8080'],
+      [['up', '--sidecar-addr', 'nowhere', '--data-dir', join(dir.path, 'up2')], '127.0.0.1:8088'],
+      [['sidecar', '--addr', 'nowhere', '--data-dir', join(dir.path, 'sidecar')], '127.0.0.1:8088'],
+    ];
+    await Promise.all(
+      cases.map(async ([args, example]) => {
+        const line = oneLine(await runCli(args, NO_ADMIN), args.join(' '));
+        assert.ok(line.includes(`must look like HOST:PORT (for example ${example}), got "nowhere"`), line);
+      }),
+    );
+  } finally {
+    dir.dispose();
+  }
+});

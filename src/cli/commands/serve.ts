@@ -17,6 +17,7 @@ import {
   MAX_CONNECTIONS_PER_ADDRESS_HELP,
   LIMITS_FLAG_HELP,
   limitsFlag,
+  DEFAULT_EMBEDDED_ADDR,
   parseAddr,
   parseInteger,
   startError,
@@ -92,7 +93,7 @@ function serveCommand(program: Command): Command {
       program
         .command('serve')
         .description('embedded mode: control plane, property-video API, webhooks and dashboard on one SQLite file or a PostgreSQL database')
-        .option('--addr <host:port>', 'bind address', '127.0.0.1:8080')
+        .option('--addr <host:port>', 'bind address', DEFAULT_EMBEDDED_ADDR)
         .option('--role <role>', 'api (HTTP only, no background jobs), worker (background jobs; answers only /health and /metrics) or all', 'all'),
     ),
     "where the database (brainstem.db, unless --database or --db names one) and the property-video files go; default: the SQLite file's directory",
@@ -133,7 +134,7 @@ function serveCommand(program: Command): Command {
 export function registerServe(program: Command): void {
   serveCommand(program).action(async (flags: ServeFlags) => {
     // Every flag's value is checked before anything is created or locked.
-    const { host, port } = parseAddr(flags.addr, '--addr');
+    const { host, port } = parseAddr(flags.addr, '--addr', DEFAULT_EMBEDDED_ADDR);
     const limits = limitsFlag(flags.limits);
     const role = roleFlag(flags.role);
     const webhookConcurrency = webhookConcurrencyFlags(flags);

@@ -199,7 +199,11 @@ export async function configSourceFrom(opts: SidecarCliOptions, logger: Logger):
 
 export async function runSidecar(opts: SidecarCliOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const logger = createLogger();
-  const { host, port } = parseAddr(opts.addr ?? env.SERVICE_BRAIN_ADDR ?? DEFAULT_SIDECAR_ADDR, opts.addr ? '--addr' : 'SERVICE_BRAIN_ADDR');
+  const { host, port } = parseAddr(
+    opts.addr ?? env.SERVICE_BRAIN_ADDR ?? DEFAULT_SIDECAR_ADDR,
+    opts.addr ? '--addr' : 'SERVICE_BRAIN_ADDR',
+    DEFAULT_SIDECAR_ADDR,
+  );
   const workers = opts.workers === undefined ? DEFAULT_WORKERS : parseInteger(opts.workers, '--workers', 0, 64);
   const token = opts.token ?? env.SERVICE_BRAIN_TOKEN ?? '';
   const dataDir = sidecarDataDir(opts.dataDir, env);

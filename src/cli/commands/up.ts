@@ -17,6 +17,7 @@ import {
   CliError,
   LIMITS_FLAG_HELP,
   limitsFlag,
+  DEFAULT_EMBEDDED_ADDR,
   parseAddr,
   startError,
   addressFlag,
@@ -83,7 +84,7 @@ export function registerUp(program: Command): void {
       program
         .command('up')
         .description('the whole local stack in one command: embedded server plus a sidecar on its control plane; prints URLs and a login')
-        .option('--addr <host:port>', 'embedded server bind address', '127.0.0.1:8080')
+        .option('--addr <host:port>', 'embedded server bind address', DEFAULT_EMBEDDED_ADDR)
         .option('--sidecar-addr <host:port>', `sidecar bind address (env SERVICE_BRAIN_ADDR, default ${DEFAULT_SIDECAR_ADDR})`),
     ),
     "where the stack keeps everything: brainstem.db (unless --db names one), data/, and the sidecar's .brainstem/ state; default: the SQLite file's directory",
@@ -105,14 +106,18 @@ export function registerUp(program: Command): void {
 
 /** The action of `brainstem up`: prepare the stack, start the embedded server and the sidecar, print the banner, wait for a signal. */
 async function runUp(flags: UpFlags): Promise<void> {
-  const api = parseAddr(flags.addr, '--addr');
+  const api = parseAddr(flags.addr, '--addr', DEFAULT_EMBEDDED_ADDR);
   const limits = limitsFlag(flags.limits);
   // Every flag is read before the database is locked: a bad value is named as itself, not hidden behind a lock held by another stack.
   const conversations = conversationFlags(flags);
   const accessLog = accessLogFlag(flags.accessLog);
   // The sidecar's bind address env (spec 001 §4.1) holds here too, as SERVICE_BRAIN_TOKEN does.
   const envAddr = process.env.SERVICE_BRAIN_ADDR || undefined;
-  const side = parseAddr(flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR, flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR');
+  const side = parseAddr(
+    flags.sidecarAddr ?? envAddr ?? DEFAULT_SIDECAR_ADDR,
+    flags.sidecarAddr || !envAddr ? '--sidecar-addr' : 'SERVICE_BRAIN_ADDR',
+    DEFAULT_SIDECAR_ADDR,
+  );
   const logger = createLogger();
   const { dir, database: location } = stackDataDir(flags);
   // Where the stack lives, as printed: the file, or the PostgreSQL URL without its password.
