@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { logLevelOf } from '../log.js';
-import { commands } from './commands/index.js';
+import { commandsFor } from './commands/index.js';
 import { CliError } from './util.js';
 
 try {
@@ -16,7 +16,7 @@ const program = new Command('brainstem')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-for (const register of commands) register(program);
+for (const register of await commandsFor(process.argv.slice(2))) register(program);
 
 /**
  * Exits once everything written so far has left: on a pipe, stdout and stderr are written

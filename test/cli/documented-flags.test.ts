@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { commands } from '../../src/cli/commands/index.js';
+import { loadCommands } from '../../src/cli/commands/index.js';
 import { repoRoot } from '../helpers/paths.js';
 
 /** Flags the docs give to other programs (createuser, createdb, prlimit, node, tsc), not to brainstem. */
@@ -11,10 +11,12 @@ const OTHER_TOOLS_FLAGS = new Set(['--pwprompt', '--owner', '--as', '--nofile', 
 /** Flags every command has from commander itself. */
 const BUILT_IN = new Set(['--help', '--version']);
 
+const registers = await loadCommands();
+
 /** Every command of the CLI by its full name (`bench tick`), with the long flags it takes. */
 function cliFlags(): Map<string, Set<string>> {
   const program = new Command('brainstem');
-  for (const register of commands) register(program);
+  for (const register of registers) register(program);
   const out = new Map<string, Set<string>>();
   const walk = (cmd: Command, prefix: string): void => {
     for (const sub of cmd.commands) {
