@@ -10,7 +10,7 @@ export function startVideoServer(options: Partial<EmbeddedOptions> = {}): Promis
   return startTestServer({
     allowPrivateWebhooks: true,
     ...options,
-    video: { timings: { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 25 }, callbackPollMs: 50, ...options.video },
+    video: { timings: { titleS: 1, photoS: 1.5, fadeS: 0.5, fps: 10 }, callbackPollMs: 50, ...options.video },
   });
 }
 
