@@ -1,6 +1,6 @@
 /**
  * Where the CPU of a POST /ticks batch goes, in process, each part against Brain.tick:
- *   node dist/bench/tick/batch-parts.js [pairs] [slice_s] [agents]
+ *   node dist/bench/tick/batch-parts.js [pairs] [slice_s] [agents] [warmup_s]
  * Each part runs in its own process pinned to CPU 0 (so the brain's code only ever sees the
  * objects its own part gives it, as in the sidecar and in `bench tick --batch`'s ceiling), and
  * the brain and the part take turns in short slices, alternating which goes first: this host's
@@ -16,7 +16,8 @@
  *   reader that hands the brain fresh objects);
  * - `pipeline`: the whole /ticks path without the transport: read, tracked, decided, written.
  *
- * A part's process started with `--part NAME` serves slices: after a warm-up it prints `ready`,
+ * A part's process started with `--part NAME` serves slices: after a warm-up (1.5 s unless given;
+ * the test's smoke run takes less) it prints `ready`,
  * then for each line of stdin holding seconds runs that long and prints its CPU µs per tick.
  */
 import { spawn } from 'node:child_process';
@@ -141,9 +142,9 @@ function cpuPerTick(step: () => void, seconds: number): number {
   return (used.user + used.system) / ticks;
 }
 
-async function serve(part: Part, agents: number): Promise<void> {
+async function serve(part: Part, agents: number, warmup: number): Promise<void> {
   const step = stepOf(part, agents);
-  cpuPerTick(step, 1.5);
+  cpuPerTick(step, warmup);
   process.stdout.write('ready\n');
   for await (const line of createInterface({ input: process.stdin })) process.stdout.write(`${cpuPerTick(step, Number(line))}\n`);
 }
@@ -153,8 +154,8 @@ interface SliceProcess {
   end(): void;
 }
 
-async function start(part: Part, agents: number, cpu: string): Promise<SliceProcess> {
-  const child = spawn('taskset', ['-c', cpu, process.execPath, fileURLToPath(import.meta.url), '--part', part, String(agents)], {
+async function start(part: Part, agents: number, cpu: string, warmup: number): Promise<SliceProcess> {
+  const child = spawn('taskset', ['-c', cpu, process.execPath, fileURLToPath(import.meta.url), '--part', part, String(agents), String(warmup)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
@@ -177,11 +178,14 @@ function quantile(sorted: readonly number[], q: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 1000) / 1000;
 }
 
-/** Each part against the brain in `pairs` paired slices of `slice` seconds on `cpu`. */
-export async function measureParts(options: { pairs: number; slice: number; agents: number; cpu: string }): Promise<PartRatio[]> {
+/** Each part against the brain in `pairs` paired slices of `slice` seconds on `cpu`, each process warmed up for `warmup` seconds first. */
+export async function measureParts(options: { pairs: number; slice: number; agents: number; cpu: string; warmup: number }): Promise<PartRatio[]> {
   const out: PartRatio[] = [];
   for (const part of PARTS) {
-    const [brain, other] = await Promise.all([start('brain', options.agents, options.cpu), start(part, options.agents, options.cpu)]);
+    const [brain, other] = await Promise.all([
+      start('brain', options.agents, options.cpu, options.warmup),
+      start(part, options.agents, options.cpu, options.warmup),
+    ]);
     const ratios: number[] = [];
     for (let k = 0; k < options.pairs; k++) {
       const first = k % 2 === 0 ? brain : other;
@@ -199,12 +203,13 @@ export async function measureParts(options: { pairs: number; slice: number; agen
 }
 
 if (process.argv[2] === '--part') {
-  await serve(process.argv[3] as Part, Number(process.argv[4]));
+  await serve(process.argv[3] as Part, Number(process.argv[4]), Number(process.argv[5]));
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const rows = await measureParts({
     pairs: Number(process.argv[2] ?? 30),
     slice: Number(process.argv[3] ?? 0.3),
     agents: Number(process.argv[4] ?? 10_000),
+    warmup: Number(process.argv[5] ?? 1.5),
     cpu: process.env.BENCH_CPU ?? '0',
   });
   for (const r of rows) process.stdout.write(`${JSON.stringify(r)}\n`);
