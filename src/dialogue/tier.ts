@@ -22,7 +22,7 @@ import { SpeechLimiter, SpeechWindows } from './limits.js';
 import { PhraseCache } from './phrase-cache.js';
 import { lineParams, playerNames, situationOf, type SituationRules } from './situation.js';
 import { voiceFor } from './voice.js';
-import { VoiceFiles } from './voice-files.js';
+import { MAX_VOICE_CLIPS, VoiceFiles } from './voice-files.js';
 import { seededRandom } from '../random.js';
 
 /** The parts of a bundle the dialogue tier reads. */
@@ -128,6 +128,8 @@ export class DialogueTier {
   private readonly logger: Logger;
   private readonly onClose: (() => Promise<void>) | undefined;
   private tickErrorLogged = false;
+  /** Voice clips between their acceptance and the end of their transcription. */
+  private clips = 0;
 
   /** Where this tier's lines come from (see DialogueTierOptions.linesFrom). */
   readonly linesFrom: LinesFrom;
@@ -495,15 +497,25 @@ export class DialogueTier {
    */
   async transcribe(agentId: number, audio: Buffer, mime: string): Promise<void> {
     if (!this.voiceInAvailable()) throw new Error('voice input is not available');
-    const path = await this.files!.writeIncoming(`v_${this.idPrefix}${(++this.seq).toString(36)}`, audio, mime);
-    const params: TranscribeParams = { path, mime };
+    this.clips++;
     try {
-      const { text } = await this.voiceIn!.transcribe(params);
-      this.counters.transcriptions++;
-      this.hear(agentId, text);
+      const path = await this.files!.writeIncoming(`v_${this.idPrefix}${(++this.seq).toString(36)}`, audio, mime);
+      const params: TranscribeParams = { path, mime };
+      try {
+        const { text } = await this.voiceIn!.transcribe(params);
+        this.counters.transcriptions++;
+        this.hear(agentId, text);
+      } finally {
+        this.files!.dropIncoming(path);
+      }
     } finally {
-      this.files!.dropIncoming(path);
+      this.clips--;
     }
+  }
+
+  /** Whether MAX_VOICE_CLIPS clips are being written or transcribed: POST /voice answers 503. */
+  voiceInBusy(): boolean {
+    return this.clips >= MAX_VOICE_CLIPS;
   }
 
   /** Counters since the last call, then zeroed. */
