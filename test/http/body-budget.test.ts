@@ -73,6 +73,21 @@ async function finish(h: Holder, rest: number): Promise<string> {
   return answer.split('\r\n', 1)[0]!;
 }
 
+/**
+ * Two bodies of `declared` bytes held at once (`sent` of each first), then finished: polled
+ * until both are answered `status` (the server learns of earlier clients' closes on its next turns).
+ */
+async function untilBothAnswered(port: number, path: string, declared: number, sent: number, status: RegExp): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const a = await hold(port, path, declared, sent);
+    const b = await hold(port, path, declared, sent);
+    const answers = [await finish(a, declared - sent), await finish(b, declared - sent)];
+    if (answers.every((line) => status.test(line))) return;
+    assert.ok(attempt < 200, `the budget never came back: ${answers.join(', ')}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 function assertRefusal(answer: string): void {
   assert.match(answer, /^HTTP\/1\.1 503 /, answer.slice(0, 200));
   assert.match(answer, /\r\nretry-after: 1\r\n/i);
@@ -93,15 +108,7 @@ test('bodies arriving in pieces are bounded by the server-wide budget; their byt
     // Each holds 30,000 bytes of a 40,000-byte body: the fourth cannot fit.
     assertRefusal(await untilRefused(port, '/echo', 40_000, 30_000, 20));
     // Every holder went away: their bytes are back, so two whole bodies of 40,000 fit at once.
-    // (Polled: the server learns of the closes on its next turns.)
-    for (let attempt = 0; ; attempt++) {
-      const a = await hold(port, '/echo', 40_000, 30_000);
-      const b = await hold(port, '/echo', 40_000, 30_000);
-      const answers = [await finish(a, 10_000), await finish(b, 10_000)];
-      if (answers.every((s) => s === 'HTTP/1.1 200 OK')) break;
-      assert.ok(attempt < 200, `the budget never came back: ${answers.join(', ')}`);
-      await new Promise((r) => setImmediate(r));
-    }
+    await untilBothAnswered(port, '/echo', 40_000, 30_000, /^HTTP\/1\.1 200 /);
     // A body in one piece is not held while it arrives, whatever the budget.
     const whole = await rawRequest(port, { method: 'POST', target: '/echo', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal(whole.status, 200);
@@ -120,14 +127,7 @@ test('a route with a body shortcut takes from the same budget', async () => {
   const port = await server.listen('127.0.0.1', 0);
   try {
     assertRefusal(await untilRefused(port, '/ingest', 40_000, 30_000, 20));
-    for (let attempt = 0; ; attempt++) {
-      const a = await hold(port, '/ingest', 40_000, 30_000);
-      const b = await hold(port, '/ingest', 40_000, 30_000);
-      const answers = [await finish(a, 10_000), await finish(b, 10_000)];
-      if (answers.every((s) => s.startsWith('HTTP/1.1 202 '))) break;
-      assert.ok(attempt < 200, `the budget never came back: ${answers.join(', ')}`);
-      await new Promise((r) => setImmediate(r));
-    }
+    await untilBothAnswered(port, '/ingest', 40_000, 30_000, /^HTTP\/1\.1 202 /);
   } finally {
     await server.close(100);
   }
@@ -139,15 +139,8 @@ test("the sidecar's /tick and /ticks take their body's buffer from the budget: a
     // Ten bytes sent of a 40,000-byte body: the route makes its 40,000-byte buffer at once.
     assertRefusal(await untilRefused(sidecar.port, '/ticks', 40_000, 10, 20));
     assertRefusal(await untilRefused(sidecar.port, '/tick', 40_000, 10, 20));
-    for (let attempt = 0; ; attempt++) {
-      const a = await hold(sidecar.port, '/ticks', 40_000, 10);
-      const b = await hold(sidecar.port, '/ticks', 40_000, 10);
-      // The whole body is 40,000 spaces: not JSON, so 400, past the budget it would be 503.
-      const answers = [await finish(a, 39_990), await finish(b, 39_990)];
-      if (answers.every((s) => s.startsWith('HTTP/1.1 400 '))) break;
-      assert.ok(attempt < 200, `the budget never came back: ${answers.join(', ')}`);
-      await new Promise((r) => setImmediate(r));
-    }
+    // Each whole body is 40,000 spaces: not JSON, so 400 (past the budget it would be 503).
+    await untilBothAnswered(sidecar.port, '/ticks', 40_000, 10, /^HTTP\/1\.1 400 /);
     const r = await fetch(`${sidecar.url}/ticks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' });
     assert.equal(r.status, 200);
   } finally {
