@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmbedded } from '../../src/embedded/start.js';
-import { ByteBudget } from '../../src/video/budget.js';
+import { ByteBudget } from '../../src/http/byte-budget.js';
 import { JSON_UPLOAD_BUDGET_BYTES } from '../../src/video/index.js';
 import { ADMIN, apiKey, call } from './run.js';
 

@@ -19,6 +19,14 @@ export const MAX_OWED = 3;
 /** Voice-in transcripts queued for a character's next tick (the newest). */
 export const MAX_VOICE_QUEUE = 8;
 
+/**
+ * Players a character remembers meeting (for greetings). Targets are the mod's to choose, so a
+ * character shown ever new player ids would otherwise remember every one for as long as it
+ * lives; past this, players gone longer than the greet-again time go first (forgetting them
+ * changes nothing: they would be greeted anyway), then the longest known.
+ */
+export const MAX_SEEN_PLAYERS = 256;
+
 /** When a player was last in range; a mutable box, so refreshing it every tick allocates nothing. */
 export interface Seen {
   at: number;
@@ -34,6 +42,8 @@ export interface Seen {
 export class AgentSpeech {
   constructor(readonly id: number) {}
   pending = false;
+  /** Ticked since the tier's last eviction sweep (ids outside the dense range; dense ids keep RECENT in the flags byte). */
+  recent = true;
   /** Whether the previous tick's context had `combat` set. */
   inCombat = false;
   ready: SayIntent | null = null;
@@ -142,6 +152,8 @@ export const KNOWN = 1;
 export const IN_COMBAT = 2;
 /** The record holds a ready line, heard lines owed an answer or voice-in text. */
 export const ATTENTION = 4;
+/** Ticked since the tier's last eviction sweep. */
+export const RECENT = 8;
 const DENSE_IDS = 1 << 22;
 
 export function isDense(agentId: number): boolean {

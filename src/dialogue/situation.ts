@@ -1,6 +1,6 @@
 import type { ConfigBundle } from '../../brain/types.js';
 import type { LineParams } from '../../plugins/protocol.js';
-import type { AgentSpeech } from './agent-speech.js';
+import { MAX_SEEN_PLAYERS, type AgentSpeech, type Seen } from './agent-speech.js';
 import type { DialogueContext, HeardLine, NearbyPlayer, NotableEvent, SituationKind } from './context.js';
 
 /** Players named to the model in a line's situation (the nearest). */
@@ -16,6 +16,21 @@ export interface SituationRules {
   greetAgainS: number;
   /** The least time (game seconds) between two lines a character volunteers (the economy's). */
   volunteerIntervalS: number;
+}
+
+/**
+ * Makes room in a character's full list of players met: drops those gone longer than the
+ * greet-again time (each would be greeted as a newcomer anyway), or, when none has, the
+ * quarter first met longest ago.
+ */
+function forgetPlayers(seen: Map<number, Seen>, timeS: number, greetAgainS: number): void {
+  for (const [id, s] of seen) if (timeS - s.at > greetAgainS) seen.delete(id);
+  if (seen.size < MAX_SEEN_PLAYERS) return;
+  let drop = MAX_SEEN_PLAYERS >> 2;
+  for (const id of seen.keys()) {
+    if (drop-- === 0) break;
+    seen.delete(id);
+  }
 }
 
 /**
@@ -47,6 +62,7 @@ export function situationOf(
     const last = seen.get(p.id);
     if (last === undefined) {
       newcomer = true;
+      if (seen.size >= MAX_SEEN_PLAYERS) forgetPlayers(seen, timeS, rules.greetAgainS);
       seen.set(p.id, { at: timeS });
     } else {
       if (timeS - last.at > rules.greetAgainS) newcomer = true;

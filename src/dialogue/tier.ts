@@ -2,7 +2,7 @@ import type { ConfigBundle, PolicyKey } from '../../brain/types.js';
 import type { TranscribeParams } from '../../plugins/protocol.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
-import { AgentSpeech, ATTENTION, flagsOf, IN_COMBAT, isDense, KNOWN } from './agent-speech.js';
+import { AgentSpeech, ATTENTION, flagsOf, IN_COMBAT, isDense, KNOWN, RECENT } from './agent-speech.js';
 import { ModelBackoff } from './backoff.js';
 import {
   zeroCounters,
@@ -22,7 +22,7 @@ import { SpeechLimiter, SpeechWindows } from './limits.js';
 import { PhraseCache } from './phrase-cache.js';
 import { lineParams, playerNames, situationOf, type SituationRules } from './situation.js';
 import { voiceFor } from './voice.js';
-import { VoiceFiles } from './voice-files.js';
+import { MAX_VOICE_CLIPS, VoiceFiles } from './voice-files.js';
 import { seededRandom } from '../random.js';
 
 /** The parts of a bundle the dialogue tier reads. */
@@ -49,6 +49,8 @@ export interface DialogueTierOptions {
   audioUrlPrefix?: string;
   /** Synthesised files kept before the oldest are deleted. Default 512. */
   maxAudioFiles?: number;
+  /** Characters whose speech state is kept; beyond it those not ticked for longest lose it. Default MAX_SPEECH_AGENTS. */
+  maxAgents?: number;
   /** Players within this many metres count as "near" (greetings, idle remarks). Default 20. */
   rangeM?: number;
   /** Longest line, in characters. Default 120. */
@@ -69,6 +71,13 @@ export interface DialogueTierOptions {
   /** Run by close(): the supervisors the factory started. */
   onClose?: () => Promise<void>;
 }
+
+/**
+ * Characters whose speech state (lines owed, limits' windows, players met) the tier keeps.
+ * Agent ids are the mod's to choose and the brain forgets an agent it evicts, so without a
+ * bound a stream of new ids would grow this state for as long as the process lives.
+ */
+export const MAX_SPEECH_AGENTS = 50_000;
 
 /** No heard lines to answer; never written to. */
 const NO_LINES: HeardLine[] = [];
@@ -92,6 +101,9 @@ export class DialogueTier {
   private flags = new Uint8Array(1024);
   /** Characters ticked or heard since the start or their forget(): status().agents. */
   private known = 0;
+  /** AgentSpeech records held, dense and not. */
+  private records = 0;
+  private readonly maxAgents: number;
   private counters: DialogueCounters = zeroCounters();
   private readonly backoff: ModelBackoff;
   private readonly rules: SituationRules;
@@ -116,6 +128,8 @@ export class DialogueTier {
   private readonly logger: Logger;
   private readonly onClose: (() => Promise<void>) | undefined;
   private tickErrorLogged = false;
+  /** Voice clips between their acceptance and the end of their transcription. */
+  private clips = 0;
 
   /** Where this tier's lines come from (see DialogueTierOptions.linesFrom). */
   readonly linesFrom: LinesFrom;
@@ -131,6 +145,7 @@ export class DialogueTier {
     if ((this.voiceOut || this.voiceIn) && !this.audioDir) throw new Error('DialogueTier: audioDir is required when voiceOut or voiceIn is given');
     this.audioUrlPrefix = (options.audioUrlPrefix ?? '/audio').replace(/\/+$/, '');
     this.maxAudioFiles = options.maxAudioFiles ?? 512;
+    this.maxAgents = options.maxAgents ?? MAX_SPEECH_AGENTS;
     this.rangeM = options.rangeM ?? 20;
     this.maxChars = options.maxChars ?? 120;
     this.lineTtlS = options.lineTtlS ?? 30;
@@ -148,6 +163,7 @@ export class DialogueTier {
       greetAgainS: this.greetAgainS,
       unavailableMs: this.unavailableMs,
       maxAudioFiles: this.maxAudioFiles,
+      maxAgents: this.maxAgents,
     };
     for (const [key, value] of Object.entries(positive)) {
       if (!(Number.isFinite(value) && value > 0)) throw new Error(`DialogueTier option ${key} must be a positive number, got ${value}`);
@@ -205,12 +221,15 @@ export class DialogueTier {
       if (!isDense(agentId)) return this.tick(this.record(agentId, false), timeS, context);
       // A quiet tick changes nothing and says nothing: no record is read for it.
       const f = this.know(agentId);
-      if ((f & ATTENTION) === 0 && (f & IN_COMBAT) === ((context.combat ?? null) !== null ? IN_COMBAT : 0) && this.quiet(context)) return null;
+      if ((f & ATTENTION) === 0 && (f & IN_COMBAT) === ((context.combat ?? null) !== null ? IN_COMBAT : 0) && this.quiet(context)) {
+        if ((f & RECENT) === 0) this.flags[agentId] = f | RECENT;
+        return null;
+      }
       const st = this.record(agentId, true);
       try {
         return this.tick(st, timeS, context);
       } finally {
-        this.flags[agentId] = flagsOf(st);
+        this.flags[agentId] = flagsOf(st) | RECENT;
       }
     } catch (err) {
       if (!this.tickErrorLogged) {
@@ -258,17 +277,49 @@ export class DialogueTier {
     if (dense) {
       let st = this.denseAgents[agentId];
       if (st === undefined) {
+        if (this.records >= this.maxAgents) this.evict();
         this.denseAgents[agentId] = st = new AgentSpeech(agentId);
+        this.records++;
         this.know(agentId);
       }
       return st;
     }
     let st = this.agents.get(agentId);
     if (st === undefined) {
+      if (this.records >= this.maxAgents) this.evict();
       this.agents.set(agentId, (st = new AgentSpeech(agentId)));
+      this.records++;
       this.known++;
-    }
+    } else st.recent = true;
     return st;
+  }
+
+  /**
+   * Makes room for new records (a second-chance sweep, run once per quarter of maxAgents new
+   * characters): forgets every character not ticked since the previous sweep and clears the
+   * mark of the others; if that leaves more than three quarters, forgets more, lowest ids
+   * first. A line still being made for a forgotten character is dropped when it arrives.
+   */
+  private evict(): void {
+    const keep = this.maxAgents - (this.maxAgents >> 2);
+    for (const [id, st] of this.agents) {
+      if (st.recent) st.recent = false;
+      else this.forget(id);
+    }
+    const flags = this.flags;
+    const dense = this.denseAgents;
+    const n = Math.min(flags.length, dense.length);
+    for (let id = 0; id < n; id++) {
+      const f = flags[id]!;
+      if ((f & KNOWN) === 0 || dense[id] === undefined) continue;
+      if ((f & RECENT) !== 0) flags[id] = f & ~RECENT;
+      else this.forget(id);
+    }
+    for (const id of this.agents.keys()) {
+      if (this.records <= keep) return;
+      this.forget(id);
+    }
+    for (let id = 0; id < n && this.records > keep; id++) if (dense[id] !== undefined) this.forget(id);
   }
 
   /** A record changed outside a tick (a line became ready, voice-in text arrived): its next tick takes the full path. */
@@ -446,15 +497,25 @@ export class DialogueTier {
    */
   async transcribe(agentId: number, audio: Buffer, mime: string): Promise<void> {
     if (!this.voiceInAvailable()) throw new Error('voice input is not available');
-    const path = await this.files!.writeIncoming(`v_${this.idPrefix}${(++this.seq).toString(36)}`, audio, mime);
-    const params: TranscribeParams = { path, mime };
+    this.clips++;
     try {
-      const { text } = await this.voiceIn!.transcribe(params);
-      this.counters.transcriptions++;
-      this.hear(agentId, text);
+      const path = await this.files!.writeIncoming(`v_${this.idPrefix}${(++this.seq).toString(36)}`, audio, mime);
+      const params: TranscribeParams = { path, mime };
+      try {
+        const { text } = await this.voiceIn!.transcribe(params);
+        this.counters.transcriptions++;
+        this.hear(agentId, text);
+      } finally {
+        this.files!.dropIncoming(path);
+      }
     } finally {
-      this.files!.dropIncoming(path);
+      this.clips--;
     }
+  }
+
+  /** Whether MAX_VOICE_CLIPS clips are being written or transcribed: POST /voice answers 503. */
+  voiceInBusy(): boolean {
+    return this.clips >= MAX_VOICE_CLIPS;
   }
 
   /** Counters since the last call, then zeroed. */
@@ -467,10 +528,17 @@ export class DialogueTier {
   /** Drops an agent's speech state (it logged off or despawned). */
   forget(agentId: number): void {
     if (!isDense(agentId)) {
-      if (this.agents.delete(agentId)) this.known--;
+      if (this.agents.delete(agentId)) {
+        this.known--;
+        this.records--;
+      }
       return;
     }
-    if (agentId < this.denseAgents.length) this.denseAgents[agentId] = undefined;
+    if (this.denseAgents[agentId] !== undefined) {
+      // Deleted, not set to undefined: the array is sparse, and a slot kept per id ever seen would grow with them.
+      Reflect.deleteProperty(this.denseAgents, agentId);
+      this.records--;
+    }
     if (agentId < this.flags.length && (this.flags[agentId]! & KNOWN) !== 0) {
       this.known--;
       this.flags[agentId] = 0;

@@ -7,6 +7,12 @@ import { makeDir } from '../store/make-dir.js';
 const AUDIO_EXT: Record<string, string> = { 'audio/wav': 'wav', 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/webm': 'webm' };
 
 /**
+ * Voice clips being written and transcribed at once; POST /voice refuses more (503) rather than
+ * accept a clip the transcriber's queue would drop, and so bounds the clips on disk.
+ */
+export const MAX_VOICE_CLIPS = 16;
+
+/**
  * The audio directory of the dialogue tier: synthesised lines kept for the game to fetch (the
  * newest `maxFiles`, older ones deleted), and incoming voice clips, written privately under
  * `incoming/` for the transcriber and deleted once read.

@@ -5,6 +5,7 @@ import { HttpError, quoteId, quoteValue } from '../http/errors.js';
 import { json, type Reply } from '../http/reply.js';
 import type { HttpServer, Request } from '../http/server.js';
 import type { Logger } from '../log.js';
+import { MAX_VOICE_CLIPS } from './voice-files.js';
 import { silentLogger } from '../log.js';
 
 /** What the routes need of the tier (DialogueTier implements it). */
@@ -14,6 +15,8 @@ export interface VoiceTier {
   /** URL path the Say intents' audio_url start with. */
   readonly audioPrefix: string;
   voiceInAvailable(): boolean;
+  /** Whether as many clips as may be are being transcribed already (503, Retry-After). */
+  voiceInBusy(): boolean;
   transcribe(agentId: number, audio: Buffer, mime: string): Promise<void>;
 }
 
@@ -94,6 +97,10 @@ export function mountVoiceRoutes(server: HttpServer, tier: VoiceTier, options: V
         );
       if (req.body.length === 0) throw new HttpError('bad_request', 'The voice clip is empty.');
       if (!tier.voiceInAvailable()) throw new HttpError('unavailable', 'Voice input is off or not configured (policy.voice_in, SERVICE_STT_BASE_URL).');
+      if (tier.voiceInBusy())
+        throw new HttpError('unavailable', `As many voice clips as may be (${MAX_VOICE_CLIPS}) are being transcribed; send this one again shortly.`, {
+          headers: { 'retry-after': '1' },
+        });
       const id = Number(agent);
       tier.transcribe(id, req.body, mime).catch((err: unknown) => {
         logger.warn('voice clip not transcribed', { agent: id, error: err instanceof Error ? err.message : String(err) });

@@ -15,6 +15,7 @@ import { contentCodingRefusal, type Encoding } from './codec.js';
 import { errorsInBodyOf } from './errors-in-body.js';
 import { CONTENT_ENCODING, headerKey } from './header-key.js';
 import { ConnectionCounter, DEFAULT_CONNECTION_CAPS, type ConnectionCaps, type Peer } from './connections.js';
+import { ByteBudget } from './byte-budget.js';
 import type { RouteScope } from './scope.js';
 import { addressText } from './address-text.js';
 import { SECURITY_HEADERS } from './security-headers.js';
@@ -146,9 +147,27 @@ export interface ServerOptions {
   credentials?: CredentialCheck;
   /** Caps on the connections holding a request open, per client address and in all (default 1,000 and 20,000). */
   connections?: ConnectionCaps;
+  /** Bytes of request bodies held while they arrive in several pieces, over all requests (default BODY_BUDGET_BYTES). */
+  bodyBudget?: number;
 }
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
+
+/**
+ * What the bodies still arriving may hold in all. A route's body limit bounds one request, the
+ * connection caps how many: without this, clients sending bodies just short of the limit (and
+ * letting each be cut 10 s after its last bytes) held up to caps × limit, 4 GiB from one address
+ * on the sidecar's /ticks, and more addresses stopped the process for lack of memory. A body
+ * that comes in one piece is handed on as it lies and is not counted.
+ */
+export const BODY_BUDGET_BYTES = 256 * 1024 * 1024;
+
+/** The 503 of a body that would take the server past its body budget. */
+function bodiesSpent(budget: ByteBudget): HttpError {
+  return new HttpError('unavailable', `The server is receiving as many request bodies as it may hold (${budget.limit} bytes in all); try again shortly.`, {
+    headers: { 'retry-after': '1' },
+  });
+}
 
 /**
  * Headers a request may carry once: a credential, a signature, a key that makes a request
@@ -175,6 +194,11 @@ export interface RawControl {
   readonly defaultHeaders: Readonly<Record<string, string>>;
   /** Must be called exactly once per request, with its state, when the response is finished or the client went away. */
   done(state: RawState): void;
+  /**
+   * Takes `bytes` more for the request's body from the server's body budget (given back by
+   * done()); throws the 503 when they do not fit. For a body gathered in several pieces.
+   */
+  hold(state: RawState, bytes: number): void;
 }
 
 /** The per-request state a raw route keeps, as its guard (failRaw) needs it. */
@@ -183,6 +207,8 @@ export interface RawState extends GuardState {
   finished?: boolean;
   /** The client address the request is counted against (the `peer` its handler was given). */
   readonly peer?: Peer;
+  /** Bytes taken from the body budget by control.hold(). */
+  held?: number;
 }
 
 /**
@@ -231,6 +257,8 @@ class RequestState implements Request, GuardState {
   answered = false;
   /** Counted in flight until finished. */
   counted = false;
+  /** Bytes of a body being gathered taken from the server's body budget, until it is whole or the request ends. */
+  held = 0;
   /**
    * Set while a whole body is being collected for the handler: a client gone meanwhile ends
    * the request at once, since no last chunk (nor anything else) will come to end it.
@@ -441,6 +469,8 @@ class TakenBody extends LateAnswer {
   private chunks: Buffer[] | null = null;
   private size = 0;
   private collecting = true;
+  /** Bytes of the chunks taken from the server's body budget. */
+  private held = 0;
 
   constructor(
     res: UwsResponse,
@@ -448,6 +478,7 @@ class TakenBody extends LateAnswer {
     private readonly route: BodyRoute,
     private readonly headers: Record<string, string>,
     private readonly take: BodyTaker,
+    private readonly bodies: ByteBudget,
     start: number,
     observe: RequestObserver | null,
     logger: Logger,
@@ -481,9 +512,18 @@ class TakenBody extends LateAnswer {
         bytes = Buffer.from(ab);
         body = bodyOf(ab, bytes);
       } else {
+        if (!this.bodies.take(ab.byteLength)) {
+          this.collecting = false;
+          this.chunks = null;
+          this.settle(null, bodiesSpent(this.bodies), true, true);
+          return;
+        }
+        this.held += ab.byteLength;
         (this.chunks ??= []).push(copyOf(ab));
         if (!isLast) return;
         body = bytes = Buffer.concat(this.chunks, this.size);
+        this.chunks = null;
+        this.giveBack();
       }
       this.collecting = false;
       const reply = this.take(body, bytes);
@@ -492,6 +532,17 @@ class TakenBody extends LateAnswer {
       this.collecting = false;
       this.settle(null, err, true);
     }
+  }
+
+  protected override end(): void {
+    this.giveBack();
+    super.end();
+  }
+
+  private giveBack(): void {
+    if (this.held === 0) return;
+    this.bodies.give(this.held);
+    this.held = 0;
   }
 
   /** Declined after all: the route's handler gets the request the usual way would have built. */
@@ -598,6 +649,7 @@ export class HttpServer {
   private readonly errorsParam: boolean;
   private readonly credentials: CredentialCheck | null;
   private readonly connections: ConnectionCounter;
+  private readonly bodies: ByteBudget;
 
   constructor(options: ServerOptions = {}) {
     this.logger = options.logger ?? silentLogger;
@@ -605,6 +657,7 @@ export class HttpServer {
     this.errorsParam = options.errorsParam === true;
     this.credentials = options.credentials ?? null;
     this.connections = new ConnectionCounter(options.connections ?? DEFAULT_CONNECTION_CAPS);
+    this.bodies = new ByteBudget(options.bodyBudget ?? BODY_BUDGET_BYTES);
     this.defaultHeaders = { ...SECURITY_HEADERS, ...options.defaultHeaders };
     if (options.tls) checkTlsFiles(options.tls);
     this.app = options.tls
@@ -813,10 +866,22 @@ export class HttpServer {
       return false;
     }
     this.begin(null);
-    const taken = new TakenBody(res, this.direct(route.site.method, req), route, headers, take, start, this.observe, this.logger, this.defaultHeaders, () => {
-      this.connections.release(peer);
-      this.end(null);
-    });
+    const taken = new TakenBody(
+      res,
+      this.direct(route.site.method, req),
+      route,
+      headers,
+      take,
+      this.bodies,
+      start,
+      this.observe,
+      this.logger,
+      this.defaultHeaders,
+      () => {
+        this.connections.release(peer);
+        this.end(null);
+      },
+    );
     res.onAborted(() => taken.aborted());
     res.onData((ab, isLast) => taken.data(ab, isLast));
     return true;
@@ -853,7 +918,15 @@ export class HttpServer {
       defaultHeaders: this.defaultHeaders,
       done: (state) => {
         if (state.peer !== undefined) connections.release(state.peer);
+        if (state.held !== undefined && state.held > 0) {
+          this.bodies.give(state.held);
+          state.held = 0;
+        }
         this.end(null);
+      },
+      hold: (state, bytes) => {
+        if (!this.bodies.take(bytes)) throw bodiesSpent(this.bodies);
+        state.held = (state.held ?? 0) + bytes;
       },
     };
     const observe = this.observe;
@@ -914,6 +987,7 @@ export class HttpServer {
 
   private end(state: RequestState | null): void {
     if (state) {
+      this.giveBack(state);
       if (!state.counted) return;
       state.counted = false;
       if (state.peer !== null) this.connections.release(state.peer);
@@ -998,6 +1072,13 @@ export class HttpServer {
     );
   }
 
+  /** Returns what a request's body took from the body budget (idempotent). */
+  private giveBack(state: RequestState): void {
+    if (state.held === 0) return;
+    this.bodies.give(state.held);
+    state.held = 0;
+  }
+
   private readWhole(res: UwsResponse, state: RequestState, maxBody: number, handler: Handler, gate: Promise<void> | null): void {
     // Chunks are collected into a list and joined once; the ArrayBuffer uWS hands over is
     // neutered when the callback returns, so each chunk is copied before it is kept.
@@ -1020,6 +1101,12 @@ export class HttpServer {
         if (isLast && chunks === null) {
           state.body = ab.byteLength === 0 ? EMPTY : copyOf(ab);
         } else {
+          if (!this.bodies.take(ab.byteLength)) {
+            done = true;
+            this.refuse(res, state, bodiesSpent(this.bodies));
+            return;
+          }
+          state.held += ab.byteLength;
           (chunks ??= []).push(copyOf(ab));
           if (!isLast) {
             // The credential is still being looked up: take in nothing more meanwhile. Paused
@@ -1032,6 +1119,8 @@ export class HttpServer {
             return;
           }
           state.body = Buffer.concat(chunks, size);
+          chunks = null;
+          this.giveBack(state);
         }
         whole = true;
         if (!admitted) return;

@@ -31,6 +31,8 @@ export interface SidecarOptions {
   workers: number;
   /** Caps on open connections, per client address and in all (default 1,000 and 20,000). */
   connections?: ConnectionCaps;
+  /** Bytes of request bodies held while they arrive, in all (default BODY_BUDGET_BYTES, see HttpServer). */
+  bodyBudget?: number;
   /** When set, /tick needs `Authorization: Bearer <token>`; /health stays open. */
   token?: string | null;
   /** Largest /tick body in bytes (413 beyond). */
@@ -130,6 +132,7 @@ function sidecarServer(options: SidecarOptions, logger: Logger, gate: BearerGate
     errorsParam: true,
     ...(gate ? { credentials: (req) => gate.checkRequest(req) } : {}),
     ...(options.connections ? { connections: options.connections } : {}),
+    ...(options.bodyBudget !== undefined ? { bodyBudget: options.bodyBudget } : {}),
   });
 }
 

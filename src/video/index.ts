@@ -26,7 +26,7 @@ import type { Speak } from './render.js';
 import { findFont } from './font.js';
 import { DEFAULT_TIMINGS, type TourTimings } from './tour.js';
 import { videoView } from './views.js';
-import { ByteBudget } from './budget.js';
+import { ByteBudget } from '../http/byte-budget.js';
 import { newToken } from '../identity/tokens.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import { LocalStorage, type AssetStorage } from './storage.js';

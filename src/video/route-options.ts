@@ -2,7 +2,7 @@ import type { Authenticator } from '../identity/auth.js';
 import type { TenantId, TenantRecord } from '../identity/types.js';
 import type { Logger } from '../log.js';
 import type { PrivateUrls, Resolve } from '../net/ssrf.js';
-import type { ByteBudget } from './budget.js';
+import type { ByteBudget } from '../http/byte-budget.js';
 import type { AssetUrlSigner } from './signed-urls.js';
 import type { AssetStorage } from './storage.js';
 import type { CallbackFor, VideoStore } from './store.js';

@@ -10,7 +10,7 @@ import { parseJson } from '../http/codec.js';
 import { mediaParameters } from '../http/media-type.js';
 import { firstChars, typeOf, unstorableText } from '../http/validate.js';
 import { ImageChecker } from './image.js';
-import type { ByteBudget } from './budget.js';
+import type { ByteBudget } from '../http/byte-budget.js';
 import type { AssetStorage } from './storage.js';
 import { ROOMS, type ImageType, type NewPhoto, type Room } from './types.js';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { ByteBudget } from '../../src/video/budget.js';
+import { ByteBudget } from '../../src/http/byte-budget.js';
 import { JSON_UPLOAD_BUDGET_BYTES, UPLOAD_LIMITS } from '../../src/video/index.js';
 import { apiKey, createProperty, startVideoServer, storedFiles, testImage } from './helpers.js';
 

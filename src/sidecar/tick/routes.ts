@@ -28,11 +28,11 @@ export function mountTick(server: HttpServer, ticks: TickHandler, maxBody = TICK
   mountTickRoute(server, ticks, maxBody, TICK_SITE, (res, state, control, last, encoding, batch) => {
     if (batch !== null) {
       if (state.body === null) batch.add(res, state, control, last, encoding, state.explain);
-      else batch.addWhole(res, state, control, wholeBody(state, last, maxBody), encoding, state.explain);
+      else batch.addWhole(res, state, control, wholeBody(state, last, maxBody, control), encoding, state.explain);
       return;
     }
     const started = ticks.clock();
-    const out = ticks.answer(ticks.accept(wholeBody(state, last, maxBody), encoding), encoding, started, state.explain);
+    const out = ticks.answer(ticks.accept(wholeBody(state, last, maxBody, control), encoding), encoding, started, state.explain);
     if (out instanceof Promise) {
       out.then(
         (reply) => sendTick(res, state, reply, control),
@@ -65,7 +65,7 @@ function mountTickRoute(server: HttpServer, ticks: TickHandler, maxBody: number,
     res.onData((ab, isLast) => {
       if (state.finished) return;
       try {
-        if (!bodyChunk(state, ab, isLast, maxBody)) return;
+        if (!bodyChunk(state, ab, isLast, maxBody, control)) return;
         state.collecting = false;
         onBody(res, state, control, ab, ticks.encoding(state.size, state.contentType || undefined), batch);
       } catch (err) {
@@ -88,7 +88,7 @@ function mountTickRoute(server: HttpServer, ticks: TickHandler, maxBody: number,
 export function mountTicks(server: HttpServer, ticks: TickHandler, maxBody = TICKS_MAX_BODY): void {
   mountTickRoute(server, ticks, maxBody, TICKS_SITE, (res, state, control, last, encoding, batch) => {
     // Read at once into fresh requests: nothing keeps the body once this returns.
-    const items = ticks.acceptBatch(wholeBody(state, last, maxBody), encoding);
+    const items = ticks.acceptBatch(wholeBody(state, last, maxBody, control), encoding);
     ticks.countBatch(items.length);
     if (batch !== null) {
       const body = batch.answerGroup(items, encoding, control.logger, state.explain);
@@ -159,25 +159,28 @@ interface TickCall extends Credentials, RawState {
  * memory once the callback returns) into the body's one buffer, sized by Content-Length. True
  * when the chunk was the last: the body is whole.
  */
-function bodyChunk(call: TickCall, chunk: ArrayBuffer, isLast: boolean, maxBody: number): boolean {
+function bodyChunk(call: TickCall, chunk: ArrayBuffer, isLast: boolean, maxBody: number, control: RawControl): boolean {
   const at = call.size;
   call.size += chunk.byteLength;
   if (call.size > maxBody) throw tooLarge(maxBody);
   if (isLast) return true;
   // uWS may report an empty chunk before the body's bytes: nothing to keep.
-  if (chunk.byteLength > 0) copyChunk(call, chunk, at, maxBody);
+  if (chunk.byteLength > 0) copyChunk(call, chunk, at, maxBody, control);
   return false;
 }
 
 /**
  * Copies a chunk to byte `at` of the call's body buffer. The buffer is made on the first
  * chunk, at the declared length (uWS delivers exactly that many bytes); without one (a
- * chunked upload) it starts at twice what came and doubles, never past maxBody.
+ * chunked upload) it starts at twice what came and doubles, never past maxBody. Its bytes are
+ * taken from the server's body budget first (a 503 when spent): a client declaring 4 MiB and
+ * sending a few bytes made the buffer whole.
  */
-function copyChunk(call: TickCall, chunk: ArrayBuffer, at: number, maxBody: number): void {
+function copyChunk(call: TickCall, chunk: ArrayBuffer, at: number, maxBody: number, control: RawControl): void {
   let body = call.body;
   if (body === null || call.size > body.length) {
     const room = call.declared >= call.size ? call.declared : Math.min(maxBody, 2 * Math.max(call.size, body === null ? 0 : body.length));
+    control.hold(call, room - (body === null ? 0 : body.length));
     const grown = Buffer.allocUnsafe(room);
     if (body !== null) body.copy(grown, 0, 0, at);
     call.body = body = grown;
@@ -190,9 +193,9 @@ function copyChunk(call: TickCall, chunk: ArrayBuffer, at: number, maxBody: numb
  * during the callback: read it at once), a longer one the call's buffer with the last chunk
  * copied in (one copy of every byte in all).
  */
-function wholeBody(call: TickCall, last: ArrayBuffer, maxBody: number): Buffer {
+function wholeBody(call: TickCall, last: ArrayBuffer, maxBody: number, control: RawControl): Buffer {
   if (call.body === null) return Buffer.from(last);
-  copyChunk(call, last, call.size - last.byteLength, maxBody);
+  copyChunk(call, last, call.size - last.byteLength, maxBody, control);
   return call.body.subarray(0, call.size);
 }
 

@@ -197,7 +197,7 @@ test('a batch writes nothing to a response whose client went away, and finishes 
   const batch = new TickBatch(ticks);
   const written: string[] = [];
   let done = 0;
-  const control = { logger: silentLogger, defaultHeaders: {}, done: () => done++ };
+  const control = { logger: silentLogger, defaultHeaders: {}, done: () => done++, hold: () => {} };
   const response = (name: string) => fakeResponse(name, written);
   const gone = { aborted: false };
   batch.add(response('a'), { aborted: false }, control, bodyOf(1), 'json');
@@ -267,7 +267,7 @@ test('with a dialogue tier, a character is replied to before its next tick in th
   const ticks = recordingSpeaker(calls);
   const batch = new TickBatch(ticks);
   const written: string[] = [];
-  const control = { logger: silentLogger, defaultHeaders: {}, done: () => {} };
+  const control = { logger: silentLogger, defaultHeaders: {}, done: () => {}, hold: () => {} };
   const response = fakeResponse('r', written);
   for (const agent of [1, 2, 1, 3, 3]) batch.add(response, { aborted: false }, control, bodyOf(agent), 'json');
   await new Promise((resolve) => setImmediate(resolve));

@@ -1,7 +1,8 @@
 /**
- * A server-wide allowance of bytes held in memory at once. JSON photo uploads are read whole
- * (base64 inside JSON cannot be streamed to disk), so each may hold up to the JSON cap; the
- * budget bounds what all of them together hold, whatever the number of clients.
+ * A server-wide allowance of bytes held in memory at once. Each request may hold up to its
+ * route's body limit while its body arrives (and a JSON photo upload, read whole since base64
+ * inside JSON cannot be streamed to disk, up to the JSON cap); a budget bounds what all of
+ * them together hold, whatever the number of clients.
  */
 export class ByteBudget {
   private used = 0;
