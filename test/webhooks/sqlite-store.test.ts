@@ -346,11 +346,9 @@ test('a claim reads all the rows it takes in one statement; a remembered row no 
   const f = await twoEndpoints();
   try {
     const a1 = await f.enqueue('ses_1');
-    const b1 = await f.onB('ses_2');
-    const b2 = await f.onB('ses_3');
-    const b3 = await f.onB('ses_4');
-    assert.deepEqual(await f.claimBeside(f.b.id), [a1]);
-    assert.equal(f.known(), 3, "B's three remembered");
+    const [b1, b2, b3] = [await f.onB('ses_2'), await f.onB('ses_3'), await f.onB('ses_4')];
+    assert.deepEqual(await f.claimBeside(f.b.id), [a1], "B's three are remembered");
+    assert.equal(f.known(), 3);
     // A write that bypassed the store (no path of its own does this): B's second is no longer pending.
     f.db.prepare(`UPDATE webhook_deliveries SET status = 'failed' WHERE id = ?`).run(b2);
     const q = (f.store as unknown as { q: Record<string, { all: (...a: unknown[]) => unknown[] }> }).q;
