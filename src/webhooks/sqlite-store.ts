@@ -279,24 +279,6 @@ interface HeldLease {
   until: number;
 }
 
-/** A due row a claim takes, read with the claim's others once it has chosen them all. */
-interface Pick {
-  r: DueCandidate;
-  /** The lapsed claim it renews (its row was checked pending). */
-  lapsed: HeldLease | undefined;
-  /** Taken from the floor's remembered rows: checked to be due when read. */
-  known: boolean;
-  /** Its endpoint has a rate limit: the claim spent a slot on it. */
-  rated: boolean;
-}
-
-/** A claimed delivery's row as dueRows reads it. */
-interface ClaimedRow extends DueDeliveryRow {
-  seq: number;
-  status: string;
-  blocked: number;
-}
-
 /** A place in claim order: (next_attempt_at, seq). */
 interface ClaimPlace {
   at: number;
@@ -470,16 +452,13 @@ export class SqliteWebhookStore implements WebhookStore {
       // Blocked deliveries that have waited the order bound (at or before the cut): let go without their predecessor.
       heldPast: db.prepare(claimable('webhook_deliveries_blocked', 1, true)),
       heldPastAny: db.prepare(claimable('webhook_deliveries_blocked', 1, false)),
-      // Finished deliveries release the earliest unfinished one of each of their conversations, if that one is blocked:
-      // for a batch of results, one read (the ?: a JSON list of [endpoint, conversation]) and one write (the seqs read), not two
-      // statements per result. Read, then written: an UPDATE … RETURNING builds a temporary table for its rows at every run.
+      // A finished delivery releases the earliest unfinished one of its conversation, if that one is blocked.
+      // Read, then written only when blocked: an UPDATE … RETURNING builds a temporary table for its rows at every run.
       nextUnfinished: db.prepare(
-        `SELECT o.seq, o.next_attempt_at, o.endpoint_id, o.order_key FROM json_each(?) j JOIN webhook_deliveries o ON o.seq = (
-           SELECT seq FROM webhook_deliveries INDEXED BY webhook_deliveries_order
-           WHERE endpoint_id = j.value ->> 0 AND order_key = j.value ->> 1 AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1)
-         WHERE o.blocked = 1`,
+        `SELECT seq, next_attempt_at, blocked FROM webhook_deliveries INDEXED BY webhook_deliveries_order
+         WHERE endpoint_id = ? AND order_key = ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
       ),
-      unblock: db.prepare('UPDATE webhook_deliveries SET blocked = 0 WHERE seq IN (SELECT value FROM json_each(?))'),
+      unblock: db.prepare('UPDATE webhook_deliveries SET blocked = 0 WHERE seq = ?'),
       blocker: db.prepare(
         `SELECT id, status FROM webhook_deliveries INDEXED BY webhook_deliveries_order
          WHERE endpoint_id = ? AND order_key = ? AND seq < ? AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1`,
@@ -488,11 +467,10 @@ export class SqliteWebhookStore implements WebhookStore {
       enabledCount: db.prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE enabled = 1'),
       rates: db.prepare('SELECT id, rate_limit, rate_next_at FROM webhook_endpoints WHERE rate_limit IS NOT NULL'),
       spendRate: db.prepare('UPDATE webhook_endpoints SET rate_next_at = ? WHERE id = ?'),
-      // What the claimed deliveries send, every row of a claim in one statement (the ?: their seqs as a JSON list): one
-      // statement per row cost about three times as much per row. Their endpoints' part is read once per claim (dueEndpoint), not joined into every row.
-      dueRows: db.prepare(
-        `SELECT d.seq, d.id, d.event, d.attempts, d.created_at, d.order_note, d.status, d.blocked, e.body FROM json_each(?) j
-         JOIN webhook_deliveries d ON d.seq = j.value JOIN webhook_events e ON e.seq = d.event_seq`,
+      // What a claimed delivery sends; its endpoint's part is read once per claim (dueEndpoint), not joined into every row.
+      dueRow: db.prepare(
+        `SELECT d.id, d.event, d.attempts, d.created_at, d.order_note, d.status, d.blocked, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+         WHERE d.seq = ?`,
       ),
       dueEndpoint: db.prepare('SELECT url, secret, previous_secret, previous_secret_expires_at, signature_scheme FROM webhook_endpoints WHERE id = ?'),
       // The holder was checked in the lease table; no row changed: the delivery was deleted with its endpoint meanwhile.
@@ -941,11 +919,6 @@ export class SqliteWebhookStore implements WebhookStore {
         };
         const c = this.cursor;
         const endpointParts = c.endpoints;
-        /** The rows this claim takes, in the order taken; read and made deliveries in one statement at its end (claimRows). */
-        const picked: Pick[] = [];
-        const picking = new Set<number>();
-        /** Lapsed claims taken again: picked first, so the first this many of `out`. */
-        let lapsedCount = 0;
         /** Takes a due row for this claim; false when its endpoint has no room left (or waits for its rate). */
         const take = (r: DueCandidate, lapsed?: HeldLease, known?: true): boolean => {
           if (roomFor(room, r.endpoint_id) - (taken.get(r.endpoint_id) ?? 0) <= 0) {
@@ -958,64 +931,50 @@ export class SqliteWebhookStore implements WebhookStore {
             skip(r.endpoint_id);
             return false;
           }
+          const row = this.q.dueRow.get(r.seq) as (DueDeliveryRow & { status: string; blocked: number }) | undefined;
+          // A remembered row is due unless a write path failed to say otherwise: then nothing remembered is trusted.
+          if (known && (row === undefined || row.status !== 'pending' || row.blocked !== 0)) {
+            this.dropFloor();
+            return false;
+          }
           if (rate) {
             rate.next = Math.max(rate.next, at) + rateSpacingMs(rate.limit);
             this.q.spendRate.run(rate.next, r.endpoint_id);
           }
-          picked.push({ r, lapsed, known: known === true, rated: rate !== undefined });
-          picking.add(r.seq);
-          taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
-          return true;
-        };
-        /** Reads every taken row at once and makes its delivery, held by this claim. */
-        const claimRows = () => {
-          if (picked.length === 0) return;
-          const seqs: number[] = [];
-          for (const p of picked) seqs.push(p.r.seq);
-          const rows = new Map<number, ClaimedRow>();
-          for (const row of this.q.dueRows.all(JSON.stringify(seqs)) as ClaimedRow[]) rows.set(row.seq, row);
-          for (const { r, lapsed, known, rated } of picked) {
-            const row = rows.get(r.seq);
-            // A remembered row is due unless a write path failed to say otherwise: then nothing remembered is trusted
-            // (the claim takes the others; a rate slot spent on it is left spent, which never sends faster).
-            if (row === undefined || (known && (row.status !== 'pending' || row.blocked !== 0))) {
-              this.dropFloor();
-              continue;
+          // Held to the bound and let go: say which earlier delivery it passed.
+          if (hold > 0 && r.order_key !== null && r.next_attempt_at <= at - hold) {
+            const blocker = this.q.blocker.get(r.endpoint_id, r.order_key, r.seq) as { id: string; status: string } | undefined;
+            if (blocker) {
+              row!.order_note = orderNote(blocker, hold);
+              this.q.setOrderNote.run(row!.order_note, r.seq);
             }
-            // Held to the bound and let go: say which earlier delivery it passed.
-            if (hold > 0 && r.order_key !== null && r.next_attempt_at <= at - hold) {
-              const blocker = this.q.blocker.get(r.endpoint_id, r.order_key, r.seq) as { id: string; status: string } | undefined;
-              if (blocker) {
-                row.order_note = orderNote(blocker, hold);
-                this.q.setOrderNote.run(row.order_note, r.seq);
-              }
-            }
-            let endpoint = endpointParts.get(r.endpoint_id);
-            if (endpoint === undefined) {
-              endpoint = this.q.dueEndpoint.get(r.endpoint_id) as DueEndpointRow;
-              if (endpointParts.size >= ENDPOINT_CACHE_MAX) endpointParts.clear();
-              endpointParts.set(r.endpoint_id, endpoint);
-            }
-            const d = dueOfParts(r.endpoint_id, row, endpoint);
-            if (rated) d.slotAt = at;
-            if (lapsed) {
-              lapsed.owner = lease.owner;
-              lapsed.until = until;
-              lapsedCount++;
-            } else
-              held.add({
-                seq: r.seq,
-                id: d.id,
-                endpointId: r.endpoint_id,
-                orderKey: r.order_key,
-                dueAt: r.next_attempt_at,
-                attempts: d.attempts,
-                owner: lease.owner,
-                until,
-              });
-            out.push(d);
-            places.push(r);
           }
+          let endpoint = endpointParts.get(r.endpoint_id);
+          if (endpoint === undefined) {
+            endpoint = this.q.dueEndpoint.get(r.endpoint_id) as DueEndpointRow;
+            if (endpointParts.size >= ENDPOINT_CACHE_MAX) endpointParts.clear();
+            endpointParts.set(r.endpoint_id, endpoint);
+          }
+          const d = dueOfParts(r.endpoint_id, row!, endpoint);
+          if (rate) d.slotAt = at;
+          if (lapsed) {
+            lapsed.owner = lease.owner;
+            lapsed.until = until;
+          } else
+            held.add({
+              seq: r.seq,
+              id: d.id,
+              endpointId: r.endpoint_id,
+              orderKey: r.order_key,
+              dueAt: r.next_attempt_at,
+              attempts: d.attempts,
+              owner: lease.owner,
+              until,
+            });
+          taken.set(r.endpoint_id, (taken.get(r.endpoint_id) ?? 0) + 1);
+          out.push(d);
+          places.push(r);
+          return true;
         };
         this.syncVersion();
         /** Claims that run, from the floor on in claim order: the scan reads them again and passes over them. */
@@ -1027,15 +986,16 @@ export class SqliteWebhookStore implements WebhookStore {
         // Lapsed claims first: their deliveries were due before anything pending now. One whose row
         // is no longer pending (failed or deleted with its endpoint meanwhile) is simply forgotten.
         for (const h of held.bySeq.values()) {
-          if (picked.length >= limit) break;
+          if (out.length >= limit) break;
           if (h.until > at) continue;
           if ((this.q.status.get(h.seq) as { status: string } | undefined)?.status !== 'pending') held.delete(h);
           else take({ seq: h.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: h.dueAt }, h);
         }
+        const lapsedCount = out.length;
         // Then the remembered rows of the endpoints with room, oldest first: they come before every row the scan reads.
-        if (c.knownSeqs.size > 0 && picked.length < limit)
+        if (c.knownSeqs.size > 0 && out.length < limit)
           this.takeKnown(
-            limit - picked.length,
+            limit - out.length,
             (endpointId) => roomFor(room, endpointId) - (taken.get(endpointId) ?? 0),
             (r) => take(r, undefined, true),
           );
@@ -1056,21 +1016,21 @@ export class SqliteWebhookStore implements WebhookStore {
           return room.busy.size + taken.size < enabled || full() < enabled;
         };
         let moving = true;
-        for (let chunk = 0; picked.length < limit && someRoom(); chunk++) {
+        for (let chunk = 0; out.length < limit && someRoom(); chunk++) {
           const floor = c.place;
-          const want = limit - picked.length + 8 + liveFrom(floor);
+          const want = limit - out.length + 8 + liveFrom(floor);
           const rows = this.dueFrom(floor, at, null, want);
           // Usually none: a blocked delivery is due here only once it has waited the order bound (or order is off).
           const blocked = chunk === 0 ? (this.q.heldPastAny.all(at - hold, want) as DueCandidate[]) : [];
           const fromBlocked = blocked.length === 0 ? null : new Set(blocked.map((r) => r.seq));
           for (const r of blocked.length === 0 ? rows : mergeDue(rows, blocked)) {
             // The claim is full: the rows after are left for the next one to read (remembering them costs about as much).
-            if (picked.length >= limit) break;
+            if (out.length >= limit) break;
             if (fromBlocked?.has(r.seq)) {
-              if (!held.bySeq.has(r.seq) && !picking.has(r.seq)) take(r);
+              if (!held.bySeq.has(r.seq)) take(r);
               continue;
             }
-            const passed = held.bySeq.has(r.seq) || picking.has(r.seq) || c.knownSeqs.has(r.seq) || take(r) || this.remember(r);
+            const passed = held.bySeq.has(r.seq) || c.knownSeqs.has(r.seq) || take(r) || this.remember(r);
             if (!passed) moving = false;
             else if (moving) c.place = { at: r.next_attempt_at, seq: r.seq + 1 };
           }
@@ -1078,19 +1038,18 @@ export class SqliteWebhookStore implements WebhookStore {
         }
         // Past the rows the floor could not remember (KNOWN_DUE_MAX): the caller says how often to
         // read past the endpoints at their limit to find those behind them.
-        if (!moving && options.reachPast && picked.length < limit && saturated.length > 0 && someRoom()) {
-          const want = limit - picked.length + 8 + liveFrom(c.place);
+        if (!moving && options.reachPast && out.length < limit && saturated.length > 0 && someRoom()) {
+          const want = limit - out.length + 8 + liveFrom(c.place);
           const skipping = JSON.stringify(saturated);
           const rows = this.dueFrom(c.place, at, skipping, want);
           const blocked = this.q.heldPast.all(at - hold, skipping, want) as DueCandidate[];
           for (const r of blocked.length === 0 ? rows : mergeDue(rows, blocked)) {
-            if (picked.length >= limit) break;
-            if (held.bySeq.has(r.seq) || picking.has(r.seq) || c.knownSeqs.has(r.seq)) continue;
+            if (out.length >= limit) break;
+            if (held.bySeq.has(r.seq) || c.knownSeqs.has(r.seq)) continue;
             take(r);
           }
         }
-        claimRows();
-        // Lapsed claims come first by design; the rest in claim order, as remembered rows are unless a retry or an enqueue moved the floor back before them.
+        // Remembered rows come first in claim order unless a retry or an enqueue moved the floor back before them.
         return inClaimOrder(out, places, lapsedCount);
       });
     } catch (err) {
@@ -1109,8 +1068,6 @@ export class SqliteWebhookStore implements WebhookStore {
         const at = this.now();
         const disabled: EndpointId[] = [];
         let lost = 0;
-        /** The conversations (endpoint, order key) of the ordered deliveries this batch finished, whose next one may now go. */
-        const finished: [string, string][] = [];
         this.syncVersion();
         // Each endpoint's state is read once and kept current as results change it (gone with a deleted endpoint: read each time).
         const states = this.cursor.states;
@@ -1143,7 +1100,13 @@ export class SqliteWebhookStore implements WebhookStore {
             continue;
           }
           if (next.status === 'pending') this.dueAgain(next.at, h.seq);
-          else if (h.orderKey !== null) finished.push([h.endpointId, h.orderKey]);
+          else if (h.orderKey !== null) {
+            const freed = this.q.nextUnfinished.get(h.endpointId, h.orderKey) as { seq: number; next_attempt_at: number; blocked: number } | undefined;
+            if (freed !== undefined && freed.blocked === 1) {
+              this.q.unblock.run(freed.seq);
+              this.unblocked({ seq: freed.seq, endpoint_id: h.endpointId, order_key: h.orderKey, next_attempt_at: freed.next_attempt_at }, held);
+            }
+          }
           if (!first) this.q.insertAttempt.run(h.seq, a.startedAt, a.durationMs, a.statusCode, a.responseExcerpt, a.error, a.outcome);
           if (!state) continue;
           if (r.endpoint === 'success') {
@@ -1165,7 +1128,6 @@ export class SqliteWebhookStore implements WebhookStore {
             }
           }
         }
-        if (finished.length > 0) this.releaseSuccessors(finished, held);
         return { disabled, lost };
       });
     } catch (err) {
@@ -1177,20 +1139,6 @@ export class SqliteWebhookStore implements WebhookStore {
     } finally {
       this.tidy(held);
     }
-  }
-
-  /**
-   * After a batch's results are written (inside recordResults' transaction): the earliest unfinished
-   * delivery of each conversation that finished one leaves the blocked index for the due index, if
-   * it was blocked. Read after every result is written, the same as reading after each: a later
-   * result of the batch only finishes more of the conversation, and a successor found twice is
-   * released once.
-   */
-  private releaseSuccessors(finished: [string, string][], held: LeaseTable): void {
-    const freed = this.q.nextUnfinished.all(JSON.stringify(finished)) as { seq: number; next_attempt_at: number; endpoint_id: string; order_key: string }[];
-    if (freed.length === 0) return;
-    this.q.unblock.run(JSON.stringify(freed.map((r) => r.seq)));
-    for (const r of freed) this.unblocked(r, held);
   }
 
   /** Queues `endpoint.disabled` to the tenant's operational endpoint, if set (inside recordResults' transaction). */
