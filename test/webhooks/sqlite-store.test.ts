@@ -342,36 +342,6 @@ test('a claim remembers the due rows of an endpoint at its limit and takes them 
   }
 });
 
-test('a claim reads all the rows it takes in one statement; a remembered row no longer due is left out and the rest are claimed', async () => {
-  const f = await twoEndpoints();
-  try {
-    const a1 = await f.enqueue('ses_1');
-    const [b1, b2, b3] = [await f.onB('ses_2'), await f.onB('ses_3'), await f.onB('ses_4')];
-    assert.deepEqual(await f.claimBeside(f.b.id), [a1], "B's three are remembered");
-    assert.equal(f.known(), 3);
-    // A write that bypassed the store (no path of its own does this): B's second is no longer pending.
-    f.db.prepare(`UPDATE webhook_deliveries SET status = 'failed' WHERE id = ?`).run(b2);
-    const q = (f.store as unknown as { q: Record<string, { all: (...a: unknown[]) => unknown[] }> }).q;
-    const rows = q.dueRows!;
-    let reads = 0;
-    const all = rows.all.bind(rows);
-    rows.all = (...a: unknown[]) => {
-      reads++;
-      return all(...a);
-    };
-    const claimed = await f.store.claimDue({ owner: 'a', ms: 60_000 }, 100, { each: 3, busy: new Map([[f.ep.id, 3]]) }, { orderHoldMs: 600_000 });
-    assert.deepEqual(
-      claimed.map((d) => d.id),
-      [b1, b3],
-    );
-    assert.equal(reads, 1, 'one read for the claim');
-    assert.equal(f.known(), 0, 'nothing remembered is trusted after that');
-    assert.deepEqual(await f.claimBeside(f.ep.id), [], 'b2 is never claimed');
-  } finally {
-    f.dispose();
-  }
-});
-
 test("one batch of results finishing a conversation's delivery and the one let go past the order bound releases the next once", async () => {
   const f = await onFile();
   try {
