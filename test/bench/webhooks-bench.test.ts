@@ -33,7 +33,7 @@ test('bench webhooks, two scenarios in two rounds: a baseline before every scena
     assert.ok(Math.abs(s.vsBestBaseline - s.deliveriesPerSec / Math.max(...r.baselines)) < 0.001);
     assert.equal(s.received, s.deliveries);
     // The fill's WAL pages were copied into the file before the clock started.
-    assert.equal(s.walBytesAtStart, 0);
+    assert.equal(s.walPagesAtStart, 0);
   }
 });
 
