@@ -342,6 +342,31 @@ test('a claim remembers the due rows of an endpoint at its limit and takes them 
   }
 });
 
+test("one batch of results finishing a conversation's delivery and the one let go past the order bound releases the next once", async () => {
+  const f = await onFile();
+  try {
+    const [first, second, other] = [await f.enqueue('ses_a'), await f.enqueue('ses_a'), await f.enqueue('ses_b')];
+    const claim = async (hold: number) =>
+      (await f.store.claimDue({ owner: 'a', ms: 60_000 }, 10, { each: 100, busy: new Map() }, { orderHoldMs: hold })).map((d) => d.id);
+    assert.deepEqual(await claim(600_000), [first, other]);
+    f.clock.now += 1000;
+    const third = await f.enqueue('ses_a');
+    // The second has waited the bound: let go while the first is in flight (the third, queued later, waits for both).
+    assert.deepEqual(await claim(500), [second]);
+    await f.store.recordResults(
+      'a',
+      [f.result(first, { status: 'succeeded' }), f.result(second, { status: 'succeeded' }), f.result(other, { status: 'succeeded' })],
+      86_400_000,
+    );
+    assert.deepEqual(await claim(600_000), [third]);
+    assert.deepEqual(await claim(600_000), []);
+    const blocked = f.db.prepare('SELECT blocked FROM webhook_deliveries WHERE id = ?').pluck();
+    assert.equal(blocked.get(third), 0);
+  } finally {
+    f.dispose();
+  }
+});
+
 test('disabling an endpoint drops the rows remembered for it: its failed deliveries are never claimed', async () => {
   const f = await twoEndpoints();
   try {

@@ -35,7 +35,7 @@ export function registerBenchWebhooks(bench: Command): void {
     )
     .option(
       '--rounds <n>',
-      'with --database: rounds of SQLite and each replica count, fresh processes each; the factors of each round and their medians are reported (default 3). Without: rounds of the raw-POST baseline and every scenario, one more baseline after the last; each scenario is compared with the baselines around it, the median over the rounds reported (default 1)',
+      'with --database: rounds of SQLite and each replica count, fresh processes each; the factors of each round and their medians are reported (default 3). Without: rounds of every scenario, a raw-POST baseline before each scenario run and one more after the last; each scenario run is compared with the baselines just before and after it, the median over the rounds reported (default 1)',
     )
     .option('--json', 'print JSON only')
     .action(async (flags: BenchWebhooksFlags) => {
