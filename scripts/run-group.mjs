@@ -4,10 +4,11 @@
 // top-level hooks (before, after, beforeEach…) belong to that suite alone and every result
 // names the file; a file's suite is made only once the previous file's has ended, so files
 // load and run one after another, as each would in a process of its own.
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { describe } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { reapedCpuMs } from './file-cpu.mjs';
 
 /** The share of the budget kept back from a file's suite timeout, for its report to leave the process before the runner's cut. */
 const MARGIN = 1 / 8;
@@ -59,13 +60,5 @@ export function runGroup(files, dist, budgetMs) {
 /** This process's CPU so far, its own and its reaped children's (as scripts/file-cpu.mjs counts them), and the clock, in ms. */
 function usage() {
   const own = process.cpuUsage();
-  let children = 0;
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    children = (Number(fields[13]) + Number(fields[14])) * 10;
-  } catch {
-    // not Linux: counted 0, as scripts/file-cpu.mjs does
-  }
-  return { own: Math.round((own.user + own.system) / 1000), children, wall: Date.now() };
+  return { own: Math.round((own.user + own.system) / 1000), children: reapedCpuMs(), wall: Date.now() };
 }

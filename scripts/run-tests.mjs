@@ -1,7 +1,7 @@
 // Runs the test suite with node's test runner (Node 20 has no glob arguments for --test, so
 // the files are listed by scripts/test-files.mjs, from the sources).
 //
-//   node scripts/run-tests.mjs [--unit | --fast] [--timings] [--cpu] [--no-group] [NAME...]
+//   node scripts/run-tests.mjs [--unit | --fast] [--timings] [--cpu] [--group] [NAME...]
 //
 // NAME keeps only the files whose path contains it. --unit runs only the suites of pure
 // modules (UNIT_SUITES, `npm run test:unit`, well under a minute); --fast leaves out the
@@ -9,13 +9,14 @@
 // --timings also prints each file's test time, slowest first, to choose SLOW_SUITES by. --cpu
 // prints each file's CPU, the most first: its own process's, its reaped children's (the servers,
 // CLIs and ffmpeg it spawned) and its PostgreSQL backends' on the shared server (sampled, so a
-// lower bound), then the shared services' and the whole run's. --no-group runs every file in a
-// process of its own (to compare, or to rule grouping out when a file fails only in a group).
+// lower bound), then the shared services' and the whole run's. --group runs the files that may
+// share a process up to GROUP_SIZE to one (scripts/file-groups.mjs; not the default yet: bench/RESULTS.md,
+// "processes per file", has what still fails that way).
 //
 // The files run FILE_CONCURRENCY at a time, the slowest first (SLOW_SUITES' order) so that no
-// long file starts last. Each has a process of its own, except those scripts/file-groups.mjs
+// long file starts last. Each has a process of its own; with --group, those scripts/file-groups.mjs
 // finds may share one (no processes, PostgreSQL, browser, environment, process handlers or
-// globals): they run up to GROUP_SIZE to a process, each in a suite named by its file. They share one PostgreSQL server and one Chromium, started on first
+// globals) run up to GROUP_SIZE to a process, each in a suite named by its file. They share one PostgreSQL server and one Chromium, started on first
 // use by scripts/test-services.mjs and stopped (their temp dirs removed) however the run ends;
 // the dashboard's page code is compiled once here rather than by each browser test.
 import { spawn, spawnSync } from 'node:child_process';
@@ -37,11 +38,11 @@ const FILE_CONCURRENCY = 3;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
-const flags = new Set(['--fast', '--unit', '--timings', '--cpu', '--no-group']);
+const flags = new Set(['--fast', '--unit', '--timings', '--cpu', '--group']);
 const filter = args.filter((a) => !flags.has(a));
 const unknown = filter.filter((a) => a.startsWith('--'));
 if (unknown.length > 0) {
-  console.error(`unknown option ${unknown[0]}; the options are --unit, --fast, --timings, --cpu and --no-group`);
+  console.error(`unknown option ${unknown[0]}; the options are --unit, --fast, --timings, --cpu and --group`);
   process.exit(1);
 }
 const compiled = selectTests(root, { fast: args.includes('--fast'), unit: args.includes('--unit'), filter, slowestFirst: true });
@@ -92,8 +93,8 @@ const FILE_TIMEOUT_MS = 240_000;
 const runFiles = [join(root, 'scripts', 'run-files.mjs'), String(FILE_CONCURRENCY), String(FILE_TIMEOUT_MS), timings ? join(timings, 'times.tsv') : '-'];
 // node:test's run() starts each file with this process's exec arguments: the CPU record's preload goes there.
 const preload = cpuDir ? [`--import=${pathToFileURL(join(root, 'scripts', 'file-cpu.mjs')).href}`] : [];
-// Files that may share a process run several to one (scripts/file-groups.mjs), saving node's start and the loading of the modules they share.
-const entries = args.includes('--no-group') ? compiled : groupFiles(root, compiled).map((e) => (Array.isArray(e) ? `group:${e.join(':')}` : e));
+// --group: files that may share a process run several to one (scripts/file-groups.mjs), saving node's start and the loading of the modules they share.
+const entries = args.includes('--group') ? groupFiles(root, compiled).map((e) => (Array.isArray(e) ? `group:${e.join(':')}` : e)) : compiled;
 const tests = spawn(process.execPath, [...preload, ...runFiles, ...entries], { stdio: 'inherit', env });
 // A Ctrl-C reaches the tests from the terminal too; a signal sent to this process alone is passed on.
 // Either way this process waits for the tests to end, then stops the shared servers.

@@ -1,29 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { repoRoot, tempDir } from '../helpers/paths.js';
+import { tempDir } from '../helpers/paths.js';
+import { runFiles, write } from './group-files.js';
 
 // A file that hangs in a group (scripts/run-group.mjs) is named: by its suite's timeout when a
 // test hangs, by the runner (scripts/run-files.mjs) when its top-level code does and the per-file
 // timeout cuts the group's process. A file of its own: it waits out a 40 s budget.
-
-function runFiles(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  // As run-tests.mjs starts it: not as a test file's child, which node:test marks in NODE_TEST_CONTEXT.
-  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot, 'scripts', 'run-files.mjs'), ...args], { encoding: 'utf8', env }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-function write(dir: string, name: string, body: string): string {
-  const file = join(dir, name);
-  writeFileSync(file, `import { test, before, after, beforeEach } from 'node:test';\nimport { appendFileSync } from 'node:fs';\n${body}\n`);
-  return file;
-}
 
 test("a grouped file that hangs fails by its name; when the runner's timeout cuts the group, the run names the file it was in and those not run", async () => {
   const tmp = tempDir();

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot, tempDir } from '../helpers/paths.js';
+import { runFiles, write } from './group-files.js';
 
 interface FileGroups {
   ALONE_MARKER: string;
@@ -18,22 +19,6 @@ const load = async () => (await import(pathToFileURL(join(repoRoot, 'scripts', '
 // runs them, scripts/run-files.mjs starts them as `group:` entries): each file's results and
 // failures keep its name, its top-level hooks run for its own tests only (a file that hangs:
 // test/runner/group-timeout.test.ts).
-
-function runFiles(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  // As run-tests.mjs starts it: not as a test file's child, which node:test marks in NODE_TEST_CONTEXT.
-  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot, 'scripts', 'run-files.mjs'), ...args], { encoding: 'utf8', env }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-function write(dir: string, name: string, body: string): string {
-  const file = join(dir, name);
-  writeFileSync(file, `import { test, before, after, beforeEach } from 'node:test';\nimport { appendFileSync } from 'node:fs';\n${body}\n`);
-  return file;
-}
 
 test("a group keeps each file's name on its results, a failing file fails the run, and a file's top-level hooks run for its tests alone", async () => {
   const tmp = tempDir();
@@ -115,7 +100,7 @@ test('files that start processes, change the environment, handle process events,
   }
 });
 
-test("run-tests.mjs --cpu gives a grouped file its own row and the group's process a row for the rest; --no-group runs each file alone", async () => {
+test("run-tests.mjs --group --cpu gives a grouped file its own row and the group's process a row for the rest; without --group each file runs alone", async () => {
   const { NODE_TEST_CONTEXT: _, ...env } = process.env;
   const run = (args: string[]) =>
     new Promise<{ code: number; stdout: string }>((resolve) => {
@@ -124,13 +109,13 @@ test("run-tests.mjs --cpu gives a grouped file its own row and the group's proce
       });
     });
   const files = ['test/http/limits.test', 'test/http/errors.test'];
-  const grouped = await run(['--cpu', ...files]);
+  const grouped = await run(['--group', '--cpu', ...files]);
   assert.equal(grouped.code, 0, grouped.stdout);
   assert.match(grouped.stdout, /the most first: 2 files/);
   assert.match(grouped.stdout, /^ +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d  test\/http\/limits\.test\.ts$/m);
   assert.match(grouped.stdout, /^ +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d  test\/http\/errors\.test\.ts$/m);
   assert.match(grouped.stdout, /^ +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d  \(a group's process: its start and what its 2 files did not\)$/m);
-  const alone = await run(['--cpu', '--no-group', ...files]);
+  const alone = await run(['--cpu', ...files]);
   assert.equal(alone.code, 0, alone.stdout);
   assert.match(alone.stdout, /the most first: 2 files/);
   assert.doesNotMatch(alone.stdout, /a group's process/);
