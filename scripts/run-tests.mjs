@@ -1,7 +1,7 @@
 // Runs the test suite with node's test runner (Node 20 has no glob arguments for --test, so
 // the files are listed by scripts/test-files.mjs, from the sources).
 //
-//   node scripts/run-tests.mjs [--unit | --fast] [--timings] [--cpu] [NAME...]
+//   node scripts/run-tests.mjs [--unit | --fast] [--timings] [--cpu] [--group] [NAME...]
 //
 // NAME keeps only the files whose path contains it. --unit runs only the suites of pure
 // modules (UNIT_SUITES, `npm run test:unit`, well under a minute); --fast leaves out the
@@ -9,10 +9,14 @@
 // --timings also prints each file's test time, slowest first, to choose SLOW_SUITES by. --cpu
 // prints each file's CPU, the most first: its own process's, its reaped children's (the servers,
 // CLIs and ffmpeg it spawned) and its PostgreSQL backends' on the shared server (sampled, so a
-// lower bound), then the shared services' and the whole run's.
+// lower bound), then the shared services' and the whole run's. --group runs the files that may
+// share a process up to GROUP_SIZE to one (scripts/file-groups.mjs; not the default yet: bench/RESULTS.md,
+// "processes per file", has what still fails that way).
 //
 // The files run FILE_CONCURRENCY at a time, the slowest first (SLOW_SUITES' order) so that no
-// long file starts last. They share one PostgreSQL server and one Chromium, started on first
+// long file starts last. Each has a process of its own; with --group, those scripts/file-groups.mjs
+// finds may share one (no processes, PostgreSQL, browser, environment, process handlers or
+// globals) run up to GROUP_SIZE to a process, each in a suite named by its file. They share one PostgreSQL server and one Chromium, started on first
 // use by scripts/test-services.mjs and stopped (their temp dirs removed) however the run ends;
 // the dashboard's page code is compiled once here rather than by each browser test.
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,6 +26,7 @@ import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildIsCurrent } from './build.mjs';
+import { groupFiles } from './file-groups.mjs';
 import { selectTests } from './test-files.mjs';
 
 /**
@@ -33,11 +38,11 @@ const FILE_CONCURRENCY = 3;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
-const flags = new Set(['--fast', '--unit', '--timings', '--cpu']);
+const flags = new Set(['--fast', '--unit', '--timings', '--cpu', '--group']);
 const filter = args.filter((a) => !flags.has(a));
 const unknown = filter.filter((a) => a.startsWith('--'));
 if (unknown.length > 0) {
-  console.error(`unknown option ${unknown[0]}; the options are --unit, --fast, --timings and --cpu`);
+  console.error(`unknown option ${unknown[0]}; the options are --unit, --fast, --timings, --cpu and --group`);
   process.exit(1);
 }
 const compiled = selectTests(root, { fast: args.includes('--fast'), unit: args.includes('--unit'), filter, slowestFirst: true });
@@ -88,7 +93,9 @@ const FILE_TIMEOUT_MS = 240_000;
 const runFiles = [join(root, 'scripts', 'run-files.mjs'), String(FILE_CONCURRENCY), String(FILE_TIMEOUT_MS), timings ? join(timings, 'times.tsv') : '-'];
 // node:test's run() starts each file with this process's exec arguments: the CPU record's preload goes there.
 const preload = cpuDir ? [`--import=${pathToFileURL(join(root, 'scripts', 'file-cpu.mjs')).href}`] : [];
-const tests = spawn(process.execPath, [...preload, ...runFiles, ...compiled], { stdio: 'inherit', env });
+// --group: files that may share a process run several to one (scripts/file-groups.mjs), saving node's start and the loading of the modules they share.
+const entries = args.includes('--group') ? groupFiles(root, compiled).map((e) => (Array.isArray(e) ? `group:${e.join(':')}` : e)) : compiled;
+const tests = spawn(process.execPath, [...preload, ...runFiles, ...entries], { stdio: 'inherit', env });
 // A Ctrl-C reaches the tests from the terminal too; a signal sent to this process alone is passed on.
 // Either way this process waits for the tests to end, then stops the shared servers.
 let signalled = null;
@@ -133,15 +140,25 @@ function printCpu(record) {
     else if (f[0] === 'services') [services, servicesPostgres, servicesOwn] = [Number(f[1]), Number(f[2]), Number(f[3])];
     else if (f.length === 5) files.set(f[0], { own: Number(f[1]), children: Number(f[2]), wall: Number(f[3]), file: f[4] });
   }
+  // A group's files (scripts/run-group.mjs: pid.index) are taken out of their process's line, which keeps the group's start.
+  for (const [key, r] of files) {
+    const group = key.includes('.') ? files.get(key.split('.')[0]) : undefined;
+    if (!group) continue;
+    group.own -= r.own;
+    group.children -= r.children;
+    group.members = (group.members ?? 0) + 1;
+  }
   const rows = [...files].map(([pid, r]) => ({ ...r, pg: postgres.get(pid) ?? 0 })).map((r) => ({ ...r, total: r.own + r.children + r.pg }));
   rows.sort((a, b) => b.total - a.total);
   const s = (ms) => (ms / 1000).toFixed(1).padStart(7);
   const sum = (k) => rows.reduce((a, r) => a + r[k], 0);
   const pgFiles = [...postgres.values()].reduce((a, ms) => a + ms, 0);
-  console.log(`\nCPU per file (user + system, s), the most first: ${rows.length} files`);
+  console.log(`\nCPU per file (user + system, s), the most first: ${rows.filter((r) => !r.members).length} files`);
   console.log(`${'total'.padStart(7)} ${'own'.padStart(7)} ${'child'.padStart(7)} ${'pg'.padStart(7)} ${'wall'.padStart(7)}  file`);
   for (const r of rows)
-    console.log(`${s(r.total)} ${s(r.own)} ${s(r.children)} ${s(r.pg)} ${s(r.wall)}  ${relative(join(root, 'dist'), r.file).replace(/\.js$/, '.ts')}`);
+    console.log(
+      `${s(r.total)} ${s(r.own)} ${s(r.children)} ${s(r.pg)} ${s(r.wall)}  ${r.members ? `(a group's process: its start and what its ${r.members} files did not)` : relative(join(root, 'dist'), r.file).replace(/\.js$/, '.ts')}`,
+    );
   console.log(`${s(sum('total'))} ${s(sum('own'))} ${s(sum('children'))} ${s(sum('pg'))} ${''.padStart(7)}  all files`);
   const sec = (ms) => `${(ms / 1000).toFixed(1)} s`;
   console.log(
