@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -16,12 +16,13 @@ const dir = tempDir('brainstem-transient-');
 let server: HttpServer;
 let base: string;
 let silent: Server;
+const silentSockets = new Set<Socket>();
 let refusedPort: number;
 
 before(async () => {
   refusedPort = await freePort();
   // Takes the connection and never speaks: a PostgreSQL that hangs.
-  silent = createServer(() => {});
+  silent = createServer((socket) => silentSockets.add(socket));
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const silentPort = (silent.address() as { port: number }).port;
 
@@ -68,6 +69,8 @@ before(async () => {
 
 after(async () => {
   await server.close();
+  // close() waits for every connection to end, and the silent server never ends one itself.
+  for (const socket of silentSockets) socket.destroy();
   await new Promise<void>((resolve) => silent.close(() => resolve()));
   dir.dispose();
 });
