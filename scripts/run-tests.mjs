@@ -1,7 +1,7 @@
 // Runs the test suite with node's test runner (Node 20 has no glob arguments for --test, so
 // the files are listed by scripts/test-files.mjs, from the sources).
 //
-//   node scripts/run-tests.mjs [--unit | --fast] [--timings] [--cpu] [--group] [NAME...]
+//   node scripts/run-tests.mjs [--unit | --fast] [--timings] [--cpu] [--alone] [NAME...]
 //
 // NAME keeps only the files whose path contains it. --unit runs only the suites of pure
 // modules (UNIT_SUITES, `npm run test:unit`, well under a minute); --fast leaves out the
@@ -9,13 +9,12 @@
 // --timings also prints each file's test time, slowest first, to choose SLOW_SUITES by. --cpu
 // prints each file's CPU, the most first: its own process's, its reaped children's (the servers,
 // CLIs and ffmpeg it spawned) and its PostgreSQL backends' on the shared server (sampled, so a
-// lower bound), then the shared services' and the whole run's. --group runs the files that may
-// share a process up to GROUP_SIZE to one (scripts/file-groups.mjs; not the default yet: bench/RESULTS.md,
-// "processes per file", has what still fails that way).
+// lower bound), then the shared services' and the whole run's. --alone gives every file a
+// process of its own (by default the files that may share one run up to GROUP_SIZE to a process,
+// scripts/file-groups.mjs), to tell whether a failure comes from sharing.
 //
 // The files run FILE_CONCURRENCY at a time, the slowest first (SLOW_SUITES' order) so that no
-// long file starts last. Each has a process of its own; with --group, those scripts/file-groups.mjs
-// finds may share one (no processes, PostgreSQL, browser, environment, process handlers or
+// long file starts last. Those scripts/file-groups.mjs finds may share a process (no processes, PostgreSQL, browser, environment, process handlers or
 // globals) run up to GROUP_SIZE to a process, each in a suite named by its file. They share one PostgreSQL server and one Chromium, started on first
 // use by scripts/test-services.mjs and stopped (their temp dirs removed) however the run ends;
 // the dashboard's page code is compiled once here rather than by each browser test.
@@ -38,11 +37,11 @@ const FILE_CONCURRENCY = 3;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
-const flags = new Set(['--fast', '--unit', '--timings', '--cpu', '--group']);
+const flags = new Set(['--fast', '--unit', '--timings', '--cpu', '--alone']);
 const filter = args.filter((a) => !flags.has(a));
 const unknown = filter.filter((a) => a.startsWith('--'));
 if (unknown.length > 0) {
-  console.error(`unknown option ${unknown[0]}; the options are --unit, --fast, --timings, --cpu and --group`);
+  console.error(`unknown option ${unknown[0]}; the options are --unit, --fast, --timings, --cpu and --alone`);
   process.exit(1);
 }
 const compiled = selectTests(root, { fast: args.includes('--fast'), unit: args.includes('--unit'), filter, slowestFirst: true });
@@ -93,8 +92,9 @@ const FILE_TIMEOUT_MS = 240_000;
 const runFiles = [join(root, 'scripts', 'run-files.mjs'), String(FILE_CONCURRENCY), String(FILE_TIMEOUT_MS), timings ? join(timings, 'times.tsv') : '-'];
 // node:test's run() starts each file with this process's exec arguments: the CPU record's preload goes there.
 const preload = cpuDir ? [`--import=${pathToFileURL(join(root, 'scripts', 'file-cpu.mjs')).href}`] : [];
-// --group: files that may share a process run several to one (scripts/file-groups.mjs), saving node's start and the loading of the modules they share.
-const entries = args.includes('--group') ? groupFiles(root, compiled).map((e) => (Array.isArray(e) ? `group:${e.join(':')}` : e)) : compiled;
+// Files that may share a process run several to one (scripts/file-groups.mjs), saving node's start and the
+// loading of the modules they share: about a fifth of a whole run's CPU (bench/RESULTS.md, "processes per file").
+const entries = !args.includes('--alone') ? groupFiles(root, compiled).map((e) => (Array.isArray(e) ? `group:${e.join(':')}` : e)) : compiled;
 const tests = spawn(process.execPath, [...preload, ...runFiles, ...entries], { stdio: 'inherit', env });
 // A Ctrl-C reaches the tests from the terminal too; a signal sent to this process alone is passed on.
 // Either way this process waits for the tests to end, then stops the shared servers.

@@ -8,7 +8,7 @@ import { repoRoot } from '../helpers/paths.js';
 
 /** Flags the docs give to other programs (createuser, createdb, prlimit, node, tsc), not to brainstem. */
 const OTHER_TOOLS_FLAGS = new Set(['--pwprompt', '--owner', '--as', '--nofile', '--stack', '--test', '--watch']);
-// The test runner's own options (`node scripts/run-tests.mjs --group`), read from its source so the two cannot drift.
+// The test runner's own options (`node scripts/run-tests.mjs --alone`), read from its source so the two cannot drift.
 const RUNNER_FLAGS = new Set(
   [
     ...(/const flags = new Set\(\[([^\]]*)\]\)/.exec(readFileSync(join(repoRoot, 'scripts', 'run-tests.mjs'), 'utf8'))?.[1] ?? '').matchAll(/'(--[a-z-]+)'/g),

@@ -59,5 +59,5 @@ test('run-tests.mjs --cpu prints a row per file, the files’ sum, the shared se
   assert.match(r.stdout, /^ +\d+\.\d the whole run: this runner and everything it reaped$/m);
   const unknown = await run([join(repoRoot, 'scripts', 'run-tests.mjs'), '--cpus']);
   assert.equal(unknown.code, 1);
-  assert.match(unknown.stderr, /unknown option --cpus; the options are --unit, --fast, --timings, --cpu and --group/);
+  assert.match(unknown.stderr, /unknown option --cpus; the options are --unit, --fast, --timings, --cpu and --alone/);
 });

@@ -100,7 +100,7 @@ test('files that start processes, change the environment, handle process events,
   }
 });
 
-test("run-tests.mjs --group --cpu gives a grouped file its own row and the group's process a row for the rest; without --group each file runs alone", async () => {
+test("run-tests.mjs --cpu gives a grouped file its own row and the group's process a row for the rest; with --alone each file runs alone", async () => {
   const { NODE_TEST_CONTEXT: _, ...env } = process.env;
   const run = (args: string[]) =>
     new Promise<{ code: number; stdout: string }>((resolve) => {
@@ -109,13 +109,13 @@ test("run-tests.mjs --group --cpu gives a grouped file its own row and the group
       });
     });
   const files = ['test/http/limits.test', 'test/http/errors.test'];
-  const grouped = await run(['--group', '--cpu', ...files]);
+  const grouped = await run(['--cpu', ...files]);
   assert.equal(grouped.code, 0, grouped.stdout);
   assert.match(grouped.stdout, /the most first: 2 files/);
   assert.match(grouped.stdout, /^ +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d  test\/http\/limits\.test\.ts$/m);
   assert.match(grouped.stdout, /^ +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d  test\/http\/errors\.test\.ts$/m);
   assert.match(grouped.stdout, /^ +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d +\d+\.\d  \(a group's process: its start and what its 2 files did not\)$/m);
-  const alone = await run(['--cpu', ...files]);
+  const alone = await run(['--alone', '--cpu', ...files]);
   assert.equal(alone.code, 0, alone.stdout);
   assert.match(alone.stdout, /the most first: 2 files/);
   assert.doesNotMatch(alone.stdout, /a group's process/);
