@@ -162,6 +162,13 @@ const DEFAULT_MAX_BODY = 1024 * 1024;
  */
 export const BODY_BUDGET_BYTES = 256 * 1024 * 1024;
 
+/** Returns what a request's body took from the body budget (idempotent). */
+function giveBack(budget: ByteBudget, holder: { held?: number }): void {
+  if (!holder.held) return;
+  budget.give(holder.held);
+  holder.held = 0;
+}
+
 /** The 503 of a body that would take the server past its body budget. */
 function bodiesSpent(budget: ByteBudget): HttpError {
   return new HttpError('unavailable', `The server is receiving as many request bodies as it may hold (${budget.limit} bytes in all); try again shortly.`, {
@@ -470,7 +477,7 @@ class TakenBody extends LateAnswer {
   private size = 0;
   private collecting = true;
   /** Bytes of the chunks taken from the server's body budget. */
-  private held = 0;
+  held = 0;
 
   constructor(
     res: UwsResponse,
@@ -523,7 +530,7 @@ class TakenBody extends LateAnswer {
         if (!isLast) return;
         body = bytes = Buffer.concat(this.chunks, this.size);
         this.chunks = null;
-        this.giveBack();
+        giveBack(this.bodies, this);
       }
       this.collecting = false;
       const reply = this.take(body, bytes);
@@ -535,14 +542,8 @@ class TakenBody extends LateAnswer {
   }
 
   protected override end(): void {
-    this.giveBack();
+    giveBack(this.bodies, this);
     super.end();
-  }
-
-  private giveBack(): void {
-    if (this.held === 0) return;
-    this.bodies.give(this.held);
-    this.held = 0;
   }
 
   /** Declined after all: the route's handler gets the request the usual way would have built. */
@@ -918,10 +919,7 @@ export class HttpServer {
       defaultHeaders: this.defaultHeaders,
       done: (state) => {
         if (state.peer !== undefined) connections.release(state.peer);
-        if (state.held !== undefined && state.held > 0) {
-          this.bodies.give(state.held);
-          state.held = 0;
-        }
+        giveBack(this.bodies, state);
         this.end(null);
       },
       hold: (state, bytes) => {
@@ -987,7 +985,7 @@ export class HttpServer {
 
   private end(state: RequestState | null): void {
     if (state) {
-      this.giveBack(state);
+      giveBack(this.bodies, state);
       if (!state.counted) return;
       state.counted = false;
       if (state.peer !== null) this.connections.release(state.peer);
@@ -1072,13 +1070,6 @@ export class HttpServer {
     );
   }
 
-  /** Returns what a request's body took from the body budget (idempotent). */
-  private giveBack(state: RequestState): void {
-    if (state.held === 0) return;
-    this.bodies.give(state.held);
-    state.held = 0;
-  }
-
   private readWhole(res: UwsResponse, state: RequestState, maxBody: number, handler: Handler, gate: Promise<void> | null): void {
     // Chunks are collected into a list and joined once; the ArrayBuffer uWS hands over is
     // neutered when the callback returns, so each chunk is copied before it is kept.
@@ -1120,7 +1111,7 @@ export class HttpServer {
           }
           state.body = Buffer.concat(chunks, size);
           chunks = null;
-          this.giveBack(state);
+          giveBack(this.bodies, state);
         }
         whole = true;
         if (!admitted) return;
